@@ -1,0 +1,227 @@
+//! The engine: the middle of the data flow. It validates a monitor into a plan, has a
+//! [`Fetcher`] download the page, hands the body to the extraction pipeline on the blocking
+//! pool (parsing is CPU work) and assembles the [`CheckOutcome`]. Configured with
+//! [`EngineBuilder`].
+
+use crate::check::{CheckOutcome, Checker, Timings};
+use crate::fetch::http::{HttpFetcher, HttpSettings};
+use crate::fetch::{FetchRequest, FetchedPage, Fetcher, NetworkPolicy};
+use crate::model::{ClientData, Monitor};
+use crate::validate::{self, InvalidMonitor, Plan};
+use async_trait::async_trait;
+use chrono::Utc;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// An engine could not be built from its settings.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// A proxy URL is not usable.
+    #[error("proxy for location \"{location}\": {reason}")]
+    Proxy {
+        /// The location.
+        location: String,
+        /// Why.
+        reason: String,
+    },
+    /// The HTTP client could not be set up.
+    #[error("could not set up the HTTP client: {0}")]
+    Http(String),
+}
+
+/// Settings of an [`Engine`]. Defaults: connect timeout 10 s, total 30 s, bodies up to 10 MiB,
+/// 10 redirects, public networks only, no proxies.
+#[derive(Debug, Clone, Default)]
+pub struct EngineBuilder {
+    http: HttpSettings,
+    proxies: BTreeMap<String, String>,
+}
+
+impl EngineBuilder {
+    /// How long connecting may take.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.http.connect_timeout = timeout;
+        self
+    }
+
+    /// How long one fetch may take, body included.
+    pub fn total_timeout(mut self, timeout: Duration) -> Self {
+        self.http.total_timeout = timeout;
+        self
+    }
+
+    /// The largest body accepted, counted after decompression.
+    pub fn max_body_bytes(mut self, bytes: u64) -> Self {
+        self.http.max_body_bytes = bytes;
+        self
+    }
+
+    /// The User-Agent sent unless a monitor sets its own.
+    pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.http.user_agent = user_agent.into();
+        self
+    }
+
+    /// Allows loopback, private and link-local targets. Off by default: a service fetching
+    /// URLs its users choose must not reach into its own network.
+    pub fn allow_private_networks(mut self, allow: bool) -> Self {
+        self.http.policy = if allow {
+            NetworkPolicy::AllowPrivate
+        } else {
+            NetworkPolicy::PublicOnly
+        };
+        self
+    }
+
+    /// Routes monitors asking for `location` (such as `us`; case-insensitive) through the proxy
+    /// at `url` (`http://`, `https://` or `socks5://`).
+    pub fn proxy(mut self, location: impl AsRef<str>, url: impl Into<String>) -> Self {
+        self.proxies
+            .insert(location.as_ref().trim().to_ascii_lowercase(), url.into());
+        self
+    }
+
+    /// Builds the engine.
+    pub fn build(self) -> Result<Engine, BuildError> {
+        for (location, url) in &self.proxies {
+            let parsed = url::Url::parse(url).map_err(|e| BuildError::Proxy {
+                location: location.clone(),
+                reason: format!("\"{url}\" is not a URL ({e})"),
+            })?;
+            if !matches!(parsed.scheme(), "http" | "https" | "socks5" | "socks5h") {
+                return Err(BuildError::Proxy {
+                    location: location.clone(),
+                    reason: format!("scheme \"{}\" is not supported", parsed.scheme()),
+                });
+            }
+        }
+        let fetcher = HttpFetcher::new(self.http, &self.proxies)
+            .map_err(|e| BuildError::Http(e.to_string()))?;
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                fetcher,
+                proxy_locations: self.proxies.keys().cloned().collect(),
+            }),
+        })
+    }
+}
+
+/// The wachet engine. Cheap to clone; clones share connection pools.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    fetcher: HttpFetcher,
+    proxy_locations: Vec<String>,
+}
+
+impl Engine {
+    /// A builder with the default settings.
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
+    }
+
+    /// Checks that `monitor` can be checked, without fetching anything: URL, method, headers,
+    /// XPath, exclusion XPath, regex, crawling depth, URL filters and proxy locations.
+    pub fn validate(&self, monitor: &Monitor) -> Result<(), InvalidMonitor> {
+        self.plan(monitor).map(|_| ())
+    }
+
+    fn plan(&self, monitor: &Monitor) -> Result<Plan, InvalidMonitor> {
+        validate::compile(monitor, &self.inner.proxy_locations)
+    }
+
+    async fn check_page(&self, plan: Plan, monitor: &Monitor) -> CheckOutcome {
+        let started = Instant::now();
+        let at = Utc::now();
+        let request = FetchRequest {
+            url: plan.url,
+            method: plan.method,
+            headers: plan.headers,
+            body: plan.body,
+            proxy: plan.proxy,
+        };
+        let page = match self.inner.fetcher.fetch(&request).await {
+            Ok(page) => page,
+            Err(err) => {
+                let total = started.elapsed();
+                return CheckOutcome {
+                    data: ClientData::failure(at, err.to_string()),
+                    status: None,
+                    final_url: None,
+                    content_type: None,
+                    timings: Timings {
+                        fetch: total,
+                        extract: Duration::ZERO,
+                        total,
+                    },
+                    raw_html: None,
+                };
+            }
+        };
+        let fetch_time = started.elapsed();
+        let status_error = (page.status >= 400 && !monitor.ignore_invalid_pages)
+            .then(|| status_text(page.status));
+        let keep_html = monitor.collect_raw_html;
+        let extractor = plan.extractor;
+        let FetchedPage {
+            url,
+            status,
+            content_type,
+            ..
+        } = page.clone();
+        let extract_start = Instant::now();
+        let extracted = tokio::task::spawn_blocking(move || {
+            let text = page.text();
+            let value = match status_error {
+                Some(err) => Err(err),
+                None => extractor.extract(&text).map_err(|e| e.to_string()),
+            };
+            (value, keep_html.then_some(text))
+        })
+        .await;
+        let (value, raw_html) = extracted
+            .unwrap_or_else(|_| (Err("internal error while extracting".to_string()), None));
+        let data = match value {
+            Ok(raw) => ClientData::value(at, raw),
+            Err(err) => ClientData::failure(at, err),
+        };
+        CheckOutcome {
+            data,
+            status: Some(status),
+            final_url: Some(url.to_string()),
+            content_type,
+            timings: Timings {
+                fetch: fetch_time,
+                extract: extract_start.elapsed(),
+                total: started.elapsed(),
+            },
+            raw_html,
+        }
+    }
+}
+
+/// "HTTP 404 Not Found".
+fn status_text(status: u16) -> String {
+    let reason = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    format!("HTTP {status} {reason}").trim_end().to_string()
+}
+
+#[async_trait]
+impl Checker for Engine {
+    fn validate(&self, monitor: &Monitor) -> Result<(), InvalidMonitor> {
+        Engine::validate(self, monitor)
+    }
+
+    async fn check(&self, monitor: &Monitor) -> Result<CheckOutcome, InvalidMonitor> {
+        let plan = self.plan(monitor)?;
+        Ok(self.check_page(plan, monitor).await)
+    }
+}

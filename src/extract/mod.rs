@@ -1,0 +1,221 @@
+//! Extraction: from a page's HTML to the monitor's value. One pipeline serves every fetch path
+//! (plain HTTP, rendered by Chromium, each page of a crawl).
+//!
+//! Parse as a browser does ([`parse`]), remove what `excludeXPath` selects, evaluate `xPath`
+//! ([`xpath`]) and turn each selected item into a line (elements as [`text::rendered_text`]),
+//! then apply `regex`. Without `xPath` the value is the rendered text of `<body>`.
+
+pub mod parse;
+pub mod text;
+pub mod xpath;
+
+use ego_tree::NodeId;
+use regex::Regex;
+use scraper::{Html, Node};
+use xpath::{Value, XNode, XPath};
+
+/// Why a page yielded no value. The text is what users see in a check's `error`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExtractError {
+    /// The xPath selected no node.
+    #[error("xPath matched nothing")]
+    XPathMatchedNothing,
+    /// The regex found no match in the value.
+    #[error("regex matched nothing")]
+    RegexMatchedNothing,
+    /// The page nests elements deeper than the parser accepts.
+    #[error("the page nests elements more than {limit} levels deep")]
+    TooDeep {
+        /// The depth limit.
+        limit: usize,
+    },
+    /// An XPath expression failed while evaluating (for example a function given a wrong type).
+    #[error("{field}: {source}")]
+    XPath {
+        /// `xPath` or `excludeXPath`.
+        field: &'static str,
+        /// What went wrong.
+        source: xpath::XPathError,
+    },
+}
+
+/// The compiled extraction of one monitor: reusable across pages and threads.
+#[derive(Debug, Clone, Default)]
+pub struct Extractor {
+    xpath: Option<XPath>,
+    exclude: Option<XPath>,
+    regex: Option<Regex>,
+}
+
+impl Extractor {
+    /// An extractor from already compiled parts (see [`crate::validate`] for the checked way in).
+    pub fn new(xpath: Option<XPath>, exclude: Option<XPath>, regex: Option<Regex>) -> Self {
+        Extractor {
+            xpath,
+            exclude,
+            regex,
+        }
+    }
+
+    /// The value of the page `html`.
+    pub fn extract(&self, html: &str) -> Result<String, ExtractError> {
+        let mut doc = parse::parse_document(html)?;
+        self.extract_from(&mut doc)
+    }
+
+    /// The value of an already parsed page. Exclusion removes nodes from `doc`.
+    pub fn extract_from(&self, doc: &mut Html) -> Result<String, ExtractError> {
+        if let Some(exclude) = &self.exclude {
+            remove_selected(doc, exclude)?;
+        }
+        let value = match &self.xpath {
+            Some(xpath) => select(doc, xpath)?,
+            None => body_text(doc),
+        };
+        match &self.regex {
+            Some(regex) => apply_regex(regex, &value),
+            None => Ok(value),
+        }
+    }
+}
+
+/// The rendered text of `<body>` (of the whole document when there is none).
+fn body_text(doc: &Html) -> String {
+    let root = doc.tree.root();
+    let body = root
+        .descendants()
+        .find(|n| matches!(n.value(), Node::Element(el) if el.name() == "body"));
+    text::rendered_text(body.unwrap_or(root))
+}
+
+fn select(doc: &Html, xpath: &XPath) -> Result<String, ExtractError> {
+    let value = xpath.evaluate(doc).map_err(|source| ExtractError::XPath {
+        field: "xPath",
+        source,
+    })?;
+    let nodes = match value {
+        Value::Nodes(nodes) => nodes,
+        scalar => return Ok(scalar.to_xpath_string()),
+    };
+    if nodes.is_empty() {
+        return Err(ExtractError::XPathMatchedNothing);
+    }
+    let mut out = String::new();
+    for node in nodes {
+        let line = match node {
+            XNode::Node(n) if matches!(n.value(), Node::Element(_) | Node::Document) => {
+                text::rendered_text(n)
+            }
+            other => other.string_value(),
+        };
+        if line.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&line);
+    }
+    Ok(out)
+}
+
+/// Removes the nodes (and attributes) `exclude` selects.
+fn remove_selected(doc: &mut Html, exclude: &XPath) -> Result<(), ExtractError> {
+    let mut nodes: Vec<NodeId> = Vec::new();
+    let mut attributes: Vec<(NodeId, usize)> = Vec::new();
+    match exclude.evaluate(doc) {
+        Ok(Value::Nodes(selected)) => {
+            for node in selected {
+                match node {
+                    XNode::Node(n) => nodes.push(n.id()),
+                    XNode::Attribute { element, index } => attributes.push((element.id(), index)),
+                }
+            }
+        }
+        // A scalar result selects nothing to remove.
+        Ok(_) => {}
+        Err(source) => {
+            return Err(ExtractError::XPath {
+                field: "excludeXPath",
+                source,
+            });
+        }
+    }
+    // Highest index first, so earlier indexes stay valid while removing.
+    attributes.sort_unstable_by(|a, b| b.1.cmp(&a.1));
+    for (id, index) in attributes {
+        if let Some(mut node) = doc.tree.get_mut(id)
+            && let Node::Element(el) = node.value()
+            && index < el.attrs.len()
+        {
+            el.attrs.remove(index);
+        }
+    }
+    for id in nodes {
+        // The document node itself cannot be detached; excluding it excludes its content.
+        if let Some(mut node) = doc.tree.get_mut(id) {
+            if node.parent().is_some() {
+                node.detach();
+            } else {
+                let children: Vec<NodeId> = doc
+                    .tree
+                    .root()
+                    .children()
+                    .map(|c| c.id())
+                    .collect();
+                for child in children {
+                    if let Some(mut c) = doc.tree.get_mut(child) {
+                        c.detach();
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every match of `regex` in `value`, one per line; the first group's text where there is one.
+fn apply_regex(regex: &Regex, value: &str) -> Result<String, ExtractError> {
+    let mut lines: Vec<&str> = Vec::new();
+    if regex.captures_len() > 1 {
+        for caps in regex.captures_iter(value) {
+            if let Some(group) = caps.get(1) {
+                lines.push(group.as_str());
+            }
+        }
+    } else {
+        lines.extend(regex.find_iter(value).map(|m| m.as_str()));
+    }
+    if lines.is_empty() {
+        return Err(ExtractError::RegexMatchedNothing);
+    }
+    Ok(lines.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regex_gives_every_match_or_its_first_group() {
+        let all = Regex::new(r"\d+").unwrap();
+        assert_eq!(apply_regex(&all, "a 1 b 22 c 333").unwrap(), "1\n22\n333");
+        let group = Regex::new(r"price: (\d+)").unwrap();
+        assert_eq!(
+            apply_regex(&group, "price: 10\nprice: 12").unwrap(),
+            "10\n12"
+        );
+        assert_eq!(
+            apply_regex(&group, "none").unwrap_err(),
+            ExtractError::RegexMatchedNothing
+        );
+    }
+
+    #[test]
+    fn without_xpath_the_value_is_the_body_text() {
+        let value = Extractor::default()
+            .extract("<html><head><title>T</title></head><body><h1>Hi</h1><p>there</p></body>")
+            .unwrap();
+        assert_eq!(value, "Hi\nthere");
+    }
+}

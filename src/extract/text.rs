@@ -1,0 +1,241 @@
+//! Rendered text: what a reader sees of an element, as lines.
+//!
+//! Descendant text without `script`, `style`, `noscript` and `template`; block elements start new
+//! lines; table cells of a row are separated by a tab; runs of white space collapse to one space
+//! (kept as they are inside `pre`); lines are trimmed and empty lines dropped. The walk is
+//! iterative, so the depth of the tree costs no stack.
+
+use ego_tree::NodeRef;
+use ego_tree::iter::Edge;
+use scraper::Node;
+
+/// The rendered text of `node` and its descendants.
+pub fn rendered_text(node: NodeRef<'_, Node>) -> String {
+    let mut out = Lines::default();
+    // Depth inside a skipped subtree, and inside `pre`.
+    let mut skipping = 0usize;
+    let mut pre = 0usize;
+    for edge in node.traverse() {
+        match edge {
+            Edge::Open(n) => match n.value() {
+                Node::Element(el) => {
+                    let name = el.name();
+                    if skipping > 0 || is_skipped(name) {
+                        skipping += 1;
+                        continue;
+                    }
+                    if name == "pre" {
+                        pre += 1;
+                    }
+                    if is_cell(name) {
+                        out.cell();
+                    } else if is_block(name) {
+                        out.break_line();
+                    }
+                }
+                Node::Text(text) if skipping == 0 => {
+                    if pre > 0 {
+                        out.push_pre(text);
+                    } else {
+                        out.push_collapsed(text);
+                    }
+                }
+                _ => {}
+            },
+            Edge::Close(n) => {
+                if let Node::Element(el) = n.value() {
+                    if skipping > 0 {
+                        skipping -= 1;
+                        continue;
+                    }
+                    let name = el.name();
+                    if name == "pre" {
+                        pre = pre.saturating_sub(1);
+                    }
+                    if name == "tr" {
+                        out.end_row();
+                    }
+                    if is_block(name) || name == "br" {
+                        out.break_line();
+                    }
+                }
+            }
+        }
+    }
+    out.finish()
+}
+
+fn is_skipped(name: &str) -> bool {
+    matches!(name, "script" | "style" | "noscript" | "template")
+}
+
+fn is_cell(name: &str) -> bool {
+    matches!(name, "td" | "th")
+}
+
+fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "p" | "div"
+            | "li"
+            | "tr"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "hr"
+            | "table"
+            | "ul"
+            | "ol"
+            | "dl"
+            | "dt"
+            | "dd"
+            | "section"
+            | "article"
+            | "header"
+            | "footer"
+            | "nav"
+            | "main"
+            | "aside"
+            | "blockquote"
+            | "pre"
+            | "form"
+            | "fieldset"
+            | "figure"
+            | "figcaption"
+            | "address"
+            | "body"
+            | "html"
+    )
+}
+
+/// HTML's ASCII white space.
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c')
+}
+
+/// Builds the output line by line; a line is only emitted when it has content.
+#[derive(Default)]
+struct Lines {
+    out: String,
+    line: String,
+    /// White space seen since the last character of the line.
+    space: bool,
+    /// A cell ended in this row, so the next cell needs a tab before it.
+    after_cell: bool,
+}
+
+impl Lines {
+    fn push_collapsed(&mut self, text: &str) {
+        for c in text.chars() {
+            if is_space(c) {
+                self.space = true;
+            } else {
+                if self.space && !self.line.is_empty() && !self.line.ends_with('\t') {
+                    self.line.push(' ');
+                }
+                self.space = false;
+                self.line.push(c);
+            }
+        }
+    }
+
+    fn push_pre(&mut self, text: &str) {
+        if self.space && !self.line.is_empty() {
+            self.line.push(' ');
+        }
+        self.space = false;
+        let mut first = true;
+        for piece in text.split('\n') {
+            if !first {
+                self.break_line();
+            }
+            first = false;
+            self.line.push_str(piece.strip_suffix('\r').unwrap_or(piece));
+        }
+    }
+
+    fn cell(&mut self) {
+        if self.after_cell {
+            self.line.push('\t');
+        }
+        self.space = false;
+        self.after_cell = true;
+    }
+
+    fn end_row(&mut self) {
+        self.after_cell = false;
+    }
+
+    fn break_line(&mut self) {
+        self.space = false;
+        // A row of empty cells leaves only tabs: nothing a reader sees.
+        if self.line.chars().all(|c| c == ' ' || c == '\t') {
+            self.line.clear();
+            return;
+        }
+        let line = self.line.trim_end_matches(' ');
+        if !self.out.is_empty() {
+            self.out.push('\n');
+        }
+        self.out.push_str(line);
+        self.line.clear();
+    }
+
+    fn finish(mut self) -> String {
+        self.break_line();
+        self.out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::parse::parse_document;
+
+    fn body_text(html: &str) -> String {
+        let doc = parse_document(html).unwrap();
+        rendered_text(doc.tree.root())
+    }
+
+    #[test]
+    fn blocks_start_lines_and_inline_flows() {
+        assert_eq!(
+            body_text("<p>Hello <b>bold</b>\n  world</p><div>next</div>x<br>y"),
+            "Hello bold world\nnext\nx\ny"
+        );
+    }
+
+    #[test]
+    fn scripts_styles_and_templates_are_not_text() {
+        assert_eq!(
+            body_text(
+                "<style>p{}</style><p>a<script>var x</script>b</p><noscript>n</noscript><template>t</template>"
+            ),
+            "ab"
+        );
+    }
+
+    #[test]
+    fn table_cells_are_tab_separated() {
+        assert_eq!(
+            body_text("<table><tr><th>Name</th><th>Price</th></tr><tr><td>Tea</td><td> 3 </td></tr></table>"),
+            "Name\tPrice\nTea\t3"
+        );
+    }
+
+    #[test]
+    fn pre_keeps_white_space() {
+        assert_eq!(
+            body_text("<p>a</p><pre>  x  y\n    z</pre>"),
+            "a\n  x  y\n    z"
+        );
+    }
+
+    #[test]
+    fn empty_lines_are_dropped() {
+        assert_eq!(body_text("<div> </div><p></p><ul><li>one</li><li> </li></ul>"), "one");
+    }
+}

@@ -1,0 +1,129 @@
+//! Fetchers: the downloader stage. A [`Fetcher`] turns a [`FetchRequest`] into a
+//! [`FetchedPage`] or a [`FetchError`]; the plain HTTP one is [`http::HttpFetcher`]. The engine
+//! and the crawler only see the trait, so a rendering fetcher can stand in for the plain one.
+
+pub mod decode;
+pub mod http;
+pub mod policy;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use reqwest::Method;
+use reqwest::header::HeaderMap;
+use std::time::Duration;
+use url::Url;
+
+pub use policy::{NetworkPolicy, Refused};
+
+/// What to fetch.
+#[derive(Debug, Clone)]
+pub struct FetchRequest {
+    /// The URL.
+    pub url: Url,
+    /// HTTP method.
+    pub method: Method,
+    /// Request headers.
+    pub headers: HeaderMap,
+    /// Request body.
+    pub body: Option<String>,
+    /// Location whose proxy to go through (lower case), if any.
+    pub proxy: Option<String>,
+}
+
+impl FetchRequest {
+    /// A plain GET of `url`.
+    pub fn get(url: Url) -> Self {
+        FetchRequest {
+            url,
+            method: Method::GET,
+            headers: HeaderMap::new(),
+            body: None,
+            proxy: None,
+        }
+    }
+}
+
+/// A fetched response.
+#[derive(Debug, Clone)]
+pub struct FetchedPage {
+    /// The URL after redirects.
+    pub url: Url,
+    /// HTTP status code.
+    pub status: u16,
+    /// The Content-Type header.
+    pub content_type: Option<String>,
+    /// The body, decompressed.
+    pub body: Bytes,
+    /// Time from sending the request to the end of the body.
+    pub elapsed: Duration,
+}
+
+impl FetchedPage {
+    /// The body as text, decoded as a browser would ([`decode`]).
+    pub fn text(&self) -> String {
+        let tld = self
+            .url
+            .host_str()
+            .and_then(|h| h.rsplit('.').next())
+            .map(str::as_bytes);
+        decode::decode(&self.body, self.content_type.as_deref(), tld).0
+    }
+}
+
+/// Why a fetch failed. The text is what users see in a check's `error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    /// The whole request (connect, redirects, body) took longer than allowed.
+    #[error("timed out after {} s", .0.as_secs_f64())]
+    Timeout(Duration),
+    /// Connecting took longer than allowed.
+    #[error("could not connect to {host} within {} s", .after.as_secs_f64())]
+    ConnectTimeout {
+        /// The host.
+        host: String,
+        /// The connect timeout.
+        after: Duration,
+    },
+    /// The network policy refused the address.
+    #[error(transparent)]
+    Refused(#[from] Refused),
+    /// The redirect chain was too long (or looped).
+    #[error("stopped after {limit} redirects (a redirect loop?)")]
+    TooManyRedirects {
+        /// The redirect limit.
+        limit: usize,
+    },
+    /// A redirect pointed somewhere that is not http(s).
+    #[error("redirected to \"{url}\", which is not an http or https URL")]
+    BadRedirect {
+        /// The redirect target.
+        url: String,
+    },
+    /// The body was larger than allowed (after decompression).
+    #[error("the response is larger than {limit} bytes")]
+    TooLarge {
+        /// The size limit in bytes.
+        limit: u64,
+    },
+    /// No connection could be made.
+    #[error("could not connect to {host}: {reason}")]
+    Connect {
+        /// The host.
+        host: String,
+        /// Why.
+        reason: String,
+    },
+    /// The body could not be read or decompressed.
+    #[error("the response could not be read: {0}")]
+    Body(String),
+    /// Any other failure of the request.
+    #[error("the request failed: {0}")]
+    Other(String),
+}
+
+/// Fetches pages. Implementations must bound every wait and every buffer.
+#[async_trait]
+pub trait Fetcher: Send + Sync {
+    /// Fetches one request.
+    async fn fetch(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError>;
+}

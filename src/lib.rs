@@ -1,0 +1,54 @@
+//! # wachet
+//!
+//! A web page monitoring engine: it fetches a page (plain HTTP, or rendered by a headless
+//! browser), narrows it to the watched value with XPath 1.0, an exclusion XPath and a regular
+//! expression, and diffs values between checks. Frontends (the `wachet` command line and REST
+//! service, or your own service) plug in through the [`Checker`] trait.
+//!
+//! ```
+//! use wachet::{Checker, Engine, Monitor};
+//! # use wachet::testing::FixtureServer;
+//!
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let server = FixtureServer::builder()
+//! #     .page("/", "<h1>Tea</h1><table><tr><td>Price</td><td>3.50 EUR</td></tr></table>")
+//! #     .start().await?;
+//! # let url = server.url("/");
+//! // Private networks are refused by default; this example's page is served on 127.0.0.1.
+//! let engine = Engine::builder().allow_private_networks(true).build()?;
+//! let mut monitor = Monitor::new(url);
+//! monitor.x_path = Some("//td[.='Price']/following-sibling::td".into());
+//! let outcome = engine.check(&monitor).await?;
+//! assert_eq!(outcome.value(), Some("3.50 EUR"));
+//!
+//! let changes = wachet::diff::diff("3.50 EUR", outcome.value().unwrap_or(""));
+//! assert_eq!(changes.len(), 1); // unchanged: one Equal run
+//! # Ok(()) }
+//! ```
+//!
+//! ## Modules, in the order data flows through them
+//! - [`model`]: the API's resources (monitors, check data, alerts, ...) as serde types.
+//! - [`validate`]: a monitor checked and compiled before any fetch.
+//! - [`fetch`]: the downloaders, behind the [`fetch::Fetcher`] trait, and the network policy.
+//! - [`extract`]: HTML5 parsing, XPath 1.0, rendered text, regex: from page to value.
+//! - [`diff`]: word-level diffs between values.
+//! - [`engine`]: the [`Engine`] that runs checks, configured with [`EngineBuilder`].
+//! - `testing` (feature `testing`): a fixture HTTP server for regression suites.
+
+#![warn(missing_docs)]
+
+pub mod check;
+pub mod diff;
+pub mod engine;
+pub mod extract;
+pub mod fetch;
+pub mod filter;
+pub mod model;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod validate;
+
+pub use check::{CheckOutcome, Checker, Timings};
+pub use engine::{BuildError, Engine, EngineBuilder};
+pub use model::Monitor;
+pub use validate::{FieldError, InvalidMonitor};

@@ -1,0 +1,118 @@
+//! Check results: ClientData (2.7), DiffElement (2.8), the history range (2.9) and crawled
+//! pages (2.17).
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// One check result or history entry (ClientData, 2.7).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientData {
+    /// When the check ran.
+    pub last_check_timestamp: DateTime<Utc>,
+    /// When the value last changed.
+    #[serde(default)]
+    pub value_changed_timestamp: Option<DateTime<Utc>>,
+    /// The content value.
+    #[serde(default)]
+    pub raw: Option<String>,
+    /// Why the check failed, if it did.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Change against the previous value (history endpoint with `returnDiff`).
+    #[serde(default)]
+    pub diff: Option<Vec<DiffElement>>,
+}
+
+impl ClientData {
+    /// A successful check result.
+    pub fn value(at: DateTime<Utc>, raw: String) -> Self {
+        ClientData {
+            last_check_timestamp: at,
+            value_changed_timestamp: None,
+            raw: Some(raw),
+            error: None,
+            diff: None,
+        }
+    }
+
+    /// A failed check result.
+    pub fn failure(at: DateTime<Utc>, error: String) -> Self {
+        ClientData {
+            last_check_timestamp: at,
+            value_changed_timestamp: None,
+            raw: None,
+            error: Some(error),
+            diff: None,
+        }
+    }
+}
+
+/// What a diff element does, in diff-match-patch order. Written as a plain integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(into = "i32", try_from = "i32")]
+pub enum DiffOperation {
+    /// Text only in the old value (0).
+    Delete,
+    /// Text only in the new value (1).
+    Insert,
+    /// Text in both (2).
+    Equal,
+}
+
+impl From<DiffOperation> for i32 {
+    fn from(op: DiffOperation) -> i32 {
+        match op {
+            DiffOperation::Delete => 0,
+            DiffOperation::Insert => 1,
+            DiffOperation::Equal => 2,
+        }
+    }
+}
+
+impl TryFrom<i32> for DiffOperation {
+    type Error = String;
+    fn try_from(code: i32) -> Result<Self, String> {
+        match code {
+            0 => Ok(DiffOperation::Delete),
+            1 => Ok(DiffOperation::Insert),
+            2 => Ok(DiffOperation::Equal),
+            other => Err(format!(
+                "unknown diff operation {other}: expected 0 (Delete), 1 (Insert) or 2 (Equal)"
+            )),
+        }
+    }
+}
+
+/// One run of a diff (2.8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffElement {
+    /// Delete, Insert or Equal.
+    pub operation: DiffOperation,
+    /// The text of the run.
+    pub text: Option<String>,
+}
+
+/// A page of history entries (ClientDataRange, 2.9).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientDataRange {
+    /// The entries, newest first.
+    pub data: Option<Vec<ClientData>>,
+    /// Present when more entries exist.
+    pub continuation_token: Option<String>,
+}
+
+/// A page crawled by a Portal monitor (ClientPage, 2.17).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientPage {
+    /// Page id.
+    pub id: Option<String>,
+    /// Page name (its title or URL).
+    pub name: Option<String>,
+    /// Page URL.
+    pub url: Option<String>,
+    /// Latest check result of the page.
+    pub data: Option<ClientData>,
+}

@@ -1,0 +1,169 @@
+//! The monitor (ClientTask, 2.4) and the small types it is made of: alerts, headers, proxies,
+//! URL filters and notification endpoints.
+
+use super::data::ClientData;
+use super::enums::{
+    AlertType, ClientJobType, CompareType, LocationCode, MessagingServiceType, UrlFilterType,
+};
+use serde::{Deserialize, Serialize};
+
+/// A monitor: a page (or, for Portal, a site) watched on a schedule. ClientTask in the
+/// specification.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Monitor {
+    /// Omitted when creating; present when updating.
+    pub id: Option<String>,
+    /// Display name.
+    pub name: Option<String>,
+    /// HTTP method used to fetch the page (GET when absent).
+    pub method: Option<String>,
+    /// The page to watch, or the start URL of a Portal monitor.
+    pub url: Option<String>,
+    /// Request headers sent when fetching.
+    pub headers: Option<Vec<HeaderPair>>,
+    /// Request body sent when fetching.
+    pub body: Option<String>,
+    /// XPath 1.0 expression selecting the watched content.
+    #[serde(rename = "xPath")]
+    pub x_path: Option<String>,
+    /// XPath 1.0 expression selecting content removed before `xPath` applies.
+    #[serde(rename = "excludeXPath")]
+    pub exclude_x_path: Option<String>,
+    /// Regular expression applied to the content.
+    pub regex: Option<String>,
+    /// Alert conditions.
+    pub alerts: Option<Vec<Alert>>,
+    /// Check interval in seconds; 0 or null means paused.
+    pub recurrence_in_seconds: Option<i32>,
+    /// Containing folder (root when null).
+    pub folder_id: Option<String>,
+    /// Latest check result (read-only).
+    pub data: Option<ClientData>,
+    /// Where notifications go; empty means every endpoint of the user.
+    pub notification_endpoints: Option<Vec<NotificationEndpoint>>,
+    /// Locations to check from through a proxy.
+    pub proxies: Option<Vec<Proxy>>,
+    /// Hosting location of the checker.
+    pub location: LocationCode,
+    /// Render the page with a headless browser before extraction.
+    pub dynamic_content: bool,
+    /// Scroll rendered pages to the bottom so lazy content loads.
+    pub scroll_page: bool,
+    /// Treat HTTP status >= 400 as content rather than as an error (Portal: leave such pages out).
+    pub ignore_invalid_pages: bool,
+    /// Keep the raw HTML of the page in the check outcome.
+    pub collect_raw_html: bool,
+    /// SinglePage (default) or Portal.
+    pub job_type: ClientJobType,
+    /// Portal only: how many hops of links to follow (1..=3, default 2).
+    pub crawling_depth: Option<i32>,
+    /// Portal only: keep non-HTML responses.
+    pub crawl_binary_content: bool,
+    /// Portal only: which links to follow.
+    pub url_filter: Option<UrlFilter>,
+    /// Portal only: follow links to other hosts.
+    pub crawl_pages_from_all_domains: bool,
+    /// Free text.
+    pub note: Option<String>,
+}
+
+impl Monitor {
+    /// A single-page monitor of `url` with everything else at its default.
+    pub fn new(url: impl Into<String>) -> Self {
+        Monitor {
+            url: Some(url.into()),
+            ..Monitor::default()
+        }
+    }
+
+    /// The Portal crawling depth with its default applied.
+    pub fn effective_crawling_depth(&self) -> i32 {
+        self.crawling_depth.unwrap_or(2)
+    }
+}
+
+/// An alert condition (ClientAlert, 2.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Alert {
+    /// What to watch for.
+    #[serde(rename = "type")]
+    pub kind: AlertType,
+    /// The operand; `parameters.value` is used when this is empty.
+    #[serde(default)]
+    pub value: Option<String>,
+    /// Further parameters.
+    #[serde(default)]
+    pub parameters: Option<AlertParameters>,
+}
+
+/// AlertParameters (2.6).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AlertParameters {
+    /// What part of the change the condition looks at.
+    pub compare: CompareType,
+    /// The operand when the alert's own value is empty.
+    pub value: Option<String>,
+}
+
+/// A request header (StringStringKeyValuePair, 2.13).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HeaderPair {
+    /// Header name.
+    pub key: Option<String>,
+    /// Header value.
+    pub value: Option<String>,
+}
+
+impl HeaderPair {
+    /// A header pair.
+    pub fn new(key: impl Into<String>, value: impl Into<String>) -> Self {
+        HeaderPair {
+            key: Some(key.into()),
+            value: Some(value.into()),
+        }
+    }
+}
+
+/// A location to check from through a proxy (WebProxyInfo, 2.14).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Proxy {
+    /// Location code such as `us` or `gb`.
+    pub location: Option<String>,
+}
+
+/// Which links a Portal crawl follows (2.10).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct UrlFilter {
+    /// A link must match at least one of these, when any is given.
+    pub include: Option<Vec<UrlFilterValue>>,
+    /// A link must match none of these.
+    pub exclude: Option<Vec<UrlFilterValue>>,
+}
+
+/// One URL filter (UrlFilterValue, 2.10).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct UrlFilterValue {
+    /// Substring or regular expression.
+    pub filter: Option<String>,
+    /// How `filter` matches.
+    #[serde(rename = "type")]
+    pub kind: UrlFilterType,
+}
+
+/// Where notifications go (2.12).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotificationEndpoint {
+    /// Kind of endpoint.
+    #[serde(rename = "type")]
+    pub kind: MessagingServiceType,
+    /// A URL for Webhook, an address for Email.
+    #[serde(default)]
+    pub value: Option<String>,
+}

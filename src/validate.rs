@@ -1,0 +1,302 @@
+//! Validation of a monitor before any fetch. It compiles what it checks (URL, method, headers,
+//! XPath, regex, URL filters), so a check never compiles twice and never meets an invalid
+//! definition halfway. Each problem names its field and, where there is one, the position.
+
+use crate::extract::Extractor;
+use crate::extract::xpath::XPath;
+use crate::filter::{UrlFilterSet, UrlMatcher};
+use crate::model::{ClientJobType, LocationCode, Monitor, UrlFilterValue};
+use regex::Regex;
+use reqwest::Method;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use std::fmt;
+use url::Url;
+
+/// Longest URL accepted, as browsers and most servers do.
+pub const MAX_URL_LEN: usize = 2048;
+
+/// Compiled regexes larger than this are refused, so a hostile pattern cannot eat memory.
+const REGEX_SIZE_LIMIT: usize = 2 * 1024 * 1024;
+
+/// One problem with one field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// The field's JSON path, such as `xPath` or `headers[1].key`.
+    pub field: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+/// A monitor that cannot be checked, with every problem found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct InvalidMonitor {
+    /// The problems, in field order.
+    pub errors: Vec<FieldError>,
+}
+
+impl fmt::Display for InvalidMonitor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.errors.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{}: {}", e.field, e.message)?;
+        }
+        Ok(())
+    }
+}
+
+/// A monitor compiled for checking.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub url: Url,
+    pub method: Method,
+    pub headers: HeaderMap,
+    pub body: Option<String>,
+    pub extractor: Extractor,
+    /// Lower-case location whose proxy to use.
+    pub proxy: Option<String>,
+    pub job_type: ClientJobType,
+    pub crawling_depth: u8,
+    pub url_filter: UrlFilterSet,
+}
+
+/// Collects field errors while compiling.
+#[derive(Default)]
+struct Errors(Vec<FieldError>);
+
+impl Errors {
+    fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(FieldError {
+            field: field.into(),
+            message: message.into(),
+        });
+    }
+
+    fn take<T, E: fmt::Display>(&mut self, field: &str, result: Result<T, E>) -> Option<T> {
+        result.map_err(|e| self.add(field, e.to_string())).ok()
+    }
+}
+
+/// Compiles `monitor`; `proxy_locations` are the locations the engine has a proxy for.
+pub(crate) fn compile(monitor: &Monitor, proxy_locations: &[String]) -> Result<Plan, InvalidMonitor> {
+    let mut errors = Errors::default();
+    let url = match monitor.url.as_deref() {
+        None => {
+            errors.add("url", "is required");
+            None
+        }
+        Some(url) => errors.take("url", parse_url(url)),
+    };
+    let method = errors.take("method", parse_method(monitor.method.as_deref()));
+    let headers = parse_headers(monitor, &mut errors);
+    let xpath = errors.take("xPath", compile_xpath(monitor.x_path.as_deref()));
+    let exclude = errors.take("excludeXPath", compile_xpath(monitor.exclude_x_path.as_deref()));
+    let regex = errors.take("regex", compile_regex(monitor.regex.as_deref()));
+    let depth = monitor.effective_crawling_depth();
+    if !(1..=3).contains(&depth) {
+        errors.add("crawlingDepth", format!("must be 1, 2 or 3, not {depth}"));
+    }
+    let url_filter = compile_filters(monitor, &mut errors);
+    let proxy = choose_proxy(monitor, proxy_locations, &mut errors);
+
+    match (url, method, xpath, exclude, regex) {
+        (Some(url), Some(method), Some(xpath), Some(exclude), Some(regex))
+            if errors.0.is_empty() =>
+        {
+            Ok(Plan {
+                url,
+                method,
+                headers,
+                body: monitor.body.clone(),
+                extractor: Extractor::new(xpath, exclude, regex),
+                proxy,
+                job_type: monitor.job_type,
+                crawling_depth: u8::try_from(depth).unwrap_or(2),
+                url_filter,
+            })
+        }
+        _ => Err(InvalidMonitor { errors: errors.0 }),
+    }
+}
+
+/// Parses a URL to fetch: absolute, http(s), no white space inside, at most [`MAX_URL_LEN`].
+pub fn parse_url(input: &str) -> Result<Url, String> {
+    let trimmed = input.trim();
+    if trimmed.is_empty() {
+        return Err("is empty".into());
+    }
+    if let Some((pos, c)) = trimmed
+        .chars()
+        .enumerate()
+        .find(|(_, c)| c.is_whitespace() || c.is_control())
+    {
+        let what = if c == ' ' {
+            "a space".to_string()
+        } else {
+            format!("the character U+{:04X}", u32::from(c))
+        };
+        return Err(format!(
+            "contains {what} at position {pos}; percent-encode it (a space is %20)"
+        ));
+    }
+    if trimmed.len() > MAX_URL_LEN {
+        return Err(format!("is longer than {MAX_URL_LEN} characters"));
+    }
+    let url = Url::parse(trimmed).map_err(|e| format!("is not a valid absolute URL ({e})"))?;
+    match url.scheme() {
+        "http" | "https" => {}
+        other => {
+            return Err(format!(
+                "scheme \"{other}:\" is not allowed; only http and https URLs can be watched"
+            ));
+        }
+    }
+    if url.host().is_none() {
+        return Err("has no host".into());
+    }
+    Ok(url)
+}
+
+fn parse_method(method: Option<&str>) -> Result<Method, String> {
+    let method = method.map(str::trim).filter(|m| !m.is_empty()).unwrap_or("GET");
+    Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+        .map_err(|_| format!("\"{method}\" is not a valid HTTP method"))
+}
+
+fn parse_headers(monitor: &Monitor, errors: &mut Errors) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    for (i, pair) in monitor.headers.iter().flatten().enumerate() {
+        let key = pair.key.as_deref().unwrap_or("").trim();
+        let name = match HeaderName::from_bytes(key.as_bytes()) {
+            Ok(name) => Some(name),
+            Err(_) if key.is_empty() => {
+                errors.add(format!("headers[{i}].key"), "is required");
+                None
+            }
+            Err(_) => {
+                errors.add(
+                    format!("headers[{i}].key"),
+                    format!("\"{key}\" is not a valid header name"),
+                );
+                None
+            }
+        };
+        let value = pair.value.as_deref().unwrap_or("");
+        let value = match HeaderValue::from_str(value) {
+            Ok(value) => Some(value),
+            Err(_) => {
+                errors.add(
+                    format!("headers[{i}].value"),
+                    "contains a line break or another character not allowed in a header",
+                );
+                None
+            }
+        };
+        if let (Some(name), Some(value)) = (name, value) {
+            map.append(name, value);
+        }
+    }
+    map
+}
+
+/// Compiles an optional XPath; blank means none.
+pub fn compile_xpath(expr: Option<&str>) -> Result<Option<XPath>, String> {
+    match expr.map(str::trim).filter(|e| !e.is_empty()) {
+        None => Ok(None),
+        Some(expr) => XPath::compile(expr).map(Some).map_err(|e| e.to_string()),
+    }
+}
+
+/// Compiles an optional regex; empty means none.
+pub fn compile_regex(pattern: Option<&str>) -> Result<Option<Regex>, String> {
+    match pattern.filter(|p| !p.is_empty()) {
+        None => Ok(None),
+        Some(pattern) => compile_pattern(pattern).map(Some),
+    }
+}
+
+/// Compiles a regex, locating a syntax error by character position.
+pub fn compile_pattern(pattern: &str) -> Result<Regex, String> {
+    if let Err(err) = regex_syntax::ast::parse::Parser::new().parse(pattern) {
+        let offset = err.span().start.offset;
+        let position = pattern
+            .get(..offset)
+            .map_or(offset, |prefix| prefix.chars().count());
+        return Err(format!("{} at position {position}", err.kind()));
+    }
+    regex::RegexBuilder::new(pattern)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(limit) => {
+                format!("is too large once compiled (limit {limit} bytes)")
+            }
+            // The message is multi-line with a caret diagram; keep its last line, the reason.
+            other => other
+                .to_string()
+                .lines()
+                .rfind(|l| !l.trim().is_empty())
+                .unwrap_or("invalid regex")
+                .trim_start_matches("error: ")
+                .to_string(),
+        })
+}
+
+fn compile_filters(monitor: &Monitor, errors: &mut Errors) -> UrlFilterSet {
+    let Some(filter) = &monitor.url_filter else {
+        return UrlFilterSet::default();
+    };
+    let mut compile = |list: &Option<Vec<UrlFilterValue>>, name: &str| -> Vec<UrlMatcher> {
+        let mut out = Vec::new();
+        for (i, value) in list.iter().flatten().enumerate() {
+            let field = format!("urlFilter.{name}[{i}].filter");
+            let text = value.filter.as_deref().unwrap_or("");
+            if text.is_empty() {
+                errors.add(field, "is required");
+                continue;
+            }
+            match UrlMatcher::new(value.kind, text) {
+                Ok(m) => out.push(m),
+                Err(e) => errors.add(field, e),
+            }
+        }
+        out
+    };
+    let include = compile(&filter.include, "include");
+    let exclude = compile(&filter.exclude, "exclude");
+    UrlFilterSet::new(include, exclude)
+}
+
+fn choose_proxy(monitor: &Monitor, configured: &[String], errors: &mut Errors) -> Option<String> {
+    let known = |loc: &str| configured.iter().any(|c| c == loc);
+    let list = if configured.is_empty() {
+        "none is configured".to_string()
+    } else {
+        format!("configured: {}", configured.join(", "))
+    };
+    let mut chosen = None;
+    for (i, proxy) in monitor.proxies.iter().flatten().enumerate() {
+        let loc = proxy.location.as_deref().unwrap_or("").trim().to_ascii_lowercase();
+        if !known(&loc) {
+            errors.add(
+                format!("proxies[{i}].location"),
+                format!("no proxy for location \"{loc}\" ({list})"),
+            );
+        } else if chosen.is_none() {
+            chosen = Some(loc);
+        }
+    }
+    if chosen.is_none() && monitor.location != LocationCode::Default {
+        let loc = monitor.location.name().to_ascii_lowercase();
+        if known(&loc) {
+            chosen = Some(loc);
+        } else {
+            errors.add(
+                "location",
+                format!("no checker at location {} ({list})", monitor.location),
+            );
+        }
+    }
+    chosen
+}
