@@ -147,8 +147,16 @@ mod tests {
 
     fn apply(old: &str, new: &str) -> (String, String) {
         let d = diff(old, new);
-        let a = d.iter().filter(|e| e.operation != Insert).filter_map(|e| e.text.clone()).collect();
-        let b = d.iter().filter(|e| e.operation != Delete).filter_map(|e| e.text.clone()).collect();
+        let a = d
+            .iter()
+            .filter(|e| e.operation != Insert)
+            .filter_map(|e| e.text.clone())
+            .collect();
+        let b = d
+            .iter()
+            .filter(|e| e.operation != Delete)
+            .filter_map(|e| e.text.clone())
+            .collect();
         (a, b)
     }
 

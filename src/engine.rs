@@ -66,11 +66,18 @@ impl EngineBuilder {
     /// Allows loopback, private and link-local targets. Off by default: a service fetching
     /// URLs its users choose must not reach into its own network.
     pub fn allow_private_networks(mut self, allow: bool) -> Self {
-        self.http.policy = if allow {
-            NetworkPolicy::AllowPrivate
+        self.http.policy = Arc::new(if allow {
+            NetworkPolicy::allow_all()
         } else {
-            NetworkPolicy::PublicOnly
-        };
+            NetworkPolicy::public_only()
+        });
+        self
+    }
+
+    /// Allows the addresses of one network (such as `10.20.0.0/16`, or `127.0.0.1/32` in a
+    /// test) while the rest of the private space stays refused.
+    pub fn allow_network(mut self, network: ipnet::IpNet) -> Self {
+        self.http.policy = Arc::new((*self.http.policy).clone().allowing(network));
         self
     }
 
@@ -164,8 +171,8 @@ impl Engine {
             }
         };
         let fetch_time = started.elapsed();
-        let status_error = (page.status >= 400 && !monitor.ignore_invalid_pages)
-            .then(|| status_text(page.status));
+        let status_error =
+            (page.status >= 400 && !monitor.ignore_invalid_pages).then(|| status_text(page.status));
         let keep_html = monitor.collect_raw_html;
         let extractor = plan.extractor;
         let FetchedPage {

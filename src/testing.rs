@@ -280,7 +280,12 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         headers: parts
             .headers
             .iter()
-            .map(|(k, v)| (k.to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
             .collect(),
         body,
     });

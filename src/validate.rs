@@ -79,7 +79,10 @@ impl Errors {
 }
 
 /// Compiles `monitor`; `proxy_locations` are the locations the engine has a proxy for.
-pub(crate) fn compile(monitor: &Monitor, proxy_locations: &[String]) -> Result<Plan, InvalidMonitor> {
+pub(crate) fn compile(
+    monitor: &Monitor,
+    proxy_locations: &[String],
+) -> Result<Plan, InvalidMonitor> {
     let mut errors = Errors::default();
     let url = match monitor.url.as_deref() {
         None => {
@@ -91,7 +94,10 @@ pub(crate) fn compile(monitor: &Monitor, proxy_locations: &[String]) -> Result<P
     let method = errors.take("method", parse_method(monitor.method.as_deref()));
     let headers = parse_headers(monitor, &mut errors);
     let xpath = errors.take("xPath", compile_xpath(monitor.x_path.as_deref()));
-    let exclude = errors.take("excludeXPath", compile_xpath(monitor.exclude_x_path.as_deref()));
+    let exclude = errors.take(
+        "excludeXPath",
+        compile_xpath(monitor.exclude_x_path.as_deref()),
+    );
     let regex = errors.take("regex", compile_regex(monitor.regex.as_deref()));
     let depth = monitor.effective_crawling_depth();
     if !(1..=3).contains(&depth) {
@@ -159,7 +165,10 @@ pub fn parse_url(input: &str) -> Result<Url, String> {
 }
 
 fn parse_method(method: Option<&str>) -> Result<Method, String> {
-    let method = method.map(str::trim).filter(|m| !m.is_empty()).unwrap_or("GET");
+    let method = method
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .unwrap_or("GET");
     Method::from_bytes(method.to_ascii_uppercase().as_bytes())
         .map_err(|_| format!("\"{method}\" is not a valid HTTP method"))
 }
@@ -277,7 +286,12 @@ fn choose_proxy(monitor: &Monitor, configured: &[String], errors: &mut Errors) -
     };
     let mut chosen = None;
     for (i, proxy) in monitor.proxies.iter().flatten().enumerate() {
-        let loc = proxy.location.as_deref().unwrap_or("").trim().to_ascii_lowercase();
+        let loc = proxy
+            .location
+            .as_deref()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
         if !known(&loc) {
             errors.add(
                 format!("proxies[{i}].location"),

@@ -157,12 +157,7 @@ fn remove_selected(doc: &mut Html, exclude: &XPath) -> Result<(), ExtractError> 
             if node.parent().is_some() {
                 node.detach();
             } else {
-                let children: Vec<NodeId> = doc
-                    .tree
-                    .root()
-                    .children()
-                    .map(|c| c.id())
-                    .collect();
+                let children: Vec<NodeId> = doc.tree.root().children().map(|c| c.id()).collect();
                 for child in children {
                     if let Some(mut c) = doc.tree.get_mut(child) {
                         c.detach();

@@ -153,7 +153,8 @@ impl Lines {
                 self.break_line();
             }
             first = false;
-            self.line.push_str(piece.strip_suffix('\r').unwrap_or(piece));
+            self.line
+                .push_str(piece.strip_suffix('\r').unwrap_or(piece));
         }
     }
 
@@ -221,7 +222,9 @@ mod tests {
     #[test]
     fn table_cells_are_tab_separated() {
         assert_eq!(
-            body_text("<table><tr><th>Name</th><th>Price</th></tr><tr><td>Tea</td><td> 3 </td></tr></table>"),
+            body_text(
+                "<table><tr><th>Name</th><th>Price</th></tr><tr><td>Tea</td><td> 3 </td></tr></table>"
+            ),
             "Name\tPrice\nTea\t3"
         );
     }
@@ -236,6 +239,9 @@ mod tests {
 
     #[test]
     fn empty_lines_are_dropped() {
-        assert_eq!(body_text("<div> </div><p></p><ul><li>one</li><li> </li></ul>"), "one");
+        assert_eq!(
+            body_text("<div> </div><p></p><ul><li>one</li><li> </li></ul>"),
+            "one"
+        );
     }
 }

@@ -9,7 +9,11 @@ use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
 const PRESCAN: usize = 1024;
 
 /// The decoded text and the encoding used.
-pub fn decode(bytes: &[u8], content_type: Option<&str>, tld: Option<&[u8]>) -> (String, &'static Encoding) {
+pub fn decode(
+    bytes: &[u8],
+    content_type: Option<&str>,
+    tld: Option<&[u8]>,
+) -> (String, &'static Encoding) {
     let encoding = choose(bytes, content_type, tld);
     let (text, used, _had_errors) = encoding.decode(bytes);
     (text.into_owned(), used)
@@ -38,13 +42,15 @@ fn choose(bytes: &[u8], content_type: Option<&str>, tld: Option<&[u8]>) -> &'sta
 /// already read as ASCII-compatible), x-user-defined means windows-1252.
 fn label(name: &str) -> Option<&'static Encoding> {
     let enc = Encoding::for_label(name.trim().as_bytes())?;
-    Some(if enc == encoding_rs::UTF_16BE || enc == encoding_rs::UTF_16LE {
-        UTF_8
-    } else if enc == encoding_rs::X_USER_DEFINED {
-        WINDOWS_1252
-    } else {
-        enc
-    })
+    Some(
+        if enc == encoding_rs::UTF_16BE || enc == encoding_rs::UTF_16LE {
+            UTF_8
+        } else if enc == encoding_rs::X_USER_DEFINED {
+            WINDOWS_1252
+        } else {
+            enc
+        },
+    )
 }
 
 fn charset_param(content_type: &str) -> Option<&str> {
@@ -116,7 +122,11 @@ mod tests {
 
     #[test]
     fn bom_wins_and_invalid_bytes_become_replacement_characters() {
-        let (text, enc) = decode(b"\xef\xbb\xbfok", Some("text/html; charset=windows-1252"), None);
+        let (text, enc) = decode(
+            b"\xef\xbb\xbfok",
+            Some("text/html; charset=windows-1252"),
+            None,
+        );
         assert_eq!((text.as_str(), enc), ("ok", UTF_8));
         let (text, _) = decode(b"a\xffb", Some("text/html; charset=utf-8"), None);
         assert_eq!(text, "a\u{fffd}b");
@@ -125,7 +135,11 @@ mod tests {
     #[test]
     fn undeclared_pages_are_utf8_when_valid_else_guessed() {
         assert_eq!(decode("é".as_bytes(), None, None).1, UTF_8);
-        let (text, _) = decode(b"<p>Gr\xfc\xdfe aus M\xfcnchen, sch\xf6ne Stra\xdfe</p>", None, None);
+        let (text, _) = decode(
+            b"<p>Gr\xfc\xdfe aus M\xfcnchen, sch\xf6ne Stra\xdfe</p>",
+            None,
+            None,
+        );
         assert!(text.contains("Grüße"), "{text}");
     }
 }

@@ -12,6 +12,7 @@ use reqwest::{Client, Proxy};
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
 
@@ -29,7 +30,7 @@ pub struct HttpSettings {
     /// User-Agent header unless the request sets one.
     pub user_agent: String,
     /// Which addresses may be reached.
-    pub policy: NetworkPolicy,
+    pub policy: Arc<NetworkPolicy>,
 }
 
 impl Default for HttpSettings {
@@ -40,7 +41,7 @@ impl Default for HttpSettings {
             max_body_bytes: 10 * 1024 * 1024,
             max_redirects: 10,
             user_agent: concat!("wachet/", env!("CARGO_PKG_VERSION")).to_string(),
-            policy: NetworkPolicy::PublicOnly,
+            policy: Arc::new(NetworkPolicy::public_only()),
         }
     }
 }
@@ -87,7 +88,7 @@ impl HttpFetcher {
 
     async fn exchange(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError> {
         let start = Instant::now();
-        let policy = self.settings.policy;
+        let policy = &self.settings.policy;
         check_literal(policy, &request.url)?;
         let (client, via_proxy) = match &request.proxy {
             Some(loc) => match self.proxied.get(loc) {
@@ -116,6 +117,16 @@ impl HttpFetcher {
             policy.check(final_url.host_str().unwrap_or(""), peer.ip())?;
         }
         let status = response.status().as_u16();
+        if response.status().is_redirection()
+            && let Some(location) = response.headers().get(reqwest::header::LOCATION)
+        {
+            // reqwest hands back, unfollowed, redirects to schemes it cannot fetch.
+            let location = String::from_utf8_lossy(location.as_bytes());
+            let target = final_url
+                .join(&location)
+                .map_or(location.to_string(), |u| u.to_string());
+            return Err(FetchError::BadRedirect { url: target });
+        }
         let content_type = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
@@ -210,7 +221,7 @@ impl Fetcher for HttpFetcher {
 }
 
 fn build_client(settings: &HttpSettings, proxy: Option<&String>) -> Result<Client, reqwest::Error> {
-    let policy = settings.policy;
+    let policy = settings.policy.clone();
     let max = settings.max_redirects;
     let redirects = redirect::Policy::custom(move |attempt| {
         if attempt.previous().len() > max {
@@ -221,7 +232,7 @@ fn build_client(settings: &HttpSettings, proxy: Option<&String>) -> Result<Clien
             let shown = url.to_string();
             return attempt.error(RedirectStop::Scheme(shown));
         }
-        if let Err(refused) = check_literal(policy, url) {
+        if let Err(refused) = check_literal(&policy, url) {
             return attempt.error(refused);
         }
         attempt.follow()
@@ -230,7 +241,7 @@ fn build_client(settings: &HttpSettings, proxy: Option<&String>) -> Result<Clien
         .user_agent(settings.user_agent.clone())
         .connect_timeout(settings.connect_timeout)
         .redirect(redirects)
-        .dns_resolver(PolicyResolver::shared(policy))
+        .dns_resolver(PolicyResolver::shared(settings.policy.clone()))
         .pool_idle_timeout(Duration::from_secs(30));
     match proxy {
         Some(url) => builder = builder.proxy(Proxy::all(url.as_str())?),
@@ -240,7 +251,7 @@ fn build_client(settings: &HttpSettings, proxy: Option<&String>) -> Result<Clien
 }
 
 /// Refuses an IP-literal host the policy does not allow (names go through the resolver).
-fn check_literal(policy: NetworkPolicy, url: &Url) -> Result<(), FetchError> {
+fn check_literal(policy: &NetworkPolicy, url: &Url) -> Result<(), FetchError> {
     let ip: Option<IpAddr> = match url.host() {
         Some(url::Host::Ipv4(v4)) => Some(v4.into()),
         Some(url::Host::Ipv6(v6)) => Some(v6.into()),
@@ -253,8 +264,8 @@ fn check_literal(policy: NetworkPolicy, url: &Url) -> Result<(), FetchError> {
 }
 
 /// Resolves the URL's host and refuses it when any address is refused.
-async fn check_name(policy: NetworkPolicy, url: &Url) -> Result<(), FetchError> {
-    if policy == NetworkPolicy::AllowPrivate {
+async fn check_name(policy: &NetworkPolicy, url: &Url) -> Result<(), FetchError> {
+    if policy.allows_all() {
         return Ok(());
     }
     let Some(url::Host::Domain(host)) = url.host() else {

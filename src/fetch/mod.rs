@@ -13,6 +13,7 @@ use reqwest::header::HeaderMap;
 use std::time::Duration;
 use url::Url;
 
+pub use ipnet::IpNet;
 pub use policy::{NetworkPolicy, Refused};
 
 /// What to fetch.

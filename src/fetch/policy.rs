@@ -8,20 +8,18 @@
 //! refused at connect time), to IP-literal URLs and redirect targets, and to the peer address
 //! of the response.
 
+use ipnet::IpNet;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
-/// Whether private networks may be reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum NetworkPolicy {
-    /// Only public addresses (default).
-    #[default]
-    PublicOnly,
-    /// Any address; for local tools and tests.
-    AllowPrivate,
+/// Which addresses may be reached: public ones always; private ones when allowed wholesale
+/// or when they fall in an allowed network (say, one intranet range).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NetworkPolicy {
+    allow_private: bool,
+    allowed: Vec<IpNet>,
 }
-
 /// A refused address.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
@@ -37,9 +35,33 @@ pub struct Refused {
 }
 
 impl NetworkPolicy {
+    /// Public addresses only (the default).
+    pub fn public_only() -> Self {
+        NetworkPolicy::default()
+    }
+
+    /// Every address; for local tools and tests.
+    pub fn allow_all() -> Self {
+        NetworkPolicy {
+            allow_private: true,
+            allowed: Vec::new(),
+        }
+    }
+
+    /// Also allows the addresses in `network`.
+    pub fn allowing(mut self, network: IpNet) -> Self {
+        self.allowed.push(network);
+        self
+    }
+
+    /// Whether every address is allowed.
+    pub fn allows_all(&self) -> bool {
+        self.allow_private
+    }
+
     /// Checks one address.
-    pub fn check(self, host: &str, addr: IpAddr) -> Result<(), Refused> {
-        if self == NetworkPolicy::AllowPrivate {
+    pub fn check(&self, host: &str, addr: IpAddr) -> Result<(), Refused> {
+        if self.allow_private || self.allowed.iter().any(|net| net.contains(&addr)) {
             return Ok(());
         }
         match classify(addr) {
@@ -116,17 +138,16 @@ fn classify_v6(ip: Ipv6Addr) -> Option<&'static str> {
 /// A resolver that drops refused addresses and fails when none is left.
 #[derive(Debug, Clone)]
 pub(crate) struct PolicyResolver {
-    pub policy: NetworkPolicy,
+    pub policy: Arc<NetworkPolicy>,
 }
 
 impl Resolve for PolicyResolver {
     fn resolve(&self, name: Name) -> Resolving {
-        let policy = self.policy;
+        let policy = self.policy.clone();
         Box::pin(async move {
             let host = name.as_str().to_string();
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .collect();
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             let mut refused = None;
             let allowed: Vec<SocketAddr> = addrs
                 .into_iter()
@@ -151,7 +172,7 @@ impl Resolve for PolicyResolver {
 }
 
 impl PolicyResolver {
-    pub fn shared(policy: NetworkPolicy) -> Arc<Self> {
+    pub fn shared(policy: Arc<NetworkPolicy>) -> Arc<Self> {
         Arc::new(PolicyResolver { policy })
     }
 }
@@ -188,13 +209,18 @@ mod tests {
 
     #[test]
     fn refusal_says_what_and_why() {
-        let err = NetworkPolicy::PublicOnly
+        let err = NetworkPolicy::public_only()
             .check("metadata", "169.254.169.254".parse().unwrap())
             .unwrap_err();
         assert!(err.to_string().contains("169.254.169.254"));
         assert!(err.to_string().contains("link-local"));
-        assert!(NetworkPolicy::AllowPrivate
-            .check("x", "127.0.0.1".parse().unwrap())
-            .is_ok());
+        assert!(
+            NetworkPolicy::allow_all()
+                .check("x", "127.0.0.1".parse().unwrap())
+                .is_ok()
+        );
+        let one = NetworkPolicy::public_only().allowing("127.0.0.1/32".parse().unwrap());
+        assert!(one.check("x", "127.0.0.1".parse().unwrap()).is_ok());
+        assert!(one.check("x", "127.0.0.2".parse().unwrap()).is_err());
     }
 }

@@ -76,7 +76,9 @@ pub(crate) fn engine(timeout_secs: f64) -> anyhow::Result<Engine> {
     let timeout = Duration::try_from_secs_f64(timeout_secs)
         .ok()
         .filter(|t| !t.is_zero())
-        .with_context(|| format!("--timeout must be a positive number of seconds, not {timeout_secs}"))?;
+        .with_context(|| {
+            format!("--timeout must be a positive number of seconds, not {timeout_secs}")
+        })?;
     Ok(Engine::builder()
         .allow_private_networks(true)
         .total_timeout(timeout)

@@ -1,0 +1,323 @@
+//! The HTTP path against real servers on loopback: the monitor's request, redirects, timeouts,
+//! size caps, compression, status handling and the private-network policy.
+
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::time::Duration;
+use wachet::model::HeaderPair;
+use wachet::testing::{FixtureServer, Reply};
+use wachet::{CheckOutcome, Checker, Engine, Monitor};
+
+fn engine() -> Engine {
+    Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap()
+}
+
+async fn server() -> FixtureServer {
+    FixtureServer::builder()
+        .page("/", "<p>hello</p>")
+        .start()
+        .await
+        .unwrap()
+}
+
+async fn check(engine: &Engine, monitor: &Monitor) -> CheckOutcome {
+    engine.check(monitor).await.unwrap()
+}
+
+#[tokio::test]
+async fn method_headers_and_body_reach_the_server() {
+    let server = server().await;
+    let mut monitor = Monitor::new(server.url("/"));
+    monitor.method = Some("post".into());
+    monitor.headers = Some(vec![HeaderPair::new("X-Token", "abc 123")]);
+    monitor.body = Some(r#"{"q":1}"#.into());
+    let outcome = check(&engine(), &monitor).await;
+    assert_eq!(outcome.value(), Some("hello"));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].method, "POST");
+    assert_eq!(requests[0].header("x-token"), Some("abc 123"));
+    assert_eq!(&requests[0].body[..], br#"{"q":1}"#);
+    assert!(
+        requests[0]
+            .header("user-agent")
+            .unwrap()
+            .starts_with("wachet/")
+    );
+}
+
+#[tokio::test]
+async fn redirects_are_followed_and_the_final_url_reported() {
+    let server = server().await;
+    server.set("/old", Reply::redirect("/new"));
+    server.set("/new", Reply::html("<p>moved here</p>"));
+    let outcome = check(&engine(), &Monitor::new(server.url("/old"))).await;
+    assert_eq!(outcome.value(), Some("moved here"));
+    assert_eq!(
+        outcome.final_url.as_deref(),
+        Some(server.url("/new").as_str())
+    );
+    assert_eq!(outcome.status, Some(200));
+}
+
+#[tokio::test]
+async fn ten_redirects_are_followed_and_eleven_are_not() {
+    let server = server().await;
+    for i in 0..11 {
+        server.set(format!("/r{i}"), Reply::redirect(format!("/r{}", i + 1)));
+    }
+    server.set("/r11", Reply::html("<p>end</p>"));
+    let ten = check(&engine(), &Monitor::new(server.url("/r1"))).await;
+    assert_eq!(ten.value(), Some("end"), "{:?}", ten.error());
+    let eleven = check(&engine(), &Monitor::new(server.url("/r0"))).await;
+    assert_eq!(
+        eleven.error(),
+        Some("stopped after 10 redirects (a redirect loop?)")
+    );
+}
+
+#[tokio::test]
+async fn a_redirect_loop_is_an_error() {
+    let server = server().await;
+    server.set("/a", Reply::redirect("/b"));
+    server.set("/b", Reply::redirect("/a"));
+    let outcome = check(&engine(), &Monitor::new(server.url("/a"))).await;
+    assert!(
+        outcome.error().unwrap().contains("redirects"),
+        "{outcome:?}"
+    );
+    assert!(server.hits("/a") <= 6);
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_scheme_is_refused() {
+    let server = server().await;
+    server.set("/x", Reply::redirect("file:///etc/passwd"));
+    let outcome = check(&engine(), &Monitor::new(server.url("/x"))).await;
+    assert_eq!(
+        outcome.error(),
+        Some("redirected to \"file:///etc/passwd\", which is not an http or https URL")
+    );
+}
+
+#[tokio::test]
+async fn a_slow_server_times_out() {
+    let server = server().await;
+    server.set("/slow", Reply::html("late").delay(Duration::from_secs(10)));
+    let outcome = check(&engine(), &Monitor::new(server.url("/slow"))).await;
+    assert_eq!(outcome.error(), Some("timed out after 2 s"));
+    assert!(outcome.timings.total < Duration::from_secs(9));
+}
+
+#[tokio::test]
+async fn a_body_that_never_finishes_times_out() {
+    let server = server().await;
+    server.set("/stall", Reply::html("<p>partial").never_finish());
+    let outcome = check(&engine(), &Monitor::new(server.url("/stall"))).await;
+    assert_eq!(outcome.error(), Some("timed out after 2 s"));
+}
+
+#[tokio::test]
+async fn a_50_mb_page_is_refused() {
+    let server = server().await;
+    server.set("/huge", Reply::html(vec![b'a'; 50 * 1024 * 1024]));
+    let outcome = check(&engine(), &Monitor::new(server.url("/huge"))).await;
+    assert_eq!(
+        outcome.error(),
+        Some("the response is larger than 10485760 bytes")
+    );
+}
+
+#[tokio::test]
+async fn a_gzip_bomb_is_stopped_at_the_size_cap() {
+    // 64 MiB of zeros compress to about 64 KiB.
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let zeros = vec![0u8; 1024 * 1024];
+    for _ in 0..64 {
+        encoder.write_all(&zeros).unwrap();
+    }
+    let bomb = encoder.finish().unwrap();
+    assert!(bomb.len() < 1024 * 1024);
+    let server = server().await;
+    server.set(
+        "/bomb",
+        Reply::html(bomb).header("content-encoding", "gzip"),
+    );
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .max_body_bytes(1024 * 1024)
+        .build()
+        .unwrap();
+    let outcome = check(&engine, &Monitor::new(server.url("/bomb"))).await;
+    assert_eq!(
+        outcome.error(),
+        Some("the response is larger than 1048576 bytes")
+    );
+}
+
+#[tokio::test]
+async fn gzip_deflate_and_brotli_bodies_are_decoded() {
+    let page = b"<p>compressed text</p>";
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(page).unwrap();
+    let mut deflate = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    deflate.write_all(page).unwrap();
+    let mut br = Vec::new();
+    {
+        let mut w = brotli_writer(&mut br);
+        w.write_all(page).unwrap();
+    }
+    let server = server().await;
+    server.set(
+        "/gz",
+        Reply::html(gz.finish().unwrap()).header("content-encoding", "gzip"),
+    );
+    server.set(
+        "/deflate",
+        Reply::html(deflate.finish().unwrap()).header("content-encoding", "deflate"),
+    );
+    server.set("/br", Reply::html(br).header("content-encoding", "br"));
+    for path in ["/gz", "/deflate", "/br"] {
+        let outcome = check(&engine(), &Monitor::new(server.url(path))).await;
+        assert_eq!(
+            outcome.value(),
+            Some("compressed text"),
+            "{path}: {outcome:?}"
+        );
+    }
+    let sent = server.requests();
+    let accept = sent[0].header("accept-encoding").unwrap();
+    for coding in ["gzip", "deflate", "br"] {
+        assert!(accept.contains(coding), "{accept}");
+    }
+}
+
+fn brotli_writer(out: &mut Vec<u8>) -> impl Write + '_ {
+    brotli::CompressorWriter::new(out, 4096, 5, 22)
+}
+
+#[tokio::test]
+async fn http_errors_fail_the_check_unless_invalid_pages_are_ignored() {
+    let server = server().await;
+    server.set("/gone", Reply::html("<p>Not here</p>").status(404));
+    let mut monitor = Monitor::new(server.url("/gone"));
+    let outcome = check(&engine(), &monitor).await;
+    assert_eq!(outcome.error(), Some("HTTP 404 Not Found"));
+    assert_eq!(outcome.status, Some(404));
+    monitor.ignore_invalid_pages = true;
+    let outcome = check(&engine(), &monitor).await;
+    assert_eq!(outcome.value(), Some("Not here"));
+}
+
+#[tokio::test]
+async fn raw_html_is_kept_only_when_asked() {
+    let server = server().await;
+    let mut monitor = Monitor::new(server.url("/"));
+    assert_eq!(check(&engine(), &monitor).await.raw_html, None);
+    monitor.collect_raw_html = true;
+    let outcome = check(&engine(), &monitor).await;
+    assert_eq!(outcome.raw_html.as_deref(), Some("<p>hello</p>"));
+    assert_eq!(outcome.content_type.as_deref(), Some("text/html"));
+}
+
+#[tokio::test]
+async fn a_closed_port_is_a_connect_error() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let outcome = check(
+        &engine(),
+        &Monitor::new(format!("http://127.0.0.1:{port}/")),
+    )
+    .await;
+    let error = outcome.error().unwrap();
+    assert!(
+        error.starts_with("could not connect to 127.0.0.1"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_drops_the_connection_is_an_error() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            drop(socket);
+        }
+    });
+    let outcome = check(&engine(), &Monitor::new(format!("http://{addr}/"))).await;
+    assert!(outcome.error().is_some(), "{outcome:?}");
+}
+
+mod private_networks {
+    use super::*;
+
+    fn strict() -> Engine {
+        Engine::builder().build().unwrap()
+    }
+
+    #[tokio::test]
+    async fn loopback_is_refused_by_default_without_a_request() {
+        let server = server().await;
+        let outcome = check(&strict(), &Monitor::new(server.url("/"))).await;
+        let error = outcome.error().unwrap();
+        assert!(
+            error.starts_with("refused to connect to 127.0.0.1"),
+            "{error}"
+        );
+        assert!(error.contains("loopback"), "{error}");
+        assert_eq!(server.requests().len(), 0);
+    }
+
+    #[tokio::test]
+    async fn cloud_metadata_is_refused() {
+        let outcome = check(
+            &strict(),
+            &Monitor::new("http://169.254.169.254/latest/meta-data/"),
+        )
+        .await;
+        assert!(
+            outcome.error().unwrap().contains("link-local"),
+            "{outcome:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_name_resolving_inside_is_refused() {
+        let server = server().await;
+        let url = format!("http://localhost:{}/", server.addr().port());
+        let outcome = check(&strict(), &Monitor::new(url)).await;
+        let error = outcome.error().unwrap();
+        assert!(error.contains("refused to connect to localhost"), "{error}");
+        assert_eq!(server.requests().len(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_redirect_pointing_inside_is_refused() {
+        // Only 127.0.0.1 is allowed, so 127.0.0.2 stands for the inside network.
+        let inside = FixtureServer::builder()
+            .ip(Ipv4Addr::new(127, 0, 0, 2))
+            .page("/secret", "<p>secret</p>")
+            .start()
+            .await
+            .unwrap();
+        let outside = server().await;
+        outside.set("/go", Reply::redirect(inside.url("/secret")));
+        let engine = Engine::builder()
+            .allow_network("127.0.0.1/32".parse().unwrap())
+            .build()
+            .unwrap();
+        let outcome = check(&engine, &Monitor::new(outside.url("/go"))).await;
+        let error = outcome.error().unwrap();
+        assert!(error.contains("refused to connect to 127.0.0.2"), "{error}");
+        assert_eq!(inside.requests().len(), 0);
+        // The allowed host itself is reachable.
+        let ok = check(&engine, &Monitor::new(outside.url("/"))).await;
+        assert_eq!(ok.value(), Some("hello"));
+    }
+}

@@ -1,0 +1,143 @@
+//! Validation before any fetch: every bad input names its field (and position where there is
+//! one), and nothing is fetched.
+
+use wachet::model::{ClientJobType, HeaderPair, Proxy};
+use wachet::{Engine, FieldError, Monitor};
+
+fn errors(monitor: &Monitor) -> Vec<FieldError> {
+    Engine::builder()
+        .proxy("gb", "http://127.0.0.1:3128")
+        .build()
+        .unwrap()
+        .validate(monitor)
+        .unwrap_err()
+        .errors
+}
+
+fn only(monitor: &Monitor) -> (String, String) {
+    let errs = errors(monitor);
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    (errs[0].field.clone(), errs[0].message.clone())
+}
+
+fn with(f: impl FnOnce(&mut Monitor)) -> Monitor {
+    let mut m = Monitor::new("https://example.com/page");
+    f(&mut m);
+    m
+}
+
+#[test]
+fn a_good_monitor_is_valid() {
+    let engine = Engine::builder().build().unwrap();
+    let m = with(|m| {
+        m.x_path = Some("//p[@class='x']".into());
+        m.regex = Some(r"(\d+)".into());
+    });
+    engine.validate(&m).unwrap();
+}
+
+#[test]
+fn bad_urls_are_rejected_with_the_reason() {
+    for (url, needle) in [
+        ("https://example.com/a b", "contains a space at position 21"),
+        (
+            "javascript:alert(1)",
+            "scheme \"javascript:\" is not allowed",
+        ),
+        ("file:///etc/passwd", "scheme \"file:\" is not allowed"),
+        ("example.com", "is not a valid absolute URL"),
+        ("http://", "is not a valid absolute URL"),
+        ("", "is empty"),
+    ] {
+        let (field, message) = only(&Monitor::new(url));
+        assert_eq!(field, "url");
+        assert!(message.contains(needle), "{url}: {message}");
+    }
+    let (field, message) = only(&Monitor::default());
+    assert_eq!((field.as_str(), message.as_str()), ("url", "is required"));
+}
+
+#[test]
+fn regex_errors_name_the_position() {
+    let (field, message) = only(&with(|m| m.regex = Some("price: (\\d+".into())));
+    assert_eq!(field, "regex");
+    assert_eq!(message, "unclosed group at position 7");
+}
+
+#[test]
+fn crawling_depth_must_be_one_to_three() {
+    for depth in [0, 4, -1] {
+        let (field, message) = only(&with(|m| {
+            m.job_type = ClientJobType::Portal;
+            m.crawling_depth = Some(depth);
+        }));
+        assert_eq!(field, "crawlingDepth");
+        assert_eq!(message, format!("must be 1, 2 or 3, not {depth}"));
+    }
+}
+
+#[test]
+fn bad_methods_and_headers_are_named() {
+    let (field, message) = only(&with(|m| m.method = Some("GE T".into())));
+    assert_eq!(
+        (field.as_str(), message.as_str()),
+        ("method", "\"GE T\" is not a valid HTTP method")
+    );
+    let errs = errors(&with(|m| {
+        m.headers = Some(vec![
+            HeaderPair::new("Good", "ok"),
+            HeaderPair::new("Bad Name", "x"),
+            HeaderPair::new("X-Split", "a\r\nInjected: yes"),
+        ])
+    }));
+    let fields: Vec<_> = errs.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["headers[1].key", "headers[2].value"]);
+    assert_eq!(errs[0].message, "\"Bad Name\" is not a valid header name");
+}
+
+#[test]
+fn url_filter_regexes_are_validated() {
+    let m = with(|m| {
+        m.job_type = ClientJobType::Portal;
+        m.url_filter = serde_json::from_str(
+            r#"{"include": [{"filter": "/blog/", "type": "Contains"}], "exclude": [{"filter": "([a-z", "type": "Regex"}]}"#,
+        )
+        .unwrap();
+    });
+    let (field, message) = only(&m);
+    assert_eq!(field, "urlFilter.exclude[0].filter");
+    assert!(message.contains("position"), "{message}");
+}
+
+#[test]
+fn proxies_must_name_a_configured_location() {
+    let engine = Engine::builder()
+        .proxy("GB", "http://127.0.0.1:3128")
+        .build()
+        .unwrap();
+    let gb = with(|m| {
+        m.proxies = Some(vec![Proxy {
+            location: Some("gb".into()),
+        }])
+    });
+    engine.validate(&gb).unwrap();
+    let (field, message) = only(&with(|m| {
+        m.proxies = Some(vec![Proxy {
+            location: Some("us".into()),
+        }])
+    }));
+    assert_eq!(field, "proxies[0].location");
+    assert_eq!(message, "no proxy for location \"us\" (configured: gb)");
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let errs = errors(&Monitor {
+        url: Some("ftp://x".into()),
+        regex: Some("(".into()),
+        crawling_depth: Some(9),
+        ..Monitor::default()
+    });
+    let fields: Vec<_> = errs.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(fields, ["url", "regex", "crawlingDepth"]);
+}
