@@ -1,6 +1,7 @@
 //! The [`Checker`] trait: the seam between the engine and its frontends (the REST service, the
 //! command line, embedders' own services), and what one check yields.
 
+use crate::crawl::CrawledPage;
 use crate::model::{ClientData, Monitor};
 use crate::validate::InvalidMonitor;
 use async_trait::async_trait;
@@ -55,6 +56,17 @@ pub struct CheckOutcome {
     pub timings: Timings,
     /// The page's HTML as fetched, when the monitor has `collectRawHtml`.
     pub raw_html: Option<String>,
+    /// For a Portal monitor: every page crawled.
+    pub crawl: Option<CrawlReport>,
+}
+
+/// The pages of a Portal check.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrawlReport {
+    /// Every page crawled, in the order they finished.
+    pub pages: Vec<CrawledPage>,
+    /// The page budget stopped the crawl before every in-scope link was followed.
+    pub budget_reached: bool,
 }
 
 impl CheckOutcome {

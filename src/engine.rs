@@ -3,13 +3,15 @@
 //! pool (parsing is CPU work) and assembles the [`CheckOutcome`]. Configured with
 //! [`EngineBuilder`].
 
-use crate::check::{CheckOutcome, Checker, Timings};
+use crate::check::{CheckOutcome, Checker, CrawlReport, Timings};
+use crate::crawl::{self, CrawlEvent, CrawlSettings, CrawlStream};
 use crate::fetch::http::{HttpFetcher, HttpSettings};
 use crate::fetch::{FetchRequest, FetchedPage, Fetcher, NetworkPolicy};
-use crate::model::{ClientData, Monitor};
+use crate::model::{ClientData, ClientJobType, Monitor};
 use crate::validate::{self, InvalidMonitor, Plan};
 use async_trait::async_trait;
 use chrono::Utc;
+use futures::StreamExt;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,11 +33,12 @@ pub enum BuildError {
 }
 
 /// Settings of an [`Engine`]. Defaults: connect timeout 10 s, total 30 s, bodies up to 10 MiB,
-/// 10 redirects, public networks only, no proxies.
+/// 10 redirects, public networks only, no proxies; crawls as [`CrawlSettings`] says.
 #[derive(Debug, Clone, Default)]
 pub struct EngineBuilder {
     http: HttpSettings,
     proxies: BTreeMap<String, String>,
+    crawl: CrawlSettings,
 }
 
 impl EngineBuilder {
@@ -89,6 +92,36 @@ impl EngineBuilder {
         self
     }
 
+    /// Most pages one Portal crawl visits (default 500).
+    pub fn max_pages(mut self, pages: usize) -> Self {
+        self.crawl.max_pages = pages;
+        self
+    }
+
+    /// Requests in flight at once in a crawl (default 16).
+    pub fn crawl_concurrency(mut self, requests: usize) -> Self {
+        self.crawl.concurrency = requests;
+        self
+    }
+
+    /// Requests in flight per host in a crawl (default 4; 0 lifts the limit).
+    pub fn per_host_concurrency(mut self, requests: usize) -> Self {
+        self.crawl.per_host_concurrency = requests;
+        self
+    }
+
+    /// Requests per second per host in a crawl (default 10; 0 lifts the limit).
+    pub fn per_host_rps(mut self, rps: u32) -> Self {
+        self.crawl.per_host_rps = rps;
+        self
+    }
+
+    /// Removes `utm_*`, `fbclid` and `gclid` query parameters from links before dedup.
+    pub fn strip_tracking_params(mut self, strip: bool) -> Self {
+        self.crawl.strip_tracking_params = strip;
+        self
+    }
+
     /// Builds the engine.
     pub fn build(self) -> Result<Engine, BuildError> {
         for (location, url) in &self.proxies {
@@ -107,8 +140,9 @@ impl EngineBuilder {
             .map_err(|e| BuildError::Http(e.to_string()))?;
         Ok(Engine {
             inner: Arc::new(Inner {
-                fetcher,
+                fetcher: Arc::new(fetcher),
                 proxy_locations: self.proxies.keys().cloned().collect(),
+                crawl: self.crawl,
             }),
         })
     }
@@ -122,8 +156,9 @@ pub struct Engine {
 
 #[derive(Debug)]
 struct Inner {
-    fetcher: HttpFetcher,
+    fetcher: Arc<HttpFetcher>,
     proxy_locations: Vec<String>,
+    crawl: CrawlSettings,
 }
 
 impl Engine {
@@ -136,6 +171,60 @@ impl Engine {
     /// XPath, exclusion XPath, regex, crawling depth, URL filters and proxy locations.
     pub fn validate(&self, monitor: &Monitor) -> Result<(), InvalidMonitor> {
         self.plan(monitor).map(|_| ())
+    }
+
+    /// Crawls `monitor` as a Portal monitor (whatever its `jobType`), streaming pages as they
+    /// finish. Must be called inside a tokio runtime; dropping the stream stops the crawl.
+    pub fn crawl(&self, monitor: &Monitor) -> Result<CrawlStream, InvalidMonitor> {
+        let plan = self.plan(monitor)?;
+        let fetcher: Arc<dyn Fetcher> = self.inner.fetcher.clone();
+        Ok(crawl::start(plan, monitor, fetcher, &self.inner.crawl))
+    }
+
+    /// Runs a whole crawl and gathers it into one outcome: the monitor's value is the sorted,
+    /// newline-separated URLs of the pages crawled; a failed start page fails the check.
+    async fn check_portal(&self, monitor: &Monitor) -> Result<CheckOutcome, InvalidMonitor> {
+        let started = Instant::now();
+        let at = Utc::now();
+        let mut stream = self.crawl(monitor)?;
+        let mut pages = Vec::new();
+        let mut summary = None;
+        while let Some(event) = stream.next().await {
+            match event {
+                CrawlEvent::Page { page, .. } => pages.push(page),
+                CrawlEvent::Finished(s) => summary = Some(s),
+            }
+        }
+        let start = pages.iter().find(|p| p.depth == 0);
+        let start_error = start.and_then(|p| p.data.error.clone());
+        let (status, final_url, content_type) = start.map_or((None, None, None), |p| {
+            (p.status, p.final_url.clone(), p.content_type.clone())
+        });
+        let data = match start_error {
+            Some(err) => ClientData::failure(at, err),
+            None => {
+                let mut urls: Vec<&str> = pages.iter().map(|p| p.url.as_str()).collect();
+                urls.sort_unstable();
+                ClientData::value(at, urls.join("\n"))
+            }
+        };
+        let total = started.elapsed();
+        Ok(CheckOutcome {
+            data,
+            status,
+            final_url,
+            content_type,
+            timings: Timings {
+                fetch: total,
+                extract: Duration::ZERO,
+                total,
+            },
+            raw_html: None,
+            crawl: Some(CrawlReport {
+                budget_reached: summary.is_some_and(|s| s.budget_reached),
+                pages,
+            }),
+        })
     }
 
     fn plan(&self, monitor: &Monitor) -> Result<Plan, InvalidMonitor> {
@@ -167,6 +256,7 @@ impl Engine {
                         total,
                     },
                     raw_html: None,
+                    crawl: None,
                 };
             }
         };
@@ -208,12 +298,13 @@ impl Engine {
                 total: started.elapsed(),
             },
             raw_html,
+            crawl: None,
         }
     }
 }
 
 /// "HTTP 404 Not Found".
-fn status_text(status: u16) -> String {
+pub(crate) fn status_text(status: u16) -> String {
     let reason = reqwest::StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
@@ -228,6 +319,9 @@ impl Checker for Engine {
     }
 
     async fn check(&self, monitor: &Monitor) -> Result<CheckOutcome, InvalidMonitor> {
+        if monitor.job_type == ClientJobType::Portal {
+            return self.check_portal(monitor).await;
+        }
         let plan = self.plan(monitor)?;
         Ok(self.check_page(plan, monitor).await)
     }

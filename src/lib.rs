@@ -31,6 +31,7 @@
 //! - [`validate`]: a monitor checked and compiled before any fetch.
 //! - [`fetch`]: the downloaders, behind the [`fetch::Fetcher`] trait, and the network policy.
 //! - [`extract`]: HTML5 parsing, XPath 1.0, rendered text, regex: from page to value.
+//! - [`crawl`]: the Portal crawler: link following, scope, filters, dedup, rate limits.
 //! - [`diff`]: word-level diffs between values.
 //! - [`engine`]: the [`Engine`] that runs checks, configured with [`EngineBuilder`].
 //! - `testing` (feature `testing`): a fixture HTTP server for regression suites.
@@ -38,6 +39,7 @@
 #![warn(missing_docs)]
 
 pub mod check;
+pub mod crawl;
 pub mod diff;
 pub mod engine;
 pub mod extract;
@@ -48,7 +50,8 @@ pub mod model;
 pub mod testing;
 pub mod validate;
 
-pub use check::{CheckOutcome, Checker, Timings};
+pub use check::{CheckOutcome, Checker, CrawlReport, Timings};
+pub use crawl::{CrawlEvent, CrawlSettings, CrawlStream, CrawledPage, Progress};
 pub use engine::{BuildError, Engine, EngineBuilder};
 pub use model::Monitor;
 pub use validate::{FieldError, InvalidMonitor};

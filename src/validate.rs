@@ -5,7 +5,7 @@
 use crate::extract::Extractor;
 use crate::extract::xpath::XPath;
 use crate::filter::{UrlFilterSet, UrlMatcher};
-use crate::model::{ClientJobType, LocationCode, Monitor, UrlFilterValue};
+use crate::model::{LocationCode, Monitor, UrlFilterValue};
 use regex::Regex;
 use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -56,7 +56,6 @@ pub(crate) struct Plan {
     pub extractor: Extractor,
     /// Lower-case location whose proxy to use.
     pub proxy: Option<String>,
-    pub job_type: ClientJobType,
     pub crawling_depth: u8,
     pub url_filter: UrlFilterSet,
 }
@@ -117,7 +116,6 @@ pub(crate) fn compile(
                 body: monitor.body.clone(),
                 extractor: Extractor::new(xpath, exclude, regex),
                 proxy,
-                job_type: monitor.job_type,
                 crawling_depth: u8::try_from(depth).unwrap_or(2),
                 url_filter,
             })
