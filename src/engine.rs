@@ -39,6 +39,8 @@ pub struct EngineBuilder {
     http: HttpSettings,
     proxies: BTreeMap<String, String>,
     crawl: CrawlSettings,
+    #[cfg(feature = "chrome")]
+    render: crate::render::RenderSettings,
 }
 
 impl EngineBuilder {
@@ -122,6 +124,22 @@ impl EngineBuilder {
         self
     }
 
+    /// How monitors with `dynamicContent` are rendered (feature `chrome`). The navigation
+    /// timeout is the fetch's total timeout.
+    #[cfg(feature = "chrome")]
+    pub fn render_settings(mut self, settings: crate::render::RenderSettings) -> Self {
+        self.render = settings;
+        self
+    }
+
+    /// The Chromium executable to render with (feature `chrome`); else `CHROME_PATH`, else the
+    /// usual Debian locations.
+    #[cfg(feature = "chrome")]
+    pub fn chrome_path(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.render.chrome_path = Some(path.into());
+        self
+    }
+
     /// Builds the engine.
     pub fn build(self) -> Result<Engine, BuildError> {
         for (location, url) in &self.proxies {
@@ -136,6 +154,13 @@ impl EngineBuilder {
                 });
             }
         }
+        #[cfg(feature = "chrome")]
+        let renderer = {
+            let mut render = self.render;
+            render.navigation_timeout = self.http.total_timeout;
+            render.max_html_bytes = self.http.max_body_bytes;
+            crate::render::Renderer::new(render, self.http.policy.clone(), self.proxies.clone())
+        };
         let fetcher = HttpFetcher::new(self.http, &self.proxies)
             .map_err(|e| BuildError::Http(e.to_string()))?;
         Ok(Engine {
@@ -143,6 +168,8 @@ impl EngineBuilder {
                 fetcher: Arc::new(fetcher),
                 proxy_locations: self.proxies.keys().cloned().collect(),
                 crawl: self.crawl,
+                #[cfg(feature = "chrome")]
+                renderer,
             }),
         })
     }
@@ -159,6 +186,8 @@ struct Inner {
     fetcher: Arc<HttpFetcher>,
     proxy_locations: Vec<String>,
     crawl: CrawlSettings,
+    #[cfg(feature = "chrome")]
+    renderer: crate::render::Renderer,
 }
 
 impl Engine {
@@ -177,8 +206,44 @@ impl Engine {
     /// finish. Must be called inside a tokio runtime; dropping the stream stops the crawl.
     pub fn crawl(&self, monitor: &Monitor) -> Result<CrawlStream, InvalidMonitor> {
         let plan = self.plan(monitor)?;
-        let fetcher: Arc<dyn Fetcher> = self.inner.fetcher.clone();
+        let fetcher = self.fetcher_for(monitor, &plan)?;
         Ok(crawl::start(plan, monitor, fetcher, &self.inner.crawl))
+    }
+
+    /// The shared browser (feature `chrome`), for inspection and shutdown.
+    #[cfg(feature = "chrome")]
+    pub fn renderer(&self) -> &crate::render::Renderer {
+        &self.inner.renderer
+    }
+
+    /// The plain HTTP fetcher, or for `dynamicContent` a new render session (one isolation
+    /// domain: its cookies and storage are its own, and go when it is dropped).
+    fn fetcher_for(
+        &self,
+        monitor: &Monitor,
+        plan: &Plan,
+    ) -> Result<Arc<dyn Fetcher>, InvalidMonitor> {
+        if !monitor.dynamic_content {
+            return Ok(self.inner.fetcher.clone());
+        }
+        #[cfg(feature = "chrome")]
+        {
+            let options = crate::render::SessionOptions {
+                proxy: plan.proxy.clone(),
+                scroll: monitor.scroll_page,
+            };
+            Ok(Arc::new(self.inner.renderer.session(options)))
+        }
+        #[cfg(not(feature = "chrome"))]
+        {
+            let _ = plan;
+            Err(InvalidMonitor {
+                errors: vec![crate::validate::FieldError {
+                    field: "dynamicContent".into(),
+                    message: "this build of wachet has no browser (feature `chrome`)".into(),
+                }],
+            })
+        }
     }
 
     /// Runs a whole crawl and gathers it into one outcome: the monitor's value is the sorted,
@@ -231,7 +296,12 @@ impl Engine {
         validate::compile(monitor, &self.inner.proxy_locations)
     }
 
-    async fn check_page(&self, plan: Plan, monitor: &Monitor) -> CheckOutcome {
+    async fn check_page(
+        &self,
+        plan: Plan,
+        monitor: &Monitor,
+    ) -> Result<CheckOutcome, InvalidMonitor> {
+        let fetcher = self.fetcher_for(monitor, &plan)?;
         let started = Instant::now();
         let at = Utc::now();
         let request = FetchRequest {
@@ -241,11 +311,14 @@ impl Engine {
             body: plan.body,
             proxy: plan.proxy,
         };
-        let page = match self.inner.fetcher.fetch(&request).await {
+        let fetched = fetcher.fetch(&request).await;
+        // A render session ends with its check; its context goes with it.
+        drop(fetcher);
+        let page = match fetched {
             Ok(page) => page,
             Err(err) => {
                 let total = started.elapsed();
-                return CheckOutcome {
+                return Ok(CheckOutcome {
                     data: ClientData::failure(at, err.to_string()),
                     status: None,
                     final_url: None,
@@ -257,7 +330,7 @@ impl Engine {
                     },
                     raw_html: None,
                     crawl: None,
-                };
+                });
             }
         };
         let fetch_time = started.elapsed();
@@ -287,7 +360,7 @@ impl Engine {
             Ok(raw) => ClientData::value(at, raw),
             Err(err) => ClientData::failure(at, err),
         };
-        CheckOutcome {
+        Ok(CheckOutcome {
             data,
             status: Some(status),
             final_url: Some(url.to_string()),
@@ -299,7 +372,7 @@ impl Engine {
             },
             raw_html,
             crawl: None,
-        }
+        })
     }
 }
 
@@ -323,6 +396,6 @@ impl Checker for Engine {
             return self.check_portal(monitor).await;
         }
         let plan = self.plan(monitor)?;
-        Ok(self.check_page(plan, monitor).await)
+        self.check_page(plan, monitor).await
     }
 }

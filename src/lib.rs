@@ -46,6 +46,8 @@ pub mod extract;
 pub mod fetch;
 pub mod filter;
 pub mod model;
+#[cfg(feature = "chrome")]
+pub mod render;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod validate;
@@ -55,3 +57,8 @@ pub use crawl::{CrawlEvent, CrawlSettings, CrawlStream, CrawledPage, Progress};
 pub use engine::{BuildError, Engine, EngineBuilder};
 pub use model::Monitor;
 pub use validate::{FieldError, InvalidMonitor};
+
+/// The README's examples run as doc tests, so the README cannot drift from the code.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

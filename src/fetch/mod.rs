@@ -117,6 +117,9 @@ pub enum FetchError {
     /// The body could not be read or decompressed.
     #[error("the response could not be read: {0}")]
     Body(String),
+    /// Rendering in the browser failed.
+    #[error("{0}")]
+    Render(String),
     /// Any other failure of the request.
     #[error("the request failed: {0}")]
     Other(String),

@@ -7,7 +7,7 @@ use clap::Args;
 use std::process::ExitCode;
 use std::time::Duration;
 use wachet::model::HeaderPair;
-use wachet::{Checker, Engine, Monitor};
+use wachet::{Checker, Engine, EngineBuilder, Monitor};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -34,17 +34,25 @@ pub struct CheckArgs {
     /// Seconds the fetch may take, body included.
     #[arg(long, default_value_t = 30.0)]
     timeout: f64,
+    /// Render the page with headless Chromium first (dynamicContent).
+    #[arg(long)]
+    dynamic: bool,
+    /// With --dynamic: scroll to the bottom until the page stops growing (scrollPage).
+    #[arg(long, requires = "dynamic")]
+    scroll: bool,
     /// Print one ClientData JSON object instead of the value.
     #[arg(long)]
     json: bool,
 }
 
 pub async fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
-    let engine = engine(args.timeout)?;
+    let engine = local_engine(args.timeout)?.build()?;
     let mut monitor = Monitor::new(args.url);
     monitor.x_path = args.xpath;
     monitor.exclude_x_path = args.exclude_xpath;
     monitor.regex = args.regex;
+    monitor.dynamic_content = args.dynamic;
+    monitor.scroll_page = args.scroll;
     monitor.method = Some(args.method);
     monitor.body = args.body;
     monitor.headers = Some(parse_headers(&args.headers)?);
@@ -71,8 +79,8 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The engine for local use: private networks allowed, the given timeout.
-pub(crate) fn engine(timeout_secs: f64) -> anyhow::Result<Engine> {
+/// The engine settings for local use: private networks allowed, the given timeout.
+pub(crate) fn local_engine(timeout_secs: f64) -> anyhow::Result<EngineBuilder> {
     let timeout = Duration::try_from_secs_f64(timeout_secs)
         .ok()
         .filter(|t| !t.is_zero())
@@ -82,8 +90,7 @@ pub(crate) fn engine(timeout_secs: f64) -> anyhow::Result<Engine> {
     Ok(Engine::builder()
         .allow_private_networks(true)
         .total_timeout(timeout)
-        .connect_timeout(timeout.min(Duration::from_secs(10)))
-        .build()?)
+        .connect_timeout(timeout.min(Duration::from_secs(10))))
 }
 
 pub(crate) fn parse_headers(raw: &[String]) -> anyhow::Result<Vec<HeaderPair>> {

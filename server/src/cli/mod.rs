@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch. Each subcommand has its own module.
 
 mod check;
+mod crawl;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -17,11 +18,14 @@ pub struct Cli {
 enum Command {
     /// Checks one page once and prints its value.
     Check(check::CheckArgs),
+    /// Crawls a site from a start page (a Portal check) and prints each page.
+    Crawl(crawl::CrawlArgs),
 }
 
 /// Runs the command; the exit code says how it went.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check(args) => check::run(args).await,
+        Command::Crawl(args) => crawl::run(args).await,
     }
 }

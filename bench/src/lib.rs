@@ -1,0 +1,6 @@
+//! Crawl benchmarks of wachet against spider: a deterministic site generator ([`site`]), a
+//! static server run as a separate process, both crawlers and the `compare` driver
+//! ([`harness`]). Used by the `wachet-bench` binary and the `crawl_vs_spider` criterion bench.
+
+pub mod harness;
+pub mod site;

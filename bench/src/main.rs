@@ -1,0 +1,74 @@
+//! `wachet-bench`: crawl wachet and spider side by side on a generated static site.
+//!
+//! ```text
+//! wachet-bench generate DIR N                          write an N-page site to DIR
+//! wachet-bench serve DIR PORT                          serve DIR on 127.0.0.1:PORT (Rust fallback server)
+//! wachet-bench crawl-wachet URL MAXPAGES CONCURRENCY   crawl with wachet, print one JSON line
+//! wachet-bench crawl-spider URL MAXPAGES CONCURRENCY   crawl with spider, print one JSON line
+//! wachet-bench compare [--pages N] [--runs R] [--server nginx|rust] [--concurrency C] [--only wachet|spider]
+//! ```
+//!
+//! `compare` generates the site in a temporary directory, serves it with nginx (or, without
+//! nginx, with `serve` in a child process), runs each crawler `R` times as a child process,
+//! alternating, and prints the medians, the ratio and the peak RSS (VmHWM) of each.
+
+use wachet_bench::{harness, site};
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage:\n  wachet-bench generate DIR N\n  wachet-bench serve DIR PORT\n  \
+         wachet-bench crawl-wachet URL MAXPAGES CONCURRENCY\n  \
+         wachet-bench crawl-spider URL MAXPAGES CONCURRENCY\n  \
+         wachet-bench compare [--pages N] [--runs R] [--server nginx|rust] [--concurrency C] \
+         [--only wachet|spider]"
+    );
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(mode) = args.first() else {
+        return usage();
+    };
+    let rest = &args[1..];
+    let result = match (mode.as_str(), rest) {
+        ("generate", [dir, n]) => match n.parse() {
+            Ok(n) => site::generate(&PathBuf::from(dir), n)
+                .map(|s| {
+                    eprintln!("wrote {} pages (fan-out {}) to {dir}", s.pages, s.fanout);
+                })
+                .map_err(|e| e.to_string()),
+            Err(_) => return usage(),
+        },
+        ("serve", [dir, port]) => match port.parse() {
+            Ok(port) => harness::serve(PathBuf::from(dir), port),
+            Err(_) => return usage(),
+        },
+        ("crawl-wachet" | "crawl-spider", [url, max, conc]) => {
+            let (Ok(max), Ok(conc)) = (max.parse(), conc.parse()) else {
+                return usage();
+            };
+            let crawler = if mode == "crawl-wachet" {
+                harness::Crawler::Wachet
+            } else {
+                harness::Crawler::Spider
+            };
+            harness::crawl_and_report(crawler, url, max, conc)
+        }
+        ("compare", opts) => match harness::CompareOptions::parse(opts) {
+            Some(options) => harness::compare(&options),
+            None => return usage(),
+        },
+        _ => return usage(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("wachet-bench: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! `wachet crawl`: one Portal crawl from a start URL. Pages print as they finish (one JSON
+//! object per line with `--json`); a progress bar runs on stderr when it is a terminal. Exits 0
+//! when the crawl ran, even if some pages failed; 2 on invalid input.
+
+use super::check::{local_engine, parse_headers};
+use clap::Args;
+use futures::StreamExt;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+use wachet::model::{ClientJobType, UrlFilter, UrlFilterType, UrlFilterValue};
+use wachet::{CrawlEvent, Monitor};
+
+#[derive(Debug, Args)]
+pub struct CrawlArgs {
+    /// The start page (http or https).
+    url: String,
+    /// Hops of links to follow from the start page (1 to 3).
+    #[arg(long, default_value_t = 2)]
+    depth: i32,
+    /// Follow only links containing this text (repeatable; any one must match).
+    #[arg(long = "include", value_name = "TEXT")]
+    include: Vec<String>,
+    /// Follow only links matching this regex (repeatable; with --include, any one must match).
+    #[arg(long = "include-regex", value_name = "REGEX")]
+    include_regex: Vec<String>,
+    /// Do not follow links containing this text (repeatable).
+    #[arg(long = "exclude", value_name = "TEXT")]
+    exclude: Vec<String>,
+    /// Do not follow links matching this regex (repeatable).
+    #[arg(long = "exclude-regex", value_name = "REGEX")]
+    exclude_regex: Vec<String>,
+    /// Follow links to other hosts too.
+    #[arg(long)]
+    all_domains: bool,
+    /// Keep non-HTML pages (their value is type, length and SHA-256).
+    #[arg(long)]
+    binary: bool,
+    /// Leave out pages answering with HTTP status 400 or above.
+    #[arg(long)]
+    ignore_invalid: bool,
+    /// Most pages to visit.
+    #[arg(long, default_value_t = 500)]
+    max_pages: usize,
+    /// XPath 1.0 expression selecting each page's value.
+    #[arg(long)]
+    xpath: Option<String>,
+    /// XPath 1.0 expression selecting content to leave out of each page's value.
+    #[arg(long)]
+    exclude_xpath: Option<String>,
+    /// Regular expression applied to each page's value.
+    #[arg(long)]
+    regex: Option<String>,
+    /// A request header for every page, 'Name: value'; repeatable.
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    headers: Vec<String>,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 16)]
+    concurrency: usize,
+    /// Requests per second per host (0 = no limit).
+    #[arg(long, default_value_t = 10)]
+    per_host_rps: u32,
+    /// Requests in flight per host (0 = no limit).
+    #[arg(long, default_value_t = 4)]
+    per_host_concurrency: usize,
+    /// Seconds each page's fetch may take.
+    #[arg(long, default_value_t = 30.0)]
+    timeout: f64,
+    /// Render the page with headless Chromium first (dynamicContent).
+    #[arg(long)]
+    dynamic: bool,
+    /// With --dynamic: scroll to the bottom until the page stops growing (scrollPage).
+    #[arg(long, requires = "dynamic")]
+    scroll: bool,
+    /// Print one JSON object per page per line.
+    #[arg(long)]
+    json: bool,
+}
+
+fn filters(contains: &[String], regexes: &[String]) -> Option<Vec<UrlFilterValue>> {
+    let values: Vec<UrlFilterValue> = contains
+        .iter()
+        .map(|f| (f, UrlFilterType::Contains))
+        .chain(regexes.iter().map(|f| (f, UrlFilterType::Regex)))
+        .map(|(filter, kind)| UrlFilterValue {
+            filter: Some(filter.clone()),
+            kind,
+        })
+        .collect();
+    (!values.is_empty()).then_some(values)
+}
+
+pub async fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
+    let engine = local_engine(args.timeout)?
+        .max_pages(args.max_pages)
+        .crawl_concurrency(args.concurrency)
+        .per_host_rps(args.per_host_rps)
+        .per_host_concurrency(args.per_host_concurrency)
+        .build()?;
+    let mut monitor = Monitor::new(args.url);
+    monitor.job_type = ClientJobType::Portal;
+    monitor.crawling_depth = Some(args.depth);
+    monitor.url_filter = Some(UrlFilter {
+        include: filters(&args.include, &args.include_regex),
+        exclude: filters(&args.exclude, &args.exclude_regex),
+    });
+    monitor.crawl_pages_from_all_domains = args.all_domains;
+    monitor.crawl_binary_content = args.binary;
+    monitor.ignore_invalid_pages = args.ignore_invalid;
+    monitor.x_path = args.xpath;
+    monitor.exclude_x_path = args.exclude_xpath;
+    monitor.regex = args.regex;
+    monitor.dynamic_content = args.dynamic;
+    monitor.scroll_page = args.scroll;
+    monitor.headers = Some(parse_headers(&args.headers)?);
+
+    let mut stream = match engine.crawl(&monitor) {
+        Ok(stream) => stream,
+        Err(invalid) => {
+            for e in &invalid.errors {
+                eprintln!("error: {}: {}", e.field, e.message);
+            }
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    });
+    let started = std::time::Instant::now();
+    let mut out = std::io::stdout().lock();
+    while let Some(event) = stream.next().await {
+        match event {
+            CrawlEvent::Page { page, progress } => {
+                if args.json {
+                    let line = serde_json::json!({
+                        "url": page.url,
+                        "depth": page.depth,
+                        "status": page.status,
+                        "data": page.data,
+                    });
+                    writeln!(out, "{line}")?;
+                } else {
+                    let status = page.status.map_or("---".to_string(), |s| s.to_string());
+                    let summary = match (&page.data.raw, &page.data.error) {
+                        (_, Some(err)) => format!("error: {err}"),
+                        (Some(raw), None) => {
+                            raw.lines().next().unwrap_or("").chars().take(80).collect()
+                        }
+                        (None, None) => String::new(),
+                    };
+                    writeln!(out, "{} {status} {}\t{summary}", page.depth, page.url)?;
+                }
+                if let Some(bar) = &bar {
+                    let rate = progress.done as f64 / started.elapsed().as_secs_f64().max(0.001);
+                    bar.set_message(format!(
+                        "{} done, {} queued, {} failed, {rate:.0} pages/s",
+                        progress.done, progress.queued, progress.failed
+                    ));
+                }
+            }
+            CrawlEvent::Finished(summary) => {
+                if let Some(bar) = &bar {
+                    bar.finish_and_clear();
+                }
+                let p = summary.progress;
+                eprintln!(
+                    "{} pages ({} failed) in {:.2} s{}",
+                    p.done,
+                    p.failed,
+                    summary.elapsed.as_secs_f64(),
+                    if summary.budget_reached {
+                        ", page budget reached"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

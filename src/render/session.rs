@@ -1,0 +1,234 @@
+//! A render session: the isolation domain of one check (or one whole Portal crawl). It has its
+//! own browser context (cookies, storage and cache of nobody else) whose traffic leaves through
+//! its own egress proxy, and it reuses its tabs from page to page. It is a [`Fetcher`], so the
+//! engine and the crawler use it exactly like the plain HTTP fetcher.
+
+use super::browser::Live;
+use super::egress::Egress;
+use super::tab::{COMMAND_TIMEOUT, Tab, TabError};
+use super::{RenderError, RendererInner};
+use crate::fetch::{FetchError, FetchRequest, FetchedPage, Fetcher};
+use async_trait::async_trait;
+use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
+use chromiumoxide::cdp::browser_protocol::target::CreateBrowserContextParams;
+use std::sync::Arc;
+
+/// What a session renders with.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Location whose upstream proxy the session's traffic goes through.
+    pub proxy: Option<String>,
+    /// Scroll each page to the bottom until it stops growing (`scrollPage`).
+    pub scroll: bool,
+}
+
+struct Context {
+    live: Arc<Live>,
+    id: BrowserContextId,
+    egress: Egress,
+    idle: Vec<Tab>,
+}
+
+/// A render session; see the module docs. Close it with [`RenderSession::close`]; dropping it
+/// also releases its context, in the background.
+pub struct RenderSession {
+    renderer: Arc<RendererInner>,
+    options: SessionOptions,
+    context: tokio::sync::Mutex<Option<Context>>,
+}
+
+impl RenderSession {
+    pub(crate) fn new(renderer: Arc<RendererInner>, options: SessionOptions) -> Self {
+        renderer
+            .sessions
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        RenderSession {
+            renderer,
+            options,
+            context: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Makes sure the session has a live context, (re)creating it on a (re)launched browser.
+    async fn ensure_context(&self, slot: &mut Option<Context>) -> Result<(), RenderError> {
+        if slot.as_ref().is_some_and(|c| c.live.is_alive()) {
+            return Ok(());
+        }
+        *slot = None;
+        let live = self.renderer.browser().await?;
+        let upstream = match &self.options.proxy {
+            Some(location) => Some(
+                self.renderer
+                    .proxies
+                    .get(location)
+                    .and_then(|u| url::Url::parse(u).ok())
+                    .ok_or_else(|| {
+                        RenderError::Launch(format!("no proxy for location {location}"))
+                    })?,
+            ),
+            None => None,
+        };
+        let egress = Egress::start(self.renderer.policy.clone(), upstream)
+            .await
+            .map_err(|e| RenderError::Launch(format!("cannot start the egress proxy: {e}")))?;
+        let params = CreateBrowserContextParams::builder()
+            .proxy_server(egress.url())
+            // Without this Chromium sends loopback requests around the proxy.
+            .proxy_bypass_list("<-loopback>")
+            .dispose_on_detach(true)
+            .build();
+        let id = match tokio::time::timeout(
+            COMMAND_TIMEOUT,
+            live.browser.create_browser_context(params),
+        )
+        .await
+        {
+            Ok(Ok(id)) => id,
+            Ok(Err(e)) => {
+                live.mark_dead();
+                return Err(RenderError::Launch(format!(
+                    "cannot create a browser context: {e}"
+                )));
+            }
+            Err(_) => {
+                live.mark_dead();
+                return Err(RenderError::Launch(
+                    "creating a browser context timed out".into(),
+                ));
+            }
+        };
+        *slot = Some(Context {
+            live,
+            id,
+            egress,
+            idle: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// An idle tab of this session, or a new one.
+    async fn take_tab(&self) -> Result<(Tab, Arc<Live>), TabError> {
+        let mut slot = self.context.lock().await;
+        self.ensure_context(&mut slot)
+            .await
+            .map_err(|e| TabError::BrowserGone(e.to_string()))?;
+        let Some(context) = slot.as_mut() else {
+            return Err(TabError::BrowserGone("no browser context".into()));
+        };
+        if let Some(tab) = context.idle.pop() {
+            return Ok((tab, context.live.clone()));
+        }
+        let tab = Tab::open(&context.live.browser, &context.id, &self.renderer.settings).await?;
+        Ok((tab, context.live.clone()))
+    }
+
+    async fn give_back(&self, tab: Tab, live: &Arc<Live>) {
+        let mut slot = self.context.lock().await;
+        match slot.as_mut() {
+            Some(context)
+                if Arc::ptr_eq(&context.live, live) && self.renderer.settings.reuse_tabs =>
+            {
+                context.idle.push(tab);
+            }
+            _ => {
+                drop(slot);
+                tab.close().await;
+            }
+        }
+    }
+
+    fn refusal(&self, slot: &Option<Context>) -> Option<FetchError> {
+        slot.as_ref()
+            .and_then(|c| c.egress.last_refusal())
+            .map(FetchError::Refused)
+    }
+
+    /// Renders one request, retrying once after a crashed tab or a dead browser.
+    pub async fn render(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError> {
+        let _permit = self.renderer.acquire_tab().await?;
+        let mut last = FetchError::Render("rendering failed".into());
+        for _attempt in 0..2 {
+            let (tab, live) = match self.take_tab().await {
+                Ok(pair) => pair,
+                Err(TabError::BrowserGone(reason)) => {
+                    self.renderer.forget_browser().await;
+                    last = FetchError::Render(format!("the browser failed: {reason}"));
+                    continue;
+                }
+                Err(TabError::Crashed) => continue,
+                Err(TabError::Page { error, .. }) => return Err(error),
+            };
+            let result = tab
+                .render(request, &self.renderer.settings, self.options.scroll)
+                .await;
+            match result {
+                Ok(page) => {
+                    self.give_back(tab, &live).await;
+                    return Ok(page);
+                }
+                Err(TabError::Crashed) => {
+                    tab.close().await;
+                    last = FetchError::Render("the page crashed the browser tab".into());
+                }
+                Err(TabError::BrowserGone(reason)) => {
+                    drop(tab);
+                    live.mark_dead();
+                    self.renderer.forget_browser().await;
+                    last = FetchError::Render(format!("the browser failed: {reason}"));
+                }
+                Err(TabError::Page { error, discard }) => {
+                    if discard {
+                        tab.close().await;
+                    } else {
+                        self.give_back(tab, &live).await;
+                    }
+                    // A navigation that failed because the egress refused it says so.
+                    let slot = self.context.lock().await;
+                    return Err(self.refusal(&slot).unwrap_or(error));
+                }
+            }
+            if !live.is_alive() {
+                self.renderer.forget_browser().await;
+            }
+        }
+        Err(last)
+    }
+
+    /// Releases the session's browser context, closing its tabs.
+    pub async fn close(self) {
+        let context = self.context.lock().await.take();
+        if let Some(context) = context {
+            dispose(context).await;
+        }
+    }
+}
+
+async fn dispose(context: Context) {
+    let Context { live, id, idle, .. } = context;
+    drop(idle);
+    let dispose = live.browser.dispose_browser_context(id);
+    let _ = tokio::time::timeout(COMMAND_TIMEOUT, dispose).await;
+    drop(live);
+}
+
+impl Drop for RenderSession {
+    fn drop(&mut self) {
+        self.renderer
+            .sessions
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+        self.renderer.touch();
+        let context = self.context.get_mut().take();
+        if let Some(context) = context
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            handle.spawn(dispose(context));
+        }
+    }
+}
+
+#[async_trait]
+impl Fetcher for RenderSession {
+    async fn fetch(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError> {
+        self.render(request).await
+    }
+}

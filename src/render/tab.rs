@@ -1,0 +1,427 @@
+//! One browser tab and one render in it: navigate with the monitor's request applied to the
+//! main document, wait until the DOM is quiet, scroll when asked, serialize the DOM. Images,
+//! fonts and media (and stylesheets, when set) are refused through Fetch-domain patterns on the
+//! tab; JavaScript dialogs are dismissed; a crash is noticed.
+
+use super::{RenderSettings, scripts};
+use crate::fetch::{FetchError, FetchRequest, FetchedPage};
+use base64::Engine as _;
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    ContinueRequestParams, EnableParams, EventRequestPaused, FailRequestParams, HeaderEntry,
+    RequestPattern, RequestStage,
+};
+use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
+use chromiumoxide::cdp::browser_protocol::network::{
+    ErrorReason, EventResponseReceived, ResourceType,
+};
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventJavascriptDialogOpening, HandleJavaScriptDialogParams, NavigateParams,
+};
+use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
+use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
+use futures::StreamExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::task::JoinHandle;
+
+/// Time allowed for one short DevTools command (create a tab, enable a domain, ...).
+pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What went wrong in a tab, and so what to do with it.
+#[derive(Debug)]
+pub(crate) enum TabError {
+    /// The tab's renderer crashed: replace the tab, retry once.
+    Crashed,
+    /// The browser stopped answering: relaunch, retry once.
+    BrowserGone(String),
+    /// The page failed; the tab may be wedged (`discard`), the error is the check's.
+    Page { error: FetchError, discard: bool },
+}
+
+/// The monitor's request, applied to the first main-frame document request.
+struct MainRequest {
+    method: String,
+    headers: Vec<(String, String)>,
+    body: Option<String>,
+}
+
+#[derive(Default)]
+struct TabState {
+    main_request: Mutex<Option<MainRequest>>,
+    /// Status, URL and MIME type of the latest main-frame document response.
+    response: Mutex<Option<(u16, String, String)>>,
+    crashed: AtomicBool,
+}
+
+/// A tab with its event listeners.
+pub(crate) struct Tab {
+    page: Page,
+    state: Arc<TabState>,
+    listeners: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Tab {
+    fn drop(&mut self) {
+        for l in &self.listeners {
+            l.abort();
+        }
+    }
+}
+
+async fn within<T, E: std::fmt::Display>(
+    what: &str,
+    limit: Duration,
+    fut: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, TabError> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(TabError::BrowserGone(format!("{what}: {e}"))),
+        Err(_) => Err(TabError::BrowserGone(format!(
+            "{what}: no answer within {} s",
+            limit.as_secs()
+        ))),
+    }
+}
+
+impl Tab {
+    /// Opens a tab in `context` with its interception and listeners.
+    pub async fn open(
+        browser: &chromiumoxide::Browser,
+        context: &BrowserContextId,
+        settings: &RenderSettings,
+    ) -> Result<Tab, TabError> {
+        let params = CreateTargetParams::builder()
+            .url("about:blank")
+            .browser_context_id(context.clone())
+            .build()
+            .map_err(TabError::BrowserGone)?;
+        let page = within("opening a tab", COMMAND_TIMEOUT, browser.new_page(params)).await?;
+        let mut blocked = vec![ResourceType::Image, ResourceType::Font, ResourceType::Media];
+        if settings.block_stylesheets {
+            blocked.push(ResourceType::Stylesheet);
+        }
+        let patterns: Vec<RequestPattern> = blocked
+            .iter()
+            .chain([ResourceType::Document].iter())
+            .map(|t| RequestPattern {
+                url_pattern: Some("*".into()),
+                resource_type: Some(t.clone()),
+                request_stage: Some(RequestStage::Request),
+            })
+            .collect();
+        let state = Arc::new(TabState::default());
+        let mut listeners = Vec::new();
+
+        let paused = within(
+            "listening to requests",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventRequestPaused>(),
+        )
+        .await?;
+        let (p, s) = (page.clone(), state.clone());
+        listeners.push(tokio::spawn(async move {
+            let mut paused = paused;
+            while let Some(event) = paused.next().await {
+                let _ = answer_paused(&p, &s, &event, &blocked).await;
+            }
+        }));
+
+        let responses = within(
+            "listening to responses",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventResponseReceived>(),
+        )
+        .await?;
+        let (main_frame, s) = (page.target_id().as_ref().to_string(), state.clone());
+        listeners.push(tokio::spawn(async move {
+            let mut responses = responses;
+            while let Some(event) = responses.next().await {
+                let is_main = event
+                    .frame_id
+                    .as_ref()
+                    .is_some_and(|f| f.as_ref() == main_frame);
+                if event.r#type == ResourceType::Document && is_main {
+                    let r = &event.response;
+                    let status = u16::try_from(r.status).unwrap_or(0);
+                    if let Ok(mut slot) = s.response.lock() {
+                        *slot = Some((status, r.url.clone(), r.mime_type.clone()));
+                    }
+                }
+            }
+        }));
+
+        let dialogs = within(
+            "listening to dialogs",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventJavascriptDialogOpening>(),
+        )
+        .await?;
+        let p = page.clone();
+        listeners.push(tokio::spawn(async move {
+            let mut dialogs = dialogs;
+            while dialogs.next().await.is_some() {
+                let dismiss = p.execute(HandleJavaScriptDialogParams::new(false));
+                let _ = tokio::time::timeout(COMMAND_TIMEOUT, dismiss).await;
+            }
+        }));
+
+        let crashes = within(
+            "listening to crashes",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventTargetCrashed>(),
+        )
+        .await?;
+        let s = state.clone();
+        listeners.push(tokio::spawn(async move {
+            let mut crashes = crashes;
+            if crashes.next().await.is_some() {
+                s.crashed.store(true, Ordering::Release);
+            }
+        }));
+
+        let enable = EnableParams {
+            patterns: Some(patterns),
+            handle_auth_requests: None,
+        };
+        within(
+            "enabling interception",
+            COMMAND_TIMEOUT,
+            page.execute(enable),
+        )
+        .await?;
+        Ok(Tab {
+            page,
+            state,
+            listeners,
+        })
+    }
+
+    /// Renders one request. `nav_timeout` bounds the navigation.
+    pub async fn render(
+        &self,
+        request: &FetchRequest,
+        settings: &RenderSettings,
+        scroll: bool,
+    ) -> Result<FetchedPage, TabError> {
+        let started = Instant::now();
+        let headers = request
+            .headers
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        if let Ok(mut slot) = self.state.main_request.lock() {
+            *slot = Some(MainRequest {
+                method: request.method.to_string(),
+                headers,
+                body: request.body.clone(),
+            });
+        }
+        if let Ok(mut slot) = self.state.response.lock() {
+            *slot = None;
+        }
+
+        let navigate = self.page.goto(NavigateParams::new(request.url.as_str()));
+        match tokio::time::timeout(settings.navigation_timeout, navigate).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => {
+                self.check_crash()?;
+                return Err(TabError::Page {
+                    error: FetchError::Render(navigation_error(&e.to_string())),
+                    discard: false,
+                });
+            }
+            Err(_) => {
+                self.check_crash()?;
+                return Err(TabError::Page {
+                    error: FetchError::Render(format!(
+                        "the page did not finish loading within {} s",
+                        settings.navigation_timeout.as_secs_f64()
+                    )),
+                    discard: true,
+                });
+            }
+        }
+        self.check_crash()?;
+
+        let quiet = ms(settings.quiet);
+        let max = ms(settings.max_settle);
+        self.eval(&scripts::settle(quiet, max), settings).await?;
+        if scroll {
+            for _ in 0..settings.max_scrolls {
+                let heights = self
+                    .eval(&scripts::scroll_once(quiet, max), settings)
+                    .await?;
+                let grew = heights
+                    .as_array()
+                    .and_then(|h| Some(h.get(1)?.as_f64()? > h.first()?.as_f64()?))
+                    .unwrap_or(false);
+                if !grew {
+                    break;
+                }
+            }
+        }
+        let limit = settings.max_html_bytes;
+        let serialized = self.eval(&scripts::serialize(limit), settings).await?;
+        if let Some(len) = serialized.get("tooLarge").and_then(|v| v.as_u64()) {
+            return Err(TabError::Page {
+                error: FetchError::Render(format!(
+                    "the rendered page is larger than {limit} bytes ({len} characters)"
+                )),
+                discard: true,
+            });
+        }
+        let html = serialized
+            .get("html")
+            .and_then(|v| v.as_str())
+            .unwrap_or("")
+            .to_string();
+        let response = self.state.response.lock().ok().and_then(|r| r.clone());
+        let Some((status, final_url, mime)) = response else {
+            return Err(TabError::Page {
+                error: FetchError::Render("the page gave no document response".into()),
+                discard: false,
+            });
+        };
+        let url = url::Url::parse(&final_url).unwrap_or_else(|_| request.url.clone());
+        let content_type = if mime.contains("html") || mime.is_empty() {
+            "text/html; charset=utf-8".to_string()
+        } else {
+            mime
+        };
+        Ok(FetchedPage {
+            url,
+            status,
+            content_type: Some(content_type),
+            body: bytes::Bytes::from(html),
+            elapsed: started.elapsed(),
+        })
+    }
+
+    fn check_crash(&self) -> Result<(), TabError> {
+        if self.state.crashed.load(Ordering::Acquire) {
+            return Err(TabError::Crashed);
+        }
+        Ok(())
+    }
+
+    /// Evaluates `expr` (awaiting a promise) within the settle bound.
+    async fn eval(
+        &self,
+        expr: &str,
+        settings: &RenderSettings,
+    ) -> Result<serde_json::Value, TabError> {
+        let params = EvaluateParams::builder()
+            .expression(expr)
+            .await_promise(true)
+            .return_by_value(true)
+            .build()
+            .map_err(TabError::BrowserGone)?;
+        let limit = settings.max_settle + Duration::from_secs(5);
+        match tokio::time::timeout(limit, self.page.evaluate_expression(params)).await {
+            Ok(Ok(result)) => Ok(result.value().cloned().unwrap_or(serde_json::Value::Null)),
+            Ok(Err(e)) => {
+                self.check_crash()?;
+                Err(TabError::Page {
+                    error: FetchError::Render(format!("the page's script failed: {e}")),
+                    discard: true,
+                })
+            }
+            Err(_) => {
+                self.check_crash()?;
+                Err(TabError::Page {
+                    error: FetchError::Render(format!(
+                        "the page did not respond within {} s (a script that never yields?)",
+                        limit.as_secs()
+                    )),
+                    discard: true,
+                })
+            }
+        }
+    }
+
+    /// Closes the tab (its renderer goes with it).
+    pub async fn close(self) {
+        let page = self.page.clone();
+        drop(self);
+        let _ = tokio::time::timeout(COMMAND_TIMEOUT, page.close()).await;
+    }
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Chromium's net error names are terse; say what they mean.
+fn navigation_error(raw: &str) -> String {
+    let lower = raw.to_ascii_lowercase();
+    if lower.contains("err_tunnel_connection_failed") || lower.contains("err_proxy") {
+        "the page could not be reached (refused or unreachable)".into()
+    } else if lower.contains("err_connection_refused") {
+        "could not connect: connection refused".into()
+    } else if lower.contains("err_name_not_resolved") {
+        "could not resolve the host name".into()
+    } else if lower.contains("err_too_many_redirects") {
+        "too many redirects".into()
+    } else {
+        format!("navigation failed: {raw}")
+    }
+}
+
+/// Continues, changes or refuses one paused request.
+async fn answer_paused(
+    page: &Page,
+    state: &TabState,
+    event: &EventRequestPaused,
+    blocked: &[ResourceType],
+) -> Result<(), chromiumoxide::error::CdpError> {
+    let id = event.request_id.clone();
+    if blocked.contains(&event.resource_type) {
+        page.execute(FailRequestParams::new(id, ErrorReason::BlockedByClient))
+            .await?;
+        return Ok(());
+    }
+    let is_main = event.resource_type == ResourceType::Document
+        && event.frame_id.as_ref() == page.target_id().as_ref();
+    let main = if is_main {
+        state.main_request.lock().ok().and_then(|mut m| m.take())
+    } else {
+        None
+    };
+    let mut params = ContinueRequestParams::new(id);
+    if let Some(main) = main {
+        let mut headers: Vec<HeaderEntry> = Vec::new();
+        if let Some(original) = event.request.headers.inner().as_object() {
+            for (name, value) in original {
+                let overridden = main
+                    .headers
+                    .iter()
+                    .any(|(k, _)| k.eq_ignore_ascii_case(name));
+                if !overridden {
+                    headers.push(HeaderEntry::new(name.clone(), value.as_str().unwrap_or("")));
+                }
+            }
+        }
+        for (name, value) in main.headers {
+            headers.push(HeaderEntry::new(name, value));
+        }
+        params.headers = Some(headers);
+        params.method = Some(main.method);
+        if let Some(body) = main.body {
+            params.post_data = Some(
+                base64::engine::general_purpose::STANDARD
+                    .encode(body.as_bytes())
+                    .into(),
+            );
+        }
+    }
+    page.execute(params).await?;
+    Ok(())
+}
