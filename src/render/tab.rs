@@ -233,6 +233,9 @@ impl Tab {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => {
                 self.check_crash()?;
+                if is_connection_error(&e) {
+                    return Err(TabError::BrowserGone(e.to_string()));
+                }
                 return Err(TabError::Page {
                     error: FetchError::Render(navigation_error(&e.to_string())),
                     discard: false,
@@ -329,6 +332,9 @@ impl Tab {
             Ok(Ok(result)) => Ok(result.value().cloned().unwrap_or(serde_json::Value::Null)),
             Ok(Err(e)) => {
                 self.check_crash()?;
+                if is_connection_error(&e) {
+                    return Err(TabError::BrowserGone(e.to_string()));
+                }
                 Err(TabError::Page {
                     error: FetchError::Render(format!("the page's script failed: {e}")),
                     discard: true,
@@ -353,6 +359,15 @@ impl Tab {
         drop(self);
         let _ = tokio::time::timeout(COMMAND_TIMEOUT, page.close()).await;
     }
+}
+
+/// Errors that mean the connection to the browser is gone, not that the page failed.
+fn is_connection_error(e: &chromiumoxide::error::CdpError) -> bool {
+    use chromiumoxide::error::CdpError;
+    matches!(
+        e,
+        CdpError::Ws(_) | CdpError::Io(_) | CdpError::ChannelSendError(_) | CdpError::NoResponse
+    )
 }
 
 fn ms(d: Duration) -> u64 {

@@ -1,0 +1,483 @@
+//! Dynamic content against a real headless Chromium and real servers on loopback.
+//!
+//! These tests need Chromium. Without it they fail when `CI` is set (CI must install it) and are
+//! skipped, loudly, on a developer machine.
+
+use futures::StreamExt;
+use std::net::Ipv4Addr;
+use std::sync::Mutex;
+use std::time::Duration;
+use wachet::model::{ClientJobType, HeaderPair};
+use wachet::testing::{FixtureServer, Reply};
+use wachet::{Checker, Engine, Monitor};
+
+/// One browser at a time: the machine has two cores, and timing bounds must hold.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn have_chromium() -> bool {
+    let found = std::env::var_os("CHROME_PATH").is_some()
+        || [
+            "/usr/lib/chromium/chromium",
+            "/usr/bin/chromium",
+            "/usr/bin/google-chrome",
+        ]
+        .iter()
+        .any(|p| std::path::Path::new(p).is_file());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "Chromium is missing but CI is set: .ci/run must install it"
+        );
+        eprintln!("SKIPPED: no Chromium installed (apt-get install chromium)");
+    }
+    found
+}
+
+fn engine() -> Engine {
+    Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap()
+}
+
+fn dynamic(url: String) -> Monitor {
+    let mut m = Monitor::new(url);
+    m.dynamic_content = true;
+    m
+}
+
+const JS_LIST: &str = r#"<!doctype html><html><body style="height:1500px"><h1>Shop</h1><ul id=list></ul>
+<script>
+let n = 0;
+function add(k) { for (let i = 0; i < k; i++) { const li = document.createElement('li'); li.textContent = 'item ' + (++n); document.getElementById('list').appendChild(li); } }
+setTimeout(() => add(3), 150);
+window.addEventListener('scroll', () => { if (n < 30) setTimeout(() => { add(3); document.body.style.height = (1500 + n * 100) + 'px'; }, 50); });
+</script></body></html>"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn script_inserted_content_is_rendered() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !have_chromium() {
+        return;
+    }
+    let server = FixtureServer::builder()
+        .page("/list", JS_LIST)
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    let mut m = dynamic(server.url("/list"));
+    m.x_path = Some("//li".into());
+    let outcome = engine.check(&m).await.unwrap();
+    assert_eq!(
+        outcome.value(),
+        Some("item 1\nitem 2\nitem 3"),
+        "{outcome:?}"
+    );
+    assert_eq!(outcome.status, Some(200));
+    // The plain path sees no items.
+    m.dynamic_content = false;
+    assert_eq!(
+        engine.check(&m).await.unwrap().error(),
+        Some("xPath matched nothing")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scrolling_loads_more_items() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !have_chromium() {
+        return;
+    }
+    let server = FixtureServer::builder()
+        .page("/list", JS_LIST)
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    let mut m = dynamic(server.url("/list"));
+    m.x_path = Some("count(//li)".into());
+    let without = engine.check(&m).await.unwrap();
+    m.scroll_page = true;
+    let with = engine.check(&m).await.unwrap();
+    let count = |o: &wachet::CheckOutcome| o.value().unwrap_or("0").parse::<u32>().unwrap();
+    assert_eq!(count(&without), 3);
+    assert!(count(&with) > count(&without), "{with:?}");
+    assert!(count(&with) <= 33);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_monitors_request_reaches_the_server_and_assets_are_blocked() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !have_chromium() {
+        return;
+    }
+    let server = FixtureServer::builder()
+        .page(
+            "/form",
+            "<p>posted</p><img src=/pic.png><script src=/app.js></script>",
+        )
+        .reply(
+            "/pic.png",
+            Reply::new(200)
+                .header("content-type", "image/png")
+                .body("png"),
+        )
+        .reply(
+            "/app.js",
+            Reply::new(200)
+                .header("content-type", "text/javascript")
+                .body("1;"),
+        )
+        .start()
+        .await
+        .unwrap();
+    let mut m = dynamic(server.url("/form"));
+    m.method = Some("POST".into());
+    m.body = Some("a=1&b=2".into());
+    m.headers = Some(vec![
+        HeaderPair::new("X-Wachet-Test", "yes"),
+        HeaderPair::new("Content-Type", "application/x-www-form-urlencoded"),
+    ]);
+    let outcome = engine().check(&m).await.unwrap();
+    assert_eq!(outcome.value(), Some("posted"), "{outcome:?}");
+    let requests = server.requests();
+    let main = requests.iter().find(|r| r.path == "/form").unwrap();
+    assert_eq!(main.method, "POST");
+    assert_eq!(&main.body[..], b"a=1&b=2");
+    assert_eq!(main.header("x-wachet-test"), Some("yes"));
+    assert_eq!(server.hits("/app.js"), 1, "scripts load");
+    assert_eq!(server.hits("/pic.png"), 0, "images are not downloaded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_errors_are_reported_like_the_static_path() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !have_chromium() {
+        return;
+    }
+    let server = FixtureServer::builder()
+        .reply("/gone", Reply::html("<p>Not here</p>").status(404))
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    let mut m = dynamic(server.url("/gone"));
+    let outcome = engine.check(&m).await.unwrap();
+    assert_eq!(outcome.error(), Some("HTTP 404 Not Found"));
+    assert_eq!(outcome.status, Some(404));
+    m.ignore_invalid_pages = true;
+    assert_eq!(engine.check(&m).await.unwrap().value(), Some("Not here"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_never_finishes_is_an_error_within_the_bound() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !have_chromium() {
+        return;
+    }
+    let server = FixtureServer::builder()
+        .reply("/stall", Reply::html("<p>partial").never_finish())
+        .page("/ok", "<p>fine</p>")
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(Duration::from_secs(3))
+        .build()
+        .unwrap();
+    let outcome = engine.check(&dynamic(server.url("/stall"))).await.unwrap();
+    assert_eq!(
+        outcome.error(),
+        Some("the page did not finish loading within 3 s"),
+        "{outcome:?}"
+    );
+    // The pool is healthy afterwards.
+    let ok = engine.check(&dynamic(server.url("/ok"))).await.unwrap();
+    assert_eq!(ok.value(), Some("fine"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_pages_give_errors_and_leave_the_pool_healthy() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !have_chromium() {
+        return;
+    }
+    let huge_dom = "<script>const b = document.body || document.documentElement; \
+        const s = 'x'.repeat(1024 * 1024); for (let i = 0; i < 50; i++) { const p = document.createElement('p'); p.textContent = s; b.appendChild(p); }</script>";
+    let server = FixtureServer::builder()
+        .page("/loop", "<p>before</p><script>setTimeout(() => { while (true) {} }, 0)</script>")
+        .page("/popups", "<p>popups</p><script>for (let i = 0; i < 1000; i++) { window.open('/popups'); } alert('hi'); alert('again'); confirm('sure?');</script>")
+        .page("/huge", huge_dom)
+        .page("/away", "<p>away</p><script>setTimeout(() => { location.href = '/away?' + Math.random(); }, 20)</script>")
+        .page("/ok", "<p>fine</p>")
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    let loop_outcome = engine.check(&dynamic(server.url("/loop"))).await.unwrap();
+    assert!(loop_outcome.error().is_some(), "{loop_outcome:?}");
+
+    let popups = engine.check(&dynamic(server.url("/popups"))).await.unwrap();
+    assert_eq!(popups.value(), Some("popups"), "{popups:?}");
+    assert!(
+        server.hits("/popups") < 10,
+        "popups are blocked: {}",
+        server.hits("/popups")
+    );
+
+    let huge = engine.check(&dynamic(server.url("/huge"))).await.unwrap();
+    // Either the size cap or the render bound stops it, depending on how long layout takes.
+    let error = huge.error().unwrap_or_default();
+    assert!(
+        error.starts_with("the rendered page is larger than 10485760 bytes")
+            || error.starts_with("the page did not respond within"),
+        "{huge:?}"
+    );
+
+    let away = engine.check(&dynamic(server.url("/away"))).await.unwrap();
+    assert!(
+        away.value() == Some("away") || away.error().is_some(),
+        "{away:?}"
+    );
+
+    let ok = engine.check(&dynamic(server.url("/ok"))).await.unwrap();
+    assert_eq!(ok.value(), Some("fine"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn monitors_never_share_cookies() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !have_chromium() {
+        return;
+    }
+    let page = "<p id=c></p><script>document.getElementById('c').textContent = 'cookies:' + document.cookie; \
+                document.cookie = 'seen=1; path=/'; localStorage.setItem('k', 'v');</script>";
+    let server = FixtureServer::builder()
+        .page("/a", page)
+        .reply(
+            "/b",
+            Reply::html(page).header("set-cookie", "server=2; Path=/"),
+        )
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    let mut a = dynamic(server.url("/a"));
+    a.x_path = Some("//p".into());
+    let mut b = dynamic(server.url("/b"));
+    b.x_path = Some("//p".into());
+    assert_eq!(
+        engine.check(&b).await.unwrap().value(),
+        Some("cookies:server=2")
+    );
+    assert_eq!(engine.check(&a).await.unwrap().value(), Some("cookies:"));
+    assert_eq!(engine.check(&a).await.unwrap().value(), Some("cookies:"));
+    for r in server.requests() {
+        assert_eq!(r.header("cookie"), None, "{} sent a cookie", r.path);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_network_policy_holds_for_every_request_of_the_page() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !have_chromium() {
+        return;
+    }
+    let inside = FixtureServer::builder()
+        .ip(Ipv4Addr::new(127, 0, 0, 2))
+        .page("/secret", "<p>secret</p>")
+        .start()
+        .await
+        .unwrap();
+    let secret = inside.url("/secret");
+    let page = format!(
+        "<p>outside</p><script src='{secret}?script'></script><iframe src='{secret}?frame'></iframe>\
+         <script>fetch('{secret}?fetch').catch(() => {{}}); new Image().src = '{secret}?img';</script>"
+    );
+    let outside = FixtureServer::builder()
+        .page("/page", page)
+        .reply("/jump", Reply::redirect(secret.clone()))
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_network("127.0.0.1/32".parse().unwrap())
+        .total_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let mut m = dynamic(outside.url("/page"));
+    m.x_path = Some("//p".into());
+    let outcome = engine.check(&m).await.unwrap();
+    assert_eq!(outcome.value(), Some("outside"), "{outcome:?}");
+    let redirected = engine.check(&dynamic(outside.url("/jump"))).await.unwrap();
+    let error = redirected.error().unwrap_or_default();
+    assert!(
+        error.contains("refused to connect to 127.0.0.2"),
+        "{redirected:?}"
+    );
+    assert!(inside.requests().is_empty(), "{:?}", inside.requests());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_page_app_is_crawled_from_its_rendered_links() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !have_chromium() {
+        return;
+    }
+    let shell = |name: &str, links: &[&str]| {
+        let anchors: String = links
+            .iter()
+            .map(|l| format!("const a{0} = document.createElement('a'); a{0}.href = '/{1}'; a{0}.textContent = '{1}'; document.body.appendChild(a{0});", l.replace('-', "_"), l))
+            .collect();
+        format!(
+            "<title>{name}</title><h1>{name}</h1><script>setTimeout(() => {{ {anchors} }}, 100);</script>"
+        )
+    };
+    let server = FixtureServer::builder()
+        .page("/", shell("home", &["one", "two"]))
+        .page("/one", shell("one", &["three"]))
+        .page("/two", shell("two", &["one"]))
+        .page("/three", shell("three", &[]))
+        .start()
+        .await
+        .unwrap();
+    let mut m = dynamic(server.url("/"));
+    m.job_type = ClientJobType::Portal;
+    m.crawling_depth = Some(2);
+    m.x_path = Some("//h1".into());
+    let engine = engine();
+    let mut stream = engine.crawl(&m).unwrap();
+    let mut found = Vec::new();
+    while let Some(event) = stream.next().await {
+        if let wachet::CrawlEvent::Page { page, .. } = event {
+            found.push((page.url.clone(), page.depth, page.data.raw.clone()));
+        }
+    }
+    found.sort();
+    let base = server.url("");
+    assert_eq!(
+        found,
+        vec![
+            (format!("{base}/"), 0, Some("home".to_string())),
+            (format!("{base}/one"), 1, Some("one".to_string())),
+            (format!("{base}/three"), 2, Some("three".to_string())),
+            (format!("{base}/two"), 1, Some("two".to_string())),
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_browser_is_relaunched_and_the_check_succeeds() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !have_chromium() {
+        return;
+    }
+    let server = FixtureServer::builder()
+        .page("/warm", "<p>warm</p>")
+        .reply(
+            "/slow",
+            Reply::html("<p>slow but fine</p>").delay(Duration::from_secs(2)),
+        )
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    engine.check(&dynamic(server.url("/warm"))).await.unwrap();
+    let first = engine.renderer().browser_pid().expect("a browser runs");
+    let checking = {
+        let engine = engine.clone();
+        let m = dynamic(server.url("/slow"));
+        tokio::spawn(async move { engine.check(&m).await })
+    };
+    // Kill it while the check waits on the slow page.
+    while server.hits("/slow") == 0 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(first).unwrap()),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let outcome = checking.await.unwrap().unwrap();
+    assert_eq!(outcome.value(), Some("slow but fine"), "{outcome:?}");
+    let second = engine.renderer().browser_pid().expect("relaunched");
+    assert_ne!(first, second);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_chromium_process_or_profile_outlives_the_engine() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !have_chromium() {
+        return;
+    }
+    let server = FixtureServer::builder()
+        .page("/", "<p>x</p>")
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    engine.check(&dynamic(server.url("/"))).await.unwrap();
+    let pid = engine.renderer().browser_pid().expect("a browser runs");
+    let group: Vec<u32> = processes_in_group(pid);
+    assert!(
+        group.len() > 1,
+        "Chromium runs several processes: {group:?}"
+    );
+    let profile = profile_dir(pid).expect("the browser has a profile");
+    drop(engine);
+    let mut left = group.clone();
+    for _ in 0..100 {
+        left.retain(|p| is_running(*p));
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(left.is_empty(), "still running: {left:?}");
+    assert!(
+        !std::path::Path::new(&profile).exists(),
+        "{profile} is left"
+    );
+}
+
+/// Processes (not zombies) whose process group is `pgid`.
+fn processes_in_group(pgid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Some((state, group)) = stat(pid)
+            && group == pgid
+            && state != 'Z'
+        {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn is_running(pid: u32) -> bool {
+    matches!(stat(pid), Some((state, _)) if state != 'Z' && state != 'X')
+}
+
+/// State and process group from /proc/PID/stat.
+fn stat(pid: u32) -> Option<(char, u32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = text.rsplit_once(')')?.1;
+    let mut fields = after.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let _ppid = fields.next()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((state, pgrp))
+}
+
+fn profile_dir(pid: u32) -> Option<String> {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    String::from_utf8_lossy(&cmdline)
+        .split('\0')
+        .find_map(|a| a.strip_prefix("--user-data-dir=").map(str::to_string))
+}
