@@ -766,16 +766,23 @@ async fn the_stream_reports_pages_as_events_with_consistent_progress() {
     assert_eq!(urls, expected);
     assert_eq!(events[0].0.depth, 0, "the start page comes first");
     let mut failed = 0;
-    let mut last_depth = 0;
+    let mut reported: BTreeSet<String> = BTreeSet::new();
     for (i, (page, progress)) in events.iter().enumerate() {
         if page.data.error.is_some() {
             failed += 1;
         }
         assert_eq!(progress.done, i + 1, "{}", page.url);
         assert_eq!(progress.failed, failed, "{}", page.url);
-        // Levels are crawled in turn.
-        assert!(page.depth >= last_depth, "{} out of level order", page.url);
-        last_depth = page.depth;
+        // Levels overlap (a slow page must not hold others back), but a page is never reported
+        // before the page it was found on.
+        if let Some(parent) = &page.found_on {
+            assert!(
+                reported.contains(parent),
+                "{} came before {parent}",
+                page.url
+            );
+        }
+        reported.insert(page.url.clone());
     }
     assert_eq!(failed, 2);
     assert_eq!(summary.progress.done, events.len());
@@ -1158,4 +1165,108 @@ async fn a_slow_host_does_not_stall_the_others() {
     }
     // One at a time on the slow host: its pages finish in link order.
     assert!(slow_positions.windows(2).all(|w| w[0] < w[1]), "{order:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_host_does_not_stall_the_next_level_of_others() {
+    // The slow host's depth-1 page takes 1.5 s; meanwhile the fast host's depth-2 page, whose
+    // depth is already certain, is fetched. Its own links (depth 3) wait, because the slow
+    // page might still link them at depth 2.
+    let fast = FixtureServer::builder()
+        .ip(Ipv4Addr::new(127, 0, 0, 2))
+        .page("/f1.html", "<a href=/f2.html>f2</a>")
+        .page("/f2.html", "<a href=/f3.html>f3</a>")
+        .page("/f3.html", "<h1>f3</h1>")
+        .start()
+        .await
+        .unwrap();
+    let slow = FixtureServer::builder()
+        .page(
+            "/",
+            format!(
+                "<a href=/s1.html>s1</a><a href=\"{}\">f1</a>",
+                fast.url("/f1.html")
+            ),
+        )
+        .reply(
+            "/s1.html",
+            Reply::html("<h1>s1</h1>").delay(Duration::from_millis(1500)),
+        )
+        .start()
+        .await
+        .unwrap();
+    let mut monitor = portal(slow.url("/"), 3);
+    monitor.crawl_pages_from_all_domains = true;
+    let (events, _) = drain(engine().crawl(&monitor).unwrap()).await;
+    let order: Vec<String> = events.iter().map(|(p, _)| p.url.clone()).collect();
+    let at = |url: String| order.iter().position(|u| *u == url).unwrap();
+    assert!(
+        at(fast.url("/f2.html")) < at(slow.url("/s1.html")),
+        "{order:#?}"
+    );
+    let f3 = events
+        .iter()
+        .find(|(p, _)| p.url == fast.url("/f3.html"))
+        .unwrap();
+    assert_eq!(f3.0.depth, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_start_page_is_reported_even_with_invalid_pages_ignored() {
+    let server = FixtureServer::builder()
+        .reply("/", Reply::html("<a href=/a.html>a</a>").status(404))
+        .start()
+        .await
+        .unwrap();
+    let mut monitor = portal(server.url("/"), 2);
+    monitor.ignore_invalid_pages = true;
+    let outcome = check(&engine(), &monitor).await;
+    assert_eq!(outcome.error(), Some("HTTP 404 Not Found"));
+    assert_eq!(outcome.status, Some(404));
+    assert_eq!(pages(&outcome).len(), 1);
+    assert_eq!(server.hits("/a.html"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_page_redirecting_to_another_site_crawls_that_site() {
+    let target = FixtureServer::builder()
+        .ip(Ipv4Addr::new(127, 0, 0, 2))
+        .page("/home.html", "<a href=/next.html>next</a>")
+        .page("/next.html", "<h1>next</h1>")
+        .start()
+        .await
+        .unwrap();
+    let start = FixtureServer::builder()
+        .reply("/", Reply::redirect(target.url("/home.html")))
+        .start()
+        .await
+        .unwrap();
+    let outcome = check(&engine(), &portal(start.url("/"), 2)).await;
+    assert_eq!(
+        crawled(&outcome),
+        [start.url("/"), target.url("/next.html")]
+    );
+    assert_eq!(target.hits("/next.html"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_target_found_later_is_not_fetched_again() {
+    let server = FixtureServer::builder()
+        .page("/", "<a href=/go>go</a>")
+        .reply("/go", Reply::redirect("/target.html"))
+        .page("/target.html", "<a href=/deeper.html>deeper</a>")
+        .page("/deeper.html", "<a href=/target.html>back</a>")
+        .start()
+        .await
+        .unwrap();
+    let outcome = check(&engine(), &portal(server.url("/"), 3)).await;
+    assert_eq!(server.hits("/target.html"), 1);
+    assert_eq!(
+        crawled(&outcome),
+        [
+            server.url("/"),
+            server.url("/deeper.html"),
+            server.url("/go")
+        ]
+    );
 }

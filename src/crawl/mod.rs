@@ -18,10 +18,11 @@ use crate::fetch::{FetchRequest, Fetcher};
 use crate::model::ClientData;
 use crate::validate::Plan;
 use futures::channel::mpsc;
-use futures::{SinkExt, Stream};
+use futures::{FutureExt, SinkExt, Stream};
 use page::{PageJob, PageWork, Pending};
 use scheduler::{Limits, Scheduler};
 use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -158,6 +159,7 @@ pub(crate) fn start(
         all_domains: monitor.crawl_pages_from_all_domains,
         strip_tracking: settings.strip_tracking_params,
         max_url_len: settings.max_url_len,
+        redirected_site: std::sync::OnceLock::new(),
         headers: plan.headers,
         proxy: plan.proxy,
     });
@@ -190,94 +192,129 @@ struct Coordinator {
     sender: mpsc::Sender<CrawlEvent>,
 }
 
+/// What a worker hands back, whatever happened to it.
+struct Finished {
+    host: String,
+    depth: u8,
+    url: Arc<str>,
+    work: Option<PageWork>,
+}
+
 impl Coordinator {
+    /// Crawls without a barrier between levels. A finished page's links get depth d + 1 only
+    /// once every page of depth < d has finished: then every URL of depth <= d is known, so
+    /// each new URL's depth is its shortest distance. Until then its links wait in `deferred`,
+    /// while pages already known keep being fetched, so a slow host holds back only the links
+    /// that might still be found closer to the start.
     async fn run(mut self, start: Pending) {
         let began = Instant::now();
+        let levels = usize::from(self.max_depth) + 2;
         let mut seen: HashSet<String> = HashSet::new();
         seen.insert(start.url.as_str().to_string());
         let mut progress = Progress::default();
         let mut budget_reached = false;
-        let mut level = vec![start];
-        let mut depth = 0u8;
-        while !level.is_empty() {
-            let follow = depth < self.max_depth;
-            let mut next: Vec<Pending> = Vec::new();
-            let mut scheduler = Scheduler::new(self.limits);
-            for pending in level.drain(..) {
-                scheduler.push(pending);
-            }
-            let mut tasks: JoinSet<(String, PageWork, u8, Arc<str>)> = JoinSet::new();
-            loop {
-                let wake = loop {
-                    match scheduler.next() {
-                        Ok((key, pending)) => {
-                            let job = self.job.clone();
-                            let url: Arc<str> = Arc::from(pending.url.as_str());
-                            let depth = pending.depth;
-                            tasks.spawn(async move {
-                                let work = page::crawl_page(job, pending, follow).await;
-                                (key, work, depth, url)
-                            });
-                        }
-                        Err(wake) => break wake,
+        let mut outstanding = vec![0usize; levels];
+        let mut deferred: Vec<Vec<(Vec<url::Url>, Arc<str>)>> = vec![Vec::new(); levels];
+        let mut scheduler = Scheduler::new(self.limits);
+        outstanding[0] = 1;
+        scheduler.push(start);
+        let mut tasks: JoinSet<Finished> = JoinSet::new();
+        loop {
+            let wake = loop {
+                match scheduler.next() {
+                    Ok((host, pending)) => {
+                        let job = self.job.clone();
+                        let follow = pending.depth < self.max_depth;
+                        let depth = pending.depth;
+                        let url: Arc<str> = Arc::from(pending.url.as_str());
+                        tasks.spawn(async move {
+                            // A panic in one page must not lose the page's place in the count.
+                            let work = AssertUnwindSafe(page::crawl_page(job, pending, follow))
+                                .catch_unwind()
+                                .await
+                                .ok();
+                            Finished {
+                                host,
+                                depth,
+                                url,
+                                work,
+                            }
+                        });
                     }
-                };
-                progress.queued = scheduler.queued() + next.len();
-                if scheduler.in_flight() == 0 && scheduler.queued() == 0 {
-                    break;
+                    Err(wake) => break wake,
                 }
-                let joined = match wake {
-                    Some(at) if scheduler.in_flight() == 0 => {
-                        tokio::time::sleep_until(at.into()).await;
-                        continue;
-                    }
-                    Some(at) => {
-                        tokio::select! {
-                            joined = tasks.join_next() => joined,
-                            () = tokio::time::sleep_until(at.into()) => continue,
-                        }
-                    }
-                    None => tasks.join_next().await,
-                };
-                let Some(joined) = joined else {
-                    break;
-                };
-                let Ok((key, work, page_depth, url)) = joined else {
-                    // A worker panicked; its host slot is lost only for this level.
+            };
+            if scheduler.in_flight() == 0 && scheduler.queued() == 0 {
+                break;
+            }
+            let joined = match wake {
+                Some(at) if scheduler.in_flight() == 0 => {
+                    tokio::time::sleep_until(at.into()).await;
                     continue;
-                };
-                scheduler.finished(&key);
-                for link in work.links {
-                    if seen.contains(link.as_str()) {
-                        continue;
-                    }
-                    if seen.len() >= self.max_pages {
-                        budget_reached = true;
-                        break;
-                    }
-                    seen.insert(link.as_str().to_string());
-                    next.push(Pending {
-                        url: link,
-                        depth: page_depth + 1,
-                        found_on: Some(url.clone()),
-                        request: None,
-                    });
                 }
-                if let Some(page) = work.page {
-                    progress.done += 1;
-                    if page.data.error.is_some() {
-                        progress.failed += 1;
+                Some(at) => {
+                    tokio::select! {
+                        joined = tasks.join_next() => joined,
+                        () = tokio::time::sleep_until(at.into()) => continue,
                     }
-                    progress.queued = scheduler.queued() + next.len();
-                    let event = CrawlEvent::Page { page, progress };
-                    if self.sender.send(event).await.is_err() {
-                        // Nobody listens any more: stop; dropping the JoinSet aborts the workers.
-                        return;
+                }
+                None => tasks.join_next().await,
+            };
+            let Some(Ok(finished)) = joined else {
+                // Tasks catch their panics, so this is only a cancelled task at shutdown.
+                continue;
+            };
+            scheduler.finished(&finished.host);
+            let depth = usize::from(finished.depth);
+            outstanding[depth] = outstanding[depth].saturating_sub(1);
+            let work = finished.work.unwrap_or_else(|| PageWork {
+                page: None,
+                links: Vec::new(),
+                final_url: None,
+            });
+            if let Some(final_url) = &work.final_url {
+                // A redirect target is not fetched again when a link to it turns up later.
+                seen.insert(final_url.as_str().to_string());
+            }
+            if !work.links.is_empty() {
+                deferred[depth].push((work.links, finished.url.clone()));
+            }
+            for level in 0..levels - 1 {
+                if outstanding[..level].iter().any(|&n| n > 0) {
+                    break;
+                }
+                for (links, parent) in std::mem::take(&mut deferred[level]) {
+                    for link in links {
+                        if seen.contains(link.as_str()) {
+                            continue;
+                        }
+                        if seen.len() >= self.max_pages {
+                            budget_reached = true;
+                            break;
+                        }
+                        seen.insert(link.as_str().to_string());
+                        outstanding[level + 1] += 1;
+                        scheduler.push(Pending {
+                            url: link,
+                            depth: finished_depth(level),
+                            found_on: Some(parent.clone()),
+                            request: None,
+                        });
                     }
                 }
             }
-            level = next;
-            depth += 1;
+            if let Some(page) = work.page {
+                progress.done += 1;
+                if page.data.error.is_some() {
+                    progress.failed += 1;
+                }
+                progress.queued = scheduler.queued();
+                let event = CrawlEvent::Page { page, progress };
+                if self.sender.send(event).await.is_err() {
+                    // Nobody listens any more: stop; dropping the JoinSet aborts the workers.
+                    return;
+                }
+            }
         }
         progress.queued = 0;
         let summary = CrawlSummary {
@@ -287,4 +324,9 @@ impl Coordinator {
         };
         let _ = self.sender.send(CrawlEvent::Finished(summary)).await;
     }
+}
+
+/// The depth of a link found on a page of depth `level`.
+fn finished_depth(level: usize) -> u8 {
+    u8::try_from(level + 1).unwrap_or(u8::MAX)
 }

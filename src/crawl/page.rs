@@ -26,6 +26,8 @@ pub(crate) struct PageJob {
     pub start_site: String,
     pub strip_tracking: bool,
     pub max_url_len: usize,
+    /// The site the start page redirected to, which is in scope too.
+    pub redirected_site: std::sync::OnceLock<String>,
     pub headers: reqwest::header::HeaderMap,
     pub proxy: Option<String>,
 }
@@ -40,10 +42,12 @@ pub(crate) struct Pending {
     pub request: Option<FetchRequest>,
 }
 
-/// The worker's answer: the page (unless left out) and the links to consider.
+/// The worker's answer: the page (unless left out), the links to consider, and where a
+/// redirect ended when that is another URL.
 pub(crate) struct PageWork {
     pub page: Option<CrawledPage>,
     pub links: Vec<Url>,
+    pub final_url: Option<Url>,
 }
 
 pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: Pending, follow: bool) -> PageWork {
@@ -68,11 +72,23 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: Pending, follow: bool
             return PageWork {
                 page: Some(page(ClientData::failure(at, err.to_string()), None)),
                 links: Vec::new(),
+                final_url: None,
             };
         }
     };
+    let start = pending.depth == 0;
+    let final_url = (fetched.url != pending.url)
+        .then(|| normalize::normalize(fetched.url.clone(), job.strip_tracking))
+        .flatten();
+    if start && final_url.is_some() {
+        let site = normalize::site_of(&fetched.url).to_string();
+        if site != job.start_site {
+            let _ = job.redirected_site.set(site);
+        }
+    }
+    // The start page is always reported: a Portal whose start page fails has failed.
     if fetched.status >= 400 {
-        let kept = (!job.ignore_invalid_pages).then(|| {
+        let kept = (start || !job.ignore_invalid_pages).then(|| {
             page(
                 ClientData::failure(at, crate::engine::status_text(fetched.status)),
                 Some(&fetched),
@@ -81,10 +97,11 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: Pending, follow: bool
         return PageWork {
             page: kept,
             links: Vec::new(),
+            final_url,
         };
     }
     if !is_html(&fetched) {
-        let kept = job.binary.then(|| {
+        let kept = (start || job.binary).then(|| {
             page(
                 ClientData::value(at, binary_value(&fetched)),
                 Some(&fetched),
@@ -93,6 +110,7 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: Pending, follow: bool
         return PageWork {
             page: kept,
             links: Vec::new(),
+            final_url,
         };
     }
     let big = fetched.body.len() > INLINE_PARSE_LIMIT;
@@ -108,6 +126,7 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: Pending, follow: bool
                         None,
                     )),
                     links: Vec::new(),
+                    final_url,
                 };
             }
         }
@@ -121,6 +140,7 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: Pending, follow: bool
     PageWork {
         page: Some(page(data, Some(&fetched))),
         links,
+        final_url,
     }
 }
 
@@ -153,8 +173,11 @@ fn analyse_html(
 impl PageJob {
     /// Whether a discovered link is in scope and passes the monitor's filters.
     fn allows(&self, url: &Url) -> bool {
+        let site = normalize::site_of(url);
         url.as_str().len() <= self.max_url_len
-            && (self.all_domains || normalize::site_of(url) == self.start_site)
+            && (self.all_domains
+                || site == self.start_site
+                || self.redirected_site.get().is_some_and(|s| s == site))
             && self.filter.allows(url.as_str())
     }
 }

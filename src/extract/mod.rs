@@ -142,7 +142,7 @@ fn remove_selected(doc: &mut Html, exclude: &XPath) -> Result<(), ExtractError> 
         }
     }
     // Highest index first, so earlier indexes stay valid while removing.
-    attributes.sort_unstable_by(|a, b| b.1.cmp(&a.1));
+    attributes.sort_unstable_by_key(|a| std::cmp::Reverse(a.1));
     for (id, index) in attributes {
         if let Some(mut node) = doc.tree.get_mut(id)
             && let Node::Element(el) = node.value()
