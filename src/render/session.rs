@@ -164,6 +164,16 @@ impl RenderSession {
             match result {
                 Ok(page) => {
                     self.give_back(tab, &live).await;
+                    // The egress answers a refused plain-http request with its own 403; report
+                    // the refusal, not the status it stood in for.
+                    if page.status == 403 {
+                        let slot = self.context.lock().await;
+                        if let Some(refused) = slot.as_ref().and_then(|c| c.egress.last_refusal())
+                            && page.url.host_str() == Some(refused.host.as_str())
+                        {
+                            return Err(FetchError::Refused(refused));
+                        }
+                    }
                     return Ok(page);
                 }
                 Err(TabError::Crashed) => {

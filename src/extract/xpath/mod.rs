@@ -1,48 +1,160 @@
-//! TEMPORARY interface stub; replaced by the XPath 1.0 evaluator.
-#![allow(missing_docs, dead_code)]
-use ego_tree::NodeRef;
-use scraper::{Html, Node};
+//! XPath 1.0 over scraper's HTML5 tree: the public face of the evaluator.
+//! This file owns the API the engine codes against (`XPath`, `Value`,
+//! `XNode`, `XPathError`); lexing, parsing, the tree model, evaluation and
+//! the function library live in the sibling files. Node-sets handed out are
+//! in document order without duplicates; attribute nodes follow their
+//! element, in the order of the element's `attrs` vector.
 
-#[derive(Debug, Clone)]
-pub struct XPath;
+mod ast;
+mod eval;
+mod functions;
+mod lexer;
+mod nav;
+mod parser;
+mod value;
+
+use std::fmt;
+
+/// A compiled XPath 1.0 expression, reusable across documents and threads.
+#[derive(Clone)]
+pub struct XPath {
+    expr: ast::Expr,
+    source: String,
+}
+
+impl fmt::Debug for XPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("XPath")
+            .field("source", &self.source)
+            .finish()
+    }
+}
+
 impl XPath {
+    /// Compiles an XPath 1.0 expression.
+    ///
+    /// Fails on syntax errors, unknown functions, wrong arities, static type
+    /// errors (such as `count('a')`), variable references, namespace
+    /// prefixes, expressions over 10,000 characters and nesting deeper than
+    /// 128 levels. The error position is a 0-based character offset.
     pub fn compile(expr: &str) -> Result<XPath, XPathError> {
-        Err(XPathError {
-            message: format!("unsupported {expr}"),
-            position: 0,
+        Ok(XPath {
+            expr: parser::parse(expr)?,
+            source: expr.to_string(),
         })
     }
-    pub fn evaluate<'a>(&self, _doc: &'a Html) -> Result<Value<'a>, XPathError> {
-        Ok(Value::Boolean(false))
+
+    /// The expression text this was compiled from.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Evaluates with the document node as context node (position 1, size 1).
+    pub fn evaluate<'a>(&self, doc: &'a scraper::Html) -> Result<Value<'a>, XPathError> {
+        eval::Evaluator::new(doc.tree.root()).evaluate(&self.expr)
     }
 }
+
+/// The result of an evaluation: one of the four XPath 1.0 types.
+#[derive(Debug, Clone)]
 pub enum Value<'a> {
+    /// A node-set, in document order without duplicates.
     Nodes(Vec<XNode<'a>>),
+    /// A string.
     String(String),
+    /// An IEEE 754 double.
     Number(f64),
+    /// A boolean.
     Boolean(bool),
 }
+
 impl Value<'_> {
+    /// XPath 1.0 `string()` conversion: for node-sets the string-value of the
+    /// first node in document order (or ""), numbers as in the REC (`3`,
+    /// `0.5`, `NaN`, `Infinity`, `-Infinity`, never exponent notation).
     pub fn to_xpath_string(&self) -> String {
-        String::new()
+        match self {
+            Value::Nodes(n) => n.first().map(XNode::string_value).unwrap_or_default(),
+            Value::String(s) => s.clone(),
+            Value::Number(x) => value::number_to_string(*x),
+            Value::Boolean(b) => if *b { "true" } else { "false" }.to_string(),
+        }
     }
 }
+
+/// An XPath node: a tree node (document, element, text, comment or
+/// processing instruction) or an attribute of an element.
 #[derive(Clone, Copy)]
 pub enum XNode<'a> {
-    Node(NodeRef<'a, Node>),
+    /// A node of the tree. For text, the node is the first of a run of
+    /// adjacent text siblings and stands for the whole run.
+    Node(ego_tree::NodeRef<'a, scraper::Node>),
+    /// The attribute at `index` in `element`'s `attrs` vector.
     Attribute {
-        element: NodeRef<'a, Node>,
+        /// The element carrying the attribute (its XPath parent).
+        element: ego_tree::NodeRef<'a, scraper::Node>,
+        /// Index into the element's `attrs`.
         index: usize,
     },
 }
-impl XNode<'_> {
-    pub fn string_value(&self) -> String {
-        String::new()
+
+impl fmt::Debug for XNode<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            XNode::Node(n) => write!(f, "Node({:?})", n.value()),
+            XNode::Attribute { element, index } => {
+                write!(f, "Attribute({:?}, {index})", element.value())
+            }
+        }
     }
 }
+
+impl PartialEq for XNode<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (XNode::Node(a), XNode::Node(b)) => a.id() == b.id(),
+            (
+                XNode::Attribute {
+                    element: a,
+                    index: i,
+                },
+                XNode::Attribute {
+                    element: b,
+                    index: j,
+                },
+            ) => a.id() == b.id() && i == j,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for XNode<'_> {}
+
+impl XNode<'_> {
+    /// The XPath string-value: the text of a text node (including adjacent
+    /// text siblings), an attribute's value, a comment's text, a processing
+    /// instruction's data, or the concatenated descendant text of an element
+    /// or the root.
+    pub fn string_value(&self) -> String {
+        nav::string_value(*self).into_owned()
+    }
+}
+
+/// A compile or evaluation error with the character offset it concerns.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{message} at position {position}")]
 pub struct XPathError {
+    /// What went wrong.
     pub message: String,
+    /// 0-based character offset in the expression.
     pub position: usize,
+}
+
+impl XPathError {
+    pub(crate) fn new(message: impl Into<String>, position: usize) -> XPathError {
+        XPathError {
+            message: message.into(),
+            position,
+        }
+    }
 }
