@@ -484,3 +484,58 @@ fn profile_dir(pid: u32) -> Option<String> {
         .split('\0')
         .find_map(|a| a.strip_prefix("--user-data-dir=").map(str::to_string))
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_browser_is_closed_and_started_again_on_demand() {
+    let _serial = SERIAL.lock().await;
+    if !have_chromium() {
+        return;
+    }
+    let server = FixtureServer::builder()
+        .page("/", "<p>x</p>")
+        .start()
+        .await
+        .unwrap();
+    let settings = wachet::render::RenderSettings {
+        idle_shutdown: Duration::from_millis(500),
+        ..Default::default()
+    };
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .render_settings(settings)
+        .build()
+        .unwrap();
+    engine.check(&dynamic(server.url("/"))).await.unwrap();
+    let pid = engine.renderer().browser_pid().expect("a browser runs");
+    let mut closed = false;
+    for _ in 0..100 {
+        if engine.renderer().browser_pid().is_none() && !is_running(pid) {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(closed, "the idle browser {pid} still runs");
+    let again = engine.check(&dynamic(server.url("/"))).await.unwrap();
+    assert_eq!(again.value(), Some("x"));
+}
+
+#[tokio::test]
+async fn a_missing_browser_is_a_clear_error() {
+    let server = FixtureServer::builder()
+        .page("/", "<p>x</p>")
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .chrome_path("/nonexistent/chromium")
+        .build()
+        .unwrap();
+    let outcome = engine.check(&dynamic(server.url("/"))).await.unwrap();
+    assert_eq!(
+        outcome.error(),
+        Some("the browser failed: the configured Chromium /nonexistent/chromium does not exist")
+    );
+    assert!(server.requests().is_empty());
+}

@@ -83,9 +83,28 @@ pub async fn crawl_wachet(
     let monitor = wachet_monitor(url);
     let mut stream = engine.crawl(&monitor).map_err(|e| e.to_string())?;
     let mut summary = None;
+    // WACHET_BENCH_PROGRESS=1 prints the counts once a second to stderr.
+    let verbose = std::env::var_os("WACHET_BENCH_PROGRESS").is_some();
+    let began = Instant::now();
+    let mut next_report = Duration::from_secs(1);
     while let Some(event) = stream.next().await {
-        if let wachet::CrawlEvent::Finished(s) = event {
-            summary = Some(s);
+        match event {
+            wachet::CrawlEvent::Finished(s) => summary = Some(s),
+            wachet::CrawlEvent::Page { page, progress } if verbose => {
+                if began.elapsed() >= next_report {
+                    next_report += Duration::from_secs(1);
+                    eprintln!(
+                        "{:>5.1} s: {} done, {} queued, {} failed, depth {}, peak RSS {:.1} MB",
+                        began.elapsed().as_secs_f64(),
+                        progress.done,
+                        progress.queued,
+                        progress.failed,
+                        page.depth,
+                        peak_rss_mb()
+                    );
+                }
+            }
+            wachet::CrawlEvent::Page { .. } => {}
         }
     }
     let summary = summary.ok_or("the crawl ended without a summary")?;
@@ -410,12 +429,12 @@ fn start_nginx(nginx: &Path, root: &Path) -> Result<StaticServer, String> {
     let p = prefix.path().display();
     let root = std::fs::canonicalize(root).map_err(|e| e.to_string())?;
     let conf = format!(
-        "daemon off;\nmaster_process on;\nworker_processes 1;\npid {p}/nginx.pid;\n\
+        "daemon off;\nmaster_process on;\nworker_processes 1;\nworker_rlimit_nofile 16384;\npid {p}/nginx.pid;\n\
          error_log {p}/error.log warn;\n\
          events {{ worker_connections 1024; }}\n\
          http {{\n  access_log off;\n  sendfile on;\n  tcp_nopush on;\n  tcp_nodelay on;\n\
          keepalive_requests 1000000;\n  keepalive_timeout 60s;\n\
-         open_file_cache max=200000 inactive=60s;\n\
+         open_file_cache max=4096 inactive=20s;\n\
          types {{ text/html html; }}\n  default_type application/octet-stream;\n\
          client_body_temp_path {p}/body;\n  proxy_temp_path {p}/proxy;\n\
          fastcgi_temp_path {p}/fastcgi;\n  uwsgi_temp_path {p}/uwsgi;\n  scgi_temp_path {p}/scgi;\n\

@@ -3,4 +3,5 @@
 //! ([`harness`]). Used by the `wachet-bench` binary and the `crawl_vs_spider` criterion bench.
 
 pub mod harness;
+pub mod parse_cost;
 pub mod site;

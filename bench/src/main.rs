@@ -5,7 +5,8 @@
 //! wachet-bench serve DIR PORT                          serve DIR on 127.0.0.1:PORT (Rust fallback server)
 //! wachet-bench crawl-wachet URL MAXPAGES CONCURRENCY   crawl with wachet, print one JSON line
 //! wachet-bench crawl-spider URL MAXPAGES CONCURRENCY   crawl with spider, print one JSON line
-//! wachet-bench compare [--pages N] [--runs R] [--server nginx|rust] [--concurrency C] [--only wachet|spider]
+//! wachet-bench compare [--pages N] [--runs R] [--server nginx|rust] [--concurrency C] [--only wachet|spider] [--site DIR]
+//! wachet-bench parse-cost DIR [PAGES]                  CPU per page of parsing, text and tokenizing
 //! ```
 //!
 //! `compare` generates the site in a temporary directory, serves it with nginx (or, without
@@ -23,7 +24,7 @@ fn usage() -> ExitCode {
          wachet-bench crawl-wachet URL MAXPAGES CONCURRENCY\n  \
          wachet-bench crawl-spider URL MAXPAGES CONCURRENCY\n  \
          wachet-bench compare [--pages N] [--runs R] [--server nginx|rust] [--concurrency C] \
-         [--only wachet|spider]"
+         [--only wachet|spider] [--site DIR]\n  wachet-bench parse-cost DIR [PAGES]"
     );
     ExitCode::from(2)
 }
@@ -57,6 +58,10 @@ fn main() -> ExitCode {
                 harness::Crawler::Spider
             };
             harness::crawl_and_report(crawler, url, max, conc)
+        }
+        ("parse-cost", [dir, rest @ ..]) if rest.len() <= 1 => {
+            let limit = rest.first().and_then(|n| n.parse().ok()).unwrap_or(2_000);
+            wachet_bench::parse_cost::run(&PathBuf::from(dir), limit)
         }
         ("compare", opts) => match harness::CompareOptions::parse(opts) {
             Some(options) => harness::compare(&options),
