@@ -32,6 +32,12 @@ fn have_chromium() -> bool {
     found
 }
 
+/// Serializes the browser tests; `None` means skip (no Chromium, outside CI).
+async fn browser_test() -> Option<tokio::sync::MutexGuard<'static, ()>> {
+    let guard = SERIAL.lock().await;
+    have_chromium().then_some(guard)
+}
+
 fn engine() -> Engine {
     Engine::builder()
         .allow_private_networks(true)
@@ -56,10 +62,9 @@ window.addEventListener('scroll', () => { if (n < 30) setTimeout(() => { add(3);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn script_inserted_content_is_rendered() {
-    let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    let Some(_serial) = browser_test().await else {
         return;
-    }
+    };
     let server = FixtureServer::builder()
         .page("/list", JS_LIST)
         .start()
@@ -85,10 +90,9 @@ async fn script_inserted_content_is_rendered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scrolling_loads_more_items() {
-    let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    let Some(_serial) = browser_test().await else {
         return;
-    }
+    };
     let server = FixtureServer::builder()
         .page("/list", JS_LIST)
         .start()
@@ -108,10 +112,9 @@ async fn scrolling_loads_more_items() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_monitors_request_reaches_the_server_and_assets_are_blocked() {
-    let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    let Some(_serial) = browser_test().await else {
         return;
-    }
+    };
     let server = FixtureServer::builder()
         .page(
             "/form",
@@ -152,10 +155,9 @@ async fn the_monitors_request_reaches_the_server_and_assets_are_blocked() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_errors_are_reported_like_the_static_path() {
-    let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    let Some(_serial) = browser_test().await else {
         return;
-    }
+    };
     let server = FixtureServer::builder()
         .reply("/gone", Reply::html("<p>Not here</p>").status(404))
         .start()
@@ -172,10 +174,9 @@ async fn http_errors_are_reported_like_the_static_path() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_that_never_finishes_is_an_error_within_the_bound() {
-    let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    let Some(_serial) = browser_test().await else {
         return;
-    }
+    };
     let server = FixtureServer::builder()
         .reply("/stall", Reply::html("<p>partial").never_finish())
         .page("/ok", "<p>fine</p>")
@@ -200,10 +201,9 @@ async fn a_page_that_never_finishes_is_an_error_within_the_bound() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_pages_give_errors_and_leave_the_pool_healthy() {
-    let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    let Some(_serial) = browser_test().await else {
         return;
-    }
+    };
     let huge_dom = "<script>const b = document.body || document.documentElement; \
         const s = 'x'.repeat(1024 * 1024); for (let i = 0; i < 50; i++) { const p = document.createElement('p'); p.textContent = s; b.appendChild(p); }</script>";
     let server = FixtureServer::builder()
@@ -248,10 +248,9 @@ async fn hostile_pages_give_errors_and_leave_the_pool_healthy() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn monitors_never_share_cookies() {
-    let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    let Some(_serial) = browser_test().await else {
         return;
-    }
+    };
     let page = "<p id=c></p><script>document.getElementById('c').textContent = 'cookies:' + document.cookie; \
                 document.cookie = 'seen=1; path=/'; localStorage.setItem('k', 'v');</script>";
     let server = FixtureServer::builder()
@@ -285,10 +284,9 @@ async fn monitors_never_share_cookies() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_network_policy_holds_for_every_request_of_the_page() {
-    let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    let Some(_serial) = browser_test().await else {
         return;
-    }
+    };
     let inside = FixtureServer::builder()
         .ip(Ipv4Addr::new(127, 0, 0, 2))
         .page("/secret", "<p>secret</p>")
@@ -326,10 +324,9 @@ async fn the_network_policy_holds_for_every_request_of_the_page() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_single_page_app_is_crawled_from_its_rendered_links() {
-    let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    let Some(_serial) = browser_test().await else {
         return;
-    }
+    };
     let shell = |name: &str, links: &[&str]| {
         let anchors: String = links
             .iter()
@@ -374,10 +371,9 @@ async fn a_single_page_app_is_crawled_from_its_rendered_links() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_browser_is_relaunched_and_the_check_succeeds() {
-    let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    let Some(_serial) = browser_test().await else {
         return;
-    }
+    };
     let server = FixtureServer::builder()
         .page("/warm", "<p>warm</p>")
         .reply(
@@ -412,10 +408,9 @@ async fn a_killed_browser_is_relaunched_and_the_check_succeeds() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_chromium_process_or_profile_outlives_the_engine() {
-    let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    let Some(_serial) = browser_test().await else {
         return;
-    }
+    };
     let server = FixtureServer::builder()
         .page("/", "<p>x</p>")
         .start()
@@ -487,10 +482,9 @@ fn profile_dir(pid: u32) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_browser_is_closed_and_started_again_on_demand() {
-    let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    let Some(_serial) = browser_test().await else {
         return;
-    }
+    };
     let server = FixtureServer::builder()
         .page("/", "<p>x</p>")
         .start()

@@ -21,10 +21,12 @@ impl TokenSink for CountingSink {
 
     fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
         match token {
-            Token::TagToken(tag) if tag.kind == TagKind::StartTag && &*tag.name == "a" => {
-                if tag.attrs.iter().any(|a| &*a.name.local == "href") {
-                    self.links.set(self.links.get() + 1);
-                }
+            Token::TagToken(tag)
+                if tag.kind == TagKind::StartTag
+                    && &*tag.name == "a"
+                    && tag.attrs.iter().any(|a| &*a.name.local == "href") =>
+            {
+                self.links.set(self.links.get() + 1);
             }
             Token::CharacterTokens(text) => self.text.set(self.text.get() + text.len()),
             _ => {}

@@ -2,7 +2,7 @@
 //! object per line with `--json`); a progress bar runs on stderr when it is a terminal. Exits 0
 //! when the crawl ran, even if some pages failed; 2 on invalid input.
 
-use super::check::{local_engine, parse_headers};
+use super::page::{PageArgs, report_invalid};
 use clap::Args;
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -40,21 +40,11 @@ pub struct CrawlArgs {
     /// Leave out pages answering with HTTP status 400 or above.
     #[arg(long)]
     ignore_invalid: bool,
+    #[command(flatten)]
+    page: PageArgs,
     /// Most pages to visit.
     #[arg(long, default_value_t = 500)]
     max_pages: usize,
-    /// XPath 1.0 expression selecting each page's value.
-    #[arg(long)]
-    xpath: Option<String>,
-    /// XPath 1.0 expression selecting content to leave out of each page's value.
-    #[arg(long)]
-    exclude_xpath: Option<String>,
-    /// Regular expression applied to each page's value.
-    #[arg(long)]
-    regex: Option<String>,
-    /// A request header for every page, 'Name: value'; repeatable.
-    #[arg(long = "header", value_name = "NAME: VALUE")]
-    headers: Vec<String>,
     /// Requests in flight at once.
     #[arg(long, default_value_t = 16)]
     concurrency: usize,
@@ -64,15 +54,6 @@ pub struct CrawlArgs {
     /// Requests in flight per host (0 = no limit).
     #[arg(long, default_value_t = 4)]
     per_host_concurrency: usize,
-    /// Seconds each page's fetch may take.
-    #[arg(long, default_value_t = 30.0)]
-    timeout: f64,
-    /// Render the page with headless Chromium first (dynamicContent).
-    #[arg(long)]
-    dynamic: bool,
-    /// With --dynamic: scroll to the bottom until the page stops growing (scrollPage).
-    #[arg(long, requires = "dynamic")]
-    scroll: bool,
     /// Print one JSON object per page per line.
     #[arg(long)]
     json: bool,
@@ -92,7 +73,9 @@ fn filters(contains: &[String], regexes: &[String]) -> Option<Vec<UrlFilterValue
 }
 
 pub async fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
-    let engine = local_engine(args.timeout)?
+    let engine = args
+        .page
+        .engine()?
         .max_pages(args.max_pages)
         .crawl_concurrency(args.concurrency)
         .per_host_rps(args.per_host_rps)
@@ -108,21 +91,11 @@ pub async fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
     monitor.crawl_pages_from_all_domains = args.all_domains;
     monitor.crawl_binary_content = args.binary;
     monitor.ignore_invalid_pages = args.ignore_invalid;
-    monitor.x_path = args.xpath;
-    monitor.exclude_x_path = args.exclude_xpath;
-    monitor.regex = args.regex;
-    monitor.dynamic_content = args.dynamic;
-    monitor.scroll_page = args.scroll;
-    monitor.headers = Some(parse_headers(&args.headers)?);
+    args.page.apply(&mut monitor)?;
 
     let mut stream = match engine.crawl(&monitor) {
         Ok(stream) => stream,
-        Err(invalid) => {
-            for e in &invalid.errors {
-                eprintln!("error: {}: {}", e.field, e.message);
-            }
-            return Ok(ExitCode::from(2));
-        }
+        Err(invalid) => return Ok(report_invalid(&invalid)),
     };
     let bar = std::io::stderr().is_terminal().then(|| {
         let bar = ProgressBar::new_spinner();

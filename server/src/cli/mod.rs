@@ -2,6 +2,7 @@
 
 mod check;
 mod crawl;
+mod page;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
