@@ -1,7 +1,8 @@
 //! Crawl benchmarks of wachet against spider: a deterministic site generator ([`site`]), a
 //! static server run as a separate process, both crawlers and the `compare` driver
-//! ([`harness`]). Used by the `wachet-bench` binary and the `crawl_vs_spider` criterion bench.
+//! ([`harness`]), and the rendered-crawl comparison with spider's chrome crawl ([`render`]). Used by the `wachet-bench` binary and the `crawl_vs_spider` criterion bench.
 
 pub mod harness;
 pub mod parse_cost;
+pub mod render;
 pub mod site;

@@ -7,7 +7,14 @@
 //! wachet-bench crawl-spider URL MAXPAGES CONCURRENCY   crawl with spider, print one JSON line
 //! wachet-bench compare [--pages N] [--runs R] [--server nginx|rust] [--concurrency C] [--only wachet|spider] [--site DIR]
 //! wachet-bench parse-cost DIR [PAGES]                  CPU per page of parsing, text and tokenizing
+//! wachet-bench crawl-render-wachet URL QUIET_MS TABS   rendered Portal crawl, print one JSON line
+//! wachet-bench compare-render [--runs R] [--tabs T] [--quiet 300,100] [--spider-wait delay:MS|dom:MS]
+//!                             [--spider-exe PATH] [--no-spider 1] [--server nginx|rust] [--trace-dir DIR]
 //! ```
+//!
+//! `compare-render` crawls a 300-page JS site (links inserted 100 ms after load) with wachet's
+//! renderer and with spider's chrome crawl (the `wachet-bench-chrome` binary of `bench/chrome`,
+//! built separately), alternating, and prints pages found, pages/s and peak Chromium PSS.
 //!
 //! `compare` generates the site in a temporary directory, serves it with nginx (or, without
 //! nginx, with `serve` in a child process), runs each crawler `R` times as a child process,
@@ -24,7 +31,11 @@ fn usage() -> ExitCode {
          wachet-bench crawl-wachet URL MAXPAGES CONCURRENCY\n  \
          wachet-bench crawl-spider URL MAXPAGES CONCURRENCY\n  \
          wachet-bench compare [--pages N] [--runs R] [--server nginx|rust] [--concurrency C] \
-         [--only wachet|spider] [--site DIR]\n  wachet-bench parse-cost DIR [PAGES]"
+         [--only wachet|spider] [--site DIR]\n  wachet-bench parse-cost DIR [PAGES]\n  \
+         wachet-bench crawl-render-wachet URL QUIET_MS TABS\n  \
+         wachet-bench compare-render [--runs R] [--tabs T] [--quiet 300,100] \
+         [--spider-wait delay:MS|dom:MS] [--spider-exe PATH] [--no-spider 1] [--server nginx|rust] \
+         [--trace-dir DIR]"
     );
     ExitCode::from(2)
 }
@@ -63,6 +74,16 @@ fn main() -> ExitCode {
             let limit = rest.first().and_then(|n| n.parse().ok()).unwrap_or(2_000);
             wachet_bench::parse_cost::run(&PathBuf::from(dir), limit)
         }
+        ("crawl-render-wachet", [url, quiet, tabs]) => {
+            let (Ok(quiet), Ok(tabs)) = (quiet.parse(), tabs.parse()) else {
+                return usage();
+            };
+            wachet_bench::render::crawl_render_wachet(url, quiet, tabs)
+        }
+        ("compare-render", opts) => match wachet_bench::render::CompareRenderOptions::parse(opts) {
+            Some(options) => wachet_bench::render::compare_render(&options),
+            None => return usage(),
+        },
         ("compare", opts) => match harness::CompareOptions::parse(opts) {
             Some(options) => harness::compare(&options),
             None => return usage(),

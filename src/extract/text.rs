@@ -129,16 +129,22 @@ struct Lines {
 
 impl Lines {
     fn push_collapsed(&mut self, text: &str) {
-        for c in text.chars() {
-            if is_space(c) {
+        // Whole words at a time: pushing character by character was a sixth of a crawl's CPU.
+        let mut rest = text;
+        while !rest.is_empty() {
+            let word_start = rest.find(|c| !is_space(c)).unwrap_or(rest.len());
+            if word_start > 0 {
                 self.space = true;
-            } else {
-                if self.space && !self.line.is_empty() && !self.line.ends_with('\t') {
-                    self.line.push(' ');
-                }
-                self.space = false;
-                self.line.push(c);
+                rest = &rest[word_start..];
+                continue;
             }
+            let word_end = rest.find(is_space).unwrap_or(rest.len());
+            if self.space && !self.line.is_empty() && !self.line.ends_with('\t') {
+                self.line.push(' ');
+            }
+            self.space = false;
+            self.line.push_str(&rest[..word_end]);
+            rest = &rest[word_end..];
         }
     }
 

@@ -26,8 +26,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Settings of the renderer. Defaults: 4 tabs, 64 renders waiting at most, Chromium closed after
-/// 60 s idle, the DOM considered settled after 300 ms without mutation but never waited for
-/// longer than 10 s, 20 scrolls at most, navigation within 30 s, 10 MiB of HTML at most.
+/// 60 s idle, the DOM considered settled after 300 ms without mutation (50 ms once the page is
+/// loaded with no timer or request pending) but never waited for longer than 10 s, 20 scrolls at
+/// most, navigation within 30 s, 10 MiB of HTML at most.
 #[derive(Debug, Clone)]
 pub struct RenderSettings {
     /// The Chromium executable; else `CHROME_PATH`, else the usual Debian locations.
@@ -40,6 +41,9 @@ pub struct RenderSettings {
     pub idle_shutdown: Duration,
     /// How long the DOM must be unchanged to count as settled.
     pub quiet: Duration,
+    /// How long the DOM must be unchanged to count as settled when the page is loaded and has
+    /// nothing pending: no timer of up to a second, no fetch or XHR in flight.
+    pub idle_quiet: Duration,
     /// The longest wait for the DOM to settle; the DOM is taken as it is then.
     pub max_settle: Duration,
     /// Most scrolls for `scrollPage`.
@@ -62,6 +66,7 @@ impl Default for RenderSettings {
             max_waiting: 64,
             idle_shutdown: Duration::from_secs(60),
             quiet: Duration::from_millis(300),
+            idle_quiet: Duration::from_millis(50),
             max_settle: Duration::from_secs(10),
             max_scrolls: 20,
             block_stylesheets: false,

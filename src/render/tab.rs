@@ -17,7 +17,8 @@ use chromiumoxide::cdp::browser_protocol::network::{
     ErrorReason, EventResponseReceived, ResourceType,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    EventJavascriptDialogOpening, HandleJavaScriptDialogParams, NavigateParams,
+    AddScriptToEvaluateOnNewDocumentParams, EventJavascriptDialogOpening,
+    HandleJavaScriptDialogParams, NavigateParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
 use chromiumoxide::cdp::js_protocol::runtime::EvaluateParams;
@@ -192,6 +193,13 @@ impl Tab {
             page.execute(enable),
         )
         .await?;
+        let instrument = AddScriptToEvaluateOnNewDocumentParams::new(scripts::INSTRUMENT);
+        within(
+            "instrumenting the tab",
+            COMMAND_TIMEOUT,
+            page.execute(instrument),
+        )
+        .await?;
         Ok(Tab {
             page,
             state,
@@ -256,7 +264,9 @@ impl Tab {
 
         let quiet = ms(settings.quiet);
         let max = ms(settings.max_settle);
-        self.eval(&scripts::settle(quiet, max), settings).await?;
+        let idle_quiet = ms(settings.idle_quiet.min(settings.quiet));
+        self.eval(&scripts::settle(quiet, idle_quiet, max), settings)
+            .await?;
         if scroll {
             for _ in 0..settings.max_scrolls {
                 let heights = self
