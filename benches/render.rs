@@ -135,6 +135,34 @@ fn chromium_pss_kib(pid: Option<u32>) -> u64 {
     total
 }
 
+/// Samples the browser's PSS every 200 ms on a thread of its own and keeps the peak.
+struct PssSampler {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<u64>,
+}
+
+impl PssSampler {
+    fn start(pid: Option<u32>) -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut peak = 0;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(chromium_pss_kib(pid));
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            peak
+        });
+        PssSampler { stop, thread }
+    }
+
+    /// The peak in MiB.
+    fn finish(self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap_or(0) / 1024
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -156,19 +184,18 @@ fn bench(c: &mut Criterion) {
         let start = server.url("/flat/index.html");
         // Warm: the browser starts outside the measurement.
         runtime.block_on(rendered_crawl(&engine, start.clone(), 1));
-        let mut peak = 0;
+        let sampler = PssSampler::start(engine.renderer().browser_pid());
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 let began = Instant::now();
                 for _ in 0..iters {
                     let found = runtime.block_on(rendered_crawl(&engine, start.clone(), 1));
                     assert_eq!(found, FLAT_PAGES + 1);
-                    peak = peak.max(chromium_pss_kib(engine.renderer().browser_pid()));
                 }
                 began.elapsed()
             })
         });
-        eprintln!("{name}: Chromium PSS after runs {} MiB", peak / 1024);
+        eprintln!("{name}: peak Chromium PSS {} MiB", sampler.finish());
         runtime.block_on(engine.renderer().shutdown());
     }
     group.finish();
@@ -179,19 +206,19 @@ fn bench(c: &mut Criterion) {
     group.throughput(Throughput::Elements(SITE_PAGES as u64));
     let engine = engine(4, true);
     let start = server.url("/site/0.html");
-    let mut peak = 0;
+    runtime.block_on(rendered_crawl(&engine, server.url("/flat/index.html"), 1));
+    let sampler = PssSampler::start(engine.renderer().browser_pid());
     group.bench_function("js_site_300_pages_4_tabs", |b| {
         b.iter_custom(|iters| {
             let began = Instant::now();
             for _ in 0..iters {
                 let found = runtime.block_on(rendered_crawl(&engine, start.clone(), 3));
                 assert_eq!(found, SITE_PAGES, "every page is found");
-                peak = peak.max(chromium_pss_kib(engine.renderer().browser_pid()));
             }
             began.elapsed()
         })
     });
-    eprintln!("portal crawl: Chromium PSS {} MiB", peak / 1024);
+    eprintln!("portal crawl: peak Chromium PSS {} MiB", sampler.finish());
     group.finish();
     runtime.block_on(engine.renderer().shutdown());
 }
