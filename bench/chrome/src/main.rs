@@ -65,28 +65,29 @@ fn main() -> std::process::ExitCode {
         .build()
         .expect("runtime");
     let began = Instant::now();
-    let (visited, received, linked, last) = rt.block_on(async move {
+    let counts = std::sync::Arc::new(std::sync::Mutex::new((0usize, 0usize, Duration::ZERO)));
+    let (visited, crawl_returned) = rt.block_on(async {
         let mut rx = website.subscribe(1024);
+        let shared = counts.clone();
         let counter = tokio::spawn(async move {
-            let mut received = 0usize;
-            let mut linked = 0usize;
-            let mut last = Duration::ZERO;
             while let Ok(page) = rx.recv().await {
-                received += 1;
-                last = began.elapsed();
-                // A page whose script ran shows its inserted links (leaves have none).
-                if page.get_html().contains("<a href=") {
-                    linked += 1;
+                let linked = page.get_html().contains("<a href=");
+                if let Ok(mut c) = shared.lock() {
+                    c.0 += 1;
+                    // A page whose script ran shows its inserted links (leaves have none).
+                    c.1 += usize::from(linked);
+                    c.2 = began.elapsed();
                 }
             }
-            (received, linked, last)
         });
         website.crawl().await;
-        let visited = website.get_size().await;
-        website.unsubscribe();
-        let (received, linked, last) = counter.await.unwrap_or_default();
-        (visited, received, linked, last)
+        let crawl_returned = began.elapsed();
+        // spider keeps a sender alive after the crawl: give the receiver a moment, then stop it.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        counter.abort();
+        (website.get_size().await, crawl_returned)
     });
+    let (received, linked, last) = *counts.lock().expect("counts");
     let seconds = if last.is_zero() {
         began.elapsed().as_secs_f64()
     } else {
@@ -95,7 +96,7 @@ fn main() -> std::process::ExitCode {
     eprintln!(
         "spider: visited {visited}, {received} pages received, {linked} with inserted links, \
          crawl() returned after {:.2} s",
-        began.elapsed().as_secs_f64()
+        crawl_returned.as_secs_f64()
     );
     let pages = received;
     let peak_rss_mb = std::fs::read_to_string("/proc/self/status")
@@ -116,5 +117,7 @@ fn main() -> std::process::ExitCode {
             "peak_rss_mb": peak_rss_mb,
         })
     );
+    // Chromium and spider's background tasks are not waited for.
+    rt.shutdown_timeout(Duration::from_secs(2));
     std::process::ExitCode::SUCCESS
 }
