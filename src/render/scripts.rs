@@ -38,9 +38,9 @@ pub const INSTRUMENT: &str = r#"(() => {
   Object.defineProperty(window, '__wachetLastMutation', { value: () => lastMutation });
 })()"#;
 
-/// Resolves when the DOM has had no mutation for `quiet` ms (and the document is parsed); or,
-/// once the page is loaded and has nothing pending (see [`INSTRUMENT`]), after `idle_quiet` ms
-/// without mutation; or after `max` ms whatever happens. Quiet counts from the page's last
+/// Resolves when the DOM has had no mutation for `quiet` ms (1 s while a timer or request is
+/// pending) and the document is parsed; or, once the page is loaded and has nothing pending (see
+/// [`INSTRUMENT`]), after `idle_quiet` ms without mutation; or after `max` ms whatever happens. Quiet counts from the page's last
 /// mutation, or with `fromNow` from the call (after an action such as a scroll). Yields the
 /// milliseconds waited.
 const SETTLE: &str = r#"((quiet, max, idleQuiet, fromNow) => new Promise(resolve => {
@@ -53,8 +53,12 @@ const SETTLE: &str = r#"((quiet, max, idleQuiet, fromNow) => new Promise(resolve
   const tick = () => {
     const now = performance.now();
     const quietFor = now - last;
-    const settled = (quietFor >= quiet && document.readyState !== 'loading')
-      || (quietFor >= idleQuiet && document.readyState === 'complete' && busy() === 0);
+    const pending = busy();
+    // While a timer or request is pending the DOM may still change: then only a quiet as long
+    // as the longest timer counted (1 s) ends the wait early.
+    const settled = (quietFor >= (pending === 0 ? quiet : Math.max(quiet, 1000))
+        && document.readyState !== 'loading')
+      || (quietFor >= idleQuiet && document.readyState === 'complete' && pending === 0);
     if (settled || now - start >= max) {
       observer.disconnect();
       resolve(Math.round(now - start));

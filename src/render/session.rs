@@ -126,7 +126,9 @@ impl RenderSession {
         let mut slot = self.context.lock().await;
         match slot.as_mut() {
             Some(context)
-                if Arc::ptr_eq(&context.live, live) && self.renderer.settings.reuse_tabs =>
+                if Arc::ptr_eq(&context.live, live)
+                    && self.renderer.settings.reuse_tabs
+                    && !tab.worn_out() =>
             {
                 context.idle.push(tab);
             }
@@ -148,7 +150,7 @@ impl RenderSession {
         let _permit = self.renderer.acquire_tab().await?;
         let mut last = FetchError::Render("rendering failed".into());
         for _attempt in 0..2 {
-            let (tab, live) = match self.take_tab().await {
+            let (mut tab, live) = match self.take_tab().await {
                 Ok(pair) => pair,
                 Err(TabError::BrowserGone(reason)) => {
                     self.renderer.forget_browser().await;

@@ -57,11 +57,15 @@ struct TabState {
     crashed: AtomicBool,
 }
 
+/// Renders after which a tab is replaced: a reused renderer grows by about 0.6 MB a page.
+const RENDERS_PER_TAB: u32 = 20;
+
 /// A tab with its event listeners.
 pub(crate) struct Tab {
     page: Page,
     state: Arc<TabState>,
     listeners: Vec<JoinHandle<()>>,
+    renders: u32,
 }
 
 impl Drop for Tab {
@@ -204,17 +208,24 @@ impl Tab {
             page,
             state,
             listeners,
+            renders: 0,
         })
     }
 
-    /// Renders one request. `nav_timeout` bounds the navigation.
+    /// Whether the tab has rendered enough pages to be replaced.
+    pub fn worn_out(&self) -> bool {
+        self.renders >= RENDERS_PER_TAB
+    }
+
+    /// Renders one request.
     pub async fn render(
-        &self,
+        &mut self,
         request: &FetchRequest,
         settings: &RenderSettings,
         scroll: bool,
     ) -> Result<FetchedPage, TabError> {
         let started = Instant::now();
+        self.renders += 1;
         let headers = request
             .headers
             .iter()
