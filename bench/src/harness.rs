@@ -575,7 +575,8 @@ impl CompareOptions {
     }
 }
 
-fn median(values: &mut [f64]) -> f64 {
+/// The median of `values` (sorts them).
+pub(crate) fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     let n = values.len();
     if n == 0 {

@@ -379,18 +379,6 @@ impl CompareRenderOptions {
     }
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    if n == 0 {
-        0.0
-    } else if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    }
-}
-
 /// The Chromium both crawlers run: `CHROME_PATH`, else the Debian binary behind the
 /// `/usr/bin/chromium` wrapper (the one wachet picks by itself).
 fn chromium_binary() -> Option<String> {
@@ -515,10 +503,11 @@ pub fn compare_render(options: &CompareRenderOptions) -> Result<(), String> {
         } else {
             format!("{min}-{max}")
         };
-        let rate = median(&mut runs.iter().map(|r| r.pages_per_sec).collect::<Vec<_>>());
-        let time = median(&mut runs.iter().map(|r| r.seconds).collect::<Vec<_>>());
+        let rate = harness::median(&mut runs.iter().map(|r| r.pages_per_sec).collect::<Vec<_>>());
+        let time = harness::median(&mut runs.iter().map(|r| r.seconds).collect::<Vec<_>>());
         let pss = runs.iter().map(|r| r.chromium_pss_mb).fold(0.0, f64::max);
-        let pss_med = median(&mut runs.iter().map(|r| r.chromium_pss_mb).collect::<Vec<_>>());
+        let pss_med =
+            harness::median(&mut runs.iter().map(|r| r.chromium_pss_mb).collect::<Vec<_>>());
         let rss = runs.iter().map(|r| r.crawler_rss_mb).fold(0.0, f64::max);
         println!(
             "{:<14} {:>11} {:>15.1} {:>13.2} {:>21} {:>14.1}",
