@@ -6,7 +6,7 @@
 use crate::check::{CheckOutcome, Checker, CrawlReport, Timings};
 use crate::crawl::{self, CrawlEvent, CrawlSettings, CrawlStream};
 use crate::fetch::http::{HttpFetcher, HttpSettings};
-use crate::fetch::{FetchRequest, FetchedPage, Fetcher, NetworkPolicy};
+use crate::fetch::{FetchedPage, Fetcher, NetworkPolicy};
 use crate::model::{ClientData, ClientJobType, Monitor};
 use crate::validate::{self, InvalidMonitor, Plan};
 use async_trait::async_trait;
@@ -304,13 +304,7 @@ impl Engine {
         let fetcher = self.fetcher_for(monitor, &plan)?;
         let started = Instant::now();
         let at = Utc::now();
-        let request = FetchRequest {
-            url: plan.url,
-            method: plan.method,
-            headers: plan.headers,
-            body: plan.body,
-            proxy: plan.proxy,
-        };
+        let request = plan.request();
         let fetched = fetcher.fetch(&request).await;
         // A render session ends with its check; its context goes with it.
         drop(fetcher);

@@ -124,6 +124,19 @@ pub(crate) fn compile(
     }
 }
 
+impl Plan {
+    /// The request for the monitor's own page: its URL, method, headers, body and proxy.
+    pub fn request(&self) -> crate::fetch::FetchRequest {
+        crate::fetch::FetchRequest {
+            url: self.url.clone(),
+            method: self.method.clone(),
+            headers: self.headers.clone(),
+            body: self.body.clone(),
+            proxy: self.proxy.clone(),
+        }
+    }
+}
+
 /// Parses a URL to fetch: absolute, http(s), no white space inside, at most [`MAX_URL_LEN`].
 pub fn parse_url(input: &str) -> Result<Url, String> {
     let trimmed = input.trim();

@@ -14,7 +14,7 @@ pub mod normalize;
 mod page;
 mod scheduler;
 
-use crate::fetch::{FetchRequest, Fetcher};
+use crate::fetch::Fetcher;
 use crate::model::ClientData;
 use crate::validate::Plan;
 use futures::channel::mpsc;
@@ -140,13 +140,7 @@ pub(crate) fn start(
     settings: &CrawlSettings,
 ) -> CrawlStream {
     let (sender, receiver) = mpsc::channel(EVENT_BUFFER);
-    let start_request = FetchRequest {
-        url: plan.url.clone(),
-        method: plan.method.clone(),
-        headers: plan.headers.clone(),
-        body: plan.body.clone(),
-        proxy: plan.proxy.clone(),
-    };
+    let start_request = plan.request();
     let start_url = normalize::normalize(plan.url.clone(), settings.strip_tracking_params)
         .unwrap_or_else(|| plan.url.clone());
     let job = Arc::new(PageJob {
