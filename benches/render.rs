@@ -14,6 +14,9 @@ use wachet::render::RenderSettings;
 use wachet::testing::FixtureServer;
 use wachet::{CrawlEvent, Engine, Monitor};
 
+#[path = "../bench/src/proc.rs"]
+mod proc;
+
 /// Pages of the flat set rendered per iteration.
 const FLAT_PAGES: usize = 40;
 /// Pages of the JS site.
@@ -123,14 +126,7 @@ fn chromium_pss_kib(pid: Option<u32>) -> u64 {
         if group != Some(pgid) {
             continue;
         }
-        if let Ok(rollup) = std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")) {
-            total += rollup
-                .lines()
-                .find(|l| l.starts_with("Pss:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
+        total += proc::pss_kib(p).unwrap_or(0);
     }
     total
 }

@@ -4,5 +4,6 @@
 
 pub mod harness;
 pub mod parse_cost;
+pub mod proc;
 pub mod render;
 pub mod site;

@@ -238,14 +238,9 @@ pub fn chromium_pss_kib(root: u32) -> (u64, usize) {
         if !is_chromium(pid, comm) {
             continue;
         }
-        if let Ok(rollup) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) {
+        if let Some(pss) = crate::proc::pss_kib(pid) {
             procs += 1;
-            total += rollup
-                .lines()
-                .find(|l| l.starts_with("Pss:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0);
+            total += pss;
         }
     }
     (total, procs)
