@@ -1,5 +1,6 @@
-//! Link discovery on a parsed page: `a[href]`, `area[href]`, `frame[src]`, `iframe[src]`,
-//! resolved against `<base href>` (itself resolved against the page's final URL).
+//! Link discovery: `a[href]`, `area[href]`, `frame[src]`, `iframe[src]`, resolved against the
+//! first `<base href>` (itself resolved against the page's final URL), as browsers do. The
+//! links come from the page's tree ([`links`]) or from the one-pass scan ([`resolve_all`]).
 
 use super::normalize;
 use scraper::{Html, Node};
@@ -7,9 +8,8 @@ use url::Url;
 
 /// The normalized http(s) links of `doc`, in document order, duplicates included.
 pub fn links(doc: &Html, page_url: &Url, strip_tracking: bool) -> Vec<Url> {
-    let mut base = page_url.clone();
-    let mut out = Vec::new();
-    let mut base_seen = false;
+    let mut base = None;
+    let mut hrefs = Vec::new();
     for node in doc.tree.root().descendants() {
         let Node::Element(el) = node.value() else {
             continue;
@@ -17,25 +17,35 @@ pub fn links(doc: &Html, page_url: &Url, strip_tracking: bool) -> Vec<Url> {
         let attr = match el.name() {
             "a" | "area" => "href",
             "frame" | "iframe" => "src",
-            // Only the first <base href> counts, as in browsers.
-            "base" if !base_seen => {
-                if let Some(href) = el.attr("href") {
-                    base_seen = true;
-                    if let Ok(resolved) = page_url.join(href.trim()) {
-                        base = resolved;
-                    }
+            "base" => {
+                if base.is_none() {
+                    base = el.attr("href");
                 }
                 continue;
             }
             _ => continue,
         };
-        if let Some(value) = el.attr(attr)
-            && let Some(url) = normalize::resolve(&base, value, strip_tracking)
-        {
-            out.push(url);
+        if let Some(value) = el.attr(attr) {
+            hrefs.push(value);
         }
     }
-    out
+    resolve_all(page_url, base, hrefs, strip_tracking)
+}
+
+/// Resolves raw link values against the page's base and normalizes them; links that are not
+/// http(s) are dropped.
+pub fn resolve_all<'a>(
+    page_url: &Url,
+    base_href: Option<&str>,
+    hrefs: impl IntoIterator<Item = &'a str>,
+    strip_tracking: bool,
+) -> Vec<Url> {
+    let base = base_href.and_then(|href| page_url.join(href.trim()).ok());
+    let base = base.as_ref().unwrap_or(page_url);
+    hrefs
+        .into_iter()
+        .filter_map(|href| normalize::resolve(base, href, strip_tracking))
+        .collect()
 }
 
 #[cfg(test)]
@@ -46,7 +56,8 @@ mod tests {
     #[test]
     fn links_come_from_anchors_areas_and_frames_against_base() {
         let doc = parse_document(
-            r#"<base href="/docs/"><a href="a.html">a</a><area href="/b"><iframe src="c"></iframe>
+            r#"<a href="first.html">before base</a><base href="/docs/"><a href="a.html">a</a>
+               <area href="/b"><iframe src="c"></iframe><base href="/other/">
                <a href="mailto:x@y">m</a><a>no href</a><link href="/style.css"><img src="/i.png">"#,
         )
         .unwrap();
@@ -55,9 +66,11 @@ mod tests {
             .into_iter()
             .map(String::from)
             .collect();
+        // The first base counts for every link, also those before it.
         assert_eq!(
             found,
             [
+                "http://s.example/docs/first.html",
                 "http://s.example/docs/a.html",
                 "http://s.example/b",
                 "http://s.example/docs/c"

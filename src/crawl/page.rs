@@ -2,7 +2,7 @@
 //! HTML, or binary), parses HTML once, and returns the page's value and its followable links.
 
 use super::{CrawledPage, links, normalize};
-use crate::extract::{Extractor, parse};
+use crate::extract::{Extractor, onepass, parse};
 use crate::fetch::{FetchRequest, FetchedPage, Fetcher};
 use crate::filter::UrlFilterSet;
 use crate::model::ClientData;
@@ -144,13 +144,32 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: Pending, follow: bool
     }
 }
 
-/// Parses once; links first (exclusion edits the tree), then the value.
+/// One pass without a tree when the monitor needs none and the page allows; else parses once,
+/// links first (exclusion edits the tree), then the value.
 fn analyse_html(
     job: &PageJob,
     fetched: FetchedPage,
     follow: bool,
 ) -> (Result<String, String>, Vec<Url>, FetchedPage) {
     let text = fetched.text();
+    if !job.extractor.needs_tree()
+        && let Some(scanned) = onepass::scan(&text, follow)
+    {
+        let links = links::resolve_all(
+            &fetched.url,
+            scanned.base.as_deref(),
+            scanned.links.iter().map(String::as_str),
+            job.strip_tracking,
+        )
+        .into_iter()
+        .filter(|url| job.allows(url))
+        .collect();
+        let value = job
+            .extractor
+            .finish(scanned.text)
+            .map_err(|e| e.to_string());
+        return (value, links, fetched);
+    }
     let mut doc = match parse::parse_document(&text) {
         Ok(doc) => doc,
         Err(err) => return (Err(err.to_string()), Vec::new(), fetched),

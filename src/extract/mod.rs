@@ -5,6 +5,7 @@
 //! ([`xpath`]) and turn each selected item into a line (elements as [`text::rendered_text`]),
 //! then apply `regex`. Without `xPath` the value is the rendered text of `<body>`.
 
+pub mod onepass;
 pub mod parse;
 pub mod text;
 pub mod xpath;
@@ -59,8 +60,27 @@ impl Extractor {
 
     /// The value of the page `html`.
     pub fn extract(&self, html: &str) -> Result<String, ExtractError> {
+        if !self.needs_tree()
+            && let Some(scanned) = onepass::scan(html, false)
+        {
+            return self.finish(scanned.text);
+        }
         let mut doc = parse::parse_document(html)?;
         self.extract_from(&mut doc)
+    }
+
+    /// Whether the value needs the document tree; without `xPath` and `excludeXPath` it is the
+    /// body text, which [`onepass::scan`] gives for most pages without one.
+    pub fn needs_tree(&self) -> bool {
+        self.xpath.is_some() || self.exclude.is_some()
+    }
+
+    /// The value from the page's body text, for extractors that need no tree.
+    pub fn finish(&self, body_text: String) -> Result<String, ExtractError> {
+        match &self.regex {
+            Some(regex) => apply_regex(regex, &body_text),
+            None => Ok(body_text),
+        }
     }
 
     /// The value of an already parsed page. Exclusion removes nodes from `doc`.
@@ -72,10 +92,7 @@ impl Extractor {
             Some(xpath) => select(doc, xpath)?,
             None => body_text(doc),
         };
-        match &self.regex {
-            Some(regex) => apply_regex(regex, &value),
-            None => Ok(value),
-        }
+        self.finish(value)
     }
 }
 

@@ -73,7 +73,7 @@ fn is_cell(name: &str) -> bool {
     matches!(name, "td" | "th")
 }
 
-fn is_block(name: &str) -> bool {
+pub(crate) fn is_block(name: &str) -> bool {
     matches!(
         name,
         "p" | "div"
@@ -118,7 +118,7 @@ fn is_space(c: char) -> bool {
 
 /// Builds the output line by line; a line is only emitted when it has content.
 #[derive(Default)]
-struct Lines {
+pub(crate) struct Lines {
     out: String,
     line: String,
     /// White space seen since the last character of the line.
@@ -128,7 +128,7 @@ struct Lines {
 }
 
 impl Lines {
-    fn push_collapsed(&mut self, text: &str) {
+    pub(crate) fn push_collapsed(&mut self, text: &str) {
         // Whole words at a time: pushing character by character was a sixth of a crawl's CPU.
         let mut rest = text;
         while !rest.is_empty() {
@@ -148,7 +148,7 @@ impl Lines {
         }
     }
 
-    fn push_pre(&mut self, text: &str) {
+    pub(crate) fn push_pre(&mut self, text: &str) {
         if self.space && !self.line.is_empty() {
             self.line.push(' ');
         }
@@ -176,7 +176,7 @@ impl Lines {
         self.after_cell = false;
     }
 
-    fn break_line(&mut self) {
+    pub(crate) fn break_line(&mut self) {
         self.space = false;
         // A row of empty cells leaves only tabs: nothing a reader sees.
         if self.line.chars().all(|c| c == ' ' || c == '\t') {
@@ -191,7 +191,7 @@ impl Lines {
         self.line.clear();
     }
 
-    fn finish(mut self) -> String {
+    pub(crate) fn finish(mut self) -> String {
         self.break_line();
         self.out
     }

@@ -1,0 +1,1239 @@
+//! One pass over a page for its rendered `<body>` text and its links, without building a tree.
+//!
+//! Most pages a crawl sees need no tree: without `xPath` and `excludeXPath` a page's value is the
+//! rendered text of `<body>`, and its links are a few attributes. Building html5ever's tree was
+//! half of a crawl's CPU. This scanner tokenizes like html5ever and keeps a stack of open
+//! elements that follows the HTML tree-construction rules for the constructs it knows: implied
+//! end tags (`p`, `li`, `dd`, `dt`), headings, `pre`'s leading newline, raw-text elements,
+//! properly nested formatting elements, stray end tags. Whenever a page holds something whose
+//! tree it does not reproduce exactly (tables, forms, misnested formatting elements that the
+//! adoption agency would clone, foreign content, unusual character references, ...) it gives up
+//! and the caller parses the page into a tree. So its answer, when it gives one, is the tree
+//! path's answer byte for byte; the differential tests below and the extraction fixtures hold
+//! it to that.
+
+use super::text::{Lines, is_block};
+use std::borrow::Cow;
+
+/// Deeper stacks are left to the tree path, which owns the depth limit and its error.
+const MAX_STACK: usize = 512;
+
+/// What one pass found.
+#[derive(Debug, Default, PartialEq)]
+pub struct Scanned {
+    /// The rendered text of `<body>`, as [`super::text::rendered_text`] gives it.
+    pub text: String,
+    /// The raw `href` of every `a` and `area` and `src` of every `iframe`, in document order.
+    pub links: Vec<String>,
+    /// The `href` of the first `<base href>`.
+    pub base: Option<String>,
+}
+
+/// Scans `html`; `None` when the page needs the tree path. Links are collected when
+/// `want_links` is set.
+pub fn scan(html: &str, want_links: bool) -> Option<Scanned> {
+    // NUL and CR change what the tokenizer emits; a leading BOM is dropped by it. Rare enough
+    // to leave to the tree path.
+    if memchr::memchr2(b'\0', b'\r', html.as_bytes()).is_some() || html.starts_with('\u{feff}') {
+        return None;
+    }
+    let mut scanner = Scanner {
+        src: html,
+        bytes: html.as_bytes(),
+        pos: 0,
+        lines: Lines::default(),
+        stack: Vec::with_capacity(32),
+        in_body: false,
+        pre: 0,
+        ignore_lf: false,
+        want_links,
+        links: Vec::new(),
+        base: None,
+    };
+    scanner.run()?;
+    Some(Scanned {
+        text: scanner.lines.finish(),
+        links: scanner.links,
+        base: scanner.base,
+    })
+}
+
+struct Scanner<'a> {
+    src: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    lines: Lines,
+    /// Open elements below `<body>`, lower-cased names.
+    stack: Vec<Cow<'a, str>>,
+    in_body: bool,
+    /// Open `pre` elements.
+    pre: usize,
+    /// A newline right after `<pre>` is not content.
+    ignore_lf: bool,
+    want_links: bool,
+    links: Vec<String>,
+    base: Option<String>,
+}
+
+/// A tag as the tokenizer gives it, with the one attribute the scan may need.
+struct Tag<'a> {
+    name: Cow<'a, str>,
+    /// `href` of `a`, `area` and `base`; `src` of `iframe`.
+    link: Option<Cow<'a, str>>,
+}
+
+impl<'a> Scanner<'a> {
+    fn run(&mut self) -> Option<()> {
+        while self.pos < self.bytes.len() {
+            let rest = &self.bytes[self.pos..];
+            let Some(at) = memchr::memchr2(b'<', b'&', rest) else {
+                let text = &self.src[self.pos..];
+                self.pos = self.bytes.len();
+                self.text(text)?;
+                break;
+            };
+            let at = self.pos + at;
+            if at > self.pos {
+                let text = &self.src[self.pos..at];
+                self.text(text)?;
+            }
+            self.pos = at;
+            if self.bytes[at] == b'&' {
+                if self.ignore_lf {
+                    return None;
+                }
+                let (decoded, next) = char_ref(self.src, at)?;
+                self.pos = next;
+                self.text(&decoded)?;
+            } else {
+                self.markup()?;
+            }
+        }
+        Some(())
+    }
+
+    /// Character data in the current position of the tree.
+    fn text(&mut self, text: &str) -> Option<()> {
+        if text.is_empty() {
+            return Some(());
+        }
+        if !self.in_body {
+            if text.bytes().all(is_space) {
+                return Some(());
+            }
+            self.in_body = true;
+        }
+        let text = if std::mem::take(&mut self.ignore_lf) {
+            text.strip_prefix('\n').unwrap_or(text)
+        } else {
+            text
+        };
+        if self.pre > 0 {
+            self.lines.push_pre(text);
+        } else {
+            self.lines.push_collapsed(text);
+        }
+        Some(())
+    }
+
+    /// At a `<`.
+    fn markup(&mut self) -> Option<()> {
+        let at = self.pos;
+        match self.bytes.get(at + 1) {
+            Some(c) if c.is_ascii_alphabetic() => {
+                self.ignore_lf = false;
+                let tag = self.tag(at + 1, false)?;
+                if self.in_body {
+                    self.start_in_body(tag)
+                } else {
+                    self.start_before_body(tag)
+                }
+            }
+            Some(b'/') if self.bytes.get(at + 2).is_some_and(u8::is_ascii_alphabetic) => {
+                self.ignore_lf = false;
+                let tag = self.tag(at + 2, true)?;
+                if self.in_body {
+                    self.end_in_body(&tag)
+                } else {
+                    self.end_before_body(&tag)
+                }
+            }
+            Some(b'!') => {
+                self.ignore_lf = false;
+                self.declaration(at)
+            }
+            Some(b'?') => {
+                self.ignore_lf = false;
+                self.skip_past(at + 2, b'>');
+                Some(())
+            }
+            // `</>`, `</ ` and friends: rare, and their tokens are odd.
+            Some(b'/') => None,
+            _ => {
+                self.pos = at + 1;
+                self.text("<")
+            }
+        }
+    }
+
+    /// `<!--`, `<!DOCTYPE` or a bogus comment, starting at `<`.
+    fn declaration(&mut self, at: usize) -> Option<()> {
+        let rest = &self.bytes[at + 2..];
+        if rest.starts_with(b"--") {
+            let body = &self.bytes[at + 4..];
+            // `<!-->` and `<!--->` end at once; leave such comments to the tree path.
+            if body.starts_with(b">") || body.starts_with(b"->") {
+                return None;
+            }
+            match memchr::memmem::find(body, b"-->") {
+                Some(end) => {
+                    // `--!>` also ends a comment.
+                    if memchr::memmem::find(&body[..end], b"--!>").is_some() {
+                        return None;
+                    }
+                    self.pos = at + 4 + end + 3;
+                }
+                None => {
+                    if memchr::memmem::find(body, b"--!>").is_some() {
+                        return None;
+                    }
+                    self.pos = self.bytes.len();
+                }
+            }
+            return Some(());
+        }
+        let is_doctype = rest.len() >= 7 && rest[..7].eq_ignore_ascii_case(b"doctype");
+        if is_doctype && memchr::memchr(b'>', rest).is_none() {
+            return None;
+        }
+        self.skip_past(at + 2, b'>');
+        Some(())
+    }
+
+    /// Moves past the next `byte` from `from`, or to the end.
+    fn skip_past(&mut self, from: usize, byte: u8) {
+        self.pos = match memchr::memchr(byte, &self.bytes[from.min(self.bytes.len())..]) {
+            Some(i) => from + i + 1,
+            None => self.bytes.len(),
+        };
+    }
+
+    /// Tokenizes a tag whose name starts at `from`; `None` at the end of input inside the tag.
+    fn tag(&mut self, from: usize, end: bool) -> Option<Tag<'a>> {
+        let bytes = self.bytes;
+        let mut i = from;
+        while i < bytes.len() && !is_space(bytes[i]) && bytes[i] != b'/' && bytes[i] != b'>' {
+            i += 1;
+        }
+        let name = lower(&self.src[from..i]);
+        let wanted = if end {
+            None
+        } else {
+            match &*name {
+                "a" | "area" | "base" => Some("href"),
+                "iframe" => Some("src"),
+                _ => None,
+            }
+        };
+        let mut link = None;
+        loop {
+            while i < bytes.len() && is_space(bytes[i]) {
+                i += 1;
+            }
+            match bytes.get(i)? {
+                b'>' => {
+                    i += 1;
+                    break;
+                }
+                b'/' => {
+                    i += 1;
+                    continue;
+                }
+                _ => {}
+            }
+            // An attribute name: its first character may be anything, even `=`.
+            let name_start = i;
+            i += 1;
+            while i < bytes.len() && !matches!(bytes[i], b'/' | b'>' | b'=') && !is_space(bytes[i])
+            {
+                i += 1;
+            }
+            let attr = &self.src[name_start..i];
+            while i < bytes.len() && is_space(bytes[i]) {
+                i += 1;
+            }
+            if bytes.get(i) != Some(&b'=') {
+                if wanted.is_some_and(|w| attr.eq_ignore_ascii_case(w)) && link.is_none() {
+                    link = Some(Cow::Borrowed(""));
+                }
+                continue;
+            }
+            i += 1;
+            while i < bytes.len() && is_space(bytes[i]) {
+                i += 1;
+            }
+            let (value_start, value_end) = match bytes.get(i)? {
+                q @ (b'"' | b'\'') => {
+                    let close = memchr::memchr(*q, &bytes[i + 1..])?;
+                    let span = (i + 1, i + 1 + close);
+                    i = span.1 + 1;
+                    span
+                }
+                // `<a href=>`: an empty value, and the tag ends.
+                b'>' => (i, i),
+                _ => {
+                    let start = i;
+                    while i < bytes.len() && !is_space(bytes[i]) && bytes[i] != b'>' {
+                        i += 1;
+                    }
+                    (start, i)
+                }
+            };
+            // html5ever keeps the first of duplicate attributes.
+            if link.is_none() && wanted.is_some_and(|w| attr.eq_ignore_ascii_case(w)) {
+                link = Some(attribute_value(&self.src[value_start..value_end])?);
+            }
+        }
+        self.pos = i;
+        Some(Tag { name, link })
+    }
+
+    /// A start tag before `<body>` (the initial, head and after-head modes).
+    fn start_before_body(&mut self, tag: Tag<'a>) -> Option<()> {
+        match &*tag.name {
+            "html" | "head" => Some(()),
+            "base" | "basefont" | "bgsound" | "link" | "meta" => {
+                self.note_base(&tag);
+                Some(())
+            }
+            "title" | "style" | "script" | "noscript" => self.skip_raw(&tag.name),
+            "noframes" | "template" | "frameset" => None,
+            "body" => {
+                self.in_body = true;
+                Some(())
+            }
+            _ => {
+                self.in_body = true;
+                self.start_in_body(tag)
+            }
+        }
+    }
+
+    /// An end tag before `<body>`.
+    fn end_before_body(&mut self, tag: &Tag<'a>) -> Option<()> {
+        match &*tag.name {
+            // These imply a body in ways not worth following.
+            "body" | "html" | "br" | "template" => None,
+            _ => Some(()),
+        }
+    }
+
+    fn start_in_body(&mut self, tag: Tag<'a>) -> Option<()> {
+        let name = &*tag.name;
+        match name {
+            "html" | "body" | "head" => Some(()),
+            "base" | "basefont" | "bgsound" | "link" | "meta" => {
+                self.note_base(&tag);
+                Some(())
+            }
+            "script" | "style" | "noscript" => self.skip_raw(name),
+            "address" | "article" | "aside" | "blockquote" | "center" | "details" | "dialog"
+            | "dir" | "div" | "dl" | "fieldset" | "figcaption" | "figure" | "footer" | "header"
+            | "hgroup" | "main" | "nav" | "ol" | "p" | "search" | "section" | "summary" | "ul"
+            | "menu" => {
+                self.close_p_in_button_scope()?;
+                self.push(tag.name)
+            }
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                self.close_p_in_button_scope()?;
+                if self.stack.last().is_some_and(|top| is_heading(top)) {
+                    self.pop_implied()?;
+                }
+                self.push(tag.name)
+            }
+            "pre" => {
+                self.close_p_in_button_scope()?;
+                self.push(tag.name)?;
+                self.ignore_lf = true;
+                Some(())
+            }
+            "li" | "dd" | "dt" => {
+                let closes: &[&str] = if name == "li" { &["li"] } else { &["dd", "dt"] };
+                let mut to_close = None;
+                for open in self.stack.iter().rev() {
+                    if closes.contains(&&**open) {
+                        to_close = Some(open.clone());
+                        break;
+                    }
+                    if is_special(open) && !matches!(&**open, "address" | "div" | "p") {
+                        break;
+                    }
+                }
+                if let Some(close) = to_close {
+                    self.generate_implied_end(Some(&close))?;
+                    self.pop_until(|n| n == close)?;
+                }
+                self.close_p_in_button_scope()?;
+                self.push(tag.name)
+            }
+            "a" => {
+                // A second `a` while one is open runs the adoption agency.
+                if self.stack.iter().any(|n| n == "a") {
+                    return None;
+                }
+                if let Some(href) = tag.link
+                    && self.want_links
+                {
+                    self.links.push(href.into_owned());
+                }
+                self.push(tag.name)
+            }
+            "b" | "big" | "code" | "em" | "font" | "i" | "s" | "small" | "strike" | "strong"
+            | "tt" | "u" => {
+                // Three alike already open would drop one from the formatting list.
+                if self.stack.iter().filter(|n| **n == *name).count() >= 2 {
+                    return None;
+                }
+                self.push(tag.name)
+            }
+            "area" => {
+                if let Some(href) = tag.link
+                    && self.want_links
+                {
+                    self.links.push(href.into_owned());
+                }
+                Some(())
+            }
+            "br" | "embed" | "img" | "keygen" | "wbr" | "input" | "param" | "source" | "track" => {
+                self.void(name);
+                Some(())
+            }
+            "hr" => {
+                self.close_p_in_button_scope()?;
+                self.void(name);
+                Some(())
+            }
+            "iframe" => {
+                if let Some(src) = tag.link
+                    && self.want_links
+                {
+                    self.links.push(src.into_owned());
+                }
+                self.raw_text("iframe")
+            }
+            // Ignored in body.
+            "caption" | "col" | "colgroup" | "frame" | "tbody" | "td" | "tfoot" | "th"
+            | "thead" | "tr" => Some(()),
+            // Tables, forms, selects, raw text shown as text, foreign content and everything
+            // else with rules of its own: the tree path.
+            "table" | "form" | "button" | "select" | "option" | "optgroup" | "textarea" | "xmp"
+            | "plaintext" | "listing" | "noembed" | "noframes" | "template" | "title"
+            | "frameset" | "nobr" | "applet" | "marquee" | "object" | "image" | "math" | "svg"
+            | "rb" | "rtc" | "rp" | "rt" => None,
+            _ => self.push(tag.name),
+        }
+    }
+
+    fn end_in_body(&mut self, tag: &Tag<'a>) -> Option<()> {
+        let name = &*tag.name;
+        match name {
+            // After `</body>` the parser keeps inserting into the body.
+            "body" | "html" => Some(()),
+            "address" | "article" | "aside" | "blockquote" | "button" | "center" | "details"
+            | "dialog" | "dir" | "div" | "dl" | "fieldset" | "figcaption" | "figure" | "footer"
+            | "header" | "hgroup" | "listing" | "main" | "menu" | "nav" | "ol" | "pre"
+            | "search" | "section" | "select" | "summary" | "ul" | "applet" | "marquee"
+            | "object" => {
+                if !self.stack.iter().any(|n| n == name) {
+                    return Some(());
+                }
+                self.generate_implied_end(None)?;
+                self.pop_until(|n| n == name)
+            }
+            "p" => {
+                if self.stack.iter().any(|n| n == "p") {
+                    self.close_p()
+                } else {
+                    // An empty `p` is inserted: a line break.
+                    self.lines.break_line();
+                    Some(())
+                }
+            }
+            "li" => {
+                let mut in_scope = false;
+                for open in self.stack.iter().rev() {
+                    if open == "li" {
+                        in_scope = true;
+                        break;
+                    }
+                    if open == "ol" || open == "ul" {
+                        break;
+                    }
+                }
+                if in_scope {
+                    self.generate_implied_end(Some("li"))?;
+                    self.pop_until(|n| n == "li")?;
+                }
+                Some(())
+            }
+            "dd" | "dt" => {
+                if self.stack.iter().any(|n| n == name) {
+                    self.generate_implied_end(Some(name))?;
+                    self.pop_until(|n| n == name)?;
+                }
+                Some(())
+            }
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                if self.stack.iter().any(|n| is_heading(n)) {
+                    self.generate_implied_end(None)?;
+                    self.pop_until(is_heading)?;
+                }
+                Some(())
+            }
+            "br" => {
+                self.void("br");
+                Some(())
+            }
+            "a" | "b" | "big" | "code" | "em" | "font" | "i" | "nobr" | "s" | "small"
+            | "strike" | "strong" | "tt" | "u" => self.end_formatting(name),
+            "form" | "option" | "template" => None,
+            _ => {
+                // Any other end tag closes the nearest open element of its name, unless a
+                // special element comes first.
+                for open in self.stack.iter().rev() {
+                    if open == name {
+                        self.generate_implied_end(Some(name))?;
+                        return self.pop_until(|n| n == name);
+                    }
+                    if is_special(open) {
+                        return Some(());
+                    }
+                }
+                Some(())
+            }
+        }
+    }
+
+    /// The adoption agency's simple cases: the element is current, or only ordinary elements
+    /// are open above it; everything else clones elements and goes to the tree path.
+    fn end_formatting(&mut self, name: &str) -> Option<()> {
+        let Some(index) = self.stack.iter().rposition(|n| n == name) else {
+            return Some(());
+        };
+        let above = &self.stack[index + 1..];
+        if above.iter().any(|n| is_special(n) || is_formatting(n)) {
+            return None;
+        }
+        while self.stack.len() > index {
+            self.pop();
+        }
+        Some(())
+    }
+
+    fn note_base(&mut self, tag: &Tag<'a>) {
+        if tag.name == "base"
+            && self.base.is_none()
+            && let Some(href) = &tag.link
+        {
+            self.base = Some(href.clone().into_owned());
+        }
+    }
+
+    fn push(&mut self, name: Cow<'a, str>) -> Option<()> {
+        if self.stack.len() >= MAX_STACK {
+            return None;
+        }
+        if is_block(&name) {
+            self.lines.break_line();
+        }
+        if name == "pre" {
+            self.pre += 1;
+        }
+        self.stack.push(name);
+        Some(())
+    }
+
+    fn pop(&mut self) {
+        if let Some(name) = self.stack.pop() {
+            if name == "pre" {
+                self.pre = self.pre.saturating_sub(1);
+            }
+            if is_block(&name) {
+                self.lines.break_line();
+            }
+        }
+    }
+
+    /// Pops an element closed by something other than its own end tag. A formatting element
+    /// closed that way is reopened later by the parser: the tree path.
+    fn pop_implied(&mut self) -> Option<()> {
+        if self.stack.last().is_some_and(|n| is_formatting(n)) {
+            return None;
+        }
+        self.pop();
+        Some(())
+    }
+
+    /// Pops elements up to and including the first that `is_target`.
+    fn pop_until(&mut self, is_target: impl Fn(&str) -> bool) -> Option<()> {
+        while let Some(top) = self.stack.last() {
+            let done = is_target(top);
+            if done && is_formatting(top) {
+                self.pop();
+            } else {
+                self.pop_implied()?;
+            }
+            if done {
+                break;
+            }
+        }
+        Some(())
+    }
+
+    /// Pops `dd`, `dt`, `li`, `p` and the like, except elements named `except`.
+    fn generate_implied_end(&mut self, except: Option<&str>) -> Option<()> {
+        while let Some(top) = self.stack.last() {
+            if !is_implied_end(top) || except.is_some_and(|e| e == top) {
+                break;
+            }
+            self.pop_implied()?;
+        }
+        Some(())
+    }
+
+    fn close_p_in_button_scope(&mut self) -> Option<()> {
+        if self.stack.iter().any(|n| n == "p") {
+            self.close_p()?;
+        }
+        Some(())
+    }
+
+    fn close_p(&mut self) -> Option<()> {
+        self.generate_implied_end(Some("p"))?;
+        self.pop_until(|n| n == "p")
+    }
+
+    /// An element with no content: its opening and closing as the text walk sees them.
+    fn void(&mut self, name: &str) {
+        if is_block(name) {
+            self.lines.break_line();
+            self.lines.break_line();
+        } else if name == "br" {
+            self.lines.break_line();
+        }
+    }
+
+    /// Skips the content of a raw-text element that is not text (`script`, `style`,
+    /// `noscript`, `title` in the head).
+    fn skip_raw(&mut self, name: &str) -> Option<()> {
+        let (content_end, next) = self.raw_end(name)?;
+        if name == "script"
+            && memchr::memmem::find(&self.bytes[self.pos..content_end], b"<!--").is_some()
+        {
+            // The script data's escape states can hide the end tag.
+            return None;
+        }
+        self.pos = next;
+        Some(())
+    }
+
+    /// Raw text that is content (an `iframe`'s fallback), taken as it is.
+    fn raw_text(&mut self, name: &str) -> Option<()> {
+        let (content_end, next) = self.raw_end(name)?;
+        let content = &self.src[self.pos..content_end];
+        self.pos = next;
+        self.text(content)
+    }
+
+    /// Where the raw text from `self.pos` ends (the start of its end tag) and where the end
+    /// tag ends; the end of input when there is no end tag.
+    fn raw_end(&mut self, name: &str) -> Option<(usize, usize)> {
+        let mut from = self.pos;
+        let len = self.bytes.len();
+        while let Some(i) = memchr::memmem::find(&self.bytes[from..], b"</") {
+            let start = from + i;
+            let name_end = start + 2 + name.len();
+            if name_end <= len
+                && self.bytes[start + 2..name_end].eq_ignore_ascii_case(name.as_bytes())
+                && matches!(self.bytes.get(name_end), Some(b) if is_space(*b) || *b == b'/' || *b == b'>')
+            {
+                let saved = self.pos;
+                self.tag(start + 2, true)?;
+                let next = self.pos;
+                self.pos = saved;
+                return Some((start, next));
+            }
+            from = start + 2;
+        }
+        Some((len, len))
+    }
+}
+
+/// Decodes an attribute value, or `None` when a character reference needs the tree path.
+fn attribute_value(raw: &str) -> Option<Cow<'_, str>> {
+    if !raw.contains('&') {
+        return Some(Cow::Borrowed(raw));
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut pos = 0;
+    while let Some(i) = raw[pos..].find('&') {
+        let at = pos + i;
+        out.push_str(&raw[pos..at]);
+        let (decoded, next) = char_ref(raw, at)?;
+        out.push_str(&decoded);
+        pos = next;
+    }
+    out.push_str(&raw[pos..]);
+    Some(Cow::Owned(out))
+}
+
+/// The character reference at `src[at] == '&'`: its text and where the input goes on. Only
+/// references that end in `;` and decode to an ordinary character are taken; the legacy forms
+/// without `;` and odd code points go to the tree path.
+fn char_ref(src: &str, at: usize) -> Option<(Cow<'static, str>, usize)> {
+    let bytes = src.as_bytes();
+    let start = at + 1;
+    match bytes.get(start) {
+        Some(b'#') => {
+            let (digits_start, radix) = match bytes.get(start + 1) {
+                Some(b'x' | b'X') => (start + 2, 16),
+                _ => (start + 1, 10),
+            };
+            let mut end = digits_start;
+            while end < bytes.len() && (bytes[end] as char).is_digit(radix) {
+                end += 1;
+            }
+            if end == digits_start || end - digits_start > 8 || bytes.get(end) != Some(&b';') {
+                return None;
+            }
+            let code = u32::from_str_radix(&src[digits_start..end], radix).ok()?;
+            let ordinary = matches!(code, 0x09 | 0x0a | 0x0c | 0x20..=0x7e | 0xa0..=0xd7ff | 0xe000..=0xfffd | 0x10000..=0x10ffff);
+            if !ordinary {
+                return None;
+            }
+            let c = char::from_u32(code)?;
+            Some((Cow::Owned(c.to_string()), end + 1))
+        }
+        Some(c) if c.is_ascii_alphanumeric() => {
+            let mut end = start;
+            while end < bytes.len() && bytes[end].is_ascii_alphanumeric() {
+                end += 1;
+            }
+            let name = &src[start..end];
+            if bytes.get(end) == Some(&b';')
+                && let Some(&(first, second)) =
+                    html5ever::data::NAMED_ENTITIES.get(&src[start..=end])
+                && first != 0
+            {
+                let mut text = String::new();
+                text.push(char::from_u32(first)?);
+                if second != 0 {
+                    text.push(char::from_u32(second)?);
+                }
+                return Some((Cow::Owned(text), end + 1));
+            }
+            // A prefix that is a legacy reference (`&copy2024`) would be decoded.
+            let legacy = (1..=name.len()).any(|k| {
+                html5ever::data::NAMED_ENTITIES
+                    .get(&name[..k])
+                    .is_some_and(|&(first, _)| first != 0)
+            });
+            if legacy {
+                return None;
+            }
+            Some((Cow::Borrowed("&"), start))
+        }
+        _ => Some((Cow::Borrowed("&"), start)),
+    }
+}
+
+fn lower(name: &str) -> Cow<'_, str> {
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(name)
+    }
+}
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\x0c' | b'\r')
+}
+
+fn is_heading(name: &str) -> bool {
+    matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
+}
+
+fn is_formatting(name: &str) -> bool {
+    matches!(
+        name,
+        "a" | "b"
+            | "big"
+            | "code"
+            | "em"
+            | "font"
+            | "i"
+            | "nobr"
+            | "s"
+            | "small"
+            | "strike"
+            | "strong"
+            | "tt"
+            | "u"
+    )
+}
+
+fn is_implied_end(name: &str) -> bool {
+    matches!(
+        name,
+        "dd" | "dt" | "li" | "option" | "optgroup" | "p" | "rb" | "rp" | "rt" | "rtc"
+    )
+}
+
+/// html5ever's "special" elements.
+fn is_special(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "applet"
+            | "area"
+            | "article"
+            | "aside"
+            | "base"
+            | "basefont"
+            | "bgsound"
+            | "blockquote"
+            | "body"
+            | "br"
+            | "button"
+            | "caption"
+            | "center"
+            | "col"
+            | "colgroup"
+            | "dd"
+            | "details"
+            | "dir"
+            | "div"
+            | "dl"
+            | "dt"
+            | "embed"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "frame"
+            | "frameset"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "head"
+            | "header"
+            | "hgroup"
+            | "hr"
+            | "html"
+            | "iframe"
+            | "img"
+            | "input"
+            | "isindex"
+            | "li"
+            | "link"
+            | "listing"
+            | "main"
+            | "marquee"
+            | "menu"
+            | "meta"
+            | "nav"
+            | "noembed"
+            | "noframes"
+            | "noscript"
+            | "object"
+            | "ol"
+            | "p"
+            | "param"
+            | "plaintext"
+            | "pre"
+            | "script"
+            | "section"
+            | "select"
+            | "source"
+            | "style"
+            | "summary"
+            | "table"
+            | "tbody"
+            | "td"
+            | "template"
+            | "textarea"
+            | "tfoot"
+            | "th"
+            | "thead"
+            | "title"
+            | "tr"
+            | "track"
+            | "ul"
+            | "wbr"
+            | "xmp"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::extract::parse::parse_document;
+    use crate::extract::text::rendered_text;
+    use scraper::Node;
+
+    /// What the tree path gives: body text, raw links, first base href.
+    fn tree_path(html: &str) -> Option<Scanned> {
+        let doc = parse_document(html).ok()?;
+        let root = doc.tree.root();
+        let body = root
+            .descendants()
+            .find(|n| matches!(n.value(), Node::Element(el) if el.name() == "body"));
+        let text = rendered_text(body.unwrap_or(root));
+        let mut links = Vec::new();
+        let mut base = None;
+        for node in root.descendants() {
+            let Node::Element(el) = node.value() else {
+                continue;
+            };
+            let attr = match el.name() {
+                "a" | "area" => "href",
+                "frame" | "iframe" => "src",
+                "base" => {
+                    if base.is_none() {
+                        base = el.attr("href").map(str::to_string);
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            if let Some(v) = el.attr(attr) {
+                links.push(v.to_string());
+            }
+        }
+        Some(Scanned { text, links, base })
+    }
+
+    /// Asserts the scan agrees with the tree path; tells whether it answered.
+    fn agrees(html: &str) -> bool {
+        match scan(html, true) {
+            Some(scanned) => {
+                assert_eq!(Some(scanned), tree_path(html), "page: {html:?}");
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[test]
+    fn ordinary_pages_are_scanned_like_the_tree() {
+        for page in [
+            "<!DOCTYPE html><html><head><title>T</title><base href=/x/></head><body><p>Hi <a href=a.html>a</a></p></body></html>",
+            "<p>one<p>two<div>three</div><ul><li>a<li>b</ul><dl><dt>t<dd>d</dl>",
+            "<h1>x<h2>y</h1>z<pre>\n  keep  this\n</pre>after",
+            "<p>a</div>b</p></p>c<br>d</br>e",
+            "<b>bold <i>both</i></b> <a href=\"q?a=1&amp;b=2&c\">x</a> &copy; &#65;&#x42; &zz; < 3",
+            "<script>if (a < b) { x = '</p>' }</script><style>p{}</style><noscript><p>n</noscript>ok",
+            "<iframe src=/frame>fallback &amp; raw</iframe><area href=/area><!-- <a href=no> -->",
+            "<a href=/one><span>x</a> y <a href=/two HREF=/dup>z</a>",
+        ] {
+            assert!(agrees(page), "not scanned: {page}");
+        }
+    }
+
+    #[test]
+    fn unusual_pages_go_to_the_tree_path() {
+        for page in [
+            "<table><tr><td>a</td></tr></table>",
+            "<b><p>x</b>y</p>",
+            "text before <span>span <em>em</span> after",
+            "<a href=1><a href=2>x</a>",
+            "<p>x &copy2024</p>",
+            "<form><input></form>",
+            "<svg><title>t</title></svg>",
+            "a\r\nb",
+            "<div>\0</div>",
+            "<script><!--<script></script>--></script>",
+        ] {
+            assert_eq!(scan(page, true), None, "{page}");
+        }
+    }
+
+    /// A small deterministic generator of messy markup.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[(self.next() % items.len() as u64) as usize]
+        }
+
+        /// Mostly from the first `common` items, which the scan handles.
+        fn pick_mostly<'a>(&mut self, items: &[&'a str], common: usize) -> &'a str {
+            if self.next() % 12 == 0 {
+                self.pick(items)
+            } else {
+                self.pick(&items[..common])
+            }
+        }
+    }
+
+    /// Element names; the first [`COMMON_NAMES`] are ones the scan handles.
+    const NAMES: &[&str] = &[
+        "p",
+        "div",
+        "span",
+        "a",
+        "b",
+        "i",
+        "em",
+        "strong",
+        "li",
+        "ul",
+        "ol",
+        "dd",
+        "dt",
+        "dl",
+        "h1",
+        "h2",
+        "h3",
+        "pre",
+        "br",
+        "hr",
+        "img",
+        "script",
+        "style",
+        "noscript",
+        "iframe",
+        "area",
+        "base",
+        "body",
+        "html",
+        "head",
+        "meta",
+        "link",
+        "section",
+        "article",
+        "center",
+        "font",
+        "custom-x",
+        "code",
+        "u",
+        "small",
+        "blockquote",
+        "main",
+        "header",
+        "footer",
+        "nav",
+        "input",
+        "sub",
+        "label",
+        "address",
+        "details",
+        "summary",
+        "menu",
+        "P",
+        "DIV",
+        "A",
+        "Br",
+        "dialog",
+        "search",
+        "figure",
+        "td",
+        "tr",
+        "frame",
+        "caption",
+        "tbody",
+        // The tree path's.
+        "table",
+        "th",
+        "title",
+        "textarea",
+        "form",
+        "button",
+        "select",
+        "option",
+        "nobr",
+        "svg",
+        "template",
+        "xmp",
+        "listing",
+        "object",
+        "applet",
+        "math",
+    ];
+    const COMMON_NAMES: usize = 64;
+
+    const TEXT: &[&str] = &[
+        "word",
+        " ",
+        "  two words ",
+        "\n",
+        "\n\n  ",
+        "\t",
+        "&amp;",
+        "&nbsp;",
+        "&copy;",
+        "&#65;",
+        "&#x42;",
+        "&zz;",
+        "& ",
+        "&",
+        "<",
+        " < 3 ",
+        "\u{e9}t\u{e9}",
+        "\u{1F600}",
+        "x",
+        ">",
+        "\"",
+        "'",
+        "=",
+        "/",
+        "\x0c",
+        "&lt;p&gt;",
+        // The tree path's.
+        "&#0;",
+        "&#128;",
+        "&notit;",
+        "&copy2024",
+        "\r",
+    ];
+    const COMMON_TEXT: usize = 26;
+
+    const OTHER: &[&str] = &[
+        "<!-- c -->",
+        "<!DOCTYPE html>",
+        "<?x>",
+        "<!x>",
+        "<![CDATA[x]]>",
+        "<!-- a -- b -->",
+        "<",
+        "<!doctype html public \"-//W3C//DTD HTML 4.01//EN\">",
+        // The tree path's.
+        "<!-->",
+        "<!--->",
+        "</>",
+        "\r\n",
+        "<!--x--!>",
+        "</ x>",
+    ];
+    const COMMON_OTHER: usize = 8;
+
+    const ATTRS: &[&str] = &[
+        "",
+        " href=x.html",
+        " href=\"/a b\"",
+        " HREF='/up'",
+        " href",
+        " href=",
+        " src=/s",
+        " class=c",
+        " href=\"?q=1&amp;r=2\"",
+        " href=/h&copy;",
+        " href=/h&copy",
+        " /",
+        " a=b/",
+        " href=/one href=/two",
+        " =x",
+        " x=\"1\"y=2",
+        " href=\"&#47;p\"",
+    ];
+
+    fn random_page(rng: &mut Rng, tokens: usize) -> String {
+        let mut page = String::new();
+        for _ in 0..tokens {
+            match rng.next() % 10 {
+                0..=3 => page.push_str(rng.pick_mostly(TEXT, COMMON_TEXT)),
+                4..=6 => {
+                    let name = rng.pick_mostly(NAMES, COMMON_NAMES);
+                    page.push('<');
+                    page.push_str(name);
+                    page.push_str(rng.pick(ATTRS));
+                    page.push('>');
+                    if matches!(
+                        name,
+                        "script" | "style" | "title" | "textarea" | "iframe" | "noscript" | "xmp"
+                    ) && rng.next() % 4 != 0
+                    {
+                        page.push_str(rng.pick_mostly(TEXT, COMMON_TEXT));
+                        page.push_str(rng.pick(&["<p>", "</p>", "<!--", "</scrip", "x"]));
+                        page.push_str("</");
+                        page.push_str(name);
+                        page.push('>');
+                    }
+                }
+                7..=8 => {
+                    page.push_str("</");
+                    page.push_str(rng.pick_mostly(NAMES, COMMON_NAMES));
+                    page.push('>');
+                }
+                _ => page.push_str(rng.pick_mostly(OTHER, COMMON_OTHER)),
+            }
+        }
+        page
+    }
+
+    #[test]
+    fn random_markup_scans_like_the_tree_or_not_at_all() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut scanned = 0;
+        let rounds = 6000;
+        for round in 0..rounds {
+            let page = random_page(&mut rng, 4 + round % 40);
+            if agrees(&page) {
+                scanned += 1;
+            }
+        }
+        // The scan must answer for a good share, or it is not exercised.
+        eprintln!("scanned {scanned} of {rounds}");
+        assert!(scanned > rounds / 5, "only {scanned} of {rounds} scanned");
+    }
+
+    /// Well-nested markup: the shape of most real pages.
+    fn nested_page(rng: &mut Rng, depth: usize, out: &mut String) {
+        for _ in 0..1 + rng.next() % 4 {
+            match rng.next() % 3 {
+                0 => out.push_str(rng.pick_mostly(TEXT, COMMON_TEXT)),
+                _ if depth < 6 => {
+                    let name = rng.pick_mostly(NAMES, COMMON_NAMES);
+                    out.push('<');
+                    out.push_str(name);
+                    out.push_str(rng.pick(ATTRS));
+                    out.push('>');
+                    nested_page(rng, depth + 1, out);
+                    if rng.next() % 5 != 0 {
+                        out.push_str("</");
+                        out.push_str(name);
+                        out.push('>');
+                    }
+                }
+                _ => out.push_str(rng.pick_mostly(OTHER, COMMON_OTHER)),
+            }
+        }
+    }
+
+    #[test]
+    fn random_nested_markup_scans_like_the_tree_or_not_at_all() {
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let mut scanned = 0;
+        let rounds = 6000;
+        for _ in 0..rounds {
+            let mut page = String::new();
+            nested_page(&mut rng, 0, &mut page);
+            if agrees(&page) {
+                scanned += 1;
+            }
+        }
+        eprintln!("scanned {scanned} of {rounds}");
+        assert!(scanned > rounds / 5, "only {scanned} of {rounds} scanned");
+    }
+}
