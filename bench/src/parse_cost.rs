@@ -80,6 +80,11 @@ pub fn run(dir: &Path, limit: usize) -> Result<(), String> {
         tokenize_only,
     );
     per_page(
+        "wachet onepass::scan (body text + links, no tree)",
+        &pages,
+        |p| wachet::extract::onepass::scan(p, true).map_or(0, |s| s.text.len() + s.links.len()),
+    );
+    per_page(
         "wachet parse_document (html5ever + scraper tree)",
         &pages,
         |p| wachet::extract::parse::parse_document(p).map_or(0, |d| d.tree.nodes().count()),

@@ -13,6 +13,42 @@
 //! it to that.
 
 use super::text::{Lines, is_block};
+
+/// What the scan needs to know of an open element, worked out once when it opens.
+struct Open<'a> {
+    name: Cow<'a, str>,
+    flags: u8,
+}
+
+const BLOCK: u8 = 1;
+const FORMATTING: u8 = 2;
+const SPECIAL: u8 = 4;
+const IMPLIED_END: u8 = 8;
+const HEADING: u8 = 16;
+const PRE: u8 = 32;
+
+fn flags_of(name: &str) -> u8 {
+    // One match: this runs for every element a page opens.
+    match name {
+        "address" | "article" | "aside" | "blockquote" | "body" | "div" | "dl" | "fieldset"
+        | "figcaption" | "figure" | "footer" | "form" | "header" | "hr" | "html" | "main"
+        | "nav" | "ol" | "section" | "table" | "tr" | "ul" => BLOCK | SPECIAL,
+        "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => BLOCK | SPECIAL | HEADING,
+        "dd" | "dt" | "li" | "p" => BLOCK | SPECIAL | IMPLIED_END,
+        "pre" => BLOCK | SPECIAL | PRE,
+        "a" | "b" | "big" | "code" | "em" | "font" | "i" | "nobr" | "s" | "small" | "strike"
+        | "strong" | "tt" | "u" => FORMATTING,
+        "optgroup" | "option" | "rb" | "rp" | "rt" | "rtc" => IMPLIED_END,
+        "applet" | "area" | "base" | "basefont" | "bgsound" | "br" | "button" | "caption"
+        | "center" | "col" | "colgroup" | "details" | "dir" | "embed" | "frame" | "frameset"
+        | "head" | "hgroup" | "iframe" | "img" | "input" | "isindex" | "link" | "listing"
+        | "marquee" | "menu" | "meta" | "noembed" | "noframes" | "noscript" | "object"
+        | "param" | "plaintext" | "script" | "select" | "source" | "style" | "summary"
+        | "tbody" | "td" | "template" | "textarea" | "tfoot" | "th" | "thead" | "title"
+        | "track" | "wbr" | "xmp" => SPECIAL,
+        _ => 0,
+    }
+}
 use std::borrow::Cow;
 
 /// Deeper stacks are left to the tree path, which owns the depth limit and its error.
@@ -41,8 +77,10 @@ pub fn scan(html: &str, want_links: bool) -> Option<Scanned> {
         src: html,
         bytes: html.as_bytes(),
         pos: 0,
-        lines: Lines::default(),
+        // Text is most of an ordinary page.
+        lines: Lines::with_capacity(html.len() * 3 / 4),
         stack: Vec::with_capacity(32),
+        open_p: 0,
         in_body: false,
         pre: 0,
         ignore_lf: false,
@@ -64,7 +102,9 @@ struct Scanner<'a> {
     pos: usize,
     lines: Lines,
     /// Open elements below `<body>`, lower-cased names.
-    stack: Vec<Cow<'a, str>>,
+    stack: Vec<Open<'a>>,
+    /// Open `p` elements, the most asked question.
+    open_p: usize,
     in_body: bool,
     /// Open `pre` elements.
     pre: usize,
@@ -346,7 +386,11 @@ impl<'a> Scanner<'a> {
             }
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                 self.close_p_in_button_scope()?;
-                if self.stack.last().is_some_and(|top| is_heading(top)) {
+                if self
+                    .stack
+                    .last()
+                    .is_some_and(|top| top.flags & HEADING != 0)
+                {
                     self.pop_implied()?;
                 }
                 self.push(tag.name)
@@ -361,24 +405,25 @@ impl<'a> Scanner<'a> {
                 let closes: &[&str] = if name == "li" { &["li"] } else { &["dd", "dt"] };
                 let mut to_close = None;
                 for open in self.stack.iter().rev() {
-                    if closes.contains(&&**open) {
-                        to_close = Some(open.clone());
+                    if closes.contains(&&*open.name) {
+                        to_close = Some(open.name.clone());
                         break;
                     }
-                    if is_special(open) && !matches!(&**open, "address" | "div" | "p") {
+                    if open.flags & SPECIAL != 0 && !matches!(&*open.name, "address" | "div" | "p")
+                    {
                         break;
                     }
                 }
                 if let Some(close) = to_close {
                     self.generate_implied_end(Some(&close))?;
-                    self.pop_until(|n| n == close)?;
+                    self.pop_until(|n| n.name == close)?;
                 }
                 self.close_p_in_button_scope()?;
                 self.push(tag.name)
             }
             "a" => {
                 // A second `a` while one is open runs the adoption agency.
-                if self.stack.iter().any(|n| n == "a") {
+                if self.stack.iter().any(|n| n.name == "a") {
                     return None;
                 }
                 if let Some(href) = tag.link
@@ -391,7 +436,7 @@ impl<'a> Scanner<'a> {
             "b" | "big" | "code" | "em" | "font" | "i" | "s" | "small" | "strike" | "strong"
             | "tt" | "u" => {
                 // Three alike already open would drop one from the formatting list.
-                if self.stack.iter().filter(|n| **n == *name).count() >= 2 {
+                if self.stack.iter().filter(|n| n.name == name).count() >= 2 {
                     return None;
                 }
                 self.push(tag.name)
@@ -444,14 +489,14 @@ impl<'a> Scanner<'a> {
             | "header" | "hgroup" | "listing" | "main" | "menu" | "nav" | "ol" | "pre"
             | "search" | "section" | "select" | "summary" | "ul" | "applet" | "marquee"
             | "object" => {
-                if !self.stack.iter().any(|n| n == name) {
+                if !self.stack.iter().any(|n| n.name == name) {
                     return Some(());
                 }
                 self.generate_implied_end(None)?;
-                self.pop_until(|n| n == name)
+                self.pop_until(|n| n.name == name)
             }
             "p" => {
-                if self.stack.iter().any(|n| n == "p") {
+                if self.open_p > 0 {
                     self.close_p()
                 } else {
                     // An empty `p` is inserted: a line break.
@@ -462,31 +507,31 @@ impl<'a> Scanner<'a> {
             "li" => {
                 let mut in_scope = false;
                 for open in self.stack.iter().rev() {
-                    if open == "li" {
+                    if open.name == "li" {
                         in_scope = true;
                         break;
                     }
-                    if open == "ol" || open == "ul" {
+                    if open.name == "ol" || open.name == "ul" {
                         break;
                     }
                 }
                 if in_scope {
                     self.generate_implied_end(Some("li"))?;
-                    self.pop_until(|n| n == "li")?;
+                    self.pop_until(|n| n.name == "li")?;
                 }
                 Some(())
             }
             "dd" | "dt" => {
-                if self.stack.iter().any(|n| n == name) {
+                if self.stack.iter().any(|n| n.name == name) {
                     self.generate_implied_end(Some(name))?;
-                    self.pop_until(|n| n == name)?;
+                    self.pop_until(|n| n.name == name)?;
                 }
                 Some(())
             }
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
-                if self.stack.iter().any(|n| is_heading(n)) {
+                if self.stack.iter().any(|n| n.flags & HEADING != 0) {
                     self.generate_implied_end(None)?;
-                    self.pop_until(is_heading)?;
+                    self.pop_until(|n| n.flags & HEADING != 0)?;
                 }
                 Some(())
             }
@@ -501,11 +546,11 @@ impl<'a> Scanner<'a> {
                 // Any other end tag closes the nearest open element of its name, unless a
                 // special element comes first.
                 for open in self.stack.iter().rev() {
-                    if open == name {
+                    if open.name == name {
                         self.generate_implied_end(Some(name))?;
-                        return self.pop_until(|n| n == name);
+                        return self.pop_until(|n| n.name == name);
                     }
-                    if is_special(open) {
+                    if open.flags & SPECIAL != 0 {
                         return Some(());
                     }
                 }
@@ -517,11 +562,11 @@ impl<'a> Scanner<'a> {
     /// The adoption agency's simple cases: the element is current, or only ordinary elements
     /// are open above it; everything else clones elements and goes to the tree path.
     fn end_formatting(&mut self, name: &str) -> Option<()> {
-        let Some(index) = self.stack.iter().rposition(|n| n == name) else {
+        let Some(index) = self.stack.iter().rposition(|n| n.name == name) else {
             return Some(());
         };
         let above = &self.stack[index + 1..];
-        if above.iter().any(|n| is_special(n) || is_formatting(n)) {
+        if above.iter().any(|n| n.flags & (SPECIAL | FORMATTING) != 0) {
             return None;
         }
         while self.stack.len() > index {
@@ -543,22 +588,29 @@ impl<'a> Scanner<'a> {
         if self.stack.len() >= MAX_STACK {
             return None;
         }
-        if is_block(&name) {
+        let flags = flags_of(&name);
+        if flags & BLOCK != 0 {
             self.lines.break_line();
         }
-        if name == "pre" {
+        if flags & PRE != 0 {
             self.pre += 1;
         }
-        self.stack.push(name);
+        if name == "p" {
+            self.open_p += 1;
+        }
+        self.stack.push(Open { name, flags });
         Some(())
     }
 
     fn pop(&mut self) {
-        if let Some(name) = self.stack.pop() {
-            if name == "pre" {
+        if let Some(open) = self.stack.pop() {
+            if open.flags & PRE != 0 {
                 self.pre = self.pre.saturating_sub(1);
             }
-            if is_block(&name) {
+            if open.name == "p" {
+                self.open_p = self.open_p.saturating_sub(1);
+            }
+            if open.flags & BLOCK != 0 {
                 self.lines.break_line();
             }
         }
@@ -567,7 +619,7 @@ impl<'a> Scanner<'a> {
     /// Pops an element closed by something other than its own end tag. A formatting element
     /// closed that way is reopened later by the parser: the tree path.
     fn pop_implied(&mut self) -> Option<()> {
-        if self.stack.last().is_some_and(|n| is_formatting(n)) {
+        if self.stack.last().is_some_and(|n| n.flags & FORMATTING != 0) {
             return None;
         }
         self.pop();
@@ -575,10 +627,10 @@ impl<'a> Scanner<'a> {
     }
 
     /// Pops elements up to and including the first that `is_target`.
-    fn pop_until(&mut self, is_target: impl Fn(&str) -> bool) -> Option<()> {
+    fn pop_until(&mut self, is_target: impl Fn(&Open<'a>) -> bool) -> Option<()> {
         while let Some(top) = self.stack.last() {
             let done = is_target(top);
-            if done && is_formatting(top) {
+            if done && top.flags & FORMATTING != 0 {
                 self.pop();
             } else {
                 self.pop_implied()?;
@@ -593,7 +645,7 @@ impl<'a> Scanner<'a> {
     /// Pops `dd`, `dt`, `li`, `p` and the like, except elements named `except`.
     fn generate_implied_end(&mut self, except: Option<&str>) -> Option<()> {
         while let Some(top) = self.stack.last() {
-            if !is_implied_end(top) || except.is_some_and(|e| e == top) {
+            if top.flags & IMPLIED_END == 0 || except.is_some_and(|e| e == top.name) {
                 break;
             }
             self.pop_implied()?;
@@ -602,7 +654,7 @@ impl<'a> Scanner<'a> {
     }
 
     fn close_p_in_button_scope(&mut self) -> Option<()> {
-        if self.stack.iter().any(|n| n == "p") {
+        if self.open_p > 0 {
             self.close_p()?;
         }
         Some(())
@@ -610,7 +662,7 @@ impl<'a> Scanner<'a> {
 
     fn close_p(&mut self) -> Option<()> {
         self.generate_implied_end(Some("p"))?;
-        self.pop_until(|n| n == "p")
+        self.pop_until(|n| n.name == "p")
     }
 
     /// An element with no content: its opening and closing as the text walk sees them.
@@ -757,125 +809,6 @@ fn lower(name: &str) -> Cow<'_, str> {
 
 fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\x0c' | b'\r')
-}
-
-fn is_heading(name: &str) -> bool {
-    matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
-}
-
-fn is_formatting(name: &str) -> bool {
-    matches!(
-        name,
-        "a" | "b"
-            | "big"
-            | "code"
-            | "em"
-            | "font"
-            | "i"
-            | "nobr"
-            | "s"
-            | "small"
-            | "strike"
-            | "strong"
-            | "tt"
-            | "u"
-    )
-}
-
-fn is_implied_end(name: &str) -> bool {
-    matches!(
-        name,
-        "dd" | "dt" | "li" | "option" | "optgroup" | "p" | "rb" | "rp" | "rt" | "rtc"
-    )
-}
-
-/// html5ever's "special" elements.
-fn is_special(name: &str) -> bool {
-    matches!(
-        name,
-        "address"
-            | "applet"
-            | "area"
-            | "article"
-            | "aside"
-            | "base"
-            | "basefont"
-            | "bgsound"
-            | "blockquote"
-            | "body"
-            | "br"
-            | "button"
-            | "caption"
-            | "center"
-            | "col"
-            | "colgroup"
-            | "dd"
-            | "details"
-            | "dir"
-            | "div"
-            | "dl"
-            | "dt"
-            | "embed"
-            | "fieldset"
-            | "figcaption"
-            | "figure"
-            | "footer"
-            | "form"
-            | "frame"
-            | "frameset"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "head"
-            | "header"
-            | "hgroup"
-            | "hr"
-            | "html"
-            | "iframe"
-            | "img"
-            | "input"
-            | "isindex"
-            | "li"
-            | "link"
-            | "listing"
-            | "main"
-            | "marquee"
-            | "menu"
-            | "meta"
-            | "nav"
-            | "noembed"
-            | "noframes"
-            | "noscript"
-            | "object"
-            | "ol"
-            | "p"
-            | "param"
-            | "plaintext"
-            | "pre"
-            | "script"
-            | "section"
-            | "select"
-            | "source"
-            | "style"
-            | "summary"
-            | "table"
-            | "tbody"
-            | "td"
-            | "template"
-            | "textarea"
-            | "tfoot"
-            | "th"
-            | "thead"
-            | "title"
-            | "tr"
-            | "track"
-            | "ul"
-            | "wbr"
-            | "xmp"
-    )
 }
 
 #[cfg(test)]
