@@ -9,63 +9,88 @@ pub const INSTRUMENT: &str = r#"(() => {
   let requests = 0;
   let lastMutation = performance.now();
   const setT = window.setTimeout, clearT = window.clearTimeout;
+  // Wakes a waiting settle as soon as the last pending timer or request is done.
+  const waiters = [];
+  const done = () => {
+    if (timers.size + requests === 0) for (const w of waiters.splice(0)) setT.call(window, w, 0);
+  };
   window.setTimeout = function (fn, ms, ...args) {
     let id;
     const wrapped = typeof fn === 'function'
-      ? function () { timers.delete(id); return fn.apply(this, args); }
+      ? function () { timers.delete(id); try { return fn.apply(this, args); } finally { done(); } }
       : fn;
     id = setT.call(window, wrapped, ms, ...args);
     if (typeof fn === 'function' && !(ms > 1000)) timers.add(id);
     return id;
   };
-  window.clearTimeout = function (id) { timers.delete(id); return clearT.call(window, id); };
+  window.clearTimeout = function (id) { timers.delete(id); done(); return clearT.call(window, id); };
   if (window.fetch) {
     const fetch = window.fetch;
     window.fetch = function (...a) {
       requests++;
-      return fetch.apply(this, a).finally(() => { requests--; });
+      return fetch.apply(this, a).finally(() => { requests--; done(); });
     };
   }
   const send = XMLHttpRequest.prototype.send;
   XMLHttpRequest.prototype.send = function (...a) {
     requests++;
-    this.addEventListener('loadend', () => { requests--; }, { once: true });
+    this.addEventListener('loadend', () => { requests--; done(); }, { once: true });
     return send.apply(this, a);
   };
   new MutationObserver(() => { lastMutation = performance.now(); })
     .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   Object.defineProperty(window, '__wachetBusy', { value: () => timers.size + requests });
   Object.defineProperty(window, '__wachetLastMutation', { value: () => lastMutation });
+  Object.defineProperty(window, '__wachetWhenIdle', { value: w => { waiters.push(w); } });
+  Object.defineProperty(window, '__wachetSetTimeout', { value: (f, ms) => setT.call(window, f, ms) });
+  Object.defineProperty(window, '__wachetClearTimeout', { value: id => clearT.call(window, id) });
 })()"#;
 
 /// Resolves when the DOM has had no mutation for `quiet` ms (1 s while a timer or request is
 /// pending) and the document is parsed; or, once the page is loaded and has nothing pending (see
-/// [`INSTRUMENT`]), after `idle_quiet` ms without mutation; or after `max` ms whatever happens. Quiet counts from the page's last
-/// mutation, or with `fromNow` from the call (after an action such as a scroll). Yields the
-/// milliseconds waited.
+/// [`INSTRUMENT`]), after `idle_quiet` ms without mutation; or after `max` ms whatever happens.
+/// Quiet counts from the page's last mutation, or with `fromNow` from the call (after an action
+/// such as a scroll). Yields the milliseconds waited.
+///
+/// Rather than polling it sleeps until the first moment one of these can hold (a mutation only
+/// moves that later); the end of the last pending timer or request and the load event wake it
+/// earlier, so a page settles when it is quiet, not up to a polling step later.
 const SETTLE: &str = r#"((quiet, max, idleQuiet, fromNow) => new Promise(resolve => {
   const start = performance.now();
   let last = !fromNow && window.__wachetLastMutation ? window.__wachetLastMutation() : start;
   const observer = new MutationObserver(() => { last = performance.now(); });
   observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   const busy = () => (window.__wachetBusy ? window.__wachetBusy() : 1);
-  const step = Math.max(5, Math.min(50, idleQuiet / 4, quiet / 4));
+  const later = window.__wachetSetTimeout || ((f, ms) => setTimeout(f, ms));
+  const cancel = window.__wachetClearTimeout || (id => clearTimeout(id));
+  let timer = null, finished = false;
   const tick = () => {
+    if (finished) return;
     const now = performance.now();
-    const quietFor = now - last;
     const pending = busy();
+    const loaded = document.readyState !== 'loading';
+    const complete = document.readyState === 'complete';
     // While a timer or request is pending the DOM may still change: then only a quiet as long
     // as the longest timer counted (1 s) ends the wait early.
-    const settled = (quietFor >= (pending === 0 ? quiet : Math.max(quiet, 1000))
-        && document.readyState !== 'loading')
-      || (quietFor >= idleQuiet && document.readyState === 'complete' && pending === 0);
-    if (settled || now - start >= max) {
+    const full = last + (pending === 0 ? quiet : Math.max(quiet, 1000));
+    const idle = complete && pending === 0 ? last + idleQuiet : Infinity;
+    if ((now >= full && loaded) || now >= idle || now - start >= max) {
+      finished = true;
       observer.disconnect();
       resolve(Math.round(now - start));
-    } else {
-      setTimeout(tick, step);
+      return;
     }
+    // Until the page is complete its state changes without an event we listen to: look again
+    // every 50 ms.
+    let next = Math.min(loaded ? full : Infinity, idle, start + max);
+    if (!complete) next = Math.min(next, now + 50);
+    if (pending > 0 && window.__wachetWhenIdle) window.__wachetWhenIdle(wake);
+    timer = later(wake, Math.max(1, next - now));
   };
+  const wake = () => { if (timer !== null) cancel(timer); timer = null; tick(); };
+  if (document.readyState !== 'complete') {
+    window.addEventListener('load', () => wake(), { once: true });
+  }
   tick();
 }))"#;
 
@@ -86,6 +111,15 @@ pub fn scroll_once(quiet_ms: u64, max_ms: u64) -> String {
   await {SETTLE}({quiet_ms}, {max_ms}, {quiet_ms}, true);
   return [before, el.scrollHeight];
 }})()"#
+    )
+}
+
+/// Waits for the DOM to settle, then serializes it (one round trip instead of two).
+pub fn settle_and_serialize(quiet_ms: u64, idle_quiet_ms: u64, max_ms: u64, limit: u64) -> String {
+    format!(
+        "(async () => {{ await {}; return {}; }})()",
+        settle(quiet_ms, idle_quiet_ms, max_ms),
+        serialize(limit)
     )
 }
 

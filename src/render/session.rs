@@ -118,8 +118,11 @@ impl RenderSession {
         if let Some(tab) = context.idle.pop() {
             return Ok((tab, context.live.clone()));
         }
-        let tab = Tab::open(&context.live.browser, &context.id, &self.renderer.settings).await?;
-        Ok((tab, context.live.clone()))
+        let (live, id) = (context.live.clone(), context.id.clone());
+        // Other renders of the session go on (or open their own tabs) meanwhile.
+        drop(slot);
+        let tab = Tab::open(&live.browser, &id, &self.renderer.settings).await?;
+        Ok((tab, live))
     }
 
     async fn give_back(&self, tab: Tab, live: &Arc<Live>) {
