@@ -884,6 +884,35 @@ mod tests {
     }
 
     #[test]
+    fn fixture_pages_scan_like_the_tree_or_not_at_all() {
+        fn pages(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    pages(&path, out);
+                } else if path.extension().is_some_and(|e| e == "html") {
+                    out.push(path);
+                }
+            }
+        }
+        let mut found = Vec::new();
+        pages(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
+            &mut found,
+        );
+        assert!(found.len() > 100, "fixture pages missing");
+        let mut scanned = 0;
+        for path in &found {
+            let bytes = std::fs::read(path).unwrap();
+            let html = String::from_utf8_lossy(&bytes);
+            if agrees(&html) {
+                scanned += 1;
+            }
+        }
+        assert!(scanned > found.len() / 2, "{scanned} of {}", found.len());
+    }
+
+    #[test]
     fn a_long_run_of_letters_after_an_ampersand_is_text() {
         let page = format!("<p>x&{};</p>", "q".repeat(100_000));
         assert!(agrees(&page));
