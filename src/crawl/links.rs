@@ -8,6 +8,12 @@ use url::Url;
 
 /// The normalized http(s) links of `doc`, in document order, duplicates included.
 pub fn links(doc: &Html, page_url: &Url, strip_tracking: bool) -> Vec<Url> {
+    let (base, hrefs) = raw_links(doc);
+    resolve_all(page_url, base, hrefs, strip_tracking)
+}
+
+/// The first `<base href>` and the raw link values of `doc`, in document order.
+pub(crate) fn raw_links(doc: &Html) -> (Option<&str>, Vec<&str>) {
     let mut base = None;
     let mut hrefs = Vec::new();
     for node in doc.tree.root().descendants() {
@@ -29,7 +35,7 @@ pub fn links(doc: &Html, page_url: &Url, strip_tracking: bool) -> Vec<Url> {
             hrefs.push(value);
         }
     }
-    resolve_all(page_url, base, hrefs, strip_tracking)
+    (base, hrefs)
 }
 
 /// Resolves raw link values against the page's base and normalizes them; links that are not

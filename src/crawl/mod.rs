@@ -9,7 +9,7 @@
 //! page's depth is its shortest distance from the start. Results stream out over a bounded
 //! channel ([`CrawlStream`]), so a large crawl is never held in memory by the crawler.
 
-mod links;
+pub(crate) mod links;
 pub mod normalize;
 mod page;
 mod scheduler;

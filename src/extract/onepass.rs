@@ -832,27 +832,9 @@ mod tests {
             .descendants()
             .find(|n| matches!(n.value(), Node::Element(el) if el.name() == "body"));
         let text = rendered_text(body.unwrap_or(root));
-        let mut links = Vec::new();
-        let mut base = None;
-        for node in root.descendants() {
-            let Node::Element(el) = node.value() else {
-                continue;
-            };
-            let attr = match el.name() {
-                "a" | "area" => "href",
-                "frame" | "iframe" => "src",
-                "base" => {
-                    if base.is_none() {
-                        base = el.attr("href").map(str::to_string);
-                    }
-                    continue;
-                }
-                _ => continue,
-            };
-            if let Some(v) = el.attr(attr) {
-                links.push(v.to_string());
-            }
-        }
+        let (base, links) = crate::crawl::links::raw_links(&doc);
+        let links = links.into_iter().map(str::to_string).collect();
+        let base = base.map(str::to_string);
         Some(Scanned { text, links, base })
     }
 
