@@ -152,7 +152,7 @@ fn plain_run_end(bytes: &[u8], start: usize) -> usize {
 }
 
 /// HTML's ASCII white space.
-fn is_space_byte(b: u8) -> bool {
+pub(crate) fn is_space_byte(b: u8) -> bool {
     // One compare rules out nearly every byte of text.
     b <= b' ' && matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
 }
