@@ -88,6 +88,46 @@ async fn script_inserted_content_is_rendered() {
     );
 }
 
+/// The headless shell is preferred when installed; the full Chromium must work as well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_full_chromium_renders_too() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let full = "/usr/lib/chromium/chromium";
+    if !std::path::Path::new(full).is_file() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install Debian's chromium as well as the headless shell"
+        );
+        eprintln!("SKIPPED: no full Chromium at {full}");
+        return;
+    }
+    let server = FixtureServer::builder()
+        .page("/list", JS_LIST)
+        .page("/popups", "<p>popups</p><script>for (let i = 0; i < 100; i++) { window.open('/popups'); }</script>")
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(Duration::from_secs(10))
+        .chrome_path(full)
+        .build()
+        .unwrap();
+    let mut m = dynamic(server.url("/list"));
+    m.x_path = Some("//li".into());
+    let outcome = engine.check(&m).await.unwrap();
+    assert_eq!(
+        outcome.value(),
+        Some("item 1\nitem 2\nitem 3"),
+        "{outcome:?}"
+    );
+    let popups = engine.check(&dynamic(server.url("/popups"))).await.unwrap();
+    assert_eq!(popups.value(), Some("popups"), "{popups:?}");
+    assert!(server.hits("/popups") < 10, "{}", server.hits("/popups"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scrolling_loads_more_items() {
     let Some(_serial) = browser_test().await else {
