@@ -88,6 +88,52 @@ async fn script_inserted_content_is_rendered() {
     );
 }
 
+/// Content that arrives after the load with nothing visibly pending in between must still be
+/// waited for: data fetched, then rendered in a task of its own (as frameworks schedule renders),
+/// and a script chunk inserted after the load. Both come 400 ms late, longer than the quiet
+/// window, so only counting them as pending makes the page wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn late_content_after_the_load_is_waited_for() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let page = r#"<!doctype html><p>start</p><script>
+window.addEventListener('load', () => {
+  fetch('/data').then(r => r.json()).then(d => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => { const p = document.createElement('p'); p.textContent = d.text; document.body.appendChild(p); };
+    channel.port2.postMessage(null);
+  });
+  const s = document.createElement('script'); s.src = '/chunk.js'; document.head.appendChild(s);
+});
+</script>"#;
+    let late = Duration::from_millis(400);
+    let server = FixtureServer::builder()
+        .page("/late", page)
+        .reply(
+            "/data",
+            Reply::new(200)
+                .header("content-type", "application/json")
+                .body(r#"{"text":"from the data"}"#)
+                .delay(late),
+        )
+        .reply(
+            "/chunk.js",
+            Reply::new(200)
+                .header("content-type", "text/javascript")
+                .body("const p = document.createElement('p'); p.textContent = 'from the chunk'; document.body.appendChild(p);")
+                .delay(late),
+        )
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    let outcome = engine.check(&dynamic(server.url("/late"))).await.unwrap();
+    let value = outcome.value().unwrap_or_default();
+    assert!(value.contains("from the data"), "{outcome:?}");
+    assert!(value.contains("from the chunk"), "{outcome:?}");
+}
+
 /// The headless shell is preferred when installed; the full Chromium must work as well.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_full_chromium_renders_too() {

@@ -72,10 +72,16 @@ pub fn generate_js_site(dir: &Path, pages: usize) -> std::io::Result<()> {
 /// `WACHET_BENCH_TRACE=FILE` writes one line per page: seconds since the crawl started when the
 /// page event arrived, its depth and URL (for profiling from outside). `WACHET_BENCH_REUSE_TABS=0`
 /// renders each page in a new tab (`RenderSettings::reuse_tabs = false`), for measurements.
+/// `WACHET_BENCH_IDLE_MS=N` sets `RenderSettings::idle_quiet`.
 pub fn crawl_render_wachet(url: &str, quiet_ms: u64, tabs: usize) -> Result<(), String> {
     let rt = harness::runtime().map_err(|e| e.to_string())?;
     let trace_path = std::env::var_os("WACHET_BENCH_TRACE").map(PathBuf::from);
     let reuse_tabs = std::env::var("WACHET_BENCH_REUSE_TABS").map_or(true, |v| v != "0");
+    let defaults = wachet::render::RenderSettings::default();
+    let idle_quiet = std::env::var("WACHET_BENCH_IDLE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(defaults.idle_quiet, Duration::from_millis);
     let began = Instant::now();
     let (pages, errors, trace) = rt.block_on(async {
         let engine = wachet::Engine::builder()
@@ -87,7 +93,8 @@ pub fn crawl_render_wachet(url: &str, quiet_ms: u64, tabs: usize) -> Result<(), 
                 tabs,
                 quiet: Duration::from_millis(quiet_ms),
                 reuse_tabs,
-                ..Default::default()
+                idle_quiet,
+                ..defaults
             })
             .build()
             .map_err(|e| e.to_string())?;

@@ -1,8 +1,9 @@
 //! JavaScript run in rendered pages. Each is an expression evaluated with `awaitPromise`.
 
 /// Installed before any script of the page runs: counts what may still change the DOM soon
-/// (timers of up to a second, fetch and XHR requests in flight) and when the DOM last changed,
-/// parsing included. Timers and requests are counted, never delayed or altered.
+/// (timers of up to a second, fetch and XHR requests in flight, response bodies being read,
+/// and scripts, stylesheets and frames inserted after the load until they load) and when the
+/// DOM last changed, parsing included. Nothing is delayed or altered, only counted.
 pub const INSTRUMENT: &str = r#"(() => {
   if (window.__wachetBusy) return;
   const timers = new Set();
@@ -13,6 +14,10 @@ pub const INSTRUMENT: &str = r#"(() => {
   const waiters = [];
   const done = () => {
     if (timers.size + requests === 0) for (const w of waiters.splice(0)) setT.call(window, w, 0);
+  };
+  const track = promise => {
+    requests++;
+    return promise.finally(() => { requests--; done(); });
   };
   window.setTimeout = function (fn, ms, ...args) {
     let id;
@@ -26,10 +31,14 @@ pub const INSTRUMENT: &str = r#"(() => {
   window.clearTimeout = function (id) { timers.delete(id); done(); return clearT.call(window, id); };
   if (window.fetch) {
     const fetch = window.fetch;
-    window.fetch = function (...a) {
-      requests++;
-      return fetch.apply(this, a).finally(() => { requests--; done(); });
-    };
+    window.fetch = function (...a) { return track(fetch.apply(this, a)); };
+  }
+  // fetch() resolves with the headers; the body the page then reads is still on its way.
+  if (window.Response) {
+    for (const name of ['json', 'text', 'arrayBuffer', 'blob', 'formData']) {
+      const read = Response.prototype[name];
+      if (read) Response.prototype[name] = function (...a) { return track(read.apply(this, a)); };
+    }
   }
   const send = XMLHttpRequest.prototype.send;
   XMLHttpRequest.prototype.send = function (...a) {
@@ -37,8 +46,34 @@ pub const INSTRUMENT: &str = r#"(() => {
     this.addEventListener('loadend', () => { requests--; done(); }, { once: true });
     return send.apply(this, a);
   };
-  new MutationObserver(() => { lastMutation = performance.now(); })
-    .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  // A script, stylesheet or frame a script inserts after the load (code split into chunks,
+  // say) loads on its own; until it does the page is not done. One that never reports is
+  // forgotten after a second.
+  const loads = 'script[src],link[rel=stylesheet],iframe[src]';
+  const awaitLoad = el => {
+    requests++;
+    let pending = true;
+    const end = () => {
+      if (!pending) return;
+      pending = false;
+      requests--;
+      done();
+    };
+    el.addEventListener('load', end, { once: true });
+    el.addEventListener('error', end, { once: true });
+    setT.call(window, end, 1000);
+  };
+  new MutationObserver(records => {
+    lastMutation = performance.now();
+    if (document.readyState !== 'complete') return;
+    for (const r of records) {
+      for (const n of r.addedNodes) {
+        if (n.nodeType !== 1) continue;
+        if (n.matches(loads)) awaitLoad(n);
+        for (const inner of n.querySelectorAll(loads)) awaitLoad(inner);
+      }
+    }
+  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   Object.defineProperty(window, '__wachetBusy', { value: () => timers.size + requests });
   Object.defineProperty(window, '__wachetLastMutation', { value: () => lastMutation });
   Object.defineProperty(window, '__wachetWhenIdle', { value: w => { waiters.push(w); } });
@@ -48,9 +83,12 @@ pub const INSTRUMENT: &str = r#"(() => {
 
 /// Resolves when the DOM has had no mutation for `quiet` ms (1 s while a timer or request is
 /// pending) and the document is parsed; or, once the page is loaded and has nothing pending (see
-/// [`INSTRUMENT`]), after `idle_quiet` ms without mutation; or after `max` ms whatever happens.
-/// Quiet counts from the page's last mutation, or with `fromNow` from the call (after an action
-/// such as a scroll). Yields the milliseconds waited.
+/// [`INSTRUMENT`]), when the browser next finds the page's main thread idle (its own
+/// `requestIdleCallback`: no task queued, the frame drawn) with no mutation since, at most
+/// `idle_quiet` ms after the last mutation; or after `max` ms whatever happens. Quiet counts from
+/// the page's last mutation, or with `fromNow` from the call (after an action such as a scroll;
+/// then only the time rules apply).
+/// Yields the milliseconds waited.
 ///
 /// Rather than polling it sleeps until the first moment one of these can hold (a mutation only
 /// moves that later); the end of the last pending timer or request and the load event wake it
@@ -63,7 +101,12 @@ const SETTLE: &str = r#"((quiet, max, idleQuiet, fromNow) => new Promise(resolve
   const busy = () => (window.__wachetBusy ? window.__wachetBusy() : 1);
   const later = window.__wachetSetTimeout || ((f, ms) => setTimeout(f, ms));
   const cancel = window.__wachetClearTimeout || (id => clearTimeout(id));
-  let timer = null, finished = false;
+  let timer = null, finished = false, idleCheck = false;
+  const finish = now => {
+    finished = true;
+    observer.disconnect();
+    resolve(Math.round(now - start));
+  };
   const tick = () => {
     if (finished) return;
     const now = performance.now();
@@ -74,11 +117,18 @@ const SETTLE: &str = r#"((quiet, max, idleQuiet, fromNow) => new Promise(resolve
     // as the longest timer counted (1 s) ends the wait early.
     const full = last + (pending === 0 ? quiet : Math.max(quiet, 1000));
     const idle = complete && pending === 0 ? last + idleQuiet : Infinity;
-    if ((now >= full && loaded) || now >= idle || now - start >= max) {
-      finished = true;
-      observer.disconnect();
-      resolve(Math.round(now - start));
-      return;
+    if ((now >= full && loaded) || now >= idle || now - start >= max) return finish(now);
+    // Loaded with nothing pending: done as soon as the browser finds the main thread idle
+    // without a mutation in between (a framework's render queued as a task runs first). Not
+    // after an action: its events (a scroll's) come with the next frame, maybe after that.
+    if (complete && pending === 0 && !fromNow && !idleCheck && window.requestIdleCallback) {
+      idleCheck = true;
+      const mark = last;
+      requestIdleCallback(() => {
+        idleCheck = false;
+        if (finished) return;
+        if (last === mark && busy() === 0) finish(performance.now()); else wake();
+      });
     }
     // Until the page is complete its state changes without an event we listen to: look again
     // every 50 ms.
@@ -114,10 +164,11 @@ pub fn scroll_once(quiet_ms: u64, max_ms: u64) -> String {
     )
 }
 
-/// Waits for the DOM to settle, then serializes it (one round trip instead of two).
+/// Waits for the DOM to settle, then serializes it (one round trip instead of two); `waited`
+/// says how long the settling took.
 pub fn settle_and_serialize(quiet_ms: u64, idle_quiet_ms: u64, max_ms: u64, limit: u64) -> String {
     format!(
-        "(async () => {{ await {}; return {}; }})()",
+        "(async () => {{ const w = await {}; const r = {}; r.waited = w; return r; }})()",
         settle(quiet_ms, idle_quiet_ms, max_ms),
         serialize(limit)
     )

@@ -257,6 +257,7 @@ impl Tab {
             let collect = self.page.execute(CollectGarbageParams::default());
             let _ = tokio::time::timeout(COMMAND_TIMEOUT, collect).await;
         }
+        let navigation_began = Instant::now();
         let navigate = self.page.goto(NavigateParams::new(request.url.as_str()));
         match tokio::time::timeout(settings.navigation_timeout, navigate).await {
             Ok(Ok(_)) => {}
@@ -290,7 +291,16 @@ impl Tab {
         // Settling and serializing in one evaluation saves a round trip to the tab.
         if !scroll {
             let script = scripts::settle_and_serialize(quiet, idle_quiet, max, limit);
+            let settle_began = Instant::now();
             let serialized = self.eval(&script, settings).await?;
+            tracing::debug!(
+                target: "wachet::render",
+                url = %request.url,
+                navigate_ms = (settle_began - navigation_began).as_millis(),
+                settle_ms = settle_began.elapsed().as_millis(),
+                settled_in_page_ms = serialized.get("waited").and_then(|v| v.as_u64()),
+                "rendered"
+            );
             return self.finish(request, serialized, limit, started);
         }
         self.eval(&scripts::settle(quiet, idle_quiet, max), settings)
