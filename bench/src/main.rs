@@ -10,6 +10,7 @@
 //! wachet-bench crawl-render-wachet URL QUIET_MS TABS   rendered Portal crawl, print one JSON line
 //! wachet-bench compare-render [--runs R] [--tabs T] [--quiet 300,100] [--spider-wait delay:MS|dom:MS]
 //!                             [--spider-exe PATH] [--no-spider 1] [--server nginx|rust] [--trace-dir DIR]
+//!                             [--spider-chrome PATH,PATH]
 //! ```
 //!
 //! `compare-render` crawls a 300-page JS site (links inserted 100 ms after load) with wachet's
@@ -35,7 +36,7 @@ fn usage() -> ExitCode {
          wachet-bench crawl-render-wachet URL QUIET_MS TABS\n  \
          wachet-bench compare-render [--runs R] [--tabs T] [--quiet 300,100] \
          [--spider-wait delay:MS|dom:MS] [--spider-exe PATH] [--no-spider 1] [--server nginx|rust] \
-         [--trace-dir DIR]"
+         [--trace-dir DIR] [--spider-chrome PATH,PATH]"
     );
     ExitCode::from(2)
 }

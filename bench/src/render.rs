@@ -334,11 +334,13 @@ pub struct CompareRenderOptions {
     pub server: ServerKind,
     /// Directory for per-page traces of wachet's runs.
     pub trace_dir: Option<PathBuf>,
+    /// The Chromium binaries spider runs with, one contender each; empty: wachet's.
+    pub spider_chromes: Vec<String>,
 }
 
 impl CompareRenderOptions {
     /// Parses `--runs R --tabs T --quiet 300,100 --spider-wait delay:MS|dom:MS --spider-exe PATH
-    /// --no-spider 1 --server nginx|rust|auto --trace-dir DIR`.
+    /// --no-spider 1 --server nginx|rust|auto --trace-dir DIR --spider-chrome PATH,PATH`.
     pub fn parse(args: &[String]) -> Option<CompareRenderOptions> {
         let mut options = CompareRenderOptions {
             runs: 3,
@@ -349,6 +351,7 @@ impl CompareRenderOptions {
             no_spider: false,
             server: ServerKind::Auto,
             trace_dir: None,
+            spider_chromes: Vec::new(),
         };
         let mut it = args.iter();
         while let Some(flag) = it.next() {
@@ -364,6 +367,9 @@ impl CompareRenderOptions {
                 }
                 "--spider-wait" => options.spider_wait = value.clone(),
                 "--spider-exe" => options.spider_exe = Some(PathBuf::from(value)),
+                "--spider-chrome" => {
+                    options.spider_chromes = value.split(',').map(str::to_string).collect()
+                }
                 "--no-spider" => options.no_spider = value == "1" || value == "true",
                 "--server" => {
                     options.server = match value.as_str() {
@@ -381,16 +387,20 @@ impl CompareRenderOptions {
     }
 }
 
-/// The Chromium both crawlers run: `CHROME_PATH`, else the Debian binary behind the
-/// `/usr/bin/chromium` wrapper (the one wachet picks by itself).
+/// The Chromium both crawlers run: `CHROME_PATH`, else the one wachet picks by itself: Debian's
+/// headless shell, else the full Chromium behind the `/usr/bin/chromium` wrapper.
 fn chromium_binary() -> Option<String> {
     if let Ok(path) = std::env::var("CHROME_PATH") {
         return Some(path);
     }
-    ["/usr/lib/chromium/chromium", "/usr/bin/chromium"]
-        .iter()
-        .find(|p| Path::new(p).is_file())
-        .map(|p| (*p).to_string())
+    [
+        "/usr/lib/chromium/chromium-headless-shell",
+        "/usr/lib/chromium/chromium",
+        "/usr/bin/chromium",
+    ]
+    .iter()
+    .find(|p| Path::new(p).is_file())
+    .map(|p| (*p).to_string())
 }
 
 /// `compare-render`: generate, serve, crawl alternately, print the table.
@@ -426,18 +436,33 @@ pub fn compare_render(options: &CompareRenderOptions) -> Result<(), String> {
                 spider_exe.display()
             ));
         }
-        contenders.push(Contender {
-            name: "spider chrome".into(),
-            program: spider_exe,
-            args_before: vec![],
-            args_after: vec![
-                JS_PAGES.to_string(),
-                options.tabs.to_string(),
-                options.spider_wait.clone(),
-            ],
-            // spider finds Chromium through CHROME_BIN (utils::detect_chrome).
-            env: vec![("CHROME_BIN".into(), chrome.clone())],
-        });
+        let chromes = if options.spider_chromes.is_empty() {
+            vec![chrome.clone()]
+        } else {
+            options.spider_chromes.clone()
+        };
+        for spider_chrome in chromes {
+            let name = if spider_chrome == chrome {
+                "spider chrome".to_string()
+            } else {
+                let file = Path::new(&spider_chrome)
+                    .file_name()
+                    .map_or(spider_chrome.clone(), |f| f.to_string_lossy().into_owned());
+                format!("spider {file}")
+            };
+            contenders.push(Contender {
+                name,
+                program: spider_exe.clone(),
+                args_before: vec![],
+                args_after: vec![
+                    JS_PAGES.to_string(),
+                    options.tabs.to_string(),
+                    options.spider_wait.clone(),
+                ],
+                // spider finds Chromium through CHROME_BIN (utils::detect_chrome).
+                env: vec![("CHROME_BIN".into(), spider_chrome)],
+            });
+        }
     }
 
     let mut results: Vec<Vec<RenderResult>> = vec![Vec::new(); contenders.len()];
@@ -522,14 +547,12 @@ pub fn compare_render(options: &CompareRenderOptions) -> Result<(), String> {
         );
         rates.push((contender.name.clone(), rate, pss));
     }
-    if let Some((_, spider_rate, spider_pss)) = rates
-        .iter()
-        .find(|(n, _, _)| n.starts_with("spider"))
-        .cloned()
+    for (spider, spider_rate, spider_pss) in
+        rates.iter().filter(|(n, _, _)| n.starts_with("spider"))
     {
         for (name, rate, pss) in rates.iter().filter(|(n, _, _)| !n.starts_with("spider")) {
             println!(
-                "ratio {name} / spider: {:.2}x pages/s, {:.2}x Chromium PSS",
+                "ratio {name} / {spider}: {:.2}x pages/s, {:.2}x Chromium PSS",
                 rate / spider_rate.max(1e-9),
                 pss / spider_pss.max(1e-9)
             );
