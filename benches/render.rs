@@ -1,9 +1,10 @@
 //! Rendering speed with a real headless Chromium: small JS pages rendered through pools of 1, 4
-//! and 8 reused tabs and with a new tab per page, and a rendered Portal crawl of a 300-page JS
-//! site whose links are inserted by script 100 ms after load. After each group the Chromium
-//! memory (sum of PSS over the browser's processes) is printed.
+//! and 8 reused tabs and with a new tab per page, single-page checks one after another (a new
+//! session each), and a rendered Portal crawl of a 300-page JS site whose links are inserted by
+//! script 100 ms after load. After each group the Chromium memory (sum of PSS over the browser's
+//! processes) is printed.
 //!
-//! `cargo bench --bench render` (needs Chromium: `apt-get install chromium`).
+//! `cargo bench --bench render` (needs Chromium: `apt-get install chromium-headless-shell`).
 //! `WACHET_QUIET_MS=150` sets the DOM-quiet window (default 300 ms, the engine's default).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 use wachet::model::ClientJobType;
 use wachet::render::RenderSettings;
 use wachet::testing::FixtureServer;
-use wachet::{CrawlEvent, Engine, Monitor};
+use wachet::{Checker, CrawlEvent, Engine, Monitor};
 
 #[path = "../bench/src/proc.rs"]
 mod proc;
@@ -23,6 +24,9 @@ const FLAT_PAGES: usize = 40;
 const SITE_PAGES: usize = 300;
 /// Links per page of the JS site (7 + 49 + 244 pages within 3 hops).
 const FANOUT: usize = 7;
+/// How often the browser's memory is sampled. Reading `smaps_rollup` of every Chromium process
+/// costs CPU the renders then lack: at 200 ms it took 2-3% off the pages per second.
+const PSS_INTERVAL: Duration = Duration::from_millis(500);
 
 fn quiet() -> Duration {
     let ms = std::env::var("WACHET_QUIET_MS")
@@ -131,7 +135,7 @@ fn chromium_pss_kib(pid: Option<u32>) -> u64 {
     total
 }
 
-/// Samples the browser's PSS every 200 ms on a thread of its own and keeps the peak.
+/// Samples the browser's PSS every [`PSS_INTERVAL`] on a thread of its own and keeps the peak.
 struct PssSampler {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: std::thread::JoinHandle<u64>,
@@ -145,7 +149,7 @@ impl PssSampler {
             let mut peak = 0;
             while !flag.load(std::sync::atomic::Ordering::Relaxed) {
                 peak = peak.max(chromium_pss_kib(pid));
-                std::thread::sleep(Duration::from_millis(200));
+                std::thread::sleep(PSS_INTERVAL);
             }
             peak
         });
@@ -195,6 +199,26 @@ fn bench(c: &mut Criterion) {
         runtime.block_on(engine.renderer().shutdown());
     }
     group.finish();
+
+    // Single-page checks one after another, as the service runs them: each check is a session
+    // of its own (a fresh browser context and tab).
+    let mut group = c.benchmark_group("render_single_check");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(1));
+    let single = engine(4, true);
+    let page = server.url("/flat/0.html");
+    let mut monitor = Monitor::new(page);
+    monitor.dynamic_content = true;
+    let check = || {
+        let outcome = runtime
+            .block_on(single.check(&monitor))
+            .expect("valid monitor");
+        assert!(outcome.error().is_none(), "{outcome:?}");
+    };
+    check();
+    group.bench_function("one_check_at_a_time", |b| b.iter(check));
+    group.finish();
+    runtime.block_on(single.renderer().shutdown());
 
     let mut group = c.benchmark_group("render_portal_crawl");
     group.sample_size(10);

@@ -10,7 +10,7 @@
 //! `wachet-bench-chrome` binary of the bench-only package `bench/chrome` (spider's `chrome`
 //! feature would otherwise be unified into the plain-HTTP comparison's spider). While a child
 //! runs, the sum of `Pss:` from `/proc/PID/smaps_rollup` over its Chromium descendants is
-//! sampled every 200 ms; the peak is reported.
+//! sampled every 500 ms; the peak is reported.
 
 use crate::harness::{self, ServerKind, StaticServer, TempDir};
 use futures::StreamExt;
@@ -30,7 +30,7 @@ pub const JS_DEPTH: i32 = 3;
 /// Delay before the script inserts the links (ms).
 pub const LINK_DELAY_MS: u64 = 100;
 /// How often Chromium's PSS is sampled.
-const PSS_INTERVAL: Duration = Duration::from_millis(200);
+const PSS_INTERVAL: Duration = Duration::from_millis(500);
 /// Longest a crawl child may run before it is killed.
 const CRAWL_TIMEOUT: Duration = Duration::from_secs(600);
 
