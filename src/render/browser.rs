@@ -185,9 +185,11 @@ pub(crate) async fn launch(executable: &PathBuf) -> Result<Live, RenderError> {
             "--disable-backgrounding-occluded-windows",
             "--disable-renderer-backgrounding",
             // The back-forward cache and the spare renderer keep processes and pages alive that
-            // a reused tab never goes back to.
+            // a reused tab never goes back to. RenderDocument makes a new frame host for every
+            // navigation, which a reused tab going from page to page pays each time: without it
+            // the 300-page crawl takes 35 instead of 45 ms of CPU a page, and 20 MB less.
             "--disable-features=Translate,MediaRouter,OptimizationHints,DialMediaRouteProvider,\
-             BackForwardCache,SpareRendererForSitePerProcess",
+             BackForwardCache,SpareRendererForSitePerProcess,RenderDocument",
             // One process less (about 17 MB of PSS).
             "--enable-features=NetworkServiceInProcess2",
             "--metrics-recording-only",
