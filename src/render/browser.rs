@@ -198,6 +198,8 @@ pub(crate) async fn launch(executable: &PathBuf) -> Result<Live, RenderError> {
             "--mute-audio",
             "--hide-scrollbars",
             "--remote-debugging-port=0",
+            // The headless shell blocks no popups by itself: a page calling window.open in a
+            // loop would open every one (the full Chromium ignores this switch and blocks them).
             "--block-new-web-contents",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
