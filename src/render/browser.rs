@@ -199,7 +199,7 @@ pub(crate) async fn launch(executable: &PathBuf) -> Result<Live, RenderError> {
             "--hide-scrollbars",
             "--remote-debugging-port=0",
             // The headless shell blocks no popups by itself: a page calling window.open in a
-            // loop would open every one (the full Chromium ignores this switch and blocks them).
+            // loop would open every one (the full Chromium blocks them by itself).
             "--block-new-web-contents",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
