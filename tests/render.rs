@@ -132,6 +132,25 @@ window.addEventListener('load', () => {
     let value = outcome.value().unwrap_or_default();
     assert!(value.contains("from the data"), "{outcome:?}");
     assert!(value.contains("from the chunk"), "{outcome:?}");
+
+    // Data alone, put into the page in the next animation frame: nothing changes the DOM while
+    // it is on its way, so the quiet counts from when it arrived.
+    let frame = r#"<!doctype html><p>start</p><script>
+window.addEventListener('load', () => {
+  fetch('/data').then(r => r.json()).then(d => requestAnimationFrame(() => {
+    const p = document.createElement('p'); p.textContent = d.text; document.body.appendChild(p);
+  }));
+});
+</script>"#;
+    server.set("/frame", Reply::html(frame));
+    let outcome = engine.check(&dynamic(server.url("/frame"))).await.unwrap();
+    assert!(
+        outcome
+            .value()
+            .unwrap_or_default()
+            .contains("from the data"),
+        "{outcome:?}"
+    );
 }
 
 /// The headless shell is preferred when installed; the full Chromium must work as well.

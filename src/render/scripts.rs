@@ -9,10 +9,15 @@ pub const INSTRUMENT: &str = r#"(() => {
   const timers = new Set();
   let requests = 0;
   let lastMutation = performance.now();
-  const setT = window.setTimeout, clearT = window.clearTimeout;
+  // When pending work last ended: what it brought (data, a chunk) may reach the DOM only in a
+  // later task or frame, so the quiet counts from then too.
+  let lastEnd = 0;
+  const setT = window.setTimeout, clearT = window.clearTimeout, clearI = window.clearInterval;
+  const idle = window.requestIdleCallback;
   // Wakes a waiting settle as soon as the last pending timer or request is done.
   const waiters = [];
   const done = () => {
+    lastEnd = performance.now();
     if (timers.size + requests === 0) for (const w of waiters.splice(0)) setT.call(window, w, 0);
   };
   const track = promise => {
@@ -28,7 +33,9 @@ pub const INSTRUMENT: &str = r#"(() => {
     if (typeof fn === 'function' && !(ms > 1000)) timers.add(id);
     return id;
   };
-  window.clearTimeout = function (id) { timers.delete(id); done(); return clearT.call(window, id); };
+  window.clearTimeout = function (id) { if (timers.delete(id)) done(); return clearT.call(window, id); };
+  // Timer ids are shared: clearInterval cancels timeouts too.
+  window.clearInterval = function (id) { if (timers.delete(id)) done(); return clearI.call(window, id); };
   if (window.fetch) {
     const fetch = window.fetch;
     window.fetch = function (...a) { return track(fetch.apply(this, a)); };
@@ -43,13 +50,16 @@ pub const INSTRUMENT: &str = r#"(() => {
   const send = XMLHttpRequest.prototype.send;
   XMLHttpRequest.prototype.send = function (...a) {
     requests++;
-    this.addEventListener('loadend', () => { requests--; done(); }, { once: true });
-    return send.apply(this, a);
+    let pending = true;
+    const end = () => { if (pending) { pending = false; requests--; done(); } };
+    this.addEventListener('loadend', end, { once: true });
+    // A send that throws (not opened, a synchronous request that failed) fires no loadend.
+    try { return send.apply(this, a); } catch (e) { end(); throw e; }
   };
   // A script, stylesheet or frame a script inserts after the load (code split into chunks,
   // say) loads on its own; until it does the page is not done. One that never reports is
   // forgotten after a second.
-  const loads = 'script[src],link[rel=stylesheet],iframe[src]';
+  const loads = 'script[src],link[rel~=stylesheet i],iframe[src]';
   const awaitLoad = el => {
     requests++;
     let pending = true;
@@ -76,6 +86,9 @@ pub const INSTRUMENT: &str = r#"(() => {
   }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   Object.defineProperty(window, '__wachetBusy', { value: () => timers.size + requests });
   Object.defineProperty(window, '__wachetLastMutation', { value: () => lastMutation });
+  Object.defineProperty(window, '__wachetLastEnd', { value: () => lastEnd });
+  // The page may replace requestIdleCallback; settling uses the browser's own.
+  if (idle) Object.defineProperty(window, '__wachetIdleCallback', { value: f => idle.call(window, f) });
   Object.defineProperty(window, '__wachetWhenIdle', { value: w => { waiters.push(w); } });
   Object.defineProperty(window, '__wachetSetTimeout', { value: (f, ms) => setT.call(window, f, ms) });
   Object.defineProperty(window, '__wachetClearTimeout', { value: id => clearT.call(window, id) });
@@ -84,10 +97,11 @@ pub const INSTRUMENT: &str = r#"(() => {
 /// Resolves when the DOM has had no mutation for `quiet` ms (1 s while a timer or request is
 /// pending) and the document is parsed; or, once the page is loaded and has nothing pending (see
 /// [`INSTRUMENT`]), when the browser next finds the page's main thread idle (its own
-/// `requestIdleCallback`: no task queued, the frame drawn) with no mutation since, at most
-/// `idle_quiet` ms after the last mutation; or after `max` ms whatever happens. Quiet counts from
-/// the page's last mutation, or with `fromNow` from the call (after an action such as a scroll;
-/// then only the time rules apply).
+/// `requestIdleCallback`: no task queued, the frame drawn) with nothing changed since, at most
+/// `idle_quiet` ms after the last change; or after `max` ms whatever happens. Quiet counts from
+/// the page's last change: a mutation, or the end of pending work (what it brought may reach the
+/// DOM a task or a frame later); with `fromNow` not before the call (after an action such as a
+/// scroll; then only the time rules apply).
 /// Yields the milliseconds waited.
 ///
 /// Rather than polling it sleeps until the first moment one of these can hold (a mutation only
@@ -99,11 +113,15 @@ const SETTLE: &str = r#"((quiet, max, idleQuiet, fromNow) => new Promise(resolve
   const observer = new MutationObserver(() => { last = performance.now(); });
   observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   const busy = () => (window.__wachetBusy ? window.__wachetBusy() : 1);
+  const since = () => Math.max(last, window.__wachetLastEnd ? window.__wachetLastEnd() : 0);
   const later = window.__wachetSetTimeout || ((f, ms) => setTimeout(f, ms));
   const cancel = window.__wachetClearTimeout || (id => clearTimeout(id));
-  let timer = null, finished = false, idleCheck = false;
+  const whenIdle = window.__wachetIdleCallback
+    || (window.requestIdleCallback && (f => window.requestIdleCallback(f)));
+  let timer = null, finished = false, idleCheck = false, registered = false;
   const finish = now => {
     finished = true;
+    if (timer !== null) cancel(timer);
     observer.disconnect();
     resolve(Math.round(now - start));
   };
@@ -114,27 +132,33 @@ const SETTLE: &str = r#"((quiet, max, idleQuiet, fromNow) => new Promise(resolve
     const loaded = document.readyState !== 'loading';
     const complete = document.readyState === 'complete';
     // While a timer or request is pending the DOM may still change: then only a quiet as long
-    // as the longest timer counted (1 s) ends the wait early.
-    const full = last + (pending === 0 ? quiet : Math.max(quiet, 1000));
-    const idle = complete && pending === 0 ? last + idleQuiet : Infinity;
+    // as the longest timer counted (1 s) ends the wait early, counted from the last mutation
+    // alone (a page polling with a timer chain ends work all the time).
+    const changed = pending === 0 ? since() : last;
+    const full = changed + (pending === 0 ? quiet : Math.max(quiet, 1000));
+    const idle = complete && pending === 0 ? changed + idleQuiet : Infinity;
     if ((now >= full && loaded) || now >= idle || now - start >= max) return finish(now);
     // Loaded with nothing pending: done as soon as the browser finds the main thread idle
-    // without a mutation in between (a framework's render queued as a task runs first). Not
-    // after an action: its events (a scroll's) come with the next frame, maybe after that.
-    if (complete && pending === 0 && !fromNow && !idleCheck && window.requestIdleCallback) {
+    // with nothing changed in between (a framework's render queued as a task or a frame runs
+    // first). Not after an action: its events (a scroll's) come with the next frame, maybe
+    // after that.
+    if (complete && pending === 0 && !fromNow && !idleCheck && whenIdle) {
       idleCheck = true;
-      const mark = last;
-      requestIdleCallback(() => {
+      const mark = changed;
+      whenIdle(() => {
         idleCheck = false;
         if (finished) return;
-        if (last === mark && busy() === 0) finish(performance.now()); else wake();
+        if (since() === mark && busy() === 0) finish(performance.now()); else wake();
       });
     }
     // Until the page is complete its state changes without an event we listen to: look again
     // every 50 ms.
     let next = Math.min(loaded ? full : Infinity, idle, start + max);
     if (!complete) next = Math.min(next, now + 50);
-    if (pending > 0 && window.__wachetWhenIdle) window.__wachetWhenIdle(wake);
+    if (pending > 0 && !registered && window.__wachetWhenIdle) {
+      registered = true;
+      window.__wachetWhenIdle(() => { registered = false; wake(); });
+    }
     timer = later(wake, Math.max(1, next - now));
   };
   const wake = () => { if (timer !== null) cancel(timer); timer = null; tick(); };
