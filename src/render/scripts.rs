@@ -20,10 +20,13 @@ pub const INSTRUMENT: &str = r#"(() => {
     lastEnd = performance.now();
     if (timers.size + requests === 0) for (const w of waiters.splice(0)) setT.call(window, w, 0);
   };
-  const track = promise => {
+  // Counts one piece of work as pending; the returned function ends it, once.
+  const begin = () => {
     requests++;
-    return promise.finally(() => { requests--; done(); });
+    let pending = true;
+    return () => { if (pending) { pending = false; requests--; done(); } };
   };
+  const track = promise => promise.finally(begin());
   window.setTimeout = function (fn, ms, ...args) {
     let id;
     const wrapped = typeof fn === 'function'
@@ -49,9 +52,7 @@ pub const INSTRUMENT: &str = r#"(() => {
   }
   const send = XMLHttpRequest.prototype.send;
   XMLHttpRequest.prototype.send = function (...a) {
-    requests++;
-    let pending = true;
-    const end = () => { if (pending) { pending = false; requests--; done(); } };
+    const end = begin();
     this.addEventListener('loadend', end, { once: true });
     // A send that throws (not opened, a synchronous request that failed) fires no loadend.
     try { return send.apply(this, a); } catch (e) { end(); throw e; }
@@ -61,14 +62,7 @@ pub const INSTRUMENT: &str = r#"(() => {
   // forgotten after a second.
   const loads = 'script[src],link[rel~=stylesheet i],iframe[src]';
   const awaitLoad = el => {
-    requests++;
-    let pending = true;
-    const end = () => {
-      if (!pending) return;
-      pending = false;
-      requests--;
-      done();
-    };
+    const end = begin();
     el.addEventListener('load', end, { once: true });
     el.addEventListener('error', end, { once: true });
     setT.call(window, end, 1000);
