@@ -13,6 +13,7 @@
 //! it to that.
 
 use super::text::{Lines, is_block, is_space_byte as is_space};
+use std::borrow::Cow;
 
 /// What the scan needs to know of an open element, worked out once when it opens.
 struct Open<'a> {
@@ -51,7 +52,6 @@ fn flags_of(name: &str) -> u8 {
             _ => 0,
         }
 }
-use std::borrow::Cow;
 
 /// The longest named character reference, `CounterClockwiseContourIntegral`.
 const LONGEST_ENTITY: usize = 31;
@@ -431,11 +431,7 @@ impl<'a> Scanner<'a> {
                 if self.stack.iter().any(|n| n.name == "a") {
                     return None;
                 }
-                if let Some(href) = tag.link
-                    && self.want_links
-                {
-                    self.links.push(href.into_owned());
-                }
+                self.note_link(tag.link);
                 self.push(tag.name)
             }
             "b" | "big" | "code" | "em" | "font" | "i" | "s" | "small" | "strike" | "strong"
@@ -447,11 +443,7 @@ impl<'a> Scanner<'a> {
                 self.push(tag.name)
             }
             "area" => {
-                if let Some(href) = tag.link
-                    && self.want_links
-                {
-                    self.links.push(href.into_owned());
-                }
+                self.note_link(tag.link);
                 Some(())
             }
             "br" | "embed" | "img" | "keygen" | "wbr" | "input" | "param" | "source" | "track" => {
@@ -464,11 +456,7 @@ impl<'a> Scanner<'a> {
                 Some(())
             }
             "iframe" => {
-                if let Some(src) = tag.link
-                    && self.want_links
-                {
-                    self.links.push(src.into_owned());
-                }
+                self.note_link(tag.link);
                 self.raw_text("iframe")
             }
             // Ignored in body.
@@ -578,6 +566,15 @@ impl<'a> Scanner<'a> {
             self.pop();
         }
         Some(())
+    }
+
+    /// Keeps a link's raw value, when links are wanted.
+    fn note_link(&mut self, link: Option<Cow<'a, str>>) {
+        if let Some(link) = link
+            && self.want_links
+        {
+            self.links.push(link.into_owned());
+        }
     }
 
     fn note_base(&mut self, tag: &Tag<'a>) {
