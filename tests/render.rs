@@ -638,3 +638,50 @@ async fn a_missing_browser_is_a_clear_error() {
     );
     assert!(server.requests().is_empty());
 }
+
+/// A monitor's `proxies` location sends its traffic through that location's proxy, on the plain
+/// path and on the browser path alike. The target address has nothing listening: only the
+/// proxy (a fixture server answering absolute-form requests) can answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_location_proxy_carries_both_paths() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let proxy = FixtureServer::builder()
+        .page("/page", "<p>through the gb proxy</p>")
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(Duration::from_secs(10))
+        .proxy("gb", proxy.url(""))
+        .build()
+        .unwrap();
+    // A port that was free a moment ago: nothing listens there.
+    let closed = std::net::TcpListener::bind("127.0.0.3:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut m = Monitor::new(format!("http://{closed}/page"));
+    m.proxies = Some(vec![wachet::model::Proxy {
+        location: Some("gb".into()),
+    }]);
+    for dynamic in [false, true] {
+        m.dynamic_content = dynamic;
+        let outcome = engine.check(&m).await.unwrap();
+        assert_eq!(
+            outcome.value(),
+            Some("through the gb proxy"),
+            "dynamic {dynamic}: {outcome:?}"
+        );
+    }
+    assert_eq!(proxy.hits("/page"), 2);
+    // Without the location the same address answers nothing.
+    m.proxies = None;
+    for dynamic in [false, true] {
+        m.dynamic_content = dynamic;
+        let outcome = engine.check(&m).await.unwrap();
+        assert!(outcome.error().is_some(), "dynamic {dynamic}: {outcome:?}");
+    }
+}
