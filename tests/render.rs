@@ -7,6 +7,7 @@ use futures::StreamExt;
 use std::net::Ipv4Addr;
 use std::time::Duration;
 use wachet::model::{ClientJobType, HeaderPair};
+use wachet::render::RenderSettings;
 use wachet::testing::{FixtureServer, Reply};
 use wachet::{Checker, Engine, Monitor};
 
@@ -684,4 +685,45 @@ async fn a_location_proxy_carries_both_paths() {
         let outcome = engine.check(&m).await.unwrap();
         assert!(outcome.error().is_some(), "dynamic {dynamic}: {outcome:?}");
     }
+}
+
+/// Renders beyond the tabs wait in a bounded queue; past its bound a check fails at once with a
+/// clear error, and the others still render.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renders_beyond_the_queue_bound_fail_at_once() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let server = FixtureServer::builder()
+        .reply(
+            "/slow",
+            Reply::html("<p>slow</p>").delay(Duration::from_millis(500)),
+        )
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(Duration::from_secs(10))
+        .render_settings(RenderSettings {
+            tabs: 1,
+            max_waiting: 1,
+            ..RenderSettings::default()
+        })
+        .build()
+        .unwrap();
+    let m = dynamic(server.url("/slow"));
+    let (a, b, c) = tokio::join!(engine.check(&m), engine.check(&m), engine.check(&m));
+    let outcomes = [a.unwrap(), b.unwrap(), c.unwrap()];
+    let rendered = outcomes
+        .iter()
+        .filter(|o| o.value() == Some("slow"))
+        .count();
+    let busy: Vec<_> = outcomes.iter().filter_map(|o| o.error()).collect();
+    assert_eq!(rendered, 2, "{outcomes:?}");
+    assert_eq!(
+        busy,
+        ["the browser is busy: 1 renders are already waiting"],
+        "{outcomes:?}"
+    );
 }
