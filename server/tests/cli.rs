@@ -130,3 +130,71 @@ fn invalid_input_exits_2_naming_the_field() {
     let out = wachet(&["check", "http://127.0.0.1:9/", "--timeout", "-1"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Whether a Chromium is installed; under CI one must be.
+fn have_chromium() -> bool {
+    let found = std::env::var_os("CHROME_PATH").is_some()
+        || [
+            "/usr/lib/chromium/chromium-headless-shell",
+            "/usr/lib/chromium/chromium",
+            "/usr/bin/chromium",
+        ]
+        .iter()
+        .any(|p| std::path::Path::new(p).is_file());
+    assert!(
+        found || std::env::var_os("CI").is_none(),
+        "Chromium is missing but CI is set: .ci/run must install it"
+    );
+    found
+}
+
+/// `--dynamic` renders with Chromium, `--scroll` scrolls, and `crawl --dynamic` follows links
+/// that only script inserts; the output is the static path's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_and_scroll_render_with_chromium() {
+    if !have_chromium() {
+        eprintln!("SKIPPED: no Chromium installed (apt-get install chromium-headless-shell)");
+        return;
+    }
+    let list = r#"<!doctype html><html><body style="height:1500px"><ul id=list></ul><script>
+let n = 0;
+function add(k) { for (let i = 0; i < k; i++) { const li = document.createElement('li'); li.textContent = 'item ' + (++n); document.getElementById('list').appendChild(li); } }
+setTimeout(() => add(2), 50);
+window.addEventListener('scroll', () => { if (n < 6) setTimeout(() => { add(2); document.body.style.height = (1500 + n * 200) + 'px'; }, 50); });
+</script></body></html>"#;
+    let server = FixtureServer::builder()
+        .page("/list", list)
+        .page(
+            "/start",
+            "<p>start</p><script>setTimeout(() => { const a = document.createElement('a'); \
+             a.href = '/next'; a.textContent = 'next'; document.body.appendChild(a); }, 50)</script>",
+        )
+        .page("/next", "<p>next page</p>")
+        .start()
+        .await
+        .unwrap();
+    let list_url = server.url("/list");
+
+    // The static path sees no items.
+    let out = wachet(&["check", &list_url]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "\n");
+    let out = wachet(&["check", &list_url, "--dynamic"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "item 1\nitem 2\n");
+    let out = wachet(&["check", &list_url, "--dynamic", "--scroll"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "item 1\nitem 2\nitem 3\nitem 4\nitem 5\nitem 6\n"
+    );
+
+    let start = server.url("/start");
+    let next = server.url("/next");
+    let out = wachet(&["crawl", &start, "--depth", "1", "--dynamic"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("0 200 {start}\tstart\n1 200 {next}\tnext page\n")
+    );
+}
