@@ -61,7 +61,7 @@ pub(crate) fn find_chrome(configured: Option<&PathBuf>) -> Result<PathBuf, Rende
         .find(|p| p.is_file())
         .ok_or_else(|| {
             RenderError::NoBrowser(
-                "no Chromium found: install it (Debian/Ubuntu: apt-get install chromium) or set CHROME_PATH"
+                "no Chromium found: install it (Debian/Ubuntu: apt-get install chromium-headless-shell, or chromium) or set CHROME_PATH"
                     .into(),
             )
         })
