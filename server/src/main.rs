@@ -1,8 +1,7 @@
-//! The `wachet` binary: the command line over the wachet engine (and, later, the REST service).
-
-mod cli;
+//! The `wachet` binary: the command line over the wachet engine, and the REST service.
 
 use clap::Parser;
+use wachet_server::cli;
 use std::process::ExitCode;
 
 #[tokio::main]

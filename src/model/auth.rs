@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Login with e-mail and password (2.1).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default)]
 pub struct ClientLoginRequest {
     /// Account e-mail.
@@ -16,6 +17,7 @@ pub struct ClientLoginRequest {
 
 /// Login with user id and API key (2.2).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default)]
 pub struct ApiLoginRequest {
     /// User id.
@@ -28,6 +30,7 @@ pub struct ApiLoginRequest {
 
 /// A granted token (2.3).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClientLoginResponse {
     /// The bearer token.

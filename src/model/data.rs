@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// One check result or history entry (ClientData, 2.7).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClientData {
     /// When the check ran.
@@ -60,6 +61,24 @@ pub enum DiffOperation {
     Equal,
 }
 
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for DiffOperation {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+        ObjectBuilder::new()
+            .schema_type(SchemaType::Type(Type::Integer))
+            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                utoipa::openapi::KnownFormat::Int32,
+            )))
+            .enum_values(Some([0, 1, 2]))
+            .description(Some("0 Delete, 1 Insert, 2 Equal (diff-match-patch order)"))
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for DiffOperation {}
+
 impl From<DiffOperation> for i32 {
     fn from(op: DiffOperation) -> i32 {
         match op {
@@ -86,6 +105,7 @@ impl TryFrom<i32> for DiffOperation {
 
 /// One run of a diff (2.8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DiffElement {
     /// Delete, Insert or Equal.
     pub operation: DiffOperation,
@@ -95,6 +115,7 @@ pub struct DiffElement {
 
 /// A page of history entries (ClientDataRange, 2.9).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClientDataRange {
     /// The entries, newest first.
@@ -105,6 +126,7 @@ pub struct ClientDataRange {
 
 /// A page crawled by a Portal monitor (ClientPage, 2.17).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClientPage {
     /// Page id.

@@ -64,6 +64,16 @@ macro_rules! api_enum {
             }
         }
 
+        #[cfg(feature = "openapi")]
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                openapi::enum_schema(stringify!($name), Self::ALL.iter().map(|v| (v.name(), v.code())))
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::ToSchema for $name {}
+
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 deserializer.deserialize_any(EnumVisitor::<$name>::new(
@@ -75,6 +85,45 @@ macro_rules! api_enum {
             }
         }
     };
+}
+
+/// OpenAPI schemas of the enumerations: a name (written in output) or the integer code.
+#[cfg(feature = "openapi")]
+mod openapi {
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type};
+    use utoipa::openapi::RefOr;
+
+    pub(super) fn enum_schema<'a>(
+        type_name: &str,
+        values: impl Iterator<Item = (&'a str, i64)>,
+    ) -> RefOr<Schema> {
+        let (names, codes): (Vec<&str>, Vec<i64>) = values.unzip();
+        let listed: Vec<String> = names
+            .iter()
+            .zip(&codes)
+            .map(|(name, code)| format!("{name} ({code})"))
+            .collect();
+        OneOfBuilder::new()
+            .description(Some(format!(
+                "{type_name}: the name in any case, or the integer code; responses write the name. \
+                 Values: {}.",
+                listed.join(", ")
+            )))
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::Type(Type::String))
+                    .enum_values(Some(names)),
+            )
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(SchemaType::Type(Type::Integer))
+                    .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                        utoipa::openapi::KnownFormat::Int32,
+                    )))
+                    .enum_values(Some(codes)),
+            )
+            .into()
+    }
 }
 
 /// Shared visitor so the macro expands to little code per enumeration.

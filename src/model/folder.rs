@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// A folder of monitors and subfolders (2.11).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Folder {
     /// Omitted when creating.
@@ -23,6 +24,7 @@ pub struct Folder {
 
 /// A folder listing (ClientFolderContent, 2.9).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default)]
 pub struct ClientFolderContent {
     /// Subfolders, by name.
@@ -37,6 +39,7 @@ pub struct ClientFolderContent {
 
 /// Moves monitors and folders into a folder (2.18).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default)]
 pub struct MoveRequest {
     /// Monitors to move.

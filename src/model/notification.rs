@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// A raised alert (ClientNotification, 2.15).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClientNotification {
     /// Alert id.
@@ -35,6 +36,7 @@ pub struct ClientNotification {
 
 /// A page of notifications, newest first (ClientNotificationRange, 2.9).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClientNotificationRange {
     /// The notifications.
@@ -45,6 +47,7 @@ pub struct ClientNotificationRange {
 
 /// The content of a notification (ClientAlertContentResponse, 2.16).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct ClientAlertContentResponse {
     /// What the alert speaks of.

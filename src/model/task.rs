@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 /// A monitor: a page (or, for Portal, a site) watched on a schedule. ClientTask in the
 /// specification.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default)]
 pub struct Monitor {
     /// Omitted when creating; present when updating.
@@ -85,6 +86,7 @@ impl Monitor {
 
 /// An alert condition (ClientAlert, 2.5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase")]
 pub struct Alert {
     /// What to watch for.
@@ -100,6 +102,7 @@ pub struct Alert {
 
 /// AlertParameters (2.6).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "camelCase", default)]
 pub struct AlertParameters {
     /// What part of the change the condition looks at.
@@ -110,6 +113,7 @@ pub struct AlertParameters {
 
 /// A request header (StringStringKeyValuePair, 2.13).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(default)]
 pub struct HeaderPair {
     /// Header name.
@@ -130,6 +134,7 @@ impl HeaderPair {
 
 /// A location to check from through a proxy (WebProxyInfo, 2.14).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(default)]
 pub struct Proxy {
     /// Location code such as `us` or `gb`.
@@ -138,6 +143,7 @@ pub struct Proxy {
 
 /// Which links a Portal crawl follows (2.10).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(default)]
 pub struct UrlFilter {
     /// A link must match at least one of these, when any is given.
@@ -148,6 +154,7 @@ pub struct UrlFilter {
 
 /// One URL filter (UrlFilterValue, 2.10).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(default)]
 pub struct UrlFilterValue {
     /// Substring or regular expression.
@@ -159,6 +166,7 @@ pub struct UrlFilterValue {
 
 /// Where notifications go (2.12).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NotificationEndpoint {
     /// Kind of endpoint.
     #[serde(rename = "type")]

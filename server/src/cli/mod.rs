@@ -3,6 +3,8 @@
 mod check;
 mod crawl;
 mod page;
+mod serve;
+mod user;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -21,6 +23,10 @@ enum Command {
     Check(check::CheckArgs),
     /// Crawls a site from a start page (a Portal check) and prints each page.
     Crawl(crawl::CrawlArgs),
+    /// Runs the REST service (API under /thirdparty/v1) on a SQLite file.
+    Serve(serve::ServeArgs),
+    /// Manages the service's users.
+    User(user::UserArgs),
 }
 
 /// Runs the command; the exit code says how it went.
@@ -28,5 +34,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check(args) => check::run(args).await,
         Command::Crawl(args) => crawl::run(args).await,
+        Command::Serve(args) => serve::run(args).await,
+        Command::User(args) => user::run(args).await,
     }
 }

@@ -1,0 +1,201 @@
+//! What goes in and out of the API as bytes: request bodies (the four JSON media types of the
+//! specification, 1 MiB at most, parsed with the field named on failure), query strings, and the
+//! response media type chosen from the Accept header.
+
+use super::problem::ApiError;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::Response;
+use serde::de::DeserializeOwned;
+
+/// Largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// A JSON request body of type `T`.
+#[derive(Debug)]
+pub struct ApiJson<T>(pub T);
+
+/// Whether `content_type` is one the specification accepts: application/json,
+/// application/json-patch+json, text/json or any application/*+json.
+fn is_json(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || essence == "text/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let json = request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(is_json);
+        if !json {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
+            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge
+            } else {
+                ApiError::field(".", format!("cannot read the body: {rejection}"))
+            }
+        })?;
+        if bytes.is_empty() {
+            return Err(ApiError::field(".", "the body is empty; send a JSON object"));
+        }
+        let value = wachet::model::from_json(&bytes)
+            .map_err(|err| ApiError::field(err.path, err.message))?;
+        refuse_nul(&bytes)?;
+        Ok(ApiJson(value))
+    }
+}
+
+/// NUL characters can only arrive escaped (`\u0000`); no field may hold one, since a NUL in
+/// text is never meant and PostgreSQL cannot store it. A 400 names the field.
+fn refuse_nul(bytes: &[u8]) -> Result<(), ApiError> {
+    let escaped = bytes
+        .windows(6)
+        .any(|w| w.eq_ignore_ascii_case(b"\\u0000"));
+    if !escaped {
+        return Ok(());
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|err| ApiError::field(".", err.to_string()))?;
+    match find_nul(&value, String::new()) {
+        Some(path) => Err(ApiError::field(path, "must not contain NUL characters")),
+        None => Ok(()),
+    }
+}
+
+fn find_nul(value: &serde_json::Value, path: String) -> Option<String> {
+    use serde_json::Value;
+    let join = |path: &str, key: &str| {
+        if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+    };
+    match value {
+        Value::String(s) if s.contains('\0') => Some(if path.is_empty() { ".".into() } else { path }),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| find_nul(v, format!("{path}[{i}]"))),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            if k.contains('\0') {
+                Some(join(&path, "(key)"))
+            } else {
+                find_nul(v, join(&path, k))
+            }
+        }),
+        _ => None,
+    }
+}
+
+/// Query parameters of type `T`; a malformed one is a 400 naming it.
+#[derive(Debug)]
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or("");
+        let deserializer =
+            serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        serde_path_to_error::deserialize(deserializer)
+            .map(ApiQuery)
+            .map_err(|err| {
+                let path = err.path().to_string();
+                ApiError::field(path, err.into_inner().to_string())
+            })
+    }
+}
+
+/// Answers JSON as `text/json` or `text/plain` when the Accept header prefers those over
+/// `application/json` (the three response media types of the specification).
+pub async fn negotiate(request: Request, next: Next) -> Response {
+    let wanted = request
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .and_then(preferred_json_type);
+    let mut response = next.run(request).await;
+    let Some(wanted) = wanted else {
+        return response;
+    };
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if is_json {
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(wanted));
+    }
+    response
+}
+
+/// `text/json` or `text/plain` when the Accept header ranks one of them above
+/// `application/json`; `None` to keep `application/json`.
+fn preferred_json_type(accept: &str) -> Option<&'static str> {
+    let mut best: Option<(&'static str, f32)> = None;
+    for item in accept.split(',') {
+        let mut parts = item.split(';');
+        let media = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+        let quality = parts
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .find_map(|q| q.trim().parse::<f32>().ok())
+            .unwrap_or(1.0);
+        let kind = match media.as_str() {
+            "application/json" | "application/*" | "*/*" => "application/json",
+            "text/json" => "text/json",
+            "text/plain" | "text/*" => "text/plain",
+            _ => continue,
+        };
+        if quality > 0.0 && best.is_none_or(|(_, q)| quality > q) {
+            best = Some((kind, quality));
+        }
+    }
+    best.map(|(kind, _)| kind).filter(|kind| *kind != "application/json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_media_types() {
+        for ok in [
+            "application/json",
+            "application/json; charset=utf-8",
+            "application/json-patch+json",
+            "text/json",
+            "application/vnd.api+json",
+            "Application/JSON",
+        ] {
+            assert!(is_json(ok), "{ok}");
+        }
+        for bad in ["text/plain", "application/xml", "multipart/form-data", "", "json"] {
+            assert!(!is_json(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn accept_picks_the_text_types_only_when_preferred() {
+        assert_eq!(preferred_json_type("text/json"), Some("text/json"));
+        assert_eq!(preferred_json_type("text/plain"), Some("text/plain"));
+        assert_eq!(preferred_json_type("application/json, text/plain"), None);
+        assert_eq!(preferred_json_type("*/*"), None);
+        assert_eq!(preferred_json_type("text/plain;q=0.5, text/json"), Some("text/json"));
+        assert_eq!(preferred_json_type("image/png"), None);
+    }
+}

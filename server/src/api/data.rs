@@ -1,0 +1,106 @@
+//! History: endpoint 6, the check results of a monitor or of one crawled page, newest first,
+//! with the diff against the previous value on request.
+
+use super::auth::CurrentUser;
+use super::body::ApiQuery;
+use super::paging::{date_time, page_size};
+use super::problem::{ApiError, Problem};
+use super::AppState;
+use crate::store::{TimeKey, TimePage};
+use axum::Json;
+use axum::extract::{Path, State};
+use serde::Deserialize;
+use wachet::model::{ClientData, ClientDataRange};
+
+/// How far back a diff looks past the page for the previous value (past failed checks).
+const DIFF_LOOKBACK: u32 = 100;
+
+/// Query of the history listing.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct DataQuery {
+    /// Oldest check time included (ISO 8601).
+    from: Option<String>,
+    /// Newest check time included (ISO 8601).
+    to: Option<String>,
+    /// Entries per page, 1 to 500, default 50.
+    count: Option<i64>,
+    /// Fill `diff` of each entry with the change against the previous value.
+    #[serde(default)]
+    return_diff: bool,
+    /// Where the next page starts, from the previous page.
+    continuation_token: Option<String>,
+}
+
+/// Endpoint 6: one page of history, newest first.
+#[utoipa::path(get, path = "/thirdparty/v1/data/list/{id}", tag = "data",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "Monitor id, or the id of a page of a Portal monitor"), DataQuery),
+    responses(
+        (status = 200, description = "History entries, newest first", body = ClientDataRange),
+        (status = 400, description = "Bad count, date or continuation token", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such monitor or page", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn list_data(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<DataQuery>,
+) -> Result<Json<ClientDataRange>, ApiError> {
+    let limit = page_size(query.count)?;
+    let scope = format!("data:{user}:{id}");
+    let after: Option<TimeKey> = query
+        .continuation_token
+        .as_deref()
+        .map(|token| state.inner.cursors.open(&scope, token))
+        .transpose()?;
+    let page = TimePage {
+        from: date_time("from", query.from.as_deref())?,
+        to: date_time("to", query.to.as_deref())?,
+        after,
+        limit,
+    };
+    let mut rows = state.store().entries(&user, &id, &page).await?;
+    let more = rows.len() > limit as usize;
+    if query.return_diff {
+        // The entry just past the page (or, failing that, further back) holds the previous
+        // value of the page's oldest entry.
+        let mut older = rows.split_off(rows.len().min(limit as usize));
+        if older.is_empty()
+            && let Some((last, _)) = rows.last()
+        {
+            let back = TimePage {
+                after: Some(last.clone()),
+                limit: DIFF_LOOKBACK,
+                ..TimePage::default()
+            };
+            older = state.store().entries(&user, &id, &back).await?;
+        }
+        let previous = older.iter().find_map(|(_, d)| d.raw.clone());
+        fill_diffs(&mut rows, previous);
+    }
+    rows.truncate(limit as usize);
+    let next = if more {
+        rows.last().map(|(key, _)| state.inner.cursors.seal(&scope, key))
+    } else {
+        None
+    };
+    Ok(Json(ClientDataRange {
+        data: Some(rows.into_iter().map(|(_, data)| data).collect()),
+        continuation_token: next,
+    }))
+}
+
+/// Gives each entry with a value its diff against the previous value (newest first in `rows`;
+/// `before` is the value preceding the oldest). Failed checks have no diff and are skipped.
+fn fill_diffs(rows: &mut [(TimeKey, ClientData)], before: Option<String>) {
+    let mut previous = before;
+    for (_, data) in rows.iter_mut().rev() {
+        if let Some(raw) = &data.raw {
+            data.diff = Some(wachet::diff::diff(previous.as_deref().unwrap_or(""), raw));
+            previous = Some(raw.clone());
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! The REST API under `/thirdparty/v1`: routing, shared state and the layers every request
+//! passes (panic guard, body limit, problem+json errors, response media type). Each group of
+//! endpoints has its module; [`openapi`] documents them all from the same code.
+//!
+//! The API reaches data only through the [`Store`] and the engine only through its public
+//! [`Checker`] trait (validation of monitors).
+
+mod auth;
+mod body;
+mod data;
+mod folders;
+pub mod limits;
+mod notifications;
+pub mod openapi;
+mod paging;
+pub mod problem;
+mod rules;
+mod tasks;
+mod user;
+
+use crate::store::Store;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use std::sync::Arc;
+use tower_http::catch_panic::CatchPanicLayer;
+use wachet::Checker;
+
+pub use auth::{Account, create_account};
+pub use limits::LimitSettings;
+
+/// What the API needs from the service's settings.
+#[derive(Debug, Clone)]
+pub struct ApiSettings {
+    /// Shortest recurrence of an active monitor, in seconds.
+    pub min_recurrence: i32,
+    /// Rate limits.
+    pub limits: LimitSettings,
+}
+
+impl Default for ApiSettings {
+    fn default() -> Self {
+        ApiSettings {
+            min_recurrence: 60,
+            limits: LimitSettings::default(),
+        }
+    }
+}
+
+/// The state every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    checker: Arc<dyn Checker>,
+    settings: ApiSettings,
+    cursors: paging::Cursors,
+    limits: limits::Limits,
+}
+
+impl AppState {
+    fn store(&self) -> &dyn Store {
+        self.inner.store.as_ref()
+    }
+}
+
+/// Building the API failed (the store could not give the paging secret).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot set up the API: {0}")]
+pub struct ApiSetupError(String);
+
+impl ApiSetupError {
+    /// A setup error from an I/O failure.
+    pub fn io(detail: String) -> Self {
+        ApiSetupError(detail)
+    }
+}
+
+/// The API's router, ready to serve (with `into_make_service_with_connect_info::<SocketAddr>`,
+/// which the per-address login limit needs).
+pub async fn router(
+    store: Arc<dyn Store>,
+    checker: Arc<dyn Checker>,
+    settings: ApiSettings,
+) -> Result<Router, ApiSetupError> {
+    let secret = store
+        .paging_secret()
+        .await
+        .map_err(|err| ApiSetupError(err.to_string()))?;
+    let cursors = paging::Cursors::new(&secret).map_err(ApiSetupError)?;
+    let (routes, document) = openapi::routes().split_for_parts();
+    let state = AppState {
+        inner: Arc::new(Inner {
+            store,
+            checker,
+            limits: limits::Limits::new(settings.limits),
+            settings,
+            cursors,
+        }),
+    };
+    Ok(routes
+        .merge(openapi::docs_routes(document))
+        .fallback(|| async { problem::problem(axum::http::StatusCode::NOT_FOUND, "no such path") })
+        .with_state(state)
+        .layer(DefaultBodyLimit::max(body::MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(body::negotiate))
+        .layer(axum::middleware::from_fn(problem::problem_for_bare_errors))
+        .layer(CatchPanicLayer::custom(problem::panic_response)))
+}

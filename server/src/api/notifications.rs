@@ -1,0 +1,95 @@
+//! Notifications: endpoints 4 (the list, newest first) and 5 (one notification's content).
+
+use super::auth::CurrentUser;
+use super::body::ApiQuery;
+use super::paging::{date_time, page_size};
+use super::problem::{ApiError, Problem};
+use super::AppState;
+use crate::store::{TimeKey, TimePage};
+use axum::Json;
+use axum::extract::{Path, State};
+use serde::Deserialize;
+use wachet::model::{ClientAlertContentResponse, ClientNotificationRange};
+
+/// Query of the notification listing.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationQuery {
+    /// Only this monitor's notifications; all when omitted.
+    task_id: Option<String>,
+    /// Oldest time included (ISO 8601).
+    from: Option<String>,
+    /// Newest time included (ISO 8601).
+    to: Option<String>,
+    /// Notifications per page, 1 to 500, default 50.
+    count: Option<i64>,
+    /// Where the next page starts, from the previous page.
+    continuation_token: Option<String>,
+    /// Include the HTML content.
+    #[serde(default)]
+    html: bool,
+}
+
+/// Endpoint 4: one page of notifications, newest first.
+#[utoipa::path(get, path = "/thirdparty/v1/notification/list", tag = "notification",
+    security(("bearer" = [])),
+    params(NotificationQuery),
+    responses(
+        (status = 200, description = "Notifications, newest first", body = ClientNotificationRange),
+        (status = 400, description = "Bad count, date or continuation token", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such monitor", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn list_notifications(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    ApiQuery(query): ApiQuery<NotificationQuery>,
+) -> Result<Json<ClientNotificationRange>, ApiError> {
+    let limit = page_size(query.count)?;
+    let task = query.task_id.as_deref().filter(|t| !t.is_empty());
+    let scope = format!("notification:{user}:{}", task.unwrap_or(""));
+    let after: Option<TimeKey> = query
+        .continuation_token
+        .as_deref()
+        .map(|token| state.inner.cursors.open(&scope, token))
+        .transpose()?;
+    let page = TimePage {
+        from: date_time("from", query.from.as_deref())?,
+        to: date_time("to", query.to.as_deref())?,
+        after,
+        limit,
+    };
+    let mut rows = state
+        .store()
+        .notifications(&user, task, &page, query.html)
+        .await?;
+    let more = rows.len() > limit as usize;
+    rows.truncate(limit as usize);
+    let next = if more {
+        rows.last().map(|(key, _)| state.inner.cursors.seal(&scope, key))
+    } else {
+        None
+    };
+    Ok(Json(ClientNotificationRange {
+        data: Some(rows.into_iter().map(|(_, n)| n).collect()),
+        continuation_token: next,
+    }))
+}
+
+/// Endpoint 5: a notification's content as HTML, the same as its e-mail.
+#[utoipa::path(get, path = "/thirdparty/v1/notification/{alertId}", tag = "notification",
+    security(("bearer" = [])),
+    params(("alertId" = String, Path, description = "Notification id")),
+    responses(
+        (status = 200, description = "The notification content", body = ClientAlertContentResponse),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such notification", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_notification(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<String>,
+) -> Result<Json<ClientAlertContentResponse>, ApiError> {
+    Ok(Json(state.store().notification(&user, &id).await?))
+}

@@ -1,0 +1,84 @@
+//! The OpenAPI 3.1 document, generated from the handlers' own annotations (so it cannot drift
+//! from the routes), served at `/thirdparty/v1/openapi.json`, and Swagger UI at
+//! `/thirdparty/v1/docs`, served from inside the binary.
+
+use super::{AppState, auth, data, folders, notifications, tasks, user};
+use axum::Router;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// Where the document is served.
+pub const OPENAPI_PATH: &str = "/thirdparty/v1/openapi.json";
+/// Where Swagger UI is served.
+pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "wachet",
+        description = "The REST API of a web page monitoring service (paths under \
+                       /thirdparty/v1). Errors are application/problem+json (RFC 9457). \
+                       Enumerations accept a name in any case or the integer and answer with \
+                       the name. `GET`/`PUT /user/notificationEndpoints` is an extension.",
+    ),
+    modifiers(&BearerScheme),
+    components(schemas(super::problem::Problem)),
+    tags(
+        (name = "user", description = "Logins, tokens and notification settings"),
+        (name = "task", description = "Monitors"),
+        (name = "folder", description = "Folders"),
+        (name = "data", description = "History"),
+        (name = "notification", description = "Raised notifications"),
+    )
+)]
+struct ApiDoc;
+
+/// Adds the bearer scheme the secured operations name.
+struct BearerScheme;
+
+impl Modify for BearerScheme {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "A token from /user/login or /user/apilogin, sent as \
+                         `Authorization: bearer <token>`",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// Every endpoint of the API with its documentation.
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(auth::login))
+        .routes(routes!(auth::api_login))
+        .routes(routes!(auth::invalidate_tokens))
+        .routes(routes!(user::get_endpoints, user::put_endpoints))
+        .routes(routes!(notifications::list_notifications))
+        .routes(routes!(notifications::get_notification))
+        .routes(routes!(data::list_data))
+        .routes(routes!(folders::list_folder))
+        .routes(routes!(folders::delete_folder))
+        .routes(routes!(folders::save_folder))
+        .routes(routes!(folders::move_items))
+        .routes(routes!(tasks::put_task))
+        .routes(routes!(tasks::get_task, tasks::delete_task))
+        .routes(routes!(tasks::search_tasks))
+        .routes(routes!(tasks::task_pages))
+}
+
+/// The document (as JSON) and Swagger UI, which loads it.
+pub fn docs_routes(document: utoipa::openapi::OpenApi) -> Router<AppState> {
+    utoipa_swagger_ui::SwaggerUi::new(DOCS_PATH)
+        .url(OPENAPI_PATH, document)
+        .into()
+}

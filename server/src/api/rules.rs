@@ -1,0 +1,168 @@
+//! The service's own rules for what it stores, on top of the engine's validation of a monitor:
+//! paused or a recurrence of at least the minimum, bounded lengths and counts, and notification
+//! endpoints this server can deliver to. Every problem is reported with its field.
+
+use super::problem::ApiError;
+use wachet::Checker;
+use wachet::model::{Folder, MessagingServiceType, Monitor, NotificationEndpoint};
+use wachet::validate::FieldError;
+
+/// Longest name of a monitor or folder.
+pub const MAX_NAME_CHARS: usize = 256;
+/// Longest note.
+pub const MAX_NOTE_CHARS: usize = 4096;
+/// Most request headers a monitor sends.
+pub const MAX_HEADERS: usize = 50;
+/// Largest request body a monitor sends.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+/// Most alerts on one monitor.
+pub const MAX_ALERTS: usize = 50;
+/// Most notification endpoints in one list.
+pub const MAX_ENDPOINTS: usize = 50;
+/// Longest alert operand.
+const MAX_OPERAND_CHARS: usize = 4096;
+
+struct Problems(Vec<FieldError>);
+
+impl Problems {
+    fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(FieldError {
+            field: field.into(),
+            message: message.into(),
+        });
+    }
+
+    fn too_long(&mut self, field: &str, value: Option<&str>, max: usize) {
+        if value.is_some_and(|v| v.chars().count() > max) {
+            self.add(field, format!("must be at most {max} characters"));
+        }
+    }
+
+    fn finish(self) -> Result<(), ApiError> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::fields(self.0))
+        }
+    }
+}
+
+/// Checks a monitor for storing: the engine's validation and the rules above.
+pub fn monitor(
+    checker: &dyn Checker,
+    monitor: &Monitor,
+    min_recurrence: i32,
+) -> Result<(), ApiError> {
+    let mut problems = Problems(Vec::new());
+    problems.too_long("name", monitor.name.as_deref(), MAX_NAME_CHARS);
+    problems.too_long("note", monitor.note.as_deref(), MAX_NOTE_CHARS);
+    match monitor.recurrence_in_seconds {
+        None | Some(0) => {}
+        Some(r) if r < 0 => problems.add(
+            "recurrenceInSeconds",
+            "must be 0 or null (paused) or a number of seconds",
+        ),
+        Some(r) if r < min_recurrence => problems.add(
+            "recurrenceInSeconds",
+            format!("must be at least {min_recurrence} seconds (or 0 to pause), not {r}"),
+        ),
+        Some(_) => {}
+    }
+    let headers = monitor.headers.as_deref().unwrap_or_default();
+    if headers.len() > MAX_HEADERS {
+        problems.add("headers", format!("at most {MAX_HEADERS} headers"));
+    }
+    if monitor.body.as_ref().is_some_and(|b| b.len() > MAX_BODY_BYTES) {
+        problems.add("body", format!("must be at most {} KiB", MAX_BODY_BYTES / 1024));
+    }
+    let alerts = monitor.alerts.as_deref().unwrap_or_default();
+    if alerts.len() > MAX_ALERTS {
+        problems.add("alerts", format!("at most {MAX_ALERTS} alerts"));
+    }
+    for (i, alert) in alerts.iter().enumerate() {
+        problems.too_long(&format!("alerts[{i}].value"), alert.value.as_deref(), MAX_OPERAND_CHARS);
+        let parameter = alert.parameters.as_ref().and_then(|p| p.value.as_deref());
+        problems.too_long(&format!("alerts[{i}].parameters.value"), parameter, MAX_OPERAND_CHARS);
+    }
+    endpoints(
+        "notificationEndpoints",
+        monitor.notification_endpoints.as_deref().unwrap_or_default(),
+        &mut problems,
+    );
+    if let Err(invalid) = checker.validate(monitor) {
+        problems.0.extend(invalid.errors);
+    }
+    problems.finish()
+}
+
+/// Checks a folder for storing.
+pub fn folder(folder: &Folder) -> Result<(), ApiError> {
+    let mut problems = Problems(Vec::new());
+    problems.too_long("name", folder.name.as_deref(), MAX_NAME_CHARS);
+    problems.finish()
+}
+
+/// Checks a user's own list of notification endpoints.
+pub fn endpoint_list(list: &[NotificationEndpoint]) -> Result<(), ApiError> {
+    let mut problems = Problems(Vec::new());
+    endpoints("notificationEndpoints", list, &mut problems);
+    problems.finish()
+}
+
+fn endpoints(field: &str, list: &[NotificationEndpoint], problems: &mut Problems) {
+    if list.len() > MAX_ENDPOINTS {
+        problems.add(field, format!("at most {MAX_ENDPOINTS} endpoints"));
+        return;
+    }
+    for (i, endpoint) in list.iter().enumerate() {
+        let at = format!("{field}[{i}]");
+        let value = endpoint.value.as_deref().unwrap_or("");
+        match endpoint.kind {
+            MessagingServiceType::Telegram | MessagingServiceType::Sms => problems.add(
+                format!("{at}.type"),
+                format!("{} is not supported by this server", endpoint.kind),
+            ),
+            MessagingServiceType::Email => {
+                if !is_email(value) {
+                    problems.add(format!("{at}.value"), "must be an e-mail address");
+                }
+            }
+            MessagingServiceType::Webhook
+            | MessagingServiceType::Slack
+            | MessagingServiceType::Discord
+            | MessagingServiceType::Teams
+            | MessagingServiceType::Ntfy => {
+                if let Err(err) = wachet::validate::parse_url(value) {
+                    problems.add(format!("{at}.value"), format!("must be an http(s) URL: {err}"));
+                }
+            }
+        }
+    }
+}
+
+/// A plausible e-mail address: one `@` with text on both sides, no white space or control
+/// characters, at most 254 characters. Delivery tells the rest.
+pub fn is_email(value: &str) -> bool {
+    let Some((local, domain)) = value.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && !domain.is_empty()
+        && !domain.contains('@')
+        && value.len() <= 254
+        && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn email_addresses() {
+        assert!(is_email("a@b"));
+        assert!(is_email("first.last+tag@example.com"));
+        for bad in ["", "a", "@b", "a@", "a@b@c", "a b@c", "a@b\r\nBcc: x@y"] {
+            assert!(!is_email(bad), "{bad}");
+        }
+    }
+}

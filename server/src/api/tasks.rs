@@ -1,0 +1,144 @@
+//! Monitors: endpoints 11 to 15 (create or update, read, delete, search, a Portal monitor's
+//! pages).
+
+use super::auth::CurrentUser;
+use super::body::{ApiJson, ApiQuery};
+use super::problem::{ApiError, Problem};
+use super::{AppState, rules};
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+use wachet::model::{ClientJobType, ClientPage, Monitor};
+
+/// Most monitors a search returns.
+pub const MAX_SEARCH_RESULTS: u32 = 500;
+/// Longest search expression.
+const MAX_QUERY_CHARS: usize = 1000;
+
+/// Endpoint 11: creates a monitor (no `id`) or replaces one (`id`). An update with a null
+/// `folderId` keeps the monitor's folder; moving is `POST /folder/move`.
+#[utoipa::path(put, path = "/thirdparty/v1/task", tag = "task",
+    security(("bearer" = [])),
+    request_body(content = Monitor, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The stored monitor", body = Monitor),
+        (status = 400, description = "A field fails validation", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such monitor (update)", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn put_task(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    ApiJson(monitor): ApiJson<Monitor>,
+) -> Result<Json<Monitor>, ApiError> {
+    rules::monitor(
+        state.inner.checker.as_ref(),
+        &monitor,
+        state.inner.settings.min_recurrence,
+    )?;
+    let stored = match monitor.id {
+        None => state.store().create_task(&user, &monitor).await?,
+        Some(_) => state.store().update_task(&user, &monitor).await?,
+    };
+    Ok(Json(stored))
+}
+
+/// Endpoint 12: a monitor with its latest data.
+#[utoipa::path(get, path = "/thirdparty/v1/task/{id}", tag = "task",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "Monitor id")),
+    responses(
+        (status = 200, description = "The monitor", body = Monitor),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such monitor", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_task(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<String>,
+) -> Result<Json<Monitor>, ApiError> {
+    Ok(Json(state.store().task(&user, &id).await?))
+}
+
+/// Endpoint 13: deletes a monitor with its pages, history and notifications.
+#[utoipa::path(delete, path = "/thirdparty/v1/task/{id}", tag = "task",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "Monitor id")),
+    responses(
+        (status = 200, description = "Deleted"),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such monitor", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn delete_task(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    state.store().delete_task(&user, &id).await?;
+    Ok(StatusCode::OK)
+}
+
+/// The search query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SearchQuery {
+    /// White-space separated terms; a monitor matches when every term is a case-insensitive
+    /// substring of its name, URL or note. Empty: every monitor.
+    query: Option<String>,
+}
+
+/// Endpoint 14: monitors matching every term, by name, at most 500.
+#[utoipa::path(get, path = "/thirdparty/v1/task/search", tag = "task",
+    security(("bearer" = [])),
+    params(SearchQuery),
+    responses(
+        (status = 200, description = "Matching monitors, by name", body = [Monitor]),
+        (status = 400, description = "The query is too long", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn search_tasks(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    ApiQuery(query): ApiQuery<SearchQuery>,
+) -> Result<Json<Vec<Monitor>>, ApiError> {
+    let query = query.query.unwrap_or_default();
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return Err(ApiError::field(
+            "query",
+            format!("must be at most {MAX_QUERY_CHARS} characters"),
+        ));
+    }
+    let terms: Vec<String> = query.split_whitespace().map(str::to_string).collect();
+    Ok(Json(
+        state
+            .store()
+            .search_tasks(&user, &terms, MAX_SEARCH_RESULTS)
+            .await?,
+    ))
+}
+
+/// Endpoint 15: the pages a Portal monitor crawled, each with its latest data.
+#[utoipa::path(get, path = "/thirdparty/v1/task/{id}/pages", tag = "task",
+    security(("bearer" = [])),
+    params(("id" = String, Path, description = "Portal monitor id")),
+    responses(
+        (status = 200, description = "Crawled pages, by URL; empty until the first crawl", body = [ClientPage]),
+        (status = 400, description = "The monitor is not a Portal monitor", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such monitor", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn task_pages(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<String>,
+) -> Result<Json<Vec<ClientPage>>, ApiError> {
+    let monitor = state.store().task(&user, &id).await?;
+    if monitor.job_type != ClientJobType::Portal {
+        return Err(ApiError::field(
+            "id",
+            "the monitor is a SinglePage monitor; only Portal monitors have pages",
+        ));
+    }
+    Ok(Json(state.store().task_pages(&user, &id).await?))
+}

@@ -1,0 +1,107 @@
+//! `wachet serve`: the REST service on a SQLite file. Every setting is a flag and a `WACHET_*`
+//! environment variable. On a database without users it creates one and prints its four lines
+//! (`user id:`, `email:`, `password:`, `api key:`) once, then where it listens.
+
+use crate::api::{ApiSettings, LimitSettings, create_account};
+use crate::service;
+use crate::store::Store;
+use crate::store::sqlite::SqliteStore;
+use anyhow::Context;
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use wachet::Engine;
+
+/// Settings of `wachet serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "WACHET_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    #[command(flatten)]
+    db: DbArg,
+    /// Allow monitors (and webhooks) to reach private, loopback and link-local addresses.
+    #[arg(long, env = "WACHET_ALLOW_PRIVATE_NETWORKS")]
+    allow_private_networks: bool,
+    /// A proxy for a location, such as `us=http://proxy:3128`; repeatable (comma-separated in
+    /// the variable).
+    #[arg(long = "proxy", env = "WACHET_PROXIES", value_name = "LOCATION=URL", value_delimiter = ',')]
+    proxies: Vec<String>,
+    /// Shortest recurrence of an active monitor, in seconds.
+    #[arg(long, env = "WACHET_MIN_RECURRENCE", default_value_t = 60,
+          value_parser = clap::value_parser!(i32).range(1..))]
+    min_recurrence: i32,
+    /// API requests per second per user (0: unlimited).
+    #[arg(long, env = "WACHET_RATE_LIMIT", default_value_t = LimitSettings::default().requests_per_second)]
+    rate_limit: u32,
+    /// API requests a user may send at once above the rate.
+    #[arg(long, env = "WACHET_RATE_BURST", default_value_t = LimitSettings::default().burst)]
+    rate_burst: u32,
+    /// Failed logins per minute per account and per client address (0: unlimited).
+    #[arg(long, env = "WACHET_LOGIN_FAILURES", default_value_t = LimitSettings::default().login_failures_per_minute)]
+    login_failures: u32,
+    /// E-mail address of the user created on a database without users.
+    #[arg(long, env = "WACHET_ADMIN_EMAIL", default_value = "admin@localhost")]
+    admin_email: String,
+}
+
+/// The database file, shared by the subcommands that open it.
+#[derive(Debug, Args)]
+pub struct DbArg {
+    /// The SQLite database file (created if missing).
+    #[arg(long = "db", env = "WACHET_DB", default_value = "wachet.db")]
+    pub path: PathBuf,
+}
+
+impl DbArg {
+    /// Opens and migrates the database.
+    pub async fn open(&self) -> anyhow::Result<SqliteStore> {
+        Ok(SqliteStore::open(&self.path).await?)
+    }
+}
+
+fn engine(args: &ServeArgs) -> anyhow::Result<Engine> {
+    let mut builder = Engine::builder().allow_private_networks(args.allow_private_networks);
+    for proxy in &args.proxies {
+        let (location, url) = proxy
+            .split_once('=')
+            .with_context(|| format!("--proxy {proxy}: expected LOCATION=URL"))?;
+        builder = builder.proxy(location.trim(), url.trim());
+    }
+    Ok(builder.build()?)
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let engine = engine(&args)?;
+    let store = args.db.open().await?;
+    if store.user_count().await? == 0 {
+        let account = create_account(&store, &args.admin_email, None)
+            .await
+            .context("cannot create the first user")?;
+        println!("{account}");
+    }
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let settings = ApiSettings {
+        min_recurrence: args.min_recurrence,
+        limits: LimitSettings {
+            requests_per_second: args.rate_limit,
+            burst: args.rate_burst,
+            login_failures_per_minute: args.login_failures,
+        },
+    };
+    let shared: Arc<dyn Store> = Arc::new(store.clone());
+    let running = service::start(listener, shared, Arc::new(engine), settings).await?;
+    println!("listening on http://{}", running.addr());
+    let stop = running.stopper();
+    tokio::spawn(async move {
+        service::shutdown_signal().await;
+        stop();
+    });
+    running.wait().await.context("the server failed")?;
+    store.close().await;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,45 @@
+//! `wachet user add`: creates a user and prints its four lines (`user id:`, `email:`,
+//! `password:`, `api key:`). Works while the service runs on the same database.
+
+use super::serve::DbArg;
+use crate::api::create_account;
+use clap::{Args, Subcommand};
+use std::process::ExitCode;
+
+/// User management.
+#[derive(Debug, Args)]
+pub struct UserArgs {
+    #[command(subcommand)]
+    command: UserCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum UserCommand {
+    /// Adds a user; prints its id, e-mail, password and API key once.
+    Add {
+        /// The user's e-mail address (the login).
+        #[arg(long)]
+        email: String,
+        /// The password; a random one is made and printed when omitted.
+        #[arg(long, env = "WACHET_USER_PASSWORD")]
+        password: Option<String>,
+        #[command(flatten)]
+        db: DbArg,
+    },
+}
+
+pub async fn run(args: UserArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        UserCommand::Add {
+            email,
+            password,
+            db,
+        } => {
+            let store = db.open().await?;
+            let account = create_account(&store, &email, password).await?;
+            println!("{account}");
+            store.close().await;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The running service: the API on a listener over a store, stopped gracefully (requests in
+//! flight finish, then the store is closed) on a signal or on [`Running::shutdown`].
+
+use crate::api::{self, ApiSettings};
+use crate::store::Store;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use wachet::Checker;
+
+/// How long requests in flight may take to finish once shutdown starts.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// A service that is serving.
+pub struct Running {
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting, lets requests in flight finish (for [`SHUTDOWN_GRACE`] at most) and
+    /// waits for the server to end.
+    pub async fn shutdown(self) -> std::io::Result<()> {
+        let _ = self.stop.send(true);
+        self.wait().await
+    }
+
+    /// Waits until the server ends (after [`Running::shutdown`] or a failure).
+    pub async fn wait(self) -> std::io::Result<()> {
+        match self.task.await {
+            Ok(result) => result,
+            Err(err) => Err(std::io::Error::other(err)),
+        }
+    }
+
+    /// A handle that starts the shutdown from elsewhere (a signal handler).
+    pub fn stopper(&self) -> impl FnOnce() + Send + 'static {
+        let stop = self.stop.clone();
+        move || {
+            let _ = stop.send(true);
+        }
+    }
+}
+
+/// Serves the API on `listener`.
+pub async fn start(
+    listener: TcpListener,
+    store: Arc<dyn Store>,
+    checker: Arc<dyn Checker>,
+    settings: ApiSettings,
+) -> Result<Running, api::ApiSetupError> {
+    let router = api::router(store, checker, settings).await?;
+    let addr = listener
+        .local_addr()
+        .map_err(|err| api::ApiSetupError::io(err.to_string()))?;
+    let (stop, mut stopped) = watch::channel(false);
+    let mut deadline = stop.subscribe();
+    let task = tokio::spawn(async move {
+        let serve = axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        });
+        let grace = async move {
+            let _ = deadline.wait_for(|stop| *stop).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        };
+        tokio::select! {
+            result = serve => result,
+            () = grace => {
+                tracing::warn!("requests still in flight after the grace period; stopping");
+                Ok(())
+            }
+        }
+    });
+    Ok(Running { addr, stop, task })
+}
+
+/// Resolves on SIGTERM or Ctrl-C.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}

@@ -1,0 +1,310 @@
+//! Storage of everything the service keeps: users and their tokens, monitors, folders, history
+//! and notifications. The [`Store`] trait is the only way the rest of the service reaches the
+//! database, so a PostgreSQL implementation can stand beside [`sqlite::SqliteStore`] without
+//! touching the API handlers.
+//!
+//! Every method that takes a `user` answers only with that user's data: another user's id is
+//! [`StoreError::NotFound`], exactly like an id that does not exist, and lists leave other
+//! users' rows out. Ids are made by the service ([`new_id`]); times are UTC milliseconds.
+
+pub mod sqlite;
+
+use async_trait::async_trait;
+use wachet::model::{
+    Alert, ClientAlertContentResponse, ClientData, ClientNotification, ClientPage, Folder,
+    JobType, Monitor, MoveRequest, NotificationEndpoint,
+};
+
+/// UTC milliseconds since the Unix epoch.
+pub type Millis = i64;
+
+/// The current time in UTC milliseconds.
+pub fn now_millis() -> Millis {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// A new id: a UUIDv7, so ids made later sort later and land at the end of indexes.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// Whether `id` could be an id this service made. Anything else cannot name a stored row, so
+/// callers answer "not found" without asking the database (and a 10,000-character id costs
+/// nothing).
+pub fn is_id(id: &str) -> bool {
+    id.len() == 36 && uuid::Uuid::parse_str(id).is_ok()
+}
+
+/// Why a store call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The id does not exist, or belongs to another user.
+    #[error("not found")]
+    NotFound,
+    /// The request names something that does not fit: a parent folder that does not exist, a
+    /// move into a folder's own subtree, an e-mail address already taken. `field` is the JSON
+    /// field to blame.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// The request field, such as `parentId`.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The database failed (I/O, corruption, a lock held too long). Not the client's fault.
+    #[error("database: {0}")]
+    Backend(String),
+}
+
+impl StoreError {
+    /// An [`StoreError::Invalid`] for `field`.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        StoreError::Invalid {
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A user as stored. The secrets are hashes; the webhook secret is kept as issued because
+/// webhook signatures are keyed with it.
+#[derive(Debug, Clone)]
+pub struct UserRecord {
+    /// User id.
+    pub id: String,
+    /// E-mail address, lower-cased.
+    pub email: String,
+    /// argon2 PHC string of the password.
+    pub password_hash: String,
+    /// SHA-256 of the API key, hex.
+    pub api_key_hash: String,
+    /// Key of the webhook signatures.
+    pub webhook_secret: String,
+    /// Where notifications of monitors with no endpoints of their own go.
+    pub notification_endpoints: Vec<NotificationEndpoint>,
+    /// When the user was created.
+    pub created_at: Millis,
+}
+
+/// A bearer token as stored.
+#[derive(Debug, Clone)]
+pub struct TokenRecord {
+    /// SHA-256 of the token, hex.
+    pub hash: String,
+    /// Whose token it is.
+    pub user_id: String,
+    /// When it was issued.
+    pub issued_at: Millis,
+    /// When it stops working.
+    pub expires_at: Millis,
+}
+
+/// The position of an entry in a time-ordered list (history, notifications): lists run newest
+/// first, and the next page starts after the last key returned.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TimeKey {
+    /// The entry's time.
+    pub at: Millis,
+    /// The entry's id, which orders entries of the same time.
+    pub id: String,
+}
+
+/// One page of a time-ordered list: entries in `[from, to]`, older than `after`, at most
+/// `limit` of them. Implementations return up to `limit + 1` entries so the caller knows
+/// whether more exist.
+#[derive(Debug, Clone, Default)]
+pub struct TimePage {
+    /// Oldest time included.
+    pub from: Option<Millis>,
+    /// Newest time included.
+    pub to: Option<Millis>,
+    /// The last key of the previous page.
+    pub after: Option<TimeKey>,
+    /// Entries asked for.
+    pub limit: u32,
+}
+
+/// The position in a folder listing: subfolders by name, then monitors by name.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FolderKey {
+    /// Whether the position is among the monitors (all subfolders were listed).
+    pub in_tasks: bool,
+    /// The lower-cased name of the last item listed.
+    pub sort_key: String,
+    /// Its id.
+    pub id: String,
+}
+
+/// One page of a folder listing.
+#[derive(Debug, Clone, Default)]
+pub struct FolderListing {
+    /// Subfolders with their recursive counts.
+    pub subfolders: Vec<Folder>,
+    /// Monitors with their latest data.
+    pub tasks: Vec<Monitor>,
+    /// From the root's child down to the listed folder (empty for the root).
+    pub path: Vec<Folder>,
+    /// Where the next page starts, when more items exist.
+    pub next: Option<FolderKey>,
+}
+
+/// Where a history entry belongs.
+#[derive(Debug, Clone)]
+pub enum Series {
+    /// A monitor's own history.
+    Task(String),
+    /// A page crawled by a Portal monitor, named by its URL (created on first use).
+    Page {
+        /// The Portal monitor.
+        task_id: String,
+        /// The page's URL.
+        url: String,
+        /// The page's title, when it has one.
+        name: Option<String>,
+    },
+}
+
+/// A notification to store.
+#[derive(Debug, Clone)]
+pub struct NewNotification {
+    /// The monitor whose alert fired.
+    pub task_id: String,
+    /// The page it speaks of (JobType PortalPage), by URL.
+    pub page_url: Option<String>,
+    /// Monitor, Portal or page.
+    pub job_type: JobType,
+    /// The alert that fired.
+    pub alert: Alert,
+    /// When it was raised.
+    pub created_at: Millis,
+    /// The current value.
+    pub current: Option<String>,
+    /// The previous value or the comparison value.
+    pub comparand: Option<String>,
+    /// The check's error.
+    pub error: Option<String>,
+    /// The page's URL.
+    pub url: Option<String>,
+    /// One-line description, such as `content changed`.
+    pub synthetic_expression: String,
+    /// The content as HTML (endpoint 5, the e-mail body).
+    pub html: String,
+}
+
+/// The service's storage. See the module docs for the rules every method follows.
+///
+/// Calls are independent: each method runs in its own transaction, so a caller never sees half
+/// of a write and a crash loses at most the call in flight. `Err(StoreError::Backend)` means the
+/// database failed and nothing was changed.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// The secret that signs continuation tokens, made on first use and kept in the database so
+    /// every process of the service signs alike.
+    async fn paging_secret(&self) -> Result<Vec<u8>, StoreError>;
+
+    // --- users and tokens
+
+    /// How many users exist (the first start creates one when none does).
+    async fn user_count(&self) -> Result<u64, StoreError>;
+    /// Adds a user. `Invalid { field: "email" }` when the address is taken.
+    async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError>;
+    /// The user with this (lower-cased) e-mail address, if any.
+    async fn user_by_email(&self, email: &str) -> Result<Option<UserRecord>, StoreError>;
+    /// The user with this id, if any.
+    async fn user_by_id(&self, id: &str) -> Result<Option<UserRecord>, StoreError>;
+    /// Stores an issued token (and drops expired ones).
+    async fn insert_token(&self, token: &TokenRecord) -> Result<(), StoreError>;
+    /// The owner of the token with this hash, if it exists and has not expired at `now`.
+    async fn token_owner(&self, hash: &str, now: Millis) -> Result<Option<String>, StoreError>;
+    /// Invalidates every token of `user` issued so far.
+    async fn invalidate_tokens(&self, user: &str) -> Result<(), StoreError>;
+    /// Replaces the user's own notification endpoints.
+    async fn set_notification_endpoints(
+        &self,
+        user: &str,
+        endpoints: &[NotificationEndpoint],
+    ) -> Result<(), StoreError>;
+
+    // --- monitors
+
+    /// Stores a new monitor (`monitor.id` and `data` are ignored) in `monitor.folder_id` and
+    /// returns it with its new id. `Invalid { field: "folderId" }` when that folder is not the
+    /// user's.
+    async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError>;
+    /// Replaces the definition of the monitor `monitor.id`, keeping its history; a null
+    /// `folder_id` keeps the folder. `NotFound` when the id is not the user's.
+    async fn update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError>;
+    /// The monitor with its latest data.
+    async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError>;
+    /// Deletes the monitor with its pages, history and notifications.
+    async fn delete_task(&self, user: &str, id: &str) -> Result<(), StoreError>;
+    /// Monitors where every term is a case-insensitive substring of the name, URL or note; by
+    /// name, at most `limit`.
+    async fn search_tasks(
+        &self,
+        user: &str,
+        terms: &[String],
+        limit: u32,
+    ) -> Result<Vec<Monitor>, StoreError>;
+    /// The pages of a monitor with their latest data, by URL.
+    async fn task_pages(&self, user: &str, id: &str) -> Result<Vec<ClientPage>, StoreError>;
+
+    // --- folders
+
+    /// Creates (no id) or renames and re-parents (id) a folder; counts are ignored on input and
+    /// filled on output. `NotFound` for an unknown id; `Invalid { field: "parentId" }` for a
+    /// parent that is not the user's or lies inside the folder itself.
+    async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError>;
+    /// Deletes the folder, its subfolders and their monitors with all their history and
+    /// notifications, in one transaction.
+    async fn delete_folder(&self, user: &str, id: &str) -> Result<(), StoreError>;
+    /// One page of a folder (`None`: the root): subfolders with recursive counts, then
+    /// monitors, each by name, `limit` items at most.
+    async fn list_folder(
+        &self,
+        user: &str,
+        folder: Option<&str>,
+        after: Option<&FolderKey>,
+        limit: u32,
+    ) -> Result<FolderListing, StoreError>;
+    /// Moves monitors and folders into `request.folder_id` (root when null), all or nothing.
+    /// `NotFound` when the target or a moved id is not the user's; `Invalid { field:
+    /// "folderIds" }` when a folder would move into itself or its own subtree.
+    async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError>;
+
+    // --- history
+
+    /// Appends one check result to a series and, when it is the newest, makes it the monitor's
+    /// (or page's) latest data. The value-changed time is worked out here: the check time when
+    /// the value differs from the previous value, else the previous entry's. Returns the
+    /// entry's id. `NotFound` when the monitor does not exist (it was deleted meanwhile).
+    async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError>;
+    /// One page of the history of a monitor or of a crawled page (`id` may be either), newest
+    /// first.
+    async fn entries(
+        &self,
+        user: &str,
+        id: &str,
+        page: &TimePage,
+    ) -> Result<Vec<(TimeKey, ClientData)>, StoreError>;
+
+    // --- notifications
+
+    /// Stores a raised notification and returns its id.
+    async fn insert_notification(&self, n: &NewNotification) -> Result<String, StoreError>;
+    /// One page of the user's notifications (of one monitor, when `task` is given), newest
+    /// first; `html` only when `with_html`. `NotFound` when `task` is not the user's.
+    async fn notifications(
+        &self,
+        user: &str,
+        task: Option<&str>,
+        page: &TimePage,
+        with_html: bool,
+    ) -> Result<Vec<(TimeKey, ClientNotification)>, StoreError>;
+    /// The content of one notification.
+    async fn notification(
+        &self,
+        user: &str,
+        id: &str,
+    ) -> Result<ClientAlertContentResponse, StoreError>;
+}

@@ -1,0 +1,260 @@
+//! History: check results of monitors and of crawled pages, with values stored once by content.
+
+use sqlx::AssertSqlSafe;
+use super::{SqliteStore, before_key, time};
+use crate::store::{Millis, Series, StoreError, TimeKey, TimePage, is_id, new_id};
+use sha2::{Digest, Sha256};
+use sqlx::{Sqlite, Transaction};
+use wachet::model::ClientData;
+
+/// Content stored as the value's UTF-8 bytes.
+const CODEC_PLAIN: i64 = 0;
+
+/// The columns of one entry joined with its content; all null when there is no entry.
+#[derive(sqlx::FromRow)]
+pub(super) struct DataColumns {
+    checked_at: Option<i64>,
+    changed_at: Option<i64>,
+    codec: Option<i64>,
+    body: Option<Vec<u8>>,
+    error: Option<String>,
+}
+
+/// The check result in `row`, if there is one.
+pub(super) fn data_of(row: DataColumns) -> Result<Option<ClientData>, StoreError> {
+    let Some(checked_at) = row.checked_at else {
+        return Ok(None);
+    };
+    let raw = match (row.codec, row.body) {
+        (Some(CODEC_PLAIN), Some(body)) => Some(
+            String::from_utf8(body)
+                .map_err(|_| StoreError::Backend("stored value is not UTF-8".into()))?,
+        ),
+        (Some(codec), Some(_)) => {
+            return Err(StoreError::Backend(format!("unknown content codec {codec}")));
+        }
+        _ => None,
+    };
+    Ok(Some(ClientData {
+        last_check_timestamp: time(checked_at),
+        value_changed_timestamp: row.changed_at.map(time),
+        raw,
+        error: row.error,
+        diff: None,
+    }))
+}
+
+/// Which rows make up a series, and the row that holds its latest entry.
+enum Owner {
+    Task(String),
+    Page { task: String, page: String },
+}
+
+pub(super) async fn append(
+    store: &SqliteStore,
+    series: &Series,
+    data: &ClientData,
+) -> Result<String, StoreError> {
+    let mut tx = store.writer.begin().await?;
+    let owner = resolve_for_write(&mut tx, series).await?;
+    let checked_at = data.last_check_timestamp.timestamp_millis();
+    let hash = match &data.raw {
+        Some(raw) => {
+            let hash = Sha256::digest(raw.as_bytes()).to_vec();
+            sqlx::query(
+                "INSERT INTO contents (hash, codec, body) VALUES (?, ?, ?) \
+                 ON CONFLICT (hash) DO NOTHING",
+            )
+            .bind(&hash)
+            .bind(CODEC_PLAIN)
+            .bind(raw.as_bytes())
+            .execute(&mut *tx)
+            .await?;
+            Some(hash)
+        }
+        None => None,
+    };
+    // The value changed when it differs from the latest value before this check.
+    let (series_filter, series_id) = match &owner {
+        Owner::Task(task) => ("task_id = ? AND page_id IS NULL", task),
+        Owner::Page { page, .. } => ("page_id = ?", page),
+    };
+    let previous: Option<(Option<Vec<u8>>, Option<i64>)> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT content_hash, changed_at FROM entries WHERE {series_filter} \
+         AND content_hash IS NOT NULL AND (checked_at, id) < (?, '~') \
+         ORDER BY checked_at DESC, id DESC LIMIT 1"
+    )))
+    .bind(series_id)
+    .bind(checked_at)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let changed_at = match (&hash, previous) {
+        (Some(hash), Some((Some(prev), prev_changed))) if *hash == prev => prev_changed,
+        (Some(_), _) => Some(checked_at),
+        (None, Some((_, prev_changed))) => prev_changed,
+        (None, None) => None,
+    };
+    let id = new_id();
+    let (task_id, page_id) = match &owner {
+        Owner::Task(task) => (task.as_str(), None),
+        Owner::Page { task, page } => (task.as_str(), Some(page.as_str())),
+    };
+    sqlx::query(
+        "INSERT INTO entries (id, task_id, page_id, checked_at, changed_at, content_hash, error) \
+         VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(task_id)
+    .bind(page_id)
+    .bind(checked_at)
+    .bind(changed_at)
+    .bind(&hash)
+    .bind(&data.error)
+    .execute(&mut *tx)
+    .await?;
+    // The entry becomes the latest unless a newer one is already stored.
+    let newest = "latest_entry_id IS NULL OR (SELECT checked_at FROM entries \
+                  WHERE id = latest_entry_id) <= ?";
+    match &owner {
+        Owner::Task(task) => {
+            sqlx::query(AssertSqlSafe(format!(
+                "UPDATE tasks SET latest_entry_id = ?, failed = ? WHERE id = ? AND ({newest})"
+            )))
+            .bind(&id)
+            .bind(super::flag(data.error.is_some()))
+            .bind(task)
+            .bind(checked_at)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Owner::Page { page, .. } => {
+            sqlx::query(AssertSqlSafe(format!(
+                "UPDATE pages SET latest_entry_id = ? WHERE id = ? AND ({newest})"
+            )))
+            .bind(&id)
+            .bind(page)
+            .bind(checked_at)
+            .execute(&mut *tx)
+            .await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(id)
+}
+
+async fn resolve_for_write(
+    tx: &mut Transaction<'_, Sqlite>,
+    series: &Series,
+) -> Result<Owner, StoreError> {
+    let task = match series {
+        Series::Task(task) | Series::Page { task_id: task, .. } => task,
+    };
+    let exists: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM tasks WHERE id = ?")
+        .bind(task)
+        .fetch_optional(&mut **tx)
+        .await?;
+    if exists.is_none() {
+        return Err(StoreError::NotFound);
+    }
+    let Series::Page { url, name, .. } = series else {
+        return Ok(Owner::Task(task.clone()));
+    };
+    let found: Option<(String,)> = sqlx::query_as("SELECT id FROM pages WHERE task_id = ? AND url = ?")
+        .bind(task)
+        .bind(url)
+        .fetch_optional(&mut **tx)
+        .await?;
+    let page = match found {
+        Some((page,)) => {
+            if name.is_some() {
+                sqlx::query("UPDATE pages SET name = ? WHERE id = ?")
+                    .bind(name)
+                    .bind(&page)
+                    .execute(&mut **tx)
+                    .await?;
+            }
+            page
+        }
+        None => {
+            let page = new_id();
+            sqlx::query("INSERT INTO pages (id, task_id, url, name) VALUES (?, ?, ?, ?)")
+                .bind(&page)
+                .bind(task)
+                .bind(url)
+                .bind(name)
+                .execute(&mut **tx)
+                .await?;
+            page
+        }
+    };
+    Ok(Owner::Page {
+        task: task.clone(),
+        page,
+    })
+}
+
+#[derive(sqlx::FromRow)]
+struct EntryRow {
+    id: String,
+    #[sqlx(flatten)]
+    data: DataColumns,
+}
+
+pub(super) async fn list(
+    store: &SqliteStore,
+    user: &str,
+    id: &str,
+    page: &TimePage,
+) -> Result<Vec<(TimeKey, ClientData)>, StoreError> {
+    if !is_id(id) {
+        return Err(StoreError::NotFound);
+    }
+    let task: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM tasks WHERE id = ? AND user_id = ?")
+        .bind(id)
+        .bind(user)
+        .fetch_optional(&store.reader)
+        .await?;
+    let series_filter = if task.is_some() {
+        "e.task_id = ? AND e.page_id IS NULL"
+    } else {
+        let owned_page: Option<(i64,)> = sqlx::query_as(
+            "SELECT 1 FROM pages p JOIN tasks t ON t.id = p.task_id \
+             WHERE p.id = ? AND t.user_id = ?",
+        )
+        .bind(id)
+        .bind(user)
+        .fetch_optional(&store.reader)
+        .await?;
+        if owned_page.is_none() {
+            return Err(StoreError::NotFound);
+        }
+        "e.page_id = ?"
+    };
+    let (before_at, before_id) = before_key(page);
+    let rows: Vec<EntryRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT e.id, e.checked_at, e.changed_at, c.codec, c.body, e.error \
+         FROM entries e LEFT JOIN contents c ON c.hash = e.content_hash \
+         WHERE {series_filter} AND e.checked_at >= ? AND e.checked_at <= ? \
+         AND (e.checked_at, e.id) < (?, ?) \
+         ORDER BY e.checked_at DESC, e.id DESC LIMIT ?"
+    )))
+    .bind(id)
+    .bind(page.from.unwrap_or(Millis::MIN))
+    .bind(page.to.unwrap_or(Millis::MAX))
+    .bind(before_at)
+    .bind(before_id)
+    .bind(i64::from(page.limit) + 1)
+    .fetch_all(&store.reader)
+    .await?;
+    rows.into_iter()
+        .map(|row| {
+            let data = data_of(row.data)?
+                .ok_or_else(|| StoreError::Backend("entry without a check time".into()))?;
+            let key = TimeKey {
+                at: data.last_check_timestamp.timestamp_millis(),
+                id: row.id,
+            };
+            Ok((key, data))
+        })
+        .collect()
+}

@@ -1,0 +1,300 @@
+//! The [`Store`] on one SQLite file: WAL journal, one writer connection (SQLite takes one writer
+//! at a time anyway, and a single connection keeps writers from waiting on each other's locks)
+//! and a small pool of readers that never block on it. Migrations are embedded in the binary and
+//! each runs in a transaction. Other processes (`wachet user add`) may open the same file while
+//! the service runs: a busy database is waited for, not failed.
+//!
+//! The SQL is standard where it can be (row-value keyset comparisons, recursive common table
+//! expressions, `ON CONFLICT`), so a PostgreSQL store can follow it closely.
+
+mod folders;
+mod history;
+mod notifications;
+mod tasks;
+mod users;
+
+use super::{
+    FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError, TimeKey,
+    TimePage, TokenRecord, UserRecord,
+};
+use async_trait::async_trait;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use std::path::Path;
+use std::time::Duration;
+use wachet::model::{
+    ClientAlertContentResponse, ClientData, ClientNotification, ClientPage, Folder, Monitor,
+    MoveRequest, NotificationEndpoint,
+};
+
+/// How long a call waits for another connection's (or process's) write lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// Reader connections.
+const READERS: u32 = 4;
+
+/// The migrations, embedded at build time.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+/// Opening the database failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// The file could not be opened or created.
+    #[error("cannot open the database {path}: {reason}")]
+    Open {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The database was written by a newer wachet.
+    #[error(
+        "the database {path} has schema version {found}, newer than this wachet knows (up to \
+         {known}): run a newer wachet on it"
+    )]
+    TooNew {
+        /// The file.
+        path: String,
+        /// The version found.
+        found: i64,
+        /// The newest version this binary has.
+        known: i64,
+    },
+    /// A migration failed; the database is as it was before it.
+    #[error("cannot migrate the database {path}: {reason}")]
+    Migrate {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// The SQLite store. Cheap to clone (the pools are shared).
+#[derive(Clone, Debug)]
+pub struct SqliteStore {
+    writer: SqlitePool,
+    reader: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) and migrates the database at `path`.
+    pub async fn open(path: &Path) -> Result<SqliteStore, OpenError> {
+        let shown = path.display().to_string();
+        let open_err = |err: sqlx::Error| OpenError::Open {
+            path: shown.clone(),
+            reason: err.to_string(),
+        };
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // With WAL, NORMAL loses nothing when the process dies; only a power cut can take
+            // the last transactions.
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(BUSY_TIMEOUT * 3)
+            .connect_with(options.clone())
+            .await
+            .map_err(open_err)?;
+        migrate(&writer, &shown).await?;
+        let reader = SqlitePoolOptions::new()
+            .max_connections(READERS)
+            .acquire_timeout(BUSY_TIMEOUT * 3)
+            .connect_with(options.read_only(true))
+            .await
+            .map_err(open_err)?;
+        Ok(SqliteStore { writer, reader })
+    }
+
+    /// Closes the pools, checkpointing the WAL.
+    pub async fn close(&self) {
+        self.reader.close().await;
+        self.writer.close().await;
+    }
+}
+
+async fn migrate(writer: &SqlitePool, path: &str) -> Result<(), OpenError> {
+    let known = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
+    match MIGRATOR.run(writer).await {
+        Ok(()) => Ok(()),
+        Err(sqlx::migrate::MigrateError::VersionMissing(found))
+        | Err(sqlx::migrate::MigrateError::VersionTooNew(found, _))
+            if found > known =>
+        {
+            Err(OpenError::TooNew {
+                path: path.to_string(),
+                found,
+                known,
+            })
+        }
+        Err(err) => Err(OpenError::Migrate {
+            path: path.to_string(),
+            reason: err.to_string(),
+        }),
+    }
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        match err {
+            sqlx::Error::RowNotFound => StoreError::NotFound,
+            other => StoreError::Backend(other.to_string()),
+        }
+    }
+}
+
+/// `true`/`false` as stored.
+fn flag(value: bool) -> i64 {
+    i64::from(value)
+}
+
+/// Lower-cased text for sorting by name: the name, else the URL, so unnamed items sort sensibly.
+fn sort_key(name: Option<&str>) -> String {
+    name.unwrap_or("").to_lowercase()
+}
+
+fn time(millis: Millis) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default()
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn paging_secret(&self) -> Result<Vec<u8>, StoreError> {
+        users::paging_secret(self).await
+    }
+
+    async fn user_count(&self) -> Result<u64, StoreError> {
+        users::count(self).await
+    }
+
+    async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError> {
+        users::create(self, user).await
+    }
+
+    async fn user_by_email(&self, email: &str) -> Result<Option<UserRecord>, StoreError> {
+        users::by_email(self, email).await
+    }
+
+    async fn user_by_id(&self, id: &str) -> Result<Option<UserRecord>, StoreError> {
+        users::by_id(self, id).await
+    }
+
+    async fn insert_token(&self, token: &TokenRecord) -> Result<(), StoreError> {
+        users::insert_token(self, token).await
+    }
+
+    async fn token_owner(&self, hash: &str, now: Millis) -> Result<Option<String>, StoreError> {
+        users::token_owner(self, hash, now).await
+    }
+
+    async fn invalidate_tokens(&self, user: &str) -> Result<(), StoreError> {
+        users::invalidate_tokens(self, user).await
+    }
+
+    async fn set_notification_endpoints(
+        &self,
+        user: &str,
+        endpoints: &[NotificationEndpoint],
+    ) -> Result<(), StoreError> {
+        users::set_notification_endpoints(self, user, endpoints).await
+    }
+
+    async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
+        tasks::create(self, user, monitor).await
+    }
+
+    async fn update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
+        tasks::update(self, user, monitor).await
+    }
+
+    async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError> {
+        tasks::get(self, user, id).await
+    }
+
+    async fn delete_task(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        tasks::delete(self, user, id).await
+    }
+
+    async fn search_tasks(
+        &self,
+        user: &str,
+        terms: &[String],
+        limit: u32,
+    ) -> Result<Vec<Monitor>, StoreError> {
+        tasks::search(self, user, terms, limit).await
+    }
+
+    async fn task_pages(&self, user: &str, id: &str) -> Result<Vec<ClientPage>, StoreError> {
+        tasks::pages(self, user, id).await
+    }
+
+    async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
+        folders::save(self, user, folder).await
+    }
+
+    async fn delete_folder(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        folders::delete(self, user, id).await
+    }
+
+    async fn list_folder(
+        &self,
+        user: &str,
+        folder: Option<&str>,
+        after: Option<&FolderKey>,
+        limit: u32,
+    ) -> Result<FolderListing, StoreError> {
+        folders::list(self, user, folder, after, limit).await
+    }
+
+    async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError> {
+        folders::move_items(self, user, request).await
+    }
+
+    async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {
+        history::append(self, series, data).await
+    }
+
+    async fn entries(
+        &self,
+        user: &str,
+        id: &str,
+        page: &TimePage,
+    ) -> Result<Vec<(TimeKey, ClientData)>, StoreError> {
+        history::list(self, user, id, page).await
+    }
+
+    async fn insert_notification(&self, n: &NewNotification) -> Result<String, StoreError> {
+        notifications::insert(self, n).await
+    }
+
+    async fn notifications(
+        &self,
+        user: &str,
+        task: Option<&str>,
+        page: &TimePage,
+        with_html: bool,
+    ) -> Result<Vec<(TimeKey, ClientNotification)>, StoreError> {
+        notifications::list(self, user, task, page, with_html).await
+    }
+
+    async fn notification(
+        &self,
+        user: &str,
+        id: &str,
+    ) -> Result<ClientAlertContentResponse, StoreError> {
+        notifications::get(self, user, id).await
+    }
+}
+
+/// The keyset bound of a newest-first page: rows strictly older than `after`, or all rows.
+fn before_key(page: &TimePage) -> (Millis, String) {
+    match &page.after {
+        Some(key) => (key.at, key.id.clone()),
+        // Greater than every stored (time, id): ids are UUIDs, whose characters sort below '~'.
+        None => (Millis::MAX, "~".to_string()),
+    }
+}

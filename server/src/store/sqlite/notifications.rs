@@ -1,0 +1,158 @@
+//! Raised notifications.
+
+use sqlx::AssertSqlSafe;
+use super::{SqliteStore, before_key, time};
+use crate::store::{Millis, NewNotification, StoreError, TimeKey, TimePage, is_id, new_id, now_millis};
+use wachet::model::{AlertType, ClientAlertContentResponse, ClientNotification, JobType};
+
+pub(super) async fn insert(store: &SqliteStore, n: &NewNotification) -> Result<String, StoreError> {
+    let alert = serde_json::to_string(&n.alert).map_err(|err| StoreError::Backend(err.to_string()))?;
+    let id = new_id();
+    let inserted = sqlx::query(
+        "INSERT INTO notifications (id, user_id, task_id, page_id, job_type, alert_type, alert, \
+         created_at, current_value, comparand, error, task_name, url, synthetic_expression, html) \
+         SELECT ?, t.user_id, t.id, \
+                (SELECT p.id FROM pages p WHERE p.task_id = t.id AND p.url = ?), \
+                ?, ?, ?, ?, ?, ?, ?, t.name, ?, ?, ? \
+         FROM tasks t WHERE t.id = ?",
+    )
+    .bind(&id)
+    .bind(&n.page_url)
+    .bind(n.job_type.code())
+    .bind(n.alert.kind.code())
+    .bind(alert)
+    .bind(n.created_at)
+    .bind(&n.current)
+    .bind(&n.comparand)
+    .bind(&n.error)
+    .bind(&n.url)
+    .bind(&n.synthetic_expression)
+    .bind(&n.html)
+    .bind(&n.task_id)
+    .execute(&store.writer)
+    .await?;
+    if inserted.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(id)
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: String,
+    alert_type: i64,
+    current_value: Option<String>,
+    comparand: Option<String>,
+    html: Option<String>,
+    error: Option<String>,
+    created_at: i64,
+    task_id: String,
+    task_name: Option<String>,
+    url: Option<String>,
+}
+
+pub(super) async fn list(
+    store: &SqliteStore,
+    user: &str,
+    task: Option<&str>,
+    page: &TimePage,
+    with_html: bool,
+) -> Result<Vec<(TimeKey, ClientNotification)>, StoreError> {
+    if let Some(task) = task {
+        let owned: Option<(i64,)> = if is_id(task) {
+            sqlx::query_as("SELECT 1 FROM tasks WHERE id = ? AND user_id = ?")
+                .bind(task)
+                .bind(user)
+                .fetch_optional(&store.reader)
+                .await?
+        } else {
+            None
+        };
+        if owned.is_none() {
+            return Err(StoreError::NotFound);
+        }
+    }
+    let html = if with_html { "html" } else { "NULL AS html" };
+    let scope = if task.is_some() { "task_id = ?" } else { "user_id = ?" };
+    let (before_at, before_id) = before_key(page);
+    let rows: Vec<Row> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT id, alert_type, current_value, comparand, {html}, error, created_at, task_id, \
+         task_name, url FROM notifications \
+         WHERE {scope} AND created_at >= ? AND created_at <= ? AND (created_at, id) < (?, ?) \
+         ORDER BY created_at DESC, id DESC LIMIT ?"
+    )))
+    .bind(task.unwrap_or(user))
+    .bind(page.from.unwrap_or(Millis::MIN))
+    .bind(page.to.unwrap_or(Millis::MAX))
+    .bind(before_at)
+    .bind(before_id)
+    .bind(i64::from(page.limit) + 1)
+    .fetch_all(&store.reader)
+    .await?;
+    let server_time = time(now_millis());
+    rows.into_iter()
+        .map(|row| {
+            let key = TimeKey {
+                at: row.created_at,
+                id: row.id.clone(),
+            };
+            let notification = ClientNotification {
+                id: Some(row.id),
+                kind: alert_type(row.alert_type)?,
+                current: row.current_value,
+                comparand: row.comparand,
+                html: row.html,
+                error: row.error,
+                timestamp: time(row.created_at),
+                server_time,
+                task_id: Some(row.task_id),
+                task_name: row.task_name,
+                url: row.url,
+            };
+            Ok((key, notification))
+        })
+        .collect()
+}
+
+fn alert_type(code: i64) -> Result<AlertType, StoreError> {
+    AlertType::from_code(code).ok_or_else(|| StoreError::Backend(format!("stored alert type {code}")))
+}
+
+#[derive(sqlx::FromRow)]
+struct ContentRow {
+    job_type: i64,
+    synthetic_expression: Option<String>,
+    url: Option<String>,
+    task_name: Option<String>,
+    html: Option<String>,
+    created_at: i64,
+}
+
+pub(super) async fn get(
+    store: &SqliteStore,
+    user: &str,
+    id: &str,
+) -> Result<ClientAlertContentResponse, StoreError> {
+    if !is_id(id) {
+        return Err(StoreError::NotFound);
+    }
+    let row: Option<ContentRow> =
+        sqlx::query_as(
+            "SELECT job_type, synthetic_expression, url, task_name, html, created_at \
+             FROM notifications WHERE id = ? AND user_id = ?",
+        )
+        .bind(id)
+        .bind(user)
+        .fetch_optional(&store.reader)
+        .await?;
+    let row = row.ok_or(StoreError::NotFound)?;
+    Ok(ClientAlertContentResponse {
+        job_type: JobType::from_code(row.job_type)
+            .ok_or_else(|| StoreError::Backend(format!("stored job type {}", row.job_type)))?,
+        synthetic_expression: row.synthetic_expression,
+        url: row.url,
+        name: row.task_name,
+        html: row.html,
+        timestamp_utc: time(row.created_at),
+    })
+}

@@ -1,0 +1,292 @@
+//! Monitors: their definitions, search and the pages of Portal monitors.
+
+use sqlx::AssertSqlSafe;
+use super::history::{DataColumns, data_of};
+use super::{SqliteStore, flag, sort_key};
+use crate::store::{StoreError, is_id, new_id, now_millis};
+use sqlx::{Sqlite, Transaction};
+use wachet::model::{ClientPage, Monitor};
+
+/// A monitor row with its latest data.
+const SELECT: &str = "SELECT t.id, t.folder_id, t.definition, e.checked_at, e.changed_at, \
+                      c.codec, c.body, e.error \
+                      FROM tasks t \
+                      LEFT JOIN entries e ON e.id = t.latest_entry_id \
+                      LEFT JOIN contents c ON c.hash = e.content_hash";
+
+#[derive(sqlx::FromRow)]
+pub(super) struct TaskRow {
+    id: String,
+    folder_id: Option<String>,
+    definition: String,
+    #[sqlx(flatten)]
+    data: DataColumns,
+}
+
+#[derive(sqlx::FromRow)]
+struct PageRow {
+    id: String,
+    url: String,
+    name: Option<String>,
+    #[sqlx(flatten)]
+    data: DataColumns,
+}
+
+/// Rebuilds the API's monitor from its row.
+pub(super) fn monitor(row: TaskRow) -> Result<Monitor, StoreError> {
+    let mut monitor: Monitor = serde_json::from_str(&row.definition)
+        .map_err(|err| StoreError::Backend(format!("stored monitor {}: {err}", row.id)))?;
+    monitor.id = Some(row.id);
+    monitor.folder_id = row.folder_id;
+    monitor.data = data_of(row.data)?;
+    Ok(monitor)
+}
+
+/// The columns a monitor's definition fills.
+struct Columns {
+    definition: String,
+    name: Option<String>,
+    sort_key: String,
+    url: String,
+    note: Option<String>,
+    search_text: String,
+    paused: i64,
+}
+
+fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
+    let stored = Monitor {
+        id: None,
+        folder_id: None,
+        data: None,
+        ..monitor.clone()
+    };
+    let definition =
+        serde_json::to_string(&stored).map_err(|err| StoreError::Backend(err.to_string()))?;
+    let url = monitor.url.clone().unwrap_or_default();
+    let search_text = [
+        monitor.name.as_deref().unwrap_or(""),
+        &url,
+        monitor.note.as_deref().unwrap_or(""),
+    ]
+    .join("\n")
+    .to_lowercase();
+    Ok(Columns {
+        definition,
+        name: monitor.name.clone(),
+        sort_key: sort_key(monitor.name.as_deref()),
+        url,
+        note: monitor.note.clone(),
+        search_text,
+        paused: flag(monitor.recurrence_in_seconds.unwrap_or(0) <= 0),
+    })
+}
+
+/// Checks that `folder` is one of the user's folders.
+pub(super) async fn check_folder(
+    tx: &mut Transaction<'_, Sqlite>,
+    user: &str,
+    folder: &str,
+    field: &str,
+) -> Result<(), StoreError> {
+    let found: Option<(i64,)> = if is_id(folder) {
+        sqlx::query_as("SELECT 1 FROM folders WHERE id = ? AND user_id = ?")
+            .bind(folder)
+            .bind(user)
+            .fetch_optional(&mut **tx)
+            .await?
+    } else {
+        None
+    };
+    match found {
+        Some(_) => Ok(()),
+        None => Err(StoreError::invalid(field, "no such folder")),
+    }
+}
+
+pub(super) async fn create(
+    store: &SqliteStore,
+    user: &str,
+    monitor: &Monitor,
+) -> Result<Monitor, StoreError> {
+    let c = columns(monitor)?;
+    let id = new_id();
+    let now = now_millis();
+    let mut tx = store.writer.begin().await?;
+    if let Some(folder) = monitor.folder_id.as_deref() {
+        check_folder(&mut tx, user, folder, "folderId").await?;
+    }
+    sqlx::query(
+        "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
+         definition, paused, created_at, updated_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(user)
+    .bind(&monitor.folder_id)
+    .bind(&c.name)
+    .bind(&c.sort_key)
+    .bind(&c.url)
+    .bind(&c.note)
+    .bind(&c.search_text)
+    .bind(&c.definition)
+    .bind(c.paused)
+    .bind(now)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    let created = fetch(&mut tx, user, &id).await?;
+    tx.commit().await?;
+    Ok(created)
+}
+
+pub(super) async fn update(
+    store: &SqliteStore,
+    user: &str,
+    monitor: &Monitor,
+) -> Result<Monitor, StoreError> {
+    let id = monitor.id.as_deref().filter(|id| is_id(id)).ok_or(StoreError::NotFound)?;
+    let c = columns(monitor)?;
+    let mut tx = store.writer.begin().await?;
+    if let Some(folder) = monitor.folder_id.as_deref() {
+        check_folder(&mut tx, user, folder, "folderId").await?;
+    }
+    let updated = sqlx::query(
+        "UPDATE tasks SET folder_id = COALESCE(?, folder_id), name = ?, sort_key = ?, url = ?, \
+         note = ?, search_text = ?, definition = ?, paused = ?, updated_at = ? \
+         WHERE id = ? AND user_id = ?",
+    )
+    .bind(&monitor.folder_id)
+    .bind(&c.name)
+    .bind(&c.sort_key)
+    .bind(&c.url)
+    .bind(&c.note)
+    .bind(&c.search_text)
+    .bind(&c.definition)
+    .bind(c.paused)
+    .bind(now_millis())
+    .bind(id)
+    .bind(user)
+    .execute(&mut *tx)
+    .await?;
+    if updated.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    let saved = fetch(&mut tx, user, id).await?;
+    tx.commit().await?;
+    Ok(saved)
+}
+
+async fn fetch(
+    tx: &mut Transaction<'_, Sqlite>,
+    user: &str,
+    id: &str,
+) -> Result<Monitor, StoreError> {
+    let row: TaskRow = sqlx::query_as(AssertSqlSafe(format!("{SELECT} WHERE t.id = ? AND t.user_id = ?")))
+        .bind(id)
+        .bind(user)
+        .fetch_one(&mut **tx)
+        .await?;
+    monitor(row)
+}
+
+pub(super) async fn get(store: &SqliteStore, user: &str, id: &str) -> Result<Monitor, StoreError> {
+    if !is_id(id) {
+        return Err(StoreError::NotFound);
+    }
+    let row: Option<TaskRow> =
+        sqlx::query_as(AssertSqlSafe(format!("{SELECT} WHERE t.id = ? AND t.user_id = ?")))
+            .bind(id)
+            .bind(user)
+            .fetch_optional(&store.reader)
+            .await?;
+    monitor(row.ok_or(StoreError::NotFound)?)
+}
+
+pub(super) async fn delete(store: &SqliteStore, user: &str, id: &str) -> Result<(), StoreError> {
+    if !is_id(id) {
+        return Err(StoreError::NotFound);
+    }
+    // Pages, history and notifications go with it (ON DELETE CASCADE), in this one statement.
+    let deleted = sqlx::query("DELETE FROM tasks WHERE id = ? AND user_id = ?")
+        .bind(id)
+        .bind(user)
+        .execute(&store.writer)
+        .await?;
+    if deleted.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+/// `term` as a LIKE pattern that matches it literally anywhere.
+fn contains_pattern(term: &str) -> String {
+    let mut pattern = String::with_capacity(term.len() + 2);
+    pattern.push('%');
+    for ch in term.to_lowercase().chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(ch);
+    }
+    pattern.push('%');
+    pattern
+}
+
+pub(super) async fn search(
+    store: &SqliteStore,
+    user: &str,
+    terms: &[String],
+    limit: u32,
+) -> Result<Vec<Monitor>, StoreError> {
+    let mut query = sqlx::QueryBuilder::<Sqlite>::new(SELECT);
+    query.push(" WHERE t.user_id = ").push_bind(user);
+    for term in terms {
+        query
+            .push(" AND t.search_text LIKE ")
+            .push_bind(contains_pattern(term))
+            .push(" ESCAPE '\\'");
+    }
+    query
+        .push(" ORDER BY t.sort_key, t.id LIMIT ")
+        .push_bind(i64::from(limit));
+    let rows: Vec<TaskRow> = query.build_query_as().fetch_all(&store.reader).await?;
+    rows.into_iter().map(monitor).collect()
+}
+
+pub(super) async fn pages(
+    store: &SqliteStore,
+    user: &str,
+    id: &str,
+) -> Result<Vec<ClientPage>, StoreError> {
+    if !is_id(id) {
+        return Err(StoreError::NotFound);
+    }
+    let owned: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM tasks WHERE id = ? AND user_id = ?")
+        .bind(id)
+        .bind(user)
+        .fetch_optional(&store.reader)
+        .await?;
+    if owned.is_none() {
+        return Err(StoreError::NotFound);
+    }
+    let rows: Vec<PageRow> = sqlx::query_as(
+        "SELECT p.id, p.url, p.name, e.checked_at, e.changed_at, c.codec, c.body, e.error \
+         FROM pages p \
+         LEFT JOIN entries e ON e.id = p.latest_entry_id \
+         LEFT JOIN contents c ON c.hash = e.content_hash \
+         WHERE p.task_id = ? ORDER BY p.url",
+    )
+    .bind(id)
+    .fetch_all(&store.reader)
+    .await?;
+    rows.into_iter()
+        .map(|row| {
+            Ok(ClientPage {
+                id: Some(row.id),
+                name: Some(row.name.unwrap_or_else(|| row.url.clone())),
+                url: Some(row.url),
+                data: data_of(row.data)?,
+            })
+        })
+        .collect()
+}
