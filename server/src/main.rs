@@ -1,8 +1,8 @@
 //! The `wachet` binary: the command line over the wachet engine, and the REST service.
 
 use clap::Parser;
-use wachet_server::cli;
 use std::process::ExitCode;
+use wachet_server::cli;
 
 #[tokio::main]
 async fn main() -> ExitCode {

@@ -90,8 +90,8 @@ macro_rules! api_enum {
 /// OpenAPI schemas of the enumerations: a name (written in output) or the integer code.
 #[cfg(feature = "openapi")]
 mod openapi {
-    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type};
     use utoipa::openapi::RefOr;
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type};
 
     pub(super) fn enum_schema<'a>(
         type_name: &str,

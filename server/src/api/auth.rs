@@ -45,7 +45,9 @@ impl FromRequestParts<AppState> for CurrentUser {
             .store()
             .token_owner(&secrets::sha256_hex(token), now_millis())
             .await?
-            .ok_or(ApiError::Unauthorized("the token is invalid, expired or invalidated"))?;
+            .ok_or(ApiError::Unauthorized(
+                "the token is invalid, expired or invalidated",
+            ))?;
         state
             .inner
             .limits

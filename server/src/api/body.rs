@@ -44,15 +44,26 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
         if !json {
             return Err(ApiError::UnsupportedMediaType);
         }
-        let bytes = Bytes::from_request(request, state).await.map_err(|rejection| {
-            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                ApiError::PayloadTooLarge
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|rejection| {
+                if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::PayloadTooLarge
+                } else {
+                    ApiError::field(".", format!("cannot read the body: {rejection}"))
+                }
+            })?;
+        // Every body of this API is an object; serde would also read a struct from an array.
+        if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            let what = if bytes.is_empty() {
+                "empty"
             } else {
-                ApiError::field(".", format!("cannot read the body: {rejection}"))
-            }
-        })?;
-        if bytes.is_empty() {
-            return Err(ApiError::field(".", "the body is empty; send a JSON object"));
+                "not a JSON object"
+            };
+            return Err(ApiError::field(
+                ".",
+                format!("the body is {what}; send a JSON object"),
+            ));
         }
         let value = wachet::model::from_json(&bytes)
             .map_err(|err| ApiError::field(err.path, err.message))?;
@@ -64,14 +75,12 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
 /// NUL characters can only arrive escaped (`\u0000`); no field may hold one, since a NUL in
 /// text is never meant and PostgreSQL cannot store it. A 400 names the field.
 fn refuse_nul(bytes: &[u8]) -> Result<(), ApiError> {
-    let escaped = bytes
-        .windows(6)
-        .any(|w| w.eq_ignore_ascii_case(b"\\u0000"));
+    let escaped = bytes.windows(6).any(|w| w.eq_ignore_ascii_case(b"\\u0000"));
     if !escaped {
         return Ok(());
     }
-    let value: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|err| ApiError::field(".", err.to_string()))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|err| ApiError::field(".", err.to_string()))?;
     match find_nul(&value, String::new()) {
         Some(path) => Err(ApiError::field(path, "must not contain NUL characters")),
         None => Ok(()),
@@ -81,10 +90,16 @@ fn refuse_nul(bytes: &[u8]) -> Result<(), ApiError> {
 fn find_nul(value: &serde_json::Value, path: String) -> Option<String> {
     use serde_json::Value;
     let join = |path: &str, key: &str| {
-        if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
     };
     match value {
-        Value::String(s) if s.contains('\0') => Some(if path.is_empty() { ".".into() } else { path }),
+        Value::String(s) if s.contains('\0') => {
+            Some(if path.is_empty() { ".".into() } else { path })
+        }
         Value::Array(items) => items
             .iter()
             .enumerate()
@@ -165,7 +180,8 @@ fn preferred_json_type(accept: &str) -> Option<&'static str> {
             best = Some((kind, quality));
         }
     }
-    best.map(|(kind, _)| kind).filter(|kind| *kind != "application/json")
+    best.map(|(kind, _)| kind)
+        .filter(|kind| *kind != "application/json")
 }
 
 #[cfg(test)]
@@ -184,7 +200,13 @@ mod tests {
         ] {
             assert!(is_json(ok), "{ok}");
         }
-        for bad in ["text/plain", "application/xml", "multipart/form-data", "", "json"] {
+        for bad in [
+            "text/plain",
+            "application/xml",
+            "multipart/form-data",
+            "",
+            "json",
+        ] {
             assert!(!is_json(bad), "{bad}");
         }
     }
@@ -195,7 +217,10 @@ mod tests {
         assert_eq!(preferred_json_type("text/plain"), Some("text/plain"));
         assert_eq!(preferred_json_type("application/json, text/plain"), None);
         assert_eq!(preferred_json_type("*/*"), None);
-        assert_eq!(preferred_json_type("text/plain;q=0.5, text/json"), Some("text/json"));
+        assert_eq!(
+            preferred_json_type("text/plain;q=0.5, text/json"),
+            Some("text/json")
+        );
         assert_eq!(preferred_json_type("image/png"), None);
     }
 }

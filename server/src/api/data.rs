@@ -1,11 +1,11 @@
 //! History: endpoint 6, the check results of a monitor or of one crawled page, newest first,
 //! with the diff against the previous value on request.
 
+use super::AppState;
 use super::auth::CurrentUser;
 use super::body::ApiQuery;
 use super::paging::{date_time, page_size};
 use super::problem::{ApiError, Problem};
-use super::AppState;
 use crate::store::{TimeKey, TimePage};
 use axum::Json;
 use axum::extract::{Path, State};
@@ -65,25 +65,27 @@ pub async fn list_data(
     let mut rows = state.store().entries(&user, &id, &page).await?;
     let more = rows.len() > limit as usize;
     if query.return_diff {
-        // The entry just past the page (or, failing that, further back) holds the previous
-        // value of the page's oldest entry.
-        let mut older = rows.split_off(rows.len().min(limit as usize));
-        if older.is_empty()
-            && let Some((last, _)) = rows.last()
+        // The entries just past the page hold the previous value of the page's oldest entry;
+        // when they hold none (failed checks, or the page ends the range), look further back.
+        let older = rows.split_off(rows.len().min(limit as usize));
+        let mut previous = older.iter().find_map(|(_, d)| d.raw.clone());
+        if previous.is_none()
+            && let Some((last, _)) = older.last().or(rows.last())
         {
             let back = TimePage {
                 after: Some(last.clone()),
                 limit: DIFF_LOOKBACK,
                 ..TimePage::default()
             };
-            older = state.store().entries(&user, &id, &back).await?;
+            let back = state.store().entries(&user, &id, &back).await?;
+            previous = back.into_iter().find_map(|(_, d)| d.raw);
         }
-        let previous = older.iter().find_map(|(_, d)| d.raw.clone());
         fill_diffs(&mut rows, previous);
     }
     rows.truncate(limit as usize);
     let next = if more {
-        rows.last().map(|(key, _)| state.inner.cursors.seal(&scope, key))
+        rows.last()
+            .map(|(key, _)| state.inner.cursors.seal(&scope, key))
     } else {
         None
     };

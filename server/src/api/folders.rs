@@ -60,7 +60,9 @@ pub async fn list_folder(
         subfolders: Some(listing.subfolders),
         tasks: Some(listing.tasks),
         path: Some(listing.path),
-        continuation_token: listing.next.map(|key| state.inner.cursors.seal(&scope, &key)),
+        continuation_token: listing
+            .next
+            .map(|key| state.inner.cursors.seal(&scope, &key)),
     }))
 }
 

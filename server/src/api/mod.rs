@@ -100,12 +100,21 @@ pub async fn router(
             cursors,
         }),
     };
-    Ok(routes
-        .merge(openapi::docs_routes(document))
+    Ok(with_layers(
+        routes
+            .merge(openapi::docs_routes(document))
+            .with_state(state),
+    ))
+}
+
+/// Wraps routes in what every request of the API passes: the panic guard (a panicking handler
+/// answers 500 problem+json, the connection stays up), problem+json for axum's own errors, the
+/// response media type, the body limit, and the 404 for unknown paths.
+pub fn with_layers(routes: Router) -> Router {
+    routes
         .fallback(|| async { problem::problem(axum::http::StatusCode::NOT_FOUND, "no such path") })
-        .with_state(state)
         .layer(DefaultBodyLimit::max(body::MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(body::negotiate))
         .layer(axum::middleware::from_fn(problem::problem_for_bare_errors))
-        .layer(CatchPanicLayer::custom(problem::panic_response)))
+        .layer(CatchPanicLayer::custom(problem::panic_response))
 }

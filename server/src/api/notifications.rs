@@ -1,10 +1,10 @@
 //! Notifications: endpoints 4 (the list, newest first) and 5 (one notification's content).
 
+use super::AppState;
 use super::auth::CurrentUser;
 use super::body::ApiQuery;
 use super::paging::{date_time, page_size};
 use super::problem::{ApiError, Problem};
-use super::AppState;
 use crate::store::{TimeKey, TimePage};
 use axum::Json;
 use axum::extract::{Path, State};
@@ -67,7 +67,8 @@ pub async fn list_notifications(
     let more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let next = if more {
-        rows.last().map(|(key, _)| state.inner.cursors.seal(&scope, key))
+        rows.last()
+            .map(|(key, _)| state.inner.cursors.seal(&scope, key))
     } else {
         None
     };

@@ -72,21 +72,39 @@ pub fn monitor(
     if headers.len() > MAX_HEADERS {
         problems.add("headers", format!("at most {MAX_HEADERS} headers"));
     }
-    if monitor.body.as_ref().is_some_and(|b| b.len() > MAX_BODY_BYTES) {
-        problems.add("body", format!("must be at most {} KiB", MAX_BODY_BYTES / 1024));
+    if monitor
+        .body
+        .as_ref()
+        .is_some_and(|b| b.len() > MAX_BODY_BYTES)
+    {
+        problems.add(
+            "body",
+            format!("must be at most {} KiB", MAX_BODY_BYTES / 1024),
+        );
     }
     let alerts = monitor.alerts.as_deref().unwrap_or_default();
     if alerts.len() > MAX_ALERTS {
         problems.add("alerts", format!("at most {MAX_ALERTS} alerts"));
     }
     for (i, alert) in alerts.iter().enumerate() {
-        problems.too_long(&format!("alerts[{i}].value"), alert.value.as_deref(), MAX_OPERAND_CHARS);
+        problems.too_long(
+            &format!("alerts[{i}].value"),
+            alert.value.as_deref(),
+            MAX_OPERAND_CHARS,
+        );
         let parameter = alert.parameters.as_ref().and_then(|p| p.value.as_deref());
-        problems.too_long(&format!("alerts[{i}].parameters.value"), parameter, MAX_OPERAND_CHARS);
+        problems.too_long(
+            &format!("alerts[{i}].parameters.value"),
+            parameter,
+            MAX_OPERAND_CHARS,
+        );
     }
     endpoints(
         "notificationEndpoints",
-        monitor.notification_endpoints.as_deref().unwrap_or_default(),
+        monitor
+            .notification_endpoints
+            .as_deref()
+            .unwrap_or_default(),
         &mut problems,
     );
     if let Err(invalid) = checker.validate(monitor) {
@@ -133,7 +151,10 @@ fn endpoints(field: &str, list: &[NotificationEndpoint], problems: &mut Problems
             | MessagingServiceType::Teams
             | MessagingServiceType::Ntfy => {
                 if let Err(err) = wachet::validate::parse_url(value) {
-                    problems.add(format!("{at}.value"), format!("must be an http(s) URL: {err}"));
+                    problems.add(
+                        format!("{at}.value"),
+                        format!("must be an http(s) URL: {err}"),
+                    );
                 }
             }
         }

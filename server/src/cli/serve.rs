@@ -27,7 +27,12 @@ pub struct ServeArgs {
     allow_private_networks: bool,
     /// A proxy for a location, such as `us=http://proxy:3128`; repeatable (comma-separated in
     /// the variable).
-    #[arg(long = "proxy", env = "WACHET_PROXIES", value_name = "LOCATION=URL", value_delimiter = ',')]
+    #[arg(
+        long = "proxy",
+        env = "WACHET_PROXIES",
+        value_name = "LOCATION=URL",
+        value_delimiter = ','
+    )]
     proxies: Vec<String>,
     /// Shortest recurrence of an active monitor, in seconds.
     #[arg(long, env = "WACHET_MIN_RECURRENCE", default_value_t = 60,

@@ -11,8 +11,8 @@ pub mod sqlite;
 
 use async_trait::async_trait;
 use wachet::model::{
-    Alert, ClientAlertContentResponse, ClientData, ClientNotification, ClientPage, Folder,
-    JobType, Monitor, MoveRequest, NotificationEndpoint,
+    Alert, ClientAlertContentResponse, ClientData, ClientNotification, ClientPage, Folder, JobType,
+    Monitor, MoveRequest, NotificationEndpoint,
 };
 
 /// UTC milliseconds since the Unix epoch.

@@ -207,7 +207,11 @@ pub(super) async fn list(
                 id: last.id.clone(),
             });
         }
-        listing.subfolders = rows.into_iter().take(limit as usize).map(FolderRow::folder).collect();
+        listing.subfolders = rows
+            .into_iter()
+            .take(limit as usize)
+            .map(FolderRow::folder)
+            .collect();
         key.clear();
         id.clear();
     }

@@ -1,9 +1,9 @@
 //! History: check results of monitors and of crawled pages, with values stored once by content.
 
-use sqlx::AssertSqlSafe;
 use super::{SqliteStore, before_key, time};
 use crate::store::{Millis, Series, StoreError, TimeKey, TimePage, is_id, new_id};
 use sha2::{Digest, Sha256};
+use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
 use wachet::model::ClientData;
 
@@ -31,7 +31,9 @@ pub(super) fn data_of(row: DataColumns) -> Result<Option<ClientData>, StoreError
                 .map_err(|_| StoreError::Backend("stored value is not UTF-8".into()))?,
         ),
         (Some(codec), Some(_)) => {
-            return Err(StoreError::Backend(format!("unknown content codec {codec}")));
+            return Err(StoreError::Backend(format!(
+                "unknown content codec {codec}"
+            )));
         }
         _ => None,
     };
@@ -159,11 +161,12 @@ async fn resolve_for_write(
     let Series::Page { url, name, .. } = series else {
         return Ok(Owner::Task(task.clone()));
     };
-    let found: Option<(String,)> = sqlx::query_as("SELECT id FROM pages WHERE task_id = ? AND url = ?")
-        .bind(task)
-        .bind(url)
-        .fetch_optional(&mut **tx)
-        .await?;
+    let found: Option<(String,)> =
+        sqlx::query_as("SELECT id FROM pages WHERE task_id = ? AND url = ?")
+            .bind(task)
+            .bind(url)
+            .fetch_optional(&mut **tx)
+            .await?;
     let page = match found {
         Some((page,)) => {
             if name.is_some() {

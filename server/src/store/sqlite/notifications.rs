@@ -1,12 +1,15 @@
 //! Raised notifications.
 
-use sqlx::AssertSqlSafe;
 use super::{SqliteStore, before_key, time};
-use crate::store::{Millis, NewNotification, StoreError, TimeKey, TimePage, is_id, new_id, now_millis};
+use crate::store::{
+    Millis, NewNotification, StoreError, TimeKey, TimePage, is_id, new_id, now_millis,
+};
+use sqlx::AssertSqlSafe;
 use wachet::model::{AlertType, ClientAlertContentResponse, ClientNotification, JobType};
 
 pub(super) async fn insert(store: &SqliteStore, n: &NewNotification) -> Result<String, StoreError> {
-    let alert = serde_json::to_string(&n.alert).map_err(|err| StoreError::Backend(err.to_string()))?;
+    let alert =
+        serde_json::to_string(&n.alert).map_err(|err| StoreError::Backend(err.to_string()))?;
     let id = new_id();
     let inserted = sqlx::query(
         "INSERT INTO notifications (id, user_id, task_id, page_id, job_type, alert_type, alert, \
@@ -73,7 +76,11 @@ pub(super) async fn list(
         }
     }
     let html = if with_html { "html" } else { "NULL AS html" };
-    let scope = if task.is_some() { "task_id = ?" } else { "user_id = ?" };
+    let scope = if task.is_some() {
+        "task_id = ?"
+    } else {
+        "user_id = ?"
+    };
     let (before_at, before_id) = before_key(page);
     let rows: Vec<Row> = sqlx::query_as(AssertSqlSafe(format!(
         "SELECT id, alert_type, current_value, comparand, {html}, error, created_at, task_id, \
@@ -115,7 +122,8 @@ pub(super) async fn list(
 }
 
 fn alert_type(code: i64) -> Result<AlertType, StoreError> {
-    AlertType::from_code(code).ok_or_else(|| StoreError::Backend(format!("stored alert type {code}")))
+    AlertType::from_code(code)
+        .ok_or_else(|| StoreError::Backend(format!("stored alert type {code}")))
 }
 
 #[derive(sqlx::FromRow)]
@@ -136,15 +144,14 @@ pub(super) async fn get(
     if !is_id(id) {
         return Err(StoreError::NotFound);
     }
-    let row: Option<ContentRow> =
-        sqlx::query_as(
-            "SELECT job_type, synthetic_expression, url, task_name, html, created_at \
+    let row: Option<ContentRow> = sqlx::query_as(
+        "SELECT job_type, synthetic_expression, url, task_name, html, created_at \
              FROM notifications WHERE id = ? AND user_id = ?",
-        )
-        .bind(id)
-        .bind(user)
-        .fetch_optional(&store.reader)
-        .await?;
+    )
+    .bind(id)
+    .bind(user)
+    .fetch_optional(&store.reader)
+    .await?;
     let row = row.ok_or(StoreError::NotFound)?;
     Ok(ClientAlertContentResponse {
         job_type: JobType::from_code(row.job_type)

@@ -1,9 +1,9 @@
 //! Monitors: their definitions, search and the pages of Portal monitors.
 
-use sqlx::AssertSqlSafe;
 use super::history::{DataColumns, data_of};
 use super::{SqliteStore, flag, sort_key};
 use crate::store::{StoreError, is_id, new_id, now_millis};
+use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
 use wachet::model::{ClientPage, Monitor};
 
@@ -144,7 +144,11 @@ pub(super) async fn update(
     user: &str,
     monitor: &Monitor,
 ) -> Result<Monitor, StoreError> {
-    let id = monitor.id.as_deref().filter(|id| is_id(id)).ok_or(StoreError::NotFound)?;
+    let id = monitor
+        .id
+        .as_deref()
+        .filter(|id| is_id(id))
+        .ok_or(StoreError::NotFound)?;
     let c = columns(monitor)?;
     let mut tx = store.writer.begin().await?;
     if let Some(folder) = monitor.folder_id.as_deref() {
@@ -181,11 +185,13 @@ async fn fetch(
     user: &str,
     id: &str,
 ) -> Result<Monitor, StoreError> {
-    let row: TaskRow = sqlx::query_as(AssertSqlSafe(format!("{SELECT} WHERE t.id = ? AND t.user_id = ?")))
-        .bind(id)
-        .bind(user)
-        .fetch_one(&mut **tx)
-        .await?;
+    let row: TaskRow = sqlx::query_as(AssertSqlSafe(format!(
+        "{SELECT} WHERE t.id = ? AND t.user_id = ?"
+    )))
+    .bind(id)
+    .bind(user)
+    .fetch_one(&mut **tx)
+    .await?;
     monitor(row)
 }
 
@@ -193,12 +199,13 @@ pub(super) async fn get(store: &SqliteStore, user: &str, id: &str) -> Result<Mon
     if !is_id(id) {
         return Err(StoreError::NotFound);
     }
-    let row: Option<TaskRow> =
-        sqlx::query_as(AssertSqlSafe(format!("{SELECT} WHERE t.id = ? AND t.user_id = ?")))
-            .bind(id)
-            .bind(user)
-            .fetch_optional(&store.reader)
-            .await?;
+    let row: Option<TaskRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "{SELECT} WHERE t.id = ? AND t.user_id = ?"
+    )))
+    .bind(id)
+    .bind(user)
+    .fetch_optional(&store.reader)
+    .await?;
     monitor(row.ok_or(StoreError::NotFound)?)
 }
 

@@ -1,9 +1,9 @@
 //! Users, tokens, notification endpoints and the paging secret.
 
-use sqlx::AssertSqlSafe;
 use super::SqliteStore;
 use crate::store::{Millis, StoreError, TokenRecord, UserRecord};
 use rand::RngCore;
+use sqlx::AssertSqlSafe;
 use wachet::model::NotificationEndpoint;
 
 type UserRow = (String, String, String, String, String, String, i64);
@@ -65,7 +65,10 @@ pub(super) async fn create(store: &SqliteStore, user: &UserRecord) -> Result<(),
     .execute(&store.writer)
     .await?;
     if inserted.rows_affected() == 0 {
-        return Err(StoreError::invalid("email", "a user with this e-mail address exists"));
+        return Err(StoreError::invalid(
+            "email",
+            "a user with this e-mail address exists",
+        ));
     }
     Ok(())
 }
@@ -74,20 +77,22 @@ pub(super) async fn by_email(
     store: &SqliteStore,
     email: &str,
 ) -> Result<Option<UserRecord>, StoreError> {
-    let row: Option<UserRow> =
-        sqlx::query_as(AssertSqlSafe(format!("SELECT {USER_COLUMNS} FROM users WHERE email = ?")))
-            .bind(email)
-            .fetch_optional(&store.reader)
-            .await?;
+    let row: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {USER_COLUMNS} FROM users WHERE email = ?"
+    )))
+    .bind(email)
+    .fetch_optional(&store.reader)
+    .await?;
     row.map(user).transpose()
 }
 
 pub(super) async fn by_id(store: &SqliteStore, id: &str) -> Result<Option<UserRecord>, StoreError> {
-    let row: Option<UserRow> =
-        sqlx::query_as(AssertSqlSafe(format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?")))
-            .bind(id)
-            .fetch_optional(&store.reader)
-            .await?;
+    let row: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT {USER_COLUMNS} FROM users WHERE id = ?"
+    )))
+    .bind(id)
+    .fetch_optional(&store.reader)
+    .await?;
     row.map(user).transpose()
 }
 
@@ -138,7 +143,8 @@ pub(super) async fn set_notification_endpoints(
     user: &str,
     endpoints: &[NotificationEndpoint],
 ) -> Result<(), StoreError> {
-    let json = serde_json::to_string(endpoints).map_err(|err| StoreError::Backend(err.to_string()))?;
+    let json =
+        serde_json::to_string(endpoints).map_err(|err| StoreError::Backend(err.to_string()))?;
     let updated = sqlx::query("UPDATE users SET notification_endpoints = ? WHERE id = ?")
         .bind(json)
         .bind(user)

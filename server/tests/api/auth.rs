@@ -1,0 +1,277 @@
+//! Logins, tokens, their expiry and invalidation, rate limits, and secrets kept only hashed.
+
+use super::{Api, monitor};
+use reqwest::Method;
+use serde_json::json;
+use wachet_server::api::{ApiSettings, LimitSettings};
+use wachet_server::secrets::sha256_hex;
+use wachet_server::store::{Store, TokenRecord, now_millis};
+
+const LOGIN: &str = "/thirdparty/v1/user/login";
+const APILOGIN: &str = "/thirdparty/v1/user/apilogin";
+const LIST: &str = "/thirdparty/v1/folder/list";
+
+#[tokio::test]
+async fn both_logins_give_working_tokens_with_the_asked_lifetime() {
+    let api = Api::start().await;
+    let user = api.user("Ann@Example.com").await;
+    let email = json!({"email": "ann@example.com", "password": "pass word 1"});
+    let reply = api.send(Method::POST, LOGIN, None, Some(email)).await;
+    assert_eq!(reply.ok()["expiresInSec"], 86400);
+    let token = reply.body["token"].as_str().unwrap();
+    assert!(token.len() >= 43, "256 bits at least: {token}");
+    api.send(Method::GET, LIST, Some(token), None).await.ok();
+
+    // The address is matched in any case; the lifetime is honoured within 60 s .. 30 days.
+    for (asked, status) in [
+        (60, 200),
+        (2_592_000, 200),
+        (59, 400),
+        (2_592_001, 400),
+        (-1, 400),
+    ] {
+        let body =
+            json!({"email": "ANN@example.com", "password": "pass word 1", "expiresInSec": asked});
+        let reply = api.send(Method::POST, LOGIN, None, Some(body)).await;
+        assert_eq!(reply.status, status, "{asked}: {}", reply.text);
+        if status == 200 {
+            assert_eq!(reply.body["expiresInSec"], asked);
+        } else {
+            reply.field_error("expiresInSec", "between 60 and 2592000");
+        }
+    }
+    let body =
+        json!({"userId": user.account.id, "apiKey": user.account.api_key, "expiresInSec": 120});
+    let reply = api.send(Method::POST, APILOGIN, None, Some(body)).await;
+    assert_eq!(reply.ok()["expiresInSec"], 120);
+}
+
+#[tokio::test]
+async fn failed_logins_are_401_and_missing_fields_400() {
+    let api = Api::start().await;
+    let user = api.user("bob@example.com").await;
+    let wrong = [
+        (
+            LOGIN,
+            json!({"email": "bob@example.com", "password": "nope"}),
+        ),
+        (
+            LOGIN,
+            json!({"email": "nobody@example.com", "password": "pass word 1"}),
+        ),
+        (
+            APILOGIN,
+            json!({"userId": user.account.id, "apiKey": "wk_wrong"}),
+        ),
+        (
+            APILOGIN,
+            json!({"userId": "not-an-id", "apiKey": user.account.api_key}),
+        ),
+    ];
+    for (path, body) in wrong {
+        let reply = api.send(Method::POST, path, None, Some(body)).await;
+        reply.problem(401);
+        assert!(reply.headers.get("retry-after").is_none());
+    }
+    let reply = api
+        .send(
+            Method::POST,
+            LOGIN,
+            None,
+            Some(json!({"email": "bob@example.com"})),
+        )
+        .await;
+    reply.field_error("password", "required");
+    let reply = api
+        .send(Method::POST, APILOGIN, None, Some(json!({"apiKey": "x"})))
+        .await;
+    reply.field_error("userId", "required");
+}
+
+#[tokio::test]
+async fn bearer_is_matched_in_any_case_and_anything_else_is_401() {
+    let api = Api::start().await;
+    let user = api.user("cy@example.com").await;
+    for scheme in ["bearer", "Bearer", "BEARER", "bEaReR"] {
+        let request = api
+            .client()
+            .get(api.url(LIST))
+            .header("authorization", format!("{scheme} {}", user.token));
+        api.raw(request).await.ok();
+    }
+    let bad = [
+        None,
+        Some(format!("Basic {}", user.token)),
+        Some("bearer".to_string()),
+        Some("bearer ".to_string()),
+        Some(format!("bearer {}x", user.token)),
+        Some(format!("bearer {}", "a".repeat(10_000))),
+    ];
+    for header in bad {
+        let mut request = api.client().get(api.url(LIST));
+        if let Some(header) = &header {
+            request = request.header("authorization", header);
+        }
+        api.raw(request).await.problem(401);
+    }
+    // Every endpoint but the logins asks for the token.
+    for (method, path) in [
+        (Method::PUT, "/thirdparty/v1/task"),
+        (Method::GET, "/thirdparty/v1/task/search"),
+        (Method::GET, "/thirdparty/v1/notification/list"),
+        (Method::POST, "/thirdparty/v1/user/invalidateTokens"),
+        (Method::GET, "/thirdparty/v1/user/notificationEndpoints"),
+    ] {
+        api.send(
+            method,
+            path,
+            None,
+            Some(monitor("x", "https://example.com/")),
+        )
+        .await
+        .problem(401);
+    }
+}
+
+#[tokio::test]
+async fn expired_and_invalidated_tokens_are_401() {
+    let api = Api::start().await;
+    let user = api.user("dee@example.com").await;
+    // A token whose time ran out a second ago.
+    let expired = "expired-token-of-dee";
+    let now = now_millis();
+    api.store
+        .insert_token(&TokenRecord {
+            hash: sha256_hex(expired),
+            user_id: user.account.id.clone(),
+            issued_at: now - 61_000,
+            expires_at: now - 1_000,
+        })
+        .await
+        .unwrap();
+    api.send(Method::GET, LIST, Some(expired), None)
+        .await
+        .problem(401);
+
+    let second = api.user_token(&user).await;
+    api.send(Method::GET, LIST, Some(&second), None).await.ok();
+    let reply = api
+        .send(
+            Method::POST,
+            "/thirdparty/v1/user/invalidateTokens",
+            Some(&user.token),
+            None,
+        )
+        .await;
+    reply.ok();
+    assert!(reply.text.is_empty());
+    api.send(Method::GET, LIST, Some(&user.token), None)
+        .await
+        .problem(401);
+    api.send(Method::GET, LIST, Some(&second), None)
+        .await
+        .problem(401);
+    // A login after the call works.
+    let third = api.user_token(&user).await;
+    api.send(Method::GET, LIST, Some(&third), None).await.ok();
+}
+
+#[tokio::test]
+async fn failed_logins_are_limited_per_account_and_address() {
+    // Three failures a minute: one is forgiven every 20 s, far longer than this test runs.
+    let api = Api::start_with(ApiSettings {
+        limits: LimitSettings {
+            login_failures_per_minute: 3,
+            ..LimitSettings::default()
+        },
+        ..ApiSettings::default()
+    })
+    .await;
+    let user = api.user("eve@example.com").await;
+    let other = api.user("fay@example.com").await;
+    let wrong = json!({"email": "eve@example.com", "password": "guess"});
+    for _ in 0..3 {
+        api.send(Method::POST, LOGIN, None, Some(wrong.clone()))
+            .await
+            .problem(401);
+    }
+    // The fourth failure is over the quota.
+    api.send(Method::POST, LOGIN, None, Some(wrong.clone()))
+        .await
+        .problem(401);
+    let right = json!({"email": "eve@example.com", "password": "pass word 1"});
+    let reply = api.send(Method::POST, LOGIN, None, Some(right)).await;
+    reply.problem(429);
+    let retry: u64 = reply.headers["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
+    // The address is blocked too, for every account.
+    let body = json!({"userId": other.account.id, "apiKey": other.account.api_key});
+    api.send(Method::POST, APILOGIN, None, Some(body))
+        .await
+        .problem(429);
+    // Tokens already issued still work.
+    api.send(Method::GET, LIST, Some(&user.token), None)
+        .await
+        .ok();
+}
+
+#[tokio::test]
+async fn each_user_has_a_request_budget() {
+    let settings = ApiSettings {
+        limits: LimitSettings {
+            requests_per_second: 1,
+            burst: 3,
+            login_failures_per_minute: 10,
+        },
+        ..ApiSettings::default()
+    };
+    let api = Api::start_with(settings).await;
+    let greedy = api.user("greedy@example.com").await;
+    let calm = api.user("calm@example.com").await;
+    let mut statuses = Vec::new();
+    for _ in 0..5 {
+        statuses.push(api.get(&greedy, LIST).await.status);
+    }
+    assert_eq!(&statuses[..3], &[200, 200, 200], "{statuses:?}");
+    let reply = api.get(&greedy, LIST).await;
+    reply.problem(429);
+    assert!(reply.headers.contains_key("retry-after"));
+    api.get(&calm, LIST).await.ok();
+}
+
+#[tokio::test]
+async fn secrets_are_stored_only_as_hashes() {
+    let api = Api::start().await;
+    let user = api.user("gil@example.com").await;
+    api.task(&user, monitor("one", "https://example.com/"))
+        .await;
+    let mut stored = Vec::new();
+    for suffix in ["", "-wal"] {
+        let path = format!("{}{suffix}", api.db_path().display());
+        stored.extend(std::fs::read(path).unwrap_or_default());
+    }
+    let contains = |needle: &str| stored.windows(needle.len()).any(|w| w == needle.as_bytes());
+    assert!(contains(&user.account.id), "the file is the right one");
+    assert!(!contains(&user.token), "token stored in the clear");
+    assert!(
+        !contains(&user.account.api_key),
+        "API key stored in the clear"
+    );
+    assert!(
+        !contains(&user.account.password),
+        "password stored in the clear"
+    );
+    assert!(contains(&sha256_hex(&user.token)));
+}
+
+impl Api {
+    async fn user_token(&self, user: &super::User) -> String {
+        let body = json!({"userId": user.account.id, "apiKey": user.account.api_key});
+        let reply = self.send(Method::POST, APILOGIN, None, Some(body)).await;
+        reply.ok()["token"].as_str().unwrap().to_string()
+    }
+}

@@ -1,0 +1,242 @@
+//! The REST API over real HTTP: the service's router on 127.0.0.1 port 0 over a temporary SQLite
+//! file, driven with an HTTP client as any user's script would. History and notifications are
+//! written through the `Store` (the scheduler that writes them in production comes later).
+
+mod auth;
+mod folders;
+mod history;
+mod http;
+mod isolation;
+mod tasks;
+
+use reqwest::Method;
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tempfile::TempDir;
+use wachet::Engine;
+use wachet_server::api::{Account, ApiSettings, create_account};
+use wachet_server::service::{self, Running};
+use wachet_server::store::sqlite::SqliteStore;
+
+/// A running API with its own database.
+pub struct Api {
+    pub store: SqliteStore,
+    pub dir: TempDir,
+    running: Option<Running>,
+    base: String,
+    client: reqwest::Client,
+}
+
+/// A user with a token.
+pub struct User {
+    pub account: Account,
+    pub token: String,
+}
+
+/// A response: status, headers and the body parsed as JSON (Null when empty or not JSON).
+pub struct Reply {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Value,
+    pub text: String,
+}
+
+impl Reply {
+    pub fn content_type(&self) -> &str {
+        self.headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+
+    /// Asserts a problem+json error of `status` and returns its `errors` object.
+    #[track_caller]
+    pub fn problem(&self, status: u16) -> &Value {
+        assert_eq!(self.status, status, "{}", self.text);
+        assert_eq!(
+            self.content_type(),
+            "application/problem+json",
+            "{}",
+            self.text
+        );
+        assert_eq!(self.body["status"], status);
+        assert_eq!(self.body["type"], "about:blank");
+        assert!(self.body["title"].is_string() && self.body["detail"].is_string());
+        &self.body["errors"]
+    }
+
+    /// Asserts a 400 naming `field` with a message containing `words`.
+    #[track_caller]
+    pub fn field_error(&self, field: &str, words: &str) {
+        let errors = self.problem(400);
+        let messages = errors[field]
+            .as_array()
+            .unwrap_or_else(|| panic!("no error for {field}: {}", self.text));
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.as_str().unwrap_or("").contains(words)),
+            "{field}: expected {words:?} in {}",
+            self.text
+        );
+    }
+
+    #[track_caller]
+    pub fn ok(&self) -> &Value {
+        assert_eq!(self.status, 200, "{}", self.text);
+        &self.body
+    }
+}
+
+impl Api {
+    pub async fn start() -> Api {
+        Api::start_with(ApiSettings::default()).await
+    }
+
+    pub async fn start_with(settings: ApiSettings) -> Api {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(&dir.path().join("wachet.db"))
+            .await
+            .unwrap();
+        let checker = Arc::new(
+            Engine::builder()
+                .allow_private_networks(true)
+                .build()
+                .unwrap(),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let running = service::start(listener, Arc::new(store.clone()), checker, settings)
+            .await
+            .unwrap();
+        Api {
+            base: format!("http://{}", running.addr()),
+            store,
+            dir,
+            running: Some(running),
+            client: reqwest::Client::new(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn db_path(&self) -> std::path::PathBuf {
+        self.dir.path().join("wachet.db")
+    }
+
+    pub async fn shutdown(mut self) {
+        if let Some(running) = self.running.take() {
+            running.shutdown().await.unwrap();
+        }
+    }
+
+    /// A new user, logged in with its API key.
+    pub async fn user(&self, email: &str) -> User {
+        let account = create_account(&self.store, email, Some("pass word 1".into()))
+            .await
+            .unwrap();
+        let reply = self
+            .send(
+                Method::POST,
+                "/thirdparty/v1/user/apilogin",
+                None,
+                Some(json!({"userId": account.id, "apiKey": account.api_key})),
+            )
+            .await;
+        let token = reply.ok()["token"].as_str().unwrap().to_string();
+        User { account, token }
+    }
+
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> Reply {
+        let mut request = self.client.request(method, self.url(path));
+        if let Some(token) = token {
+            request = request.header("authorization", format!("bearer {token}"));
+        }
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        Reply::read(request.send().await.unwrap()).await
+    }
+
+    pub async fn raw(&self, request: reqwest::RequestBuilder) -> Reply {
+        Reply::read(request.send().await.unwrap()).await
+    }
+
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+
+    pub async fn get(&self, user: &User, path: &str) -> Reply {
+        self.send(Method::GET, path, Some(&user.token), None).await
+    }
+
+    pub async fn put(&self, user: &User, path: &str, body: Value) -> Reply {
+        self.send(Method::PUT, path, Some(&user.token), Some(body))
+            .await
+    }
+
+    pub async fn post(&self, user: &User, path: &str, body: Value) -> Reply {
+        self.send(Method::POST, path, Some(&user.token), Some(body))
+            .await
+    }
+
+    pub async fn delete(&self, user: &User, path: &str) -> Reply {
+        self.send(Method::DELETE, path, Some(&user.token), None)
+            .await
+    }
+
+    /// Creates a monitor through the API and returns it.
+    pub async fn task(&self, user: &User, monitor: Value) -> Value {
+        self.put(user, "/thirdparty/v1/task", monitor)
+            .await
+            .ok()
+            .clone()
+    }
+
+    /// Creates a folder through the API and returns its id.
+    pub async fn folder(&self, user: &User, name: &str, parent: Option<&str>) -> String {
+        let reply = self
+            .post(
+                user,
+                "/thirdparty/v1/folder",
+                json!({"name": name, "parentId": parent}),
+            )
+            .await;
+        reply.ok()["id"].as_str().unwrap().to_string()
+    }
+}
+
+impl Reply {
+    async fn read(response: reqwest::Response) -> Reply {
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let text = response.text().await.unwrap();
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Reply {
+            status,
+            headers,
+            body,
+            text,
+        }
+    }
+}
+
+/// A monitor body with the given name and URL, checked hourly.
+pub fn monitor(name: &str, url: &str) -> Value {
+    json!({"name": name, "url": url, "recurrenceInSeconds": 3600})
+}
+
+/// The id of a created resource.
+pub fn id(value: &Value) -> String {
+    value["id"].as_str().unwrap().to_string()
+}
