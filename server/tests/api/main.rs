@@ -7,6 +7,7 @@ mod folders;
 mod history;
 mod http;
 mod isolation;
+mod openapi;
 mod tasks;
 
 use reqwest::Method;

@@ -1,0 +1,225 @@
+//! The OpenAPI document matches the router both ways, and Swagger UI lists the operations in a
+//! real headless Chromium.
+
+use super::Api;
+use reqwest::Method;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// The 15 endpoints of the specification and the extension of DECISIONS.md.
+const ENDPOINTS: [(&str, &str); 17] = [
+    ("post", "/thirdparty/v1/user/login"),
+    ("post", "/thirdparty/v1/user/apilogin"),
+    ("post", "/thirdparty/v1/user/invalidateTokens"),
+    ("get", "/thirdparty/v1/notification/list"),
+    ("get", "/thirdparty/v1/notification/{alertId}"),
+    ("get", "/thirdparty/v1/data/list/{id}"),
+    ("get", "/thirdparty/v1/folder/list"),
+    ("delete", "/thirdparty/v1/folder/{id}"),
+    ("post", "/thirdparty/v1/folder"),
+    ("post", "/thirdparty/v1/folder/move"),
+    ("put", "/thirdparty/v1/task"),
+    ("get", "/thirdparty/v1/task/{id}"),
+    ("delete", "/thirdparty/v1/task/{id}"),
+    ("get", "/thirdparty/v1/task/search"),
+    ("get", "/thirdparty/v1/task/{id}/pages"),
+    ("get", "/thirdparty/v1/user/notificationEndpoints"),
+    ("put", "/thirdparty/v1/user/notificationEndpoints"),
+];
+
+const METHODS: [&str; 5] = ["get", "put", "post", "delete", "patch"];
+
+async fn document(api: &Api) -> Value {
+    let reply = api
+        .send(Method::GET, "/thirdparty/v1/openapi.json", None, None)
+        .await;
+    reply.ok().clone()
+}
+
+#[tokio::test]
+async fn the_document_lists_exactly_the_routes_the_router_serves() {
+    let api = Api::start().await;
+    let user = api.user("ann@example.com").await;
+    let doc = document(&api).await;
+    assert_eq!(doc["openapi"], "3.1.0");
+    let mut documented = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in METHODS {
+            if let Some(operation) = item.get(method) {
+                documented.insert((method.to_string(), path.clone()));
+                let responses = operation["responses"].as_object().unwrap();
+                assert!(responses.contains_key("200"), "{method} {path}");
+                let secured = !path.ends_with("login");
+                if secured {
+                    assert_eq!(
+                        operation["security"][0]["bearer"],
+                        serde_json::json!([]),
+                        "{method} {path}"
+                    );
+                    let unauthorized = &responses["401"]["content"]["application/problem+json"];
+                    assert!(
+                        unauthorized.is_object(),
+                        "{method} {path} documents its 401 problem"
+                    );
+                }
+            }
+        }
+    }
+    let expected: BTreeSet<(String, String)> = ENDPOINTS
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
+    assert_eq!(documented, expected);
+
+    // The router serves every documented operation and answers 405 to every other method.
+    let any_id = "01a208a4-0000-7000-8000-000000000000";
+    let paths: BTreeSet<&String> = documented.iter().map(|(_, p)| p).collect();
+    for path in paths {
+        let concrete = path.replace("{id}", any_id).replace("{alertId}", any_id);
+        for method in METHODS {
+            let verb = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            let reply = api.send(verb, &concrete, Some(&user.token), None).await;
+            if documented.contains(&(method.to_string(), path.clone())) {
+                assert_ne!(
+                    reply.status, 405,
+                    "{method} {path} is documented but not served"
+                );
+                assert_ne!(reply.body["detail"], "no such path", "{method} {path}");
+            } else {
+                assert_eq!(
+                    reply.status, 405,
+                    "{method} {path} is served but not documented: {}",
+                    reply.text
+                );
+            }
+        }
+    }
+    // Paths outside the document are not served.
+    for path in [
+        "/thirdparty/v1",
+        "/thirdparty/v1/user",
+        "/thirdparty/v1/data/list",
+        "/thirdparty/v1/notification",
+    ] {
+        let reply = api.get(&user, path).await;
+        assert_eq!(reply.status, 404, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn the_document_describes_schemas_enums_bearer_and_problems() {
+    let api = Api::start().await;
+    let doc = document(&api).await;
+    let schemes = &doc["components"]["securitySchemes"]["bearer"];
+    assert_eq!(schemes["type"], "http");
+    assert_eq!(schemes["scheme"], "bearer");
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    for name in [
+        "Monitor",
+        "Alert",
+        "AlertParameters",
+        "ClientData",
+        "DiffElement",
+        "Folder",
+        "ClientFolderContent",
+        "ClientNotification",
+        "ClientNotificationRange",
+        "ClientAlertContentResponse",
+        "ClientPage",
+        "ClientDataRange",
+        "MoveRequest",
+        "ClientLoginRequest",
+        "ApiLoginRequest",
+        "ClientLoginResponse",
+        "NotificationEndpoint",
+        "UrlFilter",
+        "Problem",
+        "AlertType",
+        "CompareType",
+        "MessagingServiceType",
+    ] {
+        assert!(schemas.contains_key(name), "schema {name} missing");
+    }
+    let monitor = &schemas["Monitor"]["properties"];
+    for field in [
+        "xPath",
+        "excludeXPath",
+        "recurrenceInSeconds",
+        "jobType",
+        "crawlingDepth",
+        "urlFilter",
+    ] {
+        assert!(monitor.get(field).is_some(), "Monitor.{field}");
+    }
+    // Enumerations: names (written) and integers (accepted).
+    let alert_type = &schemas["AlertType"]["oneOf"];
+    assert_eq!(alert_type[0]["enum"][1], "NotEq");
+    assert_eq!(alert_type[1]["enum"][10], 10);
+    let messaging = schemas["MessagingServiceType"].to_string();
+    assert!(
+        messaging.contains("Webhook") && messaging.contains("92"),
+        "{messaging}"
+    );
+    assert_eq!(
+        schemas["DiffElement"]["properties"]["operation"]["$ref"],
+        "#/components/schemas/DiffOperation"
+    );
+    assert_eq!(
+        schemas["DiffOperation"]["enum"],
+        serde_json::json!([0, 1, 2])
+    );
+    let problem = &schemas["Problem"]["properties"];
+    for field in ["type", "title", "status", "detail", "errors"] {
+        assert!(problem.get(field).is_some(), "Problem.{field}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn swagger_ui_lists_the_operations_in_a_real_browser() {
+    let have_chromium = [
+        "/usr/lib/chromium/chromium-headless-shell",
+        "/usr/lib/chromium/chromium",
+    ]
+    .iter()
+    .any(|p| std::path::Path::new(p).is_file())
+        || std::env::var_os("CHROME_PATH").is_some();
+    if !have_chromium {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "Chromium is missing but CI is set: .ci/run must install it"
+        );
+        eprintln!("SKIPPED: no Chromium installed (apt-get install chromium-headless-shell)");
+        return;
+    }
+    let api = Api::start().await;
+    // The page is rendered by the engine's own browser path, as a dynamicContent monitor would be.
+    let engine = wachet::Engine::builder()
+        .allow_private_networks(true)
+        .build()
+        .unwrap();
+    let mut monitor = wachet::Monitor::new(api.url("/thirdparty/v1/docs/"));
+    monitor.dynamic_content = true;
+    monitor.x_path =
+        Some("//*[contains(concat(' ', @class, ' '), ' opblock-summary-path ')]".into());
+    let outcome = wachet::Checker::check(&engine, &monitor).await.unwrap();
+    let listed = outcome
+        .value()
+        .unwrap_or_else(|| panic!("nothing listed: {:?}", outcome.error()));
+    for (_, path) in ENDPOINTS {
+        assert!(
+            listed.contains(path),
+            "{path} not listed in Swagger UI:\n{listed}"
+        );
+    }
+    // Everything it loaded came from the binary itself.
+    let ui = api
+        .client()
+        .get(api.url("/thirdparty/v1/docs/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!ui.contains("https://"), "no CDN: {ui}");
+}

@@ -1,0 +1,395 @@
+//! `wachet serve` and `wachet user add` as a user runs them: the real binary as a child process
+//! on a real SQLite file, talked to over HTTP on loopback.
+
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// Bound of every wait on the child.
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Serve {
+    child: Child,
+    base: String,
+    /// What it printed before it listened.
+    printed: Vec<String>,
+}
+
+/// The four lines of a new user.
+#[derive(Debug, Clone)]
+struct Account {
+    id: String,
+    email: String,
+    password: String,
+    api_key: String,
+}
+
+fn account(lines: &[String]) -> Account {
+    let field = |name: &str| {
+        lines
+            .iter()
+            .find_map(|l| l.strip_prefix(&format!("{name}: ")))
+            .unwrap_or_else(|| panic!("no {name:?} line in {lines:?}"))
+            .to_string()
+    };
+    Account {
+        id: field("user id"),
+        email: field("email"),
+        password: field("password"),
+        api_key: field("api key"),
+    }
+}
+
+fn wachet() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_wachet"));
+    command.kill_on_drop(true);
+    command
+}
+
+async fn serve(db: &Path, extra: &[&str]) -> Serve {
+    let mut child = wachet()
+        .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+        .arg(db)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut printed = Vec::new();
+    let base = tokio::time::timeout(WAIT, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(addr) = line.strip_prefix("listening on ") {
+                return addr.to_string();
+            }
+            printed.push(line);
+        }
+        panic!("wachet serve ended before listening: {printed:?}");
+    })
+    .await
+    .expect("wachet serve listens");
+    Serve {
+        child,
+        base,
+        printed,
+    }
+}
+
+impl Serve {
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut request = reqwest::Client::new().request(method, format!("{}{path}", self.base));
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    async fn login(&self, account: &Account) -> String {
+        let body = json!({"userId": account.id, "apiKey": account.api_key});
+        let (status, reply) = self
+            .call(
+                reqwest::Method::POST,
+                "/thirdparty/v1/user/apilogin",
+                None,
+                Some(body),
+            )
+            .await;
+        assert_eq!(status, 200, "{reply}");
+        reply["token"].as_str().unwrap().to_string()
+    }
+
+    /// Sends SIGTERM and returns the exit code.
+    async fn terminate(mut self) -> Option<i32> {
+        let pid = nix::unistd::Pid::from_raw(self.child.id().unwrap() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        let status = tokio::time::timeout(WAIT, self.child.wait())
+            .await
+            .expect("exits after SIGTERM")
+            .unwrap();
+        status.code()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn first_start_prints_a_user_once_and_a_restart_keeps_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wachet.db");
+    let first = serve(&db, &[]).await;
+    assert_eq!(
+        first.printed.len(),
+        4,
+        "exactly four lines: {:?}",
+        first.printed
+    );
+    let admin = account(&first.printed);
+    assert_eq!(admin.email, "admin@localhost");
+    assert!(admin.password.len() >= 16 && admin.api_key.len() >= 43);
+
+    // The e-mail login works with the printed password.
+    let body = json!({"email": admin.email, "password": admin.password});
+    let (status, reply) = first
+        .call(
+            reqwest::Method::POST,
+            "/thirdparty/v1/user/login",
+            None,
+            Some(body),
+        )
+        .await;
+    assert_eq!(status, 200, "{reply}");
+    let token = first.login(&admin).await;
+    let (status, folder) = first
+        .call(
+            reqwest::Method::POST,
+            "/thirdparty/v1/folder",
+            Some(&token),
+            Some(json!({"name": "Shops"})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let task = json!({"name": "Tea", "url": "https://example.com/tea", "recurrenceInSeconds": 3600, "folderId": folder["id"]});
+    let (status, task) = first
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(task),
+        )
+        .await;
+    assert_eq!(status, 200, "{task}");
+
+    // A second process adds a user to the same file while the service runs.
+    let out = wachet()
+        .args([
+            "user",
+            "add",
+            "--email",
+            "second@example.com",
+            "--password",
+            "s3cret pass",
+            "--db",
+        ])
+        .arg(&db)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let second = account(&lines);
+    assert_eq!(second.password, "s3cret pass");
+    let second_token = first.login(&second).await;
+    let (_, listing) = first
+        .call(
+            reqwest::Method::GET,
+            "/thirdparty/v1/folder/list",
+            Some(&second_token),
+            None,
+        )
+        .await;
+    assert_eq!(
+        listing["subfolders"],
+        json!([]),
+        "the second user sees nothing of the first"
+    );
+    // The same address again is refused, and nothing is printed.
+    let out = wachet()
+        .args(["user", "add", "--email", "SECOND@example.com", "--db"])
+        .arg(&db)
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exists"));
+
+    assert_eq!(
+        first.terminate().await,
+        Some(0),
+        "SIGTERM ends the service cleanly"
+    );
+
+    // A restart on the same file prints no user and keeps the data and the tokens.
+    let again = serve(&db, &[]).await;
+    assert!(again.printed.is_empty(), "{:?}", again.printed);
+    let path = format!("/thirdparty/v1/task/{}", task["id"].as_str().unwrap());
+    let (status, kept) = again
+        .call(reqwest::Method::GET, &path, Some(&token), None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(kept, task);
+    again.login(&second).await;
+    assert_eq!(again.terminate().await, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
+    let out = wachet().args(["serve", "--help"]).output().await.unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    for (flag, var) in [
+        ("--listen", "WACHET_LISTEN"),
+        ("--db", "WACHET_DB"),
+        ("--allow-private-networks", "WACHET_ALLOW_PRIVATE_NETWORKS"),
+        ("--proxy", "WACHET_PROXIES"),
+        ("--min-recurrence", "WACHET_MIN_RECURRENCE"),
+        ("--rate-limit", "WACHET_RATE_LIMIT"),
+        ("--rate-burst", "WACHET_RATE_BURST"),
+        ("--login-failures", "WACHET_LOGIN_FAILURES"),
+        ("--admin-email", "WACHET_ADMIN_EMAIL"),
+    ] {
+        assert!(
+            help.contains(flag) && help.contains(var),
+            "{flag} / {var} missing from:\n{help}"
+        );
+    }
+
+    // The same settings through the environment.
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = wachet()
+        .arg("serve")
+        .env("WACHET_LISTEN", "127.0.0.1:0")
+        .env("WACHET_DB", dir.path().join("env.db"))
+        .env("WACHET_MIN_RECURRENCE", "5")
+        .env("WACHET_ADMIN_EMAIL", "ops@example.com")
+        .env(
+            "WACHET_PROXIES",
+            "us=http://127.0.0.1:3128,gb=http://127.0.0.1:3129",
+        )
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut printed = Vec::new();
+    let base = tokio::time::timeout(WAIT, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            match line.strip_prefix("listening on ") {
+                Some(base) => return base.to_string(),
+                None => printed.push(line),
+            }
+        }
+        panic!("ended early")
+    })
+    .await
+    .unwrap();
+    assert!(dir.path().join("env.db").exists());
+    let server = Serve {
+        child,
+        base,
+        printed,
+    };
+    let admin = account(&server.printed);
+    assert_eq!(admin.email, "ops@example.com");
+    let token = server.login(&admin).await;
+    let body = json!({"url": "https://example.com/", "recurrenceInSeconds": 5, "proxies": [{"location": "gb"}]});
+    let (status, reply) = server
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(body),
+        )
+        .await;
+    assert_eq!(
+        status, 200,
+        "the minimum and the proxies come from the environment: {reply}"
+    );
+    let body = json!({"url": "https://example.com/", "recurrenceInSeconds": 4, "proxies": [{"location": "de"}]});
+    let (status, reply) = server
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(body),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(reply["errors"]["recurrenceInSeconds"].is_array(), "{reply}");
+    assert!(
+        reply["errors"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .any(|k| k.starts_with("proxies")),
+        "{reply}"
+    );
+    assert_eq!(server.terminate().await, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_from_a_newer_wachet_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wachet.db");
+    let server = serve(&db, &[]).await;
+    assert_eq!(server.terminate().await, Some(0));
+    {
+        use sqlx::Connection;
+        let mut conn = sqlx::SqliteConnection::connect(&format!("sqlite://{}", db.display()))
+            .await
+            .unwrap();
+        sqlx::query(
+            "INSERT INTO _sqlx_migrations (version, description, installed_on, success, checksum, execution_time) \
+             VALUES (9999, 'from the future', CURRENT_TIMESTAMP, 1, x'00', 0)",
+        )
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        conn.close().await.unwrap();
+    }
+    let out = wachet()
+        .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+        .arg(&db)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("schema version 9999, newer than this wachet knows"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_database_path_is_a_clear_error() {
+    let out = wachet()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            "/nonexistent-dir/sub/wachet.db",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot open the database /nonexistent-dir/sub/wachet.db"),
+        "{stderr}"
+    );
+}
