@@ -393,3 +393,45 @@ async fn an_unreadable_database_path_is_a_clear_error() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_a_request_in_flight_finish() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let server = serve(&dir.path().join("wachet.db"), &[]).await;
+    let admin = account(&server.printed);
+    let token = server.login(&admin).await;
+    // A request whose body is still on its way when the signal arrives.
+    let body =
+        json!({"name": "in flight", "url": "https://example.com/", "recurrenceInSeconds": 3600})
+            .to_string();
+    let (head, tail) = body.split_at(body.len() / 2);
+    let addr = server.base.trim_start_matches("http://").to_string();
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!(
+        "PUT /thirdparty/v1/task HTTP/1.1\r\nHost: {addr}\r\nAuthorization: bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{head}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let pid = nix::unistd::Pid::from_raw(server.child.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stream.write_all(tail.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    tokio::time::timeout(WAIT, stream.read_to_string(&mut response))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.contains("\"name\":\"in flight\""), "{response}");
+    let mut child = server.child;
+    let status = tokio::time::timeout(WAIT, child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    // No new connection is accepted after the signal.
+    assert!(tokio::net::TcpStream::connect(&addr).await.is_err());
+}
