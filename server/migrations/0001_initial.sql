@@ -85,7 +85,7 @@ CREATE TABLE entries (
     content_hash BLOB REFERENCES contents (hash),
     error        TEXT
 );
-CREATE INDEX entries_of_task ON entries (task_id, checked_at, id) WHERE page_id IS NULL;
+CREATE INDEX entries_of_task ON entries (task_id, page_id, checked_at, id);
 CREATE INDEX entries_of_page ON entries (page_id, checked_at, id);
 
 CREATE TABLE notifications (
