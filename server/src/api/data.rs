@@ -4,7 +4,6 @@
 use super::AppState;
 use super::auth::CurrentUser;
 use super::body::ApiQuery;
-use super::paging::{date_time, page_size};
 use super::problem::{ApiError, Problem};
 use crate::store::{TimeKey, TimePage};
 use axum::Json;
@@ -49,25 +48,20 @@ pub async fn list_data(
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<DataQuery>,
 ) -> Result<Json<ClientDataRange>, ApiError> {
-    let limit = page_size(query.count)?;
+    let cursors = &state.inner.cursors;
     let scope = format!("data:{user}:{id}");
-    let after: Option<TimeKey> = query
-        .continuation_token
-        .as_deref()
-        .map(|token| state.inner.cursors.open(&scope, token))
-        .transpose()?;
-    let page = TimePage {
-        from: date_time("from", query.from.as_deref())?,
-        to: date_time("to", query.to.as_deref())?,
-        after,
-        limit,
-    };
+    let page = cursors.time_page(
+        &scope,
+        query.from.as_deref(),
+        query.to.as_deref(),
+        query.count,
+        query.continuation_token.as_deref(),
+    )?;
     let mut rows = state.store().entries(&user, &id, &page).await?;
-    let more = rows.len() > limit as usize;
+    let (older, next) = cursors.page_end(&scope, &mut rows, page.limit);
     if query.return_diff {
         // The entries just past the page hold the previous value of the page's oldest entry;
         // when they hold none (failed checks, or the page ends the range), look further back.
-        let older = rows.split_off(rows.len().min(limit as usize));
         let mut previous = older.iter().find_map(|(_, d)| d.raw.clone());
         if previous.is_none()
             && let Some((last, _)) = older.last().or(rows.last())
@@ -82,13 +76,6 @@ pub async fn list_data(
         }
         fill_diffs(&mut rows, previous);
     }
-    rows.truncate(limit as usize);
-    let next = if more {
-        rows.last()
-            .map(|(key, _)| state.inner.cursors.seal(&scope, key))
-    } else {
-        None
-    };
     Ok(Json(ClientDataRange {
         data: Some(rows.into_iter().map(|(_, data)| data).collect()),
         continuation_token: next,

@@ -3,9 +3,7 @@
 use super::AppState;
 use super::auth::CurrentUser;
 use super::body::ApiQuery;
-use super::paging::{date_time, page_size};
 use super::problem::{ApiError, Problem};
-use crate::store::{TimeKey, TimePage};
 use axum::Json;
 use axum::extract::{Path, State};
 use serde::Deserialize;
@@ -46,32 +44,21 @@ pub async fn list_notifications(
     CurrentUser(user): CurrentUser,
     ApiQuery(query): ApiQuery<NotificationQuery>,
 ) -> Result<Json<ClientNotificationRange>, ApiError> {
-    let limit = page_size(query.count)?;
+    let cursors = &state.inner.cursors;
     let task = query.task_id.as_deref().filter(|t| !t.is_empty());
     let scope = format!("notification:{user}:{}", task.unwrap_or(""));
-    let after: Option<TimeKey> = query
-        .continuation_token
-        .as_deref()
-        .map(|token| state.inner.cursors.open(&scope, token))
-        .transpose()?;
-    let page = TimePage {
-        from: date_time("from", query.from.as_deref())?,
-        to: date_time("to", query.to.as_deref())?,
-        after,
-        limit,
-    };
+    let page = cursors.time_page(
+        &scope,
+        query.from.as_deref(),
+        query.to.as_deref(),
+        query.count,
+        query.continuation_token.as_deref(),
+    )?;
     let mut rows = state
         .store()
         .notifications(&user, task, &page, query.html)
         .await?;
-    let more = rows.len() > limit as usize;
-    rows.truncate(limit as usize);
-    let next = if more {
-        rows.last()
-            .map(|(key, _)| state.inner.cursors.seal(&scope, key))
-    } else {
-        None
-    };
+    let (_, next) = cursors.page_end(&scope, &mut rows, page.limit);
     Ok(Json(ClientNotificationRange {
         data: Some(rows.into_iter().map(|(_, n)| n).collect()),
         continuation_token: next,

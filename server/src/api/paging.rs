@@ -4,6 +4,7 @@
 //! tampered token or one from another list is a 400, never a peek at other data.
 
 use super::problem::ApiError;
+use crate::store::{TimeKey, TimePage};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
@@ -97,6 +98,41 @@ impl Cursors {
             return Err(invalid());
         }
         serde_json::from_slice(&payload).map_err(|_| invalid())
+    }
+}
+
+impl Cursors {
+    /// The page of a newest-first list asked for by these query parameters.
+    pub fn time_page(
+        &self,
+        scope: &str,
+        from: Option<&str>,
+        to: Option<&str>,
+        count: Option<i64>,
+        token: Option<&str>,
+    ) -> Result<TimePage, ApiError> {
+        Ok(TimePage {
+            from: date_time("from", from)?,
+            to: date_time("to", to)?,
+            after: token.map(|t| self.open(scope, t)).transpose()?,
+            limit: page_size(count)?,
+        })
+    }
+
+    /// Cuts `rows` (up to `limit + 1`, as stores return them) to the page and returns what lay
+    /// past it with the token of the next page, when there is one.
+    pub fn page_end<T>(
+        &self,
+        scope: &str,
+        rows: &mut Vec<(TimeKey, T)>,
+        limit: u32,
+    ) -> (Vec<(TimeKey, T)>, Option<String>) {
+        let beyond = rows.split_off(rows.len().min(limit as usize));
+        let next = match (beyond.is_empty(), rows.last()) {
+            (false, Some((key, _))) => Some(self.seal(scope, key)),
+            _ => None,
+        };
+        (beyond, next)
     }
 }
 

@@ -212,12 +212,7 @@ pub(super) async fn list(
     if !is_id(id) {
         return Err(StoreError::NotFound);
     }
-    let task: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM tasks WHERE id = ? AND user_id = ?")
-        .bind(id)
-        .bind(user)
-        .fetch_optional(&store.reader)
-        .await?;
-    let series_filter = if task.is_some() {
+    let series_filter = if super::tasks::owns(store, user, id).await? {
         "e.task_id = ? AND e.page_id IS NULL"
     } else {
         let owned_page: Option<(i64,)> = sqlx::query_as(

@@ -61,19 +61,10 @@ pub(super) async fn list(
     page: &TimePage,
     with_html: bool,
 ) -> Result<Vec<(TimeKey, ClientNotification)>, StoreError> {
-    if let Some(task) = task {
-        let owned: Option<(i64,)> = if is_id(task) {
-            sqlx::query_as("SELECT 1 FROM tasks WHERE id = ? AND user_id = ?")
-                .bind(task)
-                .bind(user)
-                .fetch_optional(&store.reader)
-                .await?
-        } else {
-            None
-        };
-        if owned.is_none() {
-            return Err(StoreError::NotFound);
-        }
+    if let Some(task) = task
+        && !super::tasks::owns(store, user, task).await?
+    {
+        return Err(StoreError::NotFound);
     }
     let html = if with_html { "html" } else { "NULL AS html" };
     let scope = if task.is_some() {

@@ -260,20 +260,25 @@ pub(super) async fn search(
     rows.into_iter().map(monitor).collect()
 }
 
-pub(super) async fn pages(
-    store: &SqliteStore,
-    user: &str,
-    id: &str,
-) -> Result<Vec<ClientPage>, StoreError> {
+/// Whether `id` is one of the user's monitors.
+pub(super) async fn owns(store: &SqliteStore, user: &str, id: &str) -> Result<bool, StoreError> {
     if !is_id(id) {
-        return Err(StoreError::NotFound);
+        return Ok(false);
     }
     let owned: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM tasks WHERE id = ? AND user_id = ?")
         .bind(id)
         .bind(user)
         .fetch_optional(&store.reader)
         .await?;
-    if owned.is_none() {
+    Ok(owned.is_some())
+}
+
+pub(super) async fn pages(
+    store: &SqliteStore,
+    user: &str,
+    id: &str,
+) -> Result<Vec<ClientPage>, StoreError> {
+    if !owns(store, user, id).await? {
         return Err(StoreError::NotFound);
     }
     let rows: Vec<PageRow> = sqlx::query_as(
