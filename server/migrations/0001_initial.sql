@@ -55,7 +55,8 @@ CREATE TABLE tasks (
     created_at      BIGINT NOT NULL,
     updated_at      BIGINT NOT NULL
 );
-CREATE INDEX tasks_by_folder ON tasks (folder_id);
+-- Also covers the folder counts, which read only these columns.
+CREATE INDEX tasks_by_folder ON tasks (folder_id, paused, failed);
 CREATE INDEX tasks_listing ON tasks (user_id, folder_id, sort_key, id);
 
 -- Pages crawled by a Portal monitor.
@@ -107,3 +108,4 @@ CREATE TABLE notifications (
 );
 CREATE INDEX notifications_of_user ON notifications (user_id, created_at, id);
 CREATE INDEX notifications_of_task ON notifications (task_id, created_at, id);
+CREATE INDEX notifications_of_page ON notifications (page_id);

@@ -31,19 +31,31 @@ pub fn new_password() -> String {
     random_base64(18)
 }
 
+/// `bytes` random bytes, hex: webhook secrets (32 bytes) and the paging secret.
+pub fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    rand::rng().fill_bytes(&mut buf);
+    hex(&buf)
+}
+
 /// A new webhook secret: 256 random bits, hex.
 pub fn new_webhook_secret() -> String {
-    let mut buf = [0u8; 32];
-    rand::rng().fill_bytes(&mut buf);
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    random_hex(32)
 }
 
 /// The SHA-256 of a token or API key, hex: what is stored and looked up.
 pub fn sha256_hex(secret: &str) -> String {
-    Sha256::digest(secret.as_bytes())
+    hex(&Sha256::digest(secret.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
         .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }
 
 /// Whether `secret` hashes to `stored_hash`, in time independent of where they differ.

@@ -114,15 +114,24 @@ pub async fn login(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     ApiJson(request): ApiJson<ClientLoginRequest>,
 ) -> Result<Json<ClientLoginResponse>, ApiError> {
-    let email = required("email", &request.email)?.to_lowercase();
+    let email = required("email", &request.email)?.trim().to_lowercase();
     let password = required("password", &request.password)?.to_string();
     let seconds = lifetime(request.expires_in_sec)?;
     let address = peer.ip();
     let limits = &state.inner.limits;
-    limits
-        .login_allowed(&email, address)
+    let _turn = limits
+        .login_turn()
+        .await
         .map_err(ApiError::TooManyRequests)?;
-    let user = state.store().user_by_email(&email).await?;
+    // Only a well-formed address names an account (and a bounded limiter key).
+    let account = super::rules::is_email(&email).then_some(email.as_str());
+    limits
+        .login_allowed(account, address)
+        .map_err(ApiError::TooManyRequests)?;
+    let user = match account {
+        Some(email) => state.store().user_by_email(email).await?,
+        None => None,
+    };
     let stored = user
         .as_ref()
         .map(|u| u.password_hash.clone())
@@ -134,7 +143,7 @@ pub async fn login(
     match user {
         Some(user) if verified => issue_token(state.store(), &user.id, seconds).await,
         _ => {
-            limits.login_failed(&email, address);
+            limits.login_failed(account, address);
             Err(ApiError::Unauthorized(LOGIN_FAILED))
         }
     }
@@ -159,20 +168,25 @@ pub async fn api_login(
     let seconds = lifetime(request.expires_in_sec)?;
     let address = peer.ip();
     let limits = &state.inner.limits;
-    limits
-        .login_allowed(user_id, address)
+    let _turn = limits
+        .login_turn()
+        .await
         .map_err(ApiError::TooManyRequests)?;
-    let user = if crate::store::is_id(user_id) {
-        state.store().user_by_id(user_id).await?
-    } else {
-        None
+    // Only a well-formed id names an account (and a bounded limiter key).
+    let account = crate::store::is_id(user_id).then_some(user_id);
+    limits
+        .login_allowed(account, address)
+        .map_err(ApiError::TooManyRequests)?;
+    let user = match account {
+        Some(id) => state.store().user_by_id(id).await?,
+        None => None,
     };
     match user {
         Some(user) if secrets::matches_hash(key, &user.api_key_hash) => {
             issue_token(state.store(), &user.id, seconds).await
         }
         _ => {
-            limits.login_failed(user_id, address);
+            limits.login_failed(account, address);
             Err(ApiError::Unauthorized(APILOGIN_FAILED))
         }
     }
@@ -193,8 +207,8 @@ pub async fn invalidate_tokens(
     Ok(StatusCode::OK)
 }
 
-/// A new account with its secrets in the clear, shown once.
-#[derive(Debug, Clone)]
+/// A new account with its secrets in the clear, shown once. Its `Debug` shows none of them.
+#[derive(Clone)]
 pub struct Account {
     /// User id.
     pub id: String,
@@ -204,6 +218,15 @@ pub struct Account {
     pub password: String,
     /// API key.
     pub api_key: String,
+}
+
+impl std::fmt::Debug for Account {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Account")
+            .field("id", &self.id)
+            .field("email", &self.email)
+            .finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Display for Account {

@@ -124,8 +124,14 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         let query = parts.uri.query().unwrap_or("");
-        let deserializer =
-            serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+        let pairs = form_urlencoded::parse(query.as_bytes());
+        if let Some((name, _)) = pairs
+            .clone()
+            .find(|(k, v)| k.contains('\0') || v.contains('\0'))
+        {
+            return Err(ApiError::field(name, "must not contain NUL characters"));
+        }
+        let deserializer = serde_urlencoded::Deserializer::new(pairs);
         serde_path_to_error::deserialize(deserializer)
             .map(ApiQuery)
             .map_err(|err| {

@@ -74,7 +74,13 @@ pub async fn list_data(
             let back = state.store().entries(&user, &id, &back).await?;
             previous = back.into_iter().find_map(|(_, d)| d.raw);
         }
-        fill_diffs(&mut rows, previous);
+        // Diffing is CPU work (up to 500 values): keep it off the async threads.
+        rows = tokio::task::spawn_blocking(move || {
+            fill_diffs(&mut rows, previous);
+            rows
+        })
+        .await
+        .map_err(|err| ApiError::Internal(format!("diff: {err}")))?;
     }
     Ok(Json(ClientDataRange {
         data: Some(rows.into_iter().map(|(_, data)| data).collect()),

@@ -1,6 +1,8 @@
 //! Rate limits: a token bucket per user for every authenticated request, and limits on failed
 //! logins per account and per client address (so a password cannot be guessed quickly, from
-//! one address or from many). Both hold only recent keys: memory stays bounded.
+//! one address or from many). Login attempts are judged one at a time, so parallel guesses
+//! cannot all slip in before the first failure is counted (and only one password hash is
+//! computed at once). The limiters hold only recent keys: memory stays bounded.
 
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter, clock::Clock};
 use std::collections::HashMap;
@@ -9,6 +11,10 @@ use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use tokio::sync::{Semaphore, SemaphorePermit};
+
+/// How long a login attempt waits for its turn before it is told to come back.
+const LOGIN_TURN_WAIT: Duration = Duration::from_secs(10);
 
 /// Keys kept before stale ones are dropped.
 const PRUNE_AT: usize = 10_000;
@@ -39,6 +45,7 @@ pub struct Limits {
     per_user: Option<DefaultKeyedRateLimiter<String>>,
     account_failures: Option<FailureLimit<String>>,
     address_failures: Option<FailureLimit<IpAddr>>,
+    login_turn: Semaphore,
 }
 
 impl Limits {
@@ -53,6 +60,7 @@ impl Limits {
             per_user,
             account_failures: failures.map(FailureLimit::new),
             address_failures: failures.map(FailureLimit::new),
+            login_turn: Semaphore::new(1),
         }
     }
 
@@ -70,11 +78,20 @@ impl Limits {
         })
     }
 
-    /// Whether a login for `account` from `address` may be tried now; `Err(seconds)` if either
-    /// has failed too often lately.
-    pub fn login_allowed(&self, account: &str, address: IpAddr) -> Result<(), u64> {
-        if let Some(limit) = &self.account_failures {
-            limit.allowed(&account.to_lowercase())?;
+    /// Waits for the turn of one login attempt; `Err(seconds)` when the queue is too long.
+    /// Hold the permit while checking, verifying and counting the attempt.
+    pub async fn login_turn(&self) -> Result<SemaphorePermit<'_>, u64> {
+        match tokio::time::timeout(LOGIN_TURN_WAIT, self.login_turn.acquire()).await {
+            Ok(Ok(permit)) => Ok(permit),
+            _ => Err(1),
+        }
+    }
+
+    /// Whether a login for `account` (when the request names a well-formed one) from `address`
+    /// may be tried now; `Err(seconds)` if either has failed too often lately.
+    pub fn login_allowed(&self, account: Option<&str>, address: IpAddr) -> Result<(), u64> {
+        if let (Some(limit), Some(account)) = (&self.account_failures, account) {
+            limit.allowed(&account.to_string())?;
         }
         if let Some(limit) = &self.address_failures {
             limit.allowed(&address)?;
@@ -83,9 +100,9 @@ impl Limits {
     }
 
     /// Counts a failed login against `account` and `address`.
-    pub fn login_failed(&self, account: &str, address: IpAddr) {
-        if let Some(limit) = &self.account_failures {
-            limit.failed(account.to_lowercase());
+    pub fn login_failed(&self, account: Option<&str>, address: IpAddr) {
+        if let (Some(limit), Some(account)) = (&self.account_failures, account) {
+            limit.failed(account.to_string());
         }
         if let Some(limit) = &self.address_failures {
             limit.failed(address);
@@ -97,7 +114,8 @@ fn seconds(wait: Duration) -> u64 {
     wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
 }
 
-/// Failures per minute for each key; a key over its quota is blocked until the quota refills.
+/// Failures per minute for each key (a burst of the quota, then one every 60/quota seconds); a
+/// key over its quota is blocked until its next failure would be allowed.
 struct FailureLimit<K: Hash + Eq + Clone> {
     limiter: DefaultKeyedRateLimiter<K>,
     blocked: Mutex<HashMap<K, Instant>>,
@@ -148,14 +166,14 @@ mod tests {
         let here: IpAddr = "127.0.0.1".parse().unwrap();
         let there: IpAddr = "127.0.0.2".parse().unwrap();
         for _ in 0..3 {
-            assert!(limits.login_allowed("a@x", here).is_ok());
-            limits.login_failed("A@x", here);
+            assert!(limits.login_allowed(Some("a@x"), here).is_ok());
+            limits.login_failed(Some("a@x"), here);
         }
         // The fourth failure is over the quota: the account is blocked from every address.
-        limits.login_failed("a@x", there);
-        let wait = limits.login_allowed("a@x", there).unwrap_err();
+        limits.login_failed(Some("a@x"), there);
+        let wait = limits.login_allowed(Some("a@x"), there).unwrap_err();
         assert!((1..=60).contains(&wait), "{wait}");
-        assert!(limits.login_allowed("b@x", there).is_ok());
+        assert!(limits.login_allowed(Some("b@x"), there).is_ok());
     }
 
     #[test]

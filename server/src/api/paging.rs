@@ -91,12 +91,12 @@ impl Cursors {
         let (payload, tag) = token.split_once('.').ok_or_else(invalid)?;
         let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| invalid())?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| invalid())?;
-        self.mac(scope, &payload)
-            .verify_truncated_left(&tag)
-            .map_err(|_| invalid())?;
         if tag.len() != 16 {
             return Err(invalid());
         }
+        self.mac(scope, &payload)
+            .verify_truncated_left(&tag)
+            .map_err(|_| invalid())?;
         serde_json::from_slice(&payload).map_err(|_| invalid())
     }
 }

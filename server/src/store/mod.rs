@@ -67,8 +67,8 @@ impl StoreError {
 }
 
 /// A user as stored. The secrets are hashes; the webhook secret is kept as issued because
-/// webhook signatures are keyed with it.
-#[derive(Debug, Clone)]
+/// webhook signatures are keyed with it. Its `Debug` shows none of them.
+#[derive(Clone)]
 pub struct UserRecord {
     /// User id.
     pub id: String,
@@ -84,6 +84,15 @@ pub struct UserRecord {
     pub notification_endpoints: Vec<NotificationEndpoint>,
     /// When the user was created.
     pub created_at: Millis,
+}
+
+impl std::fmt::Debug for UserRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UserRecord")
+            .field("id", &self.id)
+            .field("email", &self.email)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A bearer token as stored.
@@ -193,9 +202,9 @@ pub struct NewNotification {
 
 /// The service's storage. See the module docs for the rules every method follows.
 ///
-/// Calls are independent: each method runs in its own transaction, so a caller never sees half
-/// of a write and a crash loses at most the call in flight. `Err(StoreError::Backend)` means the
-/// database failed and nothing was changed.
+/// Each method that writes does so in one transaction, so no caller ever sees half of a write and
+/// a crash loses at most the call in flight. `Err(StoreError::Backend)` means the database
+/// failed and nothing was changed.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
     /// The secret that signs continuation tokens, made on first use and kept in the database so

@@ -219,6 +219,77 @@ async fn failed_logins_are_limited_per_account_and_address() {
         .ok();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallel_guesses_are_judged_one_after_another() {
+    let api = Api::start_with(ApiSettings {
+        limits: LimitSettings {
+            login_failures_per_minute: 3,
+            ..LimitSettings::default()
+        },
+        ..ApiSettings::default()
+    })
+    .await;
+    api.user("hal@example.com").await;
+    let guesses = (0..20).map(|i| {
+        let body = json!({"email": "hal@example.com", "password": format!("guess {i}")});
+        api.send(Method::POST, LOGIN, None, Some(body))
+    });
+    let statuses: Vec<u16> = futures::future::join_all(guesses)
+        .await
+        .iter()
+        .map(|r| r.status)
+        .collect();
+    let tried = statuses.iter().filter(|s| **s == 401).count();
+    let refused = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!(tried + refused, 20, "{statuses:?}");
+    assert!(
+        tried <= 4,
+        "three failures a minute, and the fourth blocks: {statuses:?}"
+    );
+}
+
+#[tokio::test]
+async fn login_fields_are_checked_before_anything_else() {
+    let api = Api::start().await;
+    let cases = [
+        (
+            LOGIN,
+            json!({"email": "a@b", "password": "x", "expiresInSec": 99999999999999999999u128 as f64}),
+            "expiresInSec",
+        ),
+        (
+            LOGIN,
+            json!({"email": "a@b", "password": "x", "expiresInSec": "60"}),
+            "expiresInSec",
+        ),
+        (
+            LOGIN,
+            json!({"email": "a\u{0}@b", "password": "x"}),
+            "email",
+        ),
+        (
+            APILOGIN,
+            json!({"userId": "x", "apiKey": "y", "expiresInSec": 9_223_372_036_854_775_807i64}),
+            "expiresInSec",
+        ),
+        (APILOGIN, json!({"userId": ["x"], "apiKey": "y"}), "userId"),
+    ];
+    for (path, body, field) in cases {
+        let reply = api.send(Method::POST, path, None, Some(body.clone())).await;
+        assert_eq!(reply.status, 400, "{body}: {}", reply.text);
+        assert!(
+            reply.problem(400).get(field).is_some(),
+            "{body}: {}",
+            reply.text
+        );
+    }
+    // A long or malformed identifier is a failed login, not a key in the limiter.
+    let long = json!({"email": format!("{}@example.com", "a".repeat(100_000)), "password": "x"});
+    api.send(Method::POST, LOGIN, None, Some(long))
+        .await
+        .problem(401);
+}
+
 #[tokio::test]
 async fn each_user_has_a_request_budget() {
     let settings = ApiSettings {

@@ -355,3 +355,77 @@ async fn a_large_folder_is_paged_with_every_item_once() {
         reply.problem(400);
     }
 }
+
+#[tokio::test]
+async fn subfolders_that_fill_a_page_exactly_leave_the_monitors_for_the_next() {
+    let api = Api::start().await;
+    let user = api.user("eve@example.com").await;
+    let parent = api.folder(&user, "parent", None).await;
+    for i in 0..50 {
+        api.folder(&user, &format!("sub {i:02}"), Some(&parent))
+            .await;
+    }
+    let _task = task_in(&api, &user, "the monitor", &parent, 3600).await;
+    let first = api
+        .get(&user, &format!("{LIST}?parentId={parent}"))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(names(&first, "subfolders").len(), 50);
+    assert_eq!(names(&first, "tasks").len(), 0);
+    let token = first["continuationToken"]
+        .as_str()
+        .expect("the monitor is on the next page");
+    let second = api
+        .get(
+            &user,
+            &format!("{LIST}?parentId={parent}&continuationToken={token}"),
+        )
+        .await
+        .ok()
+        .clone();
+    assert_eq!(names(&second, "subfolders").len(), 0);
+    assert_eq!(names(&second, "tasks"), ["the monitor"]);
+    assert_eq!(second["continuationToken"], Value::Null);
+}
+
+#[tokio::test]
+async fn bad_folder_requests_change_nothing() {
+    let api = Api::start().await;
+    let user = api.user("fay@example.com").await;
+    let a = api.folder(&user, "A", None).await;
+    let b = api.folder(&user, "B", Some(&a)).await;
+    let before_root = api.get(&user, LIST).await.ok().clone();
+    let before_a = api
+        .get(&user, &format!("{LIST}?parentId={a}"))
+        .await
+        .ok()
+        .clone();
+    let bad = [
+        json!({"name": "x\u{0}y"}),
+        json!({"id": a, "name": "A", "parentId": b}),
+        json!({"name": 5}),
+        json!({"name": "x", "parentId": "x".repeat(10_000)}),
+        json!(["not", "an", "object"]),
+    ];
+    for body in bad {
+        let reply = api.post(&user, FOLDER, body.clone()).await;
+        assert_eq!(reply.status, 400, "{body}: {}", reply.text);
+        reply.problem(400);
+    }
+    // A rename with a null parent keeps the folder where it is.
+    let renamed = api
+        .post(&user, FOLDER, json!({"id": b, "name": "Bee"}))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(renamed["parentId"], a.as_str());
+    api.post(&user, FOLDER, json!({"id": b, "name": "B"}))
+        .await
+        .ok();
+    assert_eq!(api.get(&user, LIST).await.ok(), &before_root);
+    assert_eq!(
+        api.get(&user, &format!("{LIST}?parentId={a}")).await.ok(),
+        &before_a
+    );
+}

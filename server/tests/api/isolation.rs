@@ -224,6 +224,10 @@ async fn notification_endpoints_are_each_users_own() {
         "notificationEndpoints[0].type",
         "not supported by this server",
     );
+    let nul = json!({"notificationEndpoints": [{"type": "Email", "value": "a\u{0}@example.com"}]});
+    api.put(&ann, path, nul)
+        .await
+        .field_error("notificationEndpoints[0].value", "NUL");
     assert_eq!(
         api.get(&ann, path).await.ok(),
         &saved,

@@ -85,6 +85,11 @@ async fn the_document_lists_exactly_the_routes_the_router_serves() {
                     "{method} {path} is documented but not served"
                 );
                 assert_ne!(reply.body["detail"], "no such path", "{method} {path}");
+                if !path.ends_with("login") {
+                    let verb = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+                    let anonymous = api.send(verb, &concrete, None, None).await;
+                    assert_eq!(anonymous.status, 401, "{method} {path} without a token");
+                }
             } else {
                 assert_eq!(
                     reply.status, 405,

@@ -286,6 +286,10 @@ async fn paused_monitors_and_sql_text_are_stored_verbatim() {
         1,
         "% and _ match literally"
     );
+    let nul = api
+        .get(&user, "/thirdparty/v1/task/search?query=Robert%00")
+        .await;
+    nul.field_error("query", "NUL");
 }
 
 #[tokio::test]

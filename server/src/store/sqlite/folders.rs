@@ -51,7 +51,7 @@ pub(super) async fn save(
     user: &str,
     folder: &Folder,
 ) -> Result<Folder, StoreError> {
-    let mut tx = store.writer.begin().await?;
+    let mut tx = store.write().await?;
     if let Some(parent) = folder.parent_id.as_deref() {
         check_folder(&mut tx, user, parent, "parentId").await?;
     }
@@ -85,8 +85,9 @@ pub(super) async fn save(
                     "a folder cannot move into itself or its own subfolders",
                 ));
             }
+            // As for monitors, a null parent keeps the folder where it is; moves are explicit.
             let updated = sqlx::query(
-                "UPDATE folders SET parent_id = ?, name = ?, sort_key = ? \
+                "UPDATE folders SET parent_id = COALESCE(?, parent_id), name = ?, sort_key = ? \
                  WHERE id = ? AND user_id = ?",
             )
             .bind(&folder.parent_id)
@@ -146,7 +147,7 @@ where
     }
     query.push(
         ") UNION ALL SELECT sub.root, f.id FROM folders f JOIN sub ON f.parent_id = sub.id) \
-         SELECT sub.root, COUNT(t.id), COALESCE(SUM(t.failed), 0), COALESCE(SUM(t.paused), 0) \
+         SELECT sub.root, COUNT(t.folder_id), COALESCE(SUM(t.failed), 0), COALESCE(SUM(t.paused), 0) \
          FROM sub LEFT JOIN tasks t ON t.folder_id = sub.id GROUP BY sub.root",
     );
     let rows: Vec<(String, i64, i64, i64)> = query.build_query_as().fetch_all(executor).await?;
@@ -216,6 +217,22 @@ pub(super) async fn list(
         id.clear();
     }
     let room = i64::from(limit) - listing.subfolders.len() as i64;
+    if listing.next.is_none() && room == 0 {
+        // The subfolders filled the page exactly: the monitors start the next one, if any.
+        let any: Option<(i64,)> =
+            sqlx::query_as("SELECT 1 FROM tasks WHERE user_id = ? AND folder_id IS ? LIMIT 1")
+                .bind(user)
+                .bind(folder)
+                .fetch_optional(&mut *conn)
+                .await?;
+        if any.is_some() {
+            listing.next = Some(FolderKey {
+                in_tasks: true,
+                sort_key: String::new(),
+                id: String::new(),
+            });
+        }
+    }
     if listing.next.is_none() && room > 0 {
         let tasks: Vec<TaskRow> = sqlx::query_as(
             "SELECT t.id, t.folder_id, t.definition, e.checked_at, e.changed_at, c.codec, \
@@ -282,12 +299,15 @@ pub(super) async fn move_items(
     user: &str,
     request: &MoveRequest,
 ) -> Result<(), StoreError> {
-    let mut tx = store.writer.begin().await?;
+    let mut tx = store.write().await?;
     let target = request.folder_id.as_deref();
     if let Some(target) = target {
         check_folder(&mut tx, user, target, "folderId")
             .await
-            .map_err(|_| StoreError::NotFound)?;
+            .map_err(|err| match err {
+                StoreError::Invalid { .. } => StoreError::NotFound,
+                other => other,
+            })?;
     }
     for id in request.task_ids.iter().flatten() {
         if !is_id(id) {

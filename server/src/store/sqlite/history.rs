@@ -57,7 +57,7 @@ pub(super) async fn append(
     series: &Series,
     data: &ClientData,
 ) -> Result<String, StoreError> {
-    let mut tx = store.writer.begin().await?;
+    let mut tx = store.write().await?;
     let owner = resolve_for_write(&mut tx, series).await?;
     let checked_at = data.last_check_timestamp.timestamp_millis();
     let hash = match &data.raw {
@@ -232,13 +232,11 @@ pub(super) async fn list(
     let rows: Vec<EntryRow> = sqlx::query_as(AssertSqlSafe(format!(
         "SELECT e.id, e.checked_at, e.changed_at, c.codec, c.body, e.error \
          FROM entries e LEFT JOIN contents c ON c.hash = e.content_hash \
-         WHERE {series_filter} AND e.checked_at >= ? AND e.checked_at <= ? \
-         AND (e.checked_at, e.id) < (?, ?) \
+         WHERE {series_filter} AND e.checked_at >= ? AND (e.checked_at, e.id) < (?, ?) \
          ORDER BY e.checked_at DESC, e.id DESC LIMIT ?"
     )))
     .bind(id)
     .bind(page.from.unwrap_or(Millis::MIN))
-    .bind(page.to.unwrap_or(Millis::MAX))
     .bind(before_at)
     .bind(before_id)
     .bind(i64::from(page.limit) + 1)

@@ -110,6 +110,13 @@ impl SqliteStore {
         Ok(SqliteStore { writer, reader })
     }
 
+    /// A write transaction that takes the write lock at once (`BEGIN IMMEDIATE`): a deferred
+    /// one that reads first can find its snapshot stale when another process (`wachet user
+    /// add`) wrote meanwhile, and SQLite fails it instead of waiting.
+    async fn write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
+        self.writer.begin_with("BEGIN IMMEDIATE").await
+    }
+
     /// Closes the pools, checkpointing the WAL.
     pub async fn close(&self) {
         self.reader.close().await;
@@ -152,7 +159,7 @@ fn flag(value: bool) -> i64 {
     i64::from(value)
 }
 
-/// Lower-cased text for sorting by name: the name, else the URL, so unnamed items sort sensibly.
+/// Lower-cased name for sorting by name; unnamed items sort first, by id (creation order).
 fn sort_key(name: Option<&str>) -> String {
     name.unwrap_or("").to_lowercase()
 }
@@ -290,11 +297,14 @@ impl Store for SqliteStore {
     }
 }
 
-/// The keyset bound of a newest-first page: rows strictly older than `after`, or all rows.
+/// The upper keyset bound of a newest-first page: rows strictly before `after`, and no later
+/// than `to`. One row-value bound (rather than a separate `<= to`) lets the index range start
+/// at the page, so a page deep in a long history costs what the first page costs.
 fn before_key(page: &TimePage) -> (Millis, String) {
+    // Above every stored (time, id) of that time: ids are UUIDs, whose characters sort below '~'.
+    let to = (page.to.unwrap_or(Millis::MAX), "~".to_string());
     match &page.after {
-        Some(key) => (key.at, key.id.clone()),
-        // Greater than every stored (time, id): ids are UUIDs, whose characters sort below '~'.
-        None => (Millis::MAX, "~".to_string()),
+        Some(key) if (key.at, key.id.as_str()) < (to.0, to.1.as_str()) => (key.at, key.id.clone()),
+        _ => to,
     }
 }

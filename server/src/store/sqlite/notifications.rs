@@ -76,12 +76,11 @@ pub(super) async fn list(
     let rows: Vec<Row> = sqlx::query_as(AssertSqlSafe(format!(
         "SELECT id, alert_type, current_value, comparand, {html}, error, created_at, task_id, \
          task_name, url FROM notifications \
-         WHERE {scope} AND created_at >= ? AND created_at <= ? AND (created_at, id) < (?, ?) \
+         WHERE {scope} AND created_at >= ? AND (created_at, id) < (?, ?) \
          ORDER BY created_at DESC, id DESC LIMIT ?"
     )))
     .bind(task.unwrap_or(user))
     .bind(page.from.unwrap_or(Millis::MIN))
-    .bind(page.to.unwrap_or(Millis::MAX))
     .bind(before_at)
     .bind(before_id)
     .bind(i64::from(page.limit) + 1)

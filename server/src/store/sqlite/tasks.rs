@@ -111,7 +111,7 @@ pub(super) async fn create(
     let c = columns(monitor)?;
     let id = new_id();
     let now = now_millis();
-    let mut tx = store.writer.begin().await?;
+    let mut tx = store.write().await?;
     if let Some(folder) = monitor.folder_id.as_deref() {
         check_folder(&mut tx, user, folder, "folderId").await?;
     }
@@ -150,7 +150,7 @@ pub(super) async fn update(
         .filter(|id| is_id(id))
         .ok_or(StoreError::NotFound)?;
     let c = columns(monitor)?;
-    let mut tx = store.writer.begin().await?;
+    let mut tx = store.write().await?;
     if let Some(folder) = monitor.folder_id.as_deref() {
         check_folder(&mut tx, user, folder, "folderId").await?;
     }

@@ -2,7 +2,6 @@
 
 use super::SqliteStore;
 use crate::store::{Millis, StoreError, TokenRecord, UserRecord};
-use rand::RngCore;
 use sqlx::AssertSqlSafe;
 use wachet::model::NotificationEndpoint;
 
@@ -27,11 +26,9 @@ fn user(row: UserRow) -> Result<UserRecord, StoreError> {
 }
 
 pub(super) async fn paging_secret(store: &SqliteStore) -> Result<Vec<u8>, StoreError> {
-    let mut fresh = [0u8; 32];
-    rand::rng().fill_bytes(&mut fresh);
     // First writer wins; every process then reads the same secret.
     sqlx::query("INSERT INTO settings (name, value) VALUES ('paging_secret', ?) ON CONFLICT (name) DO NOTHING")
-        .bind(hex(&fresh))
+        .bind(crate::secrets::random_hex(32))
         .execute(&store.writer)
         .await?;
     let (value,): (String,) =
@@ -100,7 +97,7 @@ pub(super) async fn insert_token(
     store: &SqliteStore,
     token: &TokenRecord,
 ) -> Result<(), StoreError> {
-    let mut tx = store.writer.begin().await?;
+    let mut tx = store.write().await?;
     sqlx::query("DELETE FROM tokens WHERE expires_at < ?")
         .bind(token.issued_at)
         .execute(&mut *tx)
@@ -154,8 +151,4 @@ pub(super) async fn set_notification_endpoints(
         return Err(StoreError::NotFound);
     }
     Ok(())
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
