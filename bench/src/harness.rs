@@ -344,6 +344,11 @@ impl StaticServer {
         Ok(server)
     }
 
+    /// The process id of the server (nginx's master, whose worker is its child).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `http://127.0.0.1:PORT/index.html`.
     pub fn start_url(&self) -> String {
         format!("http://127.0.0.1:{}/index.html", self.port)

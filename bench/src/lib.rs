@@ -1,7 +1,9 @@
 //! Crawl benchmarks of wachet against spider: a deterministic site generator ([`site`]), a
 //! static server run as a separate process, both crawlers and the `compare` driver
 //! ([`harness`]), and the rendered-crawl comparison with spider's chrome crawl ([`render`]). Used by the `wachet-bench` binary and the `crawl_vs_spider` criterion bench.
+//! [`api`] loads the REST service (`wachet serve`) beside a static-file ceiling.
 
+pub mod api;
 pub mod harness;
 pub mod parse_cost;
 pub mod proc;

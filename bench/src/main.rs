@@ -11,7 +11,15 @@
 //! wachet-bench compare-render [--runs R] [--tabs T] [--quiet 300,100] [--spider-wait delay:MS|dom:MS]
 //!                             [--spider-exe PATH] [--no-spider 1] [--server nginx|rust] [--trace-dir DIR]
 //!                             [--spider-chrome PATH,PATH]
+//! wachet-bench api [--duration S] [--warmup S] [--concurrency C] [--monitors N] [--history N]
+//!                  [--client-threads T] [--server nginx|rust|auto] [--wachet PATH] [--rounds R]
 //! ```
+//!
+//! `api` starts the release `wachet serve` (target/release/wachet, built beforehand with
+//! `cargo build --release -p wachet-server`) on a temporary database, seeds a folder of 10,000
+//! monitors and a 1,000,000-entry history, and measures requests/s and p50/p99 of four
+//! endpoints and of a static-file ceiling with 32 keep-alive connections, then the service's
+//! RSS.
 //!
 //! `compare-render` crawls a 300-page JS site (links inserted 100 ms after load) with wachet's
 //! renderer and with spider's chrome crawl (the `wachet-bench-chrome` binary of `bench/chrome`,
@@ -36,7 +44,10 @@ fn usage() -> ExitCode {
          wachet-bench crawl-render-wachet URL QUIET_MS TABS\n  \
          wachet-bench compare-render [--runs R] [--tabs T] [--quiet 300,100] \
          [--spider-wait delay:MS|dom:MS] [--spider-exe PATH] [--no-spider 1] [--server nginx|rust] \
-         [--trace-dir DIR] [--spider-chrome PATH,PATH]"
+         [--trace-dir DIR] [--spider-chrome PATH,PATH]\n  \
+         wachet-bench api [--duration S] [--warmup S] [--concurrency C] [--monitors N] \
+         [--history N] [--client-threads T] [--server nginx|rust|auto] [--wachet PATH] \
+         [--rounds R]"
     );
     ExitCode::from(2)
 }
@@ -83,6 +94,10 @@ fn main() -> ExitCode {
         }
         ("compare-render", opts) => match wachet_bench::render::CompareRenderOptions::parse(opts) {
             Some(options) => wachet_bench::render::compare_render(&options),
+            None => return usage(),
+        },
+        ("api", opts) => match wachet_bench::api::ApiOptions::parse(opts) {
+            Some(options) => wachet_bench::api::run(&options),
             None => return usage(),
         },
         ("compare", opts) => match harness::CompareOptions::parse(opts) {
