@@ -41,7 +41,7 @@ impl FromRequestParts<AppState> for CurrentUser {
             .ok_or(ApiError::Unauthorized(
                 "send the header Authorization: bearer <token> (from /user/login or /user/apilogin)",
             ))?;
-        let user = state
+        let (user, _expires) = state
             .store()
             .token_owner(&secrets::sha256_hex(token), now_millis())
             .await?

@@ -5,6 +5,7 @@
 use crate::api::{ApiSettings, LimitSettings, create_account};
 use crate::service;
 use crate::store::Store;
+use crate::store::cache::CachedStore;
 use crate::store::sqlite::SqliteStore;
 use anyhow::Context;
 use clap::Args;
@@ -98,7 +99,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             login_failures_per_minute: args.login_failures,
         },
     };
-    let shared: Arc<dyn Store> = Arc::new(store.clone());
+    let shared: Arc<dyn Store> = Arc::new(CachedStore::new(store.clone()));
     let running = service::start(listener, shared, Arc::new(engine), settings).await?;
     println!("listening on http://{}", running.addr());
     let stop = running.stopper();

@@ -7,6 +7,7 @@
 //! [`StoreError::NotFound`], exactly like an id that does not exist, and lists leave other
 //! users' rows out. Ids are made by the service ([`new_id`]); times are UTC milliseconds.
 
+pub mod cache;
 pub mod sqlite;
 
 use async_trait::async_trait;
@@ -223,8 +224,13 @@ pub trait Store: Send + Sync + 'static {
     async fn user_by_id(&self, id: &str) -> Result<Option<UserRecord>, StoreError>;
     /// Stores an issued token (and drops expired ones).
     async fn insert_token(&self, token: &TokenRecord) -> Result<(), StoreError>;
-    /// The owner of the token with this hash, if it exists and has not expired at `now`.
-    async fn token_owner(&self, hash: &str, now: Millis) -> Result<Option<String>, StoreError>;
+    /// The owner of the token with this hash and when the token expires, if it exists and has
+    /// not expired at `now`.
+    async fn token_owner(
+        &self,
+        hash: &str,
+        now: Millis,
+    ) -> Result<Option<(String, Millis)>, StoreError>;
     /// Invalidates every token of `user` issued so far.
     async fn invalidate_tokens(&self, user: &str) -> Result<(), StoreError>;
     /// Replaces the user's own notification endpoints.

@@ -346,3 +346,43 @@ impl Api {
         reply.ok()["token"].as_str().unwrap().to_string()
     }
 }
+
+#[tokio::test]
+async fn a_cached_token_still_expires_on_time_and_writes_are_seen_at_once() {
+    let api = Api::start().await;
+    let user = api.user("ivy@example.com").await;
+    let short = "short-lived-token-of-ivy";
+    let now = now_millis();
+    api.store
+        .insert_token(&TokenRecord {
+            hash: sha256_hex(short),
+            user_id: user.account.id.clone(),
+            issued_at: now,
+            expires_at: now + 1_000,
+        })
+        .await
+        .unwrap();
+    // Used (and so cached) while valid, refused once its time is up, well within the cache TTL.
+    api.send(Method::GET, LIST, Some(short), None).await.ok();
+    tokio::time::sleep(std::time::Duration::from_millis(1_200)).await;
+    api.send(Method::GET, LIST, Some(short), None)
+        .await
+        .problem(401);
+
+    // A monitor read (and cached) shows its new data as soon as a check is stored.
+    let task = super::id(
+        &api.task(&user, monitor("tea", "https://example.com/"))
+            .await,
+    );
+    let path = format!("/thirdparty/v1/task/{task}");
+    assert_eq!(
+        api.get(&user, &path).await.ok()["data"],
+        serde_json::Value::Null
+    );
+    let data = wachet::model::ClientData::value(chrono::Utc::now(), "3.50".into());
+    api.store
+        .append_entry(&wachet_server::store::Series::Task(task.clone()), &data)
+        .await
+        .unwrap();
+    assert_eq!(api.get(&user, &path).await.ok()["data"]["raw"], "3.50");
+}

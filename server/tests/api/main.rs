@@ -18,11 +18,13 @@ use tempfile::TempDir;
 use wachet::Engine;
 use wachet_server::api::{Account, ApiSettings, create_account};
 use wachet_server::service::{self, Running};
+use wachet_server::store::cache::CachedStore;
 use wachet_server::store::sqlite::SqliteStore;
 
-/// A running API with its own database.
+/// A running API with its own database, and the store it serves from (with its cache, as
+/// `wachet serve` runs it), for writing what the scheduler would write.
 pub struct Api {
-    pub store: SqliteStore,
+    pub store: Arc<CachedStore<SqliteStore>>,
     pub dir: TempDir,
     running: Option<Running>,
     base: String,
@@ -97,9 +99,10 @@ impl Api {
 
     pub async fn start_with(settings: ApiSettings) -> Api {
         let dir = tempfile::tempdir().unwrap();
-        let store = SqliteStore::open(&dir.path().join("wachet.db"))
+        let sqlite = SqliteStore::open(&dir.path().join("wachet.db"))
             .await
             .unwrap();
+        let store = Arc::new(CachedStore::new(sqlite));
         let checker = Arc::new(
             Engine::builder()
                 .allow_private_networks(true)
@@ -107,7 +110,7 @@ impl Api {
                 .unwrap(),
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let running = service::start(listener, Arc::new(store.clone()), checker, settings)
+        let running = service::start(listener, store.clone(), checker, settings)
             .await
             .unwrap();
         Api {
@@ -135,7 +138,7 @@ impl Api {
 
     /// A new user, logged in with its API key.
     pub async fn user(&self, email: &str) -> User {
-        let account = create_account(&self.store, email, Some("pass word 1".into()))
+        let account = create_account(self.store.as_ref(), email, Some("pass word 1".into()))
             .await
             .unwrap();
         let reply = self

@@ -194,7 +194,11 @@ impl Store for SqliteStore {
         users::insert_token(self, token).await
     }
 
-    async fn token_owner(&self, hash: &str, now: Millis) -> Result<Option<String>, StoreError> {
+    async fn token_owner(
+        &self,
+        hash: &str,
+        now: Millis,
+    ) -> Result<Option<(String, Millis)>, StoreError> {
         users::token_owner(self, hash, now).await
     }
 

@@ -117,14 +117,14 @@ pub(super) async fn token_owner(
     store: &SqliteStore,
     hash: &str,
     now: Millis,
-) -> Result<Option<String>, StoreError> {
-    let row: Option<(String,)> =
-        sqlx::query_as("SELECT user_id FROM tokens WHERE hash = ? AND expires_at > ?")
+) -> Result<Option<(String, Millis)>, StoreError> {
+    Ok(
+        sqlx::query_as("SELECT user_id, expires_at FROM tokens WHERE hash = ? AND expires_at > ?")
             .bind(hash)
             .bind(now)
             .fetch_optional(&store.reader)
-            .await?;
-    Ok(row.map(|(user,)| user))
+            .await?,
+    )
 }
 
 pub(super) async fn invalidate_tokens(store: &SqliteStore, user: &str) -> Result<(), StoreError> {

@@ -1,0 +1,252 @@
+//! A [`Store`] in front of another that answers the two hottest reads from memory: the owner of
+//! a bearer token (every authenticated request asks) and a monitor by id (dashboards poll it).
+//! Every other call goes straight through.
+//!
+//! Writes made through this store drop what they change as soon as they are done, so within
+//! one process a read after a write sees the write. Entries also expire after [`TTL`], which bounds how long a write made
+//! by another process (another instance on the same database) can go unseen. Both maps are
+//! bounded; when one is full, new entries are simply not cached.
+
+use super::{
+    FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError, TimeKey,
+    TimePage, TokenRecord, UserRecord,
+};
+use async_trait::async_trait;
+use dashmap::DashMap;
+use std::time::{Duration, Instant};
+use wachet::model::{
+    ClientAlertContentResponse, ClientData, ClientNotification, ClientPage, Folder, Monitor,
+    MoveRequest, NotificationEndpoint,
+};
+
+/// How long a cached answer is used before the store is asked again.
+pub const TTL: Duration = Duration::from_secs(5);
+/// Most tokens cached.
+const MAX_TOKENS: usize = 50_000;
+/// Most monitors cached.
+const MAX_TASKS: usize = 10_000;
+
+struct Cached<T> {
+    value: T,
+    at: Instant,
+}
+
+/// The caching store around `S`.
+pub struct CachedStore<S> {
+    inner: S,
+    /// Token hash -> (owner, expiry); the expiry is checked on every hit.
+    tokens: DashMap<String, Cached<(String, Millis)>>,
+    /// Monitor id -> (owner, monitor).
+    tasks: DashMap<String, Cached<(String, Monitor)>>,
+}
+
+impl<S: Store> CachedStore<S> {
+    /// Caches in front of `inner`.
+    pub fn new(inner: S) -> Self {
+        CachedStore {
+            inner,
+            tokens: DashMap::new(),
+            tasks: DashMap::new(),
+        }
+    }
+
+    fn fresh<T: Clone>(
+        entry: Option<dashmap::mapref::one::Ref<'_, String, Cached<T>>>,
+    ) -> Option<T> {
+        entry
+            .filter(|e| e.at.elapsed() < TTL)
+            .map(|e| e.value.clone())
+    }
+
+    fn remember<T>(map: &DashMap<String, Cached<T>>, max: usize, key: &str, value: T) {
+        if map.len() < max {
+            map.insert(
+                key.to_string(),
+                Cached {
+                    value,
+                    at: Instant::now(),
+                },
+            );
+        }
+    }
+
+    fn forget_task(&self, id: &str) {
+        self.tasks.remove(id);
+    }
+}
+
+#[async_trait]
+impl<S: Store> Store for CachedStore<S> {
+    async fn paging_secret(&self) -> Result<Vec<u8>, StoreError> {
+        self.inner.paging_secret().await
+    }
+
+    async fn user_count(&self) -> Result<u64, StoreError> {
+        self.inner.user_count().await
+    }
+
+    async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError> {
+        self.inner.create_user(user).await
+    }
+
+    async fn user_by_email(&self, email: &str) -> Result<Option<UserRecord>, StoreError> {
+        self.inner.user_by_email(email).await
+    }
+
+    async fn user_by_id(&self, id: &str) -> Result<Option<UserRecord>, StoreError> {
+        self.inner.user_by_id(id).await
+    }
+
+    async fn insert_token(&self, token: &TokenRecord) -> Result<(), StoreError> {
+        self.inner.insert_token(token).await
+    }
+
+    async fn token_owner(
+        &self,
+        hash: &str,
+        now: Millis,
+    ) -> Result<Option<(String, Millis)>, StoreError> {
+        if let Some((owner, expires_at)) = Self::fresh(self.tokens.get(hash)) {
+            return Ok((expires_at > now).then_some((owner, expires_at)));
+        }
+        let found = self.inner.token_owner(hash, now).await?;
+        if let Some(owner) = &found {
+            Self::remember(&self.tokens, MAX_TOKENS, hash, owner.clone());
+        }
+        Ok(found)
+    }
+
+    async fn invalidate_tokens(&self, user: &str) -> Result<(), StoreError> {
+        self.inner.invalidate_tokens(user).await?;
+        self.tokens.retain(|_, cached| cached.value.0 != user);
+        Ok(())
+    }
+
+    async fn set_notification_endpoints(
+        &self,
+        user: &str,
+        endpoints: &[NotificationEndpoint],
+    ) -> Result<(), StoreError> {
+        self.inner.set_notification_endpoints(user, endpoints).await
+    }
+
+    async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
+        self.inner.create_task(user, monitor).await
+    }
+
+    async fn update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
+        let updated = self.inner.update_task(user, monitor).await;
+        if let Some(id) = &monitor.id {
+            self.forget_task(id);
+        }
+        updated
+    }
+
+    async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError> {
+        if let Some((owner, monitor)) = Self::fresh(self.tasks.get(id)) {
+            return if owner == user {
+                Ok(monitor)
+            } else {
+                Err(StoreError::NotFound)
+            };
+        }
+        let monitor = self.inner.task(user, id).await?;
+        Self::remember(
+            &self.tasks,
+            MAX_TASKS,
+            id,
+            (user.to_string(), monitor.clone()),
+        );
+        Ok(monitor)
+    }
+
+    async fn delete_task(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        let deleted = self.inner.delete_task(user, id).await;
+        self.forget_task(id);
+        deleted
+    }
+
+    async fn search_tasks(
+        &self,
+        user: &str,
+        terms: &[String],
+        limit: u32,
+    ) -> Result<Vec<Monitor>, StoreError> {
+        self.inner.search_tasks(user, terms, limit).await
+    }
+
+    async fn task_pages(&self, user: &str, id: &str) -> Result<Vec<ClientPage>, StoreError> {
+        self.inner.task_pages(user, id).await
+    }
+
+    async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
+        self.inner.save_folder(user, folder).await
+    }
+
+    async fn delete_folder(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        let deleted = self.inner.delete_folder(user, id).await;
+        // Any monitor may have gone with the folder; folder deletes are rare.
+        self.tasks.clear();
+        deleted
+    }
+
+    async fn list_folder(
+        &self,
+        user: &str,
+        folder: Option<&str>,
+        after: Option<&FolderKey>,
+        limit: u32,
+    ) -> Result<FolderListing, StoreError> {
+        self.inner.list_folder(user, folder, after, limit).await
+    }
+
+    async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError> {
+        let moved = self.inner.move_items(user, request).await;
+        // Moved monitors change their folderId.
+        for id in request.task_ids.iter().flatten() {
+            self.forget_task(id);
+        }
+        moved
+    }
+
+    async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {
+        let task = match series {
+            Series::Task(task) | Series::Page { task_id: task, .. } => task,
+        };
+        let appended = self.inner.append_entry(series, data).await;
+        // The monitor's data may be the new entry.
+        self.forget_task(task);
+        appended
+    }
+
+    async fn entries(
+        &self,
+        user: &str,
+        id: &str,
+        page: &TimePage,
+    ) -> Result<Vec<(TimeKey, ClientData)>, StoreError> {
+        self.inner.entries(user, id, page).await
+    }
+
+    async fn insert_notification(&self, n: &NewNotification) -> Result<String, StoreError> {
+        self.inner.insert_notification(n).await
+    }
+
+    async fn notifications(
+        &self,
+        user: &str,
+        task: Option<&str>,
+        page: &TimePage,
+        with_html: bool,
+    ) -> Result<Vec<(TimeKey, ClientNotification)>, StoreError> {
+        self.inner.notifications(user, task, page, with_html).await
+    }
+
+    async fn notification(
+        &self,
+        user: &str,
+        id: &str,
+    ) -> Result<ClientAlertContentResponse, StoreError> {
+        self.inner.notification(user, id).await
+    }
+}
