@@ -101,12 +101,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     let shared: Arc<dyn Store> = Arc::new(CachedStore::new(store.clone()));
     let running = service::start(listener, shared, Arc::new(engine), settings).await?;
-    println!("listening on http://{}", running.addr());
+    let signal = service::shutdown_signal().context("cannot install the signal handlers")?;
     let stop = running.stopper();
     tokio::spawn(async move {
-        service::shutdown_signal().await;
+        signal.await;
         stop();
     });
+    println!("listening on http://{}", running.addr());
     running.wait().await.context("the server failed")?;
     store.close().await;
     Ok(ExitCode::SUCCESS)
