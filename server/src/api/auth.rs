@@ -6,7 +6,6 @@ use super::body::ApiJson;
 use super::problem::{ApiError, Problem};
 use crate::secrets;
 use crate::store::{Store, StoreError, TokenRecord, UserRecord, new_id, now_millis};
-use axum::Json;
 use axum::extract::{ConnectInfo, FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
@@ -73,7 +72,7 @@ async fn issue_token(
     store: &dyn Store,
     user: &str,
     seconds: i64,
-) -> Result<Json<ClientLoginResponse>, ApiError> {
+) -> Result<ApiJson<ClientLoginResponse>, ApiError> {
     let token = secrets::new_token();
     let now = now_millis();
     store
@@ -84,7 +83,7 @@ async fn issue_token(
             expires_at: now + seconds * 1000,
         })
         .await?;
-    Ok(Json(ClientLoginResponse {
+    Ok(ApiJson(ClientLoginResponse {
         token: Some(token),
         expires_in_sec: seconds,
     }))
@@ -113,7 +112,7 @@ pub async fn login(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     ApiJson(request): ApiJson<ClientLoginRequest>,
-) -> Result<Json<ClientLoginResponse>, ApiError> {
+) -> Result<ApiJson<ClientLoginResponse>, ApiError> {
     let email = required("email", &request.email)?.trim().to_lowercase();
     let password = required("password", &request.password)?.to_string();
     let seconds = lifetime(request.expires_in_sec)?;
@@ -162,7 +161,7 @@ pub async fn api_login(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     ApiJson(request): ApiJson<ApiLoginRequest>,
-) -> Result<Json<ClientLoginResponse>, ApiError> {
+) -> Result<ApiJson<ClientLoginResponse>, ApiError> {
     let user_id = required("userId", &request.user_id)?;
     let key = required("apiKey", &request.api_key)?;
     let seconds = lifetime(request.expires_in_sec)?;

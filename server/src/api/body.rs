@@ -7,16 +7,36 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, header};
-use axum::middleware::Next;
 use axum::response::Response;
 use serde::de::DeserializeOwned;
 
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// A JSON request body of type `T`.
+/// A JSON request body of type `T`, or a JSON response.
 #[derive(Debug)]
 pub struct ApiJson<T>(pub T);
+
+impl<T: serde::Serialize> axum::response::IntoResponse for ApiJson<T> {
+    fn into_response(self) -> Response {
+        // Straight into one buffer: serde_json's many small writes cost more through a
+        // BytesMut writer (axum's Json), and most bodies fit the first allocation.
+        let mut body = Vec::with_capacity(1024);
+        match serde_json::to_writer(&mut body, &self.0) {
+            Ok(()) => (
+                [(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                )],
+                body,
+            )
+                .into_response(),
+            Err(err) => {
+                ApiError::Internal(format!("serializing the response: {err}")).into_response()
+            }
+        }
+    }
+}
 
 /// Whether `content_type` is one the specification accepts: application/json,
 /// application/json-patch+json, text/json or any application/*+json.
@@ -141,15 +161,18 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     }
 }
 
-/// Answers JSON as `text/json` or `text/plain` when the Accept header prefers those over
-/// `application/json` (the three response media types of the specification).
-pub async fn negotiate(request: Request, next: Next) -> Response {
-    let wanted = request
-        .headers()
+/// The media type to answer JSON with for a request: `text/json` or `text/plain` when its
+/// Accept header prefers one of those over `application/json` (the three response media types
+/// of the specification); `None` keeps `application/json`.
+pub fn wanted_type(headers: &axum::http::HeaderMap) -> Option<&'static str> {
+    headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
-        .and_then(preferred_json_type);
-    let mut response = next.run(request).await;
+        .and_then(preferred_json_type)
+}
+
+/// Gives a JSON response the media type the request asked for (problem+json stays as it is).
+pub fn retype(mut response: Response, wanted: Option<&'static str>) -> Response {
     let Some(wanted) = wanted else {
         return response;
     };

@@ -3,10 +3,9 @@
 
 use super::AppState;
 use super::auth::CurrentUser;
-use super::body::ApiQuery;
+use super::body::{ApiJson, ApiQuery};
 use super::problem::{ApiError, Problem};
 use crate::store::{TimeKey, TimePage};
-use axum::Json;
 use axum::extract::{Path, State};
 use serde::Deserialize;
 use wachet::model::{ClientData, ClientDataRange};
@@ -47,7 +46,7 @@ pub async fn list_data(
     CurrentUser(user): CurrentUser,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<DataQuery>,
-) -> Result<Json<ClientDataRange>, ApiError> {
+) -> Result<ApiJson<ClientDataRange>, ApiError> {
     let cursors = &state.inner.cursors;
     let scope = format!("data:{user}:{id}");
     let page = cursors.time_page(
@@ -82,7 +81,7 @@ pub async fn list_data(
         .await
         .map_err(|err| ApiError::Internal(format!("diff: {err}")))?;
     }
-    Ok(Json(ClientDataRange {
+    Ok(ApiJson(ClientDataRange {
         data: Some(rows.into_iter().map(|(_, data)| data).collect()),
         continuation_token: next,
     }))

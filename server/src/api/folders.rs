@@ -6,7 +6,6 @@ use super::paging::page_size;
 use super::problem::{ApiError, Problem};
 use super::{AppState, rules};
 use crate::store::FolderKey;
-use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
@@ -43,7 +42,7 @@ pub async fn list_folder(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     ApiQuery(query): ApiQuery<ListQuery>,
-) -> Result<Json<ClientFolderContent>, ApiError> {
+) -> Result<ApiJson<ClientFolderContent>, ApiError> {
     let limit = page_size(query.count)?;
     let parent = query.parent_id.as_deref().filter(|p| !p.is_empty());
     let scope = format!("folder:{user}:{}", parent.unwrap_or(""));
@@ -56,7 +55,7 @@ pub async fn list_folder(
         .store()
         .list_folder(&user, parent, after.as_ref(), limit)
         .await?;
-    Ok(Json(ClientFolderContent {
+    Ok(ApiJson(ClientFolderContent {
         subfolders: Some(listing.subfolders),
         tasks: Some(listing.tasks),
         path: Some(listing.path),
@@ -99,9 +98,9 @@ pub async fn save_folder(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     ApiJson(folder): ApiJson<Folder>,
-) -> Result<Json<Folder>, ApiError> {
+) -> Result<ApiJson<Folder>, ApiError> {
     rules::folder(&folder)?;
-    Ok(Json(state.store().save_folder(&user, &folder).await?))
+    Ok(ApiJson(state.store().save_folder(&user, &folder).await?))
 }
 
 /// Endpoint 10: moves monitors and folders into a folder (the root when `folderId` is null),

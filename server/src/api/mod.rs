@@ -21,6 +21,7 @@ mod user;
 use crate::store::Store;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::response::Response;
 use std::sync::Arc;
 use tower_http::catch_panic::CatchPanicLayer;
 use wachet::Checker;
@@ -114,7 +115,14 @@ pub fn with_layers(routes: Router) -> Router {
     routes
         .fallback(|| async { problem::problem(axum::http::StatusCode::NOT_FOUND, "no such path") })
         .layer(DefaultBodyLimit::max(body::MAX_BODY_BYTES))
-        .layer(axum::middleware::from_fn(body::negotiate))
-        .layer(axum::middleware::from_fn(problem::problem_for_bare_errors))
+        .layer(axum::middleware::from_fn(conventions))
         .layer(CatchPanicLayer::custom(problem::panic_response))
+}
+
+/// Every response in the API's conventions: errors as problem+json, JSON in the media type
+/// the client prefers.
+async fn conventions(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let wanted = body::wanted_type(request.headers());
+    let response = problem::ensure_problem(next.run(request).await);
+    body::retype(response, wanted)
 }

@@ -2,9 +2,8 @@
 
 use super::AppState;
 use super::auth::CurrentUser;
-use super::body::ApiQuery;
+use super::body::{ApiJson, ApiQuery};
 use super::problem::{ApiError, Problem};
-use axum::Json;
 use axum::extract::{Path, State};
 use serde::Deserialize;
 use wachet::model::{ClientAlertContentResponse, ClientNotificationRange};
@@ -43,7 +42,7 @@ pub async fn list_notifications(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     ApiQuery(query): ApiQuery<NotificationQuery>,
-) -> Result<Json<ClientNotificationRange>, ApiError> {
+) -> Result<ApiJson<ClientNotificationRange>, ApiError> {
     let cursors = &state.inner.cursors;
     let task = query.task_id.as_deref().filter(|t| !t.is_empty());
     let scope = format!("notification:{user}:{}", task.unwrap_or(""));
@@ -59,7 +58,7 @@ pub async fn list_notifications(
         .notifications(&user, task, &page, query.html)
         .await?;
     let (_, next) = cursors.page_end(&scope, &mut rows, page.limit);
-    Ok(Json(ClientNotificationRange {
+    Ok(ApiJson(ClientNotificationRange {
         data: Some(rows.into_iter().map(|(_, n)| n).collect()),
         continuation_token: next,
     }))
@@ -78,6 +77,6 @@ pub async fn get_notification(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     Path(id): Path<String>,
-) -> Result<Json<ClientAlertContentResponse>, ApiError> {
-    Ok(Json(state.store().notification(&user, &id).await?))
+) -> Result<ApiJson<ClientAlertContentResponse>, ApiError> {
+    Ok(ApiJson(state.store().notification(&user, &id).await?))
 }

@@ -1,12 +1,10 @@
 //! Errors as the API answers them: every non-2xx response is `application/problem+json`
 //! (RFC 9457) with `type`, `title`, `status`, `detail` and, for validation failures, `errors`
-//! naming each bad field. [`ApiError`] is what handlers return; [`problem_for_bare_errors`]
-//! turns the responses axum makes itself (unknown path, wrong method) into the same shape.
+//! naming each bad field. [`ApiError`] is what handlers return; [`ensure_problem`] turns the
+//! responses axum makes itself (unknown path, wrong method) into the same shape.
 
 use crate::store::StoreError;
-use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -154,8 +152,7 @@ impl IntoResponse for ApiError {
 
 /// Gives the error responses that axum and tower make themselves (404 for an unknown path, 405
 /// for a wrong method, 413 from a body limit) the problem+json body every other error has.
-pub async fn problem_for_bare_errors(request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
+pub fn ensure_problem(response: Response) -> Response {
     let status = response.status();
     let is_problem = response
         .headers()

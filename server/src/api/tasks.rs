@@ -5,7 +5,6 @@ use super::auth::CurrentUser;
 use super::body::{ApiJson, ApiQuery};
 use super::problem::{ApiError, Problem};
 use super::{AppState, rules};
-use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
@@ -31,7 +30,7 @@ pub async fn put_task(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     ApiJson(monitor): ApiJson<Monitor>,
-) -> Result<Json<Monitor>, ApiError> {
+) -> Result<ApiJson<Monitor>, ApiError> {
     rules::monitor(
         state.inner.checker.as_ref(),
         &monitor,
@@ -41,7 +40,7 @@ pub async fn put_task(
         None => state.store().create_task(&user, &monitor).await?,
         Some(_) => state.store().update_task(&user, &monitor).await?,
     };
-    Ok(Json(stored))
+    Ok(ApiJson(stored))
 }
 
 /// Endpoint 12: a monitor with its latest data.
@@ -57,8 +56,8 @@ pub async fn get_task(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     Path(id): Path<String>,
-) -> Result<Json<Monitor>, ApiError> {
-    Ok(Json(state.store().task(&user, &id).await?))
+) -> Result<ApiJson<Monitor>, ApiError> {
+    Ok(ApiJson(state.store().task(&user, &id).await?))
 }
 
 /// Endpoint 13: deletes a monitor with its pages, history and notifications.
@@ -101,7 +100,7 @@ pub async fn search_tasks(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     ApiQuery(query): ApiQuery<SearchQuery>,
-) -> Result<Json<Vec<Monitor>>, ApiError> {
+) -> Result<ApiJson<Vec<Monitor>>, ApiError> {
     let query = query.query.unwrap_or_default();
     if query.chars().count() > MAX_QUERY_CHARS {
         return Err(ApiError::field(
@@ -110,7 +109,7 @@ pub async fn search_tasks(
         ));
     }
     let terms: Vec<String> = query.split_whitespace().map(str::to_string).collect();
-    Ok(Json(
+    Ok(ApiJson(
         state
             .store()
             .search_tasks(&user, &terms, MAX_SEARCH_RESULTS)
@@ -132,7 +131,7 @@ pub async fn task_pages(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     Path(id): Path<String>,
-) -> Result<Json<Vec<ClientPage>>, ApiError> {
+) -> Result<ApiJson<Vec<ClientPage>>, ApiError> {
     let monitor = state.store().task(&user, &id).await?;
     if monitor.job_type != ClientJobType::Portal {
         return Err(ApiError::field(
@@ -140,5 +139,5 @@ pub async fn task_pages(
             "the monitor is a SinglePage monitor; only Portal monitors have pages",
         ));
     }
-    Ok(Json(state.store().task_pages(&user, &id).await?))
+    Ok(ApiJson(state.store().task_pages(&user, &id).await?))
 }

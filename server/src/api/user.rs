@@ -6,7 +6,6 @@ use super::auth::CurrentUser;
 use super::body::ApiJson;
 use super::problem::{ApiError, Problem};
 use super::{AppState, rules};
-use axum::Json;
 use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use wachet::model::NotificationEndpoint;
@@ -30,13 +29,13 @@ pub struct EndpointsUpdate {
     notification_endpoints: Vec<NotificationEndpoint>,
 }
 
-async fn settings(state: &AppState, user: &str) -> Result<Json<NotificationSettings>, ApiError> {
+async fn settings(state: &AppState, user: &str) -> Result<ApiJson<NotificationSettings>, ApiError> {
     let record = state
         .store()
         .user_by_id(user)
         .await?
         .ok_or(ApiError::NotFound)?;
-    Ok(Json(NotificationSettings {
+    Ok(ApiJson(NotificationSettings {
         notification_endpoints: record.notification_endpoints,
         webhook_secret: record.webhook_secret,
     }))
@@ -52,7 +51,7 @@ async fn settings(state: &AppState, user: &str) -> Result<Json<NotificationSetti
 pub async fn get_endpoints(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
-) -> Result<Json<NotificationSettings>, ApiError> {
+) -> Result<ApiJson<NotificationSettings>, ApiError> {
     settings(&state, &user).await
 }
 
@@ -69,7 +68,7 @@ pub async fn put_endpoints(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     ApiJson(update): ApiJson<EndpointsUpdate>,
-) -> Result<Json<NotificationSettings>, ApiError> {
+) -> Result<ApiJson<NotificationSettings>, ApiError> {
     rules::endpoint_list(&update.notification_endpoints)?;
     state
         .store()
