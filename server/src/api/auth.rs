@@ -9,7 +9,7 @@ use crate::store::{Store, StoreError, TokenRecord, UserRecord, new_id, now_milli
 use axum::extract::{ConnectInfo, FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use wachet::model::{ApiLoginRequest, ClientLoginRequest, ClientLoginResponse};
 
 /// Token lifetime when the login asks for none.
@@ -116,36 +116,24 @@ pub async fn login(
     let email = required("email", &request.email)?.trim().to_lowercase();
     let password = required("password", &request.password)?.to_string();
     let seconds = lifetime(request.expires_in_sec)?;
-    let address = peer.ip();
-    let limits = &state.inner.limits;
-    let _turn = limits
-        .login_turn()
-        .await
-        .map_err(ApiError::TooManyRequests)?;
     // Only a well-formed address names an account (and a bounded limiter key).
     let account = super::rules::is_email(&email).then_some(email.as_str());
-    limits
-        .login_allowed(account, address)
-        .map_err(ApiError::TooManyRequests)?;
-    let user = match account {
-        Some(email) => state.store().user_by_email(email).await?,
-        None => None,
-    };
-    let stored = user
-        .as_ref()
-        .map(|u| u.password_hash.clone())
-        .unwrap_or_else(|| secrets::decoy_password_hash().to_string());
-    let verified =
-        tokio::task::spawn_blocking(move || secrets::verify_password(&password, &stored))
-            .await
-            .map_err(|err| ApiError::Internal(format!("password check: {err}")))?;
-    match user {
-        Some(user) if verified => issue_token(state.store(), &user.id, seconds).await,
-        _ => {
-            limits.login_failed(account, address);
-            Err(ApiError::Unauthorized(LOGIN_FAILED))
-        }
-    }
+    attempt(&state, account, peer.ip(), seconds, LOGIN_FAILED, async {
+        let user = match account {
+            Some(email) => state.store().user_by_email(email).await?,
+            None => None,
+        };
+        let stored = user
+            .as_ref()
+            .map(|u| u.password_hash.clone())
+            .unwrap_or_else(|| secrets::decoy_password_hash().to_string());
+        let verified =
+            tokio::task::spawn_blocking(move || secrets::verify_password(&password, &stored))
+                .await
+                .map_err(|err| ApiError::Internal(format!("password check: {err}")))?;
+        Ok(user.filter(|_| verified).map(|u| u.id))
+    })
+    .await
 }
 
 /// Endpoint 2: a token for a user id and API key.
@@ -165,28 +153,51 @@ pub async fn api_login(
     let user_id = required("userId", &request.user_id)?;
     let key = required("apiKey", &request.api_key)?;
     let seconds = lifetime(request.expires_in_sec)?;
-    let address = peer.ip();
+    // Only a well-formed id names an account (and a bounded limiter key).
+    let account = crate::store::is_id(user_id).then_some(user_id);
+    attempt(
+        &state,
+        account,
+        peer.ip(),
+        seconds,
+        APILOGIN_FAILED,
+        async {
+            let user = match account {
+                Some(id) => state.store().user_by_id(id).await?,
+                None => None,
+            };
+            Ok(user
+                .filter(|u| secrets::matches_hash(key, &u.api_key_hash))
+                .map(|u| u.id))
+        },
+    )
+    .await
+}
+
+/// One login attempt, in its turn: refused while `account` or `address` is over its failure
+/// limit; `verify` gives the user id when the credentials hold, and a token is issued for it;
+/// otherwise the failure is counted and the answer is a 401 with `failure`.
+async fn attempt(
+    state: &AppState,
+    account: Option<&str>,
+    address: IpAddr,
+    seconds: i64,
+    failure: &'static str,
+    verify: impl Future<Output = Result<Option<String>, ApiError>>,
+) -> Result<ApiJson<ClientLoginResponse>, ApiError> {
     let limits = &state.inner.limits;
     let _turn = limits
         .login_turn()
         .await
         .map_err(ApiError::TooManyRequests)?;
-    // Only a well-formed id names an account (and a bounded limiter key).
-    let account = crate::store::is_id(user_id).then_some(user_id);
     limits
         .login_allowed(account, address)
         .map_err(ApiError::TooManyRequests)?;
-    let user = match account {
-        Some(id) => state.store().user_by_id(id).await?,
-        None => None,
-    };
-    match user {
-        Some(user) if secrets::matches_hash(key, &user.api_key_hash) => {
-            issue_token(state.store(), &user.id, seconds).await
-        }
-        _ => {
+    match verify.await? {
+        Some(user) => issue_token(state.store(), &user, seconds).await,
+        None => {
             limits.login_failed(account, address);
-            Err(ApiError::Unauthorized(APILOGIN_FAILED))
+            Err(ApiError::Unauthorized(failure))
         }
     }
 }

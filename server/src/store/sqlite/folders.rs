@@ -115,19 +115,8 @@ pub(super) async fn save(
 }
 
 pub(super) async fn delete(store: &SqliteStore, user: &str, id: &str) -> Result<(), StoreError> {
-    if !is_id(id) {
-        return Err(StoreError::NotFound);
-    }
     // Subfolders, their monitors, pages, history and notifications cascade from this row.
-    let deleted = sqlx::query("DELETE FROM folders WHERE id = ? AND user_id = ?")
-        .bind(id)
-        .bind(user)
-        .execute(&store.writer)
-        .await?;
-    if deleted.rows_affected() == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+    super::delete_owned(store, "folders", user, id).await
 }
 
 /// Fills count, failedCount and pausedCount of each folder, over its whole subtree.

@@ -154,6 +154,30 @@ impl From<sqlx::Error> for StoreError {
     }
 }
 
+/// Deletes the row `id` of `table` if it is the user's (what hangs on it cascades, in this one
+/// statement); `NotFound` otherwise.
+async fn delete_owned(
+    store: &SqliteStore,
+    table: &'static str,
+    user: &str,
+    id: &str,
+) -> Result<(), StoreError> {
+    if !super::is_id(id) {
+        return Err(StoreError::NotFound);
+    }
+    let deleted = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DELETE FROM {table} WHERE id = ? AND user_id = ?"
+    )))
+    .bind(id)
+    .bind(user)
+    .execute(&store.writer)
+    .await?;
+    if deleted.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
 /// `true`/`false` as stored.
 fn flag(value: bool) -> i64 {
     i64::from(value)

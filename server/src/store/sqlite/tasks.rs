@@ -210,19 +210,8 @@ pub(super) async fn get(store: &SqliteStore, user: &str, id: &str) -> Result<Mon
 }
 
 pub(super) async fn delete(store: &SqliteStore, user: &str, id: &str) -> Result<(), StoreError> {
-    if !is_id(id) {
-        return Err(StoreError::NotFound);
-    }
-    // Pages, history and notifications go with it (ON DELETE CASCADE), in this one statement.
-    let deleted = sqlx::query("DELETE FROM tasks WHERE id = ? AND user_id = ?")
-        .bind(id)
-        .bind(user)
-        .execute(&store.writer)
-        .await?;
-    if deleted.rows_affected() == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+    // Pages, history and notifications go with the monitor (ON DELETE CASCADE).
+    super::delete_owned(store, "tasks", user, id).await
 }
 
 /// `term` as a LIKE pattern that matches it literally anywhere.
