@@ -1,7 +1,8 @@
 //! `api`: the REST service (`wachet serve`, the release binary) under load, beside a static-file
 //! ceiling.
 //!
-//! It starts `wachet serve --listen 127.0.0.1:0 --db TMP --rate-limit 0` as a child process,
+//! It starts `wachet serve --listen 127.0.0.1:0 --db TMP --rate-limit 0 --checks-in-flight 0`
+//! (the API alone, no checks) as a child process,
 //! logs in with the API key the first start prints, and seeds:
 //! - through the API: one folder holding `--monitors` monitors (default 10,000);
 //! - straight into the SQLite file (WAL, beside the running service, in big transactions that
@@ -152,6 +153,9 @@ impl Service {
                 "--listen",
                 "127.0.0.1:0",
                 "--rate-limit",
+                "0",
+                // The API alone is measured: no checks of the seeded monitors beside it.
+                "--checks-in-flight",
                 "0",
                 "--db",
             ])

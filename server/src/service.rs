@@ -41,6 +41,12 @@ impl Running {
         }
     }
 
+    /// Turns true when the shutdown starts: other parts of the service (the scheduler) stop
+    /// with the server.
+    pub fn stopping(&self) -> watch::Receiver<bool> {
+        self.stop.subscribe()
+    }
+
     /// A handle that starts the shutdown from elsewhere (a signal handler).
     pub fn stopper(&self) -> impl FnOnce() + Send + 'static {
         let stop = self.stop.clone();

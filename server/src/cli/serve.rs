@@ -3,6 +3,7 @@
 //! (`user id:`, `email:`, `password:`, `api key:`) once, then where it listens.
 
 use crate::api::{ApiSettings, LimitSettings, create_account};
+use crate::schedule::{self, ScheduleSettings};
 use crate::service;
 use crate::store::Store;
 use crate::store::cache::CachedStore;
@@ -48,6 +49,12 @@ pub struct ServeArgs {
     /// Failed logins per minute per account and per client address (0: unlimited).
     #[arg(long, env = "WACHET_LOGIN_FAILURES", default_value_t = LimitSettings::default().login_failures_per_minute)]
     login_failures: u32,
+    /// Checks running at once (0: this process runs no checks, only the API).
+    #[arg(long, env = "WACHET_CHECKS_IN_FLIGHT", default_value_t = ScheduleSettings::default().checks_in_flight)]
+    checks_in_flight: usize,
+    /// Checks rendering in Chromium (dynamicContent) at once.
+    #[arg(long, env = "WACHET_BROWSER_CHECKS_IN_FLIGHT", default_value_t = ScheduleSettings::default().browser_checks_in_flight)]
+    browser_checks_in_flight: usize,
     /// E-mail address of the user created on a database without users.
     #[arg(long, env = "WACHET_ADMIN_EMAIL", default_value = "admin@localhost")]
     admin_email: String,
@@ -100,7 +107,14 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let shared: Arc<dyn Store> = Arc::new(CachedStore::new(store.clone()));
-    let running = service::start(listener, shared, Arc::new(engine), settings).await?;
+    let checker: Arc<dyn wachet::Checker> = Arc::new(engine);
+    let running = service::start(listener, shared.clone(), checker.clone(), settings).await?;
+    let schedule = ScheduleSettings {
+        checks_in_flight: args.checks_in_flight,
+        browser_checks_in_flight: args.browser_checks_in_flight,
+        ..ScheduleSettings::default()
+    };
+    let scheduler = tokio::spawn(schedule::run(shared, checker, schedule, running.stopping()));
     let signal = service::shutdown_signal().context("cannot install the signal handlers")?;
     let stop = running.stopper();
     tokio::spawn(async move {
@@ -109,6 +123,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     });
     println!("listening on http://{}", running.addr());
     running.wait().await.context("the server failed")?;
+    let _ = scheduler.await;
     store.close().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -8,8 +8,8 @@
 //! bounded; when one is full, new entries are simply not cached.
 
 use super::{
-    FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError, TimeKey,
-    TimePage, TokenRecord, UserRecord,
+    DueCheck, FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError,
+    TimeKey, TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use dashmap::DashMap;
@@ -207,6 +207,24 @@ impl<S: Store> Store for CachedStore<S> {
             self.forget_task(id);
         }
         moved
+    }
+
+    async fn claim_due(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<DueCheck>, StoreError> {
+        self.inner.claim_due(now, lease_until, limit).await
+    }
+
+    async fn finish_check(
+        &self,
+        task: &str,
+        version: Millis,
+        next_check_at: Millis,
+    ) -> Result<(), StoreError> {
+        self.inner.finish_check(task, version, next_check_at).await
     }
 
     async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {

@@ -201,6 +201,18 @@ pub struct NewNotification {
     pub html: String,
 }
 
+/// A monitor claimed for a check by [`Store::claim_due`].
+#[derive(Debug, Clone)]
+pub struct DueCheck {
+    /// The monitor as it is now (id, definition, latest data).
+    pub monitor: Monitor,
+    /// When it was due.
+    pub due_at: Millis,
+    /// The version of its definition (the time it was last written); a check of an older
+    /// version does not move the schedule of the newer one.
+    pub version: Millis,
+}
+
 /// The service's storage. See the module docs for the rules every method follows.
 ///
 /// Each method that writes does so in one transaction, so no caller ever sees half of a write and
@@ -286,6 +298,27 @@ pub trait Store: Send + Sync + 'static {
     /// `NotFound` when the target or a moved id is not the user's; `Invalid { field:
     /// "folderIds" }` when a folder would move into itself or its own subtree.
     async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError>;
+
+    // --- schedule
+
+    /// Claims up to `limit` active monitors due at `now` (their next check time has come and no
+    /// check holds them), earliest first, and holds each with a lease until `lease_until`: a
+    /// check that never finishes (the process died) frees its monitor when the lease ends.
+    async fn claim_due(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<DueCheck>, StoreError>;
+    /// Ends the check of a claimed monitor: frees it and, unless its definition changed since
+    /// `version` (an update schedules its own first check), sets its next check time.
+    /// A monitor deleted meanwhile is no error.
+    async fn finish_check(
+        &self,
+        task: &str,
+        version: Millis,
+        next_check_at: Millis,
+    ) -> Result<(), StoreError>;
 
     // --- history
 

@@ -8,6 +8,7 @@ mod history;
 mod http;
 mod isolation;
 mod openapi;
+mod schedule;
 mod tasks;
 
 use reqwest::Method;
@@ -95,6 +96,30 @@ impl Reply {
 impl Api {
     pub async fn start() -> Api {
         Api::start_with(ApiSettings::default()).await
+    }
+
+    /// The API with the scheduler running beside it, as `wachet serve` runs them, with a
+    /// minimum recurrence of 1 s.
+    pub async fn start_checking() -> Api {
+        let settings = ApiSettings {
+            min_recurrence: 1,
+            ..ApiSettings::default()
+        };
+        let api = Api::start_with(settings).await;
+        let running = api.running.as_ref().unwrap();
+        let checker = Arc::new(
+            Engine::builder()
+                .allow_private_networks(true)
+                .build()
+                .unwrap(),
+        );
+        tokio::spawn(wachet_server::schedule::run(
+            api.store.clone(),
+            checker,
+            wachet_server::schedule::ScheduleSettings::default(),
+            running.stopping(),
+        ));
+        api
     }
 
     pub async fn start_with(settings: ApiSettings) -> Api {

@@ -10,12 +10,13 @@
 mod folders;
 mod history;
 mod notifications;
+mod schedule;
 mod tasks;
 mod users;
 
 use super::{
-    FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError, TimeKey,
-    TimePage, TokenRecord, UserRecord,
+    DueCheck, FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError,
+    TimeKey, TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use sqlx::sqlite::{
@@ -287,6 +288,24 @@ impl Store for SqliteStore {
 
     async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError> {
         folders::move_items(self, user, request).await
+    }
+
+    async fn claim_due(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<DueCheck>, StoreError> {
+        schedule::claim_due(self, now, lease_until, limit).await
+    }
+
+    async fn finish_check(
+        &self,
+        task: &str,
+        version: Millis,
+        next_check_at: Millis,
+    ) -> Result<(), StoreError> {
+        schedule::finish_check(self, task, version, next_check_at).await
     }
 
     async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {

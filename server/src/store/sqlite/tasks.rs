@@ -53,6 +53,13 @@ struct Columns {
     paused: i64,
 }
 
+impl Columns {
+    /// A new or changed active monitor is checked at once; a paused one never.
+    fn first_check(&self, now: i64) -> Option<i64> {
+        (self.paused == 0).then_some(now)
+    }
+}
+
 fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
     let stored = Monitor {
         id: None,
@@ -117,8 +124,8 @@ pub(super) async fn create(
     }
     sqlx::query(
         "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
-         definition, paused, created_at, updated_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         definition, paused, created_at, updated_at, next_check_at) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&id)
     .bind(user)
@@ -132,6 +139,7 @@ pub(super) async fn create(
     .bind(c.paused)
     .bind(now)
     .bind(now)
+    .bind(c.first_check(now))
     .execute(&mut *tx)
     .await?;
     let created = fetch(&mut tx, user, &id).await?;
@@ -150,14 +158,15 @@ pub(super) async fn update(
         .filter(|id| is_id(id))
         .ok_or(StoreError::NotFound)?;
     let c = columns(monitor)?;
+    let now = now_millis();
     let mut tx = store.write().await?;
     if let Some(folder) = monitor.folder_id.as_deref() {
         check_folder(&mut tx, user, folder, "folderId").await?;
     }
     let updated = sqlx::query(
         "UPDATE tasks SET folder_id = COALESCE(?, folder_id), name = ?, sort_key = ?, url = ?, \
-         note = ?, search_text = ?, definition = ?, paused = ?, updated_at = ? \
-         WHERE id = ? AND user_id = ?",
+         note = ?, search_text = ?, definition = ?, paused = ?, updated_at = ?, \
+         next_check_at = ? WHERE id = ? AND user_id = ?",
     )
     .bind(&monitor.folder_id)
     .bind(&c.name)
@@ -167,7 +176,8 @@ pub(super) async fn update(
     .bind(&c.search_text)
     .bind(&c.definition)
     .bind(c.paused)
-    .bind(now_millis())
+    .bind(now)
+    .bind(c.first_check(now))
     .bind(id)
     .bind(user)
     .execute(&mut *tx)
