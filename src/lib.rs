@@ -33,11 +33,13 @@
 //! - [`extract`]: HTML5 parsing, XPath 1.0, rendered text, regex: from page to value.
 //! - [`crawl`]: the Portal crawler: link following, scope, filters, dedup, rate limits.
 //! - [`diff`]: word-level diffs between values.
+//! - [`alerts`]: which notifications a check raises, as a pure function of the state before it.
 //! - [`engine`]: the [`Engine`] that runs checks, configured with [`EngineBuilder`].
 //! - `testing` (feature `testing`): a fixture HTTP server for regression suites.
 
 #![warn(missing_docs)]
 
+pub mod alerts;
 pub mod check;
 pub mod crawl;
 pub mod diff;

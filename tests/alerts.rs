@@ -1,0 +1,1097 @@
+//! `wachet::alerts` against DECISIONS.md's table: every AlertType and CompareType, Portal pages,
+//! the baseline, number forms, edge-triggering, and the flapping and always-failing pages of
+//! issue 10's bad input. Each case runs a sequence of checks through one `AlertState` and
+//! compares what every check raised.
+
+use wachet::alerts::{
+    AlertState, Check, LastCheck, Raised, Subject, evaluate, first_number, operand,
+};
+use wachet::model::{Alert, AlertParameters, AlertType, ClientData, CompareType, JobType};
+
+/// A check in a sequence: a value, or a failure written `!error text`.
+fn check(spec: &str) -> Check<'_> {
+    match spec.strip_prefix('!') {
+        Some(error) => Check::Failed(error),
+        None => Check::Value(spec),
+    }
+}
+
+fn alert(kind: AlertType, value: &str) -> Alert {
+    Alert {
+        kind,
+        value: (!value.is_empty()).then(|| value.to_string()),
+        parameters: None,
+    }
+}
+
+fn compared(kind: AlertType, value: &str, compare: CompareType) -> Alert {
+    Alert {
+        kind,
+        value: (!value.is_empty()).then(|| value.to_string()),
+        parameters: Some(AlertParameters {
+            compare,
+            value: None,
+        }),
+    }
+}
+
+/// Everything each check of `checks` raised, in order.
+fn run(alerts: &[Alert], subject: Subject<'_>, checks: &[&str]) -> Vec<Vec<Raised>> {
+    let mut state = AlertState::default();
+    checks
+        .iter()
+        .map(|spec| state.observe(check(spec), alerts, subject))
+        .collect()
+}
+
+/// The synthetic expressions each check raised: the readable form of a sequence's outcome.
+fn said(alerts: &[Alert], subject: Subject<'_>, checks: &[&str]) -> Vec<Vec<String>> {
+    run(alerts, subject, checks)
+        .into_iter()
+        .map(|raised| raised.into_iter().map(|r| r.synthetic_expression).collect())
+        .collect()
+}
+
+/// `said` for a SinglePage monitor with one alert.
+fn single(alert: Alert, checks: &[&str]) -> Vec<Vec<String>> {
+    said(&[alert], Subject::SinglePage, checks)
+}
+
+fn expect(lists: &[&[&str]]) -> Vec<Vec<String>> {
+    lists
+        .iter()
+        .map(|list| list.iter().map(|s| s.to_string()).collect())
+        .collect()
+}
+
+/// One row of a table: an alert, the checks, what each check must raise.
+struct Case {
+    name: &'static str,
+    alert: Alert,
+    checks: &'static [&'static str],
+    raised: &'static [&'static [&'static str]],
+}
+
+fn run_table(cases: &[Case]) {
+    for case in cases {
+        assert_eq!(
+            single(case.alert.clone(), case.checks),
+            expect(case.raised),
+            "case {:?}: {:?}",
+            case.name,
+            case.checks
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The baseline and Error
+
+#[test]
+fn the_first_check_is_the_baseline_for_every_alert_type() {
+    // Each alert would fire if the first value were compared with anything.
+    let alerts: Vec<Alert> = AlertType::ALL
+        .iter()
+        .map(|&kind| alert(kind, ""))
+        .chain([
+            alert(AlertType::Eq, "Tea 12 in stock"),
+            alert(AlertType::Contains, "in stock"),
+            alert(AlertType::NotContains, "sold out"),
+            alert(AlertType::Gt, "5"),
+            alert(AlertType::Lt, "50"),
+        ])
+        .collect();
+    assert_eq!(AlertType::ALL.len(), 11);
+    for subject in [
+        Subject::SinglePage,
+        Subject::Portal,
+        Subject::PortalPage { url: "https://a/" },
+    ] {
+        let first = run(&alerts, subject, &["Tea 12 in stock"]);
+        assert_eq!(first, vec![Vec::<Raised>::new()], "{subject:?}");
+    }
+    // A failed first check raises Error, and only Error.
+    let first = run(&alerts, Subject::SinglePage, &["!HTTP 503"]);
+    let kinds: Vec<AlertType> = first[0].iter().map(|r| r.alert.kind).collect();
+    assert_eq!(kinds, [AlertType::Error]);
+    assert_eq!(first[0][0].error.as_deref(), Some("HTTP 503"));
+    assert_eq!(first[0][0].current, None);
+}
+
+#[test]
+fn error_raises_once_then_one_recovery() {
+    let alerts = [alert(AlertType::Error, "")];
+    let raised = run(
+        &alerts,
+        Subject::SinglePage,
+        &[
+            "up",
+            "!timeout",
+            "!HTTP 500",
+            "!timeout",
+            "up again",
+            "up again",
+            "!HTTP 404",
+        ],
+    );
+    let shape: Vec<Vec<(String, Option<String>)>> = raised
+        .iter()
+        .map(|list| {
+            list.iter()
+                .map(|r| (r.synthetic_expression.clone(), r.error.clone()))
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            vec![],
+            vec![("check failed".to_string(), Some("timeout".to_string()))],
+            vec![],
+            vec![],
+            vec![("recovered".to_string(), None)],
+            vec![],
+            vec![("check failed".to_string(), Some("HTTP 404".to_string()))],
+        ]
+    );
+    let recovery = &raised[4][0];
+    assert!(recovery.is_recovery());
+    assert!(!raised[1][0].is_recovery());
+    assert_eq!(recovery.current.as_deref(), Some("up again"));
+    assert_eq!(recovery.comparand.as_deref(), Some("up"));
+    assert_eq!(recovery.job_type, JobType::SinglePage);
+    assert_eq!(recovery.alert, alerts[0]);
+}
+
+#[test]
+fn a_page_that_fails_every_check_raises_one_error() {
+    let alerts = [
+        alert(AlertType::Error, ""),
+        alert(AlertType::NotEq, ""),
+        alert(AlertType::NotContains, "in stock"),
+        alert(AlertType::Eq, ""),
+        alert(AlertType::Removed, ""),
+    ];
+    let checks = ["!connection refused"; 20];
+    let raised = said(&alerts, Subject::SinglePage, &checks);
+    let total: usize = raised.iter().map(Vec::len).sum();
+    assert_eq!(total, 1);
+    assert_eq!(raised[0], ["check failed"]);
+}
+
+#[test]
+fn a_failed_check_raises_nothing_but_error_and_value_conditions_skip_it() {
+    let alerts = [
+        alert(AlertType::Error, ""),
+        alert(AlertType::NotEq, ""),
+        alert(AlertType::Contains, "in stock"),
+    ];
+    assert_eq!(
+        said(
+            &alerts,
+            Subject::SinglePage,
+            &[
+                "in stock", "!timeout", "in stock", "!timeout", "sold out", "in stock"
+            ],
+        ),
+        expect(&[
+            &[],
+            &["check failed"],
+            // Same value and condition as before the outage: only the recovery.
+            &["recovered"],
+            &["check failed"],
+            &["recovered", "content changed"],
+            &["content changed", "contains \"in stock\""],
+        ])
+    );
+    // NotEq after an outage compares with the last successful value.
+    let raised = run(
+        &alerts[1..2],
+        Subject::SinglePage,
+        &["12 EUR", "!timeout", "14 EUR"],
+    );
+    assert_eq!(raised[2][0].comparand.as_deref(), Some("12 EUR"));
+    assert_eq!(raised[2][0].current.as_deref(), Some("14 EUR"));
+}
+
+#[test]
+fn after_failed_first_checks_the_first_value_has_nothing_before_it() {
+    // No previous value: an edge-triggered condition true now raises; comparisons wait.
+    assert_eq!(
+        said(
+            &[
+                alert(AlertType::Contains, "in stock"),
+                alert(AlertType::NotEq, ""),
+                alert(AlertType::Added, ""),
+                alert(AlertType::Increased, ""),
+            ],
+            Subject::SinglePage,
+            &["!timeout", "!timeout", "3 in stock", "4 in stock"],
+        ),
+        expect(&[
+            &[],
+            &[],
+            &["contains \"in stock\""],
+            &[
+                "content changed",
+                "text added",
+                "number increased from 3 to 4"
+            ],
+        ])
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every AlertType, with every CompareType
+
+#[test]
+fn not_eq_with_every_compare_type() {
+    use CompareType::*;
+    run_table(&[
+        Case {
+            name: "All: any difference",
+            alert: compared(AlertType::NotEq, "", All),
+            checks: &["Tea 12", "Tea 12", "Tea 14", "tea 14", "tea 14"],
+            raised: &[&[], &[], &["content changed"], &["content changed"], &[]],
+        },
+        Case {
+            name: "CaseInsensitive: case alone is no change",
+            alert: compared(AlertType::NotEq, "", CaseInsensitive),
+            checks: &["Tea 12", "TEA 12", "tea 14"],
+            raised: &[&[], &[], &["content changed"]],
+        },
+        Case {
+            name: "Added: only changes that add text",
+            alert: compared(AlertType::NotEq, "", Added),
+            checks: &["a b c", "a c", "a c d", "a x d"],
+            raised: &[&[], &[], &["content changed"], &["content changed"]],
+        },
+        Case {
+            name: "Removed: only changes that remove text",
+            alert: compared(AlertType::NotEq, "", Removed),
+            checks: &["a c", "a b c", "a c", "a c"],
+            raised: &[&[], &[], &["content changed"], &[]],
+        },
+    ]);
+    // The comparand is the previous value.
+    let raised = run(
+        &[alert(AlertType::NotEq, "")],
+        Subject::SinglePage,
+        &["old", "new"],
+    );
+    assert_eq!(raised[1][0].comparand.as_deref(), Some("old"));
+    assert_eq!(raised[1][0].current.as_deref(), Some("new"));
+    assert_eq!(raised[1][0].error, None);
+}
+
+#[test]
+fn eq_with_every_compare_type() {
+    use CompareType::*;
+    run_table(&[
+        Case {
+            name: "All",
+            alert: compared(AlertType::Eq, "sold out", All),
+            checks: &["in stock", "sold out", "sold out", "Sold Out", "sold out"],
+            raised: &[
+                &[],
+                &["equals \"sold out\""],
+                &[],
+                &[],
+                &["equals \"sold out\""],
+            ],
+        },
+        Case {
+            name: "CaseInsensitive",
+            alert: compared(AlertType::Eq, "Sold Out", CaseInsensitive),
+            checks: &["in stock", "SOLD OUT", "sold out", "in stock"],
+            raised: &[&[], &["equals \"Sold Out\" (any case)"], &[], &[]],
+        },
+        Case {
+            name: "Added: the text the change added",
+            alert: compared(AlertType::Eq, "3", Added),
+            checks: &["Items: 2", "Items: 3", "Items: 3", "Items: 4"],
+            raised: &[&[], &["added text equals \"3\""], &[], &[]],
+        },
+        Case {
+            name: "Removed: the text the change removed",
+            alert: compared(AlertType::Eq, "2", Removed),
+            checks: &["Items: 2", "Items: 3", "Items: 2"],
+            raised: &[&[], &["removed text equals \"2\""], &[]],
+        },
+    ]);
+}
+
+#[test]
+fn contains_with_every_compare_type() {
+    use CompareType::*;
+    run_table(&[
+        Case {
+            name: "All",
+            alert: compared(AlertType::Contains, "in stock", All),
+            checks: &[
+                "Tea sold out",
+                "Tea in stock",
+                "Tea in stock, 3 left",
+                "Tea IN STOCK",
+            ],
+            raised: &[&[], &["contains \"in stock\""], &[], &[]],
+        },
+        Case {
+            name: "CaseInsensitive",
+            alert: compared(AlertType::Contains, "In Stock", CaseInsensitive),
+            checks: &["Tea sold out", "Tea IN STOCK", "Tea in stock"],
+            raised: &[&[], &["contains \"In Stock\" (any case)"], &[]],
+        },
+        Case {
+            // Already in the page before: only a change that adds it again raises.
+            name: "Added",
+            alert: compared(AlertType::Contains, "sale", Added),
+            checks: &[
+                "Tea: sale",
+                "Tea: sale\nCoffee: 4",
+                "Tea: sale\nCoffee: sale",
+                "Tea: sale\nCoffee: sale",
+            ],
+            raised: &[&[], &[], &["added text contains \"sale\""], &[]],
+        },
+        Case {
+            name: "Removed",
+            alert: compared(AlertType::Contains, "sale", Removed),
+            checks: &[
+                "Tea: sale\nCoffee: 4",
+                "Tea: 5\nCoffee: 4",
+                "Tea: 5\nCoffee: 4",
+            ],
+            raised: &[&[], &["removed text contains \"sale\""], &[]],
+        },
+    ]);
+}
+
+#[test]
+fn not_contains_with_every_compare_type() {
+    use CompareType::*;
+    run_table(&[
+        Case {
+            name: "All",
+            alert: compared(AlertType::NotContains, "in stock", All),
+            checks: &[
+                "Tea in stock",
+                "Tea sold out",
+                "Tea gone",
+                "Tea in stock",
+                "Tea sold out",
+            ],
+            raised: &[
+                &[],
+                &["does not contain \"in stock\""],
+                &[],
+                &[],
+                &["does not contain \"in stock\""],
+            ],
+        },
+        Case {
+            name: "CaseInsensitive",
+            alert: compared(AlertType::NotContains, "in stock", CaseInsensitive),
+            checks: &["Tea IN STOCK", "Tea In Stock", "Tea sold out"],
+            raised: &[&[], &[], &["does not contain \"in stock\" (any case)"]],
+        },
+        Case {
+            // A check that added nothing has nothing to look at: no raise while unchanged.
+            name: "Added",
+            alert: compared(AlertType::NotContains, "free", Added),
+            checks: &["a", "a", "a free", "a free", "a free b"],
+            raised: &[
+                &[],
+                &[],
+                &[],
+                &[],
+                &["added text does not contain \"free\""],
+            ],
+        },
+        Case {
+            name: "Removed",
+            alert: compared(AlertType::NotContains, "free", Removed),
+            checks: &["a free b", "a free", "a free"],
+            raised: &[&[], &["removed text does not contain \"free\""], &[]],
+        },
+    ]);
+}
+
+#[test]
+fn gt_and_lt_with_every_compare_type() {
+    use CompareType::*;
+    run_table(&[
+        Case {
+            name: "Gt All",
+            alert: compared(AlertType::Gt, "100", All),
+            checks: &[
+                "Price 90",
+                "Price 120",
+                "Price 130",
+                "Price 100",
+                "Price 101",
+            ],
+            raised: &[&[], &["number > 100"], &[], &[], &["number > 100"]],
+        },
+        Case {
+            name: "Gt CaseInsensitive reads numbers the same",
+            alert: compared(AlertType::Gt, "100", CaseInsensitive),
+            checks: &["Price 90", "PRICE 120"],
+            raised: &[&[], &["number > 100"]],
+        },
+        Case {
+            name: "Gt Added: the number the change added",
+            alert: compared(AlertType::Gt, "100", Added),
+            checks: &["Price 500, shipping 5", "Price 500, shipping 150"],
+            raised: &[&[], &["added text number > 100"]],
+        },
+        Case {
+            name: "Gt Removed: the number the change removed",
+            alert: compared(AlertType::Gt, "100", Removed),
+            checks: &["Price 500, shipping 150", "Price 500, shipping 5"],
+            raised: &[&[], &["removed text number > 100"]],
+        },
+        Case {
+            name: "Lt All",
+            alert: compared(AlertType::Lt, "10", All),
+            checks: &["Stock: 12", "Stock: 9", "Stock: 3", "Stock: 10", "Stock: 2"],
+            raised: &[&[], &["number < 10"], &[], &[], &["number < 10"]],
+        },
+        Case {
+            name: "Lt CaseInsensitive",
+            alert: compared(AlertType::Lt, "10", CaseInsensitive),
+            checks: &["Stock: 12", "STOCK: 9"],
+            raised: &[&[], &["number < 10"]],
+        },
+        Case {
+            name: "Lt Added",
+            alert: compared(AlertType::Lt, "10", Added),
+            checks: &["Stock: 12 of 40", "Stock: 12 of 5"],
+            raised: &[&[], &["added text number < 10"]],
+        },
+        Case {
+            name: "Lt Removed",
+            alert: compared(AlertType::Lt, "10", Removed),
+            checks: &["Stock: 12 of 5", "Stock: 12 of 40"],
+            raised: &[&[], &["removed text number < 10"]],
+        },
+        Case {
+            name: "a value without a number is not greater",
+            alert: compared(AlertType::Gt, "100", All),
+            checks: &["sold out", "150", "sold out", "150"],
+            raised: &[&[], &["number > 100"], &[], &["number > 100"]],
+        },
+        Case {
+            name: "an operand without a number never raises",
+            alert: compared(AlertType::Gt, "many", All),
+            checks: &["1", "500"],
+            raised: &[&[], &[]],
+        },
+    ]);
+    let raised = run(
+        &[alert(AlertType::Gt, "100")],
+        Subject::SinglePage,
+        &["90", "120"],
+    );
+    assert_eq!(raised[1][0].comparand.as_deref(), Some("100"));
+    assert_eq!(raised[1][0].current.as_deref(), Some("120"));
+}
+
+#[test]
+fn increased_and_decreased_with_every_compare_type() {
+    use CompareType::*;
+    run_table(&[
+        Case {
+            name: "Increased, absolute operand: strictly more than",
+            alert: compared(AlertType::Increased, "10", All),
+            checks: &[
+                "Price 100",
+                "Price 110",
+                "Price 121",
+                "Price 50",
+                "Price 200",
+            ],
+            raised: &[
+                &[],
+                &[],
+                &["number increased from 110 to 121"],
+                &[],
+                &["number increased from 50 to 200"],
+            ],
+        },
+        Case {
+            name: "Increased, empty operand: any rise",
+            alert: compared(AlertType::Increased, "", All),
+            checks: &["3.50", "3.51", "3.51", "3.49"],
+            raised: &[&[], &["number increased from 3.5 to 3.51"], &[], &[]],
+        },
+        Case {
+            name: "Increased CaseInsensitive",
+            alert: compared(AlertType::Increased, "", CaseInsensitive),
+            checks: &["EUR 3", "eur 4"],
+            raised: &[&[], &["number increased from 3 to 4"]],
+        },
+        Case {
+            name: "Increased Added: removed number to added number, anywhere in the value",
+            alert: compared(AlertType::Increased, "", Added),
+            checks: &[
+                "Price 12, shipping 5",
+                "Price 12, shipping 7",
+                "Price 11, shipping 7",
+            ],
+            raised: &[&[], &["number increased from 5 to 7"], &[]],
+        },
+        Case {
+            name: "Decreased Removed",
+            alert: compared(AlertType::Decreased, "", Removed),
+            checks: &["Price 12, shipping 5", "Price 12, shipping 3"],
+            raised: &[&[], &["number decreased from 5 to 3"]],
+        },
+        Case {
+            name: "Decreased, absolute operand",
+            alert: compared(AlertType::Decreased, "1", All),
+            checks: &["10", "9", "7.5", "9"],
+            raised: &[&[], &[], &["number decreased from 9 to 7.5"], &[]],
+        },
+        Case {
+            name: "Decreased, empty operand",
+            alert: compared(AlertType::Decreased, "", All),
+            checks: &["10", "11", "10.99"],
+            raised: &[&[], &[], &["number decreased from 11 to 10.99"]],
+        },
+        Case {
+            name: "no number before or now: nothing",
+            alert: compared(AlertType::Increased, "", All),
+            checks: &["sold out", "12", "sold out", "14"],
+            raised: &[&[], &[], &[], &[]],
+        },
+    ]);
+}
+
+#[test]
+fn percent_operands_are_relative_to_the_previous_number() {
+    run_table(&[
+        Case {
+            name: "Increased 5%: exactly 5% is not more than 5%",
+            alert: alert(AlertType::Increased, "5%"),
+            checks: &["100", "105", "110.26", "110.26"],
+            raised: &[&[], &[], &["number increased from 105 to 110.26"], &[]],
+        },
+        Case {
+            name: "Decreased 5%, with a space before the sign",
+            alert: alert(AlertType::Decreased, "5 %"),
+            checks: &["1,234.50 EUR", "1 173,00 EUR", "1 100,00 EUR"],
+            raised: &[&[], &[], &["number decreased from 1173 to 1100"]],
+        },
+        Case {
+            name: "10% of 3.5 is 0.35 exactly: 3.85 is not more",
+            alert: alert(AlertType::Increased, "10%"),
+            checks: &["3.5", "3.85", "4.3"],
+            raised: &[&[], &[], &["number increased from 3.85 to 4.3"]],
+        },
+        Case {
+            name: "5% of a negative number: its magnitude",
+            alert: alert(AlertType::Increased, "5%"),
+            checks: &["-100", "-96", "-90"],
+            raised: &[&[], &[], &["number increased from -96 to -90"]],
+        },
+        Case {
+            name: "the same number as an absolute operand is not relative",
+            alert: alert(AlertType::Increased, "5"),
+            checks: &["1000", "1006"],
+            raised: &[&[], &["number increased from 1000 to 1006"]],
+        },
+    ]);
+}
+
+#[test]
+fn added_and_removed_on_a_single_page() {
+    use CompareType::*;
+    run_table(&[
+        Case {
+            name: "Added, empty operand: any added text",
+            alert: compared(AlertType::Added, "", All),
+            checks: &["a b", "a b", "a b c", "a c"],
+            raised: &[&[], &[], &["text added"], &[]],
+        },
+        Case {
+            name: "Added with an operand",
+            alert: compared(AlertType::Added, "sale", All),
+            checks: &[
+                "Tea",
+                "Tea\nCoffee",
+                "Tea\nCoffee\nCake on sale",
+                "Tea\nCoffee",
+            ],
+            raised: &[&[], &[], &["added \"sale\""], &[]],
+        },
+        Case {
+            name: "Added is per change: the same text added again raises again",
+            alert: compared(AlertType::Added, "new", Added),
+            checks: &["x", "x\nnew 1", "x\nnew 1\nnew 2"],
+            raised: &[&[], &["added \"new\""], &["added \"new\""]],
+        },
+        Case {
+            name: "Added, CaseInsensitive",
+            alert: compared(AlertType::Added, "SALE", CaseInsensitive),
+            checks: &["Tea", "Tea\nCake on Sale"],
+            raised: &[&[], &["added \"SALE\""]],
+        },
+        Case {
+            name: "Added with compare Removed still looks at added text",
+            alert: compared(AlertType::Added, "sale", Removed),
+            checks: &["Tea", "Tea\nCake on sale"],
+            raised: &[&[], &["added \"sale\""]],
+        },
+        Case {
+            name: "Removed, empty operand",
+            alert: compared(AlertType::Removed, "", All),
+            checks: &["a b c", "a b c d", "a c d"],
+            raised: &[&[], &[], &["text removed"]],
+        },
+        Case {
+            name: "Removed with an operand",
+            alert: compared(AlertType::Removed, "in stock", All),
+            checks: &["Tea in stock\nCoffee", "Tea in stock", "Tea"],
+            raised: &[&[], &[], &["removed \"in stock\""]],
+        },
+        Case {
+            name: "Removed, CaseInsensitive",
+            alert: compared(AlertType::Removed, "IN STOCK", CaseInsensitive),
+            checks: &["Tea\nCoffee in stock", "Tea"],
+            raised: &[&[], &["removed \"IN STOCK\""]],
+        },
+    ]);
+    let raised = run(
+        &[alert(AlertType::Added, "sale")],
+        Subject::SinglePage,
+        &["Tea", "Tea\nCake on sale\nPie on sale"],
+    );
+    assert_eq!(raised[1][0].matches, ["Cake on sale\nPie on sale"]);
+    assert_eq!(raised[1][0].comparand.as_deref(), Some("Tea"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Edge-triggering and flapping values
+
+#[test]
+fn a_condition_that_stays_true_raises_once() {
+    run_table(&[
+        Case {
+            name: "Eq",
+            alert: alert(AlertType::Eq, "in stock"),
+            checks: &["sold out", "in stock", "in stock", "in stock", "in stock"],
+            raised: &[&[], &["equals \"in stock\""], &[], &[], &[]],
+        },
+        Case {
+            name: "Contains",
+            alert: alert(AlertType::Contains, "in stock"),
+            checks: &[
+                "sold out",
+                "in stock",
+                "3 in stock",
+                "2 in stock",
+                "1 in stock",
+            ],
+            raised: &[&[], &["contains \"in stock\""], &[], &[], &[]],
+        },
+        Case {
+            name: "NotContains",
+            alert: alert(AlertType::NotContains, "sold out"),
+            checks: &[
+                "sold out",
+                "in stock",
+                "3 in stock",
+                "2 in stock",
+                "1 in stock",
+            ],
+            raised: &[&[], &["does not contain \"sold out\""], &[], &[], &[]],
+        },
+        Case {
+            name: "Gt",
+            alert: alert(AlertType::Gt, "10"),
+            checks: &["5", "50", "42", "11", "12"],
+            raised: &[&[], &["number > 10"], &[], &[], &[]],
+        },
+        Case {
+            name: "Lt",
+            alert: alert(AlertType::Lt, "100"),
+            checks: &["500", "50", "42", "99", "1"],
+            raised: &[&[], &["number < 100"], &[], &[], &[]],
+        },
+        Case {
+            name: "true from the baseline on: never raised",
+            alert: alert(AlertType::Contains, "in stock"),
+            checks: &["in stock", "in stock", "3 in stock"],
+            raised: &[&[], &[], &[]],
+        },
+    ]);
+}
+
+#[test]
+fn a_value_alternating_between_two_values() {
+    let alerts = [
+        alert(AlertType::NotEq, ""),
+        alert(AlertType::Eq, "A"),
+        alert(AlertType::Error, ""),
+    ];
+    let checks = ["A", "B", "A", "B", "A", "B"];
+    assert_eq!(
+        said(&alerts, Subject::SinglePage, &checks),
+        expect(&[
+            &[],
+            &["content changed"],
+            &["content changed", "equals \"A\""],
+            &["content changed"],
+            &["content changed", "equals \"A\""],
+            &["content changed"],
+        ])
+    );
+    // Alternating between a value and a failure: one Error and one recovery per edge, and the
+    // value conditions quiet (the value never changed).
+    assert_eq!(
+        said(
+            &alerts,
+            Subject::SinglePage,
+            &["A", "!500", "A", "!500", "A"]
+        ),
+        expect(&[
+            &[],
+            &["check failed"],
+            &["recovered"],
+            &["check failed"],
+            &["recovered"]
+        ])
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numbers
+
+#[test]
+fn numbers_in_every_written_form() {
+    let table: &[(&str, Option<f64>)] = &[
+        ("1,234.50", Some(1234.5)),
+        ("1 234,50", Some(1234.5)),
+        ("1.234,50", Some(1234.5)),
+        ("1\u{a0}234,50 €", Some(1234.5)),
+        ("1\u{202f}234,50 €", Some(1234.5)),
+        ("1\u{2009}234.50", Some(1234.5)),
+        ("CHF 1'234.50", Some(1234.5)),
+        ("1,234,567.25", Some(1_234_567.25)),
+        ("1.234.567,25", Some(1_234_567.25)),
+        ("1 234 567", Some(1_234_567.0)),
+        ("Price: 3.50 EUR", Some(3.5)),
+        ("Price: 3,50 EUR", Some(3.5)),
+        ("1,234", Some(1234.0)),
+        ("1.234", Some(1234.0)),
+        ("0.125", Some(0.125)),
+        ("12,34", Some(12.34)),
+        ("1234.5", Some(1234.5)),
+        ("1234,567", Some(1234.567)),
+        ("-5", Some(-5.0)),
+        ("Temperature: -3.5 °C", Some(-3.5)),
+        ("\u{2212}1 234,50", Some(-1234.5)),
+        ("+7", Some(7.0)),
+        ("A-4", Some(4.0)),
+        ("Mon-Fri 9-17", Some(9.0)),
+        ("12 items, 3 left", Some(12.0)),
+        ("version 2.0.1", Some(2.0)),
+        ("sold out", None),
+        ("", None),
+    ];
+    for &(text, number) in table {
+        assert_eq!(first_number(text), number, "{text:?}");
+    }
+}
+
+#[test]
+fn gt_and_lt_read_both_thousands_forms() {
+    for value in [
+        "Total: 1,234.50 EUR",
+        "Total: 1 234,50 EUR",
+        "Total: 1.234,50 EUR",
+    ] {
+        for (alert, fires) in [
+            (alert(AlertType::Gt, "1234.49"), true),
+            (alert(AlertType::Gt, "1234.50"), false),
+            (alert(AlertType::Lt, "1 234,51"), true),
+            (alert(AlertType::Lt, "1,234.5"), false),
+        ] {
+            let baseline = if alert.kind == AlertType::Gt {
+                "0"
+            } else {
+                "99999"
+            };
+            let raised = single(alert.clone(), &[baseline, value]);
+            assert_eq!(!raised[1].is_empty(), fires, "{alert:?} on {value:?}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Portal monitors
+
+const SITE: &str = "https://shop.example/\nhttps://shop.example/coffee\nhttps://shop.example/tea";
+
+#[test]
+fn portal_added_and_removed_speak_of_pages() {
+    let alerts = [
+        alert(AlertType::NotEq, ""),
+        alert(AlertType::Added, ""),
+        alert(AlertType::Removed, ""),
+        alert(AlertType::Added, "/sale"),
+    ];
+    let grown = "https://shop.example/\nhttps://shop.example/cake\nhttps://shop.example/coffee\n\
+                 https://shop.example/sale\nhttps://shop.example/tea";
+    let shrunk = "https://shop.example/\nhttps://shop.example/cake\nhttps://shop.example/tea\n\
+                  https://shop.example/x";
+    let raised = run(&alerts, Subject::Portal, &[SITE, SITE, grown, shrunk]);
+    let said: Vec<Vec<&str>> = raised
+        .iter()
+        .map(|list| {
+            list.iter()
+                .map(|r| r.synthetic_expression.as_str())
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        said,
+        vec![
+            vec![],
+            vec![],
+            vec!["2 pages added", "2 pages added", "1 page added"],
+            vec![
+                "1 page added, 2 pages removed",
+                "1 page added",
+                "2 pages removed"
+            ],
+        ]
+    );
+    let added = &raised[2][1];
+    assert_eq!(added.job_type, JobType::Portal);
+    assert_eq!(added.page_url, None);
+    assert_eq!(
+        added.matches,
+        ["https://shop.example/cake", "https://shop.example/sale"]
+    );
+    assert_eq!(raised[2][2].matches, ["https://shop.example/sale"]);
+    assert_eq!(
+        raised[3][2].matches,
+        ["https://shop.example/coffee", "https://shop.example/sale"]
+    );
+    assert_eq!(raised[3][0].job_type, JobType::Portal);
+    assert_eq!(raised[3][0].comparand.as_deref(), Some(grown));
+}
+
+#[test]
+fn portal_own_value_takes_error_not_eq_added_removed_only() {
+    let alerts = [
+        alert(AlertType::Error, ""),
+        alert(AlertType::Contains, "tea"),
+        alert(AlertType::Gt, "0"),
+        alert(AlertType::Increased, ""),
+    ];
+    let raised = said(
+        &alerts,
+        Subject::Portal,
+        &[
+            "https://a.example/",
+            "https://a.example/\nhttps://a.example/tea",
+            "!start page: HTTP 503",
+        ],
+    );
+    assert_eq!(raised, expect(&[&[], &[], &["check failed"]]));
+}
+
+#[test]
+fn a_portal_page_whose_value_changed_raises_not_eq_as_portal_page() {
+    let alerts = [
+        alert(AlertType::Error, ""),
+        alert(AlertType::NotEq, ""),
+        alert(AlertType::Added, ""),
+        alert(AlertType::Contains, "in stock"),
+    ];
+    let page = Subject::PortalPage {
+        url: "https://shop.example/tea",
+    };
+    let raised = run(
+        &alerts,
+        page,
+        &[
+            "Tea 3.50",
+            "Tea 3.50",
+            "Tea 3.80",
+            "!HTTP 404",
+            "Tea 3.80 in stock",
+        ],
+    );
+    let said: Vec<Vec<&str>> = raised
+        .iter()
+        .map(|list| {
+            list.iter()
+                .map(|r| r.synthetic_expression.as_str())
+                .collect()
+        })
+        .collect();
+    // Added speaks of the monitor's pages, not of a page's text; a page's failure is not the
+    // monitor's Error.
+    assert_eq!(
+        said,
+        vec![
+            vec![],
+            vec![],
+            vec!["content changed"],
+            vec![],
+            vec!["content changed", "contains \"in stock\""],
+        ]
+    );
+    let changed = &raised[2][0];
+    assert_eq!(changed.alert.kind, AlertType::NotEq);
+    assert_eq!(changed.job_type, JobType::PortalPage);
+    assert_eq!(
+        changed.page_url.as_deref(),
+        Some("https://shop.example/tea")
+    );
+    assert_eq!(changed.current.as_deref(), Some("Tea 3.80"));
+    assert_eq!(changed.comparand.as_deref(), Some("Tea 3.50"));
+    // A new page's first value is its baseline.
+    assert!(run(&alerts, page, &["Tea in stock"])[0].is_empty());
+}
+
+#[test]
+fn subjects_apply_the_documented_types() {
+    use AlertType::*;
+    let page = Subject::PortalPage { url: "u" };
+    let on = |subject: Subject<'_>| -> Vec<AlertType> {
+        AlertType::ALL
+            .iter()
+            .copied()
+            .filter(|&kind| subject.applies(kind))
+            .collect()
+    };
+    assert_eq!(on(Subject::SinglePage), AlertType::ALL);
+    assert_eq!(on(Subject::Portal), [Error, NotEq, Added, Removed]);
+    assert_eq!(
+        on(page),
+        [
+            NotEq,
+            Eq,
+            Contains,
+            NotContains,
+            Gt,
+            Lt,
+            Increased,
+            Decreased
+        ]
+    );
+    assert_eq!(page.job_type(), JobType::PortalPage);
+    assert_eq!(Subject::Portal.job_type(), JobType::Portal);
+    assert_eq!(Subject::SinglePage.job_type(), JobType::SinglePage);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operands and state
+
+#[test]
+fn the_operand_is_alert_value_else_parameters_value() {
+    let with = |value: Option<&str>, parameter: Option<&str>| Alert {
+        kind: AlertType::Contains,
+        value: value.map(str::to_string),
+        parameters: Some(AlertParameters {
+            compare: CompareType::All,
+            value: parameter.map(str::to_string),
+        }),
+    };
+    assert_eq!(operand(&with(Some("a"), Some("b"))), "a");
+    assert_eq!(operand(&with(Some(""), Some("b"))), "b");
+    assert_eq!(operand(&with(None, Some("b"))), "b");
+    assert_eq!(operand(&with(None, None)), "");
+    assert_eq!(
+        single(with(Some(""), Some("in stock")), &["sold out", "in stock"]),
+        expect(&[&[], &["contains \"in stock\""]])
+    );
+}
+
+#[test]
+fn the_state_rebuilt_from_history_equals_the_recorded_state() {
+    let at = chrono::DateTime::UNIX_EPOCH;
+    let sequence = ["A", "!timeout", "B", "!HTTP 500", "!HTTP 500"];
+    let mut recorded = AlertState::default();
+    let mut history = Vec::new();
+    for (i, spec) in sequence.iter().enumerate() {
+        recorded.record(check(spec));
+        history.insert(
+            0,
+            match check(spec) {
+                Check::Value(v) => ClientData::value(at, v.to_string()),
+                Check::Failed(e) => ClientData::failure(at, e.to_string()),
+            },
+        );
+        assert_eq!(AlertState::from_history(&history), recorded, "after {i}");
+    }
+    assert_eq!(recorded.last_check, Some(LastCheck::Failed));
+    assert_eq!(recorded.last_value.as_deref(), Some("B"));
+    assert_eq!(
+        AlertState::from_history(std::iter::empty()),
+        AlertState::default()
+    );
+    // Check::from reads ClientData as the engine writes it.
+    assert_eq!(Check::from(&history[0]), Check::Failed("HTTP 500"));
+    assert_eq!(Check::from(&history[2]), Check::Value("B"));
+}
+
+#[test]
+fn evaluate_does_not_change_the_state() {
+    let state = AlertState {
+        last_check: Some(LastCheck::Succeeded),
+        last_value: Some("A".into()),
+    };
+    let alerts = [alert(AlertType::NotEq, "")];
+    let first = evaluate(&state, Check::Value("B"), &alerts, Subject::SinglePage);
+    let again = evaluate(&state, Check::Value("B"), &alerts, Subject::SinglePage);
+    assert_eq!(first, again);
+    assert_eq!(first.len(), 1);
+    // The whole notification, field by field.
+    assert_eq!(
+        serde_json::to_value(&first[0]).unwrap(),
+        serde_json::json!({
+            "alert": {"type": "NotEq", "value": null, "parameters": null},
+            "jobType": "SinglePage",
+            "pageUrl": null,
+            "current": "B",
+            "comparand": "A",
+            "error": null,
+            "syntheticExpression": "content changed",
+            "matches": []
+        })
+    );
+}
+
+#[test]
+fn several_alerts_raise_in_their_order() {
+    let alerts = [
+        alert(AlertType::Contains, "in stock"),
+        alert(AlertType::Error, ""),
+        alert(AlertType::NotEq, ""),
+        alert(AlertType::Lt, "4"),
+        alert(AlertType::Decreased, "10%"),
+    ];
+    let raised = run(
+        &alerts,
+        Subject::SinglePage,
+        &["!down", "5.00 sold out", "3.99 in stock"],
+    );
+    let kinds: Vec<AlertType> = raised[2].iter().map(|r| r.alert.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            AlertType::Contains,
+            AlertType::NotEq,
+            AlertType::Lt,
+            AlertType::Decreased
+        ]
+    );
+    let kinds: Vec<AlertType> = raised[1].iter().map(|r| r.alert.kind).collect();
+    assert_eq!(kinds, [AlertType::Error]);
+}
