@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod notify;
 pub mod schedule;
 pub mod secrets;
 pub mod service;

@@ -1,5 +1,5 @@
-//! The scheduler: checks every active monitor on its schedule through the engine's [`Checker`]
-//! and stores what each check found. Its state lives in the database ([`Store::claim_due`]):
+//! The scheduler: checks every active monitor on its schedule through the engine's [`Checker`],
+//! raises its alerts ([`wachet::alerts`]) and stores what each check found and raised. Its state lives in the database ([`Store::claim_due`]):
 //! a monitor is claimed under a lease when due, checked, its results appended to its history
 //! (and each crawled page's), and its next check set to its next slot ([`slots`]). A process
 //! that dies mid-check loses nothing: the lease runs out and the check runs again.
@@ -9,12 +9,14 @@
 
 pub mod slots;
 
-use crate::store::{DueCheck, Series, Store, StoreError, now_millis};
+use crate::notify;
+use crate::store::{AlertStates, DueCheck, Series, Store, StoreError, now_millis};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Semaphore, watch};
-use wachet::Checker;
-use wachet::model::ClientData;
+use wachet::alerts::{self, AlertState, Check, Raised, Subject};
+use wachet::model::{Alert, ClientData, ClientJobType};
+use wachet::{Checker, CrawledPage, Monitor};
 
 /// How often due monitors are looked for.
 const POLL: Duration = Duration::from_millis(250);
@@ -87,25 +89,13 @@ pub async fn run(
     }
 }
 
-/// One check of a claimed monitor: check, store, schedule the next.
+/// One check of a claimed monitor: check, raise its alerts, store, schedule the next.
 async fn run_check(store: &dyn Store, checker: &dyn Checker, check: DueCheck) {
     let monitor = &check.monitor;
     let Some(task) = monitor.id.clone() else {
         return;
     };
-    let result = match checker.check(monitor).await {
-        Ok(outcome) => record(store, &task, outcome).await,
-        // The definition was valid when stored; what changed since (a proxy location removed
-        // from the settings) is reported like any failed check.
-        Err(invalid) => {
-            let data =
-                ClientData::failure(chrono::Utc::now(), format!("invalid monitor: {invalid}"));
-            store
-                .append_entry(&Series::Task(task.clone()), &data)
-                .await
-                .map(drop)
-        }
-    };
+    let result = check_and_store(store, checker, monitor, &task).await;
     match result {
         Ok(()) | Err(StoreError::NotFound) => {}
         Err(err) => tracing::error!(%err, task = %task, "cannot store a check"),
@@ -117,25 +107,77 @@ async fn run_check(store: &dyn Store, checker: &dyn Checker, check: DueCheck) {
     }
 }
 
-/// Appends a check's results: the monitor's own entry and, for a Portal check, one entry per
-/// crawled page.
-async fn record(
+async fn check_and_store(
     store: &dyn Store,
+    checker: &dyn Checker,
+    monitor: &Monitor,
     task: &str,
-    outcome: wachet::CheckOutcome,
 ) -> Result<(), StoreError> {
-    if let Some(crawl) = &outcome.crawl {
-        for page in &crawl.pages {
-            let series = Series::Page {
-                task_id: task.to_string(),
-                url: page.url.clone(),
-                name: None,
-            };
-            store.append_entry(&series, &page.data).await?;
+    let alerts = monitor.alerts.as_deref().unwrap_or_default();
+    // What the alerts know from before, read before this check is stored.
+    let states = match alerts.is_empty() {
+        true => AlertStates::default(),
+        false => store.alert_states(task).await?,
+    };
+    let (data, pages) = match checker.check(monitor).await {
+        Ok(outcome) => (
+            outcome.data,
+            outcome.crawl.map(|c| c.pages).unwrap_or_default(),
+        ),
+        // The definition was valid when stored; what changed since (a proxy location removed
+        // from the settings) is reported like any failed check.
+        Err(invalid) => (
+            ClientData::failure(chrono::Utc::now(), format!("invalid monitor: {invalid}")),
+            Vec::new(),
+        ),
+    };
+    if !alerts.is_empty() {
+        // Stored before the check itself: a crash between the two raises again on the next
+        // check rather than losing the notification.
+        let at = data.last_check_timestamp;
+        for (raised, previous) in raise(&states, monitor, alerts, &data, &pages) {
+            let n = notify::notification(monitor, &raised, at, previous.as_deref());
+            store.insert_notification(&n).await?;
         }
     }
+    for page in &pages {
+        let series = Series::Page {
+            task_id: task.to_string(),
+            url: page.url.clone(),
+            name: None,
+        };
+        store.append_entry(&series, &page.data).await?;
+    }
     store
-        .append_entry(&Series::Task(task.to_string()), &outcome.data)
+        .append_entry(&Series::Task(task.to_string()), &data)
         .await
         .map(drop)
+}
+
+/// The notifications a check raises, each with the value its change is shown against.
+fn raise(
+    states: &AlertStates,
+    monitor: &Monitor,
+    alerts: &[Alert],
+    data: &ClientData,
+    pages: &[CrawledPage],
+) -> Vec<(Raised, Option<String>)> {
+    let subject = match monitor.job_type {
+        ClientJobType::Portal => Subject::Portal,
+        ClientJobType::SinglePage => Subject::SinglePage,
+    };
+    let own = alerts::evaluate(&states.own, Check::from(data), alerts, subject);
+    let mut raised: Vec<(Raised, Option<String>)> = own
+        .into_iter()
+        .map(|r| (r, states.own.last_value.clone()))
+        .collect();
+    let fresh = AlertState::default();
+    for page in pages {
+        let state = states.pages.get(&page.url).unwrap_or(&fresh);
+        let subject = Subject::PortalPage { url: &page.url };
+        for r in alerts::evaluate(state, Check::from(&page.data), alerts, subject) {
+            raised.push((r, state.last_value.clone()));
+        }
+    }
+    raised
 }

@@ -8,8 +8,8 @@
 //! bounded; when one is full, new entries are simply not cached.
 
 use super::{
-    DueCheck, FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError,
-    TimeKey, TimePage, TokenRecord, UserRecord,
+    AlertStates, DueCheck, FolderKey, FolderListing, Millis, NewNotification, Series, Store,
+    StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use dashmap::DashMap;
@@ -225,6 +225,10 @@ impl<S: Store> Store for CachedStore<S> {
         next_check_at: Millis,
     ) -> Result<(), StoreError> {
         self.inner.finish_check(task, version, next_check_at).await
+    }
+
+    async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {
+        self.inner.alert_states(task).await
     }
 
     async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {

@@ -213,6 +213,15 @@ pub struct DueCheck {
     pub version: Millis,
 }
 
+/// The alert states of a monitor and of its crawled pages (see [`Store::alert_states`]).
+#[derive(Debug, Clone, Default)]
+pub struct AlertStates {
+    /// The monitor's own value.
+    pub own: wachet::alerts::AlertState,
+    /// Each crawled page, by URL.
+    pub pages: std::collections::HashMap<String, wachet::alerts::AlertState>,
+}
+
 /// The service's storage. See the module docs for the rules every method follows.
 ///
 /// Each method that writes does so in one transaction, so no caller ever sees half of a write and
@@ -319,6 +328,11 @@ pub trait Store: Send + Sync + 'static {
         version: Millis,
         next_check_at: Millis,
     ) -> Result<(), StoreError>;
+
+    /// What the alerts of a monitor know from before its next check, read from its history:
+    /// how its last check ended and its last successful value, for the monitor itself and for
+    /// each page it crawled (by URL).
+    async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError>;
 
     // --- history
 

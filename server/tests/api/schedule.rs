@@ -145,3 +145,152 @@ async fn a_portal_check_stores_every_page_with_its_own_history() {
         .clone();
     assert_eq!(history["data"][0]["raw"], "page a");
 }
+
+/// Waits (15 s at most) until the monitor's notifications number at least `n`, newest first.
+async fn notifications_of(api: &Api, user: &User, task: &str, n: usize) -> Vec<Value> {
+    let path = format!("/thirdparty/v1/notification/list?taskId={task}&html=true");
+    for _ in 0..150 {
+        let data = api.get(user, &path).await.ok()["data"]
+            .as_array()
+            .unwrap()
+            .clone();
+        if data.len() >= n {
+            return data;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("fewer than {n} notifications after 15 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changes_failures_and_recoveries_raise_notifications_once() {
+    use wachet::testing::Reply;
+    let site = FixtureServer::builder()
+        .page("/tea", "<p class=price>3.50 EUR</p>")
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("dee@example.com").await;
+    let body = json!({
+        "name": "Tea", "url": site.url("/tea"), "xPath": "//p[@class='price']", "recurrenceInSeconds": 1,
+        "alerts": [{"type": "NotEq"}, {"type": "Error"}, {"type": "Contains", "value": "in stock"}]
+    });
+    let task = id(&api.task(&user, body).await);
+    let history = format!("/thirdparty/v1/data/list/{task}");
+    // The first checks set the baseline and raise nothing.
+    history_of(&api, &user, &history, 2).await;
+    let none = api
+        .get(
+            &user,
+            &format!("/thirdparty/v1/notification/list?taskId={task}"),
+        )
+        .await;
+    assert_eq!(none.ok()["data"], json!([]));
+
+    site.set("/tea", Reply::html("<p class=price>3.90 EUR in stock</p>"));
+    let raised = notifications_of(&api, &user, &task, 2).await;
+    let kinds: Vec<&str> = raised.iter().map(|n| n["type"].as_str().unwrap()).collect();
+    assert!(
+        kinds.contains(&"NotEq") && kinds.contains(&"Contains"),
+        "{kinds:?}"
+    );
+    let changed = raised.iter().find(|n| n["type"] == "NotEq").unwrap();
+    assert_eq!(changed["current"], "3.90 EUR in stock");
+    assert_eq!(changed["comparand"], "3.50 EUR");
+    assert_eq!(changed["taskName"], "Tea");
+    let html = changed["html"].as_str().unwrap();
+    assert!(
+        html.contains("<del") && html.contains("3.50") && html.contains("<ins"),
+        "{html}"
+    );
+    let content = api
+        .get(
+            &user,
+            &format!("/thirdparty/v1/notification/{}", id(changed)),
+        )
+        .await
+        .ok()
+        .clone();
+    assert_eq!(content["jobType"], "SinglePage");
+    assert_eq!(content["syntheticExpression"], "content changed");
+    assert_eq!(content["url"], site.url("/tea"));
+
+    // The page fails: one Error, however many failing checks follow; then one recovery.
+    site.set("/tea", Reply::new(503));
+    let with_error = notifications_of(&api, &user, &task, 3).await;
+    assert_eq!(with_error[0]["type"], "Error");
+    assert!(
+        with_error[0]["error"].as_str().unwrap().contains("503"),
+        "{}",
+        with_error[0]
+    );
+    history_of(&api, &user, &history, 8).await; // several failing checks later
+    site.set("/tea", Reply::html("<p class=price>3.90 EUR in stock</p>"));
+    let recovered = notifications_of(&api, &user, &task, 4).await;
+    assert_eq!(recovered[0]["type"], "Error");
+    assert_eq!(recovered[0]["error"], Value::Null, "recovered");
+    // Nothing else: the value is the one before the failure, and still contains the operand.
+    let later = history_of(&api, &user, &history, 12).await;
+    assert!(later[0]["error"].is_null());
+    let all = notifications_of(&api, &user, &task, 4).await;
+    assert_eq!(all.len(), 4, "{all:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_page_raises_added_on_a_portal_monitor() {
+    use wachet::testing::Reply;
+    let site = FixtureServer::builder()
+        .page("/", "<a href=/a>A</a> home")
+        .page("/a", "<p>page a</p>")
+        .page("/b", "<p>page b</p>")
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("eve@example.com").await;
+    let body = json!({
+        "url": site.url("/"), "jobType": "Portal", "crawlingDepth": 1, "recurrenceInSeconds": 1,
+        "alerts": [{"type": "Added"}, {"type": "NotEq"}]
+    });
+    let task = id(&api.task(&user, body).await);
+    history_of(&api, &user, &format!("/thirdparty/v1/data/list/{task}"), 2).await;
+    site.set("/", Reply::html("<a href=/a>A</a> <a href=/b>B</a> home"));
+    let raised = notifications_of(&api, &user, &task, 2).await;
+    let added = raised
+        .iter()
+        .find(|n| n["type"] == "Added")
+        .expect("Added raised");
+    let content = api
+        .get(&user, &format!("/thirdparty/v1/notification/{}", id(added)))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(content["jobType"], "Portal");
+    assert_eq!(content["syntheticExpression"], "1 page added");
+    // A page's own change raises NotEq for that page.
+    site.set("/a", Reply::html("<p>page a, changed</p>"));
+    let mut page_change = None;
+    for _ in 0..150 {
+        let all = notifications_of(&api, &user, &task, 1).await;
+        page_change = all
+            .into_iter()
+            .find(|n| n["url"].as_str().unwrap_or("").ends_with("/a"));
+        if page_change.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let page_change = page_change.expect("the page's NotEq");
+    assert_eq!(page_change["type"], "NotEq");
+    assert_eq!(page_change["current"], "page a, changed");
+    let content = api
+        .get(
+            &user,
+            &format!("/thirdparty/v1/notification/{}", id(&page_change)),
+        )
+        .await
+        .ok()
+        .clone();
+    assert_eq!(content["jobType"], "PortalPage");
+}

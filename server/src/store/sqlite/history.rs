@@ -1,10 +1,11 @@
 //! History: check results of monitors and of crawled pages, with values stored once by content.
 
 use super::{SqliteStore, before_key, time};
-use crate::store::{Millis, Series, StoreError, TimeKey, TimePage, is_id, new_id};
+use crate::store::{AlertStates, Millis, Series, StoreError, TimeKey, TimePage, is_id, new_id};
 use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
+use wachet::alerts::{AlertState, LastCheck};
 use wachet::model::ClientData;
 
 /// Content stored as the value's UTF-8 bytes.
@@ -44,6 +45,83 @@ pub(super) fn data_of(row: DataColumns) -> Result<Option<ClientData>, StoreError
         error: row.error,
         diff: None,
     }))
+}
+
+/// The text of a stored value.
+fn decode(codec: Option<i64>, body: Option<Vec<u8>>) -> Result<Option<String>, StoreError> {
+    match (codec, body) {
+        (Some(CODEC_PLAIN), Some(body)) => String::from_utf8(body)
+            .map(Some)
+            .map_err(|_| StoreError::Backend("stored value is not UTF-8".into())),
+        (Some(codec), Some(_)) => Err(StoreError::Backend(format!(
+            "unknown content codec {codec}"
+        ))),
+        _ => Ok(None),
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct StateRow {
+    url: Option<String>,
+    checked: i64,
+    error: Option<String>,
+    codec: Option<i64>,
+    body: Option<Vec<u8>>,
+}
+
+impl StateRow {
+    fn state(self) -> Result<(Option<String>, AlertState), StoreError> {
+        let last_check = match (self.checked, &self.error) {
+            (0, _) => None,
+            (_, Some(_)) => Some(LastCheck::Failed),
+            (_, None) => Some(LastCheck::Succeeded),
+        };
+        let state = AlertState {
+            last_check,
+            last_value: decode(self.codec, self.body)?,
+        };
+        Ok((self.url, state))
+    }
+}
+
+/// The latest successful value of a series, as columns `codec` and `body`.
+const LAST_VALUE: &str = "LEFT JOIN contents c ON c.hash = (SELECT v.content_hash FROM entries v \
+                          WHERE {series} AND v.content_hash IS NOT NULL \
+                          ORDER BY v.checked_at DESC, v.id DESC LIMIT 1)";
+
+pub(super) async fn alert_states(
+    store: &SqliteStore,
+    task: &str,
+) -> Result<AlertStates, StoreError> {
+    let own: Option<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT NULL AS url, t.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body \
+         FROM tasks t LEFT JOIN entries le ON le.id = t.latest_entry_id {} WHERE t.id = ?",
+        LAST_VALUE.replace("{series}", "v.task_id = t.id AND v.page_id IS NULL")
+    )))
+    .bind(task)
+    .fetch_optional(&store.reader)
+    .await?;
+    let Some(own) = own else {
+        return Err(StoreError::NotFound);
+    };
+    let pages: Vec<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT p.url, p.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body \
+         FROM pages p LEFT JOIN entries le ON le.id = p.latest_entry_id {} WHERE p.task_id = ?",
+        LAST_VALUE.replace("{series}", "v.page_id = p.id")
+    )))
+    .bind(task)
+    .fetch_all(&store.reader)
+    .await?;
+    let mut states = AlertStates {
+        own: own.state()?.1,
+        ..AlertStates::default()
+    };
+    for row in pages {
+        if let (Some(url), state) = row.state()? {
+            states.pages.insert(url, state);
+        }
+    }
+    Ok(states)
 }
 
 /// Which rows make up a series, and the row that holds its latest entry.

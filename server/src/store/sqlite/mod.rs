@@ -15,8 +15,8 @@ mod tasks;
 mod users;
 
 use super::{
-    DueCheck, FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError,
-    TimeKey, TimePage, TokenRecord, UserRecord,
+    AlertStates, DueCheck, FolderKey, FolderListing, Millis, NewNotification, Series, Store,
+    StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use sqlx::sqlite::{
@@ -306,6 +306,10 @@ impl Store for SqliteStore {
         next_check_at: Millis,
     ) -> Result<(), StoreError> {
         schedule::finish_check(self, task, version, next_check_at).await
+    }
+
+    async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {
+        history::alert_states(self, task).await
     }
 
     async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {
