@@ -65,7 +65,12 @@ pub async fn run(
                 Ok(due) => {
                     for check in due {
                         let Ok(permit) = checks.clone().try_acquire_owned() else {
-                            break;
+                            // Claimed beyond the free slots (cannot happen while this loop
+                            // alone takes permits): give the monitor back, due as it was.
+                            if let Some(task) = &check.monitor.id {
+                                let _ = store.finish_check(task, check.version, check.due_at).await;
+                            }
+                            continue;
                         };
                         let (store, checker, browser) =
                             (store.clone(), checker.clone(), browser.clone());
