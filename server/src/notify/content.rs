@@ -6,8 +6,10 @@
 use std::fmt::Write;
 use wachet::model::{DiffElement, DiffOperation};
 
-/// Longest change shown; a longer one is cut (the history has it whole).
-const MAX_CHANGE_CHARS: usize = 20_000;
+/// Longest deletion or insertion shown; a longer one is cut (the history has it whole).
+const MAX_CHANGE_CHARS: usize = 5_000;
+/// Unchanged characters shown on each side of a change.
+const CONTEXT_CHARS: usize = 200;
 
 /// What a notification's content is made of.
 pub struct Content<'a> {
@@ -70,29 +72,45 @@ pub fn html(content: &Content<'_>) -> String {
     out
 }
 
-/// The change with deletions in `<del>` and insertions in `<ins>`.
+/// The change with deletions in `<del>` and insertions in `<ins>`. Unchanged text is cut to
+/// some context around the changes, and each change to a bounded length, so a one-word change
+/// in a long page still shows.
 fn change_html(changes: &[DiffElement]) -> String {
     let mut out = String::new();
-    let mut shown = 0;
     for change in changes {
         let text = change.text.as_deref().unwrap_or("");
-        if shown + text.len() > MAX_CHANGE_CHARS {
-            out.push('…');
-            break;
-        }
-        shown += text.len();
-        let text = escape(text);
         match change.operation {
             DiffOperation::Delete => {
+                let text = escape(&head(text, MAX_CHANGE_CHARS));
                 let _ = write!(out, "<del style=\"background:#fdd\">{text}</del>");
             }
             DiffOperation::Insert => {
+                let text = escape(&head(text, MAX_CHANGE_CHARS));
                 let _ = write!(out, "<ins style=\"background:#dfd\">{text}</ins>");
             }
-            DiffOperation::Equal => out.push_str(&text),
+            DiffOperation::Equal => out.push_str(&escape(&context(text))),
         }
     }
     out
+}
+
+/// At most `max` characters of `text`, with `…` when cut.
+fn head(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// Unchanged text between changes: its start and end, [`CONTEXT_CHARS`] each, when longer.
+fn context(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= 2 * CONTEXT_CHARS {
+        return text.to_string();
+    }
+    let start: String = text.chars().take(CONTEXT_CHARS).collect();
+    let end: String = text.chars().skip(count - CONTEXT_CHARS).collect();
+    format!("{start} … {end}")
 }
 
 #[cfg(test)]
@@ -129,5 +147,31 @@ mod tests {
             "{html}"
         );
         assert!(!html.contains("<script>"), "{html}");
+    }
+
+    #[test]
+    fn a_small_change_in_a_long_value_still_shows() {
+        let at = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let filler = "lorem ipsum ".repeat(5_000);
+        let previous = format!("{filler} price 3.50 EUR {filler}");
+        let current = format!("{filler} price 3.90 EUR {filler}");
+        let html = html(&Content {
+            name: "Tea",
+            url: "https://example.com/",
+            at,
+            expression: "content changed",
+            error: None,
+            previous: Some(&previous),
+            current: Some(&current),
+        });
+        assert!(
+            html.contains(">3.50</del>") && html.contains(">3.90</ins>"),
+            "{html}"
+        );
+        assert!(
+            html.len() < 3_000,
+            "unchanged text is cut: {} bytes",
+            html.len()
+        );
     }
 }

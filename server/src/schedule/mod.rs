@@ -13,13 +13,16 @@ use crate::notify;
 use crate::store::{AlertStates, DueCheck, Series, Store, StoreError, now_millis};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 use wachet::alerts::{self, AlertState, Check, Raised, Subject};
 use wachet::model::{Alert, ClientData, ClientJobType};
 use wachet::{Checker, CrawledPage, Monitor};
 
-/// How often due monitors are looked for.
+/// How often due monitors are looked for (and at once when a check ends while all slots are
+/// taken).
 const POLL: Duration = Duration::from_millis(250);
+/// How much earlier than its lease a check is stopped.
+const LEASE_MARGIN: Duration = Duration::from_secs(30);
 
 /// Settings of the scheduler.
 #[derive(Debug, Clone)]
@@ -56,13 +59,20 @@ pub async fn run(
     }
     let checks = Arc::new(Semaphore::new(settings.checks_in_flight));
     let browser = Arc::new(Semaphore::new(settings.browser_checks_in_flight.max(1)));
-    let lease = settings.lease.as_millis() as i64;
+    let lease = settings.lease;
+    let finished = Arc::new(Notify::new());
     loop {
         let free = checks.available_permits();
+        let mut claimed_all = false;
         if free > 0 {
             let now = now_millis();
-            match store.claim_due(now, now + lease, free as u32).await {
+            match store
+                .claim_due(now, now + lease.as_millis() as i64, free as u32)
+                .await
+            {
                 Ok(due) => {
+                    // More may be due: look again at once instead of after the poll.
+                    claimed_all = due.len() == free;
                     for check in due {
                         let Ok(permit) = checks.clone().try_acquire_owned() else {
                             // Claimed beyond the free slots (cannot happen while this loop
@@ -72,43 +82,86 @@ pub async fn run(
                             }
                             continue;
                         };
-                        let (store, checker, browser) =
-                            (store.clone(), checker.clone(), browser.clone());
+                        let (store, checker, browser, finished) = (
+                            store.clone(),
+                            checker.clone(),
+                            browser.clone(),
+                            finished.clone(),
+                        );
                         tokio::spawn(async move {
-                            let _browser = match check.monitor.dynamic_content {
-                                true => browser.acquire_owned().await.ok(),
-                                false => None,
-                            };
-                            run_check(store.as_ref(), checker.as_ref(), check).await;
+                            run_check(store, checker, browser, check, lease).await;
                             drop(permit);
+                            finished.notify_one();
                         });
                     }
                 }
                 Err(err) => tracing::error!(%err, "cannot claim due monitors"),
             }
         }
+        if claimed_all {
+            continue;
+        }
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}
+            _ = finished.notified(), if free == 0 => {}
             _ = stop.wait_for(|stop| *stop) => return,
         }
     }
 }
 
-/// One check of a claimed monitor: check, raise its alerts, store, schedule the next.
-async fn run_check(store: &dyn Store, checker: &dyn Checker, check: DueCheck) {
-    let monitor = &check.monitor;
-    let Some(task) = monitor.id.clone() else {
+/// One check of a claimed monitor: check, raise its alerts, store, schedule the next. The check
+/// is bounded by the lease (so no other process takes the monitor over while it runs) and runs
+/// in a task of its own, so that whatever happens to it (a timeout, a panic) the monitor is
+/// freed and rescheduled.
+async fn run_check(
+    store: Arc<dyn Store>,
+    checker: Arc<dyn Checker>,
+    browser: Arc<Semaphore>,
+    check: DueCheck,
+    lease: Duration,
+) {
+    let Some(task) = check.monitor.id.clone() else {
         return;
     };
-    let result = check_and_store(store, checker, monitor, &task).await;
-    match result {
-        Ok(()) | Err(StoreError::NotFound) => {}
-        Err(err) => tracing::error!(%err, task = %task, "cannot store a check"),
+    let recurrence = check.monitor.recurrence_in_seconds.unwrap_or(0);
+    let (version, monitor) = (check.version, check.monitor);
+    let mut inner = {
+        let (store, task) = (store.clone(), task.clone());
+        tokio::spawn(async move {
+            // Waiting for the browser counts against the lease too.
+            let _browser = match monitor.dynamic_content {
+                true => browser.acquire_owned().await.ok(),
+                false => None,
+            };
+            check_and_store(store.as_ref(), checker.as_ref(), &monitor, &task).await
+        })
+    };
+    let bound = lease.saturating_sub(LEASE_MARGIN).max(LEASE_MARGIN);
+    match tokio::time::timeout(bound, &mut inner).await {
+        Ok(Ok(Ok(()) | Err(StoreError::NotFound))) => {}
+        Ok(Ok(Err(err))) => tracing::error!(%err, task = %task, "cannot store a check"),
+        Ok(Err(err)) => tracing::error!(%err, task = %task, "the check failed"),
+        Err(_) => {
+            inner.abort();
+            tracing::error!(task = %task, "the check outlasted its lease and was stopped");
+        }
     }
-    let recurrence = monitor.recurrence_in_seconds.unwrap_or(0);
-    let next = slots::next_slot(&task, recurrence, now_millis());
-    if let Err(err) = store.finish_check(&task, check.version, next).await {
+    let next = next_check(&task, recurrence, now_millis());
+    if let Err(err) = store.finish_check(&task, version, next).await {
         tracing::error!(%err, task = %task, "cannot schedule the next check");
+    }
+}
+
+/// The next check after one that ended at `now`: the monitor's next slot, but at least half a
+/// period away, so a first check (made at once after an edit) is not followed by another a
+/// moment later.
+fn next_check(task: &str, recurrence: i32, now: crate::store::Millis) -> crate::store::Millis {
+    let period = crate::store::Millis::from(recurrence.max(1)) * 1000;
+    let next = slots::next_slot(task, recurrence, now);
+    if next - now < period / 2 {
+        next + period
+    } else {
+        next
     }
 }
 

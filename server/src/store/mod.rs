@@ -204,7 +204,7 @@ pub struct NewNotification {
 /// A monitor claimed for a check by [`Store::claim_due`].
 #[derive(Debug, Clone)]
 pub struct DueCheck {
-    /// The monitor as it is now (id, definition, latest data).
+    /// The monitor as it is now (id, folder and definition; no latest data).
     pub monitor: Monitor,
     /// When it was due.
     pub due_at: Millis,

@@ -1,16 +1,20 @@
 //! The scheduler's state: claiming due monitors under a lease, and setting the next check.
 
 use super::SqliteStore;
-use super::tasks::{TaskRow, monitor};
 use crate::store::{DueCheck, Millis, StoreError};
+use wachet::Monitor;
 
 #[derive(sqlx::FromRow)]
 struct DueRow {
-    #[sqlx(flatten)]
-    task: TaskRow,
+    id: String,
+    folder_id: Option<String>,
+    definition: String,
     next_check_at: i64,
     updated_at: i64,
 }
+
+/// How long a monitor whose stored definition cannot be read waits before it is tried again.
+const UNREADABLE_RETRY: Millis = 3_600_000;
 
 pub(super) async fn claim_due(
     store: &SqliteStore,
@@ -19,14 +23,11 @@ pub(super) async fn claim_due(
     limit: u32,
 ) -> Result<Vec<DueCheck>, StoreError> {
     let mut tx = store.write().await?;
+    // The definition only: a check needs no latest data, and this runs in the writer's lock.
     let rows: Vec<DueRow> = sqlx::query_as(
-        "SELECT t.id, t.folder_id, t.definition, e.checked_at, e.changed_at, c.codec, c.body, \
-         e.error, t.next_check_at, t.updated_at \
-         FROM tasks t \
-         LEFT JOIN entries e ON e.id = t.latest_entry_id \
-         LEFT JOIN contents c ON c.hash = e.content_hash \
-         WHERE t.next_check_at <= ? AND (t.lease_until IS NULL OR t.lease_until < ?) \
-         ORDER BY t.next_check_at LIMIT ?",
+        "SELECT id, folder_id, definition, next_check_at, updated_at FROM tasks \
+         WHERE next_check_at <= ? AND (lease_until IS NULL OR lease_until < ?) \
+         ORDER BY next_check_at LIMIT ?",
     )
     .bind(now)
     .bind(now)
@@ -35,17 +36,30 @@ pub(super) async fn claim_due(
     .await?;
     let mut claimed = Vec::with_capacity(rows.len());
     for row in rows {
-        let (due_at, version) = (row.next_check_at, row.updated_at);
-        let monitor = monitor(row.task)?;
+        let mut monitor: Monitor = match serde_json::from_str(&row.definition) {
+            Ok(monitor) => monitor,
+            Err(err) => {
+                // One unreadable row must not stop every other monitor's checks.
+                tracing::error!(task = %row.id, %err, "stored monitor cannot be read; skipped");
+                sqlx::query("UPDATE tasks SET next_check_at = ? WHERE id = ?")
+                    .bind(now + UNREADABLE_RETRY)
+                    .bind(&row.id)
+                    .execute(&mut *tx)
+                    .await?;
+                continue;
+            }
+        };
         sqlx::query("UPDATE tasks SET lease_until = ? WHERE id = ?")
             .bind(lease_until)
-            .bind(&monitor.id)
+            .bind(&row.id)
             .execute(&mut *tx)
             .await?;
+        monitor.id = Some(row.id);
+        monitor.folder_id = row.folder_id;
         claimed.push(DueCheck {
             monitor,
-            due_at,
-            version,
+            due_at: row.next_check_at,
+            version: row.updated_at,
         });
     }
     tx.commit().await?;
