@@ -10,7 +10,7 @@
 pub mod slots;
 
 use crate::notify;
-use crate::store::{AlertStates, DueCheck, Series, Store, StoreError, now_millis};
+use crate::store::{AlertStates, CheckRecord, DueCheck, Store, StoreError, now_millis};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, watch};
@@ -126,29 +126,39 @@ async fn run_check(
     let recurrence = check.monitor.recurrence_in_seconds.unwrap_or(0);
     let (version, monitor) = (check.version, check.monitor);
     let mut inner = {
-        let (store, task) = (store.clone(), task.clone());
+        let store = store.clone();
         tokio::spawn(async move {
             // Waiting for the browser counts against the lease too.
             let _browser = match monitor.dynamic_content {
                 true => browser.acquire_owned().await.ok(),
                 false => None,
             };
-            check_and_store(store.as_ref(), checker.as_ref(), &monitor, &task).await
+            check_and_store(store.as_ref(), checker.as_ref(), &monitor, version).await
         })
     };
     let bound = lease.saturating_sub(LEASE_MARGIN).max(LEASE_MARGIN);
-    match tokio::time::timeout(bound, &mut inner).await {
-        Ok(Ok(Ok(()) | Err(StoreError::NotFound))) => {}
-        Ok(Ok(Err(err))) => tracing::error!(%err, task = %task, "cannot store a check"),
-        Ok(Err(err)) => tracing::error!(%err, task = %task, "the check failed"),
+    let stored = match tokio::time::timeout(bound, &mut inner).await {
+        Ok(Ok(Ok(_))) | Ok(Ok(Err(StoreError::NotFound))) => true,
+        Ok(Ok(Err(err))) => {
+            tracing::error!(%err, task = %task, "cannot store a check");
+            false
+        }
+        Ok(Err(err)) => {
+            tracing::error!(%err, task = %task, "the check failed");
+            false
+        }
         Err(_) => {
             inner.abort();
             tracing::error!(task = %task, "the check outlasted its lease and was stopped");
+            false
         }
-    }
-    let next = next_check(&task, recurrence, now_millis());
-    if let Err(err) = store.finish_check(&task, version, next).await {
-        tracing::error!(%err, task = %task, "cannot schedule the next check");
+    };
+    if !stored {
+        // Nothing of the check was stored: free the monitor for its next slot.
+        let next = next_check(&task, recurrence, now_millis());
+        if let Err(err) = store.finish_check(&task, version, next).await {
+            tracing::error!(%err, task = %task, "cannot schedule the next check");
+        }
     }
 }
 
@@ -165,19 +175,22 @@ fn next_check(task: &str, recurrence: i32, now: crate::store::Millis) -> crate::
     }
 }
 
+/// Checks `monitor` and stores the check with what its alerts raised, in one transaction
+/// ([`Store::record_check`]).
 async fn check_and_store(
     store: &dyn Store,
     checker: &dyn Checker,
     monitor: &Monitor,
-    task: &str,
-) -> Result<(), StoreError> {
-    let alerts = monitor.alerts.as_deref().unwrap_or_default();
-    // What the alerts know from before, read before this check is stored.
+    version: crate::store::Millis,
+) -> Result<bool, StoreError> {
+    let task = monitor.id.clone().unwrap_or_default();
+    let alerts = monitor.alerts.clone().unwrap_or_default();
+    // What the alerts know from before: the history as it is before this check is stored.
     let states = match alerts.is_empty() {
         true => AlertStates::default(),
-        false => store.alert_states(task).await?,
+        false => store.alert_states(&task).await?,
     };
-    let (data, pages) = match checker.check(monitor).await {
+    let (own, pages) = match checker.check(monitor).await {
         Ok(outcome) => (
             outcome.data,
             outcome.crawl.map(|c| c.pages).unwrap_or_default(),
@@ -189,27 +202,31 @@ async fn check_and_store(
             Vec::new(),
         ),
     };
-    if !alerts.is_empty() {
-        // Stored before the check itself: a crash between the two raises again on the next
-        // check rather than losing the notification.
-        let at = data.last_check_timestamp;
-        for (raised, previous) in raise(&states, monitor, alerts, &data, &pages) {
-            let n = notify::notification(monitor, &raised, at, previous.as_deref());
-            store.insert_notification(&n).await?;
-        }
-    }
-    for page in &pages {
-        let series = Series::Page {
-            task_id: task.to_string(),
-            url: page.url.clone(),
-            name: None,
-        };
-        store.append_entry(&series, &page.data).await?;
-    }
-    store
-        .append_entry(&Series::Task(task.to_string()), &data)
+    let notifications = if alerts.is_empty() {
+        Vec::new()
+    } else {
+        // Diffs for the contents are CPU work: off the async threads.
+        let (monitor, own, pages) = (monitor.clone(), own.clone(), pages.clone());
+        tokio::task::spawn_blocking(move || {
+            let at = chrono::Utc::now();
+            raise(&states, &monitor, &alerts, &own, &pages)
+                .into_iter()
+                .map(|(r, previous)| notify::notification(&monitor, &r, at, previous.as_deref()))
+                .collect()
+        })
         .await
-        .map(drop)
+        .map_err(|err| StoreError::Backend(format!("raising alerts: {err}")))?
+    };
+    let recurrence = monitor.recurrence_in_seconds.unwrap_or(0);
+    let record = CheckRecord {
+        task: task.clone(),
+        version,
+        own,
+        pages: pages.into_iter().map(|p| (p.url, p.data)).collect(),
+        notifications,
+        next_check_at: next_check(&task, recurrence, now_millis()),
+    };
+    store.record_check(&record).await
 }
 
 /// The notifications a check raises, each with the value its change is shown against.

@@ -8,8 +8,8 @@
 //! bounded; when one is full, new entries are simply not cached.
 
 use super::{
-    AlertStates, DueCheck, FolderKey, FolderListing, Millis, NewNotification, Series, Store,
-    StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    AlertStates, CheckRecord, DueCheck, FolderKey, FolderListing, Millis, NewNotification, Series,
+    Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use dashmap::DashMap;
@@ -225,6 +225,13 @@ impl<S: Store> Store for CachedStore<S> {
         next_check_at: Millis,
     ) -> Result<(), StoreError> {
         self.inner.finish_check(task, version, next_check_at).await
+    }
+
+    async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError> {
+        let recorded = self.inner.record_check(record).await;
+        // The monitor's data may be the new entry.
+        self.forget_task(&record.task);
+        recorded
     }
 
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {

@@ -213,6 +213,23 @@ pub struct DueCheck {
     pub version: Millis,
 }
 
+/// Everything one check of a claimed monitor leaves, stored by [`Store::record_check`].
+#[derive(Debug, Clone)]
+pub struct CheckRecord {
+    /// The monitor.
+    pub task: String,
+    /// The version of the definition that was checked ([`DueCheck::version`]).
+    pub version: Millis,
+    /// The monitor's own result.
+    pub own: ClientData,
+    /// For a Portal check: each crawled page's URL and result.
+    pub pages: Vec<(String, ClientData)>,
+    /// The notifications its alerts raised.
+    pub notifications: Vec<NewNotification>,
+    /// When it is next due.
+    pub next_check_at: Millis,
+}
+
 /// The alert states of a monitor and of its crawled pages (see [`Store::alert_states`]).
 #[derive(Debug, Clone, Default)]
 pub struct AlertStates {
@@ -328,6 +345,14 @@ pub trait Store: Send + Sync + 'static {
         version: Millis,
         next_check_at: Millis,
     ) -> Result<(), StoreError>;
+
+    /// Stores a check in one transaction: the pages' entries, the monitor's entry, the
+    /// notifications, the next check time, and the lease freed; so a crash leaves all of it or
+    /// none, and a notification is never stored twice nor lost. When the definition changed
+    /// since `record.version` (an edit during the check), the result belongs to a definition
+    /// that no longer exists: nothing is stored but the lease freed, and `Ok(false)` says so.
+    /// `NotFound` when the monitor was deleted.
+    async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError>;
 
     /// What the alerts of a monitor know from before its next check, read from its history:
     /// how its last check ended and its last successful value, for the monitor itself and for

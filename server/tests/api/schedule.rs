@@ -319,3 +319,52 @@ async fn a_new_page_raises_added_on_a_portal_monitor() {
         .clone();
     assert_eq!(content["jobType"], "PortalPage");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_of_a_definition_edited_meanwhile_is_dropped() {
+    use wachet::testing::Reply;
+    let page = "<p class=a>old choice</p><p class=b>new choice</p>";
+    let site = FixtureServer::builder()
+        .reply("/slow", Reply::html(page).delay(Duration::from_secs(3)))
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("fay@example.com").await;
+    let mut body = json!({"url": site.url("/slow"), "xPath": "//p[@class='a']", "recurrenceInSeconds": 60,
+                          "alerts": [{"type": "NotEq"}]});
+    let task = id(&api.task(&user, body.clone()).await);
+    // The first check is in flight (its page answers in 3 s) when the monitor is edited.
+    for _ in 0..100 {
+        if site.hits("/slow") >= 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    body["id"] = json!(task);
+    body["xPath"] = json!("//p[@class='b']");
+    api.put(&user, "/thirdparty/v1/task", body).await.ok();
+    let entries = history_of(&api, &user, &format!("/thirdparty/v1/data/list/{task}"), 1).await;
+    // Let the edited definition's own check land too, then look at all of it.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let all = api
+        .get(&user, &format!("/thirdparty/v1/data/list/{task}"))
+        .await
+        .ok()["data"]
+        .clone();
+    assert_eq!(entries[0]["raw"], "new choice");
+    for entry in all.as_array().unwrap() {
+        assert_eq!(
+            entry["raw"], "new choice",
+            "the old definition's result was stored: {all}"
+        );
+    }
+    // And no notification compares the two definitions.
+    let notes = api
+        .get(
+            &user,
+            &format!("/thirdparty/v1/notification/list?taskId={task}"),
+        )
+        .await;
+    assert_eq!(notes.ok()["data"], json!([]));
+}

@@ -136,7 +136,18 @@ pub(super) async fn append(
     data: &ClientData,
 ) -> Result<String, StoreError> {
     let mut tx = store.write().await?;
-    let owner = resolve_for_write(&mut tx, series).await?;
+    let id = append_in(&mut tx, series, data).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// [`append`] within the caller's transaction.
+pub(super) async fn append_in(
+    tx: &mut Transaction<'_, Sqlite>,
+    series: &Series,
+    data: &ClientData,
+) -> Result<String, StoreError> {
+    let owner = resolve_for_write(tx, series).await?;
     let checked_at = data.last_check_timestamp.timestamp_millis();
     let hash = match &data.raw {
         Some(raw) => {
@@ -148,7 +159,7 @@ pub(super) async fn append(
             .bind(&hash)
             .bind(CODEC_PLAIN)
             .bind(raw.as_bytes())
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
             Some(hash)
         }
@@ -166,7 +177,7 @@ pub(super) async fn append(
     )))
     .bind(series_id)
     .bind(checked_at)
-    .fetch_optional(&mut *tx)
+    .fetch_optional(&mut **tx)
     .await?;
     let changed_at = match (&hash, previous) {
         (Some(hash), Some((Some(prev), prev_changed))) if *hash == prev => prev_changed,
@@ -190,7 +201,7 @@ pub(super) async fn append(
     .bind(changed_at)
     .bind(&hash)
     .bind(&data.error)
-    .execute(&mut *tx)
+    .execute(&mut **tx)
     .await?;
     // The entry becomes the latest unless a newer one is already stored.
     let newest = "latest_entry_id IS NULL OR (SELECT checked_at FROM entries \
@@ -204,7 +215,7 @@ pub(super) async fn append(
             .bind(super::flag(data.error.is_some()))
             .bind(task)
             .bind(checked_at)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         }
         Owner::Page { page, .. } => {
@@ -214,11 +225,10 @@ pub(super) async fn append(
             .bind(&id)
             .bind(page)
             .bind(checked_at)
-            .execute(&mut *tx)
+            .execute(&mut **tx)
             .await?;
         }
     }
-    tx.commit().await?;
     Ok(id)
 }
 

@@ -15,8 +15,8 @@ mod tasks;
 mod users;
 
 use super::{
-    AlertStates, DueCheck, FolderKey, FolderListing, Millis, NewNotification, Series, Store,
-    StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    AlertStates, CheckRecord, DueCheck, FolderKey, FolderListing, Millis, NewNotification, Series,
+    Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use sqlx::sqlite::{
@@ -306,6 +306,10 @@ impl Store for SqliteStore {
         next_check_at: Millis,
     ) -> Result<(), StoreError> {
         schedule::finish_check(self, task, version, next_check_at).await
+    }
+
+    async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError> {
+        schedule::record_check(self, record).await
     }
 
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {

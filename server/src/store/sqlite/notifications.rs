@@ -8,6 +8,17 @@ use sqlx::AssertSqlSafe;
 use wachet::model::{AlertType, ClientAlertContentResponse, ClientNotification, JobType};
 
 pub(super) async fn insert(store: &SqliteStore, n: &NewNotification) -> Result<String, StoreError> {
+    let mut tx = store.write().await?;
+    let id = insert_in(&mut tx, n).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// [`insert`] within the caller's transaction.
+pub(super) async fn insert_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    n: &NewNotification,
+) -> Result<String, StoreError> {
     let alert =
         serde_json::to_string(&n.alert).map_err(|err| StoreError::Backend(err.to_string()))?;
     let id = new_id();
@@ -32,7 +43,7 @@ pub(super) async fn insert(store: &SqliteStore, n: &NewNotification) -> Result<S
     .bind(&n.synthetic_expression)
     .bind(&n.html)
     .bind(&n.task_id)
-    .execute(&store.writer)
+    .execute(&mut **tx)
     .await?;
     if inserted.rows_affected() == 0 {
         return Err(StoreError::NotFound);

@@ -1,7 +1,7 @@
 //! The scheduler's state: claiming due monitors under a lease, and setting the next check.
 
-use super::SqliteStore;
-use crate::store::{DueCheck, Millis, StoreError};
+use super::{SqliteStore, history, notifications};
+use crate::store::{CheckRecord, DueCheck, Millis, Series, StoreError};
 use wachet::Monitor;
 
 #[derive(sqlx::FromRow)]
@@ -84,4 +84,47 @@ pub(super) async fn finish_check(
     .execute(&store.writer)
     .await?;
     Ok(())
+}
+
+pub(super) async fn record_check(
+    store: &SqliteStore,
+    record: &CheckRecord,
+) -> Result<bool, StoreError> {
+    let mut tx = store.write().await?;
+    let version: Option<(i64,)> = sqlx::query_as("SELECT updated_at FROM tasks WHERE id = ?")
+        .bind(&record.task)
+        .fetch_optional(&mut *tx)
+        .await?;
+    let Some((version,)) = version else {
+        return Err(StoreError::NotFound);
+    };
+    if version != record.version {
+        // Edited during the check: the edit scheduled its own first check.
+        sqlx::query("UPDATE tasks SET lease_until = NULL WHERE id = ?")
+            .bind(&record.task)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        return Ok(false);
+    }
+    // Pages first: a page's notification names the page, which must exist by then.
+    for (url, data) in &record.pages {
+        let series = Series::Page {
+            task_id: record.task.clone(),
+            url: url.clone(),
+            name: None,
+        };
+        history::append_in(&mut tx, &series, data).await?;
+    }
+    history::append_in(&mut tx, &Series::Task(record.task.clone()), &record.own).await?;
+    for notification in &record.notifications {
+        notifications::insert_in(&mut tx, notification).await?;
+    }
+    sqlx::query("UPDATE tasks SET lease_until = NULL, next_check_at = ? WHERE id = ?")
+        .bind(record.next_check_at)
+        .bind(&record.task)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(true)
 }
