@@ -278,6 +278,9 @@ async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
         ("--rate-limit", "WACHET_RATE_LIMIT"),
         ("--rate-burst", "WACHET_RATE_BURST"),
         ("--login-failures", "WACHET_LOGIN_FAILURES"),
+        ("--checks-in-flight", "WACHET_CHECKS_IN_FLIGHT"),
+        ("--browser-checks-in-flight", "WACHET_BROWSER_CHECKS_IN_FLIGHT"),
+        ("--check-lease", "WACHET_CHECK_LEASE"),
         ("--admin-email", "WACHET_ADMIN_EMAIL"),
     ] {
         assert!(
@@ -453,4 +456,62 @@ async fn sigterm_lets_a_request_in_flight_finish() {
     assert_eq!(status.code(), Some(0));
     // No new connection is accepted after the signal.
     assert!(tokio::net::TcpStream::connect(&addr).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_check_killed_with_the_process_runs_again_after_a_restart() {
+    use wachet::testing::{FixtureServer, Reply};
+    let site = FixtureServer::builder()
+        .reply(
+            "/slow",
+            Reply::html("<p>the value</p>").delay(Duration::from_secs(4)),
+        )
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wachet.db");
+    let flags = ["--allow-private-networks", "--check-lease", "2"];
+    let first = serve(&db, &flags).await;
+    let admin = account(&first.printed);
+    let token = first.login(&admin).await;
+    let body = json!({"url": site.url("/slow"), "recurrenceInSeconds": 3600});
+    let (status, task) = first
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(body),
+        )
+        .await;
+    assert_eq!(status, 200, "{task}");
+    // Kill the service with SIGKILL while its first check waits for the page.
+    for _ in 0..200 {
+        if site.hits("/slow") >= 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(site.hits("/slow"), 1);
+    let mut child = first.child;
+    child.kill().await.unwrap();
+
+    // After a restart the lease runs out and the check runs again; nothing was lost.
+    let again = serve(&db, &flags).await;
+    let path = format!("/thirdparty/v1/data/list/{}", task["id"].as_str().unwrap());
+    let mut entries = Value::Null;
+    for _ in 0..300 {
+        let (status, reply) = again
+            .call(reqwest::Method::GET, &path, Some(&token), None)
+            .await;
+        assert_eq!(status, 200, "the monitor and the token survived: {reply}");
+        entries = reply["data"].clone();
+        if entries.as_array().is_some_and(|e| !e.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(entries[0]["raw"], "the value", "{entries}");
+    assert!(site.hits("/slow") >= 2);
+    assert_eq!(again.terminate().await, Some(0));
 }

@@ -55,6 +55,11 @@ pub struct ServeArgs {
     /// Checks rendering in Chromium (dynamicContent) at once.
     #[arg(long, env = "WACHET_BROWSER_CHECKS_IN_FLIGHT", default_value_t = ScheduleSettings::default().browser_checks_in_flight)]
     browser_checks_in_flight: usize,
+    /// Seconds a check holds its monitor before another process may take it over (renewed while
+    /// it runs): a check lost in a crash runs again about this long after.
+    #[arg(long, env = "WACHET_CHECK_LEASE", default_value_t = ScheduleSettings::default().lease.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    check_lease: u64,
     /// E-mail address of the user created on a database without users.
     #[arg(long, env = "WACHET_ADMIN_EMAIL", default_value = "admin@localhost")]
     admin_email: String,
@@ -112,7 +117,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let schedule = ScheduleSettings {
         checks_in_flight: args.checks_in_flight,
         browser_checks_in_flight: args.browser_checks_in_flight,
-        ..ScheduleSettings::default()
+        lease: std::time::Duration::from_secs(args.check_lease),
     };
     let scheduler = tokio::spawn(schedule::run(shared, checker, schedule, running.stopping()));
     let signal = service::shutdown_signal().context("cannot install the signal handlers")?;

@@ -21,8 +21,8 @@ use wachet::{Checker, CrawledPage, Monitor};
 /// How often due monitors are looked for (and at once when a check ends while all slots are
 /// taken).
 const POLL: Duration = Duration::from_millis(250);
-/// How much earlier than its lease a check is stopped.
-const LEASE_MARGIN: Duration = Duration::from_secs(30);
+/// Longest a check may run (a crawl of 500 slow pages included) before it is stopped.
+const MAX_CHECK: Duration = Duration::from_secs(30 * 60);
 
 /// Settings of the scheduler.
 #[derive(Debug, Clone)]
@@ -31,7 +31,9 @@ pub struct ScheduleSettings {
     pub checks_in_flight: usize,
     /// Checks rendering in Chromium at once.
     pub browser_checks_in_flight: usize,
-    /// How long a claimed check holds its monitor before another process may take it over.
+    /// How long a claimed check holds its monitor before another process may take it over;
+    /// renewed every third of it while the check runs, so a check lost in a crash runs again
+    /// about this long after.
     pub lease: Duration,
 }
 
@@ -40,7 +42,7 @@ impl Default for ScheduleSettings {
         ScheduleSettings {
             checks_in_flight: 32,
             browser_checks_in_flight: 4,
-            lease: Duration::from_secs(15 * 60),
+            lease: Duration::from_secs(60),
         }
     }
 }
@@ -110,9 +112,9 @@ pub async fn run(
 }
 
 /// One check of a claimed monitor: check, raise its alerts, store, schedule the next. The check
-/// is bounded by the lease (so no other process takes the monitor over while it runs) and runs
-/// in a task of its own, so that whatever happens to it (a timeout, a panic) the monitor is
-/// freed and rescheduled.
+/// runs in a task of its own whose lease is renewed while it runs (so no other process takes
+/// the monitor over), and whatever happens to it (a timeout, a panic) the monitor is freed and
+/// rescheduled.
 async fn run_check(
     store: Arc<dyn Store>,
     checker: Arc<dyn Checker>,
@@ -136,8 +138,7 @@ async fn run_check(
             check_and_store(store.as_ref(), checker.as_ref(), &monitor, version).await
         })
     };
-    let bound = lease.saturating_sub(LEASE_MARGIN).max(LEASE_MARGIN);
-    let stored = match tokio::time::timeout(bound, &mut inner).await {
+    let stored = match held(store.as_ref(), &task, lease, &mut inner).await {
         Ok(Ok(Ok(_))) | Ok(Ok(Err(StoreError::NotFound))) => true,
         Ok(Ok(Err(err))) => {
             tracing::error!(%err, task = %task, "cannot store a check");
@@ -160,6 +161,29 @@ async fn run_check(
             tracing::error!(%err, task = %task, "cannot schedule the next check");
         }
     }
+}
+
+/// Waits for a running check, renewing its lease every third of it, for [`MAX_CHECK`] at most.
+async fn held<T>(
+    store: &dyn Store,
+    task: &str,
+    lease: Duration,
+    check: &mut tokio::task::JoinHandle<T>,
+) -> Result<Result<T, tokio::task::JoinError>, tokio::time::error::Elapsed> {
+    tokio::time::timeout(MAX_CHECK, async {
+        loop {
+            tokio::select! {
+                done = &mut *check => return done,
+                _ = tokio::time::sleep(lease / 3) => {
+                    let until = now_millis() + lease.as_millis() as i64;
+                    if let Err(err) = store.renew_lease(task, until).await {
+                        tracing::warn!(%err, task = %task, "cannot renew a lease");
+                    }
+                }
+            }
+        }
+    })
+    .await
 }
 
 /// The next check after one that ended at `now`: the monitor's next slot, but at least half a

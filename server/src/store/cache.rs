@@ -218,6 +218,10 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.claim_due(now, lease_until, limit).await
     }
 
+    async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {
+        self.inner.renew_lease(task, lease_until).await
+    }
+
     async fn finish_check(
         &self,
         task: &str,

@@ -336,6 +336,8 @@ pub trait Store: Send + Sync + 'static {
         lease_until: Millis,
         limit: u32,
     ) -> Result<Vec<DueCheck>, StoreError>;
+    /// Extends the lease of a check still running, to `lease_until`.
+    async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError>;
     /// Ends the check of a claimed monitor: frees it and, unless its definition changed since
     /// `version` (an update schedules its own first check), sets its next check time.
     /// A monitor deleted meanwhile is no error.

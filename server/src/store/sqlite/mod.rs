@@ -299,6 +299,10 @@ impl Store for SqliteStore {
         schedule::claim_due(self, now, lease_until, limit).await
     }
 
+    async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {
+        schedule::renew_lease(self, task, lease_until).await
+    }
+
     async fn finish_check(
         &self,
         task: &str,

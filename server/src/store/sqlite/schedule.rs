@@ -66,6 +66,19 @@ pub(super) async fn claim_due(
     Ok(claimed)
 }
 
+pub(super) async fn renew_lease(
+    store: &SqliteStore,
+    task: &str,
+    lease_until: Millis,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE tasks SET lease_until = ? WHERE id = ? AND lease_until IS NOT NULL")
+        .bind(lease_until)
+        .bind(task)
+        .execute(&store.writer)
+        .await?;
+    Ok(())
+}
+
 pub(super) async fn finish_check(
     store: &SqliteStore,
     task: &str,
