@@ -279,7 +279,10 @@ async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
         ("--rate-burst", "WACHET_RATE_BURST"),
         ("--login-failures", "WACHET_LOGIN_FAILURES"),
         ("--checks-in-flight", "WACHET_CHECKS_IN_FLIGHT"),
-        ("--browser-checks-in-flight", "WACHET_BROWSER_CHECKS_IN_FLIGHT"),
+        (
+            "--browser-checks-in-flight",
+            "WACHET_BROWSER_CHECKS_IN_FLIGHT",
+        ),
         ("--check-lease", "WACHET_CHECK_LEASE"),
         ("--admin-email", "WACHET_ADMIN_EMAIL"),
     ] {

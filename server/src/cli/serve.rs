@@ -49,10 +49,10 @@ pub struct ServeArgs {
     /// Failed logins per minute per account and per client address (0: unlimited).
     #[arg(long, env = "WACHET_LOGIN_FAILURES", default_value_t = LimitSettings::default().login_failures_per_minute)]
     login_failures: u32,
-    /// Checks running at once (0: this process runs no checks, only the API).
+    /// Plain checks running at once (0: this process runs no checks, only the API).
     #[arg(long, env = "WACHET_CHECKS_IN_FLIGHT", default_value_t = ScheduleSettings::default().checks_in_flight)]
     checks_in_flight: usize,
-    /// Checks rendering in Chromium (dynamicContent) at once.
+    /// Checks rendering in Chromium (dynamicContent) at once, besides the plain ones.
     #[arg(long, env = "WACHET_BROWSER_CHECKS_IN_FLIGHT", default_value_t = ScheduleSettings::default().browser_checks_in_flight)]
     browser_checks_in_flight: usize,
     /// Seconds a check holds its monitor before another process may take it over (renewed while
@@ -118,6 +118,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         checks_in_flight: args.checks_in_flight,
         browser_checks_in_flight: args.browser_checks_in_flight,
         lease: std::time::Duration::from_secs(args.check_lease),
+        min_recurrence: args.min_recurrence,
     };
     let scheduler = tokio::spawn(schedule::run(shared, checker, schedule, running.stopping()));
     let signal = service::shutdown_signal().context("cannot install the signal handlers")?;

@@ -4,8 +4,8 @@
 //! (and each crawled page's), and its next check set to its next slot ([`slots`]). A process
 //! that dies mid-check loses nothing: the lease runs out and the check runs again.
 //!
-//! Concurrency is bounded: at most `checks_in_flight` checks at once, of which at most
-//! `browser_checks_in_flight` render in Chromium (`dynamicContent`).
+//! Concurrency is bounded: at most `checks_in_flight` plain checks and
+//! `browser_checks_in_flight` checks rendering in Chromium (`dynamicContent`) at once.
 
 pub mod slots;
 
@@ -29,8 +29,10 @@ const MAX_CHECK: Duration = Duration::from_secs(30 * 60);
 pub struct ScheduleSettings {
     /// Checks running at once.
     pub checks_in_flight: usize,
-    /// Checks rendering in Chromium at once.
+    /// Checks rendering in Chromium at once (besides `checks_in_flight`).
     pub browser_checks_in_flight: usize,
+    /// The shortest recurrence the server allows, in seconds.
+    pub min_recurrence: i32,
     /// How long a claimed check holds its monitor before another process may take it over;
     /// renewed every third of it while the check runs, so a check lost in a crash runs again
     /// about this long after.
@@ -42,6 +44,7 @@ impl Default for ScheduleSettings {
         ScheduleSettings {
             checks_in_flight: 32,
             browser_checks_in_flight: 4,
+            min_recurrence: 60,
             lease: Duration::from_secs(60),
         }
     }
@@ -59,53 +62,58 @@ pub async fn run(
     if settings.checks_in_flight == 0 {
         return;
     }
-    let checks = Arc::new(Semaphore::new(settings.checks_in_flight));
-    let browser = Arc::new(Semaphore::new(settings.browser_checks_in_flight.max(1)));
-    let lease = settings.lease;
+    // Plain and browser checks have slots of their own, so monitors waiting for the browser
+    // never hold up the others.
+    let pools = [
+        (Arc::new(Semaphore::new(settings.checks_in_flight)), false),
+        (
+            Arc::new(Semaphore::new(settings.browser_checks_in_flight.max(1))),
+            true,
+        ),
+    ];
     let finished = Arc::new(Notify::new());
     loop {
-        let free = checks.available_permits();
-        let mut claimed_all = false;
-        if free > 0 {
+        let mut more = false;
+        for (slots, browser) in &pools {
+            let free = slots.available_permits();
+            if free == 0 {
+                continue;
+            }
             let now = now_millis();
-            match store
-                .claim_due(now, now + lease.as_millis() as i64, free as u32)
-                .await
-            {
-                Ok(due) => {
-                    // More may be due: look again at once instead of after the poll.
-                    claimed_all = due.len() == free;
-                    for check in due {
-                        let Ok(permit) = checks.clone().try_acquire_owned() else {
-                            // Claimed beyond the free slots (cannot happen while this loop
-                            // alone takes permits): give the monitor back, due as it was.
-                            if let Some(task) = &check.monitor.id {
-                                let _ = store.finish_check(task, check.version, check.due_at).await;
-                            }
-                            continue;
-                        };
-                        let (store, checker, browser, finished) = (
-                            store.clone(),
-                            checker.clone(),
-                            browser.clone(),
-                            finished.clone(),
-                        );
-                        tokio::spawn(async move {
-                            run_check(store, checker, browser, check, lease).await;
-                            drop(permit);
-                            finished.notify_one();
-                        });
-                    }
+            let until = now + settings.lease.as_millis() as i64;
+            let due = match store.claim_due(now, until, free as u32, *browser).await {
+                Ok(due) => due,
+                Err(err) => {
+                    tracing::error!(%err, "cannot claim due monitors");
+                    continue;
                 }
-                Err(err) => tracing::error!(%err, "cannot claim due monitors"),
+            };
+            // More may be due: look again at once instead of after the poll.
+            more |= due.len() == free;
+            for check in due {
+                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                    // Claimed beyond the free slots (cannot happen while this loop alone
+                    // takes them): give the monitor back, due as it was.
+                    if let Some(task) = &check.monitor.id {
+                        let _ = store.finish_check(task, check.version, check.due_at).await;
+                    }
+                    continue;
+                };
+                let (store, checker, finished) = (store.clone(), checker.clone(), finished.clone());
+                let settings = settings.clone();
+                tokio::spawn(async move {
+                    run_check(store, checker, check, &settings).await;
+                    drop(slot);
+                    finished.notify_one();
+                });
             }
         }
-        if claimed_all {
+        if more {
             continue;
         }
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}
-            _ = finished.notified(), if free == 0 => {}
+            _ = finished.notified() => {}
             _ = stop.wait_for(|stop| *stop) => return,
         }
     }
@@ -118,24 +126,26 @@ pub async fn run(
 async fn run_check(
     store: Arc<dyn Store>,
     checker: Arc<dyn Checker>,
-    browser: Arc<Semaphore>,
     check: DueCheck,
-    lease: Duration,
+    settings: &ScheduleSettings,
 ) {
+    let lease = settings.lease;
     let Some(task) = check.monitor.id.clone() else {
         return;
     };
-    let recurrence = check.monitor.recurrence_in_seconds.unwrap_or(0);
+    let recurrence = effective_recurrence(&check.monitor, settings);
     let (version, monitor) = (check.version, check.monitor);
     let mut inner = {
         let store = store.clone();
         tokio::spawn(async move {
-            // Waiting for the browser counts against the lease too.
-            let _browser = match monitor.dynamic_content {
-                true => browser.acquire_owned().await.ok(),
-                false => None,
-            };
-            check_and_store(store.as_ref(), checker.as_ref(), &monitor, version).await
+            check_and_store(
+                store.as_ref(),
+                checker.as_ref(),
+                &monitor,
+                version,
+                recurrence,
+            )
+            .await
         })
     };
     let stored = match held(store.as_ref(), &task, lease, &mut inner).await {
@@ -186,6 +196,15 @@ async fn held<T>(
     .await
 }
 
+/// The monitor's recurrence, at least the server's minimum: a monitor stored under a lower
+/// minimum is checked no more often than the server now allows.
+fn effective_recurrence(monitor: &Monitor, settings: &ScheduleSettings) -> i32 {
+    monitor
+        .recurrence_in_seconds
+        .unwrap_or(0)
+        .max(settings.min_recurrence)
+}
+
 /// The next check after one that ended at `now`: the monitor's next slot, but at least half a
 /// period away, so a first check (made at once after an edit) is not followed by another a
 /// moment later.
@@ -206,6 +225,7 @@ async fn check_and_store(
     checker: &dyn Checker,
     monitor: &Monitor,
     version: crate::store::Millis,
+    recurrence: i32,
 ) -> Result<bool, StoreError> {
     let task = monitor.id.clone().unwrap_or_default();
     let alerts = monitor.alerts.clone().unwrap_or_default();
@@ -241,7 +261,6 @@ async fn check_and_store(
         .await
         .map_err(|err| StoreError::Backend(format!("raising alerts: {err}")))?
     };
-    let recurrence = monitor.recurrence_in_seconds.unwrap_or(0);
     let record = CheckRecord {
         task: task.clone(),
         version,

@@ -214,8 +214,9 @@ impl<S: Store> Store for CachedStore<S> {
         now: Millis,
         lease_until: Millis,
         limit: u32,
+        browser: bool,
     ) -> Result<Vec<DueCheck>, StoreError> {
-        self.inner.claim_due(now, lease_until, limit).await
+        self.inner.claim_due(now, lease_until, limit, browser).await
     }
 
     async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {

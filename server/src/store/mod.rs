@@ -328,13 +328,15 @@ pub trait Store: Send + Sync + 'static {
     // --- schedule
 
     /// Claims up to `limit` active monitors due at `now` (their next check time has come and no
-    /// check holds them), earliest first, and holds each with a lease until `lease_until`: a
-    /// check that never finishes (the process died) frees its monitor when the lease ends.
+    /// check holds them), earliest first, of one kind (`browser`: those with dynamicContent,
+    /// else the others), and holds each with a lease until `lease_until`: a check that never
+    /// finishes (the process died) frees its monitor when the lease ends.
     async fn claim_due(
         &self,
         now: Millis,
         lease_until: Millis,
         limit: u32,
+        browser: bool,
     ) -> Result<Vec<DueCheck>, StoreError>;
     /// Extends the lease of a check still running, to `lease_until`.
     async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError>;

@@ -116,7 +116,10 @@ impl Api {
         tokio::spawn(wachet_server::schedule::run(
             api.store.clone(),
             checker,
-            wachet_server::schedule::ScheduleSettings::default(),
+            wachet_server::schedule::ScheduleSettings {
+                min_recurrence: 1,
+                ..wachet_server::schedule::ScheduleSettings::default()
+            },
             running.stopping(),
         ));
         api

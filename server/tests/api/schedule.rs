@@ -368,3 +368,36 @@ async fn a_check_of_a_definition_edited_meanwhile_is_dropped() {
         .await;
     assert_eq!(notes.ok()["data"], json!([]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dynamic_content_monitor_is_checked_in_chromium() {
+    let have_chromium = [
+        "/usr/lib/chromium/chromium-headless-shell",
+        "/usr/lib/chromium/chromium",
+    ]
+    .iter()
+    .any(|p| std::path::Path::new(p).is_file())
+        || std::env::var_os("CHROME_PATH").is_some();
+    if !have_chromium {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "Chromium is missing but CI is set: .ci/run must install it"
+        );
+        eprintln!("SKIPPED: no Chromium installed (apt-get install chromium-headless-shell)");
+        return;
+    }
+    let page = "<div id=out>loading</div><script>setTimeout(() => \
+                document.getElementById('out').textContent = 'rendered 42', 100)</script>";
+    let site = FixtureServer::builder()
+        .page("/js", page)
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("gil@example.com").await;
+    let body = json!({"url": site.url("/js"), "xPath": "//div[@id='out']", "dynamicContent": true,
+                      "recurrenceInSeconds": 3600});
+    let task = id(&api.task(&user, body).await);
+    let entries = history_of(&api, &user, &format!("/thirdparty/v1/data/list/{task}"), 1).await;
+    assert_eq!(entries[0]["raw"], "rendered 42", "{}", entries[0]);
+}

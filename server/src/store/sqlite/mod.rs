@@ -295,8 +295,9 @@ impl Store for SqliteStore {
         now: Millis,
         lease_until: Millis,
         limit: u32,
+        browser: bool,
     ) -> Result<Vec<DueCheck>, StoreError> {
-        schedule::claim_due(self, now, lease_until, limit).await
+        schedule::claim_due(self, now, lease_until, limit, browser).await
     }
 
     async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {

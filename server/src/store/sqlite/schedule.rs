@@ -21,14 +21,16 @@ pub(super) async fn claim_due(
     now: Millis,
     lease_until: Millis,
     limit: u32,
+    browser: bool,
 ) -> Result<Vec<DueCheck>, StoreError> {
     let mut tx = store.write().await?;
     // The definition only: a check needs no latest data, and this runs in the writer's lock.
     let rows: Vec<DueRow> = sqlx::query_as(
         "SELECT id, folder_id, definition, next_check_at, updated_at FROM tasks \
-         WHERE next_check_at <= ? AND (lease_until IS NULL OR lease_until < ?) \
+         WHERE dynamic = ? AND next_check_at <= ? AND (lease_until IS NULL OR lease_until < ?) \
          ORDER BY next_check_at LIMIT ?",
     )
+    .bind(super::flag(browser))
     .bind(now)
     .bind(now)
     .bind(i64::from(limit))

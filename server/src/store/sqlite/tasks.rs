@@ -51,6 +51,7 @@ struct Columns {
     note: Option<String>,
     search_text: String,
     paused: i64,
+    dynamic: i64,
 }
 
 impl Columns {
@@ -85,6 +86,7 @@ fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
         note: monitor.note.clone(),
         search_text,
         paused: flag(monitor.recurrence_in_seconds.unwrap_or(0) <= 0),
+        dynamic: flag(monitor.dynamic_content),
     })
 }
 
@@ -124,8 +126,8 @@ pub(super) async fn create(
     }
     sqlx::query(
         "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
-         definition, paused, created_at, updated_at, next_check_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         definition, paused, created_at, updated_at, next_check_at, dynamic) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&id)
     .bind(user)
@@ -140,6 +142,7 @@ pub(super) async fn create(
     .bind(now)
     .bind(now)
     .bind(c.first_check(now))
+    .bind(c.dynamic)
     .execute(&mut *tx)
     .await?;
     let created = fetch(&mut tx, user, &id).await?;
@@ -166,7 +169,7 @@ pub(super) async fn update(
     let updated = sqlx::query(
         "UPDATE tasks SET folder_id = COALESCE(?, folder_id), name = ?, sort_key = ?, url = ?, \
          note = ?, search_text = ?, definition = ?, paused = ?, updated_at = ?, \
-         next_check_at = ? WHERE id = ? AND user_id = ?",
+         next_check_at = ?, dynamic = ? WHERE id = ? AND user_id = ?",
     )
     .bind(&monitor.folder_id)
     .bind(&c.name)
@@ -178,6 +181,7 @@ pub(super) async fn update(
     .bind(c.paused)
     .bind(now)
     .bind(c.first_check(now))
+    .bind(c.dynamic)
     .bind(id)
     .bind(user)
     .execute(&mut *tx)
