@@ -210,6 +210,13 @@ impl Engine {
         Ok(crawl::start(plan, monitor, fetcher, &self.inner.crawl))
     }
 
+    /// The engine's plain HTTP downloader, under its network policy (private networks refused
+    /// unless allowed) and limits, for a frontend's own requests, such as webhook deliveries:
+    /// they then reach exactly what a monitor may reach. Any HTTP status is an `Ok`.
+    pub fn fetcher(&self) -> Arc<dyn crate::fetch::Fetcher> {
+        self.inner.fetcher.clone()
+    }
+
     /// The shared browser (feature `chrome`), for inspection and shutdown.
     #[cfg(feature = "chrome")]
     pub fn renderer(&self) -> &crate::render::Renderer {

@@ -8,13 +8,14 @@ pub mod policy;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use reqwest::Method;
 use reqwest::header::HeaderMap;
 use std::time::Duration;
 use url::Url;
 
 pub use ipnet::IpNet;
 pub use policy::{NetworkPolicy, Refused};
+/// The HTTP method of a [`FetchRequest`].
+pub use reqwest::Method;
 
 /// What to fetch.
 #[derive(Debug, Clone)]

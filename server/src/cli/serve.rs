@@ -3,6 +3,7 @@
 //! (`user id:`, `email:`, `password:`, `api key:`) once, then where it listens.
 
 use crate::api::{ApiSettings, LimitSettings, create_account};
+use crate::notify::deliver::{self, DeliverySettings};
 use crate::schedule::{self, ScheduleSettings};
 use crate::service;
 use crate::store::Store;
@@ -112,6 +113,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let shared: Arc<dyn Store> = Arc::new(CachedStore::new(store.clone()));
+    let engine_fetcher = engine.fetcher();
     let checker: Arc<dyn wachet::Checker> = Arc::new(engine);
     let running = service::start(listener, shared.clone(), checker.clone(), settings).await?;
     let schedule = ScheduleSettings {
@@ -120,6 +122,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         lease: std::time::Duration::from_secs(args.check_lease),
         min_recurrence: args.min_recurrence,
     };
+    let delivery = tokio::spawn(deliver::run(
+        shared.clone(),
+        engine_fetcher,
+        DeliverySettings::default(),
+        running.stopping(),
+    ));
     let scheduler = tokio::spawn(schedule::run(shared, checker, schedule, running.stopping()));
     let signal = service::shutdown_signal().context("cannot install the signal handlers")?;
     let stop = running.stopper();
@@ -130,6 +138,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     println!("listening on http://{}", running.addr());
     running.wait().await.context("the server failed")?;
     let _ = scheduler.await;
+    let _ = delivery.await;
     store.close().await;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,9 @@
 //! Notifications: what a check's alerts raise ([`wachet::alerts`]) becomes a stored
-//! notification with its HTML content. Delivery to the notification endpoints comes next.
+//! notification with its HTML content and its deliveries in the outbox, which [`deliver`]
+//! sends to the endpoints.
 
 pub mod content;
+pub mod deliver;
 
 use crate::store::NewNotification;
 use wachet::Monitor;
@@ -42,5 +44,6 @@ pub fn notification(
         url: Some(url),
         synthetic_expression: raised.synthetic_expression.clone(),
         html,
+        endpoints: monitor.notification_endpoints.clone().unwrap_or_default(),
     }
 }

@@ -8,8 +8,8 @@
 //! bounded; when one is full, new entries are simply not cached.
 
 use super::{
-    AlertStates, CheckRecord, DueCheck, FolderKey, FolderListing, Millis, NewNotification, Series,
-    Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    AlertStates, CheckRecord, Delivery, DeliveryOutcome, DueCheck, FolderKey, FolderListing,
+    Millis, NewNotification, Series, Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use dashmap::DashMap;
@@ -230,6 +230,26 @@ impl<S: Store> Store for CachedStore<S> {
         next_check_at: Millis,
     ) -> Result<(), StoreError> {
         self.inner.finish_check(task, version, next_check_at).await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<Delivery>, StoreError> {
+        self.inner.claim_deliveries(now, lease_until, limit).await
+    }
+
+    async fn finish_delivery(&self, id: &str, outcome: &DeliveryOutcome) -> Result<(), StoreError> {
+        self.inner.finish_delivery(id, outcome).await
+    }
+
+    async fn deliveries_of(
+        &self,
+        notification: &str,
+    ) -> Result<Vec<(String, String, u32, Option<String>)>, StoreError> {
+        self.inner.deliveries_of(notification).await
     }
 
     async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError> {

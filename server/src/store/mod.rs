@@ -199,6 +199,46 @@ pub struct NewNotification {
     pub synthetic_expression: String,
     /// The content as HTML (endpoint 5, the e-mail body).
     pub html: String,
+    /// Where it goes: the monitor's endpoints, or (when empty) every endpoint of the user.
+    pub endpoints: Vec<NotificationEndpoint>,
+}
+
+/// A delivery of a notification to one endpoint, claimed by [`Store::claim_deliveries`].
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    /// The delivery's id (the `X-Wachet-Delivery` header: receivers drop duplicates by it).
+    pub id: String,
+    /// The kind of endpoint.
+    pub kind: wachet::model::MessagingServiceType,
+    /// Its URL (or e-mail address).
+    pub target: String,
+    /// Tries made before this one.
+    pub attempts: u32,
+    /// The notification.
+    pub notification: ClientNotification,
+    /// The alert that fired.
+    pub alert: Alert,
+    /// The key of the webhook signature: the user's webhook secret.
+    pub secret: String,
+}
+
+/// How a delivery attempt ended.
+#[derive(Debug, Clone)]
+pub enum DeliveryOutcome {
+    /// The endpoint took it.
+    Delivered,
+    /// It failed and is tried again at this time.
+    Retry {
+        /// When.
+        at: Millis,
+        /// What went wrong.
+        error: String,
+    },
+    /// It failed for good.
+    Failed {
+        /// What went wrong last.
+        error: String,
+    },
 }
 
 /// A monitor claimed for a check by [`Store::claim_due`].
@@ -357,6 +397,23 @@ pub trait Store: Send + Sync + 'static {
     /// that no longer exists: nothing is stored but the lease freed, and `Ok(false)` says so.
     /// `NotFound` when the monitor was deleted.
     async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError>;
+
+    /// Claims up to `limit` pending deliveries due at `now` under a lease until `lease_until`
+    /// (a delivery in flight when the process dies is tried again after restart).
+    async fn claim_deliveries(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<Delivery>, StoreError>;
+    /// Stores how an attempt ended and frees the delivery.
+    async fn finish_delivery(&self, id: &str, outcome: &DeliveryOutcome) -> Result<(), StoreError>;
+    /// The deliveries of a notification, by target: (target, state, attempts, last error), the
+    /// state being `pending`, `delivered` or `failed`.
+    async fn deliveries_of(
+        &self,
+        notification: &str,
+    ) -> Result<Vec<(String, String, u32, Option<String>)>, StoreError>;
 
     /// What the alerts of a monitor know from before its next check, read from its history:
     /// how its last check ended and its last successful value, for the monitor itself and for

@@ -244,6 +244,7 @@ async fn deleting_a_folder_deletes_its_subtree_with_history_and_notifications() 
                 url: Some("https://example.com/".into()),
                 synthetic_expression: "content changed".into(),
                 html: "<p>changed</p>".into(),
+                endpoints: Vec::new(),
             })
             .await
             .unwrap();

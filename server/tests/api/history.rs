@@ -29,6 +29,7 @@ fn notification(task: &str, created: DateTime<Utc>, n: usize) -> NewNotification
         url: Some("https://example.com/".into()),
         synthetic_expression: "content changed".into(),
         html: format!("<p>change {n}</p>"),
+        endpoints: Vec::new(),
     }
 }
 

@@ -52,6 +52,7 @@ async fn another_users_ids_are_404_everywhere_and_lists_leave_them_out() {
             url: Some("https://example.com/a".into()),
             synthetic_expression: "content changed".into(),
             html: "<p>x</p>".into(),
+            endpoints: Vec::new(),
         })
         .await
         .unwrap();

@@ -7,6 +7,7 @@
 //! The SQL is standard where it can be (row-value keyset comparisons, recursive common table
 //! expressions, `ON CONFLICT`), so a PostgreSQL store can follow it closely.
 
+mod deliveries;
 mod folders;
 mod history;
 mod notifications;
@@ -15,8 +16,8 @@ mod tasks;
 mod users;
 
 use super::{
-    AlertStates, CheckRecord, DueCheck, FolderKey, FolderListing, Millis, NewNotification, Series,
-    Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    AlertStates, CheckRecord, Delivery, DeliveryOutcome, DueCheck, FolderKey, FolderListing,
+    Millis, NewNotification, Series, Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use sqlx::sqlite::{
@@ -311,6 +312,26 @@ impl Store for SqliteStore {
         next_check_at: Millis,
     ) -> Result<(), StoreError> {
         schedule::finish_check(self, task, version, next_check_at).await
+    }
+
+    async fn claim_deliveries(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<Delivery>, StoreError> {
+        deliveries::claim(self, now, lease_until, limit).await
+    }
+
+    async fn finish_delivery(&self, id: &str, outcome: &DeliveryOutcome) -> Result<(), StoreError> {
+        deliveries::finish(self, id, outcome).await
+    }
+
+    async fn deliveries_of(
+        &self,
+        notification: &str,
+    ) -> Result<Vec<(String, String, u32, Option<String>)>, StoreError> {
+        deliveries::of_notification(self, notification).await
     }
 
     async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError> {

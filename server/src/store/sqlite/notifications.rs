@@ -48,6 +48,7 @@ pub(super) async fn insert_in(
     if inserted.rows_affected() == 0 {
         return Err(StoreError::NotFound);
     }
+    super::deliveries::create_in(tx, &id, &n.task_id, &n.endpoints, n.created_at).await?;
     Ok(id)
 }
 

@@ -1,0 +1,197 @@
+//! Delivery: sends the outbox's pending deliveries to their endpoints and stores how each
+//! ended. Webhooks get the notification's JSON with `alertDefinition` and `alertUrl`, signed
+//! (`X-Wachet-Signature: sha256=<hex HMAC-SHA256 of the body>`, keyed with the user's webhook
+//! secret as the API shows it, its UTF-8 bytes) and named (`X-Wachet-Delivery: <id>`, so
+//! receivers can drop the duplicates a crash may cause). Slack, Discord, Teams and ntfy get
+//! their own shapes. A 2xx is delivered; anything else is tried again after 30 s, doubling,
+//! 8 tries in all, then failed. Requests go through the engine's fetcher, so the private-network
+//! policy of the checks applies to webhooks too; every delivery runs in its own task, so one
+//! dead or hanging endpoint never delays the others.
+
+use crate::store::{Delivery, DeliveryOutcome, Store, now_millis};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{Semaphore, watch};
+use wachet::fetch::{FetchRequest, Fetcher};
+use wachet::model::MessagingServiceType;
+
+/// How often pending deliveries are looked for.
+const POLL: Duration = Duration::from_millis(250);
+
+/// Settings of delivery.
+#[derive(Debug, Clone)]
+pub struct DeliverySettings {
+    /// Wait before the second try; it doubles for each try after.
+    pub first_retry: Duration,
+    /// Tries in all before a delivery fails.
+    pub tries: u32,
+    /// Deliveries in flight at once.
+    pub in_flight: usize,
+    /// How long a delivery in flight holds its row (a process that dies mid-delivery leaves it
+    /// to be tried again after this).
+    pub lease: Duration,
+}
+
+impl Default for DeliverySettings {
+    fn default() -> Self {
+        DeliverySettings {
+            first_retry: Duration::from_secs(30),
+            tries: 8,
+            in_flight: 16,
+            lease: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Delivers until `stop` turns true.
+pub async fn run(
+    store: Arc<dyn Store>,
+    fetcher: Arc<dyn Fetcher>,
+    settings: DeliverySettings,
+    mut stop: watch::Receiver<bool>,
+) {
+    let slots = Arc::new(Semaphore::new(settings.in_flight.max(1)));
+    loop {
+        let free = slots.available_permits();
+        if free > 0 {
+            let now = now_millis();
+            let until = now + settings.lease.as_millis() as i64;
+            match store.claim_deliveries(now, until, free as u32).await {
+                Ok(due) => {
+                    for delivery in due {
+                        let Ok(slot) = slots.clone().try_acquire_owned() else {
+                            break;
+                        };
+                        let (store, fetcher, settings) =
+                            (store.clone(), fetcher.clone(), settings.clone());
+                        tokio::spawn(async move {
+                            let outcome = attempt(fetcher.as_ref(), &delivery, &settings).await;
+                            if let Err(err) = store.finish_delivery(&delivery.id, &outcome).await {
+                                tracing::error!(%err, delivery = %delivery.id, "cannot store a delivery");
+                            }
+                            drop(slot);
+                        });
+                    }
+                }
+                Err(err) => tracing::error!(%err, "cannot claim deliveries"),
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(POLL) => {}
+            _ = stop.wait_for(|stop| *stop) => return,
+        }
+    }
+}
+
+/// One try of one delivery.
+async fn attempt(
+    fetcher: &dyn Fetcher,
+    delivery: &Delivery,
+    settings: &DeliverySettings,
+) -> DeliveryOutcome {
+    let error = match send(fetcher, delivery).await {
+        Ok(()) => return DeliveryOutcome::Delivered,
+        Err(error) => error,
+    };
+    let tried = delivery.attempts + 1;
+    if tried >= settings.tries {
+        return DeliveryOutcome::Failed { error };
+    }
+    let wait = settings
+        .first_retry
+        .saturating_mul(1 << (tried - 1).min(20));
+    DeliveryOutcome::Retry {
+        at: now_millis() + wait.as_millis() as i64,
+        error,
+    }
+}
+
+async fn send(fetcher: &dyn Fetcher, delivery: &Delivery) -> Result<(), String> {
+    let url = wachet::validate::parse_url(&delivery.target)?;
+    let (body, content_type) = body(delivery)?;
+    let mut request = FetchRequest::get(url);
+    request.method = wachet::fetch::Method::POST;
+    let headers = &mut request.headers;
+    let header = |v: &str| v.parse().map_err(|_| format!("bad header value {v:?}"));
+    headers.insert("content-type", header(content_type)?);
+    headers.insert("x-wachet-delivery", header(&delivery.id)?);
+    if delivery.kind == MessagingServiceType::Webhook {
+        headers.insert(
+            "x-wachet-signature",
+            header(&signature(&delivery.secret, &body)?)?,
+        );
+    }
+    if delivery.kind == MessagingServiceType::Ntfy {
+        let title = delivery
+            .notification
+            .task_name
+            .as_deref()
+            .unwrap_or("wachet");
+        headers.insert("title", header(&title.replace(['\r', '\n'], " "))?);
+    }
+    request.body = Some(body);
+    let response = fetcher
+        .fetch(&request)
+        .await
+        .map_err(|err| err.to_string())?;
+    if (200..300).contains(&response.status) {
+        Ok(())
+    } else {
+        Err(format!("the endpoint answered HTTP {}", response.status))
+    }
+}
+
+/// `sha256=<hex HMAC-SHA256 of body>`, keyed with the secret's UTF-8 bytes (as GitHub does).
+pub fn signature(secret: &str, body: &str) -> Result<String, String> {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes())
+        .map_err(|err| format!("webhook secret: {err}"))?;
+    mac.update(body.as_bytes());
+    let tag = mac.finalize().into_bytes();
+    let hex: String = tag.iter().map(|b| format!("{b:02x}")).collect();
+    Ok(format!("sha256={hex}"))
+}
+
+/// The body for the endpoint's kind, and its media type.
+fn body(delivery: &Delivery) -> Result<(String, &'static str), String> {
+    let n = &delivery.notification;
+    let line = format!(
+        "{}: {} {}",
+        n.task_name
+            .as_deref()
+            .or(n.url.as_deref())
+            .unwrap_or("monitor"),
+        n.kind,
+        n.url.as_deref().unwrap_or("")
+    );
+    let json = |value: serde_json::Value| {
+        serde_json::to_string(&value)
+            .map(|s| (s, "application/json"))
+            .map_err(|e| e.to_string())
+    };
+    match delivery.kind {
+        MessagingServiceType::Webhook => {
+            let mut value = serde_json::to_value(n).map_err(|e| e.to_string())?;
+            if let Some(object) = value.as_object_mut() {
+                object.remove("html");
+                object.insert(
+                    "alertDefinition".into(),
+                    serde_json::to_value(&delivery.alert).map_err(|e| e.to_string())?,
+                );
+                let alert_url = format!(
+                    "/thirdparty/v1/notification/{}",
+                    n.id.as_deref().unwrap_or("")
+                );
+                object.insert("alertUrl".into(), alert_url.into());
+            }
+            json(value)
+        }
+        MessagingServiceType::Slack | MessagingServiceType::Teams => {
+            json(serde_json::json!({"text": line}))
+        }
+        MessagingServiceType::Discord => json(serde_json::json!({"content": line})),
+        MessagingServiceType::Ntfy => Ok((line, "text/plain; charset=utf-8")),
+        other => Err(format!("{other} is not delivered by this server")),
+    }
+}

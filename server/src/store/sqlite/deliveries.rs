@@ -1,0 +1,179 @@
+//! The outbox: deliveries of notifications to endpoints, claimed under a lease and retried.
+
+use super::{SqliteStore, time};
+use crate::store::{Delivery, DeliveryOutcome, Millis, StoreError, new_id, now_millis};
+use sqlx::{Sqlite, Transaction};
+use wachet::model::{AlertType, ClientNotification, MessagingServiceType, NotificationEndpoint};
+
+/// Why e-mail deliveries fail until an SMTP sender exists.
+const NO_EMAIL: &str = "e-mail delivery is not configured on this server";
+
+/// Writes a notification's deliveries, in the transaction that stores it: to `endpoints`, or
+/// (when empty) to every endpoint of the monitor's owner.
+pub(super) async fn create_in(
+    tx: &mut Transaction<'_, Sqlite>,
+    notification: &str,
+    task: &str,
+    endpoints: &[NotificationEndpoint],
+    now: Millis,
+) -> Result<(), StoreError> {
+    let owned;
+    let endpoints = if endpoints.is_empty() {
+        let (json,): (String,) = sqlx::query_as(
+            "SELECT u.notification_endpoints FROM users u JOIN tasks t ON t.user_id = u.id \
+             WHERE t.id = ?",
+        )
+        .bind(task)
+        .fetch_one(&mut **tx)
+        .await?;
+        owned = serde_json::from_str::<Vec<NotificationEndpoint>>(&json)
+            .map_err(|err| StoreError::Backend(format!("stored endpoints: {err}")))?;
+        &owned[..]
+    } else {
+        endpoints
+    };
+    for endpoint in endpoints {
+        let (state, error) = match endpoint.kind {
+            MessagingServiceType::Email => ("failed", Some(NO_EMAIL)),
+            _ => ("pending", None),
+        };
+        sqlx::query(
+            "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
+             last_error, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(new_id())
+        .bind(notification)
+        .bind(endpoint.kind.code())
+        .bind(endpoint.value.as_deref().unwrap_or(""))
+        .bind(state)
+        .bind(now)
+        .bind(error)
+        .bind(now)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+#[derive(sqlx::FromRow)]
+struct DueRow {
+    id: String,
+    kind: i64,
+    target: String,
+    attempts: i64,
+    notification_id: String,
+    alert_type: i64,
+    alert: String,
+    current_value: Option<String>,
+    comparand: Option<String>,
+    error: Option<String>,
+    created_at: i64,
+    task_id: String,
+    task_name: Option<String>,
+    url: Option<String>,
+    webhook_secret: String,
+}
+
+pub(super) async fn claim(
+    store: &SqliteStore,
+    now: Millis,
+    lease_until: Millis,
+    limit: u32,
+) -> Result<Vec<Delivery>, StoreError> {
+    let mut tx = store.write().await?;
+    let rows: Vec<DueRow> = sqlx::query_as(
+        "SELECT d.id, d.kind, d.target, d.attempts, n.id AS notification_id, n.alert_type, \
+         n.alert, n.current_value, n.comparand, n.error, n.created_at, n.task_id, n.task_name, \
+         n.url, u.webhook_secret \
+         FROM deliveries d \
+         JOIN notifications n ON n.id = d.notification_id \
+         JOIN users u ON u.id = n.user_id \
+         WHERE d.state = 'pending' AND d.next_attempt_at <= ? \
+         AND (d.lease_until IS NULL OR d.lease_until < ?) \
+         ORDER BY d.next_attempt_at LIMIT ?",
+    )
+    .bind(now)
+    .bind(now)
+    .bind(i64::from(limit))
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut claimed = Vec::with_capacity(rows.len());
+    for row in rows {
+        sqlx::query("UPDATE deliveries SET lease_until = ? WHERE id = ?")
+            .bind(lease_until)
+            .bind(&row.id)
+            .execute(&mut *tx)
+            .await?;
+        let broken = |what: &str| StoreError::Backend(format!("delivery {}: {what}", row.id));
+        let kind = MessagingServiceType::from_code(row.kind).ok_or_else(|| broken("kind"))?;
+        let alert_type = AlertType::from_code(row.alert_type).ok_or_else(|| broken("type"))?;
+        let alert = serde_json::from_str(&row.alert).map_err(|_| broken("alert"))?;
+        claimed.push(Delivery {
+            id: row.id,
+            kind,
+            target: row.target,
+            attempts: u32::try_from(row.attempts).unwrap_or(0),
+            notification: ClientNotification {
+                id: Some(row.notification_id),
+                kind: alert_type,
+                current: row.current_value,
+                comparand: row.comparand,
+                html: None,
+                error: row.error,
+                timestamp: time(row.created_at),
+                server_time: time(now),
+                task_id: Some(row.task_id),
+                task_name: row.task_name,
+                url: row.url,
+            },
+            alert,
+            secret: row.webhook_secret,
+        });
+    }
+    tx.commit().await?;
+    Ok(claimed)
+}
+
+pub(super) async fn finish(
+    store: &SqliteStore,
+    id: &str,
+    outcome: &DeliveryOutcome,
+) -> Result<(), StoreError> {
+    let (state, next, error) = match outcome {
+        DeliveryOutcome::Delivered => ("delivered", None, None),
+        DeliveryOutcome::Retry { at, error } => ("pending", Some(*at), Some(error.as_str())),
+        DeliveryOutcome::Failed { error } => ("failed", None, Some(error.as_str())),
+    };
+    sqlx::query(
+        "UPDATE deliveries SET state = ?, attempts = attempts + 1, \
+         next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?, lease_until = NULL, \
+         updated_at = ? WHERE id = ?",
+    )
+    .bind(state)
+    .bind(next)
+    .bind(error)
+    .bind(now_millis())
+    .bind(id)
+    .execute(&store.writer)
+    .await?;
+    Ok(())
+}
+
+pub(super) async fn of_notification(
+    store: &SqliteStore,
+    notification: &str,
+) -> Result<Vec<(String, String, u32, Option<String>)>, StoreError> {
+    let rows: Vec<(String, String, i64, Option<String>)> = sqlx::query_as(
+        "SELECT target, state, attempts, last_error FROM deliveries \
+         WHERE notification_id = ? ORDER BY target",
+    )
+    .bind(notification)
+    .fetch_all(&store.reader)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(target, state, attempts, error)| {
+            (target, state, u32::try_from(attempts).unwrap_or(0), error)
+        })
+        .collect())
+}
