@@ -7,17 +7,9 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use wachet::testing::FixtureServer;
 
-/// Waits (10 s at most) until `path` lists at least `n` history entries, and returns them.
+/// Waits (15 s at most) until `path` lists at least `n` history entries, and returns them.
 async fn history_of(api: &Api, user: &User, path: &str, n: usize) -> Vec<Value> {
-    for _ in 0..100 {
-        let reply = api.get(user, path).await;
-        let data = reply.ok()["data"].as_array().unwrap().clone();
-        if data.len() >= n {
-            return data;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("{path}: fewer than {n} entries after 10 s");
+    entries_where(api, user, path, n, |_| true).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -143,19 +135,21 @@ async fn a_portal_check_stores_every_page_with_its_own_history() {
     assert_eq!(history["data"][0]["raw"], "page a");
 }
 
-/// Waits (15 s at most) until `path` lists at least `n` entries for which `matches` holds.
+/// Waits (15 s at most) until `path` lists at least `n` entries for which `matches` holds, and
+/// returns the whole list, newest first.
 async fn entries_where(
     api: &Api,
     user: &User,
     path: &str,
     n: usize,
     matches: impl Fn(&Value) -> bool,
-) {
+) -> Vec<Value> {
+    let sep = if path.contains('?') { '&' } else { '?' };
     for _ in 0..150 {
-        let reply = api.get(user, &format!("{path}?count=500")).await;
+        let reply = api.get(user, &format!("{path}{sep}count=500")).await;
         let data = reply.ok()["data"].as_array().unwrap().clone();
         if data.iter().filter(|e| matches(e)).count() >= n {
-            return;
+            return data;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -371,19 +365,7 @@ async fn a_check_of_a_definition_edited_meanwhile_is_dropped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dynamic_content_monitor_is_checked_in_chromium() {
-    let have_chromium = [
-        "/usr/lib/chromium/chromium-headless-shell",
-        "/usr/lib/chromium/chromium",
-    ]
-    .iter()
-    .any(|p| std::path::Path::new(p).is_file())
-        || std::env::var_os("CHROME_PATH").is_some();
-    if !have_chromium {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "Chromium is missing but CI is set: .ci/run must install it"
-        );
-        eprintln!("SKIPPED: no Chromium installed (apt-get install chromium-headless-shell)");
+    if !super::chromium_available() {
         return;
     }
     let page = "<div id=out>loading</div><script>setTimeout(() => \
