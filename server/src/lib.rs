@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod metrics;
 pub mod notify;
 pub mod schedule;
 pub mod secrets;

@@ -518,3 +518,86 @@ async fn a_check_killed_with_the_process_runs_again_after_a_restart() {
     assert!(site.hits("/slow") >= 2);
     assert_eq!(again.terminate().await, Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_carry_no_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = wachet()
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--log-format",
+            "json",
+            "--db",
+        ])
+        .arg(dir.path().join("wachet.db"))
+        .env("RUST_LOG", "debug,chromiumoxide=off,hyper=off,sqlx=debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut printed = Vec::new();
+    let base = tokio::time::timeout(WAIT, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            match line.strip_prefix("listening on ") {
+                Some(base) => return base.to_string(),
+                None => printed.push(line),
+            }
+        }
+        panic!("ended early")
+    })
+    .await
+    .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let server = Serve {
+        child,
+        base,
+        printed,
+    };
+    let admin = account(&server.printed);
+    let token = server.login(&admin).await;
+    // A check (refused: private address) and a failed login, both logged at some level.
+    let body = json!({"url": "http://127.0.0.1:9/", "recurrenceInSeconds": 3600});
+    server
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(body),
+        )
+        .await;
+    let wrong = json!({"email": admin.email, "password": "wrong"});
+    server
+        .call(
+            reqwest::Method::POST,
+            "/thirdparty/v1/user/login",
+            None,
+            Some(wrong),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(server.terminate().await, Some(0));
+    let mut log = String::new();
+    use tokio::io::AsyncReadExt;
+    let mut stderr = stderr;
+    stderr.read_to_string(&mut log).await.unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    assert!(!lines.is_empty());
+    for line in &lines {
+        let parsed: Value =
+            serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}"));
+        assert!(
+            parsed["level"].is_string() && parsed["fields"].is_object(),
+            "{line}"
+        );
+    }
+    assert!(
+        lines.iter().any(|l| l.contains("\"message\":\"checked\"")),
+        "the check is logged"
+    );
+    for secret in [&token, &admin.api_key, &admin.password] {
+        assert!(!log.contains(secret.as_str()), "a secret in the log");
+    }
+}

@@ -104,8 +104,26 @@ pub async fn router(
     Ok(with_layers(
         routes
             .merge(openapi::docs_routes(document))
+            .route("/metrics", axum::routing::get(metrics))
             .with_state(state),
     ))
+}
+
+/// `GET /metrics`: the Prometheus text format ([`crate::metrics`]); counts only, no secrets.
+async fn metrics(
+    axum::extract::State(state): axum::extract::State<AppState>,
+) -> Result<Response, problem::ApiError> {
+    use axum::response::IntoResponse;
+    let deliveries = state.store().delivery_counts().await?;
+    let text = crate::metrics::METRICS.render(&deliveries);
+    Ok((
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        text,
+    )
+        .into_response())
 }
 
 /// Wraps routes in what every request of the API passes: the panic guard (a panicking handler

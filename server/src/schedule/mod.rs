@@ -9,9 +9,11 @@
 
 pub mod slots;
 
+use crate::metrics::METRICS;
 use crate::notify;
 use crate::store::{AlertStates, CheckRecord, DueCheck, Store, StoreError, now_millis};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, watch};
 use wachet::alerts::{self, AlertState, Check, Raised, Subject};
@@ -135,6 +137,10 @@ async fn run_check(
     };
     let recurrence = effective_recurrence(&check.monitor, settings);
     let (version, monitor) = (check.version, check.monitor);
+    let late = now_millis().saturating_sub(check.due_at).max(0);
+    METRICS
+        .check_lateness
+        .observe(Duration::from_millis(late as u64));
     let mut inner = {
         let store = store.clone();
         tokio::spawn(async move {
@@ -234,7 +240,12 @@ async fn check_and_store(
         true => AlertStates::default(),
         false => store.alert_states(&task).await?,
     };
-    let (own, pages) = match checker.check(monitor).await {
+    let started = std::time::Instant::now();
+    let rendering = monitor.dynamic_content.then(Rendering::start);
+    let checked = checker.check(monitor).await;
+    drop(rendering);
+    METRICS.check_duration.observe(started.elapsed());
+    let (own, pages) = match checked {
         Ok(outcome) => (
             outcome.data,
             outcome.crawl.map(|c| c.pages).unwrap_or_default(),
@@ -246,6 +257,12 @@ async fn check_and_store(
             Vec::new(),
         ),
     };
+    let outcome = match own.error {
+        None => &METRICS.checks_ok,
+        Some(_) => &METRICS.checks_failed,
+    };
+    outcome.fetch_add(1, Ordering::Relaxed);
+    tracing::debug!(task = %task, failed = own.error.is_some(), "checked");
     let notifications = if alerts.is_empty() {
         Vec::new()
     } else {
@@ -270,6 +287,22 @@ async fn check_and_store(
         next_check_at: next_check(&task, recurrence, now_millis()),
     };
     store.record_check(&record).await
+}
+
+/// A check rendering in Chromium, counted while it lives (an aborted check too).
+struct Rendering;
+
+impl Rendering {
+    fn start() -> Self {
+        METRICS.browser_in_flight.fetch_add(1, Ordering::Relaxed);
+        Rendering
+    }
+}
+
+impl Drop for Rendering {
+    fn drop(&mut self) {
+        METRICS.browser_in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// The notifications a check raises, each with the value its change is shown against.

@@ -245,6 +245,10 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.finish_delivery(id, outcome).await
     }
 
+    async fn delivery_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        self.inner.delivery_counts().await
+    }
+
     async fn deliveries_of(
         &self,
         notification: &str,

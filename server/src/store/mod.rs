@@ -408,6 +408,8 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Vec<Delivery>, StoreError>;
     /// Stores how an attempt ended and frees the delivery.
     async fn finish_delivery(&self, id: &str, outcome: &DeliveryOutcome) -> Result<(), StoreError>;
+    /// How many deliveries are in each state (`pending`, `delivered`, `failed`), for metrics.
+    async fn delivery_counts(&self) -> Result<Vec<(String, u64)>, StoreError>;
     /// The deliveries of a notification, by target: (target, state, attempts, last error), the
     /// state being `pending`, `delivered` or `failed`.
     async fn deliveries_of(

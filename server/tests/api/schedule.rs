@@ -383,3 +383,51 @@ async fn a_dynamic_content_monitor_is_checked_in_chromium() {
     let entries = history_of(&api, &user, &format!("/thirdparty/v1/data/list/{task}"), 1).await;
     assert_eq!(entries[0]["raw"], "rendered 42", "{}", entries[0]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_checks_and_deliveries_and_show_no_secret() {
+    let site = FixtureServer::builder()
+        .page("/m", "<p>m</p>")
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("hal@example.com").await;
+    let body = json!({"url": site.url("/m"), "recurrenceInSeconds": 3600});
+    let task = id(&api.task(&user, body).await);
+    history_of(&api, &user, &format!("/thirdparty/v1/data/list/{task}"), 1).await;
+    let reply = api.raw(api.client().get(api.url("/metrics"))).await;
+    assert_eq!(reply.status, 200);
+    assert!(
+        reply.content_type().starts_with("text/plain"),
+        "{}",
+        reply.content_type()
+    );
+    let text = &reply.text;
+    let value = |line: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(line))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {line} in\n{text}"))
+    };
+    assert!(value("wachet_checks_total{outcome=\"ok\"}") >= 1.0);
+    assert!(value("wachet_check_duration_seconds_count") >= 1.0);
+    assert!(value("wachet_check_lateness_seconds_bucket{le=\"+Inf\"}") >= 1.0);
+    value("wachet_browser_checks_in_flight");
+    value("wachet_deliveries{state=\"pending\"}");
+    let secret = api
+        .get(&user, "/thirdparty/v1/user/notificationEndpoints")
+        .await
+        .ok()["webhookSecret"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for hidden in [
+        &user.token,
+        &user.account.api_key,
+        &user.account.password,
+        &secret,
+    ] {
+        assert!(!text.contains(hidden.as_str()), "a secret in the metrics");
+    }
+}

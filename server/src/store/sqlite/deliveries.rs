@@ -177,3 +177,14 @@ pub(super) async fn of_notification(
         })
         .collect())
 }
+
+pub(super) async fn counts(store: &SqliteStore) -> Result<Vec<(String, u64)>, StoreError> {
+    let rows: Vec<(String, i64)> =
+        sqlx::query_as("SELECT state, COUNT(*) FROM deliveries GROUP BY state")
+            .fetch_all(&store.reader)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(state, n)| (state, u64::try_from(n).unwrap_or(0)))
+        .collect())
+}

@@ -327,6 +327,10 @@ impl Store for SqliteStore {
         deliveries::finish(self, id, outcome).await
     }
 
+    async fn delivery_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        deliveries::counts(self).await
+    }
+
     async fn deliveries_of(
         &self,
         notification: &str,

@@ -1,0 +1,124 @@
+//! The service's metrics in the Prometheus text format (`GET /metrics`): checks by outcome,
+//! check duration and lateness (actual minus planned start) histograms, browser checks in
+//! flight, and deliveries by state with the outbox depth. Counts only: no label or value ever
+//! carries a monitor's content, a URL or a secret.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Upper bounds of the histogram buckets, in seconds.
+const BUCKETS: [f64; 12] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+];
+
+/// A histogram of durations.
+pub struct Histogram {
+    counts: [AtomicU64; BUCKETS.len()],
+    sum_micros: AtomicU64,
+    count: AtomicU64,
+}
+
+impl Histogram {
+    const fn new() -> Self {
+        Histogram {
+            counts: [const { AtomicU64::new(0) }; BUCKETS.len()],
+            sum_micros: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+        }
+    }
+
+    /// Records one observation.
+    pub fn observe(&self, value: Duration) {
+        let seconds = value.as_secs_f64();
+        for (bound, count) in BUCKETS.iter().zip(&self.counts) {
+            if seconds <= *bound {
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let micros = u64::try_from(value.as_micros()).unwrap_or(u64::MAX);
+        self.sum_micros.fetch_add(micros, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn render(&self, out: &mut String, name: &str, help: &str) {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+        for (bound, count) in BUCKETS.iter().zip(&self.counts) {
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{le=\"{bound}\"}} {}",
+                count.load(Ordering::Relaxed)
+            );
+        }
+        let count = self.count.load(Ordering::Relaxed);
+        let sum = self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
+        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
+        let _ = writeln!(out, "{name}_sum {sum}\n{name}_count {count}");
+    }
+}
+
+/// The process's metrics.
+pub struct Metrics {
+    /// Checks that found a value.
+    pub checks_ok: AtomicU64,
+    /// Checks that failed.
+    pub checks_failed: AtomicU64,
+    /// How long checks took.
+    pub check_duration: Histogram,
+    /// How late checks started.
+    pub check_lateness: Histogram,
+    /// Checks rendering in Chromium now.
+    pub browser_in_flight: AtomicI64,
+}
+
+/// The metrics of this process (one registry, as Prometheus clients keep).
+pub static METRICS: Metrics = Metrics {
+    checks_ok: AtomicU64::new(0),
+    checks_failed: AtomicU64::new(0),
+    check_duration: Histogram::new(),
+    check_lateness: Histogram::new(),
+    browser_in_flight: AtomicI64::new(0),
+};
+
+impl Metrics {
+    /// The text exposition, with the deliveries by state read from the store.
+    pub fn render(&self, deliveries: &[(String, u64)]) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "# HELP wachet_checks_total Checks run, by outcome.\n# TYPE wachet_checks_total counter\n\
+             wachet_checks_total{{outcome=\"ok\"}} {}\nwachet_checks_total{{outcome=\"failed\"}} {}",
+            self.checks_ok.load(Ordering::Relaxed),
+            self.checks_failed.load(Ordering::Relaxed),
+        );
+        self.check_duration.render(
+            &mut out,
+            "wachet_check_duration_seconds",
+            "How long checks took.",
+        );
+        self.check_lateness.render(
+            &mut out,
+            "wachet_check_lateness_seconds",
+            "How much later than planned checks started.",
+        );
+        let _ = writeln!(
+            out,
+            "# HELP wachet_browser_checks_in_flight Checks rendering in Chromium now.\n\
+             # TYPE wachet_browser_checks_in_flight gauge\nwachet_browser_checks_in_flight {}",
+            self.browser_in_flight.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP wachet_deliveries Notification deliveries, by state (pending is the outbox \
+             depth).\n# TYPE wachet_deliveries gauge"
+        );
+        for state in ["pending", "delivered", "failed"] {
+            let n = deliveries
+                .iter()
+                .find(|(s, _)| s == state)
+                .map_or(0, |(_, n)| *n);
+            let _ = writeln!(out, "wachet_deliveries{{state=\"{state}\"}} {n}");
+        }
+        out
+    }
+}
