@@ -284,6 +284,13 @@ async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
             "WACHET_BROWSER_CHECKS_IN_FLIGHT",
         ),
         ("--check-lease", "WACHET_CHECK_LEASE"),
+        ("--smtp-host", "WACHET_SMTP_HOST"),
+        ("--smtp-port", "WACHET_SMTP_PORT"),
+        ("--smtp-tls", "WACHET_SMTP_TLS"),
+        ("--smtp-user", "WACHET_SMTP_USER"),
+        ("--smtp-password", "WACHET_SMTP_PASSWORD"),
+        ("--smtp-from", "WACHET_SMTP_FROM"),
+        ("--log-format", "WACHET_LOG_FORMAT"),
         ("--admin-email", "WACHET_ADMIN_EMAIL"),
     ] {
         assert!(

@@ -4,6 +4,7 @@
 
 use crate::api::{ApiSettings, LimitSettings, create_account};
 use crate::notify::deliver::{self, DeliverySettings};
+use crate::notify::email::{SmtpSettings, SmtpTls};
 use crate::schedule::{self, ScheduleSettings};
 use crate::service;
 use crate::store::Store;
@@ -61,6 +62,24 @@ pub struct ServeArgs {
     #[arg(long, env = "WACHET_CHECK_LEASE", default_value_t = ScheduleSettings::default().lease.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..))]
     check_lease: u64,
+    /// SMTP server for e-mail notifications (none: e-mail deliveries fail).
+    #[arg(long, env = "WACHET_SMTP_HOST")]
+    smtp_host: Option<String>,
+    /// SMTP port.
+    #[arg(long, env = "WACHET_SMTP_PORT", default_value_t = 587)]
+    smtp_port: u16,
+    /// SMTP transport security.
+    #[arg(long, env = "WACHET_SMTP_TLS", value_enum, default_value_t = SmtpTls::Starttls)]
+    smtp_tls: SmtpTls,
+    /// SMTP user, when the server wants a login.
+    #[arg(long, env = "WACHET_SMTP_USER")]
+    smtp_user: Option<String>,
+    /// SMTP password (prefer the variable: a flag shows in the process list).
+    #[arg(long, env = "WACHET_SMTP_PASSWORD", hide_env_values = true)]
+    smtp_password: Option<String>,
+    /// Sender address of notification e-mails.
+    #[arg(long, env = "WACHET_SMTP_FROM", default_value = "wachet@localhost")]
+    smtp_from: String,
     /// E-mail address of the user created on a database without users.
     #[arg(long, env = "WACHET_ADMIN_EMAIL", default_value = "admin@localhost")]
     admin_email: String,
@@ -122,10 +141,20 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         lease: std::time::Duration::from_secs(args.check_lease),
         min_recurrence: args.min_recurrence,
     };
+    let smtp = args.smtp_host.clone().map(|host| SmtpSettings {
+        host,
+        port: args.smtp_port,
+        tls: args.smtp_tls,
+        credentials: args.smtp_user.clone().zip(args.smtp_password.clone()),
+        from: args.smtp_from.clone(),
+    });
     let delivery = tokio::spawn(deliver::run(
         shared.clone(),
         engine_fetcher,
-        DeliverySettings::default(),
+        DeliverySettings {
+            smtp,
+            ..DeliverySettings::default()
+        },
         running.stopping(),
     ));
     let scheduler = tokio::spawn(schedule::run(shared, checker, schedule, running.stopping()));

@@ -8,6 +8,7 @@
 //! policy of the checks applies to webhooks too; every delivery runs in its own task, so one
 //! dead or hanging endpoint never delays the others.
 
+use super::email::{Mailer, SmtpSettings};
 use crate::store::{Delivery, DeliveryOutcome, Store, now_millis};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -32,6 +33,8 @@ pub struct DeliverySettings {
     /// How long a delivery in flight holds its row (a process that dies mid-delivery leaves it
     /// to be tried again after this).
     pub lease: Duration,
+    /// The SMTP server for e-mail endpoints; without one they fail at once.
+    pub smtp: Option<SmtpSettings>,
 }
 
 impl Default for DeliverySettings {
@@ -41,6 +44,7 @@ impl Default for DeliverySettings {
             tries: 8,
             in_flight: 16,
             lease: Duration::from_secs(120),
+            smtp: None,
         }
     }
 }
@@ -53,6 +57,13 @@ pub async fn run(
     mut stop: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(settings.in_flight.max(1)));
+    let mailer = match settings.smtp.as_ref().map(Mailer::new).transpose() {
+        Ok(mailer) => mailer.map(Arc::new),
+        Err(err) => {
+            tracing::error!(%err, "e-mail cannot be sent");
+            None
+        }
+    };
     loop {
         let free = slots.available_permits();
         if free > 0 {
@@ -64,10 +75,16 @@ pub async fn run(
                         let Ok(slot) = slots.clone().try_acquire_owned() else {
                             break;
                         };
-                        let (store, fetcher, settings) =
-                            (store.clone(), fetcher.clone(), settings.clone());
+                        let (store, fetcher, settings, mailer) = (
+                            store.clone(),
+                            fetcher.clone(),
+                            settings.clone(),
+                            mailer.clone(),
+                        );
                         tokio::spawn(async move {
-                            let outcome = attempt(fetcher.as_ref(), &delivery, &settings).await;
+                            let outcome =
+                                attempt(fetcher.as_ref(), mailer.as_deref(), &delivery, &settings)
+                                    .await;
                             if let Err(err) = store.finish_delivery(&delivery.id, &outcome).await {
                                 tracing::error!(%err, delivery = %delivery.id, "cannot store a delivery");
                             }
@@ -88,10 +105,20 @@ pub async fn run(
 /// One try of one delivery.
 async fn attempt(
     fetcher: &dyn Fetcher,
+    mailer: Option<&Mailer>,
     delivery: &Delivery,
     settings: &DeliverySettings,
 ) -> DeliveryOutcome {
-    let error = match send(fetcher, delivery).await {
+    let sent = match (delivery.kind, mailer) {
+        (MessagingServiceType::Email, Some(mailer)) => mailer.send(delivery).await,
+        (MessagingServiceType::Email, None) => {
+            return DeliveryOutcome::Failed {
+                error: "e-mail delivery is not configured on this server (--smtp-host)".into(),
+            };
+        }
+        _ => send(fetcher, delivery).await,
+    };
+    let error = match sent {
         Ok(()) => return DeliveryOutcome::Delivered,
         Err(error) => error,
     };

@@ -4,6 +4,7 @@
 
 pub mod content;
 pub mod deliver;
+pub mod email;
 
 use crate::store::NewNotification;
 use wachet::Monitor;

@@ -220,6 +220,10 @@ pub struct Delivery {
     pub alert: Alert,
     /// The key of the webhook signature: the user's webhook secret.
     pub secret: String,
+    /// The notification's content as HTML (the e-mail body).
+    pub html: String,
+    /// What fired, such as `content changed` (the e-mail subject).
+    pub synthetic_expression: String,
 }
 
 /// How a delivery attempt ended.

@@ -196,3 +196,158 @@ async fn a_failing_webhook_is_retried_until_it_takes_the_delivery() {
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(receiver.seen.lock().unwrap().len(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_email_endpoint_gets_the_notification_through_a_real_smtp_server() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    use wachet_server::notify::deliver::DeliverySettings;
+    use wachet_server::notify::email::{SmtpSettings, SmtpTls};
+    let have_aiosmtpd = std::process::Command::new("python3")
+        .args(["-c", "import aiosmtpd"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have_aiosmtpd {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "aiosmtpd is missing but CI is set: .ci/run must install it"
+        );
+        eprintln!("SKIPPED: no aiosmtpd (pip install aiosmtpd)");
+        return;
+    }
+    // aiosmtpd, a real SMTP server, on loopback; it prints every message it receives.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut smtp = tokio::process::Command::new("python3")
+        .args([
+            "-u",
+            "-m",
+            "aiosmtpd",
+            "-n",
+            "-l",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .args(["-c", "aiosmtpd.handlers.Debugging", "stdout"])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let site = FixtureServer::builder()
+        .page("/tea", "<p>3.50 EUR</p>")
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking_with(DeliverySettings {
+        smtp: Some(SmtpSettings {
+            host: "127.0.0.1".into(),
+            port,
+            tls: SmtpTls::None,
+            credentials: None,
+            from: "wachet@example.com".into(),
+        }),
+        ..DeliverySettings::default()
+    })
+    .await;
+    let user = api.user("cy@example.com").await;
+    changing_monitor(
+        &api,
+        &user,
+        &site,
+        json!([{"type": "Email", "value": "cy@example.com"}]),
+    )
+    .await;
+
+    let mut lines = BufReader::new(smtp.stdout.take().unwrap()).lines();
+    let message = tokio::time::timeout(Duration::from_secs(30), async {
+        let mut message = String::new();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("END MESSAGE") {
+                return message;
+            }
+            message.push_str(&line);
+            message.push('\n');
+        }
+        panic!("aiosmtpd ended: {message}");
+    })
+    .await
+    .expect("an e-mail within 30 s");
+    assert!(
+        message.contains("Subject: Tea: content changed"),
+        "{message}"
+    );
+    assert!(message.contains("From: wachet@example.com"), "{message}");
+    assert!(message.contains("To: cy@example.com"), "{message}");
+    assert!(
+        message.contains("text/plain") && message.contains("text/html"),
+        "{message}"
+    );
+    assert!(message.contains("3.90 EUR"), "{message}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_smtp_server_that_is_down_leaves_the_delivery_pending_with_its_error() {
+    use wachet_server::notify::deliver::DeliverySettings;
+    use wachet_server::notify::email::{SmtpSettings, SmtpTls};
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let site = FixtureServer::builder()
+        .page("/tea", "<p>3.50 EUR</p>")
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking_with(DeliverySettings {
+        smtp: Some(SmtpSettings {
+            host: "127.0.0.1".into(),
+            port,
+            tls: SmtpTls::None,
+            credentials: None,
+            from: "wachet@example.com".into(),
+        }),
+        ..DeliverySettings::default()
+    })
+    .await;
+    let user = api.user("dee@example.com").await;
+    let task = changing_monitor(
+        &api,
+        &user,
+        &site,
+        json!([{"type": "Email", "value": "dee@example.com"}]),
+    )
+    .await;
+    let path = format!("/thirdparty/v1/notification/list?taskId={task}");
+    let mut states = Vec::new();
+    for _ in 0..150 {
+        let notes = api.get(&user, &path).await.ok()["data"].clone();
+        if let Some(note) = notes[0]["id"].as_str() {
+            states = api.store.deliveries_of(note).await.unwrap();
+            if states
+                .first()
+                .is_some_and(|(_, _, attempts, _)| *attempts >= 1)
+            {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (target, state, attempts, error) = &states[0];
+    assert_eq!(
+        (target.as_str(), state.as_str(), *attempts),
+        ("dee@example.com", "pending", 1)
+    );
+    assert!(error.as_deref().unwrap_or("").contains("SMTP"), "{error:?}");
+}

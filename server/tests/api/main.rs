@@ -102,6 +102,18 @@ impl Api {
     /// The API with the scheduler running beside it, as `wachet serve` runs them, with a
     /// minimum recurrence of 1 s.
     pub async fn start_checking() -> Api {
+        Api::start_checking_with(wachet_server::notify::deliver::DeliverySettings {
+            // Retries a fifth of a second apart instead of 30 s.
+            first_retry: std::time::Duration::from_millis(200),
+            ..Default::default()
+        })
+        .await
+    }
+
+    /// [`Api::start_checking`] with these delivery settings.
+    pub async fn start_checking_with(
+        delivery: wachet_server::notify::deliver::DeliverySettings,
+    ) -> Api {
         let settings = ApiSettings {
             min_recurrence: 1,
             ..ApiSettings::default()
@@ -114,11 +126,6 @@ impl Api {
                 .build()
                 .unwrap(),
         );
-        // Retries a fifth of a second apart instead of 30 s.
-        let delivery = wachet_server::notify::deliver::DeliverySettings {
-            first_retry: std::time::Duration::from_millis(200),
-            ..Default::default()
-        };
         tokio::spawn(wachet_server::notify::deliver::run(
             api.store.clone(),
             checker.fetcher(),

@@ -5,9 +5,6 @@ use crate::store::{Delivery, DeliveryOutcome, Millis, StoreError, new_id, now_mi
 use sqlx::{Sqlite, Transaction};
 use wachet::model::{AlertType, ClientNotification, MessagingServiceType, NotificationEndpoint};
 
-/// Why e-mail deliveries fail until an SMTP sender exists.
-const NO_EMAIL: &str = "e-mail delivery is not configured on this server";
-
 /// Writes a notification's deliveries, in the transaction that stores it: to `endpoints`, or
 /// (when empty) to every endpoint of the monitor's owner.
 pub(super) async fn create_in(
@@ -33,21 +30,15 @@ pub(super) async fn create_in(
         endpoints
     };
     for endpoint in endpoints {
-        let (state, error) = match endpoint.kind {
-            MessagingServiceType::Email => ("failed", Some(NO_EMAIL)),
-            _ => ("pending", None),
-        };
         sqlx::query(
             "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
-             last_error, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+             updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?)",
         )
         .bind(new_id())
         .bind(notification)
         .bind(endpoint.kind.code())
         .bind(endpoint.value.as_deref().unwrap_or(""))
-        .bind(state)
         .bind(now)
-        .bind(error)
         .bind(now)
         .execute(&mut **tx)
         .await?;
@@ -72,6 +63,8 @@ struct DueRow {
     task_name: Option<String>,
     url: Option<String>,
     webhook_secret: String,
+    html: Option<String>,
+    synthetic_expression: Option<String>,
 }
 
 pub(super) async fn claim(
@@ -84,7 +77,7 @@ pub(super) async fn claim(
     let rows: Vec<DueRow> = sqlx::query_as(
         "SELECT d.id, d.kind, d.target, d.attempts, n.id AS notification_id, n.alert_type, \
          n.alert, n.current_value, n.comparand, n.error, n.created_at, n.task_id, n.task_name, \
-         n.url, u.webhook_secret \
+         n.url, u.webhook_secret, n.html, n.synthetic_expression \
          FROM deliveries d \
          JOIN notifications n ON n.id = d.notification_id \
          JOIN users u ON u.id = n.user_id \
@@ -128,6 +121,8 @@ pub(super) async fn claim(
             },
             alert,
             secret: row.webhook_secret,
+            html: row.html.unwrap_or_default(),
+            synthetic_expression: row.synthetic_expression.unwrap_or_default(),
         });
     }
     tx.commit().await?;

@@ -1,0 +1,124 @@
+//! E-mail delivery over SMTP (lettre): the subject names the monitor and what fired, the body is
+//! the notification's HTML content with a plain-text alternative.
+
+use crate::store::Delivery;
+use lettre::message::{Mailbox, MultiPart};
+use lettre::transport::smtp::authentication::Credentials;
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use std::time::Duration;
+
+/// How the connection to the SMTP server is secured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SmtpTls {
+    /// Plain text (a relay on the same machine or network).
+    None,
+    /// Plain, upgraded with STARTTLS (required).
+    Starttls,
+    /// TLS from the first byte (SMTPS).
+    Tls,
+}
+
+/// Where and how to send e-mail.
+#[derive(Clone)]
+pub struct SmtpSettings {
+    /// The server's host name.
+    pub host: String,
+    /// Its port.
+    pub port: u16,
+    /// Transport security.
+    pub tls: SmtpTls,
+    /// User and password, when the server wants a login.
+    pub credentials: Option<(String, String)>,
+    /// The sender address.
+    pub from: String,
+}
+
+impl std::fmt::Debug for SmtpSettings {
+    /// Leaves the password out.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SmtpSettings")
+            .field("host", &self.host)
+            .field("port", &self.port)
+            .field("tls", &self.tls)
+            .field("from", &self.from)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A connection pool to the SMTP server.
+pub struct Mailer {
+    transport: AsyncSmtpTransport<Tokio1Executor>,
+    from: Mailbox,
+}
+
+impl Mailer {
+    /// A mailer for `settings`; an unusable host or sender is an error.
+    pub fn new(settings: &SmtpSettings) -> Result<Mailer, String> {
+        let builder = match settings.tls {
+            SmtpTls::None => {
+                AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(&settings.host)
+            }
+            SmtpTls::Starttls => {
+                AsyncSmtpTransport::<Tokio1Executor>::starttls_relay(&settings.host)
+                    .map_err(|err| format!("SMTP host {}: {err}", settings.host))?
+            }
+            SmtpTls::Tls => AsyncSmtpTransport::<Tokio1Executor>::relay(&settings.host)
+                .map_err(|err| format!("SMTP host {}: {err}", settings.host))?,
+        };
+        let mut builder = builder
+            .port(settings.port)
+            .timeout(Some(Duration::from_secs(30)));
+        if let Some((user, password)) = &settings.credentials {
+            builder = builder.credentials(Credentials::new(user.clone(), password.clone()));
+        }
+        let from = settings
+            .from
+            .parse()
+            .map_err(|err| format!("--smtp-from {}: {err}", settings.from))?;
+        Ok(Mailer {
+            transport: builder.build(),
+            from,
+        })
+    }
+
+    /// Sends one notification to the delivery's address.
+    pub async fn send(&self, delivery: &Delivery) -> Result<(), String> {
+        let to: Mailbox = delivery
+            .target
+            .parse()
+            .map_err(|err| format!("address {}: {err}", delivery.target))?;
+        let n = &delivery.notification;
+        let name = n
+            .task_name
+            .as_deref()
+            .or(n.url.as_deref())
+            .unwrap_or("monitor");
+        // Header values are one line: a name or expression with a line break cannot add headers.
+        let subject =
+            format!("{name}: {}", delivery.synthetic_expression).replace(['\r', '\n'], " ");
+        let plain = format!(
+            "{name}\n{}\n{}\n\n{}{}",
+            n.url.as_deref().unwrap_or(""),
+            delivery.synthetic_expression,
+            n.current.as_deref().unwrap_or(""),
+            n.error
+                .as_deref()
+                .map(|e| format!("error: {e}"))
+                .unwrap_or_default(),
+        );
+        let message = Message::builder()
+            .from(self.from.clone())
+            .to(to)
+            .subject(subject)
+            .multipart(MultiPart::alternative_plain_html(
+                plain,
+                delivery.html.clone(),
+            ))
+            .map_err(|err| format!("building the e-mail: {err}"))?;
+        self.transport
+            .send(message)
+            .await
+            .map(drop)
+            .map_err(|err| format!("SMTP: {err}"))
+    }
+}
