@@ -50,7 +50,7 @@ fn wachet() -> Command {
 }
 
 async fn serve(db: &Path, extra: &[&str]) -> Serve {
-    let mut child = wachet()
+    let child = wachet()
         .args(["serve", "--listen", "127.0.0.1:0", "--db"])
         .arg(db)
         .args(extra)
@@ -58,6 +58,11 @@ async fn serve(db: &Path, extra: &[&str]) -> Serve {
         .stderr(Stdio::inherit())
         .spawn()
         .unwrap();
+    listening(child).await
+}
+
+/// Reads what a started `wachet serve` prints until it says where it listens.
+async fn listening(mut child: Child) -> Serve {
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut printed = Vec::new();
     let base = tokio::time::timeout(WAIT, async {
@@ -301,7 +306,7 @@ async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
 
     // The same settings through the environment.
     let dir = tempfile::tempdir().unwrap();
-    let mut child = wachet()
+    let child = wachet()
         .arg("serve")
         .env("WACHET_LISTEN", "127.0.0.1:0")
         .env("WACHET_DB", dir.path().join("env.db"))
@@ -314,25 +319,8 @@ async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut printed = Vec::new();
-    let base = tokio::time::timeout(WAIT, async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            match line.strip_prefix("listening on ") {
-                Some(base) => return base.to_string(),
-                None => printed.push(line),
-            }
-        }
-        panic!("ended early")
-    })
-    .await
-    .unwrap();
+    let server = listening(child).await;
     assert!(dir.path().join("env.db").exists());
-    let server = Serve {
-        child,
-        base,
-        printed,
-    };
     let admin = account(&server.printed);
     assert_eq!(admin.email, "ops@example.com");
     let token = server.login(&admin).await;
@@ -544,25 +532,8 @@ async fn json_logs_carry_no_secret() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut printed = Vec::new();
-    let base = tokio::time::timeout(WAIT, async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            match line.strip_prefix("listening on ") {
-                Some(base) => return base.to_string(),
-                None => printed.push(line),
-            }
-        }
-        panic!("ended early")
-    })
-    .await
-    .unwrap();
     let stderr = child.stderr.take().unwrap();
-    let server = Serve {
-        child,
-        base,
-        printed,
-    };
+    let server = listening(child).await;
     let admin = account(&server.printed);
     let token = server.login(&admin).await;
     // A check (refused: private address) and a failed login, both logged at some level.

@@ -55,6 +55,21 @@ impl Receiver {
     }
 }
 
+/// Delivery through the SMTP server on loopback `port`, plain (as a local relay is).
+fn smtp_at(port: u16) -> wachet_server::notify::deliver::DeliverySettings {
+    use wachet_server::notify::email::{SmtpSettings, SmtpTls};
+    wachet_server::notify::deliver::DeliverySettings {
+        smtp: Some(SmtpSettings {
+            host: "127.0.0.1".into(),
+            port,
+            tls: SmtpTls::None,
+            credentials: None,
+            from: "wachet@example.com".into(),
+        }),
+        ..Default::default()
+    }
+}
+
 /// A monitor of a page whose price changes once, with a NotEq alert.
 async fn changing_monitor(
     api: &Api,
@@ -200,8 +215,6 @@ async fn a_failing_webhook_is_retried_until_it_takes_the_delivery() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_email_endpoint_gets_the_notification_through_a_real_smtp_server() {
     use tokio::io::{AsyncBufReadExt, BufReader};
-    use wachet_server::notify::deliver::DeliverySettings;
-    use wachet_server::notify::email::{SmtpSettings, SmtpTls};
     let have_aiosmtpd = std::process::Command::new("python3")
         .args(["-c", "import aiosmtpd"])
         .status()
@@ -248,17 +261,7 @@ async fn an_email_endpoint_gets_the_notification_through_a_real_smtp_server() {
         .start()
         .await
         .unwrap();
-    let api = Api::start_checking_with(DeliverySettings {
-        smtp: Some(SmtpSettings {
-            host: "127.0.0.1".into(),
-            port,
-            tls: SmtpTls::None,
-            credentials: None,
-            from: "wachet@example.com".into(),
-        }),
-        ..DeliverySettings::default()
-    })
-    .await;
+    let api = Api::start_checking_with(smtp_at(port)).await;
     let user = api.user("cy@example.com").await;
     changing_monitor(
         &api,
@@ -297,8 +300,6 @@ async fn an_email_endpoint_gets_the_notification_through_a_real_smtp_server() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_smtp_server_that_is_down_leaves_the_delivery_pending_with_its_error() {
-    use wachet_server::notify::deliver::DeliverySettings;
-    use wachet_server::notify::email::{SmtpSettings, SmtpTls};
     // A port nothing listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -310,17 +311,7 @@ async fn an_smtp_server_that_is_down_leaves_the_delivery_pending_with_its_error(
         .start()
         .await
         .unwrap();
-    let api = Api::start_checking_with(DeliverySettings {
-        smtp: Some(SmtpSettings {
-            host: "127.0.0.1".into(),
-            port,
-            tls: SmtpTls::None,
-            credentials: None,
-            from: "wachet@example.com".into(),
-        }),
-        ..DeliverySettings::default()
-    })
-    .await;
+    let api = Api::start_checking_with(smtp_at(port)).await;
     let user = api.user("dee@example.com").await;
     let task = changing_monitor(
         &api,
