@@ -70,6 +70,24 @@ fn smtp_at(port: u16) -> wachet_server::notify::deliver::DeliverySettings {
     }
 }
 
+/// The deliveries of `note` (target, state, attempts, error) once `settled` holds, waited for
+/// 15 s at most.
+async fn deliveries_when(
+    api: &Api,
+    note: &str,
+    settled: impl Fn(&[(String, String, u32, Option<String>)]) -> bool,
+) -> Vec<(String, String, u32, Option<String>)> {
+    let mut states = Vec::new();
+    for _ in 0..150 {
+        states = api.store.deliveries_of(note).await.unwrap();
+        if settled(&states) {
+            return states;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("deliveries of {note} not settled after 15 s: {states:?}");
+}
+
 /// A monitor of a page whose price changes once, with a NotEq alert.
 async fn changing_monitor(
     api: &Api,
@@ -151,14 +169,10 @@ async fn a_webhook_gets_each_notification_signed_with_the_users_secret() {
     );
 
     let note = payload["id"].as_str().unwrap();
-    let mut states = Vec::new();
-    for _ in 0..50 {
-        states = api.store.deliveries_of(note).await.unwrap();
-        if states.iter().all(|(_, state, _, _)| state == "delivered") {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let states = deliveries_when(&api, note, |s| {
+        s.iter().all(|(_, state, _, _)| state == "delivered")
+    })
+    .await;
     assert_eq!(
         states,
         vec![(hook.clone(), "delivered".to_string(), 1, None)]
@@ -193,17 +207,11 @@ async fn a_failing_webhook_is_retried_until_it_takes_the_delivery() {
     );
     let payload: Value = serde_json::from_str(&seen[0].1).unwrap();
     let note = payload["id"].as_str().unwrap();
-    let mut states = Vec::new();
-    for _ in 0..50 {
-        states = api.store.deliveries_of(note).await.unwrap();
-        if states
-            .first()
+    let states = deliveries_when(&api, note, |s| {
+        s.first()
             .is_some_and(|(_, state, _, _)| state == "delivered")
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
+    .await;
     let (_, state, attempts, error) = &states[0];
     assert_eq!((state.as_str(), *attempts), ("delivered", 3));
     assert_eq!(*error, None, "delivered at last: no error left");
@@ -321,20 +329,20 @@ async fn an_smtp_server_that_is_down_leaves_the_delivery_pending_with_its_error(
     )
     .await;
     let path = format!("/thirdparty/v1/notification/list?taskId={task}");
-    let mut states = Vec::new();
+    let mut note = None;
     for _ in 0..150 {
         let notes = api.get(&user, &path).await.ok()["data"].clone();
-        if let Some(note) = notes[0]["id"].as_str() {
-            states = api.store.deliveries_of(note).await.unwrap();
-            if states
-                .first()
-                .is_some_and(|(_, _, attempts, _)| *attempts >= 1)
-            {
-                break;
-            }
+        note = notes[0]["id"].as_str().map(str::to_string);
+        if note.is_some() {
+            break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let note = note.expect("a notification within 15 s");
+    let states = deliveries_when(&api, &note, |s| {
+        s.first().is_some_and(|(_, _, attempts, _)| *attempts >= 1)
+    })
+    .await;
     let (target, state, attempts, error) = &states[0];
     assert_eq!(
         (target.as_str(), state.as_str(), *attempts),
