@@ -100,6 +100,29 @@ async fn a_failed_check_exits_1_with_the_error() {
     assert_eq!(data["error"], "xPath matched nothing");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_library_warning_about_the_page_never_reaches_the_user() {
+    // Text directly inside a <table> makes html5ever warn "foster parenting not implemented".
+    let server = FixtureServer::builder()
+        .page("/t", "<table>loose<tr><td>cell</td></tr></table><p>value</p>")
+        .start()
+        .await
+        .unwrap();
+    let out = wachet(&["check", &server.url("/t"), "--xpath", "//p"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "value\n");
+    assert_eq!(stderr(&out), "", "nothing but the value is printed");
+
+    // Asked for explicitly, the warning is there, and without colour codes off a terminal.
+    let out = Command::new(env!("CARGO_BIN_EXE_wachet"))
+        .args(["check", &server.url("/t"), "--xpath", "//p"])
+        .env("RUST_LOG", "html5ever=warn")
+        .output()
+        .expect("run wachet");
+    assert!(stderr(&out).contains("foster parenting"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains('\u{1b}'), "{:?}", stderr(&out));
+}
+
 #[test]
 fn invalid_input_exits_2_naming_the_field() {
     let out = wachet(&["check", "javascript:alert(1)"]);

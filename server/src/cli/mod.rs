@@ -21,6 +21,20 @@ pub struct Cli {
     pub log_format: LogFormat,
 }
 
+impl Cli {
+    /// Which log lines are written when `RUST_LOG` does not say. The one-shot commands print
+    /// their own result and errors, so only wachet's own warnings reach the terminal there:
+    /// libraries' warnings about a page (html5ever's parse notes, say) are noise to a user who
+    /// asked for a value. The service logs libraries' warnings too, except those of the HTML
+    /// parser and the browser driver, which any user's page can trigger without end.
+    pub fn default_log_filter(&self) -> &'static str {
+        match self.command {
+            Command::Serve(_) => "warn,html5ever=off,chromiumoxide=off",
+            _ => "off,wachet=warn,wachet_server=warn",
+        }
+    }
+}
+
 /// How log lines are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LogFormat {
