@@ -184,6 +184,22 @@ fn parse_method(method: Option<&str>) -> Result<Method, String> {
         .map_err(|_| format!("\"{method}\" is not a valid HTTP method"))
 }
 
+/// Headers that frame the request or the connection. A value given by a monitor would contradict
+/// the real one (a `Content-Length` that is not the body's length, say) and corrupt the request
+/// or smuggle a second one, so they are refused, as browsers refuse them to scripts.
+const FRAMING_HEADERS: &[&str] = &[
+    "connection",
+    "content-length",
+    "expect",
+    "host",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
 fn parse_headers(monitor: &Monitor, errors: &mut Errors) -> HeaderMap {
     let mut map = HeaderMap::new();
     for (i, pair) in monitor.headers.iter().flatten().enumerate() {
@@ -202,6 +218,19 @@ fn parse_headers(monitor: &Monitor, errors: &mut Errors) -> HeaderMap {
                 None
             }
         };
+        let name = name.filter(|name| {
+            let framing = FRAMING_HEADERS.contains(&name.as_str());
+            if framing {
+                errors.add(
+                    format!("headers[{i}].key"),
+                    format!(
+                        "\"{key}\" is set from the request itself (its URL, method and body); \
+                         it cannot be given"
+                    ),
+                );
+            }
+            !framing
+        });
         let value = pair.value.as_deref().unwrap_or("");
         let value = match HeaderValue::from_str(value) {
             Ok(value) => Some(value),

@@ -96,6 +96,35 @@ fn bad_methods_and_headers_are_named() {
 }
 
 #[test]
+fn headers_that_frame_the_request_are_refused() {
+    // Each would contradict the real request: a second request smuggled behind a short
+    // Content-Length, a chunked body that is not chunked, a connection upgraded or kept.
+    for name in [
+        "Content-Length",
+        "transfer-encoding",
+        "Connection",
+        "Host",
+        "Upgrade",
+        "TE",
+        "Trailer",
+        "Keep-Alive",
+        "Expect",
+    ] {
+        let (field, message) = only(&with(|m| {
+            m.method = Some("POST".into());
+            m.body = Some("a=1".into());
+            m.headers = Some(vec![
+                HeaderPair::new("Accept", "text/html"),
+                HeaderPair::new(name, "5"),
+            ]);
+        }));
+        assert_eq!(field, "headers[1].key", "{name}");
+        assert!(message.contains("cannot be given"), "{name}: {message}");
+        assert!(message.starts_with(&format!("\"{name}\"")), "{message}");
+    }
+}
+
+#[test]
 fn url_filter_regexes_are_validated() {
     let m = with(|m| {
         m.job_type = ClientJobType::Portal;
