@@ -196,6 +196,51 @@ async fn gzip_deflate_and_brotli_bodies_are_decoded() {
     }
 }
 
+#[tokio::test]
+async fn layered_codings_and_raw_deflate_decode_as_in_a_browser() {
+    let page = b"<p>twice wrapped</p>";
+    let mut inner = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    inner.write_all(page).unwrap();
+    let mut outer = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    outer.write_all(&inner.finish().unwrap()).unwrap();
+    let twice = outer.finish().unwrap();
+    let mut raw = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+    raw.write_all(page).unwrap();
+    let server = server().await;
+    server.set(
+        "/twice",
+        Reply::html(twice.clone()).header("content-encoding", "gzip, gzip"),
+    );
+    server.set(
+        "/two-headers",
+        Reply::html(twice)
+            .header("content-encoding", "gzip")
+            .header("content-encoding", "gzip"),
+    );
+    server.set(
+        "/raw",
+        Reply::html(raw.finish().unwrap()).header("content-encoding", "deflate"),
+    );
+    for path in ["/twice", "/two-headers", "/raw"] {
+        let outcome = check(&engine(), &Monitor::new(server.url(path))).await;
+        assert_eq!(
+            outcome.value(),
+            Some("twice wrapped"),
+            "{path}: {outcome:?}"
+        );
+    }
+    server.set(
+        "/corrupt",
+        Reply::html(b"no gzip here".to_vec()).header("content-encoding", "gzip"),
+    );
+    let outcome = check(&engine(), &Monitor::new(server.url("/corrupt"))).await;
+    let error = outcome.error().unwrap_or_default();
+    assert!(
+        error.contains("could not decode its gzip content"),
+        "{error}"
+    );
+}
+
 fn brotli_writer(out: &mut Vec<u8>) -> impl Write + '_ {
     brotli::CompressorWriter::new(out, 4096, 5, 22)
 }

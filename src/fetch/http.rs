@@ -1,8 +1,10 @@
 //! The plain HTTP fetcher (reqwest with rustls): redirects followed up to a limit, every hop
-//! and every connection checked against the [`NetworkPolicy`], gzip/deflate/brotli decoded,
-//! the body read in chunks up to a size cap counted after decompression (so a gzip bomb is an
-//! error, not an out-of-memory), and the whole exchange under one deadline.
+//! and every connection checked against the [`NetworkPolicy`], content codings decoded as
+//! browsers decode them ([`encoding`]), the body read in chunks up to a size cap counted again
+//! after decompression (so a gzip bomb is an error, not an out-of-memory), and the whole
+//! exchange under one deadline.
 
+use super::encoding;
 use super::policy::{NetworkPolicy, PolicyResolver};
 use super::{FetchError, FetchRequest, FetchedPage, Fetcher};
 use async_trait::async_trait;
@@ -15,6 +17,9 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
+
+/// Encoded bodies larger than this are decoded on the blocking pool.
+const INLINE_DECODE_LIMIT: usize = 64 * 1024;
 
 /// Settings of the HTTP fetcher.
 #[derive(Debug, Clone)]
@@ -101,9 +106,16 @@ impl HttpFetcher {
             // The proxy resolves the target, so check the name here too.
             check_name(policy, &request.url).await?;
         }
+        let mut headers = request.headers.clone();
+        if !headers.contains_key(reqwest::header::ACCEPT_ENCODING) {
+            headers.insert(
+                reqwest::header::ACCEPT_ENCODING,
+                reqwest::header::HeaderValue::from_static(encoding::ACCEPT_ENCODING),
+            );
+        }
         let mut builder = client
             .request(request.method.clone(), request.url.clone())
-            .headers(request.headers.clone())
+            .headers(headers)
             .timeout(self.settings.total_timeout);
         if let Some(body) = &request.body {
             builder = builder.body(body.clone());
@@ -148,11 +160,22 @@ impl HttpFetcher {
             }
             body.extend_from_slice(&chunk);
         }
+        let codings = encoding::codings(response.headers());
+        let body = match codings.is_empty() {
+            true => Bytes::from(body),
+            // Decompression is CPU work: off the async threads once it is more than a trifle.
+            false if body.len() > INLINE_DECODE_LIMIT => {
+                tokio::task::spawn_blocking(move || encoding::decode(body.into(), &codings, limit))
+                    .await
+                    .map_err(|e| FetchError::Body(format!("decoding stopped: {e}")))??
+            }
+            false => encoding::decode(body.into(), &codings, limit)?,
+        };
         Ok(FetchedPage {
             url: final_url,
             status,
             content_type,
-            body: Bytes::from(body),
+            body,
             elapsed: start.elapsed(),
         })
     }
@@ -237,7 +260,13 @@ fn build_client(settings: &HttpSettings, proxy: Option<&String>) -> Result<Clien
         }
         attempt.follow()
     });
+    // Content codings are decoded by [`encoding`], as browsers decode them (layered, raw
+    // deflate), which reqwest's decoder does not.
     let mut builder = Client::builder()
+        .no_gzip()
+        .no_deflate()
+        .no_brotli()
+        .no_zstd()
         .user_agent(settings.user_agent.clone())
         .connect_timeout(settings.connect_timeout)
         .redirect(redirects)

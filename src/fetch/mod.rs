@@ -3,6 +3,7 @@
 //! and the crawler only see the trait, so a rendering fetcher can stand in for the plain one.
 
 pub mod decode;
+mod encoding;
 pub mod http;
 pub mod policy;
 
