@@ -81,6 +81,37 @@ async fn ten_redirects_are_followed_and_eleven_are_not() {
 }
 
 #[tokio::test]
+async fn a_redirect_that_cannot_be_followed_is_a_failed_check_naming_its_target() {
+    let server = server().await;
+    let long = format!("/x?{}", "a".repeat(3000));
+    server.set("/long", Reply::redirect(long));
+    server.set("/invalid", Reply::redirect("http://exa mple.com:99999/"));
+    server.set("/accented", Reply::redirect("/caf\u{e9}"));
+    server.set("/refused", Reply::redirect("http://127.0.0.1:9/target"));
+    let cases = [
+        ("/long", "which is longer than 2048 characters"),
+        (
+            "/invalid",
+            "redirected to \"http://exa%20mple.com:99999/\", which is not a valid URL",
+        ),
+        (
+            "/refused",
+            "redirected to http://127.0.0.1:9/target: could not connect to 127.0.0.1",
+        ),
+    ];
+    for (path, expected) in cases {
+        let outcome = check(&engine(), &Monitor::new(server.url(path))).await;
+        let error = outcome.error().unwrap_or_default();
+        assert!(error.contains(expected), "{path}: {error}");
+        assert!(error.len() < 400, "{path}: a long target is cut: {error}");
+    }
+    // A UTF-8 target is followed, percent-encoded, as browsers follow it.
+    server.set("/caf%C3%A9", Reply::html("<p>accented</p>"));
+    let outcome = check(&engine(), &Monitor::new(server.url("/accented"))).await;
+    assert_eq!(outcome.value(), Some("accented"), "{outcome:?}");
+}
+
+#[tokio::test]
 async fn a_redirect_loop_is_an_error() {
     let server = server().await;
     server.set("/a", Reply::redirect("/b"));

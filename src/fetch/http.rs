@@ -7,16 +7,25 @@
 use super::encoding;
 use super::policy::{NetworkPolicy, PolicyResolver};
 use super::{FetchError, FetchRequest, FetchedPage, Fetcher};
+use crate::validate::MAX_URL_LEN;
 use async_trait::async_trait;
 use bytes::Bytes;
 use reqwest::redirect;
 use reqwest::{Client, Proxy};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
+
+tokio::task_local! {
+    /// The redirect target the request in flight on this task went to last. reqwest reports
+    /// an error at a redirect's target under the URL first asked for; the redirect policy
+    /// (which runs inside the request's future, on its task) notes each hop here instead.
+    static LAST_HOP: RefCell<Option<Url>>;
+}
 
 /// Encoded bodies larger than this are decoded on the blocking pool.
 const INLINE_DECODE_LIMIT: usize = 64 * 1024;
@@ -58,6 +67,8 @@ enum RedirectStop {
     TooMany,
     #[error("redirect to a non-http(s) URL")]
     Scheme(String),
+    #[error("redirect to a URL that is too long")]
+    TooLong(String),
 }
 
 /// The HTTP fetcher: one connection pool per proxy location.
@@ -120,10 +131,13 @@ impl HttpFetcher {
         if let Some(body) = &request.body {
             builder = builder.body(body.clone());
         }
-        let mut response = builder
-            .send()
-            .await
-            .map_err(|e| self.describe(e, &request.url))?;
+        let (sent, hop) = LAST_HOP
+            .scope(RefCell::new(None), async {
+                let sent = builder.send().await;
+                (sent, LAST_HOP.with(|hop| hop.take()))
+            })
+            .await;
+        let mut response = sent.map_err(|e| self.describe(e, hop.as_ref()))?;
         let final_url = response.url().clone();
         if !via_proxy && let Some(peer) = response.remote_addr() {
             policy.check(final_url.host_str().unwrap_or(""), peer.ip())?;
@@ -131,13 +145,9 @@ impl HttpFetcher {
         let status = response.status().as_u16();
         if response.status().is_redirection()
             && let Some(location) = response.headers().get(reqwest::header::LOCATION)
+            && let Some(err) = unfollowed(&final_url, location.as_bytes())
         {
-            // reqwest hands back, unfollowed, redirects to schemes it cannot fetch.
-            let location = String::from_utf8_lossy(location.as_bytes());
-            let target = final_url
-                .join(&location)
-                .map_or(location.to_string(), |u| u.to_string());
-            return Err(FetchError::BadRedirect { url: target });
+            return Err(err);
         }
         let content_type = response
             .headers()
@@ -150,11 +160,7 @@ impl HttpFetcher {
         }
         let capacity = response.content_length().unwrap_or(0).min(limit);
         let mut body = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| self.describe(e, &final_url))?
-        {
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.describe(e, None))? {
             if (body.len() + chunk.len()) as u64 > limit {
                 return Err(FetchError::TooLarge { limit });
             }
@@ -180,12 +186,28 @@ impl HttpFetcher {
         })
     }
 
-    /// Turns reqwest's error into one a user can act on.
-    fn describe(&self, err: reqwest::Error, url: &Url) -> FetchError {
-        let host = err
-            .url()
+    /// Turns reqwest's error into one a user can act on; one that happened at a redirect's
+    /// target names the target, since the user asked for another URL.
+    fn describe(&self, err: reqwest::Error, hop: Option<&Url>) -> FetchError {
+        let described = self.describe_at(err, hop);
+        match (hop.map(|u| shorten(u.as_str())), &described) {
+            (
+                Some(target),
+                FetchError::Connect { .. }
+                | FetchError::ConnectTimeout { .. }
+                | FetchError::Other(_),
+            ) => FetchError::AfterRedirect {
+                target,
+                error: Box::new(described),
+            },
+            _ => described,
+        }
+    }
+
+    fn describe_at(&self, err: reqwest::Error, hop: Option<&Url>) -> FetchError {
+        let host = hop
+            .or(err.url())
             .and_then(|u| u.host_str())
-            .or(url.host_str())
             .unwrap_or("")
             .to_string();
         let mut source: Option<&(dyn StdError + 'static)> = Some(&err);
@@ -203,6 +225,10 @@ impl HttpFetcher {
                         limit: self.settings.max_redirects,
                     },
                     RedirectStop::Scheme(url) => FetchError::BadRedirect { url: url.clone() },
+                    RedirectStop::TooLong(url) => FetchError::InvalidRedirect {
+                        target: shorten(url),
+                        reason: format!("is longer than {MAX_URL_LEN} characters"),
+                    },
                 };
             }
             innermost = e.to_string();
@@ -255,9 +281,16 @@ fn build_client(settings: &HttpSettings, proxy: Option<&String>) -> Result<Clien
             let shown = url.to_string();
             return attempt.error(RedirectStop::Scheme(shown));
         }
+        if url.as_str().len() > MAX_URL_LEN {
+            let shown = url.to_string();
+            return attempt.error(RedirectStop::TooLong(shown));
+        }
         if let Err(refused) = check_literal(&policy, url) {
             return attempt.error(refused);
         }
+        let hop = url.clone();
+        // Outside a fetch's scope (none today) there is nothing to note.
+        let _ = LAST_HOP.try_with(|last| last.replace(Some(hop)));
         attempt.follow()
     });
     // Content codings are decoded by [`encoding`], as browsers decode them (layered, raw
@@ -277,6 +310,52 @@ fn build_client(settings: &HttpSettings, proxy: Option<&String>) -> Result<Clien
         None => builder = builder.no_proxy(),
     }
     builder.build()
+}
+
+/// Why reqwest handed back a redirect unfollowed, when it is an error: a `Location` that is not
+/// ASCII, not a URL, or not http(s). `None` for a target reqwest simply does not follow (the
+/// status of a `300 Multiple Choices`, say): that response is the page.
+fn unfollowed(base: &Url, location: &[u8]) -> Option<FetchError> {
+    let shown = || {
+        // Bytes shown as a browser's address bar would: non-ASCII ones percent-encoded.
+        let mut shown = String::new();
+        for &b in location {
+            match b {
+                0x21..=0x7e => shown.push(char::from(b)),
+                _ => shown.push_str(&format!("%{b:02X}")),
+            }
+        }
+        shorten(&shown)
+    };
+    if !location.is_ascii() {
+        return Some(FetchError::InvalidRedirect {
+            target: shown(),
+            reason: "is not a valid URL (it has bytes that are not ASCII)".into(),
+        });
+    }
+    let text = String::from_utf8_lossy(location);
+    match base.join(text.trim()) {
+        Err(e) => Some(FetchError::InvalidRedirect {
+            target: shown(),
+            reason: format!("is not a valid URL ({e})"),
+        }),
+        Ok(url) if !matches!(url.scheme(), "http" | "https") => Some(FetchError::BadRedirect {
+            url: shorten(url.as_str()),
+        }),
+        Ok(url) if url.as_str().len() > MAX_URL_LEN => Some(FetchError::InvalidRedirect {
+            target: shorten(url.as_str()),
+            reason: format!("is longer than {MAX_URL_LEN} characters"),
+        }),
+        Ok(_) => None,
+    }
+}
+
+/// A URL cut for an error message: its first 200 characters.
+fn shorten(url: &str) -> String {
+    match url.char_indices().nth(200) {
+        Some((at, _)) => format!("{}...", &url[..at]),
+        None => url.to_string(),
+    }
 }
 
 /// Refuses an IP-literal host the policy does not allow (names go through the resolver).
@@ -310,4 +389,24 @@ async fn check_name(policy: &NetworkPolicy, url: &Url) -> Result<(), FetchError>
         policy.check(host, addr.ip())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_location_in_another_encoding_is_named_as_a_browser_shows_it() {
+        let base = Url::parse("http://example.com/a").unwrap();
+        // "/café" in Latin-1: not UTF-8, so no URL a browser or reqwest would follow.
+        let err = unfollowed(&base, b"/caf\xe9").unwrap();
+        assert_eq!(
+            err.to_string(),
+            "redirected to \"/caf%E9\", which is not a valid URL (it has bytes that are not ASCII)"
+        );
+        let err = unfollowed(&base, b"ftp://example.com/file").unwrap();
+        assert!(matches!(err, FetchError::BadRedirect { .. }), "{err}");
+        // A fine target reqwest did not follow (a 300's) is no error: that response is the page.
+        assert!(unfollowed(&base, b"/b").is_none());
+    }
 }

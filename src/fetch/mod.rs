@@ -102,6 +102,23 @@ pub enum FetchError {
         /// The redirect target.
         url: String,
     },
+    /// A redirect pointed to something that cannot be fetched: not a URL, or longer than URLs
+    /// wachet follows.
+    #[error("redirected to \"{target}\", which {reason}")]
+    InvalidRedirect {
+        /// The redirect target, as given (cut when long).
+        target: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A request failed at the target of a redirect, not at the URL asked for.
+    #[error("redirected to {target}: {error}")]
+    AfterRedirect {
+        /// The redirect target.
+        target: String,
+        /// What happened there.
+        error: Box<FetchError>,
+    },
     /// The body was larger than allowed (after decompression).
     #[error("the response is larger than {limit} bytes")]
     TooLarge {

@@ -368,7 +368,8 @@ fn respond(reply: Reply) -> Response {
     for (name, value) in reply.headers {
         if let (Ok(name), Ok(value)) = (
             HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(&value),
+            // Bytes, not text: a hostile server's non-ASCII header values are served as given.
+            HeaderValue::from_bytes(value.as_bytes()),
         ) {
             headers.append(name, value);
         }
