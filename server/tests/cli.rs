@@ -101,10 +101,36 @@ async fn a_failed_check_exits_1_with_the_error() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_whose_start_page_fails_exits_1_and_one_with_a_failed_page_0() {
+    let server = FixtureServer::builder()
+        .page("/", "<a href=/gone>gone</a> <a href=/here>here</a>")
+        .page("/here", "<p>here</p>")
+        .start()
+        .await
+        .unwrap();
+    server.set("/gone", Reply::new(404));
+    let out = wachet(&["crawl", &server.url("/"), "--depth", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("error: HTTP 404 Not Found"));
+
+    server.set("/", Reply::new(500));
+    let out = wachet(&["crawl", &server.url("/"), "--depth", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("error: HTTP 500 Internal Server Error"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_library_warning_about_the_page_never_reaches_the_user() {
     // Text directly inside a <table> makes html5ever warn "foster parenting not implemented".
     let server = FixtureServer::builder()
-        .page("/t", "<table>loose<tr><td>cell</td></tr></table><p>value</p>")
+        .page(
+            "/t",
+            "<table>loose<tr><td>cell</td></tr></table><p>value</p>",
+        )
         .start()
         .await
         .unwrap();
@@ -119,7 +145,11 @@ async fn a_library_warning_about_the_page_never_reaches_the_user() {
         .env("RUST_LOG", "html5ever=warn")
         .output()
         .expect("run wachet");
-    assert!(stderr(&out).contains("foster parenting"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("foster parenting"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!stderr(&out).contains('\u{1b}'), "{:?}", stderr(&out));
 }
 

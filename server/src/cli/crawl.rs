@@ -1,6 +1,7 @@
 //! `wachet crawl`: one Portal crawl from a start URL. Pages print as they finish (one JSON
 //! object per line with `--json`); a progress bar runs on stderr when it is a terminal. Exits 0
-//! when the crawl ran, even if some pages failed; 2 on invalid input.
+//! when the crawl ran, even if some pages failed; 1 when the start page failed (the Portal check
+//! failed, as in the service); 2 on invalid input.
 
 use super::page::{PageArgs, report_invalid};
 use clap::Args;
@@ -108,9 +109,11 @@ pub async fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
     });
     let started = std::time::Instant::now();
     let mut out = std::io::stdout().lock();
+    let mut start_failed = false;
     while let Some(event) = stream.next().await {
         match event {
             CrawlEvent::Page { page, progress } => {
+                start_failed |= page.depth == 0 && page.data.error.is_some();
                 if args.json {
                     let line = serde_json::json!({
                         "url": page.url,
@@ -158,5 +161,8 @@ pub async fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(match start_failed {
+        true => ExitCode::from(1),
+        false => ExitCode::SUCCESS,
+    })
 }
