@@ -5,6 +5,7 @@
 
 use crate::check::{CheckOutcome, Checker, CrawlReport, Timings};
 use crate::crawl::{self, CrawlEvent, CrawlSettings, CrawlStream};
+use crate::fetch::hosts::{HostLimits, HostSlots, Polite};
 use crate::fetch::http::{HttpFetcher, HttpSettings};
 use crate::fetch::{FetchedPage, Fetcher, NetworkPolicy};
 use crate::model::{ClientData, ClientJobType, Monitor};
@@ -33,10 +34,12 @@ pub enum BuildError {
 }
 
 /// Settings of an [`Engine`]. Defaults: connect timeout 10 s, total 30 s, bodies up to 10 MiB,
-/// 10 redirects, public networks only, no proxies; crawls as [`CrawlSettings`] says.
+/// 10 redirects, public networks only, no proxies, 4 requests in flight and 10 per second per
+/// host across every check; crawls as [`CrawlSettings`] says.
 #[derive(Debug, Clone, Default)]
 pub struct EngineBuilder {
     http: HttpSettings,
+    hosts: HostLimits,
     proxies: BTreeMap<String, String>,
     crawl: CrawlSettings,
     #[cfg(feature = "chrome")]
@@ -106,15 +109,19 @@ impl EngineBuilder {
         self
     }
 
-    /// Requests in flight per host in a crawl (default 4; 0 lifts the limit).
+    /// Requests in flight at once per host (host and port), across every check, crawl and
+    /// request of this engine and its clones (default 4; 0 lifts the limit). A request waits
+    /// for its host's slot at most the total timeout, then fails as
+    /// [`FetchError::HostBusy`](crate::fetch::FetchError::HostBusy).
     pub fn per_host_concurrency(mut self, requests: usize) -> Self {
-        self.crawl.per_host_concurrency = requests;
+        self.hosts.concurrency = requests;
         self
     }
 
-    /// Requests per second per host in a crawl (default 10; 0 lifts the limit).
+    /// Requests started per second per host (host and port), across every check, crawl and
+    /// request of this engine and its clones (default 10; 0 lifts the limit).
     pub fn per_host_rps(mut self, rps: u32) -> Self {
-        self.crawl.per_host_rps = rps;
+        self.hosts.rps = rps;
         self
     }
 
@@ -161,11 +168,15 @@ impl EngineBuilder {
             render.max_html_bytes = self.http.max_body_bytes;
             crate::render::Renderer::new(render, self.http.policy.clone(), self.proxies.clone())
         };
+        let slot_wait = self.http.total_timeout;
         let fetcher = HttpFetcher::new(self.http, &self.proxies)
             .map_err(|e| BuildError::Http(e.to_string()))?;
+        let hosts = HostSlots::new(self.hosts);
         Ok(Engine {
             inner: Arc::new(Inner {
-                fetcher: Arc::new(fetcher),
+                fetcher: Arc::new(Polite::new(Arc::new(fetcher), hosts.clone(), slot_wait)),
+                hosts,
+                slot_wait,
                 proxy_locations: self.proxies.keys().cloned().collect(),
                 crawl: self.crawl,
                 #[cfg(feature = "chrome")]
@@ -183,7 +194,11 @@ pub struct Engine {
 
 #[derive(Debug)]
 struct Inner {
-    fetcher: Arc<HttpFetcher>,
+    /// The plain HTTP fetcher behind the host slots.
+    fetcher: Arc<Polite>,
+    hosts: Arc<HostSlots>,
+    /// How long a request waits for its host's slot.
+    slot_wait: Duration,
     proxy_locations: Vec<String>,
     crawl: CrawlSettings,
     #[cfg(feature = "chrome")]
@@ -207,12 +222,19 @@ impl Engine {
     pub fn crawl(&self, monitor: &Monitor) -> Result<CrawlStream, InvalidMonitor> {
         let plan = self.plan(monitor)?;
         let fetcher = self.fetcher_for(monitor, &plan)?;
-        Ok(crawl::start(plan, monitor, fetcher, &self.inner.crawl))
+        Ok(crawl::start(
+            plan,
+            monitor,
+            fetcher,
+            &self.inner.crawl,
+            self.inner.hosts.limits(),
+        ))
     }
 
     /// The engine's plain HTTP downloader, under its network policy (private networks refused
-    /// unless allowed) and limits, for a frontend's own requests, such as webhook deliveries:
-    /// they then reach exactly what a monitor may reach. Any HTTP status is an `Ok`.
+    /// unless allowed) and limits, per-host limits included, for a frontend's own requests,
+    /// such as webhook deliveries: they then reach exactly what a monitor may reach, as
+    /// politely. Any HTTP status is an `Ok`.
     pub fn fetcher(&self) -> Arc<dyn crate::fetch::Fetcher> {
         self.inner.fetcher.clone()
     }
@@ -239,7 +261,13 @@ impl Engine {
                 proxy: plan.proxy.clone(),
                 scroll: monitor.scroll_page,
             };
-            Ok(Arc::new(self.inner.renderer.session(options)))
+            // The document's navigation takes its host's slot like any fetch; the page's own
+            // subresources are the browser's business.
+            Ok(Arc::new(Polite::new(
+                Arc::new(self.inner.renderer.session(options)),
+                self.inner.hosts.clone(),
+                self.inner.slot_wait,
+            )))
         }
         #[cfg(not(feature = "chrome"))]
         {

@@ -29,18 +29,15 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
-/// Crawl settings of an engine. Defaults: 500 pages, 16 requests in flight, 4 in flight and
-/// 10 requests per second per host, URLs up to 2,048 characters, tracking parameters kept.
+/// Crawl settings of an engine. Defaults: 500 pages, 16 requests in flight, URLs up to 2,048
+/// characters, tracking parameters kept. Per-host limits are the engine's, shared by every
+/// check ([`EngineBuilder::per_host_concurrency`](crate::EngineBuilder::per_host_concurrency)).
 #[derive(Debug, Clone)]
 pub struct CrawlSettings {
     /// Most pages one crawl visits.
     pub max_pages: usize,
     /// Requests in flight at once.
     pub concurrency: usize,
-    /// Requests in flight per host (0 = no limit).
-    pub per_host_concurrency: usize,
-    /// Requests per second per host (0 = no limit).
-    pub per_host_rps: u32,
     /// Longest URL followed.
     pub max_url_len: usize,
     /// Remove `utm_*`, `fbclid` and `gclid` from links before dedup.
@@ -52,8 +49,6 @@ impl Default for CrawlSettings {
         CrawlSettings {
             max_pages: 500,
             concurrency: 16,
-            per_host_concurrency: 4,
-            per_host_rps: 10,
             max_url_len: crate::validate::MAX_URL_LEN,
             strip_tracking_params: false,
         }
@@ -138,6 +133,7 @@ pub(crate) fn start(
     monitor: &crate::Monitor,
     fetcher: Arc<dyn Fetcher>,
     settings: &CrawlSettings,
+    hosts: crate::fetch::hosts::HostLimits,
 ) -> CrawlStream {
     let (sender, receiver) = mpsc::channel(EVENT_BUFFER);
     let start_request = plan.request();
@@ -163,8 +159,7 @@ pub(crate) fn start(
         max_pages: settings.max_pages.max(1),
         limits: Limits {
             concurrency: settings.concurrency.max(1),
-            per_host_concurrency: settings.per_host_concurrency,
-            per_host_rps: settings.per_host_rps,
+            per_host_concurrency: hosts.concurrency,
         },
         sender,
     };
@@ -214,46 +209,29 @@ impl Coordinator {
         scheduler.push(start);
         let mut tasks: JoinSet<Finished> = JoinSet::new();
         loop {
-            let wake = loop {
-                match scheduler.next() {
-                    Ok((host, pending)) => {
-                        let job = self.job.clone();
-                        let follow = pending.depth < self.max_depth;
-                        let depth = pending.depth;
-                        let url: Arc<str> = Arc::from(pending.url.as_str());
-                        tasks.spawn(async move {
-                            // A panic in one page must not lose the page's place in the count.
-                            let work = AssertUnwindSafe(page::crawl_page(job, pending, follow))
-                                .catch_unwind()
-                                .await
-                                .ok();
-                            Finished {
-                                host,
-                                depth,
-                                url,
-                                work,
-                            }
-                        });
+            while let Some((host, pending)) = scheduler.next() {
+                let job = self.job.clone();
+                let follow = pending.depth < self.max_depth;
+                let depth = pending.depth;
+                let url: Arc<str> = Arc::from(pending.url.as_str());
+                tasks.spawn(async move {
+                    // A panic in one page must not lose the page's place in the count.
+                    let work = AssertUnwindSafe(page::crawl_page(job, pending, follow))
+                        .catch_unwind()
+                        .await
+                        .ok();
+                    Finished {
+                        host,
+                        depth,
+                        url,
+                        work,
                     }
-                    Err(wake) => break wake,
-                }
-            };
+                });
+            }
             if scheduler.in_flight() == 0 && scheduler.queued() == 0 {
                 break;
             }
-            let joined = match wake {
-                Some(at) if scheduler.in_flight() == 0 => {
-                    tokio::time::sleep_until(at.into()).await;
-                    continue;
-                }
-                Some(at) => {
-                    tokio::select! {
-                        joined = tasks.join_next() => joined,
-                        () = tokio::time::sleep_until(at.into()) => continue,
-                    }
-                }
-                None => tasks.join_next().await,
-            };
+            let joined = tasks.join_next().await;
             let Some(Ok(finished)) = joined else {
                 // Tasks catch their panics, so this is only a cancelled task at shutdown.
                 continue;

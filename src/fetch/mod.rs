@@ -3,6 +3,7 @@
 //! and the crawler only see the trait, so a rendering fetcher can stand in for the plain one.
 
 pub mod decode;
+pub mod hosts;
 pub mod http;
 pub mod policy;
 
@@ -118,6 +119,15 @@ pub enum FetchError {
     /// The body could not be read or decompressed.
     #[error("the response could not be read: {0}")]
     Body(String),
+    /// No slot of the host freed in time: the engine's per-host limits
+    /// ([`hosts`]) were taken by other requests for longer than a fetch may wait.
+    #[error("waited {} s for a free slot of {host} (per-host limit)", .after.as_secs_f64())]
+    HostBusy {
+        /// The host and port.
+        host: String,
+        /// How long the request waited.
+        after: Duration,
+    },
     /// Rendering in the browser failed.
     #[error("{0}")]
     Render(String),
