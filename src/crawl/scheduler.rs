@@ -48,7 +48,7 @@ impl Scheduler {
     }
 
     pub fn push(&mut self, pending: Pending) {
-        let key = host_key(&pending.url);
+        let key = host_key(&pending.fetch_url);
         let host = self.hosts.entry(key.clone()).or_insert_with(|| Host {
             queue: VecDeque::new(),
             in_flight: 0,

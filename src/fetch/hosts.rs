@@ -9,7 +9,7 @@
 //!
 //! [`Engine::fetcher`]: crate::Engine::fetcher
 
-use super::{FetchError, FetchRequest, FetchedPage, Fetcher};
+use super::{FetchError, FetchRequest, FetchedPage, Fetcher, Hop};
 use async_trait::async_trait;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
@@ -223,6 +223,11 @@ impl Fetcher for Polite {
     async fn fetch(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError> {
         let _slot = self.slots.acquire(&request.url, self.wait).await?;
         self.inner.fetch(request).await
+    }
+
+    async fn fetch_hop(&self, request: &FetchRequest) -> Result<Hop, FetchError> {
+        let _slot = self.slots.acquire(&request.url, self.wait).await?;
+        self.inner.fetch_hop(request).await
     }
 }
 

@@ -4,7 +4,7 @@
 //! error, not an out-of-memory), and the whole exchange under one deadline.
 
 use super::policy::{NetworkPolicy, PolicyResolver};
-use super::{FetchError, FetchRequest, FetchedPage, Fetcher};
+use super::{FetchError, FetchRequest, FetchedPage, Fetcher, Hop};
 use async_trait::async_trait;
 use bytes::Bytes;
 use reqwest::redirect;
@@ -55,12 +55,32 @@ enum RedirectStop {
     Scheme(String),
 }
 
-/// The HTTP fetcher: one connection pool per proxy location.
+/// The HTTP fetcher: one connection pool per proxy location, and one more of each that stops
+/// at redirects ([`Fetcher::fetch_hop`]).
 #[derive(Debug, Clone)]
 pub struct HttpFetcher {
-    direct: Client,
-    proxied: BTreeMap<String, Client>,
+    direct: Clients,
+    proxied: BTreeMap<String, Clients>,
     settings: HttpSettings,
+}
+
+#[derive(Debug, Clone)]
+struct Clients {
+    following: Client,
+    stopping: Client,
+}
+
+impl Clients {
+    fn new(settings: &HttpSettings, proxy: Option<&String>) -> Result<Self, reqwest::Error> {
+        Ok(Clients {
+            following: build_client(settings, proxy, true)?,
+            stopping: build_client(settings, proxy, false)?,
+        })
+    }
+
+    fn get(&self, follow: bool) -> &Client {
+        if follow { &self.following } else { &self.stopping }
+    }
 }
 
 impl HttpFetcher {
@@ -69,10 +89,10 @@ impl HttpFetcher {
         settings: HttpSettings,
         proxies: &BTreeMap<String, String>,
     ) -> Result<Self, reqwest::Error> {
-        let direct = build_client(&settings, None)?;
+        let direct = Clients::new(&settings, None)?;
         let mut proxied = BTreeMap::new();
         for (location, url) in proxies {
-            proxied.insert(location.clone(), build_client(&settings, Some(url))?);
+            proxied.insert(location.clone(), Clients::new(&settings, Some(url))?);
         }
         Ok(HttpFetcher {
             direct,
@@ -86,16 +106,16 @@ impl HttpFetcher {
         &self.settings
     }
 
-    async fn exchange(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError> {
+    async fn exchange(&self, request: &FetchRequest, follow: bool) -> Result<Hop, FetchError> {
         let start = Instant::now();
         let policy = &self.settings.policy;
         check_literal(policy, &request.url)?;
         let (client, via_proxy) = match &request.proxy {
             Some(loc) => match self.proxied.get(loc) {
-                Some(client) => (client, true),
+                Some(clients) => (clients.get(follow), true),
                 None => return Err(FetchError::Other(format!("no proxy for location {loc}"))),
             },
-            None => (&self.direct, false),
+            None => (self.direct.get(follow), false),
         };
         if via_proxy {
             // The proxy resolves the target, so check the name here too.
@@ -120,12 +140,25 @@ impl HttpFetcher {
         if response.status().is_redirection()
             && let Some(location) = response.headers().get(reqwest::header::LOCATION)
         {
-            // reqwest hands back, unfollowed, redirects to schemes it cannot fetch.
+            // reqwest hands back, unfollowed, redirects to schemes it cannot fetch, and every
+            // redirect when not following.
             let location = String::from_utf8_lossy(location.as_bytes());
-            let target = final_url
-                .join(&location)
-                .map_or(location.to_string(), |u| u.to_string());
-            return Err(FetchError::BadRedirect { url: target });
+            let target = final_url.join(&location);
+            return match target {
+                Ok(url) if !follow && matches!(url.scheme(), "http" | "https") => {
+                    Ok(Hop::Redirect {
+                        status,
+                        location: url,
+                        elapsed: start.elapsed(),
+                    })
+                }
+                Ok(url) => Err(FetchError::BadRedirect {
+                    url: url.to_string(),
+                }),
+                Err(_) => Err(FetchError::BadRedirect {
+                    url: location.to_string(),
+                }),
+            };
         }
         let content_type = response
             .headers()
@@ -148,13 +181,24 @@ impl HttpFetcher {
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(FetchedPage {
+        Ok(Hop::Page(FetchedPage {
             url: final_url,
             status,
             content_type,
             body: Bytes::from(body),
             elapsed: start.elapsed(),
-        })
+        }))
+    }
+
+    /// One exchange under the fetch's deadline.
+    async fn bounded(&self, request: &FetchRequest, follow: bool) -> Result<Hop, FetchError> {
+        // reqwest's own timeout covers the body too; this one also bounds our own work and any
+        // path reqwest might not cover (a slow DNS answer included).
+        let deadline = self.settings.total_timeout + Duration::from_secs(1);
+        match tokio::time::timeout(deadline, self.exchange(request, follow)).await {
+            Ok(result) => result,
+            Err(_) => Err(FetchError::Timeout(self.settings.total_timeout)),
+        }
     }
 
     /// Turns reqwest's error into one a user can act on.
@@ -210,20 +254,31 @@ impl HttpFetcher {
 #[async_trait]
 impl Fetcher for HttpFetcher {
     async fn fetch(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError> {
-        // reqwest's own timeout covers the body too; this one also bounds our own work and any
-        // path reqwest might not cover (a slow DNS answer included).
-        let deadline = self.settings.total_timeout + Duration::from_secs(1);
-        match tokio::time::timeout(deadline, self.exchange(request)).await {
-            Ok(result) => result,
-            Err(_) => Err(FetchError::Timeout(self.settings.total_timeout)),
+        match self.bounded(request, true).await? {
+            Hop::Page(page) => Ok(page),
+            // The following client hands back only redirects it cannot follow, as errors.
+            Hop::Redirect { location, .. } => Err(FetchError::BadRedirect {
+                url: location.to_string(),
+            }),
         }
+    }
+
+    async fn fetch_hop(&self, request: &FetchRequest) -> Result<Hop, FetchError> {
+        self.bounded(request, false).await
     }
 }
 
-fn build_client(settings: &HttpSettings, proxy: Option<&String>) -> Result<Client, reqwest::Error> {
+fn build_client(
+    settings: &HttpSettings,
+    proxy: Option<&String>,
+    follow: bool,
+) -> Result<Client, reqwest::Error> {
     let policy = settings.policy.clone();
     let max = settings.max_redirects;
     let redirects = redirect::Policy::custom(move |attempt| {
+        if !follow {
+            return attempt.stop();
+        }
         if attempt.previous().len() > max {
             return attempt.error(RedirectStop::TooMany);
         }
