@@ -3,12 +3,13 @@
 //! pool (parsing is CPU work) and assembles the [`CheckOutcome`]. Configured with
 //! [`EngineBuilder`].
 
-use crate::check::{CheckOutcome, Checker, CrawlReport, Timings};
+use crate::check::{CheckOutcome, Checker, CrawlReport, ErrorKind, PreparedMonitor, Timings};
 use crate::crawl::{self, CrawlEvent, CrawlSettings, CrawlStream};
+use crate::fetch::hosts::{HostLimits, HostSlots, Polite};
 use crate::fetch::http::{HttpFetcher, HttpSettings};
 use crate::fetch::{FetchedPage, Fetcher, NetworkPolicy};
 use crate::model::{ClientData, ClientJobType, Monitor};
-use crate::validate::{self, InvalidMonitor, Plan};
+use crate::validate::{self, InvalidMonitor};
 use async_trait::async_trait;
 use chrono::Utc;
 use futures::StreamExt;
@@ -33,10 +34,12 @@ pub enum BuildError {
 }
 
 /// Settings of an [`Engine`]. Defaults: connect timeout 10 s, total 30 s, bodies up to 10 MiB,
-/// 10 redirects, public networks only, no proxies; crawls as [`CrawlSettings`] says.
+/// 10 redirects, public networks only, no proxies, 4 requests in flight and 10 per second per
+/// host across every check; crawls as [`CrawlSettings`] says.
 #[derive(Debug, Clone, Default)]
 pub struct EngineBuilder {
     http: HttpSettings,
+    hosts: HostLimits,
     proxies: BTreeMap<String, String>,
     crawl: CrawlSettings,
     #[cfg(feature = "chrome")]
@@ -106,15 +109,19 @@ impl EngineBuilder {
         self
     }
 
-    /// Requests in flight per host in a crawl (default 4; 0 lifts the limit).
+    /// Requests in flight at once per host (host and port), across every check, crawl and
+    /// request of this engine and its clones (default 4; 0 lifts the limit). A request waits
+    /// for its host's slot at most the total timeout, then fails as
+    /// [`FetchError::HostBusy`](crate::fetch::FetchError::HostBusy).
     pub fn per_host_concurrency(mut self, requests: usize) -> Self {
-        self.crawl.per_host_concurrency = requests;
+        self.hosts.concurrency = requests;
         self
     }
 
-    /// Requests per second per host in a crawl (default 10; 0 lifts the limit).
+    /// Requests started per second per host (host and port), across every check, crawl and
+    /// request of this engine and its clones (default 10; 0 lifts the limit).
     pub fn per_host_rps(mut self, rps: u32) -> Self {
-        self.crawl.per_host_rps = rps;
+        self.hosts.rps = rps;
         self
     }
 
@@ -161,11 +168,15 @@ impl EngineBuilder {
             render.max_html_bytes = self.http.max_body_bytes;
             crate::render::Renderer::new(render, self.http.policy.clone(), self.proxies.clone())
         };
+        let slot_wait = self.http.total_timeout;
         let fetcher = HttpFetcher::new(self.http, &self.proxies)
             .map_err(|e| BuildError::Http(e.to_string()))?;
+        let hosts = HostSlots::new(self.hosts);
         Ok(Engine {
             inner: Arc::new(Inner {
-                fetcher: Arc::new(fetcher),
+                fetcher: Arc::new(Polite::new(Arc::new(fetcher), hosts.clone(), slot_wait)),
+                hosts,
+                slot_wait,
                 proxy_locations: self.proxies.keys().cloned().collect(),
                 crawl: self.crawl,
                 #[cfg(feature = "chrome")]
@@ -183,7 +194,11 @@ pub struct Engine {
 
 #[derive(Debug)]
 struct Inner {
-    fetcher: Arc<HttpFetcher>,
+    /// The plain HTTP fetcher behind the host slots.
+    fetcher: Arc<Polite>,
+    hosts: Arc<HostSlots>,
+    /// How long a request waits for its host's slot.
+    slot_wait: Duration,
     proxy_locations: Vec<String>,
     crawl: CrawlSettings,
     #[cfg(feature = "chrome")]
@@ -199,20 +214,51 @@ impl Engine {
     /// Checks that `monitor` can be checked, without fetching anything: URL, method, headers,
     /// XPath, exclusion XPath, regex, crawling depth, URL filters and proxy locations.
     pub fn validate(&self, monitor: &Monitor) -> Result<(), InvalidMonitor> {
-        self.plan(monitor).map(|_| ())
+        self.prepare(monitor).map(|_| ())
+    }
+
+    /// Compiles `monitor` once for any number of checks ([`Checker::check_prepared`],
+    /// [`Checker::crawl_prepared`]); `Err` with every problem found when it cannot be checked.
+    pub fn prepare(&self, monitor: &Monitor) -> Result<PreparedMonitor, InvalidMonitor> {
+        let plan = validate::compile(monitor, &self.inner.proxy_locations)?;
+        #[cfg(not(feature = "chrome"))]
+        if monitor.dynamic_content {
+            return Err(InvalidMonitor {
+                errors: vec![crate::validate::FieldError {
+                    field: "dynamicContent".into(),
+                    message: "this build of wachet has no browser (feature `chrome`)".into(),
+                }],
+            });
+        }
+        Ok(PreparedMonitor {
+            monitor: Arc::new(monitor.clone()),
+            plan: Arc::new(plan),
+        })
     }
 
     /// Crawls `monitor` as a Portal monitor (whatever its `jobType`), streaming pages as they
     /// finish. Must be called inside a tokio runtime; dropping the stream stops the crawl.
     pub fn crawl(&self, monitor: &Monitor) -> Result<CrawlStream, InvalidMonitor> {
-        let plan = self.plan(monitor)?;
-        let fetcher = self.fetcher_for(monitor, &plan)?;
-        Ok(crawl::start(plan, monitor, fetcher, &self.inner.crawl))
+        let prepared = self.prepare(monitor)?;
+        Ok(self.crawl_prepared(&prepared))
+    }
+
+    /// [`Checker::crawl_prepared`].
+    pub fn crawl_prepared(&self, prepared: &PreparedMonitor) -> CrawlStream {
+        let fetcher = self.fetcher_for(prepared);
+        crawl::start(
+            prepared.plan.clone(),
+            &prepared.monitor,
+            fetcher,
+            &self.inner.crawl,
+            self.inner.hosts.limits(),
+        )
     }
 
     /// The engine's plain HTTP downloader, under its network policy (private networks refused
-    /// unless allowed) and limits, for a frontend's own requests, such as webhook deliveries:
-    /// they then reach exactly what a monitor may reach. Any HTTP status is an `Ok`.
+    /// unless allowed) and limits, per-host limits included, for a frontend's own requests,
+    /// such as webhook deliveries: they then reach exactly what a monitor may reach, as
+    /// politely. Any HTTP status is an `Ok`.
     pub fn fetcher(&self) -> Arc<dyn crate::fetch::Fetcher> {
         self.inner.fetcher.clone()
     }
@@ -225,64 +271,65 @@ impl Engine {
 
     /// The plain HTTP fetcher, or for `dynamicContent` a new render session (one isolation
     /// domain: its cookies and storage are its own, and go when it is dropped).
-    fn fetcher_for(
-        &self,
-        monitor: &Monitor,
-        plan: &Plan,
-    ) -> Result<Arc<dyn Fetcher>, InvalidMonitor> {
-        if !monitor.dynamic_content {
-            return Ok(self.inner.fetcher.clone());
-        }
+    fn fetcher_for(&self, prepared: &PreparedMonitor) -> Arc<dyn Fetcher> {
         #[cfg(feature = "chrome")]
-        {
+        if prepared.monitor.dynamic_content {
             let options = crate::render::SessionOptions {
-                proxy: plan.proxy.clone(),
-                scroll: monitor.scroll_page,
+                proxy: prepared.plan.proxy.clone(),
+                scroll: prepared.monitor.scroll_page,
             };
-            Ok(Arc::new(self.inner.renderer.session(options)))
+            // The document's navigation takes its host's slot like any fetch; the page's own
+            // subresources are the browser's business.
+            return Arc::new(Polite::new(
+                Arc::new(self.inner.renderer.session(options)),
+                self.inner.hosts.clone(),
+                self.inner.slot_wait,
+            ));
         }
-        #[cfg(not(feature = "chrome"))]
-        {
-            let _ = plan;
-            Err(InvalidMonitor {
-                errors: vec![crate::validate::FieldError {
-                    field: "dynamicContent".into(),
-                    message: "this build of wachet has no browser (feature `chrome`)".into(),
-                }],
-            })
-        }
+        let _ = prepared;
+        self.inner.fetcher.clone()
     }
 
     /// Runs a whole crawl and gathers it into one outcome: the monitor's value is the sorted,
     /// newline-separated URLs of the pages crawled; a failed start page fails the check.
-    async fn check_portal(&self, monitor: &Monitor) -> Result<CheckOutcome, InvalidMonitor> {
+    async fn check_portal(&self, prepared: &PreparedMonitor) -> CheckOutcome {
         let started = Instant::now();
         let at = Utc::now();
-        let mut stream = self.crawl(monitor)?;
+        let mut stream = self.crawl_prepared(prepared);
         let mut pages = Vec::new();
+        let mut left_out = Vec::new();
         let mut summary = None;
         while let Some(event) = stream.next().await {
             match event {
                 CrawlEvent::Page { page, .. } => pages.push(page),
+                CrawlEvent::LeftOut(page) => left_out.push(page),
                 CrawlEvent::Finished(s) => summary = Some(s),
             }
         }
         let start = pages.iter().find(|p| p.depth == 0);
-        let start_error = start.and_then(|p| p.data.error.clone());
+        let start_error = start.and_then(|p| p.data.error.clone().map(|e| (e, p.error_kind)));
         let (status, final_url, content_type) = start.map_or((None, None, None), |p| {
             (p.status, p.final_url.clone(), p.content_type.clone())
         });
-        let data = match start_error {
-            Some(err) => ClientData::failure(at, err),
+        let (data, error_kind) = match start_error {
+            Some((err, kind)) => (ClientData::failure(at, err), kind),
+            None if start.is_none() => (
+                // Only a crawl stopped from outside ends without its start page.
+                ClientData::failure(at, "the crawl ended without its start page".into()),
+                Some(ErrorKind::Internal),
+            ),
             None => {
                 let mut urls: Vec<&str> = pages.iter().map(|p| p.url.as_str()).collect();
                 urls.sort_unstable();
-                ClientData::value(at, urls.join("\n"))
+                (ClientData::value(at, urls.join("\n")), None)
             }
         };
         let total = started.elapsed();
-        Ok(CheckOutcome {
+        let (budget_reached, stats) =
+            summary.map_or((false, Default::default()), |s| (s.budget_reached, s.stats));
+        CheckOutcome {
             data,
+            error_kind,
             status,
             final_url,
             content_type,
@@ -293,25 +340,20 @@ impl Engine {
             },
             raw_html: None,
             crawl: Some(CrawlReport {
-                budget_reached: summary.is_some_and(|s| s.budget_reached),
                 pages,
+                left_out,
+                budget_reached,
+                stats,
             }),
-        })
+        }
     }
 
-    fn plan(&self, monitor: &Monitor) -> Result<Plan, InvalidMonitor> {
-        validate::compile(monitor, &self.inner.proxy_locations)
-    }
-
-    async fn check_page(
-        &self,
-        plan: Plan,
-        monitor: &Monitor,
-    ) -> Result<CheckOutcome, InvalidMonitor> {
-        let fetcher = self.fetcher_for(monitor, &plan)?;
+    async fn check_page(&self, prepared: &PreparedMonitor) -> CheckOutcome {
+        let fetcher = self.fetcher_for(prepared);
+        let monitor = &prepared.monitor;
         let started = Instant::now();
         let at = Utc::now();
-        let request = plan.request();
+        let request = prepared.plan.request();
         let fetched = fetcher.fetch(&request).await;
         // A render session ends with its check; its context goes with it.
         drop(fetcher);
@@ -319,8 +361,9 @@ impl Engine {
             Ok(page) => page,
             Err(err) => {
                 let total = started.elapsed();
-                return Ok(CheckOutcome {
+                return CheckOutcome {
                     data: ClientData::failure(at, err.to_string()),
+                    error_kind: Some(ErrorKind::of_fetch(&err)),
                     status: None,
                     final_url: None,
                     content_type: None,
@@ -331,14 +374,14 @@ impl Engine {
                     },
                     raw_html: None,
                     crawl: None,
-                });
+                };
             }
         };
         let fetch_time = started.elapsed();
         let status_error =
-            (page.status >= 400 && !monitor.ignore_invalid_pages).then(|| status_text(page.status));
+            (page.status >= 400 && !monitor.ignore_invalid_pages).then_some(page.status);
         let keep_html = monitor.collect_raw_html;
-        let extractor = plan.extractor;
+        let plan = prepared.plan.clone();
         let FetchedPage {
             url,
             status,
@@ -349,20 +392,31 @@ impl Engine {
         let extracted = tokio::task::spawn_blocking(move || {
             let text = page.text();
             let value = match status_error {
-                Some(err) => Err(err),
-                None => extractor.extract(&text).map_err(|e| e.to_string()),
+                Some(status) => Err((status_text(status), ErrorKind::of_status(status))),
+                None => plan
+                    .extractor
+                    .extract(&text)
+                    .map_err(|e| (e.to_string(), ErrorKind::of_extract(&e))),
             };
             (value, keep_html.then_some(text))
         })
         .await;
-        let (value, raw_html) = extracted
-            .unwrap_or_else(|_| (Err("internal error while extracting".to_string()), None));
-        let data = match value {
-            Ok(raw) => ClientData::value(at, raw),
-            Err(err) => ClientData::failure(at, err),
+        let (value, raw_html) = extracted.unwrap_or_else(|_| {
+            (
+                Err((
+                    "internal error while extracting".to_string(),
+                    ErrorKind::Internal,
+                )),
+                None,
+            )
+        });
+        let (data, error_kind) = match value {
+            Ok(raw) => (ClientData::value(at, raw), None),
+            Err((err, kind)) => (ClientData::failure(at, err), Some(kind)),
         };
-        Ok(CheckOutcome {
+        CheckOutcome {
             data,
+            error_kind,
             status: Some(status),
             final_url: Some(url.to_string()),
             content_type,
@@ -373,7 +427,7 @@ impl Engine {
             },
             raw_html,
             crawl: None,
-        })
+        }
     }
 }
 
@@ -388,15 +442,18 @@ pub(crate) fn status_text(status: u16) -> String {
 
 #[async_trait]
 impl Checker for Engine {
-    fn validate(&self, monitor: &Monitor) -> Result<(), InvalidMonitor> {
-        Engine::validate(self, monitor)
+    fn prepare(&self, monitor: &Monitor) -> Result<PreparedMonitor, InvalidMonitor> {
+        Engine::prepare(self, monitor)
     }
 
-    async fn check(&self, monitor: &Monitor) -> Result<CheckOutcome, InvalidMonitor> {
-        if monitor.job_type == ClientJobType::Portal {
-            return self.check_portal(monitor).await;
+    async fn check_prepared(&self, prepared: &PreparedMonitor) -> CheckOutcome {
+        if prepared.monitor.job_type == ClientJobType::Portal {
+            return self.check_portal(prepared).await;
         }
-        let plan = self.plan(monitor)?;
-        self.check_page(plan, monitor).await
+        self.check_page(prepared).await
+    }
+
+    fn crawl_prepared(&self, prepared: &PreparedMonitor) -> CrawlStream {
+        Engine::crawl_prepared(self, prepared)
     }
 }

@@ -54,8 +54,11 @@ pub mod render;
 pub mod testing;
 pub mod validate;
 
-pub use check::{CheckOutcome, Checker, CrawlReport, Timings};
-pub use crawl::{CrawlEvent, CrawlSettings, CrawlStream, CrawledPage, Progress};
+pub use check::{CheckOutcome, Checker, CrawlReport, ErrorKind, PreparedMonitor, Timings};
+pub use crawl::{
+    CrawlEvent, CrawlSettings, CrawlStats, CrawlStream, CrawledPage, LeftOutPage, LeftOutReason,
+    Progress,
+};
 pub use engine::{BuildError, Engine, EngineBuilder};
 pub use model::Monitor;
 pub use validate::{FieldError, InvalidMonitor};

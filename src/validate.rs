@@ -19,7 +19,8 @@ pub const MAX_URL_LEN: usize = 2048;
 const REGEX_SIZE_LIMIT: usize = 2 * 1024 * 1024;
 
 /// One problem with one field.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct FieldError {
     /// The field's JSON path, such as `xPath` or `headers[1].key`.
     pub field: String,
@@ -28,7 +29,8 @@ pub struct FieldError {
 }
 
 /// A monitor that cannot be checked, with every problem found.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct InvalidMonitor {
     /// The problems, in field order.
     pub errors: Vec<FieldError>,

@@ -140,6 +140,7 @@ async fn drain(mut stream: wachet::CrawlStream) -> (Vec<(CrawledPage, Progress)>
         match event {
             CrawlEvent::Page { page, progress } => pages.push((page, progress)),
             CrawlEvent::Finished(s) => summary = Some(s),
+            _ => {}
         }
     }
     (pages, summary.expect("a Finished event ends every crawl"))

@@ -104,7 +104,7 @@ pub async fn crawl_wachet(
                     );
                 }
             }
-            wachet::CrawlEvent::Page { .. } => {}
+            _ => {}
         }
     }
     let summary = summary.ok_or("the crawl ended without a summary")?;

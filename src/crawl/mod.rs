@@ -13,15 +13,18 @@ pub(crate) mod links;
 pub mod normalize;
 mod page;
 mod scheduler;
+mod title;
 
+use crate::check::ErrorKind;
 use crate::fetch::Fetcher;
 use crate::model::ClientData;
 use crate::validate::Plan;
 use futures::channel::mpsc;
 use futures::{FutureExt, SinkExt, Stream};
-use page::{PageJob, PageWork, Pending};
+use page::{FetchStat, Outcome, PageJob, PageWork, Pending};
 use scheduler::{Limits, Scheduler};
-use std::collections::HashSet;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -29,18 +32,15 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
-/// Crawl settings of an engine. Defaults: 500 pages, 16 requests in flight, 4 in flight and
-/// 10 requests per second per host, URLs up to 2,048 characters, tracking parameters kept.
+/// Crawl settings of an engine. Defaults: 500 pages, 16 requests in flight, URLs up to 2,048
+/// characters, tracking parameters kept. Per-host limits are the engine's, shared by every
+/// check ([`EngineBuilder::per_host_concurrency`](crate::EngineBuilder::per_host_concurrency)).
 #[derive(Debug, Clone)]
 pub struct CrawlSettings {
     /// Most pages one crawl visits.
     pub max_pages: usize,
     /// Requests in flight at once.
     pub concurrency: usize,
-    /// Requests in flight per host (0 = no limit).
-    pub per_host_concurrency: usize,
-    /// Requests per second per host (0 = no limit).
-    pub per_host_rps: u32,
     /// Longest URL followed.
     pub max_url_len: usize,
     /// Remove `utm_*`, `fbclid` and `gclid` from links before dedup.
@@ -52,8 +52,6 @@ impl Default for CrawlSettings {
         CrawlSettings {
             max_pages: 500,
             concurrency: 16,
-            per_host_concurrency: 4,
-            per_host_rps: 10,
             max_url_len: crate::validate::MAX_URL_LEN,
             strip_tracking_params: false,
         }
@@ -61,9 +59,11 @@ impl Default for CrawlSettings {
 }
 
 /// One page of a crawl.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CrawledPage {
-    /// The normalized URL.
+    /// The normalized URL (of the link; a redirected page is reported under the URL that led
+    /// to it).
     pub url: String,
     /// Hops from the start page (0).
     pub depth: u8,
@@ -75,14 +75,52 @@ pub struct CrawledPage {
     pub content_type: Option<String>,
     /// The URL after redirects.
     pub final_url: Option<String>,
+    /// The document's `<title>`, as `document.title` gives it (the API's page `name`); none
+    /// for a page without one, a failed page or binary content.
+    pub title: Option<String>,
     /// The page's value (the monitor's xPath/excludeXPath/regex applied) or error.
     pub data: ClientData,
+    /// What kind of failure `data.error` is, when the page failed.
+    pub error_kind: Option<ErrorKind>,
+}
+
+/// Why a fetched page is not among a crawl's pages.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum LeftOutReason {
+    /// It answered with a status >= 400 and the monitor has `ignoreInvalidPages`.
+    InvalidPage,
+    /// It is not HTML and the monitor does not have `crawlBinaryContent`.
+    BinaryContent,
+    /// It redirects to a page the crawl already has (under that page's own URL, or another
+    /// redirect's).
+    RedirectToKnownPage,
+}
+
+/// A page fetched but left out of a crawl's pages.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeftOutPage {
+    /// The normalized URL.
+    pub url: String,
+    /// Hops from the start page.
+    pub depth: u8,
+    /// The page the link was found on.
+    pub found_on: Option<String>,
+    /// HTTP status of the (last) response.
+    pub status: Option<u16>,
+    /// Where it led, for a redirect.
+    pub final_url: Option<String>,
+    /// Why it is left out.
+    pub reason: LeftOutReason,
 }
 
 /// Counts so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Progress {
-    /// Pages finished.
+    /// Pages finished (reported ones; left-out ones are counted in the statistics).
     pub done: usize,
     /// Pages waiting to be fetched.
     pub queued: usize,
@@ -90,28 +128,77 @@ pub struct Progress {
     pub failed: usize,
 }
 
+/// Fetch latency percentiles of a crawl's requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Latency {
+    /// Median.
+    #[serde(with = "crate::check::millis")]
+    pub p50: Duration,
+    /// 90th percentile.
+    #[serde(with = "crate::check::millis")]
+    pub p90: Duration,
+    /// 99th percentile.
+    #[serde(with = "crate::check::millis")]
+    pub p99: Duration,
+}
+
+/// What a crawl did, for benchmarking and reports.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CrawlStats {
+    /// Pages fetched: every page finished, failed and left-out ones included (a redirect and
+    /// its target are one page).
+    pub pages: usize,
+    /// Pages that failed: no response, or a status >= 400 (left out or not).
+    pub failed: usize,
+    /// HTTP requests made, each redirect hop one.
+    pub requests: usize,
+    /// Body bytes received (after decompression).
+    pub bytes: u64,
+    /// From start to end.
+    #[serde(with = "crate::check::millis")]
+    pub elapsed: Duration,
+    /// `pages` per second of `elapsed`.
+    pub pages_per_second: f64,
+    /// Latency of the requests that got a response (from sending to the end of the body;
+    /// waits for the host's slot not included).
+    pub latency: Latency,
+    /// Responses by HTTP status (redirect hops included).
+    pub statuses: BTreeMap<u16, usize>,
+    /// The page budget stopped the crawl before every in-scope link was followed.
+    pub budget_reached: bool,
+}
+
 /// The end of a crawl.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CrawlSummary {
     /// Final counts.
     pub progress: Progress,
     /// The page budget stopped the crawl before every in-scope link was followed.
     pub budget_reached: bool,
     /// How long the crawl took.
+    #[serde(with = "crate::check::millis")]
     pub elapsed: Duration,
+    /// Counts, sizes, latencies and statuses.
+    pub stats: CrawlStats,
 }
 
-/// What a crawl stream yields.
+/// What a crawl stream yields. New events may come; match with a wildcard arm.
+#[non_exhaustive]
 #[derive(Debug, Clone, PartialEq)]
 pub enum CrawlEvent {
-    /// A page finished (pages left out by `ignoreInvalidPages` or `crawlBinaryContent` are not
-    /// reported).
+    /// A page finished.
     Page {
         /// The page.
         page: CrawledPage,
         /// Counts after it.
         progress: Progress,
     },
+    /// A page was fetched and left out (by `ignoreInvalidPages`, `crawlBinaryContent`, or as
+    /// a redirect to a page already crawled).
+    LeftOut(LeftOutPage),
     /// The crawl ended; always the last event.
     Finished(CrawlSummary),
 }
@@ -132,12 +219,16 @@ impl Stream for CrawlStream {
 /// Events buffered between the crawler and a slow consumer; past this the crawler waits.
 const EVENT_BUFFER: usize = 256;
 
+/// Most redirects followed from one link, hop by hop (as the HTTP fetcher's default).
+const MAX_HOPS: u8 = 10;
+
 /// Starts crawling; must run inside a tokio runtime.
 pub(crate) fn start(
-    plan: Plan,
+    plan: Arc<Plan>,
     monitor: &crate::Monitor,
     fetcher: Arc<dyn Fetcher>,
     settings: &CrawlSettings,
+    hosts: crate::fetch::hosts::HostLimits,
 ) -> CrawlStream {
     let (sender, receiver) = mpsc::channel(EVENT_BUFFER);
     let start_request = plan.request();
@@ -146,16 +237,13 @@ pub(crate) fn start(
     let job = Arc::new(PageJob {
         fetcher,
         start_site: normalize::site_of(&start_url).to_string(),
-        extractor: plan.extractor,
-        filter: plan.url_filter,
+        plan: plan.clone(),
         ignore_invalid_pages: monitor.ignore_invalid_pages,
         binary: monitor.crawl_binary_content,
         all_domains: monitor.crawl_pages_from_all_domains,
         strip_tracking: settings.strip_tracking_params,
         max_url_len: settings.max_url_len,
         redirected_site: std::sync::OnceLock::new(),
-        headers: plan.headers,
-        proxy: plan.proxy,
     });
     let coordinator = Coordinator {
         job,
@@ -163,13 +251,14 @@ pub(crate) fn start(
         max_pages: settings.max_pages.max(1),
         limits: Limits {
             concurrency: settings.concurrency.max(1),
-            per_host_concurrency: settings.per_host_concurrency,
-            per_host_rps: settings.per_host_rps,
+            per_host_concurrency: hosts.concurrency,
         },
         sender,
     };
     let start = Pending {
+        fetch_url: start_url.clone(),
         url: start_url,
+        hops: 0,
         depth: 0,
         found_on: None,
         request: Some(start_request),
@@ -189,9 +278,66 @@ struct Coordinator {
 /// What a worker hands back, whatever happened to it.
 struct Finished {
     host: String,
-    depth: u8,
-    url: Arc<str>,
+    pending: Pending,
     work: Option<PageWork>,
+}
+
+/// The statistics gathered while a crawl runs.
+#[derive(Default)]
+struct Tally {
+    pages: usize,
+    failed: usize,
+    requests: usize,
+    bytes: u64,
+    /// One per response; bounded by the page budget times the redirect limit.
+    latencies: Vec<Duration>,
+    statuses: BTreeMap<u16, usize>,
+}
+
+impl Tally {
+    fn request(&mut self, fetch: &FetchStat) {
+        self.requests += 1;
+        self.bytes += fetch.bytes;
+        if let Some(status) = fetch.status {
+            *self.statuses.entry(status).or_default() += 1;
+            self.latencies.push(fetch.latency);
+        }
+    }
+
+    fn page(&mut self, failed: bool) {
+        self.pages += 1;
+        if failed {
+            self.failed += 1;
+        }
+    }
+
+    fn stats(mut self, elapsed: Duration, budget_reached: bool) -> CrawlStats {
+        self.latencies.sort_unstable();
+        let at = |p: usize| -> Duration {
+            if self.latencies.is_empty() {
+                return Duration::ZERO;
+            }
+            // Nearest rank.
+            let rank = (p * self.latencies.len()).div_ceil(100).max(1);
+            self.latencies[rank.min(self.latencies.len()) - 1]
+        };
+        let latency = Latency {
+            p50: at(50),
+            p90: at(90),
+            p99: at(99),
+        };
+        CrawlStats {
+            pages: self.pages,
+            failed: self.failed,
+            requests: self.requests,
+            bytes: self.bytes,
+            elapsed,
+            pages_per_second: self.pages as f64 / elapsed.as_secs_f64().max(1e-6),
+            latency,
+            statuses: self.statuses,
+            budget_reached,
+        }
+    }
 }
 
 impl Coordinator {
@@ -200,12 +346,18 @@ impl Coordinator {
     /// each new URL's depth is its shortest distance. Until then its links wait in `deferred`,
     /// while pages already known keep being fetched, so a slow host holds back only the links
     /// that might still be found closer to the start.
+    ///
+    /// Redirects are followed hop by hop here, each hop's URL claimed in the seen-set like a
+    /// link's, so a page reached both by a redirect and by a link is fetched once, whichever
+    /// comes first. A page that redirects to a page already claimed is left out
+    /// ([`LeftOutReason::RedirectToKnownPage`]); a hop keeps its page's place in the count.
     async fn run(mut self, start: Pending) {
         let began = Instant::now();
         let levels = usize::from(self.max_depth) + 2;
         let mut seen: HashSet<String> = HashSet::new();
         seen.insert(start.url.as_str().to_string());
         let mut progress = Progress::default();
+        let mut tally = Tally::default();
         let mut budget_reached = false;
         let mut outstanding = vec![0usize; levels];
         let mut deferred: Vec<Vec<(Vec<url::Url>, Arc<str>)>> = vec![Vec::new(); levels];
@@ -214,64 +366,76 @@ impl Coordinator {
         scheduler.push(start);
         let mut tasks: JoinSet<Finished> = JoinSet::new();
         loop {
-            let wake = loop {
-                match scheduler.next() {
-                    Ok((host, pending)) => {
-                        let job = self.job.clone();
-                        let follow = pending.depth < self.max_depth;
-                        let depth = pending.depth;
-                        let url: Arc<str> = Arc::from(pending.url.as_str());
-                        tasks.spawn(async move {
-                            // A panic in one page must not lose the page's place in the count.
-                            let work = AssertUnwindSafe(page::crawl_page(job, pending, follow))
-                                .catch_unwind()
-                                .await
-                                .ok();
-                            Finished {
-                                host,
-                                depth,
-                                url,
-                                work,
-                            }
-                        });
+            while let Some((host, pending)) = scheduler.next() {
+                let job = self.job.clone();
+                let follow = pending.depth < self.max_depth;
+                tasks.spawn(async move {
+                    // A panic in one page must not lose the page's place in the count.
+                    let work = AssertUnwindSafe(page::crawl_page(job, &pending, follow))
+                        .catch_unwind()
+                        .await
+                        .ok();
+                    Finished {
+                        host,
+                        pending,
+                        work,
                     }
-                    Err(wake) => break wake,
-                }
-            };
+                });
+            }
             if scheduler.in_flight() == 0 && scheduler.queued() == 0 {
                 break;
             }
-            let joined = match wake {
-                Some(at) if scheduler.in_flight() == 0 => {
-                    tokio::time::sleep_until(at.into()).await;
-                    continue;
-                }
-                Some(at) => {
-                    tokio::select! {
-                        joined = tasks.join_next() => joined,
-                        () = tokio::time::sleep_until(at.into()) => continue,
-                    }
-                }
-                None => tasks.join_next().await,
-            };
+            let joined = tasks.join_next().await;
             let Some(Ok(finished)) = joined else {
                 // Tasks catch their panics, so this is only a cancelled task at shutdown.
                 continue;
             };
             scheduler.finished(&finished.host);
-            let depth = usize::from(finished.depth);
-            outstanding[depth] = outstanding[depth].saturating_sub(1);
-            let work = finished.work.unwrap_or_else(|| PageWork {
-                page: None,
+            let Finished { pending, work, .. } = finished;
+            let work = work.unwrap_or_else(|| PageWork {
+                outcome: Outcome::Page(page::failed(
+                    &pending,
+                    "internal error while crawling".into(),
+                    ErrorKind::Internal,
+                )),
                 links: Vec::new(),
                 final_url: None,
+                fetch: None,
             });
+            if let Some(fetch) = &work.fetch {
+                tally.request(fetch);
+            }
+            let event = match work.outcome {
+                Outcome::Redirect {
+                    to,
+                    status,
+                    request,
+                } => {
+                    match self.redirect(&mut seen, &pending, to, status, request) {
+                        // The page goes on at its next hop, at the same depth, still outstanding.
+                        Ok(next) => {
+                            scheduler.push(next);
+                            continue;
+                        }
+                        Err(event) => event,
+                    }
+                }
+                Outcome::Page(page) => CrawlEvent::Page {
+                    page,
+                    progress: Progress::default(),
+                },
+                Outcome::LeftOut(page) => CrawlEvent::LeftOut(page),
+            };
+            let depth = usize::from(pending.depth);
+            outstanding[depth] = outstanding[depth].saturating_sub(1);
             if let Some(final_url) = &work.final_url {
-                // A redirect target is not fetched again when a link to it turns up later.
+                // A page that followed its redirects itself (a browser): its target is not
+                // fetched again when a link to it turns up later.
                 seen.insert(final_url.as_str().to_string());
             }
             if !work.links.is_empty() {
-                deferred[depth].push((work.links, finished.url.clone()));
+                let parent: Arc<str> = Arc::from(pending.url.as_str());
+                deferred[depth].push((work.links, parent));
             }
             for level in 0..levels - 1 {
                 if outstanding[..level].iter().any(|&n| n > 0) {
@@ -289,7 +453,9 @@ impl Coordinator {
                         seen.insert(link.as_str().to_string());
                         outstanding[level + 1] += 1;
                         scheduler.push(Pending {
+                            fetch_url: link.clone(),
                             url: link,
+                            hops: 0,
                             depth: finished_depth(level),
                             found_on: Some(parent.clone()),
                             request: None,
@@ -297,26 +463,84 @@ impl Coordinator {
                     }
                 }
             }
-            if let Some(page) = work.page {
-                progress.done += 1;
-                if page.data.error.is_some() {
-                    progress.failed += 1;
+            let event = match event {
+                CrawlEvent::Page { page, .. } => {
+                    let failed = page.data.error.is_some();
+                    tally.page(failed || page.status.is_some_and(|s| s >= 400));
+                    progress.done += 1;
+                    if failed {
+                        progress.failed += 1;
+                    }
+                    progress.queued = scheduler.queued();
+                    CrawlEvent::Page { page, progress }
                 }
-                progress.queued = scheduler.queued();
-                let event = CrawlEvent::Page { page, progress };
-                if self.sender.send(event).await.is_err() {
-                    // Nobody listens any more: stop; dropping the JoinSet aborts the workers.
-                    return;
+                CrawlEvent::LeftOut(page) => {
+                    tally.page(page.status.is_some_and(|s| s >= 400));
+                    CrawlEvent::LeftOut(page)
                 }
+                other => other,
+            };
+            if self.sender.send(event).await.is_err() {
+                // Nobody listens any more: stop; dropping the JoinSet aborts the workers.
+                return;
             }
         }
         progress.queued = 0;
+        let elapsed = began.elapsed();
         let summary = CrawlSummary {
             progress,
             budget_reached,
-            elapsed: began.elapsed(),
+            elapsed,
+            stats: tally.stats(elapsed, budget_reached),
         };
         let _ = self.sender.send(CrawlEvent::Finished(summary)).await;
+    }
+
+    /// The next hop of a redirected page, or the event that ends it: a loop or too many hops
+    /// fail it; a target already claimed leaves it out.
+    fn redirect(
+        &self,
+        seen: &mut HashSet<String>,
+        pending: &Pending,
+        to: url::Url,
+        status: u16,
+        request: Option<crate::fetch::FetchRequest>,
+    ) -> Result<Pending, CrawlEvent> {
+        let fail = |message: String| {
+            let mut page = page::failed(pending, message, ErrorKind::Redirect);
+            page.status = Some(status);
+            page.final_url = Some(to.to_string());
+            CrawlEvent::Page {
+                page,
+                progress: Progress::default(),
+            }
+        };
+        if pending.hops >= MAX_HOPS {
+            return Err(fail(format!(
+                "stopped after {MAX_HOPS} redirects (a redirect loop?)"
+            )));
+        }
+        if to == pending.url || to == pending.fetch_url {
+            return Err(fail(format!("redirects to itself ({to})")));
+        }
+        if !seen.insert(to.as_str().to_string()) {
+            return Err(CrawlEvent::LeftOut(LeftOutPage {
+                url: pending.url.to_string(),
+                depth: pending.depth,
+                found_on: pending.found_on.as_deref().map(str::to_string),
+                status: Some(status),
+                final_url: Some(to.to_string()),
+                reason: LeftOutReason::RedirectToKnownPage,
+            }));
+        }
+        Ok(Pending {
+            url: pending.url.clone(),
+            fetch_url: to,
+            hops: pending.hops + 1,
+            depth: pending.depth,
+            found_on: pending.found_on.clone(),
+            request,
+        })
     }
 }
 

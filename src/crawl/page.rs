@@ -1,14 +1,18 @@
-//! One crawled page: the worker's part of a crawl. It fetches, sorts the response (error page,
-//! HTML, or binary), parses HTML once, and returns the page's value and its followable links.
+//! One crawled page: the worker's part of a crawl. It fetches one hop (a redirect goes back to
+//! the coordinator, which claims its target before it is fetched), sorts the response (error
+//! page, HTML, or binary), parses HTML once, and returns the page's value, title and its
+//! followable links.
 
-use super::{CrawledPage, links, normalize};
-use crate::extract::{Extractor, onepass, parse};
-use crate::fetch::{FetchRequest, FetchedPage, Fetcher};
-use crate::filter::UrlFilterSet;
+use super::{CrawledPage, LeftOutPage, LeftOutReason, links, normalize, title};
+use crate::check::ErrorKind;
+use crate::extract::{ExtractError, onepass, parse};
+use crate::fetch::{FetchRequest, FetchedPage, Fetcher, Hop};
 use crate::model::ClientData;
+use crate::validate::Plan;
 use chrono::Utc;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use url::Url;
 
 /// Pages larger than this are parsed on the blocking pool; smaller ones inline, which is cheaper
@@ -18,8 +22,8 @@ const INLINE_PARSE_LIMIT: usize = 64 * 1024;
 /// What every page of one crawl shares.
 pub(crate) struct PageJob {
     pub fetcher: Arc<dyn Fetcher>,
-    pub extractor: Extractor,
-    pub filter: UrlFilterSet,
+    /// The monitor's compiled definition: extractor, URL filters, headers, proxy.
+    pub plan: Arc<Plan>,
     pub ignore_invalid_pages: bool,
     pub binary: bool,
     pub all_domains: bool,
@@ -28,59 +32,159 @@ pub(crate) struct PageJob {
     pub max_url_len: usize,
     /// The site the start page redirected to, which is in scope too.
     pub redirected_site: std::sync::OnceLock<String>,
-    pub headers: reqwest::header::HeaderMap,
-    pub proxy: Option<String>,
 }
 
-/// A page to crawl.
+/// A page to crawl, at one hop of its redirects.
 #[derive(Debug, Clone)]
 pub(crate) struct Pending {
+    /// The page's URL as linked (what it is reported under).
     pub url: Url,
+    /// The URL of this hop: `url`, or where its redirects have led so far.
+    pub fetch_url: Url,
+    /// Redirects followed so far.
+    pub hops: u8,
     pub depth: u8,
     pub found_on: Option<Arc<str>>,
-    /// The start page carries the monitor's own method and body.
+    /// The start page carries the monitor's own method and body (as do its 307/308 hops).
     pub request: Option<FetchRequest>,
 }
 
-/// The worker's answer: the page (unless left out), the links to consider, and where a
-/// redirect ended when that is another URL.
-pub(crate) struct PageWork {
-    pub page: Option<CrawledPage>,
-    pub links: Vec<Url>,
-    pub final_url: Option<Url>,
+/// One request's figures, for the crawl's statistics.
+pub(crate) struct FetchStat {
+    /// None when no response arrived.
+    pub status: Option<u16>,
+    pub bytes: u64,
+    pub latency: Duration,
 }
 
-pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: Pending, follow: bool) -> PageWork {
-    let at = Utc::now();
-    let request = pending.request.clone().unwrap_or_else(|| FetchRequest {
-        headers: job.headers.clone(),
-        proxy: job.proxy.clone(),
-        ..FetchRequest::get(pending.url.clone())
-    });
-    let page = |data: ClientData, fetched: Option<&FetchedPage>| CrawledPage {
+/// How a page's hop ended.
+pub(crate) enum Outcome {
+    Page(CrawledPage),
+    LeftOut(LeftOutPage),
+    /// A redirect to `to` (normalized); the coordinator decides whether to follow it.
+    Redirect {
+        to: Url,
+        status: u16,
+        request: Option<FetchRequest>,
+    },
+}
+
+/// The worker's answer: how the hop ended, the links to consider, where a fetcher that follows
+/// redirects itself ended when that is another URL, and the request's figures.
+pub(crate) struct PageWork {
+    pub outcome: Outcome,
+    pub links: Vec<Url>,
+    pub final_url: Option<Url>,
+    pub fetch: Option<FetchStat>,
+}
+
+/// A failed page, reported under its link's URL.
+pub(crate) fn failed(pending: &Pending, error: String, kind: ErrorKind) -> CrawledPage {
+    CrawledPage {
         url: pending.url.to_string(),
         depth: pending.depth,
         found_on: pending.found_on.as_deref().map(str::to_string),
-        status: fetched.map(|f| f.status),
-        content_type: fetched.and_then(|f| f.content_type.clone()),
-        final_url: fetched.map(|f| f.url.to_string()),
+        status: None,
+        content_type: None,
+        final_url: None,
+        title: None,
+        data: ClientData::failure(Utc::now(), error),
+        error_kind: Some(kind),
+    }
+}
+
+pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: bool) -> PageWork {
+    let at = Utc::now();
+    let request = pending.request.clone().unwrap_or_else(|| FetchRequest {
+        headers: job.plan.headers.clone(),
+        proxy: job.plan.proxy.clone(),
+        ..FetchRequest::get(pending.fetch_url.clone())
+    });
+    let page = |data: ClientData, kind: Option<ErrorKind>, fetched: &FetchedPage| CrawledPage {
+        url: pending.url.to_string(),
+        depth: pending.depth,
+        found_on: pending.found_on.as_deref().map(str::to_string),
+        status: Some(fetched.status),
+        content_type: fetched.content_type.clone(),
+        final_url: Some(fetched.url.to_string()),
+        title: None,
         data,
+        error_kind: kind,
     };
-    let fetched = match job.fetcher.fetch(&request).await {
-        Ok(fetched) => fetched,
-        Err(err) => {
+    let left_out = |reason: LeftOutReason, fetched: &FetchedPage| LeftOutPage {
+        url: pending.url.to_string(),
+        depth: pending.depth,
+        found_on: pending.found_on.as_deref().map(str::to_string),
+        status: Some(fetched.status),
+        final_url: Some(fetched.url.to_string()),
+        reason,
+    };
+    let sent = Instant::now();
+    let fetched = match job.fetcher.fetch_hop(&request).await {
+        Ok(Hop::Page(fetched)) => fetched,
+        Ok(Hop::Redirect {
+            status,
+            location,
+            elapsed,
+        }) => {
+            let fetch = Some(FetchStat {
+                status: Some(status),
+                bytes: 0,
+                latency: elapsed,
+            });
+            let outcome = match normalize::normalize(location.clone(), job.strip_tracking) {
+                Some(to) => Outcome::Redirect {
+                    // 307 and 308 repeat the request as it was; the others become a GET.
+                    request: matches!(status, 307 | 308)
+                        .then(|| pending.request.clone())
+                        .flatten()
+                        .map(|r| FetchRequest {
+                            url: to.clone(),
+                            ..r
+                        }),
+                    to,
+                    status,
+                },
+                None => {
+                    let mut page = failed(
+                        pending,
+                        format!("redirected to \"{location}\", which cannot be fetched"),
+                        ErrorKind::Redirect,
+                    );
+                    page.status = Some(status);
+                    Outcome::Page(page)
+                }
+            };
             return PageWork {
-                page: Some(page(ClientData::failure(at, err.to_string()), None)),
+                outcome,
                 links: Vec::new(),
                 final_url: None,
+                fetch,
+            };
+        }
+        Err(err) => {
+            return PageWork {
+                outcome: Outcome::Page(failed(pending, err.to_string(), ErrorKind::of_fetch(&err))),
+                links: Vec::new(),
+                final_url: None,
+                fetch: Some(FetchStat {
+                    status: None,
+                    bytes: 0,
+                    latency: sent.elapsed(),
+                }),
             };
         }
     };
+    let fetch = Some(FetchStat {
+        status: Some(fetched.status),
+        bytes: fetched.body.len() as u64,
+        latency: fetched.elapsed,
+    });
     let start = pending.depth == 0;
-    let final_url = (fetched.url != pending.url)
+    let final_url = (fetched.url != pending.fetch_url)
         .then(|| normalize::normalize(fetched.url.clone(), job.strip_tracking))
         .flatten();
-    if start && final_url.is_some() {
+    if start {
         let site = normalize::site_of(&fetched.url).to_string();
         if site != job.start_site {
             let _ = job.redirected_site.set(site);
@@ -88,71 +192,92 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: Pending, follow: bool
     }
     // The start page is always reported: a Portal whose start page fails has failed.
     if fetched.status >= 400 {
-        let kept = (start || !job.ignore_invalid_pages).then(|| {
-            page(
+        let outcome = if start || !job.ignore_invalid_pages {
+            Outcome::Page(page(
                 ClientData::failure(at, crate::engine::status_text(fetched.status)),
-                Some(&fetched),
-            )
-        });
+                Some(ErrorKind::of_status(fetched.status)),
+                &fetched,
+            ))
+        } else {
+            Outcome::LeftOut(left_out(LeftOutReason::InvalidPage, &fetched))
+        };
         return PageWork {
-            page: kept,
+            outcome,
             links: Vec::new(),
             final_url,
+            fetch,
         };
     }
     if !is_html(&fetched) {
-        let kept = (start || job.binary).then(|| {
-            page(
+        let outcome = if start || job.binary {
+            Outcome::Page(page(
                 ClientData::value(at, binary_value(&fetched)),
-                Some(&fetched),
-            )
-        });
+                None,
+                &fetched,
+            ))
+        } else {
+            Outcome::LeftOut(left_out(LeftOutReason::BinaryContent, &fetched))
+        };
         return PageWork {
-            page: kept,
+            outcome,
             links: Vec::new(),
             final_url,
+            fetch,
         };
     }
     let big = fetched.body.len() > INLINE_PARSE_LIMIT;
     let work_job = job.clone();
     let analyse = move || analyse_html(&work_job, fetched, follow);
-    let (value, links, fetched) = if big {
+    let analysed = if big {
         match tokio::task::spawn_blocking(analyse).await {
             Ok(result) => result,
             Err(_) => {
                 return PageWork {
-                    page: Some(page(
-                        ClientData::failure(at, "internal error while extracting".into()),
-                        None,
+                    outcome: Outcome::Page(failed(
+                        pending,
+                        "internal error while extracting".into(),
+                        ErrorKind::Internal,
                     )),
                     links: Vec::new(),
                     final_url,
+                    fetch,
                 };
             }
         }
     } else {
         analyse()
     };
-    let data = match value {
-        Ok(raw) => ClientData::value(at, raw),
-        Err(err) => ClientData::failure(at, err),
+    let (data, kind) = match analysed.value {
+        Ok(raw) => (ClientData::value(at, raw), None),
+        Err(err) => (
+            ClientData::failure(at, err.to_string()),
+            Some(ErrorKind::of_extract(&err)),
+        ),
     };
+    let mut reported = page(data, kind, &analysed.fetched);
+    reported.title = analysed.title;
     PageWork {
-        page: Some(page(data, Some(&fetched))),
-        links,
+        outcome: Outcome::Page(reported),
+        links: analysed.links,
         final_url,
+        fetch,
     }
+}
+
+struct Analysed {
+    value: Result<String, ExtractError>,
+    title: Option<String>,
+    links: Vec<Url>,
+    fetched: FetchedPage,
 }
 
 /// One pass without a tree when the monitor needs none and the page allows; else parses once,
 /// links first (exclusion edits the tree), then the value.
-fn analyse_html(
-    job: &PageJob,
-    fetched: FetchedPage,
-    follow: bool,
-) -> (Result<String, String>, Vec<Url>, FetchedPage) {
+fn analyse_html(job: &PageJob, fetched: FetchedPage, follow: bool) -> Analysed {
     let text = fetched.text();
-    if !job.extractor.needs_tree()
+    let title = title::title(&text);
+    let extractor = &job.plan.extractor;
+    if !extractor.needs_tree()
         && let Some(scanned) = onepass::scan(&text, follow)
     {
         let links = links::resolve_all(
@@ -164,15 +289,24 @@ fn analyse_html(
         .into_iter()
         .filter(|url| job.allows(url))
         .collect();
-        let value = job
-            .extractor
-            .finish(scanned.text)
-            .map_err(|e| e.to_string());
-        return (value, links, fetched);
+        let value = extractor.finish(scanned.text);
+        return Analysed {
+            value,
+            title,
+            links,
+            fetched,
+        };
     }
     let mut doc = match parse::parse_document(&text) {
         Ok(doc) => doc,
-        Err(err) => return (Err(err.to_string()), Vec::new(), fetched),
+        Err(err) => {
+            return Analysed {
+                value: Err(err),
+                title,
+                links: Vec::new(),
+                fetched,
+            };
+        }
     };
     let links = if follow {
         links::links(&doc, &fetched.url, job.strip_tracking)
@@ -182,11 +316,13 @@ fn analyse_html(
     } else {
         Vec::new()
     };
-    let value = job
-        .extractor
-        .extract_from(&mut doc)
-        .map_err(|e| e.to_string());
-    (value, links, fetched)
+    let value = extractor.extract_from(&mut doc);
+    Analysed {
+        value,
+        title,
+        links,
+        fetched,
+    }
 }
 
 impl PageJob {
@@ -197,7 +333,7 @@ impl PageJob {
             && (self.all_domains
                 || site == self.start_site
                 || self.redirected_site.get().is_some_and(|s| s == site))
-            && self.filter.allows(url.as_str())
+            && self.plan.url_filter.allows(url.as_str())
     }
 }
 

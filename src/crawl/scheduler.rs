@@ -1,29 +1,30 @@
 //! The crawl's scheduler: which pending page goes out next. Pages wait in one queue per host;
-//! a page is dispatched when a global slot is free, its host has fewer than its in-flight limit
-//! out, and the host's rate limiter (governor) has a token. Hosts take turns, so one slow or
-//! rate-limited host never holds up the others, and nothing waiting holds a slot.
+//! a page is dispatched when one of the crawl's slots is free and its host has fewer than the
+//! engine's per-host limit of this crawl's pages out. Hosts take turns, so one slow host never
+//! takes all of the crawl's slots and holds up the others.
+//!
+//! The politeness limits themselves (in flight and requests per second per host, across every
+//! check of the engine) are enforced by the downloader's host slots
+//! ([`crate::fetch::hosts`]), which a dispatched page waits for. This scheduler never holds
+//! more of one host's pages out than the downloader would let through, so a crawl waiting on a
+//! host busy with other checks ties up at most that many of its own slots, never all of them,
+//! and every wait ends with the fetch's timeout: no deadlock, whoever holds the host.
 
 use super::page::Pending;
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use crate::fetch::hosts::host_key;
 use std::collections::{HashMap, VecDeque};
-use std::num::NonZeroU32;
-use std::time::{Duration, Instant};
 
-/// Limits on requests in flight and per host.
+/// Limits on this crawl's requests in flight, in all and per host.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
     pub concurrency: usize,
     /// 0 = unlimited.
     pub per_host_concurrency: usize,
-    /// 0 = unlimited.
-    pub per_host_rps: u32,
 }
 
 struct Host {
     queue: VecDeque<Pending>,
     in_flight: usize,
-    limiter: Option<DefaultDirectRateLimiter>,
 }
 
 pub(crate) struct Scheduler {
@@ -33,7 +34,6 @@ pub(crate) struct Scheduler {
     turns: VecDeque<String>,
     in_flight: usize,
     queued: usize,
-    clock: DefaultClock,
 }
 
 impl Scheduler {
@@ -44,17 +44,14 @@ impl Scheduler {
             turns: VecDeque::new(),
             in_flight: 0,
             queued: 0,
-            clock: DefaultClock::default(),
         }
     }
 
     pub fn push(&mut self, pending: Pending) {
-        let key = host_key(&pending.url);
-        let rps = self.limits.per_host_rps;
+        let key = host_key(&pending.fetch_url);
         let host = self.hosts.entry(key.clone()).or_insert_with(|| Host {
             queue: VecDeque::new(),
             in_flight: 0,
-            limiter: NonZeroU32::new(rps).map(|n| RateLimiter::direct(Quota::per_second(n))),
         });
         if host.queue.is_empty() {
             self.turns.push_back(key);
@@ -63,31 +60,19 @@ impl Scheduler {
         self.queued += 1;
     }
 
-    /// The next page to dispatch, or when to ask again (`Err(Some(instant))`) or nothing to do
-    /// until a page finishes (`Err(None)`).
-    pub fn next(&mut self) -> Result<(String, Pending), Option<Instant>> {
+    /// The next page to dispatch, with its host's key, or `None` when nothing may go out until
+    /// a page finishes.
+    pub fn next(&mut self) -> Option<(String, Pending)> {
         if self.in_flight >= self.limits.concurrency {
-            return Err(None);
+            return None;
         }
-        let mut wake: Option<Instant> = None;
         for _ in 0..self.turns.len() {
-            let Some(key) = self.turns.pop_front() else {
-                break;
-            };
+            let key = self.turns.pop_front()?;
             let Some(host) = self.hosts.get_mut(&key) else {
                 continue;
             };
             let per_host = self.limits.per_host_concurrency;
             if per_host > 0 && host.in_flight >= per_host {
-                self.turns.push_back(key);
-                continue;
-            }
-            if let Some(limiter) = &host.limiter
-                && let Err(not_until) = limiter.check()
-            {
-                let wait: Duration = not_until.wait_time_from(self.clock.now());
-                let at = Instant::now() + wait;
-                wake = Some(wake.map_or(at, |w| w.min(at)));
                 self.turns.push_back(key);
                 continue;
             }
@@ -100,15 +85,19 @@ impl Scheduler {
             if !host.queue.is_empty() {
                 self.turns.push_back(key.clone());
             }
-            return Ok((key, pending));
+            return Some((key, pending));
         }
-        Err(wake)
+        None
     }
 
     pub fn finished(&mut self, key: &str) {
         self.in_flight = self.in_flight.saturating_sub(1);
         if let Some(host) = self.hosts.get_mut(key) {
             host.in_flight = host.in_flight.saturating_sub(1);
+            if host.in_flight == 0 && host.queue.is_empty() {
+                // Bounded by the hosts with work, not by every host the crawl ever met.
+                self.hosts.remove(key);
+            }
         }
     }
 
@@ -118,13 +107,5 @@ impl Scheduler {
 
     pub fn queued(&self) -> usize {
         self.queued
-    }
-}
-
-/// Rate limits apply per host and port, as a server sees them.
-fn host_key(url: &url::Url) -> String {
-    match url.port_or_known_default() {
-        Some(port) => format!("{}:{port}", url.host_str().unwrap_or("")),
-        None => url.host_str().unwrap_or("").to_string(),
     }
 }

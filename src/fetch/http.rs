@@ -6,7 +6,7 @@
 
 use super::encoding;
 use super::policy::{NetworkPolicy, PolicyResolver};
-use super::{FetchError, FetchRequest, FetchedPage, Fetcher};
+use super::{FetchError, FetchRequest, FetchedPage, Fetcher, Hop};
 use crate::validate::MAX_URL_LEN;
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -71,12 +71,36 @@ enum RedirectStop {
     TooLong(String),
 }
 
-/// The HTTP fetcher: one connection pool per proxy location.
+/// The HTTP fetcher: one connection pool per proxy location, and one more of each that stops
+/// at redirects ([`Fetcher::fetch_hop`]).
 #[derive(Debug, Clone)]
 pub struct HttpFetcher {
-    direct: Client,
-    proxied: BTreeMap<String, Client>,
+    direct: Clients,
+    proxied: BTreeMap<String, Clients>,
     settings: HttpSettings,
+}
+
+#[derive(Debug, Clone)]
+struct Clients {
+    following: Client,
+    stopping: Client,
+}
+
+impl Clients {
+    fn new(settings: &HttpSettings, proxy: Option<&String>) -> Result<Self, reqwest::Error> {
+        Ok(Clients {
+            following: build_client(settings, proxy, true)?,
+            stopping: build_client(settings, proxy, false)?,
+        })
+    }
+
+    fn get(&self, follow: bool) -> &Client {
+        if follow {
+            &self.following
+        } else {
+            &self.stopping
+        }
+    }
 }
 
 impl HttpFetcher {
@@ -85,10 +109,10 @@ impl HttpFetcher {
         settings: HttpSettings,
         proxies: &BTreeMap<String, String>,
     ) -> Result<Self, reqwest::Error> {
-        let direct = build_client(&settings, None)?;
+        let direct = Clients::new(&settings, None)?;
         let mut proxied = BTreeMap::new();
         for (location, url) in proxies {
-            proxied.insert(location.clone(), build_client(&settings, Some(url))?);
+            proxied.insert(location.clone(), Clients::new(&settings, Some(url))?);
         }
         Ok(HttpFetcher {
             direct,
@@ -102,16 +126,16 @@ impl HttpFetcher {
         &self.settings
     }
 
-    async fn exchange(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError> {
+    async fn exchange(&self, request: &FetchRequest, follow: bool) -> Result<Hop, FetchError> {
         let start = Instant::now();
         let policy = &self.settings.policy;
         check_literal(policy, &request.url)?;
         let (client, via_proxy) = match &request.proxy {
             Some(loc) => match self.proxied.get(loc) {
-                Some(client) => (client, true),
+                Some(clients) => (clients.get(follow), true),
                 None => return Err(FetchError::Other(format!("no proxy for location {loc}"))),
             },
-            None => (&self.direct, false),
+            None => (self.direct.get(follow), false),
         };
         if via_proxy {
             // The proxy resolves the target, so check the name here too.
@@ -145,9 +169,19 @@ impl HttpFetcher {
         let status = response.status().as_u16();
         if response.status().is_redirection()
             && let Some(location) = response.headers().get(reqwest::header::LOCATION)
-            && let Some(err) = unfollowed(&final_url, location.as_bytes())
         {
-            return Err(err);
+            if let Some(err) = unfollowed(&final_url, location.as_bytes()) {
+                return Err(err);
+            }
+            // Not following, reqwest hands back every redirect: the caller takes the hop.
+            let target = final_url.join(String::from_utf8_lossy(location.as_bytes()).trim());
+            if !follow && let Ok(location) = target {
+                return Ok(Hop::Redirect {
+                    status,
+                    location,
+                    elapsed: start.elapsed(),
+                });
+            }
         }
         let content_type = response
             .headers()
@@ -177,13 +211,24 @@ impl HttpFetcher {
             }
             false => encoding::decode(body.into(), &codings, limit)?,
         };
-        Ok(FetchedPage {
+        Ok(Hop::Page(FetchedPage {
             url: final_url,
             status,
             content_type,
             body,
             elapsed: start.elapsed(),
-        })
+        }))
+    }
+
+    /// One exchange under the fetch's deadline.
+    async fn bounded(&self, request: &FetchRequest, follow: bool) -> Result<Hop, FetchError> {
+        // reqwest's own timeout covers the body too; this one also bounds our own work and any
+        // path reqwest might not cover (a slow DNS answer included).
+        let deadline = self.settings.total_timeout + Duration::from_secs(1);
+        match tokio::time::timeout(deadline, self.exchange(request, follow)).await {
+            Ok(result) => result,
+            Err(_) => Err(FetchError::Timeout(self.settings.total_timeout)),
+        }
     }
 
     /// Turns reqwest's error into one a user can act on; one that happened at a redirect's
@@ -259,20 +304,31 @@ impl HttpFetcher {
 #[async_trait]
 impl Fetcher for HttpFetcher {
     async fn fetch(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError> {
-        // reqwest's own timeout covers the body too; this one also bounds our own work and any
-        // path reqwest might not cover (a slow DNS answer included).
-        let deadline = self.settings.total_timeout + Duration::from_secs(1);
-        match tokio::time::timeout(deadline, self.exchange(request)).await {
-            Ok(result) => result,
-            Err(_) => Err(FetchError::Timeout(self.settings.total_timeout)),
+        match self.bounded(request, true).await? {
+            Hop::Page(page) => Ok(page),
+            // The following client hands back only redirects it cannot follow, as errors.
+            Hop::Redirect { location, .. } => Err(FetchError::BadRedirect {
+                url: location.to_string(),
+            }),
         }
+    }
+
+    async fn fetch_hop(&self, request: &FetchRequest) -> Result<Hop, FetchError> {
+        self.bounded(request, false).await
     }
 }
 
-fn build_client(settings: &HttpSettings, proxy: Option<&String>) -> Result<Client, reqwest::Error> {
+fn build_client(
+    settings: &HttpSettings,
+    proxy: Option<&String>,
+    follow: bool,
+) -> Result<Client, reqwest::Error> {
     let policy = settings.policy.clone();
     let max = settings.max_redirects;
     let redirects = redirect::Policy::custom(move |attempt| {
+        if !follow {
+            return attempt.stop();
+        }
         if attempt.previous().len() > max {
             return attempt.error(RedirectStop::TooMany);
         }

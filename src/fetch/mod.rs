@@ -4,6 +4,7 @@
 
 pub mod decode;
 mod encoding;
+pub mod hosts;
 pub mod http;
 pub mod policy;
 
@@ -136,6 +137,15 @@ pub enum FetchError {
     /// The body could not be read or decompressed.
     #[error("the response could not be read: {0}")]
     Body(String),
+    /// No slot of the host freed in time: the engine's per-host limits
+    /// ([`hosts`]) were taken by other requests for longer than a fetch may wait.
+    #[error("waited {} s for a free slot of {host} (per-host limit)", .after.as_secs_f64())]
+    HostBusy {
+        /// The host and port.
+        host: String,
+        /// How long the request waited.
+        after: Duration,
+    },
     /// Rendering in the browser failed.
     #[error("{0}")]
     Render(String),
@@ -144,9 +154,33 @@ pub enum FetchError {
     Other(String),
 }
 
+/// One hop of a fetch that leaves redirects to its caller ([`Fetcher::fetch_hop`]).
+#[derive(Debug, Clone)]
+pub enum Hop {
+    /// A response that is not a redirect (any status).
+    Page(FetchedPage),
+    /// A redirect (3xx with a `Location`), not followed.
+    Redirect {
+        /// The status (301, 302, 303, 307, 308, ...).
+        status: u16,
+        /// Where it points, resolved against the request's URL; always http or https.
+        location: Url,
+        /// Time from sending the request to the end of the response.
+        elapsed: Duration,
+    },
+}
+
 /// Fetches pages. Implementations must bound every wait and every buffer.
 #[async_trait]
 pub trait Fetcher: Send + Sync {
-    /// Fetches one request.
+    /// Fetches one request, following redirects.
     async fn fetch(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError>;
+
+    /// Fetches one request without following a redirect, so the caller can follow it hop by
+    /// hop (the crawler claims each hop's URL before fetching it). The network policy applies
+    /// to the request as to any. A fetcher that cannot stop at redirects (a browser) follows
+    /// them, as the default does, and returns the page it ended on.
+    async fn fetch_hop(&self, request: &FetchRequest) -> Result<Hop, FetchError> {
+        self.fetch(request).await.map(Hop::Page)
+    }
 }

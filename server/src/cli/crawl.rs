@@ -141,6 +141,8 @@ pub async fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
                     ));
                 }
             }
+            // Pages left out (`ignoreInvalidPages`, `crawlBinaryContent`) are not printed.
+            CrawlEvent::LeftOut(_) => {}
             CrawlEvent::Finished(summary) => {
                 if let Some(bar) = &bar {
                     bar.finish_and_clear();
@@ -158,6 +160,7 @@ pub async fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
                     }
                 );
             }
+            _ => {}
         }
     }
     out.flush()?;
