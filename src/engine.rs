@@ -207,7 +207,14 @@ impl Engine {
     pub fn crawl(&self, monitor: &Monitor) -> Result<CrawlStream, InvalidMonitor> {
         let plan = self.plan(monitor)?;
         let fetcher = self.fetcher_for(monitor, &plan)?;
-        Ok(crawl::start(plan, monitor, fetcher, &self.inner.crawl))
+        let timeout = self.inner.fetcher.settings().total_timeout;
+        Ok(crawl::start(
+            plan,
+            monitor,
+            fetcher,
+            &self.inner.crawl,
+            timeout,
+        ))
     }
 
     /// The engine's plain HTTP downloader, under its network policy (private networks refused
@@ -346,11 +353,16 @@ impl Engine {
             ..
         } = page.clone();
         let extract_start = Instant::now();
+        // The check's timeout covers the fetch and the extraction together.
+        let deadline =
+            crate::extract::Deadline::at(started + self.inner.fetcher.settings().total_timeout);
         let extracted = tokio::task::spawn_blocking(move || {
             let text = page.text();
             let value = match status_error {
                 Some(err) => Err(err),
-                None => extractor.extract(&text).map_err(|e| e.to_string()),
+                None => extractor
+                    .extract_within(&text, deadline)
+                    .map_err(|e| e.to_string()),
             };
             (value, keep_html.then_some(text))
         })

@@ -138,6 +138,7 @@ pub(crate) fn start(
     monitor: &crate::Monitor,
     fetcher: Arc<dyn Fetcher>,
     settings: &CrawlSettings,
+    page_timeout: std::time::Duration,
 ) -> CrawlStream {
     let (sender, receiver) = mpsc::channel(EVENT_BUFFER);
     let start_request = plan.request();
@@ -156,6 +157,7 @@ pub(crate) fn start(
         redirected_site: std::sync::OnceLock::new(),
         headers: plan.headers,
         proxy: plan.proxy,
+        page_timeout,
     });
     let coordinator = Coordinator {
         job,

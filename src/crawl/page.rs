@@ -2,7 +2,7 @@
 //! HTML, or binary), parses HTML once, and returns the page's value and its followable links.
 
 use super::{CrawledPage, links, normalize};
-use crate::extract::{Extractor, onepass, parse};
+use crate::extract::{Deadline, Extractor, onepass, parse};
 use crate::fetch::{FetchRequest, FetchedPage, Fetcher};
 use crate::filter::UrlFilterSet;
 use crate::model::ClientData;
@@ -30,6 +30,8 @@ pub(crate) struct PageJob {
     pub redirected_site: std::sync::OnceLock<String>,
     pub headers: reqwest::header::HeaderMap,
     pub proxy: Option<String>,
+    /// A page's fetch and extraction together end within this.
+    pub page_timeout: std::time::Duration,
 }
 
 /// A page to crawl.
@@ -66,6 +68,7 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: Pending, follow: bool
         final_url: fetched.map(|f| f.url.to_string()),
         data,
     };
+    let deadline = Deadline::at(std::time::Instant::now() + job.page_timeout);
     let fetched = match job.fetcher.fetch(&request).await {
         Ok(fetched) => fetched,
         Err(err) => {
@@ -115,7 +118,7 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: Pending, follow: bool
     }
     let big = fetched.body.len() > INLINE_PARSE_LIMIT;
     let work_job = job.clone();
-    let analyse = move || analyse_html(&work_job, fetched, follow);
+    let analyse = move || analyse_html(&work_job, fetched, follow, deadline);
     let (value, links, fetched) = if big {
         match tokio::task::spawn_blocking(analyse).await {
             Ok(result) => result,
@@ -150,6 +153,7 @@ fn analyse_html(
     job: &PageJob,
     fetched: FetchedPage,
     follow: bool,
+    deadline: Deadline,
 ) -> (Result<String, String>, Vec<Url>, FetchedPage) {
     let text = fetched.text();
     if !job.extractor.needs_tree()
@@ -170,7 +174,7 @@ fn analyse_html(
             .map_err(|e| e.to_string());
         return (value, links, fetched);
     }
-    let mut doc = match parse::parse_document(&text) {
+    let mut doc = match parse::parse_document_within(&text, deadline) {
         Ok(doc) => doc,
         Err(err) => return (Err(err.to_string()), Vec::new(), fetched),
     };
@@ -184,7 +188,7 @@ fn analyse_html(
     };
     let value = job
         .extractor
-        .extract_from(&mut doc)
+        .extract_from_within(&mut doc, deadline)
         .map_err(|e| e.to_string());
     (value, links, fetched)
 }
