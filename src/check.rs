@@ -167,10 +167,11 @@ impl ErrorKind {
     /// The kind of a failed extraction.
     pub fn of_extract(error: &crate::extract::ExtractError) -> ErrorKind {
         use crate::extract::ExtractError as E;
-        if matches!(error, E::XPathMatchedNothing | E::RegexMatchedNothing) {
-            ErrorKind::NothingMatched
-        } else {
-            ErrorKind::Extraction
+        match error {
+            E::XPathMatchedNothing | E::RegexMatchedNothing => ErrorKind::NothingMatched,
+            // The same page may well be extracted in time on a less busy machine.
+            E::TimedOut { .. } => ErrorKind::Timeout,
+            _ => ErrorKind::Extraction,
         }
     }
 }

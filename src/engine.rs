@@ -177,6 +177,7 @@ impl EngineBuilder {
                 fetcher: Arc::new(Polite::new(Arc::new(fetcher), hosts.clone(), slot_wait)),
                 hosts,
                 slot_wait,
+                total_timeout: slot_wait,
                 proxy_locations: self.proxies.keys().cloned().collect(),
                 crawl: self.crawl,
                 #[cfg(feature = "chrome")]
@@ -199,6 +200,8 @@ struct Inner {
     hosts: Arc<HostSlots>,
     /// How long a request waits for its host's slot.
     slot_wait: Duration,
+    /// How long a check's fetch and extraction may take together.
+    total_timeout: Duration,
     proxy_locations: Vec<String>,
     crawl: CrawlSettings,
     #[cfg(feature = "chrome")]
@@ -252,6 +255,7 @@ impl Engine {
             fetcher,
             &self.inner.crawl,
             self.inner.hosts.limits(),
+            self.inner.total_timeout,
         )
     }
 
@@ -389,13 +393,15 @@ impl Engine {
             ..
         } = page.clone();
         let extract_start = Instant::now();
+        // The check's timeout covers the fetch and the extraction together.
+        let deadline = crate::extract::Deadline::at(started + self.inner.total_timeout);
         let extracted = tokio::task::spawn_blocking(move || {
             let text = page.text();
             let value = match status_error {
                 Some(status) => Err((status_text(status), ErrorKind::of_status(status))),
                 None => plan
                     .extractor
-                    .extract(&text)
+                    .extract_within(&text, deadline)
                     .map_err(|e| (e.to_string(), ErrorKind::of_extract(&e))),
             };
             (value, keep_html.then_some(text))

@@ -87,19 +87,57 @@ fn template_contents_are_children_of_the_template() {
 }
 
 #[test]
-fn foreign_elements_match_by_local_name() {
+fn unprefixed_names_match_html_elements_only_as_in_browsers() {
+    // document.evaluate in an HTML document: an unprefixed name test selects elements in the
+    // HTML namespace (ignoring ASCII case), never SVG or MathML ones; an unprefixed attribute
+    // test selects attributes in no namespace.
     let doc = Html::parse_document(
-        "<body><svg viewBox='0 0 1 1'><rect xlink:href='#a' width='1'/></svg></body>",
+        "<head><title>Page</title></head><body><a href=/x>link</a>\
+         <svg viewBox='0 0 1 1'><title>Icon</title><a xlink:href='#a' href='#b'>\
+         <rect width='1'/></a></svg><math><mi>x</mi></math></body>",
     );
-    assert_eq!(eval_str(&doc, "count(//svg/rect)"), "1");
+    assert_eq!(nodes(&doc, "//title"), ["Page"]);
+    assert_eq!(nodes(&doc, "//TITLE"), ["Page"]);
+    assert_eq!(nodes(&doc, "//a"), ["link"]);
+    assert_eq!(nodes(&doc, "//a/@href"), ["/x"]);
+    assert_eq!(eval_str(&doc, "count(//svg | //rect | //mi | //math)"), "0");
+    // Foreign elements stay reachable by local-name() and name().
     assert_eq!(
-        eval_str(&doc, "namespace-uri(//rect)"),
+        eval_str(&doc, "count(//*[local-name() = 'svg']/*[name() = 'a']/*)"),
+        "1"
+    );
+    assert_eq!(nodes(&doc, "//*[local-name() = 'title']"), ["Page", "Icon"]);
+    assert_eq!(eval_str(&doc, "name(//*[local-name() = 'svg'])"), "svg");
+    assert_eq!(
+        eval_str(&doc, "namespace-uri(//*[local-name() = 'rect'])"),
         "http://www.w3.org/2000/svg"
     );
+    assert_eq!(
+        eval_str(&doc, "namespace-uri(//*[local-name() = 'mi'])"),
+        "http://www.w3.org/1998/Math/MathML"
+    );
     assert_eq!(eval_str(&doc, "namespace-uri(//body)"), "");
-    assert_eq!(eval_str(&doc, "name(//rect/@*[. = '#a'])"), "xlink:href");
-    assert_eq!(eval_str(&doc, "local-name(//rect/@*[. = '#a'])"), "href");
-    assert_eq!(eval_str(&doc, "//svg/@viewBox"), "0 0 1 1");
+    // On the SVG <a>: @href is the plain attribute, not xlink:href; both are in @*.
+    let svg_a = "//*[local-name() = 'svg']/*[local-name() = 'a']";
+    assert_eq!(nodes(&doc, &format!("{svg_a}/@href")), ["#b"]);
+    assert_eq!(eval_str(&doc, &format!("count({svg_a}/@*)")), "2");
+    assert_eq!(
+        eval_str(&doc, &format!("name({svg_a}/@*[. = '#a'])")),
+        "xlink:href"
+    );
+    assert_eq!(
+        eval_str(&doc, &format!("local-name({svg_a}/@*[. = '#a'])")),
+        "href"
+    );
+    // Attribute names of foreign elements are exact (SVG keeps viewBox's case).
+    assert_eq!(
+        eval_str(&doc, "//*[local-name() = 'svg']/@viewBox"),
+        "0 0 1 1"
+    );
+    assert_eq!(
+        eval_str(&doc, "count(//*[local-name() = 'svg']/@viewbox)"),
+        "0"
+    );
 }
 
 #[test]

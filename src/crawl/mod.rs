@@ -229,6 +229,7 @@ pub(crate) fn start(
     fetcher: Arc<dyn Fetcher>,
     settings: &CrawlSettings,
     hosts: crate::fetch::hosts::HostLimits,
+    page_timeout: std::time::Duration,
 ) -> CrawlStream {
     let (sender, receiver) = mpsc::channel(EVENT_BUFFER);
     let start_request = plan.request();
@@ -244,6 +245,7 @@ pub(crate) fn start(
         strip_tracking: settings.strip_tracking_params,
         max_url_len: settings.max_url_len,
         redirected_site: std::sync::OnceLock::new(),
+        page_timeout,
     });
     let coordinator = Coordinator {
         job,

@@ -5,7 +5,7 @@
 
 use super::{CrawledPage, LeftOutPage, LeftOutReason, links, normalize, title};
 use crate::check::ErrorKind;
-use crate::extract::{ExtractError, onepass, parse};
+use crate::extract::{Deadline, ExtractError, onepass, parse};
 use crate::fetch::{FetchRequest, FetchedPage, Fetcher, Hop};
 use crate::model::ClientData;
 use crate::validate::Plan;
@@ -32,6 +32,8 @@ pub(crate) struct PageJob {
     pub max_url_len: usize,
     /// The site the start page redirected to, which is in scope too.
     pub redirected_site: std::sync::OnceLock<String>,
+    /// A page's fetch and extraction together end within this.
+    pub page_timeout: std::time::Duration,
 }
 
 /// A page to crawl, at one hop of its redirects.
@@ -111,6 +113,7 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
         data,
         error_kind: kind,
     };
+    let deadline = Deadline::at(Instant::now() + job.page_timeout);
     let left_out = |reason: LeftOutReason, fetched: &FetchedPage| LeftOutPage {
         url: pending.url.to_string(),
         depth: pending.depth,
@@ -227,7 +230,7 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
     }
     let big = fetched.body.len() > INLINE_PARSE_LIMIT;
     let work_job = job.clone();
-    let analyse = move || analyse_html(&work_job, fetched, follow);
+    let analyse = move || analyse_html(&work_job, fetched, follow, deadline);
     let analysed = if big {
         match tokio::task::spawn_blocking(analyse).await {
             Ok(result) => result,
@@ -273,7 +276,7 @@ struct Analysed {
 
 /// One pass without a tree when the monitor needs none and the page allows; else parses once,
 /// links first (exclusion edits the tree), then the value.
-fn analyse_html(job: &PageJob, fetched: FetchedPage, follow: bool) -> Analysed {
+fn analyse_html(job: &PageJob, fetched: FetchedPage, follow: bool, deadline: Deadline) -> Analysed {
     let text = fetched.text();
     let title = title::title(&text);
     let extractor = &job.plan.extractor;
@@ -297,7 +300,7 @@ fn analyse_html(job: &PageJob, fetched: FetchedPage, follow: bool) -> Analysed {
             fetched,
         };
     }
-    let mut doc = match parse::parse_document(&text) {
+    let mut doc = match parse::parse_document_within(&text, deadline) {
         Ok(doc) => doc,
         Err(err) => {
             return Analysed {
@@ -316,7 +319,7 @@ fn analyse_html(job: &PageJob, fetched: FetchedPage, follow: bool) -> Analysed {
     } else {
         Vec::new()
     };
-    let value = extractor.extract_from(&mut doc);
+    let value = extractor.extract_from_within(&mut doc, deadline);
     Analysed {
         value,
         title,

@@ -4,6 +4,11 @@
 //! Parse as a browser does ([`parse`]), remove what `excludeXPath` selects, evaluate `xPath`
 //! ([`xpath`]) and turn each selected item into a line (elements as [`text::rendered_text`]),
 //! then apply `regex`. Without `xPath` the value is the rendered text of `<body>`.
+//!
+//! An extraction may be given a [`Deadline`]: parsing reads the clock between chunks of input
+//! and XPath evaluation every few thousand steps, and either ends with
+//! [`ExtractError::TimedOut`] soon after the deadline, so a hostile page cannot hold a check
+//! past its timeout.
 
 pub mod onepass;
 pub mod parse;
@@ -13,7 +18,8 @@ pub mod xpath;
 use ego_tree::NodeId;
 use regex::Regex;
 use scraper::{Html, Node};
-use xpath::{Value, XNode, XPath};
+use std::time::{Duration, Instant};
+use xpath::{EvalError, Value, XNode, XPath};
 
 /// Why a page yielded no value. The text is what users see in a check's `error`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -38,6 +44,73 @@ pub enum ExtractError {
         /// What went wrong.
         source: xpath::XPathError,
     },
+    /// Parsing and evaluation ran past the [`Deadline`]; `limit` is the time they were given.
+    #[error("extraction took longer than {} s", seconds(*.limit))]
+    TimedOut {
+        /// The time from the start of the extraction to its deadline.
+        limit: Duration,
+    },
+}
+
+/// "30", "2.5", "0.25": whole seconds from ten up, else the shortest of up to two decimals.
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    let text = if s >= 10.0 {
+        format!("{s:.0}")
+    } else if s >= 1.0 {
+        format!("{s:.1}")
+    } else {
+        format!("{s:.2}")
+    };
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+/// When an extraction must end, and how long it was given (for the error's text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    at: Instant,
+    limit: Duration,
+}
+
+impl Deadline {
+    /// An extraction starting now must end at `at` (a past instant leaves it no time).
+    pub fn at(at: Instant) -> Deadline {
+        Deadline {
+            at,
+            limit: at.saturating_duration_since(Instant::now()),
+        }
+    }
+
+    /// An extraction starting now must end within `limit`.
+    pub fn after(limit: Duration) -> Deadline {
+        let now = Instant::now();
+        Deadline {
+            // An instant too far to represent is no deadline in practice.
+            at: now
+                .checked_add(limit)
+                .unwrap_or_else(|| now + Duration::from_secs(u64::from(u32::MAX))),
+            limit,
+        }
+    }
+
+    /// The instant the extraction must end.
+    pub fn instant(&self) -> Instant {
+        self.at
+    }
+
+    /// Whether the deadline has passed.
+    pub fn passed(&self) -> bool {
+        Instant::now() >= self.at
+    }
+
+    /// The error for an extraction that ran past this deadline.
+    pub fn error(&self) -> ExtractError {
+        ExtractError::TimedOut { limit: self.limit }
+    }
 }
 
 /// The compiled extraction of one monitor: reusable across pages and threads.
@@ -58,15 +131,24 @@ impl Extractor {
         }
     }
 
-    /// The value of the page `html`.
+    /// The value of the page `html`, however long it takes.
     pub fn extract(&self, html: &str) -> Result<String, ExtractError> {
+        self.run(html, None)
+    }
+
+    /// The value of the page `html`, or [`ExtractError::TimedOut`] soon after `deadline`.
+    pub fn extract_within(&self, html: &str, deadline: Deadline) -> Result<String, ExtractError> {
+        self.run(html, Some(deadline))
+    }
+
+    fn run(&self, html: &str, deadline: Option<Deadline>) -> Result<String, ExtractError> {
         if !self.needs_tree()
             && let Some(scanned) = onepass::scan(html, false)
         {
             return self.finish(scanned.text);
         }
-        let mut doc = parse::parse_document(html)?;
-        self.extract_from(&mut doc)
+        let mut doc = parse::parse(html, deadline)?;
+        self.extract_tree(&mut doc, deadline)
     }
 
     /// Whether the value needs the document tree; without `xPath` and `excludeXPath` it is the
@@ -85,15 +167,54 @@ impl Extractor {
 
     /// The value of an already parsed page. Exclusion removes nodes from `doc`.
     pub fn extract_from(&self, doc: &mut Html) -> Result<String, ExtractError> {
+        self.extract_tree(doc, None)
+    }
+
+    /// [`Extractor::extract_from`], or [`ExtractError::TimedOut`] soon after `deadline`.
+    pub fn extract_from_within(
+        &self,
+        doc: &mut Html,
+        deadline: Deadline,
+    ) -> Result<String, ExtractError> {
+        self.extract_tree(doc, Some(deadline))
+    }
+
+    fn extract_tree(
+        &self,
+        doc: &mut Html,
+        deadline: Option<Deadline>,
+    ) -> Result<String, ExtractError> {
         if let Some(exclude) = &self.exclude {
-            remove_selected(doc, exclude)?;
+            remove_selected(doc, exclude, deadline)?;
         }
         let value = match &self.xpath {
-            Some(xpath) => select(doc, xpath)?,
+            Some(xpath) => select(doc, xpath, deadline)?,
             None => body_text(doc),
         };
         self.finish(value)
     }
+}
+
+/// Evaluates `xpath` (the monitor's `field`) on `doc`, within `deadline` when there is one.
+fn evaluate<'a>(
+    doc: &'a Html,
+    xpath: &XPath,
+    field: &'static str,
+    deadline: Option<Deadline>,
+) -> Result<Value<'a>, ExtractError> {
+    let result = match deadline {
+        Some(deadline) => xpath.evaluate_within(doc, deadline.instant()),
+        None => xpath.evaluate(doc).map_err(EvalError::Failed),
+    };
+    result.map_err(|err| match (err, deadline) {
+        (EvalError::DeadlinePassed, Some(deadline)) => deadline.error(),
+        (EvalError::Failed(source), _) => ExtractError::XPath { field, source },
+        // Only an evaluation given a deadline can pass it.
+        (EvalError::DeadlinePassed, None) => ExtractError::XPath {
+            field,
+            source: xpath::XPathError::new("the evaluation ran past its deadline", 0),
+        },
+    })
 }
 
 /// The rendered text of `<body>` (of the whole document when there is none).
@@ -105,11 +226,8 @@ fn body_text(doc: &Html) -> String {
     text::rendered_text(body.unwrap_or(root))
 }
 
-fn select(doc: &Html, xpath: &XPath) -> Result<String, ExtractError> {
-    let value = xpath.evaluate(doc).map_err(|source| ExtractError::XPath {
-        field: "xPath",
-        source,
-    })?;
+fn select(doc: &Html, xpath: &XPath, deadline: Option<Deadline>) -> Result<String, ExtractError> {
+    let value = evaluate(doc, xpath, "xPath", deadline)?;
     let nodes = match value {
         Value::Nodes(nodes) => nodes,
         scalar => return Ok(scalar.to_xpath_string()),
@@ -137,25 +255,20 @@ fn select(doc: &Html, xpath: &XPath) -> Result<String, ExtractError> {
 }
 
 /// Removes the nodes (and attributes) `exclude` selects.
-fn remove_selected(doc: &mut Html, exclude: &XPath) -> Result<(), ExtractError> {
+fn remove_selected(
+    doc: &mut Html,
+    exclude: &XPath,
+    deadline: Option<Deadline>,
+) -> Result<(), ExtractError> {
     let mut nodes: Vec<NodeId> = Vec::new();
     let mut attributes: Vec<(NodeId, usize)> = Vec::new();
-    match exclude.evaluate(doc) {
-        Ok(Value::Nodes(selected)) => {
-            for node in selected {
-                match node {
-                    XNode::Node(n) => nodes.push(n.id()),
-                    XNode::Attribute { element, index } => attributes.push((element.id(), index)),
-                }
+    // A scalar result selects nothing to remove.
+    if let Value::Nodes(selected) = evaluate(doc, exclude, "excludeXPath", deadline)? {
+        for node in selected {
+            match node {
+                XNode::Node(n) => nodes.push(n.id()),
+                XNode::Attribute { element, index } => attributes.push((element.id(), index)),
             }
-        }
-        // A scalar result selects nothing to remove.
-        Ok(_) => {}
-        Err(source) => {
-            return Err(ExtractError::XPath {
-                field: "excludeXPath",
-                source,
-            });
         }
     }
     // Highest index first, so earlier indexes stay valid while removing.

@@ -130,8 +130,16 @@ impl Axis {
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum NodeTest {
-    /// A name test; compared against local names as interned atoms.
-    Name(LocalName),
+    /// A name test without a prefix, matched as browsers match it in an HTML document: an
+    /// element only in the HTML namespace, ignoring ASCII case; an attribute only in no
+    /// namespace (ignoring ASCII case on HTML elements). `lower` is `local` in ASCII lower case,
+    /// precomputed because parsed HTML names are lower case and atoms compare as integers.
+    Name {
+        /// The name as written.
+        local: LocalName,
+        /// The name in ASCII lower case.
+        lower: LocalName,
+    },
     /// `*`: any node of the axis' principal type.
     Any,
     Node,

@@ -8,12 +8,13 @@
 use super::ast::{ArithOp, Axis, CmpOp, Expr, ExprKind, NodeTest, Path, PathStart, Step};
 use super::nav::{self, DocOrder, NRef, string_value};
 use super::value::compare;
-use super::{Value, XNode, XPathError};
-use html5ever::{LocalName, ns};
+use super::{EvalError, Value, XNode, XPathError};
+use html5ever::{QualName, ns};
 use scraper::Node;
 use std::borrow::Cow;
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::collections::{HashMap, HashSet};
+use std::time::Instant;
 
 /// The dynamic context of section 1: node, position and size.
 #[derive(Clone, Copy)]
@@ -26,17 +27,60 @@ pub(crate) struct Ctx<'a> {
 pub(crate) struct Evaluator<'a> {
     pub root: NRef<'a>,
     order: OnceCell<DocOrder>,
+    deadline: Option<Instant>,
+    /// The work count when the clock was last read.
+    checked_at: Cell<u32>,
+}
+
+thread_local! {
+    /// Units of work done on this thread: expressions evaluated and nodes visited. Walks over
+    /// the tree count here rather than return early, so that they stay simple; a walk is linear
+    /// in the document, and the next expression evaluated reads the clock once enough work is
+    /// done.
+    static WORK: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Work between two looks at the clock: a few tens of microseconds, so the deadline costs
+/// nothing measurable and is noticed within milliseconds.
+const WORK_PER_CHECK: u32 = 4096;
+
+/// Counts one unit of work (a node visited).
+#[inline]
+pub(crate) fn tick() {
+    WORK.with(|w| w.set(w.get().wrapping_add(1)));
 }
 
 impl<'a> Evaluator<'a> {
-    pub(crate) fn new(root: NRef<'a>) -> Evaluator<'a> {
+    pub(crate) fn new(root: NRef<'a>, deadline: Option<Instant>) -> Evaluator<'a> {
         Evaluator {
             root,
             order: OnceCell::new(),
+            deadline,
+            checked_at: Cell::new(WORK.with(Cell::get)),
         }
     }
 
-    pub(crate) fn evaluate(&self, e: &Expr) -> Result<Value<'a>, XPathError> {
+    /// Counts an expression evaluated; past the deadline, the evaluation stops.
+    fn check_deadline(&self) -> Result<(), EvalError> {
+        let work = WORK.with(|w| {
+            let v = w.get().wrapping_add(1);
+            w.set(v);
+            v
+        });
+        let Some(deadline) = self.deadline else {
+            return Ok(());
+        };
+        if work.wrapping_sub(self.checked_at.get()) < WORK_PER_CHECK {
+            return Ok(());
+        }
+        self.checked_at.set(work);
+        if Instant::now() >= deadline {
+            return Err(EvalError::DeadlinePassed);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn evaluate(&self, e: &Expr) -> Result<Value<'a>, EvalError> {
         let ctx = Ctx {
             node: XNode::Node(self.root),
             pos: 1,
@@ -62,7 +106,8 @@ impl<'a> Evaluator<'a> {
         v.extend(keyed.into_iter().map(|(_, x)| x));
     }
 
-    pub(crate) fn eval(&self, e: &Expr, ctx: &Ctx<'a>) -> Result<Value<'a>, XPathError> {
+    pub(crate) fn eval(&self, e: &Expr, ctx: &Ctx<'a>) -> Result<Value<'a>, EvalError> {
+        self.check_deadline()?;
         Ok(match &e.kind {
             ExprKind::Or(v) => {
                 for x in v {
@@ -139,7 +184,7 @@ impl<'a> Evaluator<'a> {
         &self,
         e: &'e Expr,
         ctx: &Ctx<'a>,
-    ) -> Result<Cow<'e, str>, XPathError>
+    ) -> Result<Cow<'e, str>, EvalError>
     where
         'a: 'e,
     {
@@ -181,17 +226,14 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Evaluates an expression that must yield a node-set.
-    pub(crate) fn eval_nodes(&self, e: &Expr, ctx: &Ctx<'a>) -> Result<Vec<XNode<'a>>, XPathError> {
+    pub(crate) fn eval_nodes(&self, e: &Expr, ctx: &Ctx<'a>) -> Result<Vec<XNode<'a>>, EvalError> {
         match self.eval(e, ctx)? {
             Value::Nodes(n) => Ok(n),
-            _ => Err(XPathError::new(
-                "expression does not yield a node-set",
-                e.pos,
-            )),
+            _ => Err(XPathError::new("expression does not yield a node-set", e.pos).into()),
         }
     }
 
-    fn eval_path(&self, p: &Path, ctx: &Ctx<'a>) -> Result<Vec<XNode<'a>>, XPathError> {
+    fn eval_path(&self, p: &Path, ctx: &Ctx<'a>) -> Result<Vec<XNode<'a>>, EvalError> {
         let mut cur = match &p.start {
             PathStart::Root => vec![XNode::Node(self.root)],
             PathStart::Context => vec![ctx.node],
@@ -216,7 +258,7 @@ impl<'a> Evaluator<'a> {
         step: &Step,
         input: &[XNode<'a>],
         flat: bool,
-    ) -> Result<(Vec<XNode<'a>>, bool), XPathError> {
+    ) -> Result<(Vec<XNode<'a>>, bool), EvalError> {
         let mut out = Vec::new();
         if step.axis == Axis::DescendantGrouped {
             self.collect_grouped(step, input, &mut out)?;
@@ -270,7 +312,7 @@ impl<'a> Evaluator<'a> {
         step: &Step,
         input: &[XNode<'a>],
         out: &mut Vec<XNode<'a>>,
-    ) -> Result<(), XPathError> {
+    ) -> Result<(), EvalError> {
         let mut cands = Vec::new();
         for &c in input {
             let XNode::Node(n) = c else { continue };
@@ -302,7 +344,7 @@ impl<'a> Evaluator<'a> {
         &self,
         mut nodes: Vec<XNode<'a>>,
         preds: &[Expr],
-    ) -> Result<Vec<XNode<'a>>, XPathError> {
+    ) -> Result<Vec<XNode<'a>>, EvalError> {
         for pred in preds {
             if nodes.is_empty() {
                 break;
@@ -337,8 +379,8 @@ impl<'a> Evaluator<'a> {
     }
 }
 
-/// The attribute name of a bare `@name` expression.
-fn simple_attribute(e: &Expr) -> Option<&LocalName> {
+/// The name test of a bare `@name` expression.
+fn simple_attribute(e: &Expr) -> Option<&NodeTest> {
     let ExprKind::Path(p) = &e.kind else {
         return None;
     };
@@ -348,29 +390,71 @@ fn simple_attribute(e: &Expr) -> Option<&LocalName> {
             [
                 Step {
                     axis: Axis::Attribute,
-                    test: NodeTest::Name(name),
+                    test: test @ NodeTest::Name { .. },
                     preds,
                 },
             ],
-        ) if preds.is_empty() => Some(name),
+        ) if preds.is_empty() => Some(test),
         _ => None,
     }
 }
 
-/// Values of the attributes named `name` on an element context node, in
+/// Values of the attributes `test` (a name test) selects on an element context node, in
 /// document order (what `@name` selects).
-fn attribute_values<'a>(node: XNode<'a>, name: &LocalName) -> impl Iterator<Item = &'a str> {
-    let attrs: &'a [(html5ever::QualName, scraper::StrTendril)] = match node {
+fn attribute_values<'a, 't>(
+    node: XNode<'a>,
+    test: &'t NodeTest,
+) -> impl Iterator<Item = &'a str> + 't
+where
+    'a: 't,
+{
+    let element = match node {
         XNode::Node(n) => match n.value() {
-            Node::Element(e) => &e.attrs,
-            _ => &[],
+            Node::Element(e) => Some(e),
+            _ => None,
         },
-        XNode::Attribute { .. } => &[],
+        XNode::Attribute { .. } => None,
     };
+    let attrs: &'a [(QualName, scraper::StrTendril)] = element.map_or(&[], |e| &e.attrs);
+    let html = element.is_some_and(|e| e.name.ns == ns!(html));
     attrs
         .iter()
-        .filter(move |(q, _)| q.local == *name && q.ns != ns!(xmlns))
+        .filter(move |(q, _)| attribute_name_matches(html, q, test))
         .map(|(_, v)| &**v)
+}
+
+/// Whether an element passes a name test, as browsers match names in an HTML document: only
+/// elements in the HTML namespace, ignoring ASCII case (the parser lower-cases HTML names, so
+/// comparing with the lower-cased name is enough). Foreign (SVG, MathML) elements never match an
+/// unprefixed name; `*[local-name() = 'svg']` reaches them.
+fn element_name_matches(name: &QualName, test: &NodeTest) -> bool {
+    match test {
+        NodeTest::Name { lower, .. } => name.ns == ns!(html) && name.local == *lower,
+        NodeTest::Any | NodeTest::Node => true,
+        _ => false,
+    }
+}
+
+/// Whether an attribute of an element (`html`: one in the HTML namespace) passes a name test:
+/// only attributes in no namespace match an unprefixed name (`@href` is not `xlink:href`),
+/// ignoring ASCII case on HTML elements, as browsers do. Namespace declarations are never
+/// attributes in XPath.
+fn attribute_name_matches(html: bool, name: &QualName, test: &NodeTest) -> bool {
+    if name.ns == ns!(xmlns) {
+        return false;
+    }
+    match test {
+        NodeTest::Node | NodeTest::Any => true,
+        NodeTest::Name { local, lower } => {
+            name.ns == ns!()
+                && if html {
+                    name.local == *lower
+                } else {
+                    name.local == *local
+                }
+        }
+        _ => false,
+    }
 }
 
 /// Axes that walk a chain of nodes (up, or along siblings) where chains from
@@ -439,7 +523,7 @@ fn test_node(n: NRef<'_>, test: &NodeTest) -> bool {
     let ok = match (test, n.value()) {
         (NodeTest::Node, _) => true,
         (NodeTest::Any, Node::Element(_)) => true,
-        (NodeTest::Name(name), Node::Element(e)) => e.name.local == *name,
+        (NodeTest::Name { .. }, Node::Element(e)) => element_name_matches(&e.name, test),
         (NodeTest::Text, Node::Text(_)) => true,
         (NodeTest::Comment, Node::Comment(_)) => true,
         (NodeTest::Pi(target), Node::ProcessingInstruction(p)) => {
@@ -460,17 +544,11 @@ fn test_attr(element: NRef<'_>, index: usize, test: &NodeTest) -> bool {
     let Some((name, _)) = e.attrs.get(index) else {
         return false;
     };
-    if name.ns == ns!(xmlns) {
-        return false;
-    }
-    match test {
-        NodeTest::Node | NodeTest::Any => true,
-        NodeTest::Name(local) => name.local == *local,
-        _ => false,
-    }
+    attribute_name_matches(e.name.ns == ns!(html), name, test)
 }
 
 fn push_if<'a>(n: NRef<'a>, test: &NodeTest, out: &mut Vec<XNode<'a>>) {
+    tick();
     if test_node(n, test) {
         out.push(XNode::Node(n));
     }

@@ -7,7 +7,7 @@
 use super::ast::{Expr, Func};
 use super::eval::{Ctx, Evaluator};
 use super::nav::{self, string_value};
-use super::{Value, XNode, XPathError};
+use super::{EvalError, Value, XNode, XPathError};
 use html5ever::ns;
 use scraper::Node;
 use std::borrow::Cow;
@@ -37,21 +37,21 @@ pub(crate) fn call<'a>(
     args: &[Expr],
     ctx: &Ctx<'a>,
     pos: usize,
-) -> Result<Value<'a>, XPathError> {
-    let string_arg = |i: usize| -> Result<Cow<'_, str>, XPathError> {
+) -> Result<Value<'a>, EvalError> {
+    let string_arg = |i: usize| -> Result<Cow<'_, str>, EvalError> {
         match args.get(i) {
             Some(e) => ev.eval_string(e, ctx),
             None => Ok(string_value(ctx.node)),
         }
     };
-    let number_arg = |i: usize| -> Result<f64, XPathError> {
+    let number_arg = |i: usize| -> Result<f64, EvalError> {
         match args.get(i) {
             Some(e) => Ok(ev.eval(e, ctx)?.to_number()),
             None => Ok(Value::Nodes(vec![ctx.node]).to_number()),
         }
     };
     // Optional node-set argument defaulting to the context node.
-    let first_node = |i: usize| -> Result<Option<XNode<'a>>, XPathError> {
+    let first_node = |i: usize| -> Result<Option<XNode<'a>>, EvalError> {
         match args.get(i) {
             Some(e) => Ok(ev.eval_nodes(e, ctx)?.first().copied()),
             None => Ok(Some(ctx.node)),
@@ -171,10 +171,10 @@ fn eval_arg<'a>(
     i: usize,
     ctx: &Ctx<'a>,
     pos: usize,
-) -> Result<Value<'a>, XPathError> {
+) -> Result<Value<'a>, EvalError> {
     match args.get(i) {
         Some(e) => ev.eval(e, ctx),
-        None => Err(XPathError::new("missing function argument", pos)),
+        None => Err(XPathError::new("missing function argument", pos).into()),
     }
 }
 
@@ -183,10 +183,10 @@ fn node_set_arg<'a>(
     args: &[Expr],
     ctx: &Ctx<'a>,
     pos: usize,
-) -> Result<Vec<XNode<'a>>, XPathError> {
+) -> Result<Vec<XNode<'a>>, EvalError> {
     match args.first() {
         Some(e) => ev.eval_nodes(e, ctx),
-        None => Err(XPathError::new("missing function argument", pos)),
+        None => Err(XPathError::new("missing function argument", pos).into()),
     }
 }
 
@@ -213,6 +213,7 @@ fn elements_by_id<'a>(root: nav::NRef<'a>, tokens: &str) -> Vec<XNode<'a>> {
         {
             out.push(XNode::Node(n));
         }
+        super::eval::tick();
         cur = nav::next_in_subtree(n, root);
     }
     out

@@ -51,8 +51,36 @@ impl XPath {
 
     /// Evaluates with the document node as context node (position 1, size 1).
     pub fn evaluate<'a>(&self, doc: &'a scraper::Html) -> Result<Value<'a>, XPathError> {
-        eval::Evaluator::new(doc.tree.root()).evaluate(&self.expr)
+        match eval::Evaluator::new(doc.tree.root(), None).evaluate(&self.expr) {
+            Ok(value) => Ok(value),
+            Err(EvalError::Failed(err)) => Err(err),
+            // Without a deadline there is none to pass.
+            Err(EvalError::DeadlinePassed) => Err(XPathError::new("deadline passed", 0)),
+        }
     }
+
+    /// Evaluates like [`XPath::evaluate`], stopping with [`EvalError::DeadlinePassed`] soon
+    /// (within milliseconds) after `deadline`. The clock is read every few thousand nodes
+    /// visited or expressions evaluated, so an evaluation too small to read it never fails for
+    /// time.
+    pub fn evaluate_within<'a>(
+        &self,
+        doc: &'a scraper::Html,
+        deadline: std::time::Instant,
+    ) -> Result<Value<'a>, EvalError> {
+        eval::Evaluator::new(doc.tree.root(), Some(deadline)).evaluate(&self.expr)
+    }
+}
+
+/// Why an evaluation with a deadline gave no value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EvalError {
+    /// The expression failed (for example a function given a wrong type).
+    #[error(transparent)]
+    Failed(#[from] XPathError),
+    /// The deadline passed before the evaluation ended.
+    #[error("the evaluation ran past its deadline")]
+    DeadlinePassed,
 }
 
 /// The result of an evaluation: one of the four XPath 1.0 types.

@@ -195,6 +195,7 @@ fn subtree_text(root: NRef<'_>) -> Cow<'_, str> {
     let mut acc: Option<String> = None;
     let mut cur = first_child(root);
     while let Some(n) = cur {
+        super::eval::tick();
         if let Some(t) = text_of(n)
             && !t.is_empty()
         {

@@ -367,7 +367,10 @@ impl Parser {
             Some(Tok::Name {
                 prefix: None,
                 local,
-            }) => NodeTest::Name(LocalName::from(local)),
+            }) => NodeTest::Name {
+                lower: LocalName::from(local.to_ascii_lowercase()),
+                local: LocalName::from(local),
+            },
             Some(
                 Tok::Name {
                     prefix: Some(_), ..
