@@ -36,6 +36,7 @@ enum FixturesCommand {
 #[derive(Debug, Args)]
 struct RunArgs {
     /// The suite directory: one folder a case (folders starting with . or _ are not cases).
+    #[arg(value_name = "DIR")]
     dir: PathBuf,
     /// Write each case's outcome to its expected.json where it differs.
     #[arg(long)]
@@ -49,7 +50,8 @@ struct RunArgs {
 struct RecordArgs {
     /// The page to record (http or https).
     url: String,
-    /// The new case folder, DIR/NAME.
+    /// The new case folder, DIR/NAME (DIR is the suite directory).
+    #[arg(value_name = "DIR/NAME")]
     case: PathBuf,
     #[command(flatten)]
     page: PageArgs,
