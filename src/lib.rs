@@ -35,7 +35,9 @@
 //! - [`diff`]: word-level diffs between values.
 //! - [`alerts`]: which notifications a check raises, as a pure function of the state before it.
 //! - [`engine`]: the [`Engine`] that runs checks, configured with [`EngineBuilder`].
-//! - `testing` (feature `testing`): a fixture HTTP server for regression suites.
+//! - `testing` (feature `testing`): a fixture HTTP server, and fixture regression suites
+//!   (`testing::Suite`: a directory of pages with their monitors and expected outcomes, each
+//!   served and checked through the real path; `wachet fixtures run` is its command line).
 
 #![warn(missing_docs)]
 

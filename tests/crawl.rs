@@ -388,41 +388,6 @@ async fn tree_budget_exactly_met_is_not_reached_and_one_less_is() {
 // ---------------------------------------------------------------------------------------------
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn filters_follow_exactly_the_links_each_configuration_allows() {
-    let dir = fixture("filters");
-    let configs: BTreeMap<String, UrlFilter> =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("configs.json")).unwrap()).unwrap();
-    // Every expected file has a configuration and the other way round.
-    let files: BTreeSet<String> = std::fs::read_dir(dir.join("expected"))
-        .unwrap()
-        .map(|e| {
-            let name = e.unwrap().file_name().into_string().unwrap();
-            name.strip_suffix(".txt").unwrap().to_string()
-        })
-        .collect();
-    assert_eq!(files, configs.keys().cloned().collect::<BTreeSet<_>>());
-
-    let engine = engine();
-    let mut failures = Vec::new();
-    for (name, filter) in configs {
-        let server = serve("filters").await;
-        let mut monitor = portal(server.url("/index.html"), 2);
-        monitor.url_filter = Some(filter);
-        let outcome = check(&engine, &monitor).await;
-        let expected = expected_urls(&server, &dir.join(format!("expected/{name}.txt")));
-        assert_unique(&outcome);
-        assert_eq!(server.requests().len(), pages(&outcome).len(), "{name}");
-        if crawled(&outcome) != expected {
-            failures.push(format!(
-                "{name}:\n  expected {expected:#?}\n  crawled {:#?}",
-                crawled(&outcome)
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filters_do_not_apply_to_the_start_url() {
     let server = serve("filters").await;
     let mut monitor = portal(server.url("/index.html"), 1);

@@ -26,6 +26,14 @@
 //! # }
 //! ```
 
+pub mod suite;
+
+pub use suite::{
+    CASE_FILE, Case, CaseError, CaseReport, CaseResult, DEFAULT_PAGE, EXPECTED_FILE,
+    EngineSettings, Expected, ResponseSpec, Suite, SuiteBuilder, SuiteError, SuiteReport,
+    line_diff,
+};
+
 use axum::Router;
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};

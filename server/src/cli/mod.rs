@@ -2,6 +2,7 @@
 
 mod check;
 mod crawl;
+mod fixtures;
 mod page;
 mod serve;
 mod user;
@@ -50,6 +51,8 @@ enum Command {
     Check(check::CheckArgs),
     /// Crawls a site from a start page (a Portal check) and prints each page.
     Crawl(crawl::CrawlArgs),
+    /// Runs fixture regression suites and records new cases from live pages.
+    Fixtures(fixtures::FixturesArgs),
     /// Runs the REST service (API under /thirdparty/v1) on a SQLite file.
     Serve(serve::ServeArgs),
     /// Manages the service's users.
@@ -61,6 +64,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check(args) => check::run(args).await,
         Command::Crawl(args) => crawl::run(args).await,
+        Command::Fixtures(args) => fixtures::run(args).await,
         Command::Serve(args) => serve::run(args).await,
         Command::User(args) => user::run(args).await,
     }
