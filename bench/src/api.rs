@@ -42,7 +42,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Path prefix of the API.
-const API: &str = "/thirdparty/v1";
+pub(crate) const API: &str = "/thirdparty/v1";
 /// How far from the oldest end of the history the deep page starts (entries).
 const DEEP_FROM_OLDEST: usize = 1_000;
 /// Entries of one history page (the API's default `count`).
@@ -136,9 +136,9 @@ impl ApiOptions {
 // ---------------------------------------------------------------- the service process
 
 /// `wachet serve` in a child process; stopped with SIGTERM on drop.
-struct Service {
+pub(crate) struct Service {
     child: Child,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     user_id: String,
     api_key: String,
     log: PathBuf,
@@ -146,19 +146,22 @@ struct Service {
 
 impl Service {
     fn start(exe: &Path, db: &Path, log: &Path) -> Result<Service, String> {
+        // The API alone is measured: no checks of the seeded monitors beside it.
+        Service::start_with(exe, db, log, &["--checks-in-flight", "0"])
+    }
+
+    /// `wachet serve` on `db` with the API's rate limit off and `extra` flags.
+    pub(crate) fn start_with(
+        exe: &Path,
+        db: &Path,
+        log: &Path,
+        extra: &[&str],
+    ) -> Result<Service, String> {
         let log_file = std::fs::File::create(log).map_err(|e| e.to_string())?;
         let mut child = Command::new(exe)
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--rate-limit",
-                "0",
-                // The API alone is measured: no checks of the seeded monitors beside it.
-                "--checks-in-flight",
-                "0",
-                "--db",
-            ])
+            .args(["serve", "--listen", "127.0.0.1:0", "--rate-limit", "0"])
+            .args(extra)
+            .arg("--db")
             .arg(db)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -213,11 +216,11 @@ impl Service {
         Ok(service)
     }
 
-    fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
-    fn log_tail(&self) -> String {
+    pub(crate) fn log_tail(&self) -> String {
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
         let lines: Vec<&str> = log.lines().collect();
         lines[lines.len().saturating_sub(20)..].join("\n")
@@ -243,7 +246,7 @@ impl Drop for Service {
 }
 
 /// VmRSS and VmHWM of process `pid`, in MiB.
-fn memory_mb(pid: u32) -> (f64, f64) {
+pub(crate) fn memory_mb(pid: u32) -> (f64, f64) {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let field = |name: &str| {
         status
@@ -257,7 +260,7 @@ fn memory_mb(pid: u32) -> (f64, f64) {
 
 /// CPU time (user + system) of process `pid`, with `children` also of its direct children
 /// (nginx's worker), in seconds. /proc counts it in USER_HZ ticks, 100 a second on Linux.
-fn cpu_seconds(pid: u32, children: bool) -> f64 {
+pub(crate) fn cpu_seconds(pid: u32, children: bool) -> f64 {
     let ticks = |stat: &str| -> Option<(u32, u64)> {
         // Fields after the command name, which is in parentheses and may hold spaces.
         let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
@@ -284,12 +287,12 @@ fn cpu_seconds(pid: u32, children: bool) -> f64 {
 // ---------------------------------------------------------------- the HTTP client
 
 /// One keep-alive HTTP/1.1 connection (hyper's connection-level client).
-struct Conn {
+pub(crate) struct Conn {
     sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
 }
 
 impl Conn {
-    async fn connect(addr: SocketAddr) -> Result<Conn, String> {
+    pub(crate) async fn connect(addr: SocketAddr) -> Result<Conn, String> {
         let stream = tokio::net::TcpStream::connect(addr)
             .await
             .map_err(|e| format!("connect {addr}: {e}"))?;
@@ -326,7 +329,10 @@ impl Conn {
     }
 
     /// Sends `request`; the status and the body.
-    async fn send(&mut self, request: Request<Full<Bytes>>) -> Result<(StatusCode, Bytes), String> {
+    pub(crate) async fn send(
+        &mut self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<(StatusCode, Bytes), String> {
         self.sender.ready().await.map_err(|e| e.to_string())?;
         let response = self
             .sender
@@ -346,14 +352,14 @@ impl Conn {
 
 /// Where requests go and how they authenticate.
 #[derive(Clone)]
-struct Endpoint {
-    addr: SocketAddr,
+pub(crate) struct Endpoint {
+    pub(crate) addr: SocketAddr,
     host: HeaderValue,
     auth: Option<HeaderValue>,
 }
 
 impl Endpoint {
-    fn new(addr: SocketAddr, token: Option<&str>) -> Result<Endpoint, String> {
+    pub(crate) fn new(addr: SocketAddr, token: Option<&str>) -> Result<Endpoint, String> {
         let auth = token
             .map(|t| HeaderValue::from_str(&format!("bearer {t}")).map_err(|e| e.to_string()))
             .transpose()?;
@@ -364,7 +370,12 @@ impl Endpoint {
         })
     }
 
-    fn request(&self, method: Method, uri: Uri, body: Option<Bytes>) -> Request<Full<Bytes>> {
+    pub(crate) fn request(
+        &self,
+        method: Method,
+        uri: Uri,
+        body: Option<Bytes>,
+    ) -> Request<Full<Bytes>> {
         let json = body.is_some();
         let mut request = Request::new(Full::new(body.unwrap_or_default()));
         *request.method_mut() = method;
@@ -381,7 +392,7 @@ impl Endpoint {
     }
 
     /// A JSON call that must answer 200 with JSON (or an empty body, given as null).
-    async fn call(
+    pub(crate) async fn call(
         &self,
         conn: &mut Conn,
         method: Method,
@@ -558,14 +569,9 @@ fn check_time(first: i64, i: usize) -> i64 {
     first + i as i64 * CHECK_EVERY_MS + (i as i64 * 7_919) % 1_000
 }
 
-/// A UUIDv7-shaped id for a seeded entry: its time, then its number.
-fn entry_id(at: i64, n: usize) -> String {
-    format!(
-        "{:08x}-{:04x}-7000-8000-{:012x}",
-        (at >> 16) & 0xffff_ffff,
-        at & 0xffff,
-        n
-    )
+/// The id of a seeded entry: entries are numbered (server/migrations/0004), in time order.
+fn entry_id(n: usize) -> String {
+    (n + 1).to_string()
 }
 
 /// The value of version `v` of the long-history monitor: about 300 bytes of page text.
@@ -586,7 +592,7 @@ fn history_value(v: usize) -> String {
     )
 }
 
-async fn login(endpoint: &Endpoint, service: &Service) -> Result<String, String> {
+pub(crate) async fn login(endpoint: &Endpoint, service: &Service) -> Result<String, String> {
     let mut conn = Conn::connect(endpoint.addr).await?;
     let body = json!({"userId": service.user_id, "apiKey": service.api_key});
     let answer = endpoint
@@ -731,7 +737,7 @@ async fn seed_history(db: &Path, tasks: &[String], history: usize) -> Result<i64
                 let hash =
                     (!failed).then(|| Sha256::digest(history_value(i / 10).as_bytes()).to_vec());
                 let error = failed.then_some("connection timed out after 30 s");
-                last_id = entry_id(at, serial);
+                last_id = entry_id(serial);
                 serial += 1;
                 q = q
                     .bind(last_id.clone())
@@ -768,7 +774,7 @@ async fn seed_history(db: &Path, tasks: &[String], history: usize) -> Result<i64
             .await
             .map_err(sql)?;
         let at = now - CHECK_EVERY_MS;
-        let id = entry_id(at, serial);
+        let id = entry_id(serial);
         serial += 1;
         sqlx::query(
             "INSERT INTO entries (id, task_id, page_id, checked_at, changed_at, content_hash, \
@@ -944,7 +950,7 @@ async fn prepare_paths(
 }
 
 /// The load average (1, 5, 15 minutes), for the record.
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .unwrap_or_default()
         .split_whitespace()
@@ -954,7 +960,7 @@ fn load_average() -> String {
 }
 
 /// Other processes that use the CPU heavily (a build), by name, for a warning.
-fn busy_builds() -> Vec<String> {
+pub(crate) fn busy_builds() -> Vec<String> {
     let mut found = Vec::new();
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return found;
@@ -1030,11 +1036,11 @@ fn round(x: f64, digits: i32) -> f64 {
     (x * scale).round() / scale
 }
 
-/// `api`: seed, measure, print the table and one JSON line.
-pub fn run(options: &ApiOptions) -> Result<(), String> {
+/// The `wachet` binary: `given`, else the one beside this binary (target/release/wachet).
+pub(crate) fn wachet_exe(given: Option<&Path>) -> Result<PathBuf, String> {
     let bench_exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let wachet = match &options.wachet {
-        Some(path) => path.clone(),
+    let wachet = match given {
+        Some(path) => path.to_path_buf(),
         None => bench_exe
             .parent()
             .ok_or("no directory of this binary")?
@@ -1053,6 +1059,12 @@ pub fn run(options: &ApiOptions) -> Result<(), String> {
             wachet.display()
         );
     }
+    Ok(wachet)
+}
+
+/// `api`: seed, measure, print the table and one JSON line.
+pub fn run(options: &ApiOptions) -> Result<(), String> {
+    let wachet = wachet_exe(options.wachet.as_deref())?;
     let work = TempDir::new("wachet-bench-api").map_err(|e| e.to_string())?;
     let db = work.path().join("wachet.db");
     let service = Service::start(&wachet, &db, &work.path().join("serve.log"))?;

@@ -579,3 +579,139 @@ async fn json_logs_carry_no_secret() {
         assert!(!log.contains(secret.as_str()), "a secret in the log");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_killed_with_the_process_is_delivered_after_a_restart() {
+    use std::sync::{Arc, Mutex};
+    use wachet::testing::{FixtureServer, Reply};
+    let site = FixtureServer::builder()
+        .page("/tea", "<p>3.50 EUR</p>")
+        .start()
+        .await
+        .unwrap();
+    // A webhook receiver that holds the first request open (the service is killed meanwhile)
+    // and takes every later one; it keeps each request's delivery id.
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let recorded = seen.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |headers: axum::http::HeaderMap| {
+            let recorded = recorded.clone();
+            async move {
+                let id = headers
+                    .get("x-wachet-delivery")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                let first = {
+                    let mut seen = recorded.lock().unwrap();
+                    seen.push(id);
+                    seen.len() == 1
+                };
+                if first {
+                    tokio::time::sleep(Duration::from_secs(120)).await;
+                }
+                axum::http::StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wachet.db");
+    // A try may take 3 s, so a delivery lost in a crash is claimed again 6 s after.
+    let flags = [
+        "--allow-private-networks",
+        "--min-recurrence",
+        "1",
+        "--delivery-timeout",
+        "3",
+    ];
+    let first = serve(&db, &flags).await;
+    let admin = account(&first.printed);
+    let token = first.login(&admin).await;
+    let body = json!({"name": "Tea", "url": site.url("/tea"), "recurrenceInSeconds": 1,
+                      "alerts": [{"type": "NotEq"}],
+                      "notificationEndpoints": [{"type": "Webhook", "value": hook}]});
+    let (status, task) = first
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(body),
+        )
+        .await;
+    assert_eq!(status, 200, "{task}");
+    let path = format!("/thirdparty/v1/data/list/{}", task["id"].as_str().unwrap());
+    for _ in 0..100 {
+        let (_, reply) = first
+            .call(reqwest::Method::GET, &path, Some(&token), None)
+            .await;
+        if reply["data"].as_array().is_some_and(|d| !d.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    site.set("/tea", Reply::html("<p>3.90 EUR</p>"));
+    // SIGKILL while the receiver holds the delivery's request open.
+    for _ in 0..300 {
+        if !seen.lock().unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(seen.lock().unwrap().len(), 1, "the delivery is in flight");
+    let mut child = first.child;
+    child.kill().await.unwrap();
+    child.wait().await.unwrap();
+    // Nothing else changes the page: any later request is the same delivery again.
+    let again = serve(&db, &flags).await;
+    for _ in 0..300 {
+        if seen.lock().unwrap().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let ids = seen.lock().unwrap().clone();
+    assert!(ids.len() >= 2, "retried after the restart: {ids:?}");
+    assert!(!ids[0].is_empty() && ids[1] == ids[0], "{ids:?}");
+
+    // The outbox says delivered, read from the database file itself.
+    let pool = sqlx::SqlitePool::connect_with(
+        sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&db)
+            .read_only(true),
+    )
+    .await
+    .unwrap();
+    let mut state = (String::new(), 0);
+    for _ in 0..100 {
+        state = sqlx::query_as("SELECT state, attempts FROM deliveries WHERE id = ?")
+            .bind(&ids[0])
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        if state.0 == "delivered" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(state.0, "delivered", "{state:?}");
+    // The notification itself survived the crash, once.
+    let (_, notes) = again
+        .call(
+            reqwest::Method::GET,
+            &format!(
+                "/thirdparty/v1/notification/list?taskId={}",
+                task["id"].as_str().unwrap()
+            ),
+            Some(&token),
+            None,
+        )
+        .await;
+    assert_eq!(notes["data"].as_array().map(Vec::len), Some(1), "{notes}");
+    pool.close().await;
+    assert_eq!(again.terminate().await, Some(0));
+}

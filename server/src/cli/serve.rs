@@ -9,7 +9,7 @@ use crate::schedule::{self, ScheduleSettings};
 use crate::service;
 use crate::store::Store;
 use crate::store::cache::CachedStore;
-use crate::store::sqlite::SqliteStore;
+use crate::store::sqlite::{DEFAULT_HISTORY_RETENTION, SqliteStore, StoreSettings};
 use anyhow::Context;
 use clap::Args;
 use std::net::SocketAddr;
@@ -17,6 +17,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use wachet::Engine;
+
+/// How often unused history values are looked for.
+const GC_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Settings of `wachet serve`.
 #[derive(Debug, Args)]
@@ -62,6 +65,16 @@ pub struct ServeArgs {
     #[arg(long, env = "WACHET_CHECK_LEASE", default_value_t = ScheduleSettings::default().lease.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..))]
     check_lease: u64,
+    /// History entries kept for each monitor (and each page a Portal monitor crawls); a check
+    /// beyond it deletes the oldest.
+    #[arg(long, env = "WACHET_HISTORY_RETENTION", default_value_t = DEFAULT_HISTORY_RETENTION,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    history_retention: u32,
+    /// Seconds one delivery try (a webhook's answer, an SMTP exchange) may take before it is
+    /// retried; a delivery lost in a crash is tried again about twice this long after.
+    #[arg(long, env = "WACHET_DELIVERY_TIMEOUT", default_value_t = DeliverySettings::default().attempt_timeout.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    delivery_timeout: u64,
     /// SMTP server for e-mail notifications (none: e-mail deliveries fail).
     #[arg(long, env = "WACHET_SMTP_HOST")]
     smtp_host: Option<String>,
@@ -113,7 +126,13 @@ fn engine(args: &ServeArgs) -> anyhow::Result<Engine> {
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let engine = engine(&args)?;
-    let store = args.db.open().await?;
+    let store = SqliteStore::open_with(
+        &args.db.path,
+        &StoreSettings {
+            history_retention: args.history_retention,
+        },
+    )
+    .await?;
     if store.user_count().await? == 0 {
         let account = create_account(&store, &args.admin_email, None)
             .await
@@ -153,8 +172,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         engine_fetcher,
         DeliverySettings {
             smtp,
+            attempt_timeout: std::time::Duration::from_secs(args.delivery_timeout),
+            lease: std::time::Duration::from_secs(args.delivery_timeout * 2),
             ..DeliverySettings::default()
         },
+        running.stopping(),
+    ));
+    let gc = tokio::spawn(crate::store::gc::run(
+        shared.clone(),
+        GC_EVERY,
         running.stopping(),
     ));
     let scheduler = tokio::spawn(schedule::run(shared, checker, schedule, running.stopping()));
@@ -168,6 +194,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     running.wait().await.context("the server failed")?;
     let _ = scheduler.await;
     let _ = delivery.await;
+    let _ = gc.await;
     store.close().await;
     Ok(ExitCode::SUCCESS)
 }

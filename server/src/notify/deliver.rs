@@ -4,9 +4,11 @@
 //! secret as the API shows it, its UTF-8 bytes) and named (`X-Wachet-Delivery: <id>`, so
 //! receivers can drop the duplicates a crash may cause). Slack, Discord, Teams and ntfy get
 //! their own shapes. A 2xx is delivered; anything else is tried again after 30 s, doubling,
-//! 8 tries in all, then failed. Requests go through the engine's fetcher, so the private-network
-//! policy of the checks applies to webhooks too; every delivery runs in its own task, so one
-//! dead or hanging endpoint never delays the others.
+//! 8 tries in all, then failed; what no retry can change (an address the private-network policy
+//! refuses, a recipient the SMTP server rejects for good) fails at once. Requests go through the
+//! engine's fetcher, so the private-network policy of the checks applies to webhooks too; every
+//! delivery runs in its own task under a time limit, so one dead or hanging endpoint never
+//! delays the others.
 
 use super::email::{Mailer, SmtpSettings};
 use crate::store::{Delivery, DeliveryOutcome, Store, now_millis};
@@ -15,7 +17,7 @@ use sha2::Sha256;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{Semaphore, watch};
-use wachet::fetch::{FetchRequest, Fetcher};
+use wachet::fetch::{FetchError, FetchRequest, Fetcher};
 use wachet::model::MessagingServiceType;
 
 /// How often pending deliveries are looked for.
@@ -30,8 +32,12 @@ pub struct DeliverySettings {
     pub tries: u32,
     /// Deliveries in flight at once.
     pub in_flight: usize,
+    /// How long one try may take (connecting, redirects, the answer) before it counts as
+    /// failed and is retried.
+    pub attempt_timeout: Duration,
     /// How long a delivery in flight holds its row (a process that dies mid-delivery leaves it
-    /// to be tried again after this).
+    /// to be tried again after this). Longer than [`DeliverySettings::attempt_timeout`], so a
+    /// try still running is never claimed again; a shorter one is lengthened.
     pub lease: Duration,
     /// The SMTP server for e-mail endpoints; without one they fail at once.
     pub smtp: Option<SmtpSettings>,
@@ -43,6 +49,7 @@ impl Default for DeliverySettings {
             first_retry: Duration::from_secs(30),
             tries: 8,
             in_flight: 16,
+            attempt_timeout: Duration::from_secs(60),
             lease: Duration::from_secs(120),
             smtp: None,
         }
@@ -57,6 +64,9 @@ pub async fn run(
     mut stop: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(settings.in_flight.max(1)));
+    let lease = settings
+        .lease
+        .max(settings.attempt_timeout + Duration::from_secs(1));
     let mailer = match settings.smtp.as_ref().map(Mailer::new).transpose() {
         Ok(mailer) => mailer.map(Arc::new),
         Err(err) => {
@@ -68,7 +78,7 @@ pub async fn run(
         let free = slots.available_permits();
         if free > 0 {
             let now = now_millis();
-            let until = now + settings.lease.as_millis() as i64;
+            let until = now + lease.as_millis() as i64;
             match store.claim_deliveries(now, until, free as u32).await {
                 Ok(due) => {
                     for delivery in due {
@@ -102,6 +112,24 @@ pub async fn run(
     }
 }
 
+/// Why a try failed, and whether another try could go better.
+#[derive(Debug)]
+pub struct SendError {
+    /// What went wrong.
+    pub message: String,
+    /// No retry can change it (a refused address, a rejected recipient).
+    pub permanent: bool,
+}
+
+impl From<String> for SendError {
+    fn from(message: String) -> Self {
+        SendError {
+            message,
+            permanent: false,
+        }
+    }
+}
+
 /// One try of one delivery.
 async fn attempt(
     fetcher: &dyn Fetcher,
@@ -109,18 +137,30 @@ async fn attempt(
     delivery: &Delivery,
     settings: &DeliverySettings,
 ) -> DeliveryOutcome {
-    let sent = match (delivery.kind, mailer) {
-        (MessagingServiceType::Email, Some(mailer)) => mailer.send(delivery).await,
-        (MessagingServiceType::Email, None) => {
-            return DeliveryOutcome::Failed {
-                error: "e-mail delivery is not configured on this server (--smtp-host)".into(),
-            };
+    let sending = async {
+        match (delivery.kind, mailer) {
+            (MessagingServiceType::Email, Some(mailer)) => mailer.send(delivery).await,
+            (MessagingServiceType::Email, None) => Err(SendError {
+                message: "e-mail delivery is not configured on this server (--smtp-host)".into(),
+                permanent: true,
+            }),
+            _ => send(fetcher, delivery).await,
         }
-        _ => send(fetcher, delivery).await,
+    };
+    let sent = match tokio::time::timeout(settings.attempt_timeout, sending).await {
+        Ok(sent) => sent,
+        Err(_) => Err(SendError::from(format!(
+            "no answer within {} s",
+            settings.attempt_timeout.as_secs_f64()
+        ))),
     };
     let error = match sent {
         Ok(()) => return DeliveryOutcome::Delivered,
-        Err(error) => error,
+        Err(SendError {
+            message,
+            permanent: true,
+        }) => return DeliveryOutcome::Failed { error: message },
+        Err(SendError { message, .. }) => message,
     };
     let tried = delivery.attempts + 1;
     if tried >= settings.tries {
@@ -135,7 +175,7 @@ async fn attempt(
     }
 }
 
-async fn send(fetcher: &dyn Fetcher, delivery: &Delivery) -> Result<(), String> {
+async fn send(fetcher: &dyn Fetcher, delivery: &Delivery) -> Result<(), SendError> {
     let url = wachet::validate::parse_url(&delivery.target)?;
     let (body, content_type) = body(delivery)?;
     let mut request = FetchRequest::get(url);
@@ -159,14 +199,14 @@ async fn send(fetcher: &dyn Fetcher, delivery: &Delivery) -> Result<(), String> 
         headers.insert("title", header(&title.replace(['\r', '\n'], " "))?);
     }
     request.body = Some(body);
-    let response = fetcher
-        .fetch(&request)
-        .await
-        .map_err(|err| err.to_string())?;
+    let response = fetcher.fetch(&request).await.map_err(|err| SendError {
+        permanent: matches!(err, FetchError::Refused(_)),
+        message: err.to_string(),
+    })?;
     if (200..300).contains(&response.status) {
         Ok(())
     } else {
-        Err(format!("the endpoint answered HTTP {}", response.status))
+        Err(format!("the endpoint answered HTTP {}", response.status).into())
     }
 }
 

@@ -1,6 +1,7 @@
 //! E-mail delivery over SMTP (lettre): the subject names the monitor and what fired, the body is
 //! the notification's HTML content with a plain-text alternative.
 
+use super::deliver::SendError;
 use crate::store::Delivery;
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::authentication::Credentials;
@@ -81,12 +82,13 @@ impl Mailer {
         })
     }
 
-    /// Sends one notification to the delivery's address.
-    pub async fn send(&self, delivery: &Delivery) -> Result<(), String> {
-        let to: Mailbox = delivery
-            .target
-            .parse()
-            .map_err(|err| format!("address {}: {err}", delivery.target))?;
+    /// Sends one notification to the delivery's address. An address that cannot be one, or
+    /// a permanent (5xx) answer such as a rejected recipient, is a permanent error.
+    pub async fn send(&self, delivery: &Delivery) -> Result<(), SendError> {
+        let to: Mailbox = delivery.target.parse().map_err(|err| SendError {
+            message: format!("address {}: {err}", delivery.target),
+            permanent: true,
+        })?;
         let n = &delivery.notification;
         let name = n
             .task_name
@@ -119,6 +121,9 @@ impl Mailer {
             .send(message)
             .await
             .map(drop)
-            .map_err(|err| format!("SMTP: {err}"))
+            .map_err(|err| SendError {
+                permanent: err.is_permanent(),
+                message: format!("SMTP: {err}"),
+            })
     }
 }

@@ -50,6 +50,11 @@ impl<S: Store> CachedStore<S> {
         }
     }
 
+    /// The store behind the cache.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
     fn fresh<T: Clone>(
         entry: Option<dashmap::mapref::one::Ref<'_, String, Cached<T>>>,
     ) -> Option<T> {
@@ -261,6 +266,10 @@ impl<S: Store> Store for CachedStore<S> {
         // The monitor's data may be the new entry.
         self.forget_task(&record.task);
         recorded
+    }
+
+    async fn collect_garbage(&self, limit: u32) -> Result<u64, StoreError> {
+        self.inner.collect_garbage(limit).await
     }
 
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {

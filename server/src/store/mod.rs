@@ -8,6 +8,7 @@
 //! users' rows out. Ids are made by the service ([`new_id`]); times are UTC milliseconds.
 
 pub mod cache;
+pub mod gc;
 pub mod sqlite;
 
 use async_trait::async_trait;
@@ -399,6 +400,8 @@ pub trait Store: Send + Sync + 'static {
     /// none, and a notification is never stored twice nor lost. When the definition changed
     /// since `record.version` (an edit during the check), the result belongs to a definition
     /// that no longer exists: nothing is stored but the lease freed, and `Ok(false)` says so.
+    /// The oldest entries beyond the store's retention go afterwards, in a transaction of
+    /// their own.
     /// `NotFound` when the monitor was deleted.
     async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError>;
 
@@ -428,8 +431,14 @@ pub trait Store: Send + Sync + 'static {
 
     // --- history
 
+    /// Deletes up to `limit` stored values that no history entry names any more (pruned by the
+    /// retention, or left by a deleted monitor or folder), in one transaction, and returns how
+    /// many went: fewer than `limit` means none is left for now. Called in a loop by
+    /// [`gc::run`], so no transaction grows with the amount of garbage.
+    async fn collect_garbage(&self, limit: u32) -> Result<u64, StoreError>;
+
     /// Appends one check result to a series and, when it is the newest, makes it the monitor's
-    /// (or page's) latest data. The value-changed time is worked out here: the check time when
+    /// (or page's) latest data; the oldest entries beyond the store's retention go. The value-changed time is worked out here: the check time when
     /// the value differs from the previous value, else the previous entry's. Returns the
     /// entry's id. `NotFound` when the monitor does not exist (it was deleted meanwhile).
     async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError>;

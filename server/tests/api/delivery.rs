@@ -18,6 +18,11 @@ struct Receiver {
 
 impl Receiver {
     async fn start(fail: usize) -> (Receiver, String) {
+        Receiver::start_on("127.0.0.1", fail).await
+    }
+
+    /// A receiver listening on the loopback address `ip`.
+    async fn start_on(ip: &str, fail: usize) -> (Receiver, String) {
         let receiver = Receiver::default();
         *receiver.fail.lock().unwrap() = fail;
         let state = receiver.clone();
@@ -37,10 +42,14 @@ impl Receiver {
                 }
             }),
         );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
         let url = format!("http://{}/hook", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
         (receiver, url)
+    }
+
+    fn count(&self) -> usize {
+        self.seen.lock().unwrap().len()
     }
 
     async fn wait_for(&self, n: usize) -> Vec<(HeaderMap, String)> {
@@ -86,6 +95,19 @@ async fn deliveries_when(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("deliveries of {note} not settled after 15 s: {states:?}");
+}
+
+/// The id of the first notification of `task`, waited for 15 s at most.
+async fn first_notification(api: &Api, user: &User, task: &str) -> String {
+    let path = format!("/thirdparty/v1/notification/list?taskId={task}");
+    for _ in 0..150 {
+        let notes = api.get(user, &path).await.ok()["data"].clone();
+        if let Some(note) = notes[0]["id"].as_str() {
+            return note.to_string();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no notification of {task} within 15 s");
 }
 
 /// A monitor of a page whose price changes once, with a NotEq alert.
@@ -328,17 +350,7 @@ async fn an_smtp_server_that_is_down_leaves_the_delivery_pending_with_its_error(
         json!([{"type": "Email", "value": "dee@example.com"}]),
     )
     .await;
-    let path = format!("/thirdparty/v1/notification/list?taskId={task}");
-    let mut note = None;
-    for _ in 0..150 {
-        let notes = api.get(&user, &path).await.ok()["data"].clone();
-        note = notes[0]["id"].as_str().map(str::to_string);
-        if note.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let note = note.expect("a notification within 15 s");
+    let note = first_notification(&api, &user, &task).await;
     let states = deliveries_when(&api, &note, |s| {
         s.first().is_some_and(|(_, _, attempts, _)| *attempts >= 1)
     })
@@ -349,4 +361,291 @@ async fn an_smtp_server_that_is_down_leaves_the_delivery_pending_with_its_error(
         ("dee@example.com", "pending", 1)
     );
     assert!(error.as_deref().unwrap_or("").contains("SMTP"), "{error:?}");
+}
+
+/// Delivery settings for the bad-webhook tests: quick retries, `tries` in all, and a try that
+/// takes more than a second counts as failed.
+fn quick(tries: u32) -> wachet_server::notify::deliver::DeliverySettings {
+    wachet_server::notify::deliver::DeliverySettings {
+        first_retry: Duration::from_millis(200),
+        tries,
+        attempt_timeout: Duration::from_secs(1),
+        ..Default::default()
+    }
+}
+
+fn site() -> wachet::testing::FixtureServerBuilder {
+    FixtureServer::builder().page("/tea", "<p>3.50 EUR</p>")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_into_a_private_network_is_refused_like_any_fetch() {
+    let site = site().start().await.unwrap();
+    // The service may reach 127.0.0.1 (the site) and nothing else of the private space.
+    let (refused, hook) = Receiver::start_on("127.0.0.2", 0).await;
+    let (allowed, good) = Receiver::start(0).await;
+    let engine =
+        wachet::Engine::builder().allow_network("127.0.0.1/32".parse::<ipnet::IpNet>().unwrap());
+    let api = Api::start_checking_on(engine, quick(8)).await;
+    let user = api.user("eve@example.com").await;
+    let task = changing_monitor(
+        &api,
+        &user,
+        &site,
+        json!([{"type": "Webhook", "value": hook}, {"type": "Webhook", "value": good}]),
+    )
+    .await;
+    let note = first_notification(&api, &user, &task).await;
+    let states = deliveries_when(&api, &note, |s| {
+        s.len() == 2 && s.iter().all(|(_, state, _, _)| state != "pending")
+    })
+    .await;
+    let by_target = |t: &str| states.iter().find(|s| s.0 == t).unwrap().clone();
+    let (_, state, attempts, error) = by_target(&hook);
+    // Refused for good at the first try: no retry can change the policy.
+    assert_eq!((state.as_str(), attempts), ("failed", 1));
+    let error = error.unwrap_or_default();
+    assert!(
+        error.contains("127.0.0.2") && error.contains("allow private networks"),
+        "{error}"
+    );
+    assert_eq!(refused.count(), 0, "nothing reached the private address");
+    assert_eq!(by_target(&good).1, "delivered");
+    assert_eq!(allowed.count(), 1);
+}
+
+/// A webhook endpoint that takes connections and never answers; counts the requests.
+async fn hanging_endpoint() -> (Arc<Mutex<usize>>, String) {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let requests = Arc::new(Mutex::new(0));
+    let counted = requests.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            *counted.lock().unwrap() += 1;
+            tokio::spawn(async move {
+                let mut buf = vec![0; 64 * 1024];
+                // Reads the request, then holds the connection until the client gives up.
+                while let Ok(n) = socket.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    (requests, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_webhook_times_out_is_retried_and_never_delays_another_endpoint() {
+    let site = site().start().await.unwrap();
+    let (hung, hanging) = hanging_endpoint().await;
+    let (receiver, good) = Receiver::start(0).await;
+    let api = Api::start_checking_with(wachet_server::notify::deliver::DeliverySettings {
+        attempt_timeout: Duration::from_secs(2),
+        ..quick(3)
+    })
+    .await;
+    let user = api.user("fay@example.com").await;
+    let task = changing_monitor(
+        &api,
+        &user,
+        &site,
+        json!([{"type": "Webhook", "value": hanging}, {"type": "Webhook", "value": good}]),
+    )
+    .await;
+    let note = first_notification(&api, &user, &task).await;
+    receiver.wait_for(1).await;
+    // The good endpoint has its delivery while the hanging one is still at its first try.
+    let states = api.store.deliveries_of(&note).await.unwrap();
+    let hanging_state = states.iter().find(|s| s.0 == hanging).unwrap();
+    assert_eq!(
+        (hanging_state.1.as_str(), hanging_state.2),
+        ("pending", 0),
+        "{states:?}"
+    );
+    let states = deliveries_when(&api, &note, |s| {
+        s.iter().all(|(_, state, _, _)| state != "pending")
+    })
+    .await;
+    let hanging_state = states.iter().find(|s| s.0 == hanging).unwrap();
+    assert_eq!((hanging_state.1.as_str(), hanging_state.2), ("failed", 3));
+    let error = hanging_state.3.clone().unwrap_or_default();
+    assert!(error.contains("no answer within 2 s"), "{error}");
+    assert_eq!(*hung.lock().unwrap(), 3, "one request a try");
+    let good_state = states.iter().find(|s| s.0 == good).unwrap();
+    assert_eq!((good_state.1.as_str(), good_state.2), ("delivered", 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_redirecting_in_a_loop_ends_failed() {
+    let site = site().start().await.unwrap();
+    let hits = Arc::new(Mutex::new(0usize));
+    let counted = hits.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move || {
+            let counted = counted.clone();
+            async move {
+                *counted.lock().unwrap() += 1;
+                // 307 keeps the method and body: the loop is followed as a POST.
+                (
+                    axum::http::StatusCode::TEMPORARY_REDIRECT,
+                    [("location", "/hook")],
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hook = format!("http://{}/hook", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let api = Api::start_checking_with(quick(2)).await;
+    let user = api.user("gus@example.com").await;
+    let task = changing_monitor(
+        &api,
+        &user,
+        &site,
+        json!([{"type": "Webhook", "value": hook}]),
+    )
+    .await;
+    let note = first_notification(&api, &user, &task).await;
+    let states = deliveries_when(&api, &note, |s| {
+        s.first().is_some_and(|(_, state, _, _)| state != "pending")
+    })
+    .await;
+    let (_, state, attempts, error) = &states[0];
+    assert_eq!((state.as_str(), *attempts), ("failed", 2));
+    let error = error.clone().unwrap_or_default();
+    assert!(error.contains("redirects"), "{error}");
+    // Each try follows a bounded number of hops.
+    let hits = *hits.lock().unwrap();
+    assert!((2..=30).contains(&hits), "{hits} requests");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_answering_500_forever_ends_failed_after_the_configured_tries() {
+    let site = site().start().await.unwrap();
+    let (receiver, hook) = Receiver::start(usize::MAX).await;
+    let api = Api::start_checking_with(quick(4)).await;
+    let user = api.user("hal@example.com").await;
+    let task = changing_monitor(
+        &api,
+        &user,
+        &site,
+        json!([{"type": "Webhook", "value": hook}]),
+    )
+    .await;
+    let note = first_notification(&api, &user, &task).await;
+    let states = deliveries_when(&api, &note, |s| {
+        s.first().is_some_and(|(_, state, _, _)| state != "pending")
+    })
+    .await;
+    assert_eq!(
+        states,
+        vec![(
+            hook.clone(),
+            "failed".to_string(),
+            4,
+            Some("the endpoint answered HTTP 500".to_string())
+        )]
+    );
+    // Failed is final: nothing more is sent.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert_eq!(receiver.count(), 4);
+    let ids: std::collections::HashSet<String> = receiver
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(h, _)| h["x-wachet-delivery"].to_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 1, "the same delivery each time");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_smtp_server_rejecting_the_recipient_fails_that_delivery_at_once() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let have_aiosmtpd = std::process::Command::new("python3")
+        .args(["-c", "import aiosmtpd"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have_aiosmtpd {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "aiosmtpd is missing but CI is set: .ci/run must install it"
+        );
+        eprintln!("SKIPPED: no aiosmtpd (pip install aiosmtpd)");
+        return;
+    }
+    // A real SMTP server (aiosmtpd) that knows one mailbox and rejects every other recipient
+    // with 550, as a mail server does; it prints each message it accepts.
+    let script = "import sys, threading\n\
+                  from aiosmtpd.controller import Controller\n\
+                  class Handler:\n\
+                  \x20   async def handle_RCPT(self, server, session, envelope, address, options):\n\
+                  \x20       if address != 'known@example.com':\n\
+                  \x20           return '550 5.1.1 no such mailbox'\n\
+                  \x20       envelope.rcpt_tos.append(address)\n\
+                  \x20       return '250 OK'\n\
+                  \x20   async def handle_DATA(self, server, session, envelope):\n\
+                  \x20       print('MESSAGE TO', ','.join(envelope.rcpt_tos), flush=True)\n\
+                  \x20       return '250 OK'\n\
+                  c = Controller(Handler(), hostname='127.0.0.1', port=int(sys.argv[1]))\n\
+                  c.start()\n\
+                  print('READY', flush=True)\n\
+                  threading.Event().wait()\n";
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut smtp = tokio::process::Command::new("python3")
+        .args(["-u", "-c", script, &port.to_string()])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(smtp.stdout.take().unwrap()).lines();
+    let ready = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("aiosmtpd starts within 20 s")
+        .unwrap();
+    assert_eq!(ready.as_deref(), Some("READY"));
+    let site = site().start().await.unwrap();
+    let api = Api::start_checking_with(smtp_at(port)).await;
+    let user = api.user("kim@example.com").await;
+    let task = changing_monitor(
+        &api,
+        &user,
+        &site,
+        json!([{"type": "Email", "value": "nobody@example.com"},
+               {"type": "Email", "value": "known@example.com"}]),
+    )
+    .await;
+    let note = first_notification(&api, &user, &task).await;
+    let states = deliveries_when(&api, &note, |s| {
+        s.len() == 2 && s.iter().all(|(_, state, _, _)| state != "pending")
+    })
+    .await;
+    let rejected = states.iter().find(|s| s.0 == "nobody@example.com").unwrap();
+    // Rejected for good: failed at the first try, with the server's answer.
+    assert_eq!(
+        (rejected.1.as_str(), rejected.2),
+        ("failed", 1),
+        "{states:?}"
+    );
+    let error = rejected.3.clone().unwrap_or_default();
+    assert!(
+        error.contains("550") || error.contains("no such mailbox"),
+        "{error}"
+    );
+    let known = states.iter().find(|s| s.0 == "known@example.com").unwrap();
+    assert_eq!(known.1, "delivered", "{states:?}");
+    let message = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+        .await
+        .expect("the accepted message")
+        .unwrap();
+    assert_eq!(message.as_deref(), Some("MESSAGE TO known@example.com"));
 }

@@ -10,6 +10,7 @@ mod http;
 mod isolation;
 mod openapi;
 mod schedule;
+mod storage;
 mod tasks;
 
 use reqwest::Method;
@@ -21,7 +22,7 @@ use wachet::Engine;
 use wachet_server::api::{Account, ApiSettings, create_account};
 use wachet_server::service::{self, Running};
 use wachet_server::store::cache::CachedStore;
-use wachet_server::store::sqlite::SqliteStore;
+use wachet_server::store::sqlite::{SqliteStore, StoreSettings};
 
 /// A running API with its own database, and the store it serves from (with its cache, as
 /// `wachet serve` runs it), for writing what the scheduler would write.
@@ -114,18 +115,22 @@ impl Api {
     pub async fn start_checking_with(
         delivery: wachet_server::notify::deliver::DeliverySettings,
     ) -> Api {
+        Api::start_checking_on(Engine::builder().allow_private_networks(true), delivery).await
+    }
+
+    /// [`Api::start_checking_with`] on an engine built from `engine` (its network policy
+    /// applies to the checks and to the webhooks).
+    pub async fn start_checking_on(
+        engine: wachet::EngineBuilder,
+        delivery: wachet_server::notify::deliver::DeliverySettings,
+    ) -> Api {
         let settings = ApiSettings {
             min_recurrence: 1,
             ..ApiSettings::default()
         };
         let api = Api::start_with(settings).await;
         let running = api.running.as_ref().unwrap();
-        let checker = Arc::new(
-            Engine::builder()
-                .allow_private_networks(true)
-                .build()
-                .unwrap(),
-        );
+        let checker = Arc::new(engine.build().unwrap());
         tokio::spawn(wachet_server::notify::deliver::run(
             api.store.clone(),
             checker.fetcher(),
@@ -145,8 +150,13 @@ impl Api {
     }
 
     pub async fn start_with(settings: ApiSettings) -> Api {
+        Api::start_with_store(settings, StoreSettings::default()).await
+    }
+
+    /// [`Api::start_with`] over a store with these settings.
+    pub async fn start_with_store(settings: ApiSettings, store: StoreSettings) -> Api {
         let dir = tempfile::tempdir().unwrap();
-        let sqlite = SqliteStore::open(&dir.path().join("wachet.db"))
+        let sqlite = SqliteStore::open_with(&dir.path().join("wachet.db"), &store)
             .await
             .unwrap();
         let store = Arc::new(CachedStore::new(sqlite));

@@ -431,3 +431,243 @@ async fn metrics_count_checks_and_deliveries_and_show_no_secret() {
         assert!(!text.contains(hidden.as_str()), "a secret in the metrics");
     }
 }
+
+/// A second connection to the service's database file, read-only.
+async fn database(api: &Api) -> sqlx::SqlitePool {
+    sqlx::SqlitePool::connect_with(
+        sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(api.db_path())
+            .read_only(true),
+    )
+    .await
+    .unwrap()
+}
+
+/// Pauses a monitor and waits out a check that may be in flight, so its history and
+/// notifications can be compared at rest.
+async fn pause(api: &Api, user: &User, mut body: Value, task: &str) {
+    body["id"] = json!(task);
+    body["recurrenceInSeconds"] = json!(0);
+    api.put(user, "/thirdparty/v1/task", body).await.ok();
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+}
+
+async fn all_notifications(api: &Api, user: &User, task: &str) -> Vec<Value> {
+    api.get(
+        user,
+        &format!("/thirdparty/v1/notification/list?taskId={task}&count=500"),
+    )
+    .await
+    .ok()["data"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_monitor_deleted_while_its_check_is_in_flight_leaves_nothing_and_others_go_on() {
+    use wachet::testing::Reply;
+    let site = FixtureServer::builder()
+        .reply(
+            "/slow",
+            Reply::html("<p>slow</p>").delay(Duration::from_secs(3)),
+        )
+        .page("/fast", "<p>fast</p>")
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("gil@example.com").await;
+    let doomed = id(&api
+        .task(
+            &user,
+            json!({"url": site.url("/slow"), "recurrenceInSeconds": 1, "alerts": [{"type": "Error"}]}),
+        )
+        .await);
+    let other = id(&api
+        .task(
+            &user,
+            json!({"url": site.url("/fast"), "recurrenceInSeconds": 1}),
+        )
+        .await);
+    for _ in 0..100 {
+        if site.hits("/slow") >= 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(site.hits("/slow"), 1, "the check is in flight");
+    api.delete(&user, &format!("/thirdparty/v1/task/{doomed}"))
+        .await
+        .ok();
+    // The check ends after the delete; the other monitor goes on being checked.
+    let before = site.hits("/fast");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(site.hits("/fast") >= before + 2, "the scheduler goes on");
+    let gone = api
+        .get(&user, &format!("/thirdparty/v1/task/{doomed}"))
+        .await;
+    assert_eq!(gone.status, 404);
+    let db = database(&api).await;
+    for table in ["entries", "notifications"] {
+        let (n,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT count(*) FROM {table} WHERE task_id = ?"
+        )))
+        .bind(&doomed)
+        .fetch_one(&db)
+        .await
+        .unwrap();
+        assert_eq!(n, 0, "{table} of the deleted monitor");
+    }
+    assert_eq!(site.hits("/slow"), 1, "never checked again");
+    history_of(&api, &user, &format!("/thirdparty/v1/data/list/{other}"), 2).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_alternating_between_two_values_raises_one_notification_per_change() {
+    // Every request gets the other of two values.
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let app = axum::Router::new().route(
+        "/flip",
+        axum::routing::get(move || {
+            let n = hits.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let value = if n % 2 == 0 { "red" } else { "blue" };
+            async move { axum::response::Html(format!("<p>{value}</p>")) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/flip", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let api = Api::start_checking().await;
+    let user = api.user("hob@example.com").await;
+    let body = json!({"url": url, "recurrenceInSeconds": 1, "alerts": [{"type": "NotEq"}]});
+    let task = id(&api.task(&user, body.clone()).await);
+    let history = format!("/thirdparty/v1/data/list/{task}");
+    history_of(&api, &user, &history, 5).await;
+    pause(&api, &user, body, &task).await;
+
+    let entries = history_of(&api, &user, &history, 5).await;
+    let values: Vec<&str> = entries
+        .iter()
+        .rev()
+        .map(|e| e["raw"].as_str().unwrap())
+        .collect();
+    let changes = values.windows(2).filter(|w| w[0] != w[1]).count();
+    assert_eq!(changes, values.len() - 1, "it alternates: {values:?}");
+    let notes = all_notifications(&api, &user, &task).await;
+    assert_eq!(notes.len(), changes, "one NotEq per change: {notes:#?}");
+    assert!(notes.iter().all(|n| n["type"] == "NotEq"));
+    // Each check after the first changed the value.
+    for entry in &entries[..entries.len() - 1] {
+        assert_eq!(entry["valueChangedTimestamp"], entry["lastCheckTimestamp"]);
+    }
+    // Two values, stored once each however many checks found them.
+    let (stored,): (i64,) = sqlx::query_as("SELECT count(*) FROM contents")
+        .fetch_one(&database(&api).await)
+        .await
+        .unwrap();
+    assert_eq!(stored, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_failing_every_check_raises_one_error() {
+    use wachet::testing::Reply;
+    let site = FixtureServer::builder()
+        .reply("/down", Reply::new(503))
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("ida@example.com").await;
+    let body = json!({"url": site.url("/down"), "recurrenceInSeconds": 1,
+                      "alerts": [{"type": "Error"}, {"type": "NotEq"}]});
+    let task = id(&api.task(&user, body.clone()).await);
+    let history = format!("/thirdparty/v1/data/list/{task}");
+    entries_where(&api, &user, &history, 4, |e| !e["error"].is_null()).await;
+    pause(&api, &user, body, &task).await;
+    let entries = history_of(&api, &user, &history, 4).await;
+    assert!(
+        entries.iter().all(|e| !e["error"].is_null()),
+        "{entries:#?}"
+    );
+    let notes = all_notifications(&api, &user, &task).await;
+    assert_eq!(
+        notes.len(),
+        1,
+        "one failure edge, one notification: {notes:#?}"
+    );
+    assert_eq!(notes[0]["type"], "Error");
+    assert!(notes[0]["error"].as_str().unwrap().contains("503"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_locked_by_another_process_for_a_while_loses_nothing() {
+    use tokio::io::AsyncBufReadExt;
+    use wachet::testing::Reply;
+    let site = FixtureServer::builder()
+        .page("/tea", "<p>3.50 EUR</p>")
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("jo@example.com").await;
+    let body =
+        json!({"url": site.url("/tea"), "recurrenceInSeconds": 1, "alerts": [{"type": "NotEq"}]});
+    let task = id(&api.task(&user, body.clone()).await);
+    let history = format!("/thirdparty/v1/data/list/{task}");
+    let before = history_of(&api, &user, &history, 2).await.len();
+
+    // Another process takes the database's write lock for three seconds.
+    let script = "import sqlite3, sys, time\n\
+                  c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
+                  c.execute('BEGIN EXCLUSIVE')\n\
+                  print('locked', flush=True)\n\
+                  time.sleep(3)\n\
+                  c.execute('COMMIT')\n";
+    let mut locker = tokio::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(api.db_path())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(locker.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+        .await
+        .expect("the lock within 10 s")
+        .unwrap();
+    assert_eq!(line.as_deref(), Some("locked"));
+    // The page changes while the lock is held; reads still answer, a write waits for the lock.
+    site.set("/tea", Reply::html("<p>3.90 EUR</p>"));
+    let shown = api.get(&user, &format!("/thirdparty/v1/task/{task}")).await;
+    assert_eq!(shown.status, 200, "{}", shown.text);
+    let folder = api
+        .post(
+            &user,
+            "/thirdparty/v1/folder",
+            json!({"name": "during the lock"}),
+        )
+        .await;
+    assert_eq!(
+        folder.status, 200,
+        "a write waits for the lock: {}",
+        folder.text
+    );
+    let status = tokio::time::timeout(Duration::from_secs(20), locker.wait())
+        .await
+        .expect("the locker ends")
+        .unwrap();
+    assert!(status.success());
+
+    // The change is stored and notified once; nothing stored before is lost.
+    entries_where(&api, &user, &history, 2, |e| e["raw"] == "3.90 EUR").await;
+    pause(&api, &user, body, &task).await;
+    let entries = history_of(&api, &user, &history, before + 2).await;
+    assert!(entries.iter().any(|e| e["raw"] == "3.50 EUR"));
+    assert!(entries.iter().all(|e| e["error"].is_null()), "{entries:#?}");
+    let notes = all_notifications(&api, &user, &task).await;
+    assert_eq!(notes.len(), 1, "{notes:#?}");
+    assert_eq!(notes[0]["current"], "3.90 EUR");
+    let listing = api.get(&user, "/thirdparty/v1/folder/list").await;
+    assert!(listing.text.contains("during the lock"), "{}", listing.text);
+}

@@ -1,4 +1,6 @@
-//! History: check results of monitors and of crawled pages, with values stored once by content.
+//! History: check results of monitors and of crawled pages, with values stored once by content
+//! (SHA-256 of the text) and compressed with zstd when that pays; the retention that keeps the
+//! newest entries of each series; and the collection of values no entry names any more.
 
 use super::{SqliteStore, before_key, time};
 use crate::store::{AlertStates, Millis, Series, StoreError, TimeKey, TimePage, is_id, new_id};
@@ -10,6 +12,27 @@ use wachet::model::ClientData;
 
 /// Content stored as the value's UTF-8 bytes.
 const CODEC_PLAIN: i64 = 0;
+/// Content stored as a zstd frame of the value's UTF-8 bytes.
+const CODEC_ZSTD: i64 = 1;
+/// Values shorter than this are stored plain: a zstd frame would save next to nothing.
+const COMPRESS_FROM: usize = 512;
+/// zstd's level: its default, fast to write, and most of what higher levels save on HTML.
+const ZSTD_LEVEL: i32 = 3;
+/// Most entries one prune deletes from one series, so a lowered retention is reached over a few
+/// checks instead of in one large transaction.
+const PRUNE_BATCH: i64 = 500;
+
+/// A value as stored: its codec and body. Compressed only when that saves at least an eighth.
+fn encode(raw: &str) -> (i64, std::borrow::Cow<'_, [u8]>) {
+    let bytes = raw.as_bytes();
+    if bytes.len() >= COMPRESS_FROM
+        && let Ok(packed) = zstd::bulk::compress(bytes, ZSTD_LEVEL)
+        && packed.len() < bytes.len() - bytes.len() / 8
+    {
+        return (CODEC_ZSTD, packed.into());
+    }
+    (CODEC_PLAIN, bytes.into())
+}
 
 /// The columns of one entry joined with its content; all null when there is no entry.
 #[derive(sqlx::FromRow)]
@@ -26,18 +49,7 @@ pub(super) fn data_of(row: DataColumns) -> Result<Option<ClientData>, StoreError
     let Some(checked_at) = row.checked_at else {
         return Ok(None);
     };
-    let raw = match (row.codec, row.body) {
-        (Some(CODEC_PLAIN), Some(body)) => Some(
-            String::from_utf8(body)
-                .map_err(|_| StoreError::Backend("stored value is not UTF-8".into()))?,
-        ),
-        (Some(codec), Some(_)) => {
-            return Err(StoreError::Backend(format!(
-                "unknown content codec {codec}"
-            )));
-        }
-        _ => None,
-    };
+    let raw = decode(row.codec, row.body)?;
     Ok(Some(ClientData {
         last_check_timestamp: time(checked_at),
         value_changed_timestamp: row.changed_at.map(time),
@@ -49,15 +61,23 @@ pub(super) fn data_of(row: DataColumns) -> Result<Option<ClientData>, StoreError
 
 /// The text of a stored value.
 fn decode(codec: Option<i64>, body: Option<Vec<u8>>) -> Result<Option<String>, StoreError> {
-    match (codec, body) {
-        (Some(CODEC_PLAIN), Some(body)) => String::from_utf8(body)
-            .map(Some)
-            .map_err(|_| StoreError::Backend("stored value is not UTF-8".into())),
-        (Some(codec), Some(_)) => Err(StoreError::Backend(format!(
-            "unknown content codec {codec}"
-        ))),
-        _ => Ok(None),
-    }
+    let bytes = match (codec, body) {
+        (Some(CODEC_PLAIN), Some(body)) => body,
+        (Some(CODEC_ZSTD), Some(body)) => {
+            zstd::stream::decode_all(body.as_slice()).map_err(|err| {
+                StoreError::Backend(format!("stored value cannot be unpacked: {err}"))
+            })?
+        }
+        (Some(codec), Some(_)) => {
+            return Err(StoreError::Backend(format!(
+                "unknown content codec {codec}"
+            )));
+        }
+        _ => return Ok(None),
+    };
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| StoreError::Backend("stored value is not UTF-8".into()))
 }
 
 #[derive(sqlx::FromRow)]
@@ -152,15 +172,20 @@ pub(super) async fn append_in(
     let hash = match &data.raw {
         Some(raw) => {
             let hash = Sha256::digest(raw.as_bytes()).to_vec();
-            sqlx::query(
-                "INSERT INTO contents (hash, codec, body) VALUES (?, ?, ?) \
-                 ON CONFLICT (hash) DO NOTHING",
-            )
-            .bind(&hash)
-            .bind(CODEC_PLAIN)
-            .bind(raw.as_bytes())
-            .execute(&mut **tx)
-            .await?;
+            // Most checks find the value they found last time: compress only a new one.
+            let known: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM contents WHERE hash = ?")
+                .bind(&hash)
+                .fetch_optional(&mut **tx)
+                .await?;
+            if known.is_none() {
+                let (codec, body) = encode(raw);
+                sqlx::query("INSERT INTO contents (hash, codec, body) VALUES (?, ?, ?)")
+                    .bind(&hash)
+                    .bind(codec)
+                    .bind(body.as_ref())
+                    .execute(&mut **tx)
+                    .await?;
+            }
             Some(hash)
         }
         None => None,
@@ -185,24 +210,24 @@ pub(super) async fn append_in(
         (None, Some((_, prev_changed))) => prev_changed,
         (None, None) => None,
     };
-    let id = new_id();
     let (task_id, page_id) = match &owner {
         Owner::Task(task) => (task.as_str(), None),
         Owner::Page { task, page } => (task.as_str(), Some(page.as_str())),
     };
-    sqlx::query(
-        "INSERT INTO entries (id, task_id, page_id, checked_at, changed_at, content_hash, error) \
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
+    // Entries are numbered by the database (see migration 0004): a later entry, a higher id.
+    let (id,): (i64,) = sqlx::query_as(
+        "INSERT INTO entries (task_id, page_id, checked_at, changed_at, content_hash, error) \
+         VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
     )
-    .bind(&id)
     .bind(task_id)
     .bind(page_id)
     .bind(checked_at)
     .bind(changed_at)
     .bind(&hash)
     .bind(&data.error)
-    .execute(&mut **tx)
+    .fetch_one(&mut **tx)
     .await?;
+    let id = id.to_string();
     // The entry becomes the latest unless a newer one is already stored.
     let newest = "latest_entry_id IS NULL OR (SELECT checked_at FROM entries \
                   WHERE id = latest_entry_id) <= ?";
@@ -286,7 +311,7 @@ async fn resolve_for_write(
 
 #[derive(sqlx::FromRow)]
 struct EntryRow {
-    id: String,
+    id: i64,
     #[sqlx(flatten)]
     data: DataColumns,
 }
@@ -336,9 +361,89 @@ pub(super) async fn list(
                 .ok_or_else(|| StoreError::Backend("entry without a check time".into()))?;
             let key = TimeKey {
                 at: data.last_check_timestamp.timestamp_millis(),
-                id: row.id,
+                id: row.id.to_string(),
             };
             Ok((key, data))
         })
         .collect()
+}
+
+/// Deletes the oldest entries of each series of `task` (its own, each crawled page's) beyond the
+/// newest `keep`, at most [`PRUNE_BATCH`] a series; returns how many went. The counts are read
+/// first from a reader, so a check that leaves every series within bounds takes no write lock.
+pub(super) async fn prune(store: &SqliteStore, task: &str, keep: u32) -> Result<u64, StoreError> {
+    let keep = i64::from(keep.max(1));
+    let over: Option<(i64,)> = sqlx::query_as(
+        "SELECT 1 WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ? AND entry_count > ?) \
+         OR EXISTS (SELECT 1 FROM pages WHERE task_id = ? AND entry_count > ?)",
+    )
+    .bind(task)
+    .bind(keep)
+    .bind(task)
+    .bind(keep)
+    .fetch_optional(&store.reader)
+    .await?;
+    if over.is_none() {
+        return Ok(0);
+    }
+    let mut tx = store.write().await?;
+    let own: Option<(i64,)> =
+        sqlx::query_as("SELECT entry_count FROM tasks WHERE id = ? AND entry_count > ?")
+            .bind(task)
+            .bind(keep)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let pages: Vec<(String, i64)> =
+        sqlx::query_as("SELECT id, entry_count FROM pages WHERE task_id = ? AND entry_count > ?")
+            .bind(task)
+            .bind(keep)
+            .fetch_all(&mut *tx)
+            .await?;
+    let mut deleted = 0;
+    // The last value found stays whatever its age: the alerts compare the next value with it
+    // (after a run of failed checks longer than the retention, too).
+    let oldest = |series: &str| {
+        format!(
+            "DELETE FROM entries WHERE id IN (SELECT id FROM entries WHERE {series} \
+             AND id IS NOT (SELECT v.id FROM entries v WHERE v.{series} \
+             AND v.content_hash IS NOT NULL ORDER BY v.checked_at DESC, v.id DESC LIMIT 1) \
+             ORDER BY checked_at, id LIMIT ?)"
+        )
+    };
+    if let Some((count,)) = own {
+        deleted += sqlx::query(AssertSqlSafe(oldest("task_id = ? AND page_id IS NULL")))
+            .bind(task)
+            .bind(task)
+            .bind((count - keep).min(PRUNE_BATCH))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+    }
+    for (page, count) in pages {
+        deleted += sqlx::query(AssertSqlSafe(oldest("page_id = ?")))
+            .bind(&page)
+            .bind(&page)
+            .bind((count - keep).min(PRUNE_BATCH))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+    }
+    tx.commit().await?;
+    Ok(deleted)
+}
+
+/// Deletes up to `limit` values that no entry names any more (their entries were pruned, or
+/// their monitor deleted) in one transaction; returns how many went.
+pub(super) async fn collect_garbage(store: &SqliteStore, limit: u32) -> Result<u64, StoreError> {
+    let mut tx = store.write().await?;
+    let deleted = sqlx::query(
+        "DELETE FROM contents WHERE hash IN \
+         (SELECT hash FROM contents WHERE refs = 0 LIMIT ?)",
+    )
+    .bind(i64::from(limit))
+    .execute(&mut *tx)
+    .await?
+    .rows_affected();
+    tx.commit().await?;
+    Ok(deleted)
 }

@@ -72,16 +72,45 @@ pub enum OpenError {
     },
 }
 
+/// How many entries each series keeps unless told otherwise.
+pub const DEFAULT_HISTORY_RETENTION: u32 = 10_000;
+
+/// Settings of a [`SqliteStore`].
+#[derive(Debug, Clone)]
+pub struct StoreSettings {
+    /// Entries kept in each series (a monitor's own history, each crawled page's): a check
+    /// beyond it prunes the oldest. At least 1.
+    pub history_retention: u32,
+}
+
+impl Default for StoreSettings {
+    fn default() -> Self {
+        StoreSettings {
+            history_retention: DEFAULT_HISTORY_RETENTION,
+        }
+    }
+}
+
 /// The SQLite store. Cheap to clone (the pools are shared).
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
+    history_retention: u32,
 }
 
 impl SqliteStore {
-    /// Opens (creating if needed) and migrates the database at `path`.
+    /// Opens (creating if needed) and migrates the database at `path`, with the default
+    /// settings.
     pub async fn open(path: &Path) -> Result<SqliteStore, OpenError> {
+        SqliteStore::open_with(path, &StoreSettings::default()).await
+    }
+
+    /// Opens (creating if needed) and migrates the database at `path`.
+    pub async fn open_with(
+        path: &Path,
+        settings: &StoreSettings,
+    ) -> Result<SqliteStore, OpenError> {
         let shown = path.display().to_string();
         let open_err = |err: sqlx::Error| OpenError::Open {
             path: shown.clone(),
@@ -109,7 +138,11 @@ impl SqliteStore {
             .connect_with(options.read_only(true))
             .await
             .map_err(open_err)?;
-        Ok(SqliteStore { writer, reader })
+        Ok(SqliteStore {
+            writer,
+            reader,
+            history_retention: settings.history_retention.max(1),
+        })
     }
 
     /// A write transaction that takes the write lock at once (`BEGIN IMMEDIATE`): a deferred
@@ -117,6 +150,14 @@ impl SqliteStore {
     /// add`) wrote meanwhile, and SQLite fails it instead of waiting.
     async fn write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
         self.writer.begin_with("BEGIN IMMEDIATE").await
+    }
+
+    /// Applies the retention to the series of `task` after a write to them. A failure is logged,
+    /// not returned: the write itself is stored, and the next one prunes again.
+    async fn prune(&self, task: &str) {
+        if let Err(err) = history::prune(self, task, self.history_retention).await {
+            tracing::warn!(%task, %err, "cannot prune the history");
+        }
     }
 
     /// Closes the pools, checkpointing the WAL.
@@ -339,7 +380,15 @@ impl Store for SqliteStore {
     }
 
     async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError> {
-        schedule::record_check(self, record).await
+        let stored = schedule::record_check(self, record).await?;
+        if stored {
+            self.prune(&record.task).await;
+        }
+        Ok(stored)
+    }
+
+    async fn collect_garbage(&self, limit: u32) -> Result<u64, StoreError> {
+        history::collect_garbage(self, limit).await
     }
 
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {
@@ -347,7 +396,10 @@ impl Store for SqliteStore {
     }
 
     async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {
-        history::append(self, series, data).await
+        let id = history::append(self, series, data).await?;
+        let (Series::Task(task) | Series::Page { task_id: task, .. }) = series;
+        self.prune(task).await;
+        Ok(id)
     }
 
     async fn entries(
@@ -386,7 +438,8 @@ impl Store for SqliteStore {
 /// than `to`. One row-value bound (rather than a separate `<= to`) lets the index range start
 /// at the page, so a page deep in a long history costs what the first page costs.
 fn before_key(page: &TimePage) -> (Millis, String) {
-    // Above every stored (time, id) of that time: ids are UUIDs, whose characters sort below '~'.
+    // Above every stored (time, id) of that time: notification ids are UUIDs, whose characters
+    // sort below '~', and entry ids are integers, which SQLite sorts below any text.
     let to = (page.to.unwrap_or(Millis::MAX), "~".to_string());
     match &page.after {
         Some(key) if (key.at, key.id.as_str()) < (to.0, to.1.as_str()) => (key.at, key.id.clone()),
