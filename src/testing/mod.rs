@@ -26,6 +26,8 @@
 //! # }
 //! ```
 
+pub mod hostile;
+
 use axum::Router;
 use axum::body::{Body, to_bytes};
 use axum::extract::{Request, State};
