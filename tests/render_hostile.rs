@@ -74,8 +74,13 @@ fn tree(pid: u32) -> Vec<u32> {
             continue;
         };
         for task in tasks.flatten() {
-            let children = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            found.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            found.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
         }
     }
     found
@@ -139,7 +144,10 @@ async fn hostile(case: Hostile, expect: impl Fn(Result<&str, &str>) -> bool) {
     let server = HostileServer::start().await.unwrap();
     let engine = engine();
     // Start the browser first, so the whole check is watched.
-    let warm = engine.check(&dynamic(server.server().url("/ok"))).await.unwrap();
+    let warm = engine
+        .check(&dynamic(server.server().url("/ok")))
+        .await
+        .unwrap();
     assert_eq!(warm.value(), Some("fine"), "{warm:?}");
 
     let memory = PeakMemory::watch(&engine);
@@ -166,7 +174,10 @@ async fn hostile(case: Hostile, expect: impl Fn(Result<&str, &str>) -> bool) {
         peak / (1024 * 1024)
     );
 
-    let next = engine.check(&dynamic(server.server().url("/ok"))).await.unwrap();
+    let next = engine
+        .check(&dynamic(server.server().url("/ok")))
+        .await
+        .unwrap();
     assert_eq!(next.value(), Some("fine"), "after {case:?}: {next:?}");
     engine.renderer().shutdown().await;
 }
@@ -270,10 +281,7 @@ async fn a_hostile_page_in_a_crawl_fails_alone() {
                 assert!(raw.is_some(), "{path}");
             }
         }
-        let next = engine
-            .check(&dynamic(server.url("/one")))
-            .await
-            .unwrap();
+        let next = engine.check(&dynamic(server.url("/one"))).await.unwrap();
         assert_eq!(next.value(), Some("one"), "after the crawl with {case:?}");
         engine.renderer().shutdown().await;
     }

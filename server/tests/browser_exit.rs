@@ -158,7 +158,9 @@ async fn killed_mid_render_leaves_nothing(signal: Signal) {
             seen.insert(pid, p.start);
         }
         let rendering = server.hits("/slow.js") > 0
-            && seen.keys().any(|&pid| cmdline(pid).contains("--type=renderer"));
+            && seen
+                .keys()
+                .any(|&pid| cmdline(pid).contains("--type=renderer"));
         if rendering {
             break;
         }

@@ -16,8 +16,8 @@
 
 use crate::fetch::{FetchError, NetworkPolicy, Refused};
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -166,7 +166,6 @@ impl Shared {
         }
         usage.total_passed.then(|| total_error(self.limits.render))
     }
-
 }
 
 impl Drop for Egress {
@@ -219,7 +218,13 @@ fn total_error(limit: u64) -> FetchError {
 
 /// Whether two URLs name the same resource (the browser may drop a fragment, or add a slash).
 fn same_resource(a: &str, b: &str) -> bool {
-    let strip = |u: &str| u.split('#').next().unwrap_or("").trim_end_matches('/').to_string();
+    let strip = |u: &str| {
+        u.split('#')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/')
+            .to_string()
+    };
     strip(a) == strip(b)
 }
 
@@ -524,7 +529,8 @@ impl BodyMeter {
             return Ok(());
         }
         if !self.encodings.is_empty() {
-            self.decoder = decoder_chain(&self.encodings, payload, self.decoded.clone(), self.limit);
+            self.decoder =
+                decoder_chain(&self.encodings, payload, self.decoded.clone(), self.limit);
             self.encodings.clear();
         }
         match self.decoder.as_mut() {
@@ -594,7 +600,10 @@ fn decoder_chain(
                 Box::new(flate2::write::DeflateDecoder::new(writer))
             }
             "deflate" => Box::new(flate2::write::ZlibDecoder::new(writer)),
-            "br" => Box::new(brotli_decompressor::DecompressorWriter::new(writer, 16 * 1024)),
+            "br" => Box::new(brotli_decompressor::DecompressorWriter::new(
+                writer,
+                16 * 1024,
+            )),
             _ => return None,
         };
     }

@@ -291,7 +291,8 @@ impl Tab {
     /// Whether the tab has rendered enough pages to be replaced.
     pub fn worn_out(&self) -> bool {
         // chromiumoxide queues a tab's navigations behind one still waiting for its frames.
-        self.renders >= RENDERS_PER_TAB || self.navigation.as_ref().is_some_and(|n| !n.is_finished())
+        self.renders >= RENDERS_PER_TAB
+            || self.navigation.as_ref().is_some_and(|n| !n.is_finished())
     }
 
     /// Renders one request.
@@ -378,7 +379,10 @@ impl Tab {
             // An error page commits too; its error comes with the answer.
             Ok(Ok(Navigation::Committed(Some(url)))) if url.starts_with("chrome-error:") => {
                 let left = timeout.saturating_sub(navigation_began.elapsed());
-                match self.guarded(tokio::time::timeout(left, &mut navigation)).await? {
+                match self
+                    .guarded(tokio::time::timeout(left, &mut navigation))
+                    .await?
+                {
                     Ok(answer) => Some(answer),
                     Err(_) => {
                         navigation.abort();
@@ -566,11 +570,7 @@ impl Tab {
                     )),
                     discard: true,
                 }),
-                None => Ok(done
-                    .result
-                    .result
-                    .value
-                    .unwrap_or(serde_json::Value::Null)),
+                None => Ok(done.result.result.value.unwrap_or(serde_json::Value::Null)),
             },
             Ok(Err(e)) => {
                 self.check_crash()?;

@@ -239,7 +239,11 @@ fn mult_mod_p(a: u32, mut b: u32) -> u32 {
         if m == 0 {
             break;
         }
-        b = if b & 1 != 0 { (b >> 1) ^ CRC_POLY } else { b >> 1 };
+        b = if b & 1 != 0 {
+            (b >> 1) ^ CRC_POLY
+        } else {
+            b >> 1
+        };
     }
     p
 }
