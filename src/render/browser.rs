@@ -1,10 +1,13 @@
 //! The Chromium process: found, launched on first use with a fresh temporary profile, attached
 //! through chromiumoxide, watched, relaunched when it dies, closed when idle, and killed with its
 //! whole process group (renderers and zygotes included) when dropped, so no process or profile
-//! outlives the engine.
+//! outlives the engine. When the engine's process ends without dropping it (a signal, SIGKILL),
+//! the kernel kills the browser (a parent-death signal), its other processes follow it, and the
+//! profile left behind is removed by the next launch of any engine using the same temporary
+//! directory.
 
-use super::RenderError;
 use super::tab::COMMAND_TIMEOUT;
+use super::{RenderError, RenderSettings, mib};
 use chromiumoxide::Browser;
 use chromiumoxide::handler::HandlerConfig;
 use futures::StreamExt;
@@ -12,7 +15,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::task::JoinHandle;
 
@@ -32,6 +35,10 @@ const KNOWN_PATHS: &[&str] = &[
 
 /// How long Chromium may take to start and announce its DevTools endpoint.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Profiles are named `wachet-chromium-<pid of the engine>-<random>`, so a later launch can tell
+/// a profile whose engine is gone.
+const PROFILE_PREFIX: &str = "wachet-chromium-";
 
 /// The browser executable: the configured path, else `CHROME_PATH`, else a known location.
 pub(crate) fn find_chrome(configured: Option<&PathBuf>) -> Result<PathBuf, RenderError> {
@@ -67,6 +74,28 @@ pub(crate) fn find_chrome(configured: Option<&PathBuf>) -> Result<PathBuf, Rende
         })
 }
 
+/// How often the memory watchdog samples the renderers.
+const MEMORY_SAMPLE: Duration = Duration::from_millis(200);
+
+/// Memory crashes remembered (the latest ones are what renders ask about).
+const MAX_MEMORY_EVENTS: usize = 16;
+
+/// Renderers the browser lost to a memory limit, and when.
+#[derive(Default)]
+struct MemoryEvents {
+    /// Killed by the watchdog for their resident memory.
+    killed: Vec<Instant>,
+    /// Ended by V8 for the heap limit (Chromium says so on stderr).
+    heap: Vec<Instant>,
+}
+
+fn remember(events: &mut Vec<Instant>) {
+    if events.len() >= MAX_MEMORY_EVENTS {
+        events.remove(0);
+    }
+    events.push(Instant::now());
+}
+
 /// A running browser.
 pub(crate) struct Live {
     pub browser: Browser,
@@ -74,6 +103,10 @@ pub(crate) struct Live {
     pid: Option<u32>,
     child: std::sync::Mutex<Option<tokio::process::Child>>,
     handler: JoinHandle<()>,
+    watchdog: Option<JoinHandle<()>>,
+    memory: Arc<std::sync::Mutex<MemoryEvents>>,
+    /// The limits behind the memory errors, in MiB: resident memory, JavaScript heap.
+    limits_mib: (u64, u64),
     /// Removed when dropped, after the processes are killed.
     _profile: tempfile::TempDir,
 }
@@ -92,6 +125,20 @@ impl Live {
     /// The browser's process id.
     pub fn pid(&self) -> Option<u32> {
         self.pid
+    }
+
+    /// Why a tab that crashed during a render begun at `since` crashed, when it was a memory
+    /// limit: "the page used more than N MB of memory".
+    pub fn memory_crash_since(&self, since: Instant) -> Option<String> {
+        let events = self.memory.lock().ok()?;
+        let limit = if events.killed.iter().any(|t| *t >= since) {
+            self.limits_mib.0
+        } else if events.heap.iter().any(|t| *t >= since) {
+            self.limits_mib.1
+        } else {
+            return None;
+        };
+        Some(format!("the page used more than {limit} MB of memory"))
     }
 
     /// Kills the browser's whole process group at once.
@@ -137,7 +184,105 @@ impl Drop for Live {
     fn drop(&mut self) {
         self.kill();
         self.handler.abort();
+        if let Some(watchdog) = &self.watchdog {
+            watchdog.abort();
+        }
     }
+}
+
+/// The processes below `pid`, read from `/proc` (each thread's list of children).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut frontier = vec![pid];
+    while let Some(parent) = frontier.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let Ok(children) = std::fs::read_to_string(task.path().join("children")) else {
+                continue;
+            };
+            for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+                if found.len() < 4096 {
+                    found.push(child);
+                    frontier.push(child);
+                }
+            }
+        }
+    }
+    found
+}
+
+/// A process's resident memory in bytes.
+fn resident_bytes(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kib * 1024)
+}
+
+/// Whether `pid` is a renderer. Processes forked from the zygote rewrite their command line
+/// into one string, so the flag is looked for anywhere in it.
+fn is_renderer(pid: u32) -> bool {
+    const FLAG: &[u8] = b"--type=renderer";
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| c.windows(FLAG.len()).any(|w| w == FLAG))
+}
+
+/// Samples the resident memory of the browser's renderers while it lives and kills one that
+/// passes `limit` (its tab then reports a crash, which the render explains with the limit).
+fn start_watchdog(
+    pid: u32,
+    limit: u64,
+    alive: Arc<AtomicBool>,
+    memory: Arc<std::sync::Mutex<MemoryEvents>>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut renderers: std::collections::HashMap<u32, bool> = Default::default();
+        while alive.load(Ordering::Acquire) {
+            tokio::time::sleep(MEMORY_SAMPLE).await;
+            let (over, seen) = tokio::task::spawn_blocking({
+                let mut known = std::mem::take(&mut renderers);
+                move || {
+                    let processes = descendants(pid);
+                    known.retain(|p, _| processes.contains(p));
+                    let mut over = Vec::new();
+                    for p in processes {
+                        // A renderer forked from the zygote shows its own command line only a
+                        // moment later: only the answer yes is kept.
+                        let renderer = known.contains_key(&p) || is_renderer(p);
+                        if renderer {
+                            known.insert(p, true);
+                        }
+                        if renderer && resident_bytes(p).is_some_and(|rss| rss > limit) {
+                            over.push(p);
+                        }
+                    }
+                    (over, known)
+                }
+            })
+            .await
+            .unwrap_or_default();
+            renderers = seen;
+            for p in over {
+                let Ok(raw) = i32::try_from(p) else { continue };
+                tracing::debug!(target: "wachet::render", pid = p, "renderer over its memory limit: killed");
+                if let Ok(mut events) = memory.lock() {
+                    remember(&mut events.killed);
+                }
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(raw),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    })
 }
 
 /// Closes the tabs Chromium opens by itself: each keeps a renderer process alive for nothing.
@@ -159,10 +304,86 @@ async fn close_initial_tabs(browser: &Browser) {
     }
 }
 
+/// Removes the profiles in `dir` that engines no longer running left behind (killed before they
+/// could remove them). Profiles of live processes and anything not named like ours stay.
+fn remove_stale_profiles(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(owner) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(PROFILE_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let gone = !std::path::Path::new(&format!("/proc/{owner}")).exists();
+        if gone && entry.file_type().is_ok_and(|t| t.is_dir()) {
+            if let Err(e) = std::fs::remove_dir_all(entry.path()) {
+                tracing::debug!(
+                    target: "wachet::render",
+                    "cannot remove the stale profile {}: {e}",
+                    entry.path().display()
+                );
+            }
+        }
+    }
+}
+
+/// A request to the launcher thread: a command to spawn in a runtime, and where to answer.
+type SpawnJob = (
+    tokio::process::Command,
+    tokio::runtime::Handle,
+    tokio::sync::oneshot::Sender<std::io::Result<tokio::process::Child>>,
+);
+
+/// Spawns `command` from a thread that lives as long as the process. The parent-death signal set
+/// in the child fires when the thread that forked it ends, not the process: forked from a
+/// runtime's worker (which may end with its runtime, or a blocking thread after its idle time)
+/// the browser would be killed while the engine still uses it.
+async fn spawn_from_launcher(
+    command: tokio::process::Command,
+) -> std::io::Result<tokio::process::Child> {
+    static LAUNCHER: std::sync::OnceLock<Option<std::sync::mpsc::Sender<SpawnJob>>> =
+        std::sync::OnceLock::new();
+    let launcher = LAUNCHER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("wachet-chromium-launcher".into())
+            .spawn(move || {
+                while let Ok((mut command, runtime, reply)) = rx.recv() {
+                    // The child's pipes and reaping belong to the caller's runtime.
+                    let _entered = runtime.enter();
+                    let _ = reply.send(command.spawn());
+                }
+            })
+            .ok()
+            .map(|_| tx)
+    });
+    let Some(launcher) = launcher else {
+        return Err(std::io::Error::other("cannot start the launcher thread"));
+    };
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    launcher
+        .send((command, tokio::runtime::Handle::current(), reply))
+        .map_err(|_| std::io::Error::other("the launcher thread is gone"))?;
+    answer
+        .await
+        .map_err(|_| std::io::Error::other("the launcher thread is gone"))?
+}
+
 /// Launches Chromium headless with a fresh profile and attaches to it.
-pub(crate) async fn launch(executable: &PathBuf) -> Result<Live, RenderError> {
+pub(crate) async fn launch(
+    executable: &PathBuf,
+    settings: &RenderSettings,
+) -> Result<Live, RenderError> {
+    let tmp = std::env::temp_dir();
+    let _ = tokio::task::spawn_blocking(move || remove_stale_profiles(&tmp)).await;
     let profile = tempfile::Builder::new()
-        .prefix("wachet-chromium-")
+        .prefix(&format!("{PROFILE_PREFIX}{}-", std::process::id()))
         .tempdir()
         .map_err(|e| RenderError::Launch(format!("cannot create a profile directory: {e}")))?;
     let mut command = tokio::process::Command::new(executable);
@@ -202,6 +423,10 @@ pub(crate) async fn launch(executable: &PathBuf) -> Result<Live, RenderError> {
             // loop would open every one (the full Chromium blocks them by itself).
             "--block-new-web-contents",
         ])
+        .arg(format!(
+            "--js-flags=--max-old-space-size={}",
+            mib(settings.max_js_heap_bytes).max(16)
+        ))
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg("about:blank")
         .stdin(Stdio::null())
@@ -209,8 +434,24 @@ pub(crate) async fn launch(executable: &PathBuf) -> Result<Live, RenderError> {
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .process_group(0);
-    let mut child = command
-        .spawn()
+    let engine_pid = std::process::id();
+    // SAFETY: the closure runs in the forked child before exec and only makes two system calls
+    // (no allocation, no lock), which is async-signal-safe.
+    unsafe {
+        command.pre_exec(move || {
+            // Chromium is killed when the engine's process ends, however it ends; its zygotes
+            // and renderers exit when they lose the browser.
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+                .map_err(std::io::Error::from)?;
+            // The engine may have died between the fork and the call above.
+            if u32::try_from(nix::unistd::getppid().as_raw()).ok() != Some(engine_pid) {
+                return Err(std::io::Error::from(nix::errno::Errno::ESRCH));
+            }
+            Ok(())
+        });
+    }
+    let mut child = spawn_from_launcher(command)
+        .await
         .map_err(|e| RenderError::Launch(format!("cannot start {}: {e}", executable.display())))?;
     let pid = child.id();
     let stderr = child
@@ -243,15 +484,26 @@ pub(crate) async fn launch(executable: &PathBuf) -> Result<Live, RenderError> {
             )));
         }
     };
-    // Keep draining stderr so Chromium never blocks on a full pipe.
+    // Keep draining stderr so Chromium never blocks on a full pipe; V8 says there when a
+    // renderer reached its heap limit.
+    let memory = Arc::new(std::sync::Mutex::new(MemoryEvents::default()));
+    let heap_events = memory.clone();
     tokio::spawn(async move {
         while let Ok(Some(line)) = lines.next_line().await {
+            if line.contains("JavaScript out of memory") || line.contains("Reached heap limit") {
+                if let Ok(mut events) = heap_events.lock() {
+                    remember(&mut events.heap);
+                }
+            }
             tracing::trace!(target: "wachet::chromium", "{line}");
         }
     });
     let config = HandlerConfig {
         ignore_https_errors: false,
-        request_timeout: Duration::from_secs(30),
+        // Every call is bounded by its own timeout; this only keeps chromiumoxide from ending
+        // a navigation allowed to take longer than its default.
+        request_timeout: settings.navigation_timeout.max(Duration::from_secs(30))
+            + Duration::from_secs(5),
         ..HandlerConfig::default()
     };
     let (browser, mut handler) = match tokio::time::timeout(
@@ -294,12 +546,26 @@ pub(crate) async fn launch(executable: &PathBuf) -> Result<Live, RenderError> {
         alive_flag.store(false, Ordering::Release);
     });
     close_initial_tabs(&browser).await;
+    let watchdog = pid.map(|pid| {
+        start_watchdog(
+            pid,
+            settings.max_renderer_memory_bytes,
+            alive.clone(),
+            memory.clone(),
+        )
+    });
     Ok(Live {
         browser,
         alive,
         pid,
         child: std::sync::Mutex::new(Some(child)),
         handler,
+        watchdog,
+        memory,
+        limits_mib: (
+            mib(settings.max_renderer_memory_bytes),
+            mib(settings.max_js_heap_bytes),
+        ),
         _profile: profile,
     })
 }

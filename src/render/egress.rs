@@ -6,9 +6,18 @@
 //!
 //! It understands `CONNECT host:port` (tunnels, for https and wss) and absolute-form requests
 //! (plain http, sent on with `Connection: close` so one connection serves one target).
+//!
+//! It also bounds what a page may load. A plain-http response is decoded as it passes (its
+//! transfer and content encodings) and cut when its body passes the engine's body cap, counted
+//! after decompression as on the plain path; everything, tunnels included (counted as sent, as
+//! they are encrypted), adds to a total per render. A cut connection is reset, so the browser
+//! sees a failed load rather than a short page, and the cut is remembered so the render fails
+//! with the plain path's words.
 
-use crate::fetch::{NetworkPolicy, Refused};
+use crate::fetch::{FetchError, NetworkPolicy, Refused};
+use std::io::Write;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -21,16 +30,43 @@ const MAX_HEAD: usize = 64 * 1024;
 /// Time allowed to connect upstream or to read a request head.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Cuts remembered at most; a render needs only the first few to explain itself.
+const MAX_CUTS: usize = 64;
+
+/// How much a page may load.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// The largest response body, after decompression.
+    pub response: u64,
+    /// The most bytes all responses of a render may add up to.
+    pub render: u64,
+}
+
+/// What the proxy cut, for the renders to find theirs.
+#[derive(Default)]
+struct Usage {
+    /// Responses cut for their size: the URL (for plain http) and the error.
+    cuts: Vec<(Option<String>, FetchError)>,
+    /// Whether the total of the current render was passed.
+    total_passed: bool,
+}
+
 /// A running egress proxy; it stops (with its tunnels) when dropped.
 pub(crate) struct Egress {
     addr: SocketAddr,
     refused: Arc<Mutex<Option<Refused>>>,
+    shared: Arc<Shared>,
     task: JoinHandle<()>,
 }
 
 impl Egress {
-    /// Starts a proxy on 127.0.0.1 applying `policy`, forwarding to `upstream` when given.
-    pub async fn start(policy: Arc<NetworkPolicy>, upstream: Option<Url>) -> std::io::Result<Self> {
+    /// Starts a proxy on 127.0.0.1 applying `policy` and `limits`, forwarding to `upstream`
+    /// when given.
+    pub async fn start(
+        policy: Arc<NetworkPolicy>,
+        upstream: Option<Url>,
+        limits: Limits,
+    ) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let refused = Arc::new(Mutex::new(None));
@@ -38,7 +74,12 @@ impl Egress {
             policy,
             upstream,
             refused: refused.clone(),
+            limits,
+            loaded: AtomicU64::new(0),
+            usage: Mutex::new(Usage::default()),
+            cut_signal: tokio::sync::watch::Sender::new(0),
         });
+        let accepting = shared.clone();
         let task = tokio::spawn(async move {
             // Connections live in this set, so aborting the task closes every tunnel.
             let mut connections = JoinSet::new();
@@ -46,7 +87,7 @@ impl Egress {
                 tokio::select! {
                     accepted = listener.accept() => {
                         let Ok((stream, _)) = accepted else { continue };
-                        let shared = shared.clone();
+                        let shared = accepting.clone();
                         connections.spawn(async move {
                             let _ = serve(stream, &shared).await;
                         });
@@ -58,8 +99,18 @@ impl Egress {
         Ok(Egress {
             addr,
             refused,
+            shared,
             task,
         })
+    }
+
+    /// Starts counting a new render's total. Renders of one session that run at once (a crawl's
+    /// tabs) share the count from the latest start.
+    pub fn begin_render(&self) {
+        self.shared.loaded.store(0, Ordering::Release);
+        if let Ok(mut usage) = self.shared.usage.lock() {
+            usage.total_passed = false;
+        }
     }
 
     /// The proxy URL for a browser context.
@@ -70,6 +121,50 @@ impl Egress {
     /// The most recent refusal, to explain a failed navigation.
     pub fn last_refusal(&self) -> Option<Refused> {
         self.refused.lock().ok().and_then(|r| r.clone())
+    }
+
+    /// A watch on the cuts, to end a render as soon as something of it is cut.
+    pub fn size_watch(&self) -> SizeWatch {
+        SizeWatch {
+            shared: self.shared.clone(),
+            cuts: self.shared.cut_signal.subscribe(),
+        }
+    }
+}
+
+/// Tells a render when the proxy cut something, and whether it was the render's.
+pub(crate) struct SizeWatch {
+    shared: Arc<Shared>,
+    cuts: tokio::sync::watch::Receiver<u64>,
+}
+
+impl SizeWatch {
+    /// Resolves at the next cut (never, once the proxy is gone).
+    pub async fn next_cut(&mut self) {
+        if self.cuts.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+
+    /// See [`Shared::size_error`].
+    pub fn size_error(&self, urls: &[String]) -> Option<FetchError> {
+        self.shared.size_error(urls)
+    }
+}
+
+impl Shared {
+    /// Why the render that loaded `urls` must fail for its size, if it must: one of them was
+    /// cut, or the render's total was passed.
+    fn size_error(&self, urls: &[String]) -> Option<FetchError> {
+        let usage = self.usage.lock().ok()?;
+        let cut = usage.cuts.iter().find(|(url, _)| {
+            url.as_ref()
+                .is_some_and(|u| urls.iter().any(|seen| same_resource(seen, u)))
+        });
+        if let Some((_, error)) = cut {
+            return Some(error.clone());
+        }
+        usage.total_passed.then(|| total_error(self.limits.render))
     }
 }
 
@@ -83,6 +178,54 @@ struct Shared {
     policy: Arc<NetworkPolicy>,
     upstream: Option<Url>,
     refused: Arc<Mutex<Option<Refused>>>,
+    limits: Limits,
+    /// Bytes loaded since the current render began.
+    loaded: AtomicU64,
+    usage: Mutex<Usage>,
+    /// Counts the cuts, waking renders that wait on them.
+    cut_signal: tokio::sync::watch::Sender<u64>,
+}
+
+impl Shared {
+    /// Adds `n` bytes to the render's total; false once it is passed.
+    fn add_loaded(&self, n: u64) -> bool {
+        let total = self.loaded.fetch_add(n, Ordering::AcqRel).saturating_add(n);
+        if total <= self.limits.render {
+            return true;
+        }
+        if let Ok(mut usage) = self.usage.lock() {
+            usage.total_passed = true;
+        }
+        self.cut_signal.send_modify(|n| *n += 1);
+        false
+    }
+
+    fn record_cut(&self, url: Option<String>, error: FetchError) {
+        if let Ok(mut usage) = self.usage.lock()
+            && usage.cuts.len() < MAX_CUTS
+        {
+            usage.cuts.push((url, error));
+        }
+        self.cut_signal.send_modify(|n| *n += 1);
+    }
+}
+
+fn total_error(limit: u64) -> FetchError {
+    FetchError::Render(format!(
+        "the page and what it loads are larger than {limit} bytes"
+    ))
+}
+
+/// Whether two URLs name the same resource (the browser may drop a fragment, or add a slash).
+fn same_resource(a: &str, b: &str) -> bool {
+    let strip = |u: &str| {
+        u.split('#')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/')
+            .to_string()
+    };
+    strip(a) == strip(b)
 }
 
 async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
@@ -172,6 +315,7 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
                 "connection",
                 "keep-alive",
                 "proxy-authorization",
+                "accept-encoding",
             ]
             .iter()
             .any(|h| name.eq_ignore_ascii_case(h))
@@ -181,12 +325,382 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
             out.push_str(line);
             out.push_str("\r\n");
         }
-        out.push_str("Connection: close\r\n\r\n");
+        // Only codings the proxy can measure (zstd is not one of them).
+        out.push_str("Accept-Encoding: gzip, deflate, br\r\nConnection: close\r\n\r\n");
         server.write_all(out.as_bytes()).await?;
     }
     server.write_all(&rest).await?;
-    tokio::io::copy_bidirectional(&mut client, &mut server).await?;
-    Ok(())
+    let outcome = {
+        let (mut client_read, mut client_write) = client.split();
+        let (mut server_read, mut server_write) = server.split();
+        // The request body (if any) goes up as it comes; the response comes down measured.
+        let upload = async {
+            let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
+            std::future::pending::<()>().await
+        };
+        let download = async {
+            if connect {
+                relay_tunnel(&mut server_read, &mut client_write, shared).await
+            } else {
+                relay_response(&mut server_read, &mut client_write, shared, target).await
+            }
+        };
+        tokio::select! {
+            relayed = download => relayed,
+            () = upload => Ok(Relay::Done),
+        }
+    };
+    if matches!(outcome, Ok(Relay::Cut)) {
+        // A reset, not a close: a close would end the body as if it were complete.
+        let _ = client.set_zero_linger();
+    }
+    outcome.map(|_| ())
+}
+
+/// How a relay ended.
+enum Relay {
+    /// The response (or tunnel) ended.
+    Done,
+    /// It was cut for its size.
+    Cut,
+}
+
+/// Relays a tunnel's bytes to the browser, adding them to the render's total.
+async fn relay_tunnel(
+    from: &mut (impl tokio::io::AsyncRead + Unpin),
+    to: &mut (impl tokio::io::AsyncWrite + Unpin),
+    shared: &Shared,
+) -> std::io::Result<Relay> {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = from.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(Relay::Done);
+        }
+        if !shared.add_loaded(n as u64) {
+            return Ok(Relay::Cut);
+        }
+        to.write_all(&buf[..n]).await?;
+    }
+}
+
+/// Relays one plain-http response to the browser, measuring its body as it passes.
+async fn relay_response(
+    from: &mut (impl tokio::io::AsyncRead + Unpin),
+    to: &mut (impl tokio::io::AsyncWrite + Unpin),
+    shared: &Shared,
+    url: &str,
+) -> std::io::Result<Relay> {
+    let limit = shared.limits.response;
+    let (mut head, mut pending) = read_head(from).await?;
+    // Interim answers (100 Continue) come before the real head.
+    let mut info = ResponseHead::parse(&head);
+    while (100..200).contains(&info.status) && info.status != 101 {
+        to.write_all(&head).await?;
+        let (next, rest) = read_head_after(from, pending).await?;
+        head = next;
+        pending = rest;
+        info = ResponseHead::parse(&head);
+    }
+    to.write_all(&head).await?;
+    if info.status == 101 {
+        // An upgraded connection (a websocket) is a tunnel from here on.
+        to.write_all(&pending).await?;
+        return relay_tunnel(from, to, shared).await;
+    }
+    let mut meter = BodyMeter::new(&info, limit);
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut chunk = pending;
+    loop {
+        if !chunk.is_empty() {
+            if !shared.add_loaded(chunk.len() as u64) {
+                return Ok(Relay::Cut);
+            }
+            if meter.feed(&chunk).is_err() {
+                shared.record_cut(Some(url.to_string()), FetchError::TooLarge { limit });
+                return Ok(Relay::Cut);
+            }
+            to.write_all(&chunk).await?;
+        }
+        if meter.complete() {
+            return Ok(Relay::Done);
+        }
+        let n = from.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(Relay::Done);
+        }
+        chunk = buf[..n].to_vec();
+    }
+}
+
+/// What the relay needs from a response head.
+struct ResponseHead {
+    status: u16,
+    chunked: bool,
+    length: Option<u64>,
+    /// Content codings in the order they were applied.
+    encodings: Vec<String>,
+}
+
+impl ResponseHead {
+    fn parse(head: &[u8]) -> Self {
+        let text = String::from_utf8_lossy(head);
+        let mut lines = text.split("\r\n");
+        let status = lines
+            .next()
+            .and_then(|l| l.split(' ').nth(1))
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let mut parsed = ResponseHead {
+            status,
+            chunked: false,
+            length: None,
+            encodings: Vec::new(),
+        };
+        for line in lines {
+            let Some((name, value)) = line.split_once(':') else {
+                continue;
+            };
+            let (name, value) = (name.trim(), value.trim().to_ascii_lowercase());
+            if name.eq_ignore_ascii_case("transfer-encoding") {
+                parsed.chunked |= value.split(',').any(|v| v.trim() == "chunked");
+            } else if name.eq_ignore_ascii_case("content-length") {
+                parsed.length = value.parse().ok();
+            } else if name.eq_ignore_ascii_case("content-encoding") {
+                parsed.encodings.extend(
+                    value
+                        .split(',')
+                        .map(|v| v.trim().to_string())
+                        .filter(|v| !v.is_empty() && v != "identity"),
+                );
+            }
+        }
+        parsed
+    }
+}
+
+/// Counts a response body as the browser will see it: transfer coding removed, content codings
+/// decoded (into nothing: only the count is kept). A coding it cannot decode is counted as sent.
+struct BodyMeter {
+    chunks: Option<Dechunker>,
+    /// Bytes of body still expected when the length is known.
+    remaining: Option<u64>,
+    decoder: Option<Box<dyn Write + Send>>,
+    /// Codings still to set up, on the first bytes of the body (deflate comes in two forms).
+    encodings: Vec<String>,
+    decoded: Arc<AtomicU64>,
+    limit: u64,
+}
+
+impl BodyMeter {
+    fn new(head: &ResponseHead, limit: u64) -> Self {
+        BodyMeter {
+            chunks: head.chunked.then(Dechunker::default),
+            remaining: if head.chunked { None } else { head.length },
+            decoder: None,
+            encodings: head.encodings.clone(),
+            decoded: Arc::new(AtomicU64::new(0)),
+            limit,
+        }
+    }
+
+    /// Counts `data` (as received); an error once the body is larger than the limit.
+    fn feed(&mut self, data: &[u8]) -> Result<(), ()> {
+        if let Some(remaining) = self.remaining.as_mut() {
+            *remaining = remaining.saturating_sub(data.len() as u64);
+        }
+        match self.chunks.take() {
+            Some(mut chunks) => {
+                let mut result = Ok(());
+                chunks.feed(data, |payload| {
+                    if result.is_ok() {
+                        result = self.count(payload);
+                    }
+                });
+                self.chunks = Some(chunks);
+                result
+            }
+            None => self.count(data),
+        }
+    }
+
+    fn count(&mut self, payload: &[u8]) -> Result<(), ()> {
+        if payload.is_empty() {
+            return Ok(());
+        }
+        if !self.encodings.is_empty() {
+            self.decoder =
+                decoder_chain(&self.encodings, payload, self.decoded.clone(), self.limit);
+            self.encodings.clear();
+        }
+        match self.decoder.as_mut() {
+            Some(decoder) => {
+                if decoder.write_all(payload).is_err() {
+                    // Past the limit, or not decodable: then it is counted as sent.
+                    self.decoder = None;
+                    if self.decoded.load(Ordering::Acquire) <= self.limit {
+                        self.decoded
+                            .fetch_add(payload.len() as u64, Ordering::AcqRel);
+                    }
+                }
+            }
+            None => {
+                self.decoded
+                    .fetch_add(payload.len() as u64, Ordering::AcqRel);
+            }
+        }
+        if self.decoded.load(Ordering::Acquire) > self.limit {
+            return Err(());
+        }
+        Ok(())
+    }
+
+    /// Whether the whole body has passed.
+    fn complete(&self) -> bool {
+        self.remaining == Some(0) || self.chunks.as_ref().is_some_and(Dechunker::done)
+    }
+}
+
+/// Counts what is written to it; fails once more than `limit` bytes came.
+struct Count {
+    seen: Arc<AtomicU64>,
+    limit: u64,
+}
+
+impl Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let seen = self.seen.fetch_add(buf.len() as u64, Ordering::AcqRel) + buf.len() as u64;
+        if seen > self.limit {
+            return Err(std::io::Error::other("larger than the limit"));
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Decoders for `encodings` (in the order applied) feeding a counter; `None` when one of them
+/// is not known (zstd is not offered to servers, so it should not come).
+fn decoder_chain(
+    encodings: &[String],
+    first: &[u8],
+    seen: Arc<AtomicU64>,
+    limit: u64,
+) -> Option<Box<dyn Write + Send>> {
+    let mut writer: Box<dyn Write + Send> = Box::new(Count { seen, limit });
+    let last = encodings.len().saturating_sub(1);
+    for (i, encoding) in encodings.iter().enumerate() {
+        writer = match encoding.as_str() {
+            "gzip" | "x-gzip" => Box::new(flate2::write::GzDecoder::new(writer)),
+            // Browsers take deflate with or without its zlib wrapper; the first bytes tell, when
+            // it is the coding applied last (the one the body starts with).
+            "deflate" if i == last && !is_zlib(first) => {
+                Box::new(flate2::write::DeflateDecoder::new(writer))
+            }
+            "deflate" => Box::new(flate2::write::ZlibDecoder::new(writer)),
+            "br" => Box::new(brotli_decompressor::DecompressorWriter::new(
+                writer,
+                16 * 1024,
+            )),
+            _ => return None,
+        };
+    }
+    Some(writer)
+}
+
+/// Whether `data` starts with a zlib header.
+fn is_zlib(data: &[u8]) -> bool {
+    match data {
+        [cmf, flg, ..] => cmf & 0x0f == 8 && (u16::from(*cmf) * 256 + u16::from(*flg)) % 31 == 0,
+        [cmf] => cmf & 0x0f == 8 && cmf >> 4 <= 7,
+        [] => false,
+    }
+}
+
+/// Removes the chunked transfer coding, incrementally.
+#[derive(Default)]
+struct Dechunker {
+    state: ChunkState,
+    size: u64,
+}
+
+#[derive(Default, Clone, Copy, PartialEq, Eq)]
+enum ChunkState {
+    /// Reading the size (hex digits).
+    #[default]
+    Size,
+    /// Skipping a chunk extension up to the end of the line.
+    Extension,
+    /// Inside the data, with this many bytes left.
+    Data(u64),
+    /// After the data, up to the end of its line.
+    DataEnd,
+    /// In the trailer; whether the current line is empty so far.
+    Trailer(bool),
+    Done,
+}
+
+impl Dechunker {
+    fn done(&self) -> bool {
+        self.state == ChunkState::Done
+    }
+
+    fn feed(&mut self, mut data: &[u8], mut payload: impl FnMut(&[u8])) {
+        while let Some((&byte, rest)) = data.split_first() {
+            match self.state {
+                ChunkState::Data(left) => {
+                    let take = usize::try_from(left).unwrap_or(usize::MAX).min(data.len());
+                    payload(&data[..take]);
+                    data = &data[take..];
+                    let left = left - take as u64;
+                    self.state = if left == 0 {
+                        ChunkState::DataEnd
+                    } else {
+                        ChunkState::Data(left)
+                    };
+                    continue;
+                }
+                ChunkState::Size => match byte {
+                    b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F' => {
+                        let digit = u64::from((byte as char).to_digit(16).unwrap_or(0));
+                        self.size = self.size.saturating_mul(16).saturating_add(digit);
+                    }
+                    b'\n' => self.end_size_line(),
+                    b'\r' => {}
+                    _ => self.state = ChunkState::Extension,
+                },
+                ChunkState::Extension => {
+                    if byte == b'\n' {
+                        self.end_size_line();
+                    }
+                }
+                ChunkState::DataEnd => {
+                    if byte == b'\n' {
+                        self.state = ChunkState::Size;
+                    }
+                }
+                ChunkState::Trailer(empty) => match byte {
+                    b'\n' if empty => self.state = ChunkState::Done,
+                    b'\n' => self.state = ChunkState::Trailer(true),
+                    b'\r' => {}
+                    _ => self.state = ChunkState::Trailer(false),
+                },
+                ChunkState::Done => return,
+            }
+            data = rest;
+        }
+    }
+
+    fn end_size_line(&mut self) {
+        self.state = if self.size == 0 {
+            ChunkState::Trailer(true)
+        } else {
+            ChunkState::Data(self.size)
+        };
+        self.size = 0;
+    }
 }
 
 /// The addresses of `host` the policy allows; a refusal when none is left.
@@ -229,11 +743,24 @@ async fn connect_any(addrs: &[String]) -> std::io::Result<TcpStream> {
     Err(last)
 }
 
-/// Reads up to the end of the request head; returns the head and any bytes read past it.
-async fn read_head(stream: &mut TcpStream) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
-    let mut buf = Vec::with_capacity(2048);
+/// Reads up to the end of a head; returns the head and any bytes read past it.
+async fn read_head(
+    stream: &mut (impl tokio::io::AsyncRead + Unpin),
+) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
+    read_head_after(stream, Vec::new()).await
+}
+
+/// Reads up to the end of a head that starts with `buf` (bytes already read).
+async fn read_head_after(
+    stream: &mut (impl tokio::io::AsyncRead + Unpin),
+    mut buf: Vec<u8>,
+) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
     let mut chunk = [0u8; 4096];
     loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let rest = buf.split_off(end + 4);
+            return Ok((buf, rest));
+        }
         let n = stream.read(&mut chunk).await?;
         if n == 0 {
             return Err(std::io::Error::other(
@@ -241,10 +768,6 @@ async fn read_head(stream: &mut TcpStream) -> std::io::Result<(Vec<u8>, Vec<u8>)
             ));
         }
         buf.extend_from_slice(&chunk[..n]);
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let rest = buf.split_off(end + 4);
-            return Ok((buf, rest));
-        }
         if buf.len() > MAX_HEAD {
             return Err(std::io::Error::other("request head too large"));
         }

@@ -28,7 +28,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// Settings of the renderer. Defaults: 4 tabs, 64 renders waiting at most, Chromium closed after
 /// 60 s idle, the DOM considered settled after 300 ms without mutation (50 ms once the page is
 /// loaded with no timer or request pending) but never waited for longer than 10 s, 20 scrolls at
-/// most, navigation within 30 s, 10 MiB of HTML at most.
+/// most, navigation within 30 s, 10 MiB of HTML and of each response at most, 64 MiB loaded by
+/// a render at most, a JavaScript heap of 256 MiB and 384 MiB of resident memory per renderer at
+/// most (4 tabs stay well under 2 GB together).
 #[derive(Debug, Clone)]
 pub struct RenderSettings {
     /// The Chromium executable; else `CHROME_PATH`, else the usual Debian locations.
@@ -54,8 +56,17 @@ pub struct RenderSettings {
     pub reuse_tabs: bool,
     /// The longest a navigation may take.
     pub navigation_timeout: Duration,
-    /// The largest serialized DOM accepted.
+    /// The largest serialized DOM accepted, and the largest response body (after
+    /// decompression) a rendered page may load.
     pub max_html_bytes: u64,
+    /// The most bytes a render may load in all (the page and everything it loads).
+    pub max_render_bytes: u64,
+    /// The JavaScript heap limit of each renderer (V8's old space); a page that passes it
+    /// crashes its tab and fails with "the page used more than N MB of memory".
+    pub max_js_heap_bytes: u64,
+    /// The resident memory a renderer may use, sampled from `/proc` while it renders; over it
+    /// the tab is killed and the check fails with "the page used more than N MB of memory".
+    pub max_renderer_memory_bytes: u64,
 }
 
 impl Default for RenderSettings {
@@ -73,8 +84,16 @@ impl Default for RenderSettings {
             reuse_tabs: true,
             navigation_timeout: Duration::from_secs(30),
             max_html_bytes: 10 * 1024 * 1024,
+            max_render_bytes: 64 * 1024 * 1024,
+            max_js_heap_bytes: 256 * 1024 * 1024,
+            max_renderer_memory_bytes: 384 * 1024 * 1024,
         }
     }
+}
+
+/// Whole mebibytes, for messages.
+fn mib(bytes: u64) -> u64 {
+    bytes / (1024 * 1024)
 }
 
 /// Why the browser could not be used.
@@ -193,7 +212,7 @@ impl RendererInner {
         // A dead browser is killed (with its process group) when its last user lets go.
         *slot = None;
         let executable = browser::find_chrome(self.settings.chrome_path.as_ref())?;
-        let live = Arc::new(browser::launch(&executable).await?);
+        let live = Arc::new(browser::launch(&executable, &self.settings).await?);
         self.set_pid(live.pid());
         *slot = Some(live.clone());
         self.start_idle_watch();

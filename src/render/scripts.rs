@@ -88,6 +88,12 @@ pub const INSTRUMENT: &str = r#"(() => {
   Object.defineProperty(window, '__wachetClearTimeout', { value: id => clearT.call(window, id) });
 })()"#;
 
+/// Resolves once the document is parsed, at once if it is. Not its load event: a frame the
+/// browser refuses to load (a `file:` URL) holds that back for ever; what is still loading then
+/// is what settling waits for.
+pub const PARSED: &str = r#"(document.readyState !== 'loading' ? true
+  : new Promise(resolve => document.addEventListener('DOMContentLoaded', () => resolve(true), { once: true })))"#;
+
 /// Resolves when the DOM has had no mutation for `quiet` ms (1 s while a timer or request is
 /// pending) and the document is parsed; or, once the page is loaded and has nothing pending (see
 /// [`INSTRUMENT`]), when the browser next finds the page's main thread idle (its own

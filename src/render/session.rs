@@ -4,7 +4,7 @@
 //! engine and the crawler use it exactly like the plain HTTP fetcher.
 
 use super::browser::Live;
-use super::egress::Egress;
+use super::egress::{Egress, Limits};
 use super::tab::{COMMAND_TIMEOUT, Tab, TabError};
 use super::{RenderError, RendererInner};
 use crate::fetch::{FetchError, FetchRequest, FetchedPage, Fetcher};
@@ -68,7 +68,11 @@ impl RenderSession {
             ),
             None => None,
         };
-        let egress = Egress::start(self.renderer.policy.clone(), upstream)
+        let limits = Limits {
+            response: self.renderer.settings.max_html_bytes,
+            render: self.renderer.settings.max_render_bytes,
+        };
+        let egress = Egress::start(self.renderer.policy.clone(), upstream, limits)
             .await
             .map_err(|e| RenderError::Launch(format!("cannot start the egress proxy: {e}")))?;
         let params = CreateBrowserContextParams::builder()
@@ -148,11 +152,13 @@ impl RenderSession {
             .map(FetchError::Refused)
     }
 
-    /// Renders one request, retrying once after a crashed tab or a dead browser.
+    /// Renders one request, retrying once after a crashed tab or a dead browser (not after a
+    /// tab killed for its memory: the page would do it again).
     pub async fn render(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError> {
         let _permit = self.renderer.acquire_tab().await?;
         let mut last = FetchError::Render("rendering failed".into());
         for _attempt in 0..2 {
+            let began = std::time::Instant::now();
             let (mut tab, live) = match self.take_tab().await {
                 Ok(pair) => pair,
                 Err(TabError::BrowserGone(reason)) => {
@@ -163,9 +169,44 @@ impl RenderSession {
                 Err(TabError::Crashed) => continue,
                 Err(TabError::Page { error, .. }) => return Err(error),
             };
-            let result = tab
-                .render(request, &self.renderer.settings, self.options.scroll)
-                .await;
+            let Some(mut sizes) = self
+                .with_egress(|e| {
+                    e.begin_render();
+                    e.size_watch()
+                })
+                .await
+            else {
+                tab.close().await;
+                continue;
+            };
+            let loaded = tab.loaded_urls();
+            // A response cut for its size ends the render at once and explains it, whatever it
+            // looked like to the browser (a short page, a failed load, a page still loading).
+            let result = {
+                let render = tab.render(request, &self.renderer.settings, self.options.scroll);
+                tokio::pin!(render);
+                loop {
+                    tokio::select! {
+                        result = &mut render => break Some(result),
+                        () = sizes.next_cut() => {
+                            if sizes.size_error(&loaded.get()).is_some() {
+                                break None;
+                            }
+                        }
+                    }
+                }
+            };
+            if let Some(error) = sizes.size_error(&loaded.get()) {
+                match result {
+                    Some(Ok(_)) => self.give_back(tab, &live).await,
+                    _ => tab.close().await,
+                }
+                return Err(error);
+            }
+            let Some(result) = result else {
+                tab.close().await;
+                continue;
+            };
             match result {
                 Ok(page) => {
                     self.give_back(tab, &live).await;
@@ -183,6 +224,9 @@ impl RenderSession {
                 }
                 Err(TabError::Crashed) => {
                     tab.close().await;
+                    if let Some(reason) = live.memory_crash_since(began) {
+                        return Err(FetchError::Render(reason));
+                    }
                     last = FetchError::Render("the page crashed the browser tab".into());
                 }
                 Err(TabError::BrowserGone(reason)) => {
@@ -207,6 +251,12 @@ impl RenderSession {
             }
         }
         Err(last)
+    }
+
+    /// Runs `f` on the session's egress proxy, if the session has one.
+    async fn with_egress<T>(&self, f: impl FnOnce(&Egress) -> T) -> Option<T> {
+        let slot = self.context.lock().await;
+        slot.as_ref().map(|c| f(&c.egress))
     }
 
     /// Releases the session's browser context, closing its tabs.

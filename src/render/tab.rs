@@ -17,7 +17,7 @@ use chromiumoxide::cdp::browser_protocol::network::{
     ErrorReason, EventResponseReceived, ResourceType,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    AddScriptToEvaluateOnNewDocumentParams, EventJavascriptDialogOpening,
+    AddScriptToEvaluateOnNewDocumentParams, EventFrameNavigated, EventJavascriptDialogOpening,
     HandleJavaScriptDialogParams, NavigateParams,
 };
 use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
@@ -50,12 +50,43 @@ struct MainRequest {
     body: Option<String>,
 }
 
-#[derive(Default)]
+/// URLs of responses remembered per render at most (to match the egress's cuts).
+const MAX_LOADED_URLS: usize = 2048;
+
 struct TabState {
     main_request: Mutex<Option<MainRequest>>,
     /// Status, URL and MIME type of the latest main-frame document response.
     response: Mutex<Option<(u16, String, String)>>,
+    /// URLs of the responses of the current render.
+    loaded: Mutex<Vec<String>>,
     crashed: AtomicBool,
+    /// Tells waits that the renderer crashed, so they end at once.
+    crash_signal: tokio::sync::watch::Sender<bool>,
+    /// The URL of the document the main frame last committed to.
+    committed: tokio::sync::watch::Sender<Option<String>>,
+}
+
+impl Default for TabState {
+    fn default() -> Self {
+        TabState {
+            main_request: Mutex::new(None),
+            response: Mutex::new(None),
+            loaded: Mutex::new(Vec::new()),
+            crashed: AtomicBool::new(false),
+            crash_signal: tokio::sync::watch::Sender::new(false),
+            committed: tokio::sync::watch::Sender::new(None),
+        }
+    }
+}
+
+/// The URLs a tab's current render loaded.
+pub(crate) struct LoadedUrls(Arc<TabState>);
+
+impl LoadedUrls {
+    /// The URLs so far.
+    pub fn get(&self) -> Vec<String> {
+        self.0.loaded.lock().map(|l| l.clone()).unwrap_or_default()
+    }
 }
 
 /// Renders after which a tab is replaced, a bound on whatever a renderer keeps from page to page.
@@ -66,12 +97,17 @@ const RENDERS_PER_TAB: u32 = 100;
 /// render instead of every 10th: 19 MB less in the 300-page crawl at the same speed and CPU.
 const RENDERS_PER_GC: u32 = 3;
 
+/// What `Page.navigate` answered: an error text, or a failure of the call.
+type NavigateAnswer = Result<Option<String>, chromiumoxide::error::CdpError>;
+
 /// A tab with its event listeners.
 pub(crate) struct Tab {
     page: Page,
     state: Arc<TabState>,
     listeners: Vec<JoinHandle<()>>,
     renders: u32,
+    /// chromiumoxide's wait for the last navigation, when the render went on without it.
+    navigation: Option<JoinHandle<NavigateAnswer>>,
 }
 
 impl Drop for Tab {
@@ -79,7 +115,18 @@ impl Drop for Tab {
         for l in &self.listeners {
             l.abort();
         }
+        if let Some(n) = &self.navigation {
+            n.abort();
+        }
     }
+}
+
+/// How a navigation went on.
+enum Navigation {
+    /// chromiumoxide's navigation ended (every frame loaded, or an error).
+    Answered(Result<NavigateAnswer, tokio::task::JoinError>),
+    /// The main frame committed a new document at this URL.
+    Committed(Option<String>),
 }
 
 async fn within<T, E: std::fmt::Display>(
@@ -150,6 +197,11 @@ impl Tab {
         listeners.push(tokio::spawn(async move {
             let mut responses = responses;
             while let Some(event) = responses.next().await {
+                if let Ok(mut loaded) = s.loaded.lock()
+                    && loaded.len() < MAX_LOADED_URLS
+                {
+                    loaded.push(event.response.url.clone());
+                }
                 let is_main = event
                     .frame_id
                     .as_ref()
@@ -179,6 +231,22 @@ impl Tab {
             }
         }));
 
+        let navigated = within(
+            "listening to navigations",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventFrameNavigated>(),
+        )
+        .await?;
+        let s = state.clone();
+        listeners.push(tokio::spawn(async move {
+            let mut navigated = navigated;
+            while let Some(event) = navigated.next().await {
+                if event.frame.parent_id.is_none() {
+                    s.committed.send_replace(Some(event.frame.url.clone()));
+                }
+            }
+        }));
+
         let crashes = within(
             "listening to crashes",
             COMMAND_TIMEOUT,
@@ -190,6 +258,7 @@ impl Tab {
             let mut crashes = crashes;
             if crashes.next().await.is_some() {
                 s.crashed.store(true, Ordering::Release);
+                s.crash_signal.send_replace(true);
             }
         }));
 
@@ -215,12 +284,15 @@ impl Tab {
             state,
             listeners,
             renders: 0,
+            navigation: None,
         })
     }
 
     /// Whether the tab has rendered enough pages to be replaced.
     pub fn worn_out(&self) -> bool {
+        // chromiumoxide queues a tab's navigations behind one still waiting for its frames.
         self.renders >= RENDERS_PER_TAB
+            || self.navigation.as_ref().is_some_and(|n| !n.is_finished())
     }
 
     /// Renders one request.
@@ -232,6 +304,9 @@ impl Tab {
     ) -> Result<FetchedPage, TabError> {
         let started = Instant::now();
         self.renders += 1;
+        if let Some(previous) = self.navigation.take() {
+            previous.abort();
+        }
         let headers = request
             .headers
             .iter()
@@ -252,6 +327,10 @@ impl Tab {
         if let Ok(mut slot) = self.state.response.lock() {
             *slot = None;
         }
+        if let Ok(mut loaded) = self.state.loaded.lock() {
+            loaded.clear();
+            loaded.push(request.url.to_string());
+        }
 
         if self.renders % RENDERS_PER_GC == 0 {
             // Best effort: a tab that does not answer fails the navigation below anyway.
@@ -259,10 +338,77 @@ impl Tab {
             let _ = tokio::time::timeout(COMMAND_TIMEOUT, collect).await;
         }
         let navigation_began = Instant::now();
-        let navigate = self.page.goto(NavigateParams::new(request.url.as_str()));
-        match tokio::time::timeout(settings.navigation_timeout, navigate).await {
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => {
+        let timeout = settings.navigation_timeout;
+        let timed_out = || TabError::Page {
+            error: FetchError::Timeout(timeout),
+            discard: true,
+        };
+        // chromiumoxide answers Page.navigate once every frame has loaded, and a frame the
+        // browser refuses (a `file:` URL) never does: the render goes on as soon as the main
+        // frame has committed the new document, whose parsing is then awaited in the page.
+        self.state.committed.send_replace(None);
+        let mut committed = self.state.committed.subscribe();
+        let page = self.page.clone();
+        let params = NavigateParams::new(request.url.as_str());
+        let mut navigation = tokio::spawn(async move {
+            page.execute(params)
+                .await
+                .map(|done| done.result.error_text.clone())
+        });
+        let first = self
+            .guarded(tokio::time::timeout(timeout, async {
+                tokio::select! {
+                    answer = &mut navigation => Navigation::Answered(answer),
+                    url = committed.wait_for(Option::is_some) => {
+                        Navigation::Committed(url.ok().and_then(|u| u.clone()))
+                    }
+                }
+            }))
+            .await;
+        let answer = match first {
+            Err(crashed) => {
+                navigation.abort();
+                return Err(crashed);
+            }
+            Ok(Err(_)) => {
+                navigation.abort();
+                self.check_crash()?;
+                return Err(timed_out());
+            }
+            Ok(Ok(Navigation::Answered(answer))) => Some(answer),
+            // An error page commits too; its error comes with the answer.
+            Ok(Ok(Navigation::Committed(Some(url)))) if url.starts_with("chrome-error:") => {
+                let left = timeout.saturating_sub(navigation_began.elapsed());
+                match self
+                    .guarded(tokio::time::timeout(left, &mut navigation))
+                    .await?
+                {
+                    Ok(answer) => Some(answer),
+                    Err(_) => {
+                        navigation.abort();
+                        return Err(timed_out());
+                    }
+                }
+            }
+            Ok(Ok(Navigation::Committed(_))) => {
+                self.navigation = Some(navigation);
+                None
+            }
+        };
+        match answer {
+            None | Some(Ok(Ok(None))) => {}
+            Some(Ok(Ok(Some(text)))) => {
+                self.check_crash()?;
+                return Err(TabError::Page {
+                    error: FetchError::Render(navigation_error(&text)),
+                    discard: false,
+                });
+            }
+            Some(Ok(Err(chromiumoxide::error::CdpError::Timeout))) => {
+                self.check_crash()?;
+                return Err(timed_out());
+            }
+            Some(Ok(Err(e))) => {
                 self.check_crash()?;
                 if is_connection_error(&e) {
                     return Err(TabError::BrowserGone(e.to_string()));
@@ -272,16 +418,15 @@ impl Tab {
                     discard: false,
                 });
             }
-            Err(_) => {
-                self.check_crash()?;
-                return Err(TabError::Page {
-                    error: FetchError::Render(format!(
-                        "the page did not finish loading within {} s",
-                        settings.navigation_timeout.as_secs_f64()
-                    )),
-                    discard: true,
-                });
+            Some(Err(e)) => return Err(TabError::BrowserGone(e.to_string())),
+        }
+        let left = timeout.saturating_sub(navigation_began.elapsed());
+        match self.eval_within(scripts::PARSED, left).await {
+            Ok(_) => {}
+            Err(TabError::Page { .. }) if navigation_began.elapsed() >= timeout => {
+                return Err(timed_out());
             }
+            Err(e) => return Err(e),
         }
         self.check_crash()?;
 
@@ -372,11 +517,40 @@ impl Tab {
         Ok(())
     }
 
+    /// The URLs the current render loaded (the request's first), readable while it renders.
+    pub fn loaded_urls(&self) -> LoadedUrls {
+        LoadedUrls(self.state.clone())
+    }
+
+    /// Runs `fut` unless the renderer crashes first.
+    async fn guarded<T>(&self, fut: impl std::future::Future<Output = T>) -> Result<T, TabError> {
+        let mut crashed = self.state.crash_signal.subscribe();
+        let crash = async move {
+            if crashed.wait_for(|c| *c).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            done = fut => Ok(done),
+            () = crash => Err(TabError::Crashed),
+        }
+    }
+
     /// Evaluates `expr` (awaiting a promise) within the settle bound.
     async fn eval(
         &self,
         expr: &str,
         settings: &RenderSettings,
+    ) -> Result<serde_json::Value, TabError> {
+        self.eval_within(expr, settings.max_settle + Duration::from_secs(5))
+            .await
+    }
+
+    /// Evaluates `expr` (awaiting a promise) within `limit`.
+    async fn eval_within(
+        &self,
+        expr: &str,
+        limit: Duration,
     ) -> Result<serde_json::Value, TabError> {
         let params = EvaluateParams::builder()
             .expression(expr)
@@ -384,9 +558,20 @@ impl Tab {
             .return_by_value(true)
             .build()
             .map_err(TabError::BrowserGone)?;
-        let limit = settings.max_settle + Duration::from_secs(5);
-        match tokio::time::timeout(limit, self.page.evaluate_expression(params)).await {
-            Ok(Ok(result)) => Ok(result.value().cloned().unwrap_or(serde_json::Value::Null)),
+        // Without a context id the page's current document is meant, whatever chromiumoxide
+        // last heard about execution contexts (a navigation has just committed).
+        let evaluate = self.page.execute(params);
+        match self.guarded(tokio::time::timeout(limit, evaluate)).await? {
+            Ok(Ok(done)) => match done.result.exception_details {
+                Some(exception) => Err(TabError::Page {
+                    error: FetchError::Render(format!(
+                        "the page's script failed: {}",
+                        exception.text
+                    )),
+                    discard: true,
+                }),
+                None => Ok(done.result.result.value.unwrap_or(serde_json::Value::Null)),
+            },
             Ok(Err(e)) => {
                 self.check_crash()?;
                 if is_connection_error(&e) {
@@ -401,8 +586,8 @@ impl Tab {
                 self.check_crash()?;
                 Err(TabError::Page {
                     error: FetchError::Render(format!(
-                        "the page did not respond within {} s (a script that never yields?)",
-                        limit.as_secs()
+                        "timed out after {} s: the page did not respond (a script that never yields?)",
+                        limit.as_secs_f64()
                     )),
                     discard: true,
                 })

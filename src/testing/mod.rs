@@ -26,6 +26,7 @@
 //! # }
 //! ```
 
+pub mod hostile;
 pub mod suite;
 
 pub use suite::{
