@@ -5,12 +5,12 @@
 //! body's content (the first element that does not belong in `<head>`), where titles are;
 //! both paths of the crawler (one pass or tree) use this, so they agree.
 
-use html5ever::tokenizer::states::RawKind;
 use html5ever::TokenizerResult;
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::states::RawKind;
 use html5ever::tokenizer::{
     BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
 };
-use html5ever::tendril::StrTendril;
 use std::cell::{Cell, RefCell};
 
 /// Longest title kept, in characters; a hostile page cannot make page names huge.
@@ -120,14 +120,20 @@ mod tests {
         assert_eq!(title("<title>a <b> c</title>").as_deref(), Some("a <b> c"));
         assert_eq!(title("<title></title>").as_deref(), Some(""));
         assert_eq!(title("<p>no title</p>"), None);
-        assert_eq!(title("<!-- <title>no</title> --><title>yes</title>").as_deref(), Some("yes"));
+        assert_eq!(
+            title("<!-- <title>no</title> --><title>yes</title>").as_deref(),
+            Some("yes")
+        );
         assert_eq!(
             title("<script>document.write('<title>no</title>')</script><title>yes</title>")
                 .as_deref(),
             Some("yes")
         );
         assert_eq!(title("<body><svg><title>icon</title></svg>"), None);
-        assert_eq!(title("<meta charset=utf-8><title>unclosed").as_deref(), Some("unclosed"));
+        assert_eq!(
+            title("<meta charset=utf-8><title>unclosed").as_deref(),
+            Some("unclosed")
+        );
         assert_eq!(title(""), None);
     }
 }

@@ -79,7 +79,11 @@ impl Clients {
     }
 
     fn get(&self, follow: bool) -> &Client {
-        if follow { &self.following } else { &self.stopping }
+        if follow {
+            &self.following
+        } else {
+            &self.stopping
+        }
     }
 }
 
