@@ -463,3 +463,39 @@ impl Checker for Engine {
         Engine::crawl_prepared(self, prepared)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validate::COMPILES;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_prepared_monitor_is_never_compiled_again() {
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .unwrap();
+        let engine = Engine::builder()
+            .allow_private_networks(true)
+            .build()
+            .unwrap();
+        let mut monitor = Monitor::new(format!("http://127.0.0.1:{closed}/"));
+        monitor.x_path = Some("//p[contains(., 'x')]".into());
+        monitor.regex = Some(r"(\d+)".into());
+        let compiles = || COMPILES.with(|c| c.get());
+        let prepared = Checker::prepare(&engine, &monitor).unwrap();
+        let before = compiles();
+        for _ in 0..3 {
+            let outcome = engine.check_prepared(&prepared).await;
+            assert_eq!(outcome.error_kind, Some(ErrorKind::Network));
+        }
+        assert_eq!(
+            compiles(),
+            before,
+            "checking a prepared monitor compiled it again"
+        );
+        // The counter does count: an unprepared check compiles.
+        let _ = Checker::check(&engine, &monitor).await.unwrap();
+        assert_eq!(compiles(), before + 1);
+    }
+}

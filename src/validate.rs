@@ -79,11 +79,19 @@ impl Errors {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Compilations on this thread, so tests can tell a prepared monitor is not compiled again.
+    pub(crate) static COMPILES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Compiles `monitor`; `proxy_locations` are the locations the engine has a proxy for.
 pub(crate) fn compile(
     monitor: &Monitor,
     proxy_locations: &[String],
 ) -> Result<Plan, InvalidMonitor> {
+    #[cfg(test)]
+    COMPILES.with(|c| c.set(c.get() + 1));
     let mut errors = Errors::default();
     let url = match monitor.url.as_deref() {
         None => {

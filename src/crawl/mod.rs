@@ -419,7 +419,7 @@ impl Coordinator {
                             scheduler.push(next);
                             continue;
                         }
-                        Err(event) => event,
+                        Err(event) => *event,
                     }
                 }
                 Outcome::Page(page) => CrawlEvent::Page {
@@ -507,15 +507,15 @@ impl Coordinator {
         to: url::Url,
         status: u16,
         request: Option<crate::fetch::FetchRequest>,
-    ) -> Result<Pending, CrawlEvent> {
+    ) -> Result<Pending, Box<CrawlEvent>> {
         let fail = |message: String| {
             let mut page = page::failed(pending, message, ErrorKind::Redirect);
             page.status = Some(status);
             page.final_url = Some(to.to_string());
-            CrawlEvent::Page {
+            Box::new(CrawlEvent::Page {
                 page,
                 progress: Progress::default(),
-            }
+            })
         };
         if pending.hops >= MAX_HOPS {
             return Err(fail(format!(
@@ -526,14 +526,14 @@ impl Coordinator {
             return Err(fail(format!("redirects to itself ({to})")));
         }
         if !seen.insert(to.as_str().to_string()) {
-            return Err(CrawlEvent::LeftOut(LeftOutPage {
+            return Err(Box::new(CrawlEvent::LeftOut(LeftOutPage {
                 url: pending.url.to_string(),
                 depth: pending.depth,
                 found_on: pending.found_on.as_deref().map(str::to_string),
                 status: Some(status),
                 final_url: Some(to.to_string()),
                 reason: LeftOutReason::RedirectToKnownPage,
-            }));
+            })));
         }
         Ok(Pending {
             url: pending.url.clone(),

@@ -2,8 +2,9 @@
 //! as `document.title` gives it (character references decoded, white space collapsed), found
 //! with the HTML5 tokenizer so titles inside comments, scripts, styles and SVG or MathML are
 //! not taken. Tokenizing stops at the title's end, and looks no further than the start of the
-//! body's content (the first element that does not belong in `<head>`), where titles are;
-//! both paths of the crawler (one pass or tree) use this, so they agree.
+//! body's content (the first element that does not belong in `<head>`), where titles are, and
+//! never past the first 256 KB; both paths of the crawler (one pass or tree) use this, so they
+//! agree.
 
 use html5ever::TokenizerResult;
 use html5ever::tendril::StrTendril;
@@ -15,6 +16,9 @@ use std::cell::{Cell, RefCell};
 
 /// Longest title kept, in characters; a hostile page cannot make page names huge.
 const MAX_TITLE_CHARS: usize = 1024;
+
+/// How much of a page is looked at: titles are in the head, and a huge page is not copied.
+const MAX_SCAN_BYTES: usize = 256 * 1024;
 
 #[derive(Default)]
 struct Sink {
@@ -77,8 +81,12 @@ impl TokenSink for Sink {
 
 /// The page's title, or `None` when it has none (an empty title is `Some("")`).
 pub(crate) fn title(html: &str) -> Option<String> {
+    let mut end = html.len().min(MAX_SCAN_BYTES);
+    while !html.is_char_boundary(end) {
+        end -= 1;
+    }
     let input = BufferQueue::default();
-    input.push_back(StrTendril::from_slice(html));
+    input.push_back(StrTendril::from_slice(&html[..end]));
     let tokenizer = Tokenizer::new(Sink::default(), TokenizerOpts::default());
     // A pause is the sink asking to stop, or a `<meta charset>` (the text is decoded already,
     // so it goes on); bounded all the same.

@@ -1,6 +1,8 @@
 //! Fetchers: the downloader stage. A [`Fetcher`] turns a [`FetchRequest`] into a
 //! [`FetchedPage`] or a [`FetchError`]; the plain HTTP one is [`http::HttpFetcher`]. The engine
 //! and the crawler only see the trait, so a rendering fetcher can stand in for the plain one.
+//! Every fetcher the engine uses is wrapped in [`hosts::Polite`], which takes a slot of the
+//! request's host first: the per-host limits hold across every check of an engine.
 
 pub mod decode;
 mod encoding;

@@ -1,9 +1,11 @@
 //! `wachet crawl`: one Portal crawl from a start URL. Pages print as they finish (one JSON
-//! object per line with `--json`); a progress bar runs on stderr when it is a terminal. Exits 0
-//! when the crawl ran, even if some pages failed; 1 when the start page failed (the Portal check
+//! object per line with `--json`); a progress bar runs on stderr when it is a terminal, and the
+//! crawl's statistics end it there (`--stats-json FILE` writes them as JSON too). Exits 0 when
+//! the crawl ran, even if some pages failed; 1 when the start page failed (the Portal check
 //! failed, as in the service); 2 on invalid input.
 
 use super::page::{PageArgs, report_invalid};
+use anyhow::Context;
 use clap::Args;
 use futures::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -11,7 +13,7 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 use wachet::model::{ClientJobType, UrlFilter, UrlFilterType, UrlFilterValue};
-use wachet::{CrawlEvent, Monitor};
+use wachet::{CrawlEvent, CrawlStats, Monitor};
 
 #[derive(Debug, Args)]
 pub struct CrawlArgs {
@@ -58,6 +60,10 @@ pub struct CrawlArgs {
     /// Print one JSON object per page per line.
     #[arg(long)]
     json: bool,
+    /// Write the crawl's statistics (pages, failed, requests, bytes, elapsed, pages per second,
+    /// latency percentiles, statuses, budget) to FILE as JSON.
+    #[arg(long, value_name = "FILE")]
+    stats_json: Option<std::path::PathBuf>,
 }
 
 fn filters(contains: &[String], regexes: &[String]) -> Option<Vec<UrlFilterValue>> {
@@ -119,6 +125,7 @@ pub async fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
                         "url": page.url,
                         "depth": page.depth,
                         "status": page.status,
+                        "title": page.title,
                         "data": page.data,
                     });
                     writeln!(out, "{line}")?;
@@ -147,18 +154,13 @@ pub async fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
                 if let Some(bar) = &bar {
                     bar.finish_and_clear();
                 }
-                let p = summary.progress;
-                eprintln!(
-                    "{} pages ({} failed) in {:.2} s{}",
-                    p.done,
-                    p.failed,
-                    summary.elapsed.as_secs_f64(),
-                    if summary.budget_reached {
-                        ", page budget reached"
-                    } else {
-                        ""
-                    }
-                );
+                eprint!("{}", stats_text(&summary.stats));
+                if let Some(path) = &args.stats_json {
+                    let json = serde_json::to_string_pretty(&summary.stats)?;
+                    std::fs::write(path, json + "\n").with_context(|| {
+                        format!("cannot write the statistics to {}", path.display())
+                    })?;
+                }
             }
             _ => {}
         }
@@ -168,4 +170,38 @@ pub async fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
         true => ExitCode::from(1),
         false => ExitCode::SUCCESS,
     })
+}
+
+/// The statistics as the lines printed on stderr at the end of a crawl.
+fn stats_text(stats: &CrawlStats) -> String {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let statuses: Vec<String> = stats
+        .statuses
+        .iter()
+        .map(|(status, n)| format!("{status}: {n}"))
+        .collect();
+    format!(
+        "{} pages ({} failed), {} requests, {} bytes in {:.2} s, {:.1} pages/s{}\n\
+         latency p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms\n\
+         statuses {}\n",
+        stats.pages,
+        stats.failed,
+        stats.requests,
+        stats.bytes,
+        stats.elapsed.as_secs_f64(),
+        stats.pages_per_second,
+        if stats.budget_reached {
+            ", stopped by the page budget"
+        } else {
+            ""
+        },
+        ms(stats.latency.p50),
+        ms(stats.latency.p90),
+        ms(stats.latency.p99),
+        if statuses.is_empty() {
+            "none".to_string()
+        } else {
+            statuses.join(", ")
+        },
+    )
 }

@@ -6,19 +6,31 @@
 //!
 //! Concurrency is bounded: at most `checks_in_flight` plain checks and
 //! `browser_checks_in_flight` checks rendering in Chromium (`dynamicContent`) at once.
+//!
+//! Each monitor is compiled once per version of its definition ([`prepared`]); a Portal
+//! monitor's pages are taken one by one from the crawl's stream, each stored under its title
+//! as the page's name. A page that was listed before and is now only left out by the crawl
+//! (`ignoreInvalidPages`, `crawlBinaryContent`, a redirect to a page already listed) stays in
+//! the monitor's list of pages, so it never reads as removed.
 
+pub mod prepared;
 pub mod slots;
 
 use crate::metrics::METRICS;
 use crate::notify;
 use crate::store::{AlertStates, CheckRecord, DueCheck, Store, StoreError, now_millis};
+use futures::StreamExt;
+use prepared::PreparedCache;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, watch};
 use wachet::alerts::{self, AlertState, Check, Raised, Subject};
 use wachet::model::{Alert, ClientData, ClientJobType};
-use wachet::{Checker, CrawledPage, Monitor};
+use wachet::{Checker, CrawlEvent, Monitor, PreparedMonitor};
+
+/// A crawled page as stored: its URL, its name (title) and its result.
+type PageResult = (String, Option<String>, ClientData);
 
 /// How often due monitors are looked for (and at once when a check ends while all slots are
 /// taken).
@@ -74,6 +86,7 @@ pub async fn run(
         ),
     ];
     let finished = Arc::new(Notify::new());
+    let cache = Arc::new(PreparedCache::new(prepared::DEFAULT_CAPACITY));
     loop {
         let mut more = false;
         for (slots, browser) in &pools {
@@ -102,9 +115,9 @@ pub async fn run(
                     continue;
                 };
                 let (store, checker, finished) = (store.clone(), checker.clone(), finished.clone());
-                let settings = settings.clone();
+                let (settings, cache) = (settings.clone(), cache.clone());
                 tokio::spawn(async move {
-                    run_check(store, checker, check, &settings).await;
+                    run_check(store, checker, cache, check, &settings).await;
                     drop(slot);
                     finished.notify_one();
                 });
@@ -128,6 +141,7 @@ pub async fn run(
 async fn run_check(
     store: Arc<dyn Store>,
     checker: Arc<dyn Checker>,
+    cache: Arc<PreparedCache>,
     check: DueCheck,
     settings: &ScheduleSettings,
 ) {
@@ -147,6 +161,7 @@ async fn run_check(
             check_and_store(
                 store.as_ref(),
                 checker.as_ref(),
+                &cache,
                 &monitor,
                 version,
                 recurrence,
@@ -229,27 +244,25 @@ fn next_check(task: &str, recurrence: i32, now: crate::store::Millis) -> crate::
 async fn check_and_store(
     store: &dyn Store,
     checker: &dyn Checker,
+    cache: &PreparedCache,
     monitor: &Monitor,
     version: crate::store::Millis,
     recurrence: i32,
 ) -> Result<bool, StoreError> {
     let task = monitor.id.clone().unwrap_or_default();
     let alerts = monitor.alerts.clone().unwrap_or_default();
-    // What the alerts know from before: the history as it is before this check is stored.
-    let states = match alerts.is_empty() {
+    let portal = monitor.job_type == ClientJobType::Portal;
+    // What the alerts know from before: the history as it is before this check is stored. A
+    // Portal's previous list of pages is needed to keep pages now only left out in it.
+    let states = match alerts.is_empty() && !portal {
         true => AlertStates::default(),
         false => store.alert_states(&task).await?,
     };
     let started = std::time::Instant::now();
     let rendering = monitor.dynamic_content.then(Rendering::start);
-    let checked = checker.check(monitor).await;
-    drop(rendering);
-    METRICS.check_duration.observe(started.elapsed());
-    let (own, pages) = match checked {
-        Ok(outcome) => (
-            outcome.data,
-            outcome.crawl.map(|c| c.pages).unwrap_or_default(),
-        ),
+    let (own, pages) = match cache.get(checker, &task, version, monitor) {
+        Ok(prepared) if portal => crawl(checker, &prepared, states.own.last_value.as_deref()).await,
+        Ok(prepared) => (checker.check_prepared(&prepared).await.data, Vec::new()),
         // The definition was valid when stored; what changed since (a proxy location removed
         // from the settings) is reported like any failed check.
         Err(invalid) => (
@@ -257,6 +270,8 @@ async fn check_and_store(
             Vec::new(),
         ),
     };
+    drop(rendering);
+    METRICS.check_duration.observe(started.elapsed());
     let outcome = match own.error {
         None => &METRICS.checks_ok,
         Some(_) => &METRICS.checks_failed,
@@ -282,11 +297,57 @@ async fn check_and_store(
         task: task.clone(),
         version,
         own,
-        pages: pages.into_iter().map(|p| (p.url, p.data)).collect(),
+        pages,
         notifications,
         next_check_at: next_check(&task, recurrence, now_millis()),
     };
     store.record_check(&record).await
+}
+
+/// A Portal check, page by page from the crawl's stream: the monitor's own result (the sorted
+/// URLs of its pages, or the start page's failure) and each page's. A page of the `previous`
+/// list that the crawl now only left out stays in the list: it is still there, only not
+/// reported, and must not read as removed.
+async fn crawl(
+    checker: &dyn Checker,
+    prepared: &PreparedMonitor,
+    previous: Option<&str>,
+) -> (ClientData, Vec<PageResult>) {
+    let at = chrono::Utc::now();
+    let mut stream = checker.crawl_prepared(prepared);
+    let mut pages: Vec<PageResult> = Vec::new();
+    let mut kept: Vec<String> = Vec::new();
+    let mut start_error = None;
+    let mut started = false;
+    let was_listed = |url: &str| previous.is_some_and(|p| p.lines().any(|l| l == url));
+    while let Some(event) = stream.next().await {
+        match event {
+            CrawlEvent::Page { page, .. } => {
+                if page.depth == 0 {
+                    started = true;
+                    start_error = page.data.error.clone();
+                }
+                pages.push((page.url, page.title, page.data));
+            }
+            CrawlEvent::LeftOut(page) if was_listed(&page.url) => kept.push(page.url),
+            _ => {}
+        }
+    }
+    let own = match (started, start_error) {
+        (_, Some(err)) => ClientData::failure(at, err),
+        (false, None) => ClientData::failure(at, "the crawl ended without its start page".into()),
+        (true, None) => {
+            let mut urls: Vec<&str> = pages
+                .iter()
+                .map(|(url, ..)| url.as_str())
+                .chain(kept.iter().map(String::as_str))
+                .collect();
+            urls.sort_unstable();
+            urls.dedup();
+            ClientData::value(at, urls.join("\n"))
+        }
+    };
+    (own, pages)
 }
 
 /// A check rendering in Chromium, counted while it lives (an aborted check too).
@@ -311,7 +372,7 @@ fn raise(
     monitor: &Monitor,
     alerts: &[Alert],
     data: &ClientData,
-    pages: &[CrawledPage],
+    pages: &[PageResult],
 ) -> Vec<(Raised, Option<String>)> {
     let subject = match monitor.job_type {
         ClientJobType::Portal => Subject::Portal,
@@ -323,12 +384,66 @@ fn raise(
         .map(|r| (r, states.own.last_value.clone()))
         .collect();
     let fresh = AlertState::default();
-    for page in pages {
-        let state = states.pages.get(&page.url).unwrap_or(&fresh);
-        let subject = Subject::PortalPage { url: &page.url };
-        for r in alerts::evaluate(state, Check::from(&page.data), alerts, subject) {
+    for (url, _, data) in pages {
+        let state = states.pages.get(url).unwrap_or(&fresh);
+        let subject = Subject::PortalPage { url };
+        for r in alerts::evaluate(state, Check::from(data), alerts, subject) {
             raised.push((r, state.last_value.clone()));
         }
     }
     raised
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wachet::testing::{FixtureServer, Reply};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_portal_keeps_pages_now_left_out_and_names_pages_by_title() {
+        let server = FixtureServer::builder()
+            .page(
+                "/",
+                "<title>Home</title><a href=/a.html>a</a><a href=/doc.pdf>d</a>",
+            )
+            .page("/a.html", "<title>Page A</title><p>A</p>")
+            .reply(
+                "/doc.pdf",
+                Reply::new(200)
+                    .header("content-type", "application/pdf")
+                    .body("%PDF-1.4"),
+            )
+            .start()
+            .await
+            .unwrap();
+        let engine = wachet::Engine::builder()
+            .allow_private_networks(true)
+            .build()
+            .unwrap();
+        let mut monitor = Monitor::new(server.url("/"));
+        monitor.job_type = ClientJobType::Portal;
+        monitor.crawling_depth = Some(1);
+        let prepared = engine.prepare(&monitor).unwrap();
+        let (home, a, pdf) = (
+            server.url("/"),
+            server.url("/a.html"),
+            server.url("/doc.pdf"),
+        );
+
+        // First listed with the PDF (binary content was crawled then), now left out: kept.
+        let previous = format!("{home}\n{a}\n{pdf}");
+        let (own, pages) = crawl(&engine, &prepared, Some(&previous)).await;
+        assert_eq!(own.raw.as_deref(), Some(previous.as_str()));
+        let names: Vec<(&str, Option<&str>)> = pages
+            .iter()
+            .map(|(url, name, _)| (url.as_str(), name.as_deref()))
+            .collect();
+        assert!(names.contains(&(home.as_str(), Some("Home"))), "{names:?}");
+        assert!(names.contains(&(a.as_str(), Some("Page A"))), "{names:?}");
+        assert_eq!(pages.len(), 2, "the PDF has no page entry of its own");
+
+        // Never listed before: it does not appear.
+        let (own, _) = crawl(&engine, &prepared, None).await;
+        assert_eq!(own.raw, Some(format!("{home}\n{a}")));
+    }
 }

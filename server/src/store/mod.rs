@@ -267,8 +267,9 @@ pub struct CheckRecord {
     pub version: Millis,
     /// The monitor's own result.
     pub own: ClientData,
-    /// For a Portal check: each crawled page's URL and result.
-    pub pages: Vec<(String, ClientData)>,
+    /// For a Portal check: each crawled page's URL, name (its title, when it has one) and
+    /// result.
+    pub pages: Vec<(String, Option<String>, ClientData)>,
     /// The notifications its alerts raised.
     pub notifications: Vec<NewNotification>,
     /// When it is next due.

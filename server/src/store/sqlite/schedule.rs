@@ -123,11 +123,11 @@ pub(super) async fn record_check(
         return Ok(false);
     }
     // Pages first: a page's notification names the page, which must exist by then.
-    for (url, data) in &record.pages {
+    for (url, name, data) in &record.pages {
         let series = Series::Page {
             task_id: record.task.clone(),
             url: url.clone(),
-            name: None,
+            name: name.clone(),
         };
         history::append_in(&mut tx, &series, data).await?;
     }

@@ -1,0 +1,123 @@
+//! The scheduler's cache of prepared monitors: each monitor is compiled ([`Checker::prepare`])
+//! once per version of its definition, not at every check, so 10,000 monitors do not compile
+//! their XPath and regex again every minute. Bounded: past its capacity the least recently used
+//! tenth is dropped (and compiled again when next checked).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use wachet::{Checker, InvalidMonitor, Monitor, PreparedMonitor};
+
+/// Prepared monitors kept by default.
+pub const DEFAULT_CAPACITY: usize = 20_000;
+
+struct Entry {
+    version: i64,
+    prepared: PreparedMonitor,
+    used: u64,
+}
+
+/// Prepared monitors by id, each for one version of its definition.
+pub struct PreparedCache {
+    capacity: usize,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    entries: HashMap<String, Entry>,
+    clock: u64,
+}
+
+impl PreparedCache {
+    /// A cache of at most `capacity` monitors (at least one).
+    pub fn new(capacity: usize) -> Self {
+        PreparedCache {
+            capacity: capacity.max(1),
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    /// The prepared form of `monitor` (id `task`, definition `version`): the cached one when
+    /// the version matches, else prepared now and cached. Invalid monitors are not cached.
+    pub fn get(
+        &self,
+        checker: &dyn Checker,
+        task: &str,
+        version: i64,
+        monitor: &Monitor,
+    ) -> Result<PreparedMonitor, InvalidMonitor> {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.clock += 1;
+            let now = inner.clock;
+            if let Some(entry) = inner.entries.get_mut(task)
+                && entry.version == version
+            {
+                entry.used = now;
+                return Ok(entry.prepared.clone());
+            }
+        }
+        // Compiled outside the lock: other checks go on meanwhile.
+        let prepared = checker.prepare(monitor)?;
+        if let Ok(mut inner) = self.inner.lock() {
+            if inner.entries.len() >= self.capacity && !inner.entries.contains_key(task) {
+                let mut uses: Vec<u64> = inner.entries.values().map(|e| e.used).collect();
+                uses.sort_unstable();
+                let cut = uses[(uses.len() / 10).min(uses.len() - 1)];
+                inner.entries.retain(|_, e| e.used > cut);
+            }
+            let used = inner.clock;
+            inner.entries.insert(
+                task.to_string(),
+                Entry {
+                    version,
+                    prepared: prepared.clone(),
+                    used,
+                },
+            );
+        }
+        Ok(prepared)
+    }
+
+    /// Monitors cached.
+    pub fn len(&self) -> usize {
+        self.inner.lock().map_or(0, |i| i.entries.len())
+    }
+
+    /// Whether none is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn monitor(x_path: &str) -> Monitor {
+        let mut m = Monitor::new("https://example.com/");
+        m.x_path = Some(x_path.into());
+        m
+    }
+
+    #[test]
+    fn a_version_is_prepared_once_and_the_cache_stays_bounded() {
+        let engine = wachet::Engine::builder().build().unwrap();
+        let cache = PreparedCache::new(10);
+        let first = cache.get(&engine, "a", 1, &monitor("//p")).unwrap();
+        // The same version is served from the cache, even if handed another definition.
+        let again = cache.get(&engine, "a", 1, &monitor("//h1")).unwrap();
+        assert_eq!(again.monitor().x_path, first.monitor().x_path);
+        // A new version is prepared anew.
+        let newer = cache.get(&engine, "a", 2, &monitor("//h1")).unwrap();
+        assert_eq!(newer.monitor().x_path.as_deref(), Some("//h1"));
+        assert_eq!(cache.len(), 1);
+        assert!(cache.get(&engine, "bad", 1, &monitor("//[")).is_err());
+        assert_eq!(cache.len(), 1, "invalid monitors are not cached");
+        for i in 0..100 {
+            cache
+                .get(&engine, &format!("m{i}"), 1, &monitor("//p"))
+                .unwrap();
+            assert!(cache.len() <= 10);
+        }
+    }
+}

@@ -1,0 +1,498 @@
+//! The engine API a service builds on, against real servers on loopback: Portal pages streamed
+//! through `Arc<dyn Checker>`, prepared monitors, typed error kinds, serde, page titles, pages
+//! left out, crawl statistics, and redirects followed hop by hop in a crawl.
+
+use futures::StreamExt;
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+use std::time::Duration;
+use wachet::crawl::CrawlSummary;
+use wachet::model::ClientJobType;
+use wachet::testing::{FixtureServer, Reply};
+use wachet::{
+    CheckOutcome, Checker, CrawlEvent, CrawledPage, Engine, ErrorKind, LeftOutPage, LeftOutReason,
+    Monitor,
+};
+
+fn engine() -> Engine {
+    Engine::builder()
+        .allow_private_networks(true)
+        .per_host_rps(0)
+        .total_timeout(Duration::from_secs(20))
+        .build()
+        .unwrap()
+}
+
+fn portal(url: String, depth: i32) -> Monitor {
+    let mut m = Monitor::new(url);
+    m.job_type = ClientJobType::Portal;
+    m.crawling_depth = Some(depth);
+    m
+}
+
+struct Drained {
+    pages: Vec<CrawledPage>,
+    left_out: Vec<LeftOutPage>,
+    summary: CrawlSummary,
+}
+
+async fn drain(mut stream: wachet::CrawlStream) -> Drained {
+    let (mut pages, mut left_out, mut summary) = (Vec::new(), Vec::new(), None);
+    while let Some(event) = stream.next().await {
+        assert!(summary.is_none(), "an event after Finished: {event:?}");
+        match event {
+            CrawlEvent::Page { page, .. } => pages.push(page),
+            CrawlEvent::LeftOut(page) => left_out.push(page),
+            CrawlEvent::Finished(s) => summary = Some(s),
+            other => panic!("unexpected event {other:?}"),
+        }
+    }
+    Drained {
+        pages,
+        left_out,
+        summary: summary.expect("Finished ends every crawl"),
+    }
+}
+
+fn page<'a>(pages: &'a [CrawledPage], url: &str) -> &'a CrawledPage {
+    pages.iter().find(|p| p.url == url).unwrap_or_else(|| {
+        panic!(
+            "{url} not among {:?}",
+            pages.iter().map(|p| &p.url).collect::<Vec<_>>()
+        )
+    })
+}
+
+/// A site of known pages, sizes and statuses: the start page, two pages with titles, a 404,
+/// a 503, a PNG, and a redirect to one of the pages.
+async fn site() -> FixtureServer {
+    FixtureServer::builder()
+        .page(
+            "/",
+            "<title>Start</title><a href=/a.html>a</a><a href=/b.html>b</a>\
+             <a href=/missing.html>m</a><a href=/busy.html>busy</a><a href=/img.png>i</a>\
+             <a href=/go>go</a>",
+        )
+        .page(
+            "/a.html",
+            "<head><title> Page &amp; A </title></head><p>A</p>",
+        )
+        .page(
+            "/b.html",
+            "<p>B has no title</p><svg><title>icon</title></svg>",
+        )
+        .reply("/missing.html", Reply::html("<p>not here</p>").status(404))
+        .reply("/busy.html", Reply::html("<p>later</p>").status(503))
+        .reply(
+            "/img.png",
+            Reply::new(200)
+                .header("content-type", "image/png")
+                .body(vec![0u8; 100]),
+        )
+        .reply("/go", Reply::redirect("/c.html"))
+        .page("/c.html", "<title>C</title><p>C</p>")
+        .start()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_portal_streams_page_by_page_through_a_dyn_checker() {
+    let server = site().await;
+    let checker: Arc<dyn Checker> = Arc::new(engine());
+    let prepared = checker.prepare(&portal(server.url("/"), 1)).unwrap();
+    let mut stream = checker.crawl_prepared(&prepared);
+    let mut events = 0;
+    let mut last_was_finished = false;
+    while let Some(event) = stream.next().await {
+        events += 1;
+        last_was_finished = matches!(event, CrawlEvent::Finished(_));
+    }
+    assert!(last_was_finished);
+    // Seven pages: six reported, the PNG left out, then Finished.
+    assert_eq!(events, 8);
+
+    // Titles as document.title gives them: the page's name.
+    let drained = drain(checker.crawl_prepared(&prepared)).await;
+    let pages = &drained.pages;
+    assert_eq!(
+        page(pages, &server.url("/")).title.as_deref(),
+        Some("Start")
+    );
+    assert_eq!(
+        page(pages, &server.url("/a.html")).title.as_deref(),
+        Some("Page & A")
+    );
+    assert_eq!(
+        page(pages, &server.url("/b.html")).title,
+        None,
+        "an SVG title is not the page's"
+    );
+    assert_eq!(page(pages, &server.url("/go")).title.as_deref(), Some("C"));
+    assert_eq!(page(pages, &server.url("/missing.html")).title, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_left_out_are_reported_with_why() {
+    let server = site().await;
+    let engine = engine();
+    let mut monitor = portal(server.url("/"), 1);
+    monitor.ignore_invalid_pages = true;
+    let outcome = engine.check(&monitor).await.unwrap();
+    let report = outcome.crawl.as_ref().unwrap();
+    let mut left: Vec<(String, LeftOutReason, Option<u16>)> = report
+        .left_out
+        .iter()
+        .map(|p| (p.url.clone(), p.reason, p.status))
+        .collect();
+    left.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        left,
+        [
+            (
+                server.url("/busy.html"),
+                LeftOutReason::InvalidPage,
+                Some(503)
+            ),
+            (
+                server.url("/img.png"),
+                LeftOutReason::BinaryContent,
+                Some(200)
+            ),
+            (
+                server.url("/missing.html"),
+                LeftOutReason::InvalidPage,
+                Some(404)
+            ),
+        ]
+    );
+    for p in &report.left_out {
+        assert!(
+            report.pages.iter().all(|r| r.url != p.url),
+            "{} both kept and left out",
+            p.url
+        );
+    }
+
+    monitor.ignore_invalid_pages = false;
+    monitor.crawl_binary_content = true;
+    let outcome = engine.check(&monitor).await.unwrap();
+    let report = outcome.crawl.as_ref().unwrap();
+    assert!(report.left_out.is_empty(), "{:?}", report.left_out);
+    assert_eq!(report.pages.len(), 7);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crawl_statistics_count_pages_bytes_and_statuses() {
+    let server = site().await;
+    let drained = drain(engine().crawl(&portal(server.url("/"), 1)).unwrap()).await;
+    let stats = &drained.summary.stats;
+    assert_eq!(drained.pages.len(), 6, "start, a, b, missing, busy, go");
+    assert_eq!(drained.left_out.len(), 1, "the PNG");
+    assert_eq!(stats.pages, 7);
+    assert_eq!(stats.failed, 2, "the 404 and the 503");
+    assert_eq!(stats.requests, 8, "seven pages and the redirect's hop");
+    let bodies: u64 = [
+        "/",
+        "/a.html",
+        "/b.html",
+        "/missing.html",
+        "/busy.html",
+        "/c.html",
+    ]
+    .iter()
+    .map(|p| body_len(p) as u64)
+    .sum::<u64>()
+        + 100;
+    assert_eq!(stats.bytes, bodies);
+    let expected: BTreeMap<u16, usize> = [(200, 5), (302, 1), (404, 1), (503, 1)].into();
+    assert_eq!(stats.statuses, expected);
+    assert!(!stats.budget_reached);
+    assert!(stats.latency.p50 <= stats.latency.p90 && stats.latency.p90 <= stats.latency.p99);
+    assert!(stats.latency.p99 > Duration::ZERO);
+    assert!(stats.pages_per_second > 0.0);
+    assert_eq!(stats.elapsed, drained.summary.elapsed);
+
+    // The budget shows in the statistics too.
+    let budget = Engine::builder()
+        .allow_private_networks(true)
+        .per_host_rps(0)
+        .max_pages(3)
+        .build()
+        .unwrap();
+    let drained = drain(budget.crawl(&portal(server.url("/"), 1)).unwrap()).await;
+    assert!(drained.summary.stats.budget_reached);
+    assert_eq!(drained.summary.stats.pages, 3);
+}
+
+/// The length of a fixture page's body as the server sends it.
+fn body_len(path: &str) -> usize {
+    match path {
+        "/" => "<title>Start</title><a href=/a.html>a</a><a href=/b.html>b</a>\
+             <a href=/missing.html>m</a><a href=/busy.html>busy</a><a href=/img.png>i</a>\
+             <a href=/go>go</a>"
+            .len(),
+        "/a.html" => "<head><title> Page &amp; A </title></head><p>A</p>".len(),
+        "/b.html" => "<p>B has no title</p><svg><title>icon</title></svg>".len(),
+        "/missing.html" => "<p>not here</p>".len(),
+        "/busy.html" => "<p>later</p>".len(),
+        "/c.html" => "<title>C</title><p>C</p>".len(),
+        other => panic!("no body known for {other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failures_carry_their_kind() {
+    let server = site().await;
+    let engine = engine();
+    let check = |path: &str| {
+        let engine = engine.clone();
+        let url = server.url(path);
+        async move { engine.check(&Monitor::new(url)).await.unwrap() }
+    };
+    let missing = check("/missing.html").await;
+    assert_eq!(missing.error_kind, Some(ErrorKind::HttpStatus));
+    assert!(!missing.is_transient_failure());
+    let busy = check("/busy.html").await;
+    assert_eq!(busy.error_kind, Some(ErrorKind::Unavailable));
+    assert!(busy.is_transient_failure());
+    let fine = check("/a.html").await;
+    assert_eq!(fine.error_kind, None);
+    assert!(!fine.is_transient_failure());
+
+    let mut nothing = Monitor::new(server.url("/a.html"));
+    nothing.x_path = Some("//table".into());
+    let outcome = engine.check(&nothing).await.unwrap();
+    assert_eq!(outcome.error_kind, Some(ErrorKind::NothingMatched));
+    assert!(!ErrorKind::NothingMatched.is_transient());
+
+    // A closed port: a network failure, worth trying again.
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let outcome = engine
+        .check(&Monitor::new(format!("http://127.0.0.1:{closed}/")))
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome.error_kind,
+        Some(ErrorKind::Network),
+        "{:?}",
+        outcome.error()
+    );
+    assert!(outcome.is_transient_failure());
+
+    // Refused by the network policy.
+    let strict = Engine::builder().build().unwrap();
+    let outcome = strict.check(&Monitor::new(server.url("/"))).await.unwrap();
+    assert_eq!(outcome.error_kind, Some(ErrorKind::Refused));
+
+    // Too large.
+    let small = Engine::builder()
+        .allow_private_networks(true)
+        .max_body_bytes(10)
+        .build()
+        .unwrap();
+    let outcome = small
+        .check(&Monitor::new(server.url("/a.html")))
+        .await
+        .unwrap();
+    assert_eq!(outcome.error_kind, Some(ErrorKind::TooLarge));
+
+    // A crawled page's own failure.
+    let outcome = engine.check(&portal(server.url("/"), 1)).await.unwrap();
+    let pages = &outcome.crawl.as_ref().unwrap().pages;
+    assert_eq!(
+        page(pages, &server.url("/missing.html")).error_kind,
+        Some(ErrorKind::HttpStatus)
+    );
+    assert_eq!(page(pages, &server.url("/a.html")).error_kind, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outcomes_serialize_as_camel_case_json_with_milliseconds() {
+    let server = site().await;
+    let engine = engine();
+    let outcome = engine.check(&portal(server.url("/"), 1)).await.unwrap();
+    let json = serde_json::to_value(&outcome).unwrap();
+    assert!(json["timings"]["total"].is_number(), "{json}");
+    let ms = json["timings"]["total"].as_f64().unwrap();
+    let expected = outcome.timings.total.as_secs_f64() * 1000.0;
+    assert!(
+        (ms - expected).abs() < 0.01,
+        "{ms} ms for {:?}",
+        outcome.timings.total
+    );
+    assert!(json["crawl"]["budgetReached"].is_boolean());
+    assert!(json["crawl"]["stats"]["latency"]["p50"].is_number());
+    assert!(
+        json["crawl"]["pages"][0]["foundOn"].is_null()
+            || json["crawl"]["pages"][0]["foundOn"].is_string()
+    );
+    let missing = engine
+        .check(&Monitor::new(server.url("/missing.html")))
+        .await
+        .unwrap();
+    let json = serde_json::to_value(&missing).unwrap();
+    assert_eq!(json["errorKind"], "httpStatus");
+    assert_eq!(json["finalUrl"], server.url("/missing.html"));
+
+    // Round trips.
+    for original in [outcome, missing] {
+        let text = serde_json::to_string(&original).unwrap();
+        let back: CheckOutcome = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.data, original.data);
+        assert_eq!(back.error_kind, original.error_kind);
+        assert_eq!(
+            back.crawl.as_ref().map(|c| c.pages.clone()),
+            original.crawl.as_ref().map(|c| c.pages.clone())
+        );
+        let micros = |d: Duration| d.as_micros();
+        assert_eq!(micros(back.timings.total), micros(original.timings.total));
+    }
+
+    let mut invalid = Monitor::new("not a url");
+    invalid.x_path = Some("//[".into());
+    let err = engine.validate(&invalid).unwrap_err();
+    let json = serde_json::to_value(&err).unwrap();
+    assert_eq!(json["errors"][0]["field"], "url");
+    assert_eq!(json["errors"][1]["field"], "xPath");
+    let back: wachet::InvalidMonitor = serde_json::from_value(json).unwrap();
+    assert_eq!(back, err);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prepared_monitor_is_checked_as_prepared() {
+    let server = site().await;
+    let checker: Arc<dyn Checker> = Arc::new(engine());
+    let mut monitor = Monitor::new(server.url("/a.html"));
+    monitor.x_path = Some("//p".into());
+    let prepared = checker.prepare(&monitor).unwrap();
+    // The definition is the prepared one, whatever becomes of the monitor it came from.
+    monitor.x_path = Some("//[".into());
+    assert!(checker.prepare(&monitor).is_err());
+    for _ in 0..5 {
+        let outcome = checker.check_prepared(&prepared).await;
+        assert_eq!(outcome.value(), Some("A"));
+    }
+    assert_eq!(prepared.monitor().x_path.as_deref(), Some("//p"));
+    assert_eq!(server.hits("/a.html"), 5);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redirects in a crawl, hop by hop
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_linked_directly_first_is_fetched_once_and_the_redirect_left_out() {
+    // The direct link (depth 1) is claimed before the redirect (depth 2) is fetched.
+    let server = FixtureServer::builder()
+        .page("/", "<a href=/target.html>t</a><a href=/a.html>a</a>")
+        .page("/a.html", "<a href=/go>go</a>")
+        .reply("/go", Reply::redirect("/target.html"))
+        .reply(
+            "/target.html",
+            Reply::html("<title>T</title>").delay(Duration::from_millis(300)),
+        )
+        .start()
+        .await
+        .unwrap();
+    let drained = drain(engine().crawl(&portal(server.url("/"), 3)).unwrap()).await;
+    assert_eq!(server.hits("/target.html"), 1);
+    assert_eq!(server.hits("/go"), 1);
+    let mut urls: Vec<&str> = drained.pages.iter().map(|p| p.url.as_str()).collect();
+    urls.sort();
+    assert_eq!(
+        urls,
+        [
+            server.url("/"),
+            server.url("/a.html"),
+            server.url("/target.html")
+        ]
+    );
+    assert_eq!(drained.left_out.len(), 1);
+    let go = &drained.left_out[0];
+    assert_eq!(go.url, server.url("/go"));
+    assert_eq!(go.reason, LeftOutReason::RedirectToKnownPage);
+    assert_eq!(go.status, Some(302));
+    assert_eq!(
+        go.final_url.as_deref(),
+        Some(server.url("/target.html").as_str())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_reached_by_redirect_first_is_not_fetched_again_for_its_link() {
+    // The redirect (depth 1) claims the target before the direct link (depth 2) turns up; the
+    // direct link's page is slow, so its links arrive after the hop.
+    let server = FixtureServer::builder()
+        .page("/", "<a href=/go>go</a><a href=/b.html>b</a>")
+        .reply("/go", Reply::redirect("/target.html"))
+        .reply(
+            "/b.html",
+            Reply::html("<a href=/target.html>t</a>").delay(Duration::from_millis(300)),
+        )
+        .page("/target.html", "<title>T</title>")
+        .start()
+        .await
+        .unwrap();
+    let drained = drain(engine().crawl(&portal(server.url("/"), 3)).unwrap()).await;
+    assert_eq!(server.hits("/target.html"), 1);
+    let mut urls: Vec<&str> = drained.pages.iter().map(|p| p.url.as_str()).collect();
+    urls.sort();
+    assert_eq!(
+        urls,
+        [server.url("/"), server.url("/b.html"), server.url("/go")]
+    );
+    let go = page(&drained.pages, &server.url("/go"));
+    assert_eq!(go.status, Some(200));
+    assert_eq!(
+        go.final_url.as_deref(),
+        Some(server.url("/target.html").as_str())
+    );
+    assert_eq!(go.title.as_deref(), Some("T"));
+    assert_eq!(go.depth, 1);
+    assert!(drained.left_out.is_empty(), "{:?}", drained.left_out);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_hop_of_a_crawled_redirect_is_under_the_network_policy() {
+    let inside = FixtureServer::builder()
+        .ip(Ipv4Addr::new(127, 0, 0, 2))
+        .page("/secret.html", "<p>secret</p>")
+        .start()
+        .await
+        .unwrap();
+    let server = FixtureServer::builder()
+        .page("/", "<a href=/go>go</a>")
+        .reply("/go", Reply::redirect(inside.url("/secret.html")))
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_network("127.0.0.1/32".parse().unwrap())
+        .per_host_rps(0)
+        .build()
+        .unwrap();
+    let outcome = engine.check(&portal(server.url("/"), 1)).await.unwrap();
+    let go = page(&outcome.crawl.as_ref().unwrap().pages, &server.url("/go"));
+    assert_eq!(go.error_kind, Some(ErrorKind::Refused), "{:?}", go.data);
+    assert_eq!(inside.hits("/secret.html"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redirect_loop_in_a_crawl_fails_its_page() {
+    let server = FixtureServer::builder()
+        .page("/", "<a href=/a>a</a>")
+        .reply("/a", Reply::redirect("/b"))
+        .reply("/b", Reply::redirect("/a"))
+        .start()
+        .await
+        .unwrap();
+    let outcome = engine().check(&portal(server.url("/"), 1)).await.unwrap();
+    let a = page(&outcome.crawl.as_ref().unwrap().pages, &server.url("/a"));
+    assert_eq!(a.error_kind, Some(ErrorKind::Redirect), "{:?}", a.data);
+    assert!(server.hits("/a") <= 1 && server.hits("/b") <= 1);
+}
