@@ -100,7 +100,7 @@ async fn page(
     let minute = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() / 60) as usize;
-    let price = if n % 100 == 0 {
+    let price = if n.is_multiple_of(100) {
         100 + minute % 50
     } else {
         100 + n % 50
