@@ -1065,6 +1065,7 @@ pub(crate) fn wachet_exe(given: Option<&Path>) -> Result<PathBuf, String> {
 /// `api`: seed, measure, print the table and one JSON line.
 pub fn run(options: &ApiOptions) -> Result<(), String> {
     let wachet = wachet_exe(options.wachet.as_deref())?;
+    let bench_exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let work = TempDir::new("wachet-bench-api").map_err(|e| e.to_string())?;
     let db = work.path().join("wachet.db");
     let service = Service::start(&wachet, &db, &work.path().join("serve.log"))?;

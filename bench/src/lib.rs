@@ -1,11 +1,13 @@
 //! Crawl benchmarks of wachet against spider: a deterministic site generator ([`site`]), a
 //! static server run as a separate process, both crawlers and the `compare` driver
 //! ([`harness`]), and the rendered-crawl comparison with spider's chrome crawl ([`render`]). Used by the `wachet-bench` binary and the `crawl_vs_spider` criterion bench.
-//! [`api`] loads the REST service (`wachet serve`) beside a static-file ceiling.
+//! [`api`] loads the REST service (`wachet serve`) beside a static-file ceiling; [`schedule`]
+//! runs its scheduler over thousands of monitors.
 
 pub mod api;
 pub mod harness;
 pub mod parse_cost;
 pub mod proc;
 pub mod render;
+pub mod schedule;
 pub mod site;

@@ -13,7 +13,13 @@
 //!                             [--spider-chrome PATH,PATH]
 //! wachet-bench api [--duration S] [--warmup S] [--concurrency C] [--monitors N] [--history N]
 //!                  [--client-threads T] [--server nginx|rust|auto] [--wachet PATH] [--rounds R]
+//! wachet-bench schedule [--monitors N] [--hosts H] [--recurrence S] [--warmup S] [--duration S]
+//!                       [--checks-in-flight N] [--wachet PATH]
 //! ```
+//!
+//! `schedule` runs the release `wachet serve` checking `--monitors` (10,000) SinglePage
+//! monitors every 60 s against pages this process serves on 127.0.0.1..=127.0.0.`H`, and
+//! reports checks/s, lateness p50/p99, RSS, CPU per check and database growth.
 //!
 //! `api` starts the release `wachet serve` (target/release/wachet, built beforehand with
 //! `cargo build --release -p wachet-server`) on a temporary database, seeds a folder of 10,000
@@ -47,7 +53,9 @@ fn usage() -> ExitCode {
          [--trace-dir DIR] [--spider-chrome PATH,PATH]\n  \
          wachet-bench api [--duration S] [--warmup S] [--concurrency C] [--monitors N] \
          [--history N] [--client-threads T] [--server nginx|rust|auto] [--wachet PATH] \
-         [--rounds R]"
+         [--rounds R]\n  \
+         wachet-bench schedule [--monitors N] [--hosts H] [--recurrence S] [--warmup S] \
+         [--duration S] [--checks-in-flight N] [--wachet PATH]"
     );
     ExitCode::from(2)
 }
@@ -98,6 +106,10 @@ fn main() -> ExitCode {
         },
         ("api", opts) => match wachet_bench::api::ApiOptions::parse(opts) {
             Some(options) => wachet_bench::api::run(&options),
+            None => return usage(),
+        },
+        ("schedule", opts) => match wachet_bench::schedule::ScheduleOptions::parse(opts) {
+            Some(options) => wachet_bench::schedule::run(&options),
             None => return usage(),
         },
         ("compare", opts) => match harness::CompareOptions::parse(opts) {

@@ -1,0 +1,411 @@
+//! `schedule`: the scheduler of `wachet serve` (the release binary) under a steady load of
+//! SinglePage monitors.
+//!
+//! It serves small product pages from this process on `--hosts` loopback addresses (127.0.0.1,
+//! 127.0.0.2, ...; one page a monitor, 1 in 100 of them changing its price every minute),
+//! starts `wachet serve --allow-private-networks` on a temporary database, creates `--monitors`
+//! monitors (default 10,000) through the API with a 60 s recurrence and a NotEq alert, lets
+//! them run for `--warmup` (default 90 s: the first checks of new monitors come in a burst, and
+//! the scheduler then spreads them over the minute) and measures for `--duration` (default
+//! 180 s):
+//! - checks per second, from the service's `wachet_checks_total`;
+//! - lateness of checks (actual minus planned start): p50 and p99 of the measured window, from
+//!   the deltas of the service's `wachet_check_lateness_seconds` histogram (interpolated within
+//!   its buckets, as Prometheus' `histogram_quantile` does, so a figure is as fine as its
+//!   bucket);
+//! - the service's VmRSS (sampled every second: the last and the highest) and VmHWM;
+//! - CPU per check (user + system of the service process, from /proc, over the window);
+//! - database growth per 100,000 checks (the SQLite file and its WAL, over the window).
+
+use crate::api::{
+    API, Conn, Endpoint, Service, busy_builds, cpu_seconds, load_average, login, memory_mb,
+    wachet_exe,
+};
+use crate::harness::TempDir;
+use hyper::Method;
+use serde_json::json;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Options of `schedule`.
+#[derive(Debug, Clone)]
+pub struct ScheduleOptions {
+    /// Monitors checked.
+    pub monitors: usize,
+    /// Loopback hosts serving their pages (127.0.0.1 up).
+    pub hosts: u8,
+    /// Recurrence of every monitor, in seconds.
+    pub recurrence: u32,
+    /// Run before measuring.
+    pub warmup: Duration,
+    /// Measured run.
+    pub duration: Duration,
+    /// `--checks-in-flight` of the service (default: the service's own).
+    pub checks_in_flight: Option<usize>,
+    /// The `wachet` binary (default: `wachet` beside this binary, i.e. target/release/wachet).
+    pub wachet: Option<PathBuf>,
+}
+
+impl Default for ScheduleOptions {
+    fn default() -> Self {
+        ScheduleOptions {
+            monitors: 10_000,
+            hosts: 10,
+            recurrence: 60,
+            warmup: Duration::from_secs(90),
+            duration: Duration::from_secs(180),
+            checks_in_flight: None,
+            wachet: None,
+        }
+    }
+}
+
+impl ScheduleOptions {
+    /// Parses `--monitors N --hosts H --recurrence S --warmup S --duration S
+    /// --checks-in-flight N --wachet PATH`.
+    pub fn parse(args: &[String]) -> Option<ScheduleOptions> {
+        let mut o = ScheduleOptions::default();
+        let mut it = args.iter();
+        while let Some(flag) = it.next() {
+            let value = it.next()?;
+            match flag.as_str() {
+                "--monitors" => o.monitors = value.parse().ok()?,
+                "--hosts" => o.hosts = value.parse().ok()?,
+                "--recurrence" => o.recurrence = value.parse().ok()?,
+                "--warmup" => o.warmup = Duration::from_secs_f64(value.parse().ok()?),
+                "--duration" => o.duration = Duration::from_secs_f64(value.parse().ok()?),
+                "--checks-in-flight" => o.checks_in_flight = Some(value.parse().ok()?),
+                "--wachet" => o.wachet = Some(PathBuf::from(value)),
+                _ => return None,
+            }
+        }
+        let valid = o.monitors > 0 && o.hosts > 0 && o.recurrence > 0 && !o.duration.is_zero();
+        valid.then_some(o)
+    }
+}
+
+// ---------------------------------------------------------------- the pages
+
+/// The fixture site: one page a monitor, about 2 KB of product page; 1 in 100 pages changes its
+/// price every minute, so the history and the alerts see changes too.
+async fn page(
+    path: axum::extract::Path<usize>,
+    hits: Arc<AtomicU64>,
+) -> axum::response::Html<String> {
+    hits.fetch_add(1, Ordering::Relaxed);
+    let n = path.0;
+    let minute = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 60) as usize;
+    let price = if n.is_multiple_of(100) {
+        100 + minute % 50
+    } else {
+        100 + n % 50
+    };
+    let mut body = format!(
+        "<!doctype html><html><head><title>Product {n}</title></head><body>\
+         <h1>Product {n}</h1><p class=price>{price}.90 EUR</p><ul>"
+    );
+    for i in 0..40 {
+        body.push_str(&format!("<li>Feature {i} of product {n}: reliable</li>"));
+    }
+    body.push_str("</ul></body></html>");
+    axum::response::Html(body)
+}
+
+/// Serves the pages on 127.0.0.1..=127.0.0.`hosts`, one port each; their addresses, and the
+/// count of pages served.
+async fn serve_pages(hosts: u8) -> Result<(Vec<SocketAddr>, Arc<AtomicU64>), String> {
+    let hits = Arc::new(AtomicU64::new(0));
+    let mut addrs = Vec::new();
+    for host in 1..=hosts {
+        let ip = IpAddr::V4(Ipv4Addr::new(127, 0, 0, host));
+        let listener = tokio::net::TcpListener::bind((ip, 0))
+            .await
+            .map_err(|e| format!("cannot listen on {ip}: {e}"))?;
+        addrs.push(listener.local_addr().map_err(|e| e.to_string())?);
+        let counted = hits.clone();
+        let app = axum::Router::new().route(
+            "/p/{n}",
+            axum::routing::get(move |path: axum::extract::Path<usize>| page(path, counted.clone())),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+    }
+    Ok((addrs, hits))
+}
+
+// ---------------------------------------------------------------- the service's figures
+
+/// What `/metrics` says now: checks run, and the lateness histogram's cumulative buckets
+/// (upper bound in seconds, count), `+Inf` last.
+#[derive(Debug, Clone, Default)]
+struct Scrape {
+    checks: u64,
+    failed: u64,
+    lateness: Vec<(f64, u64)>,
+}
+
+async fn scrape(endpoint: &Endpoint) -> Result<Scrape, String> {
+    let mut conn = Conn::connect(endpoint.addr).await?;
+    let uri: hyper::Uri = "/metrics".parse().map_err(|e| format!("{e}"))?;
+    let (status, body) = conn.send(endpoint.request(Method::GET, uri, None)).await?;
+    if !status.is_success() {
+        return Err(format!("GET /metrics: {status}"));
+    }
+    let text = String::from_utf8_lossy(&body);
+    let mut scrape = Scrape::default();
+    for line in text.lines() {
+        let Some((name, value)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let Ok(value) = value.parse::<f64>() else {
+            continue;
+        };
+        if name.starts_with("wachet_checks_total{") {
+            scrape.checks += value as u64;
+            if name.contains("failed") {
+                scrape.failed += value as u64;
+            }
+        } else if let Some(le) = name
+            .strip_prefix("wachet_check_lateness_seconds_bucket{le=\"")
+            .and_then(|rest| rest.strip_suffix("\"}"))
+        {
+            let bound = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().map_err(|_| format!("bad bucket {line}"))?
+            };
+            scrape.lateness.push((bound, value as u64));
+        }
+    }
+    Ok(scrape)
+}
+
+/// The `q` quantile of the observations between two scrapes of a cumulative histogram,
+/// interpolated linearly within its bucket (the lowest bucket from 0). `None` without
+/// observations; the highest finite bound when it falls in `+Inf`.
+fn quantile(before: &[(f64, u64)], after: &[(f64, u64)], q: f64) -> Option<f64> {
+    let counts: Vec<(f64, u64)> = after
+        .iter()
+        .map(|(bound, n)| {
+            let was = before
+                .iter()
+                .find(|(b, _)| b == bound)
+                .map_or(0, |(_, n)| *n);
+            (*bound, n.saturating_sub(was))
+        })
+        .collect();
+    let total = counts.last()?.1;
+    if total == 0 {
+        return None;
+    }
+    let rank = q * total as f64;
+    let mut lower = (0.0, 0);
+    for &(bound, n) in &counts {
+        if n as f64 >= rank {
+            if bound.is_infinite() {
+                return Some(lower.0);
+            }
+            let within = (rank - lower.1 as f64) / (n - lower.1).max(1) as f64;
+            return Some(lower.0 + (bound - lower.0) * within);
+        }
+        lower = (bound, n);
+    }
+    Some(lower.0)
+}
+
+/// The database file and its WAL, in bytes.
+fn db_bytes(db: &Path) -> u64 {
+    let size = |p: PathBuf| std::fs::metadata(p).map_or(0, |m| m.len());
+    size(db.to_path_buf()) + size(db.with_extension("db-wal"))
+}
+
+// ---------------------------------------------------------------- the run
+
+/// Creates the monitors through the API with 16 connections.
+async fn create_monitors(
+    endpoint: &Endpoint,
+    addrs: &[SocketAddr],
+    options: &ScheduleOptions,
+) -> Result<(), String> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let mut workers = Vec::new();
+    for _ in 0..16.min(options.monitors) {
+        let (endpoint, next, addrs) = (endpoint.clone(), next.clone(), addrs.to_vec());
+        let (monitors, recurrence) = (options.monitors, options.recurrence);
+        workers.push(tokio::spawn(async move {
+            let mut conn = Conn::connect(endpoint.addr).await?;
+            loop {
+                let n = next.fetch_add(1, Ordering::Relaxed);
+                if n >= monitors {
+                    return Ok::<(), String>(());
+                }
+                let addr = addrs[n % addrs.len()];
+                let body = json!({
+                    "name": format!("product {n:05}"),
+                    "url": format!("http://{addr}/p/{n}"),
+                    "xPath": "//p[@class='price']",
+                    "recurrenceInSeconds": recurrence,
+                    "alerts": [{"type": "NotEq"}],
+                });
+                endpoint
+                    .call(&mut conn, Method::PUT, &format!("{API}/task"), Some(&body))
+                    .await?;
+            }
+        }));
+    }
+    for worker in workers {
+        worker.await.map_err(|e| e.to_string())??;
+    }
+    Ok(())
+}
+
+/// `schedule`: run, measure, print a table and one JSON line.
+pub fn run(options: &ScheduleOptions) -> Result<(), String> {
+    let wachet = wachet_exe(options.wachet.as_deref())?;
+    let work = TempDir::new("wachet-bench-schedule").map_err(|e| e.to_string())?;
+    let db = work.path().join("wachet.db");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let (addrs, hits) = serve_pages(options.hosts).await?;
+        let in_flight = options.checks_in_flight.map(|n| n.to_string());
+        let mut extra = vec!["--allow-private-networks", "--min-recurrence", "1"];
+        if let Some(n) = &in_flight {
+            extra.extend(["--checks-in-flight", n.as_str()]);
+        }
+        let service = Service::start_with(&wachet, &db, &work.path().join("serve.log"), &extra)?;
+        let pid = service.pid();
+        eprintln!(
+            "wachet serve (pid {pid}) on {}, database {}; pages on {} hosts",
+            service.addr,
+            db.display(),
+            addrs.len()
+        );
+        let anonymous = Endpoint::new(service.addr, None)?;
+        let token = login(&anonymous, &service).await?;
+        let endpoint = Endpoint::new(service.addr, Some(&token))?;
+        let began = Instant::now();
+        create_monitors(&endpoint, &addrs, options).await?;
+        eprintln!(
+            "created {} monitors in {:.1} s; warming up for {} s",
+            options.monitors,
+            began.elapsed().as_secs_f64(),
+            options.warmup.as_secs()
+        );
+        tokio::time::sleep(options.warmup).await;
+
+        let start = scrape(&endpoint).await?;
+        let (cpu0, bytes0, hits0) = (
+            cpu_seconds(pid, false),
+            db_bytes(&db),
+            hits.load(Ordering::Relaxed),
+        );
+        let measured = Instant::now();
+        let mut rss_max: f64 = 0.0;
+        while measured.elapsed() < options.duration {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            rss_max = rss_max.max(memory_mb(pid).0);
+        }
+        let seconds = measured.elapsed().as_secs_f64();
+        let end = scrape(&endpoint).await?;
+        let (cpu1, bytes1, hits1) = (
+            cpu_seconds(pid, false),
+            db_bytes(&db),
+            hits.load(Ordering::Relaxed),
+        );
+        let (rss, hwm) = memory_mb(pid);
+        let checks = end.checks.saturating_sub(start.checks);
+        let failed = end.failed.saturating_sub(start.failed);
+        if checks == 0 {
+            return Err(format!(
+                "no checks in the measured window: {}",
+                service.log_tail()
+            ));
+        }
+        let p50 = quantile(&start.lateness, &end.lateness, 0.50).unwrap_or(f64::NAN);
+        let p99 = quantile(&start.lateness, &end.lateness, 0.99).unwrap_or(f64::NAN);
+        let cpu_ms = (cpu1 - cpu0) * 1e3 / checks as f64;
+        let growth_mb = (bytes1 as f64 - bytes0 as f64) / checks as f64 * 100_000.0 / 1e6;
+        let planned = options.monitors as f64 / f64::from(options.recurrence);
+        println!(
+            "{} monitors on {} hosts, every {} s (planned {:.1} checks/s); measured {:.0} s \
+             after {} s of warm-up; load {}",
+            options.monitors,
+            options.hosts,
+            options.recurrence,
+            planned,
+            seconds,
+            options.warmup.as_secs(),
+            load_average()
+        );
+        println!(
+            "checks/s sustained        {:>10.1}",
+            checks as f64 / seconds
+        );
+        println!(
+            "pages served/s            {:>10.1}",
+            (hits1 - hits0) as f64 / seconds
+        );
+        println!("failed checks             {failed:>10}");
+        println!("lateness p50 (s)          {p50:>10.3}");
+        println!("lateness p99 (s)          {p99:>10.3}");
+        println!("service RSS now/max (MB)  {rss:>6.1} / {rss_max:.1} (VmHWM {hwm:.1})");
+        println!("service CPU per check (ms){cpu_ms:>10.3}");
+        println!(
+            "DB growth / 100k checks   {growth_mb:>10.2} MB (now {:.1} MB)",
+            bytes1 as f64 / 1e6
+        );
+        let builds = busy_builds();
+        if !builds.is_empty() {
+            println!(
+                "note: builds were running beside the bench: {}",
+                builds.join(", ")
+            );
+        }
+        println!(
+            "{}",
+            json!({
+                "bench": "schedule",
+                "monitors": options.monitors,
+                "hosts": options.hosts,
+                "recurrence_s": options.recurrence,
+                "measured_s": seconds,
+                "checks_per_s": checks as f64 / seconds,
+                "failed_checks": failed,
+                "lateness_p50_s": p50,
+                "lateness_p99_s": p99,
+                "rss_mb": rss,
+                "rss_max_mb": rss_max,
+                "vmhwm_mb": hwm,
+                "cpu_ms_per_check": cpu_ms,
+                "db_growth_mb_per_100k_checks": growth_mb,
+            })
+        );
+        drop(service);
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quantile;
+
+    #[test]
+    fn quantiles_interpolate_within_the_bucket_of_the_window() {
+        let before = [(0.5, 10), (1.0, 10), (f64::INFINITY, 10)];
+        let after = [(0.5, 60), (1.0, 110), (f64::INFINITY, 110)];
+        // 100 new observations: 50 up to 0.5 s, 50 in (0.5, 1].
+        assert_eq!(quantile(&before, &after, 0.5), Some(0.5));
+        assert_eq!(quantile(&before, &after, 0.75), Some(0.75));
+        assert_eq!(quantile(&before, &before, 0.5), None);
+        let late = [(0.5, 0), (1.0, 0), (f64::INFINITY, 5)];
+        assert_eq!(quantile(&[], &late, 0.99), Some(1.0));
+    }
+}
