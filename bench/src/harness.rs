@@ -90,19 +90,19 @@ pub async fn crawl_wachet(
     while let Some(event) = stream.next().await {
         match event {
             wachet::CrawlEvent::Finished(s) => summary = Some(s),
-            wachet::CrawlEvent::Page { page, progress } if verbose => {
-                if began.elapsed() >= next_report {
-                    next_report += Duration::from_secs(1);
-                    eprintln!(
-                        "{:>5.1} s: {} done, {} queued, {} failed, depth {}, peak RSS {:.1} MB",
-                        began.elapsed().as_secs_f64(),
-                        progress.done,
-                        progress.queued,
-                        progress.failed,
-                        page.depth,
-                        peak_rss_mb()
-                    );
-                }
+            wachet::CrawlEvent::Page { page, progress }
+                if verbose && began.elapsed() >= next_report =>
+            {
+                next_report += Duration::from_secs(1);
+                eprintln!(
+                    "{:>5.1} s: {} done, {} queued, {} failed, depth {}, peak RSS {:.1} MB",
+                    began.elapsed().as_secs_f64(),
+                    progress.done,
+                    progress.queued,
+                    progress.failed,
+                    page.depth,
+                    peak_rss_mb()
+                );
             }
             _ => {}
         }

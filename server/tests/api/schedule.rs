@@ -531,7 +531,7 @@ async fn a_page_alternating_between_two_values_raises_one_notification_per_chang
         "/flip",
         axum::routing::get(move || {
             let n = hits.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            let value = if n % 2 == 0 { "red" } else { "blue" };
+            let value = if n.is_multiple_of(2) { "red" } else { "blue" };
             async move { axum::response::Html(format!("<p>{value}</p>")) }
         }),
     );
