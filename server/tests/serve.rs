@@ -284,6 +284,8 @@ async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
         ("--rate-burst", "WACHET_RATE_BURST"),
         ("--login-failures", "WACHET_LOGIN_FAILURES"),
         ("--checks-in-flight", "WACHET_CHECKS_IN_FLIGHT"),
+        ("--per-host-concurrency", "WACHET_PER_HOST_CONCURRENCY"),
+        ("--per-host-rps", "WACHET_PER_HOST_RPS"),
         (
             "--browser-checks-in-flight",
             "WACHET_BROWSER_CHECKS_IN_FLIGHT",

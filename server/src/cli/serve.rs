@@ -54,6 +54,14 @@ pub struct ServeArgs {
     /// Failed logins per minute per account and per client address (0: unlimited).
     #[arg(long, env = "WACHET_LOGIN_FAILURES", default_value_t = LimitSettings::default().login_failures_per_minute)]
     login_failures: u32,
+    /// Requests in flight at once to one host (host and port), across every check, crawl and
+    /// webhook delivery of this process (0: no limit).
+    #[arg(long, env = "WACHET_PER_HOST_CONCURRENCY", default_value_t = wachet::fetch::hosts::HostLimits::default().concurrency)]
+    per_host_concurrency: usize,
+    /// Requests started per second to one host, across every check, crawl and webhook
+    /// delivery of this process (0: no limit).
+    #[arg(long, env = "WACHET_PER_HOST_RPS", default_value_t = wachet::fetch::hosts::HostLimits::default().rps)]
+    per_host_rps: u32,
     /// Plain checks running at once (0: this process runs no checks, only the API).
     #[arg(long, env = "WACHET_CHECKS_IN_FLIGHT", default_value_t = ScheduleSettings::default().checks_in_flight)]
     checks_in_flight: usize,
@@ -114,7 +122,10 @@ impl DbArg {
 }
 
 fn engine(args: &ServeArgs) -> anyhow::Result<Engine> {
-    let mut builder = Engine::builder().allow_private_networks(args.allow_private_networks);
+    let mut builder = Engine::builder()
+        .allow_private_networks(args.allow_private_networks)
+        .per_host_concurrency(args.per_host_concurrency)
+        .per_host_rps(args.per_host_rps);
     for proxy in &args.proxies {
         let (location, url) = proxy
             .split_once('=')
