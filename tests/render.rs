@@ -154,6 +154,123 @@ window.addEventListener('load', () => {
     );
 }
 
+/// Data that takes longer than a second, behind a spinner that never changes the DOM, is
+/// waited for: a fetch, an XHR and a module loaded with `import()`, each 1.5 s late.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_data_behind_a_spinner_is_waited_for() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let slow = Duration::from_millis(1500);
+    let page = |load: &str| {
+        format!(
+            r#"<!doctype html><style>@keyframes spin {{ to {{ transform: rotate(1turn) }} }}
+#spinner {{ animation: spin 1s linear infinite; width: 10px; height: 10px }}</style>
+<div id=spinner></div><p>start</p><script>
+const show = text => {{ document.getElementById('spinner').remove();
+  const p = document.createElement('p'); p.textContent = text; document.body.appendChild(p); }};
+{load}
+</script>"#
+        )
+    };
+    let server = FixtureServer::builder()
+        .page(
+            "/fetch",
+            page("fetch('/data').then(r => r.json()).then(d => show(d.text));"),
+        )
+        .page(
+            "/xhr",
+            page(
+                "const x = new XMLHttpRequest(); x.open('GET', '/data'); \
+                 x.onload = () => show(JSON.parse(x.responseText).text); x.send();",
+            ),
+        )
+        .page(
+            "/import",
+            page("import('/module.js').then(m => show(m.text));"),
+        )
+        .reply(
+            "/data",
+            Reply::new(200)
+                .header("content-type", "application/json")
+                .body(r#"{"text":"the slow data"}"#)
+                .delay(slow),
+        )
+        .reply(
+            "/module.js",
+            Reply::new(200)
+                .header("content-type", "text/javascript")
+                .body("export const text = 'the slow data';")
+                .delay(slow),
+        )
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    for path in ["/fetch", "/xhr", "/import"] {
+        let mut m = dynamic(server.url(path));
+        m.x_path = Some("//p[last()]".into());
+        let outcome = engine.check(&m).await.unwrap();
+        assert_eq!(
+            outcome.value(),
+            Some("the slow data"),
+            "{path}: {outcome:?}"
+        );
+    }
+}
+
+/// A request that stays open (a long poll) holds the first render to the maximum wait, with
+/// the DOM as it is then; the renders after it no longer wait for that request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_poll_does_not_hold_every_check_to_the_maximum() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let page = r#"<!doctype html><p>news</p><script>
+const poll = () => fetch('/poll?since=' + Date.now()).then(r => r.text()).then(poll, poll);
+poll();
+</script>"#;
+    let server = FixtureServer::builder()
+        .page("/live", page)
+        .reply(
+            "/poll",
+            Reply::new(200)
+                .body("nothing new")
+                .delay(Duration::from_secs(120)),
+        )
+        .start()
+        .await
+        .unwrap();
+    let max_settle = Duration::from_secs(6);
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(Duration::from_secs(30))
+        .render_settings(RenderSettings {
+            max_settle,
+            ..RenderSettings::default()
+        })
+        .build()
+        .unwrap();
+    let mut m = dynamic(server.url("/live"));
+    m.x_path = Some("//p".into());
+    let first = engine.check(&m).await.unwrap();
+    assert_eq!(first.value(), Some("news"), "{first:?}");
+    assert!(
+        first.timings.fetch >= max_settle,
+        "the first render waits for the open request: {:?}",
+        first.timings
+    );
+    for _ in 0..2 {
+        let next = engine.check(&m).await.unwrap();
+        assert_eq!(next.value(), Some("news"), "{next:?}");
+        assert!(
+            next.timings.fetch < max_settle,
+            "a known long poll is not waited for: {:?}",
+            next.timings
+        );
+    }
+}
+
 /// The headless shell is preferred when installed; the full Chromium must work as well.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_full_chromium_renders_too() {

@@ -10,6 +10,7 @@
 
 mod browser;
 mod egress;
+mod pending;
 mod scripts;
 mod session;
 mod tab;
@@ -138,6 +139,8 @@ pub(crate) struct RendererInner {
     /// The live browser's pid, readable without the async lock.
     pid: Mutex<Option<u32>>,
     tabs: Arc<Semaphore>,
+    /// Requests found never to end, not waited for again ([`pending`]).
+    long_polls: pending::LongPolls,
     waiting: AtomicUsize,
     sessions: AtomicUsize,
     last_used: Mutex<Instant>,
@@ -159,6 +162,7 @@ impl Renderer {
                 browser: tokio::sync::Mutex::new(None),
                 pid: Mutex::new(None),
                 tabs,
+                long_polls: pending::LongPolls::default(),
                 waiting: AtomicUsize::new(0),
                 sessions: AtomicUsize::new(0),
                 last_used: Mutex::new(Instant::now()),

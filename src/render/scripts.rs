@@ -198,6 +198,25 @@ pub fn settle_and_serialize(quiet_ms: u64, idle_quiet_ms: u64, max_ms: u64, limi
     )
 }
 
+/// Settles again after the requests the tab waited for ended ([`super::pending`]): the whole
+/// quiet window from now, as what they brought reaches the page in its own tasks; then
+/// serializes.
+pub fn settle_again_and_serialize(quiet_ms: u64, max_ms: u64, limit: u64) -> String {
+    format!(
+        "(async () => {{ const w = await {SETTLE}({quiet_ms}, {max_ms}, {quiet_ms}, true); \
+         const r = {}; r.waited = w; return r; }})()",
+        serialize(limit)
+    )
+}
+
+/// Settles again as [`settle_again_and_serialize`] does, and yields the document's height.
+pub fn settle_again_height(quiet_ms: u64, max_ms: u64) -> String {
+    format!(
+        "(async () => {{ await {SETTLE}({quiet_ms}, {max_ms}, {quiet_ms}, true); \
+         return (document.scrollingElement || document.documentElement).scrollHeight; }})()"
+    )
+}
+
 /// The serialized DOM with its doctype, or its length when it is larger than `limit` units.
 pub fn serialize(limit: u64) -> String {
     format!(

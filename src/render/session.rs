@@ -183,7 +183,12 @@ impl RenderSession {
             // A response cut for its size ends the render at once and explains it, whatever it
             // looked like to the browser (a short page, a failed load, a page still loading).
             let result = {
-                let render = tab.render(request, &self.renderer.settings, self.options.scroll);
+                let render = tab.render(
+                    request,
+                    &self.renderer.settings,
+                    &self.renderer.long_polls,
+                    self.options.scroll,
+                );
                 tokio::pin!(render);
                 loop {
                     tokio::select! {

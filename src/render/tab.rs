@@ -3,6 +3,7 @@
 //! fonts and media (and stylesheets, when set) are refused through Fetch-domain patterns on the
 //! tab; JavaScript dialogs are dismissed; a crash is noticed.
 
+use super::pending::{InFlight, LongPolls, waited_for};
 use super::{RenderSettings, scripts};
 use crate::fetch::{FetchError, FetchRequest, FetchedPage};
 use base64::Engine as _;
@@ -14,7 +15,8 @@ use chromiumoxide::cdp::browser_protocol::fetch::{
 };
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
 use chromiumoxide::cdp::browser_protocol::network::{
-    ErrorReason, EventResponseReceived, ResourceType,
+    ErrorReason, EventLoadingFailed, EventLoadingFinished, EventRequestWillBeSent,
+    EventResponseReceived, ResourceType,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, EventFrameNavigated, EventJavascriptDialogOpening,
@@ -59,6 +61,8 @@ struct TabState {
     response: Mutex<Option<(u16, String, String)>>,
     /// URLs of the responses of the current render.
     loaded: Mutex<Vec<String>>,
+    /// Scripts, fetches and XHRs of the current render still loading.
+    in_flight: InFlight,
     crashed: AtomicBool,
     /// Tells waits that the renderer crashed, so they end at once.
     crash_signal: tokio::sync::watch::Sender<bool>,
@@ -72,6 +76,7 @@ impl Default for TabState {
             main_request: Mutex::new(None),
             response: Mutex::new(None),
             loaded: Mutex::new(Vec::new()),
+            in_flight: InFlight::default(),
             crashed: AtomicBool::new(false),
             crash_signal: tokio::sync::watch::Sender::new(false),
             committed: tokio::sync::watch::Sender::new(None),
@@ -216,6 +221,49 @@ impl Tab {
             }
         }));
 
+        let sent = within(
+            "listening to requests sent",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventRequestWillBeSent>(),
+        )
+        .await?;
+        let s = state.clone();
+        listeners.push(tokio::spawn(async move {
+            let mut sent = sent;
+            while let Some(event) = sent.next().await {
+                if waited_for(event.r#type.as_ref()) {
+                    s.in_flight
+                        .started(event.request_id.as_ref(), &event.request.url);
+                }
+            }
+        }));
+        let finished = within(
+            "listening to requests finished",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventLoadingFinished>(),
+        )
+        .await?;
+        let s = state.clone();
+        listeners.push(tokio::spawn(async move {
+            let mut finished = finished;
+            while let Some(event) = finished.next().await {
+                s.in_flight.ended(event.request_id.as_ref());
+            }
+        }));
+        let failed = within(
+            "listening to requests failed",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventLoadingFailed>(),
+        )
+        .await?;
+        let s = state.clone();
+        listeners.push(tokio::spawn(async move {
+            let mut failed = failed;
+            while let Some(event) = failed.next().await {
+                s.in_flight.ended(event.request_id.as_ref());
+            }
+        }));
+
         let dialogs = within(
             "listening to dialogs",
             COMMAND_TIMEOUT,
@@ -300,6 +348,7 @@ impl Tab {
         &mut self,
         request: &FetchRequest,
         settings: &RenderSettings,
+        long_polls: &LongPolls,
         scroll: bool,
     ) -> Result<FetchedPage, TabError> {
         let started = Instant::now();
@@ -331,6 +380,7 @@ impl Tab {
             loaded.clear();
             loaded.push(request.url.to_string());
         }
+        self.state.in_flight.clear();
 
         if self.renders % RENDERS_PER_GC == 0 {
             // Best effort: a tab that does not answer fails the navigation below anyway.
@@ -438,7 +488,13 @@ impl Tab {
         if !scroll {
             let script = scripts::settle_and_serialize(quiet, idle_quiet, max, limit);
             let settle_began = Instant::now();
-            let serialized = self.eval(&script, settings).await?;
+            let mut serialized = self.eval(&script, settings).await?;
+            let deadline = settle_began + settings.max_settle;
+            if self.await_requests(long_polls, deadline).await? {
+                let left = ms(deadline.saturating_duration_since(Instant::now()));
+                let again = scripts::settle_again_and_serialize(quiet, left, limit);
+                serialized = self.eval(&again, settings).await?;
+            }
             tracing::debug!(
                 target: "wachet::render",
                 url = %request.url,
@@ -449,16 +505,24 @@ impl Tab {
             );
             return self.finish(request, serialized, limit, started);
         }
+        let deadline = Instant::now() + settings.max_settle;
         self.eval(&scripts::settle(quiet, idle_quiet, max), settings)
             .await?;
+        self.settle_after_requests(long_polls, deadline, quiet, settings)
+            .await?;
         for _ in 0..settings.max_scrolls {
+            let deadline = Instant::now() + settings.max_settle;
             let heights = self
                 .eval(&scripts::scroll_once(quiet, max), settings)
                 .await?;
-            let grew = heights
-                .as_array()
-                .and_then(|h| Some(h.get(1)?.as_f64()? > h.first()?.as_f64()?))
-                .unwrap_or(false);
+            let height = |i: usize| heights.as_array().and_then(|h| h.get(i)?.as_f64());
+            let mut grew = height(1) > height(0);
+            if let Some(after) = self
+                .settle_after_requests(long_polls, deadline, quiet, settings)
+                .await?
+            {
+                grew = Some(after) > height(0);
+            }
             if !grew {
                 break;
             }
@@ -508,6 +572,55 @@ impl Tab {
             body: bytes::Bytes::from(html),
             elapsed: started.elapsed(),
         })
+    }
+
+    /// Waits for the scripts, fetches and XHRs still loading once the page looked settled, up
+    /// to `deadline`; `true` when there were some, so the page must be settled again. Those
+    /// open for the whole wait, when it lasted a second or more, are remembered as long polls.
+    async fn await_requests(
+        &self,
+        long_polls: &LongPolls,
+        deadline: Instant,
+    ) -> Result<bool, TabError> {
+        let began = Instant::now();
+        let at_first = self.state.in_flight.open(long_polls);
+        if at_first.is_empty() {
+            return Ok(false);
+        }
+        match self
+            .guarded(self.state.in_flight.wait(long_polls, deadline))
+            .await?
+        {
+            Ok(waited) => Ok(waited),
+            Err(open) => {
+                if began.elapsed() >= Duration::from_secs(1) {
+                    let polls: Vec<String> =
+                        open.into_iter().filter(|a| at_first.contains(a)).collect();
+                    tracing::debug!(target: "wachet::render", ?polls, "long polls");
+                    long_polls.learn(&polls);
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// After a settle (or a scroll): waits for requests still loading and, when there were
+    /// some, settles again; yields the document's height then.
+    async fn settle_after_requests(
+        &self,
+        long_polls: &LongPolls,
+        deadline: Instant,
+        quiet: u64,
+        settings: &RenderSettings,
+    ) -> Result<Option<f64>, TabError> {
+        if !self.await_requests(long_polls, deadline).await? {
+            return Ok(None);
+        }
+        let left = ms(deadline.saturating_duration_since(Instant::now()));
+        let height = self
+            .eval(&scripts::settle_again_height(quiet, left), settings)
+            .await?;
+        Ok(height.as_f64())
     }
 
     fn check_crash(&self) -> Result<(), TabError> {
