@@ -1,7 +1,7 @@
 //! Chromium dies with `wachet check --dynamic`, however that ends: the real binary is killed with
 //! SIGINT, SIGTERM or SIGKILL in the middle of a render, and afterwards no process of its
-//! browser is left; the profile it could not remove is gone after the next run, which also
-//! leaves none of its own.
+//! browser is left. On SIGINT and SIGTERM it removes its profile before it exits; the profile
+//! a SIGKILL leaves is gone after the next run, which also leaves none of its own.
 //!
 //! These tests need Chromium. Without it they fail when `CI` is set and are skipped, loudly,
 //! on a developer machine.
@@ -190,6 +190,19 @@ async fn killed_mid_render_leaves_nothing(signal: Signal) {
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(root), signal).unwrap();
     let status = child.wait().unwrap();
     assert!(!status.success(), "{status:?}");
+    // SIGINT and SIGTERM are caught: the browser is shut down and its profile removed before
+    // wachet exits, with the shell's code for the signal. SIGKILL cannot be caught.
+    match signal {
+        Signal::SIGINT | Signal::SIGTERM => {
+            assert_eq!(status.code(), Some(128 + signal as i32), "{status:?}");
+            assert_eq!(
+                profiles(tmp.path()),
+                Vec::<String>::new(),
+                "the profile outlived wachet ({signal})"
+            );
+        }
+        _ => assert_eq!(profiles(tmp.path()).len(), 1, "SIGKILL leaves the profile"),
+    }
 
     let deadline = Instant::now() + Duration::from_secs(15);
     let mut left: Vec<(i32, String)> = Vec::new();

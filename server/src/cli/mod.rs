@@ -62,10 +62,29 @@ enum Command {
 /// Runs the command; the exit code says how it went.
 pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Check(args) => check::run(args).await,
-        Command::Crawl(args) => crawl::run(args).await,
-        Command::Fixtures(args) => fixtures::run(args).await,
+        Command::Check(args) => until_interrupted(check::run(args)).await,
+        Command::Crawl(args) => until_interrupted(crawl::run(args)).await,
+        Command::Fixtures(args) => until_interrupted(fixtures::run(args)).await,
+        // The service shuts down gracefully on these signals itself.
         Command::Serve(args) => serve::run(args).await,
         Command::User(args) => user::run(args).await,
+    }
+}
+
+/// Runs a one-shot command until it ends or the process is asked to stop (SIGINT, SIGTERM).
+/// Then the command is dropped, engine and all, so its browser is shut down and the browser's
+/// profile removed before the process exits, with the shell's code for the signal (130, 143).
+/// Without this the default action of the signal would end the process at once: the browser
+/// still dies with it (a parent-death signal), but its profile stays until the next run.
+async fn until_interrupted(
+    command: impl std::future::Future<Output = anyhow::Result<ExitCode>>,
+) -> anyhow::Result<ExitCode> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    tokio::select! {
+        done = command => done,
+        _ = interrupt.recv() => Ok(ExitCode::from(130)),
+        _ = terminate.recv() => Ok(ExitCode::from(143)),
     }
 }
