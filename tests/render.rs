@@ -14,29 +14,10 @@ use wachet::{Checker, Engine, Monitor};
 /// One browser at a time: the machine has two cores, and timing bounds must hold.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn have_chromium() -> bool {
-    let found = std::env::var_os("CHROME_PATH").is_some()
-        || [
-            "/usr/lib/chromium/chromium",
-            "/usr/bin/chromium",
-            "/usr/bin/google-chrome",
-        ]
-        .iter()
-        .any(|p| std::path::Path::new(p).is_file());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "Chromium is missing but CI is set: .ci/run must install it"
-        );
-        eprintln!("SKIPPED: no Chromium installed (apt-get install chromium)");
-    }
-    found
-}
-
 /// Serializes the browser tests; `None` means skip (no Chromium, outside CI).
 async fn browser_test() -> Option<tokio::sync::MutexGuard<'static, ()>> {
     let guard = SERIAL.lock().await;
-    have_chromium().then_some(guard)
+    wachet::testing::chromium_or_skip().then_some(guard)
 }
 
 fn engine() -> Engine {

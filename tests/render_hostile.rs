@@ -25,29 +25,9 @@ const MAX_TREE: u64 = 1024 * 1024 * 1024;
 /// 30 s and more).
 const MAX_TIME: Duration = Duration::from_secs(20);
 
-fn have_chromium() -> bool {
-    let found = std::env::var_os("CHROME_PATH").is_some()
-        || [
-            "/usr/lib/chromium/chromium-headless-shell",
-            "/usr/lib/chromium/chromium",
-            "/usr/bin/chromium",
-            "/usr/bin/google-chrome",
-        ]
-        .iter()
-        .any(|p| std::path::Path::new(p).is_file());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "Chromium is missing but CI is set: .ci/run must install it"
-        );
-        eprintln!("SKIPPED: no Chromium installed (apt-get install chromium-headless-shell)");
-    }
-    found
-}
-
 async fn browser_test() -> Option<tokio::sync::MutexGuard<'static, ()>> {
     let guard = SERIAL.lock().await;
-    have_chromium().then_some(guard)
+    wachet::testing::chromium_or_skip().then_some(guard)
 }
 
 fn engine() -> Engine {

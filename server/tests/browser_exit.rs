@@ -16,26 +16,6 @@ use wachet::testing::{FixtureServer, Reply};
 /// One browser at a time: the machine is small, and each test watches process trees.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn have_chromium() -> bool {
-    let found = std::env::var_os("CHROME_PATH").is_some()
-        || [
-            "/usr/lib/chromium/chromium-headless-shell",
-            "/usr/lib/chromium/chromium",
-            "/usr/bin/chromium",
-            "/usr/bin/google-chrome",
-        ]
-        .iter()
-        .any(|p| Path::new(p).is_file());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "Chromium is missing but CI is set: .ci/run must install it"
-        );
-        eprintln!("SKIPPED: no Chromium installed (apt-get install chromium-headless-shell)");
-    }
-    found
-}
-
 /// A process as `/proc/PID/stat` describes it.
 #[derive(Debug, Clone, Copy)]
 struct Proc {
@@ -142,7 +122,7 @@ fn wachet(tmp: &Path, url: &str) -> Command {
 
 async fn killed_mid_render_leaves_nothing(signal: Signal) {
     let _serial = SERIAL.lock().await;
-    if !have_chromium() {
+    if !wachet::testing::chromium_or_skip() {
         return;
     }
     let server = slow_site().await;

@@ -184,29 +184,11 @@ fn invalid_input_exits_2_naming_the_field() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// Whether a Chromium is installed; under CI one must be.
-fn have_chromium() -> bool {
-    let found = std::env::var_os("CHROME_PATH").is_some()
-        || [
-            "/usr/lib/chromium/chromium-headless-shell",
-            "/usr/lib/chromium/chromium",
-            "/usr/bin/chromium",
-        ]
-        .iter()
-        .any(|p| std::path::Path::new(p).is_file());
-    assert!(
-        found || std::env::var_os("CI").is_none(),
-        "Chromium is missing but CI is set: .ci/run must install it"
-    );
-    found
-}
-
 /// `--dynamic` renders with Chromium, `--scroll` scrolls, and `crawl --dynamic` follows links
 /// that only script inserts; the output is the static path's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dynamic_and_scroll_render_with_chromium() {
-    if !have_chromium() {
-        eprintln!("SKIPPED: no Chromium installed (apt-get install chromium-headless-shell)");
+    if !wachet::testing::chromium_or_skip() {
         return;
     }
     let list = r#"<!doctype html><html><body style="height:1500px"><ul id=list></ul><script>

@@ -495,27 +495,9 @@ async fn record_refuses_an_existing_case_unless_forced_and_invalid_monitors() {
     assert_eq!(entries(&suite), ["tea"]);
 }
 
-/// Whether a Chromium is installed; under CI one must be.
-fn have_chromium() -> bool {
-    let found = std::env::var_os("CHROME_PATH").is_some()
-        || [
-            "/usr/lib/chromium/chromium-headless-shell",
-            "/usr/lib/chromium/chromium",
-            "/usr/bin/chromium",
-        ]
-        .iter()
-        .any(|p| Path::new(p).is_file());
-    assert!(
-        found || std::env::var_os("CI").is_none(),
-        "Chromium is missing but CI is set: .ci/run must install it"
-    );
-    found
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn record_dynamic_saves_the_rendered_dom_and_replays_it_without_a_browser() {
-    if !have_chromium() {
-        eprintln!("SKIPPED: no Chromium installed (apt-get install chromium-headless-shell)");
+    if !wachet::testing::chromium_or_skip() {
         return;
     }
     let server = FixtureServer::builder()

@@ -17,6 +17,8 @@ mod tab;
 
 pub use session::{RenderSession, SessionOptions};
 
+pub(crate) use browser::find_chrome;
+
 use crate::fetch::{FetchError, NetworkPolicy};
 use browser::Live;
 use std::collections::BTreeMap;

@@ -48,6 +48,26 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
+/// For tests that need Chromium: whether the engine finds one, where a render would look
+/// (`CHROME_PATH`, else Debian's and other usual locations). When none is found and the `CI`
+/// variable is set this panics, since CI must install one; elsewhere it prints a loud
+/// `SKIPPED` line on stderr and returns `false`, so a developer without a browser can still run
+/// the rest.
+#[cfg(feature = "chrome")]
+pub fn chromium_or_skip() -> bool {
+    match crate::render::find_chrome(None) {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "Chromium is missing but CI is set (CI must install it): {e}"
+            );
+            eprintln!("SKIPPED: {e}");
+            false
+        }
+    }
+}
+
 /// Request bodies recorded up to this size.
 const MAX_RECORDED_BODY: usize = 1024 * 1024;
 

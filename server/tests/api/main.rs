@@ -292,26 +292,6 @@ impl Reply {
     }
 }
 
-/// Whether Chromium is installed for the browser tests; without it they are skipped, loudly,
-/// on a developer machine and fail when `CI` is set (CI must install it).
-pub fn chromium_available() -> bool {
-    let found = [
-        "/usr/lib/chromium/chromium-headless-shell",
-        "/usr/lib/chromium/chromium",
-    ]
-    .iter()
-    .any(|p| std::path::Path::new(p).is_file())
-        || std::env::var_os("CHROME_PATH").is_some();
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "Chromium is missing but CI is set: .ci/run must install it"
-        );
-        eprintln!("SKIPPED: no Chromium installed (apt-get install chromium-headless-shell)");
-    }
-    found
-}
-
 /// A monitor body with the given name and URL, checked hourly.
 pub fn monitor(name: &str, url: &str) -> Value {
     json!({"name": name, "url": url, "recurrenceInSeconds": 3600})

@@ -181,7 +181,7 @@ async fn the_document_describes_schemas_enums_bearer_and_problems() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn swagger_ui_lists_the_operations_in_a_real_browser() {
-    if !super::chromium_available() {
+    if !wachet::testing::chromium_or_skip() {
         return;
     }
     let api = Api::start().await;

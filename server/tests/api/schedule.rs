@@ -365,7 +365,7 @@ async fn a_check_of_a_definition_edited_meanwhile_is_dropped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dynamic_content_monitor_is_checked_in_chromium() {
-    if !super::chromium_available() {
+    if !wachet::testing::chromium_or_skip() {
         return;
     }
     let page = "<div id=out>loading</div><script>setTimeout(() => \
