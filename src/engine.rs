@@ -7,7 +7,7 @@ use crate::check::{CheckOutcome, Checker, CrawlReport, ErrorKind, PreparedMonito
 use crate::crawl::{self, CrawlEvent, CrawlSettings, CrawlStream};
 use crate::fetch::hosts::{HostLimits, HostSlots, Polite};
 use crate::fetch::http::{HttpFetcher, HttpSettings};
-use crate::fetch::{FetchedPage, Fetcher, NetworkPolicy};
+use crate::fetch::{FetchedPage, Fetcher, NetworkPolicy, status_text};
 use crate::model::{ClientData, ClientJobType, Monitor};
 use crate::validate::{self, InvalidMonitor};
 use async_trait::async_trait;
@@ -435,15 +435,6 @@ impl Engine {
             crawl: None,
         }
     }
-}
-
-/// "HTTP 404 Not Found".
-pub(crate) fn status_text(status: u16) -> String {
-    let reason = reqwest::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("");
-    format!("HTTP {status} {reason}").trim_end().to_string()
 }
 
 #[async_trait]

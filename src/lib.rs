@@ -50,6 +50,7 @@ pub mod extract;
 pub mod fetch;
 pub mod filter;
 pub mod model;
+mod pattern;
 #[cfg(feature = "chrome")]
 pub mod render;
 #[cfg(feature = "testing")]

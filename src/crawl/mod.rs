@@ -52,7 +52,7 @@ impl Default for CrawlSettings {
         CrawlSettings {
             max_pages: 500,
             concurrency: 16,
-            max_url_len: crate::validate::MAX_URL_LEN,
+            max_url_len: crate::fetch::MAX_URL_LEN,
             strip_tracking_params: false,
         }
     }

@@ -197,7 +197,7 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
     if fetched.status >= 400 {
         let outcome = if start || !job.ignore_invalid_pages {
             Outcome::Page(page(
-                ClientData::failure(at, crate::engine::status_text(fetched.status)),
+                ClientData::failure(at, crate::fetch::status_text(fetched.status)),
                 Some(ErrorKind::of_status(fetched.status)),
                 &fetched,
             ))
