@@ -50,6 +50,7 @@ pub mod extract;
 pub mod fetch;
 pub mod filter;
 pub mod model;
+mod outcome;
 mod pattern;
 #[cfg(feature = "chrome")]
 pub mod render;

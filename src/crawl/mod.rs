@@ -15,20 +15,20 @@ mod page;
 mod scheduler;
 mod title;
 
-use crate::check::ErrorKind;
 use crate::fetch::Fetcher;
-use crate::model::ClientData;
+pub use crate::outcome::{
+    CrawlEvent, CrawlStats, CrawlStream, CrawlSummary, CrawledPage, Latency, LeftOutPage,
+    LeftOutReason, Progress,
+};
+use crate::outcome::ErrorKind;
 use crate::validate::Plan;
 use futures::channel::mpsc;
-use futures::{FutureExt, SinkExt, Stream};
+use futures::{FutureExt, SinkExt};
 use page::{FetchStat, Outcome, PageJob, PageWork, Pending};
 use scheduler::{Limits, Scheduler};
-use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashSet};
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
@@ -55,164 +55,6 @@ impl Default for CrawlSettings {
             max_url_len: crate::fetch::MAX_URL_LEN,
             strip_tracking_params: false,
         }
-    }
-}
-
-/// One page of a crawl.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CrawledPage {
-    /// The normalized URL (of the link; a redirected page is reported under the URL that led
-    /// to it).
-    pub url: String,
-    /// Hops from the start page (0).
-    pub depth: u8,
-    /// The page the link was found on (none for the start page).
-    pub found_on: Option<String>,
-    /// HTTP status, when a response arrived.
-    pub status: Option<u16>,
-    /// Content-Type of the response.
-    pub content_type: Option<String>,
-    /// The URL after redirects.
-    pub final_url: Option<String>,
-    /// The document's `<title>`, as `document.title` gives it (the API's page `name`); none
-    /// for a page without one, a failed page or binary content.
-    pub title: Option<String>,
-    /// The page's value (the monitor's xPath/excludeXPath/regex applied) or error.
-    pub data: ClientData,
-    /// What kind of failure `data.error` is, when the page failed.
-    pub error_kind: Option<ErrorKind>,
-}
-
-/// Why a fetched page is not among a crawl's pages.
-#[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum LeftOutReason {
-    /// It answered with a status >= 400 and the monitor has `ignoreInvalidPages`.
-    InvalidPage,
-    /// It is not HTML and the monitor does not have `crawlBinaryContent`.
-    BinaryContent,
-    /// It redirects to a page the crawl already has (under that page's own URL, or another
-    /// redirect's).
-    RedirectToKnownPage,
-}
-
-/// A page fetched but left out of a crawl's pages.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LeftOutPage {
-    /// The normalized URL.
-    pub url: String,
-    /// Hops from the start page.
-    pub depth: u8,
-    /// The page the link was found on.
-    pub found_on: Option<String>,
-    /// HTTP status of the (last) response.
-    pub status: Option<u16>,
-    /// Where it led, for a redirect.
-    pub final_url: Option<String>,
-    /// Why it is left out.
-    pub reason: LeftOutReason,
-}
-
-/// Counts so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Progress {
-    /// Pages finished (reported ones; left-out ones are counted in the statistics).
-    pub done: usize,
-    /// Pages waiting to be fetched.
-    pub queued: usize,
-    /// Finished pages that failed.
-    pub failed: usize,
-}
-
-/// Fetch latency percentiles of a crawl's requests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Latency {
-    /// Median.
-    #[serde(with = "crate::check::millis")]
-    pub p50: Duration,
-    /// 90th percentile.
-    #[serde(with = "crate::check::millis")]
-    pub p90: Duration,
-    /// 99th percentile.
-    #[serde(with = "crate::check::millis")]
-    pub p99: Duration,
-}
-
-/// What a crawl did, for benchmarking and reports.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CrawlStats {
-    /// Pages fetched: every page finished, failed and left-out ones included (a redirect and
-    /// its target are one page).
-    pub pages: usize,
-    /// Pages that failed: no response, or a status >= 400 (left out or not).
-    pub failed: usize,
-    /// HTTP requests made, each redirect hop one.
-    pub requests: usize,
-    /// Body bytes received (after decompression).
-    pub bytes: u64,
-    /// From start to end.
-    #[serde(with = "crate::check::millis")]
-    pub elapsed: Duration,
-    /// `pages` per second of `elapsed`.
-    pub pages_per_second: f64,
-    /// Latency of the requests that got a response (from sending to the end of the body;
-    /// waits for the host's slot not included).
-    pub latency: Latency,
-    /// Responses by HTTP status (redirect hops included).
-    pub statuses: BTreeMap<u16, usize>,
-    /// The page budget stopped the crawl before every in-scope link was followed.
-    pub budget_reached: bool,
-}
-
-/// The end of a crawl.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CrawlSummary {
-    /// Final counts.
-    pub progress: Progress,
-    /// The page budget stopped the crawl before every in-scope link was followed.
-    pub budget_reached: bool,
-    /// How long the crawl took.
-    #[serde(with = "crate::check::millis")]
-    pub elapsed: Duration,
-    /// Counts, sizes, latencies and statuses.
-    pub stats: CrawlStats,
-}
-
-/// What a crawl stream yields. New events may come; match with a wildcard arm.
-#[non_exhaustive]
-#[derive(Debug, Clone, PartialEq)]
-pub enum CrawlEvent {
-    /// A page finished.
-    Page {
-        /// The page.
-        page: CrawledPage,
-        /// Counts after it.
-        progress: Progress,
-    },
-    /// A page was fetched and left out (by `ignoreInvalidPages`, `crawlBinaryContent`, or as
-    /// a redirect to a page already crawled).
-    LeftOut(LeftOutPage),
-    /// The crawl ended; always the last event.
-    Finished(CrawlSummary),
-}
-
-/// Pages of a crawl as they finish. Dropping the stream stops the crawl.
-pub struct CrawlStream {
-    receiver: mpsc::Receiver<CrawlEvent>,
-}
-
-impl Stream for CrawlStream {
-    type Item = CrawlEvent;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<CrawlEvent>> {
-        Pin::new(&mut self.receiver).poll_next(cx)
     }
 }
 

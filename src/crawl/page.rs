@@ -3,8 +3,8 @@
 //! page, HTML, or binary), parses HTML once, and returns the page's value, title and its
 //! followable links.
 
-use super::{CrawledPage, LeftOutPage, LeftOutReason, links, normalize, title};
-use crate::check::ErrorKind;
+use super::{links, normalize, title};
+use crate::outcome::{CrawledPage, ErrorKind, LeftOutPage, LeftOutReason};
 use crate::extract::{Deadline, ExtractError, onepass, parse};
 use crate::fetch::{FetchRequest, FetchedPage, Fetcher, Hop};
 use crate::model::ClientData;
