@@ -4,8 +4,8 @@
 //! outcome module, shared with the crawler, and is re-exported here.
 
 use crate::model::Monitor;
-pub use crate::outcome::{CheckOutcome, CrawlReport, ErrorKind, Timings, millis};
 use crate::outcome::CrawlStream;
+pub use crate::outcome::{CheckOutcome, CrawlReport, ErrorKind, Timings, millis};
 use crate::validate::{InvalidMonitor, Plan};
 use async_trait::async_trait;
 use std::sync::Arc;

@@ -42,6 +42,7 @@
 #![warn(missing_docs)]
 
 pub mod alerts;
+mod analysis;
 pub mod check;
 pub mod crawl;
 pub mod diff;

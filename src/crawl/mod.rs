@@ -16,11 +16,11 @@ mod scheduler;
 mod title;
 
 use crate::fetch::Fetcher;
+use crate::outcome::ErrorKind;
 pub use crate::outcome::{
     CrawlEvent, CrawlStats, CrawlStream, CrawlSummary, CrawledPage, Latency, LeftOutPage,
     LeftOutReason, Progress,
 };
-use crate::outcome::ErrorKind;
 use crate::validate::Plan;
 use futures::channel::mpsc;
 use futures::{FutureExt, SinkExt};
