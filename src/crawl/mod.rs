@@ -2,13 +2,15 @@
 //! within scope and URL filters, never fetching one normalized URL twice, under a page budget
 //! and rate limits.
 //!
-//! One coordinator task owns the frontier, the seen-set and the [`scheduler`]; workers
+//! One coordinator task owns the [`frontier`] (the seen set, the pages out per depth, the
+//! links waiting for their depth) and the [`scheduler`]; workers
 //! ([`page`]) fetch and parse pages concurrently and hand back values and links. Because only
 //! the coordinator touches shared state there is no lock on the hot path, and dedup is exact
 //! even when two pages link to the same URL at once. Levels are crawled in turn, so every
 //! page's depth is its shortest distance from the start. Results stream out over a bounded
 //! channel ([`CrawlStream`]), so a large crawl is never held in memory by the crawler.
 
+mod frontier;
 pub(crate) mod links;
 pub mod normalize;
 mod page;
@@ -22,11 +24,12 @@ pub use crate::outcome::{
     LeftOutReason, Progress,
 };
 use crate::validate::Plan;
+use frontier::Frontier;
 use futures::channel::mpsc;
 use futures::{FutureExt, SinkExt};
 use page::{FetchStat, Outcome, PageJob, PageWork, Pending};
 use scheduler::{Limits, Scheduler};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -185,11 +188,9 @@ impl Tally {
 }
 
 impl Coordinator {
-    /// Crawls without a barrier between levels. A finished page's links get depth d + 1 only
-    /// once every page of depth < d has finished: then every URL of depth <= d is known, so
-    /// each new URL's depth is its shortest distance. Until then its links wait in `deferred`,
-    /// while pages already known keep being fetched, so a slow host holds back only the links
-    /// that might still be found closer to the start.
+    /// Crawls without a barrier between levels: links whose depth is not yet certain wait in
+    /// the [`Frontier`] while pages already known keep being fetched, so a slow host holds back
+    /// only the links that might still be found closer to the start.
     ///
     /// Redirects are followed hop by hop here, each hop's URL claimed in the seen-set like a
     /// link's, so a page reached both by a redirect and by a link is fetched once, whichever
@@ -197,22 +198,16 @@ impl Coordinator {
     /// ([`LeftOutReason::RedirectToKnownPage`]); a hop keeps its page's place in the count.
     async fn run(mut self, start: Pending) {
         let began = Instant::now();
-        let levels = usize::from(self.max_depth) + 2;
-        let mut seen: HashSet<String> = HashSet::new();
-        seen.insert(start.url.as_str().to_string());
+        let mut frontier = Frontier::new(&start.url, self.max_depth, self.max_pages);
         let mut progress = Progress::default();
         let mut tally = Tally::default();
-        let mut budget_reached = false;
-        let mut outstanding = vec![0usize; levels];
-        let mut deferred: Vec<Vec<(Vec<url::Url>, Arc<str>)>> = vec![Vec::new(); levels];
         let mut scheduler = Scheduler::new(self.limits);
-        outstanding[0] = 1;
         scheduler.push(start);
         let mut tasks: JoinSet<Finished> = JoinSet::new();
         loop {
             while let Some((host, pending)) = scheduler.next() {
                 let job = self.job.clone();
-                let follow = pending.depth < self.max_depth;
+                let follow = frontier.follows(pending.depth);
                 tasks.spawn(async move {
                     // A panic in one page must not lose the page's place in the count.
                     let work = AssertUnwindSafe(page::crawl_page(job, &pending, follow))
@@ -255,7 +250,7 @@ impl Coordinator {
                     status,
                     request,
                 } => {
-                    match self.redirect(&mut seen, &pending, to, status, request) {
+                    match self.redirect(&mut frontier, &pending, to, status, request) {
                         // The page goes on at its next hop, at the same depth, still outstanding.
                         Ok(next) => {
                             scheduler.push(next);
@@ -270,42 +265,8 @@ impl Coordinator {
                 },
                 Outcome::LeftOut(page) => CrawlEvent::LeftOut(page),
             };
-            let depth = usize::from(pending.depth);
-            outstanding[depth] = outstanding[depth].saturating_sub(1);
-            if let Some(final_url) = &work.final_url {
-                // A page that followed its redirects itself (a browser): its target is not
-                // fetched again when a link to it turns up later.
-                seen.insert(final_url.as_str().to_string());
-            }
-            if !work.links.is_empty() {
-                let parent: Arc<str> = Arc::from(pending.url.as_str());
-                deferred[depth].push((work.links, parent));
-            }
-            for level in 0..levels - 1 {
-                if outstanding[..level].iter().any(|&n| n > 0) {
-                    break;
-                }
-                for (links, parent) in std::mem::take(&mut deferred[level]) {
-                    for link in links {
-                        if seen.contains(link.as_str()) {
-                            continue;
-                        }
-                        if seen.len() >= self.max_pages {
-                            budget_reached = true;
-                            break;
-                        }
-                        seen.insert(link.as_str().to_string());
-                        outstanding[level + 1] += 1;
-                        scheduler.push(Pending {
-                            fetch_url: link.clone(),
-                            url: link,
-                            hops: 0,
-                            depth: finished_depth(level),
-                            found_on: Some(parent.clone()),
-                            request: None,
-                        });
-                    }
-                }
+            for next in frontier.finished(&pending, work.final_url.as_ref(), work.links) {
+                scheduler.push(next);
             }
             let event = match event {
                 CrawlEvent::Page { page, .. } => {
@@ -331,6 +292,7 @@ impl Coordinator {
         }
         progress.queued = 0;
         let elapsed = began.elapsed();
+        let budget_reached = frontier.budget_reached();
         let summary = CrawlSummary {
             progress,
             budget_reached,
@@ -344,7 +306,7 @@ impl Coordinator {
     /// fail it; a target already claimed leaves it out.
     fn redirect(
         &self,
-        seen: &mut HashSet<String>,
+        frontier: &mut Frontier,
         pending: &Pending,
         to: url::Url,
         status: u16,
@@ -367,7 +329,7 @@ impl Coordinator {
         if to == pending.url || to == pending.fetch_url {
             return Err(fail(format!("redirects to itself ({to})")));
         }
-        if !seen.insert(to.as_str().to_string()) {
+        if !frontier.claim(&to) {
             return Err(Box::new(CrawlEvent::LeftOut(LeftOutPage {
                 url: pending.url.to_string(),
                 depth: pending.depth,
@@ -386,9 +348,4 @@ impl Coordinator {
             request,
         })
     }
-}
-
-/// The depth of a link found on a page of depth `level`.
-fn finished_depth(level: usize) -> u8 {
-    u8::try_from(level + 1).unwrap_or(u8::MAX)
 }
