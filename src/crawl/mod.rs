@@ -2,7 +2,7 @@
 //! within scope and URL filters, never fetching one normalized URL twice, under a page budget
 //! and rate limits.
 //!
-//! One coordinator task owns the [`frontier`] (the seen set, the pages out per depth, the
+//! One coordinator task owns the `frontier` (the seen set, the pages out per depth, the
 //! links waiting for their depth) and the [`scheduler`]; workers
 //! ([`page`]) fetch and parse pages concurrently and hand back values and links. Because only
 //! the coordinator touches shared state there is no lock on the hot path, and dedup is exact
@@ -70,7 +70,7 @@ const MAX_HOPS: u8 = 10;
 /// Starts crawling; must run inside a tokio runtime.
 pub(crate) fn start(
     plan: Arc<Plan>,
-    monitor: &crate::Monitor,
+    monitor: &crate::model::Monitor,
     fetcher: Arc<dyn Fetcher>,
     settings: &CrawlSettings,
     hosts: crate::fetch::hosts::HostLimits,
