@@ -2,13 +2,13 @@
 //! within scope and URL filters, never fetching one normalized URL twice, under a page budget
 //! and rate limits.
 //!
-//! One coordinator task owns the `frontier` (the seen set, the pages out per depth, the
-//! links waiting for their depth) and the [`scheduler`]; workers
-//! ([`page`]) fetch and parse pages concurrently and hand back values and links. Because only
-//! the coordinator touches shared state there is no lock on the hot path, and dedup is exact
-//! even when two pages link to the same URL at once. Levels are crawled in turn, so every
-//! page's depth is its shortest distance from the start. Results stream out over a bounded
-//! channel ([`CrawlStream`]), so a large crawl is never held in memory by the crawler.
+//! One coordinator task owns the `frontier` (the seen set, the pages out per depth, the links
+//! waiting for their depth) and the [`scheduler`]; workers ([`page`]) fetch and parse pages
+//! concurrently and hand back values and links. Because only the coordinator touches shared
+//! state there is no lock on the hot path, and dedup is exact even when two pages link to the
+//! same URL at once. Levels are crawled in turn, so every page's depth is its shortest distance
+//! from the start. Results stream out over a bounded channel ([`CrawlStream`]), so a large
+//! crawl is never held in memory by the crawler.
 
 mod frontier;
 pub(crate) mod links;
