@@ -1,8 +1,9 @@
-//! The engine: the middle of the data flow. It validates a monitor into a plan, has a
-//! [`Fetcher`] download the page, hands the body to the extraction pipeline on the blocking
-//! pool (parsing is CPU work) and assembles the [`CheckOutcome`]. Configured with
-//! [`EngineBuilder`].
+//! The engine: the top of the data flow. It validates a monitor into a plan, has a
+//! [`Fetcher`] download the page, has it analysed as every crawled page is (the page analysis
+//! decides what runs on the blocking pool) and assembles the [`CheckOutcome`]; a Portal
+//! monitor goes to the crawler. Configured with [`EngineBuilder`].
 
+use crate::analysis::{self, Status};
 use crate::check::{CheckOutcome, Checker, CrawlReport, ErrorKind, PreparedMonitor, Timings};
 use crate::crawl::{self, CrawlEvent, CrawlSettings, CrawlStream};
 use crate::fetch::hosts::{HostLimits, HostSlots, Polite};
@@ -382,48 +383,39 @@ impl Engine {
             }
         };
         let fetch_time = started.elapsed();
-        let status_error =
-            (page.status >= 400 && !monitor.ignore_invalid_pages).then_some(page.status);
+        let status = analysis::judge_status(page.status, monitor.ignore_invalid_pages);
         let keep_html = monitor.collect_raw_html;
         let plan = prepared.plan.clone();
         let FetchedPage {
             url,
-            status,
+            status: code,
             content_type,
             ..
         } = page.clone();
         let extract_start = Instant::now();
         // The check's timeout covers the fetch and the extraction together.
         let deadline = crate::extract::Deadline::at(started + self.inner.total_timeout);
-        let extracted = tokio::task::spawn_blocking(move || {
+        let extracted = analysis::off_runtime(page.body.len(), move || {
             let text = page.text();
-            let value = match status_error {
-                Some(status) => Err((status_text(status), ErrorKind::of_status(status))),
-                None => plan
-                    .extractor
-                    .extract_within(&text, deadline)
-                    .map_err(|e| (e.to_string(), ErrorKind::of_extract(&e))),
+            let value = match status {
+                Status::Failed(failure) => Err(failure),
+                // An ignored error page is checked like any other.
+                Status::Fine | Status::Ignored => {
+                    analysis::analyse(&text, &plan.extractor, deadline, false).value
+                }
             };
             (value, keep_html.then_some(text))
         })
         .await;
-        let (value, raw_html) = extracted.unwrap_or_else(|_| {
-            (
-                Err((
-                    "internal error while extracting".to_string(),
-                    ErrorKind::Internal,
-                )),
-                None,
-            )
-        });
+        let (value, raw_html) = extracted.unwrap_or_else(|failure| (Err(failure), None));
         let (data, error_kind) = match value {
             Ok(raw) => (ClientData::value(at, raw), None),
-            Err((err, kind)) => (ClientData::failure(at, err), Some(kind)),
+            Err(failure) => (ClientData::failure(at, failure.message), Some(failure.kind)),
         };
         CheckOutcome {
             data,
             error_kind,
-            status: Some(status),
+            status: Some(code),
             final_url: Some(url.to_string()),
             content_type,
             timings: Timings {
@@ -435,15 +427,6 @@ impl Engine {
             crawl: None,
         }
     }
-}
-
-/// "HTTP 404 Not Found".
-pub(crate) fn status_text(status: u16) -> String {
-    let reason = reqwest::StatusCode::from_u16(status)
-        .ok()
-        .and_then(|s| s.canonical_reason())
-        .unwrap_or("");
-    format!("HTTP {status} {reason}").trim_end().to_string()
 }
 
 #[async_trait]

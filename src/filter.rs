@@ -2,6 +2,7 @@
 //! given) and `urlFilter.exclude` (a link must match none), each a substring or a regex.
 
 use crate::model::UrlFilterType;
+use crate::pattern::compile_pattern;
 use regex::Regex;
 
 /// One compiled filter.
@@ -18,7 +19,7 @@ impl UrlMatcher {
     pub fn new(kind: UrlFilterType, filter: &str) -> Result<Self, String> {
         match kind {
             UrlFilterType::Contains => Ok(UrlMatcher::Contains(filter.to_string())),
-            UrlFilterType::Regex => crate::validate::compile_pattern(filter).map(UrlMatcher::Regex),
+            UrlFilterType::Regex => compile_pattern(filter).map(UrlMatcher::Regex),
         }
     }
 

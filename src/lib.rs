@@ -26,15 +26,34 @@
 //! # Ok(()) }
 //! ```
 //!
-//! ## Modules, in the order data flows through them
-//! - [`model`]: the API's resources (monitors, check data, alerts, ...) as serde types.
+//! ## Module map
+//!
+//! Imports run one way, with the data flow: each layer uses only the layers below it.
+//!
+//! ```text
+//! engine             runs checks; a Portal monitor goes to the crawler
+//! check | crawl      the Checker seam | the Portal crawler (frontier, scheduler, workers)
+//! analysis           one analysis of a fetched page, for a single page and each crawled one
+//! outcome | validate what checks and crawls yield | a monitor compiled into a plan
+//! render             Chromium as a fetcher (feature `chrome`)
+//! fetch | extract    downloaders and the network policy | HTML to value
+//! filter             URL filters of a Portal monitor
+//! pattern            regexes as users write them
+//! model              the API's types
+//! ```
+//!
+//! Beside the flow, [`diff`] and [`alerts`] use only [`model`]; `testing` sits above [`engine`].
+//!
+//! - [`engine`]: the [`Engine`] that runs checks, configured with [`EngineBuilder`].
+//! - [`check`]: the [`Checker`] trait frontends use, and what a check yields.
+//! - [`crawl`]: the Portal crawler: link following, scope, filters, dedup, rate limits.
 //! - [`validate`]: a monitor checked and compiled before any fetch.
 //! - [`fetch`]: the downloaders, behind the [`fetch::Fetcher`] trait, and the network policy.
 //! - [`extract`]: HTML5 parsing, XPath 1.0, rendered text, regex: from page to value.
-//! - [`crawl`]: the Portal crawler: link following, scope, filters, dedup, rate limits.
+//! - [`filter`]: URL filters of a Portal monitor.
+//! - [`model`]: the API's resources (monitors, check data, alerts, ...) as serde types.
 //! - [`diff`]: word-level diffs between values.
 //! - [`alerts`]: which notifications a check raises, as a pure function of the state before it.
-//! - [`engine`]: the [`Engine`] that runs checks, configured with [`EngineBuilder`].
 //! - `testing` (feature `testing`): a fixture HTTP server, and fixture regression suites
 //!   (`testing::Suite`: a directory of pages with their monitors and expected outcomes, each
 //!   served and checked through the real path; `wachet fixtures run` is its command line).
@@ -42,6 +61,7 @@
 #![warn(missing_docs)]
 
 pub mod alerts;
+mod analysis;
 pub mod check;
 pub mod crawl;
 pub mod diff;
@@ -50,6 +70,8 @@ pub mod extract;
 pub mod fetch;
 pub mod filter;
 pub mod model;
+mod outcome;
+mod pattern;
 #[cfg(feature = "chrome")]
 pub mod render;
 #[cfg(feature = "testing")]

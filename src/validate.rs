@@ -6,17 +6,14 @@ use crate::extract::Extractor;
 use crate::extract::xpath::XPath;
 use crate::filter::{UrlFilterSet, UrlMatcher};
 use crate::model::{LocationCode, Monitor, UrlFilterValue};
+pub use crate::pattern::compile_pattern;
 use regex::Regex;
 use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use std::fmt;
 use url::Url;
 
-/// Longest URL accepted, as browsers and most servers do.
-pub const MAX_URL_LEN: usize = 2048;
-
-/// Compiled regexes larger than this are refused, so a hostile pattern cannot eat memory.
-const REGEX_SIZE_LIMIT: usize = 2 * 1024 * 1024;
+pub use crate::fetch::MAX_URL_LEN;
 
 /// One problem with one field.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -273,33 +270,6 @@ pub fn compile_regex(pattern: Option<&str>) -> Result<Option<Regex>, String> {
         None => Ok(None),
         Some(pattern) => compile_pattern(pattern).map(Some),
     }
-}
-
-/// Compiles a regex, locating a syntax error by character position.
-pub fn compile_pattern(pattern: &str) -> Result<Regex, String> {
-    if let Err(err) = regex_syntax::ast::parse::Parser::new().parse(pattern) {
-        let offset = err.span().start.offset;
-        let position = pattern
-            .get(..offset)
-            .map_or(offset, |prefix| prefix.chars().count());
-        return Err(format!("{} at position {position}", err.kind()));
-    }
-    regex::RegexBuilder::new(pattern)
-        .size_limit(REGEX_SIZE_LIMIT)
-        .build()
-        .map_err(|e| match e {
-            regex::Error::CompiledTooBig(limit) => {
-                format!("is too large once compiled (limit {limit} bytes)")
-            }
-            // The message is multi-line with a caret diagram; keep its last line, the reason.
-            other => other
-                .to_string()
-                .lines()
-                .rfind(|l| !l.trim().is_empty())
-                .unwrap_or("invalid regex")
-                .trim_start_matches("error: ")
-                .to_string(),
-        })
 }
 
 fn compile_filters(monitor: &Monitor, errors: &mut Errors) -> UrlFilterSet {

@@ -1,42 +1,10 @@
-//! Link discovery: `a[href]`, `area[href]`, `frame[src]`, `iframe[src]`, resolved against the
-//! first `<base href>` (itself resolved against the page's final URL), as browsers do. The
-//! links come from the page's tree ([`links`]) or from the one-pass scan ([`resolve_all`]).
+//! Link resolution: the raw values of a page's `a[href]`, `area[href]`, `frame[src]` and
+//! `iframe[src]` (found by the page's analysis, from its tree or its one-pass scan) resolved
+//! against the first `<base href>` (itself resolved against the page's final URL), as browsers
+//! do, and normalized for the crawl's dedup.
 
 use super::normalize;
-use scraper::{Html, Node};
 use url::Url;
-
-/// The normalized http(s) links of `doc`, in document order, duplicates included.
-pub fn links(doc: &Html, page_url: &Url, strip_tracking: bool) -> Vec<Url> {
-    let (base, hrefs) = raw_links(doc);
-    resolve_all(page_url, base, hrefs, strip_tracking)
-}
-
-/// The first `<base href>` and the raw link values of `doc`, in document order.
-pub(crate) fn raw_links(doc: &Html) -> (Option<&str>, Vec<&str>) {
-    let mut base = None;
-    let mut hrefs = Vec::new();
-    for node in doc.tree.root().descendants() {
-        let Node::Element(el) = node.value() else {
-            continue;
-        };
-        let attr = match el.name() {
-            "a" | "area" => "href",
-            "frame" | "iframe" => "src",
-            "base" => {
-                if base.is_none() {
-                    base = el.attr("href");
-                }
-                continue;
-            }
-            _ => continue,
-        };
-        if let Some(value) = el.attr(attr) {
-            hrefs.push(value);
-        }
-    }
-    (base, hrefs)
-}
 
 /// Resolves raw link values against the page's base and normalizes them; links that are not
 /// http(s) are dropped.
@@ -58,6 +26,7 @@ pub fn resolve_all<'a>(
 mod tests {
     use super::*;
     use crate::extract::parse::parse_document;
+    use crate::extract::raw_links;
 
     #[test]
     fn links_come_from_anchors_areas_and_frames_against_base() {
@@ -68,7 +37,8 @@ mod tests {
         )
         .unwrap();
         let page = Url::parse("http://s.example/index.html").unwrap();
-        let found: Vec<String> = links(&doc, &page, false)
+        let (base, hrefs) = raw_links(&doc);
+        let found: Vec<String> = resolve_all(&page, base, hrefs, false)
             .into_iter()
             .map(String::from)
             .collect();

@@ -2,33 +2,36 @@
 //! within scope and URL filters, never fetching one normalized URL twice, under a page budget
 //! and rate limits.
 //!
-//! One coordinator task owns the frontier, the seen-set and the [`scheduler`]; workers
-//! ([`page`]) fetch and parse pages concurrently and hand back values and links. Because only
-//! the coordinator touches shared state there is no lock on the hot path, and dedup is exact
-//! even when two pages link to the same URL at once. Levels are crawled in turn, so every
-//! page's depth is its shortest distance from the start. Results stream out over a bounded
-//! channel ([`CrawlStream`]), so a large crawl is never held in memory by the crawler.
+//! One coordinator task owns the `frontier` (the seen set, the pages out per depth, the links
+//! waiting for their depth) and the [`scheduler`]; workers ([`page`]) fetch and parse pages
+//! concurrently and hand back values and links. Because only the coordinator touches shared
+//! state there is no lock on the hot path, and dedup is exact even when two pages link to the
+//! same URL at once. Levels are crawled in turn, so every page's depth is its shortest distance
+//! from the start. Results stream out over a bounded channel ([`CrawlStream`]), so a large
+//! crawl is never held in memory by the crawler.
 
+mod frontier;
 pub(crate) mod links;
 pub mod normalize;
 mod page;
 mod scheduler;
 mod title;
 
-use crate::check::ErrorKind;
 use crate::fetch::Fetcher;
-use crate::model::ClientData;
+use crate::outcome::ErrorKind;
+pub use crate::outcome::{
+    CrawlEvent, CrawlStats, CrawlStream, CrawlSummary, CrawledPage, Latency, LeftOutPage,
+    LeftOutReason, Progress,
+};
 use crate::validate::Plan;
+use frontier::Frontier;
 use futures::channel::mpsc;
-use futures::{FutureExt, SinkExt, Stream};
+use futures::{FutureExt, SinkExt};
 use page::{FetchStat, Outcome, PageJob, PageWork, Pending};
 use scheduler::{Limits, Scheduler};
-use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
@@ -52,167 +55,9 @@ impl Default for CrawlSettings {
         CrawlSettings {
             max_pages: 500,
             concurrency: 16,
-            max_url_len: crate::validate::MAX_URL_LEN,
+            max_url_len: crate::fetch::MAX_URL_LEN,
             strip_tracking_params: false,
         }
-    }
-}
-
-/// One page of a crawl.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CrawledPage {
-    /// The normalized URL (of the link; a redirected page is reported under the URL that led
-    /// to it).
-    pub url: String,
-    /// Hops from the start page (0).
-    pub depth: u8,
-    /// The page the link was found on (none for the start page).
-    pub found_on: Option<String>,
-    /// HTTP status, when a response arrived.
-    pub status: Option<u16>,
-    /// Content-Type of the response.
-    pub content_type: Option<String>,
-    /// The URL after redirects.
-    pub final_url: Option<String>,
-    /// The document's `<title>`, as `document.title` gives it (the API's page `name`); none
-    /// for a page without one, a failed page or binary content.
-    pub title: Option<String>,
-    /// The page's value (the monitor's xPath/excludeXPath/regex applied) or error.
-    pub data: ClientData,
-    /// What kind of failure `data.error` is, when the page failed.
-    pub error_kind: Option<ErrorKind>,
-}
-
-/// Why a fetched page is not among a crawl's pages.
-#[non_exhaustive]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum LeftOutReason {
-    /// It answered with a status >= 400 and the monitor has `ignoreInvalidPages`.
-    InvalidPage,
-    /// It is not HTML and the monitor does not have `crawlBinaryContent`.
-    BinaryContent,
-    /// It redirects to a page the crawl already has (under that page's own URL, or another
-    /// redirect's).
-    RedirectToKnownPage,
-}
-
-/// A page fetched but left out of a crawl's pages.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LeftOutPage {
-    /// The normalized URL.
-    pub url: String,
-    /// Hops from the start page.
-    pub depth: u8,
-    /// The page the link was found on.
-    pub found_on: Option<String>,
-    /// HTTP status of the (last) response.
-    pub status: Option<u16>,
-    /// Where it led, for a redirect.
-    pub final_url: Option<String>,
-    /// Why it is left out.
-    pub reason: LeftOutReason,
-}
-
-/// Counts so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Progress {
-    /// Pages finished (reported ones; left-out ones are counted in the statistics).
-    pub done: usize,
-    /// Pages waiting to be fetched.
-    pub queued: usize,
-    /// Finished pages that failed.
-    pub failed: usize,
-}
-
-/// Fetch latency percentiles of a crawl's requests.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Latency {
-    /// Median.
-    #[serde(with = "crate::check::millis")]
-    pub p50: Duration,
-    /// 90th percentile.
-    #[serde(with = "crate::check::millis")]
-    pub p90: Duration,
-    /// 99th percentile.
-    #[serde(with = "crate::check::millis")]
-    pub p99: Duration,
-}
-
-/// What a crawl did, for benchmarking and reports.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CrawlStats {
-    /// Pages fetched: every page finished, failed and left-out ones included (a redirect and
-    /// its target are one page).
-    pub pages: usize,
-    /// Pages that failed: no response, or a status >= 400 (left out or not).
-    pub failed: usize,
-    /// HTTP requests made, each redirect hop one.
-    pub requests: usize,
-    /// Body bytes received (after decompression).
-    pub bytes: u64,
-    /// From start to end.
-    #[serde(with = "crate::check::millis")]
-    pub elapsed: Duration,
-    /// `pages` per second of `elapsed`.
-    pub pages_per_second: f64,
-    /// Latency of the requests that got a response (from sending to the end of the body;
-    /// waits for the host's slot not included).
-    pub latency: Latency,
-    /// Responses by HTTP status (redirect hops included).
-    pub statuses: BTreeMap<u16, usize>,
-    /// The page budget stopped the crawl before every in-scope link was followed.
-    pub budget_reached: bool,
-}
-
-/// The end of a crawl.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CrawlSummary {
-    /// Final counts.
-    pub progress: Progress,
-    /// The page budget stopped the crawl before every in-scope link was followed.
-    pub budget_reached: bool,
-    /// How long the crawl took.
-    #[serde(with = "crate::check::millis")]
-    pub elapsed: Duration,
-    /// Counts, sizes, latencies and statuses.
-    pub stats: CrawlStats,
-}
-
-/// What a crawl stream yields. New events may come; match with a wildcard arm.
-#[non_exhaustive]
-#[derive(Debug, Clone, PartialEq)]
-pub enum CrawlEvent {
-    /// A page finished.
-    Page {
-        /// The page.
-        page: CrawledPage,
-        /// Counts after it.
-        progress: Progress,
-    },
-    /// A page was fetched and left out (by `ignoreInvalidPages`, `crawlBinaryContent`, or as
-    /// a redirect to a page already crawled).
-    LeftOut(LeftOutPage),
-    /// The crawl ended; always the last event.
-    Finished(CrawlSummary),
-}
-
-/// Pages of a crawl as they finish. Dropping the stream stops the crawl.
-pub struct CrawlStream {
-    receiver: mpsc::Receiver<CrawlEvent>,
-}
-
-impl Stream for CrawlStream {
-    type Item = CrawlEvent;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<CrawlEvent>> {
-        Pin::new(&mut self.receiver).poll_next(cx)
     }
 }
 
@@ -225,7 +70,7 @@ const MAX_HOPS: u8 = 10;
 /// Starts crawling; must run inside a tokio runtime.
 pub(crate) fn start(
     plan: Arc<Plan>,
-    monitor: &crate::Monitor,
+    monitor: &crate::model::Monitor,
     fetcher: Arc<dyn Fetcher>,
     settings: &CrawlSettings,
     hosts: crate::fetch::hosts::HostLimits,
@@ -343,11 +188,9 @@ impl Tally {
 }
 
 impl Coordinator {
-    /// Crawls without a barrier between levels. A finished page's links get depth d + 1 only
-    /// once every page of depth < d has finished: then every URL of depth <= d is known, so
-    /// each new URL's depth is its shortest distance. Until then its links wait in `deferred`,
-    /// while pages already known keep being fetched, so a slow host holds back only the links
-    /// that might still be found closer to the start.
+    /// Crawls without a barrier between levels: links whose depth is not yet certain wait in
+    /// the [`Frontier`] while pages already known keep being fetched, so a slow host holds back
+    /// only the links that might still be found closer to the start.
     ///
     /// Redirects are followed hop by hop here, each hop's URL claimed in the seen-set like a
     /// link's, so a page reached both by a redirect and by a link is fetched once, whichever
@@ -355,22 +198,16 @@ impl Coordinator {
     /// ([`LeftOutReason::RedirectToKnownPage`]); a hop keeps its page's place in the count.
     async fn run(mut self, start: Pending) {
         let began = Instant::now();
-        let levels = usize::from(self.max_depth) + 2;
-        let mut seen: HashSet<String> = HashSet::new();
-        seen.insert(start.url.as_str().to_string());
+        let mut frontier = Frontier::new(&start.url, self.max_depth, self.max_pages);
         let mut progress = Progress::default();
         let mut tally = Tally::default();
-        let mut budget_reached = false;
-        let mut outstanding = vec![0usize; levels];
-        let mut deferred: Vec<Vec<(Vec<url::Url>, Arc<str>)>> = vec![Vec::new(); levels];
         let mut scheduler = Scheduler::new(self.limits);
-        outstanding[0] = 1;
         scheduler.push(start);
         let mut tasks: JoinSet<Finished> = JoinSet::new();
         loop {
             while let Some((host, pending)) = scheduler.next() {
                 let job = self.job.clone();
-                let follow = pending.depth < self.max_depth;
+                let follow = frontier.follows(pending.depth);
                 tasks.spawn(async move {
                     // A panic in one page must not lose the page's place in the count.
                     let work = AssertUnwindSafe(page::crawl_page(job, &pending, follow))
@@ -413,7 +250,7 @@ impl Coordinator {
                     status,
                     request,
                 } => {
-                    match self.redirect(&mut seen, &pending, to, status, request) {
+                    match self.redirect(&mut frontier, &pending, to, status, request) {
                         // The page goes on at its next hop, at the same depth, still outstanding.
                         Ok(next) => {
                             scheduler.push(next);
@@ -428,42 +265,8 @@ impl Coordinator {
                 },
                 Outcome::LeftOut(page) => CrawlEvent::LeftOut(page),
             };
-            let depth = usize::from(pending.depth);
-            outstanding[depth] = outstanding[depth].saturating_sub(1);
-            if let Some(final_url) = &work.final_url {
-                // A page that followed its redirects itself (a browser): its target is not
-                // fetched again when a link to it turns up later.
-                seen.insert(final_url.as_str().to_string());
-            }
-            if !work.links.is_empty() {
-                let parent: Arc<str> = Arc::from(pending.url.as_str());
-                deferred[depth].push((work.links, parent));
-            }
-            for level in 0..levels - 1 {
-                if outstanding[..level].iter().any(|&n| n > 0) {
-                    break;
-                }
-                for (links, parent) in std::mem::take(&mut deferred[level]) {
-                    for link in links {
-                        if seen.contains(link.as_str()) {
-                            continue;
-                        }
-                        if seen.len() >= self.max_pages {
-                            budget_reached = true;
-                            break;
-                        }
-                        seen.insert(link.as_str().to_string());
-                        outstanding[level + 1] += 1;
-                        scheduler.push(Pending {
-                            fetch_url: link.clone(),
-                            url: link,
-                            hops: 0,
-                            depth: finished_depth(level),
-                            found_on: Some(parent.clone()),
-                            request: None,
-                        });
-                    }
-                }
+            for next in frontier.finished(&pending, work.final_url.as_ref(), work.links) {
+                scheduler.push(next);
             }
             let event = match event {
                 CrawlEvent::Page { page, .. } => {
@@ -489,6 +292,7 @@ impl Coordinator {
         }
         progress.queued = 0;
         let elapsed = began.elapsed();
+        let budget_reached = frontier.budget_reached();
         let summary = CrawlSummary {
             progress,
             budget_reached,
@@ -502,7 +306,7 @@ impl Coordinator {
     /// fail it; a target already claimed leaves it out.
     fn redirect(
         &self,
-        seen: &mut HashSet<String>,
+        frontier: &mut Frontier,
         pending: &Pending,
         to: url::Url,
         status: u16,
@@ -525,7 +329,7 @@ impl Coordinator {
         if to == pending.url || to == pending.fetch_url {
             return Err(fail(format!("redirects to itself ({to})")));
         }
-        if !seen.insert(to.as_str().to_string()) {
+        if !frontier.claim(&to) {
             return Err(Box::new(CrawlEvent::LeftOut(LeftOutPage {
                 url: pending.url.to_string(),
                 depth: pending.depth,
@@ -544,9 +348,4 @@ impl Coordinator {
             request,
         })
     }
-}
-
-/// The depth of a link found on a page of depth `level`.
-fn finished_depth(level: usize) -> u8 {
-    u8::try_from(level + 1).unwrap_or(u8::MAX)
 }

@@ -1,23 +1,20 @@
 //! One crawled page: the worker's part of a crawl. It fetches one hop (a redirect goes back to
 //! the coordinator, which claims its target before it is fetched), sorts the response (error
-//! page, HTML, or binary), parses HTML once, and returns the page's value, title and its
-//! followable links.
+//! page, HTML, or binary), has HTML analysed once ([`crate::analysis`], as a single-page check
+//! is), and returns the page's value, title and its followable links.
 
-use super::{CrawledPage, LeftOutPage, LeftOutReason, links, normalize, title};
-use crate::check::ErrorKind;
-use crate::extract::{Deadline, ExtractError, onepass, parse};
+use super::{links, normalize, title};
+use crate::analysis::{Analysed, Failure, Status, analyse, judge_status, off_runtime};
+use crate::extract::Deadline;
 use crate::fetch::{FetchRequest, FetchedPage, Fetcher, Hop};
 use crate::model::ClientData;
+use crate::outcome::{CrawledPage, ErrorKind, LeftOutPage, LeftOutReason};
 use crate::validate::Plan;
 use chrono::Utc;
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
-
-/// Pages larger than this are parsed on the blocking pool; smaller ones inline, which is cheaper
-/// than the hand-off (an 8 KB page parses in well under 100 µs).
-const INLINE_PARSE_LIMIT: usize = 64 * 1024;
 
 /// What every page of one crawl shares.
 pub(crate) struct PageJob {
@@ -194,16 +191,19 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
         }
     }
     // The start page is always reported: a Portal whose start page fails has failed.
-    if fetched.status >= 400 {
-        let outcome = if start || !job.ignore_invalid_pages {
-            Outcome::Page(page(
-                ClientData::failure(at, crate::engine::status_text(fetched.status)),
-                Some(ErrorKind::of_status(fetched.status)),
-                &fetched,
-            ))
-        } else {
-            Outcome::LeftOut(left_out(LeftOutReason::InvalidPage, &fetched))
-        };
+    let outcome = match judge_status(fetched.status, job.ignore_invalid_pages && !start) {
+        Status::Fine => None,
+        Status::Failed(failure) => Some(Outcome::Page(page(
+            ClientData::failure(at, failure.message),
+            Some(failure.kind),
+            &fetched,
+        ))),
+        Status::Ignored => Some(Outcome::LeftOut(left_out(
+            LeftOutReason::InvalidPage,
+            &fetched,
+        ))),
+    };
+    if let Some(outcome) = outcome {
         return PageWork {
             outcome,
             links: Vec::new(),
@@ -228,34 +228,26 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
             fetch,
         };
     }
-    let big = fetched.body.len() > INLINE_PARSE_LIMIT;
     let work_job = job.clone();
-    let analyse = move || analyse_html(&work_job, fetched, follow, deadline);
-    let analysed = if big {
-        match tokio::task::spawn_blocking(analyse).await {
-            Ok(result) => result,
-            Err(_) => {
-                return PageWork {
-                    outcome: Outcome::Page(failed(
-                        pending,
-                        "internal error while extracting".into(),
-                        ErrorKind::Internal,
-                    )),
-                    links: Vec::new(),
-                    final_url,
-                    fetch,
-                };
-            }
+    let bytes = fetched.body.len();
+    let analysed = match off_runtime(bytes, move || {
+        analyse_html(&work_job, fetched, follow, deadline)
+    })
+    .await
+    {
+        Ok(analysed) => analysed,
+        Err(failure) => {
+            return PageWork {
+                outcome: Outcome::Page(failed(pending, failure.message, failure.kind)),
+                links: Vec::new(),
+                final_url,
+                fetch,
+            };
         }
-    } else {
-        analyse()
     };
     let (data, kind) = match analysed.value {
         Ok(raw) => (ClientData::value(at, raw), None),
-        Err(err) => (
-            ClientData::failure(at, err.to_string()),
-            Some(ErrorKind::of_extract(&err)),
-        ),
+        Err(failure) => (ClientData::failure(at, failure.message), Some(failure.kind)),
     };
     let mut reported = page(data, kind, &analysed.fetched);
     reported.title = analysed.title;
@@ -267,60 +259,34 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
     }
 }
 
-struct Analysed {
-    value: Result<String, ExtractError>,
+struct PageAnalysed {
+    value: Result<String, Failure>,
     title: Option<String>,
     links: Vec<Url>,
     fetched: FetchedPage,
 }
 
-/// One pass without a tree when the monitor needs none and the page allows; else parses once,
-/// links first (exclusion edits the tree), then the value.
-fn analyse_html(job: &PageJob, fetched: FetchedPage, follow: bool, deadline: Deadline) -> Analysed {
+/// The shared analysis of an HTML page, with what a crawl wants besides its value: the title,
+/// and the links in scope.
+fn analyse_html(
+    job: &PageJob,
+    fetched: FetchedPage,
+    follow: bool,
+    deadline: Deadline,
+) -> PageAnalysed {
     let text = fetched.text();
     let title = title::title(&text);
-    let extractor = &job.plan.extractor;
-    if !extractor.needs_tree()
-        && let Some(scanned) = onepass::scan(&text, follow)
-    {
-        let links = links::resolve_all(
-            &fetched.url,
-            scanned.base.as_deref(),
-            scanned.links.iter().map(String::as_str),
-            job.strip_tracking,
-        )
-        .into_iter()
-        .filter(|url| job.allows(url))
-        .collect();
-        let value = extractor.finish(scanned.text);
-        return Analysed {
-            value,
-            title,
-            links,
-            fetched,
-        };
-    }
-    let mut doc = match parse::parse_document_within(&text, deadline) {
-        Ok(doc) => doc,
-        Err(err) => {
-            return Analysed {
-                value: Err(err),
-                title,
-                links: Vec::new(),
-                fetched,
-            };
-        }
-    };
-    let links = if follow {
-        links::links(&doc, &fetched.url, job.strip_tracking)
-            .into_iter()
-            .filter(|url| job.allows(url))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let value = extractor.extract_from_within(&mut doc, deadline);
-    Analysed {
+    let Analysed { value, links } = analyse(&text, &job.plan.extractor, deadline, follow);
+    let links = links::resolve_all(
+        &fetched.url,
+        links.base.as_deref(),
+        links.hrefs.iter().map(String::as_str),
+        job.strip_tracking,
+    )
+    .into_iter()
+    .filter(|url| job.allows(url))
+    .collect();
+    PageAnalysed {
         value,
         title,
         links,

@@ -226,6 +226,33 @@ fn body_text(doc: &Html) -> String {
     text::rendered_text(body.unwrap_or(root))
 }
 
+/// The first `<base href>` and the raw values of every `a[href]`, `area[href]`, `frame[src]`
+/// and `iframe[src]` of `doc`, in document order: the tree's twin of [`onepass::scan`]'s links.
+pub(crate) fn raw_links(doc: &Html) -> (Option<&str>, Vec<&str>) {
+    let mut base = None;
+    let mut hrefs = Vec::new();
+    for node in doc.tree.root().descendants() {
+        let Node::Element(el) = node.value() else {
+            continue;
+        };
+        let attr = match el.name() {
+            "a" | "area" => "href",
+            "frame" | "iframe" => "src",
+            "base" => {
+                if base.is_none() {
+                    base = el.attr("href");
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        if let Some(value) = el.attr(attr) {
+            hrefs.push(value);
+        }
+    }
+    (base, hrefs)
+}
+
 fn select(doc: &Html, xpath: &XPath, deadline: Option<Deadline>) -> Result<String, ExtractError> {
     let value = evaluate(doc, xpath, "xPath", deadline)?;
     let nodes = match value {

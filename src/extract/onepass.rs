@@ -821,7 +821,7 @@ mod tests {
     fn tree_path(html: &str) -> Option<Scanned> {
         let doc = parse_document(html).ok()?;
         let text = crate::extract::body_text(&doc);
-        let (base, links) = crate::crawl::links::raw_links(&doc);
+        let (base, links) = crate::extract::raw_links(&doc);
         let links = links.into_iter().map(str::to_string).collect();
         let base = base.map(str::to_string);
         Some(Scanned { text, links, base })

@@ -6,8 +6,7 @@
 
 use super::encoding;
 use super::policy::{NetworkPolicy, PolicyResolver};
-use super::{FetchError, FetchRequest, FetchedPage, Fetcher, Hop};
-use crate::validate::MAX_URL_LEN;
+use super::{FetchError, FetchRequest, FetchedPage, Fetcher, Hop, MAX_URL_LEN};
 use async_trait::async_trait;
 use bytes::Bytes;
 use reqwest::redirect;

@@ -21,6 +21,9 @@ pub use policy::{NetworkPolicy, Refused};
 /// The HTTP method of a [`FetchRequest`].
 pub use reqwest::Method;
 
+/// Longest URL accepted, as browsers and most servers do.
+pub const MAX_URL_LEN: usize = 2048;
+
 /// What to fetch.
 #[derive(Debug, Clone)]
 pub struct FetchRequest {
@@ -74,6 +77,15 @@ impl FetchedPage {
             .map(str::as_bytes);
         decode::decode(&self.body, self.content_type.as_deref(), tld).0
     }
+}
+
+/// An error status as users see it in a check's `error`: "HTTP 404 Not Found".
+pub(crate) fn status_text(status: u16) -> String {
+    let reason = reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("");
+    format!("HTTP {status} {reason}").trim_end().to_string()
 }
 
 /// Why a fetch failed. The text is what users see in a check's `error`.

@@ -12,15 +12,16 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
+use wachet::fetch::hosts::HostLimits;
 use wachet::model::{ClientJobType, UrlFilter, UrlFilterType, UrlFilterValue};
-use wachet::{CrawlEvent, CrawlStats, Monitor};
+use wachet::{CrawlEvent, CrawlSettings, CrawlStats, Monitor};
 
 #[derive(Debug, Args)]
 pub struct CrawlArgs {
     /// The start page (http or https).
     url: String,
     /// Hops of links to follow from the start page (1 to 3).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = Monitor::default().effective_crawling_depth())]
     depth: i32,
     /// Follow only links containing this text (repeatable; any one must match).
     #[arg(long = "include", value_name = "TEXT")]
@@ -46,16 +47,16 @@ pub struct CrawlArgs {
     #[command(flatten)]
     page: PageArgs,
     /// Most pages to visit.
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = CrawlSettings::default().max_pages)]
     max_pages: usize,
     /// Requests in flight at once.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = CrawlSettings::default().concurrency)]
     concurrency: usize,
     /// Requests per second per host (0 = no limit).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = HostLimits::default().rps)]
     per_host_rps: u32,
     /// Requests in flight per host (0 = no limit).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = HostLimits::default().concurrency)]
     per_host_concurrency: usize,
     /// Print one JSON object per page per line.
     #[arg(long)]

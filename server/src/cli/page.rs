@@ -6,6 +6,7 @@ use anyhow::Context;
 use clap::Args;
 use std::process::ExitCode;
 use std::time::Duration;
+use wachet::fetch::http::HttpSettings;
 use wachet::model::HeaderPair;
 use wachet::{Engine, EngineBuilder, InvalidMonitor, Monitor};
 
@@ -24,7 +25,7 @@ pub struct PageArgs {
     #[arg(long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
     /// Seconds a fetch may take, body included.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = HttpSettings::default().total_timeout.as_secs_f64())]
     timeout: f64,
     /// Render with headless Chromium first (dynamicContent).
     #[arg(long)]
@@ -60,7 +61,7 @@ impl PageArgs {
         Ok(Engine::builder()
             .allow_private_networks(true)
             .total_timeout(timeout)
-            .connect_timeout(timeout.min(Duration::from_secs(10))))
+            .connect_timeout(timeout.min(HttpSettings::default().connect_timeout)))
     }
 }
 

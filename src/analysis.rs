@@ -1,0 +1,200 @@
+//! One analysis of a fetched page, shared by the single-page check ([`crate::engine`]) and
+//! every page of a Portal crawl ([`crate::crawl`]) so the two cannot drift: what an error
+//! status means ([`judge_status`]), the one-pass scan or the parsed tree, the value or the
+//! extraction error with its [`ErrorKind`] ([`analyse`]), and which pages are analysed on the
+//! blocking pool ([`off_runtime`]). What each path makes of the result (a check's outcome; a
+//! crawled page's title, links and place in the crawl) stays with the path.
+
+use crate::extract::{Deadline, ExtractError, Extractor, onepass, parse, raw_links};
+use crate::fetch::status_text;
+use crate::outcome::ErrorKind;
+use std::panic::AssertUnwindSafe;
+
+/// Pages larger than this are analysed on the blocking pool; smaller ones inline, which is
+/// cheaper than the hand-off (an 8 KB page parses in well under 100 µs).
+const INLINE_LIMIT: usize = 64 * 1024;
+
+/// Why a page has no value: the text users see, and its kind.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Failure {
+    pub message: String,
+    pub kind: ErrorKind,
+}
+
+impl Failure {
+    fn extraction(error: ExtractError) -> Failure {
+        Failure {
+            kind: ErrorKind::of_extract(&error),
+            message: error.to_string(),
+        }
+    }
+
+    /// A bug: the analysis panicked or its task was lost.
+    fn internal() -> Failure {
+        Failure {
+            message: "internal error while extracting".into(),
+            kind: ErrorKind::Internal,
+        }
+    }
+}
+
+/// What a response's status means for its page.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Status {
+    /// Below 400: the page is analysed.
+    Fine,
+    /// An error status (400 and up): the page failed ("HTTP 404 Not Found").
+    Failed(Failure),
+    /// An error status the monitor ignores (`ignoreInvalidPages`): a single page is analysed
+    /// as it is, a crawled page is left out.
+    Ignored,
+}
+
+/// What `status` means for a page of a monitor that does (or does not) ignore invalid pages.
+pub(crate) fn judge_status(status: u16, ignore_invalid_pages: bool) -> Status {
+    match status {
+        ..400 => Status::Fine,
+        _ if ignore_invalid_pages => Status::Ignored,
+        _ => Status::Failed(Failure {
+            message: status_text(status),
+            kind: ErrorKind::of_status(status),
+        }),
+    }
+}
+
+/// A page's links as written: its first `<base href>` and the raw value of each link.
+#[derive(Debug, Default)]
+pub(crate) struct RawLinks {
+    pub base: Option<String>,
+    pub hrefs: Vec<String>,
+}
+
+/// The value of a page, and its raw links when asked for.
+pub(crate) struct Analysed {
+    pub value: Result<String, Failure>,
+    /// Empty unless links were wanted and the page could be read.
+    pub links: RawLinks,
+}
+
+/// Analyses the page `text`: one pass without a tree when the extractor needs none and the page
+/// allows, else one parse (links taken first, because exclusion edits the tree), within
+/// `deadline`.
+pub(crate) fn analyse(
+    text: &str,
+    extractor: &Extractor,
+    deadline: Deadline,
+    want_links: bool,
+) -> Analysed {
+    if !extractor.needs_tree()
+        && let Some(scanned) = onepass::scan(text, want_links)
+    {
+        return Analysed {
+            value: extractor.finish(scanned.text).map_err(Failure::extraction),
+            links: RawLinks {
+                base: scanned.base,
+                hrefs: scanned.links,
+            },
+        };
+    }
+    let mut doc = match parse::parse_document_within(text, deadline) {
+        Ok(doc) => doc,
+        Err(error) => {
+            return Analysed {
+                value: Err(Failure::extraction(error)),
+                links: RawLinks::default(),
+            };
+        }
+    };
+    let links = if want_links {
+        let (base, hrefs) = raw_links(&doc);
+        RawLinks {
+            base: base.map(str::to_string),
+            hrefs: hrefs.into_iter().map(str::to_string).collect(),
+        }
+    } else {
+        RawLinks::default()
+    };
+    let value = extractor
+        .extract_from_within(&mut doc, deadline)
+        .map_err(Failure::extraction);
+    Analysed { value, links }
+}
+
+/// Runs `work`, the analysis of a page of `bytes` bytes: inline for a small page, on the
+/// blocking pool for a large one, so parsing never holds up the runtime's workers for long.
+/// A panic in it is an internal error of that page, never its caller's.
+pub(crate) async fn off_runtime<T: Send + 'static>(
+    bytes: usize,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Failure> {
+    if bytes <= INLINE_LIMIT {
+        return std::panic::catch_unwind(AssertUnwindSafe(work)).map_err(|_| Failure::internal());
+    }
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|_| Failure::internal())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validate::compile_xpath;
+    use std::time::Duration;
+
+    fn extractor(xpath: Option<&str>) -> Extractor {
+        Extractor::new(compile_xpath(xpath).unwrap(), None, None)
+    }
+
+    #[test]
+    fn error_statuses_fail_unless_ignored() {
+        assert_eq!(judge_status(399, false), Status::Fine);
+        assert_eq!(judge_status(404, true), Status::Ignored);
+        let Status::Failed(failure) = judge_status(404, false) else {
+            panic!("404 did not fail");
+        };
+        assert_eq!(failure.message, "HTTP 404 Not Found");
+        assert_eq!(failure.kind, ErrorKind::HttpStatus);
+        let Status::Failed(failure) = judge_status(503, false) else {
+            panic!("503 did not fail");
+        };
+        assert_eq!(failure.kind, ErrorKind::Unavailable);
+    }
+
+    #[test]
+    fn scan_and_tree_give_the_same_links_and_value() {
+        let page = r#"<base href="/d/"><p>Tea <a href="a.html">A</a></p><iframe src="f"></iframe>"#;
+        let deadline = Deadline::after(Duration::from_secs(10));
+        // No xPath: the one-pass scan; an xPath: the tree.
+        let scanned = analyse(page, &extractor(None), deadline, true);
+        let tree = analyse(page, &extractor(Some("/html/body")), deadline, true);
+        assert_eq!(scanned.value, Ok("Tea A".to_string()));
+        assert_eq!(tree.value, scanned.value);
+        for links in [&scanned.links, &tree.links] {
+            assert_eq!(links.base.as_deref(), Some("/d/"));
+            assert_eq!(links.hrefs, ["a.html", "f"]);
+        }
+        let unwanted = analyse(page, &extractor(Some("//a")), deadline, false);
+        assert!(unwanted.links.hrefs.is_empty() && unwanted.links.base.is_none());
+    }
+
+    #[test]
+    fn extraction_errors_carry_their_kind() {
+        let deadline = Deadline::after(Duration::from_secs(10));
+        let analysed = analyse("<p>x</p>", &extractor(Some("//table")), deadline, true);
+        let failure = analysed.value.unwrap_err();
+        assert_eq!(failure.message, "xPath matched nothing");
+        assert_eq!(failure.kind, ErrorKind::NothingMatched);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_panicking_analysis_is_an_internal_error_small_or_large() {
+        for bytes in [10, INLINE_LIMIT + 1] {
+            let failure = off_runtime(bytes, || -> u8 { panic!("a bug") })
+                .await
+                .unwrap_err();
+            assert_eq!(failure.kind, ErrorKind::Internal);
+            assert_eq!(failure.message, "internal error while extracting");
+        }
+        assert_eq!(off_runtime(INLINE_LIMIT + 1, || 7).await, Ok(7));
+    }
+}
