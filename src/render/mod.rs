@@ -17,6 +17,7 @@ mod tab;
 
 pub use session::{RenderSession, SessionOptions};
 
+#[cfg(feature = "testing")]
 pub(crate) use browser::find_chrome;
 
 use crate::fetch::{FetchError, NetworkPolicy};

@@ -149,6 +149,29 @@ async fn within<T, E: std::fmt::Display>(
     }
 }
 
+/// Calls `on_event` for each `E` event of `page`, in a task of its own (the handle, aborted
+/// with the tab).
+async fn listen<E>(
+    page: &Page,
+    what: &str,
+    mut on_event: impl FnMut(&E) + Send + 'static,
+) -> Result<JoinHandle<()>, TabError>
+where
+    E: chromiumoxide::cdp::IntoEventKind + Unpin + Send + Sync + 'static,
+{
+    let mut events = within(
+        &format!("listening to {what}"),
+        COMMAND_TIMEOUT,
+        page.event_listener::<E>(),
+    )
+    .await?;
+    Ok(tokio::spawn(async move {
+        while let Some(event) = events.next().await {
+            on_event(&event);
+        }
+    }))
+}
+
 impl Tab {
     /// Opens a tab in `context` with its interception and listeners.
     pub async fn open(
@@ -192,77 +215,43 @@ impl Tab {
             }
         }));
 
-        let responses = within(
-            "listening to responses",
-            COMMAND_TIMEOUT,
-            page.event_listener::<EventResponseReceived>(),
-        )
-        .await?;
         let (main_frame, s) = (page.target_id().as_ref().to_string(), state.clone());
-        listeners.push(tokio::spawn(async move {
-            let mut responses = responses;
-            while let Some(event) = responses.next().await {
-                if let Ok(mut loaded) = s.loaded.lock()
-                    && loaded.len() < MAX_LOADED_URLS
-                {
-                    loaded.push(event.response.url.clone());
-                }
-                let is_main = event
-                    .frame_id
-                    .as_ref()
-                    .is_some_and(|f| f.as_ref() == main_frame);
-                if event.r#type == ResourceType::Document && is_main {
-                    let r = &event.response;
-                    let status = u16::try_from(r.status).unwrap_or(0);
-                    if let Ok(mut slot) = s.response.lock() {
-                        *slot = Some((status, r.url.clone(), r.mime_type.clone()));
-                    }
+        let on_response = move |event: &EventResponseReceived| {
+            if let Ok(mut loaded) = s.loaded.lock()
+                && loaded.len() < MAX_LOADED_URLS
+            {
+                loaded.push(event.response.url.clone());
+            }
+            let is_main = event
+                .frame_id
+                .as_ref()
+                .is_some_and(|f| f.as_ref() == main_frame);
+            if event.r#type == ResourceType::Document && is_main {
+                let r = &event.response;
+                let status = u16::try_from(r.status).unwrap_or(0);
+                if let Ok(mut slot) = s.response.lock() {
+                    *slot = Some((status, r.url.clone(), r.mime_type.clone()));
                 }
             }
-        }));
+        };
+        listeners.push(listen(&page, "responses", on_response).await?);
 
-        let sent = within(
-            "listening to requests sent",
-            COMMAND_TIMEOUT,
-            page.event_listener::<EventRequestWillBeSent>(),
-        )
-        .await?;
         let s = state.clone();
-        listeners.push(tokio::spawn(async move {
-            let mut sent = sent;
-            while let Some(event) = sent.next().await {
-                if waited_for(event.r#type.as_ref()) {
-                    s.in_flight
-                        .started(event.request_id.as_ref(), &event.request.url);
-                }
+        let on_sent = move |event: &EventRequestWillBeSent| {
+            if waited_for(event.r#type.as_ref()) {
+                s.in_flight
+                    .started(event.request_id.as_ref(), &event.request.url);
             }
-        }));
-        let finished = within(
-            "listening to requests finished",
-            COMMAND_TIMEOUT,
-            page.event_listener::<EventLoadingFinished>(),
-        )
-        .await?;
+        };
+        listeners.push(listen(&page, "requests sent", on_sent).await?);
         let s = state.clone();
-        listeners.push(tokio::spawn(async move {
-            let mut finished = finished;
-            while let Some(event) = finished.next().await {
-                s.in_flight.ended(event.request_id.as_ref());
-            }
-        }));
-        let failed = within(
-            "listening to requests failed",
-            COMMAND_TIMEOUT,
-            page.event_listener::<EventLoadingFailed>(),
-        )
-        .await?;
+        let on_finished =
+            move |event: &EventLoadingFinished| s.in_flight.ended(event.request_id.as_ref());
+        listeners.push(listen(&page, "requests finished", on_finished).await?);
         let s = state.clone();
-        listeners.push(tokio::spawn(async move {
-            let mut failed = failed;
-            while let Some(event) = failed.next().await {
-                s.in_flight.ended(event.request_id.as_ref());
-            }
-        }));
+        let on_failed =
+            move |event: &EventLoadingFailed| s.in_flight.ended(event.request_id.as_ref());
+        listeners.push(listen(&page, "requests failed", on_failed).await?);
 
         let dialogs = within(
             "listening to dialogs",
@@ -279,36 +268,20 @@ impl Tab {
             }
         }));
 
-        let navigated = within(
-            "listening to navigations",
-            COMMAND_TIMEOUT,
-            page.event_listener::<EventFrameNavigated>(),
-        )
-        .await?;
         let s = state.clone();
-        listeners.push(tokio::spawn(async move {
-            let mut navigated = navigated;
-            while let Some(event) = navigated.next().await {
-                if event.frame.parent_id.is_none() {
-                    s.committed.send_replace(Some(event.frame.url.clone()));
-                }
+        let on_navigated = move |event: &EventFrameNavigated| {
+            if event.frame.parent_id.is_none() {
+                s.committed.send_replace(Some(event.frame.url.clone()));
             }
-        }));
+        };
+        listeners.push(listen(&page, "navigations", on_navigated).await?);
 
-        let crashes = within(
-            "listening to crashes",
-            COMMAND_TIMEOUT,
-            page.event_listener::<EventTargetCrashed>(),
-        )
-        .await?;
         let s = state.clone();
-        listeners.push(tokio::spawn(async move {
-            let mut crashes = crashes;
-            if crashes.next().await.is_some() {
-                s.crashed.store(true, Ordering::Release);
-                s.crash_signal.send_replace(true);
-            }
-        }));
+        let on_crash = move |_: &EventTargetCrashed| {
+            s.crashed.store(true, Ordering::Release);
+            s.crash_signal.send_replace(true);
+        };
+        listeners.push(listen(&page, "crashes", on_crash).await?);
 
         let enable = EnableParams {
             patterns: Some(patterns),
