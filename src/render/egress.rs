@@ -4,23 +4,27 @@
 //! a location, forwards to that location's upstream proxy. One runs per render session, so its
 //! refusals belong to one check.
 //!
-//! It understands `CONNECT host:port` (tunnels, for https and wss) and absolute-form requests
-//! (plain http, sent on with `Connection: close` so one connection serves one target).
+//! It understands absolute-form requests (plain http) and `CONNECT host:port` (https, wss, and
+//! Chromium's ws://). A tunnel is not passed through blind: TLS in it is intercepted (the
+//! proxy answers the browser's handshake with a certificate of its own and opens its own TLS
+//! to the real server, verified as the plain fetcher verifies; see [`super::intercept`]), so
+//! what it carries is read like plain http. Every request is sent on with `Connection: close`:
+//! one connection (or tunnel) serves one request.
 //!
-//! It also bounds what a page may load. A plain-http response is decoded as it passes (its
-//! transfer and content encodings) and cut when its body passes the engine's body cap, counted
-//! after decompression as on the plain path; everything, tunnels included (counted as sent, as
-//! they are encrypted), adds to a total per render. A cut connection is reset, so the browser
-//! sees a failed load rather than a short page, and the cut is remembered so the render fails
-//! with the plain path's words.
+//! It also bounds what a page may load. Every response, https included, is decoded as it
+//! passes (its transfer and content encodings) and cut when its body passes the engine's body
+//! cap, counted after decompression as on the plain path; everything (websockets too) adds to
+//! a total per render. A cut connection is reset, so the browser sees a failed load rather than
+//! a short page, and the cut is remembered so the render fails with the plain path's words.
 
+use super::intercept::UpstreamTls;
 use crate::fetch::{FetchError, NetworkPolicy, Refused};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 use url::Url;
@@ -66,6 +70,7 @@ impl Egress {
         policy: Arc<NetworkPolicy>,
         upstream: Option<Url>,
         limits: Limits,
+        tls: UpstreamTls,
     ) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
@@ -74,6 +79,8 @@ impl Egress {
             policy,
             upstream,
             refused: refused.clone(),
+            failed: Mutex::new(None),
+            tls,
             limits,
             loaded: AtomicU64::new(0),
             usage: Mutex::new(Usage::default()),
@@ -121,6 +128,12 @@ impl Egress {
     /// The most recent refusal, to explain a failed navigation.
     pub fn last_refusal(&self) -> Option<Refused> {
         self.refused.lock().ok().and_then(|r| r.clone())
+    }
+
+    /// Why the latest request the proxy could not carry failed: the policy refused it, or the
+    /// real server's certificate did not verify. To explain a failed navigation.
+    pub fn last_failure(&self) -> Option<FetchError> {
+        self.shared.failed.lock().ok().and_then(|f| f.clone())
     }
 
     /// A watch on the cuts, to end a render as soon as something of it is cut.
@@ -178,6 +191,9 @@ struct Shared {
     policy: Arc<NetworkPolicy>,
     upstream: Option<Url>,
     refused: Arc<Mutex<Option<Refused>>>,
+    /// The latest request the proxy could not carry, and why (a refusal, a certificate).
+    failed: Mutex<Option<FetchError>>,
+    tls: UpstreamTls,
     limits: Limits,
     /// Bytes loaded since the current render began.
     loaded: AtomicU64,
@@ -198,6 +214,12 @@ impl Shared {
         }
         self.cut_signal.send_modify(|n| *n += 1);
         false
+    }
+
+    fn fail(&self, error: FetchError) {
+        if let Ok(mut slot) = self.failed.lock() {
+            *slot = Some(error);
+        }
     }
 
     fn record_cut(&self, url: Option<String>, error: FetchError) {
@@ -228,59 +250,130 @@ fn same_resource(a: &str, b: &str) -> bool {
     strip(a) == strip(b)
 }
 
+/// What the proxy needs from a request head.
+struct RequestHead<'a> {
+    method: &'a str,
+    target: &'a str,
+    version: &'a str,
+    /// The header lines, as sent.
+    headers: Vec<&'a str>,
+}
+
+impl<'a> RequestHead<'a> {
+    fn parse(text: &'a str) -> Self {
+        let mut lines = text.split("\r\n");
+        let mut parts = lines.next().unwrap_or("").split(' ');
+        RequestHead {
+            method: parts.next().unwrap_or(""),
+            target: parts.next().unwrap_or(""),
+            version: parts.next().unwrap_or("HTTP/1.1"),
+            headers: lines.filter(|l| !l.is_empty()).collect(),
+        }
+    }
+
+    /// The head to send on with `target` in its request line: hop-by-hop headers dropped, only
+    /// codings the proxy can measure offered (zstd is not one of them), and the connection
+    /// closed after the response (one connection serves one request), except for an upgrade
+    /// (a websocket), which needs its `Connection: Upgrade`.
+    fn forward(&self, target: &str) -> String {
+        let upgrade = self.headers.iter().any(|line| {
+            let name = line.split(':').next().unwrap_or("").trim();
+            name.eq_ignore_ascii_case("upgrade")
+        });
+        let mut out = format!("{} {target} {}\r\n", self.method, self.version);
+        for line in &self.headers {
+            let name = line.split(':').next().unwrap_or("").trim();
+            let dropped = [
+                "proxy-connection",
+                "keep-alive",
+                "proxy-authorization",
+                "accept-encoding",
+            ]
+            .iter()
+            .any(|h| name.eq_ignore_ascii_case(h))
+                || (!upgrade && name.eq_ignore_ascii_case("connection"));
+            if !dropped {
+                out.push_str(line);
+                out.push_str("\r\n");
+            }
+        }
+        out.push_str("Accept-Encoding: gzip, deflate, br\r\n");
+        if !upgrade {
+            out.push_str("Connection: close\r\n");
+        }
+        out.push_str("\r\n");
+        out
+    }
+}
+
 async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let (head, rest) = tokio::time::timeout(CONNECT_TIMEOUT, read_head(&mut client))
         .await
         .map_err(|_| std::io::Error::other("request head timed out"))??;
     let text = String::from_utf8_lossy(&head).into_owned();
-    let mut lines = text.split("\r\n");
-    let request_line = lines.next().unwrap_or("");
-    let mut parts = request_line.split(' ');
-    let (method, target, version) = (
-        parts.next().unwrap_or(""),
-        parts.next().unwrap_or(""),
-        parts.next().unwrap_or("HTTP/1.1"),
-    );
-    let connect = method.eq_ignore_ascii_case("CONNECT");
-    let (host, port, origin_form) = if connect {
-        match target.rsplit_once(':') {
-            Some((host, port)) => (host.to_string(), port.parse().unwrap_or(443), String::new()),
-            None => (target.to_string(), 443, String::new()),
-        }
-    } else {
-        match Url::parse(target) {
-            Ok(url) if url.scheme() == "http" => {
-                let mut path = url.path().to_string();
-                if let Some(q) = url.query() {
-                    path.push('?');
-                    path.push_str(q);
-                }
-                (
-                    url.host_str().unwrap_or("").to_string(),
-                    url.port_or_known_default().unwrap_or(80),
-                    path,
-                )
+    let request = RequestHead::parse(&text);
+    if request.method.eq_ignore_ascii_case("CONNECT") {
+        let (host, port) = match request.target.rsplit_once(':') {
+            Some((host, port)) => (host, port.parse().unwrap_or(443)),
+            None => (request.target, 443),
+        };
+        return tunnel(client, &head, &rest, host, port, shared).await;
+    }
+    let (host, port, origin_form) = match Url::parse(request.target) {
+        Ok(url) if url.scheme() == "http" => {
+            let mut path = url.path().to_string();
+            if let Some(q) = url.query() {
+                path.push('?');
+                path.push_str(q);
             }
-            _ => return respond(&mut client, 400, "only http and CONNECT are proxied").await,
+            (
+                url.host_str().unwrap_or("").to_string(),
+                url.port_or_known_default().unwrap_or(80),
+                path,
+            )
         }
+        _ => return respond(&mut client, 400, "only http and CONNECT are proxied").await,
     };
-    let bare_host = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_string();
+    let Some(mut server) = open(&mut client, &host, port, shared).await? else {
+        return Ok(());
+    };
+    // A location's proxy takes the absolute form; a server the origin form.
+    let target = match shared.upstream {
+        Some(_) => request.target,
+        None => origin_form.as_str(),
+    };
+    server.write_all(request.forward(target).as_bytes()).await?;
+    server.write_all(&rest).await?;
+    let outcome = exchange(&mut client, &mut server, shared, request.target).await;
+    if matches!(outcome, Ok(Relay::Cut)) {
+        // A reset, not a close: a close would end the body as if it were complete.
+        let _ = client.set_zero_linger();
+    }
+    outcome.map(|_| ())
+}
 
-    let allowed = match allowed_addrs(&shared.policy, &bare_host, port).await {
+/// A connection toward `host:port` (through the location's proxy when there is one), after the
+/// policy allowed the addresses; `None` when it refused them, the browser told so.
+async fn open(
+    client: &mut TcpStream,
+    host: &str,
+    port: u16,
+    shared: &Shared,
+) -> std::io::Result<Option<TcpStream>> {
+    let bare_host = host.trim_start_matches('[').trim_end_matches(']');
+    let allowed = match allowed_addrs(&shared.policy, bare_host, port).await {
         Ok(addrs) => addrs,
         Err(refusal) => {
             let message = refusal.to_string();
+            shared.fail(FetchError::Refused(refusal.clone()));
             if let Ok(mut slot) = shared.refused.lock() {
                 *slot = Some(refusal);
             }
-            return respond(&mut client, 403, &message).await;
+            respond(client, 403, &message).await?;
+            return Ok(None);
         }
     };
-
-    let mut server = match &shared.upstream {
+    let server = match &shared.upstream {
         Some(proxy) => {
             let proxy_addr = format!(
                 "{}:{}",
@@ -291,70 +384,158 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
         }
         None => connect_any(&allowed).await?,
     };
+    Ok(Some(server))
+}
 
-    if connect && shared.upstream.is_none() {
-        client
-            .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            .await?;
-    } else if connect {
-        // The upstream proxy answers the CONNECT itself.
-        server.write_all(&head).await?;
-    } else {
-        let mut out = if shared.upstream.is_some() {
-            format!("{method} {target} {version}\r\n")
-        } else {
-            format!("{method} {origin_form} {version}\r\n")
-        };
-        for line in lines {
-            if line.is_empty() {
-                continue;
-            }
-            let name = line.split(':').next().unwrap_or("").trim();
-            if [
-                "proxy-connection",
-                "connection",
-                "keep-alive",
-                "proxy-authorization",
-                "accept-encoding",
-            ]
-            .iter()
-            .any(|h| name.eq_ignore_ascii_case(h))
-            {
-                continue;
-            }
-            out.push_str(line);
-            out.push_str("\r\n");
-        }
-        // Only codings the proxy can measure (zstd is not one of them).
-        out.push_str("Accept-Encoding: gzip, deflate, br\r\nConnection: close\r\n\r\n");
-        server.write_all(out.as_bytes()).await?;
-    }
-    server.write_all(&rest).await?;
-    let outcome = {
-        let (mut client_read, mut client_write) = client.split();
-        let (mut server_read, mut server_write) = server.split();
-        // The request body (if any) goes up as it comes; the response comes down measured.
-        let upload = async {
-            let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
-            std::future::pending::<()>().await
-        };
-        let download = async {
-            if connect {
-                relay_tunnel(&mut server_read, &mut client_write, shared).await
-            } else {
-                relay_response(&mut server_read, &mut client_write, shared, target).await
-            }
-        };
-        tokio::select! {
-            relayed = download => relayed,
-            () = upload => Ok(Relay::Done),
-        }
+/// The first byte of a TLS handshake record: a tunnel that starts with it carries TLS.
+const TLS_HANDSHAKE: u8 = 0x16;
+
+/// Serves a `CONNECT`. The tunnel is not passed through blind: TLS in it (https, wss) is
+/// intercepted ([`intercept`](super::intercept)), the real server's certificate verified before
+/// the browser's handshake is accepted, and the one request it carries is relayed like a
+/// plain-http one, measured; plain http in it (Chromium tunnels ws:// too) is relayed the same.
+async fn tunnel(
+    mut client: TcpStream,
+    head: &[u8],
+    rest: &[u8],
+    host: &str,
+    port: u16,
+    shared: &Shared,
+) -> std::io::Result<()> {
+    let Some(mut server) = open(&mut client, host, port, shared).await? else {
+        return Ok(());
     };
-    if matches!(outcome, Ok(Relay::Cut)) {
-        // A reset, not a close: a close would end the body as if it were complete.
-        let _ = client.set_zero_linger();
+    if shared.upstream.is_some() {
+        server.write_all(head).await?;
+        let (answer, _) = tokio::time::timeout(CONNECT_TIMEOUT, read_head(&mut server))
+            .await
+            .map_err(|_| std::io::Error::other("the location's proxy did not answer"))??;
+        if !(200..300).contains(&ResponseHead::parse(&answer).status) {
+            // The location's proxy refused the tunnel: the browser hears its answer.
+            return client.write_all(&answer).await;
+        }
+    }
+    if !rest.is_empty() {
+        return respond(&mut client, 400, "data before the tunnel was established").await;
+    }
+    client
+        .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        .await?;
+    let mut first = [0u8; 1];
+    let peeked = tokio::time::timeout(CONNECT_TIMEOUT, client.peek(&mut first))
+        .await
+        .map_err(|_| std::io::Error::other("the tunnel stayed unused"))??;
+    if peeked == 0 {
+        return Ok(());
+    }
+    let bare_host = host.trim_start_matches('[').trim_end_matches(']');
+    if first[0] != TLS_HANDSHAKE {
+        let origin = if port == 80 {
+            host.to_string()
+        } else {
+            format!("{host}:{port}")
+        };
+        let outcome = relay_request(&mut client, &mut server, shared, "http", &origin).await;
+        if matches!(outcome, Ok(Relay::Cut)) {
+            let _ = client.set_zero_linger();
+        }
+        return outcome.map(|_| ());
+    }
+    // The real server first: when its certificate fails, the browser's handshake fails too,
+    // and the render says why.
+    let mut upstream =
+        match tokio::time::timeout(CONNECT_TIMEOUT, shared.tls.connect(bare_host, server)).await {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(e)) => {
+                shared.fail(FetchError::Connect {
+                    host: bare_host.to_string(),
+                    reason: e.to_string(),
+                });
+                return Err(e);
+            }
+            Err(_) => {
+                shared.fail(FetchError::ConnectTimeout {
+                    host: bare_host.to_string(),
+                    after: CONNECT_TIMEOUT,
+                });
+                return Err(std::io::Error::other("TLS handshake timed out"));
+            }
+        };
+    let acceptor = super::intercept::authority()
+        .and_then(|a| a.acceptor(bare_host))
+        .map_err(std::io::Error::other)?;
+    let mut browser = tokio::time::timeout(CONNECT_TIMEOUT, acceptor.accept(client))
+        .await
+        .map_err(|_| std::io::Error::other("the browser's TLS handshake timed out"))??;
+    let origin = if port == 443 {
+        host.to_string()
+    } else {
+        format!("{host}:{port}")
+    };
+    let outcome = relay_request(&mut browser, &mut upstream, shared, "https", &origin).await;
+    match outcome {
+        Ok(Relay::Cut) => {
+            let _ = browser.get_ref().0.set_zero_linger();
+        }
+        Ok(Relay::Done) => {
+            // close_notify, so the browser can tell the end of a body read to the close.
+            let _ = tokio::time::timeout(Duration::from_secs(1), browser.shutdown()).await;
+        }
+        Err(_) => {}
     }
     outcome.map(|_| ())
+}
+
+/// Relays the one request a tunnel carries (its URL is `scheme://origin` and the request's
+/// target), measured as a plain-http one.
+async fn relay_request<C, S>(
+    client: &mut C,
+    server: &mut S,
+    shared: &Shared,
+    scheme: &str,
+    origin: &str,
+) -> std::io::Result<Relay>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    // A tunnel the browser opened ahead of need waits for its request this long.
+    let (head, rest) = tokio::time::timeout(CONNECT_TIMEOUT, read_head(client))
+        .await
+        .map_err(|_| std::io::Error::other("request head timed out"))??;
+    let text = String::from_utf8_lossy(&head).into_owned();
+    let request = RequestHead::parse(&text);
+    let url = format!("{scheme}://{origin}{}", request.target);
+    server
+        .write_all(request.forward(request.target).as_bytes())
+        .await?;
+    server.write_all(&rest).await?;
+    server.flush().await?;
+    exchange(client, server, shared, &url).await
+}
+
+/// Sends the request's body (if any) up as it comes and relays the response down, measured.
+async fn exchange<C, S>(
+    client: &mut C,
+    server: &mut S,
+    shared: &Shared,
+    url: &str,
+) -> std::io::Result<Relay>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let (mut client_read, mut client_write) = tokio::io::split(client);
+    let (mut server_read, mut server_write) = tokio::io::split(server);
+    let upload = async {
+        let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
+        std::future::pending::<()>().await
+    };
+    let download = relay_response(&mut server_read, &mut client_write, shared, url);
+    tokio::select! {
+        relayed = download => relayed,
+        () = upload => Ok(Relay::Done),
+    }
 }
 
 /// How a relay ended.
@@ -381,6 +562,7 @@ async fn relay_tunnel(
             return Ok(Relay::Cut);
         }
         to.write_all(&buf[..n]).await?;
+        to.flush().await?;
     }
 }
 
@@ -402,12 +584,15 @@ async fn relay_response(
         pending = rest;
         info = ResponseHead::parse(&head);
     }
-    to.write_all(&head).await?;
     if info.status == 101 {
         // An upgraded connection (a websocket) is a tunnel from here on.
+        to.write_all(&head).await?;
         to.write_all(&pending).await?;
+        to.flush().await?;
         return relay_tunnel(from, to, shared).await;
     }
+    // The proxy closes the connection after the response, and says so.
+    to.write_all(&closing(&head)).await?;
     let mut meter = BodyMeter::new(&info, limit);
     let mut buf = vec![0u8; 16 * 1024];
     let mut chunk = pending;
@@ -421,6 +606,7 @@ async fn relay_response(
                 return Ok(Relay::Cut);
             }
             to.write_all(&chunk).await?;
+            to.flush().await?;
         }
         if meter.complete() {
             return Ok(Relay::Done);
@@ -431,6 +617,21 @@ async fn relay_response(
         }
         chunk = buf[..n].to_vec();
     }
+}
+
+/// `head` with `Connection: close` in place of its own connection headers.
+fn closing(head: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(head);
+    let mut out = String::with_capacity(text.len() + 19);
+    for line in text.split("\r\n").filter(|l| !l.is_empty()) {
+        let name = line.split(':').next().unwrap_or("").trim();
+        if !name.eq_ignore_ascii_case("connection") && !name.eq_ignore_ascii_case("keep-alive") {
+            out.push_str(line);
+            out.push_str("\r\n");
+        }
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    out.into_bytes()
 }
 
 /// What the relay needs from a response head.
