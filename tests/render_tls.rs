@@ -393,35 +393,46 @@ fn a_root_certificate_that_is_not_pem_fails_the_build() {
     }
 }
 
-/// Not a test: the time of rendered https checks, run by hand
-/// (`cargo test -p wachet --test render_tls -- --ignored --nocapture`).
+/// Not a test: the time of rendered https checks, of a small page and of one whose script
+/// fetches 20 resources, run by hand
+/// (`cargo test -p wachet --test render_tls measure -- --ignored --nocapture`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore]
 async fn measure_rendered_https_checks() {
     let Some(_serial) = browser_test().await else {
         return;
     };
-    let server = FixtureServer::builder()
+    let mut builder = FixtureServer::builder()
         .page("/p", "<!doctype html><p id=v>small</p>")
-        .start()
-        .await
-        .unwrap();
+        .page(
+            "/many",
+            "<!doctype html><p id=v>loading</p><script>\
+             Promise.all(Array.from({length: 20}, (_, i) => fetch('/r' + i).then(r => r.text())))\
+               .then(parts => { document.getElementById('v').textContent = parts.length; });\
+             </script>",
+        );
+    for i in 0..20 {
+        builder = builder.page(format!("/r{i}"), "x".repeat(2000));
+    }
+    let server = builder.start().await.unwrap();
     let front = TlsFront::start(server.addr()).await;
     let engine = engine_trusting(Some(&front.ca_pem));
-    let mut monitor = dynamic(front.url("/p"));
-    monitor.x_path = Some("//p[@id='v']".into());
-    let warm = engine.check(&monitor).await.unwrap();
-    assert_eq!(warm.value(), Some("small"), "{warm:?}");
-    let began = Instant::now();
-    for _ in 0..20 {
-        let outcome = engine.check(&monitor).await.unwrap();
-        assert_eq!(outcome.value(), Some("small"), "{outcome:?}");
+    for (path, value) in [("/p", "small"), ("/many", "20")] {
+        let mut monitor = dynamic(front.url(path));
+        monitor.x_path = Some("//p[@id='v']".into());
+        let warm = engine.check(&monitor).await.unwrap();
+        assert_eq!(warm.value(), Some(value), "{warm:?}");
+        let began = Instant::now();
+        for _ in 0..20 {
+            let outcome = engine.check(&monitor).await.unwrap();
+            assert_eq!(outcome.value(), Some(value), "{outcome:?}");
+        }
+        let took = began.elapsed();
+        eprintln!(
+            "20 rendered https checks of {path}: {:.2} s, {:.1} ms a check",
+            took.as_secs_f64(),
+            took.as_secs_f64() * 1000.0 / 20.0
+        );
     }
-    let took = began.elapsed();
-    eprintln!(
-        "20 rendered https checks: {:.2} s, {:.1} ms a check",
-        took.as_secs_f64(),
-        took.as_secs_f64() * 1000.0 / 20.0
-    );
     engine.renderer().shutdown().await;
 }
