@@ -58,6 +58,8 @@ async fn browser_test() -> Option<tokio::sync::MutexGuard<'static, ()>> {
 /// CA of its own, whose PEM a test trusts, or not.
 struct TlsFront {
     addr: SocketAddr,
+    /// TLS connections accepted so far.
+    handshakes: Arc<AtomicU64>,
     ca_pem: String,
     task: tokio::task::JoinHandle<()>,
 }
@@ -90,8 +92,11 @@ impl TlsFront {
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        let handshakes = Arc::new(AtomicU64::new(0));
+        let counted = handshakes.clone();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
+                counted.fetch_add(1, Ordering::AcqRel);
                 let acceptor = acceptor.clone();
                 tokio::spawn(async move {
                     let Ok(mut tls) = acceptor.accept(stream).await else {
@@ -106,6 +111,7 @@ impl TlsFront {
         });
         TlsFront {
             addr,
+            handshakes,
             ca_pem: ca_cert.pem(),
             task,
         }
@@ -422,6 +428,7 @@ async fn measure_rendered_https_checks() {
         monitor.x_path = Some("//p[@id='v']".into());
         let warm = engine.check(&monitor).await.unwrap();
         assert_eq!(warm.value(), Some(value), "{warm:?}");
+        let handshakes = front.handshakes.load(Ordering::Acquire);
         let began = Instant::now();
         for _ in 0..20 {
             let outcome = engine.check(&monitor).await.unwrap();
@@ -429,9 +436,11 @@ async fn measure_rendered_https_checks() {
         }
         let took = began.elapsed();
         eprintln!(
-            "20 rendered https checks of {path}: {:.2} s, {:.1} ms a check",
+            "20 rendered https checks of {path}: {:.2} s, {:.1} ms a check, {:.1} TLS \
+             connections to the server a check",
             took.as_secs_f64(),
-            took.as_secs_f64() * 1000.0 / 20.0
+            took.as_secs_f64() * 1000.0 / 20.0,
+            (front.handshakes.load(Ordering::Acquire) - handshakes) as f64 / 20.0
         );
     }
     engine.renderer().shutdown().await;

@@ -271,15 +271,36 @@ impl<'a> RequestHead<'a> {
         }
     }
 
-    /// The head to send on with `target` in its request line: hop-by-hop headers dropped, only
-    /// codings the proxy can measure offered (zstd is not one of them), and the connection
-    /// closed after the response (one connection serves one request), except for an upgrade
-    /// (a websocket), which needs its `Connection: Upgrade`.
-    fn forward(&self, target: &str) -> String {
-        let upgrade = self.headers.iter().any(|line| {
-            let name = line.split(':').next().unwrap_or("").trim();
-            name.eq_ignore_ascii_case("upgrade")
-        });
+    /// The value of the header `name`, if it is there.
+    fn header(&self, name: &str) -> Option<&'a str> {
+        self.headers.iter().find_map(|line| {
+            let (n, value) = line.split_once(':')?;
+            n.trim().eq_ignore_ascii_case(name).then(|| value.trim())
+        })
+    }
+
+    /// The length of the request's body when the proxy can carry the request on a kept-alive
+    /// connection: a body of known length (or none), no upgrade, no `Expect`. `None` for the
+    /// others, which end their connection.
+    fn body_length(&self) -> Option<u64> {
+        if ["transfer-encoding", "upgrade", "expect"]
+            .iter()
+            .any(|h| self.header(h).is_some())
+        {
+            return None;
+        }
+        match self.header("content-length") {
+            Some(length) => length.parse().ok(),
+            None => Some(0),
+        }
+    }
+
+    /// The head to send on with `target` in its request line: hop-by-hop headers dropped, and
+    /// only codings the proxy can measure offered (zstd is not one of them). Unless `keep_alive`,
+    /// the connection is closed after the response (one connection serves one request), except
+    /// for an upgrade (a websocket), which needs its `Connection: Upgrade`.
+    fn forward(&self, target: &str, keep_alive: bool) -> String {
+        let upgrade = self.header("upgrade").is_some();
         let mut out = format!("{} {target} {}\r\n", self.method, self.version);
         for line in &self.headers {
             let name = line.split(':').next().unwrap_or("").trim();
@@ -298,7 +319,7 @@ impl<'a> RequestHead<'a> {
             }
         }
         out.push_str("Accept-Encoding: gzip, deflate, br\r\n");
-        if !upgrade {
+        if !upgrade && !keep_alive {
             out.push_str("Connection: close\r\n");
         }
         out.push_str("\r\n");
@@ -342,9 +363,11 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
         Some(_) => request.target,
         None => origin_form.as_str(),
     };
-    server.write_all(request.forward(target).as_bytes()).await?;
+    server
+        .write_all(request.forward(target, false).as_bytes())
+        .await?;
     server.write_all(&rest).await?;
-    let outcome = exchange(&mut client, &mut server, shared, request.target).await;
+    let outcome = exchange(&mut client, &mut server, &request, shared, request.target).await;
     if matches!(outcome, Ok(Relay::Cut)) {
         // A reset, not a close: a close would end the body as if it were complete.
         let _ = client.set_zero_linger();
@@ -435,7 +458,7 @@ async fn tunnel(
         } else {
             format!("{host}:{port}")
         };
-        let outcome = relay_request(&mut client, &mut server, shared, "http", &origin).await;
+        let outcome = relay_requests(&mut client, &mut server, shared, "http", &origin).await;
         if matches!(outcome, Ok(Relay::Cut)) {
             let _ = client.set_zero_linger();
         }
@@ -472,12 +495,12 @@ async fn tunnel(
     } else {
         format!("{host}:{port}")
     };
-    let outcome = relay_request(&mut browser, &mut upstream, shared, "https", &origin).await;
+    let outcome = relay_requests(&mut browser, &mut upstream, shared, "https", &origin).await;
     match outcome {
         Ok(Relay::Cut) => {
             let _ = browser.get_ref().0.set_zero_linger();
         }
-        Ok(Relay::Done) => {
+        Ok(Relay::Done | Relay::Reusable) => {
             // close_notify, so the browser can tell the end of a body read to the close.
             let _ = tokio::time::timeout(Duration::from_secs(1), browser.shutdown()).await;
         }
@@ -486,9 +509,15 @@ async fn tunnel(
     outcome.map(|_| ())
 }
 
-/// Relays the one request a tunnel carries (its URL is `scheme://origin` and the request's
-/// target), measured as a plain-http one.
-async fn relay_request<C, S>(
+/// How long a kept-alive connection waits for its next request.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Relays the requests a tunnel carries (their URLs are `scheme://origin` and the request's
+/// target), each measured as a plain-http one. Both connections are kept alive from request
+/// to request (a new tunnel and two TLS handshakes a request would slow pages of many
+/// resources) while the requests and responses say where they end; the first that does not
+/// (a body of unknown length, an upgrade, a response read to the close) is the last.
+async fn relay_requests<C, S>(
     client: &mut C,
     server: &mut S,
     shared: &Shared,
@@ -499,25 +528,56 @@ where
     C: AsyncRead + AsyncWrite + Unpin,
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    // A tunnel the browser opened ahead of need waits for its request this long.
-    let (head, rest) = tokio::time::timeout(CONNECT_TIMEOUT, read_head(client))
-        .await
-        .map_err(|_| std::io::Error::other("request head timed out"))??;
-    let text = String::from_utf8_lossy(&head).into_owned();
-    let request = RequestHead::parse(&text);
-    let url = format!("{scheme}://{origin}{}", request.target);
-    server
-        .write_all(request.forward(request.target).as_bytes())
-        .await?;
-    server.write_all(&rest).await?;
-    server.flush().await?;
-    exchange(client, server, shared, &url).await
+    // A tunnel the browser opened ahead of need waits for its first request this long.
+    let mut wait = CONNECT_TIMEOUT;
+    loop {
+        let (head, rest) = match tokio::time::timeout(wait, read_head(client)).await {
+            Ok(Ok(read)) => read,
+            // A kept-alive connection the browser closed, or left idle, ends here.
+            _ if wait == KEEP_ALIVE => return Ok(Relay::Done),
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(std::io::Error::other("request head timed out")),
+        };
+        wait = KEEP_ALIVE;
+        let text = String::from_utf8_lossy(&head).into_owned();
+        let request = RequestHead::parse(&text);
+        let url = format!("{scheme}://{origin}{}", request.target);
+        let Some(length) = request.body_length().filter(|n| *n >= rest.len() as u64) else {
+            server
+                .write_all(request.forward(request.target, false).as_bytes())
+                .await?;
+            server.write_all(&rest).await?;
+            server.flush().await?;
+            return exchange(client, server, &request, shared, &url).await;
+        };
+        server
+            .write_all(request.forward(request.target, true).as_bytes())
+            .await?;
+        server.write_all(&rest).await?;
+        let left = length - rest.len() as u64;
+        if left > 0 {
+            let copied = tokio::io::copy(&mut (&mut *client).take(left), server).await?;
+            if copied < left {
+                return Ok(Relay::Done);
+            }
+        }
+        server.flush().await?;
+        let framing = Framing {
+            keep_alive: true,
+            head: request.method.eq_ignore_ascii_case("HEAD"),
+        };
+        match relay_response(server, client, shared, &url, framing).await? {
+            Relay::Reusable => client.flush().await?,
+            ended => return Ok(ended),
+        }
+    }
 }
 
 /// Sends the request's body (if any) up as it comes and relays the response down, measured.
 async fn exchange<C, S>(
     client: &mut C,
     server: &mut S,
+    request: &RequestHead<'_>,
     shared: &Shared,
     url: &str,
 ) -> std::io::Result<Relay>
@@ -531,7 +591,11 @@ where
         let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
         std::future::pending::<()>().await
     };
-    let download = relay_response(&mut server_read, &mut client_write, shared, url);
+    let framing = Framing {
+        keep_alive: false,
+        head: request.method.eq_ignore_ascii_case("HEAD"),
+    };
+    let download = relay_response(&mut server_read, &mut client_write, shared, url, framing);
     tokio::select! {
         relayed = download => relayed,
         () = upload => Ok(Relay::Done),
@@ -540,10 +604,21 @@ where
 
 /// How a relay ended.
 enum Relay {
-    /// The response (or tunnel) ended.
+    /// The response (or tunnel) ended, and with it the connection.
     Done,
+    /// The response ended where its framing said, and both connections may carry another.
+    Reusable,
     /// It was cut for its size.
     Cut,
+}
+
+/// What the relay of a response needs from its request.
+#[derive(Clone, Copy)]
+struct Framing {
+    /// The connections are kept alive after the response when the server agrees.
+    keep_alive: bool,
+    /// The request was a HEAD: the response has no body, whatever its head says.
+    head: bool,
 }
 
 /// Relays a tunnel's bytes to the browser, adding them to the render's total.
@@ -572,6 +647,7 @@ async fn relay_response(
     to: &mut (impl tokio::io::AsyncWrite + Unpin),
     shared: &Shared,
     url: &str,
+    framing: Framing,
 ) -> std::io::Result<Relay> {
     let limit = shared.limits.response;
     let (mut head, mut pending) = read_head(from).await?;
@@ -591,9 +667,15 @@ async fn relay_response(
         to.flush().await?;
         return relay_tunnel(from, to, shared).await;
     }
-    // The proxy closes the connection after the response, and says so.
-    to.write_all(&closing(&head)).await?;
-    let mut meter = BodyMeter::new(&info, limit);
+    let reusable = framing.keep_alive && info.keep_alive;
+    if reusable {
+        to.write_all(&head).await?;
+    } else {
+        // The proxy closes the connection after the response, and says so.
+        to.write_all(&closing(&head)).await?;
+    }
+    let bodiless = framing.head || matches!(info.status, 204 | 304);
+    let mut meter = BodyMeter::new(&info, limit, bodiless);
     let mut buf = vec![0u8; 16 * 1024];
     let mut chunk = pending;
     loop {
@@ -609,7 +691,11 @@ async fn relay_response(
             to.flush().await?;
         }
         if meter.complete() {
-            return Ok(Relay::Done);
+            return Ok(if reusable {
+                Relay::Reusable
+            } else {
+                Relay::Done
+            });
         }
         let n = from.read(&mut buf).await?;
         if n == 0 {
@@ -637,6 +723,8 @@ fn closing(head: &[u8]) -> Vec<u8> {
 /// What the relay needs from a response head.
 struct ResponseHead {
     status: u16,
+    /// HTTP/1.1 without `Connection: close`: the server keeps the connection.
+    keep_alive: bool,
     chunked: bool,
     length: Option<u64>,
     /// Content codings in the order they were applied.
@@ -647,13 +735,15 @@ impl ResponseHead {
     fn parse(head: &[u8]) -> Self {
         let text = String::from_utf8_lossy(head);
         let mut lines = text.split("\r\n");
-        let status = lines
-            .next()
-            .and_then(|l| l.split(' ').nth(1))
+        let status_line = lines.next().unwrap_or("");
+        let status = status_line
+            .split(' ')
+            .nth(1)
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
         let mut parsed = ResponseHead {
             status,
+            keep_alive: status_line.starts_with("HTTP/1.1 "),
             chunked: false,
             length: None,
             encodings: Vec::new(),
@@ -665,6 +755,8 @@ impl ResponseHead {
             let (name, value) = (name.trim(), value.trim().to_ascii_lowercase());
             if name.eq_ignore_ascii_case("transfer-encoding") {
                 parsed.chunked |= value.split(',').any(|v| v.trim() == "chunked");
+            } else if name.eq_ignore_ascii_case("connection") {
+                parsed.keep_alive &= !value.split(',').any(|v| v.trim() == "close");
             } else if name.eq_ignore_ascii_case("content-length") {
                 parsed.length = value.parse().ok();
             } else if name.eq_ignore_ascii_case("content-encoding") {
@@ -694,10 +786,15 @@ struct BodyMeter {
 }
 
 impl BodyMeter {
-    fn new(head: &ResponseHead, limit: u64) -> Self {
+    /// A meter for the body `head` announces (none when `bodiless`).
+    fn new(head: &ResponseHead, limit: u64, bodiless: bool) -> Self {
         BodyMeter {
-            chunks: head.chunked.then(Dechunker::default),
-            remaining: if head.chunked { None } else { head.length },
+            chunks: (head.chunked && !bodiless).then(Dechunker::default),
+            remaining: match (bodiless, head.chunked) {
+                (true, _) => Some(0),
+                (false, true) => None,
+                (false, false) => head.length,
+            },
             decoder: None,
             encodings: head.encodings.clone(),
             decoded: Arc::new(AtomicU64::new(0)),
