@@ -1,7 +1,8 @@
 //! https through the engine's egress proxy, against a real headless Chromium and a real TLS
 //! server on loopback (a TLS front with a certificate of a test CA, relaying to a fixture
 //! server): the proxy intercepts the browser's TLS, so an https gzip bomb or 50 MB page is cut
-//! at the body cap with the plain path's error, a normal page renders, and a server whose
+//! at the body cap with the plain path's error, a normal page renders (its wss websocket
+//! too), and a server whose
 //! certificate is not trusted fails the check, as on the plain path, which trusts the same
 //! extra root ([`wachet::EngineBuilder::root_certificate`]).
 //!
@@ -444,4 +445,103 @@ async fn measure_rendered_https_checks() {
         );
     }
     engine.renderer().shutdown().await;
+}
+
+/// A page over https whose script opens a websocket (wss, through the same interception) shows
+/// what the server sent on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wss_websocket_of_an_https_page_works_through_the_interception() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let backend = WebSocketBackend::start().await;
+    let front = TlsFront::start(backend.addr).await;
+    let engine = engine_trusting(Some(&front.ca_pem));
+    let mut monitor = dynamic(front.url("/page"));
+    monitor.x_path = Some("//p[@id='v']".into());
+    let outcome = engine.check(&monitor).await.unwrap();
+    assert_eq!(outcome.value(), Some("hello over wss"), "{outcome:?}");
+    engine.renderer().shutdown().await;
+}
+
+/// A plain server of a page (`/page`) opening a websocket to `/ws`, which sends one message
+/// and stays open.
+struct WebSocketBackend {
+    addr: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl WebSocketBackend {
+    async fn start() -> WebSocketBackend {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        // The render does not wait for websocket messages; a timer (which it waits for) holds
+        // it until the message is in.
+        const PAGE: &str = "<!doctype html><p id=v>waiting</p><script>\
+            const ws = new WebSocket('wss://' + location.host + '/ws');\
+            ws.onmessage = e => { document.getElementById('v').textContent = e.data; };\
+            ws.onerror = () => { document.getElementById('v').textContent = 'failed'; };\
+            setTimeout(() => {}, 900);\
+            </script>";
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                            match stream.read(&mut chunk).await {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                            continue;
+                        };
+                        let head = String::from_utf8_lossy(&buf[..end]).into_owned();
+                        buf.drain(..end + 4);
+                        let key = head.lines().find_map(|l| {
+                            let (name, value) = l.split_once(':')?;
+                            name.eq_ignore_ascii_case("sec-websocket-key")
+                                .then(|| value.trim().to_string())
+                        });
+                        let Some(key) = key else {
+                            let reply = format!(
+                                "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\r\n{PAGE}",
+                                PAGE.len()
+                            );
+                            if stream.write_all(reply.as_bytes()).await.is_err() {
+                                return;
+                            }
+                            continue;
+                        };
+                        use base64::Engine as _;
+                        use sha1::Digest as _;
+                        let accept =
+                            base64::engine::general_purpose::STANDARD.encode(sha1::Sha1::digest(
+                                format!("{key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11").as_bytes(),
+                            ));
+                        let message = b"hello over wss";
+                        let mut reply = format!(
+                            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\
+                             Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+                        )
+                        .into_bytes();
+                        reply.extend_from_slice(&[0x81, message.len() as u8]);
+                        reply.extend_from_slice(message);
+                        let _ = stream.write_all(&reply).await;
+                        // Open until the client goes.
+                        while matches!(stream.read(&mut chunk).await, Ok(n) if n > 0) {}
+                        return;
+                    }
+                });
+            }
+        });
+        WebSocketBackend { addr, task }
+    }
+}
+
+impl Drop for WebSocketBackend {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
