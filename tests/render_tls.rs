@@ -545,3 +545,92 @@ impl Drop for WebSocketBackend {
         self.task.abort();
     }
 }
+
+/// A monitor's location proxy carries https on both paths: the engine's egress opens its
+/// tunnel through the location's proxy (a CONNECT proxy here, which sends every tunnel to the
+/// TLS front), then its TLS to the site inside it. The target port has nothing listening.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_location_proxy_carries_https_on_both_paths() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let server = FixtureServer::builder()
+        .page("/page", "<p>through the gb proxy</p>")
+        .start()
+        .await
+        .unwrap();
+    let front = TlsFront::start(server.addr()).await;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_addr = listener.local_addr().unwrap();
+    let tunnels = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = tunnels.clone();
+    let target = front.addr;
+    let proxy = tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if !matches!(stream.read(&mut byte).await, Ok(1)) || head.len() > 8192 {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let line = String::from_utf8_lossy(&head)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                seen.lock().unwrap().push(line);
+                let Ok(mut upstream) = tokio::net::TcpStream::connect(target).await else {
+                    return;
+                };
+                if stream
+                    .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+                    .await
+                    .is_ok()
+                {
+                    let _ = tokio::io::copy_bidirectional(&mut stream, &mut upstream).await;
+                }
+            });
+        }
+    });
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .root_certificate(&front.ca_pem)
+        .proxy("gb", format!("http://{proxy_addr}"))
+        .build()
+        .unwrap();
+    // A port that was free a moment ago: nothing listens there.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut m = Monitor::new(format!("https://localhost:{closed}/page"));
+    m.proxies = Some(vec![wachet::model::Proxy {
+        location: Some("gb".into()),
+    }]);
+    for dynamic in [false, true] {
+        m.dynamic_content = dynamic;
+        let outcome = engine.check(&m).await.unwrap();
+        assert_eq!(
+            outcome.value(),
+            Some("through the gb proxy"),
+            "dynamic {dynamic}: {outcome:?}"
+        );
+    }
+    assert_eq!(server.hits("/page"), 2);
+    let tunnels = tunnels.lock().unwrap().clone();
+    assert!(
+        tunnels.len() >= 2
+            && tunnels
+                .iter()
+                .all(|t| t.starts_with(&format!("CONNECT localhost:{closed} "))),
+        "{tunnels:?}"
+    );
+    proxy.abort();
+    engine.renderer().shutdown().await;
+}

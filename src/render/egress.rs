@@ -8,8 +8,9 @@
 //! Chromium's ws://). A tunnel is not passed through blind: TLS in it is intercepted (the
 //! proxy answers the browser's handshake with a certificate of its own and opens its own TLS
 //! to the real server, verified as the plain fetcher verifies; see [`super::intercept`]), so
-//! what it carries is read like plain http. Every request is sent on with `Connection: close`:
-//! one connection (or tunnel) serves one request.
+//! what it carries is read like plain http. A plain-http request is sent on with
+//! `Connection: close` (one proxy connection serves one request); a tunnel's connections are
+//! kept alive from request to request while both sides frame their messages.
 //!
 //! It also bounds what a page may load. Every response, https included, is decoded as it
 //! passes (its transfer and content encodings) and cut when its body passes the engine's body
@@ -415,8 +416,8 @@ const TLS_HANDSHAKE: u8 = 0x16;
 
 /// Serves a `CONNECT`. The tunnel is not passed through blind: TLS in it (https, wss) is
 /// intercepted ([`intercept`](super::intercept)), the real server's certificate verified before
-/// the browser's handshake is accepted, and the one request it carries is relayed like a
-/// plain-http one, measured; plain http in it (Chromium tunnels ws:// too) is relayed the same.
+/// the browser's handshake is accepted, and the requests it carries are relayed like plain-http
+/// ones, measured; plain http in it (Chromium tunnels ws:// too) is relayed the same.
 async fn tunnel(
     mut client: TcpStream,
     head: &[u8],
