@@ -1085,3 +1085,71 @@ async fn respond(client: &mut TcpStream, status: u16, message: &str) -> std::io:
     );
     client.write_all(response.as_bytes()).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_kept_alive_only_when_its_body_is_framed_by_its_length() {
+        let length = |head: &str| RequestHead::parse(head).body_length();
+        assert_eq!(length("GET / HTTP/1.1\r\nHost: a\r\n\r\n"), Some(0));
+        assert_eq!(
+            length("POST / HTTP/1.1\r\ncontent-length: 12\r\n\r\n"),
+            Some(12)
+        );
+        assert_eq!(length("POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n"), None);
+        assert_eq!(
+            length("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            None
+        );
+        assert_eq!(
+            length("GET /ws HTTP/1.1\r\nUpgrade: websocket\r\n\r\n"),
+            None
+        );
+        assert_eq!(
+            length("PUT / HTTP/1.1\r\nExpect: 100-continue\r\n\r\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn forwarded_heads_offer_measurable_codings_and_keep_an_upgrade() {
+        let head = "GET /x HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip, zstd\r\n\
+                    Connection: keep-alive\r\nProxy-Connection: keep-alive\r\n\r\n";
+        let request = RequestHead::parse(head);
+        let closed = request.forward("/x", false);
+        assert_eq!(
+            closed,
+            "GET /x HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip, deflate, br\r\n\
+             Connection: close\r\n\r\n"
+        );
+        assert!(!request.forward("/x", true).contains("Connection"));
+        let upgrade = RequestHead::parse(
+            "GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+        );
+        let sent = upgrade.forward("/ws", false);
+        assert!(sent.contains("Connection: Upgrade\r\n") && !sent.contains("close"));
+    }
+
+    #[test]
+    fn a_response_keeps_its_connection_unless_it_says_close() {
+        let keeps = |head: &[u8]| ResponseHead::parse(head).keep_alive;
+        assert!(keeps(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n"));
+        assert!(!keeps(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"));
+        assert!(!keeps(b"HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n"));
+        assert_eq!(
+            closing(b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nA: b\r\n\r\n"),
+            b"HTTP/1.1 200 OK\r\nA: b\r\nConnection: close\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn a_bodiless_response_is_complete_at_once() {
+        let head = ResponseHead::parse(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n");
+        assert!(BodyMeter::new(&head, 10, true).complete());
+        assert!(!BodyMeter::new(&head, 10, false).complete());
+        let chunked = ResponseHead::parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+        assert!(BodyMeter::new(&chunked, 10, true).complete());
+    }
+}
