@@ -21,6 +21,10 @@ const MAX_LEAVES: usize = 256;
 /// Days a host's certificate is valid from the day before it was issued.
 const LEAF_DAYS: i64 = 30;
 
+/// A cached certificate is issued again after this long, well before it expires (a service
+/// runs for months on one key).
+const LEAF_REISSUE: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
 /// The only protocol spoken inside an intercepted connection, on both ends: the proxy reads
 /// HTTP/1.1 heads and bodies.
 const ALPN: &[u8] = b"http/1.1";
@@ -30,7 +34,8 @@ pub(crate) struct Authority {
     key: rcgen::KeyPair,
     /// Base64 of the SHA-256 of the key's SubjectPublicKeyInfo, as Chromium's flag takes it.
     spki_sha256: String,
-    leaves: Mutex<HashMap<String, TlsAcceptor>>,
+    /// Acceptors by host, with when their certificate was issued.
+    leaves: Mutex<HashMap<String, (std::time::Instant, TlsAcceptor)>>,
 }
 
 /// The process's authority, made on first use.
@@ -72,7 +77,8 @@ impl Authority {
     pub fn acceptor(&self, host: &str) -> Result<TlsAcceptor, String> {
         let host = host.to_ascii_lowercase();
         if let Ok(leaves) = self.leaves.lock()
-            && let Some(acceptor) = leaves.get(&host)
+            && let Some((issued, acceptor)) = leaves.get(&host)
+            && issued.elapsed() < LEAF_REISSUE
         {
             return Ok(acceptor.clone());
         }
@@ -81,7 +87,7 @@ impl Authority {
             if leaves.len() >= MAX_LEAVES {
                 leaves.clear();
             }
-            leaves.insert(host, acceptor.clone());
+            leaves.insert(host, (std::time::Instant::now(), acceptor.clone()));
         }
         Ok(acceptor)
     }
