@@ -32,6 +32,9 @@ pub enum BuildError {
     /// The HTTP client could not be set up.
     #[error("could not set up the HTTP client: {0}")]
     Http(String),
+    /// A root certificate given to [`EngineBuilder::root_certificate`] is not usable.
+    #[error("root certificate: {0}")]
+    RootCertificate(String),
 }
 
 /// Settings of an [`Engine`]. Defaults: connect timeout 10 s, total 30 s, bodies up to 10 MiB,
@@ -45,6 +48,8 @@ pub struct EngineBuilder {
     crawl: CrawlSettings,
     #[cfg(feature = "chrome")]
     render: crate::render::RenderSettings,
+    /// PEM text given to [`EngineBuilder::root_certificate`], read at build.
+    root_pems: Vec<Vec<u8>>,
 }
 
 impl EngineBuilder {
@@ -87,6 +92,15 @@ impl EngineBuilder {
     /// test) while the rest of the private space stays refused.
     pub fn allow_network(mut self, network: ipnet::IpNet) -> Self {
         self.http.policy = Arc::new((*self.http.policy).clone().allowing(network));
+        self
+    }
+
+    /// Trusts the certificates in `pem` (PEM text, one or more `CERTIFICATE` blocks) as roots
+    /// besides the system's, for sites with an internal CA (or a test's own server): on the
+    /// plain path and for everything a rendered page loads over https alike. A PEM without a
+    /// certificate, or a certificate that cannot be read, fails [`EngineBuilder::build`].
+    pub fn root_certificate(mut self, pem: impl AsRef<[u8]>) -> Self {
+        self.root_pems.push(pem.as_ref().to_vec());
         self
     }
 
@@ -149,7 +163,10 @@ impl EngineBuilder {
     }
 
     /// Builds the engine.
-    pub fn build(self) -> Result<Engine, BuildError> {
+    pub fn build(mut self) -> Result<Engine, BuildError> {
+        for pem in &self.root_pems {
+            self.http.root_certificates.extend(root_certificates(pem)?);
+        }
         for (location, url) in &self.proxies {
             let parsed = url::Url::parse(url).map_err(|e| BuildError::Proxy {
                 location: location.clone(),
@@ -167,7 +184,13 @@ impl EngineBuilder {
             let mut render = self.render;
             render.navigation_timeout = self.http.total_timeout;
             render.max_html_bytes = self.http.max_body_bytes;
-            crate::render::Renderer::new(render, self.http.policy.clone(), self.proxies.clone())
+            crate::render::Renderer::new(
+                render,
+                self.http.policy.clone(),
+                self.proxies.clone(),
+                &self.http.root_certificates,
+            )
+            .map_err(BuildError::RootCertificate)?
         };
         let slot_wait = self.http.total_timeout;
         let fetcher = HttpFetcher::new(self.http, &self.proxies)
@@ -186,6 +209,22 @@ impl EngineBuilder {
             }),
         })
     }
+}
+
+/// The certificates (DER) in `pem`; an error when there is none or one cannot be read.
+fn root_certificates(pem: &[u8]) -> Result<Vec<Vec<u8>>, BuildError> {
+    use rustls_pki_types::CertificateDer;
+    use rustls_pki_types::pem::PemObject as _;
+    let certificates = CertificateDer::pem_slice_iter(pem)
+        .map(|c| c.map(|c| c.to_vec()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| BuildError::RootCertificate(format!("not valid PEM ({e})")))?;
+    if certificates.is_empty() {
+        return Err(BuildError::RootCertificate(
+            "no CERTIFICATE block in the PEM text".into(),
+        ));
+    }
+    Ok(certificates)
 }
 
 /// The wachet engine. Cheap to clone; clones share connection pools.

@@ -44,6 +44,9 @@ pub struct HttpSettings {
     pub user_agent: String,
     /// Which addresses may be reached.
     pub policy: Arc<NetworkPolicy>,
+    /// Certificates (DER) trusted as roots besides the system's, for servers with an internal
+    /// CA (or a test's own).
+    pub root_certificates: Vec<Vec<u8>>,
 }
 
 impl Default for HttpSettings {
@@ -55,6 +58,7 @@ impl Default for HttpSettings {
             max_redirects: 10,
             user_agent: concat!("wachet/", env!("CARGO_PKG_VERSION")).to_string(),
             policy: Arc::new(NetworkPolicy::public_only()),
+            root_certificates: Vec::new(),
         }
     }
 }
@@ -360,6 +364,9 @@ fn build_client(
         .redirect(redirects)
         .dns_resolver(PolicyResolver::shared(settings.policy.clone()))
         .pool_idle_timeout(Duration::from_secs(30));
+    for der in &settings.root_certificates {
+        builder = builder.add_root_certificate(reqwest::Certificate::from_der(der)?);
+    }
     match proxy {
         Some(url) => builder = builder.proxy(Proxy::all(url.as_str())?),
         None => builder = builder.no_proxy(),

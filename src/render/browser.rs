@@ -427,6 +427,15 @@ pub(crate) async fn launch(
             "--js-flags=--max-old-space-size={}",
             mib(settings.max_js_heap_bytes).max(16)
         ))
+        // Every https connection of a page ends at the engine's egress proxy, which presents
+        // certificates of its own key and verifies the real server itself; the browser trusts
+        // that key and nothing else unusual (the flag needs the --user-data-dir below).
+        .arg(format!(
+            "--ignore-certificate-errors-spki-list={}",
+            super::intercept::authority()
+                .map_err(RenderError::Launch)?
+                .spki_sha256()
+        ))
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg("about:blank")
         .stdin(Stdio::null())

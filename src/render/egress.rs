@@ -4,23 +4,28 @@
 //! a location, forwards to that location's upstream proxy. One runs per render session, so its
 //! refusals belong to one check.
 //!
-//! It understands `CONNECT host:port` (tunnels, for https and wss) and absolute-form requests
-//! (plain http, sent on with `Connection: close` so one connection serves one target).
+//! It understands absolute-form requests (plain http) and `CONNECT host:port` (https, wss, and
+//! Chromium's ws://). A tunnel is not passed through blind: TLS in it is intercepted (the
+//! proxy answers the browser's handshake with a certificate of its own and opens its own TLS
+//! to the real server, verified as the plain fetcher verifies; see [`super::intercept`]), so
+//! what it carries is read like plain http. A plain-http request is sent on with
+//! `Connection: close` (one proxy connection serves one request); a tunnel's connections are
+//! kept alive from request to request while both sides frame their messages.
 //!
-//! It also bounds what a page may load. A plain-http response is decoded as it passes (its
-//! transfer and content encodings) and cut when its body passes the engine's body cap, counted
-//! after decompression as on the plain path; everything, tunnels included (counted as sent, as
-//! they are encrypted), adds to a total per render. A cut connection is reset, so the browser
-//! sees a failed load rather than a short page, and the cut is remembered so the render fails
-//! with the plain path's words.
+//! It also bounds what a page may load. Every response, https included, is decoded as it
+//! passes (its transfer and content encodings) and cut when its body passes the engine's body
+//! cap, counted after decompression as on the plain path; everything (websockets too) adds to
+//! a total per render. A cut connection is reset, so the browser sees a failed load rather than
+//! a short page, and the cut is remembered so the render fails with the plain path's words.
 
+use super::intercept::UpstreamTls;
 use crate::fetch::{FetchError, NetworkPolicy, Refused};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 use url::Url;
@@ -66,6 +71,7 @@ impl Egress {
         policy: Arc<NetworkPolicy>,
         upstream: Option<Url>,
         limits: Limits,
+        tls: UpstreamTls,
     ) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
@@ -74,6 +80,8 @@ impl Egress {
             policy,
             upstream,
             refused: refused.clone(),
+            failed: Mutex::new(None),
+            tls,
             limits,
             loaded: AtomicU64::new(0),
             usage: Mutex::new(Usage::default()),
@@ -121,6 +129,12 @@ impl Egress {
     /// The most recent refusal, to explain a failed navigation.
     pub fn last_refusal(&self) -> Option<Refused> {
         self.refused.lock().ok().and_then(|r| r.clone())
+    }
+
+    /// Why the latest request the proxy could not carry failed: the policy refused it, or the
+    /// real server's certificate did not verify. To explain a failed navigation.
+    pub fn last_failure(&self) -> Option<FetchError> {
+        self.shared.failed.lock().ok().and_then(|f| f.clone())
     }
 
     /// A watch on the cuts, to end a render as soon as something of it is cut.
@@ -178,6 +192,9 @@ struct Shared {
     policy: Arc<NetworkPolicy>,
     upstream: Option<Url>,
     refused: Arc<Mutex<Option<Refused>>>,
+    /// The latest request the proxy could not carry, and why (a refusal, a certificate).
+    failed: Mutex<Option<FetchError>>,
+    tls: UpstreamTls,
     limits: Limits,
     /// Bytes loaded since the current render began.
     loaded: AtomicU64,
@@ -198,6 +215,12 @@ impl Shared {
         }
         self.cut_signal.send_modify(|n| *n += 1);
         false
+    }
+
+    fn fail(&self, error: FetchError) {
+        if let Ok(mut slot) = self.failed.lock() {
+            *slot = Some(error);
+        }
     }
 
     fn record_cut(&self, url: Option<String>, error: FetchError) {
@@ -228,59 +251,153 @@ fn same_resource(a: &str, b: &str) -> bool {
     strip(a) == strip(b)
 }
 
+/// What the proxy needs from a request head.
+struct RequestHead<'a> {
+    method: &'a str,
+    target: &'a str,
+    version: &'a str,
+    /// The header lines, as sent.
+    headers: Vec<&'a str>,
+}
+
+impl<'a> RequestHead<'a> {
+    fn parse(text: &'a str) -> Self {
+        let mut lines = text.split("\r\n");
+        let mut parts = lines.next().unwrap_or("").split(' ');
+        RequestHead {
+            method: parts.next().unwrap_or(""),
+            target: parts.next().unwrap_or(""),
+            version: parts.next().unwrap_or("HTTP/1.1"),
+            headers: lines.filter(|l| !l.is_empty()).collect(),
+        }
+    }
+
+    /// The value of the header `name`, if it is there.
+    fn header(&self, name: &str) -> Option<&'a str> {
+        self.headers.iter().find_map(|line| {
+            let (n, value) = line.split_once(':')?;
+            n.trim().eq_ignore_ascii_case(name).then(|| value.trim())
+        })
+    }
+
+    /// The length of the request's body when the proxy can carry the request on a kept-alive
+    /// connection: a body of known length (or none), no upgrade, no `Expect`. `None` for the
+    /// others, which end their connection.
+    fn body_length(&self) -> Option<u64> {
+        if ["transfer-encoding", "upgrade", "expect"]
+            .iter()
+            .any(|h| self.header(h).is_some())
+        {
+            return None;
+        }
+        match self.header("content-length") {
+            Some(length) => length.parse().ok(),
+            None => Some(0),
+        }
+    }
+
+    /// The head to send on with `target` in its request line: hop-by-hop headers dropped, and
+    /// only codings the proxy can measure offered (zstd is not one of them). Unless `keep_alive`,
+    /// the connection is closed after the response (one connection serves one request), except
+    /// for an upgrade (a websocket), which needs its `Connection: Upgrade`.
+    fn forward(&self, target: &str, keep_alive: bool) -> String {
+        let upgrade = self.header("upgrade").is_some();
+        let mut out = format!("{} {target} {}\r\n", self.method, self.version);
+        for line in &self.headers {
+            let name = line.split(':').next().unwrap_or("").trim();
+            let dropped = [
+                "proxy-connection",
+                "keep-alive",
+                "proxy-authorization",
+                "accept-encoding",
+            ]
+            .iter()
+            .any(|h| name.eq_ignore_ascii_case(h))
+                || (!upgrade && name.eq_ignore_ascii_case("connection"));
+            if !dropped {
+                out.push_str(line);
+                out.push_str("\r\n");
+            }
+        }
+        out.push_str("Accept-Encoding: gzip, deflate, br\r\n");
+        if !upgrade && !keep_alive {
+            out.push_str("Connection: close\r\n");
+        }
+        out.push_str("\r\n");
+        out
+    }
+}
+
 async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let (head, rest) = tokio::time::timeout(CONNECT_TIMEOUT, read_head(&mut client))
         .await
         .map_err(|_| std::io::Error::other("request head timed out"))??;
     let text = String::from_utf8_lossy(&head).into_owned();
-    let mut lines = text.split("\r\n");
-    let request_line = lines.next().unwrap_or("");
-    let mut parts = request_line.split(' ');
-    let (method, target, version) = (
-        parts.next().unwrap_or(""),
-        parts.next().unwrap_or(""),
-        parts.next().unwrap_or("HTTP/1.1"),
-    );
-    let connect = method.eq_ignore_ascii_case("CONNECT");
-    let (host, port, origin_form) = if connect {
-        match target.rsplit_once(':') {
-            Some((host, port)) => (host.to_string(), port.parse().unwrap_or(443), String::new()),
-            None => (target.to_string(), 443, String::new()),
-        }
-    } else {
-        match Url::parse(target) {
-            Ok(url) if url.scheme() == "http" => {
-                let mut path = url.path().to_string();
-                if let Some(q) = url.query() {
-                    path.push('?');
-                    path.push_str(q);
-                }
-                (
-                    url.host_str().unwrap_or("").to_string(),
-                    url.port_or_known_default().unwrap_or(80),
-                    path,
-                )
+    let request = RequestHead::parse(&text);
+    if request.method.eq_ignore_ascii_case("CONNECT") {
+        let (host, port) = match request.target.rsplit_once(':') {
+            Some((host, port)) => (host, port.parse().unwrap_or(443)),
+            None => (request.target, 443),
+        };
+        return tunnel(client, &head, &rest, host, port, shared).await;
+    }
+    let (host, port, origin_form) = match Url::parse(request.target) {
+        Ok(url) if url.scheme() == "http" => {
+            let mut path = url.path().to_string();
+            if let Some(q) = url.query() {
+                path.push('?');
+                path.push_str(q);
             }
-            _ => return respond(&mut client, 400, "only http and CONNECT are proxied").await,
+            (
+                url.host_str().unwrap_or("").to_string(),
+                url.port_or_known_default().unwrap_or(80),
+                path,
+            )
         }
+        _ => return respond(&mut client, 400, "only http and CONNECT are proxied").await,
     };
-    let bare_host = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_string();
+    let Some(mut server) = open(&mut client, &host, port, shared).await? else {
+        return Ok(());
+    };
+    // A location's proxy takes the absolute form; a server the origin form.
+    let target = match shared.upstream {
+        Some(_) => request.target,
+        None => origin_form.as_str(),
+    };
+    server
+        .write_all(request.forward(target, false).as_bytes())
+        .await?;
+    server.write_all(&rest).await?;
+    let outcome = exchange(&mut client, &mut server, &request, shared, request.target).await;
+    if matches!(outcome, Ok(Relay::Cut)) {
+        // A reset, not a close: a close would end the body as if it were complete.
+        let _ = client.set_zero_linger();
+    }
+    outcome.map(|_| ())
+}
 
-    let allowed = match allowed_addrs(&shared.policy, &bare_host, port).await {
+/// A connection toward `host:port` (through the location's proxy when there is one), after the
+/// policy allowed the addresses; `None` when it refused them, the browser told so.
+async fn open(
+    client: &mut TcpStream,
+    host: &str,
+    port: u16,
+    shared: &Shared,
+) -> std::io::Result<Option<TcpStream>> {
+    let bare_host = host.trim_start_matches('[').trim_end_matches(']');
+    let allowed = match allowed_addrs(&shared.policy, bare_host, port).await {
         Ok(addrs) => addrs,
         Err(refusal) => {
             let message = refusal.to_string();
+            shared.fail(FetchError::Refused(refusal.clone()));
             if let Ok(mut slot) = shared.refused.lock() {
                 *slot = Some(refusal);
             }
-            return respond(&mut client, 403, &message).await;
+            respond(client, 403, &message).await?;
+            return Ok(None);
         }
     };
-
-    let mut server = match &shared.upstream {
+    let server = match &shared.upstream {
         Some(proxy) => {
             let proxy_addr = format!(
                 "{}:{}",
@@ -291,78 +408,218 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
         }
         None => connect_any(&allowed).await?,
     };
+    Ok(Some(server))
+}
 
-    if connect && shared.upstream.is_none() {
-        client
-            .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            .await?;
-    } else if connect {
-        // The upstream proxy answers the CONNECT itself.
-        server.write_all(&head).await?;
-    } else {
-        let mut out = if shared.upstream.is_some() {
-            format!("{method} {target} {version}\r\n")
-        } else {
-            format!("{method} {origin_form} {version}\r\n")
-        };
-        for line in lines {
-            if line.is_empty() {
-                continue;
-            }
-            let name = line.split(':').next().unwrap_or("").trim();
-            if [
-                "proxy-connection",
-                "connection",
-                "keep-alive",
-                "proxy-authorization",
-                "accept-encoding",
-            ]
-            .iter()
-            .any(|h| name.eq_ignore_ascii_case(h))
-            {
-                continue;
-            }
-            out.push_str(line);
-            out.push_str("\r\n");
-        }
-        // Only codings the proxy can measure (zstd is not one of them).
-        out.push_str("Accept-Encoding: gzip, deflate, br\r\nConnection: close\r\n\r\n");
-        server.write_all(out.as_bytes()).await?;
-    }
-    server.write_all(&rest).await?;
-    let outcome = {
-        let (mut client_read, mut client_write) = client.split();
-        let (mut server_read, mut server_write) = server.split();
-        // The request body (if any) goes up as it comes; the response comes down measured.
-        let upload = async {
-            let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
-            std::future::pending::<()>().await
-        };
-        let download = async {
-            if connect {
-                relay_tunnel(&mut server_read, &mut client_write, shared).await
-            } else {
-                relay_response(&mut server_read, &mut client_write, shared, target).await
-            }
-        };
-        tokio::select! {
-            relayed = download => relayed,
-            () = upload => Ok(Relay::Done),
-        }
+/// The first byte of a TLS handshake record: a tunnel that starts with it carries TLS.
+const TLS_HANDSHAKE: u8 = 0x16;
+
+/// Serves a `CONNECT`. The tunnel is not passed through blind: TLS in it (https, wss) is
+/// intercepted ([`intercept`](super::intercept)), the real server's certificate verified before
+/// the browser's handshake is accepted, and the requests it carries are relayed like plain-http
+/// ones, measured; plain http in it (Chromium tunnels ws:// too) is relayed the same.
+async fn tunnel(
+    mut client: TcpStream,
+    head: &[u8],
+    rest: &[u8],
+    host: &str,
+    port: u16,
+    shared: &Shared,
+) -> std::io::Result<()> {
+    let Some(mut server) = open(&mut client, host, port, shared).await? else {
+        return Ok(());
     };
-    if matches!(outcome, Ok(Relay::Cut)) {
-        // A reset, not a close: a close would end the body as if it were complete.
-        let _ = client.set_zero_linger();
+    if shared.upstream.is_some() {
+        server.write_all(head).await?;
+        let (answer, _) = tokio::time::timeout(CONNECT_TIMEOUT, read_head(&mut server))
+            .await
+            .map_err(|_| std::io::Error::other("the location's proxy did not answer"))??;
+        if !(200..300).contains(&ResponseHead::parse(&answer).status) {
+            // The location's proxy refused the tunnel: the browser hears its answer.
+            return client.write_all(&answer).await;
+        }
+    }
+    if !rest.is_empty() {
+        return respond(&mut client, 400, "data before the tunnel was established").await;
+    }
+    client
+        .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        .await?;
+    let mut first = [0u8; 1];
+    let peeked = tokio::time::timeout(CONNECT_TIMEOUT, client.peek(&mut first))
+        .await
+        .map_err(|_| std::io::Error::other("the tunnel stayed unused"))??;
+    if peeked == 0 {
+        return Ok(());
+    }
+    let bare_host = host.trim_start_matches('[').trim_end_matches(']');
+    if first[0] != TLS_HANDSHAKE {
+        let origin = if port == 80 {
+            host.to_string()
+        } else {
+            format!("{host}:{port}")
+        };
+        let outcome = relay_requests(&mut client, &mut server, shared, "http", &origin).await;
+        if matches!(outcome, Ok(Relay::Cut)) {
+            let _ = client.set_zero_linger();
+        }
+        return outcome.map(|_| ());
+    }
+    // The real server first: when its certificate fails, the browser's handshake fails too,
+    // and the render says why.
+    let mut upstream =
+        match tokio::time::timeout(CONNECT_TIMEOUT, shared.tls.connect(bare_host, server)).await {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(e)) => {
+                shared.fail(FetchError::Connect {
+                    host: bare_host.to_string(),
+                    reason: e.to_string(),
+                });
+                return Err(e);
+            }
+            Err(_) => {
+                shared.fail(FetchError::ConnectTimeout {
+                    host: bare_host.to_string(),
+                    after: CONNECT_TIMEOUT,
+                });
+                return Err(std::io::Error::other("TLS handshake timed out"));
+            }
+        };
+    let acceptor = super::intercept::authority()
+        .and_then(|a| a.acceptor(bare_host))
+        .map_err(std::io::Error::other)?;
+    let mut browser = tokio::time::timeout(CONNECT_TIMEOUT, acceptor.accept(client))
+        .await
+        .map_err(|_| std::io::Error::other("the browser's TLS handshake timed out"))??;
+    let origin = if port == 443 {
+        host.to_string()
+    } else {
+        format!("{host}:{port}")
+    };
+    let outcome = relay_requests(&mut browser, &mut upstream, shared, "https", &origin).await;
+    match outcome {
+        Ok(Relay::Cut) => {
+            let _ = browser.get_ref().0.set_zero_linger();
+        }
+        Ok(Relay::Done | Relay::Reusable) => {
+            // close_notify, so the browser can tell the end of a body read to the close.
+            let _ = tokio::time::timeout(Duration::from_secs(1), browser.shutdown()).await;
+        }
+        Err(_) => {}
     }
     outcome.map(|_| ())
 }
 
+/// How long a kept-alive connection waits for its next request.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// Relays the requests a tunnel carries (their URLs are `scheme://origin` and the request's
+/// target), each measured as a plain-http one. Both connections are kept alive from request
+/// to request (a new tunnel and two TLS handshakes a request would slow pages of many
+/// resources) while the requests and responses say where they end; the first that does not
+/// (a body of unknown length, an upgrade, a response read to the close) is the last.
+async fn relay_requests<C, S>(
+    client: &mut C,
+    server: &mut S,
+    shared: &Shared,
+    scheme: &str,
+    origin: &str,
+) -> std::io::Result<Relay>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    // A tunnel the browser opened ahead of need waits for its first request this long.
+    let mut wait = CONNECT_TIMEOUT;
+    loop {
+        let (head, rest) = match tokio::time::timeout(wait, read_head(client)).await {
+            Ok(Ok(read)) => read,
+            // A kept-alive connection the browser closed, or left idle, ends here.
+            _ if wait == KEEP_ALIVE => return Ok(Relay::Done),
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(std::io::Error::other("request head timed out")),
+        };
+        wait = KEEP_ALIVE;
+        let text = String::from_utf8_lossy(&head).into_owned();
+        let request = RequestHead::parse(&text);
+        let url = format!("{scheme}://{origin}{}", request.target);
+        let Some(length) = request.body_length().filter(|n| *n >= rest.len() as u64) else {
+            server
+                .write_all(request.forward(request.target, false).as_bytes())
+                .await?;
+            server.write_all(&rest).await?;
+            server.flush().await?;
+            return exchange(client, server, &request, shared, &url).await;
+        };
+        server
+            .write_all(request.forward(request.target, true).as_bytes())
+            .await?;
+        server.write_all(&rest).await?;
+        let left = length - rest.len() as u64;
+        if left > 0 {
+            let copied = tokio::io::copy(&mut (&mut *client).take(left), server).await?;
+            if copied < left {
+                return Ok(Relay::Done);
+            }
+        }
+        server.flush().await?;
+        let framing = Framing {
+            keep_alive: true,
+            head: request.method.eq_ignore_ascii_case("HEAD"),
+        };
+        match relay_response(server, client, shared, &url, framing).await? {
+            Relay::Reusable => client.flush().await?,
+            ended => return Ok(ended),
+        }
+    }
+}
+
+/// Sends the request's body (if any) up as it comes and relays the response down, measured.
+async fn exchange<C, S>(
+    client: &mut C,
+    server: &mut S,
+    request: &RequestHead<'_>,
+    shared: &Shared,
+    url: &str,
+) -> std::io::Result<Relay>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let (mut client_read, mut client_write) = tokio::io::split(client);
+    let (mut server_read, mut server_write) = tokio::io::split(server);
+    let upload = async {
+        let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
+        std::future::pending::<()>().await
+    };
+    let framing = Framing {
+        keep_alive: false,
+        head: request.method.eq_ignore_ascii_case("HEAD"),
+    };
+    let download = relay_response(&mut server_read, &mut client_write, shared, url, framing);
+    tokio::select! {
+        relayed = download => relayed,
+        () = upload => Ok(Relay::Done),
+    }
+}
+
 /// How a relay ended.
 enum Relay {
-    /// The response (or tunnel) ended.
+    /// The response (or tunnel) ended, and with it the connection.
     Done,
+    /// The response ended where its framing said, and both connections may carry another.
+    Reusable,
     /// It was cut for its size.
     Cut,
+}
+
+/// What the relay of a response needs from its request.
+#[derive(Clone, Copy)]
+struct Framing {
+    /// The connections are kept alive after the response when the server agrees.
+    keep_alive: bool,
+    /// The request was a HEAD: the response has no body, whatever its head says.
+    head: bool,
 }
 
 /// Relays a tunnel's bytes to the browser, adding them to the render's total.
@@ -381,6 +638,7 @@ async fn relay_tunnel(
             return Ok(Relay::Cut);
         }
         to.write_all(&buf[..n]).await?;
+        to.flush().await?;
     }
 }
 
@@ -390,6 +648,7 @@ async fn relay_response(
     to: &mut (impl tokio::io::AsyncWrite + Unpin),
     shared: &Shared,
     url: &str,
+    framing: Framing,
 ) -> std::io::Result<Relay> {
     let limit = shared.limits.response;
     let (mut head, mut pending) = read_head(from).await?;
@@ -402,13 +661,22 @@ async fn relay_response(
         pending = rest;
         info = ResponseHead::parse(&head);
     }
-    to.write_all(&head).await?;
     if info.status == 101 {
         // An upgraded connection (a websocket) is a tunnel from here on.
+        to.write_all(&head).await?;
         to.write_all(&pending).await?;
+        to.flush().await?;
         return relay_tunnel(from, to, shared).await;
     }
-    let mut meter = BodyMeter::new(&info, limit);
+    let reusable = framing.keep_alive && info.keep_alive;
+    if reusable {
+        to.write_all(&head).await?;
+    } else {
+        // The proxy closes the connection after the response, and says so.
+        to.write_all(&closing(&head)).await?;
+    }
+    let bodiless = framing.head || matches!(info.status, 204 | 304);
+    let mut meter = BodyMeter::new(&info, limit, bodiless);
     let mut buf = vec![0u8; 16 * 1024];
     let mut chunk = pending;
     loop {
@@ -421,9 +689,14 @@ async fn relay_response(
                 return Ok(Relay::Cut);
             }
             to.write_all(&chunk).await?;
+            to.flush().await?;
         }
         if meter.complete() {
-            return Ok(Relay::Done);
+            return Ok(if reusable {
+                Relay::Reusable
+            } else {
+                Relay::Done
+            });
         }
         let n = from.read(&mut buf).await?;
         if n == 0 {
@@ -433,9 +706,26 @@ async fn relay_response(
     }
 }
 
+/// `head` with `Connection: close` in place of its own connection headers.
+fn closing(head: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(head);
+    let mut out = String::with_capacity(text.len() + 19);
+    for line in text.split("\r\n").filter(|l| !l.is_empty()) {
+        let name = line.split(':').next().unwrap_or("").trim();
+        if !name.eq_ignore_ascii_case("connection") && !name.eq_ignore_ascii_case("keep-alive") {
+            out.push_str(line);
+            out.push_str("\r\n");
+        }
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    out.into_bytes()
+}
+
 /// What the relay needs from a response head.
 struct ResponseHead {
     status: u16,
+    /// HTTP/1.1 without `Connection: close`: the server keeps the connection.
+    keep_alive: bool,
     chunked: bool,
     length: Option<u64>,
     /// Content codings in the order they were applied.
@@ -446,13 +736,15 @@ impl ResponseHead {
     fn parse(head: &[u8]) -> Self {
         let text = String::from_utf8_lossy(head);
         let mut lines = text.split("\r\n");
-        let status = lines
-            .next()
-            .and_then(|l| l.split(' ').nth(1))
+        let status_line = lines.next().unwrap_or("");
+        let status = status_line
+            .split(' ')
+            .nth(1)
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
         let mut parsed = ResponseHead {
             status,
+            keep_alive: status_line.starts_with("HTTP/1.1 "),
             chunked: false,
             length: None,
             encodings: Vec::new(),
@@ -464,6 +756,8 @@ impl ResponseHead {
             let (name, value) = (name.trim(), value.trim().to_ascii_lowercase());
             if name.eq_ignore_ascii_case("transfer-encoding") {
                 parsed.chunked |= value.split(',').any(|v| v.trim() == "chunked");
+            } else if name.eq_ignore_ascii_case("connection") {
+                parsed.keep_alive &= !value.split(',').any(|v| v.trim() == "close");
             } else if name.eq_ignore_ascii_case("content-length") {
                 parsed.length = value.parse().ok();
             } else if name.eq_ignore_ascii_case("content-encoding") {
@@ -493,10 +787,15 @@ struct BodyMeter {
 }
 
 impl BodyMeter {
-    fn new(head: &ResponseHead, limit: u64) -> Self {
+    /// A meter for the body `head` announces (none when `bodiless`).
+    fn new(head: &ResponseHead, limit: u64, bodiless: bool) -> Self {
         BodyMeter {
-            chunks: head.chunked.then(Dechunker::default),
-            remaining: if head.chunked { None } else { head.length },
+            chunks: (head.chunked && !bodiless).then(Dechunker::default),
+            remaining: match (bodiless, head.chunked) {
+                (true, _) => Some(0),
+                (false, true) => None,
+                (false, false) => head.length,
+            },
             decoder: None,
             encodings: head.encodings.clone(),
             decoded: Arc::new(AtomicU64::new(0)),
@@ -785,4 +1084,72 @@ async fn respond(client: &mut TcpStream, status: u16, message: &str) -> std::io:
         message.len()
     );
     client.write_all(response.as_bytes()).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_kept_alive_only_when_its_body_is_framed_by_its_length() {
+        let length = |head: &str| RequestHead::parse(head).body_length();
+        assert_eq!(length("GET / HTTP/1.1\r\nHost: a\r\n\r\n"), Some(0));
+        assert_eq!(
+            length("POST / HTTP/1.1\r\ncontent-length: 12\r\n\r\n"),
+            Some(12)
+        );
+        assert_eq!(length("POST / HTTP/1.1\r\nContent-Length: x\r\n\r\n"), None);
+        assert_eq!(
+            length("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"),
+            None
+        );
+        assert_eq!(
+            length("GET /ws HTTP/1.1\r\nUpgrade: websocket\r\n\r\n"),
+            None
+        );
+        assert_eq!(
+            length("PUT / HTTP/1.1\r\nExpect: 100-continue\r\n\r\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn forwarded_heads_offer_measurable_codings_and_keep_an_upgrade() {
+        let head = "GET /x HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip, zstd\r\n\
+                    Connection: keep-alive\r\nProxy-Connection: keep-alive\r\n\r\n";
+        let request = RequestHead::parse(head);
+        let closed = request.forward("/x", false);
+        assert_eq!(
+            closed,
+            "GET /x HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip, deflate, br\r\n\
+             Connection: close\r\n\r\n"
+        );
+        assert!(!request.forward("/x", true).contains("Connection"));
+        let upgrade = RequestHead::parse(
+            "GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+        );
+        let sent = upgrade.forward("/ws", false);
+        assert!(sent.contains("Connection: Upgrade\r\n") && !sent.contains("close"));
+    }
+
+    #[test]
+    fn a_response_keeps_its_connection_unless_it_says_close() {
+        let keeps = |head: &[u8]| ResponseHead::parse(head).keep_alive;
+        assert!(keeps(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n"));
+        assert!(!keeps(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"));
+        assert!(!keeps(b"HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n"));
+        assert_eq!(
+            closing(b"HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nA: b\r\n\r\n"),
+            b"HTTP/1.1 200 OK\r\nA: b\r\nConnection: close\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn a_bodiless_response_is_complete_at_once() {
+        let head = ResponseHead::parse(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n");
+        assert!(BodyMeter::new(&head, 10, true).complete());
+        assert!(!BodyMeter::new(&head, 10, false).complete());
+        let chunked = ResponseHead::parse(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+        assert!(BodyMeter::new(&chunked, 10, true).complete());
+    }
 }

@@ -10,6 +10,7 @@
 
 mod browser;
 mod egress;
+mod intercept;
 mod pending;
 mod scripts;
 mod session;
@@ -138,6 +139,8 @@ pub(crate) struct RendererInner {
     settings: RenderSettings,
     policy: Arc<NetworkPolicy>,
     proxies: BTreeMap<String, String>,
+    /// TLS toward the sites, for the egress proxy's interception of https.
+    tls: intercept::UpstreamTls,
     browser: tokio::sync::Mutex<Option<Arc<Live>>>,
     /// The live browser's pid, readable without the async lock.
     pid: Mutex<Option<u32>>,
@@ -155,13 +158,16 @@ impl Renderer {
         settings: RenderSettings,
         policy: Arc<NetworkPolicy>,
         proxies: BTreeMap<String, String>,
-    ) -> Self {
+        extra_roots: &[Vec<u8>],
+    ) -> Result<Self, String> {
+        let tls = intercept::UpstreamTls::new(extra_roots)?;
         let tabs = Arc::new(Semaphore::new(settings.tabs.max(1)));
-        Renderer {
+        Ok(Renderer {
             inner: Arc::new(RendererInner {
                 settings,
                 policy,
                 proxies,
+                tls,
                 browser: tokio::sync::Mutex::new(None),
                 pid: Mutex::new(None),
                 tabs,
@@ -171,7 +177,7 @@ impl Renderer {
                 last_used: Mutex::new(Instant::now()),
                 idle_watch: Mutex::new(None),
             }),
-        }
+        })
     }
 
     /// A new render session (its browser context is created on first use).

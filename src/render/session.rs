@@ -72,9 +72,14 @@ impl RenderSession {
             response: self.renderer.settings.max_html_bytes,
             render: self.renderer.settings.max_render_bytes,
         };
-        let egress = Egress::start(self.renderer.policy.clone(), upstream, limits)
-            .await
-            .map_err(|e| RenderError::Launch(format!("cannot start the egress proxy: {e}")))?;
+        let egress = Egress::start(
+            self.renderer.policy.clone(),
+            upstream,
+            limits,
+            self.renderer.tls.clone(),
+        )
+        .await
+        .map_err(|e| RenderError::Launch(format!("cannot start the egress proxy: {e}")))?;
         let params = CreateBrowserContextParams::builder()
             .proxy_server(egress.url())
             // Without this Chromium sends loopback requests around the proxy.
@@ -147,9 +152,7 @@ impl RenderSession {
     }
 
     fn refusal(&self, slot: &Option<Context>) -> Option<FetchError> {
-        slot.as_ref()
-            .and_then(|c| c.egress.last_refusal())
-            .map(FetchError::Refused)
+        slot.as_ref().and_then(|c| c.egress.last_failure())
     }
 
     /// Renders one request, retrying once after a crashed tab or a dead browser (not after a
