@@ -7,12 +7,11 @@
 //! skipped, loudly, on a developer machine.
 
 use futures::StreamExt;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use wachet::model::ClientJobType;
 use wachet::testing::FixtureServer;
 use wachet::testing::hostile::{Hostile, HostileServer};
+use wachet::testing::memory::PeakPss;
 use wachet::{Checker, Engine, Monitor};
 
 /// One browser at a time: the machine is small, and memory is measured per test.
@@ -43,78 +42,6 @@ fn dynamic(url: String) -> Monitor {
     m
 }
 
-/// The processes below `pid`, `pid` included.
-fn tree(pid: u32) -> Vec<u32> {
-    let mut found = vec![pid];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        i += 1;
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) else {
-            continue;
-        };
-        for task in tasks.flatten() {
-            let children =
-                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            found.extend(
-                children
-                    .split_whitespace()
-                    .filter_map(|c| c.parse::<u32>().ok()),
-            );
-        }
-    }
-    found
-}
-
-fn pss_bytes(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Pss:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kib| kib * 1024)
-}
-
-/// Samples the PSS of the engine's Chromium tree every 50 ms until dropped; keeps the peak.
-struct PeakMemory {
-    peak: Arc<AtomicU64>,
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl PeakMemory {
-    fn watch(engine: &Engine) -> PeakMemory {
-        let renderer = engine.renderer().clone();
-        let peak = Arc::new(AtomicU64::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (p, s) = (peak.clone(), stop.clone());
-        let thread = std::thread::spawn(move || {
-            while !s.load(Ordering::Acquire) {
-                if let Some(pid) = renderer.browser_pid() {
-                    let total: u64 = tree(pid).into_iter().map(pss_bytes).sum();
-                    p.fetch_max(total, Ordering::AcqRel);
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        });
-        PeakMemory {
-            peak,
-            stop,
-            thread: Some(thread),
-        }
-    }
-
-    fn finish(mut self) -> u64 {
-        self.stop.store(true, Ordering::Release);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        self.peak.load(Ordering::Acquire)
-    }
-}
-
 /// Checks `case`, asserting its error (or value) with `expect`, the time and the peak memory,
 /// then that a harmless page renders in the same engine.
 async fn hostile(case: Hostile, expect: impl Fn(Result<&str, &str>) -> bool) {
@@ -130,7 +57,7 @@ async fn hostile(case: Hostile, expect: impl Fn(Result<&str, &str>) -> bool) {
         .unwrap();
     assert_eq!(warm.value(), Some("fine"), "{warm:?}");
 
-    let memory = PeakMemory::watch(&engine);
+    let memory = PeakPss::watch(engine.renderer());
     let began = Instant::now();
     let outcome = engine.check(&dynamic(server.url(case))).await.unwrap();
     let took = began.elapsed();

@@ -11,11 +11,12 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use wachet::testing::FixtureServer;
 use wachet::testing::hostile::{Hostile, HostileServer};
+use wachet::testing::memory::PeakPss;
 use wachet::{Checker, Engine, Monitor};
 
 /// One browser at a time: the machine is small, and memory is measured per test.
@@ -123,66 +124,19 @@ fn dynamic(url: String) -> Monitor {
     m
 }
 
-/// The processes below `pid`, `pid` included.
-fn tree(pid: u32) -> Vec<u32> {
-    let mut found = vec![pid];
-    let mut i = 0;
-    while i < found.len() {
-        let parent = found[i];
-        i += 1;
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) else {
-            continue;
-        };
-        for task in tasks.flatten() {
-            let children =
-                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-            found.extend(
-                children
-                    .split_whitespace()
-                    .filter_map(|c| c.parse::<u32>().ok()),
-            );
-        }
-    }
-    found
-}
-
-fn pss_bytes(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Pss:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kib| kib * 1024)
-}
-
 /// Checks `monitor`, sampling the PSS of the engine's Chromium tree every 50 ms meanwhile:
 /// the outcome's value or error, the time taken and the peak.
 async fn watched(engine: &Engine, monitor: &Monitor) -> (Result<String, String>, Duration, u64) {
-    let renderer = engine.renderer().clone();
-    let peak = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let (p, s) = (peak.clone(), stop.clone());
-    let sampler = std::thread::spawn(move || {
-        while !s.load(Ordering::Acquire) {
-            if let Some(pid) = renderer.browser_pid() {
-                let total: u64 = tree(pid).into_iter().map(pss_bytes).sum();
-                p.fetch_max(total, Ordering::AcqRel);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    });
+    let memory = PeakPss::watch(engine.renderer());
     let began = Instant::now();
     let outcome = engine.check(monitor).await.unwrap();
     let took = began.elapsed();
-    stop.store(true, Ordering::Release);
-    let _ = sampler.join();
+    let peak = memory.finish();
     let result = match (outcome.value(), outcome.error()) {
         (Some(v), _) => Ok(v.to_string()),
         (_, e) => Err(e.unwrap_or_default().to_string()),
     };
-    (result, took, peak.load(Ordering::Acquire))
+    (result, took, peak)
 }
 
 /// An https hostile case fails with `expected` within the bounds, and the next https check of

@@ -27,6 +27,8 @@
 //! ```
 
 pub mod hostile;
+#[cfg(feature = "chrome")]
+pub mod memory;
 pub mod suite;
 
 pub use suite::{
