@@ -1,22 +1,9 @@
-//! `wachet check` as a user runs it: the real binary against a real server on loopback.
+//! `wachet check` and `wachet crawl` as a user runs them: the real binary against a real server
+//! on loopback.
 
-use std::process::{Command, Output};
+use super::{stderr, stdout, wachet};
+use std::process::Command;
 use wachet::testing::{FixtureServer, Reply};
-
-fn wachet(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wachet"))
-        .args(args)
-        .output()
-        .expect("run wachet")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 async fn shop() -> FixtureServer {
     FixtureServer::builder()

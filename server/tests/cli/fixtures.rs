@@ -3,24 +3,9 @@
 //! red with the diff shown, updated, green again; JUnit XML parsed back; and every kind of bad
 //! input refused with the file named and nothing half-written.
 
+use super::{stderr, stdout, wachet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use wachet::testing::{FixtureServer, Reply};
-
-fn wachet(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wachet"))
-        .args(args)
-        .output()
-        .expect("run wachet")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 fn path(p: &Path) -> &str {
     p.to_str().unwrap()

@@ -1,0 +1,25 @@
+//! The command line as a user runs it: the real `wachet` binary, as a child process, against
+//! real servers on loopback. `check` and `crawl` in [`check`], `fixtures` in [`fixtures`].
+
+use std::process::{Command, Output};
+
+mod check;
+mod fixtures;
+
+/// Runs the real binary with `args` and waits for it.
+fn wachet(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wachet"))
+        .args(args)
+        .output()
+        .expect("run wachet")
+}
+
+/// What it printed on stdout.
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// What it printed on stderr.
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
