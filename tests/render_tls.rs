@@ -11,12 +11,12 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use wachet::testing::FixtureServer;
 use wachet::testing::hostile::{Hostile, HostileServer};
 use wachet::testing::memory::PeakPss;
+use wachet::testing::tls::TlsFront;
 use wachet::{Checker, Engine, Monitor};
 
 /// One browser at a time: the machine is small, and memory is measured per test.
@@ -33,81 +33,6 @@ const TOO_LARGE: &str = "the response is larger than 10485760 bytes";
 async fn browser_test() -> Option<tokio::sync::MutexGuard<'static, ()>> {
     let guard = SERIAL.lock().await;
     wachet::testing::chromium_or_skip().then_some(guard)
-}
-
-/// A TLS server on 127.0.0.1 relaying every connection, decrypted, to a plain server: https in
-/// front of a [`FixtureServer`]. Its certificate (for 127.0.0.1 and localhost) is issued by a
-/// CA of its own, whose PEM a test trusts, or not.
-struct TlsFront {
-    addr: SocketAddr,
-    /// TLS connections accepted so far.
-    handshakes: Arc<AtomicU64>,
-    ca_pem: String,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl TlsFront {
-    async fn start(backend: SocketAddr) -> TlsFront {
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "wachet test CA");
-        let ca_cert = ca_params.self_signed(&ca_key).unwrap();
-        let issuer = rcgen::Issuer::new(ca_params, ca_key);
-        let key = rcgen::KeyPair::generate().unwrap();
-        let params =
-            rcgen::CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()]).unwrap();
-        let cert = params.signed_by(&key, &issuer).unwrap();
-        let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(Arc::new(
-            tokio_rustls::rustls::crypto::aws_lc_rs::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(
-            vec![cert.der().clone()],
-            tokio_rustls::rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
-        )
-        .unwrap();
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let handshakes = Arc::new(AtomicU64::new(0));
-        let counted = handshakes.clone();
-        let task = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                counted.fetch_add(1, Ordering::AcqRel);
-                let acceptor = acceptor.clone();
-                tokio::spawn(async move {
-                    let Ok(mut tls) = acceptor.accept(stream).await else {
-                        return;
-                    };
-                    let Ok(mut plain) = tokio::net::TcpStream::connect(backend).await else {
-                        return;
-                    };
-                    let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
-                });
-            }
-        });
-        TlsFront {
-            addr,
-            handshakes,
-            ca_pem: ca_cert.pem(),
-            task,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("https://127.0.0.1:{}{path}", self.addr.port())
-    }
-}
-
-impl Drop for TlsFront {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
 }
 
 fn engine_trusting(pem: Option<&str>) -> Engine {
@@ -146,8 +71,8 @@ async fn hostile_over_https(case: Hostile, path: &str, expected: &str) {
         return;
     };
     let server = HostileServer::start().await.unwrap();
-    let front = TlsFront::start(server.server().addr()).await;
-    let engine = engine_trusting(Some(&front.ca_pem));
+    let front = TlsFront::start(server.server().addr()).await.unwrap();
+    let engine = engine_trusting(Some(front.ca_pem()));
     // Start the browser first, so the whole check is watched.
     let warm = engine.check(&dynamic(front.url("/ok"))).await.unwrap();
     assert_eq!(warm.value(), Some("fine"), "{warm:?}");
@@ -202,8 +127,8 @@ async fn a_gzip_bomb_fetched_by_an_https_page_fails_it_as_over_http() {
         .start()
         .await
         .unwrap();
-    let front = TlsFront::start(server.addr()).await;
-    let engine = engine_trusting(Some(&front.ca_pem));
+    let front = TlsFront::start(server.addr()).await.unwrap();
+    let engine = engine_trusting(Some(front.ca_pem()));
     let mut monitor = dynamic(server.url("/fetches"));
     monitor.x_path = Some("//p[@id='n']".into());
     let (over_http, _, _) = watched(&engine, &monitor).await;
@@ -249,8 +174,8 @@ async fn an_https_page_renders_with_what_its_script_fetched() {
         .start()
         .await
         .unwrap();
-    let front = TlsFront::start(server.addr()).await;
-    let engine = engine_trusting(Some(&front.ca_pem));
+    let front = TlsFront::start(server.addr()).await.unwrap();
+    let engine = engine_trusting(Some(front.ca_pem()));
     let mut monitor = dynamic(front.url("/shop"));
     monitor.x_path = Some("//p[@id='price']".into());
     let outcome = engine.check(&monitor).await.unwrap();
@@ -275,7 +200,7 @@ async fn an_untrusted_https_server_fails_the_render_with_a_certificate_error() {
         .start()
         .await
         .unwrap();
-    let front = TlsFront::start(server.addr()).await;
+    let front = TlsFront::start(server.addr()).await.unwrap();
     let engine = engine_trusting(None);
     let rendered = engine.check(&dynamic(front.url("/secret"))).await.unwrap();
     let plain = engine
@@ -306,10 +231,10 @@ async fn the_plain_fetcher_trusts_the_given_root_certificate() {
         .start()
         .await
         .unwrap();
-    let front = TlsFront::start(server.addr()).await;
+    let front = TlsFront::start(server.addr()).await.unwrap();
     let mut monitor = Monitor::new(front.url("/stock"));
     monitor.x_path = Some("//p[@id='stock']".into());
-    let trusting = engine_trusting(Some(&front.ca_pem));
+    let trusting = engine_trusting(Some(front.ca_pem()));
     let outcome = trusting.check(&monitor).await.unwrap();
     assert_eq!(outcome.value(), Some("In stock"), "{outcome:?}");
 
@@ -356,14 +281,14 @@ async fn measure_rendered_https_checks() {
         builder = builder.page(format!("/r{i}"), "x".repeat(2000));
     }
     let server = builder.start().await.unwrap();
-    let front = TlsFront::start(server.addr()).await;
-    let engine = engine_trusting(Some(&front.ca_pem));
+    let front = TlsFront::start(server.addr()).await.unwrap();
+    let engine = engine_trusting(Some(front.ca_pem()));
     for (path, value) in [("/p", "small"), ("/many", "20")] {
         let mut monitor = dynamic(front.url(path));
         monitor.x_path = Some("//p[@id='v']".into());
         let warm = engine.check(&monitor).await.unwrap();
         assert_eq!(warm.value(), Some(value), "{warm:?}");
-        let handshakes = front.handshakes.load(Ordering::Acquire);
+        let handshakes = front.handshakes();
         let began = Instant::now();
         for _ in 0..20 {
             let outcome = engine.check(&monitor).await.unwrap();
@@ -375,7 +300,7 @@ async fn measure_rendered_https_checks() {
              connections to the server a check",
             took.as_secs_f64(),
             took.as_secs_f64() * 1000.0 / 20.0,
-            (front.handshakes.load(Ordering::Acquire) - handshakes) as f64 / 20.0
+            (front.handshakes() - handshakes) as f64 / 20.0
         );
     }
     engine.renderer().shutdown().await;
@@ -389,8 +314,8 @@ async fn a_wss_websocket_of_an_https_page_works_through_the_interception() {
         return;
     };
     let backend = WebSocketBackend::start().await;
-    let front = TlsFront::start(backend.addr).await;
-    let engine = engine_trusting(Some(&front.ca_pem));
+    let front = TlsFront::start(backend.addr).await.unwrap();
+    let engine = engine_trusting(Some(front.ca_pem()));
     let mut monitor = dynamic(front.url("/page"));
     monitor.x_path = Some("//p[@id='v']".into());
     let outcome = engine.check(&monitor).await.unwrap();
@@ -494,12 +419,12 @@ async fn a_location_proxy_carries_https_on_both_paths() {
         .start()
         .await
         .unwrap();
-    let front = TlsFront::start(server.addr()).await;
+    let front = TlsFront::start(server.addr()).await.unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let proxy_addr = listener.local_addr().unwrap();
     let tunnels = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let seen = tunnels.clone();
-    let target = front.addr;
+    let target = front.addr();
     let proxy = tokio::spawn(async move {
         while let Ok((mut stream, _)) = listener.accept().await {
             let seen = seen.clone();
@@ -533,7 +458,7 @@ async fn a_location_proxy_carries_https_on_both_paths() {
     });
     let engine = Engine::builder()
         .allow_private_networks(true)
-        .root_certificate(&front.ca_pem)
+        .root_certificate(front.ca_pem())
         .proxy("gb", format!("http://{proxy_addr}"))
         .build()
         .unwrap();

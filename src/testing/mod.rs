@@ -30,6 +30,8 @@ pub mod hostile;
 #[cfg(feature = "chrome")]
 pub mod memory;
 pub mod suite;
+#[cfg(feature = "chrome")]
+pub mod tls;
 
 pub use suite::{
     CASE_FILE, Case, CaseError, CaseReport, CaseResult, DEFAULT_PAGE, EXPECTED_FILE,

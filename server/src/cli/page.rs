@@ -33,6 +33,10 @@ pub struct PageArgs {
     /// With --dynamic: scroll to the bottom until the page stops growing (scrollPage).
     #[arg(long, requires = "dynamic")]
     scroll: bool,
+    /// A PEM file of certificate authorities to trust for https besides the system's (an
+    /// internal CA); repeatable.
+    #[arg(long = "root-certificate", value_name = "FILE")]
+    root_certificates: Vec<std::path::PathBuf>,
 }
 
 impl PageArgs {
@@ -58,11 +62,26 @@ impl PageArgs {
                     self.timeout
                 )
             })?;
-        Ok(Engine::builder()
+        let builder = Engine::builder()
             .allow_private_networks(true)
             .total_timeout(timeout)
-            .connect_timeout(timeout.min(HttpSettings::default().connect_timeout)))
+            .connect_timeout(timeout.min(HttpSettings::default().connect_timeout));
+        trust_root_certificates(builder, &self.root_certificates)
     }
+}
+
+/// `builder` trusting the certificate authorities in each PEM file of `files`; a file that
+/// cannot be read is an error naming it (one that is not PEM fails the engine's build).
+pub fn trust_root_certificates(
+    mut builder: EngineBuilder,
+    files: &[std::path::PathBuf],
+) -> anyhow::Result<EngineBuilder> {
+    for file in files {
+        let pem = std::fs::read(file)
+            .with_context(|| format!("--root-certificate {}: cannot read it", file.display()))?;
+        builder = builder.root_certificate(pem);
+    }
+    Ok(builder)
 }
 
 /// Prints each problem of an invalid monitor; exit code 2.

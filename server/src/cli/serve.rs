@@ -41,6 +41,15 @@ pub struct ServeArgs {
         value_delimiter = ','
     )]
     proxies: Vec<String>,
+    /// A PEM file of certificate authorities to trust for https besides the system's (an
+    /// internal CA); repeatable (comma-separated in the variable).
+    #[arg(
+        long = "root-certificate",
+        value_name = "FILE",
+        env = "WACHET_ROOT_CERTIFICATES",
+        value_delimiter = ','
+    )]
+    root_certificates: Vec<std::path::PathBuf>,
     /// Shortest recurrence of an active monitor, in seconds.
     #[arg(long, env = "WACHET_MIN_RECURRENCE", default_value_t = 60,
           value_parser = clap::value_parser!(i32).range(1..))]
@@ -132,6 +141,7 @@ fn engine(args: &ServeArgs) -> anyhow::Result<Engine> {
             .with_context(|| format!("--proxy {proxy}: expected LOCATION=URL"))?;
         builder = builder.proxy(location.trim(), url.trim());
     }
+    let builder = super::page::trust_root_certificates(builder, &args.root_certificates)?;
     Ok(builder.build()?)
 }
 

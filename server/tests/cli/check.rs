@@ -3,6 +3,7 @@
 
 use super::{stderr, stdout, wachet};
 use std::process::Command;
+use wachet::testing::tls::TlsFront;
 use wachet::testing::{FixtureServer, Reply};
 
 async fn shop() -> FixtureServer {
@@ -33,6 +34,43 @@ async fn check_prints_the_value() {
         r"(\d+\.\d+)",
     ]);
     assert_eq!(stdout(&out), "3.50\n");
+}
+
+/// An https page whose certificate an internal authority issued: refused with a certificate
+/// error until `--root-certificate` names the authority's PEM file; a file that cannot be read
+/// is a usage error naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn root_certificate_trusts_an_internal_authority() {
+    let server = shop().await;
+    let front = TlsFront::start(server.addr()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, front.ca_pem()).unwrap();
+    let ca = ca.to_str().unwrap();
+    let url = front.url("/tea");
+
+    let out = wachet(&["check", &url, "--xpath", "//p"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("certificate"), "{}", stderr(&out));
+    assert_eq!(
+        server.hits("/tea"),
+        0,
+        "the page was fetched over a refused connection"
+    );
+
+    let out = wachet(&["check", &url, "--xpath", "//p", "--root-certificate", ca]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Price: 3.50 EUR\n");
+
+    let missing = dir.path().join("missing.pem");
+    let missing = missing.to_str().unwrap();
+    let out = wachet(&["check", &url, "--root-certificate", missing]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("--root-certificate {missing}")),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
