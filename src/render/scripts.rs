@@ -182,38 +182,45 @@ pub fn scroll_once(quiet_ms: u64, max_ms: u64) -> String {
   const el = document.scrollingElement || document.documentElement;
   const before = el.scrollHeight;
   window.scrollTo(0, before);
-  await {SETTLE}({quiet_ms}, {max_ms}, {quiet_ms}, true);
+  await {};
   return [before, el.scrollHeight];
-}})()"#
+}})()"#,
+        settle_from_now(quiet_ms, max_ms)
     )
 }
 
 /// Waits for the DOM to settle, then serializes it (one round trip instead of two); `waited`
 /// says how long the settling took.
 pub fn settle_and_serialize(quiet_ms: u64, idle_quiet_ms: u64, max_ms: u64, limit: u64) -> String {
+    serialize_after(&settle(quiet_ms, idle_quiet_ms, max_ms), limit)
+}
+
+/// Awaits `settle`, then serializes; `waited` is what the settling yielded.
+fn serialize_after(settle: &str, limit: u64) -> String {
     format!(
-        "(async () => {{ const w = await {}; const r = {}; r.waited = w; return r; }})()",
-        settle(quiet_ms, idle_quiet_ms, max_ms),
+        "(async () => {{ const w = await {settle}; const r = {}; r.waited = w; return r; }})()",
         serialize(limit)
     )
 }
 
-/// Settles again after the requests the tab waited for ended ([`super::pending`]): the whole
-/// quiet window from now, as what they brought reaches the page in its own tasks; then
+/// Settles with the whole quiet window counted from now (after an action, or after requests
+/// the tab waited for: what they bring reaches the page in tasks of its own).
+fn settle_from_now(quiet_ms: u64, max_ms: u64) -> String {
+    format!("{SETTLE}({quiet_ms}, {max_ms}, {quiet_ms}, true)")
+}
+
+/// Settles again after the requests the tab waited for ended ([`super::pending`]), then
 /// serializes.
 pub fn settle_again_and_serialize(quiet_ms: u64, max_ms: u64, limit: u64) -> String {
-    format!(
-        "(async () => {{ const w = await {SETTLE}({quiet_ms}, {max_ms}, {quiet_ms}, true); \
-         const r = {}; r.waited = w; return r; }})()",
-        serialize(limit)
-    )
+    serialize_after(&settle_from_now(quiet_ms, max_ms), limit)
 }
 
 /// Settles again as [`settle_again_and_serialize`] does, and yields the document's height.
 pub fn settle_again_height(quiet_ms: u64, max_ms: u64) -> String {
     format!(
-        "(async () => {{ await {SETTLE}({quiet_ms}, {max_ms}, {quiet_ms}, true); \
-         return (document.scrollingElement || document.documentElement).scrollHeight; }})()"
+        "(async () => {{ await {}; \
+         return (document.scrollingElement || document.documentElement).scrollHeight; }})()",
+        settle_from_now(quiet_ms, max_ms)
     )
 }
 

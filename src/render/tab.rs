@@ -489,13 +489,15 @@ impl Tab {
                 .eval(&scripts::scroll_once(quiet, max), settings)
                 .await?;
             let height = |i: usize| heights.as_array().and_then(|h| h.get(i)?.as_f64());
-            let mut grew = height(1) > height(0);
-            if let Some(after) = self
+            let before = height(0);
+            let after = match self
                 .settle_after_requests(long_polls, deadline, quiet, settings)
                 .await?
             {
-                grew = Some(after) > height(0);
-            }
+                Some(again) => Some(again),
+                None => height(1),
+            };
+            let grew = matches!((before, after), (Some(b), Some(a)) if a > b);
             if !grew {
                 break;
             }
