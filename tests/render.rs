@@ -8,17 +8,9 @@ use std::net::Ipv4Addr;
 use std::time::Duration;
 use wachet::model::{ClientJobType, HeaderPair};
 use wachet::render::RenderSettings;
+use wachet::testing::browser_test;
 use wachet::testing::{FixtureServer, Reply};
 use wachet::{Checker, Engine, Monitor};
-
-/// One browser at a time: the machine has two cores, and timing bounds must hold.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// Serializes the browser tests; `None` means skip (no Chromium, outside CI).
-async fn browser_test() -> Option<tokio::sync::MutexGuard<'static, ()>> {
-    let guard = SERIAL.lock().await;
-    wachet::testing::chromium_or_skip().then_some(guard)
-}
 
 fn engine() -> Engine {
     Engine::builder()

@@ -10,12 +10,10 @@ use futures::StreamExt;
 use std::time::{Duration, Instant};
 use wachet::model::ClientJobType;
 use wachet::testing::FixtureServer;
+use wachet::testing::browser_test;
 use wachet::testing::hostile::{Hostile, HostileServer};
 use wachet::testing::memory::PeakPss;
 use wachet::{Checker, Engine, Monitor};
-
-/// One browser at a time: the machine is small, and memory is measured per test.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The bound on the browser's tree while a hostile page renders.
 const MAX_TREE: u64 = 1024 * 1024 * 1024;
@@ -23,11 +21,6 @@ const MAX_TREE: u64 = 1024 * 1024 * 1024;
 /// The bound on the time of one hostile check (they take a few seconds; unbounded they took
 /// 30 s and more).
 const MAX_TIME: Duration = Duration::from_secs(20);
-
-async fn browser_test() -> Option<tokio::sync::MutexGuard<'static, ()>> {
-    let guard = SERIAL.lock().await;
-    wachet::testing::chromium_or_skip().then_some(guard)
-}
 
 fn engine() -> Engine {
     Engine::builder()

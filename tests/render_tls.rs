@@ -14,13 +14,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use wachet::testing::FixtureServer;
+use wachet::testing::browser_test;
 use wachet::testing::hostile::{Hostile, HostileServer};
 use wachet::testing::memory::PeakPss;
 use wachet::testing::tls::TlsFront;
 use wachet::{Checker, Engine, Monitor};
-
-/// One browser at a time: the machine is small, and memory is measured per test.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The bound on the browser's tree while a hostile page renders.
 const MAX_TREE: u64 = 1024 * 1024 * 1024;
@@ -29,11 +27,6 @@ const MAX_TREE: u64 = 1024 * 1024 * 1024;
 const MAX_TIME: Duration = Duration::from_secs(20);
 
 const TOO_LARGE: &str = "the response is larger than 10485760 bytes";
-
-async fn browser_test() -> Option<tokio::sync::MutexGuard<'static, ()>> {
-    let guard = SERIAL.lock().await;
-    wachet::testing::chromium_or_skip().then_some(guard)
-}
 
 fn engine_trusting(pem: Option<&str>) -> Engine {
     let mut builder = Engine::builder().allow_private_networks(true);

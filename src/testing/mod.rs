@@ -72,6 +72,19 @@ pub fn chromium_or_skip() -> bool {
     }
 }
 
+/// Held by the browser test running in this process.
+#[cfg(feature = "chrome")]
+static BROWSER_TEST: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// For tests that need Chromium: waits until no other browser test of this process runs (a
+/// browser each at once would crowd a small machine and the bounds tests hold it to), then
+/// [`chromium_or_skip`]. Hold the guard for the whole test; `None` means skip.
+#[cfg(feature = "chrome")]
+pub async fn browser_test() -> Option<tokio::sync::MutexGuard<'static, ()>> {
+    let guard = BROWSER_TEST.lock().await;
+    chromium_or_skip().then_some(guard)
+}
+
 /// Request bodies recorded up to this size.
 const MAX_RECORDED_BODY: usize = 1024 * 1024;
 
