@@ -367,7 +367,10 @@ pub async fn change_password(
         ));
     }
     let password_hash = {
-        let _slot = limits.hash_slot().await.map_err(ApiError::TooManyRequests)?;
+        let _slot = limits
+            .hash_slot()
+            .await
+            .map_err(ApiError::TooManyRequests)?;
         tokio::task::spawn_blocking(move || secrets::hash_password(&new))
             .await
             .map_err(|err| ApiError::Internal(format!("password hash: {err}")))?

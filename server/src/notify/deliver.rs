@@ -8,7 +8,10 @@
 //! refuses, a recipient the SMTP server rejects for good) fails at once. Requests go through the
 //! engine's fetcher, so the private-network policy of the checks applies to webhooks too; every
 //! delivery runs in its own task under a time limit, so one dead or hanging endpoint never
-//! delays the others.
+//! delays the others. The same loop mails the confirmation codes of e-mail addresses (an
+//! address other than the account's own gets notifications only once confirmed; the outbox
+//! fails its deliveries until then), retried alike; and the store releases at most so many
+//! first tries per user and hour, holding the rest pending.
 
 use super::email::{Mailer, SmtpSettings};
 use crate::store::{Delivery, DeliveryOutcome, Store, now_millis};
@@ -130,7 +133,10 @@ async fn confirmations(
     }
     let now = now_millis();
     let until = now + lease.as_millis() as i64;
-    let due = match store.claim_confirmation_mails(now, until, free as u32).await {
+    let due = match store
+        .claim_confirmation_mails(now, until, free as u32)
+        .await
+    {
         Ok(due) => due,
         Err(err) => {
             tracing::error!(%err, "cannot claim confirmation messages");
@@ -143,16 +149,18 @@ async fn confirmations(
         };
         let (store, mailer, settings) = (store.clone(), mailer.clone(), settings.clone());
         tokio::spawn(async move {
-            let sent =
-                match tokio::time::timeout(settings.attempt_timeout, mailer.send_confirmation(&mail))
-                    .await
-                {
-                    Ok(sent) => sent,
-                    Err(_) => Err(SendError::from(format!(
-                        "no answer within {} s",
-                        settings.attempt_timeout.as_secs_f64()
-                    ))),
-                };
+            let sent = match tokio::time::timeout(
+                settings.attempt_timeout,
+                mailer.send_confirmation(&mail),
+            )
+            .await
+            {
+                Ok(sent) => sent,
+                Err(_) => Err(SendError::from(format!(
+                    "no answer within {} s",
+                    settings.attempt_timeout.as_secs_f64()
+                ))),
+            };
             let outcome = outcome(sent, mail.attempts, &settings);
             if let Err(err) = store.finish_confirmation_mail(&mail, &outcome).await {
                 tracing::error!(%err, "cannot store a confirmation message");

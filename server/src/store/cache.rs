@@ -9,7 +9,8 @@
 
 use super::{
     AlertStates, CheckRecord, ConfirmationMail, Delivery, DeliveryOutcome, DueCheck, EmailAddress,
-    FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError, TimeKey,
+    TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use dashmap::DashMap;

@@ -389,8 +389,11 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<(), StoreError>;
     /// Confirms the user's address whose last mailed code hashes to `code_hash`; the address,
     /// or `None` when no waiting address has that code.
-    async fn confirm_email(&self, user: &str, code_hash: &str)
-    -> Result<Option<String>, StoreError>;
+    async fn confirm_email(
+        &self,
+        user: &str,
+        code_hash: &str,
+    ) -> Result<Option<String>, StoreError>;
     /// Claims up to `limit` confirmation messages due at `now` under a lease until
     /// `lease_until`, each with a new code.
     async fn claim_confirmation_mails(

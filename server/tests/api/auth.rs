@@ -247,15 +247,14 @@ async fn an_attacker_cannot_lock_the_victim_out() {
         let by_key = json!({"userId": victim.account.id, "apiKey": format!("wk_guess{i}")});
         for (path, body) in [(LOGIN, guess), (APILOGIN, by_key)] {
             let reply = post_from(&api, &attacker, path, body).await;
-            assert!(
-                [401, 429].contains(&reply.status),
-                "{path}: {}",
-                reply.text
-            );
+            assert!([401, 429].contains(&reply.status), "{path}: {}", reply.text);
             refused += usize::from(reply.status == 429);
         }
     }
-    assert!(refused >= 50, "the attacker is slowed: {refused} of 100 refused");
+    assert!(
+        refused >= 50,
+        "the attacker is slowed: {refused} of 100 refused"
+    );
     // The victim, from another network, logs in with the password and with the API key.
     let victim_client = client_from("127.0.0.1");
     let password = json!({"email": "victim@example.com", "password": "pass word 1"});
@@ -508,16 +507,17 @@ async fn the_api_key_rotates_and_the_old_one_stops_working() {
         )
         .await;
     let new_key = reply.ok()["apiKey"].as_str().unwrap().to_string();
-    assert!(new_key.starts_with("wk_") && new_key.len() >= 46, "{new_key}");
+    assert!(
+        new_key.starts_with("wk_") && new_key.len() >= 46,
+        "{new_key}"
+    );
     assert_ne!(new_key, user.account.api_key);
     let old = json!({"userId": user.account.id, "apiKey": user.account.api_key});
     api.send(Method::POST, APILOGIN, None, Some(old))
         .await
         .problem(401);
     let new = json!({"userId": user.account.id, "apiKey": new_key});
-    api.send(Method::POST, APILOGIN, None, Some(new))
-        .await
-        .ok();
+    api.send(Method::POST, APILOGIN, None, Some(new)).await.ok();
     // Tokens already issued keep working (invalidateTokens ends them).
     api.send(Method::GET, LIST, Some(&user.token), None)
         .await
@@ -528,7 +528,11 @@ async fn the_api_key_rotates_and_the_old_one_stops_working() {
         let path = format!("{}{suffix}", api.db_path().display());
         stored.extend(std::fs::read(path).unwrap_or_default());
     }
-    assert!(!stored.windows(new_key.len()).any(|w| w == new_key.as_bytes()));
+    assert!(
+        !stored
+            .windows(new_key.len())
+            .any(|w| w == new_key.as_bytes())
+    );
 }
 
 #[tokio::test]

@@ -780,7 +780,11 @@ async fn an_email_address_gets_notifications_only_once_it_confirmed() {
     let code = message
         .lines()
         .map(str::trim)
-        .find(|l| l.len() == 43 && l.chars().all(|c| c.is_ascii_alphanumeric() || "-_".contains(c)))
+        .find(|l| {
+            l.len() == 43
+                && l.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
+        })
         .unwrap_or_else(|| panic!("no code in {message}"))
         .to_string();
 
@@ -822,7 +826,10 @@ async fn an_email_address_gets_notifications_only_once_it_confirmed() {
         }
     }
     let message = to_friend.expect("a notification to the confirmed address");
-    assert!(message.contains("Subject: Tea: content changed"), "{message}");
+    assert!(
+        message.contains("Subject: Tea: content changed"),
+        "{message}"
+    );
     assert!(message.contains("3.95 EUR"), "{message}");
 
     // Asking again for an address: one message an hour at most.
@@ -893,11 +900,11 @@ async fn deliveries_beyond_the_hourly_limit_wait_and_are_never_dropped() {
         .fetch_all(&pool)
         .await
         .unwrap();
-        if let [row] = &rows[..] {
-            if row.2 > wachet_server::store::now_millis() + 30 * 60_000 {
-                held = Some(row.clone());
-                break;
-            }
+        if let [row] = &rows[..]
+            && row.2 > wachet_server::store::now_millis() + 30 * 60_000
+        {
+            held = Some(row.clone());
+            break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

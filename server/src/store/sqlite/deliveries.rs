@@ -139,17 +139,19 @@ pub(super) async fn claim(
     for row in rows {
         // A first try is released only when the user's deliveries of the last hour leave room;
         // otherwise it waits (pending, its time moved) until they do. Retries were counted.
-        if let (None, Some(user), Some(per_hour)) =
-            (row.released_at, &row.user_id, store.deliveries_per_hour)
-        {
-            if let Some(free_at) = hour_full_until(&mut tx, user, per_hour, now).await? {
-                sqlx::query("UPDATE deliveries SET next_attempt_at = ? WHERE id = ?")
-                    .bind(free_at)
-                    .bind(&row.id)
-                    .execute(&mut *tx)
-                    .await?;
-                continue;
+        let held = match (row.released_at, &row.user_id, store.deliveries_per_hour) {
+            (None, Some(user), Some(per_hour)) => {
+                hour_full_until(&mut tx, user, per_hour, now).await?
             }
+            _ => None,
+        };
+        if let Some(free_at) = held {
+            sqlx::query("UPDATE deliveries SET next_attempt_at = ? WHERE id = ?")
+                .bind(free_at)
+                .bind(&row.id)
+                .execute(&mut *tx)
+                .await?;
+            continue;
         }
         sqlx::query(
             "UPDATE deliveries SET lease_until = ?, released_at = COALESCE(released_at, ?) \
@@ -209,9 +211,7 @@ async fn hour_full_until(
     .bind(i64::from(per_hour.get()) - 1)
     .fetch_optional(&mut **tx)
     .await?;
-    Ok(nth
-        .map(|(at,)| at + HOUR)
-        .filter(|free_at| *free_at > now))
+    Ok(nth.map(|(at,)| at + HOUR).filter(|free_at| *free_at > now))
 }
 
 pub(super) async fn finish(

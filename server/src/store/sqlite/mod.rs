@@ -17,7 +17,8 @@ mod users;
 
 use super::{
     AlertStates, CheckRecord, ConfirmationMail, Delivery, DeliveryOutcome, DueCheck, EmailAddress,
-    FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError, TimeKey,
+    TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use sqlx::sqlite::{
@@ -204,12 +205,12 @@ fn private_file(path: &Path) -> std::io::Result<()> {
             let Ok(metadata) = std::fs::metadata(file) else {
                 continue;
             };
-            if metadata.permissions().mode() & 0o077 != 0 {
-                if let Err(err) =
+            let open_to_others = metadata.permissions().mode() & 0o077 != 0;
+            if open_to_others
+                && let Err(err) =
                     std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600))
-                {
-                    tracing::warn!(file = %file.display(), %err, "cannot make the database private");
-                }
+            {
+                tracing::warn!(file = %file.display(), %err, "cannot make the database private");
             }
         }
     }
