@@ -916,3 +916,39 @@ async fn deliveries_beyond_the_hourly_limit_wait_and_are_never_dropped() {
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(receiver.count(), 2, "no more than two in the hour");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_monitors_unconfirmed_address_is_asked_when_its_first_notification_comes() {
+    let Some((_smtp, port, mut lines)) = debugging_smtp().await else {
+        return;
+    };
+    let site = site().start().await.unwrap();
+    let api = Api::start_checking_with(smtp_at(port)).await;
+    let user = api.user("dan@example.com").await;
+    let task = changing_monitor(
+        &api,
+        &user,
+        &site,
+        json!([{"type": "Email", "value": "boss@example.com"}]),
+    )
+    .await;
+    let note = first_notification(&api, &user, &task).await;
+    let states = deliveries_when(&api, &note, |s| {
+        s.first().is_some_and(|(_, state, _, _)| state != "pending")
+    })
+    .await;
+    assert_eq!(
+        (states[0].1.as_str(), states[0].2),
+        ("failed", 0),
+        "{states:?}"
+    );
+    // The one message that address gets is the question, not the notification.
+    let message = next_message(&mut lines).await;
+    assert!(
+        message.contains("Subject: Confirm notifications from wachet"),
+        "{message}"
+    );
+    assert!(message.contains("To: boss@example.com"), "{message}");
+    assert!(message.contains("dan@example.com"), "{message}");
+    assert!(!message.contains("3.90 EUR"), "{message}");
+}
