@@ -1,5 +1,7 @@
 //! Authentication: the two logins, token invalidation, the bearer-token check every other
-//! endpoint starts with, and the creation of accounts (used by the command line).
+//! endpoint starts with, the rotation of the API key and the change of the password
+//! (extensions), and the creation of accounts (used by the command line). How often and in
+//! which order logins are judged is [`super::limits`]'s.
 
 use super::AppState;
 use super::body::ApiJson;
@@ -176,15 +178,19 @@ pub(super) async fn check_password(
     password: String,
     stored: String,
 ) -> Result<bool, ApiError> {
-    let _slot = state
+    let slot = state
         .inner
         .limits
         .hash_slot()
         .await
         .map_err(ApiError::TooManyRequests)?;
-    tokio::task::spawn_blocking(move || secrets::verify_password(&password, &stored))
-        .await
-        .map_err(|err| ApiError::Internal(format!("password check: {err}")))
+    tokio::task::spawn_blocking(move || {
+        let verified = secrets::verify_password(&password, &stored);
+        drop(slot);
+        verified
+    })
+    .await
+    .map_err(|err| ApiError::Internal(format!("password check: {err}")))
 }
 
 /// Endpoint 2: a token for a user id and API key.

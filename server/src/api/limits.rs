@@ -15,9 +15,10 @@ use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash, RandomState};
 use std::net::{IpAddr, Ipv6Addr};
 use std::num::NonZeroU32;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use tokio::sync::{MutexGuard, Semaphore, SemaphorePermit};
+use tokio::sync::{MutexGuard, OwnedSemaphorePermit, Semaphore};
 
 /// How long a login waits for its account's turn or for a free hash slot before it is told to
 /// come back.
@@ -82,7 +83,7 @@ pub struct Limits {
     account_failures: Option<FailureLimit<(String, IpAddr)>>,
     network_failures: Option<FailureLimit<IpAddr>>,
     accounts: AccountLocks,
-    hash_slots: Semaphore,
+    hash_slots: Arc<Semaphore>,
 }
 
 impl Limits {
@@ -104,7 +105,7 @@ impl Limits {
             network_failures: NonZeroU32::new(settings.network_login_failures_per_minute)
                 .map(FailureLimit::new),
             accounts: AccountLocks::new(),
-            hash_slots: Semaphore::new(slots),
+            hash_slots: Arc::new(Semaphore::new(slots)),
         }
     }
 
@@ -133,9 +134,11 @@ impl Limits {
     }
 
     /// Waits for a free slot to compute a password hash in; `Err(seconds)` when every slot
-    /// stays taken too long.
-    pub async fn hash_slot(&self) -> Result<SemaphorePermit<'_>, u64> {
-        match tokio::time::timeout(LOGIN_TURN_WAIT, self.hash_slots.acquire()).await {
+    /// stays taken too long. Move the permit into the blocking task that hashes: a client that
+    /// hangs up must not free the slot of a hash still being computed.
+    pub async fn hash_slot(&self) -> Result<OwnedSemaphorePermit, u64> {
+        let slots = self.hash_slots.clone();
+        match tokio::time::timeout(LOGIN_TURN_WAIT, slots.acquire_owned()).await {
             Ok(Ok(permit)) => Ok(permit),
             _ => Err(1),
         }
