@@ -317,7 +317,7 @@ async fn api_key_logins_never_wait_for_password_checks() {
         "{statuses:?}"
     );
     eprintln!(
-        "API-key login: {baseline:?} alone, {loaded:?} while 40 password checks queue;          {answered} of them answered meanwhile"
+        "API-key login: {baseline:?} alone, {loaded:?} while 40 password checks queue; {answered} of them answered meanwhile"
     );
     // Queued behind the password checks, the API-key logins would end after all of them.
     assert!(
