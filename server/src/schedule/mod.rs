@@ -4,8 +4,10 @@
 //! (and each crawled page's), and its next check set to its next slot ([`slots`]). A process
 //! that dies mid-check loses nothing: the lease runs out and the check runs again.
 //!
-//! Concurrency is bounded: at most `checks_in_flight` plain checks and
-//! `browser_checks_in_flight` checks rendering in Chromium (`dynamicContent`) at once.
+//! Concurrency is bounded and shared out fairly: `checks_in_flight` plain checks and
+//! `browser_checks_in_flight` checks rendering in Chromium (`dynamicContent`) are each divided
+//! among the users with checks due or running ([`Pool`]), so one user's hanging hosts delay
+//! only that user's monitors.
 //!
 //! Each monitor is compiled once per version of its definition ([`prepared`]); a Portal
 //! monitor's pages are taken one by one from the crawl's stream, each stored under its title
@@ -18,7 +20,7 @@ pub mod slots;
 
 use crate::metrics::METRICS;
 use crate::notify;
-use crate::store::{AlertStates, CheckRecord, DueCheck, Store, StoreError, now_millis};
+use crate::store::{AlertStates, CheckRecord, Claim, DueCheck, Store, StoreError, now_millis};
 use futures::StreamExt;
 use prepared::PreparedCache;
 use std::sync::Arc;
@@ -79,24 +81,26 @@ pub async fn run(
     // Plain and browser checks have slots of their own, so monitors waiting for the browser
     // never hold up the others.
     let pools = [
-        (Arc::new(Semaphore::new(settings.checks_in_flight)), false),
-        (
-            Arc::new(Semaphore::new(settings.browser_checks_in_flight.max(1))),
-            true,
-        ),
+        Pool::new(settings.checks_in_flight, false),
+        Pool::new(settings.browser_checks_in_flight.max(1), true),
     ];
     let finished = Arc::new(Notify::new());
     let cache = Arc::new(PreparedCache::new(prepared::DEFAULT_CAPACITY));
     loop {
         let mut more = false;
-        for (slots, browser) in &pools {
-            let free = slots.available_permits();
+        for pool in &pools {
+            let free = pool.permits.available_permits();
             if free == 0 {
                 continue;
             }
             let now = now_millis();
             let until = now + settings.lease.as_millis() as i64;
-            let due = match store.claim_due(now, until, free as u32, *browser).await {
+            let claim = Claim {
+                limit: free as u32,
+                share: pool.share as u32,
+                browser: pool.browser,
+            };
+            let due = match store.claim_due(now, until, &claim).await {
                 Ok(due) => due,
                 Err(err) => {
                     tracing::error!(%err, "cannot claim due monitors");
@@ -106,7 +110,7 @@ pub async fn run(
             // More may be due: look again at once instead of after the poll.
             more |= due.len() == free;
             for check in due {
-                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                let Ok(slot) = pool.permits.clone().try_acquire_owned() else {
                     // Claimed beyond the free slots (cannot happen while this loop alone
                     // takes them): give the monitor back, due as it was.
                     if let Some(task) = &check.monitor.id {
@@ -130,6 +134,29 @@ pub async fn run(
             _ = tokio::time::sleep(POLL) => {}
             _ = finished.notified() => {}
             _ = stop.wait_for(|stop| *stop) => return,
+        }
+    }
+}
+
+/// The slots of one kind of check. `share` slots are shared out among the users
+/// ([`Store::claim_due`]: each user may hold `max(1, share / active users)`), and a lone user
+/// takes them all; the pool has as many again to lend, so when one user holds every slot
+/// (hosts that never answer hold them for the whole timeout) another user's due check starts
+/// at once instead of waiting for those to end. The user holding more than their share gets
+/// nothing more until they are back within it, so the loan is repaid as their checks end, and
+/// never more than twice `share` checks run.
+struct Pool {
+    permits: Arc<Semaphore>,
+    share: usize,
+    browser: bool,
+}
+
+impl Pool {
+    fn new(share: usize, browser: bool) -> Self {
+        Pool {
+            permits: Arc::new(Semaphore::new(share * 2)),
+            share,
+            browser,
         }
     }
 }

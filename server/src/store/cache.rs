@@ -8,7 +8,7 @@
 //! bounded; when one is full, new entries are simply not cached.
 
 use super::{
-    AlertStates, CheckRecord, Delivery, DeliveryOutcome, DueCheck, FolderKey, FolderListing,
+    AlertStates, CheckRecord, Claim, Delivery, DeliveryOutcome, DueCheck, FolderKey, FolderListing,
     Millis, NewNotification, Series, Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
@@ -218,10 +218,9 @@ impl<S: Store> Store for CachedStore<S> {
         &self,
         now: Millis,
         lease_until: Millis,
-        limit: u32,
-        browser: bool,
+        claim: &Claim,
     ) -> Result<Vec<DueCheck>, StoreError> {
-        self.inner.claim_due(now, lease_until, limit, browser).await
+        self.inner.claim_due(now, lease_until, claim).await
     }
 
     async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {

@@ -246,6 +246,18 @@ pub enum DeliveryOutcome {
     },
 }
 
+/// What [`Store::claim_due`] may take.
+#[derive(Debug, Clone, Copy)]
+pub struct Claim {
+    /// Monitors to claim at most (the caller's free slots).
+    pub limit: u32,
+    /// The slots shared out among the users: each user may hold `max(1, share / active
+    /// users)` checks in flight.
+    pub share: u32,
+    /// Monitors with dynamicContent (rendered in Chromium), else the others.
+    pub browser: bool,
+}
+
 /// A monitor claimed for a check by [`Store::claim_due`].
 #[derive(Debug, Clone)]
 pub struct DueCheck {
@@ -373,16 +385,17 @@ pub trait Store: Send + Sync + 'static {
 
     // --- schedule
 
-    /// Claims up to `limit` active monitors due at `now` (their next check time has come and no
-    /// check holds them), earliest first, of one kind (`browser`: those with dynamicContent,
-    /// else the others), and holds each with a lease until `lease_until`: a check that never
-    /// finishes (the process died) frees its monitor when the lease ends.
+    /// Claims up to `claim.limit` active monitors due at `now` (their next check time has come
+    /// and no check holds them) of one kind (`claim.browser`: those with dynamicContent, else
+    /// the others), and holds each with a lease until `lease_until`: a check that never
+    /// finishes (the process died) frees its monitor when the lease ends. Fair share: no user
+    /// is given more than `max(1, claim.share / users with checks due or in flight)` checks in
+    /// flight, and users take turns, earliest due first within each user.
     async fn claim_due(
         &self,
         now: Millis,
         lease_until: Millis,
-        limit: u32,
-        browser: bool,
+        claim: &Claim,
     ) -> Result<Vec<DueCheck>, StoreError>;
     /// Extends the lease of a check still running, to `lease_until`.
     async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError>;

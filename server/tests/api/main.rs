@@ -4,6 +4,7 @@
 
 mod auth;
 mod delivery;
+mod fair;
 mod folders;
 mod history;
 mod http;

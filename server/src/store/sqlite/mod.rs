@@ -16,7 +16,7 @@ mod tasks;
 mod users;
 
 use super::{
-    AlertStates, CheckRecord, Delivery, DeliveryOutcome, DueCheck, FolderKey, FolderListing,
+    AlertStates, CheckRecord, Claim, Delivery, DeliveryOutcome, DueCheck, FolderKey, FolderListing,
     Millis, NewNotification, Series, Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
@@ -336,10 +336,9 @@ impl Store for SqliteStore {
         &self,
         now: Millis,
         lease_until: Millis,
-        limit: u32,
-        browser: bool,
+        claim: &Claim,
     ) -> Result<Vec<DueCheck>, StoreError> {
-        schedule::claim_due(self, now, lease_until, limit, browser).await
+        schedule::claim_due(self, now, lease_until, claim).await
     }
 
     async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {

@@ -1,7 +1,7 @@
 //! The scheduler's state: claiming due monitors under a lease, and setting the next check.
 
 use super::{SqliteStore, history, notifications};
-use crate::store::{CheckRecord, DueCheck, Millis, Series, StoreError};
+use crate::store::{CheckRecord, Claim, DueCheck, Millis, Series, StoreError};
 use wachet::Monitor;
 
 #[derive(sqlx::FromRow)]
@@ -16,26 +16,52 @@ struct DueRow {
 /// How long a monitor whose stored definition cannot be read waits before it is tried again.
 const UNREADABLE_RETRY: Millis = 3_600_000;
 
+/// The due monitors a claim may take, in the order it takes them. Each user may hold at most
+/// `max(1, share / active users)` checks of the kind in flight, counting the monitors under a
+/// lease (of any process) and those claimed now; users are "active" when they have a check in
+/// flight or due. Within that cap the users take turns: every user's first due monitor comes
+/// before anyone's second (fewest checks in flight first), so 1,000 due monitors of one user
+/// never queue ahead of another's one. A lone user's cap is the whole share.
+///
+/// Standard SQL but for `max(1, x)` (PostgreSQL: `GREATEST`); on PostgreSQL the outer select
+/// takes its rows `FOR UPDATE SKIP LOCKED` through `id IN (...)`, so processes claiming at once
+/// skip each other's rows instead of waiting.
+const CLAIM: &str = "\
+    WITH busy AS ( \
+        SELECT user_id, count(*) AS n FROM tasks \
+        WHERE dynamic = ?1 AND lease_until IS NOT NULL AND lease_until >= ?2 \
+        GROUP BY user_id), \
+    due AS ( \
+        SELECT id, user_id, next_check_at, \
+               row_number() OVER (PARTITION BY user_id ORDER BY next_check_at, id) AS turn \
+        FROM tasks \
+        WHERE dynamic = ?1 AND next_check_at <= ?2 \
+          AND (lease_until IS NULL OR lease_until < ?2)), \
+    active AS ( \
+        SELECT count(*) AS n FROM (SELECT user_id FROM busy UNION SELECT user_id FROM due) u), \
+    chosen AS ( \
+        SELECT d.id, coalesce(b.n, 0) + d.turn AS place, d.next_check_at \
+        FROM due d LEFT JOIN busy b ON b.user_id = d.user_id, active a \
+        WHERE coalesce(b.n, 0) + d.turn <= max(1, ?3 / a.n)) \
+    SELECT t.id, t.folder_id, t.definition, t.next_check_at, t.updated_at \
+    FROM chosen c JOIN tasks t ON t.id = c.id \
+    ORDER BY c.place, c.next_check_at, c.id LIMIT ?4";
+
 pub(super) async fn claim_due(
     store: &SqliteStore,
     now: Millis,
     lease_until: Millis,
-    limit: u32,
-    browser: bool,
+    claim: &Claim,
 ) -> Result<Vec<DueCheck>, StoreError> {
     let mut tx = store.write().await?;
     // The definition only: a check needs no latest data, and this runs in the writer's lock.
-    let rows: Vec<DueRow> = sqlx::query_as(
-        "SELECT id, folder_id, definition, next_check_at, updated_at FROM tasks \
-         WHERE dynamic = ? AND next_check_at <= ? AND (lease_until IS NULL OR lease_until < ?) \
-         ORDER BY next_check_at LIMIT ?",
-    )
-    .bind(super::flag(browser))
-    .bind(now)
-    .bind(now)
-    .bind(i64::from(limit))
-    .fetch_all(&mut *tx)
-    .await?;
+    let rows: Vec<DueRow> = sqlx::query_as(CLAIM)
+        .bind(super::flag(claim.browser))
+        .bind(now)
+        .bind(i64::from(claim.share))
+        .bind(i64::from(claim.limit))
+        .fetch_all(&mut *tx)
+        .await?;
     let mut claimed = Vec::with_capacity(rows.len());
     for row in rows {
         let mut monitor: Monitor = match serde_json::from_str(&row.definition) {
