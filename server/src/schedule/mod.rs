@@ -53,6 +53,9 @@ pub struct ScheduleSettings {
     /// renewed every third of it while the check runs, so a check lost in a crash runs again
     /// about this long after.
     pub lease: Duration,
+    /// Bytes of one value (a check's, or a crawled page's): a larger one is stored as a failed
+    /// check saying so. Cut short, it would read as a change and be compared as if whole.
+    pub max_value_bytes: usize,
 }
 
 impl Default for ScheduleSettings {
@@ -62,6 +65,7 @@ impl Default for ScheduleSettings {
             browser_checks_in_flight: 4,
             min_recurrence: 60,
             lease: Duration::from_secs(60),
+            max_value_bytes: 1 << 20,
         }
     }
 }
@@ -178,6 +182,7 @@ async fn run_check(
     };
     let recurrence = effective_recurrence(&check.monitor, settings);
     let (version, monitor) = (check.version, check.monitor);
+    let max_value_bytes = settings.max_value_bytes;
     let late = now_millis().saturating_sub(check.due_at).max(0);
     METRICS
         .check_lateness
@@ -192,6 +197,7 @@ async fn run_check(
                 &monitor,
                 version,
                 recurrence,
+                max_value_bytes,
             )
             .await
         })
@@ -275,6 +281,7 @@ async fn check_and_store(
     monitor: &Monitor,
     version: crate::store::Millis,
     recurrence: i32,
+    max_value_bytes: usize,
 ) -> Result<bool, StoreError> {
     let task = monitor.id.clone().unwrap_or_default();
     let alerts = monitor.alerts.clone().unwrap_or_default();
@@ -298,6 +305,11 @@ async fn check_and_store(
         ),
     };
     drop(rendering);
+    let (mut own, mut pages) = (own, pages);
+    within_value_limit(&mut own, max_value_bytes);
+    for (_, _, data) in &mut pages {
+        within_value_limit(data, max_value_bytes);
+    }
     METRICS.check_duration.observe(started.elapsed());
     let outcome = match own.error {
         None => &METRICS.checks_ok,
@@ -329,6 +341,20 @@ async fn check_and_store(
         next_check_at: next_check(&task, recurrence, now_millis()),
     };
     store.record_check(&record).await
+}
+
+/// Turns a value over `max` bytes into a failed check saying so, before the alerts see it: a
+/// value cut short would read as a change, and storing it whole is what the limit prevents.
+fn within_value_limit(data: &mut ClientData, max: usize) {
+    if let Some(raw) = &data.raw
+        && raw.len() > max
+    {
+        let error = format!(
+            "the value is {} bytes, above the limit of {max} bytes",
+            raw.len()
+        );
+        *data = ClientData::failure(data.last_check_timestamp, error);
+    }
 }
 
 /// A Portal check, page by page from the crawl's stream: the monitor's own result (the sorted

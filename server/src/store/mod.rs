@@ -53,6 +53,15 @@ pub enum StoreError {
         /// What is wrong.
         message: String,
     },
+    /// The user has reached one of the server's quotas ([`Quotas`]); `limit` names it (such
+    /// as `maxMonitorsPerUser`) and `message` says where the user stands.
+    #[error("{limit}: {message}")]
+    QuotaExceeded {
+        /// The quota, as the setting's name in camelCase.
+        limit: String,
+        /// What the user has and what the server allows.
+        message: String,
+    },
     /// The database failed (I/O, corruption, a lock held too long). Not the client's fault.
     #[error("database: {0}")]
     Backend(String),
@@ -64,6 +73,31 @@ impl StoreError {
         StoreError::Invalid {
             field: field.to_string(),
             message: message.into(),
+        }
+    }
+}
+
+/// What one user may keep: limits a personal server never reaches by default, so that on a
+/// shared server one user cannot fill the disk or flood the outbox for everyone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quotas {
+    /// Monitors a user may have (paused ones count).
+    pub monitors: u64,
+    /// Bytes a user's history may take: each distinct value of a monitor at its stored size,
+    /// plus 160 bytes and the error text of each entry. A new value that would pass it is not
+    /// kept: the entry records an error saying so.
+    pub stored_bytes: u64,
+    /// Notifications a user's monitors may raise in any hour. Beyond it one notification says
+    /// how many alerts were not sent; the rest of that hour's alerts are left out.
+    pub notifications_per_hour: u32,
+}
+
+impl Default for Quotas {
+    fn default() -> Self {
+        Quotas {
+            monitors: 10_000,
+            stored_bytes: 1 << 30,
+            notifications_per_hour: 1_000,
         }
     }
 }
@@ -202,6 +236,27 @@ pub struct NewNotification {
     pub html: String,
     /// Where it goes: the monitor's endpoints, or (when empty) every endpoint of the user.
     pub endpoints: Vec<NotificationEndpoint>,
+}
+
+impl NewNotification {
+    /// The notification that stands for `held` alerts left out because the user's monitors
+    /// reached `limit` notifications in an hour: it goes where this one would have gone, so
+    /// the user learns that alerts are missing instead of missing them silently.
+    pub fn held(mut self, held: usize, limit: u32) -> NewNotification {
+        let expression = format!(
+            "{held} alert(s) not sent: your monitors raised {limit} notifications in the last \
+             hour, the most this server sends a user in an hour"
+        );
+        self.html = format!(
+            "<p>{expression}. Further alerts are left out until the hour has passed; every \
+             check is still recorded in the monitors' history.</p>"
+        );
+        self.synthetic_expression = expression;
+        self.current = None;
+        self.comparand = None;
+        self.error = None;
+        self
+    }
 }
 
 /// A delivery of a notification to one endpoint, claimed by [`Store::claim_deliveries`].

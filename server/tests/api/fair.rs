@@ -2,10 +2,14 @@
 //! hosts that never answer do not hold back another user's checks, and a user who reaches a
 //! quota (monitors, stored bytes, value size, notifications an hour) is told so, by name.
 
-use super::{Api, User, id};
+use super::{Api, User, id, monitor};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use wachet::testing::FixtureServer;
+use wachet_server::api::ApiSettings;
+use wachet_server::schedule::ScheduleSettings;
+use wachet_server::store::Quotas;
+use wachet_server::store::sqlite::StoreSettings;
 
 /// A second connection to the service's database file, read-only.
 async fn database(api: &Api) -> sqlx::SqlitePool {
@@ -97,4 +101,181 @@ async fn hanging_hosts_of_one_user_hold_back_only_that_users_checks() {
     let anns = "SELECT count(*) FROM tasks t JOIN users u ON u.id = t.user_id \
                 WHERE u.email = 'ann@example.com' AND t.lease_until IS NOT NULL";
     assert_eq!(count(&db, anns).await, 32, "Ann is given no more while over her share");
+}
+
+fn quotas(change: impl FnOnce(&mut Quotas)) -> StoreSettings {
+    let mut quotas = Quotas::default();
+    change(&mut quotas);
+    StoreSettings {
+        quotas,
+        ..StoreSettings::default()
+    }
+}
+
+fn schedule(max_value_bytes: usize) -> ScheduleSettings {
+    ScheduleSettings {
+        min_recurrence: 1,
+        max_value_bytes,
+        ..ScheduleSettings::default()
+    }
+}
+
+#[tokio::test]
+async fn creating_a_monitor_past_the_cap_is_a_400_naming_the_limit() {
+    let store = quotas(|q| q.monitors = 3);
+    let api = Api::start_with_store(ApiSettings::default(), store).await;
+    let (ann, bob) = (
+        api.user("ann@example.com").await,
+        api.user("bob@example.com").await,
+    );
+    let mut made = Vec::new();
+    for i in 0..3 {
+        made.push(id(&api.task(&ann, monitor(&format!("m{i}"), "https://example.com/")).await));
+    }
+    let reply = api
+        .put(&ann, "/thirdparty/v1/task", monitor("m3", "https://example.com/"))
+        .await;
+    reply.field_error("maxMonitorsPerUser", "you have 3 monitors");
+    assert!(reply.body["detail"].as_str().unwrap().contains("(3)"), "{}", reply.text);
+    // The cap is per user; a deleted monitor makes room.
+    api.task(&bob, monitor("b", "https://example.com/")).await;
+    api.delete(&ann, &format!("/thirdparty/v1/task/{}", made[0])).await.ok();
+    api.task(&ann, monitor("m3", "https://example.com/")).await;
+}
+
+/// Waits up to 15 s until the newest entry of `task`'s history satisfies `done`; returns it.
+async fn newest_where(api: &Api, user: &User, task: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let path = format!("/thirdparty/v1/data/list/{task}");
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(15) {
+        let reply = api.get(user, &path).await;
+        if let Some(newest) = reply.ok()["data"].as_array().unwrap().first()
+            && done(newest)
+        {
+            return newest.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no such entry of {task} within 15 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_over_the_size_limit_is_stored_as_an_error_saying_so() {
+    let site = FixtureServer::builder()
+        .page("/big", format!("<p>{}</p>", "x".repeat(2000)))
+        .page("/small", "<p>small</p>")
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking_with_settings(StoreSettings::default(), schedule(1000)).await;
+    let ann = api.user("ann@example.com").await;
+    let every_second = |path: &str| json!({"url": site.url(path), "recurrenceInSeconds": 1});
+    let big = id(&api.task(&ann, every_second("/big")).await);
+    let small = id(&api.task(&ann, every_second("/small")).await);
+    let entry = newest_where(&api, &ann, &big, |_| true).await;
+    assert_eq!(entry["raw"], Value::Null, "{entry}");
+    assert_eq!(
+        entry["error"], "the value is 2000 bytes, above the limit of 1000 bytes",
+        "never cut short"
+    );
+    let entry = newest_where(&api, &ann, &small, |_| true).await;
+    assert_eq!(entry["raw"], "small");
+}
+
+/// Text that zstd cannot shrink much, different for each `seed`.
+fn noise(seed: u64, len: usize) -> String {
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let alphabet = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+            char::from(alphabet[((state >> 33) % 62) as usize])
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_deletes() {
+    let site = FixtureServer::builder()
+        .page("/noise", format!("<p>{}</p>", noise(0, 10_000)))
+        .start()
+        .await
+        .unwrap();
+    let store = quotas(|q| q.stored_bytes = 25_000);
+    let api = Api::start_checking_with_settings(store, schedule(1 << 20)).await;
+    let ann = api.user("ann@example.com").await;
+    let body = json!({"url": site.url("/noise"), "recurrenceInSeconds": 1});
+    let task = id(&api.task(&ann, body).await);
+    newest_where(&api, &ann, &task, |e| e["raw"].is_string()).await;
+    let mut refused = None;
+    for seed in 1..10 {
+        let value = noise(seed, 10_000);
+        site.set("/noise", wachet::testing::Reply::html(format!("<p>{value}</p>")));
+        let entry = newest_where(&api, &ann, &task, |e| {
+            e["raw"] == value.as_str() || e["error"].is_string()
+        })
+        .await;
+        if entry["error"].is_string() {
+            refused = Some((seed, entry));
+            break;
+        }
+    }
+    let (seed, entry) = refused.expect("a value past 25,000 bytes is refused");
+    let error = entry["error"].as_str().unwrap();
+    assert!(
+        error.contains("was not stored") && error.contains("the limit of 25000 bytes per user"),
+        "{error}"
+    );
+    assert!(seed >= 2, "two values of about 8 KB fit: refused at value {seed}");
+
+    let db = database(&api).await;
+    let used = "SELECT stored_bytes FROM users WHERE email = 'ann@example.com'";
+    let recount = "SELECT (SELECT coalesce(sum(bytes), 0) FROM task_contents) \
+                   + (SELECT count(*) * 160 + coalesce(sum(length(CAST(error AS BLOB))), 0) \
+                      FROM entries)";
+    let stored = count(&db, used).await;
+    assert_eq!(stored, count(&db, recount).await, "the counter matches what is stored");
+    assert!(stored <= 25_000 + 160 * count(&db, "SELECT count(*) FROM entries").await);
+    // Deleting the monitor gives its bytes back.
+    api.delete(&ann, &format!("/thirdparty/v1/task/{task}")).await.ok();
+    assert_eq!(count(&db, used).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_notifications_per_hour_one_notification_says_alerts_were_not_sent() {
+    let site = FixtureServer::builder()
+        .page("/price", "<p>0</p>")
+        .start()
+        .await
+        .unwrap();
+    let store = quotas(|q| q.notifications_per_hour = 2);
+    let api = Api::start_checking_with_settings(store, schedule(1 << 20)).await;
+    let ann = api.user("ann@example.com").await;
+    let body = json!({"name": "price", "url": site.url("/price"), "recurrenceInSeconds": 1,
+                      "alerts": [{"type": "NotEq"}]});
+    let task = id(&api.task(&ann, body).await);
+    newest_where(&api, &ann, &task, |e| e["raw"] == "0").await;
+    // Five changes: two notifications, then one saying alerts are not sent, then nothing.
+    for price in 1..=5 {
+        site.set("/price", wachet::testing::Reply::html(format!("<p>{price}</p>")));
+        newest_where(&api, &ann, &task, |e| e["raw"] == price.to_string().as_str()).await;
+    }
+    let list = api
+        .get(&ann, &format!("/thirdparty/v1/notification/list?taskId={task}"))
+        .await;
+    let list = list.ok()["data"].as_array().unwrap().clone();
+    let currents: Vec<&Value> = list.iter().map(|n| &n["current"]).collect();
+    assert_eq!(list.len(), 3, "{currents:?}");
+    let notice = api
+        .get(&ann, &format!("/thirdparty/v1/notification/{}", id(&list[0])))
+        .await;
+    let expression = notice.ok()["syntheticExpression"].as_str().unwrap();
+    assert!(
+        expression.starts_with("1 alert(s) not sent")
+            && expression.contains("2 notifications in the last hour"),
+        "{expression}"
+    );
+    assert_eq!(list[0]["current"], Value::Null);
+    assert_eq!(list[1]["current"], "2");
+    assert_eq!(list[2]["current"], "1");
 }

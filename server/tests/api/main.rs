@@ -125,11 +125,37 @@ impl Api {
         engine: wachet::EngineBuilder,
         delivery: wachet_server::notify::deliver::DeliverySettings,
     ) -> Api {
+        let schedule = wachet_server::schedule::ScheduleSettings {
+            min_recurrence: 1,
+            ..wachet_server::schedule::ScheduleSettings::default()
+        };
+        Api::start_checking_as(engine, delivery, StoreSettings::default(), schedule).await
+    }
+
+    /// [`Api::start_checking`] with these store and scheduler settings (quotas, slots).
+    pub async fn start_checking_with_settings(
+        store: StoreSettings,
+        schedule: wachet_server::schedule::ScheduleSettings,
+    ) -> Api {
+        let delivery = wachet_server::notify::deliver::DeliverySettings {
+            first_retry: std::time::Duration::from_millis(200),
+            ..Default::default()
+        };
+        let engine = Engine::builder().allow_private_networks(true);
+        Api::start_checking_as(engine, delivery, store, schedule).await
+    }
+
+    async fn start_checking_as(
+        engine: wachet::EngineBuilder,
+        delivery: wachet_server::notify::deliver::DeliverySettings,
+        store: StoreSettings,
+        schedule: wachet_server::schedule::ScheduleSettings,
+    ) -> Api {
         let settings = ApiSettings {
             min_recurrence: 1,
             ..ApiSettings::default()
         };
-        let api = Api::start_with(settings).await;
+        let api = Api::start_with_store(settings, store).await;
         let running = api.running.as_ref().unwrap();
         let checker = Arc::new(engine.build().unwrap());
         tokio::spawn(wachet_server::notify::deliver::run(
@@ -141,10 +167,7 @@ impl Api {
         tokio::spawn(wachet_server::schedule::run(
             api.store.clone(),
             checker,
-            wachet_server::schedule::ScheduleSettings {
-                min_recurrence: 1,
-                ..wachet_server::schedule::ScheduleSettings::default()
-            },
+            schedule,
             running.stopping(),
         ));
         api

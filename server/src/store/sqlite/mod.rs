@@ -17,7 +17,8 @@ mod users;
 
 use super::{
     AlertStates, CheckRecord, Claim, Delivery, DeliveryOutcome, DueCheck, FolderKey, FolderListing,
-    Millis, NewNotification, Series, Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    Millis, NewNotification, Quotas, Series, Store, StoreError, TimeKey, TimePage, TokenRecord,
+    UserRecord,
 };
 use async_trait::async_trait;
 use sqlx::sqlite::{
@@ -81,12 +82,15 @@ pub struct StoreSettings {
     /// Entries kept in each series (a monitor's own history, each crawled page's): a check
     /// beyond it prunes the oldest. At least 1.
     pub history_retention: u32,
+    /// What one user may keep.
+    pub quotas: Quotas,
 }
 
 impl Default for StoreSettings {
     fn default() -> Self {
         StoreSettings {
             history_retention: DEFAULT_HISTORY_RETENTION,
+            quotas: Quotas::default(),
         }
     }
 }
@@ -97,6 +101,7 @@ pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
     history_retention: u32,
+    quotas: Quotas,
 }
 
 impl SqliteStore {
@@ -142,6 +147,7 @@ impl SqliteStore {
             writer,
             reader,
             history_retention: settings.history_retention.max(1),
+            quotas: settings.quotas,
         })
     }
 
@@ -395,7 +401,7 @@ impl Store for SqliteStore {
     }
 
     async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {
-        let id = history::append(self, series, data).await?;
+        let id = history::append(self, series, data, self.quotas.stored_bytes).await?;
         let (Series::Task(task) | Series::Page { task_id: task, .. }) = series;
         self.prune(task).await;
         Ok(id)

@@ -1,7 +1,7 @@
 //! The scheduler's state: claiming due monitors under a lease, and setting the next check.
 
 use super::{SqliteStore, history, notifications};
-use crate::store::{CheckRecord, Claim, DueCheck, Millis, Series, StoreError};
+use crate::store::{CheckRecord, Claim, DueCheck, Millis, NewNotification, Series, StoreError};
 use wachet::Monitor;
 
 #[derive(sqlx::FromRow)]
@@ -131,12 +131,14 @@ pub(super) async fn record_check(
     store: &SqliteStore,
     record: &CheckRecord,
 ) -> Result<bool, StoreError> {
+    let quotas = store.quotas;
     let mut tx = store.write().await?;
-    let version: Option<(i64,)> = sqlx::query_as("SELECT updated_at FROM tasks WHERE id = ?")
-        .bind(&record.task)
-        .fetch_optional(&mut *tx)
-        .await?;
-    let Some((version,)) = version else {
+    let version: Option<(i64, String)> =
+        sqlx::query_as("SELECT updated_at, user_id FROM tasks WHERE id = ?")
+            .bind(&record.task)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some((version, user)) = version else {
         return Err(StoreError::NotFound);
     };
     if version != record.version {
@@ -155,11 +157,20 @@ pub(super) async fn record_check(
             url: url.clone(),
             name: name.clone(),
         };
-        history::append_in(&mut tx, &series, data).await?;
+        history::append_in(&mut tx, &series, data, quotas.stored_bytes).await?;
     }
-    history::append_in(&mut tx, &Series::Task(record.task.clone()), &record.own).await?;
-    for notification in &record.notifications {
-        notifications::insert_in(&mut tx, notification).await?;
+    let own = Series::Task(record.task.clone());
+    history::append_in(&mut tx, &own, &record.own, quotas.stored_bytes).await?;
+    if !record.notifications.is_empty() {
+        let limit = quotas.notifications_per_hour;
+        let (sent, held) = within_hourly_limit(&mut tx, &user, limit, &record.notifications).await?;
+        for notification in sent {
+            notifications::insert_in(&mut tx, notification).await?;
+        }
+        if let Some((first, held)) = held {
+            tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
+            notifications::insert_in(&mut tx, &first.clone().held(held, limit)).await?;
+        }
     }
     sqlx::query("UPDATE tasks SET lease_until = NULL, next_check_at = ? WHERE id = ?")
         .bind(record.next_check_at)
@@ -169,3 +180,37 @@ pub(super) async fn record_check(
     tx.commit().await?;
     Ok(true)
 }
+
+/// Splits a check's notifications into those the user's hourly limit lets through and, when
+/// some are left out, the first of them with how many: it becomes the one notification saying
+/// so, stored only when it is the one that fills the hour (so an hour never sends more than
+/// `limit + 1`). Counted in the writer's transaction, over the user's notifications of the
+/// last hour (an index range of at most `limit` rows).
+async fn within_hourly_limit<'a>(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    user: &str,
+    limit: u32,
+    raised: &'a [NewNotification],
+) -> Result<(&'a [NewNotification], Option<(&'a NewNotification, usize)>), StoreError> {
+    let since = crate::store::now_millis() - HOUR;
+    let (recent,): (i64,) = sqlx::query_as(
+        "SELECT count(*) FROM (SELECT 1 FROM notifications \
+         WHERE user_id = ? AND created_at > ? LIMIT ?) AS recent",
+    )
+    .bind(user)
+    .bind(since)
+    .bind(i64::from(limit) + 1)
+    .fetch_one(&mut **tx)
+    .await?;
+    let recent = usize::try_from(recent).unwrap_or(usize::MAX);
+    let room = (limit as usize).saturating_sub(recent).min(raised.len());
+    let (sent, left) = raised.split_at(room);
+    let held = match left.first() {
+        Some(first) if recent + room == limit as usize => Some((first, left.len())),
+        _ => None,
+    };
+    Ok((sent, held))
+}
+
+/// The window of the notifications limit.
+const HOUR: Millis = 3_600_000;
