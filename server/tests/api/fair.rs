@@ -100,7 +100,11 @@ async fn hanging_hosts_of_one_user_hold_back_only_that_users_checks() {
     // Ann's monitors beyond her share wait for her own checks to end.
     let anns = "SELECT count(*) FROM tasks t JOIN users u ON u.id = t.user_id \
                 WHERE u.email = 'ann@example.com' AND t.lease_until IS NOT NULL";
-    assert_eq!(count(&db, anns).await, 32, "Ann is given no more while over her share");
+    assert_eq!(
+        count(&db, anns).await,
+        32,
+        "Ann is given no more while over her share"
+    );
 }
 
 fn quotas(change: impl FnOnce(&mut Quotas)) -> StoreSettings {
@@ -130,16 +134,28 @@ async fn creating_a_monitor_past_the_cap_is_a_400_naming_the_limit() {
     );
     let mut made = Vec::new();
     for i in 0..3 {
-        made.push(id(&api.task(&ann, monitor(&format!("m{i}"), "https://example.com/")).await));
+        made.push(id(&api
+            .task(&ann, monitor(&format!("m{i}"), "https://example.com/"))
+            .await));
     }
     let reply = api
-        .put(&ann, "/thirdparty/v1/task", monitor("m3", "https://example.com/"))
+        .put(
+            &ann,
+            "/thirdparty/v1/task",
+            monitor("m3", "https://example.com/"),
+        )
         .await;
     reply.field_error("maxMonitorsPerUser", "you have 3 monitors");
-    assert!(reply.body["detail"].as_str().unwrap().contains("(3)"), "{}", reply.text);
+    assert!(
+        reply.body["detail"].as_str().unwrap().contains("(3)"),
+        "{}",
+        reply.text
+    );
     // The cap is per user; a deleted monitor makes room.
     api.task(&bob, monitor("b", "https://example.com/")).await;
-    api.delete(&ann, &format!("/thirdparty/v1/task/{}", made[0])).await.ok();
+    api.delete(&ann, &format!("/thirdparty/v1/task/{}", made[0]))
+        .await
+        .ok();
     api.task(&ann, monitor("m3", "https://example.com/")).await;
 }
 
@@ -184,7 +200,9 @@ async fn a_value_over_the_size_limit_is_stored_as_an_error_saying_so() {
 
 /// Text that zstd cannot shrink much, different for each `seed`.
 fn noise(seed: u64, len: usize) -> String {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..len)
         .map(|_| {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
@@ -210,7 +228,10 @@ async fn a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_d
     let mut refused = None;
     for seed in 1..10 {
         let value = noise(seed, 10_000);
-        site.set("/noise", wachet::testing::Reply::html(format!("<p>{value}</p>")));
+        site.set(
+            "/noise",
+            wachet::testing::Reply::html(format!("<p>{value}</p>")),
+        );
         let entry = newest_where(&api, &ann, &task, |e| {
             e["raw"] == value.as_str() || e["error"].is_string()
         })
@@ -226,7 +247,10 @@ async fn a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_d
         error.contains("was not stored") && error.contains("the limit of 25000 bytes per user"),
         "{error}"
     );
-    assert!(seed >= 2, "two values of about 8 KB fit: refused at value {seed}");
+    assert!(
+        seed >= 2,
+        "two values of about 8 KB fit: refused at value {seed}"
+    );
 
     let db = database(&api).await;
     let used = "SELECT stored_bytes FROM users WHERE email = 'ann@example.com'";
@@ -234,10 +258,16 @@ async fn a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_d
                    + (SELECT count(*) * 160 + coalesce(sum(length(CAST(error AS BLOB))), 0) \
                       FROM entries)";
     let stored = count(&db, used).await;
-    assert_eq!(stored, count(&db, recount).await, "the counter matches what is stored");
+    assert_eq!(
+        stored,
+        count(&db, recount).await,
+        "the counter matches what is stored"
+    );
     assert!(stored <= 25_000 + 160 * count(&db, "SELECT count(*) FROM entries").await);
     // Deleting the monitor gives its bytes back.
-    api.delete(&ann, &format!("/thirdparty/v1/task/{task}")).await.ok();
+    api.delete(&ann, &format!("/thirdparty/v1/task/{task}"))
+        .await
+        .ok();
     assert_eq!(count(&db, used).await, 0);
 }
 
@@ -257,17 +287,29 @@ async fn past_the_notifications_per_hour_one_notification_says_alerts_were_not_s
     newest_where(&api, &ann, &task, |e| e["raw"] == "0").await;
     // Five changes: two notifications, then one saying alerts are not sent, then nothing.
     for price in 1..=5 {
-        site.set("/price", wachet::testing::Reply::html(format!("<p>{price}</p>")));
-        newest_where(&api, &ann, &task, |e| e["raw"] == price.to_string().as_str()).await;
+        site.set(
+            "/price",
+            wachet::testing::Reply::html(format!("<p>{price}</p>")),
+        );
+        newest_where(&api, &ann, &task, |e| {
+            e["raw"] == price.to_string().as_str()
+        })
+        .await;
     }
     let list = api
-        .get(&ann, &format!("/thirdparty/v1/notification/list?taskId={task}"))
+        .get(
+            &ann,
+            &format!("/thirdparty/v1/notification/list?taskId={task}"),
+        )
         .await;
     let list = list.ok()["data"].as_array().unwrap().clone();
     let currents: Vec<&Value> = list.iter().map(|n| &n["current"]).collect();
     assert_eq!(list.len(), 3, "{currents:?}");
     let notice = api
-        .get(&ann, &format!("/thirdparty/v1/notification/{}", id(&list[0])))
+        .get(
+            &ann,
+            &format!("/thirdparty/v1/notification/{}", id(&list[0])),
+        )
         .await;
     let expression = notice.ok()["syntheticExpression"].as_str().unwrap();
     assert!(

@@ -180,10 +180,11 @@ pub(super) async fn append_in(
         Some(raw) => {
             let hash = Sha256::digest(raw.as_bytes()).to_vec();
             // Most checks find the value they found last time: compress only a new one.
-            let known: Option<(i64,)> = sqlx::query_as("SELECT length(body) FROM contents WHERE hash = ?")
-                .bind(&hash)
-                .fetch_optional(&mut **tx)
-                .await?;
+            let known: Option<(i64,)> =
+                sqlx::query_as("SELECT length(body) FROM contents WHERE hash = ?")
+                    .bind(&hash)
+                    .fetch_optional(&mut **tx)
+                    .await?;
             let encoded = match known {
                 Some(_) => None,
                 None => Some(encode(raw)),

@@ -163,7 +163,8 @@ pub(super) async fn record_check(
     history::append_in(&mut tx, &own, &record.own, quotas.stored_bytes).await?;
     if !record.notifications.is_empty() {
         let limit = quotas.notifications_per_hour;
-        let (sent, held) = within_hourly_limit(&mut tx, &user, limit, &record.notifications).await?;
+        let (sent, held) =
+            within_hourly_limit(&mut tx, &user, limit, &record.notifications).await?;
         for notification in sent {
             notifications::insert_in(&mut tx, notification).await?;
         }
