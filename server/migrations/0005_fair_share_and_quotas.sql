@@ -1,10 +1,12 @@
 -- Fair share of the check slots and quotas per user.
 --
--- The scheduler counts each user's checks in flight (monitors under a lease) when it claims due
--- monitors, so the leased ones get a small partial index; the due index also carries the owner,
--- so a claim reads no table row to learn whose monitor is due.
+-- A claim counts each user's checks in flight (monitors under a lease: a small partial index),
+-- finds the users with monitors due from the due index (which carries the owner and the lease,
+-- so no table row is read for it) and takes each such user's earliest due monitors from an
+-- index of their own.
 DROP INDEX tasks_due;
-CREATE INDEX tasks_due ON tasks (dynamic, next_check_at, user_id);
+CREATE INDEX tasks_due ON tasks (dynamic, next_check_at, user_id, lease_until);
+CREATE INDEX tasks_user_due ON tasks (user_id, dynamic, next_check_at);
 CREATE INDEX tasks_leased ON tasks (dynamic, user_id, lease_until) WHERE lease_until IS NOT NULL;
 
 -- What each user's history takes (`stored_bytes`), kept by triggers in the transactions that

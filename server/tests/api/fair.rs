@@ -321,3 +321,66 @@ async fn past_the_notifications_per_hour_one_notification_says_alerts_were_not_s
     assert_eq!(list[1]["current"], "2");
     assert_eq!(list[2]["current"], "1");
 }
+
+#[tokio::test]
+async fn a_claim_takes_turns_between_users_and_keeps_each_within_their_share() {
+    use wachet_server::store::{Claim, Store, now_millis};
+    let api = Api::start().await;
+    let (ann, bob) = (
+        api.user("ann@example.com").await,
+        api.user("bob@example.com").await,
+    );
+    // Ann's ten rendered monitors were due first; Bob's one comes after them.
+    let rendered = |name: &str| {
+        json!({"name": name, "url": "https://example.com/", "recurrenceInSeconds": 60,
+               "dynamicContent": true})
+    };
+    let mut anns = Vec::new();
+    for i in 0..10 {
+        anns.push(id(&api.task(&ann, rendered(&format!("a{i}"))).await));
+    }
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let bobs = id(&api.task(&bob, rendered("b")).await);
+    let plain = id(&api
+        .task(&bob, monitor("plain", "https://example.com/"))
+        .await);
+    let now = now_millis();
+    let claim = |limit, share| Claim {
+        limit,
+        share,
+        browser: true,
+    };
+    let ids = |due: Vec<wachet_server::store::DueCheck>| -> Vec<String> {
+        due.into_iter().map(|d| d.monitor.id.unwrap()).collect()
+    };
+    // Two places: Ann's earliest and then Bob's, not Ann's first two.
+    let first = ids(api
+        .store
+        .claim_due(now, now + 60_000, &claim(2, 4))
+        .await
+        .unwrap());
+    assert_eq!(first, vec![anns[0].clone(), bobs.clone()]);
+    // Ann holds one of her share of two (four slots, two users): one more, however many wait.
+    let next = ids(api
+        .store
+        .claim_due(now, now + 60_000, &claim(10, 4))
+        .await
+        .unwrap());
+    assert_eq!(next, vec![anns[1].clone()]);
+    assert!(
+        !next.contains(&plain),
+        "plain monitors are claimed for the other slots"
+    );
+    // The other kind is claimed against its own slots.
+    let alone = Claim {
+        limit: 10,
+        share: 4,
+        browser: false,
+    };
+    let due = ids(api
+        .store
+        .claim_due(now, now + 60_000, &alone)
+        .await
+        .unwrap());
+    assert_eq!(due, vec![plain]);
+}
