@@ -310,6 +310,7 @@ async fn check_and_store(
     for (_, _, data) in &mut pages {
         within_value_limit(data, max_value_bytes);
     }
+    within_stored_bytes(store, &task, &states, &mut own, &mut pages).await?;
     METRICS.check_duration.observe(started.elapsed());
     let outcome = match own.error {
         None => &METRICS.checks_ok,
@@ -355,6 +356,49 @@ fn within_value_limit(data: &mut ClientData, max: usize) {
         );
         *data = ClientData::failure(data.last_check_timestamp, error);
     }
+}
+
+/// Turns each changed value that the owner's history has no room for into a failed check
+/// saying so, before the alerts see it: the Error alert then fires once, instead of the change
+/// being raised again at every check while its value is never kept. A value equal to the last
+/// one kept costs nothing; a changed one is counted at its full length (stored compressed, it
+/// may take less). The store checks again, exactly, as it writes.
+async fn within_stored_bytes(
+    store: &dyn Store,
+    task: &str,
+    states: &AlertStates,
+    own: &mut ClientData,
+    pages: &mut [PageResult],
+) -> Result<(), StoreError> {
+    let size = |data: &ClientData| data.raw.as_ref().map_or(0, |raw| raw.len() as u64);
+    let total = size(own) + pages.iter().map(|(_, _, data)| size(data)).sum::<u64>();
+    let mut usage = store.stored_bytes(task).await?;
+    if usage.refuses(total).is_none() {
+        return Ok(());
+    }
+    // Near the quota: which values are new needs what was kept before.
+    let loaded;
+    let states = if states.own.last_check.is_some() || !states.pages.is_empty() {
+        states
+    } else {
+        loaded = store.alert_states(task).await?;
+        &loaded
+    };
+    let fresh = wachet::alerts::AlertState::default();
+    let series = pages
+        .iter_mut()
+        .map(|(url, _, data)| (states.pages.get(url.as_str()).unwrap_or(&fresh), data))
+        .chain(std::iter::once((&states.own, own)));
+    for (state, data) in series {
+        if data.raw.is_none() || data.raw == state.last_value {
+            continue;
+        }
+        match usage.refuses(size(data)) {
+            Some(refused) => *data = ClientData::failure(data.last_check_timestamp, refused),
+            None => usage.used += size(data),
+        }
+    }
+    Ok(())
 }
 
 /// A Portal check, page by page from the crawl's stream: the monitor's own result (the sorted

@@ -9,7 +9,8 @@
 
 use super::{
     AlertStates, CheckRecord, Claim, Delivery, DeliveryOutcome, DueCheck, FolderKey, FolderListing,
-    Millis, NewNotification, Series, Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    Millis, NewNotification, Series, StorageUse, Store, StoreError, TimeKey, TimePage, TokenRecord,
+    UserRecord,
 };
 use async_trait::async_trait;
 use dashmap::DashMap;
@@ -273,6 +274,10 @@ impl<S: Store> Store for CachedStore<S> {
 
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {
         self.inner.alert_states(task).await
+    }
+
+    async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
+        self.inner.stored_bytes(task).await
     }
 
     async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {

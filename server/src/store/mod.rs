@@ -343,6 +343,28 @@ pub struct CheckRecord {
     pub next_check_at: Millis,
 }
 
+/// What a user's history takes, against the quota ([`Store::stored_bytes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StorageUse {
+    /// Bytes it takes now.
+    pub used: u64,
+    /// Bytes it may take.
+    pub max: u64,
+}
+
+impl StorageUse {
+    /// Why a new value of `size` bytes is not kept, when it would pass the quota.
+    pub fn refuses(&self, size: u64) -> Option<String> {
+        (self.used.saturating_add(size) > self.max).then(|| {
+            format!(
+                "the value ({size} bytes) was not stored: your history holds {} bytes of the \
+                 {} bytes this server keeps per user; delete monitors to make room",
+                self.used, self.max
+            )
+        })
+    }
+}
+
 /// The alert states of a monitor and of its crawled pages (see [`Store::alert_states`]).
 #[derive(Debug, Clone, Default)]
 pub struct AlertStates {
@@ -497,6 +519,10 @@ pub trait Store: Send + Sync + 'static {
     /// how its last check ended and its last successful value, for the monitor itself and for
     /// each page it crawled (by URL).
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError>;
+
+    /// What the history of the owner of `task` takes and may take ([`Quotas::stored_bytes`]),
+    /// read from the counter the writes keep.
+    async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError>;
 
     // --- history
 

@@ -222,7 +222,8 @@ async fn a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_d
     let store = quotas(|q| q.stored_bytes = 25_000);
     let api = Api::start_checking_with_settings(store, schedule(1 << 20)).await;
     let ann = api.user("ann@example.com").await;
-    let body = json!({"url": site.url("/noise"), "recurrenceInSeconds": 1});
+    let body = json!({"url": site.url("/noise"), "recurrenceInSeconds": 1,
+                      "alerts": [{"type": "NotEq"}, {"type": "Error"}]});
     let task = id(&api.task(&ann, body).await);
     newest_where(&api, &ann, &task, |e| e["raw"].is_string()).await;
     let mut refused = None;
@@ -244,12 +245,40 @@ async fn a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_d
     let (seed, entry) = refused.expect("a value past 25,000 bytes is refused");
     let error = entry["error"].as_str().unwrap();
     assert!(
-        error.contains("was not stored") && error.contains("the limit of 25000 bytes per user"),
+        error.contains("was not stored") && error.contains("of the 25000 bytes this server keeps"),
         "{error}"
     );
-    assert!(
-        seed >= 2,
-        "two values of about 8 KB fit: refused at value {seed}"
+    assert!(seed >= 2, "two values fit: refused at value {seed}");
+    // Later checks find the same value and fail the same way: one Error, no change raised
+    // again and again for a value never kept.
+    let path = format!("/thirdparty/v1/data/list/{task}?count=500");
+    let before = api.get(&ann, &path).await.ok()["data"]
+        .as_array()
+        .unwrap()
+        .len();
+    let started = Instant::now();
+    while api.get(&ann, &path).await.ok()["data"]
+        .as_array()
+        .unwrap()
+        .len()
+        < before + 2
+    {
+        assert!(started.elapsed() < Duration::from_secs(15), "checks go on");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let list = api
+        .get(
+            &ann,
+            &format!("/thirdparty/v1/notification/list?taskId={task}&count=500"),
+        )
+        .await;
+    let list = list.ok()["data"].as_array().unwrap().clone();
+    let errors: Vec<&Value> = list.iter().filter(|n| n["error"].is_string()).collect();
+    assert_eq!(errors.len(), 1, "{list:?}");
+    assert_eq!(
+        list.len() as u64,
+        seed,
+        "a change for each value kept, then one Error"
     );
 
     let db = database(&api).await;

@@ -306,14 +306,11 @@ async fn over_quota(
     .bind(task)
     .fetch_one(&mut **tx)
     .await?;
-    let used = used.max(0).unsigned_abs();
-    if used.saturating_add(size) <= max {
-        return Ok(None);
-    }
-    Ok(Some(format!(
-        "the value was not stored: your history holds {used} bytes and this value's {size} \
-         would pass the limit of {max} bytes per user; delete monitors to make room"
-    )))
+    let usage = crate::store::StorageUse {
+        used: used.max(0).unsigned_abs(),
+        max,
+    };
+    Ok(usage.refuses(size))
 }
 
 async fn resolve_for_write(

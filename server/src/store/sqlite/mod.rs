@@ -17,8 +17,8 @@ mod users;
 
 use super::{
     AlertStates, CheckRecord, Claim, Delivery, DeliveryOutcome, DueCheck, FolderKey, FolderListing,
-    Millis, NewNotification, Quotas, Series, Store, StoreError, TimeKey, TimePage, TokenRecord,
-    UserRecord,
+    Millis, NewNotification, Quotas, Series, StorageUse, Store, StoreError, TimeKey, TimePage,
+    TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use sqlx::sqlite::{
@@ -398,6 +398,20 @@ impl Store for SqliteStore {
 
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {
         history::alert_states(self, task).await
+    }
+
+    async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
+        let (used,): (i64,) = sqlx::query_as(
+            "SELECT u.stored_bytes FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = ?",
+        )
+        .bind(task)
+        .fetch_optional(&self.reader)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        Ok(StorageUse {
+            used: used.max(0).unsigned_abs(),
+            max: self.quotas.stored_bytes,
+        })
     }
 
     async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {
