@@ -71,10 +71,13 @@ pub struct ServeArgs {
     /// delivery of this process (0: no limit).
     #[arg(long, env = "WACHET_PER_HOST_RPS", default_value_t = wachet::fetch::hosts::HostLimits::default().rps)]
     per_host_rps: u32,
-    /// Plain checks running at once (0: this process runs no checks, only the API).
+    /// Plain checks running at once, shared fairly among users: while one user's checks hold
+    /// them all, other users' checks start in up to as many slots again (0: this process runs
+    /// no checks, only the API).
     #[arg(long, env = "WACHET_CHECKS_IN_FLIGHT", default_value_t = ScheduleSettings::default().checks_in_flight)]
     checks_in_flight: usize,
-    /// Checks rendering in Chromium (dynamicContent) at once, besides the plain ones.
+    /// Checks rendering in Chromium (dynamicContent) at once, besides the plain ones, shared
+    /// fairly among users as the plain ones are.
     #[arg(long, env = "WACHET_BROWSER_CHECKS_IN_FLIGHT", default_value_t = ScheduleSettings::default().browser_checks_in_flight)]
     browser_checks_in_flight: usize,
     /// Seconds a check holds its monitor before another process may take it over (renewed while

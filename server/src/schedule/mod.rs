@@ -43,9 +43,10 @@ const MAX_CHECK: Duration = Duration::from_secs(30 * 60);
 /// Settings of the scheduler.
 #[derive(Debug, Clone)]
 pub struct ScheduleSettings {
-    /// Checks running at once.
+    /// Checks running at once, shared out among the users with checks due or running; when
+    /// one user holds them all, others borrow up to as many again ([`Pool`]).
     pub checks_in_flight: usize,
-    /// Checks rendering in Chromium at once (besides `checks_in_flight`).
+    /// Checks rendering in Chromium at once (besides `checks_in_flight`), shared out alike.
     pub browser_checks_in_flight: usize,
     /// The shortest recurrence the server allows, in seconds.
     pub min_recurrence: i32,
