@@ -800,3 +800,59 @@ async fn the_database_and_its_wal_and_shm_are_readable_by_their_owner_only() {
     assert!(output.status.success(), "{output:?}");
     assert_eq!(mode(&added), 0o600);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_quotas_per_user_come_from_flags_or_the_environment() {
+    let out = wachet().args(["serve", "--help"]).output().await.unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    for (flag, var) in [
+        ("--max-monitors-per-user", "WACHET_MAX_MONITORS_PER_USER"),
+        (
+            "--max-stored-bytes-per-user",
+            "WACHET_MAX_STORED_BYTES_PER_USER",
+        ),
+        ("--max-value-bytes", "WACHET_MAX_VALUE_BYTES"),
+        (
+            "--max-notifications-per-hour",
+            "WACHET_MAX_NOTIFICATIONS_PER_HOUR",
+        ),
+    ] {
+        assert!(
+            help.contains(flag) && help.contains(var),
+            "{flag} / {var} missing from:\n{help}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let child = wachet()
+        .arg("serve")
+        .env("WACHET_LISTEN", "127.0.0.1:0")
+        .env("WACHET_DB", dir.path().join("quota.db"))
+        .env("WACHET_MAX_MONITORS_PER_USER", "1")
+        .env("WACHET_CHECKS_IN_FLIGHT", "0")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let server = listening(child).await;
+    let token = server.login(&account(&server.printed)).await;
+    let body = json!({"url": "http://127.0.0.1:9/", "recurrenceInSeconds": 3600});
+    let create = || {
+        server.call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(body.clone()),
+        )
+    };
+    let (status, reply) = create().await;
+    assert_eq!(status, 200, "{reply}");
+    let (status, reply) = create().await;
+    assert_eq!(status, 400, "{reply}");
+    assert!(
+        reply["errors"]["maxMonitorsPerUser"][0]
+            .as_str()
+            .unwrap_or("")
+            .contains("the most this server allows a user (1)"),
+        "{reply}"
+    );
+    assert_eq!(server.terminate().await, Some(0));
+}

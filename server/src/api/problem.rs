@@ -83,6 +83,10 @@ impl From<StoreError> for ApiError {
         match err {
             StoreError::NotFound => ApiError::NotFound,
             StoreError::Invalid { field, message } => ApiError::field(field, message),
+            StoreError::QuotaExceeded { limit, message } => ApiError::BadRequest {
+                detail: message.clone(),
+                errors: BTreeMap::from([(limit, vec![message])]),
+            },
             StoreError::Backend(detail) => ApiError::Internal(detail),
         }
     }

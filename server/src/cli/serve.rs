@@ -7,11 +7,11 @@ use crate::notify::deliver::{self, DeliverySettings};
 use crate::notify::email::{SmtpSettings, SmtpTls};
 use crate::schedule::{self, ScheduleSettings};
 use crate::service;
-use crate::store::Store;
 use crate::store::cache::CachedStore;
 use crate::store::sqlite::{
     DEFAULT_DELIVERIES_PER_HOUR, DEFAULT_HISTORY_RETENTION, SqliteStore, StoreSettings,
 };
+use crate::store::{Quotas, Store};
 use anyhow::Context;
 use clap::Args;
 use std::net::SocketAddr;
@@ -81,10 +81,13 @@ pub struct ServeArgs {
     /// delivery of this process (0: no limit).
     #[arg(long, env = "WACHET_PER_HOST_RPS", default_value_t = wachet::fetch::hosts::HostLimits::default().rps)]
     per_host_rps: u32,
-    /// Plain checks running at once (0: this process runs no checks, only the API).
+    /// Plain checks running at once, shared fairly among users: while one user's checks hold
+    /// them all, other users' checks start in up to as many slots again (0: this process runs
+    /// no checks, only the API).
     #[arg(long, env = "WACHET_CHECKS_IN_FLIGHT", default_value_t = ScheduleSettings::default().checks_in_flight)]
     checks_in_flight: usize,
-    /// Checks rendering in Chromium (dynamicContent) at once, besides the plain ones.
+    /// Checks rendering in Chromium (dynamicContent) at once, besides the plain ones, shared
+    /// fairly among users as the plain ones are.
     #[arg(long, env = "WACHET_BROWSER_CHECKS_IN_FLIGHT", default_value_t = ScheduleSettings::default().browser_checks_in_flight)]
     browser_checks_in_flight: usize,
     /// Seconds a check holds its monitor before another process may take it over (renewed while
@@ -97,6 +100,24 @@ pub struct ServeArgs {
     #[arg(long, env = "WACHET_HISTORY_RETENTION", default_value_t = DEFAULT_HISTORY_RETENTION,
           value_parser = clap::value_parser!(u32).range(1..))]
     history_retention: u32,
+    // --- quotas per user (defaults a personal server never reaches)
+    /// Monitors one user may have; creating one more answers 400 naming `maxMonitorsPerUser`.
+    #[arg(long, env = "WACHET_MAX_MONITORS_PER_USER", default_value_t = Quotas::default().monitors,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_monitors_per_user: u64,
+    /// Bytes one user's history may take (distinct values at their stored size, plus 160 bytes
+    /// an entry); a new value beyond it is not kept and its check records an error instead.
+    #[arg(long, env = "WACHET_MAX_STORED_BYTES_PER_USER", default_value_t = Quotas::default().stored_bytes)]
+    max_stored_bytes_per_user: u64,
+    /// Bytes of one value (a check's, or a crawled page's); a larger one is stored as a failed
+    /// check ("the value is N bytes, above the limit of M bytes"), never cut.
+    #[arg(long, env = "WACHET_MAX_VALUE_BYTES", default_value_t = ScheduleSettings::default().max_value_bytes)]
+    max_value_bytes: usize,
+    /// Notifications one user's monitors may raise in any hour; beyond it one more says how
+    /// many alerts were not sent, and the rest of the hour's are left out.
+    #[arg(long, env = "WACHET_MAX_NOTIFICATIONS_PER_HOUR", default_value_t = Quotas::default().notifications_per_hour)]
+    max_notifications_per_hour: u32,
+    // --- end of quotas
     /// Seconds one delivery try (a webhook's answer, an SMTP exchange) may take before it is
     /// retried; a delivery lost in a crash is tried again about twice this long after.
     #[arg(long, env = "WACHET_DELIVERY_TIMEOUT", default_value_t = DeliverySettings::default().attempt_timeout.as_secs(),
@@ -148,7 +169,14 @@ fn engine(args: &ServeArgs) -> anyhow::Result<Engine> {
     let mut builder = Engine::builder()
         .allow_private_networks(args.allow_private_networks)
         .per_host_concurrency(args.per_host_concurrency)
-        .per_host_rps(args.per_host_rps);
+        .per_host_rps(args.per_host_rps)
+        // As many tabs as the scheduler's browser pool may run, lent slots included (see
+        // `schedule::Pool`): a user's render lent a slot must not queue for a tab behind the
+        // hanging renders of another.
+        .render_settings(wachet::render::RenderSettings {
+            tabs: args.browser_checks_in_flight.max(1) * 2,
+            ..Default::default()
+        });
     for proxy in &args.proxies {
         let (location, url) = proxy
             .split_once('=')
@@ -166,6 +194,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         &StoreSettings {
             history_retention: args.history_retention,
             deliveries_per_hour: args.deliveries_per_hour,
+            quotas: Quotas {
+                monitors: args.max_monitors_per_user,
+                stored_bytes: args.max_stored_bytes_per_user,
+                notifications_per_hour: args.max_notifications_per_hour,
+            },
         },
     )
     .await?;
@@ -197,6 +230,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         browser_checks_in_flight: args.browser_checks_in_flight,
         lease: std::time::Duration::from_secs(args.check_lease),
         min_recurrence: args.min_recurrence,
+        max_value_bytes: args.max_value_bytes,
     };
     let smtp = args.smtp_host.clone().map(|host| SmtpSettings {
         host,

@@ -4,8 +4,10 @@
 //! (and each crawled page's), and its next check set to its next slot ([`slots`]). A process
 //! that dies mid-check loses nothing: the lease runs out and the check runs again.
 //!
-//! Concurrency is bounded: at most `checks_in_flight` plain checks and
-//! `browser_checks_in_flight` checks rendering in Chromium (`dynamicContent`) at once.
+//! Concurrency is bounded and shared out fairly: `checks_in_flight` plain checks and
+//! `browser_checks_in_flight` checks rendering in Chromium (`dynamicContent`) are each divided
+//! among the users with checks due or running ([`Pool`]), so one user's hanging hosts delay
+//! only that user's monitors.
 //!
 //! Each monitor is compiled once per version of its definition ([`prepared`]); a Portal
 //! monitor's pages are taken one by one from the crawl's stream, each stored under its title
@@ -18,7 +20,7 @@ pub mod slots;
 
 use crate::metrics::METRICS;
 use crate::notify;
-use crate::store::{AlertStates, CheckRecord, DueCheck, Store, StoreError, now_millis};
+use crate::store::{AlertStates, CheckRecord, Claim, DueCheck, Store, StoreError, now_millis};
 use futures::StreamExt;
 use prepared::PreparedCache;
 use std::sync::Arc;
@@ -41,9 +43,10 @@ const MAX_CHECK: Duration = Duration::from_secs(30 * 60);
 /// Settings of the scheduler.
 #[derive(Debug, Clone)]
 pub struct ScheduleSettings {
-    /// Checks running at once.
+    /// Checks running at once, shared out among the users with checks due or running; when
+    /// one user holds them all, others borrow up to as many again ([`Pool`]).
     pub checks_in_flight: usize,
-    /// Checks rendering in Chromium at once (besides `checks_in_flight`).
+    /// Checks rendering in Chromium at once (besides `checks_in_flight`), shared out alike.
     pub browser_checks_in_flight: usize,
     /// The shortest recurrence the server allows, in seconds.
     pub min_recurrence: i32,
@@ -51,6 +54,9 @@ pub struct ScheduleSettings {
     /// renewed every third of it while the check runs, so a check lost in a crash runs again
     /// about this long after.
     pub lease: Duration,
+    /// Bytes of one value (a check's, or a crawled page's): a larger one is stored as a failed
+    /// check saying so. Cut short, it would read as a change and be compared as if whole.
+    pub max_value_bytes: usize,
 }
 
 impl Default for ScheduleSettings {
@@ -60,6 +66,9 @@ impl Default for ScheduleSettings {
             browser_checks_in_flight: 4,
             min_recurrence: 60,
             lease: Duration::from_secs(60),
+            // The engine reads bodies of up to 10 MiB, so by default only a page its scripts grew
+            // reaches this.
+            max_value_bytes: 10 << 20,
         }
     }
 }
@@ -79,24 +88,26 @@ pub async fn run(
     // Plain and browser checks have slots of their own, so monitors waiting for the browser
     // never hold up the others.
     let pools = [
-        (Arc::new(Semaphore::new(settings.checks_in_flight)), false),
-        (
-            Arc::new(Semaphore::new(settings.browser_checks_in_flight.max(1))),
-            true,
-        ),
+        Pool::new(settings.checks_in_flight, false),
+        Pool::new(settings.browser_checks_in_flight.max(1), true),
     ];
     let finished = Arc::new(Notify::new());
     let cache = Arc::new(PreparedCache::new(prepared::DEFAULT_CAPACITY));
     loop {
         let mut more = false;
-        for (slots, browser) in &pools {
-            let free = slots.available_permits();
+        for pool in &pools {
+            let free = pool.permits.available_permits();
             if free == 0 {
                 continue;
             }
             let now = now_millis();
             let until = now + settings.lease.as_millis() as i64;
-            let due = match store.claim_due(now, until, free as u32, *browser).await {
+            let claim = Claim {
+                limit: free as u32,
+                share: pool.share as u32,
+                browser: pool.browser,
+            };
+            let due = match store.claim_due(now, until, &claim).await {
                 Ok(due) => due,
                 Err(err) => {
                     tracing::error!(%err, "cannot claim due monitors");
@@ -106,7 +117,7 @@ pub async fn run(
             // More may be due: look again at once instead of after the poll.
             more |= due.len() == free;
             for check in due {
-                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                let Ok(slot) = pool.permits.clone().try_acquire_owned() else {
                     // Claimed beyond the free slots (cannot happen while this loop alone
                     // takes them): give the monitor back, due as it was.
                     if let Some(task) = &check.monitor.id {
@@ -134,6 +145,29 @@ pub async fn run(
     }
 }
 
+/// The slots of one kind of check. `share` slots are shared out among the users
+/// ([`Store::claim_due`]: each user may hold `max(1, share / active users)`), and a lone user
+/// takes them all; the pool has as many again to lend, so when one user holds every slot
+/// (hosts that never answer hold them for the whole timeout) another user's due check starts
+/// at once instead of waiting for those to end. The user holding more than their share gets
+/// nothing more until they are back within it, so the loan is repaid as their checks end, and
+/// never more than twice `share` checks run.
+struct Pool {
+    permits: Arc<Semaphore>,
+    share: usize,
+    browser: bool,
+}
+
+impl Pool {
+    fn new(share: usize, browser: bool) -> Self {
+        Pool {
+            permits: Arc::new(Semaphore::new(share * 2)),
+            share,
+            browser,
+        }
+    }
+}
+
 /// One check of a claimed monitor: check, raise its alerts, store, schedule the next. The check
 /// runs in a task of its own whose lease is renewed while it runs (so no other process takes
 /// the monitor over), and whatever happens to it (a timeout, a panic) the monitor is freed and
@@ -151,6 +185,7 @@ async fn run_check(
     };
     let recurrence = effective_recurrence(&check.monitor, settings);
     let (version, monitor) = (check.version, check.monitor);
+    let max_value_bytes = settings.max_value_bytes;
     let late = now_millis().saturating_sub(check.due_at).max(0);
     METRICS
         .check_lateness
@@ -165,6 +200,7 @@ async fn run_check(
                 &monitor,
                 version,
                 recurrence,
+                max_value_bytes,
             )
             .await
         })
@@ -248,6 +284,7 @@ async fn check_and_store(
     monitor: &Monitor,
     version: crate::store::Millis,
     recurrence: i32,
+    max_value_bytes: usize,
 ) -> Result<bool, StoreError> {
     let task = monitor.id.clone().unwrap_or_default();
     let alerts = monitor.alerts.clone().unwrap_or_default();
@@ -271,6 +308,12 @@ async fn check_and_store(
         ),
     };
     drop(rendering);
+    let (mut own, mut pages) = (own, pages);
+    within_value_limit(&mut own, max_value_bytes);
+    for (_, _, data) in &mut pages {
+        within_value_limit(data, max_value_bytes);
+    }
+    within_stored_bytes(store, &task, &states, &mut own, &mut pages).await?;
     METRICS.check_duration.observe(started.elapsed());
     let outcome = match own.error {
         None => &METRICS.checks_ok,
@@ -302,6 +345,63 @@ async fn check_and_store(
         next_check_at: next_check(&task, recurrence, now_millis()),
     };
     store.record_check(&record).await
+}
+
+/// Turns a value over `max` bytes into a failed check saying so, before the alerts see it: a
+/// value cut short would read as a change, and storing it whole is what the limit prevents.
+fn within_value_limit(data: &mut ClientData, max: usize) {
+    if let Some(raw) = &data.raw
+        && raw.len() > max
+    {
+        let error = format!(
+            "the value is {} bytes, above the limit of {max} bytes",
+            raw.len()
+        );
+        *data = ClientData::failure(data.last_check_timestamp, error);
+    }
+}
+
+/// Turns each changed value that the owner's history has no room for into a failed check
+/// saying so, before the alerts see it: the Error alert then fires once, instead of the change
+/// being raised again at every check while its value is never kept. A value equal to the last
+/// one kept costs nothing; a changed one is counted at its full length (stored compressed, it
+/// may take less). The store checks again, exactly, as it writes.
+async fn within_stored_bytes(
+    store: &dyn Store,
+    task: &str,
+    states: &AlertStates,
+    own: &mut ClientData,
+    pages: &mut [PageResult],
+) -> Result<(), StoreError> {
+    let size = |data: &ClientData| data.raw.as_ref().map_or(0, |raw| raw.len() as u64);
+    let total = size(own) + pages.iter().map(|(_, _, data)| size(data)).sum::<u64>();
+    let mut usage = store.stored_bytes(task).await?;
+    if usage.refuses(total).is_none() {
+        return Ok(());
+    }
+    // Near the quota: which values are new needs what was kept before.
+    let loaded;
+    let states = if states.own.last_check.is_some() || !states.pages.is_empty() {
+        states
+    } else {
+        loaded = store.alert_states(task).await?;
+        &loaded
+    };
+    let fresh = wachet::alerts::AlertState::default();
+    let series = pages
+        .iter_mut()
+        .map(|(url, _, data)| (states.pages.get(url.as_str()).unwrap_or(&fresh), data))
+        .chain(std::iter::once((&states.own, own)));
+    for (state, data) in series {
+        if data.raw.is_none() || data.raw == state.last_value {
+            continue;
+        }
+        match usage.refuses(size(data)) {
+            Some(refused) => *data = ClientData::failure(data.last_check_timestamp, refused),
+            None => usage.used += size(data),
+        }
+    }
+    Ok(())
 }
 
 /// A Portal check, page by page from the crawl's stream: the monitor's own result (the sorted

@@ -8,9 +8,9 @@
 //! bounded; when one is full, new entries are simply not cached.
 
 use super::{
-    AlertStates, CheckRecord, ConfirmationMail, Delivery, DeliveryOutcome, DueCheck, EmailAddress,
-    FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError, TimeKey,
-    TimePage, TokenRecord, UserRecord,
+    AlertStates, CheckRecord, Claim, ConfirmationMail, Delivery, DeliveryOutcome, DueCheck,
+    EmailAddress, FolderKey, FolderListing, Millis, NewNotification, Series, StorageUse, Store,
+    StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use dashmap::DashMap;
@@ -286,10 +286,9 @@ impl<S: Store> Store for CachedStore<S> {
         &self,
         now: Millis,
         lease_until: Millis,
-        limit: u32,
-        browser: bool,
+        claim: &Claim,
     ) -> Result<Vec<DueCheck>, StoreError> {
-        self.inner.claim_due(now, lease_until, limit, browser).await
+        self.inner.claim_due(now, lease_until, claim).await
     }
 
     async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {
@@ -342,6 +341,10 @@ impl<S: Store> Store for CachedStore<S> {
 
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {
         self.inner.alert_states(task).await
+    }
+
+    async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
+        self.inner.stored_bytes(task).await
     }
 
     async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {

@@ -53,6 +53,15 @@ pub enum StoreError {
         /// What is wrong.
         message: String,
     },
+    /// The user has reached one of the server's quotas ([`Quotas`]); `limit` names it (such
+    /// as `maxMonitorsPerUser`) and `message` says where the user stands.
+    #[error("{limit}: {message}")]
+    QuotaExceeded {
+        /// The quota, as the setting's name in camelCase.
+        limit: String,
+        /// What the user has and what the server allows.
+        message: String,
+    },
     /// The database failed (I/O, corruption, a lock held too long). Not the client's fault.
     #[error("database: {0}")]
     Backend(String),
@@ -64,6 +73,31 @@ impl StoreError {
         StoreError::Invalid {
             field: field.to_string(),
             message: message.into(),
+        }
+    }
+}
+
+/// What one user may keep: limits a personal server never reaches by default, so that on a
+/// shared server one user cannot fill the disk or flood the outbox for everyone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quotas {
+    /// Monitors a user may have (paused ones count).
+    pub monitors: u64,
+    /// Bytes a user's history may take: each distinct value of a monitor at its stored size,
+    /// plus 160 bytes and the error text of each entry. A new value that would pass it is not
+    /// kept: the entry records an error saying so.
+    pub stored_bytes: u64,
+    /// Notifications a user's monitors may raise in any hour. Beyond it one notification says
+    /// how many alerts were not sent; the rest of that hour's alerts are left out.
+    pub notifications_per_hour: u32,
+}
+
+impl Default for Quotas {
+    fn default() -> Self {
+        Quotas {
+            monitors: 10_000,
+            stored_bytes: 1 << 30,
+            notifications_per_hour: 1_000,
         }
     }
 }
@@ -241,6 +275,27 @@ pub struct NewNotification {
     pub endpoints: Vec<NotificationEndpoint>,
 }
 
+impl NewNotification {
+    /// The notification that stands for `held` alerts left out because the user's monitors
+    /// reached `limit` notifications in an hour: it goes where this one would have gone, so
+    /// the user learns that alerts are missing instead of missing them silently.
+    pub fn held(mut self, held: usize, limit: u32) -> NewNotification {
+        let expression = format!(
+            "{held} alert(s) not sent: your monitors raised {limit} notifications in the last \
+             hour, the most this server sends a user in an hour"
+        );
+        self.html = format!(
+            "<p>{expression}. Further alerts are left out until the hour has passed; every \
+             check is still recorded in the monitors' history.</p>"
+        );
+        self.synthetic_expression = expression;
+        self.current = None;
+        self.comparand = None;
+        self.error = None;
+        self
+    }
+}
+
 /// A delivery of a notification to one endpoint, claimed by [`Store::claim_deliveries`].
 #[derive(Debug, Clone)]
 pub struct Delivery {
@@ -283,6 +338,18 @@ pub enum DeliveryOutcome {
     },
 }
 
+/// What [`Store::claim_due`] may take.
+#[derive(Debug, Clone, Copy)]
+pub struct Claim {
+    /// Monitors to claim at most (the caller's free slots).
+    pub limit: u32,
+    /// The slots shared out among the users: each user may hold `max(1, share / active
+    /// users)` checks in flight.
+    pub share: u32,
+    /// Monitors with dynamicContent (rendered in Chromium), else the others.
+    pub browser: bool,
+}
+
 /// A monitor claimed for a check by [`Store::claim_due`].
 #[derive(Debug, Clone)]
 pub struct DueCheck {
@@ -311,6 +378,28 @@ pub struct CheckRecord {
     pub notifications: Vec<NewNotification>,
     /// When it is next due.
     pub next_check_at: Millis,
+}
+
+/// What a user's history takes, against the quota ([`Store::stored_bytes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StorageUse {
+    /// Bytes it takes now.
+    pub used: u64,
+    /// Bytes it may take.
+    pub max: u64,
+}
+
+impl StorageUse {
+    /// Why a new value of `size` bytes is not kept, when it would pass the quota.
+    pub fn refuses(&self, size: u64) -> Option<String> {
+        (self.used.saturating_add(size) > self.max).then(|| {
+            format!(
+                "the value ({size} bytes) was not stored: your history holds {} bytes of the \
+                 {} bytes this server keeps per user; delete monitors to make room",
+                self.used, self.max
+            )
+        })
+    }
 }
 
 /// The alert states of a monitor and of its crawled pages (see [`Store::alert_states`]).
@@ -458,16 +547,17 @@ pub trait Store: Send + Sync + 'static {
 
     // --- schedule
 
-    /// Claims up to `limit` active monitors due at `now` (their next check time has come and no
-    /// check holds them), earliest first, of one kind (`browser`: those with dynamicContent,
-    /// else the others), and holds each with a lease until `lease_until`: a check that never
-    /// finishes (the process died) frees its monitor when the lease ends.
+    /// Claims up to `claim.limit` active monitors due at `now` (their next check time has come
+    /// and no check holds them) of one kind (`claim.browser`: those with dynamicContent, else
+    /// the others), and holds each with a lease until `lease_until`: a check that never
+    /// finishes (the process died) frees its monitor when the lease ends. Fair share: no user
+    /// is given more than `max(1, claim.share / users with checks due or in flight)` checks in
+    /// flight, and users take turns, earliest due first within each user.
     async fn claim_due(
         &self,
         now: Millis,
         lease_until: Millis,
-        limit: u32,
-        browser: bool,
+        claim: &Claim,
     ) -> Result<Vec<DueCheck>, StoreError>;
     /// Extends the lease of a check still running, to `lease_until`.
     async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError>;
@@ -514,6 +604,10 @@ pub trait Store: Send + Sync + 'static {
     /// how its last check ended and its last successful value, for the monitor itself and for
     /// each page it crawled (by URL).
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError>;
+
+    /// What the history of the owner of `task` takes and may take ([`Quotas::stored_bytes`]),
+    /// read from the counter the writes keep.
+    async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError>;
 
     // --- history
 

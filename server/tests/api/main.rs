@@ -4,6 +4,7 @@
 
 mod auth;
 mod delivery;
+mod fair;
 mod folders;
 mod history;
 mod http;
@@ -124,7 +125,11 @@ impl Api {
         engine: wachet::EngineBuilder,
         delivery: wachet_server::notify::deliver::DeliverySettings,
     ) -> Api {
-        Api::start_checking_over(engine, delivery, StoreSettings::default()).await
+        let schedule = wachet_server::schedule::ScheduleSettings {
+            min_recurrence: 1,
+            ..wachet_server::schedule::ScheduleSettings::default()
+        };
+        Api::start_checking_as(engine, delivery, StoreSettings::default(), schedule).await
     }
 
     /// [`Api::start_checking_on`] over a store with these settings.
@@ -132,6 +137,31 @@ impl Api {
         engine: wachet::EngineBuilder,
         delivery: wachet_server::notify::deliver::DeliverySettings,
         store: StoreSettings,
+    ) -> Api {
+        let schedule = wachet_server::schedule::ScheduleSettings {
+            min_recurrence: 1,
+            ..wachet_server::schedule::ScheduleSettings::default()
+        };
+        Api::start_checking_as(engine, delivery, store, schedule).await
+    }
+    /// [`Api::start_checking`] with these store and scheduler settings (quotas, slots).
+    pub async fn start_checking_with_settings(
+        store: StoreSettings,
+        schedule: wachet_server::schedule::ScheduleSettings,
+    ) -> Api {
+        let delivery = wachet_server::notify::deliver::DeliverySettings {
+            first_retry: std::time::Duration::from_millis(200),
+            ..Default::default()
+        };
+        let engine = Engine::builder().allow_private_networks(true);
+        Api::start_checking_as(engine, delivery, store, schedule).await
+    }
+
+    async fn start_checking_as(
+        engine: wachet::EngineBuilder,
+        delivery: wachet_server::notify::deliver::DeliverySettings,
+        store: StoreSettings,
+        schedule: wachet_server::schedule::ScheduleSettings,
     ) -> Api {
         let settings = ApiSettings {
             min_recurrence: 1,
@@ -149,10 +179,7 @@ impl Api {
         tokio::spawn(wachet_server::schedule::run(
             api.store.clone(),
             checker,
-            wachet_server::schedule::ScheduleSettings {
-                min_recurrence: 1,
-                ..wachet_server::schedule::ScheduleSettings::default()
-            },
+            schedule,
             running.stopping(),
         ));
         api

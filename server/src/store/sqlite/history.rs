@@ -154,39 +154,63 @@ pub(super) async fn append(
     store: &SqliteStore,
     series: &Series,
     data: &ClientData,
+    max_stored_bytes: u64,
 ) -> Result<String, StoreError> {
     let mut tx = store.write().await?;
-    let id = append_in(&mut tx, series, data).await?;
+    let id = append_in(&mut tx, series, data, max_stored_bytes).await?;
     tx.commit().await?;
     Ok(id)
 }
 
-/// [`append`] within the caller's transaction.
+/// [`append`] within the caller's transaction. A value new to the monitor that would take the
+/// owner's history past `max_stored_bytes` is not kept: the entry records an error instead.
 pub(super) async fn append_in(
     tx: &mut Transaction<'_, Sqlite>,
     series: &Series,
     data: &ClientData,
+    max_stored_bytes: u64,
 ) -> Result<String, StoreError> {
     let owner = resolve_for_write(tx, series).await?;
+    let task = match &owner {
+        Owner::Task(task) | Owner::Page { task, .. } => task.as_str(),
+    };
     let checked_at = data.last_check_timestamp.timestamp_millis();
+    let mut error = data.error.clone();
     let hash = match &data.raw {
         Some(raw) => {
             let hash = Sha256::digest(raw.as_bytes()).to_vec();
             // Most checks find the value they found last time: compress only a new one.
-            let known: Option<(i64,)> = sqlx::query_as("SELECT 1 FROM contents WHERE hash = ?")
-                .bind(&hash)
-                .fetch_optional(&mut **tx)
-                .await?;
-            if known.is_none() {
-                let (codec, body) = encode(raw);
-                sqlx::query("INSERT INTO contents (hash, codec, body) VALUES (?, ?, ?)")
+            let known: Option<(i64,)> =
+                sqlx::query_as("SELECT length(body) FROM contents WHERE hash = ?")
                     .bind(&hash)
-                    .bind(codec)
-                    .bind(body.as_ref())
-                    .execute(&mut **tx)
+                    .fetch_optional(&mut **tx)
                     .await?;
+            let encoded = match known {
+                Some(_) => None,
+                None => Some(encode(raw)),
+            };
+            let size = match (&known, &encoded) {
+                (Some((size,)), _) => size.unsigned_abs(),
+                (None, Some((_, body))) => body.len() as u64,
+                (None, None) => 0,
+            };
+            match over_quota(tx, task, &hash, size, max_stored_bytes).await? {
+                Some(refused) => {
+                    error = Some(refused);
+                    None
+                }
+                None => {
+                    if let Some((codec, body)) = encoded {
+                        sqlx::query("INSERT INTO contents (hash, codec, body) VALUES (?, ?, ?)")
+                            .bind(&hash)
+                            .bind(codec)
+                            .bind(body.as_ref())
+                            .execute(&mut **tx)
+                            .await?;
+                    }
+                    Some(hash)
+                }
             }
-            Some(hash)
         }
         None => None,
     };
@@ -224,7 +248,7 @@ pub(super) async fn append_in(
     .bind(checked_at)
     .bind(changed_at)
     .bind(&hash)
-    .bind(&data.error)
+    .bind(&error)
     .fetch_one(&mut **tx)
     .await?;
     let id = id.to_string();
@@ -237,7 +261,7 @@ pub(super) async fn append_in(
                 "UPDATE tasks SET latest_entry_id = ?, failed = ? WHERE id = ? AND ({newest})"
             )))
             .bind(&id)
-            .bind(super::flag(data.error.is_some()))
+            .bind(super::flag(error.is_some()))
             .bind(task)
             .bind(checked_at)
             .execute(&mut **tx)
@@ -255,6 +279,38 @@ pub(super) async fn append_in(
         }
     }
     Ok(id)
+}
+
+/// Why a value of `size` stored bytes may not join the history of `task`, if it may not: it
+/// is new to the monitor (a value its history already names costs nothing more) and the
+/// owner's history would pass `max` bytes with it.
+async fn over_quota(
+    tx: &mut Transaction<'_, Sqlite>,
+    task: &str,
+    hash: &[u8],
+    size: u64,
+    max: u64,
+) -> Result<Option<String>, StoreError> {
+    let named: Option<(i64,)> =
+        sqlx::query_as("SELECT 1 FROM task_contents WHERE task_id = ? AND hash = ? AND refs > 0")
+            .bind(task)
+            .bind(hash)
+            .fetch_optional(&mut **tx)
+            .await?;
+    if named.is_some() {
+        return Ok(None);
+    }
+    let (used,): (i64,) = sqlx::query_as(
+        "SELECT u.stored_bytes FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = ?",
+    )
+    .bind(task)
+    .fetch_one(&mut **tx)
+    .await?;
+    let usage = crate::store::StorageUse {
+        used: used.max(0).unsigned_abs(),
+        max,
+    };
+    Ok(usage.refuses(size))
 }
 
 async fn resolve_for_write(

@@ -16,9 +16,9 @@ mod tasks;
 mod users;
 
 use super::{
-    AlertStates, CheckRecord, ConfirmationMail, Delivery, DeliveryOutcome, DueCheck, EmailAddress,
-    FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError, TimeKey,
-    TimePage, TokenRecord, UserRecord,
+    AlertStates, CheckRecord, Claim, ConfirmationMail, Delivery, DeliveryOutcome, DueCheck,
+    EmailAddress, FolderKey, FolderListing, Millis, NewNotification, Quotas, Series, StorageUse,
+    Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use sqlx::sqlite::{
@@ -88,6 +88,8 @@ pub struct StoreSettings {
     /// Notification deliveries released per user in any hour; more wait, pending, until the
     /// hour has room (0: no limit).
     pub deliveries_per_hour: u32,
+    /// What one user may keep.
+    pub quotas: Quotas,
 }
 
 impl Default for StoreSettings {
@@ -95,6 +97,7 @@ impl Default for StoreSettings {
         StoreSettings {
             history_retention: DEFAULT_HISTORY_RETENTION,
             deliveries_per_hour: DEFAULT_DELIVERIES_PER_HOUR,
+            quotas: Quotas::default(),
         }
     }
 }
@@ -106,6 +109,7 @@ pub struct SqliteStore {
     reader: SqlitePool,
     history_retention: u32,
     deliveries_per_hour: Option<std::num::NonZeroU32>,
+    quotas: Quotas,
 }
 
 impl SqliteStore {
@@ -156,6 +160,7 @@ impl SqliteStore {
             reader,
             history_retention: settings.history_retention.max(1),
             deliveries_per_hour: std::num::NonZeroU32::new(settings.deliveries_per_hour),
+            quotas: settings.quotas,
         })
     }
 
@@ -441,10 +446,9 @@ impl Store for SqliteStore {
         &self,
         now: Millis,
         lease_until: Millis,
-        limit: u32,
-        browser: bool,
+        claim: &Claim,
     ) -> Result<Vec<DueCheck>, StoreError> {
-        schedule::claim_due(self, now, lease_until, limit, browser).await
+        schedule::claim_due(self, now, lease_until, claim).await
     }
 
     async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {
@@ -500,8 +504,22 @@ impl Store for SqliteStore {
         history::alert_states(self, task).await
     }
 
+    async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
+        let (used,): (i64,) = sqlx::query_as(
+            "SELECT u.stored_bytes FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = ?",
+        )
+        .bind(task)
+        .fetch_optional(&self.reader)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        Ok(StorageUse {
+            used: used.max(0).unsigned_abs(),
+            max: self.quotas.stored_bytes,
+        })
+    }
+
     async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {
-        let id = history::append(self, series, data).await?;
+        let id = history::append(self, series, data, self.quotas.stored_bytes).await?;
         let (Series::Task(task) | Series::Page { task_id: task, .. }) = series;
         self.prune(task).await;
         Ok(id)

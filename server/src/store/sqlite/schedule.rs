@@ -1,7 +1,7 @@
 //! The scheduler's state: claiming due monitors under a lease, and setting the next check.
 
 use super::{SqliteStore, history, notifications};
-use crate::store::{CheckRecord, DueCheck, Millis, Series, StoreError};
+use crate::store::{CheckRecord, Claim, DueCheck, Millis, NewNotification, Series, StoreError};
 use wachet::Monitor;
 
 #[derive(sqlx::FromRow)]
@@ -16,26 +16,62 @@ struct DueRow {
 /// How long a monitor whose stored definition cannot be read waits before it is tried again.
 const UNREADABLE_RETRY: Millis = 3_600_000;
 
+/// The due monitors a claim may take, in the order it takes them. Each user may hold at most
+/// `max(1, share / active users)` checks of the kind in flight, counting the monitors under a
+/// lease (of any process) and those claimed now; users are "active" when they have a check in
+/// flight or due. Within that cap the users take turns: every user's first due monitor comes
+/// before anyone's second (fewest checks in flight first), so 1,000 due monitors of one user
+/// never queue ahead of another's one. A lone user's cap is the whole share.
+///
+/// Each waiting user contributes at most `limit` of their earliest due monitors (an index
+/// range of their own), so the ranking never sorts a backlog: with 100,000 monitors of one
+/// user overdue a claim takes about 10 ms (only the distinct owners are read from the due
+/// range), and 0.1 ms when few are due. `CROSS JOIN` keeps SQLite from turning the join
+/// inside out. Standard SQL but for `max(1, x)` (PostgreSQL: `GREATEST`, and a `LATERAL`
+/// join for the per-user range); there the outer select takes its rows `FOR UPDATE SKIP
+/// LOCKED`, so processes claiming at once skip each other's rows instead of waiting.
+const CLAIM: &str = "\
+    WITH busy AS ( \
+        SELECT user_id, count(*) AS n FROM tasks \
+        WHERE dynamic = ?1 AND lease_until IS NOT NULL AND lease_until >= ?2 \
+        GROUP BY user_id), \
+    waiting AS ( \
+        SELECT DISTINCT +user_id AS user_id FROM tasks \
+        WHERE dynamic = ?1 AND next_check_at <= ?2 \
+          AND (lease_until IS NULL OR lease_until < ?2)), \
+    active AS ( \
+        SELECT count(*) AS n FROM (SELECT user_id FROM busy UNION SELECT user_id FROM waiting) u), \
+    candidates AS ( \
+        SELECT t.id, t.user_id, t.next_check_at FROM waiting w CROSS JOIN tasks t \
+        WHERE t.id IN ( \
+            SELECT x.id FROM tasks x \
+            WHERE x.user_id = w.user_id AND x.dynamic = ?1 AND x.next_check_at <= ?2 \
+              AND (x.lease_until IS NULL OR x.lease_until < ?2) \
+            ORDER BY x.next_check_at, x.id LIMIT ?4)), \
+    ranked AS ( \
+        SELECT c.id, c.next_check_at, coalesce(b.n, 0) \
+               + row_number() OVER (PARTITION BY c.user_id ORDER BY c.next_check_at, c.id) AS place \
+        FROM candidates c LEFT JOIN busy b ON b.user_id = c.user_id) \
+    SELECT t.id, t.folder_id, t.definition, t.next_check_at, t.updated_at \
+    FROM ranked r JOIN tasks t ON t.id = r.id, active a \
+    WHERE r.place <= max(1, ?3 / a.n) \
+    ORDER BY r.place, r.next_check_at, r.id LIMIT ?4";
+
 pub(super) async fn claim_due(
     store: &SqliteStore,
     now: Millis,
     lease_until: Millis,
-    limit: u32,
-    browser: bool,
+    claim: &Claim,
 ) -> Result<Vec<DueCheck>, StoreError> {
     let mut tx = store.write().await?;
     // The definition only: a check needs no latest data, and this runs in the writer's lock.
-    let rows: Vec<DueRow> = sqlx::query_as(
-        "SELECT id, folder_id, definition, next_check_at, updated_at FROM tasks \
-         WHERE dynamic = ? AND next_check_at <= ? AND (lease_until IS NULL OR lease_until < ?) \
-         ORDER BY next_check_at LIMIT ?",
-    )
-    .bind(super::flag(browser))
-    .bind(now)
-    .bind(now)
-    .bind(i64::from(limit))
-    .fetch_all(&mut *tx)
-    .await?;
+    let rows: Vec<DueRow> = sqlx::query_as(CLAIM)
+        .bind(super::flag(claim.browser))
+        .bind(now)
+        .bind(i64::from(claim.share))
+        .bind(i64::from(claim.limit))
+        .fetch_all(&mut *tx)
+        .await?;
     let mut claimed = Vec::with_capacity(rows.len());
     for row in rows {
         let mut monitor: Monitor = match serde_json::from_str(&row.definition) {
@@ -105,12 +141,14 @@ pub(super) async fn record_check(
     store: &SqliteStore,
     record: &CheckRecord,
 ) -> Result<bool, StoreError> {
+    let quotas = store.quotas;
     let mut tx = store.write().await?;
-    let version: Option<(i64,)> = sqlx::query_as("SELECT updated_at FROM tasks WHERE id = ?")
-        .bind(&record.task)
-        .fetch_optional(&mut *tx)
-        .await?;
-    let Some((version,)) = version else {
+    let version: Option<(i64, String)> =
+        sqlx::query_as("SELECT updated_at, user_id FROM tasks WHERE id = ?")
+            .bind(&record.task)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some((version, user)) = version else {
         return Err(StoreError::NotFound);
     };
     if version != record.version {
@@ -129,11 +167,21 @@ pub(super) async fn record_check(
             url: url.clone(),
             name: name.clone(),
         };
-        history::append_in(&mut tx, &series, data).await?;
+        history::append_in(&mut tx, &series, data, quotas.stored_bytes).await?;
     }
-    history::append_in(&mut tx, &Series::Task(record.task.clone()), &record.own).await?;
-    for notification in &record.notifications {
-        notifications::insert_in(&mut tx, notification).await?;
+    let own = Series::Task(record.task.clone());
+    history::append_in(&mut tx, &own, &record.own, quotas.stored_bytes).await?;
+    if !record.notifications.is_empty() {
+        let limit = quotas.notifications_per_hour;
+        let (sent, held) =
+            within_hourly_limit(&mut tx, &user, limit, &record.notifications).await?;
+        for notification in sent {
+            notifications::insert_in(&mut tx, notification).await?;
+        }
+        if let Some((first, held)) = held {
+            tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
+            notifications::insert_in(&mut tx, &first.clone().held(held, limit)).await?;
+        }
     }
     sqlx::query("UPDATE tasks SET lease_until = NULL, next_check_at = ? WHERE id = ?")
         .bind(record.next_check_at)
@@ -143,3 +191,37 @@ pub(super) async fn record_check(
     tx.commit().await?;
     Ok(true)
 }
+
+/// Splits a check's notifications into those the user's hourly limit lets through and, when
+/// some are left out, the first of them with how many: it becomes the one notification saying
+/// so, stored only when it is the one that fills the hour (so an hour never sends more than
+/// `limit + 1`). Counted in the writer's transaction, over the user's notifications of the
+/// last hour (an index range of at most `limit` rows).
+async fn within_hourly_limit<'a>(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    user: &str,
+    limit: u32,
+    raised: &'a [NewNotification],
+) -> Result<(&'a [NewNotification], Option<(&'a NewNotification, usize)>), StoreError> {
+    let since = crate::store::now_millis() - HOUR;
+    let (recent,): (i64,) = sqlx::query_as(
+        "SELECT count(*) FROM (SELECT 1 FROM notifications \
+         WHERE user_id = ? AND created_at > ? LIMIT ?) AS recent",
+    )
+    .bind(user)
+    .bind(since)
+    .bind(i64::from(limit) + 1)
+    .fetch_one(&mut **tx)
+    .await?;
+    let recent = usize::try_from(recent).unwrap_or(usize::MAX);
+    let room = (limit as usize).saturating_sub(recent).min(raised.len());
+    let (sent, left) = raised.split_at(room);
+    let held = match left.first() {
+        Some(first) if recent + room == limit as usize => Some((first, left.len())),
+        _ => None,
+    };
+    Ok((sent, held))
+}
+
+/// The window of the notifications limit.
+const HOUR: Millis = 3_600_000;

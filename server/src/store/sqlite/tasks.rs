@@ -124,6 +124,24 @@ pub(super) async fn create(
     if let Some(folder) = monitor.folder_id.as_deref() {
         check_folder(&mut tx, user, folder, "folderId").await?;
     }
+    // Counted in the writer's transaction, so two creations at once cannot both pass the cap.
+    let max = store.quotas.monitors;
+    let (have,): (i64,) = sqlx::query_as(
+        "SELECT count(*) FROM (SELECT 1 FROM tasks WHERE user_id = ? LIMIT ?) AS mine",
+    )
+    .bind(user)
+    .bind(i64::try_from(max).unwrap_or(i64::MAX))
+    .fetch_one(&mut *tx)
+    .await?;
+    if have.unsigned_abs() >= max {
+        return Err(StoreError::QuotaExceeded {
+            limit: "maxMonitorsPerUser".into(),
+            message: format!(
+                "you have {have} monitors, the most this server allows a user ({max}); delete \
+                 one to create another"
+            ),
+        });
+    }
     sqlx::query(
         "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
          definition, paused, created_at, updated_at, next_check_at, dynamic) \

@@ -1,0 +1,415 @@
+//! Fair share of the check slots among users, and the quotas per user: one user's monitors on
+//! hosts that never answer do not hold back another user's checks, and a user who reaches a
+//! quota (monitors, stored bytes, value size, notifications an hour) is told so, by name.
+
+use super::{Api, User, id, monitor};
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use wachet::testing::FixtureServer;
+use wachet_server::api::ApiSettings;
+use wachet_server::schedule::ScheduleSettings;
+use wachet_server::store::Quotas;
+use wachet_server::store::sqlite::StoreSettings;
+
+/// A second connection to the service's database file, read-only.
+async fn database(api: &Api) -> sqlx::SqlitePool {
+    sqlx::SqlitePool::connect_with(
+        sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(api.db_path())
+            .read_only(true),
+    )
+    .await
+    .unwrap()
+}
+
+async fn count(pool: &sqlx::SqlitePool, sql: &str) -> i64 {
+    let (n,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(sql.to_string()))
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    n
+}
+
+/// A host that accepts connections and never answers: each check of it holds its slot until
+/// the engine's timeout (30 s).
+async fn silent_host() -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    (format!("http://{addr}"), task)
+}
+
+/// Waits up to `within` until the history at `path` has an entry; returns how long it took.
+async fn first_entry(api: &Api, user: &User, task: &str, within: Duration) -> Option<Duration> {
+    let started = Instant::now();
+    let path = format!("/thirdparty/v1/data/list/{task}");
+    while started.elapsed() < within {
+        let reply = api.get(user, &path).await;
+        if !reply.ok()["data"].as_array().unwrap().is_empty() {
+            return Some(started.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hanging_hosts_of_one_user_hold_back_only_that_users_checks() {
+    let (silent, _listener) = silent_host().await;
+    let site = FixtureServer::builder()
+        .page("/tea", "<p class=price>3.50 EUR</p>")
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let (ann, bob) = (
+        api.user("ann@example.com").await,
+        api.user("bob@example.com").await,
+    );
+    for i in 0..40 {
+        let body = json!({"name": format!("silent {i}"), "url": format!("{silent}/page/{i}"),
+                          "recurrenceInSeconds": 60});
+        api.task(&ann, body).await;
+    }
+    // Alone, Ann may use every slot: all 32 are taken by her hanging checks.
+    let db = database(&api).await;
+    let held = "SELECT count(*) FROM tasks WHERE lease_until IS NOT NULL";
+    let started = Instant::now();
+    while count(&db, held).await < 32 && started.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(count(&db, held).await, 32, "a lone user uses every slot");
+
+    let body = json!({"name": "tea", "url": site.url("/tea"), "recurrenceInSeconds": 60});
+    let tea = id(&api.task(&bob, body).await);
+    // Before the fair share Bob waited for Ann's checks to time out (27 s).
+    let took = first_entry(&api, &bob, &tea, Duration::from_secs(25)).await;
+    let took = took.expect("Bob's monitor is checked while Ann's hosts hang");
+    assert!(took < Duration::from_secs(10), "first check after {took:?}");
+    let monitor: Value = api
+        .get(&bob, &format!("/thirdparty/v1/task/{tea}"))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(monitor["data"]["raw"], "3.50 EUR");
+    // Ann's monitors beyond her share wait for her own checks to end.
+    let anns = "SELECT count(*) FROM tasks t JOIN users u ON u.id = t.user_id \
+                WHERE u.email = 'ann@example.com' AND t.lease_until IS NOT NULL";
+    assert_eq!(
+        count(&db, anns).await,
+        32,
+        "Ann is given no more while over her share"
+    );
+}
+
+fn quotas(change: impl FnOnce(&mut Quotas)) -> StoreSettings {
+    let mut quotas = Quotas::default();
+    change(&mut quotas);
+    StoreSettings {
+        quotas,
+        ..StoreSettings::default()
+    }
+}
+
+fn schedule(max_value_bytes: usize) -> ScheduleSettings {
+    ScheduleSettings {
+        min_recurrence: 1,
+        max_value_bytes,
+        ..ScheduleSettings::default()
+    }
+}
+
+#[tokio::test]
+async fn creating_a_monitor_past_the_cap_is_a_400_naming_the_limit() {
+    let store = quotas(|q| q.monitors = 3);
+    let api = Api::start_with_store(ApiSettings::default(), store).await;
+    let (ann, bob) = (
+        api.user("ann@example.com").await,
+        api.user("bob@example.com").await,
+    );
+    let mut made = Vec::new();
+    for i in 0..3 {
+        made.push(id(&api
+            .task(&ann, monitor(&format!("m{i}"), "https://example.com/"))
+            .await));
+    }
+    let reply = api
+        .put(
+            &ann,
+            "/thirdparty/v1/task",
+            monitor("m3", "https://example.com/"),
+        )
+        .await;
+    reply.field_error("maxMonitorsPerUser", "you have 3 monitors");
+    assert!(
+        reply.body["detail"].as_str().unwrap().contains("(3)"),
+        "{}",
+        reply.text
+    );
+    // The cap is per user; a deleted monitor makes room.
+    api.task(&bob, monitor("b", "https://example.com/")).await;
+    api.delete(&ann, &format!("/thirdparty/v1/task/{}", made[0]))
+        .await
+        .ok();
+    api.task(&ann, monitor("m3", "https://example.com/")).await;
+}
+
+/// Waits up to 15 s until the newest entry of `task`'s history satisfies `done`; returns it.
+async fn newest_where(api: &Api, user: &User, task: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let path = format!("/thirdparty/v1/data/list/{task}");
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(15) {
+        let reply = api.get(user, &path).await;
+        if let Some(newest) = reply.ok()["data"].as_array().unwrap().first()
+            && done(newest)
+        {
+            return newest.clone();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no such entry of {task} within 15 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_over_the_size_limit_is_stored_as_an_error_saying_so() {
+    let site = FixtureServer::builder()
+        .page("/big", format!("<p>{}</p>", "x".repeat(2000)))
+        .page("/small", "<p>small</p>")
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking_with_settings(StoreSettings::default(), schedule(1000)).await;
+    let ann = api.user("ann@example.com").await;
+    let every_second = |path: &str| json!({"url": site.url(path), "recurrenceInSeconds": 1});
+    let big = id(&api.task(&ann, every_second("/big")).await);
+    let small = id(&api.task(&ann, every_second("/small")).await);
+    let entry = newest_where(&api, &ann, &big, |_| true).await;
+    assert_eq!(entry["raw"], Value::Null, "{entry}");
+    assert_eq!(
+        entry["error"], "the value is 2000 bytes, above the limit of 1000 bytes",
+        "never cut short"
+    );
+    let entry = newest_where(&api, &ann, &small, |_| true).await;
+    assert_eq!(entry["raw"], "small");
+}
+
+/// Text that zstd cannot shrink much, different for each `seed`.
+fn noise(seed: u64, len: usize) -> String {
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let alphabet = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+            char::from(alphabet[((state >> 33) % 62) as usize])
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_deletes() {
+    let site = FixtureServer::builder()
+        .page("/noise", format!("<p>{}</p>", noise(0, 10_000)))
+        .start()
+        .await
+        .unwrap();
+    let store = quotas(|q| q.stored_bytes = 25_000);
+    let api = Api::start_checking_with_settings(store, schedule(1 << 20)).await;
+    let ann = api.user("ann@example.com").await;
+    let body = json!({"url": site.url("/noise"), "recurrenceInSeconds": 1,
+                      "alerts": [{"type": "NotEq"}, {"type": "Error"}]});
+    let task = id(&api.task(&ann, body).await);
+    newest_where(&api, &ann, &task, |e| e["raw"].is_string()).await;
+    let mut refused = None;
+    for seed in 1..10 {
+        let value = noise(seed, 10_000);
+        site.set(
+            "/noise",
+            wachet::testing::Reply::html(format!("<p>{value}</p>")),
+        );
+        let entry = newest_where(&api, &ann, &task, |e| {
+            e["raw"] == value.as_str() || e["error"].is_string()
+        })
+        .await;
+        if entry["error"].is_string() {
+            refused = Some((seed, entry));
+            break;
+        }
+    }
+    let (seed, entry) = refused.expect("a value past 25,000 bytes is refused");
+    let error = entry["error"].as_str().unwrap();
+    assert!(
+        error.contains("was not stored") && error.contains("of the 25000 bytes this server keeps"),
+        "{error}"
+    );
+    assert!(seed >= 2, "two values fit: refused at value {seed}");
+    // Later checks find the same value and fail the same way: one Error, no change raised
+    // again and again for a value never kept.
+    let path = format!("/thirdparty/v1/data/list/{task}?count=500");
+    let before = api.get(&ann, &path).await.ok()["data"]
+        .as_array()
+        .unwrap()
+        .len();
+    let started = Instant::now();
+    while api.get(&ann, &path).await.ok()["data"]
+        .as_array()
+        .unwrap()
+        .len()
+        < before + 2
+    {
+        assert!(started.elapsed() < Duration::from_secs(15), "checks go on");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let list = api
+        .get(
+            &ann,
+            &format!("/thirdparty/v1/notification/list?taskId={task}&count=500"),
+        )
+        .await;
+    let list = list.ok()["data"].as_array().unwrap().clone();
+    let errors: Vec<&Value> = list.iter().filter(|n| n["error"].is_string()).collect();
+    assert_eq!(errors.len(), 1, "{list:?}");
+    assert_eq!(
+        list.len() as u64,
+        seed,
+        "a change for each value kept, then one Error"
+    );
+
+    let db = database(&api).await;
+    let used = "SELECT stored_bytes FROM users WHERE email = 'ann@example.com'";
+    let recount = "SELECT (SELECT coalesce(sum(bytes), 0) FROM task_contents) \
+                   + (SELECT count(*) * 160 + coalesce(sum(length(CAST(error AS BLOB))), 0) \
+                      FROM entries)";
+    let stored = count(&db, used).await;
+    assert_eq!(
+        stored,
+        count(&db, recount).await,
+        "the counter matches what is stored"
+    );
+    assert!(stored <= 25_000 + 160 * count(&db, "SELECT count(*) FROM entries").await);
+    // Deleting the monitor gives its bytes back.
+    api.delete(&ann, &format!("/thirdparty/v1/task/{task}"))
+        .await
+        .ok();
+    assert_eq!(count(&db, used).await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_notifications_per_hour_one_notification_says_alerts_were_not_sent() {
+    let site = FixtureServer::builder()
+        .page("/price", "<p>0</p>")
+        .start()
+        .await
+        .unwrap();
+    let store = quotas(|q| q.notifications_per_hour = 2);
+    let api = Api::start_checking_with_settings(store, schedule(1 << 20)).await;
+    let ann = api.user("ann@example.com").await;
+    let body = json!({"name": "price", "url": site.url("/price"), "recurrenceInSeconds": 1,
+                      "alerts": [{"type": "NotEq"}]});
+    let task = id(&api.task(&ann, body).await);
+    newest_where(&api, &ann, &task, |e| e["raw"] == "0").await;
+    // Five changes: two notifications, then one saying alerts are not sent, then nothing.
+    for price in 1..=5 {
+        site.set(
+            "/price",
+            wachet::testing::Reply::html(format!("<p>{price}</p>")),
+        );
+        newest_where(&api, &ann, &task, |e| {
+            e["raw"] == price.to_string().as_str()
+        })
+        .await;
+    }
+    let list = api
+        .get(
+            &ann,
+            &format!("/thirdparty/v1/notification/list?taskId={task}"),
+        )
+        .await;
+    let list = list.ok()["data"].as_array().unwrap().clone();
+    let currents: Vec<&Value> = list.iter().map(|n| &n["current"]).collect();
+    assert_eq!(list.len(), 3, "{currents:?}");
+    let notice = api
+        .get(
+            &ann,
+            &format!("/thirdparty/v1/notification/{}", id(&list[0])),
+        )
+        .await;
+    let expression = notice.ok()["syntheticExpression"].as_str().unwrap();
+    assert!(
+        expression.starts_with("1 alert(s) not sent")
+            && expression.contains("2 notifications in the last hour"),
+        "{expression}"
+    );
+    assert_eq!(list[0]["current"], Value::Null);
+    assert_eq!(list[1]["current"], "2");
+    assert_eq!(list[2]["current"], "1");
+}
+
+#[tokio::test]
+async fn a_claim_takes_turns_between_users_and_keeps_each_within_their_share() {
+    use wachet_server::store::{Claim, Store, now_millis};
+    let api = Api::start().await;
+    let (ann, bob) = (
+        api.user("ann@example.com").await,
+        api.user("bob@example.com").await,
+    );
+    // Ann's ten rendered monitors were due first; Bob's one comes after them.
+    let rendered = |name: &str| {
+        json!({"name": name, "url": "https://example.com/", "recurrenceInSeconds": 60,
+               "dynamicContent": true})
+    };
+    let mut anns = Vec::new();
+    for i in 0..10 {
+        anns.push(id(&api.task(&ann, rendered(&format!("a{i}"))).await));
+    }
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let bobs = id(&api.task(&bob, rendered("b")).await);
+    let plain = id(&api
+        .task(&bob, monitor("plain", "https://example.com/"))
+        .await);
+    let now = now_millis();
+    let claim = |limit, share| Claim {
+        limit,
+        share,
+        browser: true,
+    };
+    let ids = |due: Vec<wachet_server::store::DueCheck>| -> Vec<String> {
+        due.into_iter().map(|d| d.monitor.id.unwrap()).collect()
+    };
+    // Two places: Ann's earliest and then Bob's, not Ann's first two.
+    let first = ids(api
+        .store
+        .claim_due(now, now + 60_000, &claim(2, 4))
+        .await
+        .unwrap());
+    assert_eq!(first, vec![anns[0].clone(), bobs.clone()]);
+    // Ann holds one of her share of two (four slots, two users): one more, however many wait.
+    let next = ids(api
+        .store
+        .claim_due(now, now + 60_000, &claim(10, 4))
+        .await
+        .unwrap());
+    assert_eq!(next, vec![anns[1].clone()]);
+    assert!(
+        !next.contains(&plain),
+        "plain monitors are claimed for the other slots"
+    );
+    // The other kind is claimed against its own slots.
+    let alone = Claim {
+        limit: 10,
+        share: 4,
+        browser: false,
+    };
+    let due = ids(api
+        .store
+        .claim_due(now, now + 60_000, &alone)
+        .await
+        .unwrap());
+    assert_eq!(due, vec![plain]);
+}
