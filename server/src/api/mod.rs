@@ -59,6 +59,9 @@ struct Inner {
     settings: ApiSettings,
     cursors: paging::Cursors,
     limits: limits::Limits,
+    /// Turns to compile monitors on the blocking pool: half the cores, so validations never
+    /// take every core from the requests of others.
+    validations: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -99,6 +102,9 @@ pub async fn router(
             limits: limits::Limits::new(settings.limits),
             settings,
             cursors,
+            validations: Arc::new(tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+            )),
         }),
     };
     Ok(with_layers(
