@@ -891,3 +891,163 @@ async fn hostile_monitors_are_refused_cheaply_while_others_are_served() {
     assert!(slowest < PROMPT, "another user waited {slowest:?}");
     assert_eq!(server.terminate().await, Some(0));
 }
+
+/// Opens a connection from `from` to `to`.
+async fn connect_from(from: &str, to: std::net::SocketAddr) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket
+        .bind(std::net::SocketAddr::new(from.parse().unwrap(), 0))
+        .unwrap();
+    tokio::time::timeout(WAIT, socket.connect(to))
+        .await
+        .expect("connects")
+        .unwrap()
+}
+
+/// Sends `first` at once, then `trickle` one byte every `every`, until the server closes the
+/// connection; returns how long it stayed open, and what the server answered meanwhile.
+async fn trickle(
+    mut stream: tokio::net::TcpStream,
+    first: &[u8],
+    trickle: &[u8],
+    every: Duration,
+) -> (Duration, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let opened = std::time::Instant::now();
+    let (mut read, mut write) = stream.split();
+    let mut answer = Vec::new();
+    let reading = async {
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = read.read(&mut buf).await {
+            answer.extend_from_slice(&buf[..n]);
+        }
+    };
+    let writing = async {
+        if write.write_all(first).await.is_err() {
+            return;
+        }
+        for byte in trickle.iter().cycle() {
+            tokio::time::sleep(every).await;
+            if write.write_all(&[*byte]).await.is_err() {
+                return;
+            }
+        }
+        // Nothing to trickle: wait for the server to close.
+        std::future::pending::<()>().await;
+    };
+    tokio::select! {
+        () = reading => {}
+        () = writing => {}
+    }
+    (opened.elapsed(), String::from_utf8_lossy(&answer).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_and_greedy_clients_are_cut_off_while_others_are_served() {
+    const HEAD: u64 = 2;
+    const BODY: u64 = 2;
+    const IDLE: u64 = 3;
+    const PER_CLIENT: usize = 100;
+    // What the watchdog's tick and a loaded machine may add to a limit.
+    const MARGIN: Duration = Duration::from_secs(5);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wachet.db");
+    let server = serve(
+        &db,
+        &[
+            "--checks-in-flight",
+            "0",
+            "--header-read-timeout",
+            &HEAD.to_string(),
+            "--body-read-timeout",
+            &BODY.to_string(),
+            "--idle-timeout",
+            &IDLE.to_string(),
+            "--max-connections-per-client",
+            &PER_CLIENT.to_string(),
+        ],
+    )
+    .await;
+    let token = server.login(&account(&server.printed)).await;
+    let addr: std::net::SocketAddr = server.base.trim_start_matches("http://").parse().unwrap();
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let lister = keep_listing(server.base.clone(), token, stopped);
+
+    // 1,000 connections from 127.0.0.2, each trickling a request head a byte a second.
+    let heads: Vec<_> = (0..1000)
+        .map(|_| {
+            tokio::spawn(async move {
+                let stream = connect_from("127.0.0.2", addr).await;
+                trickle(
+                    stream,
+                    b"G",
+                    b"ET /thirdparty/v1/folder/list HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaa",
+                    Duration::from_secs(1),
+                )
+                .await
+            })
+        })
+        .collect();
+    // A connection from 127.0.0.3 that asks once, then keeps the connection idle.
+    let idle = tokio::spawn(async move {
+        let stream = connect_from("127.0.0.3", addr).await;
+        trickle(
+            stream,
+            b"GET /thirdparty/v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"",
+            Duration::from_secs(3600),
+        )
+        .await
+    });
+    // A body trickled a byte at a time, from 127.0.0.4.
+    let body = tokio::spawn(async move {
+        let stream = connect_from("127.0.0.4", addr).await;
+        trickle(
+            stream,
+            b"POST /thirdparty/v1/user/apilogin HTTP/1.1\r\nHost: x\r\n\
+              Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
+            b" ",
+            Duration::from_millis(300),
+        )
+        .await
+    });
+
+    let bound = Duration::from_secs(HEAD) + MARGIN;
+    let mut admitted = 0;
+    for head in heads {
+        let (open, answer) = tokio::time::timeout(bound + WAIT, head)
+            .await
+            .expect("a trickling head is cut off")
+            .unwrap();
+        assert!(open < bound, "a trickling head stayed open {open:?}");
+        assert!(answer.is_empty(), "{answer}");
+        // Refused connections close at once; admitted ones when the head timeout strikes.
+        if open >= Duration::from_secs(HEAD) / 2 {
+            admitted += 1;
+        }
+    }
+    assert!(
+        (1..=PER_CLIENT).contains(&admitted),
+        "{admitted} connections of one client were held open"
+    );
+    let (open, answer) = tokio::time::timeout(WAIT, idle).await.unwrap().unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        open >= Duration::from_secs(IDLE) && open < Duration::from_secs(IDLE) + MARGIN,
+        "an idle connection stayed open {open:?}"
+    );
+    let (open, answer) = tokio::time::timeout(WAIT, body).await.unwrap().unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive within 2 s"), "{answer}");
+    assert!(
+        open < Duration::from_secs(BODY) + MARGIN,
+        "a trickled body held its connection {open:?}"
+    );
+
+    let _ = stop.send(true);
+    let (slowest, answered) = lister.await.unwrap();
+    eprintln!("admitted {admitted}; the normal client's slowest of {answered} answers: {slowest:?}");
+    assert!(answered > 0);
+    assert!(slowest < PROMPT, "the normal client waited {slowest:?}");
+    assert_eq!(server.terminate().await, Some(0));
+}
