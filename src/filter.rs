@@ -98,10 +98,9 @@ impl UrlFilterSet {
     pub fn allows(&self, url: &str) -> bool {
         let matched = self.regexes.as_ref().map(|set| set.matches(url));
         let regex_hit = |include: bool| {
-            matched.as_ref().is_some_and(|m| {
-                m.iter()
-                    .any(|i| (i < self.include_regexes) == include)
-            })
+            matched
+                .as_ref()
+                .is_some_and(|m| m.iter().any(|i| (i < self.include_regexes) == include))
         };
         let included = !self.has_include
             || self.include_texts.iter().any(|t| url.contains(t.as_str()))

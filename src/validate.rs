@@ -385,11 +385,16 @@ fn check_sizes(monitor: &Monitor, errors: &mut Errors) {
         return;
     };
     let lists = [("include", &filter.include), ("exclude", &filter.exclude)];
-    let count: usize = lists.iter().map(|(_, l)| l.as_ref().map_or(0, Vec::len)).sum();
+    let count: usize = lists
+        .iter()
+        .map(|(_, l)| l.as_ref().map_or(0, Vec::len))
+        .sum();
     if count > MAX_URL_FILTERS {
         errors.add(
             "urlFilter",
-            format!("at most {MAX_URL_FILTERS} filters (include and exclude together), not {count}"),
+            format!(
+                "at most {MAX_URL_FILTERS} filters (include and exclude together), not {count}"
+            ),
         );
         return;
     }

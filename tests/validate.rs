@@ -216,7 +216,10 @@ fn counts_and_sizes_name_the_limit() {
         })
         .collect();
     let (field, message) = only(&with(|m| m.headers = Some(headers)));
-    assert_eq!((field.as_str(), message.as_str()), ("headers", "at most 50 headers, not 51"));
+    assert_eq!(
+        (field.as_str(), message.as_str()),
+        ("headers", "at most 50 headers, not 51")
+    );
     let big = vec![HeaderPair {
         key: Some("X-Big".into()),
         value: Some("v".repeat(40_000)),
@@ -225,7 +228,10 @@ fn counts_and_sizes_name_the_limit() {
     assert_eq!(field, "headers");
     assert!(message.contains("at most 32 KiB together"), "{message}");
     let (field, message) = only(&with(|m| m.regex = Some("a".repeat(5000))));
-    assert_eq!((field.as_str(), message.as_str()), ("regex", "must be at most 4096 bytes, not 5000"));
+    assert_eq!(
+        (field.as_str(), message.as_str()),
+        ("regex", "must be at most 4096 bytes, not 5000")
+    );
     let (field, message) = only(&with(|m| m.url_filter = filters(1, &"a".repeat(5000))));
     assert_eq!(field, "urlFilter.include[0].filter");
     assert!(message.contains("at most 4096 bytes"), "{message}");

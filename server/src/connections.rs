@@ -82,13 +82,7 @@ pub async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let connection = connection(
-            stream,
-            peer,
-            router.clone(),
-            settings.clone(),
-            stop.clone(),
-        );
+        let connection = connection(stream, peer, router.clone(), settings.clone(), stop.clone());
         let held = alive.subscribe();
         tokio::spawn(async move {
             connection.await;

@@ -737,10 +737,7 @@ fn keep_listing(
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<(Duration, usize)> {
     tokio::spawn(async move {
-        let client = reqwest::Client::builder()
-            .timeout(WAIT)
-            .build()
-            .unwrap();
+        let client = reqwest::Client::builder().timeout(WAIT).build().unwrap();
         let (mut slowest, mut answered) = (Duration::ZERO, 0);
         while !*stop.borrow() {
             let started = std::time::Instant::now();
@@ -834,7 +831,10 @@ async fn hostile_monitors_are_refused_cheaply_while_others_are_served() {
             .await;
         assert_eq!(status, 400, "{}", reply["errors"]);
         let message = reply["errors"]["urlFilter"][0].as_str().unwrap();
-        assert!(message.contains("too large once compiled together"), "{message}");
+        assert!(
+            message.contains("too large once compiled together"),
+            "{message}"
+        );
         assert!(started.elapsed() < PROMPT, "{:?}", started.elapsed());
     }
     // One of them alone is fine.
@@ -861,7 +861,10 @@ async fn hostile_monitors_are_refused_cheaply_while_others_are_served() {
         )
         .await;
     assert_eq!(status, 413, "{}", reply["errors"]);
-    assert!(reply["detail"].as_str().unwrap().contains("1 MiB"), "{reply}");
+    assert!(
+        reply["detail"].as_str().unwrap().contains("1 MiB"),
+        "{reply}"
+    );
     let (status, reply) = server
         .call(
             reqwest::Method::PUT,
@@ -939,7 +942,10 @@ async fn trickle(
         () = reading => {}
         () = writing => {}
     }
-    (opened.elapsed(), String::from_utf8_lossy(&answer).into_owned())
+    (
+        opened.elapsed(),
+        String::from_utf8_lossy(&answer).into_owned(),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1046,7 +1052,9 @@ async fn slow_and_greedy_clients_are_cut_off_while_others_are_served() {
 
     let _ = stop.send(true);
     let (slowest, answered) = lister.await.unwrap();
-    eprintln!("admitted {admitted}; the normal client's slowest of {answered} answers: {slowest:?}");
+    eprintln!(
+        "admitted {admitted}; the normal client's slowest of {answered} answers: {slowest:?}"
+    );
     assert!(answered > 0);
     assert!(slowest < PROMPT, "the normal client waited {slowest:?}");
     assert_eq!(server.terminate().await, Some(0));
