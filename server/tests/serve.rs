@@ -1059,3 +1059,86 @@ async fn slow_and_greedy_clients_are_cut_off_while_others_are_served() {
     assert!(slowest < PROMPT, "the normal client waited {slowest:?}");
     assert_eq!(server.terminate().await, Some(0));
 }
+
+/// The real binary run through `sh` with the umask most systems have (022), under which a file
+/// created without an explicit mode is world-readable.
+fn wachet_with_umask_022(args: &[&str], db: &Path) -> Command {
+    let mut command = Command::new("sh");
+    command
+        .args(["-c", "umask 022 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_wachet"))
+        .args(args)
+        .arg("--db")
+        .arg(db)
+        .kill_on_drop(true);
+    command
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|err| panic!("{}: {err}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_and_its_wal_and_shm_are_readable_by_their_owner_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_suffix = |db: &Path, suffix: &str| {
+        let mut path = db.as_os_str().to_owned();
+        path.push(suffix);
+        std::path::PathBuf::from(path)
+    };
+
+    // `serve` on a fresh path: the three files exist while it runs.
+    let served = dir.path().join("served.db");
+    let child = wachet_with_umask_022(&["serve", "--listen", "127.0.0.1:0"], &served)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let serve = listening(child).await;
+    let token = serve.login(&account(&serve.printed)).await;
+    let (status, _) = serve
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(json!({"name": "a write", "url": "https://example.com/"})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    for suffix in ["", "-wal", "-shm"] {
+        let file = with_suffix(&served, suffix);
+        assert_eq!(mode(&file), 0o600, "{}", file.display());
+    }
+    assert_eq!(serve.terminate().await, Some(0));
+
+    // `user add` on a fresh path.
+    let added = dir.path().join("added.db");
+    let output = wachet_with_umask_022(&["user", "add", "--email", "a@example.com"], &added)
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    for suffix in ["", "-wal", "-shm"] {
+        let file = with_suffix(&added, suffix);
+        if suffix.is_empty() || file.exists() {
+            assert_eq!(mode(&file), 0o600, "{}", file.display());
+        }
+    }
+
+    // A database made world-readable before is narrowed on the next open.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&added, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let output = wachet_with_umask_022(&["user", "add", "--email", "b@example.com"], &added)
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(mode(&added), 0o600);
+}

@@ -174,4 +174,9 @@ pub struct NotificationEndpoint {
     /// A URL for Webhook, an address for Email.
     #[serde(default)]
     pub value: Option<String>,
+    /// Extension, output only: for an Email endpoint of the service's own user settings,
+    /// whether the address confirmed that it wants the notifications (an address other than
+    /// the account's own gets none until it did). Ignored on input.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub confirmed: Option<bool>,
 }

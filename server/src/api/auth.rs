@@ -1,14 +1,18 @@
 //! Authentication: the two logins, token invalidation, the bearer-token check every other
-//! endpoint starts with, and the creation of accounts (used by the command line).
+//! endpoint starts with, the rotation of the API key and the change of the password
+//! (extensions), and the creation of accounts (used by the command line). How often and in
+//! which order logins are judged is [`super::limits`]'s.
 
 use super::AppState;
 use super::body::ApiJson;
+use super::limits::client_network;
 use super::problem::{ApiError, Problem};
 use crate::secrets;
 use crate::store::{Store, StoreError, TokenRecord, UserRecord, new_id, now_millis};
 use axum::extract::{ConnectInfo, FromRequestParts, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
+use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, SocketAddr};
 use wachet::model::{ApiLoginRequest, ClientLoginRequest, ClientLoginResponse};
 
@@ -25,7 +29,17 @@ const MAX_TOKEN_LEN: usize = 256;
 #[derive(Debug, Clone)]
 pub struct CurrentUser(pub String);
 
-impl FromRequestParts<AppState> for CurrentUser {
+/// The user a request is authenticated as, and the hash of the token it came with (for the
+/// calls that end every token but the caller's).
+#[derive(Debug, Clone)]
+pub struct CurrentSession {
+    /// The user.
+    pub user: String,
+    /// SHA-256 of the bearer token, hex.
+    pub token_hash: String,
+}
+
+impl FromRequestParts<AppState> for CurrentSession {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
@@ -40,9 +54,10 @@ impl FromRequestParts<AppState> for CurrentUser {
             .ok_or(ApiError::Unauthorized(
                 "send the header Authorization: bearer <token> (from /user/login or /user/apilogin)",
             ))?;
+        let token_hash = secrets::sha256_hex(token);
         let (user, _expires) = state
             .store()
-            .token_owner(&secrets::sha256_hex(token), now_millis())
+            .token_owner(&token_hash, now_millis())
             .await?
             .ok_or(ApiError::Unauthorized(
                 "the token is invalid, expired or invalidated",
@@ -52,7 +67,17 @@ impl FromRequestParts<AppState> for CurrentUser {
             .limits
             .request(&user)
             .map_err(ApiError::TooManyRequests)?;
-        Ok(CurrentUser(user))
+        Ok(CurrentSession { user, token_hash })
+    }
+}
+
+impl FromRequestParts<AppState> for CurrentUser {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        CurrentSession::from_request_parts(parts, state)
+            .await
+            .map(|session| CurrentUser(session.user))
     }
 }
 
@@ -106,7 +131,7 @@ const APILOGIN_FAILED: &str = "wrong user id or API key";
         (status = 200, description = "A token", body = ClientLoginResponse),
         (status = 400, description = "Missing field or lifetime out of range", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Wrong e-mail address or password", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Too many failed logins", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many failed logins for this account from this client network, or from this network", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn login(
     State(state): State<AppState>,
@@ -118,22 +143,54 @@ pub async fn login(
     let seconds = lifetime(request.expires_in_sec)?;
     // Only a well-formed address names an account (and a bounded limiter key).
     let account = super::rules::is_email(&email).then_some(email.as_str());
-    attempt(&state, account, peer.ip(), seconds, LOGIN_FAILED, async {
-        let user = match account {
-            Some(email) => state.store().user_by_email(email).await?,
-            None => None,
-        };
-        let stored = user
-            .as_ref()
-            .map(|u| u.password_hash.clone())
-            .unwrap_or_else(|| secrets::decoy_password_hash().to_string());
-        let verified =
-            tokio::task::spawn_blocking(move || secrets::verify_password(&password, &stored))
-                .await
-                .map_err(|err| ApiError::Internal(format!("password check: {err}")))?;
-        Ok(user.filter(|_| verified).map(|u| u.id))
+    let limits = &state.inner.limits;
+    limits
+        .login_allowed(account, peer.ip())
+        .map_err(ApiError::TooManyRequests)?;
+    // The account's guesses are judged one after another, so parallel ones cannot all slip in
+    // before the first failure is counted; other accounts' logins do not wait for them.
+    // A malformed address names no account: its guesses wait in the turn of their network.
+    let turn = account.map_or_else(|| client_network(peer.ip()).to_string(), str::to_string);
+    let _turn = limits
+        .account_turn(&turn)
+        .await
+        .map_err(ApiError::TooManyRequests)?;
+    limits
+        .login_allowed(account, peer.ip())
+        .map_err(ApiError::TooManyRequests)?;
+    let user = match account {
+        Some(email) => state.store().user_by_email(email).await?,
+        None => None,
+    };
+    let stored = user
+        .as_ref()
+        .map(|u| u.password_hash.clone())
+        .unwrap_or_else(|| secrets::decoy_password_hash().to_string());
+    let verified = check_password(&state, password, stored).await?;
+    let user = user.filter(|_| verified).map(|u| u.id);
+    finish(&state, account, peer.ip(), user, seconds, LOGIN_FAILED).await
+}
+
+/// Whether `password` matches the `stored` argon2 hash, computed off the async threads in one
+/// of the bounded hash slots.
+pub(super) async fn check_password(
+    state: &AppState,
+    password: String,
+    stored: String,
+) -> Result<bool, ApiError> {
+    let slot = state
+        .inner
+        .limits
+        .hash_slot()
+        .await
+        .map_err(ApiError::TooManyRequests)?;
+    tokio::task::spawn_blocking(move || {
+        let verified = secrets::verify_password(&password, &stored);
+        drop(slot);
+        verified
     })
     .await
+    .map_err(|err| ApiError::Internal(format!("password check: {err}")))
 }
 
 /// Endpoint 2: a token for a user id and API key.
@@ -143,7 +200,7 @@ pub async fn login(
         (status = 200, description = "A token", body = ClientLoginResponse),
         (status = 400, description = "Missing field or lifetime out of range", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "Wrong user id or API key", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Too many failed logins", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many failed logins for this account from this client network, or from this network", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn api_login(
     State(state): State<AppState>,
@@ -155,47 +212,42 @@ pub async fn api_login(
     let seconds = lifetime(request.expires_in_sec)?;
     // Only a well-formed id names an account (and a bounded limiter key).
     let account = crate::store::is_id(user_id).then_some(user_id);
-    attempt(
-        &state,
-        account,
-        peer.ip(),
-        seconds,
-        APILOGIN_FAILED,
-        async {
-            let user = match account {
-                Some(id) => state.store().user_by_id(id).await?,
-                None => None,
-            };
-            Ok(user
-                .filter(|u| secrets::matches_hash(key, &u.api_key_hash))
-                .map(|u| u.id))
-        },
-    )
-    .await
+    state
+        .inner
+        .limits
+        .login_allowed(account, peer.ip())
+        .map_err(ApiError::TooManyRequests)?;
+    // An API key is 256 random bits kept as its SHA-256: comparing costs microseconds, so this
+    // login takes no turn and waits for no password hash (parallel guesses at 2^256 keys gain
+    // nothing from slipping past the failure count).
+    let user = match account {
+        Some(id) => state.store().user_by_id(id).await?,
+        None => None,
+    };
+    let user = user
+        .filter(|u| secrets::matches_hash(key, &u.api_key_hash))
+        .map(|u| u.id);
+    finish(&state, account, peer.ip(), user, seconds, APILOGIN_FAILED).await
 }
 
-/// One login attempt, in its turn: refused while `account` or `address` is over its failure
-/// limit; `verify` gives the user id when the credentials hold, and a token is issued for it;
-/// otherwise the failure is counted and the answer is a 401 with `failure`.
-async fn attempt(
+/// The end of a login: a token for `user` when the credentials held (and the failures of this
+/// account from this network forgotten); otherwise the failure is counted and the answer is a
+/// 401 with `failure`.
+async fn finish(
     state: &AppState,
     account: Option<&str>,
     address: IpAddr,
+    user: Option<String>,
     seconds: i64,
     failure: &'static str,
-    verify: impl Future<Output = Result<Option<String>, ApiError>>,
 ) -> Result<ApiJson<ClientLoginResponse>, ApiError> {
     let limits = &state.inner.limits;
-    let _turn = limits
-        .login_turn()
-        .await
-        .map_err(ApiError::TooManyRequests)?;
-    limits
-        .login_allowed(account, address)
-        .map_err(ApiError::TooManyRequests)?;
-    match verify.await? {
-        Some(user) => issue_token(state.store(), &user, seconds).await,
-        None => {
+    match (user, account) {
+        (Some(user), Some(account)) => {
+            limits.login_succeeded(account, address);
+            issue_token(state.store(), &user, seconds).await
+        }
+        _ => {
             limits.login_failed(account, address);
             Err(ApiError::Unauthorized(failure))
         }
@@ -214,6 +266,126 @@ pub async fn invalidate_tokens(
     CurrentUser(user): CurrentUser,
 ) -> Result<StatusCode, ApiError> {
     state.store().invalidate_tokens(&user).await?;
+    Ok(StatusCode::OK)
+}
+
+/// The answer of `POST /user/apiKey`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NewApiKey {
+    /// The new API key, shown this once (only its hash is kept).
+    api_key: String,
+}
+
+/// Replaces the API key with a new one (extension).
+#[utoipa::path(post, path = "/thirdparty/v1/user/apiKey", tag = "user",
+    description = "Extension: replaces the user's API key with a new random one, shown this \
+                   once in the answer; the old key stops working at once. Tokens already issued \
+                   keep working (end them with /user/invalidateTokens if the old key leaked).",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The new key", body = NewApiKey),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn rotate_api_key(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+) -> Result<ApiJson<NewApiKey>, ApiError> {
+    let api_key = secrets::new_api_key();
+    state
+        .store()
+        .set_api_key(&user, &secrets::sha256_hex(&api_key))
+        .await?;
+    Ok(ApiJson(NewApiKey { api_key }))
+}
+
+/// Shortest new password, in characters.
+pub const MIN_PASSWORD_CHARS: usize = 8;
+/// Longest new password, in characters.
+pub const MAX_PASSWORD_CHARS: usize = 1024;
+
+/// The body of `PUT /user/password`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PasswordChange {
+    /// The password now.
+    #[serde(default)]
+    current_password: Option<String>,
+    /// The new password, 8 to 1,024 characters.
+    #[serde(default)]
+    new_password: Option<String>,
+}
+
+/// Changes the password (extension).
+#[utoipa::path(put, path = "/thirdparty/v1/user/password", tag = "user",
+    description = "Extension: changes the user's password, given the current one. Every other \
+                   token of the user ends; the token of this request keeps working. A wrong \
+                   current password counts as a failed login of the account from the client's \
+                   network.",
+    security(("bearer" = [])),
+    request_body(content = PasswordChange, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Changed; other tokens ended"),
+        (status = 400, description = "Missing field, wrong current password, or a new password of the wrong length", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many wrong passwords for this account from this client network", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn change_password(
+    State(state): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    session: CurrentSession,
+    ApiJson(request): ApiJson<PasswordChange>,
+) -> Result<StatusCode, ApiError> {
+    let current = required("currentPassword", &request.current_password)?.to_string();
+    let new = required("newPassword", &request.new_password)?.to_string();
+    let length = new.chars().count();
+    if !(MIN_PASSWORD_CHARS..=MAX_PASSWORD_CHARS).contains(&length) {
+        return Err(ApiError::field(
+            "newPassword",
+            format!(
+                "must have {MIN_PASSWORD_CHARS} to {MAX_PASSWORD_CHARS} characters, not {length}"
+            ),
+        ));
+    }
+    let user = state
+        .store()
+        .user_by_id(&session.user)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    // A stolen token must not become a fast way to guess the password: the check is a login.
+    let limits = &state.inner.limits;
+    let account = Some(user.email.as_str());
+    limits
+        .login_allowed(account, peer.ip())
+        .map_err(ApiError::TooManyRequests)?;
+    let _turn = limits
+        .account_turn(&user.email)
+        .await
+        .map_err(ApiError::TooManyRequests)?;
+    limits
+        .login_allowed(account, peer.ip())
+        .map_err(ApiError::TooManyRequests)?;
+    if !check_password(&state, current, user.password_hash.clone()).await? {
+        limits.login_failed(account, peer.ip());
+        return Err(ApiError::field(
+            "currentPassword",
+            "is not the account's password",
+        ));
+    }
+    let password_hash = {
+        let _slot = limits
+            .hash_slot()
+            .await
+            .map_err(ApiError::TooManyRequests)?;
+        tokio::task::spawn_blocking(move || secrets::hash_password(&new))
+            .await
+            .map_err(|err| ApiError::Internal(format!("password hash: {err}")))?
+            .map_err(ApiError::Internal)?
+    };
+    state
+        .store()
+        .set_password(&user.id, &password_hash, &session.token_hash)
+        .await?;
     Ok(StatusCode::OK)
 }
 

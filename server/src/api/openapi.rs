@@ -21,7 +21,9 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
         description = "The REST API of a web page monitoring service (paths under \
                        /thirdparty/v1). Errors are application/problem+json (RFC 9457). \
                        Enumerations accept a name in any case or the integer and answer with \
-                       the name. `GET`/`PUT /user/notificationEndpoints` is an extension.",
+                       the name. Extensions: `GET`/`PUT /user/notificationEndpoints`, \
+                       `POST /user/notificationEndpoints/confirm`, `POST /user/apiKey`, \
+                       `POST /user/webhookSecret`, `PUT /user/password`.",
     ),
     modifiers(&BearerScheme),
     components(schemas(super::problem::Problem)),
@@ -62,7 +64,11 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(auth::login))
         .routes(routes!(auth::api_login))
         .routes(routes!(auth::invalidate_tokens))
+        .routes(routes!(auth::rotate_api_key))
+        .routes(routes!(auth::change_password))
         .routes(routes!(user::get_endpoints, user::put_endpoints))
+        .routes(routes!(user::confirm_address))
+        .routes(routes!(user::rotate_webhook_secret))
         .routes(routes!(notifications::list_notifications))
         .routes(routes!(notifications::get_notification))
         .routes(routes!(data::list_data))

@@ -10,7 +10,9 @@ use crate::schedule::{self, ScheduleSettings};
 use crate::service;
 use crate::store::Store;
 use crate::store::cache::CachedStore;
-use crate::store::sqlite::{DEFAULT_HISTORY_RETENTION, SqliteStore, StoreSettings};
+use crate::store::sqlite::{
+    DEFAULT_DELIVERIES_PER_HOUR, DEFAULT_HISTORY_RETENTION, SqliteStore, StoreSettings,
+};
 use anyhow::Context;
 use clap::Args;
 use std::net::SocketAddr;
@@ -61,9 +63,17 @@ pub struct ServeArgs {
     /// API requests a user may send at once above the rate.
     #[arg(long, env = "WACHET_RATE_BURST", default_value_t = LimitSettings::default().burst)]
     rate_burst: u32,
-    /// Failed logins per minute per account and per client address (0: unlimited).
+    /// Failed logins per minute for one account from one client network (an IPv4 address, an
+    /// IPv6 /64) before that pair is blocked, twice as long each time (0: unlimited).
     #[arg(long, env = "WACHET_LOGIN_FAILURES", default_value_t = LimitSettings::default().login_failures_per_minute)]
     login_failures: u32,
+    /// Failed logins per minute from one client network, whatever the accounts (0: unlimited).
+    #[arg(long, env = "WACHET_NETWORK_LOGIN_FAILURES", default_value_t = LimitSettings::default().network_login_failures_per_minute)]
+    network_login_failures: u32,
+    /// Password hashes (argon2) computed at once (0: one per core); API-key logins never wait
+    /// for them.
+    #[arg(long, env = "WACHET_PASSWORD_CHECKS", default_value_t = LimitSettings::default().password_checks)]
+    password_checks: usize,
     /// Requests in flight at once to one host (host and port), across every check, crawl and
     /// webhook delivery of this process (0: no limit).
     #[arg(long, env = "WACHET_PER_HOST_CONCURRENCY", default_value_t = wachet::fetch::hosts::HostLimits::default().concurrency)]
@@ -93,6 +103,10 @@ pub struct ServeArgs {
     #[arg(long, env = "WACHET_DELIVERY_TIMEOUT", default_value_t = DeliverySettings::default().attempt_timeout.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..))]
     delivery_timeout: u64,
+    /// Notification deliveries (webhooks, e-mails, chats) sent per user in any hour; more wait,
+    /// pending, until the hour has room: none is dropped (0: no limit).
+    #[arg(long, env = "WACHET_DELIVERIES_PER_HOUR", default_value_t = DEFAULT_DELIVERIES_PER_HOUR)]
+    deliveries_per_hour: u32,
     /// SMTP server for e-mail notifications (none: e-mail deliveries fail).
     #[arg(long, env = "WACHET_SMTP_HOST")]
     smtp_host: Option<String>,
@@ -196,6 +210,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         &args.db.path,
         &StoreSettings {
             history_retention: args.history_retention,
+            deliveries_per_hour: args.deliveries_per_hour,
         },
     )
     .await?;
@@ -214,6 +229,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             requests_per_second: args.rate_limit,
             burst: args.rate_burst,
             login_failures_per_minute: args.login_failures,
+            network_login_failures_per_minute: args.network_login_failures,
+            password_checks: args.password_checks,
         },
         connections: args.connections.settings(),
     };

@@ -8,7 +8,10 @@
 //! refuses, a recipient the SMTP server rejects for good) fails at once. Requests go through the
 //! engine's fetcher, so the private-network policy of the checks applies to webhooks too; every
 //! delivery runs in its own task under a time limit, so one dead or hanging endpoint never
-//! delays the others.
+//! delays the others. The same loop mails the confirmation codes of e-mail addresses (an
+//! address other than the account's own gets notifications only once confirmed; the outbox
+//! fails its deliveries until then), retried alike; and the store releases at most so many
+//! first tries per user and hour, holding the rest pending.
 
 use super::email::{Mailer, SmtpSettings};
 use crate::store::{Delivery, DeliveryOutcome, Store, now_millis};
@@ -105,10 +108,65 @@ pub async fn run(
                 Err(err) => tracing::error!(%err, "cannot claim deliveries"),
             }
         }
+        if let Some(mailer) = &mailer {
+            confirmations(&store, mailer, &slots, &settings, lease).await;
+        }
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}
             _ = stop.wait_for(|stop| *stop) => return,
         }
+    }
+}
+
+/// Sends the confirmation messages that are due, each in its own task and slot as deliveries
+/// are, retried as deliveries are.
+async fn confirmations(
+    store: &Arc<dyn Store>,
+    mailer: &Arc<Mailer>,
+    slots: &Arc<Semaphore>,
+    settings: &DeliverySettings,
+    lease: Duration,
+) {
+    let free = slots.available_permits();
+    if free == 0 {
+        return;
+    }
+    let now = now_millis();
+    let until = now + lease.as_millis() as i64;
+    let due = match store
+        .claim_confirmation_mails(now, until, free as u32)
+        .await
+    {
+        Ok(due) => due,
+        Err(err) => {
+            tracing::error!(%err, "cannot claim confirmation messages");
+            return;
+        }
+    };
+    for mail in due {
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            break;
+        };
+        let (store, mailer, settings) = (store.clone(), mailer.clone(), settings.clone());
+        tokio::spawn(async move {
+            let sent = match tokio::time::timeout(
+                settings.attempt_timeout,
+                mailer.send_confirmation(&mail),
+            )
+            .await
+            {
+                Ok(sent) => sent,
+                Err(_) => Err(SendError::from(format!(
+                    "no answer within {} s",
+                    settings.attempt_timeout.as_secs_f64()
+                ))),
+            };
+            let outcome = outcome(sent, mail.attempts, &settings);
+            if let Err(err) = store.finish_confirmation_mail(&mail, &outcome).await {
+                tracing::error!(%err, "cannot store a confirmation message");
+            }
+            drop(slot);
+        });
     }
 }
 
@@ -154,6 +212,15 @@ async fn attempt(
             settings.attempt_timeout.as_secs_f64()
         ))),
     };
+    outcome(sent, delivery.attempts, settings)
+}
+
+/// How a try that ended with `sent` leaves its delivery, after `attempts` earlier tries.
+fn outcome(
+    sent: Result<(), SendError>,
+    attempts: u32,
+    settings: &DeliverySettings,
+) -> DeliveryOutcome {
     let error = match sent {
         Ok(()) => return DeliveryOutcome::Delivered,
         Err(SendError {
@@ -162,7 +229,7 @@ async fn attempt(
         }) => return DeliveryOutcome::Failed { error: message },
         Err(SendError { message, .. }) => message,
     };
-    let tried = delivery.attempts + 1;
+    let tried = attempts + 1;
     if tried >= settings.tries {
         return DeliveryOutcome::Failed { error };
     }

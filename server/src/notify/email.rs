@@ -2,7 +2,7 @@
 //! the notification's HTML content with a plain-text alternative.
 
 use super::deliver::SendError;
-use crate::store::Delivery;
+use crate::store::{ConfirmationMail, Delivery};
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
@@ -116,6 +116,41 @@ impl Mailer {
                 plain,
                 delivery.html.clone(),
             ))
+            .map_err(|err| format!("building the e-mail: {err}"))?;
+        self.transport
+            .send(message)
+            .await
+            .map(drop)
+            .map_err(|err| SendError {
+                permanent: err.is_permanent(),
+                message: format!("SMTP: {err}"),
+            })
+    }
+
+    /// Sends the message that asks `mail.address` to confirm it wants the notifications of
+    /// `mail.account_email`: the code to give that user, and that ignoring it keeps the address
+    /// out.
+    pub async fn send_confirmation(&self, mail: &ConfirmationMail) -> Result<(), SendError> {
+        let to: Mailbox = mail.address.parse().map_err(|err| SendError {
+            message: format!("address {}: {err}", mail.address),
+            permanent: true,
+        })?;
+        let text = format!(
+            "The user {account} of a wachet server (web page monitoring) asked to send its \
+             notifications to this address.\n\n\
+             If you agree, give them this code, which they enter with POST \
+             /thirdparty/v1/user/notificationEndpoints/confirm:\n\n    {code}\n\n\
+             If not, ignore this message: nothing is sent to this address until the code is \
+             entered.\n",
+            account = mail.account_email,
+            code = mail.code,
+        );
+        let message = Message::builder()
+            .from(self.from.clone())
+            .to(to)
+            .subject("Confirm notifications from wachet")
+            .header(lettre::message::header::ContentType::TEXT_PLAIN)
+            .body(text)
             .map_err(|err| format!("building the e-mail: {err}"))?;
         self.transport
             .send(message)

@@ -8,8 +8,9 @@
 //! bounded; when one is full, new entries are simply not cached.
 
 use super::{
-    AlertStates, CheckRecord, Delivery, DeliveryOutcome, DueCheck, FolderKey, FolderListing,
-    Millis, NewNotification, Series, Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    AlertStates, CheckRecord, ConfirmationMail, Delivery, DeliveryOutcome, DueCheck, EmailAddress,
+    FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError, TimeKey,
+    TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use dashmap::DashMap;
@@ -133,6 +134,73 @@ impl<S: Store> Store for CachedStore<S> {
         endpoints: &[NotificationEndpoint],
     ) -> Result<(), StoreError> {
         self.inner.set_notification_endpoints(user, endpoints).await
+    }
+
+    // --- account secrets and e-mail addresses: straight through, but a password change ends
+    // the other tokens of the user here too.
+
+    async fn set_api_key(&self, user: &str, api_key_hash: &str) -> Result<(), StoreError> {
+        self.inner.set_api_key(user, api_key_hash).await
+    }
+
+    async fn set_webhook_secret(&self, user: &str, secret: &str) -> Result<(), StoreError> {
+        self.inner.set_webhook_secret(user, secret).await
+    }
+
+    async fn set_password(
+        &self,
+        user: &str,
+        password_hash: &str,
+        keep_token: &str,
+    ) -> Result<(), StoreError> {
+        self.inner
+            .set_password(user, password_hash, keep_token)
+            .await?;
+        self.tokens
+            .retain(|hash, cached| cached.value.0 != user || hash == keep_token);
+        Ok(())
+    }
+
+    async fn email_addresses(&self, user: &str) -> Result<Vec<EmailAddress>, StoreError> {
+        self.inner.email_addresses(user).await
+    }
+
+    async fn request_email_confirmation(
+        &self,
+        user: &str,
+        address: &str,
+        resend: bool,
+    ) -> Result<(), StoreError> {
+        self.inner
+            .request_email_confirmation(user, address, resend)
+            .await
+    }
+
+    async fn confirm_email(
+        &self,
+        user: &str,
+        code_hash: &str,
+    ) -> Result<Option<String>, StoreError> {
+        self.inner.confirm_email(user, code_hash).await
+    }
+
+    async fn claim_confirmation_mails(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<ConfirmationMail>, StoreError> {
+        self.inner
+            .claim_confirmation_mails(now, lease_until, limit)
+            .await
+    }
+
+    async fn finish_confirmation_mail(
+        &self,
+        mail: &ConfirmationMail,
+        outcome: &DeliveryOutcome,
+    ) -> Result<(), StoreError> {
+        self.inner.finish_confirmation_mail(mail, outcome).await
     }
 
     async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {

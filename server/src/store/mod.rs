@@ -97,6 +97,43 @@ impl std::fmt::Debug for UserRecord {
     }
 }
 
+/// An e-mail address a user asked notifications to go to (other than the account's own), and
+/// whether its owner confirmed it.
+#[derive(Debug, Clone)]
+pub struct EmailAddress {
+    /// The address, lower-cased.
+    pub address: String,
+    /// Whether the code mailed to it was entered.
+    pub confirmed: bool,
+    /// Why the last confirmation message could not be sent, if it could not.
+    pub last_error: Option<String>,
+}
+
+/// A confirmation message to send, claimed by [`Store::claim_confirmation_mails`]. Its `Debug`
+/// leaves the code out.
+#[derive(Clone)]
+pub struct ConfirmationMail {
+    /// Who asked.
+    pub user_id: String,
+    /// The e-mail address of that account (the message names it).
+    pub account_email: String,
+    /// Where the message goes.
+    pub address: String,
+    /// The code that confirms the address; only its hash is stored.
+    pub code: String,
+    /// Tries made before this one.
+    pub attempts: u32,
+}
+
+impl std::fmt::Debug for ConfirmationMail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfirmationMail")
+            .field("user_id", &self.user_id)
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A bearer token as stored.
 #[derive(Debug, Clone)]
 pub struct TokenRecord {
@@ -322,6 +359,54 @@ pub trait Store: Send + Sync + 'static {
         &self,
         user: &str,
         endpoints: &[NotificationEndpoint],
+    ) -> Result<(), StoreError>;
+
+    // --- account secrets and e-mail addresses
+
+    /// Replaces the SHA-256 of the user's API key; the old key stops working at once.
+    async fn set_api_key(&self, user: &str, api_key_hash: &str) -> Result<(), StoreError>;
+    /// Replaces the key of the user's webhook signatures (pending deliveries are signed with
+    /// the new one).
+    async fn set_webhook_secret(&self, user: &str, secret: &str) -> Result<(), StoreError>;
+    /// Replaces the user's password hash and ends every token of the user but the one whose
+    /// hash is `keep_token`, in one transaction.
+    async fn set_password(
+        &self,
+        user: &str,
+        password_hash: &str,
+        keep_token: &str,
+    ) -> Result<(), StoreError>;
+    /// The e-mail addresses the user asked notifications to go to, with their state.
+    async fn email_addresses(&self, user: &str) -> Result<Vec<EmailAddress>, StoreError>;
+    /// Asks for a confirmation message to `address` (lower-cased) unless it is confirmed or
+    /// one went out within the hour (`resend`: then that is an `Invalid { field: "address" }`).
+    /// `Invalid { field: "notificationEndpoints" }` when too many addresses of the user wait.
+    async fn request_email_confirmation(
+        &self,
+        user: &str,
+        address: &str,
+        resend: bool,
+    ) -> Result<(), StoreError>;
+    /// Confirms the user's address whose last mailed code hashes to `code_hash`; the address,
+    /// or `None` when no waiting address has that code.
+    async fn confirm_email(
+        &self,
+        user: &str,
+        code_hash: &str,
+    ) -> Result<Option<String>, StoreError>;
+    /// Claims up to `limit` confirmation messages due at `now` under a lease until
+    /// `lease_until`, each with a new code.
+    async fn claim_confirmation_mails(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<ConfirmationMail>, StoreError>;
+    /// Stores how sending a confirmation message ended.
+    async fn finish_confirmation_mail(
+        &self,
+        mail: &ConfirmationMail,
+        outcome: &DeliveryOutcome,
     ) -> Result<(), StoreError>;
 
     // --- monitors

@@ -1,8 +1,8 @@
 //! Logins, tokens, their expiry and invalidation, rate limits, and secrets kept only hashed.
 
-use super::{Api, monitor};
+use super::{Api, Reply, monitor};
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{Value, json};
 use wachet_server::api::{ApiSettings, LimitSettings};
 use wachet_server::secrets::sha256_hex;
 use wachet_server::store::{Store, TokenRecord, now_millis};
@@ -176,12 +176,26 @@ async fn expired_and_invalidated_tokens_are_401() {
     api.send(Method::GET, LIST, Some(&third), None).await.ok();
 }
 
+/// A client whose connections come from the loopback address `ip`.
+fn client_from(ip: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .local_address(ip.parse::<std::net::IpAddr>().unwrap())
+        .build()
+        .unwrap()
+}
+
+async fn post_from(api: &Api, client: &reqwest::Client, path: &str, body: Value) -> Reply {
+    api.raw(client.post(api.url(path)).json(&body)).await
+}
+
 #[tokio::test]
-async fn failed_logins_are_limited_per_account_and_address() {
-    // Three failures a minute: one is forgiven every 20 s, far longer than this test runs.
+async fn failed_logins_are_limited_per_account_and_network() {
+    // Three failures a minute for an account from a network, four from a network: the first
+    // block lasts 15 s or more, far longer than this test runs.
     let api = Api::start_with(ApiSettings {
         limits: LimitSettings {
             login_failures_per_minute: 3,
+            network_login_failures_per_minute: 4,
             ..LimitSettings::default()
         },
         ..ApiSettings::default()
@@ -189,34 +203,127 @@ async fn failed_logins_are_limited_per_account_and_address() {
     .await;
     let user = api.user("eve@example.com").await;
     let other = api.user("fay@example.com").await;
+    let (here, there) = (client_from("127.0.0.1"), client_from("127.0.0.2"));
     let wrong = json!({"email": "eve@example.com", "password": "guess"});
-    for _ in 0..3 {
-        api.send(Method::POST, LOGIN, None, Some(wrong.clone()))
+    for _ in 0..4 {
+        post_from(&api, &there, LOGIN, wrong.clone())
             .await
             .problem(401);
     }
-    // The fourth failure is over the quota.
-    api.send(Method::POST, LOGIN, None, Some(wrong.clone()))
-        .await
-        .problem(401);
+    // The fourth failure was over the quota: eve from 127.0.0.2 waits, even with her password.
     let right = json!({"email": "eve@example.com", "password": "pass word 1"});
-    let reply = api.send(Method::POST, LOGIN, None, Some(right)).await;
+    let reply = post_from(&api, &there, LOGIN, right.clone()).await;
     reply.problem(429);
     let retry: u64 = reply.headers["retry-after"]
         .to_str()
         .unwrap()
         .parse()
         .unwrap();
-    assert!((1..=60).contains(&retry), "{retry}");
-    // The address is blocked too, for every account.
+    assert!((1..=20).contains(&retry), "{retry}");
+    // From another network her password works.
+    post_from(&api, &here, LOGIN, right).await.ok();
+    // The network's fifth failure, for another account, blocks the network for every account.
+    let wrong_fay = json!({"email": "fay@example.com", "password": "guess"});
+    post_from(&api, &there, LOGIN, wrong_fay).await.problem(401);
     let body = json!({"userId": other.account.id, "apiKey": other.account.api_key});
-    api.send(Method::POST, APILOGIN, None, Some(body))
+    post_from(&api, &there, APILOGIN, body.clone())
         .await
         .problem(429);
+    post_from(&api, &here, APILOGIN, body).await.ok();
     // Tokens already issued still work.
     api.send(Method::GET, LIST, Some(&user.token), None)
         .await
         .ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attacker_cannot_lock_the_victim_out() {
+    let api = Api::start().await;
+    let victim = api.user("victim@example.com").await;
+    let attacker = client_from("127.0.0.2");
+    let mut refused = 0;
+    for i in 0..50 {
+        let guess = json!({"email": "victim@example.com", "password": format!("guess {i}")});
+        let by_key = json!({"userId": victim.account.id, "apiKey": format!("wk_guess{i}")});
+        for (path, body) in [(LOGIN, guess), (APILOGIN, by_key)] {
+            let reply = post_from(&api, &attacker, path, body).await;
+            assert!([401, 429].contains(&reply.status), "{path}: {}", reply.text);
+            refused += usize::from(reply.status == 429);
+        }
+    }
+    assert!(
+        refused >= 50,
+        "the attacker is slowed: {refused} of 100 refused"
+    );
+    // The victim, from another network, logs in with the password and with the API key.
+    let victim_client = client_from("127.0.0.1");
+    let password = json!({"email": "victim@example.com", "password": "pass word 1"});
+    let token = post_from(&api, &victim_client, LOGIN, password).await.ok()["token"].clone();
+    assert!(token.is_string());
+    let key = json!({"userId": victim.account.id, "apiKey": victim.account.api_key});
+    post_from(&api, &victim_client, APILOGIN, key).await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_key_logins_never_wait_for_password_checks() {
+    // No failure limits: every guess is hashed, so the password checks queue up.
+    let api = Api::start_with(ApiSettings {
+        limits: LimitSettings {
+            login_failures_per_minute: 0,
+            network_login_failures_per_minute: 0,
+            ..LimitSettings::default()
+        },
+        ..ApiSettings::default()
+    })
+    .await;
+    let user = api.user("kay@example.com").await;
+    let key = json!({"userId": user.account.id, "apiKey": user.account.api_key});
+    let mine = client_from("127.0.0.1");
+    let started = std::time::Instant::now();
+    post_from(&api, &mine, APILOGIN, key.clone()).await.ok();
+    let baseline = started.elapsed();
+
+    let attacker = client_from("127.0.0.2");
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (first_tx, first_rx) = tokio::sync::oneshot::channel();
+    let first_tx = std::sync::Mutex::new(Some(first_tx));
+    let guesses = futures::future::join_all((0..40).map(|i| {
+        let (api, attacker, done, first_tx) = (&api, &attacker, done.clone(), &first_tx);
+        async move {
+            let guess = json!({"email": format!("user{i}@example.com"), "password": "guess"});
+            let reply = post_from(api, attacker, LOGIN, guess).await;
+            done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if let Some(tx) = first_tx.lock().unwrap().take() {
+                let _ = tx.send(());
+            }
+            reply.status
+        }
+    }));
+    let api_logins = async {
+        // The password checks are queued once the first has been answered.
+        first_rx.await.unwrap();
+        let started = std::time::Instant::now();
+        for _ in 0..5 {
+            post_from(&api, &mine, APILOGIN, key.clone()).await.ok();
+        }
+        (
+            started.elapsed() / 5,
+            done.load(std::sync::atomic::Ordering::SeqCst),
+        )
+    };
+    let (statuses, (loaded, answered)) = tokio::join!(guesses, api_logins);
+    assert!(
+        statuses.iter().all(|s| [401, 429].contains(s)),
+        "{statuses:?}"
+    );
+    eprintln!(
+        "API-key login: {baseline:?} alone, {loaded:?} while 40 password checks queue; {answered} of them answered meanwhile"
+    );
+    // Queued behind the password checks, the API-key logins would end after all of them.
+    assert!(
+        answered < 40,
+        "the API-key logins waited for every password check"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -296,7 +403,7 @@ async fn each_user_has_a_request_budget() {
         limits: LimitSettings {
             requests_per_second: 1,
             burst: 3,
-            login_failures_per_minute: 10,
+            ..LimitSettings::default()
         },
         ..ApiSettings::default()
     };
@@ -385,4 +492,149 @@ async fn a_cached_token_still_expires_on_time_and_writes_are_seen_at_once() {
         .await
         .unwrap();
     assert_eq!(api.get(&user, &path).await.ok()["data"]["raw"], "3.50");
+}
+
+#[tokio::test]
+async fn the_api_key_rotates_and_the_old_one_stops_working() {
+    let api = Api::start().await;
+    let user = api.user("rot@example.com").await;
+    let reply = api
+        .send(
+            Method::POST,
+            "/thirdparty/v1/user/apiKey",
+            Some(&user.token),
+            None,
+        )
+        .await;
+    let new_key = reply.ok()["apiKey"].as_str().unwrap().to_string();
+    assert!(
+        new_key.starts_with("wk_") && new_key.len() >= 46,
+        "{new_key}"
+    );
+    assert_ne!(new_key, user.account.api_key);
+    let old = json!({"userId": user.account.id, "apiKey": user.account.api_key});
+    api.send(Method::POST, APILOGIN, None, Some(old))
+        .await
+        .problem(401);
+    let new = json!({"userId": user.account.id, "apiKey": new_key});
+    api.send(Method::POST, APILOGIN, None, Some(new)).await.ok();
+    // Tokens already issued keep working (invalidateTokens ends them).
+    api.send(Method::GET, LIST, Some(&user.token), None)
+        .await
+        .ok();
+    // Only its hash is kept.
+    let mut stored = Vec::new();
+    for suffix in ["", "-wal"] {
+        let path = format!("{}{suffix}", api.db_path().display());
+        stored.extend(std::fs::read(path).unwrap_or_default());
+    }
+    assert!(
+        !stored
+            .windows(new_key.len())
+            .any(|w| w == new_key.as_bytes())
+    );
+}
+
+#[tokio::test]
+async fn the_webhook_secret_rotates() {
+    let api = Api::start().await;
+    let user = api.user("hook@example.com").await;
+    let settings = "/thirdparty/v1/user/notificationEndpoints";
+    let before = api.get(&user, settings).await.ok()["webhookSecret"].clone();
+    let reply = api
+        .send(
+            Method::POST,
+            "/thirdparty/v1/user/webhookSecret",
+            Some(&user.token),
+            None,
+        )
+        .await;
+    let secret = reply.ok()["webhookSecret"].as_str().unwrap().to_string();
+    assert_eq!(secret.len(), 64, "256 bits, hex: {secret}");
+    assert_ne!(before, secret.as_str());
+    assert_eq!(
+        api.get(&user, settings).await.ok()["webhookSecret"],
+        secret.as_str()
+    );
+}
+
+#[tokio::test]
+async fn a_password_change_needs_the_current_one_and_ends_the_other_tokens() {
+    let api = Api::start().await;
+    let user = api.user("pat@example.com").await;
+    let other = api.user_token(&user).await;
+    let path = "/thirdparty/v1/user/password";
+    let change = |current: &str, new: &str| json!({"currentPassword": current, "newPassword": new});
+    api.send(
+        Method::PUT,
+        path,
+        Some(&user.token),
+        Some(change("wrong", "a new password")),
+    )
+    .await
+    .field_error("currentPassword", "is not the account's password");
+    api.send(
+        Method::PUT,
+        path,
+        Some(&user.token),
+        Some(change("pass word 1", "short")),
+    )
+    .await
+    .field_error("newPassword", "8 to 1024 characters");
+    api.send(
+        Method::PUT,
+        path,
+        Some(&user.token),
+        Some(json!({"newPassword": "a new password"})),
+    )
+    .await
+    .field_error("currentPassword", "required");
+    api.send(
+        Method::PUT,
+        path,
+        Some(&user.token),
+        Some(change("pass word 1", "a new password")),
+    )
+    .await
+    .ok();
+    // The token of the change keeps working; every other token ended.
+    api.send(Method::GET, LIST, Some(&user.token), None)
+        .await
+        .ok();
+    api.send(Method::GET, LIST, Some(&other), None)
+        .await
+        .problem(401);
+    let old = json!({"email": "pat@example.com", "password": "pass word 1"});
+    api.send(Method::POST, LOGIN, None, Some(old))
+        .await
+        .problem(401);
+    let new = json!({"email": "pat@example.com", "password": "a new password"});
+    api.send(Method::POST, LOGIN, None, Some(new)).await.ok();
+}
+
+#[tokio::test]
+async fn wrong_current_passwords_count_as_failed_logins() {
+    let api = Api::start_with(ApiSettings {
+        limits: LimitSettings {
+            login_failures_per_minute: 2,
+            ..LimitSettings::default()
+        },
+        ..ApiSettings::default()
+    })
+    .await;
+    let user = api.user("sam@example.com").await;
+    let wrong = json!({"currentPassword": "guess", "newPassword": "a new password"});
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        let reply = api
+            .send(
+                Method::PUT,
+                "/thirdparty/v1/user/password",
+                Some(&user.token),
+                Some(wrong.clone()),
+            )
+            .await;
+        statuses.push(reply.status);
+    }
+    assert_eq!(statuses, vec![400, 400, 400, 429]);
 }

@@ -155,7 +155,18 @@ async fn a_webhook_gets_each_notification_signed_with_the_users_secret() {
         .await
         .ok()
         .clone();
-    let secret = settings["webhookSecret"].as_str().unwrap().to_string();
+    let first = settings["webhookSecret"].as_str().unwrap().to_string();
+    // Rotated: the new secret signs from now on.
+    let reply = api
+        .send(
+            reqwest::Method::POST,
+            "/thirdparty/v1/user/webhookSecret",
+            Some(&user.token),
+            None,
+        )
+        .await;
+    let secret = reply.ok()["webhookSecret"].as_str().unwrap().to_string();
+    assert_ne!(secret, first);
     let task = changing_monitor(&api, &user, &site, json!([])).await;
 
     let seen = receiver.wait_for(1).await;
@@ -616,6 +627,8 @@ async fn an_smtp_server_rejecting_the_recipient_fails_that_delivery_at_once() {
     let site = site().start().await.unwrap();
     let api = Api::start_checking_with(smtp_at(port)).await;
     let user = api.user("kim@example.com").await;
+    // Both confirmed long ago; one mailbox has gone since.
+    confirmed(&api, &user, &["nobody@example.com", "known@example.com"]).await;
     let task = changing_monitor(
         &api,
         &user,
@@ -648,4 +661,294 @@ async fn an_smtp_server_rejecting_the_recipient_fails_that_delivery_at_once() {
         .expect("the accepted message")
         .unwrap();
     assert_eq!(message.as_deref(), Some("MESSAGE TO known@example.com"));
+}
+
+/// Marks `addresses` as confirmed for `user`, as the migration does for addresses in use before
+/// confirmation existed.
+async fn confirmed(api: &Api, user: &User, addresses: &[&str]) {
+    let url = format!("sqlite://{}", api.db_path().display());
+    let pool = sqlx::sqlite::SqlitePool::connect(&url).await.unwrap();
+    for address in addresses {
+        sqlx::query(
+            "INSERT INTO email_addresses (user_id, address, confirmed_at, requested_at) \
+             VALUES (?, ?, 1, 1)",
+        )
+        .bind(&user.account.id)
+        .bind(address)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    pool.close().await;
+}
+
+/// aiosmtpd on loopback printing every message it receives, and its port; `None` (the test
+/// skips) where aiosmtpd is missing and CI is not set.
+async fn debugging_smtp() -> Option<(
+    tokio::process::Child,
+    u16,
+    tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+)> {
+    use tokio::io::AsyncBufReadExt;
+    let have_aiosmtpd = std::process::Command::new("python3")
+        .args(["-c", "import aiosmtpd"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !have_aiosmtpd {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "aiosmtpd is missing but CI is set: .ci/run must install it"
+        );
+        eprintln!("SKIPPED: no aiosmtpd (pip install aiosmtpd)");
+        return None;
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut smtp = tokio::process::Command::new("python3")
+        .args(["-u", "-m", "aiosmtpd", "-n", "-l"])
+        .arg(format!("127.0.0.1:{port}"))
+        .args(["-c", "aiosmtpd.handlers.Debugging", "stdout"])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let lines = tokio::io::BufReader::new(smtp.stdout.take().unwrap()).lines();
+    Some((smtp, port, lines))
+}
+
+/// The next message aiosmtpd prints, waited for 30 s at most.
+async fn next_message(
+    lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+) -> String {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        let mut message = String::new();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.contains("END MESSAGE") {
+                return message;
+            }
+            message.push_str(&line);
+            message.push('\n');
+        }
+        panic!("aiosmtpd ended: {message}");
+    })
+    .await
+    .expect("an e-mail within 30 s")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_email_address_gets_notifications_only_once_it_confirmed() {
+    let Some((_smtp, port, mut lines)) = debugging_smtp().await else {
+        return;
+    };
+    let site = site().start().await.unwrap();
+    let api = Api::start_checking_with(smtp_at(port)).await;
+    let user = api.user("cy@example.com").await;
+    let endpoints = "/thirdparty/v1/user/notificationEndpoints";
+    let reply = api
+        .put(
+            &user,
+            endpoints,
+            json!({"notificationEndpoints": [
+                {"type": "Email", "value": "Friend@Example.com", "confirmed": true},
+                {"type": "Email", "value": "cy@example.com"}]}),
+        )
+        .await;
+    let shown = reply.ok()["notificationEndpoints"].clone();
+    assert_eq!(shown[0]["confirmed"], false, "{shown}");
+    assert_eq!(shown[1]["confirmed"], true, "the account's own: {shown}");
+
+    // The address is asked first, with a code, naming the account that asks.
+    let message = next_message(&mut lines).await;
+    assert!(
+        message.contains("Subject: Confirm notifications from wachet"),
+        "{message}"
+    );
+    assert!(message.contains("To: friend@example.com"), "{message}");
+    assert!(message.contains("cy@example.com"), "{message}");
+    let code = message
+        .lines()
+        .map(str::trim)
+        .find(|l| {
+            l.len() == 43
+                && l.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_".contains(c))
+        })
+        .unwrap_or_else(|| panic!("no code in {message}"))
+        .to_string();
+
+    // Not confirmed yet: a notification reaches the account's own address only.
+    let task = changing_monitor(&api, &user, &site, json!([])).await;
+    let note = first_notification(&api, &user, &task).await;
+    let states = deliveries_when(&api, &note, |s| {
+        s.len() == 2 && s.iter().all(|(_, state, _, _)| state != "pending")
+    })
+    .await;
+    let friend = states.iter().find(|s| s.0 == "Friend@Example.com").unwrap();
+    assert_eq!((friend.1.as_str(), friend.2), ("failed", 0), "{states:?}");
+    assert!(
+        friend.3.as_deref().unwrap_or("").contains("not confirmed"),
+        "{states:?}"
+    );
+    let own = next_message(&mut lines).await;
+    assert!(own.contains("To: cy@example.com"), "{own}");
+    assert!(own.contains("3.90 EUR"), "{own}");
+
+    // A wrong code confirms nothing; the mailed one does.
+    let confirm = "/thirdparty/v1/user/notificationEndpoints/confirm";
+    api.post(&user, confirm, json!({"code": "not-the-code"}))
+        .await
+        .field_error("code", "no address waits for this code");
+    let reply = api.post(&user, confirm, json!({"code": code})).await;
+    assert_eq!(reply.ok()["notificationEndpoints"][0]["confirmed"], true);
+    api.post(&user, confirm, json!({"code": code}))
+        .await
+        .field_error("code", "no address waits");
+
+    // Now it gets the next notification (and never got the one before).
+    site.set("/tea", Reply::html("<p>3.95 EUR</p>"));
+    let mut to_friend = None;
+    for _ in 0..2 {
+        let message = next_message(&mut lines).await;
+        if message.to_lowercase().contains("to: friend@example.com") {
+            to_friend = Some(message);
+        }
+    }
+    let message = to_friend.expect("a notification to the confirmed address");
+    assert!(
+        message.contains("Subject: Tea: content changed"),
+        "{message}"
+    );
+    assert!(message.contains("3.95 EUR"), "{message}");
+
+    // Asking again for an address: one message an hour at most.
+    api.post(&user, confirm, json!({"address": "other@example.com"}))
+        .await
+        .ok();
+    api.post(&user, confirm, json!({"address": "other@example.com"}))
+        .await
+        .field_error("address", "less than an hour ago");
+    api.post(&user, confirm, json!({"address": "not an address"}))
+        .await
+        .field_error("address", "not an e-mail address");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deliveries_beyond_the_hourly_limit_wait_and_are_never_dropped() {
+    let site = FixtureServer::builder()
+        .page("/a", "<p>1</p>")
+        .page("/b", "<p>1</p>")
+        .page("/c", "<p>1</p>")
+        .start()
+        .await
+        .unwrap();
+    let (receiver, hook) = Receiver::start(0).await;
+    let api = Api::start_checking_over(
+        wachet::Engine::builder().allow_private_networks(true),
+        quick(8),
+        wachet_server::store::sqlite::StoreSettings {
+            deliveries_per_hour: 2,
+            ..Default::default()
+        },
+    )
+    .await;
+    let user = api.user("ida@example.com").await;
+    let mut tasks = Vec::new();
+    for page in ["/a", "/b", "/c"] {
+        let body = json!({"name": page, "url": site.url(page), "recurrenceInSeconds": 1,
+                          "alerts": [{"type": "NotEq"}],
+                          "notificationEndpoints": [{"type": "Webhook", "value": hook}]});
+        tasks.push(id(&api.task(&user, body).await));
+    }
+    for task in &tasks {
+        let path = format!("/thirdparty/v1/data/list/{task}");
+        for _ in 0..100 {
+            let data = api.get(&user, &path).await.ok()["data"].clone();
+            if !data.as_array().unwrap().is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    for page in ["/a", "/b", "/c"] {
+        site.set(page, Reply::html("<p>2</p>"));
+    }
+    let mut notes = Vec::new();
+    for task in &tasks {
+        notes.push(first_notification(&api, &user, task).await);
+    }
+    receiver.wait_for(2).await;
+    // The third waits in the outbox, pending, for the hour to have room again.
+    let url = format!("sqlite://{}", api.db_path().display());
+    let pool = sqlx::sqlite::SqlitePool::connect(&url).await.unwrap();
+    let mut held = None;
+    for _ in 0..100 {
+        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
+            "SELECT state, attempts, next_attempt_at FROM deliveries WHERE state = 'pending'",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        if let [row] = &rows[..]
+            && row.2 > wachet_server::store::now_millis() + 30 * 60_000
+        {
+            held = Some(row.clone());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    pool.close().await;
+    let (state, attempts, next) = held.expect("one delivery held for about an hour");
+    assert_eq!((state.as_str(), attempts), ("pending", 0));
+    let wait = next - wachet_server::store::now_millis();
+    assert!((30 * 60_000..=3_600_000).contains(&wait), "{wait} ms");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(receiver.count(), 2, "no more than two in the hour");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_monitors_unconfirmed_address_is_asked_when_its_first_notification_comes() {
+    let Some((_smtp, port, mut lines)) = debugging_smtp().await else {
+        return;
+    };
+    let site = site().start().await.unwrap();
+    let api = Api::start_checking_with(smtp_at(port)).await;
+    let user = api.user("dan@example.com").await;
+    let task = changing_monitor(
+        &api,
+        &user,
+        &site,
+        json!([{"type": "Email", "value": "boss@example.com"}]),
+    )
+    .await;
+    let note = first_notification(&api, &user, &task).await;
+    let states = deliveries_when(&api, &note, |s| {
+        s.first().is_some_and(|(_, state, _, _)| state != "pending")
+    })
+    .await;
+    assert_eq!(
+        (states[0].1.as_str(), states[0].2),
+        ("failed", 0),
+        "{states:?}"
+    );
+    // The one message that address gets is the question, not the notification.
+    let message = next_message(&mut lines).await;
+    assert!(
+        message.contains("Subject: Confirm notifications from wachet"),
+        "{message}"
+    );
+    assert!(message.contains("To: boss@example.com"), "{message}");
+    assert!(message.contains("dan@example.com"), "{message}");
+    assert!(!message.contains("3.90 EUR"), "{message}");
 }

@@ -124,11 +124,20 @@ impl Api {
         engine: wachet::EngineBuilder,
         delivery: wachet_server::notify::deliver::DeliverySettings,
     ) -> Api {
+        Api::start_checking_over(engine, delivery, StoreSettings::default()).await
+    }
+
+    /// [`Api::start_checking_on`] over a store with these settings.
+    pub async fn start_checking_over(
+        engine: wachet::EngineBuilder,
+        delivery: wachet_server::notify::deliver::DeliverySettings,
+        store: StoreSettings,
+    ) -> Api {
         let settings = ApiSettings {
             min_recurrence: 1,
             ..ApiSettings::default()
         };
-        let api = Api::start_with(settings).await;
+        let api = Api::start_with_store(settings, store).await;
         let running = api.running.as_ref().unwrap();
         let checker = Arc::new(engine.build().unwrap());
         tokio::spawn(wachet_server::notify::deliver::run(

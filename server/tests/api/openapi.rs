@@ -6,8 +6,9 @@ use reqwest::Method;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-/// The 15 endpoints of the specification and the extension of DECISIONS.md.
-const ENDPOINTS: [(&str, &str); 17] = [
+/// The 15 endpoints of the specification and the extensions (DECISIONS.md's, and the account
+/// ones: confirmation of e-mail addresses and rotation of secrets).
+const ENDPOINTS: [(&str, &str); 21] = [
     ("post", "/thirdparty/v1/user/login"),
     ("post", "/thirdparty/v1/user/apilogin"),
     ("post", "/thirdparty/v1/user/invalidateTokens"),
@@ -25,6 +26,19 @@ const ENDPOINTS: [(&str, &str); 17] = [
     ("get", "/thirdparty/v1/task/{id}/pages"),
     ("get", "/thirdparty/v1/user/notificationEndpoints"),
     ("put", "/thirdparty/v1/user/notificationEndpoints"),
+    ("post", "/thirdparty/v1/user/notificationEndpoints/confirm"),
+    ("post", "/thirdparty/v1/user/apiKey"),
+    ("post", "/thirdparty/v1/user/webhookSecret"),
+    ("put", "/thirdparty/v1/user/password"),
+];
+
+/// The extensions among them: each says so first in its description.
+const EXTENSIONS: [&str; 5] = [
+    "/thirdparty/v1/user/notificationEndpoints",
+    "/thirdparty/v1/user/notificationEndpoints/confirm",
+    "/thirdparty/v1/user/apiKey",
+    "/thirdparty/v1/user/webhookSecret",
+    "/thirdparty/v1/user/password",
 ];
 
 const METHODS: [&str; 5] = ["get", "put", "post", "delete", "patch"];
@@ -47,6 +61,13 @@ async fn the_document_lists_exactly_the_routes_the_router_serves() {
         for method in METHODS {
             if let Some(operation) = item.get(method) {
                 documented.insert((method.to_string(), path.clone()));
+                if EXTENSIONS.contains(&path.as_str()) {
+                    let description = operation["description"].as_str().unwrap_or("");
+                    assert!(
+                        description.starts_with("Extension:"),
+                        "{method} {path}: {description:?}"
+                    );
+                }
                 let responses = operation["responses"].as_object().unwrap();
                 assert!(responses.contains_key("200"), "{method} {path}");
                 let secured = !path.ends_with("login");

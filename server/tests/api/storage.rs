@@ -16,6 +16,7 @@ async fn with_retention(entries: u32) -> Api {
         ApiSettings::default(),
         StoreSettings {
             history_retention: entries,
+            ..StoreSettings::default()
         },
     )
     .await

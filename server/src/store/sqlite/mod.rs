@@ -16,8 +16,9 @@ mod tasks;
 mod users;
 
 use super::{
-    AlertStates, CheckRecord, Delivery, DeliveryOutcome, DueCheck, FolderKey, FolderListing,
-    Millis, NewNotification, Series, Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    AlertStates, CheckRecord, ConfirmationMail, Delivery, DeliveryOutcome, DueCheck, EmailAddress,
+    FolderKey, FolderListing, Millis, NewNotification, Series, Store, StoreError, TimeKey,
+    TimePage, TokenRecord, UserRecord,
 };
 use async_trait::async_trait;
 use sqlx::sqlite::{
@@ -75,18 +76,25 @@ pub enum OpenError {
 /// How many entries each series keeps unless told otherwise.
 pub const DEFAULT_HISTORY_RETENTION: u32 = 10_000;
 
+/// Deliveries per user and hour unless told otherwise: more than a personal server sends.
+pub const DEFAULT_DELIVERIES_PER_HOUR: u32 = 1_000;
+
 /// Settings of a [`SqliteStore`].
 #[derive(Debug, Clone)]
 pub struct StoreSettings {
     /// Entries kept in each series (a monitor's own history, each crawled page's): a check
     /// beyond it prunes the oldest. At least 1.
     pub history_retention: u32,
+    /// Notification deliveries released per user in any hour; more wait, pending, until the
+    /// hour has room (0: no limit).
+    pub deliveries_per_hour: u32,
 }
 
 impl Default for StoreSettings {
     fn default() -> Self {
         StoreSettings {
             history_retention: DEFAULT_HISTORY_RETENTION,
+            deliveries_per_hour: DEFAULT_DELIVERIES_PER_HOUR,
         }
     }
 }
@@ -97,6 +105,7 @@ pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
     history_retention: u32,
+    deliveries_per_hour: Option<std::num::NonZeroU32>,
 }
 
 impl SqliteStore {
@@ -112,6 +121,10 @@ impl SqliteStore {
         settings: &StoreSettings,
     ) -> Result<SqliteStore, OpenError> {
         let shown = path.display().to_string();
+        private_file(path).map_err(|err| OpenError::Open {
+            path: shown.clone(),
+            reason: err.to_string(),
+        })?;
         let open_err = |err: sqlx::Error| OpenError::Open {
             path: shown.clone(),
             reason: err.to_string(),
@@ -142,6 +155,7 @@ impl SqliteStore {
             writer,
             reader,
             history_retention: settings.history_retention.max(1),
+            deliveries_per_hour: std::num::NonZeroU32::new(settings.deliveries_per_hour),
         })
     }
 
@@ -165,6 +179,42 @@ impl SqliteStore {
         self.reader.close().await;
         self.writer.close().await;
     }
+}
+
+/// Makes the database file readable by its owner only (0600), creating it so when it is new,
+/// whatever the umask: SQLite gives its -wal and -shm files the mode of the database file, so
+/// they follow. An existing file open to others is narrowed, with its -wal and -shm.
+fn private_file(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+        {
+            Ok(_) => return Ok(()),
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(err) => return Err(err),
+        }
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = path.as_os_str().to_owned();
+            file.push(suffix);
+            let file = Path::new(&file);
+            let Ok(metadata) = std::fs::metadata(file) else {
+                continue;
+            };
+            let open_to_others = metadata.permissions().mode() & 0o077 != 0;
+            if open_to_others
+                && let Err(err) =
+                    std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600))
+            {
+                tracing::warn!(file = %file.display(), %err, "cannot make the database private");
+            }
+        }
+    }
+    Ok(())
 }
 
 async fn migrate(writer: &SqlitePool, path: &str) -> Result<(), OpenError> {
@@ -279,6 +329,61 @@ impl Store for SqliteStore {
         endpoints: &[NotificationEndpoint],
     ) -> Result<(), StoreError> {
         users::set_notification_endpoints(self, user, endpoints).await
+    }
+
+    async fn set_api_key(&self, user: &str, api_key_hash: &str) -> Result<(), StoreError> {
+        users::set_api_key(self, user, api_key_hash).await
+    }
+
+    async fn set_webhook_secret(&self, user: &str, secret: &str) -> Result<(), StoreError> {
+        users::set_webhook_secret(self, user, secret).await
+    }
+
+    async fn set_password(
+        &self,
+        user: &str,
+        password_hash: &str,
+        keep_token: &str,
+    ) -> Result<(), StoreError> {
+        users::set_password(self, user, password_hash, keep_token).await
+    }
+
+    async fn email_addresses(&self, user: &str) -> Result<Vec<EmailAddress>, StoreError> {
+        users::email_addresses(self, user).await
+    }
+
+    async fn request_email_confirmation(
+        &self,
+        user: &str,
+        address: &str,
+        resend: bool,
+    ) -> Result<(), StoreError> {
+        users::request_confirmation(self, user, address, resend).await
+    }
+
+    async fn confirm_email(
+        &self,
+        user: &str,
+        code_hash: &str,
+    ) -> Result<Option<String>, StoreError> {
+        users::confirm(self, user, code_hash).await
+    }
+
+    async fn claim_confirmation_mails(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<ConfirmationMail>, StoreError> {
+        users::claim_confirmations(self, now, lease_until, limit).await
+    }
+
+    async fn finish_confirmation_mail(
+        &self,
+        mail: &ConfirmationMail,
+        outcome: &DeliveryOutcome,
+    ) -> Result<(), StoreError> {
+        users::finish_confirmation(self, mail, outcome).await
     }
 
     async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {

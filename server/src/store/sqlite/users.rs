@@ -1,7 +1,11 @@
-//! Users, tokens, notification endpoints and the paging secret.
+//! Users, tokens, notification endpoints, the rotation of secrets, the confirmation of e-mail
+//! addresses, and the paging secret.
 
 use super::SqliteStore;
-use crate::store::{Millis, StoreError, TokenRecord, UserRecord};
+use crate::store::{
+    ConfirmationMail, DeliveryOutcome, EmailAddress, Millis, StoreError, TokenRecord, UserRecord,
+    now_millis,
+};
 use sqlx::AssertSqlSafe;
 use wachet::model::NotificationEndpoint;
 
@@ -150,5 +154,252 @@ pub(super) async fn set_notification_endpoints(
     if updated.rows_affected() == 0 {
         return Err(StoreError::NotFound);
     }
+    Ok(())
+}
+
+pub(super) async fn set_api_key(
+    store: &SqliteStore,
+    user: &str,
+    api_key_hash: &str,
+) -> Result<(), StoreError> {
+    set_column(store, "api_key_hash", user, api_key_hash).await
+}
+
+pub(super) async fn set_webhook_secret(
+    store: &SqliteStore,
+    user: &str,
+    secret: &str,
+) -> Result<(), StoreError> {
+    set_column(store, "webhook_secret", user, secret).await
+}
+
+async fn set_column(
+    store: &SqliteStore,
+    column: &'static str,
+    user: &str,
+    value: &str,
+) -> Result<(), StoreError> {
+    let updated = sqlx::query(AssertSqlSafe(format!(
+        "UPDATE users SET {column} = ? WHERE id = ?"
+    )))
+    .bind(value)
+    .bind(user)
+    .execute(&store.writer)
+    .await?;
+    if updated.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+pub(super) async fn set_password(
+    store: &SqliteStore,
+    user: &str,
+    password_hash: &str,
+    keep_token: &str,
+) -> Result<(), StoreError> {
+    let mut tx = store.write().await?;
+    let updated = sqlx::query("UPDATE users SET password_hash = ? WHERE id = ?")
+        .bind(password_hash)
+        .bind(user)
+        .execute(&mut *tx)
+        .await?;
+    if updated.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    sqlx::query("DELETE FROM tokens WHERE user_id = ? AND hash <> ?")
+        .bind(user)
+        .bind(keep_token)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// How long an unconfirmed address counts as waiting; after it, it may be asked for again.
+const PENDING_FOR: Millis = 7 * 86_400_000;
+/// The shortest time between two confirmation messages to one address.
+const RESEND_AFTER: Millis = 3_600_000;
+/// Most addresses of one user waiting for confirmation at once.
+pub const MAX_PENDING_ADDRESSES: i64 = 20;
+
+pub(super) async fn email_addresses(
+    store: &SqliteStore,
+    user: &str,
+) -> Result<Vec<EmailAddress>, StoreError> {
+    let rows: Vec<(String, Option<Millis>, Option<String>)> = sqlx::query_as(
+        "SELECT address, confirmed_at, last_error FROM email_addresses WHERE user_id = ? \
+         ORDER BY address",
+    )
+    .bind(user)
+    .fetch_all(&store.reader)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(address, confirmed_at, last_error)| EmailAddress {
+            address,
+            confirmed: confirmed_at.is_some(),
+            last_error,
+        })
+        .collect())
+}
+
+pub(super) async fn request_confirmation(
+    store: &SqliteStore,
+    user: &str,
+    address: &str,
+    resend: bool,
+) -> Result<(), StoreError> {
+    let mut tx = store.write().await?;
+    request_in(&mut tx, user, address, now_millis(), resend).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Asks for a confirmation message to `address` (lower-cased) unless it is confirmed or one
+/// went out lately; within the caller's transaction. `resend` says the user asked explicitly,
+/// so an address asked for lately is an error rather than nothing to do.
+pub(super) async fn request_in(
+    tx: &mut sqlx::SqliteConnection,
+    user: &str,
+    address: &str,
+    now: Millis,
+    resend: bool,
+) -> Result<(), StoreError> {
+    let known: Option<(Option<Millis>, Millis)> = sqlx::query_as(
+        "SELECT confirmed_at, requested_at FROM email_addresses WHERE user_id = ? AND address = ?",
+    )
+    .bind(user)
+    .bind(address)
+    .fetch_optional(&mut *tx)
+    .await?;
+    match known {
+        Some((Some(_), _)) => return Ok(()),
+        Some((None, requested_at)) if requested_at > now - RESEND_AFTER => {
+            return if resend {
+                Err(StoreError::invalid(
+                    "address",
+                    "a confirmation message went to this address less than an hour ago",
+                ))
+            } else {
+                Ok(())
+            };
+        }
+        _ => {}
+    }
+    let (pending,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM email_addresses WHERE user_id = ? AND confirmed_at IS NULL \
+         AND requested_at > ? AND address <> ?",
+    )
+    .bind(user)
+    .bind(now - PENDING_FOR)
+    .bind(address)
+    .fetch_one(&mut *tx)
+    .await?;
+    if pending >= MAX_PENDING_ADDRESSES {
+        return Err(StoreError::invalid(
+            "notificationEndpoints",
+            format!(
+                "at most {MAX_PENDING_ADDRESSES} e-mail addresses may wait for confirmation at \
+                 once"
+            ),
+        ));
+    }
+    sqlx::query(
+        "INSERT INTO email_addresses (user_id, address, requested_at, mail_due_at) \
+         VALUES (?, ?, ?, ?) ON CONFLICT (user_id, address) DO UPDATE SET \
+         requested_at = excluded.requested_at, mail_due_at = excluded.mail_due_at, \
+         mail_attempts = 0, last_error = NULL, token_hash = NULL",
+    )
+    .bind(user)
+    .bind(address)
+    .bind(now)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+pub(super) async fn confirm(
+    store: &SqliteStore,
+    user: &str,
+    token_hash: &str,
+) -> Result<Option<String>, StoreError> {
+    let confirmed: Option<(String,)> = sqlx::query_as(
+        "UPDATE email_addresses SET confirmed_at = ?, token_hash = NULL, mail_due_at = NULL \
+         WHERE user_id = ? AND token_hash = ? AND confirmed_at IS NULL RETURNING address",
+    )
+    .bind(now_millis())
+    .bind(user)
+    .bind(token_hash)
+    .fetch_optional(&store.writer)
+    .await?;
+    Ok(confirmed.map(|(address,)| address))
+}
+
+pub(super) async fn claim_confirmations(
+    store: &SqliteStore,
+    now: Millis,
+    lease_until: Millis,
+    limit: u32,
+) -> Result<Vec<ConfirmationMail>, StoreError> {
+    let mut tx = store.write().await?;
+    let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
+        "SELECT a.user_id, u.email, a.address, a.mail_attempts FROM email_addresses a \
+         JOIN users u ON u.id = a.user_id \
+         WHERE a.mail_due_at IS NOT NULL AND a.mail_due_at <= ? \
+         AND (a.lease_until IS NULL OR a.lease_until < ?) ORDER BY a.mail_due_at LIMIT ?",
+    )
+    .bind(now)
+    .bind(now)
+    .bind(i64::from(limit))
+    .fetch_all(&mut *tx)
+    .await?;
+    let mut claimed = Vec::with_capacity(rows.len());
+    for (user_id, account_email, address, attempts) in rows {
+        // A new code for each message: only the last one mailed confirms.
+        let code = crate::secrets::new_token();
+        sqlx::query(
+            "UPDATE email_addresses SET lease_until = ?, token_hash = ? \
+             WHERE user_id = ? AND address = ?",
+        )
+        .bind(lease_until)
+        .bind(crate::secrets::sha256_hex(&code))
+        .bind(&user_id)
+        .bind(&address)
+        .execute(&mut *tx)
+        .await?;
+        claimed.push(ConfirmationMail {
+            user_id,
+            account_email,
+            address,
+            code,
+            attempts: u32::try_from(attempts).unwrap_or(0),
+        });
+    }
+    tx.commit().await?;
+    Ok(claimed)
+}
+
+pub(super) async fn finish_confirmation(
+    store: &SqliteStore,
+    mail: &ConfirmationMail,
+    outcome: &DeliveryOutcome,
+) -> Result<(), StoreError> {
+    let (next, error) = match outcome {
+        DeliveryOutcome::Delivered => (None, None),
+        DeliveryOutcome::Retry { at, error } => (Some(*at), Some(error.as_str())),
+        DeliveryOutcome::Failed { error } => (None, Some(error.as_str())),
+    };
+    sqlx::query(
+        "UPDATE email_addresses SET mail_due_at = ?, mail_attempts = mail_attempts + 1, \
+         last_error = ?, lease_until = NULL WHERE user_id = ? AND address = ?",
+    )
+    .bind(next)
+    .bind(error)
+    .bind(&mail.user_id)
+    .bind(&mail.address)
+    .execute(&store.writer)
+    .await?;
     Ok(())
 }
