@@ -1,12 +1,18 @@
 //! Validation of a monitor before any fetch. It compiles what it checks (URL, method, headers,
 //! XPath, regex, URL filters), so a check never compiles twice and never meets an invalid
 //! definition halfway. Each problem names its field and, where there is one, the position.
+//!
+//! Counts and sizes are checked first ([`MAX_HEADERS`] and the other limits below), and a
+//! monitor over any of them is refused before anything is compiled: refusing an oversized
+//! monitor costs no more than counting it. What is compiled then is bounded too: each regex by
+//! [`REGEX_SIZE_LIMIT`], the URL filters' regexes together by [`URL_FILTER_REGEX_BUDGET`].
 
 use crate::extract::Extractor;
 use crate::extract::xpath::XPath;
-use crate::filter::{UrlFilterSet, UrlMatcher};
-use crate::model::{LocationCode, Monitor, UrlFilterValue};
-pub use crate::pattern::compile_pattern;
+pub use crate::filter::URL_FILTER_REGEX_BUDGET;
+use crate::filter::{FilterError, FilterSpec, UrlFilterSet};
+use crate::model::{LocationCode, Monitor};
+pub use crate::pattern::{REGEX_SIZE_LIMIT, compile_pattern};
 use regex::Regex;
 use reqwest::Method;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -14,6 +20,21 @@ use std::fmt;
 use url::Url;
 
 pub use crate::fetch::MAX_URL_LEN;
+
+/// Most request headers a monitor sends.
+pub const MAX_HEADERS: usize = 50;
+/// Most bytes of header names and values of one monitor together.
+pub const MAX_HEADER_BYTES: usize = 32 * 1024;
+/// Most URL filters of one monitor, include and exclude together.
+pub const MAX_URL_FILTERS: usize = 100;
+/// Most bytes of one URL filter (a URL is at most [`MAX_URL_LEN`]).
+pub const MAX_URL_FILTER_BYTES: usize = 4 * 1024;
+/// Most bytes of all URL filters of one monitor together.
+pub const MAX_URL_FILTERS_BYTES: usize = 64 * 1024;
+/// Most bytes of the monitor's `regex`.
+pub const MAX_REGEX_BYTES: usize = 4 * 1024;
+/// Most bytes of `xPath` and of `excludeXPath`, each.
+pub const MAX_XPATH_BYTES: usize = 8 * 1024;
 
 /// One problem with one field.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -90,6 +111,10 @@ pub(crate) fn compile(
     #[cfg(test)]
     COMPILES.with(|c| c.set(c.get() + 1));
     let mut errors = Errors::default();
+    check_sizes(monitor, &mut errors);
+    if !errors.0.is_empty() {
+        return Err(InvalidMonitor { errors: errors.0 });
+    }
     let url = match monitor.url.as_deref() {
         None => {
             errors.add("url", "is required");
@@ -276,8 +301,12 @@ fn compile_filters(monitor: &Monitor, errors: &mut Errors) -> UrlFilterSet {
     let Some(filter) = &monitor.url_filter else {
         return UrlFilterSet::default();
     };
-    let mut compile = |list: &Option<Vec<UrlFilterValue>>, name: &str| -> Vec<UrlMatcher> {
-        let mut out = Vec::new();
+    let mut specs = Vec::new();
+    let mut fields = Vec::new();
+    for (list, include, name) in [
+        (&filter.include, true, "include"),
+        (&filter.exclude, false, "exclude"),
+    ] {
         for (i, value) in list.iter().flatten().enumerate() {
             let field = format!("urlFilter.{name}[{i}].filter");
             let text = value.filter.as_deref().unwrap_or("");
@@ -285,16 +314,108 @@ fn compile_filters(monitor: &Monitor, errors: &mut Errors) -> UrlFilterSet {
                 errors.add(field, "is required");
                 continue;
             }
-            match UrlMatcher::new(value.kind, text) {
-                Ok(m) => out.push(m),
-                Err(e) => errors.add(field, e),
-            }
+            specs.push(FilterSpec {
+                kind: value.kind,
+                filter: text,
+                include,
+            });
+            fields.push(field);
         }
-        out
+    }
+    match UrlFilterSet::compile(&specs) {
+        Ok(set) => set,
+        Err(problems) => {
+            for problem in problems {
+                match problem {
+                    FilterError::Syntax { index, message } => {
+                        let field = fields.get(index).map_or("urlFilter", String::as_str);
+                        errors.add(field, message);
+                    }
+                    FilterError::TooLarge(message) => errors.add(
+                        "urlFilter",
+                        format!(
+                            "the regex filters {message}; use fewer or simpler ones (\\w is any \
+                             Unicode word character, (?-u:\\w) only ASCII ones and far smaller)"
+                        ),
+                    ),
+                }
+            }
+            UrlFilterSet::default()
+        }
+    }
+}
+
+/// Counts and sizes, checked before anything is compiled. Each message names the limit.
+fn check_sizes(monitor: &Monitor, errors: &mut Errors) {
+    let headers = monitor.headers.as_deref().unwrap_or_default();
+    if headers.len() > MAX_HEADERS {
+        errors.add(
+            "headers",
+            format!("at most {MAX_HEADERS} headers, not {}", headers.len()),
+        );
+    } else {
+        let bytes: usize = headers
+            .iter()
+            .map(|h| h.key.as_deref().map_or(0, str::len) + h.value.as_deref().map_or(0, str::len))
+            .sum();
+        if bytes > MAX_HEADER_BYTES {
+            errors.add(
+                "headers",
+                format!(
+                    "names and values must be at most {} KiB together, not {bytes} bytes",
+                    MAX_HEADER_BYTES / 1024
+                ),
+            );
+        }
+    }
+    let too_long = |errors: &mut Errors, field: &str, value: Option<&str>, max: usize| {
+        if let Some(len) = value.map(str::len).filter(|len| *len > max) {
+            errors.add(field, format!("must be at most {max} bytes, not {len}"));
+        }
     };
-    let include = compile(&filter.include, "include");
-    let exclude = compile(&filter.exclude, "exclude");
-    UrlFilterSet::new(include, exclude)
+    too_long(errors, "regex", monitor.regex.as_deref(), MAX_REGEX_BYTES);
+    too_long(errors, "xPath", monitor.x_path.as_deref(), MAX_XPATH_BYTES);
+    too_long(
+        errors,
+        "excludeXPath",
+        monitor.exclude_x_path.as_deref(),
+        MAX_XPATH_BYTES,
+    );
+    let Some(filter) = &monitor.url_filter else {
+        return;
+    };
+    let lists = [("include", &filter.include), ("exclude", &filter.exclude)];
+    let count: usize = lists
+        .iter()
+        .map(|(_, l)| l.as_ref().map_or(0, Vec::len))
+        .sum();
+    if count > MAX_URL_FILTERS {
+        errors.add(
+            "urlFilter",
+            format!(
+                "at most {MAX_URL_FILTERS} filters (include and exclude together), not {count}"
+            ),
+        );
+        return;
+    }
+    let mut total = 0;
+    for (name, list) in lists {
+        for (i, value) in list.iter().flatten().enumerate() {
+            let text = value.filter.as_deref();
+            total += text.map_or(0, str::len);
+            let field = format!("urlFilter.{name}[{i}].filter");
+            too_long(errors, &field, text, MAX_URL_FILTER_BYTES);
+        }
+    }
+    if total > MAX_URL_FILTERS_BYTES {
+        errors.add(
+            "urlFilter",
+            format!(
+                "filters must be at most {} KiB together, not {total} bytes",
+                MAX_URL_FILTERS_BYTES / 1024
+            ),
+        );
+    }
 }
 
 fn choose_proxy(monitor: &Monitor, configured: &[String], errors: &mut Errors) -> Option<String> {

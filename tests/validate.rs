@@ -170,3 +170,104 @@ fn every_problem_is_reported_at_once() {
     let fields: Vec<_> = errs.iter().map(|e| e.field.as_str()).collect();
     assert_eq!(fields, ["url", "regex", "crawlingDepth"]);
 }
+
+fn filters(n: usize, pattern: &str) -> Option<wachet::model::UrlFilter> {
+    let values: Vec<serde_json::Value> = (0..n)
+        .map(|_| serde_json::json!({"filter": pattern, "type": "Regex"}))
+        .collect();
+    serde_json::from_value(serde_json::json!({ "include": values })).unwrap()
+}
+
+/// The largest `\w{n}` that compiles alone under the per-pattern cap.
+fn just_under_the_cap() -> String {
+    let (mut ok, mut too_big) = (1, 1000);
+    while too_big - ok > 1 {
+        let mid = (ok + too_big) / 2;
+        match wachet::validate::compile_pattern(&format!(r"\w{{{mid}}}")) {
+            Ok(_) => ok = mid,
+            Err(_) => too_big = mid,
+        }
+    }
+    format!(r"\w{{{ok}}}")
+}
+
+#[test]
+fn too_many_url_filters_are_refused_before_compiling() {
+    let m = with(|m| {
+        m.job_type = ClientJobType::Portal;
+        m.url_filter = filters(1000, r"\w{20}");
+    });
+    let started = std::time::Instant::now();
+    let (field, message) = only(&m);
+    assert_eq!(field, "urlFilter");
+    assert!(
+        message.contains("at most 100 filters") && message.contains("not 1000"),
+        "{message}"
+    );
+    eprintln!("refused in {:?}", started.elapsed());
+}
+
+#[test]
+fn counts_and_sizes_name_the_limit() {
+    let headers = (0..51)
+        .map(|i| HeaderPair {
+            key: Some(format!("X-{i}")),
+            value: Some("v".into()),
+        })
+        .collect();
+    let (field, message) = only(&with(|m| m.headers = Some(headers)));
+    assert_eq!(
+        (field.as_str(), message.as_str()),
+        ("headers", "at most 50 headers, not 51")
+    );
+    let big = vec![HeaderPair {
+        key: Some("X-Big".into()),
+        value: Some("v".repeat(40_000)),
+    }];
+    let (field, message) = only(&with(|m| m.headers = Some(big)));
+    assert_eq!(field, "headers");
+    assert!(message.contains("at most 32 KiB together"), "{message}");
+    let (field, message) = only(&with(|m| m.regex = Some("a".repeat(5000))));
+    assert_eq!(
+        (field.as_str(), message.as_str()),
+        ("regex", "must be at most 4096 bytes, not 5000")
+    );
+    let (field, message) = only(&with(|m| m.url_filter = filters(1, &"a".repeat(5000))));
+    assert_eq!(field, "urlFilter.include[0].filter");
+    assert!(message.contains("at most 4096 bytes"), "{message}");
+    let (field, message) = only(&with(|m| m.url_filter = filters(20, &"a".repeat(4000))));
+    assert_eq!(field, "urlFilter");
+    assert!(message.contains("at most 64 KiB together"), "{message}");
+}
+
+#[test]
+fn regexes_just_under_the_size_cap_are_bounded_together() {
+    let pattern = just_under_the_cap();
+    let engine = Engine::builder().build().unwrap();
+    // One alone is a valid monitor regex.
+    let started = std::time::Instant::now();
+    engine
+        .validate(&with(|m| m.regex = Some(pattern.clone())))
+        .unwrap();
+    eprintln!("{pattern} alone: {:?}", started.elapsed());
+    // A hundred of them as URL filters exceed the budget of the filters together.
+    let started = std::time::Instant::now();
+    let (field, message) = only(&with(|m| {
+        m.job_type = ClientJobType::Portal;
+        m.regex = Some(pattern.clone());
+        m.url_filter = filters(100, &pattern);
+    }));
+    eprintln!("100 x {pattern}: {:?}", started.elapsed());
+    assert_eq!(field, "urlFilter");
+    assert!(
+        message.contains("too large once compiled together (limit 4194304 bytes)"),
+        "{message}"
+    );
+    // ASCII classes are small: a hundred filters fit.
+    engine
+        .validate(&with(|m| {
+            m.job_type = ClientJobType::Portal;
+            m.url_filter = filters(100, r"(?-u:\w){20}");
+        }))
+        .unwrap();
+}

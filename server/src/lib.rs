@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod connections;
 pub mod metrics;
 pub mod notify;
 pub mod schedule;

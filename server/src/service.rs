@@ -1,5 +1,6 @@
-//! The running service: the API on a listener over a store, stopped gracefully (requests in
-//! flight finish, then the store is closed) on a signal or on [`Running::shutdown`].
+//! The running service: the API on a listener over a store (its connections bounded by
+//! [`crate::connections`]), stopped gracefully (requests in flight finish, then the store is
+//! closed) on a signal or on [`Running::shutdown`].
 
 use crate::api::{self, ApiSettings};
 use crate::store::Store;
@@ -63,20 +64,15 @@ pub async fn start(
     checker: Arc<dyn Checker>,
     settings: ApiSettings,
 ) -> Result<Running, api::ApiSetupError> {
+    let connections = settings.connections.clone();
     let router = api::router(store, checker, settings).await?;
     let addr = listener
         .local_addr()
         .map_err(|err| api::ApiSetupError::io(err.to_string()))?;
-    let (stop, mut stopped) = watch::channel(false);
+    let (stop, stopped) = watch::channel(false);
     let mut deadline = stop.subscribe();
     let task = tokio::spawn(async move {
-        let serve = axum::serve(
-            listener,
-            router.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move {
-            let _ = stopped.wait_for(|stop| *stop).await;
-        });
+        let serve = crate::connections::serve(listener, router, connections, stopped);
         let grace = async move {
             let _ = deadline.wait_for(|stop| *stop).await;
             tokio::time::sleep(SHUTDOWN_GRACE).await;

@@ -13,6 +13,14 @@ use serde::de::DeserializeOwned;
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
+/// Longest a request body may take to arrive (`--body-read-timeout`), for the extractors; set
+/// by the router as a request extension, [`DEFAULT_BODY_READ_TIMEOUT`] without it.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyReadTimeout(pub std::time::Duration);
+
+/// The body read timeout of a router that sets none.
+const DEFAULT_BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// A JSON request body of type `T`, or a JSON response.
 #[derive(Debug)]
 pub struct ApiJson<T>(pub T);
@@ -64,8 +72,14 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
         if !json {
             return Err(ApiError::UnsupportedMediaType);
         }
-        let bytes = Bytes::from_request(request, state)
+        let timeout = request
+            .extensions()
+            .get::<BodyReadTimeout>()
+            .map_or(DEFAULT_BODY_READ_TIMEOUT, |t| t.0);
+        // A body trickled a byte at a time would hold the connection and its buffer for ever.
+        let bytes = tokio::time::timeout(timeout, Bytes::from_request(request, state))
             .await
+            .map_err(|_| ApiError::RequestTimeout(timeout.as_secs()))?
             .map_err(|rejection| {
                 if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
                     ApiError::PayloadTooLarge

@@ -36,6 +36,8 @@ pub struct ApiSettings {
     pub min_recurrence: i32,
     /// Rate limits.
     pub limits: LimitSettings,
+    /// Bounds on connections and how long a request may take to arrive.
+    pub connections: crate::connections::ConnectionSettings,
 }
 
 impl Default for ApiSettings {
@@ -43,6 +45,7 @@ impl Default for ApiSettings {
         ApiSettings {
             min_recurrence: 60,
             limits: LimitSettings::default(),
+            connections: crate::connections::ConnectionSettings::default(),
         }
     }
 }
@@ -59,6 +62,9 @@ struct Inner {
     settings: ApiSettings,
     cursors: paging::Cursors,
     limits: limits::Limits,
+    /// Turns to compile monitors on the blocking pool: half the cores, so validations never
+    /// take every core from the requests of others.
+    validations: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -92,6 +98,7 @@ pub async fn router(
         .map_err(|err| ApiSetupError(err.to_string()))?;
     let cursors = paging::Cursors::new(&secret).map_err(ApiSetupError)?;
     let (routes, document) = openapi::routes().split_for_parts();
+    let body_timeout = body::BodyReadTimeout(settings.connections.body_read_timeout);
     let state = AppState {
         inner: Arc::new(Inner {
             store,
@@ -99,6 +106,9 @@ pub async fn router(
             limits: limits::Limits::new(settings.limits),
             settings,
             cursors,
+            validations: Arc::new(tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+            )),
         }),
     };
     Ok(with_layers(
@@ -106,7 +116,8 @@ pub async fn router(
             .merge(openapi::docs_routes(document))
             .route("/metrics", axum::routing::get(metrics))
             .with_state(state),
-    ))
+    )
+    .layer(axum::Extension(body_timeout)))
 }
 
 /// `GET /metrics`: the Prometheus text format ([`crate::metrics`]); counts only, no secrets.

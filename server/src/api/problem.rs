@@ -48,6 +48,11 @@ pub enum ApiError {
     PayloadTooLarge,
     /// 415: the request's media type is not JSON.
     UnsupportedMediaType,
+    /// 408: the request's body did not arrive within this many seconds; the connection is
+    /// closed, since the rest of the body may still be on its way.
+    RequestTimeout(u64),
+    /// 503: the server could not do the work in time; retry after this many seconds.
+    Unavailable(String, u64),
     /// 429: over a rate limit; retry after this many seconds.
     TooManyRequests(u64),
     /// 500: something failed on the server; the detail goes to the log, not to the client.
@@ -138,6 +143,23 @@ impl IntoResponse for ApiError {
                     StatusCode::TOO_MANY_REQUESTS,
                     format!("rate limit exceeded; retry in {seconds} s"),
                 );
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+                response
+            }
+            ApiError::RequestTimeout(seconds) => {
+                let mut response = problem(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!("the request body did not arrive within {seconds} s"),
+                );
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                response
+            }
+            ApiError::Unavailable(detail, seconds) => {
+                let mut response = problem(StatusCode::SERVICE_UNAVAILABLE, detail);
                 response
                     .headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));

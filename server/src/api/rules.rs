@@ -11,8 +11,6 @@ use wachet::validate::FieldError;
 pub const MAX_NAME_CHARS: usize = 256;
 /// Longest note.
 pub const MAX_NOTE_CHARS: usize = 4096;
-/// Most request headers a monitor sends.
-pub const MAX_HEADERS: usize = 50;
 /// Largest request body a monitor sends.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 /// Most alerts on one monitor.
@@ -68,10 +66,8 @@ pub fn monitor(
         ),
         Some(_) => {}
     }
-    let headers = monitor.headers.as_deref().unwrap_or_default();
-    if headers.len() > MAX_HEADERS {
-        problems.add("headers", format!("at most {MAX_HEADERS} headers"));
-    }
+    // The engine's validation bounds the headers, URL filters and patterns
+    // (`wachet::validate::MAX_HEADERS` and the rest).
     if monitor
         .body
         .as_ref()

@@ -15,6 +15,47 @@ pub const MAX_SEARCH_RESULTS: u32 = 500;
 /// Longest search expression.
 const MAX_QUERY_CHARS: usize = 1000;
 
+/// Longest a monitor's validation may take, waiting for its turn included.
+const VALIDATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Validates `monitor` for storing ([`rules::monitor`]). Compiling its regexes and XPaths is
+/// CPU work (bounded by the engine's limits, tens of milliseconds at worst), so it runs on the
+/// blocking pool, a few at a time ([`super::Inner::validations`]), while the async threads go on
+/// serving everyone's other requests. Past [`VALIDATION_TIMEOUT`] the answer is 503; the
+/// compilation then finishes on its own, still holding its turn.
+async fn validate(state: &AppState, monitor: Monitor) -> Result<Monitor, ApiError> {
+    let busy = || {
+        ApiError::Unavailable(
+            format!(
+                "validating the monitor took longer than {} s; try again",
+                VALIDATION_TIMEOUT.as_secs()
+            ),
+            VALIDATION_TIMEOUT.as_secs(),
+        )
+    };
+    let work = async {
+        let permit = state
+            .inner
+            .validations
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| ApiError::Internal("the validation queue is closed".into()))?;
+        let checker = state.inner.checker.clone();
+        let min_recurrence = state.inner.settings.min_recurrence;
+        tokio::task::spawn_blocking(move || {
+            let result = rules::monitor(checker.as_ref(), &monitor, min_recurrence);
+            drop(permit);
+            result.map(|()| monitor)
+        })
+        .await
+        .map_err(|err| ApiError::Internal(format!("validating a monitor: {err}")))?
+    };
+    tokio::time::timeout(VALIDATION_TIMEOUT, work)
+        .await
+        .map_err(|_| busy())?
+}
+
 /// Endpoint 11: creates a monitor (no `id`) or replaces one (`id`). An update with a null
 /// `folderId` keeps the monitor's folder; moving is `POST /folder/move`.
 #[utoipa::path(put, path = "/thirdparty/v1/task", tag = "task",
@@ -25,17 +66,14 @@ const MAX_QUERY_CHARS: usize = 1000;
         (status = 400, description = "A field fails validation", body = Problem, content_type = "application/problem+json"),
         (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No such monitor (update)", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Validation took too long", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn put_task(
     State(state): State<AppState>,
     CurrentUser(user): CurrentUser,
     ApiJson(monitor): ApiJson<Monitor>,
 ) -> Result<ApiJson<Monitor>, ApiError> {
-    rules::monitor(
-        state.inner.checker.as_ref(),
-        &monitor,
-        state.inner.settings.min_recurrence,
-    )?;
+    let monitor = validate(&state, monitor).await?;
     let stored = match monitor.id {
         None => state.store().create_task(&user, &monitor).await?,
         Some(_) => state.store().update_task(&user, &monitor).await?,

@@ -3,6 +3,7 @@
 //! (`user id:`, `email:`, `password:`, `api key:`) once, then where it listens.
 
 use crate::api::{ApiSettings, LimitSettings, create_account};
+use crate::connections::ConnectionSettings;
 use crate::notify::deliver::{self, DeliverySettings};
 use crate::notify::email::{SmtpSettings, SmtpTls};
 use crate::schedule::{self, ScheduleSettings};
@@ -148,6 +149,50 @@ pub struct ServeArgs {
     /// E-mail address of the user created on a database without users.
     #[arg(long, env = "WACHET_ADMIN_EMAIL", default_value = "admin@localhost")]
     admin_email: String,
+    #[command(flatten)]
+    connections: ConnectionArgs,
+}
+
+/// Bounds on the API's connections (slow and greedy clients).
+#[derive(Debug, Args)]
+pub struct ConnectionArgs {
+    /// Seconds a request head may take from its first byte to its last; past it the connection
+    /// is closed.
+    #[arg(long, env = "WACHET_HEADER_READ_TIMEOUT", default_value_t = ConnectionSettings::default().header_read_timeout.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    header_read_timeout: u64,
+    /// Seconds a request body may take to arrive; past it the answer is 408 and the connection
+    /// is closed.
+    #[arg(long, env = "WACHET_BODY_READ_TIMEOUT", default_value_t = ConnectionSettings::default().body_read_timeout.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    body_read_timeout: u64,
+    /// Seconds a connection may stay without a byte moving while none of its requests is being
+    /// handled (a kept-alive connection between requests, a client not reading its answer).
+    #[arg(long, env = "WACHET_IDLE_TIMEOUT", default_value_t = ConnectionSettings::default().idle_timeout.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout: u64,
+    /// Most connections open at once; more are closed as soon as accepted.
+    #[arg(long, env = "WACHET_MAX_CONNECTIONS", default_value_t = ConnectionSettings::default().max_connections,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_connections: usize,
+    /// Most connections open at once from one client network (an IPv4 address, an IPv6 /64);
+    /// behind a reverse proxy every client is the proxy's address.
+    #[arg(long, env = "WACHET_MAX_CONNECTIONS_PER_CLIENT", default_value_t = ConnectionSettings::default().max_connections_per_client,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_connections_per_client: usize,
+}
+
+impl ConnectionArgs {
+    fn settings(&self) -> ConnectionSettings {
+        use std::time::Duration;
+        ConnectionSettings {
+            header_read_timeout: Duration::from_secs(self.header_read_timeout),
+            body_read_timeout: Duration::from_secs(self.body_read_timeout),
+            idle_timeout: Duration::from_secs(self.idle_timeout),
+            max_connections: self.max_connections,
+            max_connections_per_client: self.max_connections_per_client,
+        }
+    }
 }
 
 /// The database file, shared by the subcommands that open it.
@@ -220,6 +265,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             network_login_failures_per_minute: args.network_login_failures,
             password_checks: args.password_checks,
         },
+        connections: args.connections.settings(),
     };
     let shared: Arc<dyn Store> = Arc::new(CachedStore::new(store.clone()));
     let engine_fetcher = engine.fetcher();

@@ -195,7 +195,7 @@ async fn run_check(
         tokio::spawn(async move {
             check_and_store(
                 store.as_ref(),
-                checker.as_ref(),
+                &checker,
                 &cache,
                 &monitor,
                 version,
@@ -279,8 +279,8 @@ fn next_check(task: &str, recurrence: i32, now: crate::store::Millis) -> crate::
 /// ([`Store::record_check`]).
 async fn check_and_store(
     store: &dyn Store,
-    checker: &dyn Checker,
-    cache: &PreparedCache,
+    checker: &Arc<dyn Checker>,
+    cache: &Arc<PreparedCache>,
     monitor: &Monitor,
     version: crate::store::Millis,
     recurrence: i32,
@@ -297,7 +297,9 @@ async fn check_and_store(
     };
     let started = std::time::Instant::now();
     let rendering = monitor.dynamic_content.then(Rendering::start);
-    let (own, pages) = match cache.get(checker, &task, version, monitor) {
+    let prepared = cache.get_off_thread(checker, &task, version, monitor).await;
+    let checker = checker.as_ref();
+    let (own, pages) = match prepared {
         Ok(prepared) if portal => crawl(checker, &prepared, states.own.last_value.as_deref()).await,
         Ok(prepared) => (checker.check_prepared(&prepared).await.data, Vec::new()),
         // The definition was valid when stored; what changed since (a proxy location removed

@@ -4,7 +4,7 @@
 //! tenth is dropped (and compiled again when next checked).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use wachet::{Checker, InvalidMonitor, Monitor, PreparedMonitor};
 
 /// Prepared monitors kept by default.
@@ -76,6 +76,39 @@ impl PreparedCache {
             );
         }
         Ok(prepared)
+    }
+
+    /// [`PreparedCache::get`] with the compilation on the blocking pool: compiling is CPU
+    /// work (bounded by the engine's limits) that would hold an async thread meanwhile.
+    pub async fn get_off_thread(
+        self: &Arc<Self>,
+        checker: &Arc<dyn Checker>,
+        task: &str,
+        version: i64,
+        monitor: &Monitor,
+    ) -> Result<PreparedMonitor, InvalidMonitor> {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.clock += 1;
+            let now = inner.clock;
+            if let Some(entry) = inner.entries.get_mut(task)
+                && entry.version == version
+            {
+                entry.used = now;
+                return Ok(entry.prepared.clone());
+            }
+        }
+        let (cache, checker) = (self.clone(), checker.clone());
+        let (task, monitor) = (task.to_string(), monitor.clone());
+        tokio::task::spawn_blocking(move || cache.get(checker.as_ref(), &task, version, &monitor))
+            .await
+            .unwrap_or_else(|err| {
+                Err(InvalidMonitor {
+                    errors: vec![wachet::FieldError {
+                        field: ".".into(),
+                        message: format!("preparing the monitor failed: {err}"),
+                    }],
+                })
+            })
     }
 
     /// Monitors cached.
