@@ -419,6 +419,10 @@ pub(crate) async fn launch(
             "--mute-audio",
             "--hide-scrollbars",
             "--remote-debugging-port=0",
+            // WebRTC would send UDP (STUN, TURN, media) straight to any address, around the
+            // egress proxy and its network policy; only UDP through a proxy is allowed, and the
+            // egress is an HTTP proxy, so none at all.
+            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
             // The headless shell blocks no popups by itself: a page calling window.open in a
             // loop would open every one (the full Chromium blocks them by itself).
             "--block-new-web-contents",

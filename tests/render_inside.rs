@@ -1,0 +1,92 @@
+//! The rendering browser stays inside: nothing a page does reaches the network around the
+//! engine's egress proxy (WebRTC's UDP to STUN and TURN servers), a page opening a thousand
+//! WebSockets gets a clear outcome in bounded time, and no process of the browser listens on a
+//! TCP port another local user could connect to (DevTools goes over a pipe).
+//!
+//! These tests need Chromium. Without it they fail when `CI` is set (CI must install it) and are
+//! skipped, loudly, on a developer machine.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::time::{Duration, Instant};
+use wachet::testing::{FixtureServer, browser_test};
+use wachet::{Checker, Engine, Monitor};
+
+fn engine() -> Engine {
+    Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+fn dynamic(url: String) -> Monitor {
+    let mut m = Monitor::new(url);
+    m.dynamic_content = true;
+    m
+}
+
+/// A page that gathers ICE candidates against STUN and TURN servers at `stun` and `turn`, and
+/// says in the page how far it got.
+fn webrtc_page(stun: SocketAddr, turn: SocketAddr) -> String {
+    format!(
+        r#"<!doctype html><p id=v>start</p><script>
+const say = t => document.getElementById('v').textContent = t;
+try {{
+  const pc = new RTCPeerConnection({{iceServers: [
+    {{urls: 'stun:{stun}'}},
+    {{urls: ['turn:{turn}?transport=udp', 'turn:{stun}?transport=udp'], username: 'u', credential: 'p'}},
+  ]}});
+  pc.createDataChannel('x');
+  pc.createOffer().then(o => pc.setLocalDescription(o)).then(() => say('offered'), e => say('no offer: ' + e));
+  window.keep = pc;
+}} catch (e) {{
+  say('no WebRTC: ' + e.name);
+}}
+</script>"#
+    )
+}
+
+/// A page's STUN and TURN requests reach no UDP listener on loopback (127.0.0.1 or 127.0.0.2):
+/// UDP that would not go through the proxy is off, and the page cannot open a peer connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webrtc_sends_no_udp_around_the_proxy() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let stun = tokio::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .unwrap();
+    let turn = tokio::net::UdpSocket::bind((Ipv4Addr::new(127, 0, 0, 2), 0))
+        .await
+        .unwrap();
+    let page = webrtc_page(stun.local_addr().unwrap(), turn.local_addr().unwrap());
+    let server = FixtureServer::builder()
+        .page("/rtc", page)
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    let outcome = engine.check(&dynamic(server.url("/rtc"))).await.unwrap();
+    eprintln!("the page said: {outcome:?}");
+    assert!(outcome.value().is_some(), "{outcome:?}");
+
+    // ICE gathering goes on after the render (the tab stays open for the next one): listen a
+    // few seconds for anything it sends, to either server.
+    let (mut a, mut b) = ([0u8; 2048], [0u8; 2048]);
+    let deadline = Instant::now() + Duration::from_secs(4);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let received = tokio::select! {
+            r = stun.recv_from(&mut a) => Some(("STUN", r)),
+            r = turn.recv_from(&mut b) => Some(("TURN", r)),
+            () = tokio::time::sleep(left) => None,
+        };
+        if let Some((server, Ok((n, from)))) = received {
+            panic!("the {server} server on loopback received {n} bytes of UDP from {from}");
+        }
+    }
+    drop(engine);
+}
