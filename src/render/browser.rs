@@ -3,9 +3,9 @@
 //! whole process group (renderers and zygotes included) when dropped, so no process or profile
 //! outlives the engine. When the engine's process ends without dropping it (a signal, SIGKILL),
 //! the kernel kills the browser (a parent-death signal), its other processes follow it, and the
-//! profile left behind is removed by the next launch of any engine using the same temporary
-//! directory.
+//! profile's watcher removes the profile ([`super::profile`]).
 
+use super::profile::{self, Profile};
 use super::tab::COMMAND_TIMEOUT;
 use super::{RenderError, RenderSettings, mib};
 use chromiumoxide::Browser;
@@ -35,10 +35,6 @@ const KNOWN_PATHS: &[&str] = &[
 
 /// How long Chromium may take to start and announce its DevTools endpoint.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// Profiles are named `wachet-chromium-<pid of the engine>-<random>`, so a later launch can tell
-/// a profile whose engine is gone.
-const PROFILE_PREFIX: &str = "wachet-chromium-";
 
 /// The browser executable: the configured path, else `CHROME_PATH`, else a known location.
 pub(crate) fn find_chrome(configured: Option<&PathBuf>) -> Result<PathBuf, RenderError> {
@@ -108,7 +104,7 @@ pub(crate) struct Live {
     /// The limits behind the memory errors, in MiB: resident memory, JavaScript heap.
     limits_mib: (u64, u64),
     /// Removed when dropped, after the processes are killed.
-    _profile: tempfile::TempDir,
+    _profile: Profile,
 }
 
 impl Live {
@@ -304,35 +300,6 @@ async fn close_initial_tabs(browser: &Browser) {
     }
 }
 
-/// Removes the profiles in `dir` that engines no longer running left behind (killed before they
-/// could remove them). Profiles of live processes and anything not named like ours stay.
-fn remove_stale_profiles(dir: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(owner) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(PROFILE_PREFIX))
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let gone = !std::path::Path::new(&format!("/proc/{owner}")).exists();
-        if gone && entry.file_type().is_ok_and(|t| t.is_dir()) {
-            if let Err(e) = std::fs::remove_dir_all(entry.path()) {
-                tracing::debug!(
-                    target: "wachet::render",
-                    "cannot remove the stale profile {}: {e}",
-                    entry.path().display()
-                );
-            }
-        }
-    }
-}
-
 /// A request to the launcher thread: a command to spawn in a runtime, and where to answer.
 type SpawnJob = (
     tokio::process::Command,
@@ -381,10 +348,8 @@ pub(crate) async fn launch(
     settings: &RenderSettings,
 ) -> Result<Live, RenderError> {
     let tmp = std::env::temp_dir();
-    let _ = tokio::task::spawn_blocking(move || remove_stale_profiles(&tmp)).await;
-    let profile = tempfile::Builder::new()
-        .prefix(&format!("{PROFILE_PREFIX}{}-", std::process::id()))
-        .tempdir()
+    let _ = tokio::task::spawn_blocking(move || profile::remove_stale(&tmp)).await;
+    let mut profile = Profile::create()
         .map_err(|e| RenderError::Launch(format!("cannot create a profile directory: {e}")))?;
     let mut command = tokio::process::Command::new(executable);
     command
@@ -467,6 +432,9 @@ pub(crate) async fn launch(
         .await
         .map_err(|e| RenderError::Launch(format!("cannot start {}: {e}", executable.display())))?;
     let pid = child.id();
+    if let Some(pid) = pid {
+        profile.browser_started(pid).await;
+    }
     let stderr = child
         .stderr
         .take()

@@ -12,6 +12,7 @@ mod browser;
 mod egress;
 mod intercept;
 mod pending;
+mod profile;
 mod scripts;
 mod session;
 mod tab;
