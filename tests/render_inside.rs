@@ -90,3 +90,95 @@ async fn webrtc_sends_no_udp_around_the_proxy() {
     }
     drop(engine);
 }
+
+/// The inodes of the TCP sockets listening on this machine (IPv4 and IPv6).
+fn listening_inodes() -> std::collections::HashSet<u64> {
+    let mut found = std::collections::HashSet::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // `st` 0A is LISTEN; the inode is the tenth field.
+            if fields.get(3) == Some(&"0A")
+                && let Some(inode) = fields.get(9).and_then(|i| i.parse().ok())
+            {
+                found.insert(inode);
+            }
+        }
+    }
+    found
+}
+
+/// The sockets `pid` holds open, by inode.
+fn socket_inodes(pid: u32) -> Vec<u64> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|fds| {
+            fds.flatten()
+                .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+                .filter_map(|target| {
+                    target
+                        .to_str()?
+                        .strip_prefix("socket:[")?
+                        .strip_suffix(']')?
+                        .parse()
+                        .ok()
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// No process of the browser listens on a TCP port while it renders: DevTools goes over a
+/// pipe, so no other local user can drive the browser.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_process_of_the_browser_listens_on_tcp() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let server = FixtureServer::builder()
+        .page(
+            "/slow",
+            r#"<!doctype html><p>slow</p><script src="/slow.js"></script>"#,
+        )
+        .reply(
+            "/slow.js",
+            wachet::testing::Reply::new(200)
+                .header("content-type", "text/javascript")
+                .body("document.body.append(' done')")
+                .delay(Duration::from_secs(2)),
+        )
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    let check = {
+        let engine = engine.clone();
+        let url = server.url("/slow");
+        tokio::spawn(async move { engine.check(&dynamic(url)).await })
+    };
+    let mut samples = 0;
+    let mut listening: Vec<(u32, String)> = Vec::new();
+    while !check.is_finished() {
+        if let Some(browser) = engine.renderer().browser_pid() {
+            let listeners = listening_inodes();
+            for pid in wachet::testing::memory::process_tree(browser) {
+                if socket_inodes(pid).iter().any(|i| listeners.contains(i))
+                    && !listening.iter().any(|(p, _)| *p == pid)
+                {
+                    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                    let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                    listening.push((pid, cmd.chars().take(120).collect()));
+                }
+            }
+            samples += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let outcome = check.await.unwrap().unwrap();
+    assert_eq!(outcome.value(), Some("slow\ndone"), "{outcome:?}");
+    assert!(samples > 5, "the browser was seen only {samples} times");
+    assert!(
+        listening.is_empty(),
+        "processes of the browser listen on TCP: {listening:?}"
+    );
+}

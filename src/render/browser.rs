@@ -5,6 +5,7 @@
 //! the kernel kills the browser (a parent-death signal), its other processes follow it, and the
 //! profile's watcher removes the profile ([`super::profile`]).
 
+use super::devtools;
 use super::profile::{self, Profile};
 use super::tab::COMMAND_TIMEOUT;
 use super::{RenderError, RenderSettings, mib};
@@ -99,6 +100,8 @@ pub(crate) struct Live {
     pid: Option<u32>,
     child: std::sync::Mutex<Option<tokio::process::Child>>,
     handler: JoinHandle<()>,
+    /// Carries DevTools between chromiumoxide and the browser's pipes.
+    bridge: JoinHandle<()>,
     watchdog: Option<JoinHandle<()>>,
     memory: Arc<std::sync::Mutex<MemoryEvents>>,
     /// The limits behind the memory errors, in MiB: resident memory, JavaScript heap.
@@ -180,6 +183,7 @@ impl Drop for Live {
     fn drop(&mut self) {
         self.kill();
         self.handler.abort();
+        self.bridge.abort();
         if let Some(watchdog) = &self.watchdog {
             watchdog.abort();
         }
@@ -351,6 +355,9 @@ pub(crate) async fn launch(
     let _ = tokio::task::spawn_blocking(move || profile::remove_stale(&tmp)).await;
     let mut profile = Profile::create()
         .map_err(|e| RenderError::Launch(format!("cannot create a profile directory: {e}")))?;
+    let pipes = devtools::Pipes::new()
+        .map_err(|e| RenderError::Launch(format!("cannot make the DevTools pipes: {e}")))?;
+    let browser_fds = pipes.browser_fds();
     let mut command = tokio::process::Command::new(executable);
     command
         .args([
@@ -383,7 +390,8 @@ pub(crate) async fn launch(
             "--use-mock-keychain",
             "--mute-audio",
             "--hide-scrollbars",
-            "--remote-debugging-port=0",
+            // DevTools on fds 3 and 4 rather than a port any local user could connect to.
+            "--remote-debugging-pipe",
             // WebRTC would send UDP (STUN, TURN, media) straight to any address, around the
             // egress proxy and its network policy; only UDP through a proxy is allowed, and the
             // egress is an HTTP proxy, so none at all.
@@ -413,10 +421,11 @@ pub(crate) async fn launch(
         .kill_on_drop(true)
         .process_group(0);
     let engine_pid = std::process::id();
-    // SAFETY: the closure runs in the forked child before exec and only makes two system calls
-    // (no allocation, no lock), which is async-signal-safe.
+    // SAFETY: the closure runs in the forked child before exec and only makes system calls (no
+    // allocation, no lock), which is async-signal-safe.
     unsafe {
         command.pre_exec(move || {
+            devtools::install_in_child(browser_fds)?;
             // Chromium is killed when the engine's process ends, however it ends; its zygotes
             // and renderers exit when they lose the browser.
             nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
@@ -439,32 +448,16 @@ pub(crate) async fn launch(
         .stderr
         .take()
         .ok_or_else(|| RenderError::Launch("no stderr from Chromium".into()))?;
-    let mut lines = BufReader::new(stderr).lines();
-    let found = tokio::time::timeout(LAUNCH_TIMEOUT, async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(pos) = line.find("ws://") {
-                return Some(line[pos..].trim().to_string());
-            }
-        }
-        None
-    })
-    .await;
-    let ws = match found {
-        Ok(Some(ws)) => ws,
-        Ok(None) => {
-            let _ = child.start_kill();
-            return Err(RenderError::Launch(
-                "Chromium exited before it announced its DevTools endpoint".into(),
-            ));
-        }
-        Err(_) => {
+    let (ws, bridge) = match pipes.serve().await {
+        Ok(pair) => pair,
+        Err(e) => {
             let _ = child.start_kill();
             return Err(RenderError::Launch(format!(
-                "Chromium did not start within {} s",
-                LAUNCH_TIMEOUT.as_secs()
+                "cannot serve the DevTools pipe: {e}"
             )));
         }
     };
+    let mut lines = BufReader::new(stderr).lines();
     // Keep draining stderr so Chromium never blocks on a full pipe; V8 says there when a
     // renderer reached its heap limit.
     let memory = Arc::new(std::sync::Mutex::new(MemoryEvents::default()));
@@ -496,12 +489,14 @@ pub(crate) async fn launch(
         Ok(Ok(pair)) => pair,
         Ok(Err(e)) => {
             let _ = child.start_kill();
+            bridge.abort();
             return Err(RenderError::Launch(format!(
                 "cannot attach to Chromium: {e}"
             )));
         }
         Err(_) => {
             let _ = child.start_kill();
+            bridge.abort();
             return Err(RenderError::Launch(
                 "attaching to Chromium timed out".into(),
             ));
@@ -526,6 +521,19 @@ pub(crate) async fn launch(
         }
         alive_flag.store(false, Ordering::Release);
     });
+    // The pipe announces nothing: the first answer says Chromium is up.
+    let version = browser.execute(chromiumoxide::cdp::browser_protocol::browser::GetVersionParams::default());
+    if !matches!(tokio::time::timeout(LAUNCH_TIMEOUT, version).await, Ok(Ok(_))) {
+        let exited = matches!(child.try_wait(), Ok(Some(_)));
+        let _ = child.start_kill();
+        bridge.abort();
+        handler.abort();
+        return Err(RenderError::Launch(if exited {
+            "Chromium exited as it started".into()
+        } else {
+            format!("Chromium did not answer within {} s", LAUNCH_TIMEOUT.as_secs())
+        }));
+    }
     close_initial_tabs(&browser).await;
     let watchdog = pid.map(|pid| {
         start_watchdog(
@@ -541,6 +549,7 @@ pub(crate) async fn launch(
         pid,
         child: std::sync::Mutex::new(Some(child)),
         handler,
+        bridge,
         watchdog,
         memory,
         limits_mib: (

@@ -9,6 +9,7 @@
 //! tab is replaced and a dead browser relaunched, and the render retried once.
 
 mod browser;
+mod devtools;
 mod egress;
 mod intercept;
 mod pending;
