@@ -184,7 +184,10 @@ async fn bridge(ws: Ws, mut commands: pipe::Sender, mut messages: pipe::Receiver
                 return;
             }
         }
-        let _ = sink.close(None).await;
+        // No closing handshake: chromiumoxide takes a close frame as the end of messages but
+        // not of the browser, while a connection dropped without one fails its handler, which
+        // is how the engine learns that the browser is gone.
+        drop(sink);
     };
     tokio::select! {
         () = to_browser => {}
