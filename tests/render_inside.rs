@@ -182,3 +182,140 @@ async fn no_process_of_the_browser_listens_on_tcp() {
         "processes of the browser listen on TCP: {listening:?}"
     );
 }
+
+/// A WebSocket server on 127.0.0.1 that completes every handshake and holds the connection
+/// open, counting connections made and still open.
+struct WebSocketServer {
+    addr: SocketAddr,
+    made: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    open: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl WebSocketServer {
+    async fn start() -> WebSocketServer {
+        use std::sync::atomic::Ordering;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .await
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let made = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let open = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (m, o) = (made.clone(), open.clone());
+        let task = tokio::spawn(async move {
+            while let Ok((mut stream, _)) = listener.accept().await {
+                m.fetch_add(1, Ordering::AcqRel);
+                o.fetch_add(1, Ordering::AcqRel);
+                let o = o.clone();
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16384 {
+                        match stream.read(&mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let text = String::from_utf8_lossy(&head);
+                    let key = text.lines().find_map(|l| {
+                        let (name, value) = l.split_once(':')?;
+                        name.eq_ignore_ascii_case("sec-websocket-key")
+                            .then(|| value.trim().to_string())
+                    });
+                    if let Some(key) = key {
+                        use base64::Engine as _;
+                        use sha1::Digest as _;
+                        let digest = sha1::Sha1::digest(
+                            format!("{key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11").as_bytes(),
+                        );
+                        let accept = base64::engine::general_purpose::STANDARD.encode(digest);
+                        let reply = format!(
+                            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n\r\n"
+                        );
+                        if stream.write_all(reply.as_bytes()).await.is_ok() {
+                            while matches!(stream.read(&mut buf).await, Ok(n) if n > 0) {}
+                        }
+                    }
+                    o.fetch_sub(1, Ordering::AcqRel);
+                });
+            }
+        });
+        WebSocketServer {
+            addr,
+            made,
+            open,
+            task,
+        }
+    }
+}
+
+impl Drop for WebSocketServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// A page opening a thousand WebSockets gets a clear outcome within a generous bound, its
+/// connections are closed with its check, and the next check renders as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_websockets_stay_bounded() {
+    use std::sync::atomic::Ordering;
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let sockets = WebSocketServer::start().await;
+    let page = format!(
+        r#"<!doctype html><p id=v>start</p><script>
+let made = 0, opened = 0, failed = 0;
+window.keep = [];
+for (let i = 0; i < 1000; i++) {{
+  try {{
+    const ws = new WebSocket('ws://{}/' + i);
+    made++;
+    ws.onopen = () => opened++;
+    ws.onerror = () => failed++;
+    keep.push(ws);
+  }} catch (e) {{ failed++; }}
+}}
+setTimeout(() => document.getElementById('v').textContent = `made ${{made}}`, 900);
+</script>"#,
+        sockets.addr
+    );
+    let server = FixtureServer::builder()
+        .page("/many", page)
+        .page("/fine", "<p>fine</p>")
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    let began = Instant::now();
+    let outcome = engine.check(&dynamic(server.url("/many"))).await.unwrap();
+    let took = began.elapsed();
+    eprintln!(
+        "1000 WebSockets: {:?} / {:?} in {:.1} s; the server saw {} connections, {} open",
+        outcome.value(),
+        outcome.error(),
+        took.as_secs_f64(),
+        sockets.made.load(Ordering::Acquire),
+        sockets.open.load(Ordering::Acquire)
+    );
+    assert!(
+        outcome.value().is_some() || outcome.error().is_some(),
+        "{outcome:?}"
+    );
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+
+    // The check's browser context is gone, and its connections with it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while sockets.open.load(Ordering::Acquire) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        sockets.open.load(Ordering::Acquire),
+        0,
+        "WebSockets outlived their check"
+    );
+    let next = engine.check(&dynamic(server.url("/fine"))).await.unwrap();
+    assert_eq!(next.value(), Some("fine"), "{next:?}");
+}

@@ -367,7 +367,13 @@ async fn sigkill_of_serve_mid_render_leaves_no_browser_and_no_profile() {
     let server = std::sync::Arc::new(slow_site().await);
     let tmp = tempfile::tempdir().unwrap();
     let mut child = wachet(tmp.path())
-        .args(["serve", "--listen", "127.0.0.1:0", "--allow-private-networks", "--db"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow-private-networks",
+            "--db",
+        ])
         .arg(tmp.path().join("wachet.db"))
         .stdout(Stdio::piped())
         .spawn()
@@ -398,8 +404,10 @@ async fn sigkill_of_serve_mid_render_leaves_no_browser_and_no_profile() {
     let created = http
         .put(format!("{api}/task"))
         .bearer_auth(&token)
-        .json(&json!({"name": "slow", "url": server.url("/slow"), "dynamicContent": true,
-                      "recurrenceInSeconds": 3600}))
+        .json(
+            &json!({"name": "slow", "url": server.url("/slow"), "dynamicContent": true,
+                      "recurrenceInSeconds": 3600}),
+        )
         .send()
         .await
         .unwrap();

@@ -522,8 +522,12 @@ pub(crate) async fn launch(
         alive_flag.store(false, Ordering::Release);
     });
     // The pipe announces nothing: the first answer says Chromium is up.
-    let version = browser.execute(chromiumoxide::cdp::browser_protocol::browser::GetVersionParams::default());
-    if !matches!(tokio::time::timeout(LAUNCH_TIMEOUT, version).await, Ok(Ok(_))) {
+    let version =
+        browser.execute(chromiumoxide::cdp::browser_protocol::browser::GetVersionParams::default());
+    if !matches!(
+        tokio::time::timeout(LAUNCH_TIMEOUT, version).await,
+        Ok(Ok(_))
+    ) {
         let exited = matches!(child.try_wait(), Ok(Some(_)));
         let _ = child.start_kill();
         bridge.abort();
@@ -531,7 +535,10 @@ pub(crate) async fn launch(
         return Err(RenderError::Launch(if exited {
             "Chromium exited as it started".into()
         } else {
-            format!("Chromium did not answer within {} s", LAUNCH_TIMEOUT.as_secs())
+            format!(
+                "Chromium did not answer within {} s",
+                LAUNCH_TIMEOUT.as_secs()
+            )
         }));
     }
     close_initial_tabs(&browser).await;

@@ -47,15 +47,16 @@ impl Pipes {
 
     /// Chromium's ends, to be put on fds 3 and 4 in the child ([`install_in_child`]).
     pub(crate) fn browser_fds(&self) -> (RawFd, RawFd) {
-        (self.browser_read.as_raw_fd(), self.browser_write.as_raw_fd())
+        (
+            self.browser_read.as_raw_fd(),
+            self.browser_write.as_raw_fd(),
+        )
     }
 
     /// Serves the WebSocket end for chromiumoxide. Call once Chromium is spawned: this closes
     /// Chromium's ends here, so either side sees the other go. Returns the address to connect
     /// to and the bridge, which runs until either side closes.
-    pub(crate) async fn serve(
-        self,
-    ) -> std::io::Result<(String, tokio::task::JoinHandle<()>)> {
+    pub(crate) async fn serve(self) -> std::io::Result<(String, tokio::task::JoinHandle<()>)> {
         let Pipes {
             browser_read,
             browser_write,
@@ -67,10 +68,7 @@ impl Pipes {
         let messages = pipe::Receiver::from_owned_fd(messages)?;
         let secret = secret()?;
         let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await?;
-        let url = format!(
-            "ws://{}/devtools/browser/{secret}",
-            listener.local_addr()?
-        );
+        let url = format!("ws://{}/devtools/browser/{secret}", listener.local_addr()?);
         let path = format!("/devtools/browser/{secret}");
         let bridge = tokio::spawn(async move {
             let accepted = tokio::time::timeout(ACCEPT_TIMEOUT, accept(listener, &path)).await;
@@ -115,7 +113,9 @@ fn secret() -> std::io::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-type Ws = async_tungstenite::WebSocketStream<async_tungstenite::tokio::TokioAdapter<tokio::net::TcpStream>>;
+type Ws = async_tungstenite::WebSocketStream<
+    async_tungstenite::tokio::TokioAdapter<tokio::net::TcpStream>,
+>;
 
 /// The first connection that asks for `path`; the listener is closed when this returns.
 async fn accept(listener: tokio::net::TcpListener, path: &str) -> Option<Ws> {
@@ -152,8 +152,7 @@ async fn bridge(ws: Ws, mut commands: pipe::Sender, mut messages: pipe::Receiver
                 Message::Close(_) => break,
                 _ => continue,
             };
-            if commands.write_all(bytes).await.is_err() || commands.write_all(&[0]).await.is_err()
-            {
+            if commands.write_all(bytes).await.is_err() || commands.write_all(&[0]).await.is_err() {
                 break;
             }
         }
