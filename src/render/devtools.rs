@@ -34,14 +34,15 @@ pub(crate) struct Pipes {
 
 impl Pipes {
     pub(crate) fn new() -> std::io::Result<Pipes> {
-        // std's pipes are close-on-exec: no other child inherits them.
-        let (browser_read, commands) = std::io::pipe()?;
-        let (messages, browser_write) = std::io::pipe()?;
+        // Close-on-exec: no other child inherits them (Chromium gets copies on fds 3 and 4).
+        let cloexec = nix::fcntl::OFlag::O_CLOEXEC;
+        let (browser_read, commands) = nix::unistd::pipe2(cloexec)?;
+        let (messages, browser_write) = nix::unistd::pipe2(cloexec)?;
         Ok(Pipes {
-            browser_read: browser_read.into(),
-            browser_write: browser_write.into(),
-            commands: commands.into(),
-            messages: messages.into(),
+            browser_read,
+            browser_write,
+            commands,
+            messages,
         })
     }
 
@@ -118,6 +119,8 @@ type Ws = async_tungstenite::WebSocketStream<
 >;
 
 /// The first connection that asks for `path`; the listener is closed when this returns.
+// The handshake's callback must answer with tungstenite's (large) response type.
+#[allow(clippy::result_large_err)]
 async fn accept(listener: tokio::net::TcpListener, path: &str) -> Option<Ws> {
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
