@@ -4,15 +4,17 @@
 //! the browser (and read files through `file://`). chromiumoxide only speaks WebSocket to a
 //! `ws://` address, so this module bridges: it makes the two pipes, and serves one WebSocket
 //! connection on a loopback port bound only for the moment chromiumoxide connects, at a path
-//! holding 128 random bits that never leave this process. The first connection that presents
-//! the path is bridged to the pipes and the port is closed at once; one without it is dropped.
-//! Another local user could at most connect, without the path, during those milliseconds.
+//! holding 128 random bits that never leave this process. A connection is accepted only from a
+//! socket of this very process (the kernel's socket table says whose it is), and only with the
+//! path; the first such one is bridged to the pipes and the port is closed at once. Another
+//! local user could at most connect during those milliseconds, and is dropped unheard.
 
 use async_tungstenite::tungstenite::Message;
 use async_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use async_tungstenite::tungstenite::protocol::WebSocketConfig;
 use futures::StreamExt;
 use std::io::Read;
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -125,8 +127,15 @@ async fn accept(listener: tokio::net::TcpListener, path: &str) -> Option<Ws> {
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE))
         .max_frame_size(Some(MAX_MESSAGE));
+    let ours = listener.local_addr().ok()?;
     loop {
-        let (stream, _) = listener.accept().await.ok()?;
+        let (stream, peer) = listener.accept().await.ok()?;
+        // A stranger is dropped before it can send a byte, so it cannot hold up the handshake.
+        let own = tokio::task::spawn_blocking(move || connected_from_this_process(peer, ours));
+        if !own.await.unwrap_or(false) {
+            tracing::warn!(target: "wachet::render", %peer, "refused a connection to the browser's DevTools from another process");
+            continue;
+        }
         let check = |request: &Request, response: Response| {
             if request.uri().path() == path {
                 Ok(response)
@@ -142,6 +151,40 @@ async fn accept(listener: tokio::net::TcpListener, path: &str) -> Option<Ws> {
             return Some(ws);
         }
     }
+}
+
+/// Whether the TCP connection from `peer` to `listener` was made by this process: its client
+/// socket (in `/proc/net/tcp`, by inode) is one of this process's descriptors. The kernel says
+/// who holds a socket; a path, however secret, only says who knows it.
+fn connected_from_this_process(peer: SocketAddr, listener: SocketAddr) -> bool {
+    let (SocketAddr::V4(peer), SocketAddr::V4(listener)) = (peer, listener) else {
+        return false;
+    };
+    // Addresses as the kernel prints them: the 32-bit value as it lies in memory, in hex.
+    let hex = |a: std::net::SocketAddrV4| {
+        format!(
+            "{:08X}:{:04X}",
+            u32::from_ne_bytes(a.ip().octets()),
+            a.port()
+        )
+    };
+    let (local, remote) = (hex(peer), hex(listener));
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else {
+        return false;
+    };
+    let Some(inode) = table.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields.get(1) == Some(&local.as_str()) && fields.get(2) == Some(&remote.as_str()))
+            .then(|| fields.get(9).map(|i| format!("socket:[{i}]")))
+            .flatten()
+    }) else {
+        return false;
+    };
+    std::fs::read_dir("/proc/self/fd").is_ok_and(|fds| {
+        fds.flatten().any(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|target| target.as_os_str() == inode.as_str())
+        })
+    })
 }
 
 /// Carries messages both ways until either side closes or fails.
@@ -194,5 +237,62 @@ async fn bridge(ws: Ws, mut commands: pipe::Sender, mut messages: pipe::Receiver
     tokio::select! {
         () = to_browser => {}
         () = from_browser => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PATH: &str = "/devtools/browser/0123456789abcdef";
+
+    /// Another process is dropped unheard even with the secret path; this process is refused
+    /// with a wrong path and accepted with the right one.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn only_this_process_with_the_path_attaches() {
+        let listener = tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0))
+            .await
+            .unwrap();
+        let addr = listener.local_addr().unwrap();
+        let accepting = tokio::spawn(async move { accept(listener, PATH).await });
+
+        let handshake = format!(
+            "GET {PATH} HTTP/1.1\\r\\nHost: {addr}\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\\r\\nSec-WebSocket-Version: 13\\r\\n\\r\\n"
+        );
+        let script = format!(
+            "exec 3<>/dev/tcp/127.0.0.1/{port}; printf '{handshake}' >&3; cat <&3",
+            port = addr.port()
+        );
+        let other = tokio::process::Command::new("bash")
+            .arg("-c")
+            .arg(script)
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .output();
+        let other = tokio::time::timeout(Duration::from_secs(10), other)
+            .await
+            .expect("the other process's connection is closed")
+            .unwrap();
+        // Closed unread: cat may see a reset; what matters is that nothing was answered.
+        assert_eq!(
+            String::from_utf8_lossy(&other.stdout),
+            "",
+            "answered another process: {other:?}"
+        );
+        assert!(!accepting.is_finished());
+
+        let wrong =
+            async_tungstenite::tokio::connect_async(format!("ws://{addr}/devtools/browser/x"));
+        assert!(wrong.await.is_err(), "a wrong path attached");
+        assert!(!accepting.is_finished());
+
+        let right = async_tungstenite::tokio::connect_async(format!("ws://{addr}{PATH}"));
+        let _client = right.await.expect("this process attaches");
+        let accepted = tokio::time::timeout(Duration::from_secs(10), accepting)
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(accepted.is_some());
     }
 }
