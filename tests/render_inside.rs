@@ -47,12 +47,40 @@ try {{
 }
 
 /// A page's STUN and TURN requests reach no UDP listener on loopback (127.0.0.1 or 127.0.0.2):
-/// UDP that would not go through the proxy is off, and the page cannot open a peer connection.
+/// UDP that would not go through the proxy is off, in the headless shell (by a flag) and in the
+/// full Chromium (by the profile's preferences).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn webrtc_sends_no_udp_around_the_proxy() {
     let Some(_serial) = browser_test().await else {
         return;
     };
+    webrtc_sends_no_udp(engine()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webrtc_sends_no_udp_around_the_proxy_from_the_full_chromium() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let full = "/usr/lib/chromium/chromium";
+    if !std::path::Path::new(full).is_file() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install Debian's chromium as well as the headless shell"
+        );
+        eprintln!("SKIPPED: no full Chromium at {full}");
+        return;
+    }
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(Duration::from_secs(30))
+        .chrome_path(full)
+        .build()
+        .unwrap();
+    webrtc_sends_no_udp(engine).await;
+}
+
+async fn webrtc_sends_no_udp(engine: Engine) {
     let stun = tokio::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
         .await
         .unwrap();
@@ -65,7 +93,6 @@ async fn webrtc_sends_no_udp_around_the_proxy() {
         .start()
         .await
         .unwrap();
-    let engine = engine();
     let outcome = engine.check(&dynamic(server.url("/rtc"))).await.unwrap();
     eprintln!("the page said: {outcome:?}");
     assert!(outcome.value().is_some(), "{outcome:?}");

@@ -34,6 +34,10 @@ const KNOWN_PATHS: &[&str] = &[
     "/usr/bin/google-chrome-stable",
 ];
 
+/// The profile's preferences: WebRTC may use UDP only through a proxy (the engine's egress is
+/// an HTTP proxy, so none at all).
+const PREFERENCES: &str = r#"{"webrtc": {"ip_handling_policy": "disable_non_proxied_udp", "multiple_routes_enabled": false, "nonproxied_udp_enabled": false}}"#;
+
 /// How long Chromium may take to start and announce its DevTools endpoint.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -355,6 +359,12 @@ pub(crate) async fn launch(
     let _ = tokio::task::spawn_blocking(move || profile::remove_stale(&tmp)).await;
     let mut profile = Profile::create()
         .map_err(|e| RenderError::Launch(format!("cannot create a profile directory: {e}")))?;
+    // The full Chromium takes its WebRTC policy from the profile's preferences, not the flag
+    // below (which the headless shell obeys).
+    let preferences = profile.path().join("Default");
+    std::fs::create_dir_all(&preferences)
+        .and_then(|()| std::fs::write(preferences.join("Preferences"), PREFERENCES))
+        .map_err(|e| RenderError::Launch(format!("cannot write the profile's preferences: {e}")))?;
     let pipes = devtools::Pipes::new()
         .map_err(|e| RenderError::Launch(format!("cannot make the DevTools pipes: {e}")))?;
     let browser_fds = pipes.browser_fds();
