@@ -38,7 +38,7 @@ const KNOWN_PATHS: &[&str] = &[
 /// an HTTP proxy, so none at all).
 const PREFERENCES: &str = r#"{"webrtc": {"ip_handling_policy": "disable_non_proxied_udp", "multiple_routes_enabled": false, "nonproxied_udp_enabled": false}}"#;
 
-/// How long Chromium may take to start and announce its DevTools endpoint.
+/// How long Chromium may take to start and answer on its DevTools pipe.
 const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The browser executable: the configured path, else `CHROME_PATH`, else a known location.
