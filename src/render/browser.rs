@@ -3,9 +3,10 @@
 //! whole process group (renderers and zygotes included) when dropped, so no process or profile
 //! outlives the engine. When the engine's process ends without dropping it (a signal, SIGKILL),
 //! the kernel kills the browser (a parent-death signal), its other processes follow it, and the
-//! profile left behind is removed by the next launch of any engine using the same temporary
-//! directory.
+//! profile's watcher removes the profile ([`super::profile`]).
 
+use super::devtools;
+use super::profile::{self, Profile};
 use super::tab::COMMAND_TIMEOUT;
 use super::{RenderError, RenderSettings, mib};
 use chromiumoxide::Browser;
@@ -33,12 +34,12 @@ const KNOWN_PATHS: &[&str] = &[
     "/usr/bin/google-chrome-stable",
 ];
 
-/// How long Chromium may take to start and announce its DevTools endpoint.
-const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
+/// The profile's preferences: WebRTC may use UDP only through a proxy (the engine's egress is
+/// an HTTP proxy, so none at all).
+const PREFERENCES: &str = r#"{"webrtc": {"ip_handling_policy": "disable_non_proxied_udp", "multiple_routes_enabled": false, "nonproxied_udp_enabled": false}}"#;
 
-/// Profiles are named `wachet-chromium-<pid of the engine>-<random>`, so a later launch can tell
-/// a profile whose engine is gone.
-const PROFILE_PREFIX: &str = "wachet-chromium-";
+/// How long Chromium may take to start and answer on its DevTools pipe.
+const LAUNCH_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The browser executable: the configured path, else `CHROME_PATH`, else a known location.
 pub(crate) fn find_chrome(configured: Option<&PathBuf>) -> Result<PathBuf, RenderError> {
@@ -103,12 +104,14 @@ pub(crate) struct Live {
     pid: Option<u32>,
     child: std::sync::Mutex<Option<tokio::process::Child>>,
     handler: JoinHandle<()>,
+    /// Carries DevTools between chromiumoxide and the browser's pipes.
+    bridge: JoinHandle<()>,
     watchdog: Option<JoinHandle<()>>,
     memory: Arc<std::sync::Mutex<MemoryEvents>>,
     /// The limits behind the memory errors, in MiB: resident memory, JavaScript heap.
     limits_mib: (u64, u64),
     /// Removed when dropped, after the processes are killed.
-    _profile: tempfile::TempDir,
+    _profile: Profile,
 }
 
 impl Live {
@@ -184,6 +187,7 @@ impl Drop for Live {
     fn drop(&mut self) {
         self.kill();
         self.handler.abort();
+        self.bridge.abort();
         if let Some(watchdog) = &self.watchdog {
             watchdog.abort();
         }
@@ -304,35 +308,6 @@ async fn close_initial_tabs(browser: &Browser) {
     }
 }
 
-/// Removes the profiles in `dir` that engines no longer running left behind (killed before they
-/// could remove them). Profiles of live processes and anything not named like ours stay.
-fn remove_stale_profiles(dir: &std::path::Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(owner) = name
-            .to_str()
-            .and_then(|n| n.strip_prefix(PROFILE_PREFIX))
-            .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let gone = !std::path::Path::new(&format!("/proc/{owner}")).exists();
-        if gone && entry.file_type().is_ok_and(|t| t.is_dir()) {
-            if let Err(e) = std::fs::remove_dir_all(entry.path()) {
-                tracing::debug!(
-                    target: "wachet::render",
-                    "cannot remove the stale profile {}: {e}",
-                    entry.path().display()
-                );
-            }
-        }
-    }
-}
-
 /// A request to the launcher thread: a command to spawn in a runtime, and where to answer.
 type SpawnJob = (
     tokio::process::Command,
@@ -381,11 +356,18 @@ pub(crate) async fn launch(
     settings: &RenderSettings,
 ) -> Result<Live, RenderError> {
     let tmp = std::env::temp_dir();
-    let _ = tokio::task::spawn_blocking(move || remove_stale_profiles(&tmp)).await;
-    let profile = tempfile::Builder::new()
-        .prefix(&format!("{PROFILE_PREFIX}{}-", std::process::id()))
-        .tempdir()
+    let _ = tokio::task::spawn_blocking(move || profile::remove_stale(&tmp)).await;
+    let mut profile = Profile::create()
         .map_err(|e| RenderError::Launch(format!("cannot create a profile directory: {e}")))?;
+    // The full Chromium takes its WebRTC policy from the profile's preferences, not the flag
+    // below (which the headless shell obeys).
+    let preferences = profile.path().join("Default");
+    std::fs::create_dir_all(&preferences)
+        .and_then(|()| std::fs::write(preferences.join("Preferences"), PREFERENCES))
+        .map_err(|e| RenderError::Launch(format!("cannot write the profile's preferences: {e}")))?;
+    let pipes = devtools::Pipes::new()
+        .map_err(|e| RenderError::Launch(format!("cannot make the DevTools pipes: {e}")))?;
+    let browser_fds = pipes.browser_fds();
     let mut command = tokio::process::Command::new(executable);
     command
         .args([
@@ -418,7 +400,12 @@ pub(crate) async fn launch(
             "--use-mock-keychain",
             "--mute-audio",
             "--hide-scrollbars",
-            "--remote-debugging-port=0",
+            // DevTools on fds 3 and 4 rather than a port any local user could connect to.
+            "--remote-debugging-pipe",
+            // WebRTC would send UDP (STUN, TURN, media) straight to any address, around the
+            // egress proxy and its network policy; only UDP through a proxy is allowed, and the
+            // egress is an HTTP proxy, so none at all.
+            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
             // The headless shell blocks no popups by itself: a page calling window.open in a
             // loop would open every one (the full Chromium blocks them by itself).
             "--block-new-web-contents",
@@ -444,10 +431,11 @@ pub(crate) async fn launch(
         .kill_on_drop(true)
         .process_group(0);
     let engine_pid = std::process::id();
-    // SAFETY: the closure runs in the forked child before exec and only makes two system calls
-    // (no allocation, no lock), which is async-signal-safe.
+    // SAFETY: the closure runs in the forked child before exec and only makes system calls (no
+    // allocation, no lock), which is async-signal-safe.
     unsafe {
         command.pre_exec(move || {
+            devtools::install_in_child(browser_fds)?;
             // Chromium is killed when the engine's process ends, however it ends; its zygotes
             // and renderers exit when they lose the browser.
             nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
@@ -463,36 +451,23 @@ pub(crate) async fn launch(
         .await
         .map_err(|e| RenderError::Launch(format!("cannot start {}: {e}", executable.display())))?;
     let pid = child.id();
+    if let Some(pid) = pid {
+        profile.browser_started(pid).await;
+    }
     let stderr = child
         .stderr
         .take()
         .ok_or_else(|| RenderError::Launch("no stderr from Chromium".into()))?;
-    let mut lines = BufReader::new(stderr).lines();
-    let found = tokio::time::timeout(LAUNCH_TIMEOUT, async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(pos) = line.find("ws://") {
-                return Some(line[pos..].trim().to_string());
-            }
-        }
-        None
-    })
-    .await;
-    let ws = match found {
-        Ok(Some(ws)) => ws,
-        Ok(None) => {
-            let _ = child.start_kill();
-            return Err(RenderError::Launch(
-                "Chromium exited before it announced its DevTools endpoint".into(),
-            ));
-        }
-        Err(_) => {
+    let (ws, bridge) = match pipes.serve().await {
+        Ok(pair) => pair,
+        Err(e) => {
             let _ = child.start_kill();
             return Err(RenderError::Launch(format!(
-                "Chromium did not start within {} s",
-                LAUNCH_TIMEOUT.as_secs()
+                "cannot serve the DevTools pipe: {e}"
             )));
         }
     };
+    let mut lines = BufReader::new(stderr).lines();
     // Keep draining stderr so Chromium never blocks on a full pipe; V8 says there when a
     // renderer reached its heap limit.
     let memory = Arc::new(std::sync::Mutex::new(MemoryEvents::default()));
@@ -524,12 +499,14 @@ pub(crate) async fn launch(
         Ok(Ok(pair)) => pair,
         Ok(Err(e)) => {
             let _ = child.start_kill();
+            bridge.abort();
             return Err(RenderError::Launch(format!(
                 "cannot attach to Chromium: {e}"
             )));
         }
         Err(_) => {
             let _ = child.start_kill();
+            bridge.abort();
             return Err(RenderError::Launch(
                 "attaching to Chromium timed out".into(),
             ));
@@ -554,6 +531,26 @@ pub(crate) async fn launch(
         }
         alive_flag.store(false, Ordering::Release);
     });
+    // The pipe announces nothing: the first answer says Chromium is up.
+    let version =
+        browser.execute(chromiumoxide::cdp::browser_protocol::browser::GetVersionParams::default());
+    if !matches!(
+        tokio::time::timeout(LAUNCH_TIMEOUT, version).await,
+        Ok(Ok(_))
+    ) {
+        let exited = matches!(child.try_wait(), Ok(Some(_)));
+        let _ = child.start_kill();
+        bridge.abort();
+        handler.abort();
+        return Err(RenderError::Launch(if exited {
+            "Chromium exited as it started".into()
+        } else {
+            format!(
+                "Chromium did not answer within {} s",
+                LAUNCH_TIMEOUT.as_secs()
+            )
+        }));
+    }
     close_initial_tabs(&browser).await;
     let watchdog = pid.map(|pid| {
         start_watchdog(
@@ -569,6 +566,7 @@ pub(crate) async fn launch(
         pid,
         child: std::sync::Mutex::new(Some(child)),
         handler,
+        bridge,
         watchdog,
         memory,
         limits_mib: (

@@ -9,9 +9,11 @@
 //! tab is replaced and a dead browser relaunched, and the render retried once.
 
 mod browser;
+mod devtools;
 mod egress;
 mod intercept;
 mod pending;
+mod profile;
 mod scripts;
 mod session;
 mod tab;
