@@ -178,7 +178,9 @@ impl HttpFetcher {
             }
             // Not following, reqwest hands back every redirect: the caller takes the hop.
             let target = final_url.join(String::from_utf8_lossy(location.as_bytes()).trim());
-            if !follow && let Ok(location) = target {
+            // Only the statuses reqwest follows; another 3xx (a 300's choices) is the page.
+            let followed = matches!(status, 301 | 302 | 303 | 307 | 308);
+            if !follow && followed && let Ok(location) = target {
                 return Ok(Hop::Redirect {
                     status,
                     location,
@@ -223,14 +225,49 @@ impl HttpFetcher {
         }))
     }
 
-    /// One exchange under the fetch's deadline.
+    /// One fetch under its deadline: one exchange, or through a location's proxy every hop of
+    /// its redirects.
     async fn bounded(&self, request: &FetchRequest, follow: bool) -> Result<Hop, FetchError> {
         // reqwest's own timeout covers the body too; this one also bounds our own work and any
         // path reqwest might not cover (a slow DNS answer included).
         let deadline = self.settings.total_timeout + Duration::from_secs(1);
-        match tokio::time::timeout(deadline, self.exchange(request, follow)).await {
+        let work = async {
+            match follow && request.proxy.is_some() {
+                true => self.follow_through_proxy(request).await,
+                false => self.exchange(request, follow).await,
+            }
+        };
+        match tokio::time::timeout(deadline, work).await {
             Ok(result) => result,
             Err(_) => Err(FetchError::Timeout(self.settings.total_timeout)),
+        }
+    }
+
+    /// Follows a proxied request's redirects one exchange at a time. reqwest's own following
+    /// hands a redirect's name to the proxy, which resolves it where the network policy never
+    /// sees the answer; one exchange per hop puts each hop's host through
+    /// [`check_name`] first, as the direct path's resolver does.
+    async fn follow_through_proxy(&self, request: &FetchRequest) -> Result<Hop, FetchError> {
+        let mut hop = request.clone();
+        let mut redirects = 0;
+        loop {
+            let answer = match self.exchange(&hop, false).await {
+                Err(e) if redirects > 0 => return Err(at_redirect(&hop.url, e)),
+                answer => answer?,
+            };
+            let (status, location) = match answer {
+                Hop::Page(page) => return Ok(Hop::Page(page)),
+                Hop::Redirect {
+                    status, location, ..
+                } => (status, location),
+            };
+            if redirects == self.settings.max_redirects {
+                return Err(FetchError::TooManyRedirects {
+                    limit: self.settings.max_redirects,
+                });
+            }
+            redirects += 1;
+            hop = redirected(&hop, status, location);
         }
     }
 
@@ -238,17 +275,9 @@ impl HttpFetcher {
     /// target names the target, since the user asked for another URL.
     fn describe(&self, err: reqwest::Error, hop: Option<&Url>) -> FetchError {
         let described = self.describe_at(err, hop);
-        match (hop.map(|u| shorten(u.as_str())), &described) {
-            (
-                Some(target),
-                FetchError::Connect { .. }
-                | FetchError::ConnectTimeout { .. }
-                | FetchError::Other(_),
-            ) => FetchError::AfterRedirect {
-                target,
-                error: Box::new(described),
-            },
-            _ => described,
+        match hop {
+            Some(target) => at_redirect(target, described),
+            None => described,
         }
     }
 
@@ -372,6 +401,52 @@ fn build_client(
         None => builder = builder.no_proxy(),
     }
     builder.build()
+}
+
+/// An error met at a redirect's target, named by it where the error does not say where it
+/// happened.
+fn at_redirect(target: &Url, error: FetchError) -> FetchError {
+    match error {
+        FetchError::Connect { .. } | FetchError::ConnectTimeout { .. } | FetchError::Other(_) => {
+            FetchError::AfterRedirect {
+                target: shorten(target.as_str()),
+                error: Box::new(error),
+            }
+        }
+        other => other,
+    }
+}
+
+/// The request a redirect asks for, as reqwest (and browsers) make it: a 303, and a 301 or
+/// 302 of a POST, become a bodiless GET; credentials stay with their origin.
+fn redirected(previous: &FetchRequest, status: u16, location: Url) -> FetchRequest {
+    use reqwest::header;
+    let mut next = previous.clone();
+    let to_get = match status {
+        303 => previous.method != reqwest::Method::HEAD,
+        301 | 302 => previous.method == reqwest::Method::POST,
+        _ => false,
+    };
+    if to_get {
+        next.method = reqwest::Method::GET;
+        next.body = None;
+        for name in [header::CONTENT_TYPE, header::CONTENT_ENCODING] {
+            next.headers.remove(name);
+        }
+    }
+    let cross_origin = location.origin() != previous.url.origin();
+    if cross_origin {
+        for name in [
+            header::AUTHORIZATION,
+            header::COOKIE,
+            header::PROXY_AUTHORIZATION,
+            header::WWW_AUTHENTICATE,
+        ] {
+            next.headers.remove(name);
+        }
+    }
+    next.url = location;
+    next
 }
 
 /// Why reqwest handed back a redirect unfollowed, when it is an error: a `Location` that is not

@@ -61,7 +61,11 @@ impl NetworkPolicy {
 
     /// Checks one address.
     pub fn check(&self, host: &str, addr: IpAddr) -> Result<(), Refused> {
-        if self.allow_private || self.allowed.iter().any(|net| net.contains(&addr)) {
+        // An allowed IPv4 network also allows its addresses spelled inside IPv6 (a mapped
+        // `::ffff:10.20.0.1` reaches the same host as `10.20.0.1`).
+        let inside = embedded_v4(addr).map(IpAddr::V4);
+        let allowed = |a: IpAddr| self.allowed.iter().any(|net| net.contains(&a));
+        if self.allow_private || allowed(addr) || inside.is_some_and(allowed) {
             return Ok(());
         }
         match classify(addr) {
@@ -80,11 +84,62 @@ pub fn classify(addr: IpAddr) -> Option<&'static str> {
     match addr {
         IpAddr::V4(v4) => classify_v4(v4),
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return classify_v4(v4);
+            if let Some(reason) = classify_v6(v6) {
+                return Some(reason);
             }
-            classify_v6(v6)
+            let inside = embedded_v4s(v6);
+            // A reading of all zeros is the padding of another prefix length (unless every
+            // reading is: then it stands for 0.0.0.0, which reaches this host).
+            let zero = Ipv4Addr::UNSPECIFIED;
+            let meant = inside.iter().flatten().filter(|v4| **v4 != zero);
+            match inside.iter().flatten().any(|v4| *v4 != zero) {
+                true => meant.copied().find_map(classify_v4),
+                false => inside[0].and_then(|_| classify_v4(zero)),
+            }
         }
+    }
+}
+
+/// The IPv4 address an IPv6 address stands for, when it has exactly one: IPv4-compatible
+/// (`::a.b.c.d`), mapped (`::ffff:a.b.c.d`), translated (`::ffff:0:a.b.c.d`), NAT64's
+/// well-known prefix (`64:ff9b::a.b.c.d`) and 6to4 (`2002:aabb:ccdd::/48`).
+fn embedded_v4(addr: IpAddr) -> Option<Ipv4Addr> {
+    match addr {
+        IpAddr::V4(_) => None,
+        IpAddr::V6(v6) => match embedded_v4s(v6) {
+            [Some(v4), None, None, None] => Some(v4),
+            _ => None,
+        },
+    }
+}
+
+/// Every IPv4 address `ip` may carry to an IPv4 host, by the transition mechanisms that embed
+/// one: such an address reaches whatever the IPv4 address inside reaches, so it is judged by
+/// it. NAT64's local-use prefix (`64:ff9b:1::/48`, RFC 8215) may be operated at any of RFC
+/// 6052's prefix lengths from /48 on, so all four positions are candidates there.
+fn embedded_v4s(ip: Ipv6Addr) -> [Option<Ipv4Addr>; 4] {
+    let s = ip.segments();
+    let o = ip.octets();
+    let v4 = |a: u8, b: u8, c: u8, d: u8| Some(Ipv4Addr::new(a, b, c, d));
+    let last = v4(o[12], o[13], o[14], o[15]);
+    match s {
+        // IPv4-compatible (deprecated, still routed by some stacks); `::` and `::1` are
+        // IPv6's own unspecified and loopback, classified before.
+        [0, 0, 0, 0, 0, 0, _, _] => [last, None, None, None],
+        // Mapped, and SIIT's translated form.
+        [0, 0, 0, 0, 0, 0xffff, _, _] | [0, 0, 0, 0, 0xffff, 0, _, _] => [last, None, None, None],
+        // NAT64, well-known prefix (/96 only).
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => [last, None, None, None],
+        // NAT64, local-use prefix: octet 8 (bits 64..72) is always skipped (RFC 6052 2.2).
+        [0x64, 0xff9b, 0x0001, ..] => [
+            v4(o[6], o[7], o[9], o[10]),
+            v4(o[7], o[9], o[10], o[11]),
+            v4(o[9], o[10], o[11], o[12]),
+            last,
+        ],
+        // 6to4: the IPv4 address in bits 16..48.
+        [0x2002, ..] => [v4(o[2], o[3], o[4], o[5]), None, None, None],
+        _ => [None, None, None, None],
     }
 }
 
@@ -127,8 +182,13 @@ fn classify_v6(ip: Ipv6Addr) -> Option<&'static str> {
         "link-local"
     } else if first == 0x2001 && ip.segments()[1] == 0x0db8 {
         "reserved"
-    } else if first == 0x0064 && ip.segments()[1] == 0xff9b {
-        // NAT64 can embed any IPv4 address, private ones included.
+    } else if first == 0x0064
+        && ip.segments()[1] == 0xff9b
+        && ip.segments()[2..6] != [0, 0, 0, 0]
+        && ip.segments()[2] != 0x0001
+    {
+        // The rest of 64:ff9b::/32 is reserved for translators (RFC 8215); the two
+        // prefixes in use are judged by the IPv4 address inside.
         "NAT64"
     } else {
         return None;
@@ -205,6 +265,59 @@ mod tests {
         for public in ["93.184.216.34", "8.8.8.8", "2606:4700::1111"] {
             assert_eq!(classify(public.parse().unwrap()), None, "{public}");
         }
+    }
+
+    #[test]
+    fn ipv6_addresses_with_an_ipv4_inside_are_judged_by_it() {
+        for (addr, kind) in [
+            // IPv4-compatible.
+            ("::127.0.0.1", Some("loopback")),
+            ("::10.0.0.1", Some("private-network")),
+            ("::8.8.8.8", None),
+            // Mapped.
+            ("::ffff:127.0.0.1", Some("loopback")),
+            ("::ffff:169.254.169.254", Some("link-local")),
+            ("::ffff:8.8.8.8", None),
+            // Translated (SIIT).
+            ("::ffff:0:127.0.0.1", Some("loopback")),
+            ("::ffff:0:192.168.0.1", Some("private-network")),
+            ("::ffff:0:8.8.8.8", None),
+            // NAT64, well-known prefix.
+            ("64:ff9b::127.0.0.1", Some("loopback")),
+            ("64:ff9b::a9fe:a9fe", Some("link-local")),
+            ("64:ff9b::8.8.8.8", None),
+            // NAT64, local-use prefix, at /48 (10.0.0.1: 0a00 in bits 48..64, 0001 after
+            // the skipped octet). Every reading counts: at /96, 127.0.0.1 reads 0.0.0.127 at
+            // /64, refused first.
+            ("64:ff9b:1:a00:1:100::", Some("private-network")),
+            ("64:ff9b:1:808:8:800::", None),
+            ("64:ff9b:1::127.0.0.1", Some("unspecified")),
+            ("64:ff9b:1::", Some("unspecified")),
+            // The rest of 64:ff9b::/32 is reserved.
+            ("64:ff9b:2::808:808", Some("NAT64")),
+            // 6to4: 2002:AABB:CCDD::/48 carries AA.BB.CC.DD.
+            ("2002:7f00:1::1", Some("loopback")),
+            ("2002:a00:1::1", Some("private-network")),
+            ("2002:a9fe:a9fe::", Some("link-local")),
+            ("2002:808:808::1", None),
+        ] {
+            let ip: IpAddr = addr.parse().unwrap();
+            assert_eq!(classify(ip), kind, "{addr}");
+            assert_eq!(
+                NetworkPolicy::public_only().check("h", ip).is_ok(),
+                kind.is_none(),
+                "{addr}"
+            );
+        }
+        // IPv6's own loopback and unspecified are not IPv4-compatible addresses.
+        assert_eq!(classify("::1".parse().unwrap()), Some("loopback"));
+        assert_eq!(classify("::".parse().unwrap()), Some("unspecified"));
+        // An allowed IPv4 network is allowed however it is spelled.
+        let intranet = NetworkPolicy::public_only().allowing("10.20.0.0/16".parse().unwrap());
+        for spelled in ["::ffff:10.20.0.1", "::10.20.0.1", "2002:a14:1::1"] {
+            assert!(intranet.check("h", spelled.parse().unwrap()).is_ok(), "{spelled}");
+        }
+        assert!(intranet.check("h", "::ffff:10.21.0.1".parse().unwrap()).is_err());
     }
 
     #[test]

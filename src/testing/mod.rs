@@ -29,6 +29,7 @@
 pub mod hostile;
 #[cfg(feature = "chrome")]
 pub mod memory;
+pub mod proxy;
 pub mod suite;
 #[cfg(feature = "chrome")]
 pub mod tls;
