@@ -486,3 +486,74 @@ async fn a_location_proxy_carries_https_on_both_paths() {
     proxy.abort();
     engine.renderer().shutdown().await;
 }
+
+/// A render through a location's proxy (which resolves names itself and reaches anything)
+/// reaches nothing inside: a redirect to a name only the proxy knows is never handed to it, and
+/// one to a name resolving inside is refused, as on the plain path. 127.0.0.2 stands in for a
+/// public host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_render_through_a_location_proxy_reaches_nothing_inside() {
+    use wachet::testing::Reply;
+    use wachet::testing::proxy::ForwardProxy;
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let inside = FixtureServer::builder()
+        .page("/secret", "<p>secret</p>")
+        .start()
+        .await
+        .unwrap();
+    let port = inside.addr().port();
+    let outside = FixtureServer::builder()
+        .ip(std::net::Ipv4Addr::new(127, 0, 0, 2))
+        .page("/", "<p>outside</p>")
+        .start()
+        .await
+        .unwrap();
+    let proxy = ForwardProxy::builder()
+        .alias("intranet.test", inside.addr())
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_network("127.0.0.2/32".parse().unwrap())
+        .proxy("us", proxy.url())
+        .total_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let mut m = Monitor::new(outside.url("/go"));
+    m.dynamic_content = true;
+    m.proxies = Some(vec![wachet::model::Proxy {
+        location: Some("us".into()),
+    }]);
+    for (target, expected) in [
+        (
+            format!("http://intranet.test:{port}/secret"),
+            "could not connect to intranet.test: the name does not resolve here",
+        ),
+        (
+            format!("https://intranet.test:{port}/secret"),
+            "could not connect to intranet.test: the name does not resolve here",
+        ),
+        (
+            format!("http://localhost:{port}/secret"),
+            "refused to connect to localhost",
+        ),
+    ] {
+        outside.set("/go", Reply::redirect(target.clone()));
+        let outcome = engine.check(&m).await.unwrap();
+        let error = outcome.error().unwrap_or_default();
+        assert!(error.contains(expected), "{target}: {outcome:?}");
+    }
+    assert_eq!(inside.requests().len(), 0, "{:?}", proxy.requests());
+    assert!(
+        proxy.requests().iter().all(|l| !l.contains("intranet")),
+        "{:?}",
+        proxy.requests()
+    );
+    // The public stand-in itself renders through the proxy.
+    m.url = Some(outside.url("/"));
+    let outcome = engine.check(&m).await.unwrap();
+    assert_eq!(outcome.value(), Some("outside"), "{outcome:?}");
+    engine.renderer().shutdown().await;
+}

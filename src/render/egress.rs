@@ -1118,6 +1118,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_tunnel_through_the_location_proxy_names_the_checked_address() {
+        let head = b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n";
+        let allowed = ["93.184.216.34:443".to_string(), "[2606:2800::1]:443".to_string()];
+        assert_eq!(
+            upstream_connect(head, &allowed, &NetworkPolicy::public_only()),
+            b"CONNECT 93.184.216.34:443 HTTP/1.1\r\nHost: 93.184.216.34:443\r\n\r\n"
+        );
+        // Nothing to protect: the proxy may resolve as it likes.
+        assert_eq!(
+            upstream_connect(head, &allowed, &NetworkPolicy::allow_all()),
+            head
+        );
+    }
+
+    #[test]
     fn a_request_is_kept_alive_only_when_its_body_is_framed_by_its_length() {
         let length = |head: &str| RequestHead::parse(head).body_length();
         assert_eq!(length("GET / HTTP/1.1\r\nHost: a\r\n\r\n"), Some(0));
