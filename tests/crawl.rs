@@ -389,7 +389,10 @@ async fn tree_budget_exactly_met_is_not_reached_and_one_less_is() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filters_do_not_apply_to_the_start_url() {
-    let server = serve("filters").await;
+    // The filters site is shared by the cases of its suite, so it lives inside the suite.
+    let server = FixtureServer::serve_dir(fixture("filters").join("cases/_site"))
+        .await
+        .unwrap();
     let mut monitor = portal(server.url("/index.html"), 1);
     monitor.url_filter = Some(UrlFilter {
         include: Some(vec![contains("/nothing-matches/")]),

@@ -132,7 +132,7 @@ impl HttpFetcher {
     async fn exchange(&self, request: &FetchRequest, follow: bool) -> Result<Hop, FetchError> {
         let start = Instant::now();
         let policy = &self.settings.policy;
-        check_literal(policy, &request.url)?;
+        check_url(policy, &request.url)?;
         let (client, via_proxy) = match &request.proxy {
             Some(loc) => match self.proxied.get(loc) {
                 Some(clients) => (clients.get(follow), true),
@@ -296,6 +296,9 @@ impl HttpFetcher {
             if let Some(refused) = e.downcast_ref::<super::Refused>() {
                 return FetchError::Refused(refused.clone());
             }
+            if let Some(outside) = e.downcast_ref::<super::OutsideOrigins>() {
+                return FetchError::OutsideOrigins(outside.clone());
+            }
             if let Some(stop) = e.downcast_ref::<RedirectStop>() {
                 return match stop {
                     RedirectStop::TooMany => FetchError::TooManyRedirects {
@@ -373,7 +376,7 @@ fn build_client(
             let shown = url.to_string();
             return attempt.error(RedirectStop::TooLong(shown));
         }
-        if let Err(refused) = check_literal(&policy, url) {
+        if let Err(refused) = check_url(&policy, url) {
             return attempt.error(refused);
         }
         let hop = url.clone();
@@ -493,6 +496,14 @@ fn shorten(url: &str) -> String {
         Some((at, _)) => format!("{}...", &url[..at]),
         None => url.to_string(),
     }
+}
+
+/// Refuses a URL outside the policy's origins, or with an IP-literal host the policy does not
+/// allow (names go through the resolver).
+fn check_url(policy: &NetworkPolicy, url: &Url) -> Result<(), FetchError> {
+    let port = url.port_or_known_default().unwrap_or(0);
+    policy.check_origin(url.host_str().unwrap_or(""), port)?;
+    check_literal(policy, url)
 }
 
 /// Refuses an IP-literal host the policy does not allow (names go through the resolver).

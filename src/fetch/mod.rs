@@ -17,7 +17,7 @@ use std::time::Duration;
 use url::Url;
 
 pub use ipnet::IpNet;
-pub use policy::{NetworkPolicy, Refused};
+pub use policy::{NetworkPolicy, OutsideOrigins, Refused};
 /// The HTTP method of a [`FetchRequest`].
 pub use reqwest::Method;
 
@@ -105,6 +105,10 @@ pub enum FetchError {
     /// The network policy refused the address.
     #[error(transparent)]
     Refused(#[from] Refused),
+    /// The target is outside the origins the engine is confined to
+    /// ([`EngineBuilder::only_origin`](crate::EngineBuilder::only_origin)).
+    #[error(transparent)]
+    OutsideOrigins(#[from] OutsideOrigins),
     /// The redirect chain was too long (or looped).
     #[error("stopped after {limit} redirects (a redirect loop?)")]
     TooManyRedirects {

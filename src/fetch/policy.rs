@@ -15,10 +15,26 @@ use std::sync::Arc;
 
 /// Which addresses may be reached: public ones always; private ones when allowed wholesale
 /// or when they fall in an allowed network (say, one intranet range).
+///
+/// A policy may also be confined to a list of origins ([`NetworkPolicy::only_origins`]): then
+/// nothing else is reached, public addresses included.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct NetworkPolicy {
     allow_private: bool,
     allowed: Vec<IpNet>,
+    /// When set, the only hosts and ports that may be reached (hosts as URLs spell them,
+    /// lower case, IPv6 without brackets).
+    origins: Option<Vec<(String, u16)>>,
+}
+
+/// A request outside the origins a policy is confined to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("refused to connect to {target}: only {allowed} may be reached from here")]
+pub struct OutsideOrigins {
+    /// The host and port asked for.
+    pub target: String,
+    /// The origins allowed, comma-separated.
+    pub allowed: String,
 }
 /// A refused address.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,7 +60,7 @@ impl NetworkPolicy {
     pub fn allow_all() -> Self {
         NetworkPolicy {
             allow_private: true,
-            allowed: Vec::new(),
+            ..NetworkPolicy::default()
         }
     }
 
@@ -54,9 +70,41 @@ impl NetworkPolicy {
         self
     }
 
-    /// Whether every address is allowed.
+    /// Confines the policy to these hosts and ports (hosts as URLs spell them): every other
+    /// target is refused, public ones included, whatever else the policy allows.
+    pub fn only_origins(mut self, origins: impl IntoIterator<Item = (String, u16)>) -> Self {
+        let list = self.origins.get_or_insert_with(Vec::new);
+        list.extend(origins.into_iter().map(|(h, p)| (bare(&h), p)));
+        self
+    }
+
+    /// Whether every address is allowed (and every origin).
     pub fn allows_all(&self) -> bool {
-        self.allow_private
+        self.allow_private && self.origins.is_none()
+    }
+
+    /// Checks a target's host (as a URL or a `CONNECT` spells it) and port against the origins
+    /// the policy is confined to, if it is.
+    pub fn check_origin(&self, host: &str, port: u16) -> Result<(), OutsideOrigins> {
+        let Some(origins) = &self.origins else {
+            return Ok(());
+        };
+        let host = bare(host);
+        if origins.iter().any(|(h, p)| *h == host && *p == port) {
+            return Ok(());
+        }
+        let shown = |h: &str, p: u16| match h.contains(':') {
+            true => format!("[{h}]:{p}"),
+            false => format!("{h}:{p}"),
+        };
+        Err(OutsideOrigins {
+            target: shown(&host, port),
+            allowed: origins
+                .iter()
+                .map(|(h, p)| shown(h, *p))
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
     }
 
     /// Checks one address.
@@ -77,6 +125,13 @@ impl NetworkPolicy {
             }),
         }
     }
+}
+
+/// A host as compared: lower case, an IPv6 address without its brackets.
+fn bare(host: &str) -> String {
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_ascii_lowercase()
 }
 
 /// The kind of non-public address `addr` is, or `None` for a public one.
@@ -318,6 +373,21 @@ mod tests {
             assert!(intranet.check("h", spelled.parse().unwrap()).is_ok(), "{spelled}");
         }
         assert!(intranet.check("h", "::ffff:10.21.0.1".parse().unwrap()).is_err());
+    }
+
+    #[test]
+    fn a_policy_confined_to_origins_refuses_every_other_target() {
+        let policy = NetworkPolicy::allow_all().only_origins([("127.0.0.1".to_string(), 8080)]);
+        assert!(!policy.allows_all());
+        assert!(policy.check_origin("127.0.0.1", 8080).is_ok());
+        assert!(policy.check_origin("127.0.0.1", 8081).is_err());
+        assert!(policy.check_origin("localhost", 8080).is_err());
+        let err = policy.check_origin("[::1]", 8080).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "refused to connect to [::1]:8080: only 127.0.0.1:8080 may be reached from here"
+        );
+        assert!(NetworkPolicy::allow_all().check_origin("x", 1).is_ok());
     }
 
     #[test]

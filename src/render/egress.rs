@@ -386,6 +386,11 @@ async fn open(
     shared: &Shared,
 ) -> std::io::Result<Option<(TcpStream, Vec<String>)>> {
     let bare_host = host.trim_start_matches('[').trim_end_matches(']');
+    if let Err(outside) = shared.policy.check_origin(host, port) {
+        // Closed without an answer, the browser's load fails and the render reports this.
+        shared.fail(FetchError::OutsideOrigins(outside));
+        return Ok(None);
+    }
     let (allowed, refused) = allowed_addrs(&shared.policy, bare_host, port).await;
     // Directly, the refused addresses are simply not used. A location's proxy resolves the
     // name itself and may pick any of them, so there one refused address refuses the name.
