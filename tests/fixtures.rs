@@ -372,3 +372,43 @@ async fn a_missing_or_empty_suite_directory_is_an_error() {
         "{err}"
     );
 }
+
+/// The fixture server follows no symbolic link out of its folder (a Portal case's link to a
+/// page that is a link to a file elsewhere is a 404, and a loop of links too), while links
+/// inside the folder, or inside the limit it is given, are served.
+#[tokio::test]
+async fn the_fixture_server_follows_no_link_out_of_its_folder() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("suite/case");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(tmp.path().join("secret.html"), "SECRET").unwrap();
+    std::fs::write(tmp.path().join("suite/shared.html"), "shared").unwrap();
+    std::fs::write(site.join("page.html"), "page").unwrap();
+    symlink(tmp.path().join("secret.html"), site.join("leak.html")).unwrap();
+    symlink(site.join("page.html"), site.join("alias.html")).unwrap();
+    symlink(tmp.path().join("suite/shared.html"), site.join("shared.html")).unwrap();
+    symlink(site.join("loop.html"), site.join("loop.html")).unwrap();
+    let get = |server: &wachet::testing::FixtureServer, path: &str| {
+        let url = server.url(path);
+        async move {
+            let response = reqwest::get(url).await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    let server = wachet::testing::FixtureServer::serve_dir(&site)
+        .await
+        .unwrap();
+    assert_eq!(get(&server, "/leak.html").await.0, 404);
+    assert_eq!(get(&server, "/loop.html").await.0, 404);
+    assert_eq!(get(&server, "/shared.html").await.0, 404);
+    assert_eq!(get(&server, "/alias.html").await, (200, "page".into()));
+    let within = wachet::testing::FixtureServer::builder()
+        .dir(&site)
+        .links_within(tmp.path().join("suite"))
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(get(&within, "/shared.html").await, (200, "shared".into()));
+    assert_eq!(get(&within, "/leak.html").await.0, 404);
+}
