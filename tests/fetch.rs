@@ -474,11 +474,18 @@ mod through_a_location_proxy {
                 format!("http://127.0.0.1:{port}/secret"),
                 "refused to connect to 127.0.0.1",
             ),
-            (format!("http://[::ffff:127.0.0.1]:{port}/secret"), "loopback"),
+            (
+                format!("http://[::ffff:127.0.0.1]:{port}/secret"),
+                "loopback",
+            ),
             (format!("http://2130706433:{port}/secret"), "loopback"),
             // Not resolvable here: the policy cannot judge it, so the proxy never hears it.
             (
                 format!("http://intranet.test:{port}/secret"),
+                "could not connect to intranet.test",
+            ),
+            (
+                format!("https://intranet.test:{port}/secret"),
                 "could not connect to intranet.test",
             ),
         ] {
@@ -522,7 +529,10 @@ mod through_a_location_proxy {
         assert_eq!(proxy.requests().len(), 3, "{:?}", proxy.requests());
         // Eleven redirects are one too many, as on the direct path.
         for i in 0..11 {
-            outside.set(&format!("/loop{i}"), Reply::redirect(format!("/loop{}", i + 1)));
+            outside.set(
+                format!("/loop{i}"),
+                Reply::redirect(format!("/loop{}", i + 1)),
+            );
         }
         outside.set("/loop11", Reply::html("<p>too far</p>"));
         let outcome = check(&engine, &via("us", outside.url("/loop0"))).await;

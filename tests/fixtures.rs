@@ -387,7 +387,11 @@ async fn the_fixture_server_follows_no_link_out_of_its_folder() {
     std::fs::write(site.join("page.html"), "page").unwrap();
     symlink(tmp.path().join("secret.html"), site.join("leak.html")).unwrap();
     symlink(site.join("page.html"), site.join("alias.html")).unwrap();
-    symlink(tmp.path().join("suite/shared.html"), site.join("shared.html")).unwrap();
+    symlink(
+        tmp.path().join("suite/shared.html"),
+        site.join("shared.html"),
+    )
+    .unwrap();
     symlink(site.join("loop.html"), site.join("loop.html")).unwrap();
     let get = |server: &wachet::testing::FixtureServer, path: &str| {
         let url = server.url(path);

@@ -180,7 +180,10 @@ impl HttpFetcher {
             let target = final_url.join(String::from_utf8_lossy(location.as_bytes()).trim());
             // Only the statuses reqwest follows; another 3xx (a 300's choices) is the page.
             let followed = matches!(status, 301 | 302 | 303 | 307 | 308);
-            if !follow && followed && let Ok(location) = target {
+            if !follow
+                && followed
+                && let Ok(location) = target
+            {
                 return Ok(Hop::Redirect {
                     status,
                     location,

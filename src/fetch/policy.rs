@@ -370,9 +370,16 @@ mod tests {
         // An allowed IPv4 network is allowed however it is spelled.
         let intranet = NetworkPolicy::public_only().allowing("10.20.0.0/16".parse().unwrap());
         for spelled in ["::ffff:10.20.0.1", "::10.20.0.1", "2002:a14:1::1"] {
-            assert!(intranet.check("h", spelled.parse().unwrap()).is_ok(), "{spelled}");
+            assert!(
+                intranet.check("h", spelled.parse().unwrap()).is_ok(),
+                "{spelled}"
+            );
         }
-        assert!(intranet.check("h", "::ffff:10.21.0.1".parse().unwrap()).is_err());
+        assert!(
+            intranet
+                .check("h", "::ffff:10.21.0.1".parse().unwrap())
+                .is_err()
+        );
     }
 
     #[test]

@@ -1125,7 +1125,10 @@ mod tests {
     #[test]
     fn a_tunnel_through_the_location_proxy_names_the_checked_address() {
         let head = b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n";
-        let allowed = ["93.184.216.34:443".to_string(), "[2606:2800::1]:443".to_string()];
+        let allowed = [
+            "93.184.216.34:443".to_string(),
+            "[2606:2800::1]:443".to_string(),
+        ];
         assert_eq!(
             upstream_connect(head, &allowed, &NetworkPolicy::public_only()),
             b"CONNECT 93.184.216.34:443 HTTP/1.1\r\nHost: 93.184.216.34:443\r\n\r\n"

@@ -24,6 +24,20 @@
 //!   with depths (`{"/index.html": 0, ...}`, the fixture server's origin left out; a Portal
 //!   case's `raw` is the same URLs, so it stays `null`).
 //!
+//! # Suites from strangers
+//!
+//! A suite may come from anyone (a pull request run in CI), so a case reads and reaches only
+//! what is its own. `site`, `page`, `case.json` and `expected.json` must resolve, symbolic
+//! links followed, inside the suite directory (a case run on its own: inside its folder); a
+//! `..` that stays inside is fine, so cases can share a site in a `_` folder. A path leading
+//! out, an absolute `site`, or a loop of links is an error of the case
+//! ([`CaseError::OutsideCase`]), and the fixture server follows no link out of the suite. Each
+//! case's engine reaches only its own fixture server ([`EngineBuilder::only_origin`]): a
+//! redirect or a link to anything else, another local server included, fails with
+//! [`FetchError::OutsideOrigins`](crate::fetch::FetchError::OutsideOrigins). A case that needs
+//! more sets `engine.allowNetwork`, which runs only when the suite allows it too
+//! ([`SuiteBuilder::allow_network`]).
+//!
 //! ```
 //! use wachet::testing::{CaseResult, Suite};
 //!
@@ -700,12 +714,10 @@ impl Suite {
             // or linking anywhere else (another local service, the network) is refused.
             false => builder.only_origin(server.url("")),
         };
-        let engine = builder
-            .build()
-            .map_err(|source| CaseError::Engine {
-                path: case_path.clone(),
-                source,
-            })?;
+        let engine = builder.build().map_err(|source| CaseError::Engine {
+            path: case_path.clone(),
+            source,
+        })?;
 
         let mut monitor = case.monitor;
         monitor.url = Some(server.url(&url_path));
@@ -775,20 +787,9 @@ struct Bounds {
 }
 
 impl Bounds {
-    /// `path` resolved, when it stays inside the limit; `field` names it in the error.
+    /// `path` resolved, when it stays inside the limit; `field` names it in the error. A
+    /// missing file is [`CaseError::Missing`]; a loop of symbolic links an error of its own.
     fn inside(&self, path: &Path, field: &str) -> Result<PathBuf, CaseError> {
-        self.within(path, &self.limit.clone(), field, "the suite directory")
-    }
-
-    /// `path` resolved, when it stays inside `limit` (canonical), called `what` in the error.
-    /// A missing file is [`CaseError::Missing`]; a symbolic link loop an error of its own.
-    fn within(
-        &self,
-        path: &Path,
-        limit: &Path,
-        field: &str,
-        what: &str,
-    ) -> Result<PathBuf, CaseError> {
         let resolved = match std::fs::canonicalize(path) {
             Ok(resolved) => resolved,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -810,7 +811,11 @@ impl Bounds {
                 });
             }
         };
-        if !resolved.starts_with(limit) {
+        if !resolved.starts_with(&self.limit) {
+            let what = match self.limit == self.case {
+                true => "the case folder",
+                false => "the suite directory",
+            };
             return Err(self.outside(
                 field,
                 format!(

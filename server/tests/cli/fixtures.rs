@@ -561,10 +561,16 @@ async fn a_stranger_suite_reads_nothing_outside_its_directory() {
         put(&dir, "expected.json", ANY_EXPECTED);
         dir
     };
-    case("dotdot", r#"{"site": "../../outside", "page": "index.html"}"#);
+    case(
+        "dotdot",
+        r#"{"site": "../../outside", "page": "index.html"}"#,
+    );
     case(
         "absolute",
-        &format!(r#"{{"site": "{}", "page": "index.html"}}"#, outside.display()),
+        &format!(
+            r#"{{"site": "{}", "page": "index.html"}}"#,
+            outside.display()
+        ),
     );
     let linked = case("linked-page", "{}");
     symlink(outside.join("page.html"), linked.join("page.html")).unwrap();
