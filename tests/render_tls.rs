@@ -557,3 +557,60 @@ async fn a_render_through_a_location_proxy_reaches_nothing_inside() {
     assert_eq!(outcome.value(), Some("outside"), "{outcome:?}");
     engine.renderer().shutdown().await;
 }
+
+/// https through a location's proxy tunnels to the address the policy checked, on both paths:
+/// the proxy hears `CONNECT 127.0.0.1:PORT`, never the name, so its own DNS (here it resolves
+/// `localhost` to another server, as an internal zone at the proxy's site or a rebound name
+/// would) cannot send the tunnel elsewhere. TLS still names the host and is verified.
+/// `localhost` stands in for a public name (the engine allows only loopback's addresses).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_through_a_location_proxy_tunnels_to_the_checked_address() {
+    use wachet::testing::proxy::ForwardProxy;
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let server = FixtureServer::builder()
+        .page("/page", "<p>the checked address</p>")
+        .start()
+        .await
+        .unwrap();
+    let front = TlsFront::start(server.addr()).await.unwrap();
+    let elsewhere = TlsFront::start(server.addr()).await.unwrap();
+    let proxy = ForwardProxy::builder()
+        .alias("localhost", elsewhere.addr())
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_network("127.0.0.1/32".parse().unwrap())
+        .allow_network("::1/128".parse().unwrap())
+        .root_certificate(front.ca_pem())
+        .proxy("us", proxy.url())
+        .build()
+        .unwrap();
+    let port = front.addr().port();
+    let mut m = Monitor::new(format!("https://localhost:{port}/page"));
+    m.proxies = Some(vec![wachet::model::Proxy {
+        location: Some("us".into()),
+    }]);
+    for dynamic in [false, true] {
+        m.dynamic_content = dynamic;
+        let outcome = engine.check(&m).await.unwrap();
+        assert_eq!(
+            outcome.value(),
+            Some("the checked address"),
+            "dynamic {dynamic}: {outcome:?}"
+        );
+    }
+    let lines = proxy.requests();
+    assert!(
+        lines.len() >= 2
+            && lines.iter().all(|l| {
+                l == &format!("CONNECT 127.0.0.1:{port} HTTP/1.1")
+                    || l == &format!("CONNECT [::1]:{port} HTTP/1.1")
+            }),
+        "{lines:?}"
+    );
+    assert_eq!(elsewhere.handshakes(), 0);
+    engine.renderer().shutdown().await;
+}

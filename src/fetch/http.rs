@@ -1,10 +1,13 @@
 //! The plain HTTP fetcher (reqwest with rustls): redirects followed up to a limit, every hop
-//! and every connection checked against the [`NetworkPolicy`], content codings decoded as
+//! and every connection checked against the [`NetworkPolicy`] (through a location's proxy,
+//! which resolves names itself, one exchange per hop with each hop's name resolved and
+//! checked first, and https tunnelled to the checked address by [`super::pin`]), content codings decoded as
 //! browsers decode them ([`encoding`]), the body read in chunks up to a size cap counted again
 //! after decompression (so a gzip bomb is an error, not an out-of-memory), and the whole
 //! exchange under one deadline.
 
 use super::encoding;
+use super::pin::PinningTunnel;
 use super::policy::{NetworkPolicy, PolicyResolver};
 use super::{FetchError, FetchRequest, FetchedPage, Fetcher, Hop, MAX_URL_LEN};
 use async_trait::async_trait;
@@ -80,6 +83,8 @@ enum RedirectStop {
 pub struct HttpFetcher {
     direct: Clients,
     proxied: BTreeMap<String, Clients>,
+    /// The pinning tunnels of the locations whose https goes through one ([`super::pin`]).
+    tunnels: BTreeMap<String, PinningTunnel>,
     settings: HttpSettings,
 }
 
@@ -89,11 +94,20 @@ struct Clients {
     stopping: Client,
 }
 
+/// How a client reaches its targets.
+enum Route<'a> {
+    Direct,
+    /// Everything through this proxy URL.
+    Proxy(&'a str),
+    /// Plain http through this proxy URL, https through the pinning tunnel in front of it.
+    Pinned(&'a str, &'a PinningTunnel),
+}
+
 impl Clients {
-    fn new(settings: &HttpSettings, proxy: Option<&String>) -> Result<Self, reqwest::Error> {
+    fn new(settings: &HttpSettings, route: &Route) -> Result<Self, reqwest::Error> {
         Ok(Clients {
-            following: build_client(settings, proxy, true)?,
-            stopping: build_client(settings, proxy, false)?,
+            following: build_client(settings, route, true)?,
+            stopping: build_client(settings, route, false)?,
         })
     }
 
@@ -112,14 +126,30 @@ impl HttpFetcher {
         settings: HttpSettings,
         proxies: &BTreeMap<String, String>,
     ) -> Result<Self, reqwest::Error> {
-        let direct = Clients::new(&settings, None)?;
+        let direct = Clients::new(&settings, &Route::Direct)?;
         let mut proxied = BTreeMap::new();
+        let mut tunnels = BTreeMap::new();
         for (location, url) in proxies {
-            proxied.insert(location.clone(), Clients::new(&settings, Some(url))?);
+            // Pinning needs a restricting policy to pin to, and an HTTP proxy to speak to.
+            let tunnel = match Url::parse(url) {
+                Ok(parsed) if parsed.scheme() == "http" && !settings.policy.allows_all() => {
+                    PinningTunnel::new(&parsed, settings.policy.clone()).ok()
+                }
+                _ => None,
+            };
+            let route = match &tunnel {
+                Some(tunnel) => Route::Pinned(url, tunnel),
+                None => Route::Proxy(url),
+            };
+            proxied.insert(location.clone(), Clients::new(&settings, &route)?);
+            if let Some(tunnel) = tunnel {
+                tunnels.insert(location.clone(), tunnel);
+            }
         }
         Ok(HttpFetcher {
             direct,
             proxied,
+            tunnels,
             settings,
         })
     }
@@ -143,6 +173,9 @@ impl HttpFetcher {
         if via_proxy {
             // The proxy resolves the target, so check the name here too.
             check_name(policy, &request.url).await?;
+            if let Some(tunnel) = request.proxy.as_ref().and_then(|l| self.tunnels.get(l)) {
+                tunnel.start();
+            }
         }
         let mut headers = request.headers.clone();
         if !headers.contains_key(reqwest::header::ACCEPT_ENCODING) {
@@ -358,7 +391,7 @@ impl Fetcher for HttpFetcher {
 
 fn build_client(
     settings: &HttpSettings,
-    proxy: Option<&String>,
+    route: &Route,
     follow: bool,
 ) -> Result<Client, reqwest::Error> {
     let policy = settings.policy.clone();
@@ -402,10 +435,11 @@ fn build_client(
     for der in &settings.root_certificates {
         builder = builder.add_root_certificate(reqwest::Certificate::from_der(der)?);
     }
-    match proxy {
-        Some(url) => builder = builder.proxy(Proxy::all(url.as_str())?),
-        None => builder = builder.no_proxy(),
-    }
+    builder = match route {
+        Route::Direct => builder.no_proxy(),
+        Route::Proxy(url) => builder.proxy(Proxy::all(*url)?),
+        Route::Pinned(url, tunnel) => builder.proxy(tunnel.proxy()?).proxy(Proxy::http(*url)?),
+    };
     builder.build()
 }
 

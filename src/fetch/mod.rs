@@ -8,6 +8,7 @@ pub mod decode;
 mod encoding;
 pub mod hosts;
 pub mod http;
+mod pin;
 pub mod policy;
 
 use async_trait::async_trait;
