@@ -1,10 +1,10 @@
 //! The plain HTTP fetcher (reqwest with rustls): redirects followed up to a limit, every hop
 //! and every connection checked against the [`NetworkPolicy`] (through a location's proxy,
-//! which resolves names itself, one exchange per hop with each hop's name resolved and
-//! checked first, and https tunnelled to the checked address by [`super::pin`]), content codings decoded as
-//! browsers decode them ([`encoding`]), the body read in chunks up to a size cap counted again
-//! after decompression (so a gzip bomb is an error, not an out-of-memory), and the whole
-//! exchange under one deadline.
+//! which resolves names itself, one exchange per hop with each hop's name resolved and checked
+//! first, and https tunnelled to the checked address by `fetch::pin`), content codings
+//! decoded as browsers decode them ([`encoding`]), the body read in chunks up to a size cap
+//! counted again after decompression (so a gzip bomb is an error, not an out-of-memory), and
+//! the whole exchange under one deadline.
 
 use super::encoding;
 use super::pin::PinningTunnel;

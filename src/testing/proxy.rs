@@ -79,7 +79,8 @@ impl ForwardProxy {
         format!("http://{}", self.addr)
     }
 
-    /// The request lines received so far (`CONNECT 1.2.3.4:443 HTTP/1.1`, `GET http://... HTTP/1.1`).
+    /// The request lines received so far (`CONNECT 1.2.3.4:443 HTTP/1.1`,
+    /// `GET http://host/path HTTP/1.1`).
     pub fn requests(&self) -> Vec<String> {
         self.seen.lock().map(|s| s.clone()).unwrap_or_default()
     }
