@@ -178,7 +178,8 @@ pub enum FetchError {
 pub enum Hop {
     /// A response that is not a redirect (any status).
     Page(FetchedPage),
-    /// A redirect (3xx with a `Location`), not followed.
+    /// A redirect (301, 302, 303, 307 or 308 with a `Location`, the statuses followed), not
+    /// followed.
     Redirect {
         /// The status (301, 302, 303, 307, 308, ...).
         status: u16,
