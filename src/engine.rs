@@ -32,6 +32,9 @@ pub enum BuildError {
     /// The HTTP client could not be set up.
     #[error("could not set up the HTTP client: {0}")]
     Http(String),
+    /// An origin given to [`EngineBuilder::only_origin`] is not a URL with a host.
+    #[error("origin \"{0}\" is not a URL with a host and port")]
+    Origin(String),
     /// A root certificate given to [`EngineBuilder::root_certificate`] is not usable.
     #[error("root certificate: {0}")]
     RootCertificate(String),
@@ -50,6 +53,8 @@ pub struct EngineBuilder {
     render: crate::render::RenderSettings,
     /// PEM text given to [`EngineBuilder::root_certificate`], read at build.
     root_pems: Vec<Vec<u8>>,
+    /// Origins given to [`EngineBuilder::only_origin`], read at build.
+    only_origins: Vec<String>,
 }
 
 impl EngineBuilder {
@@ -92,6 +97,19 @@ impl EngineBuilder {
     /// test) while the rest of the private space stays refused.
     pub fn allow_network(mut self, network: ipnet::IpNet) -> Self {
         self.http.policy = Arc::new((*self.http.policy).clone().allowing(network));
+        self
+    }
+
+    /// Confines the engine to `origin` (`http://127.0.0.1:8080`; its host and port, however
+    /// reached): every request of a check, a crawl, a redirect hop or a rendered page to
+    /// anything else is refused
+    /// ([`FetchError::OutsideOrigins`](crate::fetch::FetchError::OutsideOrigins)), public
+    /// addresses included, whatever the network policy allows. Each call adds one origin. For
+    /// sandboxes: a fixture suite from an untrusted source reaches only its own fixture server
+    /// this way (`wachet::testing::Suite`). An origin that is not a URL with a host fails
+    /// [`EngineBuilder::build`].
+    pub fn only_origin(mut self, origin: impl Into<String>) -> Self {
+        self.only_origins.push(origin.into());
         self
     }
 
@@ -166,6 +184,19 @@ impl EngineBuilder {
     pub fn build(mut self) -> Result<Engine, BuildError> {
         for pem in &self.root_pems {
             self.http.root_certificates.extend(root_certificates(pem)?);
+        }
+        if !self.only_origins.is_empty() {
+            let mut origins = Vec::new();
+            for origin in &self.only_origins {
+                let parsed = url::Url::parse(origin).ok();
+                let host = parsed.as_ref().and_then(|u| u.host_str());
+                let port = parsed.as_ref().and_then(|u| u.port_or_known_default());
+                match (host, port) {
+                    (Some(host), Some(port)) => origins.push((host.to_string(), port)),
+                    _ => return Err(BuildError::Origin(origin.clone())),
+                }
+            }
+            self.http.policy = Arc::new((*self.http.policy).clone().only_origins(origins));
         }
         for (location, url) in &self.proxies {
             let parsed = url::Url::parse(url).map_err(|e| BuildError::Proxy {

@@ -74,7 +74,7 @@ impl ErrorKind {
         use crate::fetch::FetchError as F;
         match error {
             F::Timeout(_) | F::ConnectTimeout { .. } | F::HostBusy { .. } => ErrorKind::Timeout,
-            F::Refused(_) => ErrorKind::Refused,
+            F::Refused(_) | F::OutsideOrigins(_) => ErrorKind::Refused,
             F::TooManyRedirects { .. } | F::BadRedirect { .. } | F::InvalidRedirect { .. } => {
                 ErrorKind::Redirect
             }

@@ -389,7 +389,10 @@ async fn tree_budget_exactly_met_is_not_reached_and_one_less_is() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn filters_do_not_apply_to_the_start_url() {
-    let server = serve("filters").await;
+    // The filters site is shared by the cases of its suite, so it lives inside the suite.
+    let server = FixtureServer::serve_dir(fixture("filters").join("cases/_site"))
+        .await
+        .unwrap();
     let mut monitor = portal(server.url("/index.html"), 1);
     monitor.url_filter = Some(UrlFilter {
         include: Some(vec![contains("/nothing-matches/")]),
@@ -1235,4 +1238,80 @@ async fn a_redirect_target_found_later_is_not_fetched_again() {
             server.url("/go")
         ]
     );
+}
+
+/// A Portal crawl through a location's proxy (which resolves names itself and reaches
+/// anything) keeps the policy on every link and every redirect hop: links and redirects to
+/// the inside, by name, by address, or by a name only the proxy knows, each fail as a page of
+/// their own and reach nothing. 127.0.0.2 stands in for a public host.
+#[tokio::test]
+async fn a_crawl_through_a_location_proxy_reaches_nothing_inside() {
+    use wachet::testing::proxy::ForwardProxy;
+    let inside = FixtureServer::builder()
+        .page("/secret", "<p>secret</p>")
+        .start()
+        .await
+        .unwrap();
+    let port = inside.addr().port();
+    let outside = FixtureServer::builder()
+        .ip(Ipv4Addr::new(127, 0, 0, 2))
+        .page(
+            "/",
+            format!(
+                "<a href=\"http://localhost:{port}/secret\">name</a>\
+                 <a href=\"http://127.0.0.1:{port}/secret\">address</a>\
+                 <a href=\"http://intranet.test:{port}/secret\">proxy's own name</a>\
+                 <a href=\"/go\">redirect</a><a href=\"/fine\">fine</a>"
+            ),
+        )
+        .page("/fine", "<p>fine</p>")
+        .start()
+        .await
+        .unwrap();
+    outside.set(
+        "/go",
+        Reply::redirect(format!("http://localhost:{port}/secret?via=redirect")),
+    );
+    let proxy = ForwardProxy::builder()
+        .alias("intranet.test", inside.addr())
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_network("127.0.0.2/32".parse().unwrap())
+        .proxy("us", proxy.url())
+        .per_host_rps(0)
+        .total_timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let mut monitor = portal(outside.url("/"), 2);
+    monitor.crawl_pages_from_all_domains = true;
+    monitor.proxies = Some(vec![wachet::model::Proxy {
+        location: Some("us".into()),
+    }]);
+    let outcome = check(&engine, &monitor).await;
+    assert_eq!(
+        page(&outcome, &outside.url("/fine")).data.raw.as_deref(),
+        Some("fine")
+    );
+    for (url, expected) in [
+        (
+            format!("http://localhost:{port}/secret"),
+            "refused to connect to localhost",
+        ),
+        (
+            format!("http://127.0.0.1:{port}/secret"),
+            "refused to connect to 127.0.0.1",
+        ),
+        (
+            format!("http://intranet.test:{port}/secret"),
+            "could not connect to intranet.test",
+        ),
+        (outside.url("/go"), "refused to connect to localhost"),
+    ] {
+        let failed = page(&outcome, &url);
+        let error = failed.data.error.as_deref().unwrap_or_default();
+        assert!(error.contains(expected), "{url}: {failed:?}");
+    }
+    assert_eq!(inside.requests().len(), 0, "{:?}", proxy.requests());
 }

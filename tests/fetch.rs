@@ -373,6 +373,28 @@ mod private_networks {
         assert_eq!(server.requests().len(), 0);
     }
 
+    /// IPv6 spellings that carry an IPv4 address inside are judged by it, before any connect.
+    #[tokio::test]
+    async fn ipv6_spellings_of_loopback_are_refused() {
+        let server = server().await;
+        let port = server.addr().port();
+        for host in [
+            "[::127.0.0.1]",
+            "[::ffff:127.0.0.1]",
+            "[::ffff:0:127.0.0.1]",
+            "[64:ff9b::127.0.0.1]",
+            "[2002:7f00:1::1]",
+        ] {
+            let outcome = check(&strict(), &Monitor::new(format!("http://{host}:{port}/"))).await;
+            let error = outcome.error().unwrap_or_default();
+            assert!(
+                error.starts_with("refused to connect to") && error.contains("loopback"),
+                "{host}: {outcome:?}"
+            );
+        }
+        assert_eq!(server.requests().len(), 0);
+    }
+
     #[tokio::test]
     async fn a_redirect_pointing_inside_is_refused() {
         // Only 127.0.0.1 is allowed, so 127.0.0.2 stands for the inside network.
@@ -395,5 +417,129 @@ mod private_networks {
         // The allowed host itself is reachable.
         let ok = check(&engine, &Monitor::new(outside.url("/"))).await;
         assert_eq!(ok.value(), Some("hello"));
+    }
+}
+
+/// Through a location's proxy, which resolves names itself and reaches whatever they point at,
+/// the policy still holds on every hop. 127.0.0.2 stands in for a public host (the engine
+/// allows only it); 127.0.0.1 is the inside.
+mod through_a_location_proxy {
+    use super::*;
+    use wachet::testing::proxy::ForwardProxy;
+
+    fn via(location: &str, url: String) -> Monitor {
+        let mut monitor = Monitor::new(url);
+        monitor.proxies = Some(vec![wachet::model::Proxy {
+            location: Some(location.into()),
+        }]);
+        monitor
+    }
+
+    #[tokio::test]
+    async fn a_redirect_inside_is_refused_on_every_spelling() {
+        let inside = FixtureServer::builder()
+            .page("/secret", "<p>secret</p>")
+            .start()
+            .await
+            .unwrap();
+        let outside = FixtureServer::builder()
+            .ip(Ipv4Addr::new(127, 0, 0, 2))
+            .page("/", "<p>outside</p>")
+            .start()
+            .await
+            .unwrap();
+        // A proxy that also knows an internal name of its own site.
+        let proxy = ForwardProxy::builder()
+            .alias("intranet.test", inside.addr())
+            .start()
+            .await
+            .unwrap();
+        let engine = Engine::builder()
+            .allow_network("127.0.0.2/32".parse().unwrap())
+            .proxy("us", proxy.url())
+            .total_timeout(Duration::from_secs(5))
+            .build()
+            .unwrap();
+        let port = inside.addr().port();
+        for (target, expected) in [
+            (
+                format!("http://localhost:{port}/secret"),
+                "refused to connect to localhost",
+            ),
+            (
+                format!("https://localhost:{port}/secret"),
+                "refused to connect to localhost",
+            ),
+            (
+                format!("http://127.0.0.1:{port}/secret"),
+                "refused to connect to 127.0.0.1",
+            ),
+            (
+                format!("http://[::ffff:127.0.0.1]:{port}/secret"),
+                "loopback",
+            ),
+            (format!("http://2130706433:{port}/secret"), "loopback"),
+            // Not resolvable here: the policy cannot judge it, so the proxy never hears it.
+            (
+                format!("http://intranet.test:{port}/secret"),
+                "could not connect to intranet.test",
+            ),
+            (
+                format!("https://intranet.test:{port}/secret"),
+                "could not connect to intranet.test",
+            ),
+        ] {
+            outside.set("/go", Reply::redirect(target.clone()));
+            let outcome = check(&engine, &via("us", outside.url("/go"))).await;
+            let error = outcome.error().unwrap_or_default();
+            assert!(error.contains(expected), "{target}: {outcome:?}");
+        }
+        assert_eq!(inside.requests().len(), 0, "{:?}", proxy.requests());
+        // The public stand-in itself is fetched through the proxy.
+        let outcome = check(&engine, &via("us", outside.url("/"))).await;
+        assert_eq!(outcome.value(), Some("outside"), "{outcome:?}");
+        assert!(
+            proxy
+                .requests()
+                .iter()
+                .all(|line| line.contains("127.0.0.2")),
+            "{:?}",
+            proxy.requests()
+        );
+    }
+
+    #[tokio::test]
+    async fn redirects_between_public_hosts_are_followed_hop_by_hop() {
+        let outside = FixtureServer::builder()
+            .ip(Ipv4Addr::new(127, 0, 0, 2))
+            .page("/end", "<p>arrived</p>")
+            .start()
+            .await
+            .unwrap();
+        outside.set("/a", Reply::redirect("/b"));
+        outside.set("/b", Reply::redirect(outside.url("/end")));
+        let proxy = ForwardProxy::builder().start().await.unwrap();
+        let engine = Engine::builder()
+            .allow_network("127.0.0.2/32".parse().unwrap())
+            .proxy("us", proxy.url())
+            .build()
+            .unwrap();
+        let outcome = check(&engine, &via("us", outside.url("/a"))).await;
+        assert_eq!(outcome.value(), Some("arrived"), "{outcome:?}");
+        assert_eq!(proxy.requests().len(), 3, "{:?}", proxy.requests());
+        // Eleven redirects are one too many, as on the direct path.
+        for i in 0..11 {
+            outside.set(
+                format!("/loop{i}"),
+                Reply::redirect(format!("/loop{}", i + 1)),
+            );
+        }
+        outside.set("/loop11", Reply::html("<p>too far</p>"));
+        let outcome = check(&engine, &via("us", outside.url("/loop0"))).await;
+        assert_eq!(
+            outcome.error(),
+            Some("stopped after 10 redirects (a redirect loop?)"),
+            "{outcome:?}"
+        );
     }
 }

@@ -372,3 +372,110 @@ async fn a_missing_or_empty_suite_directory_is_an_error() {
         "{err}"
     );
 }
+
+/// The fixture server follows no symbolic link out of its folder (a Portal case's link to a
+/// page that is a link to a file elsewhere is a 404, and a loop of links too), while links
+/// inside the folder, or inside the limit it is given, are served.
+#[tokio::test]
+async fn the_fixture_server_follows_no_link_out_of_its_folder() {
+    use std::os::unix::fs::symlink;
+    let tmp = TempSuite::new("links");
+    let tmp_path = tmp.0.clone();
+    let site = tmp_path.join("suite/case");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(tmp_path.join("secret.html"), "SECRET").unwrap();
+    std::fs::write(tmp_path.join("suite/shared.html"), "shared").unwrap();
+    std::fs::write(site.join("page.html"), "page").unwrap();
+    symlink(tmp_path.join("secret.html"), site.join("leak.html")).unwrap();
+    symlink(site.join("page.html"), site.join("alias.html")).unwrap();
+    symlink(tmp_path.join("suite/shared.html"), site.join("shared.html")).unwrap();
+    symlink(site.join("loop.html"), site.join("loop.html")).unwrap();
+    let get = |server: &wachet::testing::FixtureServer, path: &str| {
+        let url = server.url(path);
+        async move {
+            let response = reqwest::get(url).await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    let server = wachet::testing::FixtureServer::serve_dir(&site)
+        .await
+        .unwrap();
+    assert_eq!(get(&server, "/leak.html").await.0, 404);
+    assert_eq!(get(&server, "/loop.html").await.0, 404);
+    assert_eq!(get(&server, "/shared.html").await.0, 404);
+    assert_eq!(get(&server, "/alias.html").await, (200, "page".into()));
+    let within = wachet::testing::FixtureServer::builder()
+        .dir(&site)
+        .links_within(tmp_path.join("suite"))
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(get(&within, "/shared.html").await, (200, "shared".into()));
+    assert_eq!(get(&within, "/leak.html").await.0, 404);
+}
+
+/// A rendered case reaches only its fixture server too: its script's fetch of another local
+/// server never leaves the browser's egress, and a redirect there fails the case with the
+/// refusal.
+#[cfg(feature = "chrome")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rendered_case_reaches_only_its_fixture_server() {
+    let Some(_serial) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let other = wachet::testing::FixtureServer::builder()
+        .page("/secret", "<p>secret</p>")
+        .start()
+        .await
+        .unwrap();
+    let target = other.url("/secret");
+    let tmp = TempSuite::new("rendered-origins");
+    let script = tmp.0.join("script");
+    std::fs::create_dir_all(&script).unwrap();
+    std::fs::write(
+        script.join("page.html"),
+        format!(
+            "<p id=out>waiting</p><script>fetch('{target}').then(r => r.text())\
+             .then(t => out.textContent = t, e => out.textContent = 'refused')</script>"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        script.join("case.json"),
+        r#"{"monitor": {"dynamicContent": true, "xPath": "//p[@id='out']"}}"#,
+    )
+    .unwrap();
+    let redirect = tmp.0.join("redirect");
+    std::fs::create_dir_all(&redirect).unwrap();
+    std::fs::write(redirect.join("page.html"), "").unwrap();
+    std::fs::write(
+        redirect.join("case.json"),
+        format!(
+            r#"{{"monitor": {{"dynamicContent": true}}, "response": {{"status": 302, "headers": {{"location": "{target}"}}}}}}"#
+        ),
+    )
+    .unwrap();
+    let report = Suite::builder(&tmp.0)
+        .update(true)
+        .build()
+        .run()
+        .await
+        .unwrap();
+    assert!(report.passed(), "{:?}", report.cases);
+    let expected = |case: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(case.join("expected.json")).unwrap()).unwrap()
+    };
+    assert_eq!(expected(&script)["raw"], "refused");
+    let error = expected(&redirect)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let port = other.addr().port();
+    assert!(
+        error.contains(&format!(
+            "refused to connect to 127.0.0.1:{port}: only 127.0.0.1:"
+        )),
+        "{error}"
+    );
+    assert!(other.requests().is_empty(), "{:?}", other.requests());
+}

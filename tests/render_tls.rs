@@ -486,3 +486,131 @@ async fn a_location_proxy_carries_https_on_both_paths() {
     proxy.abort();
     engine.renderer().shutdown().await;
 }
+
+/// A render through a location's proxy (which resolves names itself and reaches anything)
+/// reaches nothing inside: a redirect to a name only the proxy knows is never handed to it, and
+/// one to a name resolving inside is refused, as on the plain path. 127.0.0.2 stands in for a
+/// public host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_render_through_a_location_proxy_reaches_nothing_inside() {
+    use wachet::testing::Reply;
+    use wachet::testing::proxy::ForwardProxy;
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let inside = FixtureServer::builder()
+        .page("/secret", "<p>secret</p>")
+        .start()
+        .await
+        .unwrap();
+    let port = inside.addr().port();
+    let outside = FixtureServer::builder()
+        .ip(std::net::Ipv4Addr::new(127, 0, 0, 2))
+        .page("/", "<p>outside</p>")
+        .start()
+        .await
+        .unwrap();
+    let proxy = ForwardProxy::builder()
+        .alias("intranet.test", inside.addr())
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_network("127.0.0.2/32".parse().unwrap())
+        .proxy("us", proxy.url())
+        .total_timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let mut m = Monitor::new(outside.url("/go"));
+    m.dynamic_content = true;
+    m.proxies = Some(vec![wachet::model::Proxy {
+        location: Some("us".into()),
+    }]);
+    for (target, expected) in [
+        (
+            format!("http://intranet.test:{port}/secret"),
+            "could not connect to intranet.test: the name does not resolve here",
+        ),
+        (
+            format!("https://intranet.test:{port}/secret"),
+            "could not connect to intranet.test: the name does not resolve here",
+        ),
+        (
+            format!("http://localhost:{port}/secret"),
+            "refused to connect to localhost",
+        ),
+    ] {
+        outside.set("/go", Reply::redirect(target.clone()));
+        let outcome = engine.check(&m).await.unwrap();
+        let error = outcome.error().unwrap_or_default();
+        assert!(error.contains(expected), "{target}: {outcome:?}");
+    }
+    assert_eq!(inside.requests().len(), 0, "{:?}", proxy.requests());
+    assert!(
+        proxy.requests().iter().all(|l| !l.contains("intranet")),
+        "{:?}",
+        proxy.requests()
+    );
+    // The public stand-in itself renders through the proxy.
+    m.url = Some(outside.url("/"));
+    let outcome = engine.check(&m).await.unwrap();
+    assert_eq!(outcome.value(), Some("outside"), "{outcome:?}");
+    engine.renderer().shutdown().await;
+}
+
+/// https through a location's proxy tunnels to the address the policy checked, on both paths:
+/// the proxy hears `CONNECT 127.0.0.1:PORT`, never the name, so its own DNS (here it resolves
+/// `localhost` to another server, as an internal zone at the proxy's site or a rebound name
+/// would) cannot send the tunnel elsewhere. TLS still names the host and is verified.
+/// `localhost` stands in for a public name (the engine allows only loopback's addresses).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_through_a_location_proxy_tunnels_to_the_checked_address() {
+    use wachet::testing::proxy::ForwardProxy;
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let server = FixtureServer::builder()
+        .page("/page", "<p>the checked address</p>")
+        .start()
+        .await
+        .unwrap();
+    let front = TlsFront::start(server.addr()).await.unwrap();
+    let elsewhere = TlsFront::start(server.addr()).await.unwrap();
+    let proxy = ForwardProxy::builder()
+        .alias("localhost", elsewhere.addr())
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_network("127.0.0.1/32".parse().unwrap())
+        .allow_network("::1/128".parse().unwrap())
+        .root_certificate(front.ca_pem())
+        .proxy("us", proxy.url())
+        .build()
+        .unwrap();
+    let port = front.addr().port();
+    let mut m = Monitor::new(format!("https://localhost:{port}/page"));
+    m.proxies = Some(vec![wachet::model::Proxy {
+        location: Some("us".into()),
+    }]);
+    for dynamic in [false, true] {
+        m.dynamic_content = dynamic;
+        let outcome = engine.check(&m).await.unwrap();
+        assert_eq!(
+            outcome.value(),
+            Some("the checked address"),
+            "dynamic {dynamic}: {outcome:?}"
+        );
+    }
+    let lines = proxy.requests();
+    assert!(
+        lines.len() >= 2
+            && lines.iter().all(|l| {
+                l == &format!("CONNECT 127.0.0.1:{port} HTTP/1.1")
+                    || l == &format!("CONNECT [::1]:{port} HTTP/1.1")
+            }),
+        "{lines:?}"
+    );
+    assert_eq!(elsewhere.handshakes(), 0);
+    engine.renderer().shutdown().await;
+}

@@ -1,10 +1,13 @@
 //! The plain HTTP fetcher (reqwest with rustls): redirects followed up to a limit, every hop
-//! and every connection checked against the [`NetworkPolicy`], content codings decoded as
-//! browsers decode them ([`encoding`]), the body read in chunks up to a size cap counted again
-//! after decompression (so a gzip bomb is an error, not an out-of-memory), and the whole
-//! exchange under one deadline.
+//! and every connection checked against the [`NetworkPolicy`] (through a location's proxy,
+//! which resolves names itself, one exchange per hop with each hop's name resolved and checked
+//! first, and https tunnelled to the checked address by `fetch::pin`), content codings
+//! decoded as browsers decode them ([`encoding`]), the body read in chunks up to a size cap
+//! counted again after decompression (so a gzip bomb is an error, not an out-of-memory), and
+//! the whole exchange under one deadline.
 
 use super::encoding;
+use super::pin::PinningTunnel;
 use super::policy::{NetworkPolicy, PolicyResolver};
 use super::{FetchError, FetchRequest, FetchedPage, Fetcher, Hop, MAX_URL_LEN};
 use async_trait::async_trait;
@@ -80,6 +83,8 @@ enum RedirectStop {
 pub struct HttpFetcher {
     direct: Clients,
     proxied: BTreeMap<String, Clients>,
+    /// The pinning tunnels of the locations whose https goes through one ([`super::pin`]).
+    tunnels: BTreeMap<String, PinningTunnel>,
     settings: HttpSettings,
 }
 
@@ -89,11 +94,20 @@ struct Clients {
     stopping: Client,
 }
 
+/// How a client reaches its targets.
+enum Route<'a> {
+    Direct,
+    /// Everything through this proxy URL.
+    Proxy(&'a str),
+    /// Plain http through this proxy URL, https through the pinning tunnel in front of it.
+    Pinned(&'a str, &'a PinningTunnel),
+}
+
 impl Clients {
-    fn new(settings: &HttpSettings, proxy: Option<&String>) -> Result<Self, reqwest::Error> {
+    fn new(settings: &HttpSettings, route: &Route) -> Result<Self, reqwest::Error> {
         Ok(Clients {
-            following: build_client(settings, proxy, true)?,
-            stopping: build_client(settings, proxy, false)?,
+            following: build_client(settings, route, true)?,
+            stopping: build_client(settings, route, false)?,
         })
     }
 
@@ -112,14 +126,30 @@ impl HttpFetcher {
         settings: HttpSettings,
         proxies: &BTreeMap<String, String>,
     ) -> Result<Self, reqwest::Error> {
-        let direct = Clients::new(&settings, None)?;
+        let direct = Clients::new(&settings, &Route::Direct)?;
         let mut proxied = BTreeMap::new();
+        let mut tunnels = BTreeMap::new();
         for (location, url) in proxies {
-            proxied.insert(location.clone(), Clients::new(&settings, Some(url))?);
+            // Pinning needs a restricting policy to pin to, and an HTTP proxy to speak to.
+            let tunnel = match Url::parse(url) {
+                Ok(parsed) if parsed.scheme() == "http" && !settings.policy.allows_all() => {
+                    PinningTunnel::new(&parsed, settings.policy.clone()).ok()
+                }
+                _ => None,
+            };
+            let route = match &tunnel {
+                Some(tunnel) => Route::Pinned(url, tunnel),
+                None => Route::Proxy(url),
+            };
+            proxied.insert(location.clone(), Clients::new(&settings, &route)?);
+            if let Some(tunnel) = tunnel {
+                tunnels.insert(location.clone(), tunnel);
+            }
         }
         Ok(HttpFetcher {
             direct,
             proxied,
+            tunnels,
             settings,
         })
     }
@@ -132,7 +162,7 @@ impl HttpFetcher {
     async fn exchange(&self, request: &FetchRequest, follow: bool) -> Result<Hop, FetchError> {
         let start = Instant::now();
         let policy = &self.settings.policy;
-        check_literal(policy, &request.url)?;
+        check_url(policy, &request.url)?;
         let (client, via_proxy) = match &request.proxy {
             Some(loc) => match self.proxied.get(loc) {
                 Some(clients) => (clients.get(follow), true),
@@ -143,6 +173,9 @@ impl HttpFetcher {
         if via_proxy {
             // The proxy resolves the target, so check the name here too.
             check_name(policy, &request.url).await?;
+            if let Some(tunnel) = request.proxy.as_ref().and_then(|l| self.tunnels.get(l)) {
+                tunnel.start();
+            }
         }
         let mut headers = request.headers.clone();
         if !headers.contains_key(reqwest::header::ACCEPT_ENCODING) {
@@ -178,7 +211,12 @@ impl HttpFetcher {
             }
             // Not following, reqwest hands back every redirect: the caller takes the hop.
             let target = final_url.join(String::from_utf8_lossy(location.as_bytes()).trim());
-            if !follow && let Ok(location) = target {
+            // Only the statuses reqwest follows; another 3xx (a 300's choices) is the page.
+            let followed = matches!(status, 301 | 302 | 303 | 307 | 308);
+            if !follow
+                && followed
+                && let Ok(location) = target
+            {
                 return Ok(Hop::Redirect {
                     status,
                     location,
@@ -223,14 +261,49 @@ impl HttpFetcher {
         }))
     }
 
-    /// One exchange under the fetch's deadline.
+    /// One fetch under its deadline: one exchange, or through a location's proxy every hop of
+    /// its redirects.
     async fn bounded(&self, request: &FetchRequest, follow: bool) -> Result<Hop, FetchError> {
         // reqwest's own timeout covers the body too; this one also bounds our own work and any
         // path reqwest might not cover (a slow DNS answer included).
         let deadline = self.settings.total_timeout + Duration::from_secs(1);
-        match tokio::time::timeout(deadline, self.exchange(request, follow)).await {
+        let work = async {
+            match follow && request.proxy.is_some() {
+                true => self.follow_through_proxy(request).await,
+                false => self.exchange(request, follow).await,
+            }
+        };
+        match tokio::time::timeout(deadline, work).await {
             Ok(result) => result,
             Err(_) => Err(FetchError::Timeout(self.settings.total_timeout)),
+        }
+    }
+
+    /// Follows a proxied request's redirects one exchange at a time. reqwest's own following
+    /// hands a redirect's name to the proxy, which resolves it where the network policy never
+    /// sees the answer; one exchange per hop puts each hop's host through
+    /// [`check_name`] first, as the direct path's resolver does.
+    async fn follow_through_proxy(&self, request: &FetchRequest) -> Result<Hop, FetchError> {
+        let mut hop = request.clone();
+        let mut redirects = 0;
+        loop {
+            let answer = match self.exchange(&hop, false).await {
+                Err(e) if redirects > 0 => return Err(at_redirect(&hop.url, e)),
+                answer => answer?,
+            };
+            let (status, location) = match answer {
+                Hop::Page(page) => return Ok(Hop::Page(page)),
+                Hop::Redirect {
+                    status, location, ..
+                } => (status, location),
+            };
+            if redirects == self.settings.max_redirects {
+                return Err(FetchError::TooManyRedirects {
+                    limit: self.settings.max_redirects,
+                });
+            }
+            redirects += 1;
+            hop = redirected(&hop, status, location);
         }
     }
 
@@ -238,17 +311,9 @@ impl HttpFetcher {
     /// target names the target, since the user asked for another URL.
     fn describe(&self, err: reqwest::Error, hop: Option<&Url>) -> FetchError {
         let described = self.describe_at(err, hop);
-        match (hop.map(|u| shorten(u.as_str())), &described) {
-            (
-                Some(target),
-                FetchError::Connect { .. }
-                | FetchError::ConnectTimeout { .. }
-                | FetchError::Other(_),
-            ) => FetchError::AfterRedirect {
-                target,
-                error: Box::new(described),
-            },
-            _ => described,
+        match hop {
+            Some(target) => at_redirect(target, described),
+            None => described,
         }
     }
 
@@ -266,6 +331,9 @@ impl HttpFetcher {
             }
             if let Some(refused) = e.downcast_ref::<super::Refused>() {
                 return FetchError::Refused(refused.clone());
+            }
+            if let Some(outside) = e.downcast_ref::<super::OutsideOrigins>() {
+                return FetchError::OutsideOrigins(outside.clone());
             }
             if let Some(stop) = e.downcast_ref::<RedirectStop>() {
                 return match stop {
@@ -323,7 +391,7 @@ impl Fetcher for HttpFetcher {
 
 fn build_client(
     settings: &HttpSettings,
-    proxy: Option<&String>,
+    route: &Route,
     follow: bool,
 ) -> Result<Client, reqwest::Error> {
     let policy = settings.policy.clone();
@@ -344,7 +412,7 @@ fn build_client(
             let shown = url.to_string();
             return attempt.error(RedirectStop::TooLong(shown));
         }
-        if let Err(refused) = check_literal(&policy, url) {
+        if let Err(refused) = check_url(&policy, url) {
             return attempt.error(refused);
         }
         let hop = url.clone();
@@ -367,11 +435,58 @@ fn build_client(
     for der in &settings.root_certificates {
         builder = builder.add_root_certificate(reqwest::Certificate::from_der(der)?);
     }
-    match proxy {
-        Some(url) => builder = builder.proxy(Proxy::all(url.as_str())?),
-        None => builder = builder.no_proxy(),
-    }
+    builder = match route {
+        Route::Direct => builder.no_proxy(),
+        Route::Proxy(url) => builder.proxy(Proxy::all(*url)?),
+        Route::Pinned(url, tunnel) => builder.proxy(tunnel.proxy()?).proxy(Proxy::http(*url)?),
+    };
     builder.build()
+}
+
+/// An error met at a redirect's target, named by it where the error does not say where it
+/// happened.
+fn at_redirect(target: &Url, error: FetchError) -> FetchError {
+    match error {
+        FetchError::Connect { .. } | FetchError::ConnectTimeout { .. } | FetchError::Other(_) => {
+            FetchError::AfterRedirect {
+                target: shorten(target.as_str()),
+                error: Box::new(error),
+            }
+        }
+        other => other,
+    }
+}
+
+/// The request a redirect asks for, as reqwest (and browsers) make it: a 303, and a 301 or
+/// 302 of a POST, become a bodiless GET; credentials stay with their origin.
+fn redirected(previous: &FetchRequest, status: u16, location: Url) -> FetchRequest {
+    use reqwest::header;
+    let mut next = previous.clone();
+    let to_get = match status {
+        303 => previous.method != reqwest::Method::HEAD,
+        301 | 302 => previous.method == reqwest::Method::POST,
+        _ => false,
+    };
+    if to_get {
+        next.method = reqwest::Method::GET;
+        next.body = None;
+        for name in [header::CONTENT_TYPE, header::CONTENT_ENCODING] {
+            next.headers.remove(name);
+        }
+    }
+    let cross_origin = location.origin() != previous.url.origin();
+    if cross_origin {
+        for name in [
+            header::AUTHORIZATION,
+            header::COOKIE,
+            header::PROXY_AUTHORIZATION,
+            header::WWW_AUTHENTICATE,
+        ] {
+            next.headers.remove(name);
+        }
+    }
+    next.url = location;
+    next
 }
 
 /// Why reqwest handed back a redirect unfollowed, when it is an error: a `Location` that is not
@@ -418,6 +533,14 @@ fn shorten(url: &str) -> String {
         Some((at, _)) => format!("{}...", &url[..at]),
         None => url.to_string(),
     }
+}
+
+/// Refuses a URL outside the policy's origins, or with an IP-literal host the policy does not
+/// allow (names go through the resolver).
+fn check_url(policy: &NetworkPolicy, url: &Url) -> Result<(), FetchError> {
+    let port = url.port_or_known_default().unwrap_or(0);
+    policy.check_origin(url.host_str().unwrap_or(""), port)?;
+    check_literal(policy, url)
 }
 
 /// Refuses an IP-literal host the policy does not allow (names go through the resolver).

@@ -8,6 +8,7 @@ pub mod decode;
 mod encoding;
 pub mod hosts;
 pub mod http;
+mod pin;
 pub mod policy;
 
 use async_trait::async_trait;
@@ -17,7 +18,7 @@ use std::time::Duration;
 use url::Url;
 
 pub use ipnet::IpNet;
-pub use policy::{NetworkPolicy, Refused};
+pub use policy::{NetworkPolicy, OutsideOrigins, Refused};
 /// The HTTP method of a [`FetchRequest`].
 pub use reqwest::Method;
 
@@ -105,6 +106,10 @@ pub enum FetchError {
     /// The network policy refused the address.
     #[error(transparent)]
     Refused(#[from] Refused),
+    /// The target is outside the origins the engine is confined to
+    /// ([`EngineBuilder::only_origin`](crate::EngineBuilder::only_origin)).
+    #[error(transparent)]
+    OutsideOrigins(#[from] OutsideOrigins),
     /// The redirect chain was too long (or looped).
     #[error("stopped after {limit} redirects (a redirect loop?)")]
     TooManyRedirects {
@@ -173,7 +178,8 @@ pub enum FetchError {
 pub enum Hop {
     /// A response that is not a redirect (any status).
     Page(FetchedPage),
-    /// A redirect (3xx with a `Location`), not followed.
+    /// A redirect (301, 302, 303, 307 or 308 with a `Location`, the statuses followed), not
+    /// followed.
     Redirect {
         /// The status (301, 302, 303, 307, 308, ...).
         status: u16,

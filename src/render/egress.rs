@@ -356,7 +356,7 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
         }
         _ => return respond(&mut client, 400, "only http and CONNECT are proxied").await,
     };
-    let Some(mut server) = open(&mut client, &host, port, shared).await? else {
+    let Some((mut server, _)) = open(&mut client, &host, port, shared).await? else {
         return Ok(());
     };
     // A location's proxy takes the absolute form; a server the origin form.
@@ -377,26 +377,46 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
 }
 
 /// A connection toward `host:port` (through the location's proxy when there is one), after the
-/// policy allowed the addresses; `None` when it refused them, the browser told so.
+/// policy allowed the addresses, with those addresses; `None` when it refused them, the
+/// browser told so.
 async fn open(
     client: &mut TcpStream,
     host: &str,
     port: u16,
     shared: &Shared,
-) -> std::io::Result<Option<TcpStream>> {
+) -> std::io::Result<Option<(TcpStream, Vec<String>)>> {
     let bare_host = host.trim_start_matches('[').trim_end_matches(']');
-    let allowed = match allowed_addrs(&shared.policy, bare_host, port).await {
-        Ok(addrs) => addrs,
-        Err(refusal) => {
-            let message = refusal.to_string();
-            shared.fail(FetchError::Refused(refusal.clone()));
-            if let Ok(mut slot) = shared.refused.lock() {
-                *slot = Some(refusal);
-            }
-            respond(client, 403, &message).await?;
-            return Ok(None);
+    if let Err(outside) = shared.policy.check_origin(host, port) {
+        // Closed without an answer, the browser's load fails and the render reports this.
+        shared.fail(FetchError::OutsideOrigins(outside));
+        return Ok(None);
+    }
+    let (allowed, refused) = allowed_addrs(&shared.policy, bare_host, port).await;
+    // Directly, the refused addresses are simply not used. A location's proxy resolves the
+    // name itself and may pick any of them, so there one refused address refuses the name.
+    if let Some(refusal) = refused
+        && (allowed.is_empty() || shared.upstream.is_some())
+    {
+        let message = refusal.to_string();
+        shared.fail(FetchError::Refused(refusal.clone()));
+        if let Ok(mut slot) = shared.refused.lock() {
+            *slot = Some(refusal);
         }
-    };
+        respond(client, 403, &message).await?;
+        return Ok(None);
+    }
+    if allowed.is_empty() && shared.upstream.is_some() && !shared.policy.allows_all() {
+        // A name only the location's proxy can resolve (an internal one there) is never
+        // handed to it: the policy cannot judge what it does not see. Closing without an
+        // answer fails the browser's load, and the render reports this.
+        shared.fail(FetchError::Connect {
+            host: bare_host.to_string(),
+            reason: "the name does not resolve here, so the network policy cannot check it \
+                     (not sent to the location's proxy)"
+                .into(),
+        });
+        return Ok(None);
+    }
     let server = match &shared.upstream {
         Some(proxy) => {
             let proxy_addr = format!(
@@ -408,7 +428,20 @@ async fn open(
         }
         None => connect_any(&allowed).await?,
     };
-    Ok(Some(server))
+    Ok(Some((server, allowed)))
+}
+
+/// The `CONNECT` head for the location's proxy. Under a restricting policy it names the address
+/// the policy checked, not the host, so the proxy's own resolver (another view of DNS, or an
+/// answer changed since) cannot turn the tunnel inside; TLS in the tunnel still names the
+/// host. Under an allow-all policy the browser's head goes as it came.
+fn upstream_connect(head: &[u8], allowed: &[String], policy: &NetworkPolicy) -> Vec<u8> {
+    match allowed.first() {
+        Some(addr) if !policy.allows_all() => {
+            format!("CONNECT {addr} HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes()
+        }
+        _ => head.to_vec(),
+    }
 }
 
 /// The first byte of a TLS handshake record: a tunnel that starts with it carries TLS.
@@ -426,11 +459,13 @@ async fn tunnel(
     port: u16,
     shared: &Shared,
 ) -> std::io::Result<()> {
-    let Some(mut server) = open(&mut client, host, port, shared).await? else {
+    let Some((mut server, allowed)) = open(&mut client, host, port, shared).await? else {
         return Ok(());
     };
     if shared.upstream.is_some() {
-        server.write_all(head).await?;
+        server
+            .write_all(&upstream_connect(head, &allowed, &shared.policy))
+            .await?;
         let (answer, _) = tokio::time::timeout(CONNECT_TIMEOUT, read_head(&mut server))
             .await
             .map_err(|_| std::io::Error::other("the location's proxy did not answer"))??;
@@ -1002,12 +1037,13 @@ impl Dechunker {
     }
 }
 
-/// The addresses of `host` the policy allows; a refusal when none is left.
+/// The addresses of `host` the policy allows, and the first refusal if it refused one. An
+/// unresolvable name has neither: the connect fails as a plain network error.
 async fn allowed_addrs(
     policy: &NetworkPolicy,
     host: &str,
     port: u16,
-) -> Result<Vec<String>, Refused> {
+) -> (Vec<String>, Option<Refused>) {
     let resolved: Vec<SocketAddr> =
         match tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::lookup_host((host, port))).await {
             Ok(Ok(addrs)) => addrs.collect(),
@@ -1023,11 +1059,7 @@ async fn allowed_addrs(
             }
         }
     }
-    match (allowed.is_empty(), refusal) {
-        (true, Some(r)) => Err(r),
-        // Unresolvable: let the connect fail as a plain network error.
-        _ => Ok(allowed),
-    }
+    (allowed, refusal)
 }
 
 async fn connect_any(addrs: &[String]) -> std::io::Result<TcpStream> {
@@ -1089,6 +1121,24 @@ async fn respond(client: &mut TcpStream, status: u16, message: &str) -> std::io:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tunnel_through_the_location_proxy_names_the_checked_address() {
+        let head = b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n";
+        let allowed = [
+            "93.184.216.34:443".to_string(),
+            "[2606:2800::1]:443".to_string(),
+        ];
+        assert_eq!(
+            upstream_connect(head, &allowed, &NetworkPolicy::public_only()),
+            b"CONNECT 93.184.216.34:443 HTTP/1.1\r\nHost: 93.184.216.34:443\r\n\r\n"
+        );
+        // Nothing to protect: the proxy may resolve as it likes.
+        assert_eq!(
+            upstream_connect(head, &allowed, &NetworkPolicy::allow_all()),
+            head
+        );
+    }
 
     #[test]
     fn a_request_is_kept_alive_only_when_its_body_is_framed_by_its_length() {

@@ -29,6 +29,7 @@
 pub mod hostile;
 #[cfg(feature = "chrome")]
 pub mod memory;
+pub mod proxy;
 pub mod suite;
 #[cfg(feature = "chrome")]
 pub mod tls;
@@ -184,6 +185,8 @@ impl RecordedRequest {
 #[derive(Default)]
 struct Shared {
     root: Option<PathBuf>,
+    /// Where symbolic links in `root` may lead; `root` itself when `None`.
+    limit: Option<PathBuf>,
     replies: Mutex<HashMap<String, Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
 }
@@ -192,6 +195,7 @@ struct Shared {
 #[derive(Debug, Default)]
 pub struct FixtureServerBuilder {
     root: Option<PathBuf>,
+    limit: Option<PathBuf>,
     ip: Option<Ipv4Addr>,
     pages: Vec<(String, Reply)>,
 }
@@ -200,6 +204,13 @@ impl FixtureServerBuilder {
     /// Serves the files below `dir` (`/` serves `index.html`).
     pub fn dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.root = Some(dir.into());
+        self
+    }
+
+    /// Lets symbolic links in the served folder lead anywhere inside `limit` (by default only
+    /// inside the folder itself; a link leading elsewhere is a 404).
+    pub fn links_within(mut self, limit: impl Into<PathBuf>) -> Self {
+        self.limit = Some(limit.into());
         self
     }
 
@@ -228,6 +239,7 @@ impl FixtureServerBuilder {
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             root: self.root,
+            limit: self.limit,
             replies: Mutex::new(self.pages.into_iter().collect()),
             requests: Mutex::new(Vec::new()),
         });
@@ -344,7 +356,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     };
     let reply = match reply {
         Some(reply) => reply,
-        None => from_dir(shared.root.as_deref(), &path).await,
+        None => from_dir(shared.root.as_deref(), shared.limit.as_deref(), &path).await,
     };
     if !reply.delay.is_zero() {
         tokio::time::sleep(reply.delay).await;
@@ -352,7 +364,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     respond(reply)
 }
 
-async fn from_dir(root: Option<&Path>, path: &str) -> Reply {
+async fn from_dir(root: Option<&Path>, limit: Option<&Path>, path: &str) -> Reply {
     let Some(root) = root else {
         return Reply::new(404).body("not found");
     };
@@ -370,6 +382,18 @@ async fn from_dir(root: Option<&Path>, path: &str) -> Reply {
         return Reply::new(404).body("not found");
     }
     let file = root.join(&relative);
+    // A symbolic link out of the served folder is not followed: fixture sites may come from
+    // strangers (`wachet fixtures run` on a pull request). A loop of links fails to resolve.
+    let inside = match (
+        tokio::fs::canonicalize(limit.unwrap_or(root)).await,
+        tokio::fs::canonicalize(&file).await,
+    ) {
+        (Ok(limit), Ok(file)) => file.starts_with(limit),
+        _ => false,
+    };
+    if !inside {
+        return Reply::new(404).body("not found");
+    }
     match tokio::fs::read(&file).await {
         Ok(bytes) => Reply::new(200)
             .header("content-type", content_type(&file))

@@ -24,6 +24,20 @@
 //!   with depths (`{"/index.html": 0, ...}`, the fixture server's origin left out; a Portal
 //!   case's `raw` is the same URLs, so it stays `null`).
 //!
+//! # Suites from strangers
+//!
+//! A suite may come from anyone (a pull request run in CI), so a case reads and reaches only
+//! what is its own. `site`, `page`, `case.json` and `expected.json` must resolve, symbolic
+//! links followed, inside the suite directory (a case run on its own: inside its folder); a
+//! `..` that stays inside is fine, so cases can share a site in a `_` folder. A path leading
+//! out, an absolute `site`, or a loop of links is an error of the case
+//! ([`CaseError::OutsideCase`]), and the fixture server follows no link out of the suite. Each
+//! case's engine reaches only its own fixture server ([`EngineBuilder::only_origin`]): a
+//! redirect or a link to anything else, another local server included, fails with
+//! [`FetchError::OutsideOrigins`](crate::fetch::FetchError::OutsideOrigins). A case that needs
+//! more sets `engine.allowNetwork`, which runs only when the suite allows it too
+//! ([`SuiteBuilder::allow_network`]).
+//!
 //! ```
 //! use wachet::testing::{CaseResult, Suite};
 //!
@@ -139,8 +153,9 @@ fn ok() -> u16 {
     200
 }
 
-/// Engine settings a case may set; the others keep the suite's engine's values. Private
-/// networks are always allowed, as the fixture server runs on 127.0.0.1.
+/// Engine settings a case may set; the others keep the suite's engine's values. The engine
+/// reaches only the case's fixture server (on 127.0.0.1) unless the case and the suite both
+/// allow the network.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EngineSettings {
@@ -168,6 +183,11 @@ pub struct EngineSettings {
     /// [`EngineBuilder::user_agent`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_agent: Option<String>,
+    /// Lets the case reach beyond its fixture server (other hosts, the network), when the
+    /// suite allows that too ([`SuiteBuilder::allow_network`]). Without both, every request
+    /// to anything but the case's own fixture server is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_network: Option<bool>,
 }
 
 impl EngineSettings {
@@ -333,6 +353,27 @@ pub enum CaseError {
         /// Why.
         source: BuildError,
     },
+    /// A path of the case leads out of where the case may read: `site` and `page` must stay
+    /// inside the suite directory (the case folder, for a case run on its own), and symbolic
+    /// links count where they lead.
+    #[error("{}: {field}: {message}", .path.display())]
+    OutsideCase {
+        /// The case file.
+        path: PathBuf,
+        /// The field (`site`, `page`), or the file, at fault.
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The case asks for the network and the suite does not allow it.
+    #[error(
+        "{}: engine.allowNetwork: the case reaches beyond its fixture server, which this run does not allow (`wachet fixtures run --allow-network`, `SuiteBuilder::allow_network`)",
+        .path.display()
+    )]
+    NetworkNotAllowed {
+        /// The case file.
+        path: PathBuf,
+    },
     /// The fixture server could not start.
     #[error("cannot start the fixture server: {0}")]
     Server(std::io::Error),
@@ -436,11 +477,13 @@ pub struct SuiteBuilder {
     update: bool,
     concurrency: usize,
     case_timeout: Duration,
+    allow_network: bool,
 }
 
 impl SuiteBuilder {
-    /// The engine settings cases start from (a case's `engine` settings apply on top). Private
-    /// networks are allowed whatever this says. Default: [`Engine::builder`].
+    /// The engine settings cases start from (a case's `engine` settings apply on top). Each
+    /// case's engine is confined to its fixture server ([`EngineBuilder::only_origin`]) unless
+    /// the network is allowed. Default: [`Engine::builder`].
     pub fn engine(mut self, engine: EngineBuilder) -> Self {
         self.engine = engine;
         self
@@ -450,6 +493,14 @@ impl SuiteBuilder {
     /// there and counts as passed. Default: off.
     pub fn update(mut self, update: bool) -> Self {
         self.update = update;
+        self
+    }
+
+    /// Lets cases whose `engine.allowNetwork` is true reach beyond their fixture server: every
+    /// address, private networks included. Only for suites whose cases are trusted. Default:
+    /// off, and then such a case is an error ([`CaseError::NetworkNotAllowed`]).
+    pub fn allow_network(mut self, allow: bool) -> Self {
+        self.allow_network = allow;
         self
     }
 
@@ -473,6 +524,7 @@ impl SuiteBuilder {
             update: self.update,
             concurrency: self.concurrency,
             case_timeout: self.case_timeout,
+            allow_network: self.allow_network,
         }
     }
 }
@@ -486,6 +538,7 @@ pub struct Suite {
     update: bool,
     concurrency: usize,
     case_timeout: Duration,
+    allow_network: bool,
 }
 
 impl Suite {
@@ -497,6 +550,7 @@ impl Suite {
             update: false,
             concurrency: 4,
             case_timeout: Duration::from_secs(120),
+            allow_network: false,
         }
     }
 
@@ -559,23 +613,32 @@ impl Suite {
 
     async fn try_case(&self, dir: &Path) -> Result<CaseResult, CaseError> {
         let case_path = dir.join(CASE_FILE);
-        let case: Case = read_json(&case_path)?;
+        let bounds = self.bounds(dir, &case_path)?;
+        let case: Case = read_json(&bounds.inside(&case_path, CASE_FILE)?)?;
         let expected_path = dir.join(EXPECTED_FILE);
         // Read before the check so that a broken expectation is reported without waiting.
-        let expected = match read_json::<Expected>(&expected_path) {
+        let expected = match bounds
+            .inside(&expected_path, EXPECTED_FILE)
+            .and_then(|path| read_json::<Expected>(&path))
+        {
             Ok(expected) => Some(expected),
+            // Rewritten in update mode, unless it leads elsewhere: that is never read.
+            Err(err @ CaseError::OutsideCase { .. }) => return Err(err),
             Err(_) if self.update => None,
             Err(err) => return Err(err),
         };
 
         let root = match &case.site {
-            None => dir.to_path_buf(),
+            None => bounds.case.clone(),
             Some(site) => {
-                let root = dir.join(site);
+                if Path::new(site).has_root() {
+                    return Err(bounds.outside("site", format!("\"{site}\" is not relative")));
+                }
+                let root = bounds.inside(&dir.join(site), "site")?;
                 if !root.is_dir() {
                     return Err(CaseError::Malformed {
                         path: case_path,
-                        message: format!("site: {} is not a folder", root.display()),
+                        message: format!("site: {} is not a folder", dir.join(site).display()),
                     });
                 }
                 root
@@ -594,12 +657,18 @@ impl Suite {
             });
         }
         let page_file = root.join(relative);
+        if std::fs::symlink_metadata(&page_file).is_err() {
+            return Err(CaseError::Missing { path: page_file });
+        }
+        let page_file = bounds.inside(&page_file, "page")?;
         if !page_file.is_file() {
             return Err(CaseError::Missing { path: page_file });
         }
         let url_path = url_path(relative);
 
-        let mut server = FixtureServer::builder().dir(&root);
+        let mut server = FixtureServer::builder()
+            .dir(&root)
+            .links_within(&bounds.limit);
         if let Some(spec) = &case.response {
             let body = std::fs::read(&page_file).map_err(|source| CaseError::Read {
                 path: page_file.clone(),
@@ -630,13 +699,25 @@ impl Suite {
                     })?
             }
         };
-        let engine = builder
-            .allow_private_networks(true)
-            .build()
-            .map_err(|source| CaseError::Engine {
-                path: case_path.clone(),
-                source,
-            })?;
+        let allow_network = case
+            .engine
+            .as_ref()
+            .and_then(|e| e.allow_network)
+            .unwrap_or(false);
+        if allow_network && !self.allow_network {
+            return Err(CaseError::NetworkNotAllowed { path: case_path });
+        }
+        let builder = builder.allow_private_networks(true);
+        let builder = match allow_network {
+            true => builder,
+            // Loopback is allowed for the fixture server only: a page of the case redirecting
+            // or linking anywhere else (another local service, the network) is refused.
+            false => builder.only_origin(server.url("")),
+        };
+        let engine = builder.build().map_err(|source| CaseError::Engine {
+            path: case_path.clone(),
+            source,
+        })?;
 
         let mut monitor = case.monitor;
         monitor.url = Some(server.url(&url_path));
@@ -660,6 +741,99 @@ impl Suite {
         Ok(CaseResult::Failed {
             diff: diff.unwrap_or_default(),
         })
+    }
+}
+
+impl Suite {
+    /// Where the case in `dir` may read: inside the suite directory when the case is one of
+    /// its folders (cases may share material in `_` folders), else inside its own folder.
+    fn bounds(&self, dir: &Path, case_path: &Path) -> Result<Bounds, CaseError> {
+        let canonical = |path: &Path| {
+            std::fs::canonicalize(path).map_err(|source| CaseError::Read {
+                path: path.to_path_buf(),
+                source,
+            })
+        };
+        let case = canonical(dir)?;
+        let limit = match dir.starts_with(&self.dir) {
+            true => canonical(&self.dir)?,
+            false => case.clone(),
+        };
+        let bounds = Bounds {
+            case_path: case_path.to_path_buf(),
+            case,
+            limit,
+        };
+        if !bounds.case.starts_with(&bounds.limit) {
+            return Err(bounds.outside(
+                "the case folder",
+                "leads out of the suite directory (a symbolic link?)".into(),
+            ));
+        }
+        Ok(bounds)
+    }
+}
+
+/// ELOOP, too many symbolic links: Linux's number, and macOS's and the BSDs'.
+const ELOOP: [i32; 2] = [40, 62];
+
+/// Where a case may read from, canonical (symbolic links resolved).
+struct Bounds {
+    case_path: PathBuf,
+    /// The case folder.
+    case: PathBuf,
+    /// The folder nothing of the case may lead out of.
+    limit: PathBuf,
+}
+
+impl Bounds {
+    /// `path` resolved, when it stays inside the limit; `field` names it in the error. A
+    /// missing file is [`CaseError::Missing`]; a loop of symbolic links an error of its own.
+    fn inside(&self, path: &Path, field: &str) -> Result<PathBuf, CaseError> {
+        let resolved = match std::fs::canonicalize(path) {
+            Ok(resolved) => resolved,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(CaseError::Missing {
+                    path: path.to_path_buf(),
+                });
+            }
+            // The kernel stops at 40 links, so a loop ends here at once.
+            Err(e) if e.raw_os_error().is_some_and(|n| ELOOP.contains(&n)) => {
+                return Err(self.outside(
+                    field,
+                    format!("{} is a loop of symbolic links", path.display()),
+                ));
+            }
+            Err(source) => {
+                return Err(CaseError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        if !resolved.starts_with(&self.limit) {
+            let what = match self.limit == self.case {
+                true => "the case folder",
+                false => "the suite directory",
+            };
+            return Err(self.outside(
+                field,
+                format!(
+                    "{} leads out of {what} (to {})",
+                    path.display(),
+                    resolved.display()
+                ),
+            ));
+        }
+        Ok(resolved)
+    }
+
+    fn outside(&self, field: &str, message: String) -> CaseError {
+        CaseError::OutsideCase {
+            path: self.case_path.clone(),
+            field: field.to_string(),
+            message,
+        }
     }
 }
 

@@ -2,7 +2,10 @@
 //! `wachet::testing::Suite`. `run` prints one line a case and a diff for each failure (and
 //! JUnit XML with `--junit`), exiting 1 when any case failed; `record` turns a live page into a
 //! new case: the page as fetched (or as rendered), the monitor, and the outcome as expected.
-//! Private networks are allowed, as in `check`: this is a local tool run by its user.
+//! `record` allows private networks, as `check` does: it fetches what its user asks for. `run`
+//! may run a stranger's suite (a pull request in CI): each case reads only inside the suite
+//! directory and reaches only its own fixture server, unless `--allow-network` and the case
+//! both allow more.
 //! Exit codes: 0 all passed (or recorded), 1 a case failed or the recorded check failed,
 //! 2 invalid input.
 
@@ -44,6 +47,11 @@ struct RunArgs {
     /// Also write the results as JUnit XML to this file.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
+    /// Let cases whose case.json sets engine.allowNetwork reach beyond their fixture server
+    /// (any address, private networks included). Without it such a case is an error, and
+    /// every other case reaches only its own fixture server. Only for suites you trust.
+    #[arg(long)]
+    allow_network: bool,
 }
 
 #[derive(Debug, Args)]
@@ -74,6 +82,7 @@ pub async fn run(args: FixturesArgs) -> anyhow::Result<ExitCode> {
 async fn run_suite(args: RunArgs) -> anyhow::Result<ExitCode> {
     let report = Suite::builder(&args.dir)
         .update(args.update)
+        .allow_network(args.allow_network)
         .build()
         .run()
         .await?;

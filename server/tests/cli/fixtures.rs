@@ -529,3 +529,187 @@ document.body.appendChild(p);
     assert!(out.status.success(), "{}", stdout(&out));
     assert_eq!(server.hits("/app.html"), 1);
 }
+
+/// Writes `text` to `dir/name`, creating `dir`.
+fn put(dir: &Path, name: &str, text: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+const ANY_EXPECTED: &str = r#"{"raw": "x", "error": null, "status": 200}"#;
+
+/// A suite from a stranger (a pull request run in CI) reads nothing outside its directory:
+/// `site` with `..` or an absolute path, a page file, expected file or case folder that is a
+/// symbolic link leading out, and links that loop are each a clear error of their case; the
+/// secret beside the suite is never read, and the run ends (no hang on a loop).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stranger_suite_reads_nothing_outside_its_directory() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside");
+    put(&outside, "page.html", "<p>SECRET-OUTSIDE</p>");
+    put(&outside, "index.html", "<p>SECRET-OUTSIDE</p>");
+    put(
+        &outside,
+        "expected.json",
+        r#"{"raw": "SECRET-OUTSIDE", "error": null, "status": 200}"#,
+    );
+    let suite = tmp.path().join("suite");
+    let case = |name: &str, case_json: &str| {
+        let dir = suite.join(name);
+        put(&dir, "case.json", case_json);
+        put(&dir, "expected.json", ANY_EXPECTED);
+        dir
+    };
+    case(
+        "dotdot",
+        r#"{"site": "../../outside", "page": "index.html"}"#,
+    );
+    case(
+        "absolute",
+        &format!(
+            r#"{{"site": "{}", "page": "index.html"}}"#,
+            outside.display()
+        ),
+    );
+    let linked = case("linked-page", "{}");
+    symlink(outside.join("page.html"), linked.join("page.html")).unwrap();
+    let looped = case("page-loop", "{}");
+    symlink(looped.join("page.html"), looped.join("page.html")).unwrap();
+    let site_loop = case("site-loop", r#"{"site": "a"}"#);
+    symlink(site_loop.join("b"), site_loop.join("a")).unwrap();
+    symlink(site_loop.join("a"), site_loop.join("b")).unwrap();
+    let expected_out = suite.join("expected-link");
+    put(&expected_out, "case.json", "{}");
+    put(&expected_out, "page.html", "<p>inside</p>");
+    symlink(
+        outside.join("expected.json"),
+        expected_out.join("expected.json"),
+    )
+    .unwrap();
+    symlink(&outside, suite.join("linked-case")).unwrap();
+
+    let out = tokio::task::spawn_blocking({
+        let suite = suite.clone();
+        move || wachet(&["fixtures", "run", path(&suite)])
+    });
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), out)
+        .await
+        .expect("the run ends")
+        .unwrap();
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    for expected in [
+        "ERROR   dotdot: ",
+        "site: ",
+        "leads out of the suite directory",
+        "ERROR   absolute: ",
+        "is not relative",
+        "ERROR   linked-page: ",
+        "ERROR   page-loop: ",
+        "is a loop of symbolic links",
+        "ERROR   site-loop: ",
+        "ERROR   expected-link: ",
+        "ERROR   linked-case: ",
+        "7 cases: 0 passed, 0 updated, 0 failed, 7 errors",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    for line in text.lines().filter(|l| l.starts_with("ERROR")) {
+        assert!(
+            line.contains("leads out of") || line.contains("loop") || line.contains("relative"),
+            "{line}"
+        );
+    }
+    assert!(!text.contains("SECRET"), "{text}");
+    assert!(!stderr(&out).contains("SECRET"), "{}", stderr(&out));
+}
+
+/// Each case reaches only its own fixture server: a redirect to another loopback server and a
+/// Portal link to it are refused with a clear error and the other server hears nothing. A case
+/// that asks for the network (`engine.allowNetwork`) is an error unless the run passes
+/// `--allow-network`, and then it reaches the other server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_reaches_only_its_own_fixture_server() {
+    let other = FixtureServer::builder()
+        .page("/secret", "<p>SECRET-OTHER</p>")
+        .start()
+        .await
+        .unwrap();
+    let target = other.url("/secret");
+    let tmp = tempfile::tempdir().unwrap();
+    let suite = tmp.path().join("suite");
+    let redirect = suite.join("redirect");
+    put(&redirect, "page.html", "");
+    put(
+        &redirect,
+        "case.json",
+        &format!(r#"{{"response": {{"status": 302, "headers": {{"location": "{target}"}}}}}}"#),
+    );
+    put(
+        &redirect,
+        "expected.json",
+        r#"{"raw": "SECRET-OTHER", "error": null, "status": 200}"#,
+    );
+    let portal = suite.join("portal-link");
+    put(
+        &portal,
+        "page.html",
+        &format!(r#"<a href="{target}">other</a><a href="/local.html">local</a>"#),
+    );
+    put(&portal, "local.html", "<p>local</p>");
+    put(
+        &portal,
+        "case.json",
+        r#"{"monitor": {"jobType": "Portal", "crawlingDepth": 1, "crawlPagesFromAllDomains": true}}"#,
+    );
+    put(&portal, "expected.json", ANY_EXPECTED);
+
+    let out = wachet(&["fixtures", "run", path(&suite), "--update"]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    let port = other.addr().port();
+    let refused = format!("refused to connect to 127.0.0.1:{port}: only 127.0.0.1:");
+    assert!(text.contains(&refused), "{text}");
+    let written = json(redirect.join("expected.json"));
+    assert!(
+        written["error"].as_str().unwrap().contains(&refused),
+        "{written}"
+    );
+    assert!(written["raw"].is_null(), "{written}");
+    // The Portal case lists the link it was refused, and its own page.
+    let pages = json(portal.join("expected.json"))["pages"].clone();
+    assert_eq!(pages[&target], 1, "{pages}");
+    assert_eq!(pages["/local.html"], 1, "{pages}");
+    assert!(other.requests().is_empty(), "{:?}", other.requests());
+
+    // Asking for the network takes the run's consent too.
+    let asks = tmp.path().join("trusted");
+    let case = asks.join("asks-network");
+    put(&case, "page.html", "");
+    put(
+        &case,
+        "case.json",
+        &format!(
+            r#"{{"engine": {{"allowNetwork": true}}, "response": {{"status": 302, "headers": {{"location": "{target}"}}}}}}"#
+        ),
+    );
+    put(
+        &case,
+        "expected.json",
+        r#"{"raw": "SECRET-OTHER", "error": null, "status": 200}"#,
+    );
+    let out = wachet(&["fixtures", "run", path(&asks)]);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("ERROR   asks-network: ")
+            && text.contains("engine.allowNetwork")
+            && text.contains("--allow-network"),
+        "{text}"
+    );
+    assert!(other.requests().is_empty());
+    let out = wachet(&["fixtures", "run", path(&asks), "--allow-network"]);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(other.hits("/secret"), 1);
+}

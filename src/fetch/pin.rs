@@ -1,0 +1,304 @@
+//! The pinning tunnel: https through a location's HTTP proxy names the address the network
+//! policy checked, not the host.
+//!
+//! reqwest sends a proxy `CONNECT host:port`, and the proxy resolves the host with its own
+//! DNS, which may answer differently from ours (an internal zone at the proxy's site, or a
+//! name rebound since we looked). So the plain fetcher points reqwest's https traffic for a
+//! location at this small local proxy instead: it resolves the host, refuses it unless every
+//! address is allowed, and opens the tunnel at the location's proxy with `CONNECT ip:port`.
+//! TLS inside still names the host (SNI, certificate), end to end between reqwest and the
+//! site: the tunnel is passed through blind. It listens on 127.0.0.1 and takes only requests
+//! carrying its own random credentials, so other local users cannot borrow the location's
+//! proxy (or its credentials) through it.
+
+use super::policy::NetworkPolicy;
+use std::hash::{BuildHasher, Hasher};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+use tokio::task::JoinHandle;
+use url::Url;
+
+/// Longest head read from either side, and how long reading it or connecting may take.
+const MAX_HEAD: usize = 16 * 1024;
+const WAIT: Duration = Duration::from_secs(10);
+/// Tunnels open at once; reqwest's pool keeps far fewer.
+const MAX_TUNNELS: usize = 256;
+
+/// A pinning tunnel for one location's proxy. Cheap to clone; stops with its last clone.
+#[derive(Debug, Clone)]
+pub(crate) struct PinningTunnel {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    addr: SocketAddr,
+    /// Taken by the first request, which starts the accept loop (a runtime is there then).
+    listener: Mutex<Option<std::net::TcpListener>>,
+    task: OnceLock<JoinHandle<()>>,
+    /// The password reqwest proves itself with (user `wachet`).
+    password: String,
+    /// The `Proxy-Authorization` reqwest sends for `user`.
+    expected_auth: String,
+    upstream: Url,
+    policy: Arc<NetworkPolicy>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.get() {
+            task.abort();
+        }
+    }
+}
+
+impl PinningTunnel {
+    /// A tunnel toward the HTTP proxy at `upstream`, bound now, serving from the first
+    /// [`PinningTunnel::start`].
+    pub fn new(upstream: &Url, policy: Arc<NetworkPolicy>) -> std::io::Result<Self> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        let password = random_hex();
+        let expected_auth = format!("Basic {}", base64(format!("wachet:{password}").as_bytes()));
+        Ok(PinningTunnel {
+            inner: Arc::new(Inner {
+                addr: listener.local_addr()?,
+                listener: Mutex::new(Some(listener)),
+                task: OnceLock::new(),
+                password,
+                expected_auth,
+                upstream: upstream.clone(),
+                policy,
+            }),
+        })
+    }
+
+    /// The proxy for reqwest's https requests, with the tunnel's credentials.
+    pub fn proxy(&self) -> Result<reqwest::Proxy, reqwest::Error> {
+        Ok(
+            reqwest::Proxy::https(format!("http://{}", self.inner.addr))?
+                .basic_auth("wachet", &self.inner.password),
+        )
+    }
+
+    /// Starts serving, once; must run inside a tokio runtime.
+    pub fn start(&self) {
+        let Some(listener) = self.inner.listener.lock().ok().and_then(|mut l| l.take()) else {
+            return;
+        };
+        let Ok(listener) = TcpListener::from_std(listener) else {
+            return;
+        };
+        // Only the loop holds a weak reference, so dropping the fetcher ends it.
+        let weak = Arc::downgrade(&self.inner);
+        let task = tokio::spawn(async move {
+            let permits = Arc::new(Semaphore::new(MAX_TUNNELS));
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    // Out of descriptors, say: give the tunnels open a moment to end.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                };
+                let Some(inner) = weak.upgrade() else { return };
+                let Ok(permit) = permits.clone().try_acquire_owned() else {
+                    continue;
+                };
+                tokio::spawn(async move {
+                    let _ = serve(stream, &inner).await;
+                    drop(permit);
+                });
+            }
+        });
+        let _ = self.inner.task.set(task);
+    }
+}
+
+async fn serve(mut client: TcpStream, inner: &Inner) -> std::io::Result<()> {
+    let (head, _) = tokio::time::timeout(WAIT, read_head(&mut client))
+        .await
+        .map_err(|_| std::io::Error::other("request head timed out"))??;
+    let text = String::from_utf8_lossy(&head).into_owned();
+    let mut lines = text.split("\r\n");
+    let mut request = lines.next().unwrap_or("").split(' ');
+    let (method, target) = (request.next().unwrap_or(""), request.next().unwrap_or(""));
+    let authorized = lines.any(|line| {
+        line.split_once(':').is_some_and(|(name, value)| {
+            name.trim().eq_ignore_ascii_case("proxy-authorization")
+                && value.trim() == inner.expected_auth
+        })
+    });
+    if !authorized || !method.eq_ignore_ascii_case("CONNECT") {
+        return answer(&mut client, "407 Proxy Authentication Required").await;
+    }
+    let Some((host, port)) = target.rsplit_once(':').and_then(|(h, p)| {
+        Some((
+            h.trim_start_matches('[').trim_end_matches(']'),
+            p.parse().ok()?,
+        ))
+    }) else {
+        return answer(&mut client, "400 Bad Request").await;
+    };
+    let Some(pinned) = pin(&inner.policy, host, port).await else {
+        return answer(&mut client, "403 Forbidden").await;
+    };
+    let proxy = format!(
+        "{}:{}",
+        inner.upstream.host_str().unwrap_or(""),
+        inner.upstream.port_or_known_default().unwrap_or(80)
+    );
+    let mut server = tokio::time::timeout(WAIT, TcpStream::connect(proxy))
+        .await
+        .map_err(|_| std::io::Error::other("connect timed out"))??;
+    let mut connect = format!("CONNECT {pinned} HTTP/1.1\r\nHost: {pinned}\r\n");
+    if !inner.upstream.username().is_empty() {
+        let user = percent_encoding::percent_decode_str(inner.upstream.username());
+        let password =
+            percent_encoding::percent_decode_str(inner.upstream.password().unwrap_or(""));
+        let mut credentials: Vec<u8> = user.collect();
+        credentials.push(b':');
+        credentials.extend(password);
+        connect.push_str(&format!(
+            "Proxy-Authorization: Basic {}\r\n",
+            base64(&credentials)
+        ));
+    }
+    connect.push_str("\r\n");
+    server.write_all(connect.as_bytes()).await?;
+    let (answer_head, early) = tokio::time::timeout(WAIT, read_head(&mut server))
+        .await
+        .map_err(|_| std::io::Error::other("the location's proxy did not answer"))??;
+    let status = String::from_utf8_lossy(&answer_head)
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse::<u16>().ok())
+        .unwrap_or(0);
+    if !(200..300).contains(&status) {
+        return client.write_all(&answer_head).await;
+    }
+    client
+        .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        .await?;
+    client.write_all(&early).await?;
+    tokio::io::copy_bidirectional(&mut client, &mut server).await?;
+    Ok(())
+}
+
+/// The address to tunnel to: the first of `host`'s, when the policy allows every one of them
+/// (the proxy could have picked any); `None` when it refuses one, or the name does not resolve.
+async fn pin(policy: &NetworkPolicy, host: &str, port: u16) -> Option<String> {
+    policy.check_origin(host, port).ok()?;
+    let resolved: Vec<SocketAddr> =
+        tokio::time::timeout(WAIT, tokio::net::lookup_host((host, port)))
+            .await
+            .ok()?
+            .ok()?
+            .collect();
+    if resolved.iter().any(|a| policy.check(host, a.ip()).is_err()) {
+        return None;
+    }
+    resolved.first().map(SocketAddr::to_string)
+}
+
+async fn answer(client: &mut TcpStream, status: &str) -> std::io::Result<()> {
+    let response = format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    client.write_all(response.as_bytes()).await
+}
+
+/// Reads up to the end of a head; returns the head and any bytes read past it.
+async fn read_head(stream: &mut TcpStream) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 2048];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let rest = buf.split_off(end + 4);
+            return Ok((buf, rest));
+        }
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 || buf.len() > MAX_HEAD {
+            return Err(std::io::Error::other("no complete head"));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// 128 bits from the OS's randomness (the keys std seeds its hash maps with), in hex.
+fn random_hex() -> String {
+    let state = std::collections::hash_map::RandomState::new();
+    let word = |salt: u64| {
+        let mut hasher = state.build_hasher();
+        hasher.write_u64(salt);
+        hasher.finish()
+    };
+    format!("{:016x}{:016x}", word(1), word(2))
+}
+
+/// Standard base64 with padding, for Basic credentials.
+fn base64(data: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_is_the_standard_one() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"user:pa ss"), "dXNlcjpwYSBzcw==");
+    }
+
+    /// Another local user cannot borrow the tunnel, and a target the policy refuses is refused
+    /// before the location's proxy hears of it (nothing listens there).
+    #[tokio::test]
+    async fn only_its_own_client_gets_a_tunnel_and_only_to_allowed_addresses() {
+        let upstream = Url::parse("http://127.0.0.1:9").unwrap();
+        let tunnel = PinningTunnel::new(&upstream, Arc::new(NetworkPolicy::public_only())).unwrap();
+        tunnel.start();
+        let addr = tunnel.inner.addr;
+        let ask = |head: String| async move {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            stream.write_all(head.as_bytes()).await.unwrap();
+            let mut answer = String::new();
+            stream.read_to_string(&mut answer).await.unwrap();
+            answer
+        };
+        let stranger = ask("CONNECT example.com:443 HTTP/1.1\r\n\r\n".into()).await;
+        assert!(stranger.starts_with("HTTP/1.1 407"), "{stranger}");
+        let auth = &tunnel.inner.expected_auth;
+        let inside = ask(format!(
+            "CONNECT localhost:443 HTTP/1.1\r\nProxy-Authorization: {auth}\r\n\r\n"
+        ))
+        .await;
+        assert!(inside.starts_with("HTTP/1.1 403"), "{inside}");
+    }
+
+    #[test]
+    fn credentials_differ_from_tunnel_to_tunnel() {
+        assert_ne!(random_hex(), random_hex());
+        assert_eq!(random_hex().len(), 32);
+    }
+}
