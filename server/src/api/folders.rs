@@ -51,10 +51,11 @@ pub async fn list_folder(
         .as_deref()
         .map(|token| state.inner.cursors.open(&scope, token))
         .transpose()?;
-    let listing = state
+    let mut listing = state
         .store()
         .list_folder(&user, parent, after.as_ref(), limit)
         .await?;
+    super::user::mark_confirmed(&state, &user, super::tasks::endpoints(&mut listing.tasks)).await?;
     Ok(ApiJson(ClientFolderContent {
         subfolders: Some(listing.subfolders),
         tasks: Some(listing.tasks),

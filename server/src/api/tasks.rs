@@ -4,6 +4,7 @@
 use super::auth::CurrentUser;
 use super::body::{ApiJson, ApiQuery};
 use super::problem::{ApiError, Problem};
+use super::user::mark_confirmed;
 use super::{AppState, rules};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
@@ -74,10 +75,11 @@ pub async fn put_task(
     ApiJson(monitor): ApiJson<Monitor>,
 ) -> Result<ApiJson<Monitor>, ApiError> {
     let monitor = validate(&state, monitor).await?;
-    let stored = match monitor.id {
+    let mut stored = match monitor.id {
         None => state.store().create_task(&user, &monitor).await?,
         Some(_) => state.store().update_task(&user, &monitor).await?,
     };
+    mark_confirmed(&state, &user, endpoints(std::slice::from_mut(&mut stored))).await?;
     Ok(ApiJson(stored))
 }
 
@@ -95,7 +97,18 @@ pub async fn get_task(
     CurrentUser(user): CurrentUser,
     Path(id): Path<String>,
 ) -> Result<ApiJson<Monitor>, ApiError> {
-    Ok(ApiJson(state.store().task(&user, &id).await?))
+    let mut monitor = state.store().task(&user, &id).await?;
+    mark_confirmed(&state, &user, endpoints(std::slice::from_mut(&mut monitor))).await?;
+    Ok(ApiJson(monitor))
+}
+
+/// The notification endpoints of `monitors`, for [`mark_confirmed`].
+pub(crate) fn endpoints(
+    monitors: &mut [Monitor],
+) -> impl Iterator<Item = &mut wachet::model::NotificationEndpoint> {
+    monitors
+        .iter_mut()
+        .flat_map(|monitor| monitor.notification_endpoints.iter_mut().flatten())
 }
 
 /// Endpoint 13: deletes a monitor with its pages, history and notifications.
@@ -147,12 +160,12 @@ pub async fn search_tasks(
         ));
     }
     let terms: Vec<String> = query.split_whitespace().map(str::to_string).collect();
-    Ok(ApiJson(
-        state
-            .store()
-            .search_tasks(&user, &terms, MAX_SEARCH_RESULTS)
-            .await?,
-    ))
+    let mut found = state
+        .store()
+        .search_tasks(&user, &terms, MAX_SEARCH_RESULTS)
+        .await?;
+    mark_confirmed(&state, &user, endpoints(&mut found)).await?;
+    Ok(ApiJson(found))
 }
 
 /// Endpoint 15: the pages a Portal monitor crawled, each with its latest data.

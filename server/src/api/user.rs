@@ -35,23 +35,39 @@ pub struct EndpointsUpdate {
 
 async fn settings(state: &AppState, user: &str) -> Result<ApiJson<NotificationSettings>, ApiError> {
     let record = account(state, user).await?;
-    let addresses = state.store().email_addresses(user).await?;
     let mut endpoints = record.notification_endpoints;
-    for endpoint in &mut endpoints {
-        if endpoint.kind == MessagingServiceType::Email {
-            let address = normalized(endpoint);
-            endpoint.confirmed = Some(
-                address == record.email
-                    || addresses
-                        .iter()
-                        .any(|a| a.confirmed && a.address == address),
-            );
-        }
-    }
+    mark_confirmed(state, user, endpoints.iter_mut()).await?;
     Ok(ApiJson(NotificationSettings {
         notification_endpoints: endpoints,
         webhook_secret: record.webhook_secret,
     }))
+}
+
+/// Sets `confirmed` on each e-mail endpoint of `user` (their own address always is); reads
+/// nothing when there is no e-mail endpoint, so monitors without one cost nothing more.
+pub(crate) async fn mark_confirmed<'a>(
+    state: &AppState,
+    user: &str,
+    endpoints: impl Iterator<Item = &'a mut NotificationEndpoint>,
+) -> Result<(), ApiError> {
+    let mut emails: Vec<&mut NotificationEndpoint> = endpoints
+        .filter(|endpoint| endpoint.kind == MessagingServiceType::Email)
+        .collect();
+    if emails.is_empty() {
+        return Ok(());
+    }
+    let own = account(state, user).await?.email;
+    let addresses = state.store().email_addresses(user).await?;
+    for endpoint in &mut emails {
+        let address = normalized(endpoint);
+        endpoint.confirmed = Some(
+            address == own
+                || addresses
+                    .iter()
+                    .any(|a| a.confirmed && a.address == address),
+        );
+    }
+    Ok(())
 }
 
 async fn account(state: &AppState, user: &str) -> Result<UserRecord, ApiError> {

@@ -812,6 +812,39 @@ async fn an_email_address_gets_notifications_only_once_it_confirmed() {
         .field_error("code", "no address waits for this code");
     let reply = api.post(&user, confirm, json!({"code": code})).await;
     assert_eq!(reply.ok()["notificationEndpoints"][0]["confirmed"], true);
+    // A monitor's endpoints say the same, wherever the monitor is shown.
+    let shown = api
+        .put(
+            &user,
+            "/thirdparty/v1/task",
+            json!({"url": site.url("/tea"), "notificationEndpoints": [
+                {"type": "Email", "value": "friend@example.com"},
+                {"type": "Email", "value": "stranger@example.com"},
+                {"type": "Webhook", "value": "https://example.com/hook"}]}),
+        )
+        .await
+        .ok()
+        .clone();
+    let endpoints = &shown["notificationEndpoints"];
+    assert_eq!(endpoints[0]["confirmed"], true, "{shown}");
+    assert_eq!(endpoints[1]["confirmed"], false, "{shown}");
+    assert!(
+        endpoints[2].get("confirmed").is_none_or(|c| c.is_null()),
+        "{shown}"
+    );
+    let listed = api
+        .get(&user, "/thirdparty/v1/folder/list")
+        .await
+        .ok()
+        .clone();
+    let listed = listed["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == shown["id"])
+        .unwrap()
+        .clone();
+    assert_eq!(listed["notificationEndpoints"], *endpoints, "{listed}");
     api.post(&user, confirm, json!({"code": code}))
         .await
         .field_error("code", "no address waits");
@@ -951,4 +984,13 @@ async fn a_monitors_unconfirmed_address_is_asked_when_its_first_notification_com
     assert!(message.contains("To: boss@example.com"), "{message}");
     assert!(message.contains("dan@example.com"), "{message}");
     assert!(!message.contains("3.90 EUR"), "{message}");
+    let shown = api
+        .get(&user, &format!("/thirdparty/v1/task/{task}"))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(
+        shown["notificationEndpoints"][0]["confirmed"], false,
+        "{shown}"
+    );
 }
