@@ -6,6 +6,7 @@
 
 pub mod decode;
 mod encoding;
+pub(crate) mod head;
 pub mod hosts;
 pub mod http;
 mod pin;

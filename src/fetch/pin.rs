@@ -12,11 +12,12 @@
 //! proxy (or its credentials) through it.
 
 use super::policy::NetworkPolicy;
+use crate::fetch::head::read_head;
 use std::hash::{BuildHasher, Hasher};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
@@ -118,7 +119,7 @@ impl PinningTunnel {
 }
 
 async fn serve(mut client: TcpStream, inner: &Inner) -> std::io::Result<()> {
-    let (head, _) = tokio::time::timeout(WAIT, read_head(&mut client))
+    let (head, _) = tokio::time::timeout(WAIT, read_head(&mut client, MAX_HEAD))
         .await
         .map_err(|_| std::io::Error::other("request head timed out"))??;
     let text = String::from_utf8_lossy(&head).into_owned();
@@ -168,7 +169,7 @@ async fn serve(mut client: TcpStream, inner: &Inner) -> std::io::Result<()> {
     }
     connect.push_str("\r\n");
     server.write_all(connect.as_bytes()).await?;
-    let (answer_head, early) = tokio::time::timeout(WAIT, read_head(&mut server))
+    let (answer_head, early) = tokio::time::timeout(WAIT, read_head(&mut server, MAX_HEAD))
         .await
         .map_err(|_| std::io::Error::other("the location's proxy did not answer"))??;
     let status = String::from_utf8_lossy(&answer_head)
@@ -208,23 +209,6 @@ async fn answer(client: &mut TcpStream, status: &str) -> std::io::Result<()> {
     client.write_all(response.as_bytes()).await
 }
 
-/// Reads up to the end of a head; returns the head and any bytes read past it.
-async fn read_head(stream: &mut TcpStream) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 2048];
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let rest = buf.split_off(end + 4);
-            return Ok((buf, rest));
-        }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 || buf.len() > MAX_HEAD {
-            return Err(std::io::Error::other("no complete head"));
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-}
-
 /// 128 bits from the OS's randomness (the keys std seeds its hash maps with), in hex.
 fn random_hex() -> String {
     let state = std::collections::hash_map::RandomState::new();
@@ -261,6 +245,7 @@ fn base64(data: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::AsyncReadExt;
 
     #[test]
     fn base64_is_the_standard_one() {

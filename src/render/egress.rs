@@ -19,6 +19,7 @@
 //! a short page, and the cut is remembered so the render fails with the plain path's words.
 
 use super::intercept::UpstreamTls;
+use crate::fetch::head::{read_head, read_head_after};
 use crate::fetch::{FetchError, NetworkPolicy, Refused};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -329,7 +330,7 @@ impl<'a> RequestHead<'a> {
 }
 
 async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
-    let (head, rest) = tokio::time::timeout(CONNECT_TIMEOUT, read_head(&mut client))
+    let (head, rest) = tokio::time::timeout(CONNECT_TIMEOUT, read_head(&mut client, MAX_HEAD))
         .await
         .map_err(|_| std::io::Error::other("request head timed out"))??;
     let text = String::from_utf8_lossy(&head).into_owned();
@@ -466,7 +467,7 @@ async fn tunnel(
         server
             .write_all(&upstream_connect(head, &allowed, &shared.policy))
             .await?;
-        let (answer, _) = tokio::time::timeout(CONNECT_TIMEOUT, read_head(&mut server))
+        let (answer, _) = tokio::time::timeout(CONNECT_TIMEOUT, read_head(&mut server, MAX_HEAD))
             .await
             .map_err(|_| std::io::Error::other("the location's proxy did not answer"))??;
         if !(200..300).contains(&ResponseHead::parse(&answer).status) {
@@ -567,7 +568,7 @@ where
     // A tunnel the browser opened ahead of need waits for its first request this long.
     let mut wait = CONNECT_TIMEOUT;
     loop {
-        let (head, rest) = match tokio::time::timeout(wait, read_head(client)).await {
+        let (head, rest) = match tokio::time::timeout(wait, read_head(client, MAX_HEAD)).await {
             Ok(Ok(read)) => read,
             // A kept-alive connection the browser closed, or left idle, ends here.
             _ if wait == KEEP_ALIVE => return Ok(Relay::Done),
@@ -686,12 +687,12 @@ async fn relay_response(
     framing: Framing,
 ) -> std::io::Result<Relay> {
     let limit = shared.limits.response;
-    let (mut head, mut pending) = read_head(from).await?;
+    let (mut head, mut pending) = read_head(from, MAX_HEAD).await?;
     // Interim answers (100 Continue) come before the real head.
     let mut info = ResponseHead::parse(&head);
     while (100..200).contains(&info.status) && info.status != 101 {
         to.write_all(&head).await?;
-        let (next, rest) = read_head_after(from, pending).await?;
+        let (next, rest) = read_head_after(from, pending, MAX_HEAD).await?;
         head = next;
         pending = rest;
         info = ResponseHead::parse(&head);
@@ -1072,37 +1073,6 @@ async fn connect_any(addrs: &[String]) -> std::io::Result<TcpStream> {
         }
     }
     Err(last)
-}
-
-/// Reads up to the end of a head; returns the head and any bytes read past it.
-async fn read_head(
-    stream: &mut (impl tokio::io::AsyncRead + Unpin),
-) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
-    read_head_after(stream, Vec::new()).await
-}
-
-/// Reads up to the end of a head that starts with `buf` (bytes already read).
-async fn read_head_after(
-    stream: &mut (impl tokio::io::AsyncRead + Unpin),
-    mut buf: Vec<u8>,
-) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
-    let mut chunk = [0u8; 4096];
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let rest = buf.split_off(end + 4);
-            return Ok((buf, rest));
-        }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(std::io::Error::other(
-                "connection closed before the request head",
-            ));
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if buf.len() > MAX_HEAD {
-            return Err(std::io::Error::other("request head too large"));
-        }
-    }
 }
 
 async fn respond(client: &mut TcpStream, status: u16, message: &str) -> std::io::Result<()> {

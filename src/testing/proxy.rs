@@ -6,11 +6,12 @@
 //! through. [`ForwardProxyBuilder::alias`] gives it names of its own, which only it can resolve
 //! (an internal DNS zone at the proxy's site). Every request line it received is recorded.
 
+use crate::fetch::head::read_head;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 
@@ -113,7 +114,7 @@ impl Shared {
 }
 
 async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
-    let (head, rest) = tokio::time::timeout(WAIT, read_head(&mut client))
+    let (head, rest) = tokio::time::timeout(WAIT, read_head(&mut client, MAX_HEAD))
         .await
         .map_err(|_| std::io::Error::other("request head timed out"))??;
     let text = String::from_utf8_lossy(&head).into_owned();
@@ -179,21 +180,4 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
     server.write_all(&rest).await?;
     tokio::io::copy_bidirectional(&mut client, &mut server).await?;
     Ok(())
-}
-
-/// Reads up to the end of a head; returns the head and any bytes read past it.
-async fn read_head(stream: &mut TcpStream) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 2048];
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let rest = buf.split_off(end + 4);
-            return Ok((buf, rest));
-        }
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 || buf.len() > MAX_HEAD {
-            return Err(std::io::Error::other("no complete request head"));
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
 }
