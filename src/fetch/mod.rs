@@ -6,11 +6,11 @@
 
 pub mod decode;
 mod encoding;
-pub(crate) mod head;
 pub mod hosts;
 pub mod http;
 mod pin;
 pub mod policy;
+pub(crate) mod proxying;
 
 use async_trait::async_trait;
 use bytes::Bytes;

@@ -12,7 +12,7 @@
 //! proxy (or its credentials) through it.
 
 use super::policy::NetworkPolicy;
-use crate::fetch::head::read_head;
+use crate::fetch::proxying::read_head;
 use std::hash::{BuildHasher, Hasher};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};

@@ -19,7 +19,7 @@
 //! a short page, and the cut is remembered so the render fails with the plain path's words.
 
 use super::intercept::UpstreamTls;
-use crate::fetch::head::{read_head, read_head_after};
+use crate::fetch::proxying::{read_head, read_head_after, serve_each};
 use crate::fetch::{FetchError, NetworkPolicy, Refused};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 use url::Url;
 
 /// Longest request head accepted from the browser.
@@ -89,22 +89,13 @@ impl Egress {
             cut_signal: tokio::sync::watch::Sender::new(0),
         });
         let accepting = shared.clone();
-        let task = tokio::spawn(async move {
-            // Connections live in this set, so aborting the task closes every tunnel.
-            let mut connections = JoinSet::new();
-            loop {
-                tokio::select! {
-                    accepted = listener.accept() => {
-                        let Ok((stream, _)) = accepted else { continue };
-                        let shared = accepting.clone();
-                        connections.spawn(async move {
-                            let _ = serve(stream, &shared).await;
-                        });
-                    }
-                    Some(_) = connections.join_next(), if !connections.is_empty() => {}
-                }
+        // Aborting the task closes every tunnel.
+        let task = tokio::spawn(serve_each(listener, move |stream| {
+            let shared = accepting.clone();
+            async move {
+                let _ = serve(stream, &shared).await;
             }
-        });
+        }));
         Ok(Egress {
             addr,
             refused,

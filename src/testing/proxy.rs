@@ -6,14 +6,14 @@
 //! through. [`ForwardProxyBuilder::alias`] gives it names of its own, which only it can resolve
 //! (an internal DNS zone at the proxy's site). Every request line it received is recorded.
 
-use crate::fetch::head::read_head;
+use crate::fetch::proxying::{read_head, serve_each};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::JoinHandle;
 
 /// Longest request head read, and how long reading it or connecting may take.
 const MAX_HEAD: usize = 16 * 1024;
@@ -41,22 +41,13 @@ impl ForwardProxyBuilder {
             aliases: self.aliases,
             seen: seen.clone(),
         });
-        let task = tokio::spawn(async move {
-            // Connections live in this set, so aborting the task closes them all.
-            let mut connections = JoinSet::new();
-            loop {
-                tokio::select! {
-                    accepted = listener.accept() => {
-                        let Ok((stream, _)) = accepted else { continue };
-                        let shared = shared.clone();
-                        connections.spawn(async move {
-                            let _ = serve(stream, &shared).await;
-                        });
-                    }
-                    Some(_) = connections.join_next(), if !connections.is_empty() => {}
-                }
+        // Aborting the task closes them all.
+        let task = tokio::spawn(serve_each(listener, move |stream| {
+            let shared = shared.clone();
+            async move {
+                let _ = serve(stream, &shared).await;
             }
-        });
+        }));
         Ok(ForwardProxy { addr, seen, task })
     }
 }

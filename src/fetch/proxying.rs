@@ -1,7 +1,27 @@
-//! Reading an HTTP/1 head (a request's or a response's) off a stream, for the proxies of the
-//! engine and of its tests.
+//! What the engine's proxies (the pinning tunnel, the render egress) and the test proxy share:
+//! reading an HTTP/1 head (a request's or a response's) off a stream, and serving connections.
 
 use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Serves each connection `listener` accepts with `serve`, for ever. The connections live in
+/// the loop's own set, so aborting the task that runs it closes them all.
+#[cfg(any(feature = "chrome", feature = "testing"))]
+pub(crate) async fn serve_each<F, Fut>(listener: tokio::net::TcpListener, mut serve: F)
+where
+    F: FnMut(tokio::net::TcpStream) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else { continue };
+                connections.spawn(serve(stream));
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
 
 /// Reads up to the end of a head of at most `max` bytes; returns the head and any bytes read
 /// past it.
