@@ -46,15 +46,8 @@ impl PreparedCache {
         version: i64,
         monitor: &Monitor,
     ) -> Result<PreparedMonitor, InvalidMonitor> {
-        if let Ok(mut inner) = self.inner.lock() {
-            inner.clock += 1;
-            let now = inner.clock;
-            if let Some(entry) = inner.entries.get_mut(task)
-                && entry.version == version
-            {
-                entry.used = now;
-                return Ok(entry.prepared.clone());
-            }
+        if let Some(prepared) = self.cached(task, version) {
+            return Ok(prepared);
         }
         // Compiled outside the lock: other checks go on meanwhile.
         let prepared = checker.prepare(monitor)?;
@@ -78,6 +71,19 @@ impl PreparedCache {
         Ok(prepared)
     }
 
+    /// The cached prepared form of `task` at `version`, marked as just used.
+    fn cached(&self, task: &str, version: i64) -> Option<PreparedMonitor> {
+        let mut inner = self.inner.lock().ok()?;
+        inner.clock += 1;
+        let now = inner.clock;
+        let entry = inner.entries.get_mut(task)?;
+        if entry.version != version {
+            return None;
+        }
+        entry.used = now;
+        Some(entry.prepared.clone())
+    }
+
     /// [`PreparedCache::get`] with the compilation on the blocking pool: compiling is CPU
     /// work (bounded by the engine's limits) that would hold an async thread meanwhile.
     pub async fn get_off_thread(
@@ -87,15 +93,8 @@ impl PreparedCache {
         version: i64,
         monitor: &Monitor,
     ) -> Result<PreparedMonitor, InvalidMonitor> {
-        if let Ok(mut inner) = self.inner.lock() {
-            inner.clock += 1;
-            let now = inner.clock;
-            if let Some(entry) = inner.entries.get_mut(task)
-                && entry.version == version
-            {
-                entry.used = now;
-                return Ok(entry.prepared.clone());
-            }
+        if let Some(prepared) = self.cached(task, version) {
+            return Ok(prepared);
         }
         let (cache, checker) = (self.clone(), checker.clone());
         let (task, monitor) = (task.to_string(), monitor.clone());
