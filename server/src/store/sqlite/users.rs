@@ -146,15 +146,7 @@ pub(super) async fn set_notification_endpoints(
 ) -> Result<(), StoreError> {
     let json =
         serde_json::to_string(endpoints).map_err(|err| StoreError::Backend(err.to_string()))?;
-    let updated = sqlx::query("UPDATE users SET notification_endpoints = ? WHERE id = ?")
-        .bind(json)
-        .bind(user)
-        .execute(&store.writer)
-        .await?;
-    if updated.rows_affected() == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+    set_column(store, "notification_endpoints", user, &json).await
 }
 
 pub(super) async fn set_api_key(
