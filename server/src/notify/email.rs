@@ -85,10 +85,7 @@ impl Mailer {
     /// Sends one notification to the delivery's address. An address that cannot be one, or
     /// a permanent (5xx) answer such as a rejected recipient, is a permanent error.
     pub async fn send(&self, delivery: &Delivery) -> Result<(), SendError> {
-        let to: Mailbox = delivery.target.parse().map_err(|err| SendError {
-            message: format!("address {}: {err}", delivery.target),
-            permanent: true,
-        })?;
+        let to = mailbox(&delivery.target)?;
         let n = &delivery.notification;
         let name = n
             .task_name
@@ -117,24 +114,14 @@ impl Mailer {
                 delivery.html.clone(),
             ))
             .map_err(|err| format!("building the e-mail: {err}"))?;
-        self.transport
-            .send(message)
-            .await
-            .map(drop)
-            .map_err(|err| SendError {
-                permanent: err.is_permanent(),
-                message: format!("SMTP: {err}"),
-            })
+        self.transmit(message).await
     }
 
     /// Sends the message that asks `mail.address` to confirm it wants the notifications of
     /// `mail.account_email`: the code to give that user, and that ignoring it keeps the address
     /// out.
     pub async fn send_confirmation(&self, mail: &ConfirmationMail) -> Result<(), SendError> {
-        let to: Mailbox = mail.address.parse().map_err(|err| SendError {
-            message: format!("address {}: {err}", mail.address),
-            permanent: true,
-        })?;
+        let to = mailbox(&mail.address)?;
         let text = format!(
             "The user {account} of a wachet server (web page monitoring) asked to send its \
              notifications to this address.\n\n\
@@ -152,6 +139,11 @@ impl Mailer {
             .header(lettre::message::header::ContentType::TEXT_PLAIN)
             .body(text)
             .map_err(|err| format!("building the e-mail: {err}"))?;
+        self.transmit(message).await
+    }
+
+    /// Hands `message` to the SMTP server; a permanent (5xx) answer is a permanent error.
+    async fn transmit(&self, message: Message) -> Result<(), SendError> {
         self.transport
             .send(message)
             .await
@@ -161,4 +153,12 @@ impl Mailer {
                 message: format!("SMTP: {err}"),
             })
     }
+}
+
+/// `address` as a mailbox; one that cannot be is a permanent error.
+fn mailbox(address: &str) -> Result<Mailbox, SendError> {
+    address.parse().map_err(|err| SendError {
+        message: format!("address {address}: {err}"),
+        permanent: true,
+    })
 }
