@@ -255,48 +255,10 @@ async fn a_failing_webhook_is_retried_until_it_takes_the_delivery() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_email_endpoint_gets_the_notification_through_a_real_smtp_server() {
-    use tokio::io::{AsyncBufReadExt, BufReader};
-    let have_aiosmtpd = std::process::Command::new("python3")
-        .args(["-c", "import aiosmtpd"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !have_aiosmtpd {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "aiosmtpd is missing but CI is set: .ci/run must install it"
-        );
-        eprintln!("SKIPPED: no aiosmtpd (pip install aiosmtpd)");
-        return;
-    }
     // aiosmtpd, a real SMTP server, on loopback; it prints every message it receives.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut smtp = tokio::process::Command::new("python3")
-        .args([
-            "-u",
-            "-m",
-            "aiosmtpd",
-            "-n",
-            "-l",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .args(["-c", "aiosmtpd.handlers.Debugging", "stdout"])
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    for _ in 0..100 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let Some((_smtp, port, mut lines)) = debugging_smtp().await else {
+        return;
+    };
     let site = FixtureServer::builder()
         .page("/tea", "<p>3.50 EUR</p>")
         .start()
@@ -312,20 +274,7 @@ async fn an_email_endpoint_gets_the_notification_through_a_real_smtp_server() {
     )
     .await;
 
-    let mut lines = BufReader::new(smtp.stdout.take().unwrap()).lines();
-    let message = tokio::time::timeout(Duration::from_secs(30), async {
-        let mut message = String::new();
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if line.contains("END MESSAGE") {
-                return message;
-            }
-            message.push_str(&line);
-            message.push('\n');
-        }
-        panic!("aiosmtpd ended: {message}");
-    })
-    .await
-    .expect("an e-mail within 30 s");
+    let message = next_message(&mut lines).await;
     assert!(
         message.contains("Subject: Tea: content changed"),
         "{message}"
@@ -578,16 +527,7 @@ async fn a_webhook_answering_500_forever_ends_failed_after_the_configured_tries(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_smtp_server_rejecting_the_recipient_fails_that_delivery_at_once() {
     use tokio::io::{AsyncBufReadExt, BufReader};
-    let have_aiosmtpd = std::process::Command::new("python3")
-        .args(["-c", "import aiosmtpd"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !have_aiosmtpd {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "aiosmtpd is missing but CI is set: .ci/run must install it"
-        );
-        eprintln!("SKIPPED: no aiosmtpd (pip install aiosmtpd)");
+    if !aiosmtpd_present() {
         return;
     }
     // A real SMTP server (aiosmtpd) that knows one mailbox and rejects every other recipient
@@ -682,6 +622,22 @@ async fn confirmed(api: &Api, user: &User, addresses: &[&str]) {
     pool.close().await;
 }
 
+/// Whether aiosmtpd is installed; where it is missing and CI is not set, says the test skips.
+fn aiosmtpd_present() -> bool {
+    let present = std::process::Command::new("python3")
+        .args(["-c", "import aiosmtpd"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !present {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "aiosmtpd is missing but CI is set: .ci/run must install it"
+        );
+        eprintln!("SKIPPED: no aiosmtpd (pip install aiosmtpd)");
+    }
+    present
+}
+
 /// aiosmtpd on loopback printing every message it receives, and its port; `None` (the test
 /// skips) where aiosmtpd is missing and CI is not set.
 async fn debugging_smtp() -> Option<(
@@ -690,16 +646,7 @@ async fn debugging_smtp() -> Option<(
     tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
 )> {
     use tokio::io::AsyncBufReadExt;
-    let have_aiosmtpd = std::process::Command::new("python3")
-        .args(["-c", "import aiosmtpd"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !have_aiosmtpd {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "aiosmtpd is missing but CI is set: .ci/run must install it"
-        );
-        eprintln!("SKIPPED: no aiosmtpd (pip install aiosmtpd)");
+    if !aiosmtpd_present() {
         return None;
     }
     let port = std::net::TcpListener::bind("127.0.0.1:0")
