@@ -2,7 +2,7 @@
 //! hosts that never answer do not hold back another user's checks, and a user who reaches a
 //! quota (monitors, stored bytes, value size, notifications an hour) is told so, by name.
 
-use super::{Api, User, id, monitor};
+use super::{Api, User, count, id, monitor};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use wachet::testing::FixtureServer;
@@ -10,25 +10,6 @@ use wachet_server::api::ApiSettings;
 use wachet_server::schedule::ScheduleSettings;
 use wachet_server::store::Quotas;
 use wachet_server::store::sqlite::StoreSettings;
-
-/// A second connection to the service's database file, read-only.
-async fn database(api: &Api) -> sqlx::SqlitePool {
-    sqlx::SqlitePool::connect_with(
-        sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(api.db_path())
-            .read_only(true),
-    )
-    .await
-    .unwrap()
-}
-
-async fn count(pool: &sqlx::SqlitePool, sql: &str) -> i64 {
-    let (n,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(sql.to_string()))
-        .fetch_one(pool)
-        .await
-        .unwrap();
-    n
-}
 
 /// A host that accepts connections and never answers: each check of it holds its slot until
 /// the engine's timeout (30 s).
@@ -77,7 +58,7 @@ async fn hanging_hosts_of_one_user_hold_back_only_that_users_checks() {
         api.task(&ann, body).await;
     }
     // Alone, Ann may use every slot: all 32 are taken by her hanging checks.
-    let db = database(&api).await;
+    let db = api.database().await;
     let held = "SELECT count(*) FROM tasks WHERE lease_until IS NOT NULL";
     let started = Instant::now();
     while count(&db, held).await < 32 && started.elapsed() < Duration::from_secs(10) {
@@ -281,7 +262,7 @@ async fn a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_d
         "a change for each value kept, then one Error"
     );
 
-    let db = database(&api).await;
+    let db = api.database().await;
     let used = "SELECT stored_bytes FROM users WHERE email = 'ann@example.com'";
     let recount = "SELECT (SELECT coalesce(sum(bytes), 0) FROM task_contents) \
                    + (SELECT count(*) * 160 + coalesce(sum(length(CAST(error AS BLOB))), 0) \

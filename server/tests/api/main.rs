@@ -223,6 +223,14 @@ impl Api {
         self.dir.path().join("wachet.db")
     }
 
+    /// A second connection to the service's database file, read-only.
+    pub async fn database(&self) -> sqlx::SqlitePool {
+        let options = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(self.db_path())
+            .read_only(true);
+        sqlx::SqlitePool::connect_with(options).await.unwrap()
+    }
+
     pub async fn shutdown(mut self) {
         if let Some(running) = self.running.take() {
             running.shutdown().await.unwrap();
@@ -334,6 +342,15 @@ pub fn monitor(name: &str, url: &str) -> Value {
 }
 
 /// The id of a created resource.
+/// The one number `sql` selects.
+pub async fn count(pool: &sqlx::SqlitePool, sql: &str) -> i64 {
+    let (n,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(sql.to_string()))
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    n
+}
+
 pub fn id(value: &Value) -> String {
     value["id"].as_str().unwrap().to_string()
 }

@@ -432,17 +432,6 @@ async fn metrics_count_checks_and_deliveries_and_show_no_secret() {
     }
 }
 
-/// A second connection to the service's database file, read-only.
-async fn database(api: &Api) -> sqlx::SqlitePool {
-    sqlx::SqlitePool::connect_with(
-        sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(api.db_path())
-            .read_only(true),
-    )
-    .await
-    .unwrap()
-}
-
 /// Pauses a monitor and waits out a check that may be in flight, so its history and
 /// notifications can be compared at rest.
 async fn pause(api: &Api, user: &User, mut body: Value, task: &str) {
@@ -508,7 +497,7 @@ async fn a_monitor_deleted_while_its_check_is_in_flight_leaves_nothing_and_other
         .get(&user, &format!("/thirdparty/v1/task/{doomed}"))
         .await;
     assert_eq!(gone.status, 404);
-    let db = database(&api).await;
+    let db = api.database().await;
     for table in ["entries", "notifications"] {
         let (n,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT count(*) FROM {table} WHERE task_id = ?"
@@ -563,7 +552,7 @@ async fn a_page_alternating_between_two_values_raises_one_notification_per_chang
     }
     // Two values, stored once each however many checks found them.
     let (stored,): (i64,) = sqlx::query_as("SELECT count(*) FROM contents")
-        .fetch_one(&database(&api).await)
+        .fetch_one(&api.database().await)
         .await
         .unwrap();
     assert_eq!(stored, 2);

@@ -3,7 +3,7 @@
 //! value stored compressed reads back byte for byte. The database is read with its own SQLite
 //! connection, as an operator would look at it.
 
-use super::{Api, User, id, monitor};
+use super::{Api, User, count, id, monitor};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 use wachet::model::ClientData;
@@ -24,22 +24,6 @@ async fn with_retention(entries: u32) -> Api {
 
 fn base() -> DateTime<Utc> {
     DateTime::from_timestamp(Utc::now().timestamp() - 86_400, 0).unwrap()
-}
-
-/// A second connection to the service's database file.
-async fn db(api: &Api) -> sqlx::SqlitePool {
-    let options = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(api.db_path())
-        .read_only(true);
-    sqlx::SqlitePool::connect_with(options).await.unwrap()
-}
-
-async fn count(pool: &sqlx::SqlitePool, sql: &str) -> i64 {
-    let (n,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(sql.to_string()))
-        .fetch_one(pool)
-        .await
-        .unwrap();
-    n
 }
 
 /// Runs the collector until it finds nothing more; returns how many values went.
@@ -107,7 +91,7 @@ async fn the_retention_keeps_the_newest_entries_of_the_monitor_and_of_each_page(
     assert_eq!(shown.ok()["data"]["raw"], "own 11");
 
     // The pruned values are garbage; the kept ones are not.
-    let pool = db(&api).await;
+    let pool = api.database().await;
     assert_eq!(count(&pool, "SELECT count(*) FROM contents").await, 24);
     assert_eq!(collect(&api).await, 14);
     assert_eq!(count(&pool, "SELECT count(*) FROM contents").await, 10);
@@ -155,7 +139,7 @@ async fn the_values_of_a_deleted_monitor_go_and_values_it_shared_stay() {
             .await
             .unwrap();
     }
-    let pool = db(&api).await;
+    let pool = api.database().await;
     assert_eq!(count(&pool, "SELECT count(*) FROM contents").await, 11);
     assert_eq!(collect(&api).await, 0, "nothing is garbage yet");
 
@@ -217,7 +201,7 @@ async fn a_large_value_is_stored_compressed_and_reads_back_identically() {
         values(&api, &user, &task).await,
         vec![Value::from(small.as_str()), Value::from(large.as_str())]
     );
-    let pool = db(&api).await;
+    let pool = api.database().await;
     let stored: Vec<(i64, i64)> =
         sqlx::query_as("SELECT codec, length(body) FROM contents ORDER BY length(body)")
             .fetch_all(&pool)
