@@ -250,15 +250,9 @@ async fn the_full_chromium_renders_too() {
     let Some(_serial) = browser_test().await else {
         return;
     };
-    let full = "/usr/lib/chromium/chromium";
-    if !std::path::Path::new(full).is_file() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install Debian's chromium as well as the headless shell"
-        );
-        eprintln!("SKIPPED: no full Chromium at {full}");
+    let Some(full) = wachet::testing::full_chromium_or_skip() else {
         return;
-    }
+    };
     let server = FixtureServer::builder()
         .page("/list", JS_LIST)
         .page("/popups", "<p>popups</p><script>for (let i = 0; i < 100; i++) { window.open('/popups'); }</script>")

@@ -62,15 +62,9 @@ async fn webrtc_sends_no_udp_around_the_proxy_from_the_full_chromium() {
     let Some(_serial) = browser_test().await else {
         return;
     };
-    let full = "/usr/lib/chromium/chromium";
-    if !std::path::Path::new(full).is_file() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install Debian's chromium as well as the headless shell"
-        );
-        eprintln!("SKIPPED: no full Chromium at {full}");
+    let Some(full) = wachet::testing::full_chromium_or_skip() else {
         return;
-    }
+    };
     let engine = Engine::builder()
         .allow_private_networks(true)
         .total_timeout(Duration::from_secs(30))

@@ -73,6 +73,23 @@ pub fn chromium_or_skip() -> bool {
     }
 }
 
+/// For tests of Debian's full Chromium (besides the headless shell the engine prefers): its
+/// path when it is installed. When it is not, this panics if `CI` is set (CI must install it
+/// as well) and elsewhere prints a `SKIPPED` line on stderr and returns `None`.
+#[cfg(feature = "chrome")]
+pub fn full_chromium_or_skip() -> Option<&'static str> {
+    let full = "/usr/lib/chromium/chromium";
+    if Path::new(full).is_file() {
+        return Some(full);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must install Debian's chromium as well as the headless shell"
+    );
+    eprintln!("SKIPPED: no full Chromium at {full}");
+    None
+}
+
 /// Held by the browser test running in this process.
 #[cfg(feature = "chrome")]
 static BROWSER_TEST: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
