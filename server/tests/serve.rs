@@ -270,11 +270,21 @@ async fn first_start_prints_a_user_once_and_a_restart_keeps_everything() {
     assert_eq!(again.terminate().await, Some(0));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
+/// Asserts that `serve --help` names each flag and its variable.
+async fn help_lists(flags: &[(&str, &str)]) {
     let out = wachet().args(["serve", "--help"]).output().await.unwrap();
     let help = String::from_utf8(out.stdout).unwrap();
-    for (flag, var) in [
+    for (flag, var) in flags {
+        assert!(
+            help.contains(flag) && help.contains(var),
+            "{flag} / {var} missing from:\n{help}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
+    help_lists(&[
         ("--listen", "WACHET_LISTEN"),
         ("--db", "WACHET_DB"),
         ("--allow-private-networks", "WACHET_ALLOW_PRIVATE_NETWORKS"),
@@ -299,12 +309,8 @@ async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
         ("--smtp-from", "WACHET_SMTP_FROM"),
         ("--log-format", "WACHET_LOG_FORMAT"),
         ("--admin-email", "WACHET_ADMIN_EMAIL"),
-    ] {
-        assert!(
-            help.contains(flag) && help.contains(var),
-            "{flag} / {var} missing from:\n{help}"
-        );
-    }
+    ])
+    .await;
 
     // The same settings through the environment.
     let dir = tempfile::tempdir().unwrap();
@@ -1145,9 +1151,7 @@ async fn the_database_and_its_wal_and_shm_are_readable_by_their_owner_only() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_quotas_per_user_come_from_flags_or_the_environment() {
-    let out = wachet().args(["serve", "--help"]).output().await.unwrap();
-    let help = String::from_utf8(out.stdout).unwrap();
-    for (flag, var) in [
+    help_lists(&[
         ("--max-monitors-per-user", "WACHET_MAX_MONITORS_PER_USER"),
         (
             "--max-stored-bytes-per-user",
@@ -1158,12 +1162,8 @@ async fn the_quotas_per_user_come_from_flags_or_the_environment() {
             "--max-notifications-per-hour",
             "WACHET_MAX_NOTIFICATIONS_PER_HOUR",
         ),
-    ] {
-        assert!(
-            help.contains(flag) && help.contains(var),
-            "{flag} / {var} missing from:\n{help}"
-        );
-    }
+    ])
+    .await;
     let dir = tempfile::tempdir().unwrap();
     let child = wachet()
         .arg("serve")
