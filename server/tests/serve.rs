@@ -799,17 +799,18 @@ async fn hostile_monitors_are_refused_cheaply_while_others_are_served() {
             .map(|_| json!({"filter": pattern, "type": "Regex"}))
             .collect()
     };
+    let put = |body: Value| {
+        server.call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&attacker),
+            Some(body),
+        )
+    };
     // The reproduction: 1,000 Unicode-class regexes, a 36 KB body.
     for _ in 0..5 {
         let started = std::time::Instant::now();
-        let (status, reply) = server
-            .call(
-                reqwest::Method::PUT,
-                "/thirdparty/v1/task",
-                Some(&attacker),
-                Some(portal(regexes(1000, r"\w{20}"))),
-            )
-            .await;
+        let (status, reply) = put(portal(regexes(1000, r"\w{20}"))).await;
         assert_eq!(status, 400, "{}", reply["errors"]);
         let message = reply["errors"]["urlFilter"][0].as_str().unwrap();
         assert!(message.contains("at most 100 filters"), "{message}");
@@ -827,14 +828,7 @@ async fn hostile_monitors_are_refused_cheaply_while_others_are_served() {
     let largest = format!(r"\w{{{fits}}}");
     for _ in 0..5 {
         let started = std::time::Instant::now();
-        let (status, reply) = server
-            .call(
-                reqwest::Method::PUT,
-                "/thirdparty/v1/task",
-                Some(&attacker),
-                Some(portal(regexes(100, &largest))),
-            )
-            .await;
+        let (status, reply) = put(portal(regexes(100, &largest))).await;
         assert_eq!(status, 400, "{}", reply["errors"]);
         let message = reply["errors"]["urlFilter"][0].as_str().unwrap();
         assert!(
@@ -844,41 +838,20 @@ async fn hostile_monitors_are_refused_cheaply_while_others_are_served() {
         assert!(started.elapsed() < PROMPT, "{:?}", started.elapsed());
     }
     // One of them alone is fine.
-    let (status, reply) = server
-        .call(
-            reqwest::Method::PUT,
-            "/thirdparty/v1/task",
-            Some(&attacker),
-            Some(portal(regexes(1, &largest))),
-        )
-        .await;
+    let (status, reply) = put(portal(regexes(1, &largest))).await;
     assert_eq!(status, 200, "{}", reply["errors"]);
     // 1 MiB of alerts is over the body limit; just under it, over the count of alerts.
     let alerts = |n: usize| -> Value {
         json!({"name": "Alerts", "url": "https://example.com/", "recurrenceInSeconds": 0,
                "alerts": (0..n).map(|_| json!({"type": "Contains", "value": "x"})).collect::<Vec<_>>()})
     };
-    let (status, reply) = server
-        .call(
-            reqwest::Method::PUT,
-            "/thirdparty/v1/task",
-            Some(&attacker),
-            Some(alerts(40_000)),
-        )
-        .await;
+    let (status, reply) = put(alerts(40_000)).await;
     assert_eq!(status, 413, "{}", reply["errors"]);
     assert!(
         reply["detail"].as_str().unwrap().contains("1 MiB"),
         "{reply}"
     );
-    let (status, reply) = server
-        .call(
-            reqwest::Method::PUT,
-            "/thirdparty/v1/task",
-            Some(&attacker),
-            Some(alerts(30_000)),
-        )
-        .await;
+    let (status, reply) = put(alerts(30_000)).await;
     assert_eq!(status, 400, "{}", reply["errors"]);
     assert_eq!(reply["errors"]["alerts"][0], "at most 50 alerts", "{reply}");
 
