@@ -12,7 +12,7 @@
 //! proxy (or its credentials) through it.
 
 use super::policy::NetworkPolicy;
-use crate::fetch::proxying::read_head;
+use crate::fetch::proxying::{RequestHead, read_head};
 use std::hash::{BuildHasher, Hasher};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -123,19 +123,14 @@ async fn serve(mut client: TcpStream, inner: &Inner) -> std::io::Result<()> {
         .await
         .map_err(|_| std::io::Error::other("request head timed out"))??;
     let text = String::from_utf8_lossy(&head).into_owned();
-    let mut lines = text.split("\r\n");
-    let mut request = lines.next().unwrap_or("").split(' ');
-    let (method, target) = (request.next().unwrap_or(""), request.next().unwrap_or(""));
-    let authorized = lines.any(|line| {
-        line.split_once(':').is_some_and(|(name, value)| {
-            name.trim().eq_ignore_ascii_case("proxy-authorization")
-                && value.trim() == inner.expected_auth
-        })
-    });
-    if !authorized || !method.eq_ignore_ascii_case("CONNECT") {
+    let request = RequestHead::parse(&text);
+    let authorized = request
+        .values("proxy-authorization")
+        .any(|value| value == inner.expected_auth);
+    if !authorized || !request.method.eq_ignore_ascii_case("CONNECT") {
         return answer(&mut client, "407 Proxy Authentication Required").await;
     }
-    let Some((host, port)) = target.rsplit_once(':').and_then(|(h, p)| {
+    let Some((host, port)) = request.target.rsplit_once(':').and_then(|(h, p)| {
         Some((
             h.trim_start_matches('[').trim_end_matches(']'),
             p.parse().ok()?,

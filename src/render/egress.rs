@@ -19,7 +19,7 @@
 //! a short page, and the cut is remembered so the render fails with the plain path's words.
 
 use super::intercept::UpstreamTls;
-use crate::fetch::proxying::{read_head, read_head_after, serve_each};
+use crate::fetch::proxying::{RequestHead, read_head, read_head_after, serve_each};
 use crate::fetch::{FetchError, NetworkPolicy, Refused};
 use std::io::Write;
 use std::net::SocketAddr;
@@ -243,35 +243,7 @@ fn same_resource(a: &str, b: &str) -> bool {
     strip(a) == strip(b)
 }
 
-/// What the proxy needs from a request head.
-struct RequestHead<'a> {
-    method: &'a str,
-    target: &'a str,
-    version: &'a str,
-    /// The header lines, as sent.
-    headers: Vec<&'a str>,
-}
-
-impl<'a> RequestHead<'a> {
-    fn parse(text: &'a str) -> Self {
-        let mut lines = text.split("\r\n");
-        let mut parts = lines.next().unwrap_or("").split(' ');
-        RequestHead {
-            method: parts.next().unwrap_or(""),
-            target: parts.next().unwrap_or(""),
-            version: parts.next().unwrap_or("HTTP/1.1"),
-            headers: lines.filter(|l| !l.is_empty()).collect(),
-        }
-    }
-
-    /// The value of the header `name`, if it is there.
-    fn header(&self, name: &str) -> Option<&'a str> {
-        self.headers.iter().find_map(|line| {
-            let (n, value) = line.split_once(':')?;
-            n.trim().eq_ignore_ascii_case(name).then(|| value.trim())
-        })
-    }
-
+impl RequestHead<'_> {
     /// The length of the request's body when the proxy can carry the request on a kept-alive
     /// connection: a body of known length (or none), no upgrade, no `Expect`. `None` for the
     /// others, which end their connection.
@@ -327,10 +299,7 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let text = String::from_utf8_lossy(&head).into_owned();
     let request = RequestHead::parse(&text);
     if request.method.eq_ignore_ascii_case("CONNECT") {
-        let (host, port) = match request.target.rsplit_once(':') {
-            Some((host, port)) => (host, port.parse().unwrap_or(443)),
-            None => (request.target, 443),
-        };
+        let (host, port) = request.authority();
         return tunnel(client, &head, &rest, host, port, shared).await;
     }
     let (host, port, origin_form) = match Url::parse(request.target) {

@@ -6,7 +6,7 @@
 //! through. [`ForwardProxyBuilder::alias`] gives it names of its own, which only it can resolve
 //! (an internal DNS zone at the proxy's site). Every request line it received is recorded.
 
-use crate::fetch::proxying::{read_head, serve_each};
+use crate::fetch::proxying::{RequestHead, read_head, serve_each};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -109,22 +109,13 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
         .await
         .map_err(|_| std::io::Error::other("request head timed out"))??;
     let text = String::from_utf8_lossy(&head).into_owned();
-    let mut lines = text.split("\r\n");
-    let line = lines.next().unwrap_or("").to_string();
     if let Ok(mut seen) = shared.seen.lock() {
-        seen.push(line.clone());
+        seen.push(text.split("\r\n").next().unwrap_or("").to_string());
     }
-    let mut parts = line.split(' ');
-    let (method, target, version) = (
-        parts.next().unwrap_or(""),
-        parts.next().unwrap_or(""),
-        parts.next().unwrap_or("HTTP/1.1"),
-    );
+    let request = RequestHead::parse(&text);
+    let (method, target, version) = (request.method, request.target, request.version);
     if method.eq_ignore_ascii_case("CONNECT") {
-        let (host, port) = match target.rsplit_once(':') {
-            Some((host, port)) => (host, port.parse().unwrap_or(443)),
-            None => (target, 443),
-        };
+        let (host, port) = request.authority();
         let Ok(mut server) = shared.connect(host, port).await else {
             return client
                 .write_all(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
@@ -156,7 +147,7 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
     }
     // One request per connection: the server closes after its answer, which ends the relay.
     let mut forwarded = format!("{method} {path} {version}\r\n");
-    for header in lines.filter(|l| !l.is_empty()) {
+    for header in &request.headers {
         let name = header.split(':').next().unwrap_or("").trim();
         if !["connection", "proxy-connection", "keep-alive"]
             .iter()
