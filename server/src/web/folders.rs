@@ -281,7 +281,7 @@ pub async fn quick_add(State(state): State<AppState>, headers: HeaderMap, body: 
             // The URL's own message at the field; any other field's (a quota) there too, since
             // the URL is the only thing this form asks for.
             let message = match errors.get("url").and_then(|messages| messages.first()) {
-                Some(message) => format!("This URL {message}"),
+                Some(message) => format!("This URL cannot be watched: {message}."),
                 None => errors
                     .values()
                     .next()
