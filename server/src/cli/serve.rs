@@ -316,12 +316,22 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         signal.await;
         stop();
     });
-    println!("listening on http://{}", running.addr());
     let interface = args
         .public_url
         .clone()
         .unwrap_or_else(|| format!("http://{}", running.addr()));
-    println!("web interface: {}/", interface.trim_end_matches('/'));
+    // One write for both lines, and no panic if it fails: a script that stops reading at
+    // "listening on" closes the pipe, and a later write would fail with EPIPE.
+    let lines = format!(
+        "listening on http://{}\nweb interface: {}/\n",
+        running.addr(),
+        interface.trim_end_matches('/')
+    );
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(lines.as_bytes()).and_then(|()| stdout.flush());
+    }
     running.wait().await.context("the server failed")?;
     let _ = scheduler.await;
     let _ = delivery.await;
