@@ -330,7 +330,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
-        let _ = stdout.write_all(lines.as_bytes()).and_then(|()| stdout.flush());
+        let _ = stdout
+            .write_all(lines.as_bytes())
+            .and_then(|()| stdout.flush());
     }
     running.wait().await.context("the server failed")?;
     let _ = scheduler.await;

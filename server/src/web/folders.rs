@@ -3,6 +3,7 @@
 //! form, which stores a monitor through the API's own `PUT /task` code (the same validation).
 //! Another user's folder is the same 404 page as an unknown id.
 
+use super::form::Form;
 use super::layout::page;
 use super::pages;
 use super::session::{self, Session};
@@ -10,7 +11,6 @@ use crate::api::AppState;
 use crate::api::auth::CurrentUser;
 use crate::api::body::ApiJson;
 use crate::api::problem::ApiError;
-use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -227,8 +227,9 @@ fn when(at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Markup {
     }
 }
 
+/// The fields of the form.
 #[derive(Debug, Default, Deserialize)]
-struct QuickAddForm {
+pub struct QuickAddForm {
     csrf: Option<String>,
     url: Option<String>,
     folder: Option<String>,
@@ -237,13 +238,16 @@ struct QuickAddForm {
 /// `POST /monitors/quick-add`: a monitor of the URL named after its host, checked every hour
 /// (or the service's minimum, if longer), alerting on every change, stored through
 /// [`crate::api::tasks::put_task`]; then back to the folder (post, redirect, get).
-pub async fn quick_add(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn quick_add(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<QuickAddForm>,
+) -> Response {
     let session = match session::current(&state, &headers).await {
         Ok(Some(session)) => session,
         Ok(None) => return Redirect::to("/signin").into_response(),
         Err(err) => return pages::from_api(err, None),
     };
-    let form: QuickAddForm = serde_urlencoded::from_bytes(&body).unwrap_or_default();
     if !session::same_origin(&headers, &state.settings().web)
         || !session::csrf_matches(&session, form.csrf.as_deref())
     {
@@ -306,6 +310,7 @@ pub async fn quick_add(State(state): State<AppState>, headers: HeaderMap, body: 
     }
 }
 
+/// The query of `/monitors/new`.
 #[derive(Debug, Deserialize)]
 pub struct NewQuery {
     folder: Option<String>,

@@ -6,6 +6,7 @@
 
 mod assets;
 mod folders;
+mod form;
 mod layout;
 mod pages;
 mod session;

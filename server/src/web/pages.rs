@@ -61,6 +61,16 @@ pub fn too_many(seconds: u64, session: Option<&Session>) -> Response {
     response
 }
 
+/// A form that could not be read (too slow, too large, malformed). Nothing was changed.
+pub fn bad_input(status: StatusCode, text: &str) -> Response {
+    message(
+        status,
+        "The form could not be used",
+        None,
+        html! { p { (text) " Nothing was changed." } },
+    )
+}
+
 /// 500: the detail went to the log.
 pub fn internal_error() -> Response {
     message(

@@ -2,13 +2,13 @@
 //! ([`crate::api::auth::login`]: the same rate limits, turns and password slots), whose token
 //! becomes the session cookie; signing out deletes that one token.
 
+use super::form::Form;
 use super::layout::page;
 use super::pages;
 use super::session::{self, SESSION_SECONDS};
 use crate::api::AppState;
 use crate::api::body::ApiJson;
 use crate::api::problem::ApiError;
-use axum::body::Bytes;
 use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -17,8 +17,9 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 use wachet::model::ClientLoginRequest;
 
+/// The fields of the form.
 #[derive(Debug, Default, Deserialize)]
-struct SignInForm {
+pub struct SignInForm {
     email: Option<String>,
     password: Option<String>,
 }
@@ -90,13 +91,12 @@ pub async fn submit(
     State(state): State<AppState>,
     connect: ConnectInfo<SocketAddr>,
     headers: HeaderMap,
-    body: Bytes,
+    Form(form): Form<SignInForm>,
 ) -> Response {
     let settings = &state.settings().web;
     if !session::same_origin(&headers, settings) {
         return pages::form_refused(None);
     }
-    let form: SignInForm = serde_urlencoded::from_bytes(&body).unwrap_or_default();
     let email = form.email.clone().unwrap_or_default();
     let request = ClientLoginRequest {
         email: form.email,
@@ -151,20 +151,24 @@ pub async fn submit(
     }
 }
 
+/// The fields of the form.
 #[derive(Debug, Default, Deserialize)]
-struct CsrfForm {
+pub struct CsrfForm {
     csrf: Option<String>,
 }
 
 /// `POST /signout`: ends this session (its token) and removes the cookie.
-pub async fn sign_out(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn sign_out(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfForm>,
+) -> Response {
     let session = match session::current(&state, &headers).await {
         Ok(Some(session)) => session,
         Ok(None) => return Redirect::to("/signin").into_response(),
         Err(err) => return pages::from_api(err, None),
     };
     let settings = &state.settings().web;
-    let form: CsrfForm = serde_urlencoded::from_bytes(&body).unwrap_or_default();
     if !session::same_origin(&headers, settings)
         || !session::csrf_matches(&session, form.csrf.as_deref())
     {

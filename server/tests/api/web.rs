@@ -744,3 +744,35 @@ async fn another_users_folder_is_the_same_404_page_as_an_unknown_one_in_a_real_b
     assert_eq!(a, b);
     driver.close().await;
 }
+
+#[tokio::test]
+async fn a_form_too_large_or_unreadable_is_a_clear_page_and_changes_nothing() {
+    let api = Api::start().await;
+    let user = api.user("big@example.com").await;
+    let cookie = session_cookie(&api, &user).await;
+    let (_, html) = page_text(&api, &cookie, "/").await;
+    let csrf = csrf_of(&html);
+    let post = |body: Vec<u8>| {
+        client()
+            .post(api.url("/monitors/quick-add"))
+            .header("cookie", &cookie)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
+    let huge = format!(
+        "csrf={csrf}&url=https://example.com/{}",
+        "a".repeat(100_000)
+    );
+    let response = post(huge.into_bytes()).await.unwrap();
+    assert_eq!(response.status(), 413);
+    let page = response.text().await.unwrap();
+    assert!(page.contains("The form is larger than 16 KiB."), "{page}");
+    // Two values for one field.
+    let twice = format!("csrf={csrf}&url=https://a.example/&url=https://b.example/");
+    let response = post(twice.into_bytes()).await.unwrap();
+    assert_eq!(response.status(), 400);
+    let page = response.text().await.unwrap();
+    assert!(page.contains("The form could not be read."), "{page}");
+    assert_eq!(monitor_count(&api, &user).await, 0);
+}
