@@ -308,6 +308,7 @@ async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
         ("--smtp-password", "WACHET_SMTP_PASSWORD"),
         ("--smtp-from", "WACHET_SMTP_FROM"),
         ("--log-format", "WACHET_LOG_FORMAT"),
+        ("--public-url", "WACHET_PUBLIC_URL"),
         ("--admin-email", "WACHET_ADMIN_EMAIL"),
     ])
     .await;
@@ -1170,4 +1171,54 @@ async fn the_quotas_per_user_come_from_flags_or_the_environment() {
         "{reply}"
     );
     assert_eq!(server.terminate().await, Some(0));
+}
+
+/// The start-up lines: where the web interface is, at the listening address or the public URL,
+/// and the interface answers there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_up_lines_say_where_the_web_interface_is() {
+    let dir = tempfile::tempdir().unwrap();
+    for (public, expected) in [
+        (None, None),
+        (
+            Some("https://Watch.Example.com/"),
+            Some("https://watch.example.com/"),
+        ),
+    ] {
+        let mut command = wachet();
+        command
+            .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+            .arg(dir.path().join("wachet.db"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        if let Some(url) = public {
+            command.env("WACHET_PUBLIC_URL", url);
+        }
+        let mut child = command.spawn().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let (listening, interface) = tokio::time::timeout(WAIT, async {
+            let mut listening = None;
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(addr) = line.strip_prefix("listening on ") {
+                    listening = Some(addr.to_string());
+                } else if let Some(url) = line.strip_prefix("web interface: ") {
+                    return (listening.expect("listening first"), url.to_string());
+                }
+            }
+            panic!("no web interface line");
+        })
+        .await
+        .expect("wachet serve starts");
+        let expected = expected.map_or_else(|| format!("{listening}/"), str::to_string);
+        assert_eq!(interface, expected);
+        let page = reqwest::get(format!("{listening}/signin")).await.unwrap();
+        assert_eq!(page.status(), 200);
+        assert!(page.text().await.unwrap().contains("Sign in"));
+        let serve = Serve {
+            child,
+            base: listening,
+            printed: Vec::new(),
+        };
+        assert_eq!(serve.terminate().await, Some(0));
+    }
 }

@@ -5,8 +5,8 @@
 //! The API reaches data only through the [`Store`] and the engine only through its public
 //! [`Checker`] trait (validation of monitors).
 
-mod auth;
-mod body;
+pub(crate) mod auth;
+pub(crate) mod body;
 mod data;
 mod folders;
 pub mod limits;
@@ -15,7 +15,7 @@ pub mod openapi;
 mod paging;
 pub mod problem;
 mod rules;
-mod tasks;
+pub(crate) mod tasks;
 mod user;
 
 use crate::store::Store;
@@ -38,6 +38,8 @@ pub struct ApiSettings {
     pub limits: LimitSettings,
     /// Bounds on connections and how long a request may take to arrive.
     pub connections: crate::connections::ConnectionSettings,
+    /// The web interface's settings.
+    pub web: crate::web::WebSettings,
 }
 
 impl Default for ApiSettings {
@@ -46,6 +48,7 @@ impl Default for ApiSettings {
             min_recurrence: 60,
             limits: LimitSettings::default(),
             connections: crate::connections::ConnectionSettings::default(),
+            web: crate::web::WebSettings::default(),
         }
     }
 }
@@ -68,8 +71,16 @@ struct Inner {
 }
 
 impl AppState {
-    fn store(&self) -> &dyn Store {
+    pub(crate) fn store(&self) -> &dyn Store {
         self.inner.store.as_ref()
+    }
+
+    pub(crate) fn limits(&self) -> &limits::Limits {
+        &self.inner.limits
+    }
+
+    pub(crate) fn settings(&self) -> &ApiSettings {
+        &self.inner.settings
     }
 }
 
@@ -111,12 +122,14 @@ pub async fn router(
             )),
         }),
     };
+    let web = crate::web::routes(state.clone());
     Ok(with_layers(
         routes
             .merge(openapi::docs_routes(document))
             .route("/metrics", axum::routing::get(metrics))
             .with_state(state),
     )
+    .merge(web)
     .layer(axum::Extension(body_timeout)))
 }
 

@@ -32,6 +32,11 @@ pub struct ServeArgs {
     listen: SocketAddr,
     #[command(flatten)]
     db: DbArg,
+    /// The address people reach the service at, such as `https://watch.example.com`, when a
+    /// proxy stands in front; optional. An https address makes the web interface's session
+    /// cookie `Secure`, and forms posted from it are accepted.
+    #[arg(long, env = "WACHET_PUBLIC_URL", value_parser = parse_public_url)]
+    public_url: Option<String>,
     /// Allow monitors (and webhooks) to reach private, loopback and link-local addresses.
     #[arg(long, env = "WACHET_ALLOW_PRIVATE_NETWORKS")]
     allow_private_networks: bool,
@@ -266,6 +271,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             password_checks: args.password_checks,
         },
         connections: args.connections.settings(),
+        web: crate::web::WebSettings {
+            public_url: args.public_url.clone(),
+        },
     };
     let shared: Arc<dyn Store> = Arc::new(CachedStore::new(store.clone()));
     let engine_fetcher = engine.fetcher();
@@ -308,11 +316,42 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         signal.await;
         stop();
     });
-    println!("listening on http://{}", running.addr());
+    let interface = args
+        .public_url
+        .clone()
+        .unwrap_or_else(|| format!("http://{}", running.addr()));
+    // One write for both lines, and no panic if it fails: a script that stops reading at
+    // "listening on" closes the pipe, and a later write would fail with EPIPE.
+    let lines = format!(
+        "listening on http://{}\nweb interface: {}/\n",
+        running.addr(),
+        interface.trim_end_matches('/')
+    );
+    {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout
+            .write_all(lines.as_bytes())
+            .and_then(|()| stdout.flush());
+    }
     running.wait().await.context("the server failed")?;
     let _ = scheduler.await;
     let _ = delivery.await;
     let _ = gc.await;
     store.close().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A public URL: http or https, with a host, without path, query or fragment (it is compared
+/// with browsers' `Origin`, which has none).
+fn parse_public_url(value: &str) -> Result<String, String> {
+    let trimmed = value.trim().trim_end_matches('/');
+    let rest = trimmed
+        .strip_prefix("https://")
+        .or_else(|| trimmed.strip_prefix("http://"))
+        .ok_or("must start with http:// or https://")?;
+    if rest.is_empty() || rest.contains(['/', '?', '#', ' ', '@']) {
+        return Err("must be scheme://host[:port] with nothing after it".into());
+    }
+    Ok(trimmed.to_ascii_lowercase())
 }

@@ -128,6 +128,12 @@ impl<S: Store> Store for CachedStore<S> {
         Ok(())
     }
 
+    async fn delete_token(&self, hash: &str) -> Result<(), StoreError> {
+        self.inner.delete_token(hash).await?;
+        self.tokens.remove(hash);
+        Ok(())
+    }
+
     async fn set_notification_endpoints(
         &self,
         user: &str,

@@ -443,6 +443,8 @@ pub trait Store: Send + Sync + 'static {
     ) -> Result<Option<(String, Millis)>, StoreError>;
     /// Invalidates every token of `user` issued so far.
     async fn invalidate_tokens(&self, user: &str) -> Result<(), StoreError>;
+    /// Ends the one token with this hash (a web session's sign-out); nothing if there is none.
+    async fn delete_token(&self, hash: &str) -> Result<(), StoreError>;
     /// Replaces the user's own notification endpoints.
     async fn set_notification_endpoints(
         &self,

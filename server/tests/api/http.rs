@@ -101,8 +101,8 @@ async fn bodies_over_1_mib_are_413() {
 async fn unknown_paths_and_wrong_methods_are_problems() {
     let api = Api::start().await;
     let user = api.user("dee@example.com").await;
+    // `/` is the web interface now.
     for path in [
-        "/",
         "/thirdparty/v2/task",
         "/thirdparty/v1/tasks",
         "/thirdparty/v1/task/a/b/c",

@@ -13,6 +13,7 @@ mod openapi;
 mod schedule;
 mod storage;
 mod tasks;
+mod web;
 
 use reqwest::Method;
 use reqwest::header::HeaderMap;

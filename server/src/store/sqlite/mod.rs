@@ -328,6 +328,10 @@ impl Store for SqliteStore {
         users::invalidate_tokens(self, user).await
     }
 
+    async fn delete_token(&self, hash: &str) -> Result<(), StoreError> {
+        users::delete_token(self, hash).await
+    }
+
     async fn set_notification_endpoints(
         &self,
         user: &str,

@@ -139,6 +139,14 @@ pub(super) async fn invalidate_tokens(store: &SqliteStore, user: &str) -> Result
     Ok(())
 }
 
+pub(super) async fn delete_token(store: &SqliteStore, hash: &str) -> Result<(), StoreError> {
+    sqlx::query("DELETE FROM tokens WHERE hash = ?")
+        .bind(hash)
+        .execute(&store.writer)
+        .await?;
+    Ok(())
+}
+
 pub(super) async fn set_notification_endpoints(
     store: &SqliteStore,
     user: &str,

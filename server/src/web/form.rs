@@ -1,0 +1,53 @@
+//! Reading a posted form: the body within the service's body-read timeout and the form size
+//! limit, decoded as `application/x-www-form-urlencoded`. What fails is a page saying so
+//! (408, 413, 400), never a bare text answer.
+
+use super::pages;
+use crate::api::body::BodyReadTimeout;
+use axum::body::Bytes;
+use axum::extract::{FromRequest, Request};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::de::DeserializeOwned;
+
+/// Used when the service set no body-read timeout (tests building the router themselves).
+const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A decoded form.
+pub struct Form<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Form<T> {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Response> {
+        let timeout = request
+            .extensions()
+            .get::<BodyReadTimeout>()
+            .map_or(DEFAULT_TIMEOUT, |t| t.0);
+        // A body trickled a byte at a time would hold the connection for ever.
+        let bytes = tokio::time::timeout(timeout, Bytes::from_request(request, state))
+            .await
+            .map_err(|_| {
+                pages::bad_input(
+                    StatusCode::REQUEST_TIMEOUT,
+                    &format!("The form did not arrive within {} s.", timeout.as_secs()),
+                )
+            })?
+            .map_err(|rejection| {
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    pages::bad_input(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        &format!(
+                            "The form is larger than {} KiB.",
+                            super::MAX_FORM_BYTES / 1024
+                        ),
+                    )
+                } else {
+                    pages::bad_input(StatusCode::BAD_REQUEST, "The form could not be read.")
+                }
+            })?;
+        serde_urlencoded::from_bytes(&bytes)
+            .map(Form)
+            .map_err(|_| pages::bad_input(StatusCode::BAD_REQUEST, "The form could not be read."))
+    }
+}

@@ -1,0 +1,144 @@
+//! The sign-in session of a browser and the checks every form passes. A session is an API
+//! token (256 random bits, stored only as its SHA-256, [`crate::store::Store::insert_token`])
+//! issued by the API's own login and carried in an HttpOnly cookie instead of a header, so
+//! `invalidateTokens` and a password change end sessions like any token. Forms carry a CSRF
+//! token derived from the session token (HMAC, nothing more to store) and must come from this
+//! origin (`Sec-Fetch-Site`, else `Origin`).
+
+use super::WebSettings;
+use crate::api::AppState;
+use crate::api::problem::ApiError;
+use crate::store::now_millis;
+use axum::http::{HeaderMap, header};
+use hmac::{Hmac, Mac};
+use subtle::ConstantTimeEq;
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "wachet_session";
+/// How long a session lasts: a week, within the API's 30-day bound on tokens.
+pub const SESSION_SECONDS: i64 = 7 * 86_400;
+/// Longest cookie value looked at; ours are 43 characters.
+const MAX_TOKEN_LEN: usize = 256;
+
+/// A signed-in browser.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// The user.
+    pub user: String,
+    /// The user's e-mail address, shown in the header.
+    pub email: String,
+    /// SHA-256 of the session token, hex (what sign-out deletes).
+    pub token_hash: String,
+    /// The token every form of this session carries.
+    pub csrf: String,
+}
+
+fn cookie_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == SESSION_COOKIE)
+        .map(|(_, token)| token.trim())
+        .filter(|token| !token.is_empty() && token.len() <= MAX_TOKEN_LEN)
+}
+
+/// The session of the request, if it carries a live one. A signed-in browser counts against
+/// the user's request rate like the API does.
+pub async fn current(state: &AppState, headers: &HeaderMap) -> Result<Option<Session>, ApiError> {
+    let Some(token) = cookie_token(headers) else {
+        return Ok(None);
+    };
+    let token_hash = crate::secrets::sha256_hex(token);
+    let Some((user, _expires)) = state.store().token_owner(&token_hash, now_millis()).await? else {
+        return Ok(None);
+    };
+    state
+        .limits()
+        .request(&user)
+        .map_err(ApiError::TooManyRequests)?;
+    let Some(record) = state.store().user_by_id(&user).await? else {
+        return Ok(None);
+    };
+    Ok(Some(Session {
+        user,
+        email: record.email,
+        token_hash,
+        csrf: csrf_token(token),
+    }))
+}
+
+/// The CSRF token of a session: an HMAC of a fixed label under the session token, which only
+/// the cookie's holder knows and which changes with every session.
+fn csrf_token(session_token: &str) -> String {
+    let Ok(mut mac) = Hmac::<sha2::Sha256>::new_from_slice(session_token.as_bytes()) else {
+        // HMAC takes keys of any length; this cannot happen, and an empty token matches nothing.
+        return String::new();
+    };
+    mac.update(b"wachet web form v1");
+    mac.finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Whether a form's CSRF field is the session's, compared in constant time.
+pub fn csrf_matches(session: &Session, given: Option<&str>) -> bool {
+    let given = given.unwrap_or("");
+    !session.csrf.is_empty() && bool::from(session.csrf.as_bytes().ct_eq(given.as_bytes()))
+}
+
+/// Whether a state-changing request comes from a page of this service. Browsers send
+/// `Sec-Fetch-Site` (then it must be `same-origin`, or `none` for a user's own navigation);
+/// older ones send `Origin`, which must name this host (or the public URL). A request with
+/// neither is not from a browser's cross-site form, which always sends one of them.
+pub fn same_origin(headers: &HeaderMap, settings: &WebSettings) -> bool {
+    if let Some(site) = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        return matches!(site, "same-origin" | "none");
+    }
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
+        return true;
+    };
+    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+    let origin_host = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"));
+    let public = settings
+        .public_url
+        .as_deref()
+        .map(|url| url.trim_end_matches('/'));
+    (host.is_some() && origin_host == host) || (public.is_some() && public == Some(origin))
+}
+
+/// Whether the cookie must be `Secure`: the public URL is https, or a proxy in front says the
+/// request came over https (trusting it only makes the cookie stricter).
+pub fn secure(headers: &HeaderMap, settings: &WebSettings) -> bool {
+    let public_https = settings
+        .public_url
+        .as_deref()
+        .is_some_and(|url| url.to_ascii_lowercase().starts_with("https://"));
+    let forwarded_https = headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|proto| proto.eq_ignore_ascii_case("https"));
+    public_https || forwarded_https
+}
+
+/// The `Set-Cookie` value of a new session.
+pub fn cookie(token: &str, secure: bool) -> String {
+    format!(
+        "{SESSION_COOKIE}={token}; Path=/; Max-Age={SESSION_SECONDS}; HttpOnly; SameSite=Lax{}",
+        if secure { "; Secure" } else { "" }
+    )
+}
+
+/// The `Set-Cookie` value that removes the session cookie.
+pub fn clear_cookie(secure: bool) -> String {
+    format!(
+        "{SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{}",
+        if secure { "; Secure" } else { "" }
+    )
+}

@@ -1,0 +1,187 @@
+//! Sign-in and sign-out. Signing in is the API's own password login
+//! ([`crate::api::auth::login`]: the same rate limits, turns and password slots), whose token
+//! becomes the session cookie; signing out deletes that one token.
+
+use super::form::Form;
+use super::layout::page;
+use super::pages;
+use super::session::{self, SESSION_SECONDS};
+use crate::api::AppState;
+use crate::api::body::ApiJson;
+use crate::api::problem::ApiError;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use maud::html;
+use serde::Deserialize;
+use std::net::SocketAddr;
+use wachet::model::ClientLoginRequest;
+
+/// The fields of the form.
+#[derive(Debug, Default, Deserialize)]
+pub struct SignInForm {
+    email: Option<String>,
+    password: Option<String>,
+}
+
+/// What went wrong with a sign-in, shown above the form.
+enum Failure {
+    Message(String),
+    Field(&'static str, String),
+}
+
+fn render(status: StatusCode, email: &str, failure: Option<Failure>) -> Response {
+    let (banner, field) = match &failure {
+        Some(Failure::Message(text)) => (Some(text.as_str()), None),
+        Some(Failure::Field(name, text)) => (None, Some((*name, text.as_str()))),
+        None => (None, None),
+    };
+    let field_error = |name: &str| field.filter(|(f, _)| *f == name).map(|(_, text)| text);
+    let markup = page(
+        "Sign in",
+        None,
+        html! {
+            section.card.signin aria-labelledby="signin-title" {
+                h1 #signin-title { "Sign in" }
+                p.lead { "Watch web pages and learn what changed." }
+                @if let Some(text) = banner {
+                    p.alert #signin-error role="alert" { (text) }
+                }
+                form method="post" action="/signin" {
+                    div.field {
+                        label for="email" { "E-mail address" }
+                        @let error = field_error("email");
+                        input #email type="email" name="email" autocomplete="username" required
+                            value=(email)
+                            aria-invalid=[error.map(|_| "true")]
+                            aria-describedby=[error.map(|_| "email-error")];
+                        @if let Some(text) = error { p.field-error #email-error { "E-mail address " (text) } }
+                    }
+                    div.field {
+                        label for="password" { "Password" }
+                        @let error = field_error("password");
+                        input #password type="password" name="password"
+                            autocomplete="current-password" required
+                            aria-invalid=[error.map(|_| "true")]
+                            aria-describedby=[error.map(|_| "password-error")];
+                        @if let Some(text) = error { p.field-error #password-error { "Password " (text) } }
+                    }
+                    button.button.primary.wide type="submit" { "Sign in" }
+                }
+                p.hint {
+                    "Only have an API key? Ask the administrator of this server to give you a password."
+                }
+            }
+        },
+    );
+    (status, markup).into_response()
+}
+
+/// `GET /signin`: the form (signed-in browsers go to their monitors).
+pub async fn form(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    match session::current(&state, &headers).await {
+        Ok(Some(_)) => Redirect::to("/").into_response(),
+        Ok(None) => render(StatusCode::OK, "", None),
+        Err(err) => pages::from_api(err, None),
+    }
+}
+
+/// `POST /signin`: checks the password through the API's login and starts a session.
+pub async fn submit(
+    State(state): State<AppState>,
+    connect: ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(form): Form<SignInForm>,
+) -> Response {
+    let settings = &state.settings().web;
+    if !session::same_origin(&headers, settings) {
+        return pages::form_refused(None);
+    }
+    let email = form.email.clone().unwrap_or_default();
+    let request = ClientLoginRequest {
+        email: form.email,
+        password: form.password,
+        expires_in_sec: Some(SESSION_SECONDS),
+    };
+    let secure = session::secure(&headers, settings);
+    match crate::api::auth::login(State(state.clone()), connect, ApiJson(request)).await {
+        Ok(ApiJson(answer)) => {
+            let Some(token) = answer.token else {
+                return pages::internal_error();
+            };
+            let mut response = Redirect::to("/").into_response();
+            if let Ok(cookie) = HeaderValue::from_str(&session::cookie(&token, secure)) {
+                response.headers_mut().insert(header::SET_COOKIE, cookie);
+            }
+            response
+        }
+        Err(ApiError::Unauthorized(_)) => render(
+            StatusCode::UNAUTHORIZED,
+            &email,
+            Some(Failure::Message(
+                "Wrong e-mail address or password.".to_string(),
+            )),
+        ),
+        Err(ApiError::TooManyRequests(seconds)) => {
+            let mut response = render(
+                StatusCode::TOO_MANY_REQUESTS,
+                &email,
+                Some(Failure::Message(format!(
+                    "Too many attempts, try again in {seconds} s."
+                ))),
+            );
+            if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+            response
+        }
+        Err(ApiError::BadRequest { errors, .. }) => {
+            let failure = ["email", "password"]
+                .into_iter()
+                .find_map(|field| {
+                    errors
+                        .get(field)
+                        .and_then(|messages| messages.first())
+                        .map(|message| Failure::Field(field, message.clone()))
+                })
+                .unwrap_or_else(|| Failure::Message("Fill in both fields.".to_string()));
+            render(StatusCode::BAD_REQUEST, &email, Some(failure))
+        }
+        Err(other) => pages::from_api(other, None),
+    }
+}
+
+/// The fields of the form.
+#[derive(Debug, Default, Deserialize)]
+pub struct CsrfForm {
+    csrf: Option<String>,
+}
+
+/// `POST /signout`: ends this session (its token) and removes the cookie.
+pub async fn sign_out(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<CsrfForm>,
+) -> Response {
+    let session = match session::current(&state, &headers).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return Redirect::to("/signin").into_response(),
+        Err(err) => return pages::from_api(err, None),
+    };
+    let settings = &state.settings().web;
+    if !session::same_origin(&headers, settings)
+        || !session::csrf_matches(&session, form.csrf.as_deref())
+    {
+        return pages::form_refused(Some(&session));
+    }
+    if let Err(err) = state.store().delete_token(&session.token_hash).await {
+        return pages::from_api(err.into(), Some(&session));
+    }
+    let mut response = Redirect::to("/signin").into_response();
+    if let Ok(cookie) =
+        HeaderValue::from_str(&session::clear_cookie(session::secure(&headers, settings)))
+    {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}

@@ -1,0 +1,778 @@
+//! The web interface over the real service: HTTP-level checks of its headers, assets, cookie
+//! and form protections, and real headless Chromium driving the pages as a person would
+//! (sign-in, quick-add, escaping, CSRF, sign-out, another user's folder), with screenshots
+//! written under `target/screenshots/`.
+
+use super::{Api, User};
+use chromiumoxide::cdp::browser_protocol::emulation::{
+    MediaFeature, SetDeviceMetricsOverrideParams, SetEmulatedMediaParams,
+};
+use chromiumoxide::cdp::browser_protocol::page::EventJavascriptDialogOpening;
+use chromiumoxide::page::ScreenshotParams;
+use chromiumoxide::{Browser, BrowserConfig, Page};
+use futures::StreamExt;
+use serde_json::json;
+use std::time::Duration;
+use wachet::testing::FixtureServer;
+use wachet_server::api::{ApiSettings, LimitSettings};
+use wachet_server::web::WebSettings;
+
+/// The password `Api::user` gives every account.
+const PASSWORD: &str = "pass word 1";
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// Signs in through the form; the session cookie's `Set-Cookie` line.
+async fn sign_in(api: &Api, email: &str, password: &str) -> reqwest::Response {
+    client()
+        .post(api.url("/signin"))
+        .form(&[("email", email), ("password", password)])
+        .send()
+        .await
+        .unwrap()
+}
+
+fn set_cookie(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get("set-cookie")
+        .unwrap_or_else(|| panic!("no cookie set: {}", response.status()))
+        .to_str()
+        .unwrap()
+        .to_string()
+}
+
+/// The `name=value` of the session cookie, for a `Cookie` header.
+async fn session_cookie(api: &Api, user: &User) -> String {
+    let response = sign_in(api, &user.account.email, PASSWORD).await;
+    assert_eq!(response.status(), 303);
+    set_cookie(&response).split(';').next().unwrap().to_string()
+}
+
+async fn page_text(api: &Api, cookie: &str, path: &str) -> (u16, String) {
+    let response = client()
+        .get(api.url(path))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+/// The value of the first hidden `csrf` field of an HTML page.
+fn csrf_of(html: &str) -> String {
+    let start = html.find("name=\"csrf\" value=\"").expect("a csrf field") + 19;
+    html[start..][..64].to_string()
+}
+
+async fn monitor_count(api: &Api, user: &User) -> usize {
+    api.get(user, "/thirdparty/v1/task/search")
+        .await
+        .ok()
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+#[tokio::test]
+async fn pages_carry_the_security_headers_and_assets_are_hashed_and_cached_for_a_year() {
+    let api = Api::start().await;
+    let response = client().get(api.url("/signin")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let headers = response.headers().clone();
+    let header = |name: &str| headers.get(name).map(|v| v.to_str().unwrap().to_string());
+    let csp = header("content-security-policy").expect("a CSP");
+    assert!(csp.contains("script-src 'self'"), "{csp}");
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(header("x-frame-options").as_deref(), Some("DENY"));
+    assert_eq!(header("x-content-type-options").as_deref(), Some("nosniff"));
+    assert_eq!(header("referrer-policy").as_deref(), Some("same-origin"));
+    assert!(header("content-type").unwrap().starts_with("text/html"));
+    let html = response.text().await.unwrap();
+    assert!(!html.contains("https://"), "nothing from elsewhere: {html}");
+    assert!(
+        !html.contains("<script>") && !html.contains("style="),
+        "no inline code: {html}"
+    );
+
+    // Every linked asset has a content hash in its name and is kept for a year.
+    let mut weight = html.len();
+    let mut assets = 0;
+    for part in html.split("\"/assets/").skip(1) {
+        let name = &part[..part.find('"').unwrap()];
+        let (stem, rest) = name.split_once('.').unwrap();
+        let (hash, _extension) = rest.split_once('.').unwrap();
+        assert!(!stem.is_empty());
+        assert_eq!(hash.len(), 16, "{name}");
+        assert!(hash.chars().all(|c| c.is_ascii_hexdigit()), "{name}");
+        let asset = client()
+            .get(api.url(&format!("/assets/{name}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(asset.status(), 200, "{name}");
+        assert_eq!(
+            asset.headers()["cache-control"],
+            "public, max-age=31536000, immutable"
+        );
+        weight += asset.bytes().await.unwrap().len();
+        assets += 1;
+        // Another hash is another file: never today's under a year-long cache.
+        let stale = client()
+            .get(api.url(&format!("/assets/{stem}.0000000000000000.{_extension}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stale.status(), 404);
+    }
+    assert!(assets >= 1, "the page links its style sheet: {html}");
+    assert!(weight < 100_000, "the sign-in page weighs {weight} bytes");
+}
+
+#[tokio::test]
+async fn the_session_cookie_is_httponly_lax_and_secure_when_https() {
+    let api = Api::start().await;
+    let user = api.user("cookie@example.com").await;
+    let plain = set_cookie(&sign_in(&api, &user.account.email, PASSWORD).await);
+    assert!(plain.starts_with("wachet_session="), "{plain}");
+    for attribute in ["HttpOnly", "SameSite=Lax", "Path=/"] {
+        assert!(plain.contains(attribute), "{attribute} missing: {plain}");
+    }
+    assert!(!plain.contains("Secure"), "plain http: {plain}");
+    // Behind a proxy that says the request came over https.
+    let forwarded = client()
+        .post(api.url("/signin"))
+        .header("x-forwarded-proto", "https")
+        .form(&[
+            ("email", user.account.email.as_str()),
+            ("password", PASSWORD),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert!(set_cookie(&forwarded).contains("; Secure"));
+    // With an https public URL, whatever the request says.
+    let public = Api::start_with(ApiSettings {
+        web: WebSettings {
+            public_url: Some("https://watch.example.com".into()),
+        },
+        ..ApiSettings::default()
+    })
+    .await;
+    let user = public.user("cookie@example.com").await;
+    let secure = set_cookie(&sign_in(&public, &user.account.email, PASSWORD).await);
+    assert!(secure.contains("; Secure"), "{secure}");
+}
+
+#[tokio::test]
+async fn a_form_without_the_right_csrf_token_or_from_another_site_changes_nothing() {
+    let api = Api::start().await;
+    let user = api.user("csrf@example.com").await;
+    let cookie = session_cookie(&api, &user).await;
+    let (_, html) = page_text(&api, &cookie, "/").await;
+    let csrf = csrf_of(&html);
+    let add = |fields: Vec<(&'static str, String)>, extra: Option<(&'static str, String)>| {
+        let mut request = client()
+            .post(api.url("/monitors/quick-add"))
+            .header("cookie", &cookie)
+            .form(&fields);
+        if let Some((name, value)) = extra {
+            request = request.header(name, value);
+        }
+        request.send()
+    };
+    let url = || ("url", "https://example.com/".to_string());
+    let wrong = "0".repeat(64);
+    for (fields, extra) in [
+        (vec![url()], None),
+        (vec![url(), ("csrf", wrong.clone())], None),
+        (vec![url(), ("csrf", String::new())], None),
+        (
+            vec![url(), ("csrf", csrf.clone())],
+            Some(("origin", "http://evil.example".to_string())),
+        ),
+        (
+            vec![url(), ("csrf", csrf.clone())],
+            Some(("sec-fetch-site", "cross-site".to_string())),
+        ),
+    ] {
+        let response = add(fields.clone(), extra.clone()).await.unwrap();
+        assert_eq!(response.status(), 403, "{fields:?} {extra:?}");
+        let page = response.text().await.unwrap();
+        assert!(page.contains("This form was refused"), "{page}");
+        assert!(page.contains("nothing was changed"), "{page}");
+    }
+    assert_eq!(monitor_count(&api, &user).await, 0);
+    // Sign-out is a form too: refused without the token, and the session goes on.
+    let out = client()
+        .post(api.url("/signout"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 403);
+    assert_eq!(page_text(&api, &cookie, "/").await.0, 200);
+    // The real form, same origin, works.
+    let response = add(vec![url(), ("csrf", csrf)], Some(("origin", api.url(""))))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 303);
+    assert_eq!(monitor_count(&api, &user).await, 1);
+}
+
+#[tokio::test]
+async fn invalidate_tokens_and_sign_out_end_the_web_session() {
+    let api = Api::start().await;
+    let user = api.user("session@example.com").await;
+    let cookie = session_cookie(&api, &user).await;
+    assert_eq!(page_text(&api, &cookie, "/").await.0, 200);
+    api.post(&user, "/thirdparty/v1/user/invalidateTokens", json!({}))
+        .await
+        .ok();
+    let response = client()
+        .get(api.url("/"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 303);
+    assert_eq!(response.headers()["location"], "/signin");
+
+    // Sign-out ends that session's token: the old cookie no longer works.
+    let cookie = session_cookie(&api, &user).await;
+    let (_, html) = page_text(&api, &cookie, "/").await;
+    let out = client()
+        .post(api.url("/signout"))
+        .header("cookie", &cookie)
+        .form(&[("csrf", csrf_of(&html))])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), 303);
+    assert!(set_cookie(&out).contains("Max-Age=0"));
+    assert_eq!(page_text(&api, &cookie, "/").await.0, 303);
+}
+
+#[tokio::test]
+async fn sign_in_failures_show_a_message_and_the_wait_after_too_many() {
+    let api = Api::start_with(ApiSettings {
+        limits: LimitSettings {
+            login_failures_per_minute: 2,
+            ..LimitSettings::default()
+        },
+        ..ApiSettings::default()
+    })
+    .await;
+    let user = api.user("limit@example.com").await;
+    let empty = sign_in(&api, "", "").await;
+    assert_eq!(empty.status(), 400);
+    let text = empty.text().await.unwrap();
+    assert!(text.contains("aria-invalid=\"true\""), "{text}");
+    assert!(text.contains("is required"), "{text}");
+    // Wrong passwords, each with its message, until the limit stops them.
+    let mut failures = 0;
+    loop {
+        let wrong = sign_in(&api, &user.account.email, "wrong password").await;
+        if wrong.status() == 429 {
+            break;
+        }
+        assert_eq!(wrong.status(), 401);
+        assert!(
+            wrong
+                .text()
+                .await
+                .unwrap()
+                .contains("Wrong e-mail address or password.")
+        );
+        failures += 1;
+        assert!(failures <= 3, "no limit after {failures} failures");
+    }
+    // Now even the right password waits.
+    let limited = sign_in(&api, &user.account.email, PASSWORD).await;
+    assert_eq!(limited.status(), 429);
+    assert!(limited.headers().contains_key("retry-after"));
+    let text = limited.text().await.unwrap();
+    assert!(text.contains("Too many attempts, try again in "), "{text}");
+}
+
+// --- in a real browser
+
+fn chrome_path() -> std::path::PathBuf {
+    if let Some(path) = std::env::var_os("CHROME_PATH") {
+        return path.into();
+    }
+    [
+        "/usr/lib/chromium/chromium-headless-shell",
+        "/usr/bin/chromium-headless-shell",
+        "/usr/bin/chromium",
+    ]
+    .into_iter()
+    .map(std::path::PathBuf::from)
+    .find(|path| path.exists())
+    .expect("chromium_or_skip found one")
+}
+
+/// A test-only driver: Chromium over DevTools on loopback, with a profile of its own.
+struct Driver {
+    browser: Browser,
+    handler: tokio::task::JoinHandle<()>,
+    _profile: tempfile::TempDir,
+}
+
+impl Driver {
+    async fn launch() -> Driver {
+        let profile = tempfile::tempdir().unwrap();
+        let config = BrowserConfig::builder()
+            .chrome_executable(chrome_path())
+            .no_sandbox()
+            .user_data_dir(profile.path())
+            .viewport(None)
+            .window_size(1440, 900)
+            .launch_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let (browser, mut events) = Browser::launch(config).await.unwrap();
+        let handler = tokio::spawn(async move { while events.next().await.is_some() {} });
+        Driver {
+            browser,
+            handler,
+            _profile: profile,
+        }
+    }
+
+    async fn close(mut self) {
+        let _ = self.browser.close().await;
+        let _ = self.browser.wait().await;
+        self.handler.abort();
+    }
+}
+
+async fn width(page: &Page, width: i64) {
+    page.execute(SetDeviceMetricsOverrideParams::new(
+        width,
+        900,
+        1.0,
+        width < 600,
+    ))
+    .await
+    .unwrap();
+}
+
+/// Emulates a system set to dark (or light) colours.
+async fn dark(page: &Page, on: bool) {
+    let feature = MediaFeature::new("prefers-color-scheme", if on { "dark" } else { "light" });
+    page.execute(
+        SetEmulatedMediaParams::builder()
+            .features(vec![feature])
+            .build(),
+    )
+    .await
+    .unwrap();
+}
+
+async fn eval<T: serde::de::DeserializeOwned>(page: &Page, js: &str) -> T {
+    page.evaluate(js).await.unwrap().into_value().unwrap()
+}
+
+/// Waits (10 s at most) until `js` is true in the page.
+async fn until(page: &Page, js: &str) {
+    for _ in 0..100 {
+        if page
+            .evaluate(js)
+            .await
+            .ok()
+            .and_then(|r| r.into_value::<bool>().ok())
+            == Some(true)
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let html = page.content().await.unwrap_or_default();
+    panic!("never true: {js}\n{html}");
+}
+
+async fn type_into(page: &Page, selector: &str, text: &str) {
+    page.find_element(selector)
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap()
+        .type_str(text)
+        .await
+        .unwrap();
+}
+
+/// Submits the form of `button` by clicking it, then waits for the next page to load.
+async fn click_and_wait(page: &Page, selector: &str, marker: &str) {
+    page.find_element(selector)
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until(page, marker).await;
+}
+
+fn screenshot_dir() -> std::path::PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let dir = target.join("screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes a full-page screenshot at `px` wide and checks it is not blank (many colours).
+async fn screenshot(page: &Page, name: &str, px: i64) -> std::path::PathBuf {
+    width(page, px).await;
+    let png = page
+        .screenshot(ScreenshotParams::builder().full_page(true).build())
+        .await
+        .unwrap();
+    let decoder = png::Decoder::new(std::io::Cursor::new(&png));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    let channels = info.color_type.samples();
+    let colours: std::collections::HashSet<&[u8]> =
+        pixels[..info.buffer_size()].chunks(channels).collect();
+    assert!(
+        colours.len() > 50,
+        "{name} at {px} px looks blank: {} colours",
+        colours.len()
+    );
+    assert_eq!(
+        i64::from(info.width),
+        px,
+        "{name}: nothing wider than the screen"
+    );
+    let path = screenshot_dir().join(format!("{name}-{px}.png"));
+    std::fs::write(&path, png).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sign_in_quick_add_escaping_csrf_and_sign_out_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .page(
+            "/prices",
+            "<html><body><h1>Prices</h1><p>Tea 3.50</p></body></html>",
+        )
+        .page("/gone", "<html><body>missing</body></html>")
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("reader@example.com").await;
+    // Monitors in every state, one named like an attack, and a folder.
+    let folder = api.folder(&user, "Shops <b>bold</b>", None).await;
+    api.task(
+        &user,
+        json!({"name": "<script>alert(1)</script>", "url": site.url("/prices"),
+        "recurrenceInSeconds": 3600, "folderId": folder}),
+    )
+    .await;
+    api.task(
+        &user,
+        json!({"name": "Paused page", "url": site.url("/prices"),
+        "recurrenceInSeconds": 0}),
+    )
+    .await;
+    api.task(
+        &user,
+        json!({"name": "Broken page", "url": site.url("/prices"), "xPath": "//table",
+        "recurrenceInSeconds": 3600}),
+    )
+    .await;
+
+    let driver = Driver::launch().await;
+    let page = driver.browser.new_page(api.url("/")).await.unwrap();
+    let mut dialogs = page
+        .event_listener::<EventJavascriptDialogOpening>()
+        .await
+        .unwrap();
+    until(
+        &page,
+        "location.pathname === '/signin' && !!document.querySelector('#email')",
+    )
+    .await;
+    screenshot(&page, "signin", 1440).await;
+    screenshot(&page, "signin", 375).await;
+    width(&page, 1440).await;
+
+    // A wrong password: the message on the page.
+    type_into(&page, "#email", &user.account.email).await;
+    type_into(&page, "#password", "not the password").await;
+    click_and_wait(
+        &page,
+        "button[type=submit]",
+        "!!document.querySelector('#signin-error')",
+    )
+    .await;
+    let message: String = eval(&page, "document.querySelector('#signin-error').textContent").await;
+    assert_eq!(message, "Wrong e-mail address or password.");
+
+    // The right one: the list of the root folder.
+    page.evaluate("document.querySelector('#password').value = ''")
+        .await
+        .unwrap();
+    type_into(&page, "#password", PASSWORD).await;
+    click_and_wait(
+        &page,
+        ".signin button[type=submit]",
+        "!!document.querySelector('#quick-url')",
+    )
+    .await;
+    assert_eq!(eval::<String>(&page, "location.pathname").await, "/");
+    assert_eq!(
+        eval::<String>(
+            &page,
+            "document.querySelector('label[for=quick-url]').textContent"
+        )
+        .await,
+        "URL"
+    );
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('#quick-url').type").await,
+        "url"
+    );
+    assert!(
+        eval::<bool>(
+            &page,
+            "[...document.querySelectorAll('a')].some(a => a.textContent === 'New monitor')"
+        )
+        .await
+    );
+
+    // Quick-add the fixture page.
+    type_into(&page, "#quick-url", &site.url("/gone")).await;
+    click_and_wait(
+        &page,
+        ".quick-add button[type=submit]",
+        "[...document.querySelectorAll('.monitor-url')].some(e => e.textContent.endsWith('/gone'))",
+    )
+    .await;
+    let stored = api
+        .get(&user, "/thirdparty/v1/task/search?query=gone")
+        .await;
+    let stored = stored.ok().as_array().unwrap().clone();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0]["name"], "127.0.0.1");
+    assert_eq!(stored[0]["recurrenceInSeconds"], 3600);
+    assert_eq!(stored[0]["alerts"][0]["type"], "NotEq");
+
+    // A bad URL: the message at the field, nothing stored.
+    type_into(&page, "#quick-url", "ftp://example.com/").await;
+    click_and_wait(
+        &page,
+        ".quick-add button[type=submit]",
+        "!!document.querySelector('#quick-url-error')",
+    )
+    .await;
+    assert_eq!(
+        eval::<String>(
+            &page,
+            "document.querySelector('#quick-url').getAttribute('aria-invalid')"
+        )
+        .await,
+        "true"
+    );
+    assert_eq!(
+        eval::<String>(
+            &page,
+            "document.querySelector('#quick-url').getAttribute('aria-describedby')"
+        )
+        .await,
+        "quick-url-error"
+    );
+    assert_eq!(monitor_count(&api, &user).await, 4);
+
+    // Let the checks finish, so the list shows each state.
+    for _ in 0..300 {
+        let all = api.get(&user, "/thirdparty/v1/task/search").await;
+        let checked = all
+            .ok()
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| !m["data"].is_null())
+            .count();
+        if checked >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    page.reload().await.unwrap();
+    until(&page, "document.querySelectorAll('.monitor').length === 3").await;
+    let badges: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('.badge')].map(b => b.textContent)",
+    )
+    .await;
+    assert!(badges.contains(&"OK".to_string()), "{badges:?}");
+    assert!(badges.contains(&"Failed".to_string()), "{badges:?}");
+    assert!(badges.contains(&"Paused".to_string()), "{badges:?}");
+    let error: String = eval(
+        &page,
+        "document.querySelector('.monitor-error').textContent",
+    )
+    .await;
+    assert!(error.contains("matched nothing"), "{error}");
+    let folder_text: String = eval(&page, "document.querySelector('.folder').textContent").await;
+    assert!(
+        folder_text.contains("Shops <b>bold</b>") && folder_text.contains("1 monitor"),
+        "{folder_text}"
+    );
+    screenshot(&page, "monitors", 1440).await;
+    screenshot(&page, "monitors", 375).await;
+    dark(&page, true).await;
+    screenshot(&page, "monitors-dark", 1440).await;
+    dark(&page, false).await;
+    width(&page, 1440).await;
+
+    // The attack's name shows as text, in the folder's page with its breadcrumbs.
+    page.goto(api.url(&format!("/folders/{folder}")))
+        .await
+        .unwrap();
+    until(&page, "!!document.querySelector('.monitor-name')").await;
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('.monitor-name').textContent").await,
+        "<script>alert(1)</script>"
+    );
+    assert_eq!(eval::<i64>(&page, "document.scripts.length").await, 0);
+    assert_eq!(
+        eval::<String>(
+            &page,
+            "document.querySelector('[aria-current=page]').textContent"
+        )
+        .await,
+        "Shops <b>bold</b>"
+    );
+
+    // A form with a tampered token: refused with a clear page, nothing stored.
+    page.evaluate("document.querySelector('.quick-add input[name=csrf]').value = 'f'.repeat(64)")
+        .await
+        .unwrap();
+    type_into(&page, "#quick-url", &site.url("/prices")).await;
+    click_and_wait(
+        &page,
+        ".quick-add button[type=submit]",
+        "document.title.startsWith('This form was refused')",
+    )
+    .await;
+    assert_eq!(monitor_count(&api, &user).await, 4);
+
+    // Sign out: the old cookie no longer opens the list.
+    page.goto(api.url("/")).await.unwrap();
+    until(&page, "!!document.querySelector('.account button')").await;
+    let cookie = page
+        .get_cookies()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|c| c.name == "wachet_session")
+        .expect("the session cookie");
+    assert!(cookie.http_only);
+    click_and_wait(&page, ".account button", "location.pathname === '/signin'").await;
+    let old = format!("wachet_session={}", cookie.value);
+    assert_eq!(page_text(&api, &old, "/").await.0, 303);
+
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), dialogs.next())
+            .await
+            .is_err(),
+        "a dialog opened"
+    );
+    driver.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_users_folder_is_the_same_404_page_as_an_unknown_one_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let api = Api::start().await;
+    let first = api.user("first@example.com").await;
+    let second = api.user("second@example.com").await;
+    let folder = api.folder(&first, "Private", None).await;
+    let driver = Driver::launch().await;
+    let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
+    until(&page, "!!document.querySelector('#email')").await;
+    type_into(&page, "#email", &second.account.email).await;
+    type_into(&page, "#password", PASSWORD).await;
+    click_and_wait(
+        &page,
+        "button[type=submit]",
+        "!!document.querySelector('#quick-url')",
+    )
+    .await;
+
+    page.goto(api.url(&format!("/folders/{folder}")))
+        .await
+        .unwrap();
+    until(&page, "document.readyState === 'complete'").await;
+    let theirs: String = eval(&page, "document.querySelector('main').innerHTML").await;
+    assert!(theirs.contains("Not found"), "{theirs}");
+    assert!(!theirs.contains("Private"), "{theirs}");
+    page.goto(api.url("/folders/019ab0c2-5c4e-7d2a-9f1e-3b8e2c1d0a11"))
+        .await
+        .unwrap();
+    until(&page, "document.readyState === 'complete'").await;
+    let unknown: String = eval(&page, "document.querySelector('main').innerHTML").await;
+    assert_eq!(theirs, unknown);
+    // At the HTTP level too: the same status and body.
+    let cookie = session_cookie(&api, &second).await;
+    let a = page_text(&api, &cookie, &format!("/folders/{folder}")).await;
+    let b = page_text(
+        &api,
+        &cookie,
+        "/folders/019ab0c2-5c4e-7d2a-9f1e-3b8e2c1d0a11",
+    )
+    .await;
+    assert_eq!(a.0, 404);
+    assert_eq!(a, b);
+    driver.close().await;
+}
+
+#[tokio::test]
+async fn a_form_too_large_or_unreadable_is_a_clear_page_and_changes_nothing() {
+    let api = Api::start().await;
+    let user = api.user("big@example.com").await;
+    let cookie = session_cookie(&api, &user).await;
+    let (_, html) = page_text(&api, &cookie, "/").await;
+    let csrf = csrf_of(&html);
+    let post = |body: Vec<u8>| {
+        client()
+            .post(api.url("/monitors/quick-add"))
+            .header("cookie", &cookie)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+    };
+    let huge = format!(
+        "csrf={csrf}&url=https://example.com/{}",
+        "a".repeat(100_000)
+    );
+    let response = post(huge.into_bytes()).await.unwrap();
+    assert_eq!(response.status(), 413);
+    let page = response.text().await.unwrap();
+    assert!(page.contains("The form is larger than 16 KiB."), "{page}");
+    // Two values for one field.
+    let twice = format!("csrf={csrf}&url=https://a.example/&url=https://b.example/");
+    let response = post(twice.into_bytes()).await.unwrap();
+    assert_eq!(response.status(), 400);
+    let page = response.text().await.unwrap();
+    assert!(page.contains("The form could not be read."), "{page}");
+    assert_eq!(monitor_count(&api, &user).await, 0);
+}
