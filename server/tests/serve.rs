@@ -1222,3 +1222,101 @@ async fn the_start_up_lines_say_where_the_web_interface_is() {
         assert_eq!(serve.terminate().await, Some(0));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_password_gives_a_new_password_and_ends_the_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wachet.db");
+    let server = serve(&db, &[]).await;
+    let first = account(&server.printed);
+    let token = server.login(&first).await;
+    let password_login = |password: String| {
+        let server = &server;
+        let email = first.email.clone();
+        async move {
+            server
+                .call(
+                    reqwest::Method::POST,
+                    "/thirdparty/v1/user/login",
+                    None,
+                    Some(json!({"email": email, "password": password})),
+                )
+                .await
+                .0
+        }
+    };
+    assert_eq!(password_login(first.password.clone()).await, 200);
+
+    // A chosen password, while the service runs on the same file.
+    let out = wachet()
+        .args(["user", "password", "--email", &first.email.to_uppercase()])
+        .args(["--password", "a new passphrase", "--db"])
+        .arg(&db)
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "password: a new passphrase"
+    );
+    assert_eq!(password_login("a new passphrase".into()).await, 200);
+    assert_eq!(password_login(first.password.clone()).await, 401);
+    // Every token issued before ended (the service may trust a cached owner for 5 s).
+    let mut status = 0;
+    for _ in 0..100 {
+        (status, _) = server
+            .call(
+                reqwest::Method::GET,
+                "/thirdparty/v1/folder/list",
+                Some(&token),
+                None,
+            )
+            .await;
+        if status == 401 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 401, "the old token still works");
+
+    // A random one, printed once.
+    let out = wachet()
+        .args(["user", "password", "--email", &first.email, "--db"])
+        .arg(&db)
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let printed = String::from_utf8(out.stdout).unwrap();
+    let random = printed
+        .trim()
+        .strip_prefix("password: ")
+        .unwrap()
+        .to_string();
+    assert!(random.len() >= 16, "{printed}");
+    assert_eq!(password_login(random).await, 200);
+
+    // An unknown address and a short password are refused, and nothing is printed.
+    for args in [
+        ["--email", "nobody@example.com", "--password", "long enough"],
+        ["--email", first.email.as_str(), "--password", "short"],
+    ] {
+        let out = wachet()
+            .args(["user", "password"])
+            .args(args)
+            .arg("--db")
+            .arg(&db)
+            .output()
+            .await
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let error = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            error.contains("no user has this e-mail address") || error.contains("8 to 1024"),
+            "{error}"
+        );
+    }
+    assert_eq!(server.terminate().await, Some(0));
+}

@@ -389,6 +389,39 @@ pub async fn change_password(
     Ok(StatusCode::OK)
 }
 
+/// Gives the account of `email` a new password (`password`, or a random one), which it
+/// returns, and ends every token and web session of the account: `wachet user password`, for
+/// a user who has lost theirs or has used only the API key.
+pub async fn reset_password(
+    store: &dyn Store,
+    email: &str,
+    password: Option<String>,
+) -> Result<String, StoreError> {
+    let email = email.trim().to_lowercase();
+    let user = store
+        .user_by_email(&email)
+        .await?
+        .ok_or_else(|| StoreError::invalid("email", "no user has this e-mail address"))?;
+    let password = password.unwrap_or_else(secrets::new_password);
+    let length = password.chars().count();
+    if !(MIN_PASSWORD_CHARS..=MAX_PASSWORD_CHARS).contains(&length) {
+        return Err(StoreError::invalid(
+            "password",
+            format!(
+                "must have {MIN_PASSWORD_CHARS} to {MAX_PASSWORD_CHARS} characters, not {length}"
+            ),
+        ));
+    }
+    let hashed = password.clone();
+    let password_hash = tokio::task::spawn_blocking(move || secrets::hash_password(&hashed))
+        .await
+        .map_err(|err| StoreError::Backend(err.to_string()))?
+        .map_err(StoreError::Backend)?;
+    // No token is kept: whoever held one signs in again with the new password.
+    store.set_password(&user.id, &password_hash, "").await?;
+    Ok(password)
+}
+
 /// A new account with its secrets in the clear, shown once. Its `Debug` shows none of them.
 #[derive(Clone)]
 pub struct Account {

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use tower_http::catch_panic::CatchPanicLayer;
 use wachet::Checker;
 
-pub use auth::{Account, create_account};
+pub use auth::{Account, create_account, reset_password};
 pub use limits::LimitSettings;
 
 /// What the API needs from the service's settings.

@@ -1,8 +1,9 @@
 //! `wachet user add`: creates a user and prints its four lines (`user id:`, `email:`,
-//! `password:`, `api key:`). Works while the service runs on the same database.
+//! `password:`, `api key:`); `wachet user password`: gives a user a new password and prints
+//! it. Both work while the service runs on the same database.
 
 use super::serve::DbArg;
-use crate::api::create_account;
+use crate::api::{create_account, reset_password};
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
 
@@ -26,6 +27,19 @@ enum UserCommand {
         #[command(flatten)]
         db: DbArg,
     },
+    /// Gives a user a new password (to sign in to the web interface) and prints it once;
+    /// every token and session of the user ends.
+    Password {
+        /// The user's e-mail address.
+        #[arg(long)]
+        email: String,
+        /// The new password (8 to 1,024 characters); a random one is made and printed when
+        /// omitted.
+        #[arg(long, env = "WACHET_USER_PASSWORD")]
+        password: Option<String>,
+        #[command(flatten)]
+        db: DbArg,
+    },
 }
 
 pub async fn run(args: UserArgs) -> anyhow::Result<ExitCode> {
@@ -39,6 +53,17 @@ pub async fn run(args: UserArgs) -> anyhow::Result<ExitCode> {
             let account = create_account(&store, &email, password).await?;
             println!("{account}");
             store.close().await;
+            Ok(ExitCode::SUCCESS)
+        }
+        UserCommand::Password {
+            email,
+            password,
+            db,
+        } => {
+            let store = db.open().await?;
+            let result = reset_password(&store, &email, password).await;
+            store.close().await;
+            println!("password: {}", result?);
             Ok(ExitCode::SUCCESS)
         }
     }

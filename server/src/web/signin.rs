@@ -69,7 +69,8 @@ fn render(status: StatusCode, email: &str, failure: Option<Failure>) -> Response
                     button.button.primary.wide type="submit" { "Sign in" }
                 }
                 p.hint {
-                    "Only have an API key? Ask the administrator of this server to give you a password."
+                    "No password, or lost it? The administrator of this server gives you one with "
+                    code { "wachet user password --email YOUR-ADDRESS" } "."
                 }
             }
         },
