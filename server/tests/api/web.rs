@@ -776,3 +776,256 @@ async fn a_form_too_large_or_unreadable_is_a_clear_page_and_changes_nothing() {
     assert!(page.contains("The form could not be read."), "{page}");
     assert_eq!(monitor_count(&api, &user).await, 0);
 }
+
+/// The latest data of a monitor, through the API.
+async fn monitor_data(api: &Api, user: &User, id: &str) -> serde_json::Value {
+    api.get(user, &format!("/thirdparty/v1/task/{id}"))
+        .await
+        .ok()
+        .clone()
+}
+
+/// Waits (30 s at most) until the monitor's latest value contains `text`.
+async fn until_value(api: &Api, user: &User, id: &str, text: &str) {
+    for _ in 0..300 {
+        let monitor = monitor_data(api, user, id).await;
+        if monitor["data"]["raw"]
+            .as_str()
+            .is_some_and(|raw| raw.contains(text))
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the value never held {text}");
+}
+
+fn price_page(price: &str) -> String {
+    let lines: String = (1..=12)
+        .map(|n| format!("<p>Unchanged line {n}</p>"))
+        .collect();
+    format!(
+        "<html><body><h1>Prices</h1>{lines}<p>Tea {price}</p><p>&lt;b&gt;html&lt;/b&gt;</p></body></html>"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_monitors_page_history_and_difference_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .page("/tea", price_page("3.50"))
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("history@example.com").await;
+    let other = api.user("other@example.com").await;
+    let created = api
+        .task(
+            &user,
+            json!({"name": "Tea <i>price</i>", "url": site.url("/tea"),
+            "recurrenceInSeconds": 1, "xPath": "//body",
+            "alerts": [{"type": "NotEq"}]}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    // The scheduler checks it, the price changes, the scheduler sees the change.
+    until_value(&api, &user, &id, "3.50").await;
+    site.set("/tea", wachet::testing::Reply::html(price_page("3.90")));
+    until_value(&api, &user, &id, "3.90").await;
+
+    let driver = Driver::launch().await;
+    let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
+    let mut dialogs = page
+        .event_listener::<EventJavascriptDialogOpening>()
+        .await
+        .unwrap();
+    until(&page, "!!document.querySelector('#email')").await;
+    type_into(&page, "#email", &user.account.email).await;
+    type_into(&page, "#password", PASSWORD).await;
+    click_and_wait(
+        &page,
+        "button[type=submit]",
+        "!!document.querySelector('#quick-url')",
+    )
+    .await;
+
+    // From the list to the monitor's page.
+    click_and_wait(
+        &page,
+        "a.monitor-name",
+        "!!document.querySelector('pre.value')",
+    )
+    .await;
+    assert_eq!(
+        eval::<String>(&page, "location.pathname").await,
+        format!("/monitors/{id}")
+    );
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('h1').textContent").await,
+        "Tea <i>price</i>"
+    );
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('.page-head a.monitor-url').rel").await,
+        "noopener noreferrer"
+    );
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('.badge').textContent").await,
+        "OK"
+    );
+    let value: String = eval(&page, "document.querySelector('pre.value').textContent").await;
+    assert!(
+        value.contains("Tea 3.90") && value.contains("<b>html</b>"),
+        "{value}"
+    );
+    assert_eq!(
+        eval::<i64>(&page, "document.querySelectorAll('main b, main i').length").await,
+        0,
+        "values and names show as text"
+    );
+    let settings: String = eval(&page, "document.querySelector('.settings').textContent").await;
+    assert!(
+        settings.contains("every second") && settings.contains("//body"),
+        "{settings}"
+    );
+    screenshot(&page, "monitor", 1440).await;
+    screenshot(&page, "monitor", 375).await;
+    width(&page, 1440).await;
+
+    // Pause, then resume, through the page: the API sees each.
+    click_and_wait(
+        &page,
+        ".actions button",
+        "document.querySelector('.actions button').textContent === 'Resume'",
+    )
+    .await;
+    assert_eq!(
+        monitor_data(&api, &user, &id).await["recurrenceInSeconds"],
+        0
+    );
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('.badge').textContent").await,
+        "Paused"
+    );
+    click_and_wait(
+        &page,
+        ".actions button",
+        "document.querySelector('.actions button').textContent === 'Pause'",
+    )
+    .await;
+    assert_eq!(
+        monitor_data(&api, &user, &id).await["recurrenceInSeconds"],
+        3600
+    );
+
+    // History: newest first, each check with a time; the change links to its difference.
+    click_and_wait(
+        &page,
+        ".actions a",
+        "!!document.querySelector('.history')",
+    )
+    .await;
+    let entries: i64 = eval(&page, "document.querySelectorAll('.entry').length").await;
+    assert!(entries >= 2, "{entries} entries");
+    let first: String = eval(&page, "document.querySelector('.excerpt').textContent").await;
+    assert!(first.contains("Tea 3.90"), "{first}");
+    let links: i64 = eval(
+        &page,
+        "[...document.querySelectorAll('.entry-link a')].filter(a => a.textContent === 'changes').length",
+    )
+    .await;
+    assert_eq!(links, 2, "the first value and the change");
+    screenshot(&page, "history", 1440).await;
+    screenshot(&page, "history", 375).await;
+    width(&page, 1440).await;
+
+    click_and_wait(&page, ".entry-link a", "!!document.querySelector('.diff')").await;
+    let deleted: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('.diff del')].map(e => e.textContent)",
+    )
+    .await;
+    let inserted: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('.diff ins')].map(e => e.textContent)",
+    )
+    .await;
+    assert_eq!(deleted, ["3.50"]);
+    assert_eq!(inserted, ["3.90"]);
+    assert!(
+        eval::<bool>(&page, "!!document.querySelector('#change-1 del')").await,
+        "each change is an anchor"
+    );
+    let diff_text: String = eval(&page, "document.querySelector('.diff').textContent").await;
+    assert!(diff_text.contains("<b>html</b>"), "{diff_text}");
+    let folded: String = eval(
+        &page,
+        "document.querySelector('.diff details summary')?.textContent ?? ''",
+    )
+    .await;
+    assert!(folded.ends_with("unchanged lines"), "{diff_text}");
+    screenshot(&page, "diff", 1440).await;
+    screenshot(&page, "diff", 375).await;
+    dark(&page, true).await;
+    screenshot(&page, "diff-dark", 1440).await;
+    dark(&page, false).await;
+
+    // Without from and to: the latest change, the same difference.
+    page.goto(api.url(&format!("/monitors/{id}/diff")))
+        .await
+        .unwrap();
+    until(&page, "!!document.querySelector('.diff')").await;
+    let inserted: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('.diff ins')].map(e => e.textContent)",
+    )
+    .await;
+    assert_eq!(inserted, ["3.90"]);
+
+    // A bad entry name: a 400 page saying which, not a 500.
+    let cookie = session_cookie(&api, &user).await;
+    for (query, field) in [
+        ("from=junk", "from"),
+        ("to=1-1", "to"),
+        ("from=1&from=2", "from"),
+    ] {
+        let (status, html) = page_text(&api, &cookie, &format!("/monitors/{id}/diff?{query}")).await;
+        assert_eq!(status, 400, "{query}: {html}");
+        assert!(html.contains(&format!("“{field}”")), "{query}: {html}");
+    }
+
+    // Another user: the same 404 page as an unknown id, for each address.
+    let theirs = session_cookie(&api, &other).await;
+    let unknown = "019ab0c2-5c4e-7d2a-9f1e-3b8e2c1d0a11";
+    for suffix in ["", "/history", "/diff"] {
+        let a = page_text(&api, &theirs, &format!("/monitors/{id}{suffix}")).await;
+        let b = page_text(&api, &theirs, &format!("/monitors/{unknown}{suffix}")).await;
+        assert_eq!(a.0, 404, "{suffix}");
+        assert_eq!(a, b, "{suffix}");
+        assert!(!a.1.contains("Tea"), "{suffix}");
+    }
+    // Nor can they pause it.
+    let (_, html) = page_text(&api, &theirs, "/").await;
+    let response = client()
+        .post(api.url(&format!("/monitors/{id}/pause")))
+        .header("cookie", &theirs)
+        .form(&[("csrf", csrf_of(&html))])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    assert_eq!(
+        monitor_data(&api, &user, &id).await["recurrenceInSeconds"],
+        3600
+    );
+
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), dialogs.next())
+            .await
+            .is_err(),
+        "a dialog opened"
+    );
+    driver.close().await;
+}
