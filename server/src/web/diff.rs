@@ -212,8 +212,8 @@ pub async fn show(
         }
         div.card.diff-head {
             p.sides {
-                span { del { "Before" } " " (side_label(&from)) }
-                span { ins { "After" } " " (side_label(&to)) }
+                span { span.legend.legend-del { "Before" } " " (side_label(&from)) }
+                span { span.legend.legend-ins { "After" } " " (side_label(&to)) }
             }
             @if from.key.is_none() {
                 p.hint { "This is the first value of the monitor: all of it is new." }

@@ -165,7 +165,7 @@ pub async fn history(
                         div.entry-time {
                             time datetime=(data.last_check_timestamp.to_rfc3339())
                                 { (data.last_check_timestamp.format("%Y-%m-%d %H:%M:%S UTC").to_string()) }
-                            span.muted { " · " (when(Some(data.last_check_timestamp), now)) }
+                            span.muted { (when(Some(data.last_check_timestamp), now)) }
                         }
                         div.entry-body {
                             @if let Some(error) = &data.error {
@@ -233,7 +233,12 @@ fn excerpt(raw: &str, from: usize) -> String {
         .rev()
         .nth(EXCERPT_CONTEXT)
         .map_or(0, |(at, _)| at);
-    let flat: String = raw[start..].split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut words = raw[start..].split_whitespace();
+    // Begin at a word: a cut word reads as a typo.
+    if raw[..start].chars().next_back().is_some_and(|c| !c.is_whitespace()) {
+        words.next();
+    }
+    let flat: String = words.collect::<Vec<_>>().join(" ");
     if flat.is_empty() {
         return "(empty)".to_string();
     }
