@@ -28,6 +28,7 @@ const CONTEXT_LINES: usize = 3;
 struct DiffQuery {
     from: Option<String>,
     to: Option<String>,
+    view: Option<String>,
 }
 
 /// One side of the difference: its entry (none for the empty value before the first) and value.
@@ -128,6 +129,13 @@ pub async fn show(
         }
     }
     let [from_key, to_key] = keys;
+    let view = match query.view.as_deref() {
+        None | Some("" | "inline") => View::Inline,
+        Some("split") => View::Split,
+        Some(_) => {
+            return bad_entry(&session, "view", "is neither “inline” nor “split”");
+        }
+    };
     let user = session.user.clone();
     // The newer side: the entry asked for, else the latest change.
     let to = match to_key {
@@ -203,7 +211,18 @@ pub async fn show(
             return pages::from_api(ApiError::Internal(format!("diff: {err}")), Some(&session));
         }
     };
-    let (body, count) = render(&elements);
+    let (body, count) = render(&elements, view);
+    let link = |view: &str| {
+        let mut query = vec![];
+        if let Some(key) = &from.key {
+            query.push(format!("from={}", EntryKey(key.clone()).to_param()));
+        }
+        if let Some(key) = &to.key {
+            query.push(format!("to={}", EntryKey(key.clone()).to_param()));
+        }
+        query.push(format!("view={view}"));
+        format!("{base}/diff?{}", query.join("&"))
+    };
     let main = html! {
         (breadcrumbs(&base, name))
         div.page-head {
@@ -226,7 +245,16 @@ pub async fn show(
                 }
             }
         }
-        div.diff.card role="region" aria-label="Difference" { (body) }
+        nav.views aria-label="Layout" {
+            @if view == View::Inline {
+                a href=(link("inline")) aria-current="page" { "Inline" }
+                a href=(link("split")) { "Side by side" }
+            } @else {
+                a href=(link("inline")) { "Inline" }
+                a href=(link("split")) aria-current="page" { "Side by side" }
+            }
+        }
+        (body)
     };
     page(&format!("Changes of {name}"), Some(&session), main).into_response()
 }
@@ -262,14 +290,27 @@ fn side_label(side: &Side) -> Markup {
     }
 }
 
+/// How the difference is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum View {
+    /// One text, deletions and insertions in place.
+    Inline,
+    /// The old value beside the new (stacked on narrow screens).
+    Split,
+}
+
+/// Which sides of a change a column shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Column {
+    Both,
+    Old,
+    New,
+}
+
 /// The diff as markup, with the number of changes (runs of deletions and insertions between
 /// unchanged text).
-fn render(elements: &[DiffElement]) -> (Markup, usize) {
+fn render(elements: &[DiffElement], view: View) -> (Markup, usize) {
     // Group into unchanged runs and changes (a delete and/or an insert between them).
-    enum Part<'a> {
-        Same(&'a str),
-        Change(Option<&'a str>, Option<&'a str>),
-    }
     let mut parts: Vec<Part> = Vec::new();
     for element in elements {
         let text = element.text.as_deref().unwrap_or("");
@@ -286,6 +327,36 @@ fn render(elements: &[DiffElement]) -> (Markup, usize) {
         .iter()
         .filter(|p| matches!(p, Part::Change(..)))
         .count();
+    let markup = match view {
+        View::Inline => html! {
+            div.diff.card role="region" aria-label="Difference" { (column(&parts, total, Column::Both)) }
+        },
+        View::Split => html! {
+            div.split {
+                section.side aria-labelledby="side-old" {
+                    h2 #side-old { span.legend.legend-del { "Before" } }
+                    div.diff.card { (column(&parts, total, Column::Old)) }
+                }
+                section.side aria-labelledby="side-new" {
+                    h2 #side-new { span.legend.legend-ins { "After" } }
+                    div.diff.card { (column(&parts, total, Column::New)) }
+                }
+            }
+        },
+    };
+    (markup, total)
+}
+
+/// A run of a diff: unchanged text, or what was deleted and what was inserted in its place.
+enum Part<'a> {
+    Same(&'a str),
+    Change(Option<&'a str>, Option<&'a str>),
+}
+
+/// One column of the diff. The changes are anchors with previous and next links in the
+/// column holding the new value (or the only one); the old column of a split view has
+/// none, so each anchor exists once.
+fn column(parts: &[Part], total: usize, which: Column) -> Markup {
     let last = parts.len().saturating_sub(1);
     let numbers: Vec<usize> = parts
         .iter()
@@ -296,29 +367,37 @@ fn render(elements: &[DiffElement]) -> (Markup, usize) {
             Some(*n)
         })
         .collect();
-    let markup = html! {
+    let anchors = which != Column::Old;
+    html! {
         @for (i, part) in parts.iter().enumerate() {
             @match part {
                 Part::Same(text) => (unchanged(text, i > 0, i < last)),
                 Part::Change(deleted, inserted) => {
                     @let n = numbers[i];
-                    span.change id={ "change-" (n) } tabindex="-1" {
-                        @if let Some(d) = deleted { del { (d) } }
-                        @if let Some(ins) = inserted { ins { (ins) } }
-                    }
-                    span.change-nav {
-                        @if n > 1 {
-                            a href={ "#change-" (n - 1) } aria-label={ "Previous change (" (n - 1) " of " (total) ")" } { "↑" }
+                    @let deleted = deleted.filter(|_| which != Column::New);
+                    @let inserted = inserted.filter(|_| which != Column::Old);
+                    @if anchors {
+                        span.change id={ "change-" (n) } tabindex="-1" {
+                            @if let Some(d) = deleted { del { (d) } }
+                            @if let Some(ins) = inserted { ins { (ins) } }
                         }
-                        @if n < total {
-                            a href={ "#change-" (n + 1) } aria-label={ "Next change (" (n + 1) " of " (total) ")" } { "↓" }
+                        span.change-nav {
+                            @if n > 1 {
+                                a href={ "#change-" (n - 1) } aria-label={ "Previous change (" (n - 1) " of " (total) ")" } { "↑" }
+                            }
+                            @if n < total {
+                                a href={ "#change-" (n + 1) } aria-label={ "Next change (" (n + 1) " of " (total) ")" } { "↓" }
+                            }
+                        }
+                    } @else {
+                        span.change {
+                            @if let Some(d) = deleted { del { (d) } }
                         }
                     }
                 }
             }
         }
-    };
-    (markup, total)
+    }
 }
 
 /// An unchanged run: whole when short, else the lines next to the changes around it with

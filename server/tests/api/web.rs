@@ -971,6 +971,30 @@ async fn a_monitors_page_history_and_difference_in_a_real_browser() {
     dark(&page, true).await;
     screenshot(&page, "diff-dark", 1440).await;
     dark(&page, false).await;
+    width(&page, 1440).await;
+
+    // Side by side: the old value with its deletion beside the new with its insertion,
+    // stacked on a narrow screen.
+    click_and_wait(
+        &page,
+        ".views a:not([aria-current])",
+        "!!document.querySelector('.split')",
+    )
+    .await;
+    let sides: Vec<Vec<String>> = eval(
+        &page,
+        "[...document.querySelectorAll('.side')].map(s => [...s.querySelectorAll('del, ins')].map(e => e.localName + ' ' + e.textContent))",
+    )
+    .await;
+    assert_eq!(sides, [["del 3.50"], ["ins 3.90"]]);
+    let beside = "(() => { const [a, b] = [...document.querySelectorAll('.side')].map(s => s.getBoundingClientRect()); return b.left >= a.right; })()";
+    assert!(eval::<bool>(&page, beside).await, "side by side at 1440 px");
+    screenshot(&page, "diff-split", 1440).await;
+    width(&page, 375).await;
+    let stacked = "(() => { const [a, b] = [...document.querySelectorAll('.side')].map(s => s.getBoundingClientRect()); return b.top >= a.bottom; })()";
+    assert!(eval::<bool>(&page, stacked).await, "stacked at 375 px");
+    screenshot(&page, "diff-split", 375).await;
+    width(&page, 1440).await;
 
     // Without from and to: the latest change, the same difference.
     page.goto(api.url(&format!("/monitors/{id}/diff")))
@@ -990,6 +1014,7 @@ async fn a_monitors_page_history_and_difference_in_a_real_browser() {
         ("from=junk", "from"),
         ("to=1-1", "to"),
         ("from=1&from=2", "from"),
+        ("view=sideways", "view"),
     ] {
         let (status, html) = page_text(&api, &cookie, &format!("/monitors/{id}/diff?{query}")).await;
         assert_eq!(status, 400, "{query}: {html}");
