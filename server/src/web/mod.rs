@@ -5,6 +5,7 @@
 //! do nothing the API would refuse.
 
 mod assets;
+mod delete;
 mod diff;
 mod folders;
 mod form;
@@ -46,6 +47,10 @@ pub fn routes(state: AppState) -> Router {
         .route("/monitors/{id}", get(monitor::show))
         .route("/monitors/{id}/pause", post(monitor::pause))
         .route("/monitors/{id}/resume", post(monitor::resume))
+        .route(
+            "/monitors/{id}/delete",
+            get(delete::confirm).post(delete::delete),
+        )
         .route("/monitors/{id}/history", get(history::history))
         .route("/monitors/{id}/diff", get(diff::show))
         .route("/signin", get(signin::form).post(signin::submit))

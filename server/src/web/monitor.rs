@@ -88,6 +88,7 @@ pub async fn show(
                     input type="hidden" name="csrf" value=(session.csrf);
                     button.button.primary type="submit" { (if paused { "Resume" } else { "Pause" }) }
                 }
+                a.button.danger-quiet href={ (base) "/delete" } { "Delete" }
             }
         }
         section.card.status aria-labelledby="status-title" {
@@ -203,7 +204,7 @@ fn alert_in_words(alert: &Alert) -> String {
 /// The fields of the pause and resume forms.
 #[derive(Debug, Default, Deserialize)]
 pub struct ActionForm {
-    csrf: Option<String>,
+    pub(super) csrf: Option<String>,
 }
 
 /// `POST /monitors/{id}/pause`.

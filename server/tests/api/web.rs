@@ -1054,3 +1054,106 @@ async fn a_monitors_page_history_and_difference_in_a_real_browser() {
     );
     driver.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_monitor_states_what_goes_with_it_then_deletes_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .page("/tea", price_page("3.50"))
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("delete@example.com").await;
+    let folder = api.folder(&user, "Shops", None).await;
+    let created = api
+        .task(
+            &user,
+            json!({"name": "Tea", "url": site.url("/tea"), "recurrenceInSeconds": 1,
+            "folderId": folder, "alerts": [{"type": "NotEq"}]}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    until_value(&api, &user, &id, "3.50").await;
+    site.set("/tea", wachet::testing::Reply::html(price_page("3.90")));
+    until_value(&api, &user, &id, "3.90").await;
+    // Stop the checks so the counts hold still, then count through the API.
+    let mut paused = monitor_data(&api, &user, &id).await;
+    paused["recurrenceInSeconds"] = json!(0);
+    paused["data"] = serde_json::Value::Null;
+    api.put(&user, "/thirdparty/v1/task", paused).await.ok();
+    let notes_path = format!("/thirdparty/v1/notification/list?taskId={id}&count=500");
+    let mut notifications = 0;
+    for _ in 0..150 {
+        notifications = api.get(&user, &notes_path).await.ok()["data"]
+            .as_array()
+            .unwrap()
+            .len();
+        if notifications > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(notifications > 0, "the change raised a notification");
+    let entries = api
+        .get(&user, &format!("/thirdparty/v1/data/list/{id}?count=500"))
+        .await
+        .ok()["data"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(entries >= 2, "{entries}");
+
+    let driver = Driver::launch().await;
+    let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
+    until(&page, "!!document.querySelector('#email')").await;
+    type_into(&page, "#email", &user.account.email).await;
+    type_into(&page, "#password", PASSWORD).await;
+    click_and_wait(
+        &page,
+        "button[type=submit]",
+        "!!document.querySelector('#quick-url')",
+    )
+    .await;
+    page.goto(api.url(&format!("/monitors/{id}")))
+        .await
+        .unwrap();
+    until(&page, "!!document.querySelector('.actions')").await;
+    click_and_wait(
+        &page,
+        ".actions a.danger-quiet",
+        "!!document.querySelector('.history-count')",
+    )
+    .await;
+    let stated: String = eval(&page, "document.querySelector('.message p').textContent").await;
+    let expected = format!(
+        "This deletes the monitor with {entries} history entries and {notifications} {}. It cannot be undone.",
+        if notifications == 1 {
+            "notification"
+        } else {
+            "notifications"
+        }
+    );
+    assert_eq!(stated, expected);
+    screenshot(&page, "delete", 1440).await;
+    screenshot(&page, "delete", 375).await;
+    width(&page, 1440).await;
+    // Nothing goes until the button is pressed.
+    assert_eq!(monitor_count(&api, &user).await, 1);
+    click_and_wait(
+        &page,
+        ".message button.danger",
+        &format!("location.pathname === '/folders/{folder}'"),
+    )
+    .await;
+    assert_eq!(monitor_count(&api, &user).await, 0);
+    assert_eq!(
+        api.get(&user, &format!("/thirdparty/v1/task/{id}"))
+            .await
+            .status,
+        404
+    );
+    driver.close().await;
+}
