@@ -36,7 +36,11 @@ impl Count {
     }
 
     fn words(self, one: &str, many: &str) -> String {
-        let noun = if self.n == 1 && !self.capped { one } else { many };
+        let noun = if self.n == 1 && !self.capped {
+            one
+        } else {
+            many
+        };
         if self.capped {
             format!("more than {} {noun}", COUNT_CAP)
         } else {

@@ -204,8 +204,7 @@ pub async fn show(
     };
     // Diffing large values is CPU work: off the async threads.
     let (old, new) = (from.value.clone(), to.value.clone());
-    let elements = match tokio::task::spawn_blocking(move || wachet::diff::diff(&old, &new)).await
-    {
+    let elements = match tokio::task::spawn_blocking(move || wachet::diff::diff(&old, &new)).await {
         Ok(elements) => elements,
         Err(err) => {
             return pages::from_api(ApiError::Internal(format!("diff: {err}")), Some(&session));

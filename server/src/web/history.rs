@@ -43,7 +43,8 @@ impl EntryKey {
     /// Reads `{millis}-{id}`; `None` for anything else.
     pub(super) fn parse(text: &str) -> Option<EntryKey> {
         let (at, id) = text.split_once('-')?;
-        let digits = |s: &str| !s.is_empty() && s.len() <= 19 && s.bytes().all(|b| b.is_ascii_digit());
+        let digits =
+            |s: &str| !s.is_empty() && s.len() <= 19 && s.bytes().all(|b| b.is_ascii_digit());
         if !digits(at) || !digits(id) {
             return None;
         }
@@ -235,7 +236,11 @@ fn excerpt(raw: &str, from: usize) -> String {
         .map_or(0, |(at, _)| at);
     let mut words = raw[start..].split_whitespace();
     // Begin at a word: a cut word reads as a typo.
-    if raw[..start].chars().next_back().is_some_and(|c| !c.is_whitespace()) {
+    if raw[..start]
+        .chars()
+        .next_back()
+        .is_some_and(|c| !c.is_whitespace())
+    {
         words.next();
     }
     let flat: String = words.collect::<Vec<_>>().join(" ");

@@ -192,7 +192,10 @@ fn alert_in_words(alert: &Alert) -> String {
         AlertType::Added => format!("when “{operand}” is added"),
         AlertType::Removed => format!("when “{operand}” is removed"),
     };
-    let compare = alert.parameters.as_ref().map_or_else(CompareType::default, |p| p.compare);
+    let compare = alert
+        .parameters
+        .as_ref()
+        .map_or_else(CompareType::default, |p| p.compare);
     match compare {
         CompareType::All => what,
         CompareType::Added => format!("{what} (in added text)"),

@@ -868,7 +868,11 @@ async fn a_monitors_page_history_and_difference_in_a_real_browser() {
         "Tea <i>price</i>"
     );
     assert_eq!(
-        eval::<String>(&page, "document.querySelector('.page-head a.monitor-url').rel").await,
+        eval::<String>(
+            &page,
+            "document.querySelector('.page-head a.monitor-url').rel"
+        )
+        .await,
         "noopener noreferrer"
     );
     assert_eq!(
@@ -921,12 +925,7 @@ async fn a_monitors_page_history_and_difference_in_a_real_browser() {
     );
 
     // History: newest first, each check with a time; the change links to its difference.
-    click_and_wait(
-        &page,
-        ".actions a",
-        "!!document.querySelector('.history')",
-    )
-    .await;
+    click_and_wait(&page, ".actions a", "!!document.querySelector('.history')").await;
     let entries: i64 = eval(&page, "document.querySelectorAll('.entry').length").await;
     assert!(entries >= 2, "{entries} entries");
     let first: String = eval(&page, "document.querySelector('.excerpt').textContent").await;
@@ -1016,7 +1015,8 @@ async fn a_monitors_page_history_and_difference_in_a_real_browser() {
         ("from=1&from=2", "from"),
         ("view=sideways", "view"),
     ] {
-        let (status, html) = page_text(&api, &cookie, &format!("/monitors/{id}/diff?{query}")).await;
+        let (status, html) =
+            page_text(&api, &cookie, &format!("/monitors/{id}/diff?{query}")).await;
         assert_eq!(status, 400, "{query}: {html}");
         assert!(html.contains(&format!("“{field}”")), "{query}: {html}");
     }
@@ -1031,7 +1031,20 @@ async fn a_monitors_page_history_and_difference_in_a_real_browser() {
         assert_eq!(a, b, "{suffix}");
         assert!(!a.1.contains("Tea"), "{suffix}");
     }
-    // Nor can they pause it.
+    // A pause without the session's CSRF token is refused, nothing changed.
+    let response = client()
+        .post(api.url(&format!("/monitors/{id}/pause")))
+        .header("cookie", &cookie)
+        .form(&[("csrf", "f".repeat(64))])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    assert_eq!(
+        monitor_data(&api, &user, &id).await["recurrenceInSeconds"],
+        3600
+    );
+    // Nor can another user pause it.
     let (_, html) = page_text(&api, &theirs, "/").await;
     let response = client()
         .post(api.url(&format!("/monitors/{id}/pause")))
