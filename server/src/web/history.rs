@@ -162,7 +162,7 @@ pub async fn history(
         } @else {
             ol.history {
                 @for ((key, data), changed) in rows.iter().zip(&changed) {
-                    li.entry {
+                    li.entry id={ "check-" (EntryKey(key.clone()).to_param()) } {
                         div.entry-time {
                             time datetime=(data.last_check_timestamp.to_rfc3339())
                                 { (data.last_check_timestamp.format("%Y-%m-%d %H:%M:%S UTC").to_string()) }

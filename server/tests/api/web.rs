@@ -1170,3 +1170,103 @@ async fn deleting_a_monitor_states_what_goes_with_it_then_deletes_in_a_real_brow
     );
     driver.close().await;
 }
+
+/// How many times `needle` occurs in `html`.
+fn occurrences(html: &str, needle: &str) -> usize {
+    html.matches(needle).count()
+}
+
+#[tokio::test]
+async fn history_pages_by_50_with_the_apis_tokens_and_links_each_change() {
+    use wachet::model::ClientData;
+    use wachet_server::store::{Series, Store};
+    let api = Api::start().await;
+    let user = api.user("pages@example.com").await;
+    let task = api
+        .task(&user, super::monitor("tea", "https://example.com/"))
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let base = chrono::Utc::now() - chrono::Duration::days(1);
+    // 60 checks: the value changes every tenth, the 55th fails.
+    for i in 0..60 {
+        let at = base + chrono::Duration::seconds(i);
+        let data = if i == 55 {
+            ClientData::failure(at, "HTTP 503 <b>down</b>".into())
+        } else {
+            ClientData::value(at, format!("price {}", i / 10))
+        };
+        api.store
+            .append_entry(&Series::Task(task.clone()), &data)
+            .await
+            .unwrap();
+    }
+    let cookie = session_cookie(&api, &user).await;
+    let (status, first) = page_text(&api, &cookie, &format!("/monitors/{task}/history")).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(occurrences(&first, "class=\"entry\""), 50);
+    // Newest first: checks 59 down to 10; changes at 50, 40, 30, 20 and 10.
+    assert_eq!(occurrences(&first, ">changes</a>"), 5);
+    assert!(
+        first.contains("HTTP 503 &lt;b&gt;down&lt;/b&gt;"),
+        "{first}"
+    );
+    let start = first
+        .find("continuationToken=")
+        .expect("a link to older checks")
+        + 18;
+    let token = &first[start..start + first[start..].find('"').unwrap()];
+    let (status, second) = page_text(
+        &api,
+        &cookie,
+        &format!("/monitors/{task}/history?continuationToken={token}"),
+    )
+    .await;
+    assert_eq!(status, 200, "{second}");
+    assert_eq!(occurrences(&second, "class=\"entry\""), 10);
+    // Check 0, the first value, is a change from nothing.
+    assert_eq!(occurrences(&second, ">changes</a>"), 1);
+    assert!(!second.contains("continuationToken="), "the last page");
+    // The API's token of the same list opens the same page.
+    let from_api = api
+        .get(&user, &format!("/thirdparty/v1/data/list/{task}?count=50"))
+        .await
+        .ok()["continuationToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, same) = page_text(
+        &api,
+        &cookie,
+        &format!(
+            "/monitors/{task}/history?continuationToken={}",
+            from_api
+                .replace('+', "%2B")
+                .replace('/', "%2F")
+                .replace('=', "%3D")
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{same}");
+    assert_eq!(occurrences(&same, "class=\"entry\""), 10);
+    // A damaged token: a 400 page, not a 500.
+    let (status, bad) = page_text(
+        &api,
+        &cookie,
+        &format!("/monitors/{task}/history?continuationToken=junk"),
+    )
+    .await;
+    assert_eq!(status, 400, "{bad}");
+    assert!(bad.contains("continuation token"), "{bad}");
+    // The failed check has no value to compare.
+    let failed_at = (base + chrono::Duration::seconds(55)).timestamp_millis();
+    let start = first
+        .find(&format!("id=\"check-{failed_at}-"))
+        .expect("each check is an anchor")
+        + 10;
+    let key = &first[start..start + first[start..].find('"').unwrap()];
+    let failed = page_text(&api, &cookie, &format!("/monitors/{task}/diff?to={key}")).await;
+    assert!(failed.1.contains("names a failed check"), "{}", failed.1);
+    assert_eq!(failed.0, 400, "{}", failed.1);
+}
