@@ -56,6 +56,16 @@ pub async fn show(
         Ok(monitor) => monitor,
         Err(err) => return pages::from_api(err.into(), Some(&session)),
     };
+    // The folder path for the breadcrumbs; a folder deleted meanwhile only shortens them.
+    let folders = match &monitor.folder_id {
+        Some(folder) => state
+            .store()
+            .list_folder(&session.user, Some(folder), None, 1)
+            .await
+            .map(|listing| listing.path)
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
     let name = display_name(&monitor);
     let url = monitor.url.as_deref().unwrap_or("");
     let (class, label) = state_of(&monitor);
@@ -67,8 +77,8 @@ pub async fn show(
         nav.breadcrumbs aria-label="Breadcrumbs" {
             ol {
                 li { a href="/" { "All monitors" } }
-                @if let Some(folder) = &monitor.folder_id {
-                    li { a href={ "/folders/" (folder) } { "Folder" } }
+                @for folder in &folders {
+                    li { a href={ "/folders/" (folder.id.as_deref().unwrap_or("")) } { (folder.name.as_deref().unwrap_or("(unnamed)")) } }
                 }
                 li { a href=(base) aria-current="page" { (name) } }
             }

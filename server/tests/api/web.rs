@@ -1134,6 +1134,12 @@ async fn deleting_a_monitor_states_what_goes_with_it_then_deletes_in_a_real_brow
         .await
         .unwrap();
     until(&page, "!!document.querySelector('.actions')").await;
+    let crumbs: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('.breadcrumbs a')].map(a => a.textContent)",
+    )
+    .await;
+    assert_eq!(crumbs, ["All monitors", "Shops", "Tea"]);
     click_and_wait(
         &page,
         ".actions a.danger-quiet",
