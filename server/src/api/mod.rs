@@ -82,6 +82,11 @@ impl AppState {
     pub(crate) fn settings(&self) -> &ApiSettings {
         &self.inner.settings
     }
+
+    /// The continuation tokens of lists, for the web interface's pages of the same lists.
+    pub(crate) fn cursors(&self) -> &paging::Cursors {
+        &self.inner.cursors
+    }
 }
 
 /// Building the API failed (the store could not give the paging secret).

@@ -171,6 +171,18 @@ fn quick_add_form(session: &Session, folder: Option<&str>, quick: &QuickAdd) -> 
     }
 }
 
+/// The state of a monitor as a badge's class and label: paused, not checked yet, failed, ok.
+pub(super) fn state_of(monitor: &Monitor) -> (&'static str, &'static str) {
+    let paused = monitor.recurrence_in_seconds.unwrap_or(0) == 0;
+    let error = monitor.data.as_ref().and_then(|d| d.error.as_deref());
+    match (paused, &monitor.data, error) {
+        (true, _, _) => ("badge paused", "Paused"),
+        (false, None, _) => ("badge pending", "Not checked yet"),
+        (false, Some(_), Some(_)) => ("badge failed", "Failed"),
+        (false, Some(_), None) => ("badge ok", "OK"),
+    }
+}
+
 fn monitor_row(monitor: &Monitor, now: DateTime<Utc>) -> Markup {
     let url = monitor.url.as_deref().unwrap_or("");
     let name = monitor
@@ -180,18 +192,17 @@ fn monitor_row(monitor: &Monitor, now: DateTime<Utc>) -> Markup {
         .unwrap_or(url);
     let paused = monitor.recurrence_in_seconds.unwrap_or(0) == 0;
     let error = monitor.data.as_ref().and_then(|d| d.error.as_deref());
-    let (class, label) = match (paused, &monitor.data, error) {
-        (true, _, _) => ("badge paused", "Paused"),
-        (false, None, _) => ("badge pending", "Not checked yet"),
-        (false, Some(_), Some(_)) => ("badge failed", "Failed"),
-        (false, Some(_), None) => ("badge ok", "OK"),
-    };
+    let (class, label) = state_of(monitor);
     // Only web addresses become links: a stored value never becomes a `javascript:` link.
-    let linkable = url.starts_with("http://") || url.starts_with("https://");
+    let linkable = linkable(url);
     html! {
         li.monitor {
             div.monitor-main {
-                span.monitor-name { (name) }
+                @if let Some(id) = &monitor.id {
+                    a.monitor-name href={ "/monitors/" (id) } { (name) }
+                } @else {
+                    span.monitor-name { (name) }
+                }
                 @if linkable {
                     a.monitor-url href=(url) rel="noopener noreferrer nofollow" { (url) }
                 } @else {
@@ -210,8 +221,13 @@ fn monitor_row(monitor: &Monitor, now: DateTime<Utc>) -> Markup {
     }
 }
 
+/// Whether a stored URL may become a link: only web addresses, never `javascript:`.
+pub(super) fn linkable(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
+}
+
 /// A time as "5 min ago", with the exact time for hovering and machines.
-fn when(at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Markup {
+pub(super) fn when(at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Markup {
     let Some(at) = at else {
         return html! { "never" };
     };

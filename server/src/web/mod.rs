@@ -5,9 +5,13 @@
 //! do nothing the API would refuse.
 
 mod assets;
+mod delete;
+mod diff;
 mod folders;
 mod form;
+mod history;
 mod layout;
+mod monitor;
 mod pages;
 mod session;
 mod signin;
@@ -40,6 +44,15 @@ pub fn routes(state: AppState) -> Router {
         .route("/folders/{id}", get(folders::folder))
         .route("/monitors/quick-add", post(folders::quick_add))
         .route("/monitors/new", get(folders::new_monitor))
+        .route("/monitors/{id}", get(monitor::show))
+        .route("/monitors/{id}/pause", post(monitor::pause))
+        .route("/monitors/{id}/resume", post(monitor::resume))
+        .route(
+            "/monitors/{id}/delete",
+            get(delete::confirm).post(delete::delete),
+        )
+        .route("/monitors/{id}/history", get(history::history))
+        .route("/monitors/{id}/diff", get(diff::show))
         .route("/signin", get(signin::form).post(signin::submit))
         .route("/signout", post(signin::sign_out))
         .route("/assets/{name}", get(assets::serve))

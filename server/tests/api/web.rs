@@ -776,3 +776,503 @@ async fn a_form_too_large_or_unreadable_is_a_clear_page_and_changes_nothing() {
     assert!(page.contains("The form could not be read."), "{page}");
     assert_eq!(monitor_count(&api, &user).await, 0);
 }
+
+/// The latest data of a monitor, through the API.
+async fn monitor_data(api: &Api, user: &User, id: &str) -> serde_json::Value {
+    api.get(user, &format!("/thirdparty/v1/task/{id}"))
+        .await
+        .ok()
+        .clone()
+}
+
+/// Waits (30 s at most) until the monitor's latest value contains `text`.
+async fn until_value(api: &Api, user: &User, id: &str, text: &str) {
+    for _ in 0..300 {
+        let monitor = monitor_data(api, user, id).await;
+        if monitor["data"]["raw"]
+            .as_str()
+            .is_some_and(|raw| raw.contains(text))
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the value never held {text}");
+}
+
+fn price_page(price: &str) -> String {
+    let lines: String = (1..=12)
+        .map(|n| format!("<p>Unchanged line {n}</p>"))
+        .collect();
+    format!(
+        "<html><body><h1>Prices</h1>{lines}<p>Tea {price}</p><p>&lt;b&gt;html&lt;/b&gt;</p></body></html>"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_monitors_page_history_and_difference_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .page("/tea", price_page("3.50"))
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("history@example.com").await;
+    let other = api.user("other@example.com").await;
+    let created = api
+        .task(
+            &user,
+            json!({"name": "Tea <i>price</i>", "url": site.url("/tea"),
+            "recurrenceInSeconds": 1, "xPath": "//body",
+            "alerts": [{"type": "NotEq"}]}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    // The scheduler checks it, the price changes, the scheduler sees the change.
+    until_value(&api, &user, &id, "3.50").await;
+    site.set("/tea", wachet::testing::Reply::html(price_page("3.90")));
+    until_value(&api, &user, &id, "3.90").await;
+
+    let driver = Driver::launch().await;
+    let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
+    let mut dialogs = page
+        .event_listener::<EventJavascriptDialogOpening>()
+        .await
+        .unwrap();
+    until(&page, "!!document.querySelector('#email')").await;
+    type_into(&page, "#email", &user.account.email).await;
+    type_into(&page, "#password", PASSWORD).await;
+    click_and_wait(
+        &page,
+        "button[type=submit]",
+        "!!document.querySelector('#quick-url')",
+    )
+    .await;
+
+    // From the list to the monitor's page.
+    click_and_wait(
+        &page,
+        "a.monitor-name",
+        "!!document.querySelector('pre.value')",
+    )
+    .await;
+    assert_eq!(
+        eval::<String>(&page, "location.pathname").await,
+        format!("/monitors/{id}")
+    );
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('h1').textContent").await,
+        "Tea <i>price</i>"
+    );
+    assert_eq!(
+        eval::<String>(
+            &page,
+            "document.querySelector('.page-head a.monitor-url').rel"
+        )
+        .await,
+        "noopener noreferrer"
+    );
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('.badge').textContent").await,
+        "OK"
+    );
+    let value: String = eval(&page, "document.querySelector('pre.value').textContent").await;
+    assert!(
+        value.contains("Tea 3.90") && value.contains("<b>html</b>"),
+        "{value}"
+    );
+    assert_eq!(
+        eval::<i64>(&page, "document.querySelectorAll('main b, main i').length").await,
+        0,
+        "values and names show as text"
+    );
+    let settings: String = eval(&page, "document.querySelector('.settings').textContent").await;
+    assert!(
+        settings.contains("every second") && settings.contains("//body"),
+        "{settings}"
+    );
+    screenshot(&page, "monitor", 1440).await;
+    screenshot(&page, "monitor", 375).await;
+    width(&page, 1440).await;
+
+    // Pause, then resume, through the page: the API sees each.
+    click_and_wait(
+        &page,
+        ".actions button",
+        "document.querySelector('.actions button').textContent === 'Resume'",
+    )
+    .await;
+    assert_eq!(
+        monitor_data(&api, &user, &id).await["recurrenceInSeconds"],
+        0
+    );
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('.badge').textContent").await,
+        "Paused"
+    );
+    click_and_wait(
+        &page,
+        ".actions button",
+        "document.querySelector('.actions button').textContent === 'Pause'",
+    )
+    .await;
+    assert_eq!(
+        monitor_data(&api, &user, &id).await["recurrenceInSeconds"],
+        3600
+    );
+
+    // History: newest first, each check with a time; the change links to its difference.
+    click_and_wait(&page, ".actions a", "!!document.querySelector('.history')").await;
+    let entries: i64 = eval(&page, "document.querySelectorAll('.entry').length").await;
+    assert!(entries >= 2, "{entries} entries");
+    let first: String = eval(&page, "document.querySelector('.excerpt').textContent").await;
+    assert!(first.contains("Tea 3.90"), "{first}");
+    let links: i64 = eval(
+        &page,
+        "[...document.querySelectorAll('.entry-link a')].filter(a => a.textContent === 'changes').length",
+    )
+    .await;
+    assert_eq!(links, 2, "the first value and the change");
+    screenshot(&page, "history", 1440).await;
+    screenshot(&page, "history", 375).await;
+    width(&page, 1440).await;
+
+    click_and_wait(&page, ".entry-link a", "!!document.querySelector('.diff')").await;
+    let deleted: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('.diff del')].map(e => e.textContent)",
+    )
+    .await;
+    let inserted: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('.diff ins')].map(e => e.textContent)",
+    )
+    .await;
+    assert_eq!(deleted, ["3.50"]);
+    assert_eq!(inserted, ["3.90"]);
+    assert!(
+        eval::<bool>(&page, "!!document.querySelector('#change-1 del')").await,
+        "each change is an anchor"
+    );
+    let diff_text: String = eval(&page, "document.querySelector('.diff').textContent").await;
+    assert!(diff_text.contains("<b>html</b>"), "{diff_text}");
+    let folded: String = eval(
+        &page,
+        "document.querySelector('.diff details summary')?.textContent ?? ''",
+    )
+    .await;
+    assert!(folded.ends_with("unchanged lines"), "{diff_text}");
+    screenshot(&page, "diff", 1440).await;
+    screenshot(&page, "diff", 375).await;
+    dark(&page, true).await;
+    screenshot(&page, "diff-dark", 1440).await;
+    dark(&page, false).await;
+    width(&page, 1440).await;
+
+    // Side by side: the old value with its deletion beside the new with its insertion,
+    // stacked on a narrow screen.
+    click_and_wait(
+        &page,
+        ".views a:not([aria-current])",
+        "!!document.querySelector('.split')",
+    )
+    .await;
+    let sides: Vec<Vec<String>> = eval(
+        &page,
+        "[...document.querySelectorAll('.side')].map(s => [...s.querySelectorAll('del, ins')].map(e => e.localName + ' ' + e.textContent))",
+    )
+    .await;
+    assert_eq!(sides, [["del 3.50"], ["ins 3.90"]]);
+    let beside = "(() => { const [a, b] = [...document.querySelectorAll('.side')].map(s => s.getBoundingClientRect()); return b.left >= a.right; })()";
+    assert!(eval::<bool>(&page, beside).await, "side by side at 1440 px");
+    screenshot(&page, "diff-split", 1440).await;
+    width(&page, 375).await;
+    let stacked = "(() => { const [a, b] = [...document.querySelectorAll('.side')].map(s => s.getBoundingClientRect()); return b.top >= a.bottom; })()";
+    assert!(eval::<bool>(&page, stacked).await, "stacked at 375 px");
+    screenshot(&page, "diff-split", 375).await;
+    width(&page, 1440).await;
+
+    // Without from and to: the latest change, the same difference.
+    page.goto(api.url(&format!("/monitors/{id}/diff")))
+        .await
+        .unwrap();
+    until(&page, "!!document.querySelector('.diff')").await;
+    let inserted: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('.diff ins')].map(e => e.textContent)",
+    )
+    .await;
+    assert_eq!(inserted, ["3.90"]);
+
+    // A bad entry name: a 400 page saying which, not a 500.
+    let cookie = session_cookie(&api, &user).await;
+    for (query, field) in [
+        ("from=junk", "from"),
+        ("to=1-1", "to"),
+        ("from=1&from=2", "from"),
+        ("view=sideways", "view"),
+    ] {
+        let (status, html) =
+            page_text(&api, &cookie, &format!("/monitors/{id}/diff?{query}")).await;
+        assert_eq!(status, 400, "{query}: {html}");
+        assert!(html.contains(&format!("“{field}”")), "{query}: {html}");
+    }
+
+    // Another user: the same 404 page as an unknown id, for each address.
+    let theirs = session_cookie(&api, &other).await;
+    let unknown = "019ab0c2-5c4e-7d2a-9f1e-3b8e2c1d0a11";
+    for suffix in ["", "/history", "/diff"] {
+        let a = page_text(&api, &theirs, &format!("/monitors/{id}{suffix}")).await;
+        let b = page_text(&api, &theirs, &format!("/monitors/{unknown}{suffix}")).await;
+        assert_eq!(a.0, 404, "{suffix}");
+        assert_eq!(a, b, "{suffix}");
+        assert!(!a.1.contains("Tea"), "{suffix}");
+    }
+    // A pause without the session's CSRF token is refused, nothing changed.
+    let response = client()
+        .post(api.url(&format!("/monitors/{id}/pause")))
+        .header("cookie", &cookie)
+        .form(&[("csrf", "f".repeat(64))])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    assert_eq!(
+        monitor_data(&api, &user, &id).await["recurrenceInSeconds"],
+        3600
+    );
+    // Nor can another user pause it.
+    let (_, html) = page_text(&api, &theirs, "/").await;
+    let response = client()
+        .post(api.url(&format!("/monitors/{id}/pause")))
+        .header("cookie", &theirs)
+        .form(&[("csrf", csrf_of(&html))])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 404);
+    assert_eq!(
+        monitor_data(&api, &user, &id).await["recurrenceInSeconds"],
+        3600
+    );
+
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), dialogs.next())
+            .await
+            .is_err(),
+        "a dialog opened"
+    );
+    driver.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_monitor_states_what_goes_with_it_then_deletes_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .page("/tea", price_page("3.50"))
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("delete@example.com").await;
+    let folder = api.folder(&user, "Shops", None).await;
+    let created = api
+        .task(
+            &user,
+            json!({"name": "Tea", "url": site.url("/tea"), "recurrenceInSeconds": 1,
+            "folderId": folder, "alerts": [{"type": "NotEq"}]}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    until_value(&api, &user, &id, "3.50").await;
+    site.set("/tea", wachet::testing::Reply::html(price_page("3.90")));
+    until_value(&api, &user, &id, "3.90").await;
+    // Stop the checks so the counts hold still, then count through the API.
+    let mut paused = monitor_data(&api, &user, &id).await;
+    paused["recurrenceInSeconds"] = json!(0);
+    paused["data"] = serde_json::Value::Null;
+    api.put(&user, "/thirdparty/v1/task", paused).await.ok();
+    let notes_path = format!("/thirdparty/v1/notification/list?taskId={id}&count=500");
+    let mut notifications = 0;
+    for _ in 0..150 {
+        notifications = api.get(&user, &notes_path).await.ok()["data"]
+            .as_array()
+            .unwrap()
+            .len();
+        if notifications > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(notifications > 0, "the change raised a notification");
+    let entries = api
+        .get(&user, &format!("/thirdparty/v1/data/list/{id}?count=500"))
+        .await
+        .ok()["data"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert!(entries >= 2, "{entries}");
+
+    let driver = Driver::launch().await;
+    let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
+    until(&page, "!!document.querySelector('#email')").await;
+    type_into(&page, "#email", &user.account.email).await;
+    type_into(&page, "#password", PASSWORD).await;
+    click_and_wait(
+        &page,
+        "button[type=submit]",
+        "!!document.querySelector('#quick-url')",
+    )
+    .await;
+    page.goto(api.url(&format!("/monitors/{id}")))
+        .await
+        .unwrap();
+    until(&page, "!!document.querySelector('.actions')").await;
+    let crumbs: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('.breadcrumbs a')].map(a => a.textContent)",
+    )
+    .await;
+    assert_eq!(crumbs, ["All monitors", "Shops", "Tea"]);
+    click_and_wait(
+        &page,
+        ".actions a.danger-quiet",
+        "!!document.querySelector('.history-count')",
+    )
+    .await;
+    let stated: String = eval(&page, "document.querySelector('.message p').textContent").await;
+    let expected = format!(
+        "This deletes the monitor with {entries} history entries and {notifications} {}. It cannot be undone.",
+        if notifications == 1 {
+            "notification"
+        } else {
+            "notifications"
+        }
+    );
+    assert_eq!(stated, expected);
+    screenshot(&page, "delete", 1440).await;
+    screenshot(&page, "delete", 375).await;
+    width(&page, 1440).await;
+    // Nothing goes until the button is pressed.
+    assert_eq!(monitor_count(&api, &user).await, 1);
+    click_and_wait(
+        &page,
+        ".message button.danger",
+        &format!("location.pathname === '/folders/{folder}'"),
+    )
+    .await;
+    assert_eq!(monitor_count(&api, &user).await, 0);
+    assert_eq!(
+        api.get(&user, &format!("/thirdparty/v1/task/{id}"))
+            .await
+            .status,
+        404
+    );
+    driver.close().await;
+}
+
+/// How many times `needle` occurs in `html`.
+fn occurrences(html: &str, needle: &str) -> usize {
+    html.matches(needle).count()
+}
+
+#[tokio::test]
+async fn history_pages_by_50_with_the_apis_tokens_and_links_each_change() {
+    use wachet::model::ClientData;
+    use wachet_server::store::{Series, Store};
+    let api = Api::start().await;
+    let user = api.user("pages@example.com").await;
+    let task = api
+        .task(&user, super::monitor("tea", "https://example.com/"))
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let base = chrono::Utc::now() - chrono::Duration::days(1);
+    // 60 checks: the value changes every tenth, the 55th fails.
+    for i in 0..60 {
+        let at = base + chrono::Duration::seconds(i);
+        let data = if i == 55 {
+            ClientData::failure(at, "HTTP 503 <b>down</b>".into())
+        } else {
+            ClientData::value(at, format!("price {}", i / 10))
+        };
+        api.store
+            .append_entry(&Series::Task(task.clone()), &data)
+            .await
+            .unwrap();
+    }
+    let cookie = session_cookie(&api, &user).await;
+    let (status, first) = page_text(&api, &cookie, &format!("/monitors/{task}/history")).await;
+    assert_eq!(status, 200, "{first}");
+    assert_eq!(occurrences(&first, "class=\"entry\""), 50);
+    // Newest first: checks 59 down to 10; changes at 50, 40, 30, 20 and 10.
+    assert_eq!(occurrences(&first, ">changes</a>"), 5);
+    assert!(
+        first.contains("HTTP 503 &lt;b&gt;down&lt;/b&gt;"),
+        "{first}"
+    );
+    let start = first
+        .find("continuationToken=")
+        .expect("a link to older checks")
+        + 18;
+    let token = &first[start..start + first[start..].find('"').unwrap()];
+    let (status, second) = page_text(
+        &api,
+        &cookie,
+        &format!("/monitors/{task}/history?continuationToken={token}"),
+    )
+    .await;
+    assert_eq!(status, 200, "{second}");
+    assert_eq!(occurrences(&second, "class=\"entry\""), 10);
+    // Check 0, the first value, is a change from nothing.
+    assert_eq!(occurrences(&second, ">changes</a>"), 1);
+    assert!(!second.contains("continuationToken="), "the last page");
+    // The API's token of the same list opens the same page.
+    let from_api = api
+        .get(&user, &format!("/thirdparty/v1/data/list/{task}?count=50"))
+        .await
+        .ok()["continuationToken"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, same) = page_text(
+        &api,
+        &cookie,
+        &format!(
+            "/monitors/{task}/history?continuationToken={}",
+            from_api
+                .replace('+', "%2B")
+                .replace('/', "%2F")
+                .replace('=', "%3D")
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{same}");
+    assert_eq!(occurrences(&same, "class=\"entry\""), 10);
+    // A damaged token: a 400 page, not a 500.
+    let (status, bad) = page_text(
+        &api,
+        &cookie,
+        &format!("/monitors/{task}/history?continuationToken=junk"),
+    )
+    .await;
+    assert_eq!(status, 400, "{bad}");
+    assert!(bad.contains("continuation token"), "{bad}");
+    // The failed check has no value to compare.
+    let failed_at = (base + chrono::Duration::seconds(55)).timestamp_millis();
+    let start = first
+        .find(&format!("id=\"check-{failed_at}-"))
+        .expect("each check is an anchor")
+        + 10;
+    let key = &first[start..start + first[start..].find('"').unwrap()];
+    let failed = page_text(&api, &cookie, &format!("/monitors/{task}/diff?to={key}")).await;
+    assert!(failed.1.contains("names a failed check"), "{}", failed.1);
+    assert_eq!(failed.0, 400, "{}", failed.1);
+}

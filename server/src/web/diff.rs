@@ -1,0 +1,423 @@
+//! The difference between two history entries of a monitor
+//! (`/monitors/{id}/diff?from=A&to=B`, entries named as [`EntryKey`]s; without `to`, the
+//! latest change; without `from`, the value before `to`), computed by the engine's word diff
+//! ([`wachet::diff::diff`]) and shown inline: deletions in `<del>`, insertions in `<ins>`,
+//! unchanged runs of more than a few lines folded into a `<details>`, and each change an
+//! anchor (`#change-1`, …) with links to the previous and next, so the keyboard walks them.
+//! A malformed or unknown entry is a 400 page saying which; another user's monitor is the
+//! 404 page.
+
+use super::history::{EntryKey, bad_entry, bad_request, value_before};
+use super::layout::page;
+use super::monitor::{display_name, signed_in};
+use super::pages;
+use crate::api::AppState;
+use crate::api::problem::ApiError;
+use crate::store::{TimeKey, TimePage};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use maud::{Markup, html};
+use serde::Deserialize;
+use wachet::model::{ClientData, DiffElement, DiffOperation};
+
+/// Lines of context kept beside a change when the unchanged run between is folded.
+const CONTEXT_LINES: usize = 3;
+
+#[derive(Debug, Default, Deserialize)]
+struct DiffQuery {
+    from: Option<String>,
+    to: Option<String>,
+    view: Option<String>,
+}
+
+/// One side of the difference: its entry (none for the empty value before the first) and value.
+struct Side {
+    key: Option<TimeKey>,
+    data: Option<ClientData>,
+    value: String,
+}
+
+/// What went wrong finding an entry: a page for the user, or an error of the store.
+enum Lookup {
+    Bad(&'static str),
+    Failed(ApiError),
+}
+
+/// The entry `key` of monitor `id`, with its value.
+async fn entry(
+    state: &AppState,
+    user: &str,
+    id: &str,
+    key: &TimeKey,
+) -> Result<(TimeKey, ClientData, String), Lookup> {
+    let page = TimePage {
+        from: Some(key.at),
+        to: Some(key.at),
+        limit: 20,
+        after: None,
+    };
+    let rows = state
+        .store()
+        .entries(user, id, &page)
+        .await
+        .map_err(|err| Lookup::Failed(err.into()))?;
+    let Some((found, data)) = rows.into_iter().find(|(k, _)| k == key) else {
+        return Err(Lookup::Bad("names no check of this monitor"));
+    };
+    let Some(value) = data.raw.clone() else {
+        return Err(Lookup::Bad("names a failed check, which has no value"));
+    };
+    Ok((found, data, value))
+}
+
+/// The entry where the monitor's value last changed.
+async fn latest_change(
+    state: &AppState,
+    user: &str,
+    id: &str,
+    changed_at: i64,
+) -> Result<Option<(TimeKey, ClientData, String)>, ApiError> {
+    let page = TimePage {
+        to: Some(changed_at),
+        limit: 1,
+        ..TimePage::default()
+    };
+    let rows = state.store().entries(user, id, &page).await?;
+    Ok(rows
+        .into_iter()
+        .find_map(|(key, data)| data.raw.clone().map(|raw| (key, data, raw))))
+}
+
+/// `GET /monitors/{id}/diff`.
+pub async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let monitor = match state.store().task(&session.user, &id).await {
+        Ok(monitor) => monitor,
+        Err(err) => return pages::from_api(err.into(), Some(&session)),
+    };
+    let Ok(query) = serde_urlencoded::from_str::<DiffQuery>(query.as_deref().unwrap_or("")) else {
+        return bad_request(
+            &session,
+            "The address of this page is malformed: give “from” and “to” at most once each.",
+        );
+    };
+    let mut keys = [None, None];
+    for (slot, (field, text)) in keys
+        .iter_mut()
+        .zip([("from", &query.from), ("to", &query.to)])
+    {
+        if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
+            match EntryKey::parse(text) {
+                Some(key) => *slot = Some(key.0),
+                None => {
+                    return bad_entry(
+                        &session,
+                        field,
+                        "is not the name of a check (a history link gives one)",
+                    );
+                }
+            }
+        }
+    }
+    let [from_key, to_key] = keys;
+    let view = match query.view.as_deref() {
+        None | Some("" | "inline") => View::Inline,
+        Some("split") => View::Split,
+        Some(_) => {
+            return bad_entry(&session, "view", "is neither “inline” nor “split”");
+        }
+    };
+    let user = session.user.clone();
+    // The newer side: the entry asked for, else the latest change.
+    let to = match to_key {
+        Some(key) => match entry(&state, &user, &id, &key).await {
+            Ok(found) => Some(found),
+            Err(Lookup::Bad(problem)) => return bad_entry(&session, "to", problem),
+            Err(Lookup::Failed(err)) => return pages::from_api(err, Some(&session)),
+        },
+        None => {
+            let changed = monitor
+                .data
+                .as_ref()
+                .and_then(|d| d.value_changed_timestamp)
+                .map(|t| t.timestamp_millis());
+            match changed {
+                Some(at) => match latest_change(&state, &user, &id, at).await {
+                    Ok(found) => found,
+                    Err(err) => return pages::from_api(err, Some(&session)),
+                },
+                None => None,
+            }
+        }
+    };
+    let name = display_name(&monitor);
+    let base = format!("/monitors/{id}");
+    let Some((to_key, to_data, to_value)) = to else {
+        let main = html! {
+            (breadcrumbs(&base, name))
+            section.card.message {
+                h1 { "No value yet" }
+                p { "This monitor has no successful check yet, so there is nothing to compare." }
+                p { a.button href={ (base) "/history" } { "History" } }
+            }
+        };
+        return page(&format!("Changes of {name}"), Some(&session), main).into_response();
+    };
+    // The older side: the entry asked for, else the value before the newer one.
+    let from = match from_key {
+        Some(key) => match entry(&state, &user, &id, &key).await {
+            Ok((key, data, value)) => Side {
+                key: Some(key),
+                data: Some(data),
+                value,
+            },
+            Err(Lookup::Bad(problem)) => return bad_entry(&session, "from", problem),
+            Err(Lookup::Failed(err)) => return pages::from_api(err, Some(&session)),
+        },
+        None => match value_before(&state, &user, &id, &to_key).await {
+            Ok(Some((key, value))) => Side {
+                data: None,
+                key: Some(key),
+                value,
+            },
+            Ok(None) => Side {
+                key: None,
+                data: None,
+                value: String::new(),
+            },
+            Err(err) => return pages::from_api(err, Some(&session)),
+        },
+    };
+    let to = Side {
+        key: Some(to_key),
+        data: Some(to_data),
+        value: to_value,
+    };
+    // Diffing large values is CPU work: off the async threads.
+    let (old, new) = (from.value.clone(), to.value.clone());
+    let elements = match tokio::task::spawn_blocking(move || wachet::diff::diff(&old, &new)).await {
+        Ok(elements) => elements,
+        Err(err) => {
+            return pages::from_api(ApiError::Internal(format!("diff: {err}")), Some(&session));
+        }
+    };
+    let (body, count) = render(&elements, view);
+    let link = |view: &str| {
+        let mut query = vec![];
+        if let Some(key) = &from.key {
+            query.push(format!("from={}", EntryKey(key.clone()).to_param()));
+        }
+        if let Some(key) = &to.key {
+            query.push(format!("to={}", EntryKey(key.clone()).to_param()));
+        }
+        query.push(format!("view={view}"));
+        format!("{base}/diff?{}", query.join("&"))
+    };
+    let main = html! {
+        (breadcrumbs(&base, name))
+        div.page-head {
+            h1 { "Changes of " (name) }
+            a.button href={ (base) "/history" } { "History" }
+        }
+        div.card.diff-head {
+            p.sides {
+                span { span.legend.legend-del { "Before" } " " (side_label(&from)) }
+                span { span.legend.legend-ins { "After" } " " (side_label(&to)) }
+            }
+            @if from.key.is_none() {
+                p.hint { "This is the first value of the monitor: all of it is new." }
+            }
+            p.change-count {
+                @match count {
+                    0 => "No difference between these two values.",
+                    1 => { "1 change. " a href="#change-1" { "Go to it" } },
+                    n => { (n) " changes. " a href="#change-1" { "Go to the first" } },
+                }
+            }
+        }
+        nav.views aria-label="Layout" {
+            @if view == View::Inline {
+                a href=(link("inline")) aria-current="page" { "Inline" }
+                a href=(link("split")) { "Side by side" }
+            } @else {
+                a href=(link("inline")) { "Inline" }
+                a href=(link("split")) aria-current="page" { "Side by side" }
+            }
+        }
+        (body)
+    };
+    page(&format!("Changes of {name}"), Some(&session), main).into_response()
+}
+
+fn breadcrumbs(base: &str, name: &str) -> Markup {
+    html! {
+        nav.breadcrumbs aria-label="Breadcrumbs" {
+            ol {
+                li { a href="/" { "All monitors" } }
+                li { a href=(base) { (name) } }
+                li { a href={ (base) "/history" } { "History" } }
+                li { a href="" aria-current="page" { "Changes" } }
+            }
+        }
+    }
+}
+
+fn side_label(side: &Side) -> Markup {
+    let at = side
+        .data
+        .as_ref()
+        .map(|d| d.last_check_timestamp)
+        .or_else(|| {
+            side.key
+                .as_ref()
+                .and_then(|k| chrono::DateTime::from_timestamp_millis(k.at))
+        });
+    match at {
+        Some(at) => html! {
+            time datetime=(at.to_rfc3339()) { (at.format("%Y-%m-%d %H:%M:%S UTC").to_string()) }
+        },
+        None => html! { "(nothing)" },
+    }
+}
+
+/// How the difference is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum View {
+    /// One text, deletions and insertions in place.
+    Inline,
+    /// The old value beside the new (stacked on narrow screens).
+    Split,
+}
+
+/// Which sides of a change a column shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Column {
+    Both,
+    Old,
+    New,
+}
+
+/// The diff as markup, with the number of changes (runs of deletions and insertions between
+/// unchanged text).
+fn render(elements: &[DiffElement], view: View) -> (Markup, usize) {
+    // Group into unchanged runs and changes (a delete and/or an insert between them).
+    let mut parts: Vec<Part> = Vec::new();
+    for element in elements {
+        let text = element.text.as_deref().unwrap_or("");
+        match (element.operation, parts.last_mut()) {
+            (DiffOperation::Equal, _) => parts.push(Part::Same(text)),
+            (DiffOperation::Insert, Some(Part::Change(_, inserted @ None))) => {
+                *inserted = Some(text);
+            }
+            (DiffOperation::Delete, _) => parts.push(Part::Change(Some(text), None)),
+            (DiffOperation::Insert, _) => parts.push(Part::Change(None, Some(text))),
+        }
+    }
+    let total = parts
+        .iter()
+        .filter(|p| matches!(p, Part::Change(..)))
+        .count();
+    let markup = match view {
+        View::Inline => html! {
+            div.diff.card role="region" aria-label="Difference" { (column(&parts, total, Column::Both)) }
+        },
+        View::Split => html! {
+            div.split {
+                section.side aria-labelledby="side-old" {
+                    h2 #side-old { span.legend.legend-del { "Before" } }
+                    div.diff.card { (column(&parts, total, Column::Old)) }
+                }
+                section.side aria-labelledby="side-new" {
+                    h2 #side-new { span.legend.legend-ins { "After" } }
+                    div.diff.card { (column(&parts, total, Column::New)) }
+                }
+            }
+        },
+    };
+    (markup, total)
+}
+
+/// A run of a diff: unchanged text, or what was deleted and what was inserted in its place.
+enum Part<'a> {
+    Same(&'a str),
+    Change(Option<&'a str>, Option<&'a str>),
+}
+
+/// One column of the diff. The changes are anchors with previous and next links in the
+/// column holding the new value (or the only one); the old column of a split view has
+/// none, so each anchor exists once.
+fn column(parts: &[Part], total: usize, which: Column) -> Markup {
+    let last = parts.len().saturating_sub(1);
+    let numbers: Vec<usize> = parts
+        .iter()
+        .scan(0, |n, p| {
+            if matches!(p, Part::Change(..)) {
+                *n += 1;
+            }
+            Some(*n)
+        })
+        .collect();
+    let anchors = which != Column::Old;
+    html! {
+        @for (i, part) in parts.iter().enumerate() {
+            @match part {
+                Part::Same(text) => (unchanged(text, i > 0, i < last)),
+                Part::Change(deleted, inserted) => {
+                    @let n = numbers[i];
+                    @let deleted = deleted.filter(|_| which != Column::New);
+                    @let inserted = inserted.filter(|_| which != Column::Old);
+                    @if anchors {
+                        span.change id={ "change-" (n) } tabindex="-1" {
+                            @if let Some(d) = deleted { del { (d) } }
+                            @if let Some(ins) = inserted { ins { (ins) } }
+                        }
+                        span.change-nav {
+                            @if n > 1 {
+                                a href={ "#change-" (n - 1) } aria-label={ "Previous change (" (n - 1) " of " (total) ")" } { "↑" }
+                            }
+                            @if n < total {
+                                a href={ "#change-" (n + 1) } aria-label={ "Next change (" (n + 1) " of " (total) ")" } { "↓" }
+                            }
+                        }
+                    } @else {
+                        span.change {
+                            @if let Some(d) = deleted { del { (d) } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An unchanged run: whole when short, else the lines next to the changes around it with
+/// the rest folded. `before`/`after`: whether a change precedes or follows it.
+fn unchanged(text: &str, before: bool, after: bool) -> Markup {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let head = if before { CONTEXT_LINES } else { 0 };
+    let tail = if after { CONTEXT_LINES } else { 0 };
+    // Folding fewer than a few lines hides nothing worth the click.
+    if lines.len() <= head + tail + CONTEXT_LINES {
+        return html! { (text) };
+    }
+    let folded = lines.len() - head - tail;
+    let (start, rest) = lines.split_at(head);
+    let (middle, end) = rest.split_at(folded);
+    html! {
+        (start.concat())
+        details.fold {
+            summary { (folded) " unchanged lines" }
+            (middle.concat())
+        }
+        (end.concat())
+    }
+}

@@ -1,0 +1,265 @@
+//! A monitor's history (`/monitors/{id}/history`): every check, newest first, 50 a page with
+//! the API's continuation tokens (a token of `GET /data/list/{id}` works here too), each with
+//! its time, an excerpt of its value or its error, and a link to the change it made when its
+//! value differs from the one before. Entries are named in links by their store key
+//! (`{millis}-{id}`, see [`EntryKey`]), which the difference page reads back.
+
+use super::folders::when;
+use super::layout::page;
+use super::monitor::{display_name, signed_in};
+use super::pages;
+use super::session::Session;
+use crate::api::AppState;
+use crate::api::problem::ApiError;
+use crate::store::{TimeKey, TimePage};
+use axum::extract::{Path, RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use chrono::Utc;
+use maud::html;
+use serde::Deserialize;
+use wachet::model::ClientData;
+
+/// Entries on one page, as the API's default.
+const PAGE_SIZE: u32 = 50;
+/// How far back the value before an entry is looked for (past failed checks), as the API's
+/// diff does.
+pub(super) const LOOKBACK: u32 = 100;
+/// Characters of a value shown in the list.
+const EXCERPT_CHARS: usize = 160;
+/// Characters shown before the first difference of a changed value.
+const EXCERPT_CONTEXT: usize = 40;
+
+/// How a page's URL names one history entry: its check time in milliseconds and its id, both
+/// from the store's key, written `{millis}-{id}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct EntryKey(pub TimeKey);
+
+impl EntryKey {
+    pub(super) fn to_param(&self) -> String {
+        format!("{}-{}", self.0.at, self.0.id)
+    }
+
+    /// Reads `{millis}-{id}`; `None` for anything else.
+    pub(super) fn parse(text: &str) -> Option<EntryKey> {
+        let (at, id) = text.split_once('-')?;
+        let digits =
+            |s: &str| !s.is_empty() && s.len() <= 19 && s.bytes().all(|b| b.is_ascii_digit());
+        if !digits(at) || !digits(id) {
+            return None;
+        }
+        Some(EntryKey(TimeKey {
+            at: at.parse().ok()?,
+            id: id.to_string(),
+        }))
+    }
+}
+
+/// The query of the history page.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HistoryQuery {
+    continuation_token: Option<String>,
+}
+
+/// A 400 page naming what was wrong with the address.
+pub(super) fn bad_request(session: &Session, text: &str) -> Response {
+    pages::from_api(
+        ApiError::BadRequest {
+            detail: text.to_string(),
+            errors: Default::default(),
+        },
+        Some(session),
+    )
+}
+
+/// The newest entry with a value older than `key`, within [`LOOKBACK`] entries.
+pub(super) async fn value_before(
+    state: &AppState,
+    user: &str,
+    id: &str,
+    key: &TimeKey,
+) -> Result<Option<(TimeKey, String)>, ApiError> {
+    let page = TimePage {
+        after: Some(key.clone()),
+        limit: LOOKBACK,
+        ..TimePage::default()
+    };
+    let older = state.store().entries(user, id, &page).await?;
+    Ok(older
+        .into_iter()
+        .find_map(|(key, data)| data.raw.map(|raw| (key, raw))))
+}
+
+/// `GET /monitors/{id}/history`.
+pub async fn history(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let monitor = match state.store().task(&session.user, &id).await {
+        Ok(monitor) => monitor,
+        Err(err) => return pages::from_api(err.into(), Some(&session)),
+    };
+    let Ok(query) = serde_urlencoded::from_str::<HistoryQuery>(query.as_deref().unwrap_or(""))
+    else {
+        return bad_request(&session, "The address of this page is malformed.");
+    };
+    let scope = format!("data:{}:{id}", session.user);
+    let page_of = match state.cursors().time_page(
+        &scope,
+        None,
+        None,
+        Some(i64::from(PAGE_SIZE)),
+        query.continuation_token.as_deref(),
+    ) {
+        Ok(page) => page,
+        Err(_) => {
+            return bad_request(
+                &session,
+                "The continuation token is not one of this history (it may be from another list, or damaged). Start from the newest check.",
+            );
+        }
+    };
+    let mut rows = match state.store().entries(&session.user, &id, &page_of).await {
+        Ok(rows) => rows,
+        Err(err) => return pages::from_api(err.into(), Some(&session)),
+    };
+    let (older, next) = state.cursors().page_end(&scope, &mut rows, page_of.limit);
+    // The value before the page's oldest entry decides whether that entry changed anything.
+    let mut previous = older.into_iter().find_map(|(_, d)| d.raw);
+    if previous.is_none()
+        && let Some((last, _)) = rows.last()
+    {
+        match value_before(&state, &session.user, &id, last).await {
+            Ok(found) => previous = found.map(|(_, raw)| raw),
+            Err(err) => return pages::from_api(err, Some(&session)),
+        }
+    }
+    let changed = changes(&rows, previous);
+    let name = display_name(&monitor);
+    let base = format!("/monitors/{id}");
+    let now = Utc::now();
+    let main = html! {
+        nav.breadcrumbs aria-label="Breadcrumbs" {
+            ol {
+                li { a href="/" { "All monitors" } }
+                li { a href=(base) { (name) } }
+                li { a href={ (base) "/history" } aria-current="page" { "History" } }
+            }
+        }
+        div.page-head {
+            h1 { "History of " (name) }
+            a.button href={ (base) "/diff" } { "Latest change" }
+        }
+        @if rows.is_empty() {
+            p.empty { "No checks yet." }
+        } @else {
+            ol.history {
+                @for ((key, data), changed) in rows.iter().zip(&changed) {
+                    li.entry id={ "check-" (EntryKey(key.clone()).to_param()) } {
+                        div.entry-time {
+                            time datetime=(data.last_check_timestamp.to_rfc3339())
+                                { (data.last_check_timestamp.format("%Y-%m-%d %H:%M:%S UTC").to_string()) }
+                            span.muted { (when(Some(data.last_check_timestamp), now)) }
+                        }
+                        div.entry-body {
+                            @if let Some(error) = &data.error {
+                                p.entry-error { span.badge.failed { "Failed" } " " (error) }
+                            } @else if let Some(raw) = &data.raw {
+                                p.excerpt { (excerpt(raw, changed.1)) }
+                            }
+                        }
+                        div.entry-link {
+                            @if changed.0 {
+                                a href={ (base) "/diff?to=" (EntryKey(key.clone()).to_param()) } { "changes" }
+                            } @else if data.raw.is_some() {
+                                span.muted { "unchanged" }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        @if let Some(token) = next {
+            p.pager {
+                a.button href={ (base) "/history?continuationToken=" (token) } { "Older checks" }
+            }
+        }
+    };
+    page(&format!("History of {name}"), Some(&session), main).into_response()
+}
+
+/// For each entry (newest first), whether its value differs from the value before it, and
+/// where its excerpt starts: at the first difference of the change that made this value
+/// (unchanged repeats keep the offset of their change). `before` is the value preceding the
+/// oldest; the first value ever is a change from nothing.
+fn changes(rows: &[(TimeKey, ClientData)], before: Option<String>) -> Vec<(bool, usize)> {
+    let mut previous = before;
+    let mut focus = 0;
+    let mut out = vec![(false, 0); rows.len()];
+    for (i, (_, data)) in rows.iter().enumerate().rev() {
+        if let Some(raw) = &data.raw {
+            let changed = previous.as_deref() != Some(raw.as_str());
+            if changed {
+                focus = previous.as_deref().map_or(0, |old| common_prefix(old, raw));
+            }
+            out[i] = (changed, focus);
+            previous = Some(raw.clone());
+        }
+    }
+    out
+}
+
+/// Bytes of `new` equal to the start of `old`, on a character boundary.
+fn common_prefix(old: &str, new: &str) -> usize {
+    old.char_indices()
+        .zip(new.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or_else(|| old.len().min(new.len()), |((at, _), _)| at)
+}
+
+/// A short excerpt of a value, on one line, starting a little before byte `from` (where it
+/// changed) so the change shows.
+fn excerpt(raw: &str, from: usize) -> String {
+    let start = raw
+        .get(..from)
+        .unwrap_or("")
+        .char_indices()
+        .rev()
+        .nth(EXCERPT_CONTEXT)
+        .map_or(0, |(at, _)| at);
+    let mut words = raw[start..].split_whitespace();
+    // Begin at a word: a cut word reads as a typo.
+    if raw[..start]
+        .chars()
+        .next_back()
+        .is_some_and(|c| !c.is_whitespace())
+    {
+        words.next();
+    }
+    let flat: String = words.collect::<Vec<_>>().join(" ");
+    if flat.is_empty() {
+        return "(empty)".to_string();
+    }
+    let lead = if start > 0 { "…" } else { "" };
+    match flat.char_indices().nth(EXCERPT_CHARS) {
+        Some((cut, _)) => format!("{lead}{}…", &flat[..cut]),
+        None => format!("{lead}{flat}"),
+    }
+}
+
+/// Why a `from` or `to` of the difference page cannot be used.
+pub(super) fn entry_problem(field: &str, problem: &str) -> String {
+    format!("The “{field}” of this address {problem}.")
+}
+
+/// The response of an address that names a bad entry.
+pub(super) fn bad_entry(session: &Session, field: &str, problem: &str) -> Response {
+    bad_request(session, &entry_problem(field, problem))
+}

@@ -1,0 +1,285 @@
+//! A monitor's page (`/monitors/{id}`): its name, URL, state with the error of a failed check,
+//! last check and change, the current value, its settings in brief, the way to its history,
+//! and pausing and resuming, which store the monitor through the API's own `PUT /task` code
+//! (recurrence 0 pauses; resuming restores an hour, or the service's minimum if longer).
+//! Another user's monitor is the same 404 page as an unknown id.
+
+use super::folders::{linkable, state_of, when};
+use super::form::Form;
+use super::layout::page;
+use super::pages;
+use super::session::{self, Session};
+use crate::api::AppState;
+use crate::api::auth::CurrentUser;
+use crate::api::body::ApiJson;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Redirect, Response};
+use chrono::Utc;
+use maud::{Markup, html};
+use serde::Deserialize;
+use wachet::model::{Alert, AlertType, CompareType, Monitor};
+
+/// The recurrence a resumed monitor gets: every hour.
+const RESUME_RECURRENCE: i32 = 3600;
+
+/// The signed-in session, or the response to give instead (sign-in, or an error page).
+pub(super) async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<Session, Response> {
+    match session::current(state, headers).await {
+        Ok(Some(session)) => Ok(session),
+        Ok(None) => Err(Redirect::to("/signin").into_response()),
+        Err(err) => Err(pages::from_api(err, None)),
+    }
+}
+
+/// The monitor's name as shown: its name, else its URL.
+pub(super) fn display_name(monitor: &Monitor) -> &str {
+    monitor
+        .name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .or(monitor.url.as_deref())
+        .unwrap_or("(unnamed)")
+}
+
+/// `GET /monitors/{id}`.
+pub async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let monitor = match state.store().task(&session.user, &id).await {
+        Ok(monitor) => monitor,
+        Err(err) => return pages::from_api(err.into(), Some(&session)),
+    };
+    // The folder path for the breadcrumbs; a folder deleted meanwhile only shortens them.
+    let folders = match &monitor.folder_id {
+        Some(folder) => state
+            .store()
+            .list_folder(&session.user, Some(folder), None, 1)
+            .await
+            .map(|listing| listing.path)
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let name = display_name(&monitor);
+    let url = monitor.url.as_deref().unwrap_or("");
+    let (class, label) = state_of(&monitor);
+    let paused = monitor.recurrence_in_seconds.unwrap_or(0) == 0;
+    let data = monitor.data.as_ref();
+    let now = Utc::now();
+    let base = format!("/monitors/{id}");
+    let main = html! {
+        nav.breadcrumbs aria-label="Breadcrumbs" {
+            ol {
+                li { a href="/" { "All monitors" } }
+                @for folder in &folders {
+                    li { a href={ "/folders/" (folder.id.as_deref().unwrap_or("")) } { (folder.name.as_deref().unwrap_or("(unnamed)")) } }
+                }
+                li { a href=(base) aria-current="page" { (name) } }
+            }
+        }
+        div.page-head {
+            div.grow {
+                h1.monitor-title { (name) }
+                @if linkable(url) {
+                    a.monitor-url href=(url) rel="noopener noreferrer" { (url) }
+                } @else {
+                    span.monitor-url { (url) }
+                }
+            }
+            div.actions {
+                a.button href={ (base) "/history" } { "History" }
+                form method="post" action={ (base) (if paused { "/resume" } else { "/pause" }) } {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    button.button.primary type="submit" { (if paused { "Resume" } else { "Pause" }) }
+                }
+                a.button.danger-quiet href={ (base) "/delete" } { "Delete" }
+            }
+        }
+        section.card.status aria-labelledby="status-title" {
+            h2 #status-title.visually-hidden { "State" }
+            div.status-row {
+                span class=(class) { (label) }
+                dl.times {
+                    div { dt { "Last check" } dd { (when(data.map(|d| d.last_check_timestamp), now)) } }
+                    div { dt { "Last change" } dd { (when(data.and_then(|d| d.value_changed_timestamp), now)) } }
+                }
+            }
+            @if let Some(error) = data.and_then(|d| d.error.as_deref()) {
+                p.alert.check-error { (error) }
+            }
+        }
+        section aria-labelledby="value-title" {
+            h2 #value-title { "Current value" }
+            @match data.and_then(|d| d.raw.as_deref()) {
+                Some(value) if !value.is_empty() => pre.value { (value) },
+                Some(_) => p.empty { "The value is empty." },
+                None => p.empty { "No value yet." },
+            }
+        }
+        section aria-labelledby="settings-title" {
+            h2 #settings-title { "Settings" }
+            (settings(&monitor))
+        }
+    };
+    page(name, Some(&session), main).into_response()
+}
+
+fn settings(monitor: &Monitor) -> Markup {
+    let alerts = monitor.alerts.as_deref().unwrap_or_default();
+    html! {
+        dl.card.settings {
+            div { dt { "Checked" } dd { (recurrence_in_words(monitor.recurrence_in_seconds.unwrap_or(0))) } }
+            div { dt { "xPath" } dd { (code_or_none(monitor.x_path.as_deref(), "the whole page")) } }
+            div { dt { "excludeXPath" } dd { (code_or_none(monitor.exclude_x_path.as_deref(), "nothing excluded")) } }
+            div { dt { "Regex" } dd { (code_or_none(monitor.regex.as_deref(), "none")) } }
+            div {
+                dt { "Alerts" }
+                dd {
+                    @if alerts.is_empty() {
+                        "none"
+                    } @else {
+                        ul.plain { @for alert in alerts { li { (alert_in_words(alert)) } } }
+                    }
+                }
+            }
+            @if monitor.dynamic_content {
+                div { dt { "Rendering" } dd { "in a browser" (if monitor.scroll_page { ", scrolled to the bottom" } else { "" }) } }
+            }
+            @if let Some(note) = monitor.note.as_deref().filter(|n| !n.is_empty()) {
+                div { dt { "Note" } dd.note { (note) } }
+            }
+        }
+    }
+}
+
+fn code_or_none(value: Option<&str>, none: &str) -> Markup {
+    match value.filter(|v| !v.trim().is_empty()) {
+        Some(value) => html! { code { (value) } },
+        None => html! { span.muted { (none) } },
+    }
+}
+
+/// "every hour", "every 5 minutes", "paused".
+pub(super) fn recurrence_in_words(seconds: i32) -> String {
+    let plural = |n: i32, unit: &str| {
+        if n == 1 {
+            format!("every {unit}")
+        } else {
+            format!("every {n} {unit}s")
+        }
+    };
+    match seconds {
+        ..=0 => "paused".to_string(),
+        s if s % 86_400 == 0 => plural(s / 86_400, "day"),
+        s if s % 3600 == 0 => plural(s / 3600, "hour"),
+        s if s % 60 == 0 => plural(s / 60, "minute"),
+        s => plural(s, "second"),
+    }
+}
+
+fn alert_in_words(alert: &Alert) -> String {
+    let operand = alert
+        .value
+        .as_deref()
+        .or(alert.parameters.as_ref().and_then(|p| p.value.as_deref()))
+        .unwrap_or("");
+    let what = match alert.kind {
+        AlertType::Error => "when a check fails or recovers".to_string(),
+        AlertType::NotEq => "on every change".to_string(),
+        AlertType::Eq => format!("when the value is “{operand}”"),
+        AlertType::Contains => format!("when the value contains “{operand}”"),
+        AlertType::NotContains => format!("when the value does not contain “{operand}”"),
+        AlertType::Gt => format!("when the number is above {operand}"),
+        AlertType::Lt => format!("when the number is below {operand}"),
+        AlertType::Increased => format!("when the number rises by more than {operand}"),
+        AlertType::Decreased => format!("when the number falls by more than {operand}"),
+        AlertType::Added => format!("when “{operand}” is added"),
+        AlertType::Removed => format!("when “{operand}” is removed"),
+    };
+    let compare = alert
+        .parameters
+        .as_ref()
+        .map_or_else(CompareType::default, |p| p.compare);
+    match compare {
+        CompareType::All => what,
+        CompareType::Added => format!("{what} (in added text)"),
+        CompareType::Removed => format!("{what} (in removed text)"),
+        CompareType::CaseInsensitive => format!("{what} (ignoring case)"),
+    }
+}
+
+/// The fields of the pause and resume forms.
+#[derive(Debug, Default, Deserialize)]
+pub struct ActionForm {
+    pub(super) csrf: Option<String>,
+}
+
+/// `POST /monitors/{id}/pause`.
+pub async fn pause(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<ActionForm>,
+) -> Response {
+    set_recurrence(&state, &headers, &id, form, false).await
+}
+
+/// `POST /monitors/{id}/resume`.
+pub async fn resume(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<ActionForm>,
+) -> Response {
+    set_recurrence(&state, &headers, &id, form, true).await
+}
+
+/// Stores the monitor with its recurrence set (through [`crate::api::tasks::put_task`], so
+/// with the API's validation), then back to its page (post, redirect, get).
+async fn set_recurrence(
+    state: &AppState,
+    headers: &HeaderMap,
+    id: &str,
+    form: ActionForm,
+    resume: bool,
+) -> Response {
+    let session = match signed_in(state, headers).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    if !session::same_origin(headers, &state.settings().web)
+        || !session::csrf_matches(&session, form.csrf.as_deref())
+    {
+        return pages::form_refused(Some(&session));
+    }
+    let mut monitor = match state.store().task(&session.user, id).await {
+        Ok(monitor) => monitor,
+        Err(err) => return pages::from_api(err.into(), Some(&session)),
+    };
+    let running = monitor.recurrence_in_seconds.unwrap_or(0) > 0;
+    // A double submit, or a second tab: already as asked, nothing to store.
+    if running != resume {
+        monitor.recurrence_in_seconds = Some(if resume {
+            RESUME_RECURRENCE.max(state.settings().min_recurrence)
+        } else {
+            0
+        });
+        monitor.data = None;
+        let stored = crate::api::tasks::put_task(
+            State(state.clone()),
+            CurrentUser(session.user.clone()),
+            ApiJson(monitor),
+        )
+        .await;
+        if let Err(err) = stored {
+            return pages::from_api(err, Some(&session));
+        }
+    }
+    Redirect::to(&format!("/monitors/{id}")).into_response()
+}
