@@ -5,7 +5,7 @@
 
 use super::form::Form;
 use super::layout::page;
-use super::monitor::{ActionForm, display_name, signed_in};
+use super::monitor::{ActionForm, display_name, own_monitor, signed_in};
 use super::pages;
 use super::session;
 use crate::api::AppState;
@@ -127,13 +127,9 @@ pub async fn confirm(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let session = match signed_in(&state, &headers).await {
-        Ok(session) => session,
+    let (session, monitor) = match own_monitor(&state, &headers, &id).await {
+        Ok(found) => found,
         Err(response) => return response,
-    };
-    let monitor = match state.store().task(&session.user, &id).await {
-        Ok(monitor) => monitor,
-        Err(err) => return pages::from_api(err.into(), Some(&session)),
     };
     let (entries, notifications) = match what_goes(&state, &session.user, &id).await {
         Ok(counts) => counts,

@@ -9,7 +9,7 @@
 
 use super::history::{EntryKey, bad_entry, bad_request, value_before};
 use super::layout::page;
-use super::monitor::{display_name, signed_in};
+use super::monitor::{display_name, own_monitor};
 use super::pages;
 use crate::api::AppState;
 use crate::api::problem::ApiError;
@@ -96,13 +96,9 @@ pub async fn show(
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let session = match signed_in(&state, &headers).await {
-        Ok(session) => session,
+    let (session, monitor) = match own_monitor(&state, &headers, &id).await {
+        Ok(found) => found,
         Err(response) => return response,
-    };
-    let monitor = match state.store().task(&session.user, &id).await {
-        Ok(monitor) => monitor,
-        Err(err) => return pages::from_api(err.into(), Some(&session)),
     };
     let Ok(query) = serde_urlencoded::from_str::<DiffQuery>(query.as_deref().unwrap_or("")) else {
         return bad_request(

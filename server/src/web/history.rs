@@ -6,7 +6,7 @@
 
 use super::folders::when;
 use super::layout::page;
-use super::monitor::{display_name, signed_in};
+use super::monitor::{display_name, own_monitor};
 use super::pages;
 use super::session::Session;
 use crate::api::AppState;
@@ -98,13 +98,9 @@ pub async fn history(
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let session = match signed_in(&state, &headers).await {
-        Ok(session) => session,
+    let (session, monitor) = match own_monitor(&state, &headers, &id).await {
+        Ok(found) => found,
         Err(response) => return response,
-    };
-    let monitor = match state.store().task(&session.user, &id).await {
-        Ok(monitor) => monitor,
-        Err(err) => return pages::from_api(err.into(), Some(&session)),
     };
     let Ok(query) = serde_urlencoded::from_str::<HistoryQuery>(query.as_deref().unwrap_or(""))
     else {

@@ -23,6 +23,20 @@ use wachet::model::{Alert, AlertType, CompareType, Monitor};
 /// The recurrence a resumed monitor gets: every hour.
 const RESUME_RECURRENCE: i32 = 3600;
 
+/// The signed-in session with its monitor `id`, or the response to give instead: sign-in, or
+/// the 404 page for another user's monitor as for an unknown one.
+pub(super) async fn own_monitor(
+    state: &AppState,
+    headers: &HeaderMap,
+    id: &str,
+) -> Result<(Session, Monitor), Response> {
+    let session = signed_in(state, headers).await?;
+    match state.store().task(&session.user, id).await {
+        Ok(monitor) => Ok((session, monitor)),
+        Err(err) => Err(pages::from_api(err.into(), Some(&session))),
+    }
+}
+
 /// The signed-in session, or the response to give instead (sign-in, or an error page).
 pub(super) async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<Session, Response> {
     match session::current(state, headers).await {
@@ -48,13 +62,9 @@ pub async fn show(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let session = match signed_in(&state, &headers).await {
-        Ok(session) => session,
+    let (session, monitor) = match own_monitor(&state, &headers, &id).await {
+        Ok(found) => found,
         Err(response) => return response,
-    };
-    let monitor = match state.store().task(&session.user, &id).await {
-        Ok(monitor) => monitor,
-        Err(err) => return pages::from_api(err.into(), Some(&session)),
     };
     // The folder path for the breadcrumbs; a folder deleted meanwhile only shortens them.
     let folders = match &monitor.folder_id {
