@@ -1,11 +1,12 @@
-//! Notifications: endpoints 4 (the list, newest first) and 5 (one notification's content).
+//! Notifications: endpoints 4 (the list, newest first) and 5 (one notification's content),
+//! and the extension that tells how each of its deliveries went.
 
 use super::AppState;
 use super::auth::CurrentUser;
 use super::body::{ApiJson, ApiQuery};
 use super::problem::{ApiError, Problem};
 use axum::extract::{Path, State};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use wachet::model::{ClientAlertContentResponse, ClientNotificationRange};
 
 /// Query of the notification listing.
@@ -79,4 +80,52 @@ pub async fn get_notification(
     Path(id): Path<String>,
 ) -> Result<ApiJson<ClientAlertContentResponse>, ApiError> {
     Ok(ApiJson(state.store().notification(&user, &id).await?))
+}
+
+/// How one delivery of a notification went (extension).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryState {
+    /// Where it goes: the endpoint's address or URL.
+    target: String,
+    /// `pending` (not yet tried, or to be tried again), `delivered` or `failed` (for good).
+    state: String,
+    /// Tries so far.
+    attempts: u32,
+    /// The error of the last try, if it failed.
+    last_error: Option<String>,
+}
+
+/// How each delivery of a notification went.
+#[utoipa::path(get, path = "/thirdparty/v1/notification/{alertId}/deliveries", tag = "notification",
+    description = "Extension: the deliveries of a notification, one per endpoint it went to, by \
+                   target: its state (`pending`, `delivered`, `failed`), the tries so far and the \
+                   last error. Another user's notification is a 404, as an unknown one.",
+    security(("bearer" = [])),
+    params(("alertId" = String, Path, description = "Notification id")),
+    responses(
+        (status = 200, description = "The deliveries, by target", body = [DeliveryState]),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such notification", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn notification_deliveries(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    Path(id): Path<String>,
+) -> Result<ApiJson<Vec<DeliveryState>>, ApiError> {
+    // The owner is checked by reading the notification as endpoint 5 does: the deliveries
+    // themselves are stored by notification only.
+    state.store().notification(&user, &id).await?;
+    let deliveries = state.store().deliveries_of(&id).await?;
+    Ok(ApiJson(
+        deliveries
+            .into_iter()
+            .map(|(target, state, attempts, last_error)| DeliveryState {
+                target,
+                state,
+                attempts,
+                last_error,
+            })
+            .collect(),
+    ))
 }

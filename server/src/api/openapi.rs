@@ -71,6 +71,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(user::rotate_webhook_secret))
         .routes(routes!(notifications::list_notifications))
         .routes(routes!(notifications::get_notification))
+        .routes(routes!(notifications::notification_deliveries))
         .routes(routes!(data::list_data))
         .routes(routes!(folders::list_folder))
         .routes(routes!(folders::delete_folder))

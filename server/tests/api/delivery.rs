@@ -248,6 +248,19 @@ async fn a_failing_webhook_is_retried_until_it_takes_the_delivery() {
     let (_, state, attempts, error) = &states[0];
     assert_eq!((state.as_str(), *attempts), ("delivered", 3));
     assert_eq!(*error, None, "delivered at last: no error left");
+    // The API tells the same (extension), to the owner only.
+    let path = format!("/thirdparty/v1/notification/{note}/deliveries");
+    let shown = api.get(&user, &path).await.ok().clone();
+    assert_eq!(
+        shown,
+        json!([{"target": hook, "state": "delivered", "attempts": 3, "lastError": null}])
+    );
+    let other = api.user("eve@example.com").await;
+    let foreign = api.get(&other, &path).await;
+    let unknown = api
+        .get(&other, "/thirdparty/v1/notification/no-such-id/deliveries")
+        .await;
+    assert_eq!((foreign.status, &foreign.body), (404, &unknown.body));
     // Nothing more arrives once it is delivered.
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(receiver.seen.lock().unwrap().len(), 3);

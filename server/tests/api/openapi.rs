@@ -8,12 +8,13 @@ use std::collections::BTreeSet;
 
 /// The 15 endpoints of the specification and the extensions (DECISIONS.md's, and the account
 /// ones: confirmation of e-mail addresses and rotation of secrets).
-const ENDPOINTS: [(&str, &str); 21] = [
+const ENDPOINTS: [(&str, &str); 22] = [
     ("post", "/thirdparty/v1/user/login"),
     ("post", "/thirdparty/v1/user/apilogin"),
     ("post", "/thirdparty/v1/user/invalidateTokens"),
     ("get", "/thirdparty/v1/notification/list"),
     ("get", "/thirdparty/v1/notification/{alertId}"),
+    ("get", "/thirdparty/v1/notification/{alertId}/deliveries"),
     ("get", "/thirdparty/v1/data/list/{id}"),
     ("get", "/thirdparty/v1/folder/list"),
     ("delete", "/thirdparty/v1/folder/{id}"),
@@ -33,7 +34,8 @@ const ENDPOINTS: [(&str, &str); 21] = [
 ];
 
 /// The extensions among them: each says so first in its description.
-const EXTENSIONS: [&str; 5] = [
+const EXTENSIONS: [&str; 6] = [
+    "/thirdparty/v1/notification/{alertId}/deliveries",
     "/thirdparty/v1/user/notificationEndpoints",
     "/thirdparty/v1/user/notificationEndpoints/confirm",
     "/thirdparty/v1/user/apiKey",
