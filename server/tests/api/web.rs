@@ -421,6 +421,19 @@ async fn click_and_wait(page: &Page, selector: &str, marker: &str) {
     until(page, marker).await;
 }
 
+/// Signs `user` in through the sign-in form `page` shows, and waits for the monitors list.
+async fn sign_in_through_the_form(page: &Page, user: &User) {
+    until(page, "!!document.querySelector('#email')").await;
+    type_into(page, "#email", &user.account.email).await;
+    type_into(page, "#password", PASSWORD).await;
+    click_and_wait(
+        page,
+        "button[type=submit]",
+        "!!document.querySelector('#quick-url')",
+    )
+    .await;
+}
+
 fn screenshot_dir() -> std::path::PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
@@ -708,15 +721,7 @@ async fn another_users_folder_is_the_same_404_page_as_an_unknown_one_in_a_real_b
     let folder = api.folder(&first, "Private", None).await;
     let driver = Driver::launch().await;
     let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
-    until(&page, "!!document.querySelector('#email')").await;
-    type_into(&page, "#email", &second.account.email).await;
-    type_into(&page, "#password", PASSWORD).await;
-    click_and_wait(
-        &page,
-        "button[type=submit]",
-        "!!document.querySelector('#quick-url')",
-    )
-    .await;
+    sign_in_through_the_form(&page, &second).await;
 
     page.goto(api.url(&format!("/folders/{folder}")))
         .await
@@ -842,15 +847,7 @@ async fn a_monitors_page_history_and_difference_in_a_real_browser() {
         .event_listener::<EventJavascriptDialogOpening>()
         .await
         .unwrap();
-    until(&page, "!!document.querySelector('#email')").await;
-    type_into(&page, "#email", &user.account.email).await;
-    type_into(&page, "#password", PASSWORD).await;
-    click_and_wait(
-        &page,
-        "button[type=submit]",
-        "!!document.querySelector('#quick-url')",
-    )
-    .await;
+    sign_in_through_the_form(&page, &user).await;
 
     // From the list to the monitor's page.
     click_and_wait(
@@ -1121,15 +1118,7 @@ async fn deleting_a_monitor_states_what_goes_with_it_then_deletes_in_a_real_brow
 
     let driver = Driver::launch().await;
     let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
-    until(&page, "!!document.querySelector('#email')").await;
-    type_into(&page, "#email", &user.account.email).await;
-    type_into(&page, "#password", PASSWORD).await;
-    click_and_wait(
-        &page,
-        "button[type=submit]",
-        "!!document.querySelector('#quick-url')",
-    )
-    .await;
+    sign_in_through_the_form(&page, &user).await;
     page.goto(api.url(&format!("/monitors/{id}")))
         .await
         .unwrap();
