@@ -338,15 +338,7 @@ pub async fn change_password(
 ) -> Result<StatusCode, ApiError> {
     let current = required("currentPassword", &request.current_password)?.to_string();
     let new = required("newPassword", &request.new_password)?.to_string();
-    let length = new.chars().count();
-    if !(MIN_PASSWORD_CHARS..=MAX_PASSWORD_CHARS).contains(&length) {
-        return Err(ApiError::field(
-            "newPassword",
-            format!(
-                "must have {MIN_PASSWORD_CHARS} to {MAX_PASSWORD_CHARS} characters, not {length}"
-            ),
-        ));
-    }
+    password_length(&new).map_err(|message| ApiError::field("newPassword", message))?;
     let user = state
         .store()
         .user_by_id(&session.user)
@@ -377,16 +369,33 @@ pub async fn change_password(
             .hash_slot()
             .await
             .map_err(ApiError::TooManyRequests)?;
-        tokio::task::spawn_blocking(move || secrets::hash_password(&new))
-            .await
-            .map_err(|err| ApiError::Internal(format!("password hash: {err}")))?
-            .map_err(ApiError::Internal)?
+        hash_off_thread(new).await.map_err(ApiError::Internal)?
     };
     state
         .store()
         .set_password(&user.id, &password_hash, &session.token_hash)
         .await?;
     Ok(StatusCode::OK)
+}
+
+/// Whether `password` may be set as a new one; the message says why not.
+fn password_length(password: &str) -> Result<(), String> {
+    let length = password.chars().count();
+    if (MIN_PASSWORD_CHARS..=MAX_PASSWORD_CHARS).contains(&length) {
+        Ok(())
+    } else {
+        Err(format!(
+            "must have {MIN_PASSWORD_CHARS} to {MAX_PASSWORD_CHARS} characters, not {length}"
+        ))
+    }
+}
+
+/// The argon2 hash of `password`, computed on the blocking pool (it takes tens of
+/// milliseconds of CPU by design).
+async fn hash_off_thread(password: String) -> Result<String, String> {
+    tokio::task::spawn_blocking(move || secrets::hash_password(&password))
+        .await
+        .map_err(|err| format!("password hash: {err}"))?
 }
 
 /// Gives the account of `email` a new password (`password`, or a random one), which it
@@ -403,19 +412,9 @@ pub async fn reset_password(
         .await?
         .ok_or_else(|| StoreError::invalid("email", "no user has this e-mail address"))?;
     let password = password.unwrap_or_else(secrets::new_password);
-    let length = password.chars().count();
-    if !(MIN_PASSWORD_CHARS..=MAX_PASSWORD_CHARS).contains(&length) {
-        return Err(StoreError::invalid(
-            "password",
-            format!(
-                "must have {MIN_PASSWORD_CHARS} to {MAX_PASSWORD_CHARS} characters, not {length}"
-            ),
-        ));
-    }
-    let hashed = password.clone();
-    let password_hash = tokio::task::spawn_blocking(move || secrets::hash_password(&hashed))
+    password_length(&password).map_err(|message| StoreError::invalid("password", message))?;
+    let password_hash = hash_off_thread(password.clone())
         .await
-        .map_err(|err| StoreError::Backend(err.to_string()))?
         .map_err(StoreError::Backend)?;
     // No token is kept: whoever held one signs in again with the new password.
     store.set_password(&user.id, &password_hash, "").await?;
@@ -469,10 +468,8 @@ pub async fn create_account(
         return Err(StoreError::invalid("password", "must not be empty"));
     }
     let api_key = secrets::new_api_key();
-    let hashed = password.clone();
-    let password_hash = tokio::task::spawn_blocking(move || secrets::hash_password(&hashed))
+    let password_hash = hash_off_thread(password.clone())
         .await
-        .map_err(|err| StoreError::Backend(err.to_string()))?
         .map_err(StoreError::Backend)?;
     let user = UserRecord {
         id: new_id(),
