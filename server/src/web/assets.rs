@@ -33,15 +33,38 @@ impl Asset {
     }
 }
 
-/// The style sheet.
+/// The style sheet: one file per area of the interface, served as one.
 pub static STYLE: LazyLock<Asset> = LazyLock::new(|| {
     Asset::new(
         "app",
         "css",
         "text/css; charset=utf-8",
-        include_bytes!("assets/app.css"),
+        concat!(
+            include_str!("assets/css/base.css"),
+            include_str!("assets/css/folders.css"),
+            include_str!("assets/css/form.css"),
+            include_str!("assets/css/picker.css"),
+            include_str!("assets/css/account.css"),
+        )
+        .as_bytes(),
     )
 });
+
+/// The monitor form's enhancements.
+pub static FORM_JS: LazyLock<Asset> =
+    LazyLock::new(|| script("form", include_bytes!("assets/form.js")));
+
+/// Point-and-click selection.
+pub static PICKER_JS: LazyLock<Asset> =
+    LazyLock::new(|| script("picker", include_bytes!("assets/picker.js")));
+
+/// Live updates.
+pub static LIVE_JS: LazyLock<Asset> =
+    LazyLock::new(|| script("live", include_bytes!("assets/live.js")));
+
+fn script(stem: &str, body: &'static [u8]) -> Asset {
+    Asset::new(stem, "js", "text/javascript; charset=utf-8", body)
+}
 
 /// The icon.
 pub static ICON: LazyLock<Asset> = LazyLock::new(|| {
@@ -53,8 +76,8 @@ pub static ICON: LazyLock<Asset> = LazyLock::new(|| {
     )
 });
 
-fn all() -> [&'static Asset; 2] {
-    [&STYLE, &ICON]
+fn all() -> [&'static Asset; 5] {
+    [&STYLE, &ICON, &FORM_JS, &PICKER_JS, &LIVE_JS]
 }
 
 fn reply(asset: &Asset) -> Response {

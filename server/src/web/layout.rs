@@ -2,12 +2,22 @@
 //! the signed-in user and sign-out, and the main landmark. Everything goes through maud's
 //! escaping; nothing here marks user data as pre-escaped.
 
-use super::assets::{ICON, STYLE};
+use super::assets::{Asset, ICON, STYLE};
 use super::session::Session;
 use maud::{DOCTYPE, Markup, html};
 
 /// A whole page titled `title` around `main`.
 pub fn page(title: &str, session: Option<&Session>, main: Markup) -> Markup {
+    page_with_scripts(title, session, &[], main)
+}
+
+/// A whole page that also loads `scripts` (deferred: the page is complete without them).
+pub fn page_with_scripts(
+    title: &str,
+    session: Option<&Session>,
+    scripts: &[&Asset],
+    main: Markup,
+) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -18,6 +28,9 @@ pub fn page(title: &str, session: Option<&Session>, main: Markup) -> Markup {
                 title { (title) " · wachet" }
                 link rel="stylesheet" href=(STYLE.path());
                 link rel="icon" type="image/svg+xml" href=(ICON.path());
+                @for script in scripts {
+                    script src=(script.path()) defer {}
+                }
             }
             body {
                 a.skip href="#main" { "Skip to content" }

@@ -14,6 +14,10 @@ mod schedule;
 mod storage;
 mod tasks;
 mod web;
+mod web_account;
+mod web_folders;
+mod web_form;
+mod web_picker;
 
 use reqwest::Method;
 use reqwest::header::HeaderMap;

@@ -18,9 +18,9 @@ use wachet_server::api::{ApiSettings, LimitSettings};
 use wachet_server::web::WebSettings;
 
 /// The password `Api::user` gives every account.
-const PASSWORD: &str = "pass word 1";
+pub(crate) const PASSWORD: &str = "pass word 1";
 
-fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -28,7 +28,7 @@ fn client() -> reqwest::Client {
 }
 
 /// Signs in through the form; the session cookie's `Set-Cookie` line.
-async fn sign_in(api: &Api, email: &str, password: &str) -> reqwest::Response {
+pub(crate) async fn sign_in(api: &Api, email: &str, password: &str) -> reqwest::Response {
     client()
         .post(api.url("/signin"))
         .form(&[("email", email), ("password", password)])
@@ -37,7 +37,7 @@ async fn sign_in(api: &Api, email: &str, password: &str) -> reqwest::Response {
         .unwrap()
 }
 
-fn set_cookie(response: &reqwest::Response) -> String {
+pub(crate) fn set_cookie(response: &reqwest::Response) -> String {
     response
         .headers()
         .get("set-cookie")
@@ -48,13 +48,13 @@ fn set_cookie(response: &reqwest::Response) -> String {
 }
 
 /// The `name=value` of the session cookie, for a `Cookie` header.
-async fn session_cookie(api: &Api, user: &User) -> String {
+pub(crate) async fn session_cookie(api: &Api, user: &User) -> String {
     let response = sign_in(api, &user.account.email, PASSWORD).await;
     assert_eq!(response.status(), 303);
     set_cookie(&response).split(';').next().unwrap().to_string()
 }
 
-async fn page_text(api: &Api, cookie: &str, path: &str) -> (u16, String) {
+pub(crate) async fn page_text(api: &Api, cookie: &str, path: &str) -> (u16, String) {
     let response = client()
         .get(api.url(path))
         .header("cookie", cookie)
@@ -65,12 +65,12 @@ async fn page_text(api: &Api, cookie: &str, path: &str) -> (u16, String) {
 }
 
 /// The value of the first hidden `csrf` field of an HTML page.
-fn csrf_of(html: &str) -> String {
+pub(crate) fn csrf_of(html: &str) -> String {
     let start = html.find("name=\"csrf\" value=\"").expect("a csrf field") + 19;
     html[start..][..64].to_string()
 }
 
-async fn monitor_count(api: &Api, user: &User) -> usize {
+pub(crate) async fn monitor_count(api: &Api, user: &User) -> usize {
     api.get(user, "/thirdparty/v1/task/search")
         .await
         .ok()
@@ -303,7 +303,7 @@ async fn sign_in_failures_show_a_message_and_the_wait_after_too_many() {
 
 // --- in a real browser
 
-fn chrome_path() -> std::path::PathBuf {
+pub(crate) fn chrome_path() -> std::path::PathBuf {
     if let Some(path) = std::env::var_os("CHROME_PATH") {
         return path.into();
     }
@@ -319,14 +319,14 @@ fn chrome_path() -> std::path::PathBuf {
 }
 
 /// A test-only driver: Chromium over DevTools on loopback, with a profile of its own.
-struct Driver {
-    browser: Browser,
+pub(crate) struct Driver {
+    pub(crate) browser: Browser,
     handler: tokio::task::JoinHandle<()>,
     _profile: tempfile::TempDir,
 }
 
 impl Driver {
-    async fn launch() -> Driver {
+    pub(crate) async fn launch() -> Driver {
         let profile = tempfile::tempdir().unwrap();
         let config = BrowserConfig::builder()
             .chrome_executable(chrome_path())
@@ -346,14 +346,14 @@ impl Driver {
         }
     }
 
-    async fn close(mut self) {
+    pub(crate) async fn close(mut self) {
         let _ = self.browser.close().await;
         let _ = self.browser.wait().await;
         self.handler.abort();
     }
 }
 
-async fn width(page: &Page, width: i64) {
+pub(crate) async fn width(page: &Page, width: i64) {
     page.execute(SetDeviceMetricsOverrideParams::new(
         width,
         900,
@@ -365,7 +365,7 @@ async fn width(page: &Page, width: i64) {
 }
 
 /// Emulates a system set to dark (or light) colours.
-async fn dark(page: &Page, on: bool) {
+pub(crate) async fn dark(page: &Page, on: bool) {
     let feature = MediaFeature::new("prefers-color-scheme", if on { "dark" } else { "light" });
     page.execute(
         SetEmulatedMediaParams::builder()
@@ -376,12 +376,12 @@ async fn dark(page: &Page, on: bool) {
     .unwrap();
 }
 
-async fn eval<T: serde::de::DeserializeOwned>(page: &Page, js: &str) -> T {
+pub(crate) async fn eval<T: serde::de::DeserializeOwned>(page: &Page, js: &str) -> T {
     page.evaluate(js).await.unwrap().into_value().unwrap()
 }
 
 /// Waits (10 s at most) until `js` is true in the page.
-async fn until(page: &Page, js: &str) {
+pub(crate) async fn until(page: &Page, js: &str) {
     for _ in 0..100 {
         if page
             .evaluate(js)
@@ -398,7 +398,7 @@ async fn until(page: &Page, js: &str) {
     panic!("never true: {js}\n{html}");
 }
 
-async fn type_into(page: &Page, selector: &str, text: &str) {
+pub(crate) async fn type_into(page: &Page, selector: &str, text: &str) {
     page.find_element(selector)
         .await
         .unwrap()
@@ -411,7 +411,7 @@ async fn type_into(page: &Page, selector: &str, text: &str) {
 }
 
 /// Submits the form of `button` by clicking it, then waits for the next page to load.
-async fn click_and_wait(page: &Page, selector: &str, marker: &str) {
+pub(crate) async fn click_and_wait(page: &Page, selector: &str, marker: &str) {
     page.find_element(selector)
         .await
         .unwrap()
@@ -422,7 +422,7 @@ async fn click_and_wait(page: &Page, selector: &str, marker: &str) {
 }
 
 /// Signs `user` in through the sign-in form `page` shows, and waits for the monitors list.
-async fn sign_in_through_the_form(page: &Page, user: &User) {
+pub(crate) async fn sign_in_through_the_form(page: &Page, user: &User) {
     until(page, "!!document.querySelector('#email')").await;
     type_into(page, "#email", &user.account.email).await;
     type_into(page, "#password", PASSWORD).await;
@@ -434,7 +434,7 @@ async fn sign_in_through_the_form(page: &Page, user: &User) {
     .await;
 }
 
-fn screenshot_dir() -> std::path::PathBuf {
+pub(crate) fn screenshot_dir() -> std::path::PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
@@ -444,7 +444,7 @@ fn screenshot_dir() -> std::path::PathBuf {
 }
 
 /// Writes a full-page screenshot at `px` wide and checks it is not blank (many colours).
-async fn screenshot(page: &Page, name: &str, px: i64) -> std::path::PathBuf {
+pub(crate) async fn screenshot(page: &Page, name: &str, px: i64) -> std::path::PathBuf {
     width(page, px).await;
     let png = page
         .screenshot(ScreenshotParams::builder().full_page(true).build())
@@ -783,7 +783,7 @@ async fn a_form_too_large_or_unreadable_is_a_clear_page_and_changes_nothing() {
 }
 
 /// The latest data of a monitor, through the API.
-async fn monitor_data(api: &Api, user: &User, id: &str) -> serde_json::Value {
+pub(crate) async fn monitor_data(api: &Api, user: &User, id: &str) -> serde_json::Value {
     api.get(user, &format!("/thirdparty/v1/task/{id}"))
         .await
         .ok()
@@ -791,7 +791,7 @@ async fn monitor_data(api: &Api, user: &User, id: &str) -> serde_json::Value {
 }
 
 /// Waits (30 s at most) until the monitor's latest value contains `text`.
-async fn until_value(api: &Api, user: &User, id: &str, text: &str) {
+pub(crate) async fn until_value(api: &Api, user: &User, id: &str, text: &str) {
     for _ in 0..300 {
         let monitor = monitor_data(api, user, id).await;
         if monitor["data"]["raw"]
@@ -805,7 +805,7 @@ async fn until_value(api: &Api, user: &User, id: &str, text: &str) {
     panic!("the value never held {text}");
 }
 
-fn price_page(price: &str) -> String {
+pub(crate) fn price_page(price: &str) -> String {
     let lines: String = (1..=12)
         .map(|n| format!("<p>Unchanged line {n}</p>"))
         .collect();
@@ -1167,7 +1167,7 @@ async fn deleting_a_monitor_states_what_goes_with_it_then_deletes_in_a_real_brow
 }
 
 /// How many times `needle` occurs in `html`.
-fn occurrences(html: &str, needle: &str) -> usize {
+pub(crate) fn occurrences(html: &str, needle: &str) -> usize {
     html.matches(needle).count()
 }
 

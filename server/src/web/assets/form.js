@@ -1,0 +1,2 @@
+/* The form's progressive enhancements (presets, preview streaming). */
+"use strict";

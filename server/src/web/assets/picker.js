@@ -1,0 +1,2 @@
+/* Point-and-click selection in the preview frame. */
+"use strict";

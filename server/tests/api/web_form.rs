@@ -1,0 +1,1 @@
+//! The web interface: creating and editing monitors, with the preview, over the real service and in real headless Chromium.
