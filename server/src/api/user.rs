@@ -436,7 +436,10 @@ pub async fn create_feed(
 }
 
 /// The scope a request names.
-pub(crate) fn feed_scope(scope: Option<&str>, target: Option<String>) -> Result<FeedScope, ApiError> {
+pub(crate) fn feed_scope(
+    scope: Option<&str>,
+    target: Option<String>,
+) -> Result<FeedScope, ApiError> {
     let target = target.filter(|t| !t.trim().is_empty());
     match (scope.unwrap_or("").trim(), target) {
         ("all", _) => Ok(FeedScope::All),

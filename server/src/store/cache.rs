@@ -9,8 +9,9 @@
 
 use super::{
     AlertStates, CheckRecord, Claim, ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord,
-    DueCheck, EmailAddress, FeedChange, FeedRecord, FeedScope, FolderKey, FolderListing, Millis, NewNotification, Series, StorageUse, Store,
-    StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    DueCheck, EmailAddress, FeedChange, FeedRecord, FeedScope, FolderKey, FolderListing, Millis,
+    NewNotification, Series, StorageUse, Store, StoreError, TimeKey, TimePage, TokenRecord,
+    UserRecord,
 };
 use async_trait::async_trait;
 use dashmap::DashMap;

@@ -9,10 +9,10 @@
 //! Also here: the `<link rel="alternate">` that the monitor's and folder's pages carry when a
 //! feed of theirs exists.
 
+use super::WebSettings;
 use super::layout::page_with_head;
 use super::pages;
 use super::session::{self, Session};
-use super::WebSettings;
 use crate::api::AppState;
 use crate::store::{FeedChange, FeedScope};
 use axum::extract::{Path, Query, State};
@@ -183,7 +183,12 @@ async fn reader(
     }
 }
 
-async fn serve(state: &AppState, headers: &HeaderMap, scope: FeedScope, query: FeedQuery) -> Response {
+async fn serve(
+    state: &AppState,
+    headers: &HeaderMap,
+    scope: FeedScope,
+    query: FeedQuery,
+) -> Response {
     let user = match reader(state, headers, &scope, query.key.as_deref()).await {
         Ok(Some(user)) => user,
         Ok(None) => return pages::not_found(None),
@@ -293,7 +298,12 @@ fn rfc3339(millis: i64) -> String {
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
-fn document(base: &str, scope: &FeedScope, title: &str, entries: &[(FeedChange, Summary)]) -> String {
+fn document(
+    base: &str,
+    scope: &FeedScope,
+    title: &str,
+    entries: &[(FeedChange, Summary)],
+) -> String {
     let updated = entries
         .first()
         .map_or_else(|| rfc3339(0), |(change, _)| rfc3339(change.key.at));
@@ -374,9 +384,6 @@ mod tests {
             current: "price 3.90 today".into(),
         };
         let summary = summary(&change);
-        assert_eq!(
-            summary_text(&summary),
-            "Removed: 3.50\nAdded: 3.90"
-        );
+        assert_eq!(summary_text(&summary), "Removed: 3.50\nAdded: 3.90");
     }
 }

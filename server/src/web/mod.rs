@@ -64,7 +64,10 @@ pub fn routes(state: AppState) -> Router {
         )
         .route("/settings", get(settings::show))
         .route("/settings/endpoints", post(settings::add_endpoint))
-        .route("/settings/endpoints/remove", post(settings::remove_endpoint))
+        .route(
+            "/settings/endpoints/remove",
+            post(settings::remove_endpoint),
+        )
         .route("/settings/endpoints/test", post(settings::test_endpoint))
         .route("/settings/webhook-secret", post(settings::webhook_secret))
         .route("/settings/api-key", post(settings::api_key))

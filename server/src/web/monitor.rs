@@ -136,7 +136,15 @@ pub async fn show(
             (settings(&monitor))
         }
     };
-    super::feeds::page_with_feed(&state, &session, crate::store::FeedScope::Monitor(id.clone()), name, main).await.into_response()
+    super::feeds::page_with_feed(
+        &state,
+        &session,
+        crate::store::FeedScope::Monitor(id.clone()),
+        name,
+        main,
+    )
+    .await
+    .into_response()
 }
 
 fn settings(monitor: &Monitor) -> Markup {

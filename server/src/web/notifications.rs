@@ -64,19 +64,22 @@ pub async fn list(
     let mut items = Vec::with_capacity(notifications.len());
     for notification in &notifications {
         let id = notification.id.as_deref().unwrap_or("");
-        let deliveries = match crate::api::notifications::deliveries(&state, &session.user, id).await
-        {
-            Ok(deliveries) => deliveries,
-            // Deleted with its monitor between the two reads: show it without deliveries.
-            Err(ApiError::NotFound) => Vec::new(),
-            Err(err) => return pages::from_api(err, Some(&session)),
-        };
+        let deliveries =
+            match crate::api::notifications::deliveries(&state, &session.user, id).await {
+                Ok(deliveries) => deliveries,
+                // Deleted with its monitor between the two reads: show it without deliveries.
+                Err(ApiError::NotFound) => Vec::new(),
+                Err(err) => return pages::from_api(err, Some(&session)),
+            };
         // Sanitising parses HTML: off the async threads, as values may be large.
         let html = notification.html.clone().unwrap_or_default();
         let clean = match tokio::task::spawn_blocking(move || sanitise(&html)).await {
             Ok(clean) => clean,
             Err(err) => {
-                return pages::from_api(ApiError::Internal(format!("sanitise: {err}")), Some(&session));
+                return pages::from_api(
+                    ApiError::Internal(format!("sanitise: {err}")),
+                    Some(&session),
+                );
             }
         };
         items.push(item(&session, notification, &clean, &deliveries));

@@ -237,10 +237,12 @@ fn endpoints_section(
             }
             section aria-labelledby="webhook-title" {
                 h3 #webhook-title { "Webhook secret" }
-                p.hint { "Webhook deliveries carry X-Wachet-Signature: sha256=HMAC-SHA256 of the body keyed with this secret. A new one signs every delivery from now on, retries included." }
+                div.card {
+                p { "Webhook deliveries carry " code { "X-Wachet-Signature: sha256=…" } ", an HMAC-SHA256 of the body keyed with this secret. A new one signs every delivery from now on, retries included." }
                 form method="post" action="/settings/webhook-secret" {
                     input type="hidden" name="csrf" value=(session.csrf);
                     button.button type="submit" { "Regenerate the webhook secret" }
+                }
                 }
             }
         }
@@ -274,7 +276,9 @@ async fn feed_targets(state: &AppState, user: &str) -> Result<Vec<(String, Strin
     targets.extend(folders);
     let monitors = store.search_tasks(user, &[], FEED_MONITORS).await?;
     for monitor in monitors {
-        let Some(id) = monitor.id.as_deref() else { continue };
+        let Some(id) = monitor.id.as_deref() else {
+            continue;
+        };
         let name = monitor
             .name
             .as_deref()
@@ -357,9 +361,7 @@ fn api_key_section(session: &Session) -> Markup {
             h2 #api-key-title { "API key" }
             div.card {
                 p { "Scripts sign in with your user id and API key (" code { "POST /thirdparty/v1/user/apilogin" } ")." }
-                dl.settings {
-                    div { dt { "User id" } dd { code { (session.user) } } }
-                }
+                p.user-id { "Your user id: " code { (session.user) } }
                 p.hint { "A new key replaces the old one at once; it is shown once." }
                 form method="post" action="/settings/api-key" {
                     input type="hidden" name="csrf" value=(session.csrf);
@@ -371,7 +373,12 @@ fn api_key_section(session: &Session) -> Markup {
 }
 
 fn password_section(session: &Session, errors: &FieldErrors) -> Markup {
-    let field = |id: &str, name: &str, label: &str, autocomplete: &str, error: &Option<String>, hint: Option<&str>| {
+    let field = |id: &str,
+                 name: &str,
+                 label: &str,
+                 autocomplete: &str,
+                 error: &Option<String>,
+                 hint: Option<&str>| {
         let invalid = error.is_some();
         let error_id = format!("{id}-error");
         let hint_id = format!("{id}-hint");
@@ -508,7 +515,14 @@ pub async fn add_endpoint(
         .filter(|kind| KINDS.contains(kind))
     else {
         let errors = refuse("Choose one of the types offered.".to_string());
-        return render(&state, &session, Flash::None, errors, StatusCode::BAD_REQUEST).await;
+        return render(
+            &state,
+            &session,
+            Flash::None,
+            errors,
+            StatusCode::BAD_REQUEST,
+        )
+        .await;
     };
     let mut endpoints = match current_endpoints(&state, &session.user).await {
         Ok(endpoints) => endpoints,
@@ -519,7 +533,14 @@ pub async fn add_endpoint(
         .any(|e| e.kind == kind && e.value.as_deref() == Some(value.as_str()))
     {
         let errors = refuse("This endpoint is in the list already.".to_string());
-        return render(&state, &session, Flash::None, errors, StatusCode::BAD_REQUEST).await;
+        return render(
+            &state,
+            &session,
+            Flash::None,
+            errors,
+            StatusCode::BAD_REQUEST,
+        )
+        .await;
     }
     endpoints.push(NotificationEndpoint {
         kind,
@@ -529,14 +550,16 @@ pub async fn add_endpoint(
     match store_endpoints(&state, &session.user, endpoints).await {
         Ok(()) => Redirect::to("/settings#endpoints").into_response(),
         Err(ApiError::BadRequest { detail, errors }) => {
-            let message = errors
-                .values()
-                .flatten()
-                .next()
-                .cloned()
-                .unwrap_or(detail);
+            let message = errors.values().flatten().next().cloned().unwrap_or(detail);
             let errors = refuse(format!("This endpoint cannot be used: {message}."));
-            render(&state, &session, Flash::None, errors, StatusCode::BAD_REQUEST).await
+            render(
+                &state,
+                &session,
+                Flash::None,
+                errors,
+                StatusCode::BAD_REQUEST,
+            )
+            .await
         }
         Err(err) => pages::from_api(err, Some(&session)),
     }
@@ -584,8 +607,17 @@ pub async fn test_endpoint(
         Ok(_) => Redirect::to("/settings#tests").into_response(),
         Err(ApiError::BadRequest { detail, errors }) => {
             let message = errors.values().flatten().next().cloned().unwrap_or(detail);
-            let flash = Flash::Done(format!("No test notification was sent to {value}: {message}."));
-            render(&state, &session, flash, FieldErrors::default(), StatusCode::BAD_REQUEST).await
+            let flash = Flash::Done(format!(
+                "No test notification was sent to {value}: {message}."
+            ));
+            render(
+                &state,
+                &session,
+                flash,
+                FieldErrors::default(),
+                StatusCode::BAD_REQUEST,
+            )
+            .await
         }
         Err(err) => pages::from_api(err, Some(&session)),
     }
@@ -607,9 +639,18 @@ pub async fn webhook_secret(
             let flash = Flash::Secret {
                 what: "webhook secret",
                 value: secret.webhook_secret,
-                note: "Give it to your webhook receivers: deliveries from now on are signed with it.".into(),
+                note:
+                    "Give it to your webhook receivers: deliveries from now on are signed with it."
+                        .into(),
             };
-            render(&state, &session, flash, FieldErrors::default(), StatusCode::OK).await
+            render(
+                &state,
+                &session,
+                flash,
+                FieldErrors::default(),
+                StatusCode::OK,
+            )
+            .await
         }
         Err(err) => pages::from_api(err, Some(&session)),
     }
@@ -636,7 +677,14 @@ pub async fn api_key(
                     session.user
                 ),
             };
-            render(&state, &session, flash, FieldErrors::default(), StatusCode::OK).await
+            render(
+                &state,
+                &session,
+                flash,
+                FieldErrors::default(),
+                StatusCode::OK,
+            )
+            .await
         }
         Err(err) => pages::from_api(err, Some(&session)),
     }
@@ -669,7 +717,14 @@ pub async fn password(
             let flash = Flash::Done(
                 "Your password was changed. Your other sessions and tokens have ended.".into(),
             );
-            render(&state, &session, flash, FieldErrors::default(), StatusCode::OK).await
+            render(
+                &state,
+                &session,
+                flash,
+                FieldErrors::default(),
+                StatusCode::OK,
+            )
+            .await
         }
         Err(ApiError::BadRequest { detail, errors }) => {
             let first = |field: &str| errors.get(field).and_then(|m| m.first()).cloned();
@@ -690,7 +745,14 @@ pub async fn password(
             if field_errors.current_password.is_none() && field_errors.new_password.is_none() {
                 field_errors.new_password = Some(detail);
             }
-            render(&state, &session, Flash::None, field_errors, StatusCode::BAD_REQUEST).await
+            render(
+                &state,
+                &session,
+                Flash::None,
+                field_errors,
+                StatusCode::BAD_REQUEST,
+            )
+            .await
         }
         Err(err) => pages::from_api(err, Some(&session)),
     }
@@ -751,7 +813,14 @@ pub async fn create_feed(
                     feed_label(&feed)
                 ),
             };
-            render(&state, &session, flash, FieldErrors::default(), StatusCode::OK).await
+            render(
+                &state,
+                &session,
+                flash,
+                FieldErrors::default(),
+                StatusCode::OK,
+            )
+            .await
         }
         Err(err) => pages::from_api(err, Some(&session)),
     }

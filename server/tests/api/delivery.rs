@@ -963,9 +963,18 @@ async fn a_failed_delivery_is_retried_now_through_the_outbox_by_its_owner_only()
     let api = Api::start_checking_with(quick(1)).await;
     let user = api.user("retry@example.com").await;
     let other = api.user("other@example.com").await;
-    let task = changing_monitor(&api, &user, &site, json!([{"type": "Webhook", "value": hook}])).await;
+    let task = changing_monitor(
+        &api,
+        &user,
+        &site,
+        json!([{"type": "Webhook", "value": hook}]),
+    )
+    .await;
     let note = first_notification(&api, &user, &task).await;
-    deliveries_when(&api, &note, |s| s.iter().all(|(_, state, _, _)| state == "failed")).await;
+    deliveries_when(&api, &note, |s| {
+        s.iter().all(|(_, state, _, _)| state == "failed")
+    })
+    .await;
     let path = format!("/thirdparty/v1/notification/{note}/deliveries");
     let listed = api.get(&user, &path).await.ok().clone();
     assert_eq!(listed[0]["state"], "failed", "{listed}");
@@ -991,9 +1000,10 @@ async fn a_failed_delivery_is_retried_now_through_the_outbox_by_its_owner_only()
         answered.text
     );
     receiver.wait_for(2).await;
-    let states =
-        deliveries_when(&api, &note, |s| s.iter().all(|(_, state, _, _)| state == "delivered"))
-            .await;
+    let states = deliveries_when(&api, &note, |s| {
+        s.iter().all(|(_, state, _, _)| state == "delivered")
+    })
+    .await;
     assert_eq!(states[0].2, 2, "{states:?}");
     // Delivered: nothing to retry.
     api.post(&user, &retry, json!({}))
@@ -1025,9 +1035,13 @@ async fn a_test_notification_goes_through_the_outbox_signed_and_within_the_hourl
     let test = "/thirdparty/v1/user/notificationEndpoints/test";
 
     // Only the user's own endpoints.
-    api.post(&user, test, json!({"value": "http://127.0.0.1:9/elsewhere"}))
-        .await
-        .field_error("value", "none of your notification endpoints");
+    api.post(
+        &user,
+        test,
+        json!({"value": "http://127.0.0.1:9/elsewhere"}),
+    )
+    .await
+    .field_error("value", "none of your notification endpoints");
 
     let queued = api.post(&user, test, json!({"value": hook})).await;
     assert_eq!(queued.status, 200, "{}", queued.text);
@@ -1058,11 +1072,17 @@ async fn a_test_notification_goes_through_the_outbox_signed_and_within_the_hourl
         .map(|d| d["state"].as_str().unwrap())
         .collect();
     assert_eq!(states.len(), 2, "{listed}");
-    assert!(states.contains(&"delivered") && states.contains(&"pending"), "{listed}");
+    assert!(
+        states.contains(&"delivered") && states.contains(&"pending"),
+        "{listed}"
+    );
 
     // At most five tests wait at once.
     for _ in 0..4 {
-        assert_eq!(api.post(&user, test, json!({"value": hook})).await.status, 200);
+        assert_eq!(
+            api.post(&user, test, json!({"value": hook})).await.status,
+            200
+        );
     }
     api.post(&user, test, json!({"value": hook}))
         .await

@@ -18,7 +18,13 @@ const HOSTILE: &str = "<script>alert(1)</script>";
 
 /// A monitor of `site`'s `/tea` named `name`, checked every second by the scheduler, whose price
 /// goes from 3.50 to 3.90 (one change); its id.
-async fn changed_monitor(api: &Api, user: &User, site: &FixtureServer, name: &str, folder: Option<&str>) -> String {
+async fn changed_monitor(
+    api: &Api,
+    user: &User,
+    site: &FixtureServer,
+    name: &str,
+    folder: Option<&str>,
+) -> String {
     site.set("/tea", wachet::testing::Reply::html(price_page("3.50")));
     let created = api
         .task(
@@ -35,7 +41,12 @@ async fn changed_monitor(api: &Api, user: &User, site: &FixtureServer, name: &st
 }
 
 /// The deliveries of `note` through the API once `settled` holds them (15 s at most).
-async fn deliveries_when(api: &Api, user: &User, note: &str, settled: impl Fn(&Value) -> bool) -> Value {
+async fn deliveries_when(
+    api: &Api,
+    user: &User,
+    note: &str,
+    settled: impl Fn(&Value) -> bool,
+) -> Value {
     let path = format!("/thirdparty/v1/notification/{note}/deliveries");
     let mut listed = Value::Null;
     for _ in 0..150 {
@@ -89,7 +100,10 @@ async fn notifications_show_each_delivery_and_retry_now_delivers_in_a_real_brows
     .ok();
     let id = changed_monitor(&api, &user, &site, HOSTILE, None).await;
     let notes = api
-        .get(&user, &format!("/thirdparty/v1/notification/list?taskId={id}"))
+        .get(
+            &user,
+            &format!("/thirdparty/v1/notification/list?taskId={id}"),
+        )
         .await;
     let mut note = notes.ok()["data"][0]["id"].as_str().map(str::to_string);
     for _ in 0..100 {
@@ -98,7 +112,10 @@ async fn notifications_show_each_delivery_and_retry_now_delivers_in_a_real_brows
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
         let notes = api
-            .get(&user, &format!("/thirdparty/v1/notification/list?taskId={id}"))
+            .get(
+                &user,
+                &format!("/thirdparty/v1/notification/list?taskId={id}"),
+            )
             .await;
         note = notes.ok()["data"][0]["id"].as_str().map(str::to_string);
     }
@@ -119,24 +136,62 @@ async fn notifications_show_each_delivery_and_retry_now_delivers_in_a_real_brows
         "!!document.querySelector('.notification')",
     )
     .await;
-    assert_eq!(eval::<String>(&page, "location.pathname").await, "/notifications");
+    assert_eq!(
+        eval::<String>(&page, "location.pathname").await,
+        "/notifications"
+    );
     let item = format!("#n-{note}");
     // The monitor's name as text, its type and time, the content sanitised (no script), the
     // delivery failed with its try and error.
-    assert_eq!(text_of(&page, &format!("{item} .monitor-name")).await, HOSTILE);
     assert_eq!(
-        eval::<String>(&page, &format!("document.querySelector('{item} a.monitor-name').getAttribute('href')")).await,
+        text_of(&page, &format!("{item} .monitor-name")).await,
+        HOSTILE
+    );
+    assert_eq!(
+        eval::<String>(
+            &page,
+            &format!("document.querySelector('{item} a.monitor-name').getAttribute('href')")
+        )
+        .await,
         format!("/monitors/{id}")
     );
-    assert_eq!(text_of(&page, &format!("{item} .alert-type")).await, "NotEq");
-    assert!(eval::<bool>(&page, &format!("!!document.querySelector('{item} .notification-meta time')")).await);
+    assert_eq!(
+        text_of(&page, &format!("{item} .alert-type")).await,
+        "NotEq"
+    );
+    assert!(
+        eval::<bool>(
+            &page,
+            &format!("!!document.querySelector('{item} .notification-meta time')")
+        )
+        .await
+    );
     let content = text_of(&page, &format!("{item} .notification-content")).await;
     assert!(content.contains("3.90"), "{content}");
-    assert!(content.contains(HOSTILE), "the name quoted as text: {content}");
-    assert_eq!(eval::<usize>(&page, "document.querySelectorAll('main script, main [onerror], main [onclick]').length").await, 0);
-    assert_eq!(text_of(&page, &format!("{item} .delivery .badge")).await, "Failed");
-    assert_eq!(text_of(&page, &format!("{item} .delivery-tries")).await, "1 try");
-    assert_eq!(text_of(&page, &format!("{item} .delivery-target")).await, hook);
+    assert!(
+        content.contains(HOSTILE),
+        "the name quoted as text: {content}"
+    );
+    assert_eq!(
+        eval::<usize>(
+            &page,
+            "document.querySelectorAll('main script, main [onerror], main [onclick]').length"
+        )
+        .await,
+        0
+    );
+    assert_eq!(
+        text_of(&page, &format!("{item} .delivery .badge")).await,
+        "Failed"
+    );
+    assert_eq!(
+        text_of(&page, &format!("{item} .delivery-tries")).await,
+        "1 try"
+    );
+    assert_eq!(
+        text_of(&page, &format!("{item} .delivery-target")).await,
+        hook
+    );
     let error = text_of(&page, &format!("{item} .delivery-error")).await;
     assert!(error.contains("HTTP 500"), "{error}");
     no_dialog(&mut dialogs).await;
@@ -162,25 +217,53 @@ async fn notifications_show_each_delivery_and_retry_now_delivers_in_a_real_brows
         &format!("document.querySelector('{item} .delivery .badge')?.textContent === 'Delivered'"),
     )
     .await;
-    assert_eq!(text_of(&page, &format!("{item} .delivery-tries")).await, "2 tries");
-    assert!(!eval::<bool>(&page, &format!("!!document.querySelector('{item} .delivery form')")).await);
+    assert_eq!(
+        text_of(&page, &format!("{item} .delivery-tries")).await,
+        "2 tries"
+    );
+    assert!(
+        !eval::<bool>(
+            &page,
+            &format!("!!document.querySelector('{item} .delivery form')")
+        )
+        .await
+    );
 
-    // The feed of the monitor in the browser: the name is text, nothing runs.
+    // The feed of the monitor in the browser (which shows Atom as its source): the name is
+    // escaped text, nothing runs.
     let created = api
-        .post(&user, "/thirdparty/v1/user/feeds", json!({"scope": "monitor", "targetId": id}))
+        .post(
+            &user,
+            "/thirdparty/v1/user/feeds",
+            json!({"scope": "monitor", "targetId": id}),
+        )
         .await;
     let feed = created.ok()["url"].as_str().unwrap().to_string();
     page.goto(feed.as_str()).await.unwrap();
-    until(&page, "document.documentElement.textContent.includes('3.90')").await;
-    assert!(eval::<String>(&page, "document.documentElement.textContent").await.contains(&format!("{HOSTILE} changed")));
-    assert_eq!(eval::<usize>(&page, "document.getElementsByTagName('script').length").await, 0);
+    until(
+        &page,
+        "document.documentElement.textContent.includes('3.90')",
+    )
+    .await;
+    let feed_text: String = eval(&page, "document.documentElement.textContent").await;
+    assert!(
+        feed_text.contains("<title>&lt;script&gt;alert(1)&lt;/script&gt; changed</title>"),
+        "{feed_text}"
+    );
+    assert_eq!(
+        eval::<usize>(&page, "document.getElementsByTagName('script').length").await,
+        0
+    );
     no_dialog(&mut dialogs).await;
 
     // Another user sees none of it, and cannot retry it.
     let other_cookie = session_cookie(&api, &other).await;
     let (status, html) = page_text(&api, &other_cookie, "/notifications").await;
     assert_eq!(status, 200);
-    assert!(!html.contains("3.90") && !html.contains("alert(1)"), "{html}");
+    assert!(
+        !html.contains("3.90") && !html.contains("alert(1)"),
+        "{html}"
+    );
     let csrf = csrf_of(&html);
     let retry = client()
         .post(api.url(&format!("/notifications/{note}/deliveries/12/retry")))
@@ -198,7 +281,8 @@ async fn notifications_show_each_delivery_and_retry_now_delivers_in_a_real_brows
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn settings_endpoints_test_notification_api_key_sign_out_everywhere_and_password_in_a_real_browser() {
+async fn settings_endpoints_test_notification_api_key_sign_out_everywhere_and_password_in_a_real_browser()
+ {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
     };
@@ -224,18 +308,30 @@ async fn settings_endpoints_test_notification_api_key_sign_out_everywhere_and_pa
     )
     .await;
     assert_eq!(
-        eval::<String>(&page, "document.querySelector('#endpoint-value').getAttribute('aria-invalid')").await,
+        eval::<String>(
+            &page,
+            "document.querySelector('#endpoint-value').getAttribute('aria-invalid')"
+        )
+        .await,
         "true"
     );
     assert_eq!(
-        eval::<String>(&page, "document.querySelector('#endpoint-value').getAttribute('aria-describedby')").await,
+        eval::<String>(
+            &page,
+            "document.querySelector('#endpoint-value').getAttribute('aria-describedby')"
+        )
+        .await,
         "endpoint-value-error"
     );
-    let stored = api.get(&user, "/thirdparty/v1/user/notificationEndpoints").await;
+    let stored = api
+        .get(&user, "/thirdparty/v1/user/notificationEndpoints")
+        .await;
     assert_eq!(stored.ok()["notificationEndpoints"], json!([]));
 
     // The webhook endpoint added, then a test notification through the outbox.
-    page.evaluate("document.querySelector('#endpoint-value').value = ''").await.unwrap();
+    page.evaluate("document.querySelector('#endpoint-value').value = ''")
+        .await
+        .unwrap();
     type_into(&page, "#endpoint-value", &hook).await;
     click_and_wait(
         &page,
@@ -244,8 +340,13 @@ async fn settings_endpoints_test_notification_api_key_sign_out_everywhere_and_pa
     )
     .await;
     assert_eq!(text_of(&page, ".endpoint-value").await, hook);
-    let stored = api.get(&user, "/thirdparty/v1/user/notificationEndpoints").await;
-    assert_eq!(stored.ok()["notificationEndpoints"][0]["value"], hook.as_str());
+    let stored = api
+        .get(&user, "/thirdparty/v1/user/notificationEndpoints")
+        .await;
+    assert_eq!(
+        stored.ok()["notificationEndpoints"][0]["value"],
+        hook.as_str()
+    );
     click_and_wait(
         &page,
         ".endpoint form[action='/settings/endpoints/test'] button",
@@ -256,7 +357,17 @@ async fn settings_endpoints_test_notification_api_key_sign_out_everywhere_and_pa
     let body: Value = serde_json::from_str(&seen[0].1).unwrap();
     assert_eq!(body["test"], true, "{body}");
     page.reload().await.unwrap();
-    until(&page, "document.querySelector('#tests .badge')?.textContent === 'Delivered'").await;
+    until(
+        &page,
+        "document.querySelector('#tests .badge')?.textContent === 'Delivered'",
+    )
+    .await;
+    // A feed in the list, for the screenshots.
+    api.post(&user, "/thirdparty/v1/user/feeds", json!({"scope": "all"}))
+        .await
+        .ok();
+    page.reload().await.unwrap();
+    until(&page, "!!document.querySelector('.feed-name')").await;
     screenshot(&page, "settings", 1440).await;
     screenshot(&page, "settings", 375).await;
     dark(&page, true).await;
@@ -291,7 +402,10 @@ async fn settings_endpoints_test_notification_api_key_sign_out_everywhere_and_pa
     assert_eq!(login(key.clone()).await, 200);
     page.reload().await.unwrap();
     until(&page, "!!document.querySelector('#endpoint-value')").await;
-    assert!(!page.content().await.unwrap().contains(&key), "shown once only");
+    assert!(
+        !page.content().await.unwrap().contains(&key),
+        "shown once only"
+    );
 
     // Sign out everywhere: another browser's session and an API token end with this one.
     let other_session = session_cookie(&api, &user).await;
@@ -304,7 +418,12 @@ async fn settings_endpoints_test_notification_api_key_sign_out_everywhere_and_pa
     .await;
     let (status, _) = page_text(&api, &other_session, "/settings").await;
     assert_eq!(status, 303, "the other session ended");
-    assert_eq!(api.get(&user, "/thirdparty/v1/user/notificationEndpoints").await.status, 401);
+    assert_eq!(
+        api.get(&user, "/thirdparty/v1/user/notificationEndpoints")
+            .await
+            .status,
+        401
+    );
     page.goto(api.url("/settings")).await.unwrap();
     until(&page, "location.pathname === '/signin'").await;
 
@@ -320,13 +439,24 @@ async fn settings_endpoints_test_notification_api_key_sign_out_everywhere_and_pa
         "!!document.querySelector('#current-password-error')",
     )
     .await;
-    assert_eq!(text_of(&page, "#current-password-error").await, "This is not your current password.");
     assert_eq!(
-        eval::<String>(&page, "document.querySelector('#current-password').getAttribute('aria-invalid')").await,
+        text_of(&page, "#current-password-error").await,
+        "This is not your current password."
+    );
+    assert_eq!(
+        eval::<String>(
+            &page,
+            "document.querySelector('#current-password').getAttribute('aria-invalid')"
+        )
+        .await,
         "true"
     );
     assert_eq!(
-        eval::<String>(&page, "document.querySelector('#current-password').getAttribute('aria-describedby')").await,
+        eval::<String>(
+            &page,
+            "document.querySelector('#current-password').getAttribute('aria-describedby')"
+        )
+        .await,
         "current-password-error"
     );
     screenshot(&page, "settings-password-error", 375).await;
@@ -430,11 +560,19 @@ fn entries(xml: &str) -> Vec<(String, String, String)> {
             }
             Event::Text(t) => {
                 let text = t.decode().unwrap();
-                push(&mut current, &field, &quick_xml::escape::unescape(&text).unwrap());
+                push(
+                    &mut current,
+                    &field,
+                    &quick_xml::escape::unescape(&text).unwrap(),
+                );
             }
             Event::GeneralRef(r) => {
                 let reference = format!("&{};", r.decode().unwrap());
-                push(&mut current, &field, &quick_xml::escape::unescape(&reference).unwrap());
+                push(
+                    &mut current,
+                    &field,
+                    &quick_xml::escape::unescape(&reference).unwrap(),
+                );
             }
             Event::End(e) => {
                 if e.name().as_ref() == b"entry" {
@@ -462,7 +600,10 @@ async fn feeds_list_the_changes_behind_a_secret_of_their_own() {
     let folder = api.folder(&user, "Shops", None).await;
     let id = changed_monitor(&api, &user, &site, HOSTILE, Some(&folder)).await;
     let quiet = api
-        .task(&user, json!({"name": "Quiet", "url": site.url("/tea"), "recurrenceInSeconds": 3600}))
+        .task(
+            &user,
+            json!({"name": "Quiet", "url": site.url("/tea"), "recurrenceInSeconds": 3600}),
+        )
         .await["id"]
         .as_str()
         .unwrap()
@@ -477,10 +618,19 @@ async fn feeds_list_the_changes_behind_a_secret_of_their_own() {
     let (_, settings) = page_text(&api, &cookie, "/settings").await;
     let csrf = csrf_of(&settings);
     let target = format!("monitor:{id}");
-    let (status, created) = post_form(&api, &cookie, "/settings/feeds", &[("csrf", &csrf), ("target", &target)]).await;
+    let (status, created) = post_form(
+        &api,
+        &cookie,
+        "/settings/feeds",
+        &[("csrf", &csrf), ("target", &target)],
+    )
+    .await;
     assert_eq!(status, 200, "{created}");
     let url = shown_secret(&created);
-    assert!(url.starts_with(&api.url(&format!("/feeds/monitors/{id}.atom?key="))), "{url}");
+    assert!(
+        url.starts_with(&api.url(&format!("/feeds/monitors/{id}.atom?key="))),
+        "{url}"
+    );
     let (_, settings) = page_text(&api, &cookie, "/settings").await;
     assert!(!settings.contains(&url) && settings.contains(&format!("/feeds/monitors/{id}.atom")));
 
@@ -492,12 +642,21 @@ async fn feeds_list_the_changes_behind_a_secret_of_their_own() {
     assert_eq!(listed.len(), 1, "{xml}");
     assert_eq!(listed[0].0, format!("{HOSTILE} changed"));
     assert_eq!(listed[0].1, "Removed: 3.50\nAdded: 3.90");
-    assert!(listed[0].2.starts_with(&api.url(&format!("/monitors/{id}/diff?to="))), "{:?}", listed[0]);
+    assert!(
+        listed[0]
+            .2
+            .starts_with(&api.url(&format!("/monitors/{id}/diff?to="))),
+        "{:?}",
+        listed[0]
+    );
     // The link leads to the difference page.
     let diff = listed[0].2.strip_prefix(&api.url("")).unwrap().to_string();
     let (status, diff_page) = page_text(&api, &cookie, &diff).await;
     assert_eq!(status, 200);
-    assert!(diff_page.contains("<ins>") || diff_page.contains("<ins "), "{diff_page}");
+    assert!(
+        diff_page.contains("<ins>") || diff_page.contains("<ins "),
+        "{diff_page}"
+    );
 
     // The monitor's page announces it now; another monitor's page does not.
     let (_, monitor_page) = page_text(&api, &cookie, &format!("/monitors/{id}")).await;
@@ -510,17 +669,33 @@ async fn feeds_list_the_changes_behind_a_secret_of_their_own() {
     // A wrong key, no key, another feed's key: 404.
     let wrong = format!("{}x", url);
     assert_eq!(get_feed(&wrong).await.0, 404);
-    assert_eq!(get_feed(&api.url(&format!("/feeds/monitors/{id}.atom"))).await.0, 404);
+    assert_eq!(
+        get_feed(&api.url(&format!("/feeds/monitors/{id}.atom")))
+            .await
+            .0,
+        404
+    );
     let folder_feed = api
-        .post(&user, "/thirdparty/v1/user/feeds", json!({"scope": "folder", "targetId": folder}))
+        .post(
+            &user,
+            "/thirdparty/v1/user/feeds",
+            json!({"scope": "folder", "targetId": folder}),
+        )
         .await;
     let folder_url = folder_feed.ok()["url"].as_str().unwrap().to_string();
     let folder_key = folder_url.split("key=").nth(1).unwrap();
-    assert_eq!(get_feed(&api.url(&format!("/feeds/monitors/{id}.atom?key={folder_key}"))).await.0, 404);
+    assert_eq!(
+        get_feed(&api.url(&format!("/feeds/monitors/{id}.atom?key={folder_key}")))
+            .await
+            .0,
+        404
+    );
     // The folder's and the all-monitors feeds list the change too; the folder page announces.
     let (_, _, xml) = get_feed(&folder_url).await;
     assert_eq!(entries(&xml).len(), 1, "{xml}");
-    let all = api.post(&user, "/thirdparty/v1/user/feeds", json!({"scope": "all"})).await;
+    let all = api
+        .post(&user, "/thirdparty/v1/user/feeds", json!({"scope": "all"}))
+        .await;
     let (_, _, xml) = get_feed(all.ok()["url"].as_str().unwrap()).await;
     assert_eq!(entries(&xml).len(), 1, "{xml}");
     let (_, folder_page) = page_text(&api, &cookie, &format!("/folders/{folder}")).await;
@@ -528,22 +703,44 @@ async fn feeds_list_the_changes_behind_a_secret_of_their_own() {
 
     // Another user: cannot make a feed of this monitor, and their own key opens nothing here.
     let foreign = api
-        .post(&other, "/thirdparty/v1/user/feeds", json!({"scope": "monitor", "targetId": id}))
+        .post(
+            &other,
+            "/thirdparty/v1/user/feeds",
+            json!({"scope": "monitor", "targetId": id}),
+        )
         .await;
     foreign.problem(404);
-    let theirs = api.post(&other, "/thirdparty/v1/user/feeds", json!({"scope": "all"})).await;
+    let theirs = api
+        .post(&other, "/thirdparty/v1/user/feeds", json!({"scope": "all"}))
+        .await;
     let their_url = theirs.ok()["url"].as_str().unwrap().to_string();
     let (status, _, their_xml) = get_feed(&their_url).await;
     assert_eq!(status, 200);
     assert!(entries(&their_xml).is_empty(), "{their_xml}");
     let their_key = their_url.split("key=").nth(1).unwrap();
-    assert_eq!(get_feed(&api.url(&format!("/feeds/monitors/{id}.atom?key={their_key}"))).await.0, 404);
+    assert_eq!(
+        get_feed(&api.url(&format!("/feeds/monitors/{id}.atom?key={their_key}")))
+            .await
+            .0,
+        404
+    );
     let other_cookie = session_cookie(&api, &other).await;
-    assert_eq!(page_text(&api, &other_cookie, &format!("/feeds/monitors/{id}.atom")).await.0, 404);
+    assert_eq!(
+        page_text(&api, &other_cookie, &format!("/feeds/monitors/{id}.atom"))
+            .await
+            .0,
+        404
+    );
 
     // Renewed: the old URL is a 404, the new one works; removed: 404.
     let (_, settings) = page_text(&api, &cookie, "/settings").await;
-    let (status, renewed) = post_form(&api, &cookie, "/settings/feeds", &[("csrf", &csrf), ("target", &target)]).await;
+    let (status, renewed) = post_form(
+        &api,
+        &cookie,
+        "/settings/feeds",
+        &[("csrf", &csrf), ("target", &target)],
+    )
+    .await;
     assert_eq!(status, 200);
     let new_url = shown_secret(&renewed);
     assert_ne!(new_url, url);
@@ -561,10 +758,26 @@ async fn feeds_list_the_changes_behind_a_secret_of_their_own() {
         .unwrap()
         .to_string();
     assert!(settings.contains(&format!("/settings/feeds/{feed_id}/delete")));
-    let (status, _) = post_form(&api, &cookie, &format!("/settings/feeds/{feed_id}/delete"), &[("csrf", "wrong")]).await;
+    let (status, _) = post_form(
+        &api,
+        &cookie,
+        &format!("/settings/feeds/{feed_id}/delete"),
+        &[("csrf", "wrong")],
+    )
+    .await;
     assert_eq!(status, 403);
-    assert_eq!(get_feed(&new_url).await.0, 200, "a refused form changes nothing");
-    let (status, _) = post_form(&api, &cookie, &format!("/settings/feeds/{feed_id}/delete"), &[("csrf", &csrf)]).await;
+    assert_eq!(
+        get_feed(&new_url).await.0,
+        200,
+        "a refused form changes nothing"
+    );
+    let (status, _) = post_form(
+        &api,
+        &cookie,
+        &format!("/settings/feeds/{feed_id}/delete"),
+        &[("csrf", &csrf)],
+    )
+    .await;
     assert_eq!(status, 303);
     assert_eq!(get_feed(&new_url).await.0, 404);
 }

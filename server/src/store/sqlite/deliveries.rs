@@ -430,7 +430,8 @@ pub(super) async fn retry(
         return refuse("is being tried right now");
     }
     // A retry must not become a way around the confirmation of an e-mail address.
-    if kind == MessagingServiceType::Email.code() && !confirmed(&mut tx, user, &own, &target).await?
+    if kind == MessagingServiceType::Email.code()
+        && !confirmed(&mut tx, user, &own, &target).await?
     {
         return refuse(
             "goes to an e-mail address that has not confirmed it wants notifications; enter \

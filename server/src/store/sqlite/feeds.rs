@@ -3,9 +3,7 @@
 
 use super::SqliteStore;
 use super::history::decode;
-use crate::store::{
-    FeedChange, FeedRecord, FeedScope, Millis, StoreError, TimeKey, is_id, new_id,
-};
+use crate::store::{FeedChange, FeedRecord, FeedScope, Millis, StoreError, TimeKey, is_id, new_id};
 use sqlx::AssertSqlSafe;
 
 #[derive(sqlx::FromRow)]

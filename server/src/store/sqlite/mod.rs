@@ -18,8 +18,9 @@ mod users;
 
 use super::{
     AlertStates, CheckRecord, Claim, ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord,
-    DueCheck, EmailAddress, FeedChange, FeedRecord, FeedScope, FolderKey, FolderListing, Millis, NewNotification, Quotas, Series, StorageUse,
-    Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    DueCheck, EmailAddress, FeedChange, FeedRecord, FeedScope, FolderKey, FolderListing, Millis,
+    NewNotification, Quotas, Series, StorageUse, Store, StoreError, TimeKey, TimePage, TokenRecord,
+    UserRecord,
 };
 use async_trait::async_trait;
 use sqlx::sqlite::{
