@@ -253,7 +253,8 @@ async fn a_failing_webhook_is_retried_until_it_takes_the_delivery() {
     let shown = api.get(&user, &path).await.ok().clone();
     assert_eq!(
         shown,
-        json!([{"target": hook, "state": "delivered", "attempts": 3, "lastError": null}])
+        json!([{"id": ids[0], "target": hook, "state": "delivered", "attempts": 3,
+                "lastError": null}])
     );
     let other = api.user("eve@example.com").await;
     let foreign = api.get(&other, &path).await;
@@ -953,6 +954,16 @@ async fn a_monitors_unconfirmed_address_is_asked_when_its_first_notification_com
         shown["notificationEndpoints"][0]["confirmed"], false,
         "{shown}"
     );
+    // A retry is no way around the confirmation.
+    let path = format!("/thirdparty/v1/notification/{note}/deliveries");
+    let delivery = api.get(&user, &path).await.ok()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    api.post(&user, &format!("{path}/{delivery}/retry"), json!({}))
+        .await
+        .field_error("deliveryId", "not confirmed");
+    assert_eq!(api.get(&user, &path).await.ok()[0]["state"], "failed");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -781,3 +781,153 @@ async fn feeds_list_the_changes_behind_a_secret_of_their_own() {
     assert_eq!(status, 303);
     assert_eq!(get_feed(&new_url).await.0, 404);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_to_the_account_pages_is_a_clear_page_and_changes_nothing() {
+    let api = Api::start().await;
+    let user = api.user("careful@example.com").await;
+    let other = api.user("other@example.com").await;
+    let their_folder = api.folder(&other, "Theirs", None).await;
+    let cookie = session_cookie(&api, &user).await;
+    let (_, settings) = page_text(&api, &cookie, "/settings").await;
+    let csrf = csrf_of(&settings);
+
+    // A damaged page token of the notifications list.
+    let (status, html) = page_text(&api, &cookie, "/notifications?page=garbage").await;
+    assert_eq!(status, 400);
+    assert!(html.contains("does not exist"), "{html}");
+
+    // An endpoint of a type not offered, or a bad address: the message at the field.
+    let (status, html) = post_form(
+        &api,
+        &cookie,
+        "/settings/endpoints",
+        &[
+            ("csrf", &csrf),
+            ("kind", "999"),
+            ("value", "http://x.example/"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(html.contains("Choose one of the types offered."), "{html}");
+    let (status, html) = post_form(
+        &api,
+        &cookie,
+        "/settings/endpoints",
+        &[("csrf", &csrf), ("kind", "0"), ("value", "not an address")],
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(
+        html.contains("aria-invalid=\"true\" aria-describedby=\"endpoint-value-error\""),
+        "{html}"
+    );
+    assert!(html.contains("must be an e-mail address"), "{html}");
+    assert!(
+        html.contains("value=\"not an address\""),
+        "typed text kept: {html}"
+    );
+    let stored = api
+        .get(&user, "/thirdparty/v1/user/notificationEndpoints")
+        .await;
+    assert_eq!(stored.ok()["notificationEndpoints"], json!([]));
+
+    // A test to an address that is none of the user's endpoints.
+    let (status, html) = post_form(
+        &api,
+        &cookie,
+        "/settings/endpoints/test",
+        &[("csrf", &csrf), ("value", "http://127.0.0.1:9/x")],
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(html.contains("No test notification was sent"), "{html}");
+    let tests = api
+        .get(&user, "/thirdparty/v1/user/notificationEndpoints/test")
+        .await;
+    assert_eq!(tests.ok(), &json!([]));
+
+    // A feed of another user's folder is the 404 page; a target that is nothing, a 400 page.
+    let target = format!("folder:{their_folder}");
+    let (status, _) = post_form(
+        &api,
+        &cookie,
+        "/settings/feeds",
+        &[("csrf", &csrf), ("target", &target)],
+    )
+    .await;
+    assert_eq!(status, 404);
+    let (status, html) = post_form(
+        &api,
+        &cookie,
+        "/settings/feeds",
+        &[("csrf", &csrf), ("target", "everything")],
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(html.contains("Choose what the feed follows."), "{html}");
+    let feeds = api.get(&user, "/thirdparty/v1/user/feeds").await;
+    assert_eq!(feeds.ok(), &json!([]));
+
+    // Forms without the session's token change nothing.
+    for (path, fields) in [
+        (
+            "/settings/password",
+            vec![
+                ("currentPassword", PASSWORD),
+                ("newPassword", "another pass phrase"),
+            ],
+        ),
+        ("/settings/api-key", vec![]),
+        ("/settings/sign-out-everywhere", vec![]),
+    ] {
+        let mut fields = fields.clone();
+        fields.push(("csrf", "wrong"));
+        let (status, _) = post_form(&api, &cookie, path, &fields).await;
+        assert_eq!(status, 403, "{path}");
+    }
+    assert_eq!(
+        page_text(&api, &cookie, "/settings").await.0,
+        200,
+        "still signed in"
+    );
+    let login = api
+        .send(
+            Method::POST,
+            "/thirdparty/v1/user/apilogin",
+            None,
+            Some(json!({"userId": user.account.id, "apiKey": user.account.api_key})),
+        )
+        .await;
+    assert_eq!(login.status, 200, "the key unchanged");
+
+    // A new password of the wrong length: the message at its field, the password unchanged.
+    let (status, html) = post_form(
+        &api,
+        &cookie,
+        "/settings/password",
+        &[
+            ("csrf", &csrf),
+            ("currentPassword", PASSWORD),
+            ("newPassword", "short"),
+        ],
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(
+        html.contains("aria-invalid=\"true\" aria-describedby=\"new-password-error\""),
+        "{html}"
+    );
+    let relogin = super::web::sign_in(&api, &user.account.email, PASSWORD).await;
+    assert_eq!(relogin.status(), 303);
+
+    // Feed addresses that name nothing.
+    for path in [
+        "/feeds/monitors/abc",
+        "/feeds/all.atom?key=",
+        &format!("/feeds/all.atom?key={}", "k".repeat(300)),
+    ] {
+        assert_eq!(get_feed(&api.url(path)).await.0, 404, "{path}");
+    }
+}
