@@ -10,6 +10,7 @@
 //! feed of theirs exists.
 
 use super::WebSettings;
+use super::assets::Asset;
 use super::layout::page_with_head;
 use super::pages;
 use super::session::{self, Session};
@@ -74,13 +75,14 @@ pub fn feed_url(
     )
 }
 
-/// A whole page like [`super::layout::page`], announcing the feed of `scope` in its head when
-/// the user has one (a lookup failure only leaves the announcement out).
+/// A whole page like [`super::layout::page_with_scripts`], announcing the feed of `scope` in
+/// its head when the user has one (a lookup failure only leaves the announcement out).
 pub async fn page_with_feed(
     state: &AppState,
     session: &Session,
     scope: FeedScope,
     title: &str,
+    scripts: &[&Asset],
     main: Markup,
 ) -> Markup {
     let exists = state
@@ -95,7 +97,7 @@ pub async fn page_with_feed(
                 href=(feed_path(&scope));
         }
     };
-    page_with_head(title, Some(session), &[], head, main)
+    page_with_head(title, Some(session), scripts, head, main)
 }
 
 /// [`page_with_feed`] for a folder's page (`None`: the root, whose feed is of all monitors).
@@ -104,10 +106,11 @@ pub async fn page_for_folder(
     session: &Session,
     folder: Option<&str>,
     title: &str,
+    scripts: &[&Asset],
     main: Markup,
 ) -> Markup {
     let scope = folder.map_or(FeedScope::All, |id| FeedScope::Folder(id.to_string()));
-    page_with_feed(state, session, scope, title, main).await
+    page_with_feed(state, session, scope, title, scripts, main).await
 }
 
 /// The query of a feed.

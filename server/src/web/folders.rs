@@ -140,7 +140,7 @@ async fn listing(
     };
     (
         status,
-        super::feeds::page_for_folder(state, session, folder, &title, main).await,
+        super::feeds::page_for_folder(state, session, folder, &title, &[], main).await,
     )
         .into_response()
 }

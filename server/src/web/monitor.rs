@@ -141,6 +141,7 @@ pub async fn show(
         &session,
         crate::store::FeedScope::Monitor(id.clone()),
         name,
+        &[],
         main,
     )
     .await
