@@ -138,7 +138,11 @@ async fn listing(
             }
         }
     };
-    (status, page(&title, Some(session), main)).into_response()
+    (
+        status,
+        super::feeds::page_for_folder(state, session, folder, &title, &[], main).await,
+    )
+        .into_response()
 }
 
 fn name_of(folder: &Folder) -> &str {

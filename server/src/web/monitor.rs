@@ -6,7 +6,6 @@
 
 use super::folders::{linkable, state_of, when};
 use super::form::Form;
-use super::layout::page;
 use super::pages;
 use super::session::{self, Session};
 use crate::api::AppState;
@@ -137,7 +136,16 @@ pub async fn show(
             (settings(&monitor))
         }
     };
-    page(name, Some(&session), main).into_response()
+    super::feeds::page_with_feed(
+        &state,
+        &session,
+        crate::store::FeedScope::Monitor(id.clone()),
+        name,
+        &[],
+        main,
+    )
+    .await
+    .into_response()
 }
 
 fn settings(monitor: &Monitor) -> Markup {
