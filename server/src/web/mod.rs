@@ -7,12 +7,15 @@
 mod assets;
 mod delete;
 mod diff;
+mod edit;
 mod folders;
 mod form;
 mod history;
 mod layout;
 mod monitor;
+mod monitor_form;
 mod pages;
+mod preview;
 mod session;
 mod signin;
 
@@ -27,6 +30,10 @@ pub use session::SESSION_COOKIE;
 
 /// Largest form body read (a URL and a few short fields).
 const MAX_FORM_BYTES: usize = 16 * 1024;
+
+/// Largest monitor form read: a request body of 64 KiB, 32 KiB of headers, a 4 KiB note and
+/// regex, URL filters and alerts, percent-encoded.
+const MAX_MONITOR_FORM_BYTES: usize = 512 * 1024;
 
 /// What the web interface needs from the service's settings.
 #[derive(Debug, Clone, Default)]
@@ -43,7 +50,23 @@ pub fn routes(state: AppState) -> Router {
         .route("/", get(folders::root))
         .route("/folders/{id}", get(folders::folder))
         .route("/monitors/quick-add", post(folders::quick_add))
-        .route("/monitors/new", get(folders::new_monitor))
+        .route(
+            "/monitors/new",
+            get(edit::new_monitor)
+                .post(edit::create)
+                .layer(axum::extract::DefaultBodyLimit::max(MAX_MONITOR_FORM_BYTES)),
+        )
+        .route(
+            "/monitors/{id}/edit",
+            get(edit::edit)
+                .post(edit::update)
+                .layer(axum::extract::DefaultBodyLimit::max(MAX_MONITOR_FORM_BYTES)),
+        )
+        .route(
+            "/monitors/preview",
+            post(preview::preview)
+                .layer(axum::extract::DefaultBodyLimit::max(MAX_MONITOR_FORM_BYTES)),
+        )
         .route("/monitors/{id}", get(monitor::show))
         .route("/monitors/{id}/pause", post(monitor::pause))
         .route("/monitors/{id}/resume", post(monitor::resume))
