@@ -567,11 +567,19 @@ fn slot_of(path: &str, fields: &Fields) -> String {
     }
 }
 
-/// Every slot this form shows messages at.
+/// The problems in the order their fields appear, what fits no field last.
+fn in_form_order<'a>(problems: &'a Problems, fields: &Fields) -> Vec<(&'a String, &'a Vec<String>)> {
+    let order = slots(fields);
+    let mut listed: Vec<(&String, &Vec<String>)> = problems.0.iter().collect();
+    listed.sort_by_key(|(slot, _)| order.iter().position(|s| s == *slot).unwrap_or(usize::MAX));
+    listed
+}
+
+/// Every slot this form shows messages at, in the order the form shows them.
 fn slots(fields: &Fields) -> Vec<String> {
     let mut all: Vec<String> = [
-        "name",
         "url",
+        "name",
         "jobType",
         "xPath",
         "excludeXPath",
@@ -579,36 +587,46 @@ fn slots(fields: &Fields) -> Vec<String> {
         "alerts",
         "recurrenceInSeconds",
         "notificationEndpoints",
+        "urlFilter",
+        "crawlingDepth",
+        "method",
         "location",
         "proxies",
         "headers",
-        "method",
         "body",
-        "note",
         "folderId",
-        "crawlingDepth",
-        "urlFilter",
+        "note",
     ]
     .map(String::from)
     .to_vec();
+    // Rows go right after their group.
+    let mut rows = Vec::new();
     for i in 0..fields.alerts.len() {
-        all.push(format!("alerts[{i}].type"));
-        all.push(format!("alerts[{i}].parameters.compare"));
-        all.push(format!("alerts[{i}].value"));
+        rows.push(format!("alerts[{i}].type"));
+        rows.push(format!("alerts[{i}].parameters.compare"));
+        rows.push(format!("alerts[{i}].value"));
     }
     for i in 0..fields.headers.len() {
-        all.push(format!("headers[{i}].key"));
-        all.push(format!("headers[{i}].value"));
+        rows.push(format!("headers[{i}].key"));
+        rows.push(format!("headers[{i}].value"));
     }
     for i in 0..fields.endpoints.len() {
-        all.push(format!("notificationEndpoints[{i}].type"));
-        all.push(format!("notificationEndpoints[{i}].value"));
+        rows.push(format!("notificationEndpoints[{i}].type"));
+        rows.push(format!("notificationEndpoints[{i}].value"));
     }
-    for (list, rows) in [("include", &fields.include), ("exclude", &fields.exclude)] {
-        for i in 0..rows.len() {
-            all.push(format!("urlFilter.{list}[{i}].type"));
-            all.push(format!("urlFilter.{list}[{i}].filter"));
+    for (list, filters) in [("include", &fields.include), ("exclude", &fields.exclude)] {
+        for i in 0..filters.len() {
+            rows.push(format!("urlFilter.{list}[{i}].type"));
+            rows.push(format!("urlFilter.{list}[{i}].filter"));
         }
+    }
+    for row in rows {
+        let group = row.split(['[', '.']).next().unwrap_or_default().to_string();
+        let at = all
+            .iter()
+            .rposition(|slot| slot.starts_with(&group))
+            .map_or(all.len(), |at| at + 1);
+        all.insert(at, row);
     }
     all
 }
@@ -686,7 +704,7 @@ pub fn render(fields: &Fields, problems: &Problems, ctx: &Context<'_>) -> Markup
                 div.alert.problems #problems role="alert" tabindex="-1" {
                     p { "The monitor was not saved. Please correct:" }
                     ul {
-                        @for (slot, messages) in &problems.0 {
+                        @for (slot, messages) in in_form_order(problems, fields) {
                             @for message in messages {
                                 li { a href={ "#" (id_of(slot)) } { (label_of(slot)) ": " (message) } }
                             }
@@ -788,7 +806,7 @@ pub fn render(fields: &Fields, problems: &Problems, ctx: &Context<'_>) -> Markup
             (message("form", problems))
             div.form-actions {
                 button.button.primary type="submit" { "Save monitor" }
-                button.button #preview-button type="submit" formaction="/monitors/preview" { "Preview" }
+                button.button #preview-button type="submit" formaction="/monitors/preview#preview" { "Preview" }
                 a.button.quiet href=(cancel_link(fields)) { "Cancel" }
             }
         }

@@ -249,7 +249,12 @@ fn stream_crawl(
             return;
         }
         loop {
-            let event = match tokio::time::timeout_at(deadline, crawl.next()).await {
+            // A reader that went away ends the crawl now, not at its next page.
+            let next = tokio::select! {
+                () = sender.closed() => return,
+                next = tokio::time::timeout_at(deadline, crawl.next()) => next,
+            };
+            let event = match next {
                 Ok(Some(event)) => event,
                 Ok(None) => {
                     finished = true;

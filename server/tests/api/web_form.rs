@@ -135,7 +135,11 @@ async fn create_with_a_preview_fix_errors_edit_and_preview_a_portal_in_a_real_br
 
     // Save: the monitor's page, and the API has every field set.
     click(&page, ".form-actions button.primary").await;
-    until(&page, "/^\\/monitors\\/[^/]+$/.test(location.pathname)").await;
+    until(
+        &page,
+        "/^\\/monitors\\/[^/]+$/.test(location.pathname) && !document.getElementById('monitor-form')",
+    )
+    .await;
     let path: String = eval(&page, "location.pathname").await;
     let task_id = path.trim_start_matches("/monitors/").to_string();
     let stored = api
@@ -507,4 +511,83 @@ async fn a_value_of_9_mb_is_previewed_cut() {
     assert_eq!(status, 200);
     assert!(page.contains("Only the first 20000 characters are shown"), "{}", &page[..2000.min(page.len())]);
     assert!(page.len() < 200_000, "the page is {} bytes", page.len());
+}
+
+#[tokio::test]
+async fn a_portal_preview_streams_its_pages_and_runs_at_most_two_at_once() {
+    use wachet::testing::Reply;
+    let site = FixtureServer::builder()
+        .page(
+            "/site",
+            "<html><body><a href=\"/site/fast\">fast</a> <a href=\"/site/slow\">slow</a></body></html>",
+        )
+        .page("/site/fast", "<html><body>fast</body></html>")
+        .reply(
+            "/site/slow",
+            Reply::html("<html><body>slow</body></html>")
+                .delay(std::time::Duration::from_secs(600)),
+        )
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start().await;
+    let user = api.user("stream@example.com").await;
+    let cookie = session_cookie(&api, &user).await;
+    let (csrf, _) = new_form(&api, &cookie).await;
+    let url = site.url("/site");
+    let form = [
+        ("csrf", csrf.as_str()),
+        ("url", url.as_str()),
+        ("jobType", "Portal"),
+        ("crawlingDepth", "1"),
+        ("recurrence", "3600"),
+    ];
+    let start = || async {
+        client()
+            .post(api.url("/monitors/preview"))
+            .header("cookie", &cookie)
+            .form(&form)
+            .send()
+            .await
+            .unwrap()
+    };
+    // The page arrives piece by piece: the fast page is listed while the slow one is still
+    // being fetched, before the crawl's summary.
+    let mut first = start().await;
+    assert_eq!(first.status(), 200);
+    let mut seen = String::new();
+    let fast = site.url("/site/fast");
+    tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while !seen.contains(&fast) {
+            let chunk = first.chunk().await.unwrap().expect("the page goes on");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    })
+    .await
+    .expect("the fast page is listed within 30 s");
+    assert!(seen.contains("id=\"monitor-form\""), "the form comes first");
+    assert!(!seen.contains("crawl-summary"), "the crawl is still running");
+
+    // Two run; a third is refused, saying why.
+    let second = start().await;
+    assert_eq!(second.status(), 200);
+    let third = start().await;
+    assert_eq!(third.status(), 429);
+    let text = third.text().await.unwrap();
+    assert!(text.contains("2 previews are still running."), "{text}");
+
+    // Closing a preview ends its crawl and frees its turn.
+    drop(first);
+    drop(second);
+    let mut accepted = false;
+    for _ in 0..100 {
+        let next = start().await;
+        if next.status() == 200 {
+            accepted = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(accepted, "a closed preview gave its turn back");
+    assert_eq!(monitor_count(&api, &user).await, 0);
 }
