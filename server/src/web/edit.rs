@@ -6,13 +6,13 @@
 //! monitor's form carries a one-time token: submitting it twice (a double click, a reload)
 //! stores one monitor and takes both to it. Another user's monitor is the 404 page.
 
+use super::assets::FORM_JS;
 use super::form::Form;
 use super::layout::page_with_scripts;
 use super::monitor::{own_monitor, signed_in};
 use super::monitor_form::{self, Context, Fields, Posted, Problems};
 use super::pages;
 use super::session::{self, Session};
-use super::assets::FORM_JS;
 use crate::api::AppState;
 use crate::api::auth::CurrentUser;
 use crate::api::body::ApiJson;
@@ -237,7 +237,10 @@ pub(super) async fn posted(
 ) -> Result<(Session, Posted), Response> {
     let session = signed_in(state, headers).await?;
     let posted = monitor_form::parse(pairs).map_err(|err| {
-        pages::bad_input(StatusCode::BAD_REQUEST, &format!("{}.", capitalized(&err.to_string())))
+        pages::bad_input(
+            StatusCode::BAD_REQUEST,
+            &format!("{}.", capitalized(&err.to_string())),
+        )
     })?;
     if !session::same_origin(headers, &state.settings().web)
         || !session::csrf_matches(&session, posted.csrf.as_deref())
@@ -339,7 +342,10 @@ async fn save(
             }
             Err(_) => {
                 return pages::from_api(
-                    ApiError::Unavailable("the first submit of this form is still being saved".into(), 5),
+                    ApiError::Unavailable(
+                        "the first submit of this form is still being saved".into(),
+                        5,
+                    ),
                     Some(session),
                 );
             }
@@ -413,10 +419,11 @@ fn named(mut monitor: Monitor) -> Monitor {
 }
 
 type Slot = Arc<tokio::sync::Mutex<Option<String>>>;
+/// A form's submissions by (user, token): when first seen, and the id stored.
+type Submissions = HashMap<(String, String), (Instant, Slot)>;
 
 /// The submissions of new-monitor forms, by user and token: the id stored, once it is.
-static SUBMISSIONS: LazyLock<Mutex<HashMap<(String, String), (Instant, Slot)>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+static SUBMISSIONS: LazyLock<Mutex<Submissions>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 fn submission(user: &str, token: &str) -> Slot {
     let mut map = SUBMISSIONS

@@ -319,7 +319,10 @@ impl Fields {
                 continue;
             };
             let compare = or_default(&row.compare, CompareType::parse).unwrap_or_else(|| {
-                problems.add(format!("alerts[{i}].parameters.compare"), "choose what to compare");
+                problems.add(
+                    format!("alerts[{i}].parameters.compare"),
+                    "choose what to compare",
+                );
                 CompareType::All
             });
             alerts.push(Alert {
@@ -568,7 +571,10 @@ fn slot_of(path: &str, fields: &Fields) -> String {
 }
 
 /// The problems in the order their fields appear, what fits no field last.
-fn in_form_order<'a>(problems: &'a Problems, fields: &Fields) -> Vec<(&'a String, &'a Vec<String>)> {
+fn in_form_order<'a>(
+    problems: &'a Problems,
+    fields: &Fields,
+) -> Vec<(&'a String, &'a Vec<String>)> {
     let order = slots(fields);
     let mut listed: Vec<(&String, &Vec<String>)> = problems.0.iter().collect();
     listed.sort_by_key(|(slot, _)| order.iter().position(|s| s == *slot).unwrap_or(usize::MAX));
@@ -795,6 +801,10 @@ pub fn render(fields: &Fields, problems: &Problems, ctx: &Context<'_>) -> Markup
                         aria-invalid=[invalid("folderId", problems)]
                         aria-describedby=[describedby_opt("folderId", problems)] {
                         option value="" selected[fields.folder.is_empty()] { "All monitors (top level)" }
+                        @if !fields.folder.is_empty() && !ctx.folders.iter().any(|(id, _)| *id == fields.folder) {
+                            // Deeper than the folders listed: kept, not moved to the top level.
+                            option value=(fields.folder) selected { "Its current folder" }
+                        }
                         @for (id, path) in ctx.folders {
                             option value=(id) selected[&fields.folder == id] { (path) }
                         }

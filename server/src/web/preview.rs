@@ -111,13 +111,14 @@ pub async fn preview(
     let prepared = match tokio::task::spawn_blocking(move || checker.prepare(&monitor)).await {
         Ok(Ok(prepared)) => prepared,
         Ok(Err(invalid)) => {
-            let errors = invalid
-                .errors
-                .into_iter()
-                .fold(std::collections::BTreeMap::new(), |mut map, e| {
-                    map.entry(e.field).or_insert_with(Vec::new).push(e.message);
-                    map
-                });
+            let errors =
+                invalid
+                    .errors
+                    .into_iter()
+                    .fold(std::collections::BTreeMap::new(), |mut map, e| {
+                        map.entry(e.field).or_insert_with(Vec::new).push(e.message);
+                        map
+                    });
             let problems = monitor_form::from_api(errors, &fields);
             return show(StatusCode::BAD_REQUEST, &problems, html! {});
         }
@@ -245,7 +246,11 @@ fn stream_crawl(
         let mut found = 0usize;
         let mut start_error: Option<String> = None;
         let mut finished = false;
-        if sender.send("<ol class=\"crawled-pages\">".into()).await.is_err() {
+        if sender
+            .send("<ol class=\"crawled-pages\">".into())
+            .await
+            .is_err()
+        {
             return;
         }
         loop {
@@ -299,10 +304,12 @@ fn stream_crawl(
             .await;
     });
     let body = futures::stream::unfold(receiver, |mut receiver| async move {
-        receiver
-            .recv()
-            .await
-            .map(|chunk| (Ok::<Bytes, std::convert::Infallible>(Bytes::from(chunk)), receiver))
+        receiver.recv().await.map(|chunk| {
+            (
+                Ok::<Bytes, std::convert::Infallible>(Bytes::from(chunk)),
+                receiver,
+            )
+        })
     });
     let mut response = Body::from_stream(body).into_response();
     response.headers_mut().insert(
@@ -348,7 +355,11 @@ impl Turn {
             });
         }
         let usage = all.entry(user.to_string()).or_default();
-        while usage.started.front().is_some_and(|at| at.elapsed() >= minute) {
+        while usage
+            .started
+            .front()
+            .is_some_and(|at| at.elapsed() >= minute)
+        {
             usage.started.pop_front();
         }
         if usage.running >= IN_FLIGHT {
@@ -388,7 +399,11 @@ mod tests {
     fn a_long_value_is_shown_cut_with_a_note() {
         let value = "é".repeat(MAX_SHOWN_CHARS + 5);
         let html = value_markup(&value).into_string();
-        assert!(html.contains("Only the first 20000 characters"), "{}", &html[html.len() - 300..]);
+        assert!(
+            html.contains("Only the first 20000 characters"),
+            "{}",
+            &html[html.len() - 300..]
+        );
         assert!(html.len() < MAX_SHOWN_CHARS * 2 + 1000);
     }
 

@@ -106,10 +106,18 @@ async fn create_with_a_preview_fix_errors_edit_and_preview_a_portal_in_a_real_br
     click(&page, "#preview-button").await;
     until(&page, "!!document.querySelector('.preview-value')").await;
     assert_eq!(
-        eval::<String>(&page, "document.querySelector('.preview-value').textContent").await,
+        eval::<String>(
+            &page,
+            "document.querySelector('.preview-value').textContent"
+        )
+        .await,
         "12.40"
     );
-    assert_eq!(monitor_count(&api, &user).await, 0, "a preview saves nothing");
+    assert_eq!(
+        monitor_count(&api, &user).await,
+        0,
+        "a preview saves nothing"
+    );
     let fetched = site.requests();
     assert!(
         fetched
@@ -167,19 +175,30 @@ async fn create_with_a_preview_fix_errors_edit_and_preview_a_portal_in_a_real_br
         eval::<String>(&page, "document.getElementById('f-name').value").await,
         "Tea price"
     );
+    screenshot(&page, "monitor-edit", 1440).await;
+    screenshot(&page, "monitor-edit", 375).await;
+    width(&page, 1440).await;
     set(&page, "f-recurrenceInSeconds", "86400").await;
     // "Add another alert" posts the form back with an empty row (no script needed).
     click(&page, "button[name=add][value=alerts]").await;
     until(&page, "!!document.getElementById('f-alerts-1--type')").await;
     assert_eq!(
-        eval::<String>(&page, "document.getElementById('f-recurrenceInSeconds').value").await,
+        eval::<String>(
+            &page,
+            "document.getElementById('f-recurrenceInSeconds').value"
+        )
+        .await,
         "86400",
         "the change typed before adding a row is kept"
     );
     set(&page, "f-alerts-1--type", "Gt").await;
     set(&page, "f-alerts-1--value", "20").await;
     click(&page, ".form-actions button.primary").await;
-    until(&page, &format!("location.pathname === '/monitors/{task_id}'")).await;
+    until(
+        &page,
+        &format!("location.pathname === '/monitors/{task_id}'"),
+    )
+    .await;
     let edited = api
         .get(&user, &format!("/thirdparty/v1/task/{task_id}"))
         .await
@@ -189,7 +208,11 @@ async fn create_with_a_preview_fix_errors_edit_and_preview_a_portal_in_a_real_br
     assert_eq!(edited["alerts"][1]["type"], "Gt");
     assert_eq!(edited["alerts"][1]["value"], "20");
     assert_eq!(edited["name"], "Tea price");
-    assert_eq!(monitor_count(&api, &user).await, 1, "an edit creates nothing");
+    assert_eq!(
+        monitor_count(&api, &user).await,
+        1,
+        "an edit creates nothing"
+    );
 
     // Validation: an empty URL, a bad XPath and a bad regex, each at its field, typed values kept.
     page.goto(api.url("/monitors/new")).await.unwrap();
@@ -232,7 +255,10 @@ async fn create_with_a_preview_fix_errors_edit_and_preview_a_portal_in_a_real_br
     page.goto(api.url("/monitors/new")).await.unwrap();
     until(&page, "!!document.querySelector('#monitor-form')").await;
     let portal_hidden: bool = eval(&page, "document.querySelector('fieldset.portal').hidden").await;
-    assert!(portal_hidden, "the Portal fields hide for a single page (script on)");
+    assert!(
+        portal_hidden,
+        "the Portal fields hide for a single page (script on)"
+    );
     set(&page, "f-url", &site.url("/portal")).await;
     click(&page, "input[name=jobType][value=Portal]").await;
     until(&page, "!document.querySelector('fieldset.portal').hidden").await;
@@ -259,13 +285,20 @@ async fn create_with_a_preview_fix_errors_edit_and_preview_a_portal_in_a_real_br
     .await;
     assert!(titles.contains(&"Page B <i>".to_string()), "{titles:?}");
     assert!(
-        eval::<String>(&page, "document.querySelector('.crawl-summary').textContent")
-            .await
-            .contains("3 pages found")
+        eval::<String>(
+            &page,
+            "document.querySelector('.crawl-summary').textContent"
+        )
+        .await
+        .contains("3 pages found")
     );
     screenshot(&page, "monitor-form-portal-preview", 1440).await;
     screenshot(&page, "monitor-form-portal-preview", 375).await;
-    assert_eq!(monitor_count(&api, &user).await, 1, "a preview saves nothing");
+    assert_eq!(
+        monitor_count(&api, &user).await,
+        1,
+        "a preview saves nothing"
+    );
     driver.close().await;
 }
 
@@ -470,7 +503,10 @@ async fn a_preview_the_network_policy_refuses_shows_the_engines_words_and_previe
     assert!(page.contains("The check failed: "), "{page}");
     assert!(page.contains("allow private networks"), "{page}");
     assert_eq!(site.hits("/shop"), 0, "nothing reached the private address");
-    assert!(page.contains(&format!("value=\"{url}\"")), "the URL typed is kept");
+    assert!(
+        page.contains(&format!("value=\"{url}\"")),
+        "the URL typed is kept"
+    );
 
     // Ten previews a minute; the eleventh is refused with a clear message.
     for _ in 1..10 {
@@ -479,8 +515,14 @@ async fn a_preview_the_network_policy_refuses_shows_the_engines_words_and_previe
     }
     let (status, _, page) = post(&api, &cookie, "/monitors/preview", &form).await;
     assert_eq!(status, 429, "{page}");
-    assert!(page.contains("Too many previews: at most 10 a minute."), "{page}");
-    assert!(page.contains("id=\"monitor-form\""), "the form is still there");
+    assert!(
+        page.contains("Too many previews: at most 10 a minute."),
+        "{page}"
+    );
+    assert!(
+        page.contains("id=\"monitor-form\""),
+        "the form is still there"
+    );
     assert_eq!(monitor_count(&api, &user).await, 0);
 }
 
@@ -509,7 +551,11 @@ async fn a_value_of_9_mb_is_previewed_cut() {
     )
     .await;
     assert_eq!(status, 200);
-    assert!(page.contains("Only the first 20000 characters are shown"), "{}", &page[..2000.min(page.len())]);
+    assert!(
+        page.contains("Only the first 20000 characters are shown"),
+        "{}",
+        &page[..2000.min(page.len())]
+    );
     assert!(page.len() < 200_000, "the page is {} bytes", page.len());
 }
 
@@ -566,7 +612,10 @@ async fn a_portal_preview_streams_its_pages_and_runs_at_most_two_at_once() {
     .await
     .expect("the fast page is listed within 30 s");
     assert!(seen.contains("id=\"monitor-form\""), "the form comes first");
-    assert!(!seen.contains("crawl-summary"), "the crawl is still running");
+    assert!(
+        !seen.contains("crawl-summary"),
+        "the crawl is still running"
+    );
 
     // Two run; a third is refused, saying why.
     let second = start().await;
@@ -590,4 +639,169 @@ async fn a_portal_preview_streams_its_pages_and_runs_at_most_two_at_once() {
     }
     assert!(accepted, "a closed preview gave its turn back");
     assert_eq!(monitor_count(&api, &user).await, 0);
+}
+
+#[tokio::test]
+async fn without_scripts_rows_are_added_by_posting_back_and_every_field_is_stored() {
+    let api = Api::start().await;
+    let user = api.user("noscript@example.com").await;
+    let folder = api.folder(&user, "Shops", None).await;
+    let cookie = session_cookie(&api, &user).await;
+    let (csrf, token) = new_form(&api, &cookie).await;
+    let mut form = vec![
+        ("csrf", csrf.clone()),
+        ("token", token.clone()),
+        ("url", "https://example.com/news".to_string()),
+        ("name", "News <b>site</b>".to_string()),
+        ("jobType", "Portal".to_string()),
+        ("crawlingDepth", "3".to_string()),
+        ("urlFilter.include[0].type", "Regex".to_string()),
+        ("urlFilter.include[0].filter", "/news/\\d+".to_string()),
+        ("crawlPagesFromAllDomains", "true".to_string()),
+        ("ignoreInvalidPages", "true".to_string()),
+        ("alerts[0].type", "Contains".to_string()),
+        ("alerts[0].parameters.compare", "Added".to_string()),
+        ("alerts[0].value", "sale".to_string()),
+        ("recurrence", "custom".to_string()),
+        ("recurrenceCustom", "900".to_string()),
+        ("method", "POST".to_string()),
+        ("body", "q=1".to_string()),
+        ("headers[0].key", "Accept-Language".to_string()),
+        ("headers[0].value", "de".to_string()),
+        ("collectRawHtml", "true".to_string()),
+        ("note", "watch it".to_string()),
+        ("folderId", folder.clone()),
+    ];
+    let as_pairs = |form: &[(&'static str, String)]| -> Vec<(String, String)> {
+        form.iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    };
+    let send = |pairs: Vec<(String, String)>, path: String| {
+        let api = &api;
+        let cookie = cookie.clone();
+        async move {
+            let refs: Vec<(&str, &str)> = pairs
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            post(api, &cookie, &path, &refs).await
+        }
+    };
+    // "Add an endpoint": the form again, with everything typed and an empty endpoint row.
+    let mut adding = as_pairs(&form);
+    adding.push(("add".into(), "notificationEndpoints".into()));
+    let (status, _, page) = send(adding, "/monitors/new".into()).await;
+    assert_eq!(status, 200);
+    assert!(
+        page.contains("name=\"notificationEndpoints[0].value\""),
+        "{page}"
+    );
+    assert!(page.contains("value=\"News &lt;b&gt;site&lt;/b&gt;\""));
+    assert!(page.contains("value=\"/news/\\d+\""));
+    assert!(
+        page.contains(&format!("name=\"token\" value=\"{token}\"")),
+        "the token is kept"
+    );
+    assert_eq!(
+        monitor_count(&api, &user).await,
+        0,
+        "adding a row saves nothing"
+    );
+
+    form.push(("notificationEndpoints[0].type", "Webhook".into()));
+    form.push((
+        "notificationEndpoints[0].value",
+        "https://hooks.example.com/w".into(),
+    ));
+    let (status, location, page) = send(as_pairs(&form), "/monitors/new".into()).await;
+    assert_eq!(status, 303, "{page}");
+    let task = location.trim_start_matches("/monitors/").to_string();
+    let stored = api
+        .get(&user, &format!("/thirdparty/v1/task/{task}"))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(stored["name"], "News <b>site</b>");
+    assert_eq!(stored["jobType"], "Portal");
+    assert_eq!(stored["crawlingDepth"], 3);
+    assert_eq!(
+        stored["urlFilter"]["include"],
+        json!([{"filter": "/news/\\d+", "type": "Regex"}])
+    );
+    assert_eq!(stored["crawlPagesFromAllDomains"], true);
+    assert_eq!(stored["ignoreInvalidPages"], true);
+    assert_eq!(stored["collectRawHtml"], true);
+    assert_eq!(stored["alerts"][0]["type"], "Contains");
+    assert_eq!(stored["alerts"][0]["value"], "sale");
+    assert_eq!(stored["alerts"][0]["parameters"]["compare"], "Added");
+    assert_eq!(stored["recurrenceInSeconds"], 900);
+    assert_eq!(stored["method"], "POST");
+    assert_eq!(stored["body"], "q=1");
+    assert_eq!(stored["headers"][0]["key"], "Accept-Language");
+    assert_eq!(stored["note"], "watch it");
+    assert_eq!(stored["folderId"], folder.as_str());
+    assert_eq!(
+        stored["notificationEndpoints"][0]["value"],
+        "https://hooks.example.com/w"
+    );
+
+    // The edit form shows what is stored; saving it with the top level moves it there, and
+    // an empty endpoint value removes that endpoint.
+    let (status, edit_page) =
+        super::web::page_text(&api, &cookie, &format!("/monitors/{task}/edit")).await;
+    assert_eq!(status, 200);
+    assert!(edit_page.contains("value=\"900\""));
+    assert!(
+        edit_page.contains("<option value=\"Portal\"")
+            || edit_page.contains("value=\"Portal\" checked")
+    );
+    let mut edit: Vec<(&'static str, String)> = form
+        .iter()
+        .filter(|(k, _)| *k != "token")
+        .cloned()
+        .collect();
+    for (key, value) in edit.iter_mut() {
+        match *key {
+            "folderId" => value.clear(),
+            "notificationEndpoints[0].value" => value.clear(),
+            "recurrence" => *value = "0".into(),
+            _ => {}
+        }
+    }
+    let (status, location, page) = send(as_pairs(&edit), format!("/monitors/{task}/edit")).await;
+    assert_eq!(status, 303, "{page}");
+    assert_eq!(location, format!("/monitors/{task}"));
+    let edited = api
+        .get(&user, &format!("/thirdparty/v1/task/{task}"))
+        .await
+        .ok()
+        .clone();
+    assert!(edited["folderId"].is_null(), "{edited}");
+    assert_eq!(edited["recurrenceInSeconds"], 0);
+    assert_eq!(edited["notificationEndpoints"], json!([]));
+    assert_eq!(monitor_count(&api, &user).await, 1);
+
+    // A bad custom interval: the form again, at its field, nothing changed.
+    for (key, value) in edit.iter_mut() {
+        if *key == "recurrence" {
+            *value = "custom".into();
+        }
+        if *key == "recurrenceCustom" {
+            *value = "soon".into();
+        }
+    }
+    let (status, _, page) = send(as_pairs(&edit), format!("/monitors/{task}/edit")).await;
+    assert_eq!(status, 400);
+    assert!(
+        page.contains("aria-invalid=\"true\" aria-describedby=\"f-recurrenceInSeconds-error"),
+        "{page}"
+    );
+    assert!(page.contains("value=\"soon\""));
+    let unchanged = api
+        .get(&user, &format!("/thirdparty/v1/task/{task}"))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(unchanged["recurrenceInSeconds"], 0);
 }
