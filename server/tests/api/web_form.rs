@@ -2,7 +2,7 @@
 //! service: in real Chromium, a monitor created through the full form after a preview showing
 //! its value, validation messages at their fields, an edit, a Portal preview listing the pages
 //! of a fixture site; over HTTP, a double submit, a missing CSRF token, another user's monitor,
-//! a preview the network policy refuses, the preview rate limit and a value of 9 MB.
+//! a preview the network policy refuses, the preview rate limit and a value of 10 MB.
 
 use super::web::{
     Driver, client, csrf_of, dark, eval, monitor_count, screenshot, session_cookie,
@@ -527,8 +527,8 @@ async fn a_preview_the_network_policy_refuses_shows_the_engines_words_and_previe
 }
 
 #[tokio::test]
-async fn a_value_of_9_mb_is_previewed_cut() {
-    let words = "word ".repeat(1_800_000);
+async fn a_value_of_10_mb_is_previewed_cut() {
+    let words = "word ".repeat(2_000_000);
     let site = FixtureServer::builder()
         .page("/big", format!("<html><body><p>{words}</p></body></html>"))
         .start()
@@ -557,6 +557,9 @@ async fn a_value_of_9_mb_is_previewed_cut() {
         &page[..2000.min(page.len())]
     );
     assert!(page.len() < 200_000, "the page is {} bytes", page.len());
+    let start = page.find("the value has ").unwrap() + 14;
+    let chars: usize = page[start..].split(' ').next().unwrap().parse().unwrap();
+    assert!(chars >= 9_999_000, "the whole value was checked: {chars}");
 }
 
 #[tokio::test]

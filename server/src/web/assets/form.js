@@ -37,4 +37,6 @@
     if (!button || button.name !== "add") { form.dataset.sending = "1"; }
     window.setTimeout(function () { form.dataset.sending = ""; }, 15000);
   });
+  /* Back to this page from the next one: the form may be sent again. */
+  window.addEventListener("pageshow", function () { form.dataset.sending = ""; });
 })();
