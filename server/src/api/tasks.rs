@@ -24,7 +24,7 @@ const VALIDATION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1
 /// blocking pool, a few at a time ([`super::Inner::validations`]), while the async threads go on
 /// serving everyone's other requests. Past [`VALIDATION_TIMEOUT`] the answer is 503; the
 /// compilation then finishes on its own, still holding its turn.
-async fn validate(state: &AppState, monitor: Monitor) -> Result<Monitor, ApiError> {
+pub(crate) async fn validate(state: &AppState, monitor: Monitor) -> Result<Monitor, ApiError> {
     let busy = || {
         ApiError::Unavailable(
             format!(

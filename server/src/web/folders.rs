@@ -4,14 +4,14 @@
 //! Another user's folder is the same 404 page as an unknown id.
 
 use super::form::Form;
-use super::layout::page;
+
 use super::pages;
 use super::session::{self, Session};
 use crate::api::AppState;
 use crate::api::auth::CurrentUser;
 use crate::api::body::ApiJson;
 use crate::api::problem::ApiError;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Utc};
@@ -328,39 +328,4 @@ pub async fn quick_add(
         }
         Err(other) => pages::from_api(other, Some(&session)),
     }
-}
-
-/// The query of `/monitors/new`.
-#[derive(Debug, Deserialize)]
-pub struct NewQuery {
-    folder: Option<String>,
-}
-
-/// `GET /monitors/new`: the full form comes next; until then, this says so.
-pub async fn new_monitor(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Query(query): Query<NewQuery>,
-) -> Response {
-    let session = match session::current(&state, &headers).await {
-        Ok(Some(session)) => session,
-        Ok(None) => return Redirect::to("/signin").into_response(),
-        Err(err) => return pages::from_api(err, None),
-    };
-    let back = query
-        .folder
-        .filter(|f| crate::store::is_id(f))
-        .map_or_else(|| "/".to_string(), |id| format!("/folders/{id}"));
-    page(
-        "New monitor",
-        Some(&session),
-        html! {
-            section.card.message {
-                h1 { "New monitor" }
-                p { "The full form (XPath, alerts, schedule, notifications) comes next. Until then, add a page with the quick-add field, or use the API." }
-                p { a.button href=(back) { "Back to the list" } }
-            }
-        },
-    )
-    .into_response()
 }

@@ -13,6 +13,21 @@ use serde::de::DeserializeOwned;
 /// Used when the service set no body-read timeout (tests building the router themselves).
 const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// The form limit of a route that takes more than [`super::MAX_FORM_BYTES`], for the message.
+#[derive(Clone, Copy)]
+pub struct Limit(usize);
+
+/// Layers for a route whose forms may be up to `bytes` long: the body limit, and the same
+/// number in the message of a form refused for its size.
+pub fn larger_limit(
+    bytes: usize,
+) -> tower::layer::util::Stack<axum::extract::DefaultBodyLimit, axum::Extension<Limit>> {
+    tower::layer::util::Stack::new(
+        axum::extract::DefaultBodyLimit::max(bytes),
+        axum::Extension(Limit(bytes)),
+    )
+}
+
 /// A decoded form.
 pub struct Form<T>(pub T);
 
@@ -24,6 +39,10 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Form<T> {
             .extensions()
             .get::<BodyReadTimeout>()
             .map_or(DEFAULT_TIMEOUT, |t| t.0);
+        let limit = request
+            .extensions()
+            .get::<Limit>()
+            .map_or(super::MAX_FORM_BYTES, |l| l.0);
         // A body trickled a byte at a time would hold the connection for ever.
         let bytes = tokio::time::timeout(timeout, Bytes::from_request(request, state))
             .await
@@ -39,7 +58,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Form<T> {
                         StatusCode::PAYLOAD_TOO_LARGE,
                         &format!(
                             "The form is larger than {} KiB.",
-                            super::MAX_FORM_BYTES / 1024
+                            limit / 1024
                         ),
                     )
                 } else {

@@ -7,14 +7,17 @@
 mod assets;
 mod delete;
 mod diff;
+mod edit;
 mod feeds;
 mod folders;
 mod form;
 mod history;
 mod layout;
 mod monitor;
+mod monitor_form;
 mod notifications;
 mod pages;
+mod preview;
 mod session;
 mod settings;
 mod signin;
@@ -32,6 +35,10 @@ pub use session::SESSION_COOKIE;
 /// Largest form body read (a URL and a few short fields).
 const MAX_FORM_BYTES: usize = 16 * 1024;
 
+/// Largest monitor form read: a request body of 64 KiB, 32 KiB of headers, a 4 KiB note and
+/// regex, URL filters and alerts, percent-encoded.
+const MAX_MONITOR_FORM_BYTES: usize = 512 * 1024;
+
 /// What the web interface needs from the service's settings.
 #[derive(Debug, Clone, Default)]
 pub struct WebSettings {
@@ -47,7 +54,23 @@ pub fn routes(state: AppState) -> Router {
         .route("/", get(folders::root))
         .route("/folders/{id}", get(folders::folder))
         .route("/monitors/quick-add", post(folders::quick_add))
-        .route("/monitors/new", get(folders::new_monitor))
+        .route(
+            "/monitors/new",
+            get(edit::new_monitor)
+                .post(edit::create)
+                .layer(form::larger_limit(MAX_MONITOR_FORM_BYTES)),
+        )
+        .route(
+            "/monitors/{id}/edit",
+            get(edit::edit)
+                .post(edit::update)
+                .layer(form::larger_limit(MAX_MONITOR_FORM_BYTES)),
+        )
+        .route(
+            "/monitors/preview",
+            post(preview::preview)
+                .layer(form::larger_limit(MAX_MONITOR_FORM_BYTES)),
+        )
         .route("/monitors/{id}", get(monitor::show))
         .route("/monitors/{id}/pause", post(monitor::pause))
         .route("/monitors/{id}/resume", post(monitor::resume))

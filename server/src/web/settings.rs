@@ -327,7 +327,7 @@ fn feeds_section(session: &Session, feeds: &[FeedRecord], targets: &[(String, St
                                 form method="post" action="/settings/feeds" {
                                     input type="hidden" name="csrf" value=(session.csrf);
                                     input type="hidden" name="target" value=(scope_value(&feed.scope));
-                                    button.button.quiet type="submit" aria-label={ "Renew the address of " (feed_label(feed)) } { "Renew address" }
+                                    button.button.quiet type="submit" aria-label={ "Renew address of " (feed_label(feed)) } { "Renew address" }
                                 }
                                 form method="post" action={ "/settings/feeds/" (feed.id) "/delete" } {
                                     input type="hidden" name="csrf" value=(session.csrf);

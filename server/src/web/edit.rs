@@ -1,0 +1,444 @@
+//! Creating and editing a monitor with every field: `/monitors/new` and `/monitors/{id}/edit`
+//! show the form ([`super::monitor_form`]), prefilled from the query (`url`, `xPath`,
+//! `excludeXPath`, `folder`, as the point-and-click page links back), and their posts store
+//! the monitor through the API's own `PUT /task` code, so validation is the API's and the
+//! engine's; its messages come back at their fields with everything typed kept. A new
+//! monitor's form carries a one-time token: submitting it twice (a double click, a reload)
+//! stores one monitor and takes both to it. Another user's monitor is the 404 page.
+
+use super::assets::FORM_JS;
+use super::form::Form;
+use super::layout::page_with_scripts;
+use super::monitor::{own_monitor, signed_in};
+use super::monitor_form::{self, Context, Fields, Posted, Problems};
+use super::pages;
+use super::session::{self, Session};
+use crate::api::AppState;
+use crate::api::auth::CurrentUser;
+use crate::api::body::ApiJson;
+use crate::api::problem::ApiError;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use maud::{Markup, html};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::{Duration, Instant};
+use wachet::model::{Monitor, MoveRequest};
+
+/// Most folders offered in the folder choice, and most listings read to find them.
+const MAX_FOLDERS: usize = 200;
+const MAX_LISTINGS: usize = 50;
+/// Longest a second submit of the same form waits for the first to be stored.
+const SUBMIT_WAIT: Duration = Duration::from_secs(30);
+/// How long a form's token is remembered, and how many are at most.
+const TOKEN_LIFE: Duration = Duration::from_secs(3600);
+const MAX_TOKENS: usize = 10_000;
+
+/// The query of `/monitors/new` and `/monitors/{id}/edit`: values to prefill.
+#[derive(Debug, Default, Deserialize)]
+pub struct Prefill {
+    url: Option<String>,
+    #[serde(rename = "xPath")]
+    x_path: Option<String>,
+    #[serde(rename = "excludeXPath")]
+    exclude_x_path: Option<String>,
+    folder: Option<String>,
+}
+
+impl Prefill {
+    fn apply(self, fields: &mut Fields) {
+        if let Some(url) = self.url {
+            fields.url = url;
+        }
+        if let Some(x_path) = self.x_path {
+            fields.x_path = x_path;
+        }
+        if let Some(exclude) = self.exclude_x_path {
+            fields.exclude_x_path = exclude;
+        }
+        if let Some(folder) = self.folder.filter(|f| crate::store::is_id(f)) {
+            fields.folder = folder;
+        }
+    }
+}
+
+/// What the form shows beside the fields, read for the signed-in user.
+pub(super) struct Choices {
+    folders: Vec<(String, String)>,
+    default_endpoints: Vec<String>,
+}
+
+impl Choices {
+    /// The user's folders (breadth first, their paths in words) and own endpoints.
+    pub(super) async fn load(state: &AppState, session: &Session) -> Result<Choices, ApiError> {
+        let mut folders: Vec<(String, String)> = Vec::new();
+        let mut queue: std::collections::VecDeque<(Option<String>, String)> =
+            std::collections::VecDeque::from([(None, String::new())]);
+        let mut listings = 0;
+        while let Some((folder, path)) = queue.pop_front() {
+            if listings >= MAX_LISTINGS || folders.len() >= MAX_FOLDERS {
+                break;
+            }
+            listings += 1;
+            let listing = state
+                .store()
+                .list_folder(&session.user, folder.as_deref(), None, MAX_FOLDERS as u32)
+                .await?;
+            for sub in listing.subfolders {
+                let Some(id) = sub.id else { continue };
+                let name = sub.name.unwrap_or_else(|| "(unnamed)".into());
+                let path = if path.is_empty() {
+                    name
+                } else {
+                    format!("{path} / {name}")
+                };
+                folders.push((id.clone(), path.clone()));
+                queue.push_back((Some(id), path));
+            }
+        }
+        folders.truncate(MAX_FOLDERS);
+        folders.sort_by(|a, b| a.1.cmp(&b.1));
+        let default_endpoints = state
+            .store()
+            .user_by_id(&session.user)
+            .await?
+            .map(|user| {
+                user.notification_endpoints
+                    .iter()
+                    .map(|e| format!("{} {}", e.kind, e.value.as_deref().unwrap_or("")))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(Choices {
+            folders,
+            default_endpoints,
+        })
+    }
+}
+
+/// The form page: the form with its problems, and `below` it (a preview).
+pub(super) fn form_page(
+    state: &AppState,
+    session: &Session,
+    choices: &Choices,
+    fields: &Fields,
+    problems: &Problems,
+    token: Option<&str>,
+    below: Markup,
+) -> Markup {
+    let (title, action) = match &fields.id {
+        Some(id) => ("Edit monitor".to_string(), format!("/monitors/{id}/edit")),
+        None => ("New monitor".to_string(), "/monitors/new".to_string()),
+    };
+    let ctx = Context {
+        session,
+        action,
+        token,
+        folders: &choices.folders,
+        default_endpoints: &choices.default_endpoints,
+        min_recurrence: state.settings().min_recurrence,
+    };
+    let main = html! {
+        nav.breadcrumbs aria-label="Breadcrumbs" {
+            ol {
+                li { a href="/" { "All monitors" } }
+                @if let Some(id) = &fields.id {
+                    li { a href={ "/monitors/" (id) } { (if fields.name.is_empty() { &fields.url } else { &fields.name }) } }
+                }
+                li { a href=(ctx.action) aria-current="page" { (title) } }
+            }
+        }
+        div.page-head { h1 { (title) } }
+        (monitor_form::render(fields, problems, &ctx))
+        (below)
+    };
+    page_with_scripts(&title, Some(session), &[&FORM_JS], main)
+}
+
+async fn respond(
+    state: &AppState,
+    session: &Session,
+    fields: &Fields,
+    problems: &Problems,
+    token: Option<&str>,
+    status: StatusCode,
+) -> Response {
+    match Choices::load(state, session).await {
+        Ok(choices) => (
+            status,
+            form_page(state, session, &choices, fields, problems, token, html! {}),
+        )
+            .into_response(),
+        Err(err) => pages::from_api(err, Some(session)),
+    }
+}
+
+/// `GET /monitors/new`: the form with a new monitor's defaults and a fresh one-time token.
+pub async fn new_monitor(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(prefill): Query<Prefill>,
+) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let mut fields = Fields::new_monitor(state.settings().min_recurrence);
+    prefill.apply(&mut fields);
+    let token = crate::secrets::random_hex(16);
+    respond(
+        &state,
+        &session,
+        &fields,
+        &Problems::default(),
+        Some(&token),
+        StatusCode::OK,
+    )
+    .await
+}
+
+/// `GET /monitors/{id}/edit`: the form of the user's monitor.
+pub async fn edit(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(prefill): Query<Prefill>,
+) -> Response {
+    let (session, monitor) = match own_monitor(&state, &headers, &id).await {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    let mut fields = Fields::from_monitor(&monitor);
+    // The folder is moved here only when the form names another one.
+    Prefill {
+        folder: None,
+        ..prefill
+    }
+    .apply(&mut fields);
+    respond(
+        &state,
+        &session,
+        &fields,
+        &Problems::default(),
+        None,
+        StatusCode::OK,
+    )
+    .await
+}
+
+/// The session of a posted form whose CSRF token and origin are right, and the form read;
+/// otherwise the page to answer with.
+pub(super) async fn posted(
+    state: &AppState,
+    headers: &HeaderMap,
+    pairs: Vec<(String, String)>,
+) -> Result<(Session, Posted), Response> {
+    let session = signed_in(state, headers).await?;
+    let posted = monitor_form::parse(pairs).map_err(|err| {
+        pages::bad_input(
+            StatusCode::BAD_REQUEST,
+            &format!("{}.", capitalized(&err.to_string())),
+        )
+    })?;
+    if !session::same_origin(headers, &state.settings().web)
+        || !session::csrf_matches(&session, posted.csrf.as_deref())
+    {
+        return Err(pages::form_refused(Some(&session)));
+    }
+    Ok((session, posted))
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
+}
+
+/// `POST /monitors/new`: stores a new monitor, or shows the form again with its problems.
+pub async fn create(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(pairs): Form<Vec<(String, String)>>,
+) -> Response {
+    let (session, posted) = match posted(&state, &headers, pairs).await {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    let mut fields = posted.fields;
+    fields.id = None;
+    let token = posted
+        .token
+        .filter(|t| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit()));
+    save(&state, &session, fields, posted.add, token).await
+}
+
+/// `POST /monitors/{id}/edit`: stores the user's monitor, or shows the form again.
+pub async fn update(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(pairs): Form<Vec<(String, String)>>,
+) -> Response {
+    let (session, posted) = match posted(&state, &headers, pairs).await {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    // Another user's id is the same 404 as an unknown one, before anything is read.
+    if let Err(err) = state.store().task(&session.user, &id).await {
+        return pages::from_api(err.into(), Some(&session));
+    }
+    let mut fields = posted.fields;
+    fields.id = Some(id);
+    save(&state, &session, fields, posted.add, None).await
+}
+
+async fn save(
+    state: &AppState,
+    session: &Session,
+    mut fields: Fields,
+    add: Option<String>,
+    token: Option<String>,
+) -> Response {
+    fields.compact();
+    if let Some(list) = add {
+        fields.add_row(&list);
+        return respond(
+            state,
+            session,
+            &fields,
+            &Problems::default(),
+            token.as_deref(),
+            StatusCode::OK,
+        )
+        .await;
+    }
+    let monitor = match fields.to_monitor() {
+        Ok(monitor) => named(monitor),
+        Err(problems) => {
+            return respond(
+                state,
+                session,
+                &fields,
+                &problems,
+                token.as_deref(),
+                StatusCode::BAD_REQUEST,
+            )
+            .await;
+        }
+    };
+    // One submit of a token at a time; a later one finds what the first stored.
+    let slot = token.as_deref().map(|t| submission(&session.user, t));
+    let mut turn = match &slot {
+        Some(slot) => match tokio::time::timeout(SUBMIT_WAIT, slot.clone().lock_owned()).await {
+            Ok(guard) => {
+                if let Some(id) = guard.as_ref() {
+                    return Redirect::to(&format!("/monitors/{id}")).into_response();
+                }
+                // This request's turn; the id goes in when the monitor is stored.
+                Some(guard)
+            }
+            Err(_) => {
+                return pages::from_api(
+                    ApiError::Unavailable(
+                        "the first submit of this form is still being saved".into(),
+                        5,
+                    ),
+                    Some(session),
+                );
+            }
+        },
+        None => None,
+    };
+    let existing_folder = match &monitor.id {
+        Some(id) => match state.store().task(&session.user, id).await {
+            Ok(current) => current.folder_id,
+            Err(err) => return pages::from_api(err.into(), Some(session)),
+        },
+        None => None,
+    };
+    let to_root = monitor.id.is_some() && monitor.folder_id.is_none() && existing_folder.is_some();
+    let stored = crate::api::tasks::put_task(
+        State(state.clone()),
+        CurrentUser(session.user.clone()),
+        ApiJson(monitor),
+    )
+    .await;
+    match stored {
+        Ok(ApiJson(stored)) => {
+            let id = stored.id.unwrap_or_default();
+            if to_root {
+                // An update keeps the folder when it names none; the top level is a move,
+                // as `POST /folder/move` makes it.
+                let request = MoveRequest {
+                    folder_id: None,
+                    task_ids: Some(vec![id.clone()]),
+                    folder_ids: None,
+                };
+                if let Err(err) = state.store().move_items(&session.user, &request).await {
+                    return pages::from_api(err.into(), Some(session));
+                }
+            }
+            if let Some(guard) = turn.as_mut() {
+                **guard = Some(id.clone());
+            }
+            Redirect::to(&format!("/monitors/{id}")).into_response()
+        }
+        Err(ApiError::BadRequest { detail, errors }) => {
+            let mut problems = monitor_form::from_api(errors, &fields);
+            if problems.is_empty() {
+                problems.add("form", detail);
+            }
+            respond(
+                state,
+                session,
+                &fields,
+                &problems,
+                token.as_deref(),
+                StatusCode::BAD_REQUEST,
+            )
+            .await
+        }
+        Err(other) => pages::from_api(other, Some(session)),
+    }
+}
+
+/// A monitor without a name is named after its URL's host, as the quick-add names it.
+fn named(mut monitor: Monitor) -> Monitor {
+    if monitor.name.is_none() {
+        let url = monitor.url.clone().unwrap_or_default();
+        monitor.name = url
+            .parse::<axum::http::Uri>()
+            .ok()
+            .and_then(|uri| uri.host().map(str::to_string))
+            .or(Some(url).filter(|u| !u.is_empty()));
+    }
+    monitor
+}
+
+type Slot = Arc<tokio::sync::Mutex<Option<String>>>;
+/// A form's submissions by (user, token): when first seen, and the id stored.
+type Submissions = HashMap<(String, String), (Instant, Slot)>;
+
+/// The submissions of new-monitor forms, by user and token: the id stored, once it is.
+static SUBMISSIONS: LazyLock<Mutex<Submissions>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn submission(user: &str, token: &str) -> Slot {
+    let mut map = SUBMISSIONS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if map.len() >= MAX_TOKENS {
+        map.retain(|_, (at, _)| at.elapsed() < TOKEN_LIFE);
+        if map.len() >= MAX_TOKENS {
+            // Full of fresh tokens (someone posting thousands of forms): forget the oldest.
+            let cutoff = map.values().map(|(at, _)| *at).min();
+            map.retain(|_, (at, _)| Some(*at) != cutoff);
+        }
+    }
+    map.entry((user.to_string(), token.to_string()))
+        .or_insert_with(|| (Instant::now(), Arc::new(tokio::sync::Mutex::new(None))))
+        .1
+        .clone()
+}
