@@ -5,16 +5,20 @@
 //! do nothing the API would refuse.
 
 mod assets;
+mod bulk;
 mod delete;
 mod diff;
+mod folder_edit;
 mod folders;
 mod form;
 mod history;
 mod layout;
+mod live;
 mod monitor;
 mod pages;
 mod session;
 mod signin;
+mod tree;
 
 use crate::api::AppState;
 use axum::Router;
@@ -23,6 +27,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use tower_http::catch_panic::CatchPanicLayer;
 
+pub use live::LiveStreams;
 pub use session::SESSION_COOKIE;
 
 /// Largest form body read (a URL and a few short fields).
@@ -42,6 +47,28 @@ pub fn routes(state: AppState) -> Router {
     Router::new()
         .route("/", get(folders::root))
         .route("/folders/{id}", get(folders::folder))
+        .route(
+            "/folders/new",
+            get(folder_edit::new_folder).post(folder_edit::create),
+        )
+        .route(
+            "/folders/{id}/rename",
+            get(folder_edit::rename_page).post(folder_edit::rename),
+        )
+        .route(
+            "/folders/{id}/move",
+            get(folder_edit::move_page).post(folder_edit::move_folder),
+        )
+        .route(
+            "/folders/{id}/delete",
+            get(folder_edit::delete_page).post(folder_edit::delete),
+        )
+        .route("/monitors/bulk", post(bulk::act).layer(bulk_limit()))
+        .route("/monitors/bulk/move", post(bulk::move_to).layer(bulk_limit()))
+        .route("/monitors/bulk/delete", post(bulk::delete).layer(bulk_limit()))
+        .route("/monitors/{id}/row", get(live::row))
+        .route("/monitors/{id}/status", get(live::status))
+        .route("/live", get(live::stream))
         .route("/monitors/quick-add", post(folders::quick_add))
         .route("/monitors/new", get(folders::new_monitor))
         .route("/monitors/{id}", get(monitor::show))
@@ -61,6 +88,11 @@ pub fn routes(state: AppState) -> Router {
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM_BYTES))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(CatchPanicLayer::custom(|_| pages::internal_error()))
+}
+
+/// The body limit of the bulk forms, which carry up to [`bulk::MAX_SELECTED`] ids.
+fn bulk_limit() -> axum::extract::DefaultBodyLimit {
+    axum::extract::DefaultBodyLimit::max(bulk::MAX_BULK_BYTES)
 }
 
 /// The Content-Security-Policy of every page: scripts and styles only from the binary's own
