@@ -29,8 +29,9 @@ pub const MAX_STREAMS_PER_USER: usize = 4;
 /// Streams the service holds open in all.
 pub const MAX_STREAMS: usize = 512;
 /// How often a quiet stream sends a comment, so proxies and the connection's idle timeout do
-/// not close it.
-const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// not close it, and a browser gone away is noticed (a write to its closed connection fails)
+/// and its place freed.
+const KEEP_ALIVE: Duration = Duration::from_secs(5);
 /// How often a stream checks its session is still alive, between events.
 const SESSION_CHECK: Duration = Duration::from_secs(2);
 /// Longest one event may wait for the browser to take it; a browser that stops reading loses
@@ -128,8 +129,9 @@ async fn feed(
             )
         }
     };
-    // Says the stream is listening: events from now on reach this browser.
-    if !send(Event::default().event("ready").data("")).await {
+    // Says the stream is listening: events from now on reach this browser. (An event without
+    // data is not dispatched by browsers.)
+    if !send(Event::default().event("ready").data("listening")).await {
         return;
     }
     let mut stopping = state.stopping();
@@ -140,6 +142,8 @@ async fn feed(
     loop {
         let event = tokio::select! {
             () = stopped(&mut stopping) => return,
+            // The response was dropped (the connection ended).
+            () = tx.closed() => return,
             _ = session_check.tick() => {
                 if !alive(state, user, token_hash).await {
                     return;
@@ -156,7 +160,7 @@ async fn feed(
                 }
                 Ok(_) => continue,
                 // Announcements were lost: the browser redraws everything it shows.
-                Err(broadcast::error::RecvError::Lagged(_)) => Event::default().event("resync").data(""),
+                Err(broadcast::error::RecvError::Lagged(_)) => Event::default().event("resync").data("all"),
                 Err(broadcast::error::RecvError::Closed) => return,
             },
         };

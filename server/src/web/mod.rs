@@ -96,10 +96,11 @@ fn bulk_limit() -> axum::extract::DefaultBodyLimit {
 }
 
 /// The Content-Security-Policy of every page: scripts and styles only from the binary's own
-/// assets (no inline code, so injected markup could not run even if escaping failed), forms
-/// only to this origin, and no framing.
+/// assets (no inline code, so injected markup could not run even if escaping failed), scripts
+/// reaching only this origin (the live updates' stream and fragments), forms only to this
+/// origin, and no framing.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-                   form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+                   connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 async fn security_headers(
     request: axum::extract::Request,

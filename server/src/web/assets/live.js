@@ -60,7 +60,7 @@
   };
 
   const source = new EventSource("/live");
-  source.addEventListener("ready", () => document.documentElement.setAttribute("data-live", "ready"));
+  source.addEventListener("ready", () => document.documentElement.setAttribute("data-live-stream", "ready"));
   source.addEventListener("checked", (event) => {
     for (const element of live()) {
       if (element.dataset.monitor === event.data) redraw(element);
