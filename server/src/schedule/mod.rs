@@ -20,9 +20,9 @@ pub mod prepared;
 pub mod slots;
 
 use crate::metrics::METRICS;
-use events::{CheckEvents, CheckFinished};
 use crate::notify;
 use crate::store::{AlertStates, CheckRecord, Claim, DueCheck, Store, StoreError, now_millis};
+use events::{CheckEvents, CheckFinished};
 use futures::StreamExt;
 use prepared::PreparedCache;
 use std::sync::Arc;
@@ -129,8 +129,7 @@ pub async fn run(
                     continue;
                 };
                 let (store, checker, finished) = (store.clone(), checker.clone(), finished.clone());
-                let (settings, cache, events) =
-                    (settings.clone(), cache.clone(), events.clone());
+                let (settings, cache, events) = (settings.clone(), cache.clone(), events.clone());
                 tokio::spawn(async move {
                     run_check(store, checker, cache, check, &settings, &events).await;
                     drop(slot);

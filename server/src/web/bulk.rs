@@ -71,7 +71,11 @@ fn safe_back(back: &str) -> String {
         && !back.starts_with("//")
         && back.len() <= MAX_BACK
         && !back.contains(['\\', '\r', '\n', '#']);
-    if ours { back.to_string() } else { "/".to_string() }
+    if ours {
+        back.to_string()
+    } else {
+        "/".to_string()
+    }
 }
 
 /// `back` with the notice of what was done.
@@ -88,7 +92,8 @@ pub(super) async fn checked_form(
     csrf: Option<&str>,
 ) -> Result<Session, Response> {
     let session = signed_in(state, headers).await?;
-    if !session::same_origin(headers, &state.settings().web) || !session::csrf_matches(&session, csrf)
+    if !session::same_origin(headers, &state.settings().web)
+        || !session::csrf_matches(&session, csrf)
     {
         return Err(pages::form_refused(Some(&session)));
     }
@@ -96,7 +101,11 @@ pub(super) async fn checked_form(
 }
 
 /// The selected monitors, every one the user's (else the 404 page: nothing is changed).
-async fn selected(state: &AppState, session: &Session, ids: &[String]) -> Result<Vec<Monitor>, Response> {
+async fn selected(
+    state: &AppState,
+    session: &Session,
+    ids: &[String],
+) -> Result<Vec<Monitor>, Response> {
     if ids.is_empty() {
         return Err(super::history::bad_request(
             session,
@@ -106,7 +115,9 @@ async fn selected(state: &AppState, session: &Session, ids: &[String]) -> Result
     if ids.len() > MAX_SELECTED {
         return Err(super::history::bad_request(
             session,
-            &format!("At most {MAX_SELECTED} monitors can be changed at once; nothing was changed."),
+            &format!(
+                "At most {MAX_SELECTED} monitors can be changed at once; nothing was changed."
+            ),
         ));
     }
     let mut monitors = Vec::with_capacity(ids.len());
@@ -246,7 +257,11 @@ async fn ask_folder(
             }
         }
     };
-    let status = if invalid { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+    let status = if invalid {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::OK
+    };
     (status, page(&title, Some(session), main)).into_response()
 }
 
@@ -356,7 +371,10 @@ pub async fn delete(
         Err(response) => return response,
     };
     if bulk.ids.is_empty() || bulk.ids.len() > MAX_SELECTED {
-        return super::history::bad_request(&session, "No monitor was selected, so nothing was changed.");
+        return super::history::bad_request(
+            &session,
+            "No monitor was selected, so nothing was changed.",
+        );
     }
     let mut deleted = 0;
     for id in &bulk.ids {
@@ -373,4 +391,28 @@ pub async fn delete(
         }
     }
     Redirect::to(&back_with(&bulk.back, Done::Deleted, deleted)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_paths_of_this_site_are_gone_back_to() {
+        for ours in ["/", "/folders/x?q=tea&state=failed", "/?scope=all"] {
+            assert_eq!(safe_back(ours), ours);
+        }
+        for theirs in [
+            "//evil.example/",
+            "https://evil.example/",
+            "/\\evil.example",
+            "javascript:alert(1)",
+            "",
+            "/a\r\nSet-Cookie: x=1",
+        ] {
+            assert_eq!(safe_back(theirs), "/", "{theirs:?}");
+        }
+        assert_eq!(back_with("/?q=a", Done::Paused, 2), "/?q=a&done=paused&n=2");
+        assert_eq!(back_with("/", Done::Deleted, 1), "/?done=deleted&n=1");
+    }
 }

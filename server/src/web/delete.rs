@@ -81,7 +81,11 @@ where
 }
 
 /// What goes with monitor `id`: history entries (its own and its pages'), notifications.
-pub(super) async fn what_goes(state: &AppState, user: &str, id: &str) -> Result<(Count, Count), StoreError> {
+pub(super) async fn what_goes(
+    state: &AppState,
+    user: &str,
+    id: &str,
+) -> Result<(Count, Count), StoreError> {
     let store = state.store();
     let entries_of = |series: String| async move {
         count_rows(|page| {

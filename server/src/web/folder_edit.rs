@@ -32,7 +32,11 @@ async fn own_folder(
     session: &Session,
     id: &str,
 ) -> Result<(Folder, Vec<Folder>), Response> {
-    match state.store().list_folder(&session.user, Some(id), None, 1).await {
+    match state
+        .store()
+        .list_folder(&session.user, Some(id), None, 1)
+        .await
+    {
         Ok(listing) => match listing.path.last().cloned() {
             Some(folder) => Ok((folder, listing.path)),
             None => Err(pages::not_found(Some(session))),
@@ -102,7 +106,13 @@ pub struct NameForm {
     parent: Option<String>,
 }
 
-fn new_form(session: &Session, parent: Option<&str>, name: &str, error: Option<&str>, status: StatusCode) -> Response {
+fn new_form(
+    session: &Session,
+    parent: Option<&str>,
+    name: &str,
+    error: Option<&str>,
+    status: StatusCode,
+) -> Response {
     form_page(
         "New folder",
         session,
@@ -154,7 +164,13 @@ pub async fn create(
     let parent = form.parent.filter(|p| !p.is_empty());
     let name = form.name.unwrap_or_default().trim().to_string();
     if name.is_empty() {
-        return new_form(&session, parent.as_deref(), "", Some("Give the folder a name."), StatusCode::BAD_REQUEST);
+        return new_form(
+            &session,
+            parent.as_deref(),
+            "",
+            Some("Give the folder a name."),
+            StatusCode::BAD_REQUEST,
+        );
     }
     let saved = crate::api::folders::save_folder(
         State(state.clone()),
@@ -173,7 +189,13 @@ pub async fn create(
             pages::not_found(Some(&session))
         }
         Err(err) => match name_error(&err) {
-            Some(message) => new_form(&session, parent.as_deref(), &name, Some(&message), StatusCode::BAD_REQUEST),
+            Some(message) => new_form(
+                &session,
+                parent.as_deref(),
+                &name,
+                Some(&message),
+                StatusCode::BAD_REQUEST,
+            ),
             None => pages::from_api(err, Some(&session)),
         },
     }
@@ -181,7 +203,13 @@ pub async fn create(
 
 // --- rename
 
-fn rename_form(session: &Session, id: &str, name: &str, error: Option<&str>, status: StatusCode) -> Response {
+fn rename_form(
+    session: &Session,
+    id: &str,
+    name: &str,
+    error: Option<&str>,
+    status: StatusCode,
+) -> Response {
     form_page(
         "Rename the folder",
         session,
@@ -229,7 +257,13 @@ pub async fn rename(
     };
     let name = form.name.unwrap_or_default().trim().to_string();
     if name.is_empty() {
-        return rename_form(&session, &id, "", Some("Give the folder a name."), StatusCode::BAD_REQUEST);
+        return rename_form(
+            &session,
+            &id,
+            "",
+            Some("Give the folder a name."),
+            StatusCode::BAD_REQUEST,
+        );
     }
     let saved = crate::api::folders::save_folder(
         State(state.clone()),
@@ -244,7 +278,13 @@ pub async fn rename(
     match saved {
         Ok(_) => Redirect::to(&folder_href(Some(&id))).into_response(),
         Err(err) => match name_error(&err) {
-            Some(message) => rename_form(&session, &id, &name, Some(&message), StatusCode::BAD_REQUEST),
+            Some(message) => rename_form(
+                &session,
+                &id,
+                &name,
+                Some(&message),
+                StatusCode::BAD_REQUEST,
+            ),
             None => pages::from_api(err, Some(&session)),
         },
     }
@@ -361,10 +401,20 @@ pub async fn move_folder(
             "A folder cannot move into itself or into one of its own subfolders. Nothing was moved."
         }
         // The folder itself exists (just checked): the one chosen was deleted meanwhile.
-        Err(ApiError::NotFound) => "That folder no longer exists; choose another. Nothing was moved.",
+        Err(ApiError::NotFound) => {
+            "That folder no longer exists; choose another. Nothing was moved."
+        }
         Err(err) => return pages::from_api(err, Some(&session)),
     };
-    move_form(&state, &session, &id, into.as_deref(), Some(message), StatusCode::BAD_REQUEST).await
+    move_form(
+        &state,
+        &session,
+        &id,
+        into.as_deref(),
+        Some(message),
+        StatusCode::BAD_REQUEST,
+    )
+    .await
 }
 
 // --- delete

@@ -179,7 +179,12 @@ async fn show(
     };
     let query: ListQuery = match serde_urlencoded::from_str(query.unwrap_or("")) {
         Ok(query) => query,
-        Err(_) => return super::history::bad_request(&session, "The address of this list could not be read."),
+        Err(_) => {
+            return super::history::bad_request(
+                &session,
+                "The address of this list could not be read.",
+            );
+        }
     };
     let state_filter = match query.state.as_deref().unwrap_or("") {
         "" | "all" => StateFilter::Any,
@@ -317,7 +322,12 @@ async fn strips(state: &AppState, user: &str, monitors: &[Monitor]) -> Vec<Vec<C
     strips
 }
 
-async fn listing(state: &AppState, session: &Session, view: View<'_>, status: StatusCode) -> Response {
+async fn listing(
+    state: &AppState,
+    session: &Session,
+    view: View<'_>,
+    status: StatusCode,
+) -> Response {
     let View {
         folder,
         quick,

@@ -107,7 +107,9 @@ pub async fn stream(State(state): State<AppState>, headers: HeaderMap) -> Respon
         feed(&state, &session.user, &session.token_hash, events, tx).await;
     });
     let body = futures::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|event| (Ok::<_, Infallible>(event), rx))
+        rx.recv()
+            .await
+            .map(|event| (Ok::<_, Infallible>(event), rx))
     });
     Sse::new(body).into_response()
 }

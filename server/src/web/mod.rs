@@ -64,8 +64,14 @@ pub fn routes(state: AppState) -> Router {
             get(folder_edit::delete_page).post(folder_edit::delete),
         )
         .route("/monitors/bulk", post(bulk::act).layer(bulk_limit()))
-        .route("/monitors/bulk/move", post(bulk::move_to).layer(bulk_limit()))
-        .route("/monitors/bulk/delete", post(bulk::delete).layer(bulk_limit()))
+        .route(
+            "/monitors/bulk/move",
+            post(bulk::move_to).layer(bulk_limit()),
+        )
+        .route(
+            "/monitors/bulk/delete",
+            post(bulk::delete).layer(bulk_limit()),
+        )
         .route("/monitors/{id}/row", get(live::row))
         .route("/monitors/{id}/status", get(live::status))
         .route("/live", get(live::stream))

@@ -4,9 +4,9 @@
 //! (recurrence 0 pauses; resuming restores an hour, or the service's minimum if longer).
 //! Another user's monitor is the same 404 page as an unknown id.
 
+use super::assets::LIVE_JS;
 use super::folders::{linkable, state_of, when};
 use super::form::Form;
-use super::assets::LIVE_JS;
 use super::layout::page_with_scripts;
 use super::pages;
 use super::session::{self, Session};

@@ -2,8 +2,8 @@
 //! the real service (with its scheduler where checks matter) and in real headless Chromium.
 
 use super::web::{
-    Driver, client, csrf_of, dark, eval, monitor_count, page_text, screenshot,
-    session_cookie, sign_in_through_the_form, type_into, until, until_value, width,
+    Driver, client, csrf_of, dark, eval, monitor_count, page_text, screenshot, session_cookie,
+    sign_in_through_the_form, type_into, until, until_value, width,
 };
 use super::{Api, User, id};
 use serde_json::{Value, json};
@@ -41,7 +41,9 @@ fn row<'a>(html: &'a str, id: &str) -> &'a str {
     let start = html
         .find(&format!("id=\"monitor-{id}\""))
         .unwrap_or_else(|| panic!("no row of {id}"));
-    let end = html[start..].find("</dl></li>").map_or(html.len(), |e| start + e);
+    let end = html[start..]
+        .find("</dl></li>")
+        .map_or(html.len(), |e| start + e);
     &html[start..end]
 }
 
@@ -57,7 +59,9 @@ async fn search_and_filters_narrow_the_list_and_stay_in_the_address() {
                "recurrenceInSeconds": recurrence, "folderId": folder})
     };
     let house = id(&api.task(&user, task("Tea house", Some(&teas), 3600)).await);
-    let coffee = id(&api.task(&user, task("Coffee bar", Some(&shops), 3600)).await);
+    let coffee = id(&api
+        .task(&user, task("Coffee bar", Some(&shops), 3600))
+        .await);
     let paused = id(&api.task(&user, task("Paused tea", None, 0)).await);
     let theirs = id(&api.task(&other, task("Tea elsewhere", None, 3600)).await);
     history(&api, &house, &[Ok("a"), Ok("a"), Ok("b")]).await;
@@ -82,16 +86,32 @@ async fn search_and_filters_narrow_the_list_and_stay_in_the_address() {
     assert_eq!(rows(&found), [paused.clone(), house.clone()], "by name");
     assert!(!found.contains(&theirs));
     assert!(found.contains("2 monitors match"), "{found}");
-    assert!(found.contains("value=\"tea\""), "the search stays in its field");
+    assert!(
+        found.contains("value=\"tea\""),
+        "the search stays in its field"
+    );
     // Searching everywhere names each monitor's folder.
-    assert!(row(&found, &house).contains("in Shops / Tea shops"), "{found}");
-    assert_eq!(rows(&list("/?q=coffee-bar.example".into()).await), [coffee.clone()], "by URL");
+    assert!(
+        row(&found, &house).contains("in Shops / Tea shops"),
+        "{found}"
+    );
+    assert_eq!(
+        rows(&list("/?q=coffee-bar.example".into()).await),
+        [coffee.clone()],
+        "by URL"
+    );
     // Failed: with its error, escaped; and the strip says what each check did.
     let failed = list("/?state=failed".into()).await;
     assert_eq!(rows(&failed), [coffee.clone()]);
-    assert!(failed.contains("<option value=\"failed\" selected>"), "{failed}");
+    assert!(
+        failed.contains("<option value=\"failed\" selected>"),
+        "{failed}"
+    );
     let coffee_row = row(&failed, &coffee);
-    assert!(coffee_row.contains("HTTP 503 &lt;b&gt;down&lt;/b&gt;"), "{coffee_row}");
+    assert!(
+        coffee_row.contains("HTTP 503 &lt;b&gt;down&lt;/b&gt;"),
+        "{coffee_row}"
+    );
     assert!(coffee_row.contains("badge failed"), "{coffee_row}");
     let house_row = row(&found, &house);
     let marks: Vec<&str> = house_row
@@ -104,18 +124,33 @@ async fn search_and_filters_narrow_the_list_and_stay_in_the_address() {
     assert!(house_row.contains("Last 3 checks, oldest first"));
     // Paused, alone and with a search.
     assert_eq!(rows(&list("/?state=paused".into()).await), [paused.clone()]);
-    assert_eq!(rows(&list("/?q=house&state=paused".into()).await), Vec::<String>::new());
-    assert_eq!(rows(&list("/?q=tea&state=paused".into()).await), [paused.clone()]);
+    assert_eq!(
+        rows(&list("/?q=house&state=paused".into()).await),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        rows(&list("/?q=tea&state=paused".into()).await),
+        [paused.clone()]
+    );
     // In a folder: that folder and below, or everywhere.
     let within = list(format!("/folders/{shops}?q=tea")).await;
     assert_eq!(rows(&within), [house.clone()]);
     let everywhere = list(format!("/folders/{shops}?q=tea&scope=all")).await;
     assert_eq!(rows(&everywhere), [paused.clone(), house.clone()]);
     assert!(everywhere.contains("<option value=\"all\" selected>"));
-    assert_eq!(rows(&list(format!("/folders/{teas}?state=failed")).await), Vec::<String>::new());
-    assert_eq!(rows(&list(format!("/folders/{shops}?state=failed")).await), [coffee.clone()]);
+    assert_eq!(
+        rows(&list(format!("/folders/{teas}?state=failed")).await),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        rows(&list(format!("/folders/{shops}?state=failed")).await),
+        [coffee.clone()]
+    );
     // The bulk form returns to the same filtered list.
-    assert!(within.contains("name=\"back\" value=\"/folders/"), "{within}");
+    assert!(
+        within.contains("name=\"back\" value=\"/folders/"),
+        "{within}"
+    );
     assert!(within.contains("?q=tea\""), "{within}");
 
     // Bad input: a 400 page or the message at the field; never a 500.
@@ -126,7 +161,10 @@ async fn search_and_filters_narrow_the_list_and_stay_in_the_address() {
     let (status, html) = page_text(&api, &cookie, &format!("/?q={long}")).await;
     assert_eq!(status, 400, "{html}");
     assert!(html.contains("aria-invalid=\"true\""), "{html}");
-    assert!(html.contains("aria-describedby=\"search-q-error\""), "{html}");
+    assert!(
+        html.contains("aria-describedby=\"search-q-error\""),
+        "{html}"
+    );
     assert!(html.contains("at most 1000 characters"), "{html}");
     let (status, _) = page_text(&api, &cookie, "/?q=a&q=b").await;
     assert_eq!(status, 400);
@@ -138,12 +176,7 @@ async fn search_and_filters_narrow_the_list_and_stay_in_the_address() {
 }
 
 /// Posts a bulk form; the response.
-async fn bulk(
-    api: &Api,
-    cookie: &str,
-    path: &str,
-    fields: &[(&str, &str)],
-) -> reqwest::Response {
+async fn bulk(api: &Api, cookie: &str, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
     client()
         .post(api.url(path))
         .header("cookie", cookie)
@@ -186,12 +219,18 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     let mut ids = Vec::new();
     for name in ["Alpha", "Beta", "Gamma"] {
         let created = api
-            .task(&user, json!({"name": name, "url": site.url("/a"), "recurrenceInSeconds": 3600}))
+            .task(
+                &user,
+                json!({"name": name, "url": site.url("/a"), "recurrenceInSeconds": 3600}),
+            )
             .await;
         ids.push(id(&created));
     }
     let theirs = id(&api
-        .task(&other, json!({"name": "Theirs", "url": site.url("/a"), "recurrenceInSeconds": 3600}))
+        .task(
+            &other,
+            json!({"name": "Theirs", "url": site.url("/a"), "recurrenceInSeconds": 3600}),
+        )
         .await);
     // Each is checked once at creation.
     for task in &ids {
@@ -205,8 +244,19 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     let csrf = csrf.as_str();
 
     // Pause two: the API sees them paused, the third runs on; the list says so.
-    let response = bulk(&api, &cookie, "/monitors/bulk",
-        &[("csrf", csrf), ("back", "/"), ("action", "pause"), ("id", a), ("id", b)]).await;
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk",
+        &[
+            ("csrf", csrf),
+            ("back", "/"),
+            ("action", "pause"),
+            ("id", a),
+            ("id", b),
+        ],
+    )
+    .await;
     assert_eq!(response.status(), 303);
     assert_eq!(location(&response), "/?done=paused&n=2");
     assert_eq!(recurrence(&api, &user, a).await, 0);
@@ -215,15 +265,37 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     let (_, html) = page_text(&api, &cookie, "/?done=paused&n=2").await;
     assert!(html.contains("2 monitors paused."), "{html}");
     // Resume one.
-    let response = bulk(&api, &cookie, "/monitors/bulk",
-        &[("csrf", csrf), ("back", "/?state=paused"), ("action", "resume"), ("id", a)]).await;
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk",
+        &[
+            ("csrf", csrf),
+            ("back", "/?state=paused"),
+            ("action", "resume"),
+            ("id", a),
+        ],
+    )
+    .await;
     assert_eq!(location(&response), "/?state=paused&done=resumed&n=1");
     assert_eq!(recurrence(&api, &user, a).await, 3600);
     // Check now: the running ones are checked at once (an hour before their time); the paused
     // one is not.
     let before = entries(&api, &user, b).await;
-    let response = bulk(&api, &cookie, "/monitors/bulk",
-        &[("csrf", csrf), ("back", "/"), ("action", "check"), ("id", a), ("id", b), ("id", c)]).await;
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk",
+        &[
+            ("csrf", csrf),
+            ("back", "/"),
+            ("action", "check"),
+            ("id", a),
+            ("id", b),
+            ("id", c),
+        ],
+    )
+    .await;
     assert_eq!(location(&response), "/?done=checking&n=2");
     for task in [a, c] {
         let mut n = 0;
@@ -236,22 +308,54 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
         }
         assert_eq!(n, 2, "checked again");
     }
-    assert_eq!(entries(&api, &user, b).await, before, "a paused monitor is not checked");
+    assert_eq!(
+        entries(&api, &user, b).await,
+        before,
+        "a paused monitor is not checked"
+    );
 
     // Move: first the folder to choose, then the API's move.
     let folder = api.folder(&user, "Moved <here>", None).await;
-    let response = bulk(&api, &cookie, "/monitors/bulk",
-        &[("csrf", csrf), ("back", "/"), ("action", "move"), ("id", a), ("id", b)]).await;
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk",
+        &[
+            ("csrf", csrf),
+            ("back", "/"),
+            ("action", "move"),
+            ("id", a),
+            ("id", b),
+        ],
+    )
+    .await;
     assert_eq!(response.status(), 200);
     let page = response.text().await.unwrap();
     assert!(page.contains("Move 2 monitors"), "{page}");
     assert!(page.contains("Moved &lt;here&gt;"), "{page}");
     assert!(page.contains("<label for=\"move-folder\">"), "{page}");
-    let response = bulk(&api, &cookie, "/monitors/bulk/move",
-        &[("csrf", csrf), ("back", "/"), ("folder", &folder), ("id", a), ("id", b)]).await;
-    assert_eq!(location(&response), format!("/folders/{folder}?done=moved&n=2"));
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk/move",
+        &[
+            ("csrf", csrf),
+            ("back", "/"),
+            ("folder", &folder),
+            ("id", a),
+            ("id", b),
+        ],
+    )
+    .await;
+    assert_eq!(
+        location(&response),
+        format!("/folders/{folder}?done=moved&n=2")
+    );
     let listed = api
-        .get(&user, &format!("/thirdparty/v1/folder/list?parentId={folder}"))
+        .get(
+            &user,
+            &format!("/thirdparty/v1/folder/list?parentId={folder}"),
+        )
         .await;
     let moved: Vec<&str> = listed.ok()["tasks"]
         .as_array()
@@ -263,8 +367,19 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
 
     // Delete: first what goes with them, counted through the API; nothing deleted yet.
     let history = entries(&api, &user, a).await + entries(&api, &user, b).await;
-    let response = bulk(&api, &cookie, "/monitors/bulk",
-        &[("csrf", csrf), ("back", "/"), ("action", "delete"), ("id", a), ("id", b)]).await;
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk",
+        &[
+            ("csrf", csrf),
+            ("back", "/"),
+            ("action", "delete"),
+            ("id", a),
+            ("id", b),
+        ],
+    )
+    .await;
     assert_eq!(response.status(), 200);
     let page = response.text().await.unwrap();
     let stated = format!(
@@ -274,32 +389,85 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     );
     assert!(page.contains(&stated), "{stated}\n{page}");
     assert_eq!(monitor_count(&api, &user).await, 3);
-    let response = bulk(&api, &cookie, "/monitors/bulk/delete",
-        &[("csrf", csrf), ("back", "/"), ("id", a), ("id", b)]).await;
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk/delete",
+        &[("csrf", csrf), ("back", "/"), ("id", a), ("id", b)],
+    )
+    .await;
     assert_eq!(location(&response), "/?done=deleted&n=2");
     assert_eq!(monitor_count(&api, &user).await, 1);
-    assert_eq!(api.get(&user, &format!("/thirdparty/v1/task/{a}")).await.status, 404);
+    assert_eq!(
+        api.get(&user, &format!("/thirdparty/v1/task/{a}"))
+            .await
+            .status,
+        404
+    );
     // A double submit deletes nothing more and fails nothing.
-    let response = bulk(&api, &cookie, "/monitors/bulk/delete",
-        &[("csrf", csrf), ("back", "/"), ("id", a), ("id", b)]).await;
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk/delete",
+        &[("csrf", csrf), ("back", "/"), ("id", a), ("id", b)],
+    )
+    .await;
     assert_eq!(location(&response), "/?done=deleted&n=0");
 
     // Bad input changes nothing: another user's monitor in the selection (the 404 page, and
     // not even this user's own is paused), no CSRF token, nothing ticked, another site's
     // address to go back to.
-    let response = bulk(&api, &cookie, "/monitors/bulk",
-        &[("csrf", csrf), ("action", "pause"), ("id", c), ("id", &theirs)]).await;
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk",
+        &[
+            ("csrf", csrf),
+            ("action", "pause"),
+            ("id", c),
+            ("id", &theirs),
+        ],
+    )
+    .await;
     assert_eq!(response.status(), 404);
     assert_eq!(recurrence(&api, &user, c).await, 3600);
     assert_eq!(recurrence(&api, &other, &theirs).await, 3600);
-    let response = bulk(&api, &cookie, "/monitors/bulk/delete", &[("id", &theirs), ("id", c)]).await;
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk/delete",
+        &[("id", &theirs), ("id", c)],
+    )
+    .await;
     assert_eq!(response.status(), 403);
     assert_eq!(monitor_count(&api, &user).await, 1);
-    let response = bulk(&api, &cookie, "/monitors/bulk", &[("csrf", csrf), ("action", "pause")]).await;
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk",
+        &[("csrf", csrf), ("action", "pause")],
+    )
+    .await;
     assert_eq!(response.status(), 400);
-    assert!(response.text().await.unwrap().contains("No monitor was selected"));
-    let response = bulk(&api, &cookie, "/monitors/bulk",
-        &[("csrf", csrf), ("back", "//evil.example/"), ("action", "pause"), ("id", c)]).await;
+    assert!(
+        response
+            .text()
+            .await
+            .unwrap()
+            .contains("No monitor was selected")
+    );
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk",
+        &[
+            ("csrf", csrf),
+            ("back", "//evil.example/"),
+            ("action", "pause"),
+            ("id", c),
+        ],
+    )
+    .await;
     assert_eq!(location(&response), "/?done=paused&n=1");
     assert_eq!(monitor_count(&api, &other).await, 1);
 }
@@ -329,34 +497,82 @@ async fn folders_are_created_renamed_moved_and_deleted_through_the_pages_in_a_re
     sign_in_through_the_form(&page, &user).await;
 
     // Create at the top, then inside it.
-    click_text(&page, "New folder", "!!document.querySelector('#folder-name')").await;
+    click_text(
+        &page,
+        "New folder",
+        "!!document.querySelector('#folder-name')",
+    )
+    .await;
     // An empty name: the message at the field, nothing created.
     page.evaluate("document.querySelector('#folder-name').removeAttribute('required')")
         .await
         .unwrap();
-    click_text(&page, "Create the folder", "!!document.querySelector('#folder-name-error')").await;
+    click_text(
+        &page,
+        "Create the folder",
+        "!!document.querySelector('#folder-name-error')",
+    )
+    .await;
     assert_eq!(
-        eval::<String>(&page, "document.querySelector('#folder-name').getAttribute('aria-describedby')").await,
+        eval::<String>(
+            &page,
+            "document.querySelector('#folder-name').getAttribute('aria-describedby')"
+        )
+        .await,
         "folder-name-error"
     );
+    screenshot(&page, "folder-new", 1440).await;
+    screenshot(&page, "folder-new", 375).await;
+    width(&page, 1440).await;
     type_into(&page, "#folder-name", "Shops").await;
-    click_text(&page, "Create the folder", "location.pathname === '/' && !!document.querySelector('.folder')").await;
+    click_text(
+        &page,
+        "Create the folder",
+        "location.pathname === '/' && !!document.querySelector('.folder')",
+    )
+    .await;
     assert_eq!(eval::<Vec<String>>(&page, FOLDER_NAMES).await, ["Shops"]);
-    click_text(&page, "New folder", "!!document.querySelector('#folder-name')").await;
+    click_text(
+        &page,
+        "New folder",
+        "!!document.querySelector('#folder-name')",
+    )
+    .await;
     type_into(&page, "#folder-name", "Archive").await;
-    click_text(&page, "Create the folder", "!!document.querySelector('.folder')").await;
+    click_text(
+        &page,
+        "Create the folder",
+        "!!document.querySelector('.folder')",
+    )
+    .await;
     page.evaluate("[...document.querySelectorAll('.folder')].find(a => a.textContent.includes('Shops')).click()")
         .await
         .unwrap();
     until(&page, "location.pathname.startsWith('/folders/')").await;
     let shops = eval::<String>(&page, "location.pathname").await["/folders/".len()..].to_string();
-    click_text(&page, "New folder", "!!document.querySelector('#folder-name')").await;
+    click_text(
+        &page,
+        "New folder",
+        "!!document.querySelector('#folder-name')",
+    )
+    .await;
     type_into(&page, "#folder-name", "Tea <i>leaves</i>").await;
-    click_text(&page, "Create the folder", &format!("location.pathname === '/folders/{shops}' && !!document.querySelector('.folder')")).await;
+    click_text(
+        &page,
+        "Create the folder",
+        &format!("location.pathname === '/folders/{shops}' && !!document.querySelector('.folder')"),
+    )
+    .await;
     let listed = api
-        .get(&user, &format!("/thirdparty/v1/folder/list?parentId={shops}"))
+        .get(
+            &user,
+            &format!("/thirdparty/v1/folder/list?parentId={shops}"),
+        )
         .await;
-    let tea = listed.ok()["subfolders"][0]["id"].as_str().unwrap().to_string();
+    let tea = listed.ok()["subfolders"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(listed.body["subfolders"][0]["name"], "Tea <i>leaves</i>");
     // A monitor with history in it: the counts up the tree include it.
     let task = id(&api
@@ -366,11 +582,19 @@ async fn folders_are_created_renamed_moved_and_deleted_through_the_pages_in_a_re
     page.reload().await.unwrap();
     until(&page, "!!document.querySelector('.folder')").await;
     assert_eq!(
-        eval::<String>(&page, "document.querySelector('.folder .counts').textContent").await,
+        eval::<String>(
+            &page,
+            "document.querySelector('.folder .counts').textContent"
+        )
+        .await,
         "1 monitor"
     );
     assert_eq!(
-        eval::<String>(&page, "document.querySelector('.folder-counts').textContent").await,
+        eval::<String>(
+            &page,
+            "document.querySelector('.folder-counts').textContent"
+        )
+        .await,
         "1 monitor",
         "Shops counts what its subfolder holds"
     );
@@ -382,53 +606,132 @@ async fn folders_are_created_renamed_moved_and_deleted_through_the_pages_in_a_re
     width(&page, 1440).await;
 
     // Rename the subfolder: its name shows as text.
-    page.goto(api.url(&format!("/folders/{tea}"))).await.unwrap();
+    page.goto(api.url(&format!("/folders/{tea}")))
+        .await
+        .unwrap();
     until(&page, "!!document.querySelector('h1')").await;
     click_text(&page, "Rename", "!!document.querySelector('#folder-name')").await;
-    assert_eq!(eval::<String>(&page, "document.querySelector('#folder-name').value").await, "Tea <i>leaves</i>");
-    page.evaluate("document.querySelector('#folder-name').value = ''").await.unwrap();
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('#folder-name').value").await,
+        "Tea <i>leaves</i>"
+    );
+    page.evaluate("document.querySelector('#folder-name').value = ''")
+        .await
+        .unwrap();
     type_into(&page, "#folder-name", "Green <b>tea</b>").await;
-    click_text(&page, "Rename", &format!("location.pathname === '/folders/{tea}' && !document.querySelector('#folder-name')")).await;
-    assert_eq!(eval::<Vec<String>>(&page, CRUMBS).await, ["All monitors", "Shops", "Green <b>tea</b>"]);
-    assert_eq!(eval::<i64>(&page, "document.querySelectorAll('main b, main i').length").await, 0);
+    click_text(
+        &page,
+        "Rename",
+        &format!(
+            "location.pathname === '/folders/{tea}' && !document.querySelector('#folder-name')"
+        ),
+    )
+    .await;
+    assert_eq!(
+        eval::<Vec<String>>(&page, CRUMBS).await,
+        ["All monitors", "Shops", "Green <b>tea</b>"]
+    );
+    assert_eq!(
+        eval::<i64>(&page, "document.querySelectorAll('main b, main i').length").await,
+        0
+    );
 
     // Move Shops: the form offers the top and Archive, never Shops' own subfolders. Meanwhile
     // another tab moves Archive into Shops: moving Shops into Archive is now refused, with the
     // message at the field, and nothing moves.
-    page.goto(api.url(&format!("/folders/{shops}/move"))).await.unwrap();
-    until(&page, "!!document.querySelector('#move-into')").await;
-    let options: Vec<String> = eval(&page, "[...document.querySelectorAll('#move-into option')].map(o => o.textContent)").await;
-    assert_eq!(options, ["All monitors (top level)", "Archive"]);
-    let archive = eval::<String>(&page, "document.querySelectorAll('#move-into option')[1].value").await;
-    api.post(&user, "/thirdparty/v1/folder/move", json!({"folderIds": [archive], "folderId": shops}))
+    page.goto(api.url(&format!("/folders/{shops}/move")))
         .await
-        .ok();
-    page.evaluate(format!("document.querySelector('#move-into').value = '{archive}'")).await.unwrap();
-    click_text(&page, "Move", "!!document.querySelector('#move-into-error')").await;
-    let message: String = eval(&page, "document.querySelector('#move-into-error').textContent").await;
-    assert_eq!(message, "A folder cannot move into itself or into one of its own subfolders. Nothing was moved.");
-    assert_eq!(eval::<String>(&page, "document.querySelector('#move-into').getAttribute('aria-invalid')").await, "true");
-    assert_eq!(eval::<String>(&page, "document.querySelector('#move-into').value").await, archive);
+        .unwrap();
+    until(&page, "!!document.querySelector('#move-into')").await;
+    let options: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('#move-into option')].map(o => o.textContent)",
+    )
+    .await;
+    assert_eq!(options, ["All monitors (top level)", "Archive"]);
+    let archive = eval::<String>(
+        &page,
+        "document.querySelectorAll('#move-into option')[1].value",
+    )
+    .await;
+    api.post(
+        &user,
+        "/thirdparty/v1/folder/move",
+        json!({"folderIds": [archive], "folderId": shops}),
+    )
+    .await
+    .ok();
+    page.evaluate(format!(
+        "document.querySelector('#move-into').value = '{archive}'"
+    ))
+    .await
+    .unwrap();
+    click_text(
+        &page,
+        "Move",
+        "!!document.querySelector('#move-into-error')",
+    )
+    .await;
+    let message: String = eval(
+        &page,
+        "document.querySelector('#move-into-error').textContent",
+    )
+    .await;
+    assert_eq!(
+        message,
+        "A folder cannot move into itself or into one of its own subfolders. Nothing was moved."
+    );
+    assert_eq!(
+        eval::<String>(
+            &page,
+            "document.querySelector('#move-into').getAttribute('aria-invalid')"
+        )
+        .await,
+        "true"
+    );
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('#move-into').value").await,
+        archive
+    );
     screenshot(&page, "folder-move", 1440).await;
     screenshot(&page, "folder-move", 375).await;
     width(&page, 1440).await;
     let top = api.get(&user, "/thirdparty/v1/folder/list").await;
-    let top: Vec<&str> = top.ok()["subfolders"].as_array().unwrap().iter().map(|f| f["name"].as_str().unwrap()).collect();
+    let top: Vec<&str> = top.ok()["subfolders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
     assert_eq!(top, ["Shops"], "Shops did not move");
 
     // Move the tea folder to the top: its breadcrumbs and the counts follow.
-    page.goto(api.url(&format!("/folders/{tea}/move"))).await.unwrap();
+    page.goto(api.url(&format!("/folders/{tea}/move")))
+        .await
+        .unwrap();
     until(&page, "!!document.querySelector('#move-into')").await;
-    page.evaluate("document.querySelector('#move-into').value = ''").await.unwrap();
-    click_text(&page, "Move", &format!("location.pathname === '/folders/{tea}'")).await;
-    assert_eq!(eval::<Vec<String>>(&page, CRUMBS).await, ["All monitors", "Green <b>tea</b>"]);
+    page.evaluate("document.querySelector('#move-into').value = ''")
+        .await
+        .unwrap();
+    click_text(
+        &page,
+        "Move",
+        &format!("location.pathname === '/folders/{tea}'"),
+    )
+    .await;
+    assert_eq!(
+        eval::<Vec<String>>(&page, CRUMBS).await,
+        ["All monitors", "Green <b>tea</b>"]
+    );
     page.goto(api.url("/")).await.unwrap();
     until(&page, "!!document.querySelector('.folder')").await;
     let cards: Vec<String> = eval(&page, "[...document.querySelectorAll('.folder')].map(a => a.querySelector('.folder-name').textContent + ': ' + a.querySelector('.counts').textContent)").await;
     assert_eq!(cards, ["Green <b>tea</b>: 1 monitor", "Shops: 0 monitors"]);
 
     // Delete the tea folder: first what goes with it, then it goes.
-    page.goto(api.url(&format!("/folders/{tea}"))).await.unwrap();
+    page.goto(api.url(&format!("/folders/{tea}")))
+        .await
+        .unwrap();
     until(&page, "!!document.querySelector('h1')").await;
     click_text(&page, "Delete", "!!document.querySelector('.what-goes')").await;
     let stated: String = eval(&page, "document.querySelector('.what-goes').textContent").await;
@@ -439,15 +742,24 @@ async fn folders_are_created_renamed_moved_and_deleted_through_the_pages_in_a_re
     screenshot(&page, "folder-delete", 1440).await;
     screenshot(&page, "folder-delete", 375).await;
     width(&page, 1440).await;
-    assert_eq!(monitor_count(&api, &user).await, 1, "nothing goes before the button");
+    assert_eq!(
+        monitor_count(&api, &user).await,
+        1,
+        "nothing goes before the button"
+    );
     click_text(&page, "Delete the folder", "location.pathname === '/'").await;
     assert_eq!(monitor_count(&api, &user).await, 0);
     assert_eq!(eval::<Vec<String>>(&page, FOLDER_NAMES).await, ["Shops"]);
     // Shops with Archive inside: the confirmation counts the subfolder.
-    page.goto(api.url(&format!("/folders/{shops}/delete"))).await.unwrap();
+    page.goto(api.url(&format!("/folders/{shops}/delete")))
+        .await
+        .unwrap();
     until(&page, "!!document.querySelector('.what-goes')").await;
     let stated: String = eval(&page, "document.querySelector('.what-goes').textContent").await;
-    assert!(stated.starts_with("This deletes the folder with 1 subfolder, 0 monitors"), "{stated}");
+    assert!(
+        stated.starts_with("This deletes the folder with 1 subfolder, 0 monitors"),
+        "{stated}"
+    );
 
     // Another user: the same 404 page for each of these pages as for an unknown folder.
     let stranger = api.user("stranger@example.com").await;
@@ -468,7 +780,13 @@ async fn folders_are_created_renamed_moved_and_deleted_through_the_pages_in_a_re
         .await
         .unwrap();
     assert_eq!(response.status(), 404);
-    assert_eq!(api.get(&user, "/thirdparty/v1/folder/list").await.ok()["subfolders"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        api.get(&user, "/thirdparty/v1/folder/list").await.ok()["subfolders"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     driver.close().await;
 }
 
@@ -493,7 +811,10 @@ async fn the_list_and_a_monitors_page_update_live_without_a_reload_in_a_real_bro
         .task(&user, json!({"name": "Tea", "url": site.url("/tea"), "recurrenceInSeconds": 1, "alerts": [{"type": "NotEq"}]}))
         .await);
     let still = id(&api
-        .task(&user, json!({"name": "Still", "url": site.url("/still"), "recurrenceInSeconds": 3600}))
+        .task(
+            &user,
+            json!({"name": "Still", "url": site.url("/still"), "recurrenceInSeconds": 3600}),
+        )
         .await);
     until_value(&api, &user, &tea, "3.50").await;
     until_value(&api, &user, &still, "still").await;
@@ -501,37 +822,108 @@ async fn the_list_and_a_monitors_page_update_live_without_a_reload_in_a_real_bro
     let driver = Driver::launch().await;
     let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
     sign_in_through_the_form(&page, &user).await;
-    until(&page, "document.documentElement.dataset.liveStream === 'ready'").await;
+    until(
+        &page,
+        "document.documentElement.dataset.liveStream === 'ready'",
+    )
+    .await;
     page.evaluate("window.notReloaded = true").await.unwrap();
-    let change = format!("document.querySelector('#monitor-{tea} .last-change time')?.getAttribute('datetime') ?? ''");
+    let change = format!(
+        "document.querySelector('#monitor-{tea} .last-change time')?.getAttribute('datetime') ?? ''"
+    );
     let before: String = eval(&page, &change).await;
     assert!(!before.is_empty());
     // Tick a row: the live redraws keep it ticked.
-    page.evaluate(format!("document.querySelector('#select-{tea}').click()")).await.unwrap();
+    page.evaluate(format!("document.querySelector('#select-{tea}').click()"))
+        .await
+        .unwrap();
 
     site.set("/tea", Reply::html(price("3.90")));
     until(&page, &format!("({change}) !== '{before}'")).await;
-    assert!(eval::<bool>(&page, "window.notReloaded === true").await, "the page was not reloaded");
-    assert!(eval::<bool>(&page, &format!("document.querySelector('#select-{tea}').checked")).await);
-    assert_eq!(eval::<String>(&page, "document.querySelector('#bulk-count').textContent").await, "1 selected");
+    assert!(
+        eval::<bool>(&page, "window.notReloaded === true").await,
+        "the page was not reloaded"
+    );
+    assert!(
+        eval::<bool>(
+            &page,
+            &format!("document.querySelector('#select-{tea}').checked")
+        )
+        .await
+    );
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('#bulk-count').textContent").await,
+        "1 selected"
+    );
     // Select all: the count follows.
-    page.evaluate("document.querySelector('#select-all').click()").await.unwrap();
-    assert_eq!(eval::<String>(&page, "document.querySelector('#bulk-count').textContent").await, "2 selected");
+    page.evaluate("document.querySelector('#select-all').click()")
+        .await
+        .unwrap();
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('#bulk-count').textContent").await,
+        "2 selected"
+    );
     screenshot(&page, "list-bulk", 1440).await;
     screenshot(&page, "list-bulk", 375).await;
     dark(&page, true).await;
     screenshot(&page, "list-bulk-dark", 1440).await;
     dark(&page, false).await;
     width(&page, 1440).await;
+    // The bulk bar's steps that ask first: where to move, and what a delete takes.
+    click_text(&page, "Move…", "!!document.querySelector('#move-folder')").await;
+    assert!(
+        eval::<String>(&page, "document.querySelector('h1').textContent").await
+            == "Move 2 monitors"
+    );
+    screenshot(&page, "bulk-move", 1440).await;
+    screenshot(&page, "bulk-move", 375).await;
+    width(&page, 1440).await;
+    page.goto(api.url("/")).await.unwrap();
+    until(
+        &page,
+        "document.documentElement.dataset.liveStream === 'ready'",
+    )
+    .await;
+    page.evaluate("document.querySelector('#select-all').click()")
+        .await
+        .unwrap();
+    click_text(&page, "Delete…", "!!document.querySelector('.what-goes')").await;
+    let stated: String = eval(&page, "document.querySelector('.what-goes').textContent").await;
+    assert!(
+        stated.starts_with("This deletes 2 monitors with "),
+        "{stated}"
+    );
+    screenshot(&page, "bulk-delete", 1440).await;
+    screenshot(&page, "bulk-delete", 375).await;
+    width(&page, 1440).await;
+    click_text(&page, "Keep them", "location.pathname === '/'").await;
+    assert_eq!(monitor_count(&api, &user).await, 2);
 
     // A monitor's page: its value follows the page, without a reload.
-    page.goto(api.url(&format!("/monitors/{tea}"))).await.unwrap();
-    until(&page, "document.documentElement.dataset.liveStream === 'ready'").await;
+    page.goto(api.url(&format!("/monitors/{tea}")))
+        .await
+        .unwrap();
+    until(
+        &page,
+        "document.documentElement.dataset.liveStream === 'ready'",
+    )
+    .await;
     page.evaluate("window.notReloaded = true").await.unwrap();
-    assert!(eval::<String>(&page, "document.querySelector('pre.value').textContent").await.contains("3.90"));
+    assert!(
+        eval::<String>(&page, "document.querySelector('pre.value').textContent")
+            .await
+            .contains("3.90")
+    );
     site.set("/tea", Reply::html(price("4.20")));
-    until(&page, "document.querySelector('pre.value').textContent.includes('4.20')").await;
-    assert!(eval::<bool>(&page, "window.notReloaded === true").await, "the page was not reloaded");
+    until(
+        &page,
+        "document.querySelector('pre.value').textContent.includes('4.20')",
+    )
+    .await;
+    assert!(
+        eval::<bool>(&page, "window.notReloaded === true").await,
+        "the page was not reloaded"
+    );
     driver.close().await;
 }
 
@@ -554,8 +946,16 @@ impl Stream {
     async fn start(api: &Api, cookie: &str) -> Stream {
         let response = Stream::open(api, cookie).await;
         assert_eq!(response.status(), 200);
-        assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
-        let mut stream = Stream { response, text: String::new() };
+        assert!(
+            response.headers()["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/event-stream")
+        );
+        let mut stream = Stream {
+            response,
+            text: String::new(),
+        };
         stream.until("event: ready").await;
         stream
     }
@@ -604,11 +1004,21 @@ async fn live_streams_carry_only_their_users_checks_are_bounded_and_end_with_the
     let mut theirs = Stream::start(&api, &second_cookie).await;
 
     // The first user's check reaches the first user's stream.
-    let a = id(&api.task(&first, json!({"name": "A", "url": site.url("/p"), "recurrenceInSeconds": 3600})).await);
+    let a = id(&api
+        .task(
+            &first,
+            json!({"name": "A", "url": site.url("/p"), "recurrenceInSeconds": 3600}),
+        )
+        .await);
     mine.until(&format!("event: checked\ndata: {a}\n")).await;
     // The second user's own check comes after it on the same broadcast; by then the first
     // user's would have arrived too, had it been sent.
-    let b = id(&api.task(&second, json!({"name": "B", "url": site.url("/p"), "recurrenceInSeconds": 3600})).await);
+    let b = id(&api
+        .task(
+            &second,
+            json!({"name": "B", "url": site.url("/p"), "recurrenceInSeconds": 3600}),
+        )
+        .await);
     theirs.until(&format!("data: {b}\n")).await;
     assert!(!theirs.text.contains(&a), "{}", theirs.text);
     mine.until("event: ready").await;
@@ -646,6 +1056,8 @@ async fn live_streams_carry_only_their_users_checks_are_bounded_and_end_with_the
     mine.ended().await;
     assert_eq!(Stream::open(&api, &first_cookie).await.status(), 204);
     // invalidateTokens ends the second user's.
-    api.post(&second, "/thirdparty/v1/user/invalidateTokens", json!({})).await.ok();
+    api.post(&second, "/thirdparty/v1/user/invalidateTokens", json!({}))
+        .await
+        .ok();
     theirs.ended().await;
 }
