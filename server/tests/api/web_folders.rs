@@ -79,11 +79,11 @@ async fn search_and_filters_narrow_the_list_and_stay_in_the_address() {
 
     // The plain root: its folder and its one monitor, each row with its strip and state.
     let root = list("/".into()).await;
-    assert_eq!(rows(&root), [paused.clone()]);
+    assert_eq!(rows(&root), [paused.as_str()]);
     assert!(root.contains(">Shops<"), "{root}");
     // The API's search over names and URLs (and only this user's monitors).
     let found = list("/?q=tea".into()).await;
-    assert_eq!(rows(&found), [paused.clone(), house.clone()], "by name");
+    assert_eq!(rows(&found), [paused.as_str(), house.as_str()], "by name");
     assert!(!found.contains(&theirs));
     assert!(found.contains("2 monitors match"), "{found}");
     assert!(
@@ -97,12 +97,12 @@ async fn search_and_filters_narrow_the_list_and_stay_in_the_address() {
     );
     assert_eq!(
         rows(&list("/?q=coffee-bar.example".into()).await),
-        [coffee.clone()],
+        [coffee.as_str()],
         "by URL"
     );
     // Failed: with its error, escaped; and the strip says what each check did.
     let failed = list("/?state=failed".into()).await;
-    assert_eq!(rows(&failed), [coffee.clone()]);
+    assert_eq!(rows(&failed), [coffee.as_str()]);
     assert!(
         failed.contains("<option value=\"failed\" selected>"),
         "{failed}"
@@ -123,20 +123,23 @@ async fn search_and_filters_narrow_the_list_and_stay_in_the_address() {
     assert!(house_row.contains("<span class=\"visually-hidden\">unchanged</span>"));
     assert!(house_row.contains("Last 3 checks, oldest first"));
     // Paused, alone and with a search.
-    assert_eq!(rows(&list("/?state=paused".into()).await), [paused.clone()]);
+    assert_eq!(
+        rows(&list("/?state=paused".into()).await),
+        [paused.as_str()]
+    );
     assert_eq!(
         rows(&list("/?q=house&state=paused".into()).await),
         Vec::<String>::new()
     );
     assert_eq!(
         rows(&list("/?q=tea&state=paused".into()).await),
-        [paused.clone()]
+        [paused.as_str()]
     );
     // In a folder: that folder and below, or everywhere.
     let within = list(format!("/folders/{shops}?q=tea")).await;
-    assert_eq!(rows(&within), [house.clone()]);
+    assert_eq!(rows(&within), [house.as_str()]);
     let everywhere = list(format!("/folders/{shops}?q=tea&scope=all")).await;
-    assert_eq!(rows(&everywhere), [paused.clone(), house.clone()]);
+    assert_eq!(rows(&everywhere), [paused.as_str(), house.as_str()]);
     assert!(everywhere.contains("<option value=\"all\" selected>"));
     assert_eq!(
         rows(&list(format!("/folders/{teas}?state=failed")).await),
@@ -144,7 +147,7 @@ async fn search_and_filters_narrow_the_list_and_stay_in_the_address() {
     );
     assert_eq!(
         rows(&list(format!("/folders/{shops}?state=failed")).await),
-        [coffee.clone()]
+        [coffee.as_str()]
     );
     // The bulk form returns to the same filtered list.
     assert!(
