@@ -178,6 +178,7 @@ async fn store_each(
             _ => continue,
         }
         monitor.data = None;
+        let name = display_name(&monitor).to_string();
         let stored = crate::api::tasks::put_task(
             State(state.clone()),
             CurrentUser(session.user.clone()),
@@ -188,6 +189,19 @@ async fn store_each(
             Ok(_) => changed += 1,
             // Deleted meanwhile (another tab): nothing left to change.
             Err(ApiError::NotFound) => {}
+            // A monitor the API no longer accepts as stored (the server's settings changed
+            // since): the page says exactly what was done and what was not.
+            Err(ApiError::BadRequest { detail, errors }) => {
+                let reason = errors.values().flatten().next().cloned().unwrap_or(detail);
+                return super::history::bad_request(
+                    session,
+                    &format!(
+                        "{} “{name}” could not be stored ({reason}); it and the monitors after it \
+                         were left as they were. Edit it, then try again.",
+                        done.sentence(changed as u32),
+                    ),
+                );
+            }
             Err(err) => return pages::from_api(err, Some(session)),
         }
     }

@@ -106,7 +106,6 @@ pub(super) enum Done {
     Checking,
     Moved,
     Deleted,
-    FolderMoved,
 }
 
 impl Done {
@@ -117,7 +116,6 @@ impl Done {
             Done::Checking => "checking",
             Done::Moved => "moved",
             Done::Deleted => "deleted",
-            Done::FolderMoved => "folder-moved",
         }
     }
 
@@ -128,13 +126,12 @@ impl Done {
             Done::Checking,
             Done::Moved,
             Done::Deleted,
-            Done::FolderMoved,
         ]
         .into_iter()
         .find(|d| d.param() == text)
     }
 
-    fn sentence(self, n: u32) -> String {
+    pub(super) fn sentence(self, n: u32) -> String {
         let monitors = if n == 1 { "monitor" } else { "monitors" };
         match self {
             Done::Paused => format!("{n} {monitors} paused."),
@@ -142,7 +139,6 @@ impl Done {
             Done::Checking => format!("{n} {monitors} will be checked in a moment."),
             Done::Moved => format!("{n} {monitors} moved here."),
             Done::Deleted => format!("{n} {monitors} deleted."),
-            Done::FolderMoved => "The folder was moved here.".to_string(),
         }
     }
 }

@@ -1064,3 +1064,51 @@ async fn live_streams_carry_only_their_users_checks_are_bounded_and_end_with_the
         .ok();
     theirs.ended().await;
 }
+
+#[tokio::test]
+async fn a_bulk_action_the_api_refuses_for_one_monitor_says_what_was_done_and_what_not() {
+    // The server's minimum recurrence is 60 s; a monitor stored under a lower minimum (written
+    // here straight to the store) is no longer accepted as it is.
+    let api = Api::start().await;
+    let user = api.user("partial@example.com").await;
+    let good = id(&api
+        .task(&user, super::monitor("Good", "https://example.com/"))
+        .await);
+    let mut old = wachet::Monitor::new("https://example.org/".to_string());
+    old.name = Some("Old <b>one</b>".into());
+    old.recurrence_in_seconds = Some(10);
+    let old = api
+        .store
+        .create_task(&user.account.id, &old)
+        .await
+        .unwrap()
+        .id
+        .unwrap();
+    let cookie = session_cookie(&api, &user).await;
+    let (_, html) = page_text(&api, &cookie, "/").await;
+    let csrf = csrf_of(&html);
+    let response = bulk(
+        &api,
+        &cookie,
+        "/monitors/bulk",
+        &[
+            ("csrf", &csrf),
+            ("action", "check"),
+            ("id", &good),
+            ("id", &old),
+        ],
+    )
+    .await;
+    assert_eq!(response.status(), 400);
+    let page = response.text().await.unwrap();
+    assert!(
+        page.contains("1 monitor will be checked in a moment."),
+        "{page}"
+    );
+    assert!(
+        page.contains("“Old &lt;b&gt;one&lt;/b&gt;” could not be stored"),
+        "{page}"
+    );
+    assert!(page.contains("were left as they were"), "{page}");
+    assert_eq!(recurrence(&api, &user, &old).await, 10, "unchanged");
+}
