@@ -1024,7 +1024,29 @@ async fn live_streams_carry_only_their_users_checks_are_bounded_and_end_with_the
         .await);
     theirs.until(&format!("data: {b}\n")).await;
     assert!(!theirs.text.contains(&a), "{}", theirs.text);
-    mine.until("event: ready").await;
+    // The fragments the script fetches: the owner's row and state, rendered as the pages do;
+    // for another user the same 404 page as an unknown id.
+    let (status, row) = page_text(&api, &first_cookie, &format!("/monitors/{a}/row")).await;
+    assert_eq!(status, 200);
+    assert!(
+        row.starts_with(&format!("<li class=\"monitor row\" id=\"monitor-{a}\"")),
+        "{row}"
+    );
+    let (status, part) = page_text(&api, &first_cookie, &format!("/monitors/{a}/status")).await;
+    assert_eq!(status, 200);
+    assert!(part.contains("<pre class=\"value\">P</pre>"), "{part}");
+    let unknown = "019ab0c2-5c4e-7d2a-9f1e-3b8e2c1d0a11";
+    for suffix in ["row", "status"] {
+        let stolen = page_text(&api, &second_cookie, &format!("/monitors/{a}/{suffix}")).await;
+        let none = page_text(
+            &api,
+            &second_cookie,
+            &format!("/monitors/{unknown}/{suffix}"),
+        )
+        .await;
+        assert_eq!(stolen.0, 404);
+        assert_eq!(stolen, none);
+    }
 
     // Four streams per user; the fifth is refused, the other user's still open.
     let mut more = Vec::new();
