@@ -274,7 +274,7 @@ pub async fn invalidate_tokens(
 #[serde(rename_all = "camelCase")]
 pub struct NewApiKey {
     /// The new API key, shown this once (only its hash is kept).
-    api_key: String,
+    pub(crate) api_key: String,
 }
 
 /// Replaces the API key with a new one (extension).
@@ -310,10 +310,10 @@ pub const MAX_PASSWORD_CHARS: usize = 1024;
 pub struct PasswordChange {
     /// The password now.
     #[serde(default)]
-    current_password: Option<String>,
+    pub(crate) current_password: Option<String>,
     /// The new password, 8 to 1,024 characters.
     #[serde(default)]
-    new_password: Option<String>,
+    pub(crate) new_password: Option<String>,
 }
 
 /// Changes the password (extension).

@@ -10,13 +10,13 @@ pub(crate) mod body;
 mod data;
 pub(crate) mod folders;
 pub mod limits;
-mod notifications;
+pub(crate) mod notifications;
 pub mod openapi;
 mod paging;
 pub mod problem;
 mod rules;
 pub(crate) mod tasks;
-mod user;
+pub(crate) mod user;
 
 use crate::store::Store;
 use axum::Router;

@@ -23,7 +23,11 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        Enumerations accept a name in any case or the integer and answer with \
                        the name. Extensions: `GET`/`PUT /user/notificationEndpoints`, \
                        `POST /user/notificationEndpoints/confirm`, `POST /user/apiKey`, \
-                       `POST /user/webhookSecret`, `PUT /user/password`.",
+                       `POST /user/webhookSecret`, `PUT /user/password`, \
+                       `GET /notification/{alertId}/deliveries`, \
+                       `POST /notification/{alertId}/deliveries/{deliveryId}/retry`, \
+                       `GET`/`POST /user/notificationEndpoints/test`, `GET`/`POST /user/feeds`, \
+                       `DELETE /user/feeds/{feedId}`.",
     ),
     modifiers(&BearerScheme),
     components(schemas(super::problem::Problem)),
@@ -69,9 +73,13 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(user::get_endpoints, user::put_endpoints))
         .routes(routes!(user::confirm_address))
         .routes(routes!(user::rotate_webhook_secret))
+        .routes(routes!(user::test_endpoint, user::test_deliveries))
+        .routes(routes!(user::list_feeds, user::create_feed))
+        .routes(routes!(user::delete_feed))
         .routes(routes!(notifications::list_notifications))
         .routes(routes!(notifications::get_notification))
         .routes(routes!(notifications::notification_deliveries))
+        .routes(routes!(notifications::retry_delivery))
         .routes(routes!(data::list_data))
         .routes(routes!(folders::list_folder))
         .routes(routes!(folders::delete_folder))

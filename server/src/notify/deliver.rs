@@ -313,11 +313,16 @@ fn body(delivery: &Delivery) -> Result<(String, &'static str), String> {
                     "alertDefinition".into(),
                     serde_json::to_value(&delivery.alert).map_err(|e| e.to_string())?,
                 );
-                let alert_url = format!(
-                    "/thirdparty/v1/notification/{}",
-                    n.id.as_deref().unwrap_or("")
-                );
-                object.insert("alertUrl".into(), alert_url.into());
+                match n.id.as_deref() {
+                    Some(id) => {
+                        let alert_url = format!("/thirdparty/v1/notification/{id}");
+                        object.insert("alertUrl".into(), alert_url.into());
+                    }
+                    // A test notification: no notification behind it to fetch.
+                    None => {
+                        object.insert("test".into(), true.into());
+                    }
+                }
             }
             json(value)
         }

@@ -8,9 +8,10 @@
 //! bounded; when one is full, new entries are simply not cached.
 
 use super::{
-    AlertStates, CheckRecord, Claim, ConfirmationMail, Delivery, DeliveryOutcome, DueCheck,
-    EmailAddress, FolderKey, FolderListing, Millis, NewNotification, Series, StorageUse, Store,
-    StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    AlertStates, CheckRecord, Claim, ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord,
+    DueCheck, EmailAddress, FeedChange, FeedRecord, FeedScope, FolderKey, FolderListing, Millis,
+    NewNotification, Series, StorageUse, Store, StoreError, TimeKey, TimePage, TokenRecord,
+    UserRecord,
 };
 use async_trait::async_trait;
 use dashmap::DashMap;
@@ -327,11 +328,75 @@ impl<S: Store> Store for CachedStore<S> {
         self.inner.delivery_counts().await
     }
 
-    async fn deliveries_of(
+    async fn delivery_records(
         &self,
         notification: &str,
-    ) -> Result<Vec<(String, String, u32, Option<String>)>, StoreError> {
-        self.inner.deliveries_of(notification).await
+    ) -> Result<Vec<DeliveryRecord>, StoreError> {
+        self.inner.delivery_records(notification).await
+    }
+
+    async fn retry_delivery(
+        &self,
+        user: &str,
+        notification: Option<&str>,
+        delivery: &str,
+        now: Millis,
+    ) -> Result<(), StoreError> {
+        self.inner
+            .retry_delivery(user, notification, delivery, now)
+            .await
+    }
+
+    async fn queue_test_delivery(
+        &self,
+        user: &str,
+        kind: wachet::model::MessagingServiceType,
+        target: &str,
+        now: Millis,
+        waiting: u32,
+    ) -> Result<String, StoreError> {
+        self.inner
+            .queue_test_delivery(user, kind, target, now, waiting)
+            .await
+    }
+
+    async fn test_deliveries(
+        &self,
+        user: &str,
+        limit: u32,
+    ) -> Result<Vec<DeliveryRecord>, StoreError> {
+        self.inner.test_deliveries(user, limit).await
+    }
+
+    async fn feeds(&self, user: &str) -> Result<Vec<FeedRecord>, StoreError> {
+        self.inner.feeds(user).await
+    }
+
+    async fn renew_feed(
+        &self,
+        user: &str,
+        scope: &FeedScope,
+        secret_hash: &str,
+        now: Millis,
+    ) -> Result<FeedRecord, StoreError> {
+        self.inner.renew_feed(user, scope, secret_hash, now).await
+    }
+
+    async fn delete_feed(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        self.inner.delete_feed(user, id).await
+    }
+
+    async fn feed_by_secret(&self, secret_hash: &str) -> Result<Option<FeedRecord>, StoreError> {
+        self.inner.feed_by_secret(secret_hash).await
+    }
+
+    async fn feed_changes(
+        &self,
+        user: &str,
+        scope: &FeedScope,
+        limit: u32,
+    ) -> Result<Vec<FeedChange>, StoreError> {
+        self.inner.feed_changes(user, scope, limit).await
     }
 
     async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError> {

@@ -338,6 +338,70 @@ pub enum DeliveryOutcome {
     },
 }
 
+/// A delivery as the owner sees it: where it goes and how it went.
+#[derive(Debug, Clone)]
+pub struct DeliveryRecord {
+    /// The delivery's id.
+    pub id: String,
+    /// Its notification; `None` for a test notification.
+    pub notification: Option<String>,
+    /// The kind of endpoint.
+    pub kind: wachet::model::MessagingServiceType,
+    /// Its URL (or e-mail address).
+    pub target: String,
+    /// `pending` (not yet tried, or to be tried again), `delivered` or `failed` (for good).
+    pub state: String,
+    /// Tries so far.
+    pub attempts: u32,
+    /// The error of the last try, if it failed.
+    pub last_error: Option<String>,
+    /// When its state last changed (for a pending one: when it was written or last tried).
+    pub updated_at: Millis,
+}
+
+/// What a feed follows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FeedScope {
+    /// Every monitor of the user.
+    All,
+    /// The monitors of a folder and of its subfolders.
+    Folder(String),
+    /// One monitor.
+    Monitor(String),
+}
+
+/// A feed as stored (its secret only as a hash).
+#[derive(Debug, Clone)]
+pub struct FeedRecord {
+    /// The feed's id.
+    pub id: String,
+    /// Whose changes it shows.
+    pub user_id: String,
+    /// What it follows.
+    pub scope: FeedScope,
+    /// The folder's or monitor's name (`None` for [`FeedScope::All`] or an unnamed one).
+    pub name: Option<String>,
+    /// When its secret was made.
+    pub created_at: Millis,
+}
+
+/// One change of a monitor's value, for a feed: the entry that changed it and the value before.
+#[derive(Debug, Clone)]
+pub struct FeedChange {
+    /// The monitor.
+    pub task_id: String,
+    /// Its name, if it has one.
+    pub task_name: Option<String>,
+    /// Its URL.
+    pub url: String,
+    /// The entry's key (check time and id), as the history names it.
+    pub key: TimeKey,
+    /// The value before the change.
+    pub previous: String,
+    /// The value after it.
+    pub current: String,
+}
+
 /// What [`Store::claim_due`] may take.
 #[derive(Debug, Clone, Copy)]
 pub struct Claim {
@@ -597,12 +661,50 @@ pub trait Store: Send + Sync + 'static {
     async fn finish_delivery(&self, id: &str, outcome: &DeliveryOutcome) -> Result<(), StoreError>;
     /// How many deliveries are in each state (`pending`, `delivered`, `failed`), for metrics.
     async fn delivery_counts(&self) -> Result<Vec<(String, u64)>, StoreError>;
+    /// The deliveries of a notification, by target.
+    async fn delivery_records(&self, notification: &str)
+    -> Result<Vec<DeliveryRecord>, StoreError>;
     /// The deliveries of a notification, by target: (target, state, attempts, last error), the
     /// state being `pending`, `delivered` or `failed`.
     async fn deliveries_of(
         &self,
         notification: &str,
-    ) -> Result<Vec<(String, String, u32, Option<String>)>, StoreError>;
+    ) -> Result<Vec<(String, String, u32, Option<String>)>, StoreError> {
+        Ok(self
+            .delivery_records(notification)
+            .await?
+            .into_iter()
+            .map(|d| (d.target, d.state, d.attempts, d.last_error))
+            .collect())
+    }
+    /// Makes the delivery `delivery` of the user's notification `notification` (`None`: a
+    /// test notification) due at `now` again, one more try through the outbox, its tries so far
+    /// kept. `NotFound` when it is not the user's; `Invalid { field: "deliveryId" }` when it
+    /// was delivered, is in flight, or goes to an e-mail address nobody confirmed.
+    async fn retry_delivery(
+        &self,
+        user: &str,
+        notification: Option<&str>,
+        delivery: &str,
+        now: Millis,
+    ) -> Result<(), StoreError>;
+    /// Puts a test notification to `target` (an endpoint of kind `kind`) in the outbox, due at
+    /// `now` and held like any first try by the hourly bound; its delivery's id.
+    /// `Invalid { field: "endpoint" }` when `waiting` of the user's tests are already pending.
+    async fn queue_test_delivery(
+        &self,
+        user: &str,
+        kind: wachet::model::MessagingServiceType,
+        target: &str,
+        now: Millis,
+        waiting: u32,
+    ) -> Result<String, StoreError>;
+    /// The user's latest test deliveries, newest first, `limit` at most.
+    async fn test_deliveries(
+        &self,
+        user: &str,
+        limit: u32,
+    ) -> Result<Vec<DeliveryRecord>, StoreError>;
 
     /// What the alerts of a monitor know from before its next check, read from its history:
     /// how its last check ended and its last successful value, for the monitor itself and for
@@ -654,4 +756,32 @@ pub trait Store: Send + Sync + 'static {
         user: &str,
         id: &str,
     ) -> Result<ClientAlertContentResponse, StoreError>;
+
+    // --- feeds
+
+    /// The user's feeds, the one of all monitors first, then by name.
+    async fn feeds(&self, user: &str) -> Result<Vec<FeedRecord>, StoreError>;
+    /// Gives the user's feed of `scope` the secret hashing to `secret_hash`, creating the feed
+    /// or replacing its old secret (which stops working). `NotFound` when the folder or monitor
+    /// is not the user's.
+    async fn renew_feed(
+        &self,
+        user: &str,
+        scope: &FeedScope,
+        secret_hash: &str,
+        now: Millis,
+    ) -> Result<FeedRecord, StoreError>;
+    /// Deletes the user's feed `id`. `NotFound` when it is not the user's.
+    async fn delete_feed(&self, user: &str, id: &str) -> Result<(), StoreError>;
+    /// The feed whose secret hashes to `secret_hash`, if any.
+    async fn feed_by_secret(&self, secret_hash: &str) -> Result<Option<FeedRecord>, StoreError>;
+    /// The latest changes of the monitors `scope` covers, newest first, `limit` at most: the
+    /// monitors' own entries whose value differs from the value before (a monitor's first
+    /// value is no change).
+    async fn feed_changes(
+        &self,
+        user: &str,
+        scope: &FeedScope,
+        limit: u32,
+    ) -> Result<Vec<FeedChange>, StoreError>;
 }

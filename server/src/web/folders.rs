@@ -8,7 +8,7 @@
 //! ([`super::bulk`]). Another user's folder is the same 404 page as an unknown id.
 
 use super::form::Form;
-use super::layout::{page, page_with_scripts};
+use super::layout::page;
 use super::pages;
 use super::session::{self, Session};
 use super::tree::{self, name_of};
@@ -467,7 +467,15 @@ async fn listing(
     };
     (
         status,
-        page_with_scripts(&title, Some(session), &[&super::assets::LIVE_JS], main),
+        super::feeds::page_for_folder(
+            state,
+            session,
+            folder,
+            &title,
+            &[&super::assets::LIVE_JS],
+            main,
+        )
+        .await,
     )
         .into_response()
 }

@@ -18,6 +18,17 @@ pub fn page_with_scripts(
     scripts: &[&Asset],
     main: Markup,
 ) -> Markup {
+    page_with_head(title, session, scripts, html! {}, main)
+}
+
+/// A whole page with `head` added to the document head (a feed's `<link rel="alternate">`).
+pub fn page_with_head(
+    title: &str,
+    session: Option<&Session>,
+    scripts: &[&Asset],
+    head: Markup,
+    main: Markup,
+) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -31,6 +42,7 @@ pub fn page_with_scripts(
                 @for script in scripts {
                     script src=(script.path()) defer {}
                 }
+                (head)
             }
             body {
                 a.skip href="#main" { "Skip to content" }
@@ -41,6 +53,10 @@ pub fn page_with_scripts(
                     }
                     @if let Some(session) = session {
                         div.account {
+                            nav.account-links aria-label="Account" {
+                                a href="/notifications" { "Notifications" }
+                                a href="/settings" { "Settings" }
+                            }
                             span.email title="Signed in as" { (session.email) }
                             form method="post" action="/signout" {
                                 input type="hidden" name="csrf" value=(session.csrf);

@@ -8,6 +8,7 @@ mod assets;
 mod bulk;
 mod delete;
 mod diff;
+mod feeds;
 mod folder_edit;
 mod folders;
 mod form;
@@ -15,8 +16,10 @@ mod history;
 mod layout;
 mod live;
 mod monitor;
+mod notifications;
 mod pages;
 mod session;
+mod settings;
 mod signin;
 mod tree;
 
@@ -27,6 +30,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use tower_http::catch_panic::CatchPanicLayer;
 
+pub use feeds::{feed_path, feed_url};
 pub use live::LiveStreams;
 pub use session::SESSION_COOKIE;
 
@@ -86,6 +90,30 @@ pub fn routes(state: AppState) -> Router {
         )
         .route("/monitors/{id}/history", get(history::history))
         .route("/monitors/{id}/diff", get(diff::show))
+        .route("/notifications", get(notifications::list))
+        .route(
+            "/notifications/{id}/deliveries/{delivery}/retry",
+            post(notifications::retry),
+        )
+        .route("/settings", get(settings::show))
+        .route("/settings/endpoints", post(settings::add_endpoint))
+        .route(
+            "/settings/endpoints/remove",
+            post(settings::remove_endpoint),
+        )
+        .route("/settings/endpoints/test", post(settings::test_endpoint))
+        .route("/settings/webhook-secret", post(settings::webhook_secret))
+        .route("/settings/api-key", post(settings::api_key))
+        .route("/settings/password", post(settings::password))
+        .route(
+            "/settings/sign-out-everywhere",
+            post(settings::sign_out_everywhere),
+        )
+        .route("/settings/feeds", post(settings::create_feed))
+        .route("/settings/feeds/{id}/delete", post(settings::delete_feed))
+        .route("/feeds/all.atom", get(feeds::all))
+        .route("/feeds/folders/{file}", get(feeds::folder))
+        .route("/feeds/monitors/{file}", get(feeds::monitor))
         .route("/signin", get(signin::form).post(signin::submit))
         .route("/signout", post(signin::sign_out))
         .route("/assets/{name}", get(assets::serve))

@@ -7,7 +7,6 @@
 use super::assets::LIVE_JS;
 use super::folders::{linkable, state_of, when};
 use super::form::Form;
-use super::layout::page_with_scripts;
 use super::pages;
 use super::session::{self, Session};
 use crate::api::AppState;
@@ -116,7 +115,16 @@ pub async fn show(
             (settings(&monitor))
         }
     };
-    page_with_scripts(name, Some(&session), &[&LIVE_JS], main).into_response()
+    super::feeds::page_with_feed(
+        &state,
+        &session,
+        crate::store::FeedScope::Monitor(id.clone()),
+        name,
+        &[&LIVE_JS],
+        main,
+    )
+    .await
+    .into_response()
 }
 
 /// The state, last check and change, error and current value of monitor `id`: the part of its

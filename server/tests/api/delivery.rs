@@ -11,13 +11,13 @@ use wachet_server::store::Store;
 
 /// A webhook receiver that answers 500 to the first `fail` requests, then 200.
 #[derive(Clone, Default)]
-struct Receiver {
+pub(crate) struct Receiver {
     seen: Arc<Mutex<Vec<(HeaderMap, String)>>>,
     fail: Arc<Mutex<usize>>,
 }
 
 impl Receiver {
-    async fn start(fail: usize) -> (Receiver, String) {
+    pub(crate) async fn start(fail: usize) -> (Receiver, String) {
         Receiver::start_on("127.0.0.1", fail).await
     }
 
@@ -48,11 +48,11 @@ impl Receiver {
         (receiver, url)
     }
 
-    fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.seen.lock().unwrap().len()
     }
 
-    async fn wait_for(&self, n: usize) -> Vec<(HeaderMap, String)> {
+    pub(crate) async fn wait_for(&self, n: usize) -> Vec<(HeaderMap, String)> {
         for _ in 0..200 {
             let seen = self.seen.lock().unwrap().clone();
             if seen.len() >= n {
@@ -253,7 +253,8 @@ async fn a_failing_webhook_is_retried_until_it_takes_the_delivery() {
     let shown = api.get(&user, &path).await.ok().clone();
     assert_eq!(
         shown,
-        json!([{"target": hook, "state": "delivered", "attempts": 3, "lastError": null}])
+        json!([{"id": ids[0], "target": hook, "state": "delivered", "attempts": 3,
+                "lastError": null}])
     );
     let other = api.user("eve@example.com").await;
     let foreign = api.get(&other, &path).await;
@@ -338,7 +339,7 @@ async fn an_smtp_server_that_is_down_leaves_the_delivery_pending_with_its_error(
 
 /// Delivery settings for the bad-webhook tests: quick retries, `tries` in all, and a try that
 /// takes more than a second counts as failed.
-fn quick(tries: u32) -> wachet_server::notify::deliver::DeliverySettings {
+pub(crate) fn quick(tries: u32) -> wachet_server::notify::deliver::DeliverySettings {
     wachet_server::notify::deliver::DeliverySettings {
         first_retry: Duration::from_millis(200),
         tries,
@@ -953,4 +954,148 @@ async fn a_monitors_unconfirmed_address_is_asked_when_its_first_notification_com
         shown["notificationEndpoints"][0]["confirmed"], false,
         "{shown}"
     );
+    // A retry is no way around the confirmation.
+    let path = format!("/thirdparty/v1/notification/{note}/deliveries");
+    let delivery = api.get(&user, &path).await.ok()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    api.post(&user, &format!("{path}/{delivery}/retry"), json!({}))
+        .await
+        .field_error("deliveryId", "not confirmed");
+    assert_eq!(api.get(&user, &path).await.ok()[0]["state"], "failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_delivery_is_retried_now_through_the_outbox_by_its_owner_only() {
+    let site = site().start().await.unwrap();
+    // One try in all: the first failure is final.
+    let (receiver, hook) = Receiver::start(1).await;
+    let api = Api::start_checking_with(quick(1)).await;
+    let user = api.user("retry@example.com").await;
+    let other = api.user("other@example.com").await;
+    let task = changing_monitor(
+        &api,
+        &user,
+        &site,
+        json!([{"type": "Webhook", "value": hook}]),
+    )
+    .await;
+    let note = first_notification(&api, &user, &task).await;
+    deliveries_when(&api, &note, |s| {
+        s.iter().all(|(_, state, _, _)| state == "failed")
+    })
+    .await;
+    let path = format!("/thirdparty/v1/notification/{note}/deliveries");
+    let listed = api.get(&user, &path).await.ok().clone();
+    assert_eq!(listed[0]["state"], "failed", "{listed}");
+    assert_eq!(listed[0]["attempts"], 1);
+    let delivery = listed[0]["id"].as_str().unwrap().to_string();
+    let retry = format!("{path}/{delivery}/retry");
+
+    // Another user's, and unknown ids, are the same 404; nothing moves.
+    let foreign = api.post(&other, &retry, json!({})).await;
+    foreign.problem(404);
+    let unknown = api
+        .post(&user, &format!("{path}/12345/retry"), json!({}))
+        .await;
+    assert_eq!(unknown.text, foreign.text);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(receiver.count(), 1);
+
+    // The owner's retry: due now, sent by the delivery loop, delivered on its second try.
+    let answered = api.post(&user, &retry, json!({})).await;
+    assert!(
+        ["pending", "delivered"].contains(&answered.ok()[0]["state"].as_str().unwrap()),
+        "{}",
+        answered.text
+    );
+    receiver.wait_for(2).await;
+    let states = deliveries_when(&api, &note, |s| {
+        s.iter().all(|(_, state, _, _)| state == "delivered")
+    })
+    .await;
+    assert_eq!(states[0].2, 2, "{states:?}");
+    // Delivered: nothing to retry.
+    api.post(&user, &retry, json!({}))
+        .await
+        .field_error("deliveryId", "delivered already");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_test_notification_goes_through_the_outbox_signed_and_within_the_hourly_bound() {
+    let (receiver, hook) = Receiver::start(0).await;
+    let api = Api::start_checking_over(
+        wachet::Engine::builder().allow_private_networks(true),
+        quick(8),
+        wachet_server::store::sqlite::StoreSettings {
+            deliveries_per_hour: 1,
+            ..Default::default()
+        },
+    )
+    .await;
+    let user = api.user("tester@example.com").await;
+    let settings = api
+        .put(
+            &user,
+            "/thirdparty/v1/user/notificationEndpoints",
+            json!({"notificationEndpoints": [{"type": "Webhook", "value": hook}]}),
+        )
+        .await;
+    let secret = settings.ok()["webhookSecret"].as_str().unwrap().to_string();
+    let test = "/thirdparty/v1/user/notificationEndpoints/test";
+
+    // Only the user's own endpoints.
+    api.post(
+        &user,
+        test,
+        json!({"value": "http://127.0.0.1:9/elsewhere"}),
+    )
+    .await
+    .field_error("value", "none of your notification endpoints");
+
+    let queued = api.post(&user, test, json!({"value": hook})).await;
+    assert_eq!(queued.status, 200, "{}", queued.text);
+    let seen = receiver.wait_for(1).await;
+    let (headers, body) = &seen[0];
+    let payload: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(payload["test"], true, "{body}");
+    assert_eq!(payload["taskName"], "wachet test notification");
+    assert_eq!(
+        headers["x-wachet-delivery"].to_str().unwrap(),
+        queued.body["deliveryId"].as_str().unwrap()
+    );
+    assert_eq!(
+        headers["x-wachet-signature"].to_str().unwrap(),
+        wachet_server::notify::deliver::signature(&secret, body).unwrap()
+    );
+
+    // The hour holds one delivery: the second test waits, pending, and is not dropped.
+    let second = api.post(&user, test, json!({"value": hook})).await;
+    assert_eq!(second.status, 200, "{}", second.text);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(receiver.count(), 1);
+    let listed = api.get(&user, test).await.ok().clone();
+    let states: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states.len(), 2, "{listed}");
+    assert!(
+        states.contains(&"delivered") && states.contains(&"pending"),
+        "{listed}"
+    );
+
+    // At most five tests wait at once.
+    for _ in 0..4 {
+        assert_eq!(
+            api.post(&user, test, json!({"value": hook})).await.status,
+            200
+        );
+    }
+    api.post(&user, test, json!({"value": hook}))
+        .await
+        .field_error("endpoint", "still waiting");
 }

@@ -8,13 +8,17 @@ use std::collections::BTreeSet;
 
 /// The 15 endpoints of the specification and the extensions (DECISIONS.md's, and the account
 /// ones: confirmation of e-mail addresses and rotation of secrets).
-const ENDPOINTS: [(&str, &str); 22] = [
+const ENDPOINTS: [(&str, &str); 28] = [
     ("post", "/thirdparty/v1/user/login"),
     ("post", "/thirdparty/v1/user/apilogin"),
     ("post", "/thirdparty/v1/user/invalidateTokens"),
     ("get", "/thirdparty/v1/notification/list"),
     ("get", "/thirdparty/v1/notification/{alertId}"),
     ("get", "/thirdparty/v1/notification/{alertId}/deliveries"),
+    (
+        "post",
+        "/thirdparty/v1/notification/{alertId}/deliveries/{deliveryId}/retry",
+    ),
     ("get", "/thirdparty/v1/data/list/{id}"),
     ("get", "/thirdparty/v1/folder/list"),
     ("delete", "/thirdparty/v1/folder/{id}"),
@@ -31,11 +35,20 @@ const ENDPOINTS: [(&str, &str); 22] = [
     ("post", "/thirdparty/v1/user/apiKey"),
     ("post", "/thirdparty/v1/user/webhookSecret"),
     ("put", "/thirdparty/v1/user/password"),
+    ("get", "/thirdparty/v1/user/notificationEndpoints/test"),
+    ("post", "/thirdparty/v1/user/notificationEndpoints/test"),
+    ("get", "/thirdparty/v1/user/feeds"),
+    ("post", "/thirdparty/v1/user/feeds"),
+    ("delete", "/thirdparty/v1/user/feeds/{feedId}"),
 ];
 
 /// The extensions among them: each says so first in its description.
-const EXTENSIONS: [&str; 6] = [
+const EXTENSIONS: [&str; 10] = [
     "/thirdparty/v1/notification/{alertId}/deliveries",
+    "/thirdparty/v1/notification/{alertId}/deliveries/{deliveryId}/retry",
+    "/thirdparty/v1/user/notificationEndpoints/test",
+    "/thirdparty/v1/user/feeds",
+    "/thirdparty/v1/user/feeds/{feedId}",
     "/thirdparty/v1/user/notificationEndpoints",
     "/thirdparty/v1/user/notificationEndpoints/confirm",
     "/thirdparty/v1/user/apiKey",

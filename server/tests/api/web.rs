@@ -443,9 +443,36 @@ pub(crate) fn screenshot_dir() -> std::path::PathBuf {
     dir
 }
 
-/// Writes a full-page screenshot at `px` wide and checks it is not blank (many colours).
+/// axe-core, vendored as a test asset (never served by wachet).
+const AXE: &str = include_str!("../assets/axe-core/axe.min.js");
+
+/// The serious and critical violations axe-core finds in the page as it is now (width and
+/// colour scheme included), each naming the rule and the elements.
+pub(crate) async fn axe_violations(page: &Page) -> Vec<String> {
+    // Through DevTools, which the page's Content-Security-Policy does not govern: the page
+    // itself still runs no inline script.
+    page.evaluate(AXE).await.unwrap();
+    eval(
+        page,
+        "axe.run(document, {resultTypes: ['violations']}).then(r => r.violations
+            .filter(v => v.impact === 'serious' || v.impact === 'critical')
+            .map(v => v.id + ' (' + v.impact + '): ' + v.help + ' at '
+                + v.nodes.map(n => n.target.join(' ')).join(', ')))",
+    )
+    .await
+}
+
+/// Fails on any serious or critical violation axe-core finds in the page.
+pub(crate) async fn assert_accessible(page: &Page, name: &str) {
+    let found = axe_violations(page).await;
+    assert!(found.is_empty(), "{name}: axe-core finds {found:#?}");
+}
+
+/// Writes a full-page screenshot at `px` wide and checks it is not blank (many colours), after
+/// axe-core found nothing serious in the page at that width.
 pub(crate) async fn screenshot(page: &Page, name: &str, px: i64) -> std::path::PathBuf {
     width(page, px).await;
+    assert_accessible(page, &format!("{name} at {px} px")).await;
     let png = page
         .screenshot(ScreenshotParams::builder().full_page(true).build())
         .await
@@ -1272,4 +1299,36 @@ async fn history_pages_by_50_with_the_apis_tokens_and_links_each_change() {
     let failed = page_text(&api, &cookie, &format!("/monitors/{task}/diff?to={key}")).await;
     assert!(failed.1.contains("names a failed check"), "{}", failed.1);
     assert_eq!(failed.0, 400, "{}", failed.1);
+}
+
+/// The accessibility check every screenshot runs can fail: a control without a label and
+/// text too faint to read, put into a real page, are found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn axe_core_finds_an_unlabelled_control_and_faint_text() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let api = Api::start().await;
+    let driver = Driver::launch().await;
+    let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
+    until(&page, "!!document.querySelector('#email')").await;
+    assert_eq!(axe_violations(&page).await, Vec::<String>::new());
+    page.evaluate(
+        "(() => { const main = document.querySelector('main');
+            main.insertAdjacentHTML('beforeend',
+                '<input type=text id=unlabelled><p id=faint>hard to read</p>');
+            const faint = document.querySelector('#faint');
+            faint.style.background = '#ffffff';
+            faint.style.color = '#d0d0d0';
+        })()",
+    )
+    .await
+    .unwrap();
+    let found = axe_violations(&page).await;
+    assert!(found.iter().any(|v| v.starts_with("label ")), "{found:#?}");
+    assert!(
+        found.iter().any(|v| v.starts_with("color-contrast ")),
+        "{found:#?}"
+    );
+    driver.close().await;
 }

@@ -1,9 +1,20 @@
-//! The outbox: deliveries of notifications to endpoints, claimed under a lease and retried.
+//! The outbox: deliveries of notifications to endpoints, claimed under a lease and retried;
+//! test notifications (deliveries without a notification), and a retry asked for by the owner.
 
 use super::{SqliteStore, time};
-use crate::store::{Delivery, DeliveryOutcome, Millis, StoreError, new_id, now_millis};
+use crate::store::{
+    Delivery, DeliveryOutcome, DeliveryRecord, Millis, StoreError, is_id, new_id, now_millis,
+};
 use sqlx::{Sqlite, Transaction};
-use wachet::model::{AlertType, ClientNotification, MessagingServiceType, NotificationEndpoint};
+use wachet::model::{
+    Alert, AlertType, ClientNotification, MessagingServiceType, NotificationEndpoint,
+};
+
+/// What a test notification says (its e-mail subject and the webhook's `taskName`).
+pub const TEST_NAME: &str = "wachet test notification";
+/// The body of a test notification.
+const TEST_TEXT: &str = "This is a test notification from wachet: this endpoint receives \
+                         the notifications of your monitors.";
 
 /// Why a delivery to an address nobody confirmed is not sent.
 pub const UNCONFIRMED: &str = "the address has not confirmed that it wants notifications: a \
@@ -95,14 +106,14 @@ struct DueRow {
     kind: i64,
     target: String,
     attempts: i64,
-    notification_id: String,
-    alert_type: i64,
-    alert: String,
+    notification_id: Option<String>,
+    alert_type: Option<i64>,
+    alert: Option<String>,
     current_value: Option<String>,
     comparand: Option<String>,
     error: Option<String>,
-    created_at: i64,
-    task_id: String,
+    created_at: Option<i64>,
+    task_id: Option<String>,
     task_name: Option<String>,
     url: Option<String>,
     webhook_secret: String,
@@ -124,8 +135,8 @@ pub(super) async fn claim(
          n.alert, n.current_value, n.comparand, n.error, n.created_at, n.task_id, n.task_name, \
          n.url, u.webhook_secret, n.html, n.synthetic_expression, d.user_id, d.released_at \
          FROM deliveries d \
-         JOIN notifications n ON n.id = d.notification_id \
-         JOIN users u ON u.id = n.user_id \
+         LEFT JOIN notifications n ON n.id = d.notification_id \
+         JOIN users u ON u.id = d.user_id \
          WHERE d.state = 'pending' AND d.next_attempt_at <= ? \
          AND (d.lease_until IS NULL OR d.lease_until < ?) \
          ORDER BY d.next_attempt_at LIMIT ?",
@@ -162,36 +173,83 @@ pub(super) async fn claim(
         .bind(&row.id)
         .execute(&mut *tx)
         .await?;
-        let broken = |what: &str| StoreError::Backend(format!("delivery {}: {what}", row.id));
-        let kind = MessagingServiceType::from_code(row.kind).ok_or_else(|| broken("kind"))?;
-        let alert_type = AlertType::from_code(row.alert_type).ok_or_else(|| broken("type"))?;
-        let alert = serde_json::from_str(&row.alert).map_err(|_| broken("alert"))?;
-        claimed.push(Delivery {
-            id: row.id,
-            kind,
-            target: row.target,
-            attempts: u32::try_from(row.attempts).unwrap_or(0),
-            notification: ClientNotification {
-                id: Some(row.notification_id),
-                kind: alert_type,
-                current: row.current_value,
-                comparand: row.comparand,
-                html: None,
-                error: row.error,
-                timestamp: time(row.created_at),
-                server_time: time(now),
-                task_id: Some(row.task_id),
-                task_name: row.task_name,
-                url: row.url,
-            },
-            alert,
-            secret: row.webhook_secret,
-            html: row.html.unwrap_or_default(),
-            synthetic_expression: row.synthetic_expression.unwrap_or_default(),
+        let kind = MessagingServiceType::from_code(row.kind)
+            .ok_or_else(|| StoreError::Backend(format!("delivery {}: kind", row.id)))?;
+        claimed.push(match row.notification_id.clone() {
+            Some(_) => notified(row, kind, now)?,
+            None => test(row, kind, now),
         });
     }
     tx.commit().await?;
     Ok(claimed)
+}
+
+/// The delivery of a raised notification.
+fn notified(row: DueRow, kind: MessagingServiceType, now: Millis) -> Result<Delivery, StoreError> {
+    let broken = |what: &str| StoreError::Backend(format!("delivery {}: {what}", row.id));
+    let alert_type = row
+        .alert_type
+        .and_then(AlertType::from_code)
+        .ok_or_else(|| broken("type"))?;
+    let alert = row
+        .alert
+        .as_deref()
+        .and_then(|alert| serde_json::from_str(alert).ok())
+        .ok_or_else(|| broken("alert"))?;
+    Ok(Delivery {
+        id: row.id,
+        kind,
+        target: row.target,
+        attempts: u32::try_from(row.attempts).unwrap_or(0),
+        notification: ClientNotification {
+            id: row.notification_id,
+            kind: alert_type,
+            current: row.current_value,
+            comparand: row.comparand,
+            html: None,
+            error: row.error,
+            timestamp: time(row.created_at.unwrap_or(now)),
+            server_time: time(now),
+            task_id: row.task_id,
+            task_name: row.task_name,
+            url: row.url,
+        },
+        alert,
+        secret: row.webhook_secret,
+        html: row.html.unwrap_or_default(),
+        synthetic_expression: row.synthetic_expression.unwrap_or_default(),
+    })
+}
+
+/// The delivery of a test notification: no notification id, no monitor, a fixed text.
+fn test(row: DueRow, kind: MessagingServiceType, now: Millis) -> Delivery {
+    Delivery {
+        id: row.id,
+        kind,
+        target: row.target,
+        attempts: u32::try_from(row.attempts).unwrap_or(0),
+        notification: ClientNotification {
+            id: None,
+            kind: AlertType::NotEq,
+            current: Some(TEST_TEXT.to_string()),
+            comparand: None,
+            html: None,
+            error: None,
+            timestamp: time(now),
+            server_time: time(now),
+            task_id: None,
+            task_name: Some(TEST_NAME.to_string()),
+            url: None,
+        },
+        alert: Alert {
+            kind: AlertType::NotEq,
+            value: None,
+            parameters: None,
+        },
+        secret: row.webhook_secret,
+        html: format!("<p>{TEST_TEXT}</p>"),
+        synthetic_expression: TEST_NAME.to_string(),
+    }
 }
 
 /// When `user` may have another delivery released, if the last hour already holds `per_hour`
@@ -239,23 +297,158 @@ pub(super) async fn finish(
     Ok(())
 }
 
+#[derive(sqlx::FromRow)]
+struct RecordRow {
+    id: String,
+    notification_id: Option<String>,
+    kind: i64,
+    target: String,
+    state: String,
+    attempts: i64,
+    last_error: Option<String>,
+    updated_at: i64,
+}
+
+const RECORD_COLUMNS: &str =
+    "id, notification_id, kind, target, state, attempts, last_error, updated_at";
+
+fn record(row: RecordRow) -> Result<DeliveryRecord, StoreError> {
+    Ok(DeliveryRecord {
+        kind: MessagingServiceType::from_code(row.kind)
+            .ok_or_else(|| StoreError::Backend(format!("delivery {}: kind", row.id)))?,
+        id: row.id,
+        notification: row.notification_id,
+        target: row.target,
+        state: row.state,
+        attempts: u32::try_from(row.attempts).unwrap_or(0),
+        last_error: row.last_error,
+        updated_at: row.updated_at,
+    })
+}
+
 pub(super) async fn of_notification(
     store: &SqliteStore,
     notification: &str,
-) -> Result<Vec<(String, String, u32, Option<String>)>, StoreError> {
-    let rows: Vec<(String, String, i64, Option<String>)> = sqlx::query_as(
-        "SELECT target, state, attempts, last_error FROM deliveries \
-         WHERE notification_id = ? ORDER BY target",
-    )
+) -> Result<Vec<DeliveryRecord>, StoreError> {
+    let rows: Vec<RecordRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {RECORD_COLUMNS} FROM deliveries WHERE notification_id = ? ORDER BY target, id"
+    )))
     .bind(notification)
     .fetch_all(&store.reader)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(target, state, attempts, error)| {
-            (target, state, u32::try_from(attempts).unwrap_or(0), error)
-        })
-        .collect())
+    rows.into_iter().map(record).collect()
+}
+
+pub(super) async fn tests_of(
+    store: &SqliteStore,
+    user: &str,
+    limit: u32,
+) -> Result<Vec<DeliveryRecord>, StoreError> {
+    let rows: Vec<RecordRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {RECORD_COLUMNS} FROM deliveries WHERE user_id = ? AND notification_id IS NULL \
+         ORDER BY updated_at DESC, id DESC LIMIT ?"
+    )))
+    .bind(user)
+    .bind(i64::from(limit))
+    .fetch_all(&store.reader)
+    .await?;
+    rows.into_iter().map(record).collect()
+}
+
+pub(super) async fn queue_test(
+    store: &SqliteStore,
+    user: &str,
+    kind: MessagingServiceType,
+    target: &str,
+    now: Millis,
+    waiting: u32,
+) -> Result<String, StoreError> {
+    let mut tx = store.write().await?;
+    let (pending,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM deliveries WHERE user_id = ? AND notification_id IS NULL \
+         AND state = 'pending'",
+    )
+    .bind(user)
+    .fetch_one(&mut *tx)
+    .await?;
+    if pending >= i64::from(waiting) {
+        return Err(StoreError::invalid(
+            "endpoint",
+            format!(
+                "{pending} test notifications are still waiting to be delivered; send another \
+                 once they are"
+            ),
+        ));
+    }
+    let id = new_id();
+    sqlx::query(
+        "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
+         updated_at, user_id) VALUES (?, NULL, ?, ?, 'pending', ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(kind.code())
+    .bind(target)
+    .bind(now)
+    .bind(now)
+    .bind(user)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+pub(super) async fn retry(
+    store: &SqliteStore,
+    user: &str,
+    notification: Option<&str>,
+    delivery: &str,
+    now: Millis,
+) -> Result<(), StoreError> {
+    if !is_id(delivery) || notification.is_some_and(|n| !is_id(n)) {
+        return Err(StoreError::NotFound);
+    }
+    let mut tx = store.write().await?;
+    // The owner is the notification's (a delivery row's own user_id may predate it), or the
+    // test delivery's.
+    let row: Option<(i64, String, String, Option<Millis>, String)> = sqlx::query_as(
+        "SELECT d.kind, d.target, d.state, d.lease_until, u.email FROM deliveries d \
+         LEFT JOIN notifications n ON n.id = d.notification_id \
+         JOIN users u ON u.id = COALESCE(n.user_id, d.user_id) \
+         WHERE d.id = ? AND u.id = ? AND d.notification_id IS ?",
+    )
+    .bind(delivery)
+    .bind(user)
+    .bind(notification)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let (kind, target, state, lease, own) = row.ok_or(StoreError::NotFound)?;
+    let refuse = |message: &str| Err(StoreError::invalid("deliveryId", message));
+    if state == "delivered" {
+        return refuse("was delivered already");
+    }
+    if lease.is_some_and(|until| until >= now) {
+        return refuse("is being tried right now");
+    }
+    // A retry must not become a way around the confirmation of an e-mail address.
+    if kind == MessagingServiceType::Email.code()
+        && !confirmed(&mut tx, user, &own, &target).await?
+    {
+        return refuse(
+            "goes to an e-mail address that has not confirmed it wants notifications; enter \
+             the code mailed to it first",
+        );
+    }
+    sqlx::query(
+        "UPDATE deliveries SET state = 'pending', next_attempt_at = ?, updated_at = ? \
+         WHERE id = ?",
+    )
+    .bind(now)
+    .bind(now)
+    .bind(delivery)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 pub(super) async fn counts(store: &SqliteStore) -> Result<Vec<(String, u64)>, StoreError> {

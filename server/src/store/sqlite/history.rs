@@ -60,7 +60,10 @@ pub(super) fn data_of(row: DataColumns) -> Result<Option<ClientData>, StoreError
 }
 
 /// The text of a stored value.
-fn decode(codec: Option<i64>, body: Option<Vec<u8>>) -> Result<Option<String>, StoreError> {
+pub(super) fn decode(
+    codec: Option<i64>,
+    body: Option<Vec<u8>>,
+) -> Result<Option<String>, StoreError> {
     let bytes = match (codec, body) {
         (Some(CODEC_PLAIN), Some(body)) => body,
         (Some(CODEC_ZSTD), Some(body)) => {

@@ -8,6 +8,7 @@
 //! expressions, `ON CONFLICT`), so a PostgreSQL store can follow it closely.
 
 mod deliveries;
+mod feeds;
 mod folders;
 mod history;
 mod notifications;
@@ -16,9 +17,10 @@ mod tasks;
 mod users;
 
 use super::{
-    AlertStates, CheckRecord, Claim, ConfirmationMail, Delivery, DeliveryOutcome, DueCheck,
-    EmailAddress, FolderKey, FolderListing, Millis, NewNotification, Quotas, Series, StorageUse,
-    Store, StoreError, TimeKey, TimePage, TokenRecord, UserRecord,
+    AlertStates, CheckRecord, Claim, ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord,
+    DueCheck, EmailAddress, FeedChange, FeedRecord, FeedScope, FolderKey, FolderListing, Millis,
+    NewNotification, Quotas, Series, StorageUse, Store, StoreError, TimeKey, TimePage, TokenRecord,
+    UserRecord,
 };
 use async_trait::async_trait;
 use sqlx::sqlite::{
@@ -485,11 +487,40 @@ impl Store for SqliteStore {
         deliveries::counts(self).await
     }
 
-    async fn deliveries_of(
+    async fn delivery_records(
         &self,
         notification: &str,
-    ) -> Result<Vec<(String, String, u32, Option<String>)>, StoreError> {
+    ) -> Result<Vec<DeliveryRecord>, StoreError> {
         deliveries::of_notification(self, notification).await
+    }
+
+    async fn retry_delivery(
+        &self,
+        user: &str,
+        notification: Option<&str>,
+        delivery: &str,
+        now: Millis,
+    ) -> Result<(), StoreError> {
+        deliveries::retry(self, user, notification, delivery, now).await
+    }
+
+    async fn queue_test_delivery(
+        &self,
+        user: &str,
+        kind: wachet::model::MessagingServiceType,
+        target: &str,
+        now: Millis,
+        waiting: u32,
+    ) -> Result<String, StoreError> {
+        deliveries::queue_test(self, user, kind, target, now, waiting).await
+    }
+
+    async fn test_deliveries(
+        &self,
+        user: &str,
+        limit: u32,
+    ) -> Result<Vec<DeliveryRecord>, StoreError> {
+        deliveries::tests_of(self, user, limit).await
     }
 
     async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError> {
@@ -558,6 +589,37 @@ impl Store for SqliteStore {
         id: &str,
     ) -> Result<ClientAlertContentResponse, StoreError> {
         notifications::get(self, user, id).await
+    }
+
+    async fn feeds(&self, user: &str) -> Result<Vec<FeedRecord>, StoreError> {
+        feeds::list(self, user).await
+    }
+
+    async fn renew_feed(
+        &self,
+        user: &str,
+        scope: &FeedScope,
+        secret_hash: &str,
+        now: Millis,
+    ) -> Result<FeedRecord, StoreError> {
+        feeds::renew(self, user, scope, secret_hash, now).await
+    }
+
+    async fn delete_feed(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        feeds::delete(self, user, id).await
+    }
+
+    async fn feed_by_secret(&self, secret_hash: &str) -> Result<Option<FeedRecord>, StoreError> {
+        feeds::by_secret(self, secret_hash).await
+    }
+
+    async fn feed_changes(
+        &self,
+        user: &str,
+        scope: &FeedScope,
+        limit: u32,
+    ) -> Result<Vec<FeedChange>, StoreError> {
+        feeds::changes(self, user, scope, limit).await
     }
 }
 

@@ -1,0 +1,251 @@
+//! Atom feeds: one secret per feed (kept as its SHA-256) for all of a user's monitors, a
+//! folder's subtree or one monitor, and the changes a feed shows, read from the history.
+
+use super::SqliteStore;
+use super::history::decode;
+use crate::store::{FeedChange, FeedRecord, FeedScope, Millis, StoreError, TimeKey, is_id, new_id};
+use sqlx::AssertSqlSafe;
+
+#[derive(sqlx::FromRow)]
+struct FeedRow {
+    id: String,
+    user_id: String,
+    scope: String,
+    folder_id: Option<String>,
+    task_id: Option<String>,
+    name: Option<String>,
+    created_at: i64,
+}
+
+/// The columns of [`FeedRow`], with the name of the folder or monitor, over `feeds f`.
+const FEED_SELECT: &str = "SELECT f.id, f.user_id, f.scope, f.folder_id, f.task_id, \
+     COALESCE(t.name, t.url, fo.name) AS name, f.created_at FROM feeds f \
+     LEFT JOIN tasks t ON t.id = f.task_id LEFT JOIN folders fo ON fo.id = f.folder_id";
+
+fn record(row: FeedRow) -> Result<FeedRecord, StoreError> {
+    let scope = match (row.scope.as_str(), row.folder_id, row.task_id) {
+        ("all", _, _) => FeedScope::All,
+        ("folder", Some(folder), _) => FeedScope::Folder(folder),
+        ("monitor", _, Some(task)) => FeedScope::Monitor(task),
+        (other, _, _) => {
+            return Err(StoreError::Backend(format!(
+                "feed {}: scope {other}",
+                row.id
+            )));
+        }
+    };
+    Ok(FeedRecord {
+        id: row.id,
+        user_id: row.user_id,
+        scope,
+        name: row.name,
+        created_at: row.created_at,
+    })
+}
+
+/// The scope's column values: (scope, folder, monitor).
+fn columns(scope: &FeedScope) -> (&'static str, Option<&str>, Option<&str>) {
+    match scope {
+        FeedScope::All => ("all", None, None),
+        FeedScope::Folder(id) => ("folder", Some(id.as_str()), None),
+        FeedScope::Monitor(id) => ("monitor", None, Some(id.as_str())),
+    }
+}
+
+pub(super) async fn list(store: &SqliteStore, user: &str) -> Result<Vec<FeedRecord>, StoreError> {
+    let rows: Vec<FeedRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "{FEED_SELECT} WHERE f.user_id = ? \
+         ORDER BY f.scope <> 'all', lower(COALESCE(t.name, t.url, fo.name, '')), f.id"
+    )))
+    .bind(user)
+    .fetch_all(&store.reader)
+    .await?;
+    rows.into_iter().map(record).collect()
+}
+
+pub(super) async fn renew(
+    store: &SqliteStore,
+    user: &str,
+    scope: &FeedScope,
+    secret_hash: &str,
+    now: Millis,
+) -> Result<FeedRecord, StoreError> {
+    let (kind, folder, task) = columns(scope);
+    let mut tx = store.write().await?;
+    let owned = match (folder, task) {
+        (Some(folder), _) => is_id(folder) && owns(&mut tx, "folders", folder, user).await?,
+        (_, Some(task)) => is_id(task) && owns(&mut tx, "tasks", task, user).await?,
+        _ => true,
+    };
+    if !owned {
+        return Err(StoreError::NotFound);
+    }
+    let existing: Option<(String,)> = sqlx::query_as(
+        "SELECT id FROM feeds WHERE user_id = ? AND scope = ? AND folder_id IS ? AND task_id IS ?",
+    )
+    .bind(user)
+    .bind(kind)
+    .bind(folder)
+    .bind(task)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let id = match existing {
+        Some((id,)) => {
+            sqlx::query("UPDATE feeds SET secret_hash = ?, created_at = ? WHERE id = ?")
+                .bind(secret_hash)
+                .bind(now)
+                .bind(&id)
+                .execute(&mut *tx)
+                .await?;
+            id
+        }
+        None => {
+            let id = new_id();
+            sqlx::query(
+                "INSERT INTO feeds (id, user_id, scope, folder_id, task_id, secret_hash, \
+                 created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(&id)
+            .bind(user)
+            .bind(kind)
+            .bind(folder)
+            .bind(task)
+            .bind(secret_hash)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            id
+        }
+    };
+    let row: FeedRow = sqlx::query_as(AssertSqlSafe(format!("{FEED_SELECT} WHERE f.id = ?")))
+        .bind(&id)
+        .fetch_one(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    record(row)
+}
+
+async fn owns(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    table: &'static str,
+    id: &str,
+    user: &str,
+) -> Result<bool, StoreError> {
+    let found: Option<(i64,)> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT 1 FROM {table} WHERE id = ? AND user_id = ?"
+    )))
+    .bind(id)
+    .bind(user)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(found.is_some())
+}
+
+pub(super) async fn delete(store: &SqliteStore, user: &str, id: &str) -> Result<(), StoreError> {
+    let deleted = sqlx::query("DELETE FROM feeds WHERE id = ? AND user_id = ?")
+        .bind(id)
+        .bind(user)
+        .execute(&store.writer)
+        .await?;
+    if deleted.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+pub(super) async fn by_secret(
+    store: &SqliteStore,
+    secret_hash: &str,
+) -> Result<Option<FeedRecord>, StoreError> {
+    let row: Option<FeedRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "{FEED_SELECT} WHERE f.secret_hash = ?"
+    )))
+    .bind(secret_hash)
+    .fetch_optional(&store.reader)
+    .await?;
+    row.map(record).transpose()
+}
+
+/// Bytes of each value a change keeps: a feed entry shows the difference in short, and a
+/// feed of 10 MB values must not take 10 MB per entry.
+pub const MAX_VALUE_BYTES: usize = 64 * 1024;
+
+/// `text` cut to [`MAX_VALUE_BYTES`] at a character boundary.
+fn cut(mut text: String) -> String {
+    if text.len() > MAX_VALUE_BYTES {
+        let mut end = MAX_VALUE_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
+#[derive(sqlx::FromRow)]
+struct ChangeRow {
+    id: String,
+    checked_at: i64,
+    task_id: String,
+    name: Option<String>,
+    url: String,
+    codec: Option<i64>,
+    body: Option<Vec<u8>>,
+    prev_codec: Option<i64>,
+    prev_body: Option<Vec<u8>>,
+}
+
+pub(super) async fn changes(
+    store: &SqliteStore,
+    user: &str,
+    scope: &FeedScope,
+    limit: u32,
+) -> Result<Vec<FeedChange>, StoreError> {
+    let (kind, folder, task) = columns(scope);
+    let within = match kind {
+        "folder" => "t.folder_id IN subtree",
+        "monitor" => "t.id = ?3",
+        _ => "1 = 1",
+    };
+    // The value before a change is the latest value stored before it (failed checks between
+    // carry none); a monitor's first value has none and is no change.
+    let rows: Vec<ChangeRow> = sqlx::query_as(AssertSqlSafe(format!(
+        "WITH RECURSIVE subtree (id) AS ( \
+             SELECT id FROM folders WHERE id = ?2 AND user_id = ?1 \
+             UNION ALL SELECT f.id FROM folders f JOIN subtree s ON f.parent_id = s.id) \
+         SELECT CAST(e.id AS TEXT) AS id, e.checked_at, t.id AS task_id, t.name, t.url, c.codec, c.body, \
+                pc.codec AS prev_codec, pc.body AS prev_body \
+         FROM entries e \
+         JOIN tasks t ON t.id = e.task_id \
+         JOIN contents c ON c.hash = e.content_hash \
+         JOIN contents pc ON pc.hash = ( \
+             SELECT p.content_hash FROM entries p \
+             WHERE p.task_id = e.task_id AND p.page_id IS NULL AND p.content_hash IS NOT NULL \
+             AND (p.checked_at, p.id) < (e.checked_at, e.id) \
+             ORDER BY p.checked_at DESC, p.id DESC LIMIT 1) \
+         WHERE t.user_id = ?1 AND e.page_id IS NULL AND e.changed_at = e.checked_at \
+         AND pc.hash <> c.hash AND {within} \
+         ORDER BY e.checked_at DESC, e.id DESC LIMIT ?4"
+    )))
+    .bind(user)
+    .bind(folder.unwrap_or(""))
+    .bind(task.unwrap_or(""))
+    .bind(i64::from(limit))
+    .fetch_all(&store.reader)
+    .await?;
+    rows.into_iter()
+        .map(|row| {
+            Ok(FeedChange {
+                key: TimeKey {
+                    at: row.checked_at,
+                    id: row.id,
+                },
+                task_id: row.task_id,
+                task_name: row.name,
+                url: row.url,
+                current: cut(decode(row.codec, row.body)?.unwrap_or_default()),
+                previous: cut(decode(row.prev_codec, row.prev_body)?.unwrap_or_default()),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,227 @@
+//! The notifications page (`/notifications`): the user's notifications, newest first, 50 a page
+//! with the API's own continuation tokens (endpoint 4's code), each with its time, monitor,
+//! alert type and content, and each delivery's state from the code of
+//! `GET /notification/{alertId}/deliveries`; a failed delivery has a "Retry now" form, which
+//! makes it due now through the outbox (the code of the retry extension), never sends inline.
+//! A notification's HTML is ours but quotes page content: it is shown sanitised by ammonia
+//! (no script, no style, no event attribute, only http, https and mailto links), never raw.
+
+use super::folders::when;
+use super::form::Form;
+use super::layout::page;
+use super::monitor::{ActionForm, signed_in};
+use super::pages;
+use super::session::{self, Session};
+use crate::api::AppState;
+use crate::api::notifications::{DeliveryState, NotificationQuery};
+use crate::api::problem::ApiError;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use chrono::Utc;
+use maud::{Markup, PreEscaped, html};
+use serde::Deserialize;
+use wachet::model::ClientNotification;
+
+/// Notifications on one page, as the API's default.
+const PAGE_SIZE: i64 = 50;
+
+/// The query of the page.
+#[derive(Debug, Default, Deserialize)]
+pub struct ListQuery {
+    /// The API's continuation token of the page.
+    page: Option<String>,
+}
+
+/// `GET /notifications`.
+pub async fn list(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Query(query): Query<ListQuery>,
+) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let first = query.page.is_none();
+    let api_query = NotificationQuery {
+        count: Some(PAGE_SIZE),
+        continuation_token: query.page.filter(|p| !p.is_empty()),
+        html: true,
+        ..NotificationQuery::default()
+    };
+    let range = match crate::api::notifications::page(&state, &session.user, &api_query).await {
+        Ok(range) => range,
+        Err(ApiError::BadRequest { .. }) => {
+            return pages::bad_input(
+                StatusCode::BAD_REQUEST,
+                "The page of notifications asked for does not exist (the link is damaged or from another list).",
+            );
+        }
+        Err(err) => return pages::from_api(err, Some(&session)),
+    };
+    let notifications = range.data.unwrap_or_default();
+    let mut items = Vec::with_capacity(notifications.len());
+    for notification in &notifications {
+        let id = notification.id.as_deref().unwrap_or("");
+        let deliveries =
+            match crate::api::notifications::deliveries(&state, &session.user, id).await {
+                Ok(deliveries) => deliveries,
+                // Deleted with its monitor between the two reads: show it without deliveries.
+                Err(ApiError::NotFound) => Vec::new(),
+                Err(err) => return pages::from_api(err, Some(&session)),
+            };
+        // Sanitising parses HTML: off the async threads, as values may be large.
+        let html = notification.html.clone().unwrap_or_default();
+        let clean = match tokio::task::spawn_blocking(move || sanitise(&html)).await {
+            Ok(clean) => clean,
+            Err(err) => {
+                return pages::from_api(
+                    ApiError::Internal(format!("sanitise: {err}")),
+                    Some(&session),
+                );
+            }
+        };
+        items.push(item(&session, notification, &clean, &deliveries));
+    }
+    let main = html! {
+        div.page-head {
+            h1 { "Notifications" }
+            a.button href="/settings#endpoints" { "Where they go" }
+        }
+        @if notifications.is_empty() {
+            p.empty {
+                @if first { "No notifications yet. When a monitor's alert fires, it shows here with how each delivery went." }
+                @else { "No older notifications." }
+            }
+        } @else {
+            ol.notifications { @for item in &items { (item) } }
+        }
+        nav.pager aria-label="Pages" {
+            @if !first { a.button href="/notifications" { "Newest" } " " }
+            @if let Some(next) = &range.continuation_token {
+                a.button href={ "/notifications?page=" (urlencode(next)) } rel="next" { "Older notifications" }
+            }
+        }
+    };
+    page("Notifications", Some(&session), main).into_response()
+}
+
+fn urlencode(text: &str) -> String {
+    form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+/// The notification's HTML with everything that could run, restyle or leave the page removed.
+fn sanitise(html: &str) -> String {
+    ammonia::Builder::default()
+        .url_schemes(["http", "https", "mailto"].into_iter().collect())
+        .link_rel(Some("noopener noreferrer nofollow"))
+        .clean(html)
+        .to_string()
+}
+
+fn item(
+    session: &Session,
+    notification: &ClientNotification,
+    clean_html: &str,
+    deliveries: &[DeliveryState],
+) -> Markup {
+    let id = notification.id.as_deref().unwrap_or("");
+    let name = notification
+        .task_name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .or(notification.url.as_deref())
+        .unwrap_or("(unnamed monitor)");
+    let now = Utc::now();
+    html! {
+        li.card.notification id={ "n-" (id) } {
+            div.notification-head {
+                div.grow {
+                    @if let Some(task) = notification.task_id.as_deref() {
+                        a.monitor-name href={ "/monitors/" (task) } { (name) }
+                    } @else {
+                        span.monitor-name { (name) }
+                    }
+                    p.notification-meta {
+                        span.alert-type { (notification.kind.to_string()) }
+                        " · "
+                        (when(Some(notification.timestamp), now))
+                    }
+                }
+            }
+            // Sanitised above by ammonia: only inert markup and web links remain.
+            div.notification-content { (PreEscaped(clean_html)) }
+            @if deliveries.is_empty() {
+                p.hint { "No endpoint to deliver to: add one in Settings." }
+            } @else {
+                h2.visually-hidden { "Deliveries" }
+                ul.deliveries aria-label="Deliveries" {
+                    @for delivery in deliveries { (delivery_row(session, id, delivery)) }
+                }
+            }
+        }
+    }
+}
+
+/// A delivery's badge class and label.
+pub(super) fn delivery_badge(state: &str) -> (&'static str, &'static str) {
+    match state {
+        "delivered" => ("badge ok", "Delivered"),
+        "failed" => ("badge failed", "Failed"),
+        _ => ("badge pending", "Pending"),
+    }
+}
+
+pub(super) fn tries(attempts: u32) -> String {
+    match attempts {
+        0 => "not tried yet".to_string(),
+        1 => "1 try".to_string(),
+        n => format!("{n} tries"),
+    }
+}
+
+fn delivery_row(session: &Session, notification: &str, delivery: &DeliveryState) -> Markup {
+    let (class, label) = delivery_badge(&delivery.state);
+    html! {
+        li.delivery {
+            span class=(class) { (label) }
+            div.delivery-main {
+                span.delivery-target { (delivery.target) }
+                span.delivery-tries { (tries(delivery.attempts)) }
+                @if let Some(error) = &delivery.last_error {
+                    span.delivery-error { (error) }
+                }
+            }
+            @if delivery.state == "failed" {
+                form method="post" action={ "/notifications/" (notification) "/deliveries/" (delivery.id) "/retry" } {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    button.button.quiet type="submit" aria-label={ "Retry now: " (delivery.target) } { "Retry now" }
+                }
+            }
+        }
+    }
+}
+
+/// `POST /notifications/{id}/deliveries/{delivery}/retry`: the delivery is due now; back to the
+/// list at the notification (post, redirect, get).
+pub async fn retry(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((id, delivery)): Path<(String, String)>,
+    Form(form): Form<ActionForm>,
+) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    if !session::same_origin(&headers, &state.settings().web)
+        || !session::csrf_matches(&session, form.csrf.as_deref())
+    {
+        return pages::form_refused(Some(&session));
+    }
+    match crate::api::notifications::retry(&state, &session.user, &id, &delivery).await {
+        Ok(()) => Redirect::to(&format!("/notifications#n-{id}")).into_response(),
+        Err(err) => pages::from_api(err, Some(&session)),
+    }
+}

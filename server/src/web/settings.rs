@@ -1,0 +1,847 @@
+//! The settings page (`/settings`) and its forms, each through the API's own code: the user's
+//! notification endpoints with their confirmation state (`PUT /user/notificationEndpoints`),
+//! a test notification to each (through the outbox, under the hourly bound), the webhook
+//! secret and the API key (regenerated and shown once, on the page answering the form), the
+//! password change (`PUT /user/password`: the current password, checked as a login), "sign
+//! out everywhere" (`invalidateTokens`: every session ends, this one too), and the Atom feeds
+//! (created or renewed with their URL shown once, removed). Secrets shown once are answered
+//! directly (no redirect), under the interface's `Cache-Control: no-store`.
+
+use super::feeds::feed_path;
+use super::folders::when;
+use super::form::Form;
+use super::layout::page;
+use super::monitor::signed_in;
+use super::notifications::{delivery_badge, tries};
+use super::pages;
+use super::session::{self, Session};
+use crate::api::AppState;
+use crate::api::auth::{CurrentSession, CurrentUser, PasswordChange};
+use crate::api::body::ApiJson;
+use crate::api::notifications::DeliveryState;
+use crate::api::problem::ApiError;
+use crate::api::user::{EndpointsUpdate, NotificationSettings};
+use crate::store::{FeedRecord, FeedScope};
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use chrono::Utc;
+use maud::{Markup, html};
+use serde::Deserialize;
+use std::net::SocketAddr;
+use wachet::model::{MessagingServiceType, NotificationEndpoint};
+
+/// Endpoint kinds the add form offers (those this server delivers).
+const KINDS: [MessagingServiceType; 6] = [
+    MessagingServiceType::Webhook,
+    MessagingServiceType::Email,
+    MessagingServiceType::Slack,
+    MessagingServiceType::Discord,
+    MessagingServiceType::Teams,
+    MessagingServiceType::Ntfy,
+];
+/// Most folders offered for a feed (walked breadth first).
+const FEED_FOLDERS: usize = 200;
+/// Most monitors offered for a feed.
+const FEED_MONITORS: u32 = 500;
+
+/// A secret shown this once, or what a form did.
+#[derive(Debug, Default)]
+enum Flash {
+    #[default]
+    None,
+    Done(String),
+    Secret {
+        what: &'static str,
+        value: String,
+        note: String,
+    },
+}
+
+/// A message at one field of a form.
+#[derive(Debug, Default)]
+struct FieldErrors {
+    endpoint: Option<String>,
+    current_password: Option<String>,
+    new_password: Option<String>,
+    /// What the add form had, shown again with its error.
+    endpoint_kind: Option<i64>,
+    endpoint_value: String,
+}
+
+/// `GET /settings`.
+pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    render(
+        &state,
+        &session,
+        Flash::None,
+        FieldErrors::default(),
+        StatusCode::OK,
+    )
+    .await
+}
+
+async fn render(
+    state: &AppState,
+    session: &Session,
+    flash: Flash,
+    errors: FieldErrors,
+    status: StatusCode,
+) -> Response {
+    let user = CurrentUser(session.user.clone());
+    let settings = match crate::api::user::get_endpoints(State(state.clone()), user).await {
+        Ok(ApiJson(settings)) => settings,
+        Err(err) => return pages::from_api(err, Some(session)),
+    };
+    let tests = match crate::api::user::tests(state, &session.user).await {
+        Ok(tests) => tests,
+        Err(err) => return pages::from_api(err, Some(session)),
+    };
+    let feeds = match state.store().feeds(&session.user).await {
+        Ok(feeds) => feeds,
+        Err(err) => return pages::from_api(err.into(), Some(session)),
+    };
+    let targets = match feed_targets(state, &session.user).await {
+        Ok(targets) => targets,
+        Err(err) => return pages::from_api(err, Some(session)),
+    };
+    let main = html! {
+        div.page-head { h1 { "Settings" } }
+        (flash_panel(&flash))
+        (endpoints_section(session, &settings, &tests, &errors))
+        (feeds_section(session, &feeds, &targets))
+        (api_key_section(session))
+        (password_section(session, &errors))
+        (sessions_section(session))
+    };
+    (status, page("Settings", Some(session), main)).into_response()
+}
+
+fn flash_panel(flash: &Flash) -> Markup {
+    html! {
+        @match flash {
+            Flash::None => {},
+            Flash::Done(text) => p.card.flash role="status" { (text) },
+            Flash::Secret { what, value, note } => {
+                section.card.flash.secret aria-labelledby="secret-title" role="status" {
+                    h2 #secret-title { "Your new " (what) }
+                    p { "Copy it now: it is shown this once and cannot be shown again." }
+                    label.visually-hidden for="shown-secret" { (what) }
+                    input #shown-secret.secret-value type="text" readonly value=(value);
+                    p.hint { (note) }
+                }
+            }
+        }
+    }
+}
+
+fn endpoint_kind_label(kind: MessagingServiceType) -> String {
+    kind.to_string()
+}
+
+fn endpoints_section(
+    session: &Session,
+    settings: &NotificationSettings,
+    tests: &[DeliveryState],
+    errors: &FieldErrors,
+) -> Markup {
+    let invalid = errors.endpoint.is_some();
+    let chosen = errors
+        .endpoint_kind
+        .unwrap_or(MessagingServiceType::Webhook.code());
+    html! {
+        section #endpoints aria-labelledby="endpoints-title" {
+            h2 #endpoints-title { "Notification endpoints" }
+            p.lead { "Notifications of monitors without endpoints of their own go to all of these." }
+            @if settings.notification_endpoints.is_empty() {
+                p.empty { "No endpoints yet: notifications are only listed on the Notifications page." }
+            } @else {
+                ul.endpoints {
+                    @for endpoint in &settings.notification_endpoints {
+                        @let value = endpoint.value.as_deref().unwrap_or("");
+                        li.endpoint {
+                            div.endpoint-main {
+                                span.endpoint-kind { (endpoint_kind_label(endpoint.kind)) }
+                                span.endpoint-value { (value) }
+                                @match endpoint.confirmed {
+                                    Some(true) => span.badge.ok { "Confirmed" },
+                                    Some(false) => span.badge.pending { "Waiting for confirmation" },
+                                    None => {},
+                                }
+                            }
+                            div.actions {
+                                form method="post" action="/settings/endpoints/test" {
+                                    input type="hidden" name="csrf" value=(session.csrf);
+                                    input type="hidden" name="value" value=(value);
+                                    button.button.quiet type="submit" aria-label={ "Send a test notification to " (value) } { "Send a test notification" }
+                                }
+                                form method="post" action="/settings/endpoints/remove" {
+                                    input type="hidden" name="csrf" value=(session.csrf);
+                                    input type="hidden" name="value" value=(value);
+                                    input type="hidden" name="kind" value=(endpoint.kind.code());
+                                    button.button.quiet.danger-quiet type="submit" aria-label={ "Remove " (value) } { "Remove" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            form.card.add-endpoint method="post" action="/settings/endpoints" aria-labelledby="add-endpoint-title" {
+                h3 #add-endpoint-title { "Add an endpoint" }
+                input type="hidden" name="csrf" value=(session.csrf);
+                div.add-row {
+                    div.field {
+                        label for="endpoint-kind" { "Type" }
+                        select #endpoint-kind name="kind" {
+                            @for kind in KINDS {
+                                option value=(kind.code()) selected[kind.code() == chosen] { (endpoint_kind_label(kind)) }
+                            }
+                        }
+                    }
+                    div.field.grow {
+                        label for="endpoint-value" { "URL or e-mail address" }
+                        input #endpoint-value type="text" name="value" required value=(errors.endpoint_value)
+                            placeholder="https://example.com/hook"
+                            aria-invalid=[invalid.then_some("true")]
+                            aria-describedby=(if invalid { "endpoint-value-error" } else { "endpoint-value-hint" });
+                    }
+                    button.button.primary type="submit" { "Add" }
+                }
+                @if let Some(error) = &errors.endpoint {
+                    p.field-error #endpoint-value-error { (error) }
+                } @else {
+                    p.hint #endpoint-value-hint { "An e-mail address other than yours is sent a code first, and gets notifications once it is confirmed." }
+                }
+            }
+            @if !tests.is_empty() {
+                section #tests aria-labelledby="tests-title" {
+                    h3 #tests-title { "Test notifications" }
+                    ul.deliveries.card {
+                        @for test in tests {
+                            @let (class, label) = delivery_badge(&test.state);
+                            li.delivery {
+                                span class=(class) { (label) }
+                                div.delivery-main {
+                                    span.delivery-target { (test.target) }
+                                    span.delivery-tries { (tries(test.attempts)) }
+                                    @if let Some(error) = &test.last_error { span.delivery-error { (error) } }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            section aria-labelledby="webhook-title" {
+                h3 #webhook-title { "Webhook secret" }
+                div.card {
+                p { "Webhook deliveries carry " code { "X-Wachet-Signature: sha256=…" } ", an HMAC-SHA256 of the body keyed with this secret. A new one signs every delivery from now on, retries included." }
+                form method="post" action="/settings/webhook-secret" {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    button.button type="submit" { "Regenerate the webhook secret" }
+                }
+                }
+            }
+        }
+    }
+}
+
+/// What a feed can follow: every monitor, a folder, a monitor; as (form value, label).
+async fn feed_targets(state: &AppState, user: &str) -> Result<Vec<(String, String)>, ApiError> {
+    let mut targets = vec![("all".to_string(), "All monitors".to_string())];
+    let store = state.store();
+    // Breadth first from the root, each folder labelled with its path.
+    let mut queue: std::collections::VecDeque<(Option<String>, String)> =
+        std::collections::VecDeque::from([(None, String::new())]);
+    let mut folders = Vec::new();
+    while let Some((folder, path)) = queue.pop_front() {
+        if folders.len() >= FEED_FOLDERS {
+            break;
+        }
+        let listing = store
+            .list_folder(user, folder.as_deref(), None, FEED_FOLDERS as u32)
+            .await?;
+        for sub in listing.subfolders {
+            let Some(id) = sub.id else { continue };
+            let name = format!("{path}{}", sub.name.as_deref().unwrap_or("(unnamed)"));
+            if folders.len() < FEED_FOLDERS {
+                folders.push((format!("folder:{id}"), format!("Folder: {name}")));
+                queue.push_back((Some(id), format!("{name} / ")));
+            }
+        }
+    }
+    targets.extend(folders);
+    let monitors = store.search_tasks(user, &[], FEED_MONITORS).await?;
+    for monitor in monitors {
+        let Some(id) = monitor.id.as_deref() else {
+            continue;
+        };
+        let name = monitor
+            .name
+            .as_deref()
+            .filter(|n| !n.is_empty())
+            .or(monitor.url.as_deref())
+            .unwrap_or("(unnamed)");
+        targets.push((format!("monitor:{id}"), format!("Monitor: {name}")));
+    }
+    Ok(targets)
+}
+
+fn scope_value(scope: &FeedScope) -> String {
+    match scope {
+        FeedScope::All => "all".to_string(),
+        FeedScope::Folder(id) => format!("folder:{id}"),
+        FeedScope::Monitor(id) => format!("monitor:{id}"),
+    }
+}
+
+fn feed_label(feed: &FeedRecord) -> String {
+    let name = feed.name.as_deref().unwrap_or("(unnamed)");
+    match feed.scope {
+        FeedScope::All => "All monitors".to_string(),
+        FeedScope::Folder(_) => format!("Folder: {name}"),
+        FeedScope::Monitor(_) => format!("Monitor: {name}"),
+    }
+}
+
+fn feeds_section(session: &Session, feeds: &[FeedRecord], targets: &[(String, String)]) -> Markup {
+    let now = Utc::now();
+    html! {
+        section #feeds aria-labelledby="feeds-title" {
+            h2 #feeds-title { "Feeds" }
+            p.lead { "Atom feeds of changes, for feed readers. Each has a secret address of its own: renewing it makes the old address stop working." }
+            @if feeds.is_empty() {
+                p.empty { "No feeds yet." }
+            } @else {
+                ul.feeds.card {
+                    @for feed in feeds {
+                        li.feed {
+                            div.feed-main {
+                                span.feed-name { (feed_label(feed)) }
+                                span.hint { code { (feed_path(&feed.scope)) "?key=…" } " · made " (when(chrono::DateTime::from_timestamp_millis(feed.created_at), now)) }
+                            }
+                            div.actions {
+                                form method="post" action="/settings/feeds" {
+                                    input type="hidden" name="csrf" value=(session.csrf);
+                                    input type="hidden" name="target" value=(scope_value(&feed.scope));
+                                    button.button.quiet type="submit" aria-label={ "Renew the address of " (feed_label(feed)) } { "Renew address" }
+                                }
+                                form method="post" action={ "/settings/feeds/" (feed.id) "/delete" } {
+                                    input type="hidden" name="csrf" value=(session.csrf);
+                                    button.button.quiet.danger-quiet type="submit" aria-label={ "Remove the feed of " (feed_label(feed)) } { "Remove" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            form.card.add-feed method="post" action="/settings/feeds" aria-labelledby="add-feed-title" {
+                h3 #add-feed-title { "New feed" }
+                input type="hidden" name="csrf" value=(session.csrf);
+                div.add-row {
+                    div.field.grow {
+                        label for="feed-target" { "Changes of" }
+                        select #feed-target name="target" {
+                            @for (value, label) in targets { option value=(value) { (label) } }
+                        }
+                    }
+                    button.button.primary type="submit" { "Create feed" }
+                }
+            }
+        }
+    }
+}
+
+fn api_key_section(session: &Session) -> Markup {
+    html! {
+        section #api-key aria-labelledby="api-key-title" {
+            h2 #api-key-title { "API key" }
+            div.card {
+                p { "Scripts sign in with your user id and API key (" code { "POST /thirdparty/v1/user/apilogin" } ")." }
+                p.user-id { "Your user id: " code { (session.user) } }
+                p.hint { "A new key replaces the old one at once; it is shown once." }
+                form method="post" action="/settings/api-key" {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    button.button type="submit" { "Regenerate the API key" }
+                }
+            }
+        }
+    }
+}
+
+fn password_section(session: &Session, errors: &FieldErrors) -> Markup {
+    let field = |id: &str,
+                 name: &str,
+                 label: &str,
+                 autocomplete: &str,
+                 error: &Option<String>,
+                 hint: Option<&str>| {
+        let invalid = error.is_some();
+        let error_id = format!("{id}-error");
+        let hint_id = format!("{id}-hint");
+        let described = if invalid {
+            Some(error_id.clone())
+        } else {
+            hint.map(|_| hint_id.clone())
+        };
+        html! {
+            div.field {
+                label for=(id) { (label) }
+                input id=(id) type="password" name=(name) required autocomplete=(autocomplete)
+                    aria-invalid=[invalid.then_some("true")]
+                    aria-describedby=[described];
+                @if let Some(error) = error {
+                    p.field-error id=(error_id) { (error) }
+                } @else if let Some(hint) = hint {
+                    p.hint id=(hint_id) { (hint) }
+                }
+            }
+        }
+    };
+    html! {
+        section #password aria-labelledby="password-title" {
+            h2 #password-title { "Password" }
+            form.card.password-form method="post" action="/settings/password" {
+                input type="hidden" name="csrf" value=(session.csrf);
+                input type="hidden" name="username" autocomplete="username" value=(session.email);
+                (field("current-password", "currentPassword", "Current password", "current-password", &errors.current_password, None))
+                (field("new-password", "newPassword", "New password", "new-password", &errors.new_password, Some("8 to 1,024 characters. Your other sessions end; this one stays.")))
+                button.button.primary type="submit" { "Change the password" }
+            }
+        }
+    }
+}
+
+fn sessions_section(session: &Session) -> Markup {
+    html! {
+        section #sessions aria-labelledby="sessions-title" {
+            h2 #sessions-title { "Sessions" }
+            div.card {
+                p { "Ends every session and token of your account, in every browser and script, this one too." }
+                form method="post" action="/settings/sign-out-everywhere" {
+                    input type="hidden" name="csrf" value=(session.csrf);
+                    button.button.danger type="submit" { "Sign out everywhere" }
+                }
+            }
+        }
+    }
+}
+
+/// The fields of the settings forms (each form sends some of them).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsForm {
+    csrf: Option<String>,
+    kind: Option<String>,
+    value: Option<String>,
+    target: Option<String>,
+    current_password: Option<String>,
+    new_password: Option<String>,
+}
+
+/// The signed-in session of a form whose CSRF token and origin hold, or the page to answer.
+async fn form_session(
+    state: &AppState,
+    headers: &HeaderMap,
+    form: &SettingsForm,
+) -> Result<Session, Response> {
+    let session = signed_in(state, headers).await?;
+    if !session::same_origin(headers, &state.settings().web)
+        || !session::csrf_matches(&session, form.csrf.as_deref())
+    {
+        return Err(pages::form_refused(Some(&session)));
+    }
+    Ok(session)
+}
+
+/// The user's endpoints as stored (without the output-only `confirmed`).
+async fn current_endpoints(
+    state: &AppState,
+    user: &str,
+) -> Result<Vec<NotificationEndpoint>, ApiError> {
+    let ApiJson(settings) =
+        crate::api::user::get_endpoints(State(state.clone()), CurrentUser(user.to_string()))
+            .await?;
+    Ok(settings
+        .notification_endpoints
+        .into_iter()
+        .map(|endpoint| NotificationEndpoint {
+            confirmed: None,
+            ..endpoint
+        })
+        .collect())
+}
+
+async fn store_endpoints(
+    state: &AppState,
+    user: &str,
+    endpoints: Vec<NotificationEndpoint>,
+) -> Result<(), ApiError> {
+    crate::api::user::put_endpoints(
+        State(state.clone()),
+        CurrentUser(user.to_string()),
+        ApiJson(EndpointsUpdate {
+            notification_endpoints: endpoints,
+        }),
+    )
+    .await
+    .map(|_| ())
+}
+
+/// `POST /settings/endpoints`: adds an endpoint through `PUT /user/notificationEndpoints`'s
+/// code; what it refuses is shown at the field.
+pub async fn add_endpoint(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SettingsForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let value = form.value.clone().unwrap_or_default().trim().to_string();
+    let code = form.kind.as_deref().and_then(|k| k.parse::<i64>().ok());
+    let refuse = |message: String| FieldErrors {
+        endpoint: Some(message),
+        endpoint_kind: code,
+        endpoint_value: value.clone(),
+        ..FieldErrors::default()
+    };
+    let Some(kind) = code
+        .and_then(MessagingServiceType::from_code)
+        .filter(|kind| KINDS.contains(kind))
+    else {
+        let errors = refuse("Choose one of the types offered.".to_string());
+        return render(
+            &state,
+            &session,
+            Flash::None,
+            errors,
+            StatusCode::BAD_REQUEST,
+        )
+        .await;
+    };
+    let mut endpoints = match current_endpoints(&state, &session.user).await {
+        Ok(endpoints) => endpoints,
+        Err(err) => return pages::from_api(err, Some(&session)),
+    };
+    if endpoints
+        .iter()
+        .any(|e| e.kind == kind && e.value.as_deref() == Some(value.as_str()))
+    {
+        let errors = refuse("This endpoint is in the list already.".to_string());
+        return render(
+            &state,
+            &session,
+            Flash::None,
+            errors,
+            StatusCode::BAD_REQUEST,
+        )
+        .await;
+    }
+    endpoints.push(NotificationEndpoint {
+        kind,
+        value: Some(value.clone()),
+        confirmed: None,
+    });
+    match store_endpoints(&state, &session.user, endpoints).await {
+        Ok(()) => Redirect::to("/settings#endpoints").into_response(),
+        Err(ApiError::BadRequest { detail, errors }) => {
+            let message = errors.values().flatten().next().cloned().unwrap_or(detail);
+            let errors = refuse(format!("This endpoint cannot be used: {message}."));
+            render(
+                &state,
+                &session,
+                Flash::None,
+                errors,
+                StatusCode::BAD_REQUEST,
+            )
+            .await
+        }
+        Err(err) => pages::from_api(err, Some(&session)),
+    }
+}
+
+/// `POST /settings/endpoints/remove`: removes the endpoint of that type and value (a second
+/// submit finds nothing to remove and changes nothing).
+pub async fn remove_endpoint(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SettingsForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let value = form.value.as_deref().unwrap_or("");
+    let kind = form.kind.as_deref().and_then(|k| k.parse::<i64>().ok());
+    let mut endpoints = match current_endpoints(&state, &session.user).await {
+        Ok(endpoints) => endpoints,
+        Err(err) => return pages::from_api(err, Some(&session)),
+    };
+    let before = endpoints.len();
+    endpoints.retain(|e| !(Some(e.kind.code()) == kind && e.value.as_deref() == Some(value)));
+    if endpoints.len() != before
+        && let Err(err) = store_endpoints(&state, &session.user, endpoints).await
+    {
+        return pages::from_api(err, Some(&session));
+    }
+    Redirect::to("/settings#endpoints").into_response()
+}
+
+/// `POST /settings/endpoints/test`: a test notification to that endpoint, into the outbox.
+pub async fn test_endpoint(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SettingsForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let value = form.value.as_deref().unwrap_or("").trim();
+    match crate::api::user::send_test(&state, &session.user, value).await {
+        Ok(_) => Redirect::to("/settings#tests").into_response(),
+        Err(ApiError::BadRequest { detail, errors }) => {
+            let message = errors.values().flatten().next().cloned().unwrap_or(detail);
+            let flash = Flash::Done(format!(
+                "No test notification was sent to {value}: {message}."
+            ));
+            render(
+                &state,
+                &session,
+                flash,
+                FieldErrors::default(),
+                StatusCode::BAD_REQUEST,
+            )
+            .await
+        }
+        Err(err) => pages::from_api(err, Some(&session)),
+    }
+}
+
+/// `POST /settings/webhook-secret`: a new secret, shown once.
+pub async fn webhook_secret(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SettingsForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let user = CurrentUser(session.user.clone());
+    match crate::api::user::rotate_webhook_secret(State(state.clone()), user).await {
+        Ok(ApiJson(secret)) => {
+            let flash = Flash::Secret {
+                what: "webhook secret",
+                value: secret.webhook_secret,
+                note:
+                    "Give it to your webhook receivers: deliveries from now on are signed with it."
+                        .into(),
+            };
+            render(
+                &state,
+                &session,
+                flash,
+                FieldErrors::default(),
+                StatusCode::OK,
+            )
+            .await
+        }
+        Err(err) => pages::from_api(err, Some(&session)),
+    }
+}
+
+/// `POST /settings/api-key`: a new API key (the old one stops working), shown once.
+pub async fn api_key(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SettingsForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let user = CurrentUser(session.user.clone());
+    match crate::api::auth::rotate_api_key(State(state.clone()), user).await {
+        Ok(ApiJson(key)) => {
+            let flash = Flash::Secret {
+                what: "API key",
+                value: key.api_key,
+                note: format!(
+                    "Sign in with user id {} and this key. The old key no longer works; tokens already issued do until they expire.",
+                    session.user
+                ),
+            };
+            render(
+                &state,
+                &session,
+                flash,
+                FieldErrors::default(),
+                StatusCode::OK,
+            )
+            .await
+        }
+        Err(err) => pages::from_api(err, Some(&session)),
+    }
+}
+
+/// `POST /settings/password`: through `PUT /user/password`'s code (the current password is
+/// checked as a login, with its limits); this session stays, the others end.
+pub async fn password(
+    State(state): State<AppState>,
+    connect: ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    Form(form): Form<SettingsForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let current = CurrentSession {
+        user: session.user.clone(),
+        token_hash: session.token_hash.clone(),
+    };
+    let change = PasswordChange {
+        current_password: form.current_password,
+        new_password: form.new_password,
+    };
+    match crate::api::auth::change_password(State(state.clone()), connect, current, ApiJson(change))
+        .await
+    {
+        Ok(_) => {
+            let flash = Flash::Done(
+                "Your password was changed. Your other sessions and tokens have ended.".into(),
+            );
+            render(
+                &state,
+                &session,
+                flash,
+                FieldErrors::default(),
+                StatusCode::OK,
+            )
+            .await
+        }
+        Err(ApiError::BadRequest { detail, errors }) => {
+            let first = |field: &str| errors.get(field).and_then(|m| m.first()).cloned();
+            let mut field_errors = FieldErrors {
+                current_password: first("currentPassword").map(|m| match m.as_str() {
+                    "is required" => "Enter your current password.".to_string(),
+                    "is not the account's password" => {
+                        "This is not your current password.".to_string()
+                    }
+                    other => format!("The current password {other}."),
+                }),
+                new_password: first("newPassword").map(|m| match m.as_str() {
+                    "is required" => "Enter a new password.".to_string(),
+                    other => format!("The new password {other}."),
+                }),
+                ..FieldErrors::default()
+            };
+            if field_errors.current_password.is_none() && field_errors.new_password.is_none() {
+                field_errors.new_password = Some(detail);
+            }
+            render(
+                &state,
+                &session,
+                Flash::None,
+                field_errors,
+                StatusCode::BAD_REQUEST,
+            )
+            .await
+        }
+        Err(err) => pages::from_api(err, Some(&session)),
+    }
+}
+
+/// `POST /settings/sign-out-everywhere`: `invalidateTokens`' code ends every token and session
+/// of the user, this one too; the cookie goes and the browser is at the sign-in page.
+pub async fn sign_out_everywhere(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SettingsForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let user = CurrentUser(session.user.clone());
+    if let Err(err) = crate::api::auth::invalidate_tokens(State(state.clone()), user).await {
+        return pages::from_api(err, Some(&session));
+    }
+    let settings = &state.settings().web;
+    let mut response = Redirect::to("/signin").into_response();
+    if let Ok(cookie) =
+        HeaderValue::from_str(&session::clear_cookie(session::secure(&headers, settings)))
+    {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+/// `POST /settings/feeds`: creates the feed of the chosen target, or renews its secret; its
+/// URL is shown once.
+pub async fn create_feed(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Form(form): Form<SettingsForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let target = form.target.as_deref().unwrap_or("");
+    let (scope, id) = target.split_once(':').unwrap_or((target, ""));
+    let scope = match crate::api::user::feed_scope(Some(scope), Some(id.to_string())) {
+        Ok(scope) => scope,
+        Err(_) => {
+            return pages::bad_input(StatusCode::BAD_REQUEST, "Choose what the feed follows.");
+        }
+    };
+    let renewed = crate::api::user::renew_feed(&state, &headers, &session.user, &scope).await;
+    match renewed {
+        Ok((feed, url)) => {
+            let flash = Flash::Secret {
+                what: "feed address",
+                value: url,
+                note: format!(
+                    "Paste it into your feed reader to follow the changes of {}. Anyone with the address can read the feed.",
+                    feed_label(&feed)
+                ),
+            };
+            render(
+                &state,
+                &session,
+                flash,
+                FieldErrors::default(),
+                StatusCode::OK,
+            )
+            .await
+        }
+        Err(err) => pages::from_api(err, Some(&session)),
+    }
+}
+
+/// `POST /settings/feeds/{id}/delete`: the feed's address stops working.
+pub async fn delete_feed(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<SettingsForm>,
+) -> Response {
+    let session = match form_session(&state, &headers, &form).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    match state.store().delete_feed(&session.user, &id).await {
+        // A second submit finds it gone: the list is what was asked for either way.
+        Ok(()) | Err(crate::store::StoreError::NotFound) => {
+            Redirect::to("/settings#feeds").into_response()
+        }
+        Err(err) => pages::from_api(err.into(), Some(&session)),
+    }
+}
