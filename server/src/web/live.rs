@@ -53,16 +53,17 @@ struct Opened<'a> {
 }
 
 impl LiveStreams {
-    /// Counts a new stream of `user`, unless the user or the service holds too many.
-    fn open(&self, user: &str) -> Option<()> {
+    /// Counts a new stream of `user`, unless the user or the service holds too many (then
+    /// false).
+    fn open(&self, user: &str) -> bool {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let total: usize = open.values().sum();
         let mine = open.get(user).copied().unwrap_or(0);
         if total >= MAX_STREAMS || mine >= MAX_STREAMS_PER_USER {
-            return None;
+            return false;
         }
         open.insert(user.to_string(), mine + 1);
-        Some(())
+        true
     }
 
     fn close(&self, user: &str) {
@@ -90,7 +91,7 @@ pub async fn stream(State(state): State<AppState>, headers: HeaderMap) -> Respon
         Ok(None) => return StatusCode::NO_CONTENT.into_response(),
         Err(err) => return super::pages::from_api(err, None),
     };
-    if state.live().open(&session.user).is_none() {
+    if !state.live().open(&session.user) {
         return (
             StatusCode::TOO_MANY_REQUESTS,
             "too many live streams open; close other tabs",
