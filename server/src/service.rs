@@ -3,6 +3,7 @@
 //! closed) on a signal or on [`Running::shutdown`].
 
 use crate::api::{self, ApiSettings};
+use crate::schedule::events::CheckEvents;
 use crate::store::Store;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -18,6 +19,7 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 pub struct Running {
     addr: SocketAddr,
     stop: watch::Sender<bool>,
+    checks: CheckEvents,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
@@ -48,6 +50,12 @@ impl Running {
         self.stop.subscribe()
     }
 
+    /// Where the scheduler announces the checks it stores, for the web interface's live
+    /// updates.
+    pub fn check_events(&self) -> CheckEvents {
+        self.checks.clone()
+    }
+
     /// A handle that starts the shutdown from elsewhere (a signal handler).
     pub fn stopper(&self) -> impl FnOnce() + Send + 'static {
         let stop = self.stop.clone();
@@ -65,11 +73,16 @@ pub async fn start(
     settings: ApiSettings,
 ) -> Result<Running, api::ApiSetupError> {
     let connections = settings.connections.clone();
-    let router = api::router(store, checker, settings).await?;
+    let (stop, stopped) = watch::channel(false);
+    let checks = CheckEvents::new();
+    let shared = api::Shared {
+        checks: checks.clone(),
+        stopping: stop.subscribe(),
+    };
+    let router = api::router(store, checker, settings, shared).await?;
     let addr = listener
         .local_addr()
         .map_err(|err| api::ApiSetupError::io(err.to_string()))?;
-    let (stop, stopped) = watch::channel(false);
     let mut deadline = stop.subscribe();
     let task = tokio::spawn(async move {
         let serve = crate::connections::serve(listener, router, connections, stopped);
@@ -85,7 +98,12 @@ pub async fn start(
             }
         }
     });
-    Ok(Running { addr, stop, task })
+    Ok(Running {
+        addr,
+        stop,
+        checks,
+        task,
+    })
 }
 
 /// A future that resolves on SIGTERM or Ctrl-C. The handlers are installed when this is

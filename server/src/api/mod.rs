@@ -8,7 +8,7 @@
 pub(crate) mod auth;
 pub(crate) mod body;
 mod data;
-mod folders;
+pub(crate) mod folders;
 pub mod limits;
 pub(crate) mod notifications;
 pub mod openapi;
@@ -68,6 +68,12 @@ struct Inner {
     /// Turns to compile monitors on the blocking pool: half the cores, so validations never
     /// take every core from the requests of others.
     validations: Arc<tokio::sync::Semaphore>,
+    /// The scheduler's announcements of stored checks (the web interface's live updates).
+    checks: crate::schedule::events::CheckEvents,
+    /// Turns true when the service stops: long-lived responses end then.
+    stopping: tokio::sync::watch::Receiver<bool>,
+    /// The web interface's live streams open, per user and in all.
+    live: crate::web::LiveStreams,
 }
 
 impl AppState {
@@ -92,6 +98,29 @@ impl AppState {
     pub(crate) fn cursors(&self) -> &paging::Cursors {
         &self.inner.cursors
     }
+
+    /// The scheduler's announcements of stored checks.
+    pub(crate) fn checks(&self) -> &crate::schedule::events::CheckEvents {
+        &self.inner.checks
+    }
+
+    /// Turns true when the service stops.
+    pub(crate) fn stopping(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.inner.stopping.clone()
+    }
+
+    /// The web interface's live streams open.
+    pub(crate) fn live(&self) -> &crate::web::LiveStreams {
+        &self.inner.live
+    }
+}
+
+/// What the API shares with the rest of the running service.
+pub struct Shared {
+    /// Where the scheduler announces the checks it stores.
+    pub checks: crate::schedule::events::CheckEvents,
+    /// Turns true when the service stops.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 /// Building the API failed (the store could not give the paging secret).
@@ -112,6 +141,7 @@ pub async fn router(
     store: Arc<dyn Store>,
     checker: Arc<dyn Checker>,
     settings: ApiSettings,
+    shared: Shared,
 ) -> Result<Router, ApiSetupError> {
     let secret = store
         .paging_secret()
@@ -130,6 +160,9 @@ pub async fn router(
             validations: Arc::new(tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
             )),
+            checks: shared.checks,
+            stopping: shared.stopping,
+            live: crate::web::LiveStreams::default(),
         }),
     };
     let web = crate::web::routes(state.clone());

@@ -135,7 +135,7 @@ pub async fn delete_task(
 pub struct SearchQuery {
     /// White-space separated terms; a monitor matches when every term is a case-insensitive
     /// substring of its name, URL or note. Empty: every monitor.
-    query: Option<String>,
+    pub(crate) query: Option<String>,
 }
 
 /// Endpoint 14: monitors matching every term, by name, at most 500.

@@ -309,7 +309,13 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         GC_EVERY,
         running.stopping(),
     ));
-    let scheduler = tokio::spawn(schedule::run(shared, checker, schedule, running.stopping()));
+    let scheduler = tokio::spawn(schedule::run(
+        shared,
+        checker,
+        schedule,
+        running.stopping(),
+        running.check_events(),
+    ));
     let signal = service::shutdown_signal().context("cannot install the signal handlers")?;
     let stop = running.stopper();
     tokio::spawn(async move {

@@ -15,12 +15,14 @@
 //! (`ignoreInvalidPages`, `crawlBinaryContent`, a redirect to a page already listed) stays in
 //! the monitor's list of pages, so it never reads as removed.
 
+pub mod events;
 pub mod prepared;
 pub mod slots;
 
 use crate::metrics::METRICS;
 use crate::notify;
 use crate::store::{AlertStates, CheckRecord, Claim, DueCheck, Store, StoreError, now_millis};
+use events::{CheckEvents, CheckFinished};
 use futures::StreamExt;
 use prepared::PreparedCache;
 use std::sync::Arc;
@@ -75,12 +77,13 @@ impl Default for ScheduleSettings {
 
 /// Runs the scheduler until `stop` turns true. Checks in flight then are left to their lease.
 /// With `checks_in_flight` 0 this process runs no checks (an API-only process beside others
-/// that do).
+/// that do). Each stored check is announced on `events`.
 pub async fn run(
     store: Arc<dyn Store>,
     checker: Arc<dyn Checker>,
     settings: ScheduleSettings,
     mut stop: watch::Receiver<bool>,
+    events: CheckEvents,
 ) {
     if settings.checks_in_flight == 0 {
         return;
@@ -126,9 +129,9 @@ pub async fn run(
                     continue;
                 };
                 let (store, checker, finished) = (store.clone(), checker.clone(), finished.clone());
-                let (settings, cache) = (settings.clone(), cache.clone());
+                let (settings, cache, events) = (settings.clone(), cache.clone(), events.clone());
                 tokio::spawn(async move {
-                    run_check(store, checker, cache, check, &settings).await;
+                    run_check(store, checker, cache, check, &settings, &events).await;
                     drop(slot);
                     finished.notify_one();
                 });
@@ -178,13 +181,14 @@ async fn run_check(
     cache: Arc<PreparedCache>,
     check: DueCheck,
     settings: &ScheduleSettings,
+    events: &CheckEvents,
 ) {
     let lease = settings.lease;
     let Some(task) = check.monitor.id.clone() else {
         return;
     };
     let recurrence = effective_recurrence(&check.monitor, settings);
-    let (version, monitor) = (check.version, check.monitor);
+    let (version, monitor, user) = (check.version, check.monitor, check.user);
     let max_value_bytes = settings.max_value_bytes;
     let late = now_millis().saturating_sub(check.due_at).max(0);
     METRICS
@@ -206,7 +210,16 @@ async fn run_check(
         })
     };
     let stored = match held(store.as_ref(), &task, lease, &mut inner).await {
-        Ok(Ok(Ok(_))) | Ok(Ok(Err(StoreError::NotFound))) => true,
+        Ok(Ok(Ok(recorded))) => {
+            if recorded {
+                events.announce(CheckFinished {
+                    user,
+                    task: task.clone(),
+                });
+            }
+            true
+        }
+        Ok(Ok(Err(StoreError::NotFound))) => true,
         Ok(Ok(Err(err))) => {
             tracing::error!(%err, task = %task, "cannot store a check");
             false

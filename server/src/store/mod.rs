@@ -419,6 +419,8 @@ pub struct Claim {
 pub struct DueCheck {
     /// The monitor as it is now (id, folder and definition; no latest data).
     pub monitor: Monitor,
+    /// Its owner.
+    pub user: String,
     /// When it was due.
     pub due_at: Millis,
     /// The version of its definition (the time it was last written); a check of an older

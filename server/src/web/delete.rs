@@ -24,18 +24,18 @@ const COUNT_PAGE: u32 = 500;
 
 /// A count, and whether it stopped at [`COUNT_CAP`].
 #[derive(Debug, Clone, Copy, Default)]
-struct Count {
-    n: u64,
-    capped: bool,
+pub(super) struct Count {
+    pub(super) n: u64,
+    pub(super) capped: bool,
 }
 
 impl Count {
-    fn add(&mut self, other: Count) {
+    pub(super) fn add(&mut self, other: Count) {
         self.n = (self.n + other.n).min(COUNT_CAP);
         self.capped |= other.capped || self.n >= COUNT_CAP;
     }
 
-    fn words(self, one: &str, many: &str) -> String {
+    pub(super) fn words(self, one: &str, many: &str) -> String {
         let noun = if self.n == 1 && !self.capped {
             one
         } else {
@@ -81,7 +81,11 @@ where
 }
 
 /// What goes with monitor `id`: history entries (its own and its pages'), notifications.
-async fn what_goes(state: &AppState, user: &str, id: &str) -> Result<(Count, Count), StoreError> {
+pub(super) async fn what_goes(
+    state: &AppState,
+    user: &str,
+    id: &str,
+) -> Result<(Count, Count), StoreError> {
     let store = state.store();
     let entries_of = |series: String| async move {
         count_rows(|page| {

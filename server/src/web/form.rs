@@ -56,10 +56,7 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for Form<T> {
                 if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
                     pages::bad_input(
                         StatusCode::PAYLOAD_TOO_LARGE,
-                        &format!(
-                            "The form is larger than {} KiB.",
-                            limit / 1024
-                        ),
+                        &format!("The form is larger than {} KiB.", limit / 1024),
                     )
                 } else {
                     pages::bad_input(StatusCode::BAD_REQUEST, "The form could not be read.")

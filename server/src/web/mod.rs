@@ -5,14 +5,17 @@
 //! do nothing the API would refuse.
 
 mod assets;
+mod bulk;
 mod delete;
 mod diff;
 mod edit;
 mod feeds;
+mod folder_edit;
 mod folders;
 mod form;
 mod history;
 mod layout;
+mod live;
 mod monitor;
 mod monitor_form;
 mod notifications;
@@ -21,6 +24,7 @@ mod preview;
 mod session;
 mod settings;
 mod signin;
+mod tree;
 
 use crate::api::AppState;
 use axum::Router;
@@ -30,6 +34,7 @@ use axum::routing::{get, post};
 use tower_http::catch_panic::CatchPanicLayer;
 
 pub use feeds::{feed_path, feed_url};
+pub use live::LiveStreams;
 pub use session::SESSION_COOKIE;
 
 /// Largest form body read (a URL and a few short fields).
@@ -53,6 +58,34 @@ pub fn routes(state: AppState) -> Router {
     Router::new()
         .route("/", get(folders::root))
         .route("/folders/{id}", get(folders::folder))
+        .route(
+            "/folders/new",
+            get(folder_edit::new_folder).post(folder_edit::create),
+        )
+        .route(
+            "/folders/{id}/rename",
+            get(folder_edit::rename_page).post(folder_edit::rename),
+        )
+        .route(
+            "/folders/{id}/move",
+            get(folder_edit::move_page).post(folder_edit::move_folder),
+        )
+        .route(
+            "/folders/{id}/delete",
+            get(folder_edit::delete_page).post(folder_edit::delete),
+        )
+        .route("/monitors/bulk", post(bulk::act).layer(bulk_limit()))
+        .route(
+            "/monitors/bulk/move",
+            post(bulk::move_to).layer(bulk_limit()),
+        )
+        .route(
+            "/monitors/bulk/delete",
+            post(bulk::delete).layer(bulk_limit()),
+        )
+        .route("/monitors/{id}/row", get(live::row))
+        .route("/monitors/{id}/status", get(live::status))
+        .route("/live", get(live::stream))
         .route("/monitors/quick-add", post(folders::quick_add))
         .route(
             "/monitors/new",
@@ -68,8 +101,7 @@ pub fn routes(state: AppState) -> Router {
         )
         .route(
             "/monitors/preview",
-            post(preview::preview)
-                .layer(form::larger_limit(MAX_MONITOR_FORM_BYTES)),
+            post(preview::preview).layer(form::larger_limit(MAX_MONITOR_FORM_BYTES)),
         )
         .route("/monitors/{id}", get(monitor::show))
         .route("/monitors/{id}/pause", post(monitor::pause))
@@ -114,11 +146,17 @@ pub fn routes(state: AppState) -> Router {
         .layer(CatchPanicLayer::custom(|_| pages::internal_error()))
 }
 
+/// The body limit of the bulk forms, which carry up to [`bulk::MAX_SELECTED`] ids.
+fn bulk_limit() -> axum::extract::DefaultBodyLimit {
+    axum::extract::DefaultBodyLimit::max(bulk::MAX_BULK_BYTES)
+}
+
 /// The Content-Security-Policy of every page: scripts and styles only from the binary's own
-/// assets (no inline code, so injected markup could not run even if escaping failed), forms
-/// only to this origin, and no framing.
+/// assets (no inline code, so injected markup could not run even if escaping failed), scripts
+/// reaching only this origin (the live updates' stream and fragments), forms only to this
+/// origin, and no framing.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
-                   form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+                   connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 async fn security_headers(
     request: axum::extract::Request,

@@ -4,6 +4,7 @@
 //! (recurrence 0 pauses; resuming restores an hour, or the service's minimum if longer).
 //! Another user's monitor is the same 404 page as an unknown id.
 
+use super::assets::LIVE_JS;
 use super::folders::{linkable, state_of, when};
 use super::form::Form;
 use super::pages;
@@ -20,7 +21,7 @@ use serde::Deserialize;
 use wachet::model::{Alert, AlertType, CompareType, Monitor};
 
 /// The recurrence a resumed monitor gets: every hour.
-const RESUME_RECURRENCE: i32 = 3600;
+pub(super) const RESUME_RECURRENCE: i32 = 3600;
 
 /// The signed-in session with its monitor `id`, or the response to give instead: sign-in, or
 /// the 404 page for another user's monitor as for an unknown one.
@@ -77,9 +78,7 @@ pub async fn show(
     };
     let name = display_name(&monitor);
     let url = monitor.url.as_deref().unwrap_or("");
-    let (class, label) = state_of(&monitor);
     let paused = monitor.recurrence_in_seconds.unwrap_or(0) == 0;
-    let data = monitor.data.as_ref();
     let now = Utc::now();
     let base = format!("/monitors/{id}");
     let main = html! {
@@ -111,27 +110,7 @@ pub async fn show(
                 a.button.danger-quiet href={ (base) "/delete" } { "Delete" }
             }
         }
-        section.card.status aria-labelledby="status-title" {
-            h2 #status-title.visually-hidden { "State" }
-            div.status-row {
-                span class=(class) { (label) }
-                dl.times {
-                    div { dt { "Last check" } dd { (when(data.map(|d| d.last_check_timestamp), now)) } }
-                    div { dt { "Last change" } dd { (when(data.and_then(|d| d.value_changed_timestamp), now)) } }
-                }
-            }
-            @if let Some(error) = data.and_then(|d| d.error.as_deref()) {
-                p.alert.check-error { (error) }
-            }
-        }
-        section aria-labelledby="value-title" {
-            h2 #value-title { "Current value" }
-            @match data.and_then(|d| d.raw.as_deref()) {
-                Some(value) if !value.is_empty() => pre.value { (value) },
-                Some(_) => p.empty { "The value is empty." },
-                None => p.empty { "No value yet." },
-            }
-        }
+        (live_part(&id, &monitor, now))
         section aria-labelledby="settings-title" {
             h2 #settings-title { "Settings" }
             (settings(&monitor))
@@ -142,11 +121,43 @@ pub async fn show(
         &session,
         crate::store::FeedScope::Monitor(id.clone()),
         name,
-        &[],
+        &[&LIVE_JS],
         main,
     )
     .await
     .into_response()
+}
+
+/// The state, last check and change, error and current value of monitor `id`: the part of its
+/// page that live updates redraw ([`super::live`]).
+pub(super) fn live_part(id: &str, monitor: &Monitor, now: chrono::DateTime<Utc>) -> Markup {
+    let (class, label) = state_of(monitor);
+    let data = monitor.data.as_ref();
+    html! {
+        div #live-monitor data-monitor=(id) data-live={ "/monitors/" (id) "/status" } {
+            section.card.status aria-labelledby="status-title" {
+                h2 #status-title.visually-hidden { "State" }
+                div.status-row {
+                    span class=(class) { (label) }
+                    dl.times {
+                        div.last-check { dt { "Last check" } dd { (when(data.map(|d| d.last_check_timestamp), now)) } }
+                        div.last-change { dt { "Last change" } dd { (when(data.and_then(|d| d.value_changed_timestamp), now)) } }
+                    }
+                }
+                @if let Some(error) = data.and_then(|d| d.error.as_deref()) {
+                    p.alert.check-error { (error) }
+                }
+            }
+            section aria-labelledby="value-title" {
+                h2 #value-title { "Current value" }
+                @match data.and_then(|d| d.raw.as_deref()) {
+                    Some(value) if !value.is_empty() => pre.value { (value) },
+                    Some(_) => p.empty { "The value is empty." },
+                    None => p.empty { "No value yet." },
+                }
+            }
+        }
+    }
 }
 
 fn settings(monitor: &Monitor) -> Markup {

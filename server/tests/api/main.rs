@@ -186,6 +186,7 @@ impl Api {
             checker,
             schedule,
             running.stopping(),
+            running.check_events(),
         ));
         api
     }

@@ -7,6 +7,7 @@ use wachet::Monitor;
 #[derive(sqlx::FromRow)]
 struct DueRow {
     id: String,
+    user_id: String,
     folder_id: Option<String>,
     definition: String,
     next_check_at: i64,
@@ -52,7 +53,7 @@ const CLAIM: &str = "\
         SELECT c.id, c.next_check_at, coalesce(b.n, 0) \
                + row_number() OVER (PARTITION BY c.user_id ORDER BY c.next_check_at, c.id) AS place \
         FROM candidates c LEFT JOIN busy b ON b.user_id = c.user_id) \
-    SELECT t.id, t.folder_id, t.definition, t.next_check_at, t.updated_at \
+    SELECT t.id, t.user_id, t.folder_id, t.definition, t.next_check_at, t.updated_at \
     FROM ranked r JOIN tasks t ON t.id = r.id, active a \
     WHERE r.place <= max(1, ?3 / a.n) \
     ORDER BY r.place, r.next_check_at, r.id LIMIT ?4";
@@ -96,6 +97,7 @@ pub(super) async fn claim_due(
         monitor.folder_id = row.folder_id;
         claimed.push(DueCheck {
             monitor,
+            user: row.user_id,
             due_at: row.next_check_at,
             version: row.updated_at,
         });
