@@ -83,6 +83,11 @@ impl AppState {
         &self.inner.settings
     }
 
+    /// The engine, for the web interface's own uses of it (the picker's fetch and evaluation).
+    pub(crate) fn checker(&self) -> &Arc<dyn Checker> {
+        &self.inner.checker
+    }
+
     /// The continuation tokens of lists, for the web interface's pages of the same lists.
     pub(crate) fn cursors(&self) -> &paging::Cursors {
         &self.inner.cursors

@@ -104,6 +104,7 @@ pub async fn show(
             }
             div.actions {
                 a.button href={ (base) "/history" } { "History" }
+                a.button href={ (base) "/pick" } { "Pick with the mouse" }
                 form method="post" action={ (base) (if paused { "/resume" } else { "/pause" }) } {
                     input type="hidden" name="csrf" value=(session.csrf);
                     button.button.primary type="submit" { (if paused { "Resume" } else { "Pause" }) }

@@ -1,0 +1,661 @@
+//! Point-and-click selection: the picker page (`/monitors/pick?url=…`, or `/monitors/{id}/pick`
+//! for a monitor, fetching with its request and rendering settings) fetches the page through
+//! the engine exactly as a check would ([`wachet::Checker::page_source`], under the network
+//! policy), keeps it in the bounded [`PickStore`], and shows it made inert
+//! ([`wachet::extract::inert::inert_html`]) in a frame sandboxed without scripts
+//! (`/monitors/pick/frame/{token}`, served with a Content-Security-Policy of its own). The
+//! value of an xPath and excludeXPath is always the engine's, computed on the kept page
+//! ([`wachet::PreparedMonitor::evaluate`]): the "Try" form without scripts, and
+//! `/monitors/pick/value` for `picker.js`, which proposes XPaths for clicked elements. "Use
+//! this" leads to the monitor form with the chosen XPaths in its address.
+
+use super::assets::PICKER_JS;
+use super::layout::page_with_scripts;
+use super::monitor::{display_name, own_monitor, signed_in};
+use super::pages;
+use super::pick_store::{KEPT_FOR, MAX_PAGE_BYTES, Pick, PickStore};
+use super::session::{self, Session};
+use crate::api::AppState;
+use axum::Extension;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use maud::{Markup, html};
+use serde::Deserialize;
+use std::sync::Arc;
+use std::time::Duration;
+use wachet::Monitor;
+use wachet::extract::Deadline;
+use wachet::model::ClientJobType;
+
+/// The picker page's policy: the interface's own, plus its frame and the value requests.
+const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                        frame-src 'self'; connect-src 'self'; form-action 'self'; \
+                        frame-ancestors 'none'; base-uri 'none'";
+/// The frame's policy: sandboxed without scripts (also when opened on its own), nothing loaded
+/// from anywhere but inline styles and `data:` images, no forms, no `<base>`, framed only by
+/// the interface.
+const FRAME_CSP: &str = "sandbox allow-same-origin; default-src 'none'; style-src 'unsafe-inline'; \
+                         img-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'";
+/// How long making a page inert, or evaluating XPaths on it, may take.
+const WORK_TIME: Duration = Duration::from_secs(10);
+/// Characters of a value shown (a value without xPath is the whole page's text).
+const SHOWN_VALUE_CHARS: usize = 10_000;
+
+/// The picker page's address.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PickQuery {
+    url: Option<String>,
+    token: Option<String>,
+    x_path: Option<String>,
+    exclude_x_path: Option<String>,
+}
+
+impl PickQuery {
+    fn read(query: Option<&str>) -> Option<PickQuery> {
+        serde_urlencoded::from_str(query.unwrap_or("")).ok()
+    }
+}
+
+/// `GET /monitors/pick`: with `token`, the kept page with the xPath tried; with `url`, fetches
+/// the page and leads to it; without either, a field for the address.
+pub async fn pick(
+    State(state): State<AppState>,
+    Extension(store): Extension<Arc<PickStore>>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let Some(query) = PickQuery::read(query.as_deref()) else {
+        return super::history::bad_request(&session, "The address of this page is malformed.");
+    };
+    if let Some(token) = query.token.as_deref() {
+        let Some(pick) = store.get(&session.user, token) else {
+            return gone(&session, None);
+        };
+        let tried = evaluate(&state, &store, &pick, &query).await;
+        return picker_page(&session, token, &pick, &query, &tried);
+    }
+    let Some(url) = query
+        .url
+        .as_deref()
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+    else {
+        return address_page(&session, "", None, StatusCode::OK);
+    };
+    // A link from another site must not make the server fetch on the user's behalf unasked.
+    if !session::same_origin(&headers, &state.settings().web) {
+        return address_page(&session, url, None, StatusCode::OK);
+    }
+    let monitor = Monitor::new(url.to_string());
+    match fetch_and_keep(&state, &store, &session, monitor, false).await {
+        Ok(token) => Redirect::to(&picker_address(&token, &query)).into_response(),
+        Err(failed) => address_page(&session, url, Some(&failed), failed.status),
+    }
+}
+
+/// `GET /monitors/{id}/pick`: fetches the monitor's page with its own request and rendering
+/// settings, then leads to the picker with its xPath and excludeXPath.
+pub async fn pick_monitor(
+    State(state): State<AppState>,
+    Extension(store): Extension<Arc<PickStore>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let (session, monitor) = match own_monitor(&state, &headers, &id).await {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    let query = PickQuery {
+        x_path: monitor.x_path.clone(),
+        exclude_x_path: monitor.exclude_x_path.clone(),
+        ..PickQuery::default()
+    };
+    if !session::same_origin(&headers, &state.settings().web) {
+        return retry_page(&session, &monitor, None, StatusCode::OK);
+    }
+    match fetch_and_keep(&state, &store, &session, monitor.clone(), true).await {
+        Ok(token) => Redirect::to(&picker_address(&token, &query)).into_response(),
+        Err(failed) => retry_page(&session, &monitor, Some(&failed), failed.status),
+    }
+}
+
+/// `GET /monitors/pick/frame/{token}`: the kept page, inert, with the frame's own headers.
+pub async fn frame(
+    State(state): State<AppState>,
+    Extension(store): Extension<Arc<PickStore>>,
+    headers: HeaderMap,
+    Path(token): Path<String>,
+) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let Some(pick) = store.get(&session.user, &token) else {
+        return gone(&session, None);
+    };
+    let mut response = (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        )],
+        pick.inert.to_string(),
+    )
+        .into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(FRAME_CSP),
+    );
+    headers.insert(
+        header::X_FRAME_OPTIONS,
+        HeaderValue::from_static("SAMEORIGIN"),
+    );
+    response
+}
+
+/// `GET /monitors/pick/value?token=…&xPath=…&excludeXPath=…`: the engine's value and counts
+/// as JSON, for `picker.js`.
+pub async fn value(
+    State(state): State<AppState>,
+    Extension(store): Extension<Arc<PickStore>>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let json = |status: StatusCode, body: serde_json::Value| {
+        (
+            status,
+            [(header::CONTENT_TYPE, "application/json")],
+            body.to_string(),
+        )
+            .into_response()
+    };
+    let session = match session::current(&state, &headers).await {
+        Ok(Some(session)) => session,
+        Ok(None) => {
+            return json(
+                StatusCode::UNAUTHORIZED,
+                serde_json::json!({"error": "Signed out: sign in again."}),
+            );
+        }
+        Err(err) => return pages::from_api(err, None),
+    };
+    let Some(query) = PickQuery::read(query.as_deref()) else {
+        return json(
+            StatusCode::BAD_REQUEST,
+            serde_json::json!({"error": "The address is malformed."}),
+        );
+    };
+    let Some(pick) = query
+        .token
+        .as_deref()
+        .and_then(|token| store.get(&session.user, token))
+    else {
+        return json(
+            StatusCode::NOT_FOUND,
+            serde_json::json!({"error": GONE_TEXT}),
+        );
+    };
+    let tried = evaluate(&state, &store, &pick, &query).await;
+    json(
+        StatusCode::OK,
+        serde_json::json!({
+            "value": tried.value,
+            "error": tried.error,
+            "matched": tried.matched,
+            "excluded": tried.excluded,
+            "fieldErrors": tried.field_errors.iter().map(|(f, m)| (f.clone(), m.clone())).collect::<std::collections::BTreeMap<_, _>>(),
+            "useThis": use_link(&pick, &query),
+            "summary": count_text(&tried),
+        }),
+    )
+}
+
+/// Why a page could not be fetched for picking, in words for the page.
+#[derive(Debug)]
+struct Failed {
+    message: String,
+    status: StatusCode,
+}
+
+impl Failed {
+    fn new(status: StatusCode, message: impl Into<String>) -> Failed {
+        Failed {
+            message: message.into(),
+            status,
+        }
+    }
+}
+
+/// Fetches `monitor`'s page through the engine, makes it inert and keeps it; its token.
+async fn fetch_and_keep(
+    state: &AppState,
+    store: &Arc<PickStore>,
+    session: &Session,
+    mut monitor: Monitor,
+    of_monitor: bool,
+) -> Result<String, Failed> {
+    let Some(_turn) = store.fetch_turn(&session.user) else {
+        return Err(Failed::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "A page is already being fetched for you. Wait for it, then try again.",
+        ));
+    };
+    // A Portal monitor is picked on its start page, fetched as its crawl fetches it.
+    monitor.job_type = ClientJobType::SinglePage;
+    monitor.data = None;
+    let url = monitor.url.clone().unwrap_or_default();
+    let checker = state.checker().clone();
+    let for_prepare = monitor.clone();
+    let prepared = tokio::task::spawn_blocking(move || checker.prepare(&for_prepare))
+        .await
+        .map_err(|_| Failed::new(StatusCode::INTERNAL_SERVER_ERROR, "The check failed."))?
+        .map_err(|invalid| Failed::new(StatusCode::BAD_REQUEST, invalid.to_string()))?;
+    let source = state
+        .checker()
+        .page_source(&prepared)
+        .await
+        .map_err(|err| Failed::new(StatusCode::BAD_GATEWAY, err.message))?;
+    if source.html.len() > MAX_PAGE_BYTES {
+        return Err(Failed::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "The page is {} large; the picker shows pages up to {}. It can still be watched: write its xPath in the monitor's form.",
+                size(source.html.len()),
+                size(MAX_PAGE_BYTES)
+            ),
+        ));
+    }
+    let html = source.html;
+    let (html, inert) = tokio::task::spawn_blocking(move || {
+        let inert = wachet::extract::inert::inert_html(&html, Deadline::after(WORK_TIME));
+        (html, inert)
+    })
+    .await
+    .map_err(|_| Failed::new(StatusCode::INTERNAL_SERVER_ERROR, "The check failed."))?;
+    let inert = inert.map_err(|err| {
+        Failed::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("The page cannot be shown: {err}."),
+        )
+    })?;
+    let pick = Pick::new(
+        session.user.clone(),
+        of_monitor.then_some(monitor),
+        url,
+        source.final_url,
+        html,
+        inert,
+    );
+    Ok(store.insert(pick))
+}
+
+/// "2.0 MiB", "640 KiB".
+fn size(bytes: usize) -> String {
+    #[allow(clippy::cast_precision_loss)] // a page size, shown to one decimal
+    let mib = bytes as f64 / (1024.0 * 1024.0);
+    if mib >= 1.0 {
+        format!("{mib:.1} MiB")
+    } else {
+        format!("{} KiB", bytes.div_ceil(1024))
+    }
+}
+
+/// What trying an xPath on a kept page gave.
+#[derive(Debug, Default)]
+struct Tried {
+    /// Whether anything was tried (an xPath or excludeXPath was given).
+    asked: bool,
+    /// Whether the xPath was empty (the value is the whole page's text).
+    whole_page: bool,
+    /// Problems of the fields, as the API's validation words them.
+    field_errors: Vec<(String, String)>,
+    /// The value (at most [`SHOWN_VALUE_CHARS`] of it).
+    value: Option<String>,
+    /// Why there is no value, in a check's words.
+    error: Option<String>,
+    matched: Option<usize>,
+    excluded: Option<usize>,
+}
+
+/// Evaluates the query's xPath and excludeXPath on the kept page with the engine, as a check
+/// of the picked monitor (or of a new one) would.
+async fn evaluate(
+    state: &AppState,
+    store: &PickStore,
+    pick: &Arc<Pick>,
+    query: &PickQuery,
+) -> Tried {
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(|v| v.trim().is_empty());
+    if blank(&query.x_path) && blank(&query.exclude_x_path) {
+        return Tried::default();
+    }
+    let mut tried = Tried {
+        asked: true,
+        whole_page: blank(&query.x_path),
+        ..Tried::default()
+    };
+    let mut monitor = pick
+        .monitor
+        .clone()
+        .unwrap_or_else(|| Monitor::new(pick.url.clone()));
+    monitor.job_type = ClientJobType::SinglePage;
+    monitor.x_path = query.x_path.clone();
+    monitor.exclude_x_path = query.exclude_x_path.clone();
+    let Ok(Ok(_permit)) = tokio::time::timeout(WORK_TIME, store.evaluations.acquire()).await else {
+        tried.error = Some("The server is busy; try again in a moment.".into());
+        return tried;
+    };
+    let checker = state.checker().clone();
+    let html = pick.html.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        checker
+            .prepare(&monitor)
+            .map(|prepared| prepared.evaluate(&html, Deadline::after(WORK_TIME)))
+    })
+    .await;
+    match done {
+        Err(_) => tried.error = Some("The evaluation failed on the server.".into()),
+        Ok(Err(invalid)) => {
+            for error in invalid.errors {
+                match error.field.as_str() {
+                    "xPath" | "excludeXPath" => {
+                        tried.field_errors.push((error.field, error.message))
+                    }
+                    other => tried.error = Some(format!("{other}: {}", error.message)),
+                }
+            }
+        }
+        Ok(Ok(evaluation)) => {
+            tried.matched = evaluation.matched;
+            tried.excluded = evaluation.excluded;
+            match evaluation.value {
+                Ok(value) => tried.value = Some(shown(value)),
+                Err(err) => tried.error = Some(err.to_string()),
+            }
+        }
+    }
+    tried
+}
+
+fn shown(value: String) -> String {
+    match value.char_indices().nth(SHOWN_VALUE_CHARS) {
+        Some((cut, _)) => {
+            let rest = value[cut..].chars().count();
+            format!("{}\n… ({rest} more characters)", &value[..cut])
+        }
+        None => value,
+    }
+}
+
+/// The picker's address for a kept page, with the XPaths to try.
+fn picker_address(token: &str, query: &PickQuery) -> String {
+    let mut pairs = vec![("token", token)];
+    if let Some(x) = query.x_path.as_deref().filter(|x| !x.is_empty()) {
+        pairs.push(("xPath", x));
+    }
+    if let Some(x) = query.exclude_x_path.as_deref().filter(|x| !x.is_empty()) {
+        pairs.push(("excludeXPath", x));
+    }
+    format!(
+        "/monitors/pick?{}",
+        serde_urlencoded::to_string(pairs).unwrap_or_default()
+    )
+}
+
+/// Where "Use this" leads: the new-monitor form for an address, the monitor's edit form for a
+/// monitor, with the XPaths in the query.
+fn use_link(pick: &Pick, query: &PickQuery) -> String {
+    let x_path = query.x_path.as_deref().unwrap_or("");
+    let exclude = query.exclude_x_path.as_deref().unwrap_or("");
+    match pick.monitor.as_ref().and_then(|m| m.id.as_deref()) {
+        Some(id) => format!(
+            "/monitors/{id}/edit?{}",
+            serde_urlencoded::to_string([("xPath", x_path), ("excludeXPath", exclude)])
+                .unwrap_or_default()
+        ),
+        None => format!(
+            "/monitors/new?{}",
+            serde_urlencoded::to_string([
+                ("url", pick.url.as_str()),
+                ("xPath", x_path),
+                ("excludeXPath", exclude)
+            ])
+            .unwrap_or_default()
+        ),
+    }
+}
+
+const GONE_TEXT: &str = "This page is no longer kept (pages are kept for 30 minutes, and a few per person). Load it again.";
+
+/// The page for a token that is unknown, expired or another user's: all alike.
+fn gone(session: &Session, url: Option<&str>) -> Response {
+    let main = html! {
+        section.card.message {
+            h1 { "This page is no longer kept" }
+            p { "Pages fetched for picking are kept for " (KEPT_FOR.as_secs() / 60) " minutes, and only the last few. Load it again." }
+            p { a.button href=(url.map_or_else(|| "/monitors/pick".to_string(), |u| format!("/monitors/pick?{}", serde_urlencoded::to_string([("url", u)]).unwrap_or_default()))) { "Load a page" } }
+        }
+    };
+    with_csp(
+        StatusCode::NOT_FOUND,
+        page_with_scripts("Page no longer kept", Some(session), &[], main),
+    )
+}
+
+fn with_csp(status: StatusCode, markup: Markup) -> Response {
+    let mut response = (status, markup).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(PAGE_CSP),
+    );
+    response
+}
+
+fn breadcrumbs(monitor: Option<&Monitor>) -> Markup {
+    html! {
+        nav.breadcrumbs aria-label="Breadcrumbs" {
+            ol {
+                li { a href="/" { "All monitors" } }
+                @if let Some(monitor) = monitor {
+                    li { a href={ "/monitors/" (monitor.id.as_deref().unwrap_or("")) } { (display_name(monitor)) } }
+                }
+                li { a aria-current="page" href="/monitors/pick" { "Pick with the mouse" } }
+            }
+        }
+    }
+}
+
+/// The address field (first visit, a link from elsewhere, or a page that could not be
+/// fetched, with the reason at the field).
+fn address_page(
+    session: &Session,
+    url: &str,
+    failed: Option<&Failed>,
+    status: StatusCode,
+) -> Response {
+    let invalid = failed.is_some();
+    let main = html! {
+        (breadcrumbs(None))
+        div.page-head { h1 { "Pick what to watch" } }
+        form.card.pick-address method="get" action="/monitors/pick" {
+            div.quick-row {
+                div.field.grow {
+                    label for="pick-url" { "URL" }
+                    input #pick-url type="url" name="url" required value=(url)
+                        placeholder="https://example.com/page"
+                        aria-invalid=[invalid.then_some("true")]
+                        aria-describedby=(if invalid { "pick-url-error" } else { "pick-url-hint" });
+                }
+                button.button.primary type="submit" { "Load the page" }
+            }
+            @if let Some(failed) = failed {
+                p.field-error #pick-url-error { (failed.message) }
+            } @else {
+                p.hint #pick-url-hint { "The page is fetched as a check fetches it, then shown without its scripts: click what to watch in it." }
+            }
+        }
+    };
+    with_csp(
+        status,
+        page_with_scripts("Pick what to watch", Some(session), &[], main),
+    )
+}
+
+/// A monitor's page could not be fetched (or the link came from elsewhere): say why, offer to
+/// try again.
+fn retry_page(
+    session: &Session,
+    monitor: &Monitor,
+    failed: Option<&Failed>,
+    status: StatusCode,
+) -> Response {
+    let id = monitor.id.as_deref().unwrap_or("");
+    let main = html! {
+        (breadcrumbs(Some(monitor)))
+        section.card.message {
+            h1 { "Pick what to watch" }
+            @if let Some(failed) = failed {
+                p { "The page of this monitor could not be fetched:" }
+                p.alert #pick-error { (failed.message) }
+            } @else {
+                p { "Fetch the page of " (display_name(monitor)) " to pick in it?" }
+            }
+            div.actions {
+                a.button.primary href={ "/monitors/" (id) "/pick" } { (if failed.is_some() { "Try again" } else { "Load the page" }) }
+                a.button href={ "/monitors/" (id) } { "Back to the monitor" }
+            }
+        }
+    };
+    with_csp(
+        status,
+        page_with_scripts("Pick what to watch", Some(session), &[], main),
+    )
+}
+
+/// The picker proper: the fields, what they give, "Use this" and the page in its frame.
+fn picker_page(
+    session: &Session,
+    token: &str,
+    pick: &Pick,
+    query: &PickQuery,
+    tried: &Tried,
+) -> Response {
+    let x_path = query.x_path.as_deref().unwrap_or("");
+    let exclude = query.exclude_x_path.as_deref().unwrap_or("");
+    let error_of = |field: &str| {
+        tried
+            .field_errors
+            .iter()
+            .find(|(f, _)| f == field)
+            .map(|(_, m)| m.as_str())
+    };
+    let x_error = error_of("xPath");
+    let exclude_error = error_of("excludeXPath");
+    let main = html! {
+        (breadcrumbs(pick.monitor.as_ref()))
+        div.page-head {
+            div.grow {
+                h1 { "Pick what to watch" }
+                p.pick-source {
+                    "Fetched "
+                    @if super::folders::linkable(&pick.final_url) {
+                        a href=(pick.final_url) rel="noopener noreferrer" { (pick.final_url) }
+                    } @else { (pick.final_url) }
+                    (if pick.rendered { ", rendered in a browser" } else { "" })
+                    ". Kept for " (KEPT_FOR.as_secs() / 60) " minutes."
+                }
+            }
+            a.button.primary #use-this href=(use_link(pick, query)) { "Use this" }
+        }
+        div.pick-layout {
+            div.pick-controls {
+                form.card.pick-form #pick-form method="get" action="/monitors/pick" {
+                    input type="hidden" name="token" value=(token);
+                    div.field {
+                        label for="pick-xpath" { "xPath" }
+                        input #pick-xpath type="text" name="xPath" value=(x_path) spellcheck="false" autocomplete="off"
+                            placeholder="//*[@id=\"price\"]"
+                            aria-invalid=[x_error.map(|_| "true")]
+                            aria-describedby=(if x_error.is_some() { "pick-xpath-error" } else { "pick-xpath-hint" });
+                        @if let Some(message) = x_error {
+                            p.field-error #pick-xpath-error { (message) }
+                        } @else {
+                            p.hint #pick-xpath-hint { "What to watch; empty watches the whole page's text." }
+                        }
+                    }
+                    div.field {
+                        label for="pick-exclude" { "excludeXPath" }
+                        input #pick-exclude type="text" name="excludeXPath" value=(exclude) spellcheck="false" autocomplete="off"
+                            aria-invalid=[exclude_error.map(|_| "true")]
+                            aria-describedby=(if exclude_error.is_some() { "pick-exclude-error" } else { "pick-exclude-hint" });
+                        @if let Some(message) = exclude_error {
+                            p.field-error #pick-exclude-error { (message) }
+                        } @else {
+                            p.hint #pick-exclude-hint { "What to leave out before xPath is applied (ads, dates, counters)." }
+                        }
+                    }
+                    button.button #pick-try type="submit" { "Try" }
+                }
+                fieldset.card.pick-mode #pick-mode hidden {
+                    legend { "A click in the page picks" }
+                    label { input type="radio" name="pick-mode" value="watch" checked; " what to watch" }
+                    label { input type="radio" name="pick-mode" value="ignore"; " what to ignore" }
+                    p.hint { "Hover shows the element; a click proposes its XPath and highlights everything it matches." }
+                }
+                section.card.pick-result #pick-result aria-live="polite" aria-labelledby="pick-result-title" {
+                    h2 #pick-result-title { "What a check would store" }
+                    p #pick-count { (count_text(tried)) }
+                    @if let Some(error) = &tried.error {
+                        p.alert #pick-error { (error) }
+                    }
+                    @if let Some(value) = &tried.value {
+                        pre.value #pick-value { (value) }
+                    } @else {
+                        pre.value #pick-value hidden {}
+                    }
+                }
+            }
+            div.pick-view {
+                iframe #pick-frame.pick-frame src={ "/monitors/pick/frame/" (token) }
+                    sandbox="allow-same-origin" title="The fetched page, without its scripts" {}
+            }
+        }
+    };
+    with_csp(
+        StatusCode::OK,
+        page_with_scripts("Pick what to watch", Some(session), &[&PICKER_JS], main),
+    )
+}
+
+/// "3 matches, 1 excluded", or what to do when nothing was tried.
+fn count_text(tried: &Tried) -> String {
+    if !tried.asked {
+        return "Click an element of the page, or write an xPath and try it.".into();
+    }
+    if !tried.field_errors.is_empty() {
+        return "Correct the XPath to try it.".into();
+    }
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let mut parts = Vec::new();
+    match tried.matched {
+        _ if tried.whole_page => parts.push("the whole page's text".into()),
+        Some(n) => parts.push(plural(n, "match", "matches")),
+        None => parts.push("xPath gives a single value".into()),
+    }
+    if let Some(n) = tried.excluded {
+        parts.push(plural(n, "node excluded", "nodes excluded"));
+    }
+    parts.join(", ")
+}
