@@ -15,6 +15,7 @@ mod monitor;
 mod pages;
 mod pick_store;
 mod picker;
+mod portal;
 mod session;
 mod signin;
 
@@ -50,6 +51,12 @@ pub fn routes(state: AppState) -> Router {
         .route("/monitors/pick/value", get(picker::value))
         .route("/monitors/pick/frame/{token}", get(picker::frame))
         .route("/monitors/{id}/pick", get(picker::pick_monitor))
+        .route("/monitors/{id}/pages/{page}", get(portal::page))
+        .route(
+            "/monitors/{id}/pages/{page}/history",
+            get(portal::page_history),
+        )
+        .route("/monitors/{id}/pages/{page}/diff", get(portal::page_diff))
         .route("/monitors/{id}", get(monitor::show))
         .route("/monitors/{id}/pause", post(monitor::pause))
         .route("/monitors/{id}/resume", post(monitor::resume))

@@ -76,6 +76,10 @@ pub async fn show(
             .unwrap_or_default(),
         None => Vec::new(),
     };
+    let crawled = match super::portal::pages_section(&state, &session, &monitor).await {
+        Ok(pages) => pages,
+        Err(response) => return response,
+    };
     let name = display_name(&monitor);
     let url = monitor.url.as_deref().unwrap_or("");
     let (class, label) = state_of(&monitor);
@@ -125,6 +129,7 @@ pub async fn show(
                 p.alert.check-error { (error) }
             }
         }
+        @if let Some(crawled) = crawled { (crawled) }
         section aria-labelledby="value-title" {
             h2 #value-title { "Current value" }
             @match data.and_then(|d| d.raw.as_deref()) {

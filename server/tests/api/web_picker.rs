@@ -649,3 +649,188 @@ impl Api {
         }
     }
 }
+
+/// The monitor's crawled pages through the API: (url, last check) each.
+async fn crawled(api: &Api, user: &super::User, id: &str) -> Vec<(String, String)> {
+    api.get(user, &format!("/thirdparty/v1/task/{id}/pages"))
+        .await
+        .ok()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["url"].as_str().unwrap_or("").to_string(),
+                p["data"]["lastCheckTimestamp"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_portal_monitors_pages_with_their_state_and_each_pages_history_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .page(
+            "/",
+            "<title>Home</title><a href=/a>a</a> <a href=/b>b</a> <a href=/doc.pdf>d</a>",
+        )
+        .page("/a", "<title>Page A</title><p>Alpha <b>one</b></p>")
+        .reply("/b", wachet::testing::Reply::new(404))
+        .reply(
+            "/doc.pdf",
+            wachet::testing::Reply::new(200)
+                .header("content-type", "application/pdf")
+                .body("%PDF-1.4"),
+        )
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("portal@example.com").await;
+    let mut definition = json!({"name": "Docs site", "url": site.url("/"), "jobType": "Portal",
+        "crawlingDepth": 1, "crawlBinaryContent": true, "recurrenceInSeconds": 1});
+    let created = api.task(&user, definition.clone()).await;
+    let id = id(&created);
+    // First crawl: four pages, the PDF among them.
+    for _ in 0..300 {
+        if crawled(&api, &user, &id).await.len() == 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(crawled(&api, &user, &id).await.len(), 4);
+    // Then binary content is no longer crawled: the PDF is left out of the next crawls, kept in
+    // the list. Paused once that shows, so the page stays as it is.
+    definition["id"] = json!(id);
+    definition["crawlBinaryContent"] = json!(false);
+    api.put(&user, "/thirdparty/v1/task", definition.clone())
+        .await
+        .ok();
+    let pdf = site.url("/doc.pdf");
+    let home = site.url("/");
+    let mut left_out = false;
+    for _ in 0..300 {
+        let pages = crawled(&api, &user, &id).await;
+        let at = |url: &str| {
+            pages
+                .iter()
+                .find(|(u, _)| u == url)
+                .and_then(|(_, t)| chrono::DateTime::parse_from_rfc3339(t).ok())
+        };
+        // Checked after the PDF last was: a crawl went by without it.
+        if let (Some(home), Some(pdf)) = (at(&home), at(&pdf))
+            && home > pdf
+        {
+            left_out = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(left_out, "the PDF was never left out");
+    definition["recurrenceInSeconds"] = json!(0);
+    api.put(&user, "/thirdparty/v1/task", definition).await.ok();
+
+    let driver = Driver::launch().await;
+    let page = driver.browser.new_page(api.url("/")).await.unwrap();
+    sign_in_through_the_form(&page, &user).await;
+    page.goto(api.url(&format!("/monitors/{id}")))
+        .await
+        .unwrap();
+    until(
+        &page,
+        "document.querySelectorAll('.portal-pages .monitor').length === 4",
+    )
+    .await;
+    let rows: Vec<(String, String, String)> = eval(
+        &page,
+        "[...document.querySelectorAll('.portal-pages .monitor')].map(r => [
+            r.querySelector('.monitor-url').textContent,
+            r.querySelector('.badge').textContent,
+            (r.querySelector('.monitor-error') || {textContent: ''}).textContent])",
+    )
+    .await;
+    let state = |url: &str| {
+        rows.iter()
+            .find(|(u, ..)| u == url)
+            .map(|(_, badge, error)| (badge.as_str(), error.as_str()))
+            .unwrap_or_else(|| panic!("{url} not listed: {rows:?}"))
+    };
+    assert_eq!(state(&home), ("OK", ""));
+    assert_eq!(state(&site.url("/a")), ("OK", ""));
+    assert_eq!(state(&site.url("/b")), ("Failed", "HTTP 404 Not Found"));
+    assert_eq!(state(&pdf), ("Left out", ""));
+    assert!(
+        eval::<String>(&page, "document.querySelector('.portal-note').textContent")
+            .await
+            .starts_with("Not fetched in the last crawl")
+    );
+    for px in [1440, 375] {
+        screenshot(&page, "portal-pages", px).await;
+    }
+    width(&page, 1440).await;
+
+    // A page's own history, under its monitor in the breadcrumbs; its first value a change.
+    page.evaluate("[...document.querySelectorAll('.portal-pages .monitor-name')].find(a => a.textContent === 'Page A').click()")
+        .await
+        .unwrap();
+    until(
+        &page,
+        "location.pathname.endsWith('/history') && !!document.querySelector('.excerpt')",
+    )
+    .await;
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('h1').textContent").await,
+        "History of Page A"
+    );
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('.excerpt').textContent").await,
+        "Alpha one"
+    );
+    let crumbs: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('.breadcrumbs a')].map(a => a.textContent)",
+    )
+    .await;
+    assert_eq!(crumbs, ["All monitors", "Docs site", "Page A", "History"]);
+    let history_path: String = eval(&page, "location.pathname").await;
+    screenshot(&page, "portal-page-history", 1440).await;
+    width(&page, 1440).await;
+    page.evaluate("document.querySelector('.entry-link a').click()")
+        .await
+        .unwrap();
+    until(
+        &page,
+        "location.pathname.endsWith('/diff') && !!document.querySelector('ins')",
+    )
+    .await;
+    assert_eq!(
+        eval::<String>(&page, "document.querySelector('ins').textContent").await,
+        "Alpha one"
+    );
+    // The monitor's own history lists the pages as well.
+    page.goto(api.url(&format!("/monitors/{id}/history")))
+        .await
+        .unwrap();
+    until(
+        &page,
+        "document.querySelectorAll('.portal-pages .monitor').length === 4",
+    )
+    .await;
+    driver.close().await;
+
+    // Another user: the page's history is the 404 page, as an unknown page of their own is.
+    let other = api.user("other-portal@example.com").await;
+    let other_cookie = session_cookie(&api, &other).await;
+    let theirs = page_text(&api, &other_cookie, &history_path).await;
+    assert_eq!(theirs.0, 404);
+    let own = session_cookie(&api, &user).await;
+    let unknown = page_text(&api, &own, &format!("/monitors/{id}/pages/999999/history")).await;
+    assert_eq!(unknown.0, 404);
+    assert!(!theirs.1.contains("Page A") && !unknown.1.contains("Alpha"));
+}
