@@ -4,7 +4,7 @@
 //! was, so an XPath written against the shown page selects what it selects in a check.
 //!
 //! What goes: the content and attributes of `<script>` (the element stays, typed
-//! `text/plain`), every `on…` event attribute, `http-equiv` of `<meta>` (refresh, cookies,
+//! `text/plain`), the content of `<noscript>`, every `on…` event attribute, `http-equiv` of `<meta>` (refresh, cookies,
 //! policies), `href` and `target` of `<base>`, `href` of `<link>`, `action` and `formaction`,
 //! `srcdoc`, and `javascript:` or `data:` URLs in `href`, `src`, `action` and the like. This is
 //! a second line only: the frame's own Content-Security-Policy and sandbox keep scripts off
@@ -35,6 +35,7 @@ const URL_ATTRIBUTES: &[&str] = &[
 pub fn inert_html(html: &str, deadline: Deadline) -> Result<String, ExtractError> {
     let mut doc = parse::parse(html, Some(deadline))?;
     let ids: Vec<_> = doc.tree.root().descendants().map(|n| n.id()).collect();
+    // Elements whose content goes: scripts, and `<noscript>`.
     let mut scripts = Vec::new();
     for id in ids {
         let Some(mut node) = doc.tree.get_mut(id) else {
@@ -54,6 +55,11 @@ pub fn inert_html(html: &str, deadline: Deadline) -> Result<String, ExtractError
             ));
             scripts.push(id);
         }
+        // Parsed with scripts on, its content is text here; shown with scripts off, a browser
+        // would read it as markup (a `<meta http-equiv=refresh>` inside would act): it goes.
+        if name == "noscript" {
+            scripts.push(id);
+        }
     }
     let script_texts: Vec<_> = scripts
         .into_iter()
@@ -67,8 +73,7 @@ pub fn inert_html(html: &str, deadline: Deadline) -> Result<String, ExtractError
     }
     let mut out = Vec::with_capacity(html.len());
     let opts = SerializeOpts {
-        // As the page was parsed: `<noscript>` content stays markup for a browser without
-        // scripts to show.
+        // As the page was parsed (`<noscript>` is empty by now either way).
         scripting_enabled: true,
         traversal_scope: TraversalScope::IncludeNode,
         create_missing_parent: false,
@@ -124,7 +129,8 @@ mod tests {
     #[test]
     fn scripts_handlers_refresh_base_and_actions_go_elements_stay() {
         let out = inert(
-            r#"<html><head><meta http-equiv="refresh" content="0;url=https://x.test/"><base href="https://x.test/"><script src="a.js"></script></head>
+            r#"<html><head><meta http-equiv="refresh" content="0;url=https://x.test/"><base href="https://x.test/"><script src="a.js"></script>
+            <noscript><meta http-equiv="refresh" content="0;url=https://x.test/steal"></noscript></head>
             <body onload="alert(1)"><script>top.document.title='x'</script><div id="a"><p>One</p><p class=b>Two</p></div>
             <form action="https://x.test/steal"><button formaction="/x">Go</button></form>
             <a href=" JavaScript:alert(1)">j</a><a href="/fine">f</a><iframe srcdoc="<script>1</script>"></iframe></body></html>"#,

@@ -75,7 +75,7 @@ pub async fn pick(
     };
     if let Some(token) = query.token.as_deref() {
         let Some(pick) = store.get(&session.user, token) else {
-            return gone(&session, None);
+            return gone(&session);
         };
         let tried = evaluate(&state, &store, &pick, &query).await;
         return picker_page(&session, token, &pick, &query, &tried);
@@ -137,7 +137,7 @@ pub async fn frame(
         Err(response) => return response,
     };
     let Some(pick) = store.get(&session.user, &token) else {
-        return gone(&session, None);
+        return gone(&session);
     };
     let mut response = (
         [(
@@ -198,7 +198,7 @@ pub async fn value(
     else {
         return json(
             StatusCode::NOT_FOUND,
-            serde_json::json!({"error": GONE_TEXT}),
+            serde_json::json!({"error": gone_text()}),
         );
     };
     let tried = evaluate(&state, &store, &pick, &query).await;
@@ -431,15 +431,21 @@ fn use_link(pick: &Pick, query: &PickQuery) -> String {
     }
 }
 
-const GONE_TEXT: &str = "This page is no longer kept (pages are kept for 30 minutes, and a few per person). Load it again.";
+/// Why a token finds nothing, said the same way for every cause.
+fn gone_text() -> String {
+    format!(
+        "This page is no longer kept (pages are kept for {} minutes, and only the last few of each person). Load it again.",
+        KEPT_FOR.as_secs() / 60
+    )
+}
 
 /// The page for a token that is unknown, expired or another user's: all alike.
-fn gone(session: &Session, url: Option<&str>) -> Response {
+fn gone(session: &Session) -> Response {
     let main = html! {
         section.card.message {
             h1 { "This page is no longer kept" }
-            p { "Pages fetched for picking are kept for " (KEPT_FOR.as_secs() / 60) " minutes, and only the last few. Load it again." }
-            p { a.button href=(url.map_or_else(|| "/monitors/pick".to_string(), |u| format!("/monitors/pick?{}", serde_urlencoded::to_string([("url", u)]).unwrap_or_default()))) { "Load a page" } }
+            p { (gone_text()) }
+            p { a.button href="/monitors/pick" { "Load a page" } }
         }
     };
     with_csp(

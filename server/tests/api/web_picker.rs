@@ -834,3 +834,55 @@ async fn a_portal_monitors_pages_with_their_state_and_each_pages_history_in_a_re
     assert_eq!(unknown.0, 404);
     assert!(!theirs.1.contains("Page A") && !unknown.1.contains("Alpha"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_monitor_with_dynamic_content_is_picked_on_its_rendered_page() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .page(
+            "/js",
+            "<html><body><div id=out>loading</div>\
+             <script>document.getElementById('out').textContent = 'rendered 42';</script></body></html>",
+        )
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start().await;
+    let user = api.user("rendered@example.com").await;
+    let created = api
+        .task(
+            &user,
+            json!({"name": "Rendered", "url": site.url("/js"), "xPath": "//*[@id='out']",
+                "dynamicContent": true, "recurrenceInSeconds": 0}),
+        )
+        .await;
+    let cookie = session_cookie(&api, &user).await;
+    let load = client()
+        .get(api.url(&format!("/monitors/{}/pick", id(&created))))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(load.status(), 303);
+    let location = load.headers()["location"].to_str().unwrap().to_string();
+    // The monitor's own xPath is tried on the page as the browser rendered it.
+    let (status, html) = page_text(&api, &cookie, &location).await;
+    assert_eq!(status, 200);
+    assert!(html.contains(">rendered 42</pre>"), "{html}");
+    assert!(html.contains(", rendered in a browser"));
+    let token = location
+        .split("token=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap();
+    let (_, frame) = page_text(&api, &cookie, &format!("/monitors/pick/frame/{token}")).await;
+    assert!(frame.contains("rendered 42"), "{frame}");
+    assert!(
+        !frame.contains("textContent"),
+        "the page's script is in the frame: {frame}"
+    );
+}
