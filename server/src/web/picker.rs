@@ -255,7 +255,18 @@ async fn fetch_and_keep(
     let prepared = tokio::task::spawn_blocking(move || checker.prepare(&for_prepare))
         .await
         .map_err(|_| Failed::new(StatusCode::INTERNAL_SERVER_ERROR, "The check failed."))?
-        .map_err(|invalid| Failed::new(StatusCode::BAD_REQUEST, invalid.to_string()))?;
+        .map_err(|invalid| {
+            // The field under the message is the URL: its problems need no field name.
+            let words: Vec<String> = invalid
+                .errors
+                .iter()
+                .map(|e| match e.field.as_str() {
+                    "url" => e.message.clone(),
+                    field => format!("{field}: {}", e.message),
+                })
+                .collect();
+            Failed::new(StatusCode::BAD_REQUEST, words.join("; "))
+        })?;
     let source = state
         .checker()
         .page_source(&prepared)

@@ -110,6 +110,23 @@ async fn clicking_proposes_an_xpath_highlights_its_matches_and_shows_the_engines
         .await
         .unwrap();
     sign_in_through_the_form(&page, &user).await;
+    // An address that cannot be fetched: the reason at the field.
+    page.goto(api.url("/monitors/pick?url=ftp%3A%2F%2Fexample.com%2F"))
+        .await
+        .unwrap();
+    until(&page, "!!document.querySelector('#pick-url-error')").await;
+    assert_eq!(
+        eval::<String>(
+            &page,
+            "document.querySelector('#pick-url').getAttribute('aria-describedby')"
+        )
+        .await,
+        "pick-url-error"
+    );
+    for px in [1440, 375] {
+        screenshot(&page, "picker-address-error", px).await;
+    }
+    width(&page, 1440).await;
     open_picker(&page, &api, &site.url("/shop"), "#price").await;
     assert_eq!(site.hits("/shop"), 1);
 
