@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Largest page the picker keeps (its text, decoded); larger pages are refused with a message.
+/// Its inert copy may be at most twice as large, so the store holds at most
+/// `TOTAL × 3 × MAX_PAGE_BYTES` (192 MiB) however it is used.
 pub const MAX_PAGE_BYTES: usize = 2 * 1024 * 1024;
 /// Pages kept per user; a new one pushes out that user's oldest.
 pub const PER_USER: usize = 3;
@@ -34,8 +36,8 @@ pub struct Pick {
     pub rendered: bool,
     /// The page's text as a check extracts from it.
     pub html: Arc<str>,
-    /// The same page made inert, served in the frame.
-    pub inert: Arc<str>,
+    /// The same page made inert, served in the frame (shared, never copied per request).
+    pub inert: axum::body::Bytes,
     fetched: Instant,
 }
 
@@ -56,7 +58,7 @@ impl Pick {
             url,
             final_url,
             html: html.into(),
-            inert: inert.into(),
+            inert: axum::body::Bytes::from(inert),
             fetched: Instant::now(),
         }
     }

@@ -144,7 +144,7 @@ pub async fn frame(
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/html; charset=utf-8"),
         )],
-        pick.inert.to_string(),
+        pick.inert.clone(),
     )
         .into_response();
     let headers = response.headers_mut();
@@ -295,6 +295,17 @@ async fn fetch_and_keep(
             format!("The page cannot be shown: {err}."),
         )
     })?;
+    // Written back, escapes can make a page longer; the bound holds for what is kept too.
+    if inert.len() > 2 * MAX_PAGE_BYTES {
+        return Err(Failed::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "The page is {} large once made safe to show; the picker shows pages up to {}.",
+                size(inert.len()),
+                size(2 * MAX_PAGE_BYTES)
+            ),
+        ));
+    }
     let pick = Pick::new(
         session.user.clone(),
         of_monitor.then_some(monitor),
