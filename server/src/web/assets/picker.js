@@ -223,8 +223,10 @@
 
   function attach() {
     var doc = frame.contentDocument;
-    // Before the frame's page has loaded, its document is the empty initial one.
-    if (!doc || doc === attached || doc.location.pathname.indexOf("/monitors/pick/frame/") !== 0) return;
+    // Before the frame's page has come, its document is the empty initial one; while it is
+    // still being parsed, it may have no element yet: its load event calls again.
+    if (!doc || doc === attached || doc.readyState === "loading" || !doc.documentElement ||
+        doc.location.pathname.indexOf("/monitors/pick/frame/") !== 0) return;
     attached = doc;
     var style = doc.createElement("style");
     style.textContent = STYLE;
