@@ -15,6 +15,7 @@ mod monitor;
 mod pages;
 mod pick_store;
 mod picker;
+mod picker_page;
 mod portal;
 mod session;
 mod signin;
