@@ -3,6 +3,7 @@
 //! check yields (a [`CheckOutcome`] with a typed [`ErrorKind`] beside its text) lives in the
 //! outcome module, shared with the crawler, and is re-exported here.
 
+use crate::extract::{Deadline, Evaluation};
 use crate::model::Monitor;
 use crate::outcome::CrawlStream;
 pub use crate::outcome::{CheckOutcome, CrawlReport, ErrorKind, Timings, millis};
@@ -74,6 +75,48 @@ pub trait Checker: Send + Sync {
     /// Must be called inside a tokio runtime; dropping the stream stops the crawl. A failed
     /// start page is the check's failure, as [`Checker::check_prepared`] reports it.
     fn crawl_prepared(&self, monitor: &PreparedMonitor) -> CrawlStream;
+
+    /// The HTML of the monitor's page as a check of it would get it: the same request
+    /// (method, headers, body, proxy location), the same network policy and limits (size,
+    /// timeouts, redirects), rendered in the browser when `dynamicContent` is on (scrolled with
+    /// `scrollPage`), decoded to text as a check decodes it. For a Portal monitor, its start
+    /// page. Nothing is extracted: evaluate XPaths on the result with
+    /// [`PreparedMonitor::evaluate`].
+    ///
+    /// Outcomes:
+    /// - `Ok` with the page's text, final URL, status and content type when the page answered
+    ///   below 400, or with any status when the monitor ignores invalid pages (a check then
+    ///   extracts from it as well). The text may be anything the server sent (not necessarily
+    ///   HTML).
+    /// - `Err` with the [`ErrorKind`] and the same words a check would store in its `error`:
+    ///   a refused address ([`ErrorKind::Refused`]), a network failure, a timeout, a body over
+    ///   the engine's size limit ([`ErrorKind::TooLarge`]), a redirect problem, a render
+    ///   failure, or an error status ("HTTP 404 Not Found", [`ErrorKind::HttpStatus`] or
+    ///   [`ErrorKind::Unavailable`]).
+    async fn page_source(&self, monitor: &PreparedMonitor) -> Result<PageSource, SourceError>;
+}
+
+/// A page's text as a check fetched it ([`Checker::page_source`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageSource {
+    /// The body decoded to text (from its declared or sniffed encoding).
+    pub html: String,
+    /// The URL after redirects.
+    pub final_url: String,
+    /// The HTTP status (200 for a rendered page).
+    pub status: u16,
+    /// The `Content-Type` the server sent.
+    pub content_type: Option<String>,
+}
+
+/// Why [`Checker::page_source`] got no page: the text a check would store, and its kind.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SourceError {
+    /// What a check of the monitor would store as its error.
+    pub message: String,
+    /// What kind of failure it was.
+    pub kind: ErrorKind,
 }
 
 /// A monitor compiled for checking ([`Checker::prepare`]): cheap to clone and to share between
@@ -88,5 +131,17 @@ impl PreparedMonitor {
     /// The monitor as it was when prepared.
     pub fn monitor(&self) -> &Monitor {
         &self.monitor
+    }
+
+    /// Extracts this monitor's value from `html` exactly as a check of a page with that text
+    /// would (its `excludeXPath`, then `xPath`, then `regex`), counting what each XPath
+    /// selected, for someone choosing them ([`Evaluation`]). The HTTP status plays no part:
+    /// fetch the page with [`Checker::page_source`].
+    ///
+    /// CPU-bound (a parse of the whole page, then the XPaths); it ends soon after `deadline`
+    /// with [`crate::extract::ExtractError::TimedOut`] as its value. Run it off an async
+    /// runtime's worker threads for large pages.
+    pub fn evaluate(&self, html: &str, deadline: Deadline) -> Evaluation {
+        self.plan.extractor.evaluate_within(html, deadline)
     }
 }

@@ -4,7 +4,10 @@
 //! monitor goes to the crawler. Configured with [`EngineBuilder`].
 
 use crate::analysis::{self, Status};
-use crate::check::{CheckOutcome, Checker, CrawlReport, ErrorKind, PreparedMonitor, Timings};
+use crate::check::{
+    CheckOutcome, Checker, CrawlReport, ErrorKind, PageSource, PreparedMonitor, SourceError,
+    Timings,
+};
 use crate::crawl::{self, CrawlEvent, CrawlSettings, CrawlStream};
 use crate::fetch::hosts::{HostLimits, HostSlots, Polite};
 use crate::fetch::http::{HttpFetcher, HttpSettings};
@@ -514,6 +517,41 @@ impl Checker for Engine {
 
     fn crawl_prepared(&self, prepared: &PreparedMonitor) -> CrawlStream {
         Engine::crawl_prepared(self, prepared)
+    }
+
+    async fn page_source(&self, prepared: &PreparedMonitor) -> Result<PageSource, SourceError> {
+        let fetcher = self.fetcher_for(prepared);
+        let fetched = fetcher.fetch(&prepared.plan.request()).await;
+        drop(fetcher);
+        let page = fetched.map_err(|err| SourceError {
+            kind: ErrorKind::of_fetch(&err),
+            message: err.to_string(),
+        })?;
+        if let Status::Failed(failure) =
+            analysis::judge_status(page.status, prepared.monitor.ignore_invalid_pages)
+        {
+            return Err(SourceError {
+                message: failure.message,
+                kind: failure.kind,
+            });
+        }
+        let bytes = page.body.len();
+        let status = page.status;
+        let final_url = page.url.to_string();
+        let content_type = page.content_type.clone();
+        // Decoding a large body is CPU work like an extraction.
+        let html = analysis::off_runtime(bytes, move || page.text())
+            .await
+            .map_err(|failure| SourceError {
+                message: failure.message,
+                kind: failure.kind,
+            })?;
+        Ok(PageSource {
+            html,
+            final_url,
+            status,
+            content_type,
+        })
     }
 }
 

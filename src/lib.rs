@@ -78,7 +78,10 @@ pub mod render;
 pub mod testing;
 pub mod validate;
 
-pub use check::{CheckOutcome, Checker, CrawlReport, ErrorKind, PreparedMonitor, Timings};
+pub use check::{
+    CheckOutcome, Checker, CrawlReport, ErrorKind, PageSource, PreparedMonitor, SourceError,
+    Timings,
+};
 pub use crawl::{
     CrawlEvent, CrawlSettings, CrawlStats, CrawlStream, CrawledPage, LeftOutPage, LeftOutReason,
     Progress,

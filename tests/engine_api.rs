@@ -496,3 +496,124 @@ async fn a_redirect_loop_in_a_crawl_fails_its_page() {
     assert_eq!(a.error_kind, Some(ErrorKind::Redirect), "{:?}", a.data);
     assert!(server.hits("/a") <= 1 && server.hits("/b") <= 1);
 }
+
+/// `Checker::page_source` fetches as a check would (policy, status, size) and
+/// `PreparedMonitor::evaluate` gives the value a check stores, with what each XPath selected.
+mod page_source_and_evaluation {
+    use super::*;
+    use wachet::SourceError;
+    use wachet::extract::{Deadline, ExtractError};
+
+    const PAGE: &str = r#"<html><body><div id="price">3.50 EUR</div>
+        <ul><li class="item">Tea</li><li class="item">Cake <span class="ad">ad</span></li></ul>
+        </body></html>"#;
+
+    fn deadline() -> Deadline {
+        Deadline::after(Duration::from_secs(20))
+    }
+
+    #[tokio::test]
+    async fn the_value_of_a_fetched_page_is_the_value_a_check_stores() {
+        let server = FixtureServer::builder()
+            .page("/", PAGE)
+            .reply("/gone", Reply::new(404))
+            .start()
+            .await
+            .unwrap();
+        let checker: Arc<dyn Checker> = Arc::new(engine());
+        for (x_path, exclude, regex) in [
+            (Some("//*[@id=\"price\"]"), None, Some(r"[\d.]+")),
+            (
+                Some("//li[@class=\"item\"]"),
+                Some("//span[@class=\"ad\"]"),
+                None,
+            ),
+            (None, None, None),
+            (Some("//table"), None, None),
+            (Some("count(//li)"), None, None),
+        ] {
+            let mut monitor = Monitor::new(server.url("/"));
+            monitor.x_path = x_path.map(str::to_string);
+            monitor.exclude_x_path = exclude.map(str::to_string);
+            monitor.regex = regex.map(str::to_string);
+            let prepared = checker.prepare(&monitor).unwrap();
+            let source = checker.page_source(&prepared).await.unwrap();
+            assert_eq!(source.status, 200);
+            assert_eq!(source.final_url, server.url("/"));
+            let evaluation = prepared.evaluate(&source.html, deadline());
+            let checked = checker.check_prepared(&prepared).await;
+            assert_eq!(evaluation.value.as_ref().ok(), checked.data.raw.as_ref());
+            assert_eq!(
+                evaluation.value.as_ref().err().map(ToString::to_string),
+                checked.data.error
+            );
+        }
+
+        let counted = |x_path: Option<&str>, exclude: Option<&str>| {
+            let mut monitor = Monitor::new(server.url("/"));
+            monitor.x_path = x_path.map(str::to_string);
+            monitor.exclude_x_path = exclude.map(str::to_string);
+            checker
+                .prepare(&monitor)
+                .unwrap()
+                .evaluate(PAGE, deadline())
+        };
+        let items = counted(Some("//li[@class=\"item\"]"), Some("//span[@class=\"ad\"]"));
+        assert_eq!(items.value, Ok("Tea\nCake".to_string()));
+        assert_eq!((items.matched, items.excluded), (Some(2), Some(1)));
+        let none = counted(Some("//table"), None);
+        assert_eq!(none.value, Err(ExtractError::XPathMatchedNothing));
+        assert_eq!((none.matched, none.excluded), (Some(0), None));
+        let scalar = counted(Some("count(//li)"), None);
+        assert_eq!((scalar.value, scalar.matched), (Ok("2".to_string()), None));
+        let body = counted(None, None);
+        assert_eq!((body.matched, body.excluded), (None, None));
+
+        // An error status is the check's error, in its words.
+        let prepared = checker.prepare(&Monitor::new(server.url("/gone"))).unwrap();
+        let err = checker.page_source(&prepared).await.unwrap_err();
+        assert_eq!(
+            err,
+            SourceError {
+                message: "HTTP 404 Not Found".into(),
+                kind: ErrorKind::HttpStatus
+            }
+        );
+        // Unless the monitor ignores invalid pages, as its check then does.
+        let mut ignoring = Monitor::new(server.url("/gone"));
+        ignoring.ignore_invalid_pages = true;
+        let source = checker
+            .page_source(&checker.prepare(&ignoring).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(source.status, 404);
+    }
+
+    #[tokio::test]
+    async fn the_network_policy_and_the_size_limit_apply_as_to_a_check() {
+        let server = FixtureServer::builder()
+            .page("/", PAGE)
+            .page("/big", format!("<p>{}</p>", "x".repeat(200_000)))
+            .start()
+            .await
+            .unwrap();
+        let strict = Engine::builder().build().unwrap();
+        let prepared = strict.prepare(&Monitor::new(server.url("/"))).unwrap();
+        let err = strict.page_source(&prepared).await.unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Refused);
+        assert_eq!(
+            err.message,
+            strict.check_prepared(&prepared).await.data.error.unwrap()
+        );
+        assert!(err.message.contains("not allowed"), "{err}");
+
+        let small = Engine::builder()
+            .allow_private_networks(true)
+            .max_body_bytes(100_000)
+            .build()
+            .unwrap();
+        let prepared = small.prepare(&Monitor::new(server.url("/big"))).unwrap();
+        let err = small.page_source(&prepared).await.unwrap_err();
+        assert_eq!(err.kind, ErrorKind::TooLarge, "{err}");
+    }
+}

@@ -10,6 +10,7 @@
 //! [`ExtractError::TimedOut`] soon after the deadline, so a hostile page cannot hold a check
 //! past its timeout.
 
+pub mod inert;
 pub mod onepass;
 pub mod parse;
 pub mod text;
@@ -142,13 +143,25 @@ impl Extractor {
     }
 
     fn run(&self, html: &str, deadline: Option<Deadline>) -> Result<String, ExtractError> {
+        self.run_counted(html, deadline).value
+    }
+
+    /// The value of the page `html` as [`Extractor::extract_within`] gives it, with how many
+    /// nodes `xPath` selected and `excludeXPath` removed ([`Evaluation`]).
+    pub fn evaluate_within(&self, html: &str, deadline: Deadline) -> Evaluation {
+        self.run_counted(html, Some(deadline))
+    }
+
+    fn run_counted(&self, html: &str, deadline: Option<Deadline>) -> Evaluation {
         if !self.needs_tree()
             && let Some(scanned) = onepass::scan(html, false)
         {
-            return self.finish(scanned.text);
+            return Evaluation::of(self.finish(scanned.text));
         }
-        let mut doc = parse::parse(html, deadline)?;
-        self.extract_tree(&mut doc, deadline)
+        match parse::parse(html, deadline) {
+            Ok(mut doc) => self.extract_counted(&mut doc, deadline),
+            Err(error) => Evaluation::of(Err(error)),
+        }
     }
 
     /// Whether the value needs the document tree; without `xPath` and `excludeXPath` it is the
@@ -184,14 +197,53 @@ impl Extractor {
         doc: &mut Html,
         deadline: Option<Deadline>,
     ) -> Result<String, ExtractError> {
+        self.extract_counted(doc, deadline).value
+    }
+
+    fn extract_counted(&self, doc: &mut Html, deadline: Option<Deadline>) -> Evaluation {
+        let mut excluded = None;
         if let Some(exclude) = &self.exclude {
-            remove_selected(doc, exclude, deadline)?;
+            match remove_selected(doc, exclude, deadline) {
+                Ok(removed) => excluded = Some(removed),
+                Err(error) => return Evaluation::of(Err(error)),
+            }
         }
-        let value = match &self.xpath {
-            Some(xpath) => select(doc, xpath, deadline)?,
-            None => body_text(doc),
+        let (value, matched) = match &self.xpath {
+            Some(xpath) => select(doc, xpath, deadline),
+            None => (Ok(body_text(doc)), None),
         };
-        self.finish(value)
+        Evaluation {
+            value: value.and_then(|value| self.finish(value)),
+            matched,
+            excluded,
+        }
+    }
+}
+
+/// An extraction with its counts ([`Extractor::evaluate_within`]), for people choosing an
+/// XPath: the value (exactly what [`Extractor::extract_within`] gives) and how much each XPath
+/// selected.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// The value, or why there is none (the text a check would store as its error).
+    pub value: Result<String, ExtractError>,
+    /// How many nodes (elements, text, attributes) `xPath` selected: `Some(0)` when it selected
+    /// none (the value is then [`ExtractError::XPathMatchedNothing`]); `None` without an
+    /// `xPath`, when it gives a number, string or boolean instead of nodes, or when the
+    /// extraction failed before it was evaluated (parse, `excludeXPath`, deadline).
+    pub matched: Option<usize>,
+    /// How many nodes and attributes `excludeXPath` removed before `xPath` was evaluated:
+    /// `None` without an `excludeXPath` or when it failed.
+    pub excluded: Option<usize>,
+}
+
+impl Evaluation {
+    fn of(value: Result<String, ExtractError>) -> Evaluation {
+        Evaluation {
+            value,
+            matched: None,
+            excluded: None,
+        }
     }
 }
 
@@ -253,14 +305,20 @@ pub(crate) fn raw_links(doc: &Html) -> (Option<&str>, Vec<&str>) {
     (base, hrefs)
 }
 
-fn select(doc: &Html, xpath: &XPath, deadline: Option<Deadline>) -> Result<String, ExtractError> {
-    let value = evaluate(doc, xpath, "xPath", deadline)?;
-    let nodes = match value {
-        Value::Nodes(nodes) => nodes,
-        scalar => return Ok(scalar.to_xpath_string()),
+/// The value `xpath` selects in `doc`, and how many nodes it selected (`None` for a scalar).
+fn select(
+    doc: &Html,
+    xpath: &XPath,
+    deadline: Option<Deadline>,
+) -> (Result<String, ExtractError>, Option<usize>) {
+    let nodes = match evaluate(doc, xpath, "xPath", deadline) {
+        Ok(Value::Nodes(nodes)) => nodes,
+        Ok(scalar) => return (Ok(scalar.to_xpath_string()), None),
+        Err(error) => return (Err(error), None),
     };
+    let matched = nodes.len();
     if nodes.is_empty() {
-        return Err(ExtractError::XPathMatchedNothing);
+        return (Err(ExtractError::XPathMatchedNothing), Some(0));
     }
     let mut out = String::new();
     for node in nodes {
@@ -278,15 +336,15 @@ fn select(doc: &Html, xpath: &XPath, deadline: Option<Deadline>) -> Result<Strin
         }
         out.push_str(&line);
     }
-    Ok(out)
+    (Ok(out), Some(matched))
 }
 
-/// Removes the nodes (and attributes) `exclude` selects.
+/// Removes the nodes (and attributes) `exclude` selects; how many it selected.
 fn remove_selected(
     doc: &mut Html,
     exclude: &XPath,
     deadline: Option<Deadline>,
-) -> Result<(), ExtractError> {
+) -> Result<usize, ExtractError> {
     let mut nodes: Vec<NodeId> = Vec::new();
     let mut attributes: Vec<(NodeId, usize)> = Vec::new();
     // A scalar result selects nothing to remove.
@@ -298,6 +356,7 @@ fn remove_selected(
             }
         }
     }
+    let selected = nodes.len() + attributes.len();
     // Highest index first, so earlier indexes stay valid while removing.
     attributes.sort_unstable_by_key(|a| std::cmp::Reverse(a.1));
     for (id, index) in attributes {
@@ -323,7 +382,7 @@ fn remove_selected(
             }
         }
     }
-    Ok(())
+    Ok(selected)
 }
 
 /// Every match of `regex` in `value`, one per line; the first group's text where there is one.

@@ -89,7 +89,8 @@ impl AppState {
         &self.inner.settings
     }
 
-    /// The engine, for the web interface's preview of a monitor (a check run now, not stored).
+    /// The engine, for the web interface's own uses of it (the preview of a monitor, a check run
+    /// now and not stored; the picker's fetch and evaluation).
     pub(crate) fn checker(&self) -> &Arc<dyn Checker> {
         &self.inner.checker
     }

@@ -7,10 +7,11 @@
 //! A malformed or unknown entry is a 400 page saying which; another user's monitor is the
 //! 404 page.
 
-use super::history::{EntryKey, bad_entry, bad_request, value_before};
+use super::history::{EntryKey, Subject, bad_entry, bad_request, value_before};
 use super::layout::page;
-use super::monitor::{display_name, own_monitor};
+use super::monitor::own_monitor;
 use super::pages;
+use super::session::Session;
 use crate::api::AppState;
 use crate::api::problem::ApiError;
 use crate::store::{TimeKey, TimePage};
@@ -100,9 +101,26 @@ pub async fn show(
         Ok(found) => found,
         Err(response) => return response,
     };
-    let Ok(query) = serde_urlencoded::from_str::<DiffQuery>(query.as_deref().unwrap_or("")) else {
+    show_of(
+        &state,
+        &session,
+        &Subject::monitor(&monitor),
+        query.as_deref(),
+    )
+    .await
+}
+
+/// The difference page of `subject` (a monitor, or a crawled page of one).
+pub(super) async fn show_of(
+    state: &AppState,
+    session: &Session,
+    subject: &Subject,
+    query: Option<&str>,
+) -> Response {
+    let id = subject.entries.as_str();
+    let Ok(query) = serde_urlencoded::from_str::<DiffQuery>(query.unwrap_or("")) else {
         return bad_request(
-            &session,
+            session,
             "The address of this page is malformed: give “from” and “to” at most once each.",
         );
     };
@@ -116,7 +134,7 @@ pub async fn show(
                 Some(key) => *slot = Some(key.0),
                 None => {
                     return bad_entry(
-                        &session,
+                        session,
                         field,
                         "is not the name of a check (a history link gives one)",
                     );
@@ -129,34 +147,34 @@ pub async fn show(
         None | Some("" | "inline") => View::Inline,
         Some("split") => View::Split,
         Some(_) => {
-            return bad_entry(&session, "view", "is neither “inline” nor “split”");
+            return bad_entry(session, "view", "is neither “inline” nor “split”");
         }
     };
     let user = session.user.clone();
     // The newer side: the entry asked for, else the latest change.
     let to = match to_key {
-        Some(key) => match entry(&state, &user, &id, &key).await {
+        Some(key) => match entry(state, &user, id, &key).await {
             Ok(found) => Some(found),
-            Err(Lookup::Bad(problem)) => return bad_entry(&session, "to", problem),
-            Err(Lookup::Failed(err)) => return pages::from_api(err, Some(&session)),
+            Err(Lookup::Bad(problem)) => return bad_entry(session, "to", problem),
+            Err(Lookup::Failed(err)) => return pages::from_api(err, Some(session)),
         },
         None => {
-            let changed = monitor
+            let changed = subject
                 .data
                 .as_ref()
                 .and_then(|d| d.value_changed_timestamp)
                 .map(|t| t.timestamp_millis());
             match changed {
-                Some(at) => match latest_change(&state, &user, &id, at).await {
+                Some(at) => match latest_change(state, &user, id, at).await {
                     Ok(found) => found,
-                    Err(err) => return pages::from_api(err, Some(&session)),
+                    Err(err) => return pages::from_api(err, Some(session)),
                 },
                 None => None,
             }
         }
     };
-    let name = display_name(&monitor);
-    let base = format!("/monitors/{id}");
+    let name = subject.name.as_str();
+    let base = subject.base.clone();
     let Some((to_key, to_data, to_value)) = to else {
         let main = html! {
             (breadcrumbs(&base, name))
@@ -166,20 +184,20 @@ pub async fn show(
                 p { a.button href={ (base) "/history" } { "History" } }
             }
         };
-        return page(&format!("Changes of {name}"), Some(&session), main).into_response();
+        return page(&format!("Changes of {name}"), Some(session), main).into_response();
     };
     // The older side: the entry asked for, else the value before the newer one.
     let from = match from_key {
-        Some(key) => match entry(&state, &user, &id, &key).await {
+        Some(key) => match entry(state, &user, id, &key).await {
             Ok((key, data, value)) => Side {
                 key: Some(key),
                 data: Some(data),
                 value,
             },
-            Err(Lookup::Bad(problem)) => return bad_entry(&session, "from", problem),
-            Err(Lookup::Failed(err)) => return pages::from_api(err, Some(&session)),
+            Err(Lookup::Bad(problem)) => return bad_entry(session, "from", problem),
+            Err(Lookup::Failed(err)) => return pages::from_api(err, Some(session)),
         },
-        None => match value_before(&state, &user, &id, &to_key).await {
+        None => match value_before(state, &user, id, &to_key).await {
             Ok(Some((key, value))) => Side {
                 data: None,
                 key: Some(key),
@@ -190,7 +208,7 @@ pub async fn show(
                 data: None,
                 value: String::new(),
             },
-            Err(err) => return pages::from_api(err, Some(&session)),
+            Err(err) => return pages::from_api(err, Some(session)),
         },
     };
     let to = Side {
@@ -203,7 +221,7 @@ pub async fn show(
     let elements = match tokio::task::spawn_blocking(move || wachet::diff::diff(&old, &new)).await {
         Ok(elements) => elements,
         Err(err) => {
-            return pages::from_api(ApiError::Internal(format!("diff: {err}")), Some(&session));
+            return pages::from_api(ApiError::Internal(format!("diff: {err}")), Some(session));
         }
     };
     let (body, count) = render(&elements, view);
@@ -251,7 +269,7 @@ pub async fn show(
         }
         (body)
     };
-    page(&format!("Changes of {name}"), Some(&session), main).into_response()
+    page(&format!("Changes of {name}"), Some(session), main).into_response()
 }
 
 fn breadcrumbs(base: &str, name: &str) -> Markup {

@@ -91,7 +91,36 @@ pub(super) async fn value_before(
         .find_map(|(key, data)| data.raw.map(|raw| (key, raw))))
 }
 
-/// `GET /monitors/{id}/history`.
+/// Whose history a page shows: a monitor's own, or one crawled page's of a Portal monitor.
+pub(super) struct Subject {
+    /// The id its entries are stored under (the monitor's, or the page's).
+    pub entries: String,
+    /// Where its history and difference pages are (`/monitors/{id}` or
+    /// `/monitors/{id}/pages/{page}`).
+    pub base: String,
+    /// Its name as shown.
+    pub name: String,
+    /// For a crawled page: its monitor's address and name, for the breadcrumbs.
+    pub parent: Option<(String, String)>,
+    /// Its latest check.
+    pub data: Option<ClientData>,
+}
+
+impl Subject {
+    /// A monitor's own history.
+    pub(super) fn monitor(monitor: &wachet::Monitor) -> Subject {
+        let id = monitor.id.clone().unwrap_or_default();
+        Subject {
+            base: format!("/monitors/{id}"),
+            entries: id,
+            name: display_name(monitor).to_string(),
+            parent: None,
+            data: monitor.data.clone(),
+        }
+    }
+}
+
+/// `GET /monitors/{id}/history`; a Portal monitor's also lists its pages.
 pub async fn history(
     State(state): State<AppState>,
     headers: HeaderMap,
@@ -102,10 +131,32 @@ pub async fn history(
         Ok(found) => found,
         Err(response) => return response,
     };
-    let Ok(query) = serde_urlencoded::from_str::<HistoryQuery>(query.as_deref().unwrap_or(""))
-    else {
-        return bad_request(&session, "The address of this page is malformed.");
+    let pages = match super::portal::pages_section(&state, &session, &monitor).await {
+        Ok(pages) => pages,
+        Err(response) => return response,
     };
+    show(
+        &state,
+        &session,
+        &Subject::monitor(&monitor),
+        query.as_deref(),
+        pages,
+    )
+    .await
+}
+
+/// The history of `subject`, with `above` (a Portal monitor's pages) before the checks.
+pub(super) async fn show(
+    state: &AppState,
+    session: &Session,
+    subject: &Subject,
+    query: Option<&str>,
+    above: Option<maud::Markup>,
+) -> Response {
+    let Ok(query) = serde_urlencoded::from_str::<HistoryQuery>(query.unwrap_or("")) else {
+        return bad_request(session, "The address of this page is malformed.");
+    };
+    let id = &subject.entries;
     let scope = format!("data:{}:{id}", session.user);
     let page_of = match state.cursors().time_page(
         &scope,
@@ -117,14 +168,14 @@ pub async fn history(
         Ok(page) => page,
         Err(_) => {
             return bad_request(
-                &session,
+                session,
                 "The continuation token is not one of this history (it may be from another list, or damaged). Start from the newest check.",
             );
         }
     };
-    let mut rows = match state.store().entries(&session.user, &id, &page_of).await {
+    let mut rows = match state.store().entries(&session.user, id, &page_of).await {
         Ok(rows) => rows,
-        Err(err) => return pages::from_api(err.into(), Some(&session)),
+        Err(err) => return pages::from_api(err.into(), Some(session)),
     };
     let (older, next) = state.cursors().page_end(&scope, &mut rows, page_of.limit);
     // The value before the page's oldest entry decides whether that entry changed anything.
@@ -132,19 +183,22 @@ pub async fn history(
     if previous.is_none()
         && let Some((last, _)) = rows.last()
     {
-        match value_before(&state, &session.user, &id, last).await {
+        match value_before(state, &session.user, id, last).await {
             Ok(found) => previous = found.map(|(_, raw)| raw),
-            Err(err) => return pages::from_api(err, Some(&session)),
+            Err(err) => return pages::from_api(err, Some(session)),
         }
     }
     let changed = changes(&rows, previous);
-    let name = display_name(&monitor);
-    let base = format!("/monitors/{id}");
+    let name = subject.name.as_str();
+    let base = subject.base.as_str();
     let now = Utc::now();
     let main = html! {
         nav.breadcrumbs aria-label="Breadcrumbs" {
             ol {
                 li { a href="/" { "All monitors" } }
+                @if let Some((href, parent)) = &subject.parent {
+                    li { a href=(href) { (parent) } }
+                }
                 li { a href=(base) { (name) } }
                 li { a href={ (base) "/history" } aria-current="page" { "History" } }
             }
@@ -153,6 +207,7 @@ pub async fn history(
             h1 { "History of " (name) }
             a.button href={ (base) "/diff" } { "Latest change" }
         }
+        @if let Some(above) = above { (above) }
         @if rows.is_empty() {
             p.empty { "No checks yet." }
         } @else {
@@ -188,7 +243,7 @@ pub async fn history(
             }
         }
     };
-    page(&format!("History of {name}"), Some(&session), main).into_response()
+    page(&format!("History of {name}"), Some(session), main).into_response()
 }
 
 /// For each entry (newest first), whether its value differs from the value before it, and

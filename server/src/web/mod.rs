@@ -20,6 +20,10 @@ mod monitor;
 mod monitor_form;
 mod notifications;
 mod pages;
+mod pick_store;
+mod picker;
+mod picker_page;
+mod portal;
 mod preview;
 mod session;
 mod settings;
@@ -103,6 +107,16 @@ pub fn routes(state: AppState) -> Router {
             "/monitors/preview",
             post(preview::preview).layer(form::larger_limit(MAX_MONITOR_FORM_BYTES)),
         )
+        .route("/monitors/pick", get(picker::pick))
+        .route("/monitors/pick/value", get(picker::value))
+        .route("/monitors/pick/frame/{token}", get(picker::frame))
+        .route("/monitors/{id}/pick", get(picker::pick_monitor))
+        .route("/monitors/{id}/pages/{page}", get(portal::page))
+        .route(
+            "/monitors/{id}/pages/{page}/history",
+            get(portal::page_history),
+        )
+        .route("/monitors/{id}/pages/{page}/diff", get(portal::page_diff))
         .route("/monitors/{id}", get(monitor::show))
         .route("/monitors/{id}/pause", post(monitor::pause))
         .route("/monitors/{id}/resume", post(monitor::resume))
@@ -141,6 +155,9 @@ pub fn routes(state: AppState) -> Router {
         .route("/assets/{name}", get(assets::serve))
         .route("/favicon.ico", get(assets::favicon))
         .with_state(state)
+        .layer(axum::Extension(std::sync::Arc::new(
+            pick_store::PickStore::default(),
+        )))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM_BYTES))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(CatchPanicLayer::custom(|_| pages::internal_error()))
@@ -164,11 +181,14 @@ async fn security_headers(
 ) -> Response {
     let mut response = next.run(request).await;
     let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(CSP),
-    );
-    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    // A page with needs of its own (the picker and its frame) sets a stricter or wider policy
+    // itself; every other page gets these.
+    headers
+        .entry(header::CONTENT_SECURITY_POLICY)
+        .or_insert(HeaderValue::from_static(CSP));
+    headers
+        .entry(header::X_FRAME_OPTIONS)
+        .or_insert(HeaderValue::from_static("DENY"));
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),

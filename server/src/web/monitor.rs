@@ -76,6 +76,10 @@ pub async fn show(
             .unwrap_or_default(),
         None => Vec::new(),
     };
+    let crawled = match super::portal::pages_section(&state, &session, &monitor).await {
+        Ok(pages) => pages,
+        Err(response) => return response,
+    };
     let name = display_name(&monitor);
     let url = monitor.url.as_deref().unwrap_or("");
     let paused = monitor.recurrence_in_seconds.unwrap_or(0) == 0;
@@ -103,6 +107,7 @@ pub async fn show(
             div.actions {
                 a.button href={ (base) "/history" } { "History" }
                 a.button href={ (base) "/edit" } { "Edit" }
+                a.button href={ (base) "/pick" } { "Pick with the mouse" }
                 form method="post" action={ (base) (if paused { "/resume" } else { "/pause" }) } {
                     input type="hidden" name="csrf" value=(session.csrf);
                     button.button.primary type="submit" { (if paused { "Resume" } else { "Pause" }) }
@@ -111,6 +116,7 @@ pub async fn show(
             }
         }
         (live_part(&id, &monitor, now))
+        @if let Some(crawled) = crawled { (crawled) }
         section aria-labelledby="settings-title" {
             h2 #settings-title { "Settings" }
             (settings(&monitor))

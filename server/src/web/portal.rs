@@ -1,0 +1,196 @@
+//! A Portal monitor's crawled pages: the list on its page and its history (each page with its
+//! state: checked fine, failed with the error, or left out of the last crawl), read through
+//! the API's own `GET /task/{id}/pages`, and each page's own history and differences
+//! (`/monitors/{id}/pages/{page}/history` and `/diff`), which are the monitor's pages of
+//! [`super::history`] and [`super::diff`] over the page's entries. A page id that is not one
+//! of the monitor's is the same 404 page as an unknown one.
+
+use super::diff;
+use super::folders::{linkable, when};
+use super::history::{self, Subject};
+use super::monitor::{display_name, own_monitor};
+use super::pages;
+use super::session::Session;
+use crate::api::AppState;
+use crate::api::auth::CurrentUser;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Redirect, Response};
+use chrono::Utc;
+use maud::{Markup, html};
+use wachet::Monitor;
+use wachet::model::{ClientJobType, ClientPage};
+
+/// Most pages listed; a crawl visits at most 500 by default.
+const MAX_LISTED: usize = 500;
+
+/// The monitor's pages through the API's own handler (so exactly what the API would give).
+async fn pages_of(
+    state: &AppState,
+    session: &Session,
+    monitor: &Monitor,
+) -> Result<Vec<ClientPage>, Response> {
+    let id = monitor.id.clone().unwrap_or_default();
+    crate::api::tasks::task_pages(
+        State(state.clone()),
+        CurrentUser(session.user.clone()),
+        Path(id),
+    )
+    .await
+    .map(|pages| pages.0)
+    .map_err(|err| pages::from_api(err, Some(session)))
+}
+
+/// How a page fared in the monitor's last crawl: a badge's class and label.
+fn state_of(monitor: &Monitor, page: &ClientPage) -> (&'static str, &'static str) {
+    let Some(data) = &page.data else {
+        return ("badge pending", "Not checked yet");
+    };
+    // A crawl stamps the monitor when it starts and each page when it is fetched: a page
+    // stamped before the monitor's last successful crawl was not fetched in it.
+    let last_crawl = monitor
+        .data
+        .as_ref()
+        .filter(|d| d.error.is_none())
+        .map(|d| (d.last_check_timestamp, d.raw.as_deref().unwrap_or("")));
+    if let Some((crawled_at, list)) = last_crawl
+        && data.last_check_timestamp < crawled_at
+    {
+        let url = page.url.as_deref().unwrap_or("");
+        return if list.lines().any(|line| line == url) {
+            ("badge paused", "Left out")
+        } else {
+            ("badge paused", "No longer found")
+        };
+    }
+    match data.error {
+        Some(_) => ("badge failed", "Failed"),
+        None => ("badge ok", "OK"),
+    }
+}
+
+/// The pages of a Portal monitor as a section of its page or history; `None` for a
+/// SinglePage monitor.
+pub(super) async fn pages_section(
+    state: &AppState,
+    session: &Session,
+    monitor: &Monitor,
+) -> Result<Option<Markup>, Response> {
+    if monitor.job_type != ClientJobType::Portal {
+        return Ok(None);
+    }
+    let pages = pages_of(state, session, monitor).await?;
+    let id = monitor.id.as_deref().unwrap_or("");
+    let now = Utc::now();
+    Ok(Some(html! {
+        section aria-labelledby="pages-title" {
+            h2 #pages-title { "Pages (" (pages.len()) ")" }
+            @if pages.is_empty() {
+                p.empty { "No pages yet: they are listed after the first crawl." }
+            } @else {
+                ul.monitors.portal-pages {
+                    @for page in pages.iter().take(MAX_LISTED) {
+                        @let (class, label) = state_of(monitor, page);
+                        @let url = page.url.as_deref().unwrap_or("");
+                        @let data = page.data.as_ref();
+                        li.monitor {
+                            div.monitor-main {
+                                a.monitor-name href={ "/monitors/" (id) "/pages/" (page.id.as_deref().unwrap_or("")) "/history" } {
+                                    (page.name.as_deref().filter(|n| !n.is_empty()).unwrap_or(url))
+                                }
+                                @if linkable(url) {
+                                    a.monitor-url href=(url) rel="noopener noreferrer" { (url) }
+                                } @else {
+                                    span.monitor-url { (url) }
+                                }
+                                @if label == "Left out" {
+                                    p.portal-note { "Not fetched in the last crawl; still one of the monitor's pages." }
+                                } @else if let Some(error) = data.and_then(|d| d.error.as_deref()) {
+                                    p.monitor-error { (error) }
+                                }
+                            }
+                            span class=(class) { (label) }
+                            dl.times {
+                                div { dt { "Last check" } dd { (when(data.map(|d| d.last_check_timestamp), now)) } }
+                                div { dt { "Last change" } dd { (when(data.and_then(|d| d.value_changed_timestamp), now)) } }
+                            }
+                        }
+                    }
+                }
+                @if pages.len() > MAX_LISTED {
+                    p.hint { "Only the first " (MAX_LISTED) " pages are listed." }
+                }
+            }
+        }
+    }))
+}
+
+/// The signed-in user's Portal monitor `id` with its page `page`, as a [`Subject`]; or the
+/// response to give instead (sign-in, or the 404 page).
+async fn own_page(
+    state: &AppState,
+    headers: &HeaderMap,
+    id: &str,
+    page: &str,
+) -> Result<(Session, Subject), Response> {
+    let (session, monitor) = own_monitor(state, headers, id).await?;
+    if monitor.job_type != ClientJobType::Portal {
+        return Err(pages::not_found(Some(&session)));
+    }
+    let pages = pages_of(state, &session, &monitor).await?;
+    let Some(found) = pages.into_iter().find(|p| p.id.as_deref() == Some(page)) else {
+        return Err(pages::not_found(Some(&session)));
+    };
+    let url = found.url.clone().unwrap_or_default();
+    let subject = Subject {
+        entries: page.to_string(),
+        base: format!("/monitors/{id}/pages/{page}"),
+        name: found.name.filter(|n| !n.is_empty()).unwrap_or(url),
+        parent: Some((
+            format!("/monitors/{id}"),
+            display_name(&monitor).to_string(),
+        )),
+        data: found.data,
+    };
+    Ok((session, subject))
+}
+
+/// `GET /monitors/{id}/pages/{page}`: a page's place is its history.
+pub async fn page(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((id, page)): Path<(String, String)>,
+) -> Response {
+    match own_page(&state, &headers, &id, &page).await {
+        Ok((_, subject)) => Redirect::to(&format!("{}/history", subject.base)).into_response(),
+        Err(response) => response,
+    }
+}
+
+/// `GET /monitors/{id}/pages/{page}/history`.
+pub async fn page_history(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((id, page)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    match own_page(&state, &headers, &id, &page).await {
+        Ok((session, subject)) => {
+            history::show(&state, &session, &subject, query.as_deref(), None).await
+        }
+        Err(response) => response,
+    }
+}
+
+/// `GET /monitors/{id}/pages/{page}/diff`.
+pub async fn page_diff(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((id, page)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    match own_page(&state, &headers, &id, &page).await {
+        Ok((session, subject)) => diff::show_of(&state, &session, &subject, query.as_deref()).await,
+        Err(response) => response,
+    }
+}
