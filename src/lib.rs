@@ -42,7 +42,8 @@
 //! model              the API's types
 //! ```
 //!
-//! Beside the flow, [`diff`] and [`alerts`] use only [`model`]; `testing` sits above [`engine`].
+//! Beside the flow, [`diff`] and [`alerts`] use only [`model`] and [`normalize`]; `testing` sits
+//! above [`engine`].
 //!
 //! - [`engine`]: the [`Engine`] that runs checks, configured with [`EngineBuilder`].
 //! - [`check`]: the [`Checker`] trait frontends use, and what a check yields.
@@ -54,6 +55,8 @@
 //! - [`model`]: the API's resources (monitors, check data, alerts, ...) as serde types.
 //! - [`diff`]: word-level diffs between values.
 //! - [`alerts`]: which notifications a check raises, as a pure function of the state before it.
+//! - [`normalize`]: comparison keys, so white space, Unicode forms, quote and dash variants and
+//!   character reference spellings never make a change.
 //! - `testing` (feature `testing`): a fixture HTTP server, and fixture regression suites
 //!   (`testing::Suite`: a directory of pages with their monitors and expected outcomes, each
 //!   served and checked through the real path; `wachet fixtures run` is its command line).
@@ -70,6 +73,7 @@ pub mod extract;
 pub mod fetch;
 pub mod filter;
 pub mod model;
+pub mod normalize;
 mod outcome;
 mod pattern;
 #[cfg(feature = "chrome")]
