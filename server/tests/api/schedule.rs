@@ -660,3 +660,92 @@ async fn a_database_locked_by_another_process_for_a_while_loses_nothing() {
     let listing = api.get(&user, "/thirdparty/v1/folder/list").await;
     assert!(listing.text.contains("during the lock"), "{}", listing.text);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spelling_variants_raise_nothing_and_one_edited_character_raises_one_not_eq() {
+    // The same text spelled five ways, a different one at each request, until the test turns
+    // on the edit: one digit.
+    const VARIANTS: [&str; 5] = [
+        "<p>Café: “Earl Grey” – 3.50&nbsp;EUR</p>",
+        "<p>Cafe\u{301}:  \"Earl Grey\" - 3.50 EUR</p>",
+        "<p>Caf&eacute;:\t&laquo;Earl\u{3000}Grey&raquo; &#8210; 3.50&#160;EUR</p>",
+        // Escaped twice: the entity spellings reach the value.
+        "<p>Caf&amp;#233;: &amp;ldquo;Earl\u{200b} Grey&amp;rdquo; &amp;mdash; 3.50 EUR</p>",
+        "<p>\u{feff}Café:\u{2009}„Earl Grey‟\u{a0}— 3.50\u{202f}EUR </p>",
+    ];
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let edited = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (served, edit) = (hits.clone(), edited.clone());
+    let app = axum::Router::new().route(
+        "/tea",
+        axum::routing::get(move || {
+            use std::sync::atomic::Ordering::SeqCst;
+            let n = served.fetch_add(1, SeqCst);
+            let page = match edit.load(SeqCst) {
+                true => "<p>Café: “Earl Grey” – 3.51&nbsp;EUR</p>".to_string(),
+                false => VARIANTS[n % VARIANTS.len()].to_string(),
+            };
+            async move { axum::response::Html(page) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/tea", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let api = Api::start_checking().await;
+    let user = api.user("ivy@example.com").await;
+    let body = json!({"url": url, "xPath": "//p", "recurrenceInSeconds": 1,
+                      "alerts": [{"type": "NotEq"}, {"type": "Added"}, {"type": "Removed"}]});
+    let task = id(&api.task(&user, body.clone()).await);
+    let history = format!("/thirdparty/v1/data/list/{task}");
+
+    // Every spelling twice over.
+    let before = history_of(&api, &user, &history, 2 * VARIANTS.len()).await;
+    let spelled: std::collections::HashSet<&str> =
+        before.iter().filter_map(|e| e["raw"].as_str()).collect();
+    assert_eq!(
+        spelled.len(),
+        VARIANTS.len(),
+        "history keeps each spelling as it was seen: {spelled:#?}"
+    );
+    assert!(
+        all_notifications(&api, &user, &task).await.is_empty(),
+        "spelling variants raised notifications"
+    );
+    let first_change = &before.last().unwrap()["valueChangedTimestamp"];
+    assert!(
+        before
+            .iter()
+            .all(|e| &e["valueChangedTimestamp"] == first_change),
+        "a spelling variant counted as a change of the value: {before:#?}"
+    );
+
+    edited.store(true, std::sync::atomic::Ordering::SeqCst);
+    let entries = entries_where(&api, &user, &history, 3, |e| {
+        e["raw"].as_str().is_some_and(|raw| raw.contains("3.51"))
+    })
+    .await;
+    pause(&api, &user, body, &task).await;
+    let notes = all_notifications(&api, &user, &task).await;
+    let kinds: Vec<&str> = notes.iter().map(|n| n["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "NotEq").count(),
+        1,
+        "one NotEq for one edited digit: {notes:#?}"
+    );
+    assert_eq!(
+        kinds.len(),
+        3,
+        "NotEq, Added and Removed once each: {kinds:?}"
+    );
+    // The edit's entry is the change; the checks after it are not.
+    let edit = entries
+        .iter()
+        .rev()
+        .find(|e| e["raw"].as_str().is_some_and(|raw| raw.contains("3.51")))
+        .unwrap();
+    assert_eq!(edit["valueChangedTimestamp"], edit["lastCheckTimestamp"]);
+    assert_eq!(
+        entries[0]["valueChangedTimestamp"],
+        edit["lastCheckTimestamp"]
+    );
+}
