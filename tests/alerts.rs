@@ -1176,7 +1176,10 @@ fn conditions_compare_keys_and_report_values_as_checked() {
         &["Tea: \"sold out\"", "Tea:\u{a0}\"in  stock\""],
     );
     assert_eq!(raised[1].len(), 1);
-    assert_eq!(raised[1][0].current.as_deref(), Some("Tea:\u{a0}\"in  stock\""));
+    assert_eq!(
+        raised[1][0].current.as_deref(),
+        Some("Tea:\u{a0}\"in  stock\"")
+    );
     assert_eq!(raised[1][0].comparand.as_deref(), Some("“in stock”"));
     // CaseInsensitive NotEq: case and spelling alone are no change.
     assert_eq!(
@@ -1197,7 +1200,11 @@ fn conditions_compare_keys_and_report_values_as_checked() {
     assert_eq!(
         single(
             alert(AlertType::Increased, ""),
-            &["\u{2212}1\u{202f}234 °C", "-1 234 °C", "&minus;1&thinsp;233 °C"]
+            &[
+                "\u{2212}1\u{202f}234 °C",
+                "-1 234 °C",
+                "&minus;1&thinsp;233 °C"
+            ]
         ),
         expect(&[&[], &[], &["number increased from -1234 to -1233"]])
     );

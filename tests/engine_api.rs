@@ -434,7 +434,8 @@ async fn a_target_reached_by_redirect_first_is_not_fetched_again_for_its_link() 
             "/b.html",
             Reply::html("<a href=/target.html>t</a>").delay(Duration::from_millis(300)),
         )
-        .page("/target.html", "<title>T</title>")
+        // With something in its body: an empty document is a failed page, without a title.
+        .page("/target.html", "<title>T</title><p>t</p>")
         .start()
         .await
         .unwrap();

@@ -13,6 +13,7 @@
 pub mod onepass;
 pub mod parse;
 pub mod text;
+pub(crate) mod title;
 pub mod xpath;
 
 use ego_tree::NodeId;

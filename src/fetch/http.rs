@@ -256,6 +256,7 @@ impl HttpFetcher {
             url: final_url,
             status,
             content_type,
+            headers: response.headers().clone(),
             body,
             elapsed: start.elapsed(),
         }))

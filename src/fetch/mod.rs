@@ -63,6 +63,8 @@ pub struct FetchedPage {
     pub status: u16,
     /// The Content-Type header.
     pub content_type: Option<String>,
+    /// The response headers (none for a rendered page, whose document the browser fetched).
+    pub headers: HeaderMap,
     /// The body, decompressed.
     pub body: Bytes,
     /// Time from sending the request to the end of the body.

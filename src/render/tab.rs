@@ -544,6 +544,7 @@ impl Tab {
             url,
             status,
             content_type: Some(content_type),
+            headers: reqwest::header::HeaderMap::new(),
             body: bytes::Bytes::from(html),
             elapsed: started.elapsed(),
         })
