@@ -91,6 +91,7 @@ impl ErrorKind {
             }
             F::AfterRedirect { error, .. } => ErrorKind::of_fetch(error),
             F::TooLarge { .. } => ErrorKind::TooLarge,
+            F::CutShort => ErrorKind::Empty,
             F::Connect { .. } | F::Body(_) | F::Other(_) => ErrorKind::Network,
             F::Render(_) => ErrorKind::Render,
         }

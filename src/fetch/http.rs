@@ -348,6 +348,13 @@ impl HttpFetcher {
                     },
                 };
             }
+            // hyper ends a body shorter than its Content-Length with an unexpected end of file.
+            if (err.is_body() || err.is_decode())
+                && e.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+            {
+                return FetchError::CutShort;
+            }
             innermost = e.to_string();
             source = e.source();
         }

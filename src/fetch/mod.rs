@@ -159,6 +159,12 @@ pub enum FetchError {
     /// The body could not be read or decompressed.
     #[error("the response could not be read: {0}")]
     Body(String),
+    /// The connection closed before the body reached the length its Content-Length announced.
+    #[error(
+        "the page was cut short (the connection closed before the body's Content-Length was \
+         reached)"
+    )]
+    CutShort,
     /// No slot of the host freed in time: the engine's per-host limits
     /// ([`hosts`]) were taken by other requests for longer than a fetch may wait.
     #[error("waited {} s for a free slot of {host} (per-host limit)", .after.as_secs_f64())]
