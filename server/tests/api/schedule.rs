@@ -749,3 +749,65 @@ async fn spelling_variants_raise_nothing_and_one_edited_character_raises_one_not
         edit["lastCheckTimestamp"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_challenge_or_empty_page_between_checks_is_a_failure_never_the_value_compared_with() {
+    // The page, then a bot challenge served with 200, an empty 200 and the page again, in
+    // turn; the value never changes.
+    const PAGE: &str = "<title>Tea</title><p>Earl Grey 3.50 EUR</p>";
+    const CHALLENGE: &str = "<html><head><title>Just a moment...</title></head><body>\
+        <p>Checking your browser before accessing shop.example.</p>\
+        <script>window._cf_chl_opt={cType:'managed'};</script></body></html>";
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let served = hits.clone();
+    let app = axum::Router::new().route(
+        "/tea",
+        axum::routing::get(move || {
+            let n = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let body = [PAGE, CHALLENGE, PAGE, ""][n % 4];
+            async move { axum::response::Html(body) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/tea", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let api = Api::start_checking().await;
+    let user = api.user("jan@example.com").await;
+    let body = json!({"url": url, "recurrenceInSeconds": 1,
+                      "alerts": [{"type": "NotEq"}, {"type": "Added"}, {"type": "Removed"}]});
+    let task = id(&api.task(&user, body.clone()).await);
+    let history = format!("/thirdparty/v1/data/list/{task}");
+    let entries = history_of(&api, &user, &history, 8).await;
+    pause(&api, &user, body, &task).await;
+
+    let errors: std::collections::HashSet<&str> =
+        entries.iter().filter_map(|e| e["error"].as_str()).collect();
+    assert_eq!(
+        errors,
+        [
+            "the site answered with a bot challenge (Cloudflare) instead of the page",
+            "the page was empty (HTTP 200 with no body)",
+        ]
+        .into(),
+        "{entries:#?}"
+    );
+    assert!(
+        entries
+            .iter()
+            .filter_map(|e| e["raw"].as_str())
+            .all(|raw| raw == "Earl Grey 3.50 EUR")
+    );
+    let notes = all_notifications(&api, &user, &task).await;
+    assert!(
+        notes.is_empty(),
+        "a wall or an empty page read as a change: {notes:#?}"
+    );
+    // The history's difference view skips them too: every value entry keeps the first change.
+    let first = &entries.last().unwrap()["valueChangedTimestamp"];
+    assert!(
+        entries
+            .iter()
+            .filter(|e| e["raw"].is_string())
+            .all(|e| &e["valueChangedTimestamp"] == first)
+    );
+}
