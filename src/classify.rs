@@ -260,7 +260,7 @@ pub fn classify(response: &Response<'_>) -> Verdict {
     if !html || response.text.len() > SCAN_LIMIT {
         return Verdict::Page;
     }
-    let document = Document::read(response.text);
+    let document = Document::read(response.text, response.headers);
     if let Some(blocked) = document.wall(response) {
         return Verdict::Blocked(blocked);
     }
@@ -362,8 +362,24 @@ struct Document {
 }
 
 impl Document {
-    fn read(html: &str) -> Document {
+    /// Reads what the rules need; the visible text (a second pass over the page) only when
+    /// the source or the title shows a sign of a wall, as walls always do.
+    fn read(html: &str, headers: &HeaderMap) -> Document {
         let title = crate::extract::title::title(html).map(|t| comparison_key(&t).to_lowercase());
+        let source = html.to_ascii_lowercase();
+        let server = header(headers, "server").unwrap_or("").to_ascii_lowercase();
+        let mut document = Document {
+            title,
+            text: String::new(),
+            noscript_chars: 0,
+            javascript_chars: 0,
+            source,
+        };
+        let signs = WALL_SIGNS.iter().any(|sign| document.has(sign))
+            || document.titled_wall(&server).is_some();
+        if !signs {
+            return document;
+        }
         let text = crate::extract::onepass::scan(html, false)
             .map(|scanned| scanned.text)
             .or_else(|| {
@@ -372,8 +388,7 @@ impl Document {
                 extractor.extract_within(html, deadline).ok()
             })
             .unwrap_or_default();
-        let source = html.to_ascii_lowercase();
-        let noscript = noscript_texts(html, &source);
+        let noscript = noscript_texts(html, &document.source);
         let noscript_chars = noscript.iter().map(|t| t.chars().count()).sum();
         let javascript_chars = text
             .lines()
@@ -382,13 +397,10 @@ impl Document {
             .filter(|line| asks_for_javascript(line))
             .map(|line| line.chars().count())
             .sum();
-        Document {
-            title,
-            text: comparison_key(&text).to_lowercase(),
-            noscript_chars,
-            javascript_chars,
-            source,
-        }
+        document.text = comparison_key(&text).to_lowercase();
+        document.noscript_chars = noscript_chars;
+        document.javascript_chars = javascript_chars;
+        document
     }
 
     fn has(&self, marker: &str) -> bool {
@@ -588,9 +600,6 @@ impl Document {
     /// Whether the body holds nothing: no text and no element but scripts, styles and
     /// templates (comments aside).
     fn body_is_empty(&self) -> bool {
-        if !self.text.is_empty() {
-            return false;
-        }
         let source = self.source.as_str();
         let start = match source.find("<body") {
             Some(at) => source[at..]
@@ -674,6 +683,33 @@ fn noscript_texts(html: &str, lower: &str) -> Vec<String> {
     }
     texts
 }
+
+/// Text in a wall's source (in lower case) that the rules of [`Document::vendor_wall`] and
+/// [`asks_for_javascript`] look for: a page with none of them and no wall's title is read no
+/// further.
+const WALL_SIGNS: &[&str] = &[
+    "_cf_chl_opt",
+    "cf-error-details",
+    "1015",
+    "rate limited",
+    "captcha",
+    "incapsula",
+    "sucuri",
+    "ddos-guard",
+    "awswaf",
+    "edgesuite",
+    "reference #",
+    "reference&#32;&#35;",
+    "enable javascript",
+    "javascript is required",
+    "javascript is disabled",
+    "requires javascript",
+    "turn on javascript",
+    "activate javascript",
+    "javascript must be enabled",
+    "enable js and disable any ad blocker",
+    "javascript to run this app",
+];
 
 /// Whether a line (keyed, lower case) asks to enable JavaScript.
 fn asks_for_javascript(line: &str) -> bool {

@@ -80,9 +80,16 @@ pub fn key_chars(value: &str) -> KeyChars<'_> {
     }
 }
 
+/// The value's characters with references decoded and invisible ones dropped, composed (NFC)
+/// in stream-safe runs.
+type Composed<'a> = Recompositions<StreamSafe<Visible<'a>>>;
+
+/// The value's characters with references decoded and invisible ones dropped.
+type Visible<'a> = std::iter::Filter<Entities<'a>, fn(&char) -> bool>;
+
 /// The characters of a comparison key ([`key_chars`]).
 pub struct KeyChars<'a> {
-    inner: Recompositions<StreamSafe<std::iter::Filter<Entities<'a>, fn(&char) -> bool>>>,
+    inner: Composed<'a>,
     /// The space to give for the white space read since the last character given.
     pending_space: Option<char>,
     /// A run of white space holding a line break is `\n` ([`line_key`]).
