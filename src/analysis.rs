@@ -73,6 +73,7 @@ pub(crate) fn screen(page: &FetchedPage, text: &str) -> Option<Failure> {
         content_type: page.content_type.as_deref(),
         text,
         body_len: page.body.len(),
+        rendered: page.rendered,
     });
     let kind = match verdict {
         Verdict::Blocked(_) => ErrorKind::Blocked,

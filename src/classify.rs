@@ -26,7 +26,8 @@
 //!   Cloudflare", "Checking your browser", "Access Denied", "Pardon Our Interruption",
 //!   "Verify you are human", "Too Many Requests", "Under maintenance", ...), the whole title or
 //!   its first part before a ` | ` or ` - `;
-//! - or, for the JavaScript wall, almost nothing visible but a request to enable JavaScript.
+//! - or, for the JavaScript wall, nothing visible but a request to enable JavaScript (in the
+//!   text, or in `<noscript>` when the page was not rendered), at most a name beside it.
 //!
 //! Empty: a 2xx response with no body (or only white space); an HTML document that ends inside
 //! its markup (in a tag, a comment or a script), or whose body holds nothing at all (no text
@@ -67,6 +68,10 @@ const WALL_TEXT: usize = 1500;
 /// Visible characters above which a document is no JavaScript wall.
 const JS_WALL_TEXT: usize = 300;
 
+/// Visible characters beside the request for JavaScript (a site's name) above which a
+/// document is no JavaScript wall.
+const JS_WALL_OTHER_TEXT: usize = 20;
+
 /// One response, as [`classify`] looks at it.
 #[derive(Debug, Clone, Copy)]
 pub struct Response<'a> {
@@ -80,6 +85,9 @@ pub struct Response<'a> {
     pub text: &'a str,
     /// The body's length in bytes as received, after decompression.
     pub body_len: usize,
+    /// The text is a rendered DOM (scripts ran), so `<noscript>` content is not what a reader
+    /// sees and is no JavaScript wall.
+    pub rendered: bool,
 }
 
 impl<'a> Response<'a> {
@@ -96,6 +104,7 @@ impl<'a> Response<'a> {
             content_type,
             text,
             body_len: text.len(),
+            rendered: false,
         }
     }
 }
@@ -260,7 +269,7 @@ pub fn classify(response: &Response<'_>) -> Verdict {
     if !html || response.text.len() > SCAN_LIMIT {
         return Verdict::Page;
     }
-    let document = Document::read(response.text, response.headers);
+    let document = Document::read(response);
     if let Some(blocked) = document.wall(response) {
         return Verdict::Blocked(blocked);
     }
@@ -364,7 +373,8 @@ struct Document {
 impl Document {
     /// Reads what the rules need; the visible text (a second pass over the page) only when
     /// the source or the title shows a sign of a wall, as walls always do.
-    fn read(html: &str, headers: &HeaderMap) -> Document {
+    fn read(response: &Response<'_>) -> Document {
+        let (html, headers) = (response.text, response.headers);
         let title = crate::extract::title::title(html).map(|t| comparison_key(&t).to_lowercase());
         let source = html.to_ascii_lowercase();
         let server = header(headers, "server").unwrap_or("").to_ascii_lowercase();
@@ -388,7 +398,10 @@ impl Document {
                 extractor.extract_within(html, deadline).ok()
             })
             .unwrap_or_default();
-        let noscript = noscript_texts(html, &document.source);
+        let noscript = match response.rendered {
+            true => Vec::new(),
+            false => noscript_texts(html, &document.source),
+        };
         let noscript_chars = noscript.iter().map(|t| t.chars().count()).sum();
         let javascript_chars = text
             .lines()
@@ -587,13 +600,13 @@ impl Document {
         None
     }
 
-    /// A page showing little but a request to enable JavaScript (most of its few visible
-    /// characters): a login form that also asks for it is a page.
+    /// A page showing nothing but a request to enable JavaScript (and at most a name): a
+    /// login form, or a short page, that also asks for it is a page.
     fn javascript_wall(&self, visible: usize) -> Option<(Wall, Option<&'static str>)> {
         let shown = visible + self.noscript_chars;
         (self.javascript_chars > 0
             && shown <= JS_WALL_TEXT
-            && self.javascript_chars * 10 >= shown * 6)
+            && shown.saturating_sub(self.javascript_chars) <= JS_WALL_OTHER_TEXT)
             .then_some((Wall::JavaScript, None))
     }
 
@@ -789,6 +802,7 @@ mod tests {
             content_type: Some("text/html"),
             text: page,
             body_len: page.len(),
+            rendered: false,
         });
         assert_eq!(
             short.to_string(),
@@ -846,6 +860,30 @@ mod tests {
             verdict(200, &[], &cut),
             Verdict::Empty(Empty::EndsInsideMarkup)
         );
+    }
+
+    #[test]
+    fn noscript_asks_for_javascript_only_where_scripts_did_not_run() {
+        let none = HeaderMap::new();
+        let shell = "<title>Shop</title><body><noscript>You need to enable JavaScript to run \
+                     this app.</noscript><div id=root>Teashop</div></body>";
+        let served = Response::new(200, &none, Some("text/html"), shell);
+        assert!(matches!(
+            classify(&served),
+            Verdict::Blocked(Blocked {
+                wall: Wall::JavaScript,
+                ..
+            })
+        ));
+        let rendered = Response {
+            rendered: true,
+            ..served
+        };
+        assert_eq!(classify(&rendered), Verdict::Page);
+        // Served with a little content of its own beside the request, it is a page too.
+        let short = shell.replace("Teashop", "Earl Grey 3.50 EUR, in stock");
+        let short = Response::new(200, &none, Some("text/html"), &short);
+        assert_eq!(classify(&short), Verdict::Page);
     }
 
     #[test]

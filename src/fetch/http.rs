@@ -257,6 +257,7 @@ impl HttpFetcher {
             status,
             content_type,
             headers: response.headers().clone(),
+            rendered: false,
             body,
             elapsed: start.elapsed(),
         }))

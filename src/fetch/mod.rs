@@ -65,6 +65,8 @@ pub struct FetchedPage {
     pub content_type: Option<String>,
     /// The response headers (none for a rendered page, whose document the browser fetched).
     pub headers: HeaderMap,
+    /// The body is a rendered DOM (scripts ran), not the document as served.
+    pub rendered: bool,
     /// The body, decompressed.
     pub body: Bytes,
     /// Time from sending the request to the end of the body.

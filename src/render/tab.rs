@@ -545,6 +545,7 @@ impl Tab {
             status,
             content_type: Some(content_type),
             headers: reqwest::header::HeaderMap::new(),
+            rendered: true,
             body: bytes::Bytes::from(html),
             elapsed: started.elapsed(),
         })
