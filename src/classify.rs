@@ -16,7 +16,8 @@
 //! pages:
 //!
 //! - headers that say so whatever the body: `cf-mitigated: challenge` (Cloudflare),
-//!   `x-amzn-waf-action: captcha` or `challenge` (AWS WAF);
+//!   `x-amzn-waf-action: captcha` or `challenge` (AWS WAF), `x-datadome` on a 403, 405 or 429
+//!   (DataDome marks the responses it lets through too);
 //! - in a document whose visible text is short (walls are tiny): the markers of a vendor's wall
 //!   (Cloudflare's challenge options `_cf_chl_opt`, DataDome's captcha host
 //!   `captcha-delivery.com`, HUMAN/PerimeterX's `px-captcha` element, Imperva/Incapsula's
@@ -35,12 +36,12 @@
 //! `Content-Length`. A value that is empty where the page had content before is none of this:
 //! that is the page's own change.
 //!
-//! Only the first [`SCAN_LIMIT`] bytes of a larger response are looked at for walls, and every
-//! search is linear.
+//! A response larger than [`SCAN_LIMIT`] is judged by its headers and its end only (walls are a
+//! few kilobytes); a page with no sign of a wall in its source or title is read once more for
+//! its title only. Every search is linear.
 //!
 //! ```
-//! use reqwest::header::HeaderMap;
-//! use wachet::classify::{Response, Verdict, classify};
+//! use wachet::classify::{HeaderMap, Response, Verdict, classify};
 //!
 //! let headers = HeaderMap::new();
 //! let challenge = "<html><head><title>Just a moment...</title></head>\
@@ -55,7 +56,8 @@
 //! ```
 
 use crate::normalize::comparison_key;
-use reqwest::header::HeaderMap;
+/// The response headers' type ([`Response::headers`]).
+pub use reqwest::header::HeaderMap;
 use std::fmt;
 
 /// Bytes of a response looked at for walls; walls are a few kilobytes, and a larger document
