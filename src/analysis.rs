@@ -74,6 +74,7 @@ pub(crate) fn screen(page: &FetchedPage, text: &str) -> Option<Failure> {
         text,
         body_len: page.body.len(),
         rendered: page.rendered,
+        bodiless: page.bodiless,
     });
     let kind = match verdict {
         Verdict::Blocked(_) => ErrorKind::Blocked,

@@ -30,7 +30,8 @@
 //! - or, for the JavaScript wall, nothing visible but a request to enable JavaScript (in the
 //!   text, or in `<noscript>` when the page was not rendered), at most a name beside it.
 //!
-//! Empty: a 2xx response with no body (or only white space); an HTML document that ends inside
+//! Empty: a 2xx response with no body (or only white space; a 204 and an answer to HEAD have
+//! none by definition and are no failure); an HTML document that ends inside
 //! its markup (in a tag, a comment or a script), or whose body holds nothing at all (no text
 //! and no element but scripts and styles); a body shorter than its uncompressed
 //! `Content-Length`. A value that is empty where the page had content before is none of this:
@@ -90,6 +91,9 @@ pub struct Response<'a> {
     /// The text is a rendered DOM (scripts ran), so `<noscript>` content is not what a reader
     /// sees and is no JavaScript wall.
     pub rendered: bool,
+    /// The response has no body by definition (it answers a HEAD request), so it is never
+    /// [`Verdict::Empty`].
+    pub bodiless: bool,
 }
 
 impl<'a> Response<'a> {
@@ -107,6 +111,7 @@ impl<'a> Response<'a> {
             text,
             body_len: text.len(),
             rendered: false,
+            bodiless: false,
         }
     }
 }
@@ -241,7 +246,8 @@ impl fmt::Display for Empty {
 /// [module documentation](self) for the signals).
 ///
 /// Redirects (3xx) are always [`Verdict::Page`]; an error status (4xx, 5xx) is a wall when the
-/// document is one, never [`Verdict::Empty`] (its status says enough).
+/// document is one, never [`Verdict::Empty`] (its status says enough); nor is a 204, or an
+/// answer to HEAD ([`Response::bodiless`]), which have no body by definition.
 pub fn classify(response: &Response<'_>) -> Verdict {
     if (300..400).contains(&response.status) {
         return Verdict::Page;
@@ -250,7 +256,9 @@ pub fn classify(response: &Response<'_>) -> Verdict {
         return Verdict::Blocked(blocked);
     }
     let html = is_html(response);
-    if response.status < 300 {
+    // 204 and 304 have no body by definition, nor has an answer to HEAD.
+    let body_expected = !response.bodiless && !matches!(response.status, 204 | 304);
+    if response.status < 300 && body_expected {
         if response.text.trim().is_empty() {
             return Verdict::Empty(Empty::NoBody {
                 status: response.status,
@@ -275,7 +283,7 @@ pub fn classify(response: &Response<'_>) -> Verdict {
     if let Some(blocked) = document.wall(response) {
         return Verdict::Blocked(blocked);
     }
-    if response.status < 300 && document.body_is_empty() {
+    if response.status < 300 && body_expected && document.body_is_empty() {
         return Verdict::Empty(Empty::NoContent);
     }
     Verdict::Page
@@ -805,6 +813,7 @@ mod tests {
             text: page,
             body_len: page.len(),
             rendered: false,
+            bodiless: false,
         });
         assert_eq!(
             short.to_string(),
@@ -837,16 +846,24 @@ mod tests {
     }
 
     #[test]
-    fn error_statuses_and_redirects_are_never_empty() {
+    fn error_statuses_redirects_no_content_and_head_are_never_empty() {
         assert_eq!(verdict(404, &[], ""), Verdict::Page);
         assert_eq!(verdict(503, &[], "<p>x</p><a hr"), Verdict::Page);
         assert_eq!(
             verdict(302, &[("cf-mitigated", "challenge")], ""),
             Verdict::Page
         );
+        // No content by definition.
+        assert_eq!(verdict(204, &[], ""), Verdict::Page);
+        let none = HeaderMap::new();
+        let head = Response {
+            bodiless: true,
+            ..Response::new(200, &none, Some("text/html"), "")
+        };
+        assert_eq!(classify(&head), Verdict::Page);
         assert!(matches!(
-            verdict(204, &[], ""),
-            Verdict::Empty(Empty::NoBody { status: 204 })
+            verdict(200, &[], ""),
+            Verdict::Empty(Empty::NoBody { status: 200 })
         ));
     }
 

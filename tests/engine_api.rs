@@ -572,6 +572,21 @@ async fn walls_fail_a_check_and_a_crawled_page_with_their_kind() {
     let crawled = page(&drained.pages, &server.url("/wall"));
     assert_eq!(crawled.error_kind, Some(ErrorKind::Blocked));
     assert_eq!(crawled.title, None, "a wall's title is not the page's");
+    // HEAD has no body by definition: an empty value, not an empty page.
+    let mut head = Monitor::new(server.url("/wall"));
+    head.method = Some("HEAD".into());
+    let head = engine().check(&head).await.unwrap();
+    assert_eq!(
+        head.error_kind,
+        Some(ErrorKind::HttpStatus),
+        "{:?}",
+        head.data
+    );
+    let mut head = Monitor::new(server.url("/"));
+    head.method = Some("HEAD".into());
+    let head = engine().check(&head).await.unwrap();
+    assert_eq!(head.value(), Some(""), "{:?}", head.data);
+
     let empty = page(&drained.pages, &server.url("/empty"));
     assert_eq!(empty.error_kind, Some(ErrorKind::Empty));
     assert_eq!(

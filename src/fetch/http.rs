@@ -258,6 +258,7 @@ impl HttpFetcher {
             content_type,
             headers: response.headers().clone(),
             rendered: false,
+            bodiless: request.method == reqwest::Method::HEAD,
             body,
             elapsed: start.elapsed(),
         }))

@@ -67,6 +67,8 @@ pub struct FetchedPage {
     pub headers: HeaderMap,
     /// The body is a rendered DOM (scripts ran), not the document as served.
     pub rendered: bool,
+    /// The response has no body by definition: it answers a HEAD request.
+    pub bodiless: bool,
     /// The body, decompressed.
     pub body: Bytes,
     /// Time from sending the request to the end of the body.

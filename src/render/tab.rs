@@ -546,6 +546,7 @@ impl Tab {
             content_type: Some(content_type),
             headers: reqwest::header::HeaderMap::new(),
             rendered: true,
+            bodiless: false,
             body: bytes::Bytes::from(html),
             elapsed: started.elapsed(),
         })
