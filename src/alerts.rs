@@ -57,6 +57,19 @@
 //! - An alert whose operand is unusable never raises: Gt and Lt with an operand that holds no
 //!   number, Increased and Decreased with a non-empty operand that holds none.
 //!
+//! # Normalised comparison
+//!
+//! Values are compared by their comparison key ([`crate::normalize`]): white space runs,
+//! Unicode forms (NFC), invisible characters, quote and dash variants and character reference
+//! spellings make no difference, while any edit of a visible character does. Every condition
+//! looks at keys: NotEq raises only when the keys differ; Eq, Contains and NotContains compare
+//! the key of the value (its lines kept, [`crate::normalize::line_key`]) with the key of the
+//! operand; Added and Removed look at the word diff of the two keys (so their `matches` are in
+//! key form: `"` for `“`, one space for a run without a line break); the
+//! numbers of Gt, Lt, Increased and Decreased are read from the keys. A notification's
+//! `current` and `comparand` are the values as checked, never keys. A Portal monitor's own
+//! value (URLs, which have none of these variants) keeps its line-by-line comparison.
+//!
 //! # Numbers
 //!
 //! A number is the first decimal number in the text ([`first_number`]): `1,234.50`,
@@ -91,6 +104,7 @@
 //! ```
 
 use crate::model::{Alert, AlertType, ClientData, CompareType, DiffOperation, JobType};
+use crate::normalize::{key_chars, line_key, same};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -307,6 +321,7 @@ pub fn evaluate(
         subject,
         previous: state.last_value.as_deref(),
         current,
+        keys: None,
         change: None,
     };
     for alert in alerts {
@@ -387,6 +402,8 @@ struct Change {
 }
 
 impl Change {
+    /// For a Portal's own value `old` and `new` are the values (URL lists, line by line);
+    /// otherwise their comparison keys.
     fn between(subject: Subject<'_>, old: &str, new: &str) -> Change {
         if subject == Subject::Portal {
             // A list of URLs: a page appears or disappears as a whole line, whatever a word
@@ -431,20 +448,38 @@ struct Found {
     matches: Vec<String>,
 }
 
-/// Judges the alerts of one successful check that has a previous check. The change is diffed
-/// once, and only when an alert needs it.
+/// Judges the alerts of one successful check that has a previous check. The comparison keys
+/// are made once and the change diffed once, each only when an alert needs it.
 struct Judge<'a> {
     subject: Subject<'a>,
     previous: Option<&'a str>,
     current: &'a str,
+    /// The line keys ([`line_key`]) of the previous value (when there is one) and the current
+    /// one.
+    keys: Option<(Option<String>, String)>,
     change: Option<Change>,
 }
 
 impl Judge<'_> {
+    fn keys(&mut self) -> (Option<&str>, &str) {
+        let (previous, current) = (self.previous, self.current);
+        let (old, new) = self
+            .keys
+            .get_or_insert_with(|| (previous.map(line_key), line_key(current)));
+        (old.as_deref(), new.as_str())
+    }
+
     fn change(&mut self) -> Option<&Change> {
         let previous = self.previous?;
         if self.change.is_none() {
-            self.change = Some(Change::between(self.subject, previous, self.current));
+            let change = if self.subject == Subject::Portal {
+                Change::between(self.subject, previous, self.current)
+            } else {
+                let subject = self.subject;
+                let (old, new) = self.keys();
+                Change::between(subject, old?, new)
+            };
+            self.change = Some(change);
         }
         self.change.as_ref()
     }
@@ -482,8 +517,10 @@ impl Judge<'_> {
     fn not_eq(&mut self, compare: CompareType) -> Option<Found> {
         let previous = self.previous?;
         let changed = match compare {
-            CompareType::All => previous != self.current,
-            CompareType::CaseInsensitive => previous.to_lowercase() != self.current.to_lowercase(),
+            CompareType::All => !same(previous, self.current),
+            CompareType::CaseInsensitive => !key_chars(previous)
+                .flat_map(char::to_lowercase)
+                .eq(key_chars(self.current).flat_map(char::to_lowercase)),
             CompareType::Added => !self.change()?.added.is_empty(),
             CompareType::Removed => !self.change()?.removed.is_empty(),
         };
@@ -514,8 +551,8 @@ impl Judge<'_> {
     fn edge(&mut self, kind: AlertType, compare: CompareType, operand: &str) -> Option<Found> {
         let condition = Condition::new(kind, compare, operand)?;
         let now = match compare {
-            CompareType::All => Some(Cow::Borrowed(self.current)),
-            CompareType::CaseInsensitive => Some(Cow::Owned(self.current.to_lowercase())),
+            CompareType::All => Some(Cow::Borrowed(self.keys().1)),
+            CompareType::CaseInsensitive => Some(Cow::Owned(self.keys().1.to_lowercase())),
             CompareType::Added => self.change().and_then(|c| joined(&c.added)).map(Cow::Owned),
             CompareType::Removed => self
                 .change()
@@ -526,8 +563,8 @@ impl Judge<'_> {
             return None;
         }
         let before = match compare {
-            CompareType::All => self.previous.map(Cow::Borrowed),
-            CompareType::CaseInsensitive => self.previous.map(|p| Cow::Owned(p.to_lowercase())),
+            CompareType::All => self.keys().0.map(Cow::Borrowed),
+            CompareType::CaseInsensitive => self.keys().0.map(|p| Cow::Owned(p.to_lowercase())),
             // Each change is its own event (see the module docs): nothing to carry over.
             CompareType::Added | CompareType::Removed => None,
         };
@@ -543,12 +580,11 @@ impl Judge<'_> {
 
     fn moved(&mut self, kind: AlertType, compare: CompareType, operand: &str) -> Option<Found> {
         let threshold = Threshold::parse(operand)?;
-        let previous = self.previous?;
         let (old, new) = match compare {
-            CompareType::All | CompareType::CaseInsensitive => (
-                Decimal::first_in(previous)?,
-                Decimal::first_in(self.current)?,
-            ),
+            CompareType::All | CompareType::CaseInsensitive => {
+                let (previous, current) = self.keys();
+                (Decimal::first_in(previous?)?, Decimal::first_in(current)?)
+            }
             CompareType::Added | CompareType::Removed => {
                 let change = self.change()?;
                 (
@@ -582,12 +618,14 @@ impl Judge<'_> {
         } else {
             &change.removed
         };
-        let folded_operand = operand.to_lowercase();
+        // The pieces are in key form (see the module documentation), so the operand too.
+        let keyed_operand = line_key(operand);
+        let folded_operand = keyed_operand.to_lowercase();
         let matches: Vec<String> = pieces
             .iter()
             .filter(|piece| match compare {
                 CompareType::CaseInsensitive => piece.to_lowercase().contains(&folded_operand),
-                _ => piece.contains(operand),
+                _ => piece.contains(keyed_operand.as_str()),
             })
             .cloned()
             .collect();
@@ -632,11 +670,13 @@ enum Condition {
 impl Condition {
     /// `None` when the operand cannot serve (Gt and Lt without a number): the alert never
     /// raises.
+    /// Text operands are taken by their comparison key, as the values are.
     fn new(kind: AlertType, compare: CompareType, operand: &str) -> Option<Condition> {
+        let key = line_key(operand);
         let text = if compare == CompareType::CaseInsensitive {
-            operand.to_lowercase()
+            key.to_lowercase()
         } else {
-            operand.to_string()
+            key
         };
         Some(match kind {
             AlertType::Eq => Condition::Eq(text.trim().to_string()),

@@ -5,8 +5,9 @@
 //! blocking pool ([`off_runtime`]). What each path makes of the result (a check's outcome; a
 //! crawled page's title, links and place in the crawl) stays with the path.
 
+use crate::classify::{Response, Verdict, classify};
 use crate::extract::{Deadline, ExtractError, Extractor, onepass, parse, raw_links};
-use crate::fetch::status_text;
+use crate::fetch::{FetchedPage, status_text};
 use crate::outcome::ErrorKind;
 use std::panic::AssertUnwindSafe;
 
@@ -60,6 +61,30 @@ pub(crate) fn judge_status(status: u16, ignore_invalid_pages: bool) -> Status {
             kind: ErrorKind::of_status(status),
         }),
     }
+}
+
+/// The failure `page` is instead of a page, when it is a wall or an empty or truncated
+/// document ([`crate::classify`]); `text` is its decoded body. Checked before its status: a
+/// challenge served with 403 is a wall, not "HTTP 403".
+pub(crate) fn screen(page: &FetchedPage, text: &str) -> Option<Failure> {
+    let verdict = classify(&Response {
+        status: page.status,
+        headers: &page.headers,
+        content_type: page.content_type.as_deref(),
+        text,
+        body_len: page.body.len(),
+        rendered: page.rendered,
+        bodiless: page.bodiless,
+    });
+    let kind = match verdict {
+        Verdict::Blocked(_) => ErrorKind::Blocked,
+        Verdict::Empty(_) => ErrorKind::Empty,
+        _ => return None,
+    };
+    Some(Failure {
+        message: verdict.to_string(),
+        kind,
+    })
 }
 
 /// A page's links as written: its first `<base href>` and the raw value of each link.

@@ -470,10 +470,10 @@ impl Engine {
         let deadline = crate::extract::Deadline::at(started + self.inner.total_timeout);
         let extracted = analysis::off_runtime(page.body.len(), move || {
             let text = page.text();
-            let value = match status {
-                Status::Failed(failure) => Err(failure),
+            let value = match (analysis::screen(&page, &text), status) {
+                (Some(failure), _) | (None, Status::Failed(failure)) => Err(failure),
                 // An ignored error page is checked like any other.
-                Status::Fine | Status::Ignored => {
+                (None, Status::Fine | Status::Ignored) => {
                     analysis::analyse(&text, &plan.extractor, deadline, false).value
                 }
             };

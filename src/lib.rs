@@ -34,6 +34,7 @@
 //! engine             runs checks; a Portal monitor goes to the crawler
 //! check | crawl      the Checker seam | the Portal crawler (frontier, scheduler, workers)
 //! analysis           one analysis of a fetched page, for a single page and each crawled one
+//! classify           walls and empty documents, told from the page (before its analysis)
 //! outcome | validate what checks and crawls yield | a monitor compiled into a plan
 //! render             Chromium as a fetcher (feature `chrome`)
 //! fetch | extract    downloaders and the network policy | HTML to value
@@ -42,7 +43,8 @@
 //! model              the API's types
 //! ```
 //!
-//! Beside the flow, [`diff`] and [`alerts`] use only [`model`]; `testing` sits above [`engine`].
+//! Beside the flow, [`diff`] and [`alerts`] use only [`model`] and [`normalize`]; `testing` sits
+//! above [`engine`].
 //!
 //! - [`engine`]: the [`Engine`] that runs checks, configured with [`EngineBuilder`].
 //! - [`check`]: the [`Checker`] trait frontends use, and what a check yields.
@@ -54,6 +56,10 @@
 //! - [`model`]: the API's resources (monitors, check data, alerts, ...) as serde types.
 //! - [`diff`]: word-level diffs between values.
 //! - [`alerts`]: which notifications a check raises, as a pure function of the state before it.
+//! - [`classify`]: walls (bot challenges, captchas, access-denied, rate-limit and maintenance
+//!   pages) and empty or truncated documents, told from the page they stand in for.
+//! - [`normalize`]: comparison keys, so white space, Unicode forms, quote and dash variants and
+//!   character reference spellings never make a change.
 //! - `testing` (feature `testing`): a fixture HTTP server, and fixture regression suites
 //!   (`testing::Suite`: a directory of pages with their monitors and expected outcomes, each
 //!   served and checked through the real path; `wachet fixtures run` is its command line).
@@ -63,6 +69,7 @@
 pub mod alerts;
 mod analysis;
 pub mod check;
+pub mod classify;
 pub mod crawl;
 pub mod diff;
 pub mod engine;
@@ -70,6 +77,7 @@ pub mod extract;
 pub mod fetch;
 pub mod filter;
 pub mod model;
+pub mod normalize;
 mod outcome;
 mod pattern;
 #[cfg(feature = "chrome")]

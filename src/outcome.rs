@@ -41,15 +41,24 @@ pub enum ErrorKind {
     Extraction,
     /// Rendering in the browser failed.
     Render,
+    /// The site answered with a wall instead of the page: a bot challenge, captcha,
+    /// access-denied, rate-limit or maintenance page, or a request to enable JavaScript, with
+    /// any status ([`crate::classify`]).
+    Blocked,
+    /// The document was empty or cut short: a 2xx response with no body, an HTML document
+    /// ending inside its markup or with nothing in its body, fewer bytes than its
+    /// Content-Length ([`crate::classify`]).
+    Empty,
     /// The engine failed (a bug; please report it).
     Internal,
 }
 
 impl ErrorKind {
     /// Whether the same check may well succeed if tried again later without any change to the
-    /// monitor or the page: network failures, timeouts, unavailable servers, browser failures
-    /// and internal errors. Error statuses, refusals, redirect problems, size limits and
-    /// extraction failures are not: they stay until the page or the monitor changes.
+    /// monitor or the page: network failures, timeouts, unavailable servers, browser failures,
+    /// walls and empty or truncated documents (they clear by themselves) and internal errors.
+    /// Error statuses, refusals, redirect problems, size limits and extraction failures are
+    /// not: they stay until the page or the monitor changes.
     pub fn is_transient(self) -> bool {
         matches!(
             self,
@@ -57,6 +66,8 @@ impl ErrorKind {
                 | ErrorKind::Timeout
                 | ErrorKind::Unavailable
                 | ErrorKind::Render
+                | ErrorKind::Blocked
+                | ErrorKind::Empty
                 | ErrorKind::Internal
         )
     }
@@ -80,6 +91,7 @@ impl ErrorKind {
             }
             F::AfterRedirect { error, .. } => ErrorKind::of_fetch(error),
             F::TooLarge { .. } => ErrorKind::TooLarge,
+            F::CutShort => ErrorKind::Empty,
             F::Connect { .. } | F::Body(_) | F::Other(_) => ErrorKind::Network,
             F::Render(_) => ErrorKind::Render,
         }

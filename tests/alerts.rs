@@ -1095,3 +1095,117 @@ fn several_alerts_raise_in_their_order() {
     let kinds: Vec<AlertType> = raised[1].iter().map(|r| r.alert.kind).collect();
     assert_eq!(kinds, [AlertType::Error]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Normalised comparison (issue 19, item 2)
+
+/// Spellings of one text: white space, NFC, invisible characters, quotes, dashes, references.
+const VARIANTS: &[&str] = &[
+    "“Earl Grey” – 3.50 EUR",
+    "\"Earl Grey\" - 3.50 EUR",
+    "&ldquo;Earl&nbsp;Grey&rdquo; &ndash; 3.50&#160;EUR",
+    "„Earl\u{200b} Grey‟ — 3.50\u{202f}EUR\n",
+    "  «Earl\tGrey»\u{a0}―\u{a0}3.50 EUR",
+    "&#x201C;Earl Grey&#8221; &#45; 3.50 EUR",
+];
+
+#[test]
+fn spelling_variants_raise_nothing_for_any_alert_type() {
+    let alerts: Vec<Alert> = [
+        compared(AlertType::NotEq, "", CompareType::All),
+        compared(AlertType::NotEq, "", CompareType::CaseInsensitive),
+        compared(AlertType::NotEq, "", CompareType::Added),
+        compared(AlertType::NotEq, "", CompareType::Removed),
+        alert(AlertType::Added, ""),
+        alert(AlertType::Removed, ""),
+        alert(AlertType::Increased, ""),
+        alert(AlertType::Decreased, ""),
+        // True on every variant from the start: edge-triggered, so never raised.
+        alert(AlertType::Contains, "\"Earl Grey\""),
+        alert(AlertType::Eq, "“Earl Grey” — 3.50 EUR"),
+        alert(AlertType::Gt, "3"),
+    ]
+    .into();
+    // Back and forth between every pair of spellings.
+    let mut checks: Vec<&str> = Vec::new();
+    for a in VARIANTS {
+        for b in VARIANTS {
+            checks.extend([*a, *b]);
+        }
+    }
+    let raised = run(&alerts, Subject::SinglePage, &checks);
+    assert!(
+        raised.iter().all(Vec::is_empty),
+        "spelling variants raised: {raised:?}"
+    );
+    // On a crawled page too.
+    let page = run(&alerts, Subject::PortalPage { url: "https://a/" }, &checks);
+    assert!(page.iter().all(Vec::is_empty), "{page:?}");
+}
+
+#[test]
+fn a_one_character_edit_beside_spelling_variants_raises_once() {
+    let not_eq = [alert(AlertType::NotEq, "")];
+    for edited in [
+        "“Earl Grey” – 3.51 EUR",   // a digit
+        "“Earl Grey” – 3,50 EUR",   // a punctuation mark
+        "“Earl Gray” – 3.50 EUR",   // a letter
+        "“Earl Grey” – 3.50 EUR!",  // one more
+        "“Earl Grey” – 350 EUR",    // one less
+        "“Earl Grey“ – 3.50 EURO",  // a quote variant beside a real edit
+        "'Earl Grey' – 3.50 EUR",   // a double quote became a single one
+        "“Earl Grey” – 3.50 EUR ~", // a new mark after a space
+    ] {
+        // The edit, then the same edit spelled otherwise: one notification, at the edit.
+        let respelled = edited.replace(' ', "\u{a0}");
+        let mut checks: Vec<&str> = VARIANTS.to_vec();
+        checks.extend([edited, respelled.as_str()]);
+        let said = single(not_eq[0].clone(), &checks);
+        let raised: Vec<usize> = (0..said.len()).filter(|&i| !said[i].is_empty()).collect();
+        assert_eq!(raised, [VARIANTS.len()], "{edited:?}: {said:?}");
+    }
+}
+
+#[test]
+fn conditions_compare_keys_and_report_values_as_checked() {
+    // A curly-quoted operand matches a straight-quoted value; the notification carries the
+    // value as the page gave it.
+    let raised = run(
+        &[alert(AlertType::Contains, "“in stock”")],
+        Subject::SinglePage,
+        &["Tea: \"sold out\"", "Tea:\u{a0}\"in  stock\""],
+    );
+    assert_eq!(raised[1].len(), 1);
+    assert_eq!(
+        raised[1][0].current.as_deref(),
+        Some("Tea:\u{a0}\"in  stock\"")
+    );
+    assert_eq!(raised[1][0].comparand.as_deref(), Some("“in stock”"));
+    // CaseInsensitive NotEq: case and spelling alone are no change.
+    assert_eq!(
+        single(
+            compared(AlertType::NotEq, "", CompareType::CaseInsensitive),
+            &["TEA – Ｘ", "tea - Ｘ", "tea - X"]
+        ),
+        expect(&[&[], &[], &["content changed"]])
+    );
+    // Added text is shown in key form, and a real addition beside a variant raises it alone.
+    let raised = run(
+        &[alert(AlertType::Added, "")],
+        Subject::SinglePage,
+        &["Tea&nbsp;&amp; cake", "Tea & cake and “new”"],
+    );
+    assert_eq!(raised[1][0].matches, ["and \"new\""]);
+    // Numbers read through minus and space variants: -1 234 to -1 233 is an increase.
+    assert_eq!(
+        single(
+            alert(AlertType::Increased, ""),
+            &[
+                "\u{2212}1\u{202f}234 °C",
+                "-1 234 °C",
+                "&minus;1&thinsp;233 °C"
+            ]
+        ),
+        expect(&[&[], &[], &["number increased from -1234 to -1233"]])
+    );
+}

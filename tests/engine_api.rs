@@ -434,7 +434,8 @@ async fn a_target_reached_by_redirect_first_is_not_fetched_again_for_its_link() 
             "/b.html",
             Reply::html("<a href=/target.html>t</a>").delay(Duration::from_millis(300)),
         )
-        .page("/target.html", "<title>T</title>")
+        // With something in its body: an empty document is a failed page, without a title.
+        .page("/target.html", "<title>T</title><p>t</p>")
         .start()
         .await
         .unwrap();
@@ -495,6 +496,103 @@ async fn a_redirect_loop_in_a_crawl_fails_its_page() {
     let a = page(&outcome.crawl.as_ref().unwrap().pages, &server.url("/a"));
     assert_eq!(a.error_kind, Some(ErrorKind::Redirect), "{:?}", a.data);
     assert!(server.hits("/a") <= 1 && server.hits("/b") <= 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Walls and empty documents are failures (issue 19, item 4)
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_cut_short_of_its_content_length_is_an_empty_check() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A server that announces 1,000 bytes, sends 40 and closes the connection.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 1000\r\n\r\n";
+            let _ = socket.write_all(head.as_bytes()).await;
+            let _ = socket
+                .write_all(b"<html><body><p>Earl Grey 3.50 EUR</p>")
+                .await;
+            let _ = socket.shutdown().await;
+        }
+    });
+    let outcome = engine().check(&Monitor::new(url)).await.unwrap();
+    assert_eq!(
+        outcome.error_kind,
+        Some(ErrorKind::Empty),
+        "{:?}",
+        outcome.data
+    );
+    assert!(outcome.is_transient_failure());
+    assert_eq!(
+        outcome.error(),
+        Some(
+            "the page was cut short (the connection closed before the body's Content-Length was reached)"
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn walls_fail_a_check_and_a_crawled_page_with_their_kind() {
+    let challenge = "<html><head><title>Just a moment...</title></head>\
+                     <body><p>Checking your browser before accessing the site.</p></body></html>";
+    let server = FixtureServer::builder()
+        .page("/", "<p>Home <a href=/wall>w</a> <a href=/empty>e</a></p>")
+        .reply(
+            "/wall",
+            Reply::new(403)
+                .header("server", "cloudflare")
+                .header("content-type", "text/html")
+                .body(challenge),
+        )
+        .reply("/empty", Reply::html(""))
+        .start()
+        .await
+        .unwrap();
+    let wall = engine()
+        .check(&Monitor::new(server.url("/wall")))
+        .await
+        .unwrap();
+    assert_eq!(wall.error_kind, Some(ErrorKind::Blocked));
+    assert_eq!(
+        wall.error(),
+        Some("the site answered with a bot challenge (Cloudflare, HTTP 403) instead of the page")
+    );
+    assert!(wall.is_transient_failure());
+    // Ignoring invalid pages does not make a wall a page.
+    let mut ignoring = Monitor::new(server.url("/wall"));
+    ignoring.ignore_invalid_pages = true;
+    let ignored = engine().check(&ignoring).await.unwrap();
+    assert_eq!(ignored.error_kind, Some(ErrorKind::Blocked));
+
+    let drained = drain(engine().crawl(&portal(server.url("/"), 1)).unwrap()).await;
+    let crawled = page(&drained.pages, &server.url("/wall"));
+    assert_eq!(crawled.error_kind, Some(ErrorKind::Blocked));
+    assert_eq!(crawled.title, None, "a wall's title is not the page's");
+    // HEAD has no body by definition: an empty value, not an empty page.
+    let mut head = Monitor::new(server.url("/wall"));
+    head.method = Some("HEAD".into());
+    let head = engine().check(&head).await.unwrap();
+    assert_eq!(
+        head.error_kind,
+        Some(ErrorKind::HttpStatus),
+        "{:?}",
+        head.data
+    );
+    let mut head = Monitor::new(server.url("/"));
+    head.method = Some("HEAD".into());
+    let head = engine().check(&head).await.unwrap();
+    assert_eq!(head.value(), Some(""), "{:?}", head.data);
+
+    let empty = page(&drained.pages, &server.url("/empty"));
+    assert_eq!(empty.error_kind, Some(ErrorKind::Empty));
+    assert_eq!(
+        empty.data.error.as_deref(),
+        Some("the page was empty (HTTP 200 with no body)")
+    );
 }
 
 /// `Checker::page_source` fetches as a check would (policy, status, size) and

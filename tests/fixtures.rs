@@ -1,6 +1,9 @@
 //! The project's fixture regression suites, run through `wachet::testing::Suite` (the runner
 //! users get; there is no second copy here): `fixtures/extract/` (every case a page checked
-//! through fetch, decode, parse, exclude, XPath, rendered text and regex) and
+//! through fetch, decode, parse, exclude, XPath, rendered text and regex), `fixtures/blocked/`
+//! (bot challenges, captchas, access-denied, rate-limit and maintenance walls, empty and
+//! truncated documents, each expected as its error and kind, beside real pages that must stay
+//! pages) and
 //! `fixtures/crawl/filters/cases/` (Portal crawls of one site under each URL filter, expected
 //! as URL sets with depths). `UPDATE_EXPECT=1 cargo test --test fixtures` rewrites the
 //! expectations, so a change of output is a deliberate diff in review.
@@ -58,6 +61,11 @@ async fn run_project_suite(dir: &Path, at_least: usize) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_extract_case_gives_its_expected_outcome() {
     run_project_suite(&fixtures("extract"), 40).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_blocked_case_is_the_wall_or_page_it_is() {
+    run_project_suite(&fixtures("blocked"), 27).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -207,7 +215,7 @@ async fn response_status_and_headers_are_served_as_the_case_says() {
     suite.run(true).await;
     assert_eq!(
         suite.read("gone/expected.json"),
-        "{\n  \"raw\": null,\n  \"error\": \"HTTP 410 Gone\",\n  \"status\": 410\n}\n"
+        "{\n  \"raw\": null,\n  \"error\": \"HTTP 410 Gone\",\n  \"errorKind\": \"httpStatus\",\n  \"status\": 410\n}\n"
     );
     assert!(
         suite

@@ -15,7 +15,6 @@ pub(crate) mod links;
 pub mod normalize;
 mod page;
 mod scheduler;
-mod title;
 
 use crate::fetch::Fetcher;
 use crate::outcome::ErrorKind;

@@ -3,9 +3,10 @@
 //! page, HTML, or binary), has HTML analysed once ([`crate::analysis`], as a single-page check
 //! is), and returns the page's value, title and its followable links.
 
-use super::{links, normalize, title};
-use crate::analysis::{Analysed, Failure, Status, analyse, judge_status, off_runtime};
+use super::{links, normalize};
+use crate::analysis::{Analysed, Failure, Status, analyse, judge_status, off_runtime, screen};
 use crate::extract::Deadline;
+use crate::extract::title;
 use crate::fetch::{FetchRequest, FetchedPage, Fetcher, Hop};
 use crate::model::ClientData;
 use crate::outcome::{CrawledPage, ErrorKind, LeftOutPage, LeftOutReason};
@@ -193,11 +194,19 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
     // The start page is always reported: a Portal whose start page fails has failed.
     let outcome = match judge_status(fetched.status, job.ignore_invalid_pages && !start) {
         Status::Fine => None,
-        Status::Failed(failure) => Some(Outcome::Page(page(
-            ClientData::failure(at, failure.message),
-            Some(failure.kind),
-            &fetched,
-        ))),
+        Status::Failed(failure) => {
+            // A wall served with an error status says more than the status; a large error
+            // page is no wall, and is not decoded for nothing.
+            let failure = (fetched.body.len() <= crate::classify::SCAN_LIMIT)
+                .then(|| screen(&fetched, &fetched.text()))
+                .flatten()
+                .unwrap_or(failure);
+            Some(Outcome::Page(page(
+                ClientData::failure(at, failure.message),
+                Some(failure.kind),
+                &fetched,
+            )))
+        }
         Status::Ignored => Some(Outcome::LeftOut(left_out(
             LeftOutReason::InvalidPage,
             &fetched,
@@ -275,6 +284,15 @@ fn analyse_html(
     deadline: Deadline,
 ) -> PageAnalysed {
     let text = fetched.text();
+    if let Some(failure) = screen(&fetched, &text) {
+        // A wall's links and title are not the page's.
+        return PageAnalysed {
+            value: Err(failure),
+            title: None,
+            links: Vec::new(),
+            fetched,
+        };
+    }
     let title = title::title(&text);
     let Analysed { value, links } = analyse(&text, &job.plan.extractor, deadline, follow);
     let links = links::resolve_all(

@@ -14,6 +14,7 @@ pub mod inert;
 pub mod onepass;
 pub mod parse;
 pub mod text;
+pub(crate) mod title;
 pub mod xpath;
 
 use ego_tree::NodeId;

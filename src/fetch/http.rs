@@ -256,6 +256,9 @@ impl HttpFetcher {
             url: final_url,
             status,
             content_type,
+            headers: response.headers().clone(),
+            rendered: false,
+            bodiless: request.method == reqwest::Method::HEAD,
             body,
             elapsed: start.elapsed(),
         }))
@@ -346,6 +349,13 @@ impl HttpFetcher {
                         reason: format!("is longer than {MAX_URL_LEN} characters"),
                     },
                 };
+            }
+            // hyper ends a body shorter than its Content-Length with an unexpected end of file.
+            if (err.is_body() || err.is_decode())
+                && e.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+            {
+                return FetchError::CutShort;
             }
             innermost = e.to_string();
             source = e.source();

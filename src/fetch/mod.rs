@@ -63,6 +63,12 @@ pub struct FetchedPage {
     pub status: u16,
     /// The Content-Type header.
     pub content_type: Option<String>,
+    /// The response headers (none for a rendered page, whose document the browser fetched).
+    pub headers: HeaderMap,
+    /// The body is a rendered DOM (scripts ran), not the document as served.
+    pub rendered: bool,
+    /// The response has no body by definition: it answers a HEAD request.
+    pub bodiless: bool,
     /// The body, decompressed.
     pub body: Bytes,
     /// Time from sending the request to the end of the body.
@@ -157,6 +163,12 @@ pub enum FetchError {
     /// The body could not be read or decompressed.
     #[error("the response could not be read: {0}")]
     Body(String),
+    /// The connection closed before the body reached the length its Content-Length announced.
+    #[error(
+        "the page was cut short (the connection closed before the body's Content-Length was \
+         reached)"
+    )]
+    CutShort,
     /// No slot of the host freed in time: the engine's per-host limits
     /// ([`hosts`]) were taken by other requests for longer than a fetch may wait.
     #[error("waited {} s for a free slot of {host} (per-host limit)", .after.as_secs_f64())]

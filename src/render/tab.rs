@@ -544,6 +544,9 @@ impl Tab {
             url,
             status,
             content_type: Some(content_type),
+            headers: reqwest::header::HeaderMap::new(),
+            rendered: true,
+            bodiless: false,
             body: bytes::Bytes::from(html),
             elapsed: started.elapsed(),
         })

@@ -20,7 +20,8 @@
 //!   the reply for the page (a `content-type` of `text/html` is added when none is given);
 //!   without it files are served with a type from their extension. `engine` holds settings of
 //!   the engine ([`EngineSettings`]);
-//! - `expected.json`: `{"raw", "error", "status"}`, and for a Portal case `"pages"`, the URL set
+//! - `expected.json`: `{"raw", "error", "errorKind", "status"}` (`errorKind` only for a failed
+//!   check, [`ErrorKind`]'s name), and for a Portal case `"pages"`, the URL set
 //!   with depths (`{"/index.html": 0, ...}`, the fixture server's origin left out; a Portal
 //!   case's `raw` is the same URLs, so it stays `null`).
 //!
@@ -66,7 +67,7 @@
 //! ```
 
 use super::{FixtureServer, Reply};
-use crate::check::{CheckOutcome, Checker};
+use crate::check::{CheckOutcome, Checker, ErrorKind};
 use crate::engine::{BuildError, Engine, EngineBuilder};
 use crate::model::Monitor;
 use crate::validate::InvalidMonitor;
@@ -232,6 +233,9 @@ pub struct Expected {
     pub raw: Option<String>,
     /// The error (`null` when the check succeeded).
     pub error: Option<String>,
+    /// What kind of failure the error is (absent when the check succeeded).
+    #[serde(default, rename = "errorKind", skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<ErrorKind>,
     /// The HTTP status of the page (the start page of a Portal case).
     pub status: Option<u16>,
     /// Portal cases: every page crawled, with its depth. Pages of the fixture server are keyed
@@ -248,12 +252,14 @@ impl Expected {
             None => Expected {
                 raw: outcome.data.raw.clone(),
                 error: outcome.data.error.clone(),
+                error_kind: outcome.error_kind,
                 status: outcome.status,
                 pages: None,
             },
             Some(crawl) => Expected {
                 raw: None,
                 error: outcome.data.error.clone(),
+                error_kind: outcome.error_kind,
                 status: outcome.status,
                 pages: Some(
                     crawl
@@ -283,6 +289,9 @@ impl Expected {
         let mut out = String::new();
         out.push_str(&format!("status: {}\n", json(&self.status)));
         out.push_str(&format!("error: {}\n", json(&self.error)));
+        if let Some(kind) = &self.error_kind {
+            out.push_str(&format!("errorKind: {}\n", json(kind)));
+        }
         match &self.raw {
             Some(raw) if raw.contains('\n') => {
                 out.push_str("raw:\n");

@@ -256,7 +256,10 @@ fn changes(rows: &[(TimeKey, ClientData)], before: Option<String>) -> Vec<(bool,
     let mut out = vec![(false, 0); rows.len()];
     for (i, (_, data)) in rows.iter().enumerate().rev() {
         if let Some(raw) = &data.raw {
-            let changed = previous.as_deref() != Some(raw.as_str());
+            // Spelling alone (white space, quotes, entities, ...) is no change.
+            let changed = !previous
+                .as_deref()
+                .is_some_and(|old| wachet::normalize::same(old, raw));
             if changed {
                 focus = previous.as_deref().map_or(0, |old| common_prefix(old, raw));
             }

@@ -660,3 +660,154 @@ async fn a_database_locked_by_another_process_for_a_while_loses_nothing() {
     let listing = api.get(&user, "/thirdparty/v1/folder/list").await;
     assert!(listing.text.contains("during the lock"), "{}", listing.text);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spelling_variants_raise_nothing_and_one_edited_character_raises_one_not_eq() {
+    // The same text spelled five ways, a different one at each request, until the test turns
+    // on the edit: one digit.
+    const VARIANTS: [&str; 5] = [
+        "<p>Café: “Earl Grey” – 3.50&nbsp;EUR</p>",
+        "<p>Cafe\u{301}:  \"Earl Grey\" - 3.50 EUR</p>",
+        "<p>Caf&eacute;:\t&laquo;Earl\u{3000}Grey&raquo; &#8210; 3.50&#160;EUR</p>",
+        // Escaped twice: the entity spellings reach the value.
+        "<p>Caf&amp;#233;: &amp;ldquo;Earl\u{200b} Grey&amp;rdquo; &amp;mdash; 3.50 EUR</p>",
+        "<p>\u{feff}Café:\u{2009}„Earl Grey‟\u{a0}— 3.50\u{202f}EUR </p>",
+    ];
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let edited = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (served, edit) = (hits.clone(), edited.clone());
+    let app = axum::Router::new().route(
+        "/tea",
+        axum::routing::get(move || {
+            use std::sync::atomic::Ordering::SeqCst;
+            let n = served.fetch_add(1, SeqCst);
+            let page = match edit.load(SeqCst) {
+                true => "<p>Café: “Earl Grey” – 3.51&nbsp;EUR</p>".to_string(),
+                false => VARIANTS[n % VARIANTS.len()].to_string(),
+            };
+            async move { axum::response::Html(page) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/tea", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let api = Api::start_checking().await;
+    let user = api.user("ivy@example.com").await;
+    let body = json!({"url": url, "xPath": "//p", "recurrenceInSeconds": 1,
+                      "alerts": [{"type": "NotEq"}, {"type": "Added"}, {"type": "Removed"}]});
+    let task = id(&api.task(&user, body.clone()).await);
+    let history = format!("/thirdparty/v1/data/list/{task}");
+
+    // Every spelling twice over.
+    let before = history_of(&api, &user, &history, 2 * VARIANTS.len()).await;
+    let spelled: std::collections::HashSet<&str> =
+        before.iter().filter_map(|e| e["raw"].as_str()).collect();
+    assert_eq!(
+        spelled.len(),
+        VARIANTS.len(),
+        "history keeps each spelling as it was seen: {spelled:#?}"
+    );
+    assert!(
+        all_notifications(&api, &user, &task).await.is_empty(),
+        "spelling variants raised notifications"
+    );
+    let first_change = &before.last().unwrap()["valueChangedTimestamp"];
+    assert!(
+        before
+            .iter()
+            .all(|e| &e["valueChangedTimestamp"] == first_change),
+        "a spelling variant counted as a change of the value: {before:#?}"
+    );
+
+    edited.store(true, std::sync::atomic::Ordering::SeqCst);
+    let entries = entries_where(&api, &user, &history, 3, |e| {
+        e["raw"].as_str().is_some_and(|raw| raw.contains("3.51"))
+    })
+    .await;
+    pause(&api, &user, body, &task).await;
+    let notes = all_notifications(&api, &user, &task).await;
+    let kinds: Vec<&str> = notes.iter().map(|n| n["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "NotEq").count(),
+        1,
+        "one NotEq for one edited digit: {notes:#?}"
+    );
+    assert_eq!(
+        kinds.len(),
+        3,
+        "NotEq, Added and Removed once each: {kinds:?}"
+    );
+    // The edit's entry is the change; the checks after it are not.
+    let edit = entries
+        .iter()
+        .rev()
+        .find(|e| e["raw"].as_str().is_some_and(|raw| raw.contains("3.51")))
+        .unwrap();
+    assert_eq!(edit["valueChangedTimestamp"], edit["lastCheckTimestamp"]);
+    assert_eq!(
+        entries[0]["valueChangedTimestamp"],
+        edit["lastCheckTimestamp"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_challenge_or_empty_page_between_checks_is_a_failure_never_the_value_compared_with() {
+    // The page, then a bot challenge served with 200, an empty 200 and the page again, in
+    // turn; the value never changes.
+    const PAGE: &str = "<title>Tea</title><p>Earl Grey 3.50 EUR</p>";
+    const CHALLENGE: &str = "<html><head><title>Just a moment...</title></head><body>\
+        <p>Checking your browser before accessing shop.example.</p>\
+        <script>window._cf_chl_opt={cType:'managed'};</script></body></html>";
+    let hits = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let served = hits.clone();
+    let app = axum::Router::new().route(
+        "/tea",
+        axum::routing::get(move || {
+            let n = served.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let body = [PAGE, CHALLENGE, PAGE, ""][n % 4];
+            async move { axum::response::Html(body) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/tea", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let api = Api::start_checking().await;
+    let user = api.user("jan@example.com").await;
+    let body = json!({"url": url, "recurrenceInSeconds": 1,
+                      "alerts": [{"type": "NotEq"}, {"type": "Added"}, {"type": "Removed"}]});
+    let task = id(&api.task(&user, body.clone()).await);
+    let history = format!("/thirdparty/v1/data/list/{task}");
+    let entries = history_of(&api, &user, &history, 8).await;
+    pause(&api, &user, body, &task).await;
+
+    let errors: std::collections::HashSet<&str> =
+        entries.iter().filter_map(|e| e["error"].as_str()).collect();
+    assert_eq!(
+        errors,
+        [
+            "the site answered with a bot challenge (Cloudflare) instead of the page",
+            "the page was empty (HTTP 200 with no body)",
+        ]
+        .into(),
+        "{entries:#?}"
+    );
+    assert!(
+        entries
+            .iter()
+            .filter_map(|e| e["raw"].as_str())
+            .all(|raw| raw == "Earl Grey 3.50 EUR")
+    );
+    let notes = all_notifications(&api, &user, &task).await;
+    assert!(
+        notes.is_empty(),
+        "a wall or an empty page read as a change: {notes:#?}"
+    );
+    // The history's difference view skips them too: every value entry keeps the first change.
+    let first = &entries.last().unwrap()["valueChangedTimestamp"];
+    assert!(
+        entries
+            .iter()
+            .filter(|e| e["raw"].is_string())
+            .all(|e| &e["valueChangedTimestamp"] == first)
+    );
+}

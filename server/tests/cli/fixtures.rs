@@ -400,7 +400,8 @@ async fn record_of_a_failing_page_needs_allow_error_and_then_expects_the_error()
     assert_eq!(json(case.join("case.json"))["response"]["status"], 404);
     assert_eq!(
         json(case.join("expected.json")),
-        serde_json::json!({"raw": null, "error": "HTTP 404 Not Found", "status": 404})
+        serde_json::json!({"raw": null, "error": "HTTP 404 Not Found", "errorKind": "httpStatus",
+                           "status": 404})
     );
     let out = wachet(&["fixtures", "run", path(&suite)]);
     assert!(out.status.success(), "{}", stdout(&out));

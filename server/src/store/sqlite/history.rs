@@ -231,8 +231,27 @@ pub(super) async fn append_in(
     .bind(checked_at)
     .fetch_optional(&mut **tx)
     .await?;
+    // A value spelled otherwise (white space, quotes, entities, ...) is no change: it is
+    // stored as seen, and keeps the time of the last real change.
+    let respelled = match (&hash, &previous, &data.raw) {
+        (Some(hash), Some((Some(prev), _)), Some(raw)) if hash != prev => {
+            let body: Option<(i64, Vec<u8>)> =
+                sqlx::query_as("SELECT codec, body FROM contents WHERE hash = ?")
+                    .bind(prev)
+                    .fetch_optional(&mut **tx)
+                    .await?;
+            let old = match body {
+                Some((codec, body)) => decode(Some(codec), Some(body))?,
+                None => None,
+            };
+            old.is_some_and(|old| wachet::normalize::same(&old, raw))
+        }
+        _ => false,
+    };
     let changed_at = match (&hash, previous) {
-        (Some(hash), Some((Some(prev), prev_changed))) if *hash == prev => prev_changed,
+        (Some(hash), Some((Some(prev), prev_changed))) if *hash == prev || respelled => {
+            prev_changed
+        }
         (Some(_), _) => Some(checked_at),
         (None, Some((_, prev_changed))) => prev_changed,
         (None, None) => None,

@@ -1,4 +1,4 @@
-//! A crawled page's title (the API's page `name`): the text of the document's first `<title>`
+//! A page's title (a crawled page's `name` in the API; a wall's title, [`crate::classify`]): the text of the document's first `<title>`
 //! as `document.title` gives it (character references decoded, white space collapsed), found
 //! with the HTML5 tokenizer so titles inside comments, scripts, styles and SVG or MathML are
 //! not taken. Tokenizing stops at the title's end, and looks no further than the start of the

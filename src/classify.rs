@@ -1,0 +1,921 @@
+//! Walls and empty documents: telling a response that is not the page from the page itself.
+//!
+//! Sites and the services in front of them answer automated visitors with pages that are not
+//! the page asked for: a bot challenge or captcha (often with status 200), an access-denied or
+//! rate-limit page, a maintenance notice, a "please enable JavaScript" wall; and a response can
+//! come back empty or cut short. Stored as a value, each would read as a change, and the next
+//! check's real page as another. [`classify`] looks at one response (status, headers and the
+//! decoded text) and says whether it is the page ([`Verdict::Page`]), a wall
+//! ([`Verdict::Blocked`]) or an empty document ([`Verdict::Empty`]); the engine makes the last
+//! two failed checks of kinds [`ErrorKind::Blocked`](crate::ErrorKind::Blocked) and
+//! [`ErrorKind::Empty`](crate::ErrorKind::Empty), so they never become the value the next check
+//! is compared with.
+//!
+//! It is conservative: a page is a wall only by its structure, never because some text
+//! mentions a captcha. The signals, written from the vendors' public descriptions of their
+//! pages:
+//!
+//! - headers that say so whatever the body: `cf-mitigated: challenge` (Cloudflare),
+//!   `x-amzn-waf-action: captcha` or `challenge` (AWS WAF), `x-datadome` on a 403, 405 or 429
+//!   (DataDome marks the responses it lets through too);
+//! - in a document whose visible text is short (walls are tiny): the markers of a vendor's wall
+//!   (Cloudflare's challenge options `_cf_chl_opt`, DataDome's captcha host
+//!   `captcha-delivery.com`, HUMAN/PerimeterX's `px-captcha` element, Imperva/Incapsula's
+//!   `_Incapsula_Resource`, Sucuri's `sucuri_cloudproxy_js`, DDoS-Guard's scripts, AWS WAF's
+//!   `AwsWafIntegration`, Akamai's "Access Denied" page with its `Reference #`);
+//! - or a title that is one of the walls' own ("Just a moment...", "Attention Required! |
+//!   Cloudflare", "Checking your browser", "Access Denied", "Pardon Our Interruption",
+//!   "Verify you are human", "Too Many Requests", "Under maintenance", ...), the whole title or
+//!   its first part before a ` | ` or ` - `;
+//! - or, for the JavaScript wall, nothing visible but a request to enable JavaScript (in the
+//!   text, or in `<noscript>` when the page was not rendered), at most a name beside it.
+//!
+//! Empty: a 2xx response with no body (or only white space; a 204 and an answer to HEAD have
+//! none by definition and are no failure); an HTML document that ends inside
+//! its markup (in a tag, a comment or a script), or whose body holds nothing at all (no text
+//! and no element but scripts and styles); a body shorter than its uncompressed
+//! `Content-Length`. A value that is empty where the page had content before is none of this:
+//! that is the page's own change.
+//!
+//! A response larger than [`SCAN_LIMIT`] is judged by its headers and its end only (walls are a
+//! few kilobytes); a page with no sign of a wall in its source or title is read once more for
+//! its title only. Every search is linear.
+//!
+//! ```
+//! use wachet::classify::{HeaderMap, Response, Verdict, classify};
+//!
+//! let headers = HeaderMap::new();
+//! let challenge = "<html><head><title>Just a moment...</title></head>\
+//!                  <body><p>Checking your browser before accessing the site.</p></body></html>";
+//! let verdict = classify(&Response::new(503, &headers, Some("text/html"), challenge));
+//! assert_eq!(
+//!     verdict.to_string(),
+//!     "the site answered with a bot challenge (HTTP 503) instead of the page"
+//! );
+//! let article = "<title>How captchas work</title><p>A captcha asks you to prove ...</p>";
+//! assert_eq!(classify(&Response::new(200, &headers, Some("text/html"), article)), Verdict::Page);
+//! ```
+
+use crate::normalize::comparison_key;
+/// The response headers' type ([`Response::headers`]).
+pub use reqwest::header::HeaderMap;
+use std::fmt;
+
+/// Bytes of a response looked at for walls; walls are a few kilobytes, and a larger document
+/// is judged by its headers and its end only.
+pub const SCAN_LIMIT: usize = 256 * 1024;
+
+/// Visible characters above which a document is no wall, whatever its markers and title.
+const WALL_TEXT: usize = 1500;
+
+/// Visible characters above which a document is no JavaScript wall.
+const JS_WALL_TEXT: usize = 300;
+
+/// Visible characters beside the request for JavaScript (a site's name) above which a
+/// document is no JavaScript wall.
+const JS_WALL_OTHER_TEXT: usize = 20;
+
+/// One response, as [`classify`] looks at it.
+#[derive(Debug, Clone, Copy)]
+pub struct Response<'a> {
+    /// The HTTP status.
+    pub status: u16,
+    /// The response headers (empty for a rendered page).
+    pub headers: &'a HeaderMap,
+    /// The Content-Type, when given.
+    pub content_type: Option<&'a str>,
+    /// The body, decoded.
+    pub text: &'a str,
+    /// The body's length in bytes as received, after decompression.
+    pub body_len: usize,
+    /// The text is a rendered DOM (scripts ran), so `<noscript>` content is not what a reader
+    /// sees and is no JavaScript wall.
+    pub rendered: bool,
+    /// The response has no body by definition (it answers a HEAD request), so it is never
+    /// [`Verdict::Empty`].
+    pub bodiless: bool,
+}
+
+impl<'a> Response<'a> {
+    /// A response whose body was `text` as received (its length in bytes is the text's).
+    pub fn new(
+        status: u16,
+        headers: &'a HeaderMap,
+        content_type: Option<&'a str>,
+        text: &'a str,
+    ) -> Response<'a> {
+        Response {
+            status,
+            headers,
+            content_type,
+            text,
+            body_len: text.len(),
+            rendered: false,
+            bodiless: false,
+        }
+    }
+}
+
+/// What a response is.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The page (or an ordinary error page, which its status already tells).
+    Page,
+    /// A wall instead of the page.
+    Blocked(Blocked),
+    /// An empty or truncated document.
+    Empty(Empty),
+}
+
+/// A wall: what it was and who served it, when that shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blocked {
+    /// What kind of wall.
+    pub wall: Wall,
+    /// The service that served it ("Cloudflare", "DataDome", ...), when it shows.
+    pub vendor: Option<&'static str>,
+    /// The response's status.
+    pub status: u16,
+}
+
+/// Kinds of wall.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Wall {
+    /// A bot check that a browser passes by itself ("Just a moment...").
+    Challenge,
+    /// A puzzle or "press and hold" for a person.
+    Captcha,
+    /// Access refused to the visitor ("Access Denied", "Request unsuccessful").
+    AccessDenied,
+    /// Too many requests.
+    RateLimit,
+    /// The site is down for maintenance.
+    Maintenance,
+    /// Nothing but a request to enable JavaScript.
+    JavaScript,
+}
+
+/// Why a document is empty.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Empty {
+    /// A 2xx response with no body, or only white space.
+    NoBody {
+        /// The response's status.
+        status: u16,
+    },
+    /// An HTML document whose body holds nothing.
+    NoContent,
+    /// An HTML document that ends inside its markup.
+    EndsInsideMarkup,
+    /// Fewer bytes than the `Content-Length` announced.
+    ShorterThanLength {
+        /// Bytes received.
+        received: usize,
+        /// Bytes announced.
+        announced: u64,
+    },
+}
+
+impl fmt::Display for Verdict {
+    /// The failure as users see it in a check's `error`; empty for [`Verdict::Page`].
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verdict::Page => Ok(()),
+            Verdict::Blocked(blocked) => blocked.fmt(f),
+            Verdict::Empty(empty) => empty.fmt(f),
+        }
+    }
+}
+
+impl fmt::Display for Blocked {
+    /// "the site answered with a bot challenge (Cloudflare, HTTP 403) instead of the page".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.wall {
+            Wall::Challenge => "a bot challenge",
+            Wall::Captcha => "a captcha",
+            Wall::AccessDenied => "an access-denied page",
+            Wall::RateLimit => "a rate-limit page",
+            Wall::Maintenance => "a maintenance page",
+            Wall::JavaScript => "a page asking to enable JavaScript",
+        };
+        let status = (self.status != 200).then(|| format!("HTTP {}", self.status));
+        let said: Vec<&str> = self
+            .vendor
+            .iter()
+            .copied()
+            .chain(status.as_deref())
+            .collect();
+        write!(f, "the site answered with {what}")?;
+        if !said.is_empty() {
+            write!(f, " ({})", said.join(", "))?;
+        }
+        f.write_str(" instead of the page")?;
+        if self.wall == Wall::JavaScript {
+            f.write_str("; a rendered monitor (dynamicContent) may get it")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Empty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Empty::NoBody { status } => {
+                write!(f, "the page was empty (HTTP {status} with no body)")
+            }
+            Empty::NoContent => f.write_str("the page was empty (nothing in its HTML body)"),
+            Empty::EndsInsideMarkup => {
+                f.write_str("the page was cut short (it ends inside its HTML markup)")
+            }
+            Empty::ShorterThanLength {
+                received,
+                announced,
+            } => write!(
+                f,
+                "the page was cut short ({received} of the {announced} bytes its Content-Length \
+                 announced)"
+            ),
+        }
+    }
+}
+
+/// What `response` is: the page, a wall, or an empty document (see the
+/// [module documentation](self) for the signals).
+///
+/// Redirects (3xx) are always [`Verdict::Page`]; an error status (4xx, 5xx) is a wall when the
+/// document is one, never [`Verdict::Empty`] (its status says enough); nor is a 204, or an
+/// answer to HEAD ([`Response::bodiless`]), which have no body by definition.
+pub fn classify(response: &Response<'_>) -> Verdict {
+    if (300..400).contains(&response.status) {
+        return Verdict::Page;
+    }
+    if let Some(blocked) = by_headers(response) {
+        return Verdict::Blocked(blocked);
+    }
+    let html = is_html(response);
+    // 204 and 304 have no body by definition, nor has an answer to HEAD.
+    let body_expected = !response.bodiless && !matches!(response.status, 204 | 304);
+    if response.status < 300 && body_expected {
+        if response.text.trim().is_empty() {
+            return Verdict::Empty(Empty::NoBody {
+                status: response.status,
+            });
+        }
+        if let Some(announced) = announced_length(response.headers)
+            && (response.body_len as u64) < announced
+        {
+            return Verdict::Empty(Empty::ShorterThanLength {
+                received: response.body_len,
+                announced,
+            });
+        }
+        if html && ends_inside_markup(response.text) {
+            return Verdict::Empty(Empty::EndsInsideMarkup);
+        }
+    }
+    if !html || response.text.len() > SCAN_LIMIT {
+        return Verdict::Page;
+    }
+    let document = Document::read(response);
+    if let Some(blocked) = document.wall(response) {
+        return Verdict::Blocked(blocked);
+    }
+    if response.status < 300 && body_expected && document.body_is_empty() {
+        return Verdict::Empty(Empty::NoContent);
+    }
+    Verdict::Page
+}
+
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+/// Walls that the headers alone name.
+fn by_headers(response: &Response<'_>) -> Option<Blocked> {
+    let headers = response.headers;
+    let blocked = |wall, vendor| {
+        Some(Blocked {
+            wall,
+            vendor: Some(vendor),
+            status: response.status,
+        })
+    };
+    if header(headers, "cf-mitigated").is_some_and(|v| v.eq_ignore_ascii_case("challenge")) {
+        return blocked(Wall::Challenge, "Cloudflare");
+    }
+    // DataDome marks every response it passes too; only a refusal is its captcha.
+    if headers.contains_key("x-datadome") && matches!(response.status, 403 | 405 | 429) {
+        return blocked(Wall::Captcha, "DataDome");
+    }
+    match header(headers, "x-amzn-waf-action").map(str::to_ascii_lowercase) {
+        Some(action) if action == "captcha" => return blocked(Wall::Captcha, "AWS WAF"),
+        Some(action) if action == "challenge" => return blocked(Wall::Challenge, "AWS WAF"),
+        _ => {}
+    }
+    None
+}
+
+/// The Content-Length of an uncompressed body, when given (a compressed body's length is not
+/// the decompressed one).
+fn announced_length(headers: &HeaderMap) -> Option<u64> {
+    if header(headers, "content-encoding").is_some_and(|v| !v.eq_ignore_ascii_case("identity")) {
+        return None;
+    }
+    header(headers, "content-length")?.parse().ok()
+}
+
+fn is_html(response: &Response<'_>) -> bool {
+    match response.content_type {
+        Some(ct) => {
+            let mime = ct.split(';').next().unwrap_or("").trim();
+            mime.eq_ignore_ascii_case("text/html")
+                || mime.eq_ignore_ascii_case("application/xhtml+xml")
+        }
+        None => response.text.trim_start().starts_with('<'),
+    }
+}
+
+/// Whether an HTML document stops inside a tag, a comment or a script: a body cut off in
+/// transfer. Looks at the end only.
+fn ends_inside_markup(text: &str) -> bool {
+    let text = text.trim_end();
+    let mut from = text.len().saturating_sub(64 * 1024);
+    while !text.is_char_boundary(from) {
+        from -= 1;
+    }
+    let tail = text[from..].to_ascii_lowercase();
+    // In a tag: a `<` that starts one (a letter, `/` or `!` after it) with no `>` after it.
+    if let Some(open) = tail.rfind('<')
+        && tail[open + 1..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '/' || c == '!')
+        && !tail[open..].contains('>')
+    {
+        return true;
+    }
+    let after = |open: &str, close: &str| match tail.rfind(open) {
+        Some(at) => !tail[at..].contains(close),
+        None => false,
+    };
+    after("<!--", "-->") || after("<script", "</script") || after("<style", "</style")
+}
+
+/// What a small HTML document shows: its title and visible text, keyed for comparison and in
+/// lower case, and its source in lower case.
+struct Document {
+    title: Option<String>,
+    text: String,
+    /// Characters of `<noscript>` content: not rendered text, but what a reader without
+    /// JavaScript sees, and where walls ask for it.
+    noscript_chars: usize,
+    /// Characters on visible lines and in `<noscript>` content that ask for JavaScript.
+    javascript_chars: usize,
+    source: String,
+}
+
+impl Document {
+    /// Reads what the rules need; the visible text (a second pass over the page) only when
+    /// the source or the title shows a sign of a wall, as walls always do.
+    fn read(response: &Response<'_>) -> Document {
+        let (html, headers) = (response.text, response.headers);
+        let title = crate::extract::title::title(html).map(|t| comparison_key(&t).to_lowercase());
+        let source = html.to_ascii_lowercase();
+        let server = header(headers, "server").unwrap_or("").to_ascii_lowercase();
+        let mut document = Document {
+            title,
+            text: String::new(),
+            noscript_chars: 0,
+            javascript_chars: 0,
+            source,
+        };
+        let signs = WALL_SIGNS.iter().any(|sign| document.has(sign))
+            || document.titled_wall(&server).is_some();
+        if !signs {
+            return document;
+        }
+        let text = crate::extract::onepass::scan(html, false)
+            .map(|scanned| scanned.text)
+            .or_else(|| {
+                let extractor = crate::extract::Extractor::new(None, None, None);
+                let deadline = crate::extract::Deadline::after(std::time::Duration::from_secs(2));
+                extractor.extract_within(html, deadline).ok()
+            })
+            .unwrap_or_default();
+        let noscript = match response.rendered {
+            true => Vec::new(),
+            false => noscript_texts(html, &document.source),
+        };
+        let noscript_chars = noscript.iter().map(|t| t.chars().count()).sum();
+        let javascript_chars = text
+            .lines()
+            .map(|line| comparison_key(line).to_lowercase())
+            .chain(noscript)
+            .filter(|line| asks_for_javascript(line))
+            .map(|line| line.chars().count())
+            .sum();
+        document.text = comparison_key(&text).to_lowercase();
+        document.noscript_chars = noscript_chars;
+        document.javascript_chars = javascript_chars;
+        document
+    }
+
+    fn has(&self, marker: &str) -> bool {
+        self.source.contains(marker)
+    }
+
+    /// The wall this document is, if it is one.
+    fn wall(&self, response: &Response<'_>) -> Option<Blocked> {
+        let visible = self.text.chars().count();
+        if visible > WALL_TEXT {
+            return None;
+        }
+        let server = header(response.headers, "server")
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let (wall, vendor) = self
+            .vendor_wall(&server)
+            .or_else(|| self.titled_wall(&server))
+            .or_else(|| self.javascript_wall(visible))?;
+        Some(Blocked {
+            wall,
+            vendor,
+            status: response.status,
+        })
+    }
+
+    /// Markers only the vendors' walls carry.
+    fn vendor_wall(&self, server: &str) -> Option<(Wall, Option<&'static str>)> {
+        let cloudflare = server == "cloudflare" || self.has("cf-error-details");
+        if self.has("_cf_chl_opt") {
+            return Some((Wall::Challenge, Some("Cloudflare")));
+        }
+        if cloudflare
+            && (self.text.contains("error 1015")
+                || self.text.contains("you are being rate limited"))
+        {
+            return Some((Wall::RateLimit, Some("Cloudflare")));
+        }
+        if cloudflare
+            && self.has("cf-error-details")
+            && (self.text.contains("access denied") || self.text.contains("you have been blocked"))
+        {
+            return Some((Wall::AccessDenied, Some("Cloudflare")));
+        }
+        if self.has("captcha-delivery.com") {
+            return Some((Wall::Captcha, Some("DataDome")));
+        }
+        if self.has("id=\"px-captcha\"") || self.has("id=px-captcha") || self.has("id='px-captcha'")
+        {
+            return Some((Wall::Captcha, Some("HUMAN (PerimeterX)")));
+        }
+        if self.has("_incapsula_resource") || self.text.contains("incapsula incident id") {
+            let wall = if self.text.contains("request unsuccessful") {
+                Wall::AccessDenied
+            } else {
+                Wall::Challenge
+            };
+            return Some((wall, Some("Imperva Incapsula")));
+        }
+        if self.has("sucuri_cloudproxy_js") {
+            return Some((Wall::Challenge, Some("Sucuri")));
+        }
+        if self.text.contains("sucuri website firewall") && self.text.contains("access denied") {
+            return Some((Wall::AccessDenied, Some("Sucuri")));
+        }
+        if server == "ddos-guard"
+            && (self.has("ddos-guard")
+                || self
+                    .title
+                    .as_deref()
+                    .is_some_and(|t| t.contains("ddos-guard")))
+        {
+            return Some((Wall::Challenge, Some("DDoS-Guard")));
+        }
+        if self.has("check.ddos-guard.net") || self.has("/.well-known/ddos-guard/") {
+            return Some((Wall::Challenge, Some("DDoS-Guard")));
+        }
+        if self.has("awswafintegration") || self.has(".token.awswaf.com") {
+            let wall = if self.has("captcha") {
+                Wall::Captcha
+            } else {
+                Wall::Challenge
+            };
+            return Some((wall, Some("AWS WAF")));
+        }
+        let akamai = server.contains("akamaighost") || self.has("errors.edgesuite.net");
+        if akamai
+            && self.title.as_deref() == Some("access denied")
+            && self.text.contains("reference #")
+        {
+            return Some((Wall::AccessDenied, Some("Akamai")));
+        }
+        None
+    }
+
+    /// A wall named by its title: the whole title, or its part before a ` | `, ` - ` or ` · `.
+    fn titled_wall(&self, server: &str) -> Option<(Wall, Option<&'static str>)> {
+        let title = self.title.as_deref()?;
+        let head = [" | ", " - ", " · ", " :: "]
+            .iter()
+            .filter_map(|sep| title.split_once(sep).map(|(head, _)| head))
+            .min_by_key(|head| head.len())
+            .unwrap_or(title)
+            .trim();
+        let is = |phrases: &[&str]| phrases.iter().any(|p| title == *p || head == *p);
+        let cloudflare = (server == "cloudflare").then_some("Cloudflare");
+        if title == "attention required! | cloudflare" {
+            return Some((Wall::Challenge, Some("Cloudflare")));
+        }
+        if is(&[
+            "just a moment...",
+            "just a moment…",
+            "just a moment",
+            "please wait...",
+            "one moment, please...",
+            "one more step",
+        ]) || head.starts_with("checking your browser")
+            || head.starts_with("checking if the site connection is secure")
+        {
+            return Some((Wall::Challenge, cloudflare));
+        }
+        if is(&["ddos-guard", "ddos protection by ddos-guard"]) {
+            return Some((Wall::Challenge, Some("DDoS-Guard")));
+        }
+        if is(&["pardon our interruption", "pardon our interruption..."]) {
+            return Some((Wall::Challenge, Some("Imperva")));
+        }
+        if is(&[
+            "access to this page has been denied",
+            "access to this page has been denied.",
+        ]) {
+            return Some((Wall::Captcha, Some("HUMAN (PerimeterX)")));
+        }
+        if is(&[
+            "access denied",
+            "request rejected",
+            "request unsuccessful",
+            "403 - forbidden: access is denied.",
+            "you have been blocked",
+        ]) {
+            return Some((Wall::AccessDenied, cloudflare));
+        }
+        if is(&[
+            "captcha",
+            "security check",
+            "human verification",
+            "verify you are human",
+            "verify you are a human",
+            "please verify you are a human",
+            "are you a robot?",
+            "are you a robot",
+            "are you human?",
+            "bot verification",
+            "robot check",
+            "security verification",
+        ]) {
+            return Some((Wall::Captcha, cloudflare));
+        }
+        if is(&[
+            "too many requests",
+            "429 too many requests",
+            "rate limit exceeded",
+            "rate limited",
+            "you are being rate limited",
+        ]) {
+            return Some((Wall::RateLimit, cloudflare));
+        }
+        if is(&[
+            "maintenance",
+            "site maintenance",
+            "under maintenance",
+            "down for maintenance",
+            "maintenance mode",
+            "scheduled maintenance",
+            "we'll be back soon!",
+            "we'll be back soon",
+            "we will be back soon",
+            "temporarily down for maintenance",
+            "site under maintenance",
+            "website under maintenance",
+        ]) {
+            return Some((Wall::Maintenance, None));
+        }
+        None
+    }
+
+    /// A page showing nothing but a request to enable JavaScript (and at most a name): a
+    /// login form, or a short page, that also asks for it is a page.
+    fn javascript_wall(&self, visible: usize) -> Option<(Wall, Option<&'static str>)> {
+        let shown = visible + self.noscript_chars;
+        (self.javascript_chars > 0
+            && shown <= JS_WALL_TEXT
+            && shown.saturating_sub(self.javascript_chars) <= JS_WALL_OTHER_TEXT)
+            .then_some((Wall::JavaScript, None))
+    }
+
+    /// Whether the body holds nothing: no text and no element but scripts, styles and
+    /// templates (comments aside).
+    fn body_is_empty(&self) -> bool {
+        let source = self.source.as_str();
+        let start = match source.find("<body") {
+            Some(at) => source[at..]
+                .find('>')
+                .map_or(source.len(), |end| at + end + 1),
+            None => source.find("</head>").map_or(0, |at| at + "</head>".len()),
+        };
+        let mut rest = &source[start..];
+        loop {
+            rest = rest.trim_start();
+            if rest.is_empty() {
+                return true;
+            }
+            let skip_to = |rest: &str, close: &str| rest.find(close).map(|at| at + close.len());
+            let skipped = if rest.starts_with("<!--") {
+                skip_to(rest, "-->")
+            } else if rest.starts_with("<script") {
+                skip_to(rest, "</script>")
+            } else if rest.starts_with("<style") {
+                skip_to(rest, "</style>")
+            } else if rest.starts_with("<template") {
+                skip_to(rest, "</template>")
+            } else if rest.starts_with("</") || rest.starts_with("<br") || rest.starts_with("<!") {
+                skip_to(rest, ">")
+            } else if rest.starts_with("<head")
+                || rest.starts_with("<html")
+                || rest.starts_with("<body")
+                || rest.starts_with("<meta")
+                || rest.starts_with("<link")
+                || rest.starts_with("<title")
+            {
+                // Only before the body starts; a title's text is not the body's.
+                if rest.starts_with("<title") {
+                    skip_to(rest, "</title>")
+                } else {
+                    skip_to(rest, ">")
+                }
+            } else {
+                // Text, or an element of the body.
+                return false;
+            };
+            match skipped {
+                Some(at) => rest = &rest[at..],
+                None => return true,
+            }
+        }
+    }
+}
+
+/// The text of each `<noscript>` element (tags dropped, keyed, lower case); `lower` is `html`
+/// in ASCII lower case, so their offsets agree.
+fn noscript_texts(html: &str, lower: &str) -> Vec<String> {
+    let mut texts = Vec::new();
+    let mut from = 0;
+    while let Some(at) = lower[from..].find("<noscript") {
+        let open = from + at;
+        let Some(start) = lower[open..].find('>').map(|end| open + end + 1) else {
+            break;
+        };
+        let end = lower[start..]
+            .find("</noscript")
+            .map_or(lower.len(), |len| start + len);
+        let mut text = String::new();
+        let mut in_tag = false;
+        for c in html[start..end].chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' if in_tag => {
+                    in_tag = false;
+                    text.push(' ');
+                }
+                c if !in_tag => text.push(c),
+                _ => {}
+            }
+        }
+        let text = comparison_key(&text).to_lowercase();
+        if !text.is_empty() {
+            texts.push(text);
+        }
+        from = end;
+    }
+    texts
+}
+
+/// Text in a wall's source (in lower case) that the rules of [`Document::vendor_wall`] and
+/// [`asks_for_javascript`] look for: a page with none of them and no wall's title is read no
+/// further.
+const WALL_SIGNS: &[&str] = &[
+    "_cf_chl_opt",
+    "cf-error-details",
+    "1015",
+    "rate limited",
+    "captcha",
+    "incapsula",
+    "sucuri",
+    "ddos-guard",
+    "awswaf",
+    "edgesuite",
+    "reference #",
+    "reference&#32;&#35;",
+    "enable javascript",
+    "javascript is required",
+    "javascript is disabled",
+    "requires javascript",
+    "turn on javascript",
+    "activate javascript",
+    "javascript must be enabled",
+    "enable js and disable any ad blocker",
+    "javascript to run this app",
+];
+
+/// Whether a line (keyed, lower case) asks to enable JavaScript.
+fn asks_for_javascript(line: &str) -> bool {
+    [
+        "enable javascript",
+        "javascript is required",
+        "javascript is disabled",
+        "requires javascript",
+        "turn on javascript",
+        "activate javascript",
+        "javascript must be enabled",
+        "enable js and disable any ad blocker",
+        "javascript to run this app",
+    ]
+    .iter()
+    .any(|phrase| line.contains(phrase))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        map
+    }
+
+    fn verdict(status: u16, pairs: &[(&'static str, &str)], text: &str) -> Verdict {
+        classify(&Response::new(
+            status,
+            &headers(pairs),
+            Some("text/html"),
+            text,
+        ))
+    }
+
+    #[test]
+    fn headers_alone_name_a_wall_whatever_the_body() {
+        let page = "<title>Tea</title><p>Earl Grey 3.50 EUR</p>";
+        let challenge = verdict(403, &[("cf-mitigated", "challenge")], page);
+        assert_eq!(
+            challenge.to_string(),
+            "the site answered with a bot challenge (Cloudflare, HTTP 403) instead of the page"
+        );
+        assert!(matches!(
+            verdict(405, &[("x-amzn-waf-action", "captcha")], page),
+            Verdict::Blocked(Blocked {
+                wall: Wall::Captcha,
+                vendor: Some("AWS WAF"),
+                ..
+            })
+        ));
+        // DataDome marks the responses it lets through too.
+        assert_eq!(
+            verdict(200, &[("x-datadome", "protected")], page),
+            Verdict::Page
+        );
+        assert!(matches!(
+            verdict(403, &[("x-datadome", "protected")], page),
+            Verdict::Blocked(Blocked {
+                vendor: Some("DataDome"),
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_body_shorter_than_its_content_length_is_cut_short() {
+        let page = "<p>Tea</p>";
+        let short = classify(&Response {
+            status: 200,
+            headers: &headers(&[("content-length", "100")]),
+            content_type: Some("text/html"),
+            text: page,
+            body_len: page.len(),
+            rendered: false,
+            bodiless: false,
+        });
+        assert_eq!(
+            short.to_string(),
+            "the page was cut short (10 of the 100 bytes its Content-Length announced)"
+        );
+        // A compressed body's length is not the decompressed one.
+        let gzip = headers(&[("content-length", "100"), ("content-encoding", "gzip")]);
+        assert_eq!(
+            classify(&Response::new(200, &gzip, Some("text/html"), page)),
+            Verdict::Page
+        );
+    }
+
+    #[test]
+    fn only_the_end_of_a_document_tells_it_was_cut() {
+        for (text, cut) in [
+            ("<p>a < b", false),
+            ("<p>x <3", false),
+            ("<p>Tea</p>", false),
+            ("<p>Tea", false),
+            ("<p>Tea</p><a hr", true),
+            ("<p>Tea</p></di", true),
+            ("<p>Tea</p><!-- note", true),
+            ("<p>Tea</p><script>var a = 1", true),
+            ("<p>Tea</p><script>var a = 1</script>", false),
+            ("<p>Tea</p><STYLE>p{color:red", true),
+        ] {
+            assert_eq!(ends_inside_markup(text), cut, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn error_statuses_redirects_no_content_and_head_are_never_empty() {
+        assert_eq!(verdict(404, &[], ""), Verdict::Page);
+        assert_eq!(verdict(503, &[], "<p>x</p><a hr"), Verdict::Page);
+        assert_eq!(
+            verdict(302, &[("cf-mitigated", "challenge")], ""),
+            Verdict::Page
+        );
+        // No content by definition.
+        assert_eq!(verdict(204, &[], ""), Verdict::Page);
+        let none = HeaderMap::new();
+        let head = Response {
+            bodiless: true,
+            ..Response::new(200, &none, Some("text/html"), "")
+        };
+        assert_eq!(classify(&head), Verdict::Page);
+        assert!(matches!(
+            verdict(200, &[], ""),
+            Verdict::Empty(Empty::NoBody { status: 200 })
+        ));
+    }
+
+    #[test]
+    fn a_large_document_is_judged_by_its_headers_and_end_only() {
+        let big = format!(
+            "<title>Just a moment...</title><p>{}</p>",
+            "tea ".repeat(SCAN_LIMIT)
+        );
+        assert_eq!(verdict(200, &[], &big), Verdict::Page);
+        let cut = format!("{big}<a hr");
+        assert_eq!(
+            verdict(200, &[], &cut),
+            Verdict::Empty(Empty::EndsInsideMarkup)
+        );
+    }
+
+    #[test]
+    fn noscript_asks_for_javascript_only_where_scripts_did_not_run() {
+        let none = HeaderMap::new();
+        let shell = "<title>Shop</title><body><noscript>You need to enable JavaScript to run \
+                     this app.</noscript><div id=root>Teashop</div></body>";
+        let served = Response::new(200, &none, Some("text/html"), shell);
+        assert!(matches!(
+            classify(&served),
+            Verdict::Blocked(Blocked {
+                wall: Wall::JavaScript,
+                ..
+            })
+        ));
+        let rendered = Response {
+            rendered: true,
+            ..served
+        };
+        assert_eq!(classify(&rendered), Verdict::Page);
+        // Served with a little content of its own beside the request, it is a page too.
+        let short = shell.replace("Teashop", "Earl Grey 3.50 EUR, in stock");
+        let short = Response::new(200, &none, Some("text/html"), &short);
+        assert_eq!(classify(&short), Verdict::Page);
+    }
+
+    #[test]
+    fn json_and_text_are_only_ever_empty() {
+        let none = HeaderMap::new();
+        let json = r#"{"title": "Just a moment...", "error": "rate limit exceeded"}"#;
+        assert_eq!(
+            classify(&Response::new(200, &none, Some("application/json"), json)),
+            Verdict::Page
+        );
+        assert!(matches!(
+            classify(&Response::new(200, &none, Some("application/json"), " ")),
+            Verdict::Empty(Empty::NoBody { .. })
+        ));
+    }
+}
