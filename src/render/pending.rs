@@ -61,6 +61,10 @@ pub(crate) fn address(url: &str) -> String {
 /// addresses whose requests were answered in it.
 pub(crate) struct InFlight {
     open: Mutex<HashMap<String, String>>,
+    /// Ids whose end was heard before their start: each kind of DevTools event is read by a
+    /// task of its own, so a fast request's end may come first; its start must not open it
+    /// again (it would look open until the deadline, and be taken for a hanging request).
+    ended_early: Mutex<HashSet<String>>,
     /// Addresses with a request that finished loading in this render (bounded as `open`).
     answered: Mutex<HashSet<String>>,
     /// Bumped whenever a request ends, to wake a wait.
@@ -71,6 +75,7 @@ impl Default for InFlight {
     fn default() -> Self {
         InFlight {
             open: Mutex::new(HashMap::new()),
+            ended_early: Mutex::new(HashSet::new()),
             answered: Mutex::new(HashSet::new()),
             ended: tokio::sync::watch::Sender::new(0),
         }
@@ -83,6 +88,9 @@ impl InFlight {
         if let Ok(mut open) = self.open.lock() {
             open.clear();
         }
+        if let Ok(mut early) = self.ended_early.lock() {
+            early.clear();
+        }
         if let Ok(mut answered) = self.answered.lock() {
             answered.clear();
         }
@@ -91,6 +99,13 @@ impl InFlight {
     /// A request started (or was redirected: the same id with a new URL).
     pub fn started(&self, id: &str, url: &str) {
         if url.starts_with("data:") || url.starts_with("blob:") {
+            return;
+        }
+        if self
+            .ended_early
+            .lock()
+            .is_ok_and(|mut early| early.remove(id))
+        {
             return;
         }
         if let Ok(mut open) = self.open.lock()
@@ -104,6 +119,11 @@ impl InFlight {
     pub fn ended(&self, id: &str, answered: bool) {
         let removed = self.open.lock().ok().and_then(|mut o| o.remove(id));
         let Some(address) = removed else {
+            if let Ok(mut early) = self.ended_early.lock()
+                && early.len() < MAX_IN_FLIGHT
+            {
+                early.insert(id.to_string());
+            }
             return;
         };
         if answered
@@ -321,6 +341,11 @@ mod tests {
         in_flight.clear();
         assert!(in_flight.open(&polls, &none).is_empty());
         assert!(in_flight.answered().is_empty());
+
+        // An end heard before its start: the request is over, not open for ever.
+        in_flight.ended("4", true);
+        in_flight.started("4", "http://a.test/fast");
+        assert_eq!(in_flight.wait(&polls, &none, soon).await, Ok(false));
     }
 
     #[test]

@@ -236,22 +236,47 @@ impl Tab {
         };
         listeners.push(listen(&page, "responses", on_response).await?);
 
+        // Starts and ends are read by one task, starts first: the browser sends a request's
+        // start before its end, so a fast request is never seen ending before it began (it
+        // would then look open until the deadline, like a request that hangs).
+        let mut sent = within(
+            "listening to requests sent",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventRequestWillBeSent>(),
+        )
+        .await?;
+        let mut finished = within(
+            "listening to requests finished",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventLoadingFinished>(),
+        )
+        .await?;
+        let mut failed = within(
+            "listening to requests failed",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventLoadingFailed>(),
+        )
+        .await?;
         let s = state.clone();
-        let on_sent = move |event: &EventRequestWillBeSent| {
-            if waited_for(event.r#type.as_ref()) {
-                s.in_flight
-                    .started(event.request_id.as_ref(), &event.request.url);
+        listeners.push(tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(event) = sent.next() => {
+                        if waited_for(event.r#type.as_ref()) {
+                            s.in_flight.started(event.request_id.as_ref(), &event.request.url);
+                        }
+                    }
+                    Some(event) = finished.next() => {
+                        s.in_flight.ended(event.request_id.as_ref(), true);
+                    }
+                    Some(event) = failed.next() => {
+                        s.in_flight.ended(event.request_id.as_ref(), false);
+                    }
+                    else => return,
+                }
             }
-        };
-        listeners.push(listen(&page, "requests sent", on_sent).await?);
-        let s = state.clone();
-        let on_finished =
-            move |event: &EventLoadingFinished| s.in_flight.ended(event.request_id.as_ref(), true);
-        listeners.push(listen(&page, "requests finished", on_finished).await?);
-        let s = state.clone();
-        let on_failed =
-            move |event: &EventLoadingFailed| s.in_flight.ended(event.request_id.as_ref(), false);
-        listeners.push(listen(&page, "requests failed", on_failed).await?);
+        }));
 
         let dialogs = within(
             "listening to dialogs",
