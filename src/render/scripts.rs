@@ -5,7 +5,8 @@
 /// and scripts, stylesheets and frames inserted after the load until they load) and when the
 /// DOM last changed, parsing included. A timer of up to 10 s set at the moment a fetch or XHR
 /// failed (a network error or a status of 400 or more; within 100 ms either way) is taken for
-/// the page retrying it, and its due time is kept for [`SETTLE`]. Nothing is delayed or
+/// the page retrying it, and its due time is kept for [`SETTLE`]; after three retries a page
+/// is taken to retry for ever and its timers are no longer counted. Nothing is delayed or
 /// altered, only counted.
 pub const INSTRUMENT: &str = r#"(() => {
   if (window.__wachetBusy) return;
@@ -33,13 +34,15 @@ pub const INSTRUMENT: &str = r#"(() => {
   // A failed request is often retried after a pause longer than the second counted above.
   // A timer of up to RETRY_MAX ms set within NEAR ms of a failure (the page's error handler
   // may run before the failure is seen here, as an XHR's onload runs before its loadend) is a
-  // retry: `retries` keeps its due time until it runs or is cleared.
-  const RETRY_MAX = 10000, NEAR = 100;
-  let lastFailure = -Infinity, lastRetry = 0;
+  // retry: `retries` keeps its due time until it runs or is cleared. After RETRIES of them
+  // have run the page is retrying for ever, and its timers are no longer waited for.
+  const RETRY_MAX = 10000, NEAR = 100, RETRIES = 3;
+  let lastFailure = -Infinity, lastRetry = 0, retried = 0;
   const retries = new Map();
   // Longer timers set in the last NEAR ms, [id, set at, due], in case a failure follows.
   let recent = [];
   const failed = () => {
+    if (retried >= RETRIES) return;
     const now = performance.now();
     lastFailure = now;
     for (const [id, at, due] of recent) if (now - at <= NEAR) retries.set(id, due);
@@ -50,7 +53,7 @@ pub const INSTRUMENT: &str = r#"(() => {
     const wrapped = typeof fn === 'function'
       ? function () {
           timers.delete(id);
-          if (retries.delete(id)) lastRetry = performance.now();
+          if (retries.delete(id)) { lastRetry = performance.now(); retried++; }
           forget(id);
           try { return fn.apply(this, args); } finally { done(); }
         }
