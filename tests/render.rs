@@ -315,7 +315,10 @@ load(true);
         .filter(|(_, v)| *v != "3.50 EUR")
         .map(|(i, v)| (i + 1, v))
         .collect();
-    assert!(incomplete.is_empty(), "checks with another value: {incomplete:?}");
+    assert!(
+        incomplete.is_empty(),
+        "checks with another value: {incomplete:?}"
+    );
     // 21 checks, 4 of them retried once.
     assert_eq!(server.hits("/price"), 25);
 }
@@ -357,9 +360,7 @@ window.addEventListener('scroll', () => {
         .page("/items.html", page)
         .counted("/items", |n| match n {
             5 | 11 | 16 => Reply::new(503).body("busy"),
-            2 | 9 | 17 => Reply::new(200)
-                .body("more")
-                .delay(Duration::from_secs(2)),
+            2 | 9 | 17 => Reply::new(200).body("more").delay(Duration::from_secs(2)),
             _ => Reply::new(200).body("more"),
         })
         .start()
@@ -374,7 +375,10 @@ window.addEventListener('scroll', () => {
         let outcome = engine.check(&m).await.unwrap();
         counts.push(outcome.value().unwrap_or("(failed)").to_string());
     }
-    assert!(counts.iter().all(|c| c == "45"), "items per check: {counts:?}");
+    assert!(
+        counts.iter().all(|c| c == "45"),
+        "items per check: {counts:?}"
+    );
     // 8 checks of 3 loads, 3 of them retried once.
     assert_eq!(server.hits("/items"), 27);
 }

@@ -353,7 +353,10 @@ mod tests {
         let polls = LongPolls::default();
         let poll = set(&["http://a.test/poll"]);
         polls.after_render(&poll, &[]);
-        assert!(!polls.knows("http://a.test/poll"), "one sighting is not enough");
+        assert!(
+            !polls.knows("http://a.test/poll"),
+            "one sighting is not enough"
+        );
         polls.after_render(&HashSet::new(), &[]);
         assert!(!polls.knows("http://a.test/poll"));
         polls.after_render(&poll, &[]);
