@@ -383,6 +383,50 @@ window.addEventListener('scroll', () => {
     assert_eq!(server.hits("/items"), 27);
 }
 
+/// An endless list (a screen more on every scroll) stops growing the value at the maximum
+/// height: scrolling ends once the document is that tall, with what was loaded until then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_list_is_scrolled_to_the_maximum_height() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let page = r#"<!doctype html><body style="margin:0"><ul id=list style="margin:0"></ul><script>
+const list = document.getElementById('list');
+let n = 0;
+const more = () => fetch('/more').then(r => r.text()).then(() => {
+  for (let i = 0; i < 10; i++) {
+    const li = document.createElement('li'); li.style.height = '100px'; li.textContent = 'item ' + (++n);
+    list.appendChild(li);
+  }
+});
+more();
+window.addEventListener('scroll', more);
+</script>"#;
+    let server = FixtureServer::builder()
+        .page("/endless", page)
+        .page("/more", "more")
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(Duration::from_secs(10))
+        .render_settings(RenderSettings {
+            max_scroll_height: 3000.0,
+            ..RenderSettings::default()
+        })
+        .build()
+        .unwrap();
+    let mut m = dynamic(server.url("/endless"));
+    m.x_path = Some("count(//li)".into());
+    m.scroll_page = true;
+    for _ in 0..2 {
+        let outcome = engine.check(&m).await.unwrap();
+        // 1,000 px a load: after the second scroll the page is 3,000 px tall, the maximum.
+        assert_eq!(outcome.value(), Some("30"), "{outcome:?}");
+    }
+}
+
 /// The headless shell is preferred when installed; the full Chromium must work as well.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_full_chromium_renders_too() {
