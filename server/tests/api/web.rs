@@ -161,6 +161,7 @@ async fn the_session_cookie_is_httponly_lax_and_secure_when_https() {
     let public = Api::start_with(ApiSettings {
         web: WebSettings {
             public_url: Some("https://watch.example.com".into()),
+            ..WebSettings::default()
         },
         ..ApiSettings::default()
     })
