@@ -461,7 +461,11 @@ fn bound<'a>(parts: Vec<Part<'a>>) -> (Vec<Part<'a>>, bool) {
         match part {
             Part::Same(text) if text.len() > LONG_SAME_BYTES => {
                 cut = true;
-                let (start, end) = (head(text, SAME_END_BYTES), tail(text, SAME_END_BYTES));
+                // Whole lines at each end, when the run has lines.
+                let start = head(text, SAME_END_BYTES);
+                let start = start.rfind('\n').map_or(start, |at| &start[..=at]);
+                let end = tail(text, SAME_END_BYTES);
+                let end = end.find('\n').map_or(end, |at| &end[at + 1..]);
                 bytes += start.len() + end.len();
                 shown.push(Part::Same(start));
                 shown.push(Part::Left(text.len() - start.len() - end.len(), false));
@@ -571,13 +575,13 @@ fn column(parts: &[Part], total: usize, which: Column) -> Markup {
             @match part {
                 Part::Same(text) => (unchanged(text, i > 0, i < last)),
                 Part::Left(bytes, false) => {
-                    span.left { " … " (size_in_words(*bytes)) " unchanged, not shown … " }
+                    span.left.muted { "… " (size_in_words(*bytes)) " unchanged, not shown here …\n" }
                 }
                 Part::Left(bytes, true) => {
-                    span.left { " … and " (size_in_words(*bytes)) " more of this change, not shown … " }
+                    span.left.muted { " … and " (size_in_words(*bytes)) " more of this change, not shown here … " }
                 }
                 Part::Rest(changes) => {
-                    p.left {
+                    p.left.muted {
                         "The rest of the difference is not shown: it is longer than a page shows"
                         @match changes {
                             0 => ".",

@@ -162,7 +162,8 @@ pub(super) fn live_part(id: &str, monitor: &Monitor, now: chrono::DateTime<Utc>)
                 @match data.and_then(|d| d.raw.as_deref()) {
                     Some(value) if !value.is_empty() => {
                         @let shown = super::diff::head(value, SHOWN_VALUE_BYTES);
-                        pre.value { (shown) }
+                        // Focusable, so that a long value scrolls with the keyboard too.
+                        pre.value tabindex="0" aria-labelledby="value-title" { (shown) }
                         @if shown.len() < value.len() {
                             p.hint.cut {
                                 "Only the first " (super::diff::size_in_words(shown.len()))

@@ -427,10 +427,12 @@ pub(crate) async fn sign_in_through_the_form(page: &Page, user: &User) {
     until(page, "!!document.querySelector('#email')").await;
     type_into(page, "#email", &user.account.email).await;
     type_into(page, "#password", PASSWORD).await;
+    // The list, or the page the browser was sent to sign in from.
     click_and_wait(
         page,
         "button[type=submit]",
-        "!!document.querySelector('#quick-url')",
+        "!!document.querySelector('#quick-url') \
+         || (location.pathname !== '/signin' && document.readyState === 'complete')",
     )
     .await;
 }

@@ -974,7 +974,7 @@ async fn ten_megabyte_values_give_bounded_pages_that_still_show_the_change() {
         }
         assert!(diff.contains("2 changes."), "{view}: {diff:.3000}");
         assert!(
-            diff.contains("unchanged, not shown"),
+            diff.contains("unchanged, not shown here"),
             "{view}: the long unchanged run is cut"
         );
         assert!(
@@ -1235,4 +1235,357 @@ async fn forms_submitted_twice_or_after_their_subject_is_gone_give_a_clear_answe
             .status(),
         303
     );
+}
+
+// --- in a real browser
+
+use super::web::{Driver, dark, eval, screenshot, sign_in_through_the_form, until};
+use chromiumoxide::Page;
+use chromiumoxide::cdp::browser_protocol::page::EventJavascriptDialogOpening;
+use futures::StreamExt;
+
+const SCRIPT: &str = "<script>alert(1)</script>";
+const IMG: &str = "\"><img src=x onerror=alert(1)>";
+
+/// Both attacks, as one piece of text.
+fn hostile(what: &str) -> String {
+    format!("{what} {SCRIPT} {IMG}")
+}
+
+/// Loads `path` and checks that the data's markup is text there: no element of it in the
+/// page, no script but the interface's own, no dialog; and, with `shown`, that the markup
+/// reads as text.
+async fn inert(page: &Page, dialogs: &mut (impl futures::Stream + Unpin), url: &str, shown: bool) {
+    page.goto(url).await.unwrap();
+    until(page, "document.readyState === 'complete'").await;
+    check_inert(page, dialogs, url, shown).await;
+}
+
+async fn check_inert(
+    page: &Page,
+    dialogs: &mut (impl futures::Stream + Unpin),
+    what: &str,
+    shown: bool,
+) {
+    let injected: Vec<String> = eval(
+        page,
+        "[...document.querySelectorAll('img[src=\"x\"], [onerror], a[href^=\"javascript:\" i], \
+          iframe[src^=\"javascript:\" i], script:not([src])')].map(e => e.outerHTML)",
+    )
+    .await;
+    assert!(injected.is_empty(), "{what}: {injected:?}");
+    let scripts: Vec<String> = eval(
+        page,
+        "[...document.scripts].map(s => new URL(s.src).pathname)\
+           .filter(p => !p.startsWith('/assets/'))",
+    )
+    .await;
+    assert!(scripts.is_empty(), "{what}: scripts {scripts:?}");
+    if shown {
+        let text: String = eval(page, "document.body.innerText").await;
+        assert!(
+            text.contains(SCRIPT) && text.contains("<img src=x onerror=alert(1)>"),
+            "{what}: the markup does not read as text: {text:.3000}"
+        );
+    }
+    assert!(
+        tokio::time::timeout(std::time::Duration::from_millis(200), dialogs.next())
+            .await
+            .is_err(),
+        "{what}: a dialog opened"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn markup_in_every_field_shows_as_text_on_every_page_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let escaped = |text: &str| {
+        text.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let page_of = |what: &str| {
+        format!(
+            "<html><head><title>{}</title></head><body><p>{}</p></body></html>",
+            escaped(&hostile("title")),
+            escaped(&hostile(what))
+        )
+    };
+    let site = wachet::testing::FixtureServer::builder()
+        .page("/tea", page_of("price 3.50"))
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("markup@example.com").await;
+    api.put(
+        &user,
+        "/thirdparty/v1/user/notificationEndpoints",
+        json!({"notificationEndpoints": [
+            {"type": "Webhook", "value": format!("{}?q=\"><img/src=x/onerror=alert(1)>", site.url("/hook"))}
+        ]}),
+    )
+    .await
+    .ok();
+    let folder = api.folder(&user, &hostile("folder"), None).await;
+    let created = api
+        .task(
+            &user,
+            json!({"name": hostile("monitor"), "note": hostile("note"),
+                   "url": site.url("/tea"), "folderId": folder, "recurrenceInSeconds": 1,
+                   "xPath": "//body", "alerts": [{"type": "NotEq"}],
+                   "headers": [{"key": "X-Test", "value": hostile("header")}]}),
+        )
+        .await;
+    let monitor = id(&created);
+    super::web::until_value(&api, &user, &monitor, "price 3.50").await;
+    site.set("/tea", wachet::testing::Reply::html(page_of("price 3.90")));
+    super::web::until_value(&api, &user, &monitor, "price 3.90").await;
+    // Paused, so the pages stay as they are.
+    let mut paused = created.clone();
+    paused["recurrenceInSeconds"] = json!(0);
+    api.put(&user, "/thirdparty/v1/task", paused).await.ok();
+    // A monitor whose check failed with markup in its error, and a Portal monitor's page.
+    let failed = id(&api
+        .task(
+            &user,
+            json!({"name": hostile("failed"), "url": site.url("/tea"), "recurrenceInSeconds": 0}),
+        )
+        .await);
+    api.store
+        .append_entry(
+            &Series::Task(failed.clone()),
+            &ClientData::failure(chrono::Utc::now(), hostile("error")),
+        )
+        .await
+        .unwrap();
+    let portal = id(&api
+        .task(
+            &user,
+            json!({"name": hostile("portal"), "url": site.url("/tea"), "jobType": "Portal",
+                   "crawlingDepth": 1, "recurrenceInSeconds": 0}),
+        )
+        .await);
+    api.store
+        .append_entry(
+            &Series::Page {
+                task_id: portal.clone(),
+                url: format!("{}?{IMG}", site.url("/tea")),
+                name: Some(hostile("page")),
+            },
+            &ClientData::value(chrono::Utc::now(), hostile("page value")),
+        )
+        .await
+        .unwrap();
+    let page_id = api
+        .get(&user, &format!("/thirdparty/v1/task/{portal}/pages"))
+        .await
+        .ok()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for target in [
+        json!({"scope": "monitor", "targetId": monitor}),
+        json!({"scope": "folder", "targetId": folder}),
+    ] {
+        api.post(&user, "/thirdparty/v1/user/feeds", target)
+            .await
+            .ok();
+    }
+
+    let driver = Driver::launch().await;
+    let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
+    let mut dialogs = page
+        .event_listener::<EventJavascriptDialogOpening>()
+        .await
+        .unwrap();
+    sign_in_through_the_form(&page, &user).await;
+    check_inert(&page, &mut dialogs, "the list", true).await;
+    let at = |path: String| api.url(&path);
+    for (path, shown) in [
+        (format!("/folders/{folder}"), true),
+        (format!("/monitors/{monitor}"), true),
+        (format!("/monitors/{monitor}/history"), true),
+        (format!("/monitors/{monitor}/diff"), true),
+        (format!("/monitors/{monitor}/diff?view=split"), true),
+        (format!("/monitors/{monitor}/edit"), true),
+        (format!("/monitors/{monitor}/delete"), true),
+        (format!("/folders/{folder}/delete"), true),
+        (format!("/folders/{folder}/rename"), false),
+        (format!("/folders/{folder}/move"), true),
+        (format!("/monitors/{failed}"), true),
+        (format!("/monitors/{failed}/history"), true),
+        (format!("/monitors/{portal}"), true),
+        (format!("/monitors/{portal}/pages/{page_id}"), true),
+        (format!("/monitors/{portal}/pages/{page_id}/history"), true),
+        ("/notifications".to_string(), true),
+        ("/settings".to_string(), true),
+        (format!("/monitors/{monitor}/pick"), false),
+    ] {
+        inert(&page, &mut dialogs, &at(path), shown).await;
+    }
+    // The rename form holds the name as the field's value, whole.
+    inert(
+        &page,
+        &mut dialogs,
+        &at(format!("/folders/{folder}/rename")),
+        false,
+    )
+    .await;
+    let value: String = eval(&page, "document.querySelector('#folder-name').value").await;
+    assert_eq!(value, hostile("folder"));
+    inert(
+        &page,
+        &mut dialogs,
+        &at(format!("/monitors/{monitor}/pick")),
+        false,
+    )
+    .await;
+    // The picker's frame holds the page as it is, scripts off: its markup is the page's own,
+    // and even so nothing of it runs.
+    until(&page, "!!document.querySelector('#pick-frame')").await;
+    check_inert(&page, &mut dialogs, "the picker", false).await;
+
+    // The preview, from the edit form.
+    inert(
+        &page,
+        &mut dialogs,
+        &at(format!("/monitors/{monitor}/edit")),
+        true,
+    )
+    .await;
+    page.find_element("#preview-button")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until(&page, "!!document.querySelector('#preview')").await;
+    until(&page, "document.readyState === 'complete'").await;
+    check_inert(&page, &mut dialogs, "the preview", true).await;
+    let preview: String = eval(&page, "document.querySelector('#preview').innerText").await;
+    assert!(
+        preview.contains("price 3.90") && preview.contains(SCRIPT),
+        "{preview}"
+    );
+
+    // The bulk confirmation, from the list: the monitor ticked, "Delete…".
+    inert(&page, &mut dialogs, &at(format!("/folders/{folder}")), true).await;
+    page.evaluate(format!(
+        "document.querySelector('#select-{monitor}').click()"
+    ))
+    .await
+    .unwrap();
+    page.find_element("button[name=action][value=delete]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until(
+        &page,
+        "location.pathname === '/monitors/bulk' && document.readyState === 'complete'",
+    )
+    .await;
+    check_inert(&page, &mut dialogs, "the bulk confirmation", true).await;
+    screenshot(&page, "escaping-bulk", 1440).await;
+    // The monitor's page with all of it, as a person sees it, light and dark.
+    inert(
+        &page,
+        &mut dialogs,
+        &at(format!("/monitors/{monitor}")),
+        true,
+    )
+    .await;
+    screenshot(&page, "escaping-monitor", 1440).await;
+    screenshot(&page, "escaping-monitor", 375).await;
+    dark(&page, true).await;
+    screenshot(&page, "escaping-monitor-dark", 375).await;
+    driver.close().await;
+    // Nothing was deleted on the way.
+    assert_eq!(super::web::monitor_count(&api, &user).await, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ended_session_and_a_cut_difference_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let api = Api::start().await;
+    let user = api.user("ended@example.com").await;
+    let monitor = id(&api
+        .task(
+            &user,
+            json!({"name": "Long page", "url": "https://example.com/", "recurrenceInSeconds": 3600}),
+        )
+        .await);
+    let base = chrono::Utc::now() - chrono::Duration::hours(1);
+    let old = large_value("Start: old-first", "End: old-last", 1024 * 1024);
+    let new = large_value("Start: new-first", "End: new-last", 1024 * 1024);
+    for (n, value) in [old, new].into_iter().enumerate() {
+        api.store
+            .append_entry(
+                &Series::Task(monitor.clone()),
+                &ClientData::value(base + chrono::Duration::minutes(n as i64), value),
+            )
+            .await
+            .unwrap();
+    }
+    let driver = Driver::launch().await;
+    let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
+    sign_in_through_the_form(&page, &user).await;
+    page.goto(api.url(&format!("/monitors/{monitor}/diff")))
+        .await
+        .unwrap();
+    until(&page, "!!document.querySelector('.diff ins')").await;
+    let inserted: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('.diff ins')].map(e => e.textContent)",
+    )
+    .await;
+    assert_eq!(inserted, ["new-first", "new-last"]);
+    let cut: String = eval(&page, "document.querySelector('.cut').textContent").await;
+    assert!(cut.contains("/thirdparty/v1/data/list/"), "{cut}");
+    screenshot(&page, "diff-cut", 1440).await;
+    screenshot(&page, "diff-cut", 375).await;
+    page.goto(api.url(&format!("/monitors/{monitor}")))
+        .await
+        .unwrap();
+    until(&page, "!!document.querySelector('pre.value')").await;
+    screenshot(&page, "monitor-cut", 1440).await;
+    screenshot(&page, "monitor-cut", 375).await;
+
+    // The session ends (idle for eight days): the next page is the sign-in, which says so,
+    // then goes back.
+    let db = writable(&api).await;
+    sqlx::query("UPDATE tokens SET last_seen_at = last_seen_at - 8 * 86400000")
+        .execute(&db)
+        .await
+        .unwrap();
+    page.goto(api.url(&format!("/monitors/{monitor}/history")))
+        .await
+        .unwrap();
+    until(&page, "!!document.querySelector('#signin-error')").await;
+    let said: String = eval(&page, "document.querySelector('#signin-error').textContent").await;
+    assert_eq!(said, "Your session has ended. Sign in again to go on.");
+    screenshot(&page, "signin-ended", 1440).await;
+    screenshot(&page, "signin-ended", 375).await;
+    dark(&page, true).await;
+    screenshot(&page, "signin-ended-dark", 375).await;
+    super::web::type_into(&page, "#email", &user.account.email).await;
+    super::web::type_into(&page, "#password", PASSWORD).await;
+    page.find_element("button[type=submit]")
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until(
+        &page,
+        "location.pathname.endsWith('/history') && !!document.querySelector('.history')",
+    )
+    .await;
+    driver.close().await;
 }
