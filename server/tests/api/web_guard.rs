@@ -1589,3 +1589,130 @@ async fn an_ended_session_and_a_cut_difference_in_a_real_browser() {
     .await;
     driver.close().await;
 }
+
+/// Previews `url` as the form would (with `extra` fields), in a bounded time; the answer.
+async fn preview_of(api: &Api, cookie: &str, url: &str, extra: &[(&str, &str)]) -> (u16, String) {
+    let (_, form) = page_text(api, cookie, "/monitors/new").await;
+    let fields = form_fields(
+        &form,
+        "/monitors/new",
+        &[("url", url), ("name", "Hostile"), ("recurrence", "3600")],
+    );
+    let mut fields = fields;
+    fields.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let request = client()
+        .post(api.url("/monitors/preview"))
+        .header("cookie", cookie)
+        .form(&fields)
+        .send();
+    let response = tokio::time::timeout(std::time::Duration::from_secs(300), request)
+        .await
+        .unwrap_or_else(|_| panic!("the preview of {url} hung"))
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+/// What the preview says under the form: its error or its value.
+fn preview_says(page: &str) -> String {
+    let start = page
+        .find("id=\"preview\"")
+        .unwrap_or_else(|| panic!("no preview: {:.3000}", page));
+    let section = &page[start..];
+    section[..section.find("</section>").unwrap_or(section.len())]
+        .chars()
+        .take(2000)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_pages_previewed_give_the_engines_message_and_the_service_stays_responsive() {
+    use wachet::testing::hostile::{Hostile, HostileServer};
+    let hostile = HostileServer::start().await.unwrap();
+    let deep = format!(
+        "<html><body>{}deep{}</body></html>",
+        "<div>".repeat(100_000),
+        "</div>".repeat(100_000)
+    );
+    let mut ten_mb = b"<html><body><p>".to_vec();
+    ten_mb.resize(ten_mb.len() + 10 * 1024 * 1024, b'a');
+    let site = wachet::testing::FixtureServer::builder()
+        .page("/deep", deep)
+        .reply("/ten-mb", wachet::testing::Reply::html(ten_mb))
+        .page(
+            "/endless",
+            "<html><body><p>endless</p><script>for (;;) {}</script></body></html>",
+        )
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start().await;
+    let user = api.user("hostile@example.com").await;
+    let other = api.user("bystander@example.com").await;
+    let cookie = session_cookie(&api, &user).await;
+    let other_cookie = session_cookie(&api, &other).await;
+
+    // Another user's list, read every 200 ms while the previews run: it always answers.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (url, cookie, stop) = (api.url("/"), other_cookie.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut answered = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let response = tokio::time::timeout(
+                    std::time::Duration::from_secs(30),
+                    client().get(&url).header("cookie", &cookie).send(),
+                )
+                .await
+                .expect("another user's list did not answer within 30 s")
+                .unwrap();
+                assert_eq!(response.status(), 200);
+                answered += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            answered
+        })
+    };
+
+    let bomb = hostile.url(Hostile::GzipBomb);
+    // Each with the engine's words for it.
+    let cases: Vec<(String, Vec<(&str, &str)>, &str)> = vec![
+        (bomb, vec![], "the response is larger than 10485760 bytes"),
+        (
+            site.url("/deep"),
+            vec![],
+            "the page nests elements more than 1024 levels deep",
+        ),
+        (
+            site.url("/ten-mb"),
+            vec![],
+            "the response is larger than 10485760 bytes",
+        ),
+        (
+            site.url("/endless"),
+            vec![("dynamicContent", "true")],
+            "timed out after",
+        ),
+    ];
+    let browser = wachet::testing::browser_test().await;
+    for (url, extra, words) in cases {
+        if extra.iter().any(|(k, _)| *k == "dynamicContent") && browser.is_none() {
+            continue;
+        }
+        let (status, page) = preview_of(&api, &cookie, &url, &extra).await;
+        assert!(status < 500, "{url}: {status} {page:.2000}");
+        let said = preview_says(&page);
+        assert!(
+            said.contains(&format!(
+                "<p class=\"alert preview-error\">The check failed: {words}"
+            )),
+            "{url}: {said}"
+        );
+        assert!(said.contains("Nothing was saved."), "{url}: {said}");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let answered = watcher.await.unwrap();
+    assert!(answered > 0);
+    // Nothing was stored.
+    assert_eq!(super::web::monitor_count(&api, &user).await, 0);
+}
