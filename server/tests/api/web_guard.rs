@@ -1170,6 +1170,38 @@ async fn forms_submitted_twice_or_after_their_subject_is_gone_give_a_clear_answe
         .map(Vec::len)
         .unwrap_or_else(|| endpoints.ok().as_array().map(Vec::len).unwrap_or(0));
     assert_eq!(listed, 1, "{}", endpoints.text);
+    // Webhook secret and API key, renewed twice: a new one each time, shown, never a 500.
+    let (_, settings) = page_text(&api, &cookie, "/settings").await;
+    for path in ["/settings/webhook-secret", "/settings/api-key"] {
+        let fields = form_fields(&settings, path, &[]);
+        let [first, second] = twice(&api, &cookie, path, &fields).await;
+        assert_eq!(first.0, second.0, "{path}");
+    }
+    // "Retry now" twice on a delivery: the same answer, still one delivery.
+    let note = api
+        .store
+        .insert_notification(&notification(&monitor, 1))
+        .await
+        .unwrap();
+    let deliveries = format!("/thirdparty/v1/notification/{note}/deliveries");
+    let delivery = api.get(&user, &deliveries).await.ok()[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let path = format!("/notifications/{note}/deliveries/{delivery}/retry");
+    let fields = vec![("csrf".to_string(), csrf.clone())];
+    let [first, second] = twice(&api, &cookie, &path, &fields).await;
+    assert_eq!(first.0, second.0, "{}", second.2);
+    assert_eq!(
+        api.get(&user, &deliveries)
+            .await
+            .ok()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
     // Deleting the monitor twice: the second finds it gone, the 404 page; so do the stale forms
     // that name it.
     let (_, confirm) = page_text(&api, &cookie, &format!("/monitors/{monitor}/delete")).await;
@@ -1235,6 +1267,16 @@ async fn forms_submitted_twice_or_after_their_subject_is_gone_give_a_clear_answe
             .status(),
         303
     );
+
+    // "Sign out everywhere" twice: the first ends the session, the second finds it ended;
+    // both lead to the sign-in page.
+    let (_, settings) = page_text(&api, &cookie, "/settings").await;
+    let fields = form_fields(&settings, "/settings/sign-out-everywhere", &[]);
+    let [first, second] = twice(&api, &cookie, "/settings/sign-out-everywhere", &fields).await;
+    assert_eq!(first.0, 303);
+    assert!(first.1.starts_with("/signin"), "{}", first.1);
+    assert_eq!(second.0, 303);
+    assert!(second.1.starts_with("/signin"), "{}", second.1);
 }
 
 // --- in a real browser
@@ -1590,6 +1632,9 @@ async fn an_ended_session_and_a_cut_difference_in_a_real_browser() {
     driver.close().await;
 }
 
+/// A hostile page's address, the form's extra fields, and the engine's words for it.
+type PreviewCase = (String, Vec<(&'static str, &'static str)>, &'static str);
+
 /// Previews `url` as the form would (with `extra` fields), in a bounded time; the answer.
 async fn preview_of(api: &Api, cookie: &str, url: &str, extra: &[(&str, &str)]) -> (u16, String) {
     let (_, form) = page_text(api, cookie, "/monitors/new").await;
@@ -1676,7 +1721,7 @@ async fn hostile_pages_previewed_give_the_engines_message_and_the_service_stays_
 
     let bomb = hostile.url(Hostile::GzipBomb);
     // Each with the engine's words for it.
-    let cases: Vec<(String, Vec<(&str, &str)>, &str)> = vec![
+    let cases: Vec<PreviewCase> = vec![
         (bomb, vec![], "the response is larger than 10485760 bytes"),
         (
             site.url("/deep"),
