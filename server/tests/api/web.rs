@@ -243,7 +243,7 @@ async fn invalidate_tokens_and_sign_out_end_the_web_session() {
         .await
         .unwrap();
     assert_eq!(response.status(), 303);
-    assert_eq!(response.headers()["location"], "/signin");
+    assert_eq!(response.headers()["location"], "/signin?ended=1");
 
     // Sign-out ends that session's token: the old cookie no longer works.
     let cookie = session_cookie(&api, &user).await;
