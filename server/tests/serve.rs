@@ -309,6 +309,8 @@ async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
         ("--smtp-from", "WACHET_SMTP_FROM"),
         ("--log-format", "WACHET_LOG_FORMAT"),
         ("--public-url", "WACHET_PUBLIC_URL"),
+        ("--session-lifetime", "WACHET_SESSION_LIFETIME"),
+        ("--session-idle", "WACHET_SESSION_IDLE"),
         ("--admin-email", "WACHET_ADMIN_EMAIL"),
     ])
     .await;

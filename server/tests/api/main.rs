@@ -17,6 +17,7 @@ mod web;
 mod web_account;
 mod web_folders;
 mod web_form;
+mod web_guard;
 mod web_picker;
 
 use reqwest::Method;
