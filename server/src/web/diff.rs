@@ -28,8 +28,11 @@ use wachet::model::{ClientData, DiffElement, DiffOperation};
 const CONTEXT_LINES: usize = 3;
 /// Values up to this size (either side, bytes) are diffed word by word in one go.
 const WHOLE_DIFF_BYTES: usize = 256 * 1024;
-/// How long the line diff of larger values may search before settling for a coarser one.
-const LINE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long the line diff of larger values may search before settling for a coarser one: a
+/// guard against values built to be slow (Myers is quadratic in the edit distance), set well
+/// above what a 10 MB page with a few changes takes (0.6 s in a debug build on a busy 2-core
+/// machine), so a long page on a busy machine still gets its word-level changes.
+const LINE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 /// Largest changed run of lines (both sides) diffed word by word; a larger one shows as
 /// deleted, then inserted.
 const WORD_DIFF_BYTES: usize = 64 * 1024;
