@@ -18,6 +18,7 @@ mod web_account;
 mod web_folders;
 mod web_form;
 mod web_picker;
+mod web_polish;
 
 use reqwest::Method;
 use reqwest::header::HeaderMap;
