@@ -269,7 +269,13 @@ pub(super) async fn show_of(
         }
         (body)
     };
-    super::layout::page_with_scripts(&format!("Changes of {name}"), Some(session), &[&super::assets::DIFF_JS], main).into_response()
+    super::layout::page_with_scripts(
+        &format!("Changes of {name}"),
+        Some(session),
+        &[&super::assets::DIFF_JS],
+        main,
+    )
+    .into_response()
 }
 
 fn breadcrumbs(base: &str, name: &str) -> Markup {

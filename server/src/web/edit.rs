@@ -310,7 +310,9 @@ pub async fn update(
 
 /// Whether the form was posted with its "Pick with the mouse" button.
 fn wants_pick(pairs: &[(String, String)]) -> bool {
-    pairs.iter().any(|(name, _)| name == monitor_form::PICK_BUTTON)
+    pairs
+        .iter()
+        .any(|(name, _)| name == monitor_form::PICK_BUTTON)
 }
 
 /// The point-and-click page for the URL typed in a new monitor's form, with its XPaths.

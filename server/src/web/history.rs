@@ -4,8 +4,8 @@
 //! value differs from the one before. Entries are named in links by their store key
 //! (`{millis}-{id}`, see [`EntryKey`]), which the difference page reads back.
 
-use super::folders::when;
 use super::assets::LIVE_JS;
+use super::folders::when;
 use super::layout::page_with_scripts;
 use super::monitor::{display_name, own_monitor};
 use super::pages;
@@ -233,8 +233,13 @@ pub(super) async fn show(
             }
         }
     };
-    page_with_scripts(&format!("History of {name}"), Some(session), &[&LIVE_JS], main)
-        .into_response()
+    page_with_scripts(
+        &format!("History of {name}"),
+        Some(session),
+        &[&LIVE_JS],
+        main,
+    )
+    .into_response()
 }
 
 /// The `li` of each entry of `rows` (newest first), `changed` as [`changes`] gives it.
@@ -290,7 +295,13 @@ pub async fn latest(
         Ok(found) => found,
         Err(response) => return response,
     };
-    latest_of(&state, &session, &Subject::monitor(&monitor), query.as_deref()).await
+    latest_of(
+        &state,
+        &session,
+        &Subject::monitor(&monitor),
+        query.as_deref(),
+    )
+    .await
 }
 
 /// The fragment of [`latest`] for `subject` (a monitor, or a Portal monitor's page).

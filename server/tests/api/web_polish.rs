@@ -217,7 +217,8 @@ const FOCUS_SHOWN: &str = "(() => { const e = document.activeElement; \
 /// Presses Tab until the focused element matches `wanted` (a JS expression over `e`), each
 /// focused element on the way visibly outlined; 80 presses at most.
 async fn tab_to(page: &Page, wanted: &str) {
-    let test = format!("(() => {{ const e = document.activeElement; return !!e && ({wanted}); }})()");
+    let test =
+        format!("(() => {{ const e = document.activeElement; return !!e && ({wanted}); }})()");
     for _ in 0..80 {
         press(page, "Tab").await;
         let shown: String = eval(page, FOCUS_SHOWN).await;
@@ -277,17 +278,17 @@ async fn sign_in_to_the_second_change_with_the_keyboard_alone_the_focus_always_o
     assert_eq!(searched.ok().as_array().unwrap().len(), 2, "quick-added");
 
     // The monitor, its history, the newest change.
-    tab_to(&page, "e.matches('a.monitor-name') && e.textContent === 'Tea'").await;
+    tab_to(
+        &page,
+        "e.matches('a.monitor-name') && e.textContent === 'Tea'",
+    )
+    .await;
     enter_and_wait(&page, "!!document.querySelector('pre.value')").await;
     tab_to(&page, "e.textContent === 'History'").await;
     enter_and_wait(&page, "!!document.querySelector('.history')").await;
     tab_to(&page, "e.matches('.entry-link a')").await;
     enter_and_wait(&page, "!!document.querySelector('.diff')").await;
-    let legend: String = eval(
-        &page,
-        "document.querySelector('.keys')?.textContent ?? ''",
-    )
-    .await;
+    let legend: String = eval(&page, "document.querySelector('.keys')?.textContent ?? ''").await;
     assert!(legend.contains("next change"), "{legend}");
 
     // n twice: the second change, focused and outlined; p: back to the first.
@@ -296,11 +297,19 @@ async fn sign_in_to_the_second_change_with_the_keyboard_alone_the_focus_always_o
     until(&page, "document.activeElement.id === 'change-2'").await;
     assert_eq!(eval::<String>(&page, FOCUS_SHOWN).await, "ok");
     assert_eq!(
-        eval::<String>(&page, "document.activeElement.querySelector('ins').textContent").await,
+        eval::<String>(
+            &page,
+            "document.activeElement.querySelector('ins').textContent"
+        )
+        .await,
         "2.40"
     );
     assert_eq!(eval::<String>(&page, "location.hash").await, "#change-2");
-    let said: String = eval(&page, "document.querySelector('.keys [aria-live]').textContent").await;
+    let said: String = eval(
+        &page,
+        "document.querySelector('.keys [aria-live]').textContent",
+    )
+    .await;
     assert_eq!(said, "Change 2 of 2.");
     screenshot(&page, "diff-keys", 1440).await;
     screenshot(&page, "diff-keys", 375).await;
@@ -413,31 +422,75 @@ async fn every_page_type_weighs_under_100_kb_with_its_assets() {
 
 // --- scripts off
 
-/// Clicks the element `selector` (a real mouse click, which needs no script), then waits for
-/// a new page where `marker` holds.
+/// `js` evaluated in the page, retried while a navigation replaces the document (an evaluation
+/// caught in between may never answer); 30 s at most.
+async fn ev<T: serde::de::DeserializeOwned>(page: &Page, js: &str) -> T {
+    for _ in 0..60 {
+        if let Ok(Ok(result)) =
+            tokio::time::timeout(std::time::Duration::from_millis(500), page.evaluate(js)).await
+            && let Ok(value) = result.into_value::<T>()
+        {
+            return value;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("no answer to {js}");
+}
+
+/// Waits (20 s at most) until `js` is true in the page.
+async fn wait(page: &Page, js: &str) {
+    for _ in 0..100 {
+        if ev::<bool>(page, &format!("!!({js})")).await {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let html: String = ev(page, "document.documentElement.outerHTML").await;
+    panic!("never true: {js}\n{html}");
+}
+
+/// Submits the form of the button `selector` with that button (as a click on it would, its
+/// name and value included), or follows the link `selector`, then waits for a new page where
+/// `marker` holds. Through DevTools: a mouse click's dispatch can wait forever on a page whose
+/// scripts are off.
 async fn click_to(page: &Page, selector: &str, marker: &str) {
-    page.evaluate("window.beforeClick = true").await.unwrap();
-    page.find_element(selector)
-        .await
-        .unwrap_or_else(|e| panic!("{selector}: {e}"))
-        .click()
-        .await
-        .unwrap();
-    until(page, &format!("!window.beforeClick && ({marker})")).await;
+    let clicked: bool = ev(
+        page,
+        &format!(
+            "(() => {{ window.beforeClick = true; const b = document.querySelector({selector:?}); \
+             if (!b) return false; \
+             if (b.form) b.form.requestSubmit(b); else b.click(); return true; }})()"
+        ),
+    )
+    .await;
+    assert!(clicked, "no {selector}");
+    wait(page, &format!("!window.beforeClick && ({marker})")).await;
+}
+
+/// Ticks the checkbox `selector`.
+async fn tick(page: &Page, selector: &str) {
+    let ticked: bool = ev(
+        page,
+        &format!("(() => {{ const b = document.querySelector({selector:?}); b.click(); return b.checked; }})()"),
+    )
+    .await;
+    assert!(ticked, "{selector} ticked");
 }
 
 /// Focuses the field `selector` with a click and types `text` into it.
 async fn fill(page: &Page, selector: &str, text: &str) {
-    page.evaluate(format!(
-        "(() => {{ const f = document.querySelector({selector:?}); f.focus(); f.select?.(); }})()"
-    ))
-    .await
-    .unwrap();
+    ev::<bool>(
+        page,
+        &format!(
+            "(() => {{ const f = document.querySelector({selector:?}); f.focus(); f.select?.(); return true; }})()"
+        ),
+    )
+    .await;
     type_text(page, text).await;
 }
 
 async fn text_of(page: &Page, selector: &str) -> String {
-    eval(
+    ev(
         page,
         &format!("document.querySelector({selector:?})?.textContent ?? ''"),
     )
@@ -460,7 +513,10 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
     };
     let site = FixtureServer::builder()
         .page("/tea", two_prices("3.50", "2.00"))
-        .page("/coffee", "<html><body><p class=\"price\">Coffee 2.00</p></body></html>")
+        .page(
+            "/coffee",
+            "<html><body><p class=\"price\">Coffee 2.00</p></body></html>",
+        )
         .start()
         .await
         .unwrap();
@@ -472,11 +528,19 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
         .await
         .unwrap();
     page.goto(api.url("/signin")).await.unwrap();
-    sign_in_through_the_form(&page, &user).await;
+    wait(&page, "document.querySelector('#email')").await;
+    fill(&page, "#email", &user.account.email).await;
+    fill(&page, "#password", PASSWORD).await;
+    click_to(
+        &page,
+        "button[type=submit]",
+        "document.querySelector('#quick-url')",
+    )
+    .await;
     // The scripts did not run: the live stream never opened, the bulk bar's "select all" is
     // still hidden.
     assert!(
-        eval::<bool>(
+        ev::<bool>(
             &page,
             "document.documentElement.dataset.liveStream === undefined"
         )
@@ -495,7 +559,7 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
 
     // The full form, with a preview of the value, then saved.
     page.goto(api.url("/monitors/new")).await.unwrap();
-    until(&page, "!!document.querySelector('#monitor-form')").await;
+    wait(&page, "!!document.querySelector('#monitor-form')").await;
     fill(&page, "input[name=url]", &site.url("/coffee")).await;
     fill(&page, "input[name=name]", "Coffee").await;
     fill(&page, "input[name=xPath]", "//p[@class='price']").await;
@@ -525,7 +589,7 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
     page.goto(api.url(&format!("/monitors/{coffee}")))
         .await
         .unwrap();
-    until(&page, "!!document.querySelector('.actions button')").await;
+    wait(&page, "!!document.querySelector('.actions button')").await;
     click_to(
         &page,
         ".actions button",
@@ -545,14 +609,13 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
 
     // Two ticked, paused in bulk.
     page.goto(api.url("/")).await.unwrap();
-    until(&page, "document.querySelectorAll('li.monitor').length === 2").await;
+    wait(
+        &page,
+        "document.querySelectorAll('li.monitor').length === 2",
+    )
+    .await;
     for id in [&tea, &coffee] {
-        page.find_element(format!("#select-{id}"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        tick(&page, &format!("#select-{id}")).await;
     }
     click_to(
         &page,
@@ -567,12 +630,12 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
             "{id} paused"
         );
     }
-    let done: String = eval(&page, "document.querySelector('main').textContent").await;
+    let done: String = ev(&page, "document.querySelector('main').textContent").await;
     assert!(done.contains("2 monitors paused."), "{done}");
 
     // A folder, created and renamed; a monitor moved into it.
     page.goto(api.url("/folders/new")).await.unwrap();
-    until(&page, "!!document.querySelector('#folder-name')").await;
+    wait(&page, "!!document.querySelector('#folder-name')").await;
     fill(&page, "#folder-name", "Drinks").await;
     click_to(
         &page,
@@ -580,7 +643,7 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
         "!!document.querySelector('a.folder')",
     )
     .await;
-    let href: String = eval(
+    let href: String = ev(
         &page,
         "[...document.querySelectorAll('a.folder')].find(a => a.textContent.includes('Drinks'))?.getAttribute('href') ?? ''",
     )
@@ -592,7 +655,7 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
     page.goto(api.url(&format!("/folders/{drinks}/rename")))
         .await
         .unwrap();
-    until(&page, "!!document.querySelector('#folder-name')").await;
+    wait(&page, "!!document.querySelector('#folder-name')").await;
     fill(&page, "#folder-name", "Hot drinks").await;
     click_to(
         &page,
@@ -601,24 +664,23 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
     )
     .await;
     page.goto(api.url("/")).await.unwrap();
-    until(&page, "document.querySelectorAll('li.monitor').length === 2").await;
-    page.find_element(format!("#select-{coffee}"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    wait(
+        &page,
+        "document.querySelectorAll('li.monitor').length === 2",
+    )
+    .await;
+    tick(&page, &format!("#select-{coffee}")).await;
     click_to(
         &page,
         "button[name=action][value=move]",
         "!!document.querySelector('#move-folder')",
     )
     .await;
-    page.evaluate(format!(
-        "document.querySelector('#move-folder').value = {drinks:?}"
-    ))
-    .await
-    .unwrap();
+    ev::<String>(
+        &page,
+        &format!("document.querySelector('#move-folder').value = {drinks:?}"),
+    )
+    .await;
     click_to(
         &page,
         "main button.primary[type=submit]",
@@ -628,8 +690,8 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
     page.goto(api.url(&format!("/folders/{drinks}")))
         .await
         .unwrap();
-    until(&page, "!!document.querySelector('h1')").await;
-    let inside: Vec<String> = eval(
+    wait(&page, "!!document.querySelector('h1')").await;
+    let inside: Vec<String> = ev(
         &page,
         "[...document.querySelectorAll('li.monitor a.monitor-name')].map(a => a.textContent)",
     )
@@ -650,22 +712,22 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
     page.goto(api.url(&format!("/monitors/{tea}/history")))
         .await
         .unwrap();
-    until(&page, "!!document.querySelector('.entry-link a')").await;
+    wait(&page, "!!document.querySelector('.entry-link a')").await;
     click_to(&page, ".entry-link a", "!!document.querySelector('.diff')").await;
-    let inserted: Vec<String> = eval(
+    let inserted: Vec<String> = ev(
         &page,
         "[...document.querySelectorAll('.diff ins')].map(e => e.textContent)",
     )
     .await;
     assert_eq!(inserted, ["3.90", "2.40"]);
     assert!(
-        eval::<bool>(&page, "!document.querySelector('.keys')").await,
+        ev::<bool>(&page, "!document.querySelector('.keys')").await,
         "the keys' legend comes with its script only"
     );
 
     // The password, changed.
     page.goto(api.url("/settings")).await.unwrap();
-    until(&page, "!!document.querySelector('#current-password')").await;
+    wait(&page, "!!document.querySelector('#current-password')").await;
     fill(&page, "#current-password", PASSWORD).await;
     fill(&page, "#new-password", "a new pass phrase").await;
     click_to(
@@ -674,7 +736,7 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
         "!!document.querySelector('#current-password')",
     )
     .await;
-    let said: String = eval(&page, "document.querySelector('main').textContent").await;
+    let said: String = ev(&page, "document.querySelector('main').textContent").await;
     assert!(said.contains("Your password was changed."), "{said}");
     let old = super::web::sign_in(&api, &user.account.email, PASSWORD).await;
     assert_ne!(old.status(), 303, "the old password no longer signs in");
@@ -691,7 +753,10 @@ async fn the_monitor_form_leads_to_the_picker_with_the_url_typed_in_a_real_brows
         return;
     };
     let site = FixtureServer::builder()
-        .page("/coffee", "<html><body><p class=\"price\">Coffee 2.00</p></body></html>")
+        .page(
+            "/coffee",
+            "<html><body><p class=\"price\">Coffee 2.00</p></body></html>",
+        )
         .start()
         .await
         .unwrap();
@@ -708,7 +773,7 @@ async fn the_monitor_form_leads_to_the_picker_with_the_url_typed_in_a_real_brows
             sign_in_through_the_form(&page, &user).await;
         }
         page.goto(api.url("/monitors/new")).await.unwrap();
-        until(&page, "!!document.querySelector('#monitor-form')").await;
+        wait(&page, "!!document.querySelector('#monitor-form')").await;
         fill(&page, "input[name=url]", &site.url("/coffee")).await;
         fill(&page, "input[name=xPath]", "//p").await;
         if scripts {
@@ -723,15 +788,11 @@ async fn the_monitor_form_leads_to_the_picker_with_the_url_typed_in_a_real_brows
         )
         .await;
         // The picker has the page typed, with the XPath tried on it.
-        let query: String = eval(&page, "location.search").await;
+        let query: String = ev(&page, "location.search").await;
         assert!(query.contains("token="), "{query}");
         assert!(query.contains("xPath=%2F%2Fp"), "{query}");
         assert!(!query.contains("csrf"), "no secret in the address: {query}");
-        let url: String = eval(
-            &page,
-            "document.querySelector('main').textContent",
-        )
-        .await;
+        let url: String = ev(&page, "document.querySelector('main').textContent").await;
         assert!(url.contains(&site.url("/coffee")), "{url}");
         assert!(monitors_of(&api, &user).await.is_empty(), "nothing saved");
         page.close().await.unwrap();
