@@ -300,7 +300,13 @@ pub(super) async fn show_of(
         }
         (body)
     };
-    page(&format!("Changes of {name}"), Some(session), main).into_response()
+    super::layout::page_with_scripts(
+        &format!("Changes of {name}"),
+        Some(session),
+        &[&super::assets::DIFF_JS],
+        main,
+    )
+    .into_response()
 }
 
 fn breadcrumbs(base: &str, name: &str) -> Markup {

@@ -133,6 +133,10 @@ pub fn routes(state: AppState) -> Router {
             get(portal::page_history),
         )
         .route("/monitors/{id}/pages/{page}/diff", get(portal::page_diff))
+        .route(
+            "/monitors/{id}/pages/{page}/history/latest",
+            get(portal::page_history_latest),
+        )
         .route("/monitors/{id}", get(monitor::show))
         .route("/monitors/{id}/pause", post(monitor::pause))
         .route("/monitors/{id}/resume", post(monitor::resume))
@@ -141,6 +145,7 @@ pub fn routes(state: AppState) -> Router {
             get(delete::confirm).post(delete::delete),
         )
         .route("/monitors/{id}/history", get(history::history))
+        .route("/monitors/{id}/history/latest", get(history::latest))
         .route("/monitors/{id}/diff", get(diff::show))
         .route("/notifications", get(notifications::list))
         .route(

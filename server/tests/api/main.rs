@@ -19,6 +19,7 @@ mod web_folders;
 mod web_form;
 mod web_guard;
 mod web_picker;
+mod web_polish;
 
 use reqwest::Method;
 use reqwest::header::HeaderMap;
