@@ -198,6 +198,14 @@ const CASES: &[Case] = &[
     post("/monitors/{id}/delete", "/monitors/{monitor}/delete", &[]),
     post("/monitors/{id}/delete", "/monitors/{portal}/delete", &[]),
     get("/monitors/{id}/history", "/monitors/{monitor}/history"),
+    get(
+        "/monitors/{id}/history/latest",
+        "/monitors/{monitor}/history/latest",
+    ),
+    get(
+        "/monitors/{id}/pages/{page}/history/latest",
+        "/monitors/{portal}/pages/{page}/history/latest",
+    ),
     get("/monitors/{id}/diff", "/monitors/{monitor}/diff"),
     get("/monitors/{id}/diff", "/monitors/{monitor}/diff?{diff}"),
     get(
