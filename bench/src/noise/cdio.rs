@@ -157,7 +157,10 @@ pub struct Cdio {
 impl Drop for Cdio {
     fn drop(&mut self) {
         let group = format!("-{}", self.child.id());
-        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        let _ = Command::new("kill")
+            .args(["-TERM", "--", &group])
+            .stderr(Stdio::null())
+            .status();
         let deadline = Instant::now() + Duration::from_secs(15);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -166,7 +169,10 @@ impl Drop for Cdio {
             std::thread::sleep(Duration::from_millis(100));
         }
         // Anything of its group still there (workers it spawned) goes too.
-        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stderr(Stdio::null())
+            .status();
         let _ = self.child.wait();
     }
 }

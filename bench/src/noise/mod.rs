@@ -334,19 +334,19 @@ fn print_tables(
     ] {
         println!();
         println!(
-            "| {:<16} | {:>7} | {:<26} | {:<26} |",
+            "| {:<16} | {:>7} | {:<44} | {:<44} |",
             "", "", wachet_label, cdio_label
         );
         println!(
-            "| {:<16} | {:>7} | {:>5} {:>6} {:>4}  | {:>5} {:>6} {:>4}  |",
-            "page", "changes", "false", "missed", "true", "false", "missed", "true"
+            "| {:<16} | {:>7} | {:<44} | {:<44} |",
+            "page", "changes", "false missed true", "false missed true"
         );
         println!(
             "|{}|{}|{}|{}|",
             "-".repeat(18),
             "-".repeat(9),
-            "-".repeat(28),
-            "-".repeat(28)
+            "-".repeat(46),
+            "-".repeat(46)
         );
         for page in pages {
             let changes = page
@@ -355,7 +355,7 @@ fn print_tables(
                 .filter(|c| c.at + options.window <= options.checks)
                 .count();
             println!(
-                "| {:<16} | {:>7} | {:<26} | {:<26} |",
+                "| {:<16} | {:>7} | {:<44} | {:<44} |",
                 page.name,
                 changes,
                 cell(wachet, page.name, mode, options.checks),
@@ -382,7 +382,7 @@ fn print_tables(
             })
             .sum();
         println!(
-            "| {:<16} | {:>7} | {:<26} | {:<26} |",
+            "| {:<16} | {:>7} | {:<44} | {:<44} |",
             "total",
             changes,
             fmt(tw.clone()),

@@ -1015,10 +1015,11 @@ fn events(ctx: &Ctx) -> Reply {
     let body = "<h1>Riverside Jazz Club — upcoming</h1><ul id=\"events\"><li class=\"placeholder\">Loading events…</li></ul>\
          <section id=\"reviews\"><p class=\"placeholder\">Loading reviews…</p></section>\
          <script>\
-         fetch('data.json').then(r=>r.json()).then(d=>{const ul=document.getElementById('events');ul.innerHTML='';\
+         const base=location.pathname.replace(/\\/$/,'')+'/';\
+         fetch(base+'data.json').then(r=>r.json()).then(d=>{const ul=document.getElementById('events');ul.innerHTML='';\
          for(const e of d.events){const li=document.createElement('li');li.textContent=e.date+' — '+e.name+' — '+e.price;ul.appendChild(li);}});\
          new IntersectionObserver((es,o)=>{if(es.some(e=>e.isIntersecting)){o.disconnect();\
-         fetch('more.html').then(r=>r.text()).then(t=>{document.getElementById('reviews').innerHTML=t;});}})\
+         fetch(base+'more.html').then(r=>r.text()).then(t=>{document.getElementById('reviews').innerHTML=t;});}})\
          .observe(document.getElementById('reviews'));\
          </script>";
     Reply::html(layout(
