@@ -19,14 +19,20 @@ use std::sync::{Arc, Mutex};
 /// Notifications received, by monitor id, and the delivery ids seen (retries are dropped).
 #[derive(Default)]
 pub struct Received {
-    alerts: Mutex<(HashMap<String, Vec<Alert>>, HashSet<String>)>,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    by_task: HashMap<String, Vec<Alert>>,
+    deliveries: HashSet<String>,
 }
 
 impl Received {
     /// The alerts of monitor `id`.
     pub fn of(&self, id: &str) -> Vec<Alert> {
-        let guard = self.alerts.lock().unwrap_or_else(|e| e.into_inner());
-        guard.0.get(id).cloned().unwrap_or_default()
+        let guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        guard.by_task.get(id).cloned().unwrap_or_default()
     }
 }
 
@@ -50,14 +56,14 @@ async fn hook(
         .get("x-wachet-delivery")
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    let mut guard = received.alerts.lock().unwrap_or_else(|e| e.into_inner());
+    let mut guard = received.inner.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(delivery) = delivery
-        && !guard.1.insert(delivery)
+        && !guard.deliveries.insert(delivery)
     {
         return "duplicate";
     }
     guard
-        .0
+        .by_task
         .entry(task.to_string())
         .or_default()
         .push(Alert { at_ms, error });
