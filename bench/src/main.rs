@@ -15,7 +15,13 @@
 //!                  [--client-threads T] [--server nginx|rust|auto] [--wachet PATH] [--rounds R]
 //! wachet-bench schedule [--monitors N] [--hosts H] [--recurrence S] [--warmup S] [--duration S]
 //!                       [--checks-in-flight N] [--wachet PATH]
+//! wachet-bench noise [--checks N] [--seed S] [--window W] [--cdio-recheck S] [--no-cdio 1]
+//!                    [--no-wachet 1] [--wachet PATH] [--timeout-minutes M]
 //! ```
+//!
+//! `noise` serves 17 noisy pages with real changes at known requests, watches them with the
+//! release `wachet serve` and changedetection.io 0.60.10 at once, and prints the false, missed
+//! and true alerts of each page side by side.
 //!
 //! `schedule` runs the release `wachet serve` checking `--monitors` (10,000) SinglePage
 //! monitors every 60 s against pages this process serves on 127.0.0.1..=127.0.0.`H`, and
@@ -55,7 +61,9 @@ fn usage() -> ExitCode {
          [--history N] [--client-threads T] [--server nginx|rust|auto] [--wachet PATH] \
          [--rounds R]\n  \
          wachet-bench schedule [--monitors N] [--hosts H] [--recurrence S] [--warmup S] \
-         [--duration S] [--checks-in-flight N] [--wachet PATH]"
+         [--duration S] [--checks-in-flight N] [--wachet PATH]\n  \
+         wachet-bench noise [--checks N] [--seed S] [--window W] [--cdio-recheck S] \
+         [--no-cdio 1] [--no-wachet 1] [--wachet PATH] [--timeout-minutes M]"
     );
     ExitCode::from(2)
 }
@@ -110,6 +118,10 @@ fn main() -> ExitCode {
         },
         ("schedule", opts) => match wachet_bench::schedule::ScheduleOptions::parse(opts) {
             Some(options) => wachet_bench::schedule::run(&options),
+            None => return usage(),
+        },
+        ("noise", opts) => match wachet_bench::noise::NoiseOptions::parse(opts) {
+            Some(options) => wachet_bench::noise::run(&options),
             None => return usage(),
         },
         ("compare", opts) => match harness::CompareOptions::parse(opts) {
