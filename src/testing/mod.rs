@@ -205,6 +205,9 @@ struct Shared {
     /// Where symbolic links in `root` may lead; `root` itself when `None`.
     limit: Option<PathBuf>,
     replies: Mutex<HashMap<String, Reply>>,
+    /// Replies given in turn by request count ([`FixtureServer::sequence`]), with how many
+    /// were given.
+    sequences: Mutex<HashMap<String, (Vec<Reply>, usize)>>,
     requests: Mutex<Vec<RecordedRequest>>,
 }
 
@@ -258,6 +261,7 @@ impl FixtureServerBuilder {
             root: self.root,
             limit: self.limit,
             replies: Mutex::new(self.pages.into_iter().collect()),
+            sequences: Mutex::new(HashMap::new()),
             requests: Mutex::new(Vec::new()),
         });
         let app = Router::new().fallback(handle).with_state(shared.clone());
@@ -311,9 +315,19 @@ impl FixtureServer {
         lock(&self.shared.replies).insert(path.into(), reply);
     }
 
+    /// Replies to the requests for `path` (any query) in turn, counted from now: the first
+    /// gets `replies[0]`, the second `replies[1]`, and every request after the last reply gets
+    /// that last one again. A page driven by request count (one odd answer, a failure that
+    /// clears) without timing in the test. Takes precedence over [`FixtureServer::set`];
+    /// [`FixtureServer::clear`] removes it. An empty list serves as if none was given.
+    pub fn sequence(&self, path: impl Into<String>, replies: Vec<Reply>) {
+        lock(&self.shared.sequences).insert(path.into(), (replies, 0));
+    }
+
     /// Serves `path` from the directory again (or 404).
     pub fn clear(&self, path: &str) {
         lock(&self.shared.replies).remove(path);
+        lock(&self.shared.sequences).remove(path);
     }
 
     /// Every request received so far.
@@ -364,13 +378,21 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             .collect(),
         body,
     });
-    let reply = {
+    let in_turn = {
+        let mut sequences = lock(&shared.sequences);
+        sequences.get_mut(&path).and_then(|(replies, given)| {
+            let reply = replies.get(*given).or_else(|| replies.last()).cloned();
+            *given += 1;
+            reply
+        })
+    };
+    let reply = in_turn.or_else(|| {
         let replies = lock(&shared.replies);
         replies
             .get(&path_and_query)
             .or_else(|| replies.get(&path))
             .cloned()
-    };
+    });
     let reply = match reply {
         Some(reply) => reply,
         None => from_dir(shared.root.as_deref(), shared.limit.as_deref(), &path).await,
