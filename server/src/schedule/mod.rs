@@ -440,16 +440,18 @@ async fn within_stored_bytes(
         loaded = store.alert_states(task).await?;
         &loaded
     };
-    let fresh = wachet::alerts::AlertState::default();
+    let fresh = ConfirmState::default();
     let series = pages
         .iter_mut()
-        .map(|(url, _, data)| {
-            let state = states.pages.get(url.as_str()).map(|s| &s.alerts);
-            (state.unwrap_or(&fresh), data)
-        })
-        .chain(std::iter::once((&states.own.alerts, own)));
+        .map(|(url, _, data)| (states.pages.get(url.as_str()).unwrap_or(&fresh), data))
+        .chain(std::iter::once((&states.own, own)));
     for (state, data) in series {
-        if data.raw.is_none() || data.raw == state.last_value {
+        // The confirmed value and those waiting for confirmation are kept already.
+        let kept = |raw: &String| {
+            state.alerts.last_value.as_ref() == Some(raw)
+                || state.pending.iter().any(|c| &c.value == raw)
+        };
+        if data.raw.as_ref().is_none_or(kept) {
             continue;
         }
         match usage.refuses(size(data)) {
