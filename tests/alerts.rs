@@ -1272,7 +1272,12 @@ mod confirmation {
         let got = steps(&both(), Confirmation::default(), &["A", "B", "B", "B"]);
         assert_eq!(
             got,
-            [QUIET(), WAIT(), step(&["content changed@1"], false), QUIET()]
+            [
+                QUIET(),
+                WAIT(),
+                step(&["content changed@1"], false),
+                QUIET()
+            ]
         );
     }
 
@@ -1321,7 +1326,11 @@ mod confirmation {
 
     #[test]
     fn a_respelled_value_is_no_change_to_confirm() {
-        let got = steps(&both(), Confirmation::default(), &["Tea 3.50", "Tea\u{a0} 3.50"]);
+        let got = steps(
+            &both(),
+            Confirmation::default(),
+            &["Tea 3.50", "Tea\u{a0} 3.50"],
+        );
         assert_eq!(got, [QUIET(), QUIET()]);
     }
 
@@ -1347,7 +1356,11 @@ mod confirmation {
 
     #[test]
     fn a_failure_between_a_change_and_its_confirmation_is_skipped() {
-        let got = steps(&both(), Confirmation::default(), &["A", "B", "!HTTP 503", "B"]);
+        let got = steps(
+            &both(),
+            Confirmation::default(),
+            &["A", "B", "!HTTP 503", "B"],
+        );
         assert_eq!(
             got,
             [QUIET(), WAIT(), WAIT(), step(&["content changed@1"], false)]
@@ -1399,7 +1412,13 @@ mod confirmation {
         );
         assert_eq!(
             got,
-            [QUIET(), WAIT(), step(&["check failed@1"], false), QUIET(), QUIET()]
+            [
+                QUIET(),
+                WAIT(),
+                step(&["check failed@1"], false),
+                QUIET(),
+                QUIET()
+            ]
         );
     }
 
@@ -1411,7 +1430,11 @@ mod confirmation {
         let got = steps(&both(), one, &["A", "!HTTP 500", "A"]);
         assert_eq!(
             got,
-            [QUIET(), step(&["check failed"], false), step(&["recovered"], false)]
+            [
+                QUIET(),
+                step(&["check failed"], false),
+                step(&["recovered"], false)
+            ]
         );
         let three = Confirmation {
             error_after_failures: 3,
@@ -1433,10 +1456,18 @@ mod confirmation {
 
     #[test]
     fn the_first_check_failing_waits_for_the_retry_too() {
-        let got = steps(&both(), Confirmation::default(), &["!HTTP 404", "!HTTP 404", "A"]);
+        let got = steps(
+            &both(),
+            Confirmation::default(),
+            &["!HTTP 404", "!HTTP 404", "A"],
+        );
         assert_eq!(
             got,
-            [WAIT(), step(&["check failed@0"], false), step(&["recovered"], false)]
+            [
+                WAIT(),
+                step(&["check failed@0"], false),
+                step(&["recovered"], false)
+            ]
         );
     }
 

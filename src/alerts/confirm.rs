@@ -318,13 +318,27 @@ mod tests {
         let mut said = Vec::new();
         for (i, v) in ["A", "B", "B", "B", "A", "A"].iter().enumerate() {
             let at = Utc.timestamp_opt(i as i64, 0).unwrap();
-            let d = decide(&state, Check::Value(v), at, &alerts, Subject::SinglePage, &policy);
+            let d = decide(
+                &state,
+                Check::Value(v),
+                at,
+                &alerts,
+                Subject::SinglePage,
+                &policy,
+            );
             said.push((d.raised.len(), d.recheck));
             state = d.state;
         }
         assert_eq!(
             said,
-            [(0, false), (0, true), (1, false), (0, false), (0, true), (1, false)]
+            [
+                (0, false),
+                (0, true),
+                (1, false),
+                (0, false),
+                (0, true),
+                (1, false)
+            ]
         );
         assert_eq!(state.alerts.last_value.as_deref(), Some("A"));
     }

@@ -445,7 +445,10 @@ pub struct CheckRecord {
     /// The alert states that changed with this check: the monitor's own (`None`) or a crawled
     /// page's (its URL), each the state to keep or `None` to forget it (a monitor without
     /// alerts keeps none: should it get alerts later, they start from its history).
-    pub alert_states: Vec<(Option<String>, Option<wachet::alerts::confirm::ConfirmState>)>,
+    pub alert_states: Vec<(
+        Option<String>,
+        Option<wachet::alerts::confirm::ConfirmState>,
+    )>,
     /// When it is next due.
     pub next_check_at: Millis,
 }

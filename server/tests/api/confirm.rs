@@ -120,7 +120,9 @@ async fn a_real_change_raises_one_not_eq_once_confirmed() {
     let second_b = at(&history[2]["lastCheckTimestamp"]).unwrap();
     assert!(at(&raised[0]["timestamp"]).unwrap() >= second_b);
     let html = raised[0]["html"].as_str().unwrap();
-    let first = first_b.format("First seen at %Y-%m-%d %H:%M:%S UTC").to_string();
+    let first = first_b
+        .format("First seen at %Y-%m-%d %H:%M:%S UTC")
+        .to_string();
     assert!(html.contains(&first), "{html}");
 }
 
@@ -168,7 +170,11 @@ async fn a_lasting_failure_raises_one_error_after_two_checks_and_one_recovery() 
         .iter()
         .map(|n| (n["type"].as_str().unwrap(), n["error"].is_null()))
         .collect();
-    assert_eq!(kinds, [("Error", false), ("Error", true)], "then one recovered");
+    assert_eq!(
+        kinds,
+        [("Error", false), ("Error", true)],
+        "then one recovered"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -199,7 +205,11 @@ async fn a_change_seen_before_a_crash_is_confirmed_after_the_restart() {
     checks(&api, &user, &task, 2).await;
     let before = notifications(&api, &user, &task).await;
     let dir = api.crash();
-    assert_eq!(before, Vec::<Value>::new(), "the change waits for its confirmation");
+    assert_eq!(
+        before,
+        Vec::<Value>::new(),
+        "the change waits for its confirmation"
+    );
     assert_eq!(site.hits("/p"), 2, "stopped before the confirming check");
     tokio::time::sleep(Duration::from_millis(1500)).await;
 
@@ -218,7 +228,10 @@ async fn a_change_seen_before_a_crash_is_confirmed_after_the_restart() {
     assert_eq!(kinds, ["NotEq"]);
     let at = |v: &Value| v.as_str().unwrap().parse::<chrono::DateTime<chrono::Utc>>();
     let confirmed = at(&history[2]["lastCheckTimestamp"]).unwrap();
-    assert!(at(&raised[0]["timestamp"]).unwrap() >= confirmed, "raised after the restart");
+    assert!(
+        at(&raised[0]["timestamp"]).unwrap() >= confirmed,
+        "raised after the restart"
+    );
     // Later checks find B again: still exactly one.
     checks(&api, &user, &task, 5).await;
     assert_eq!(notifications(&api, &user, &task).await.len(), 1);

@@ -101,7 +101,9 @@ impl StateRow {
                 Ok(state) => return Ok((self.url, state)),
                 // The history still tells what was confirmed last; only a pending
                 // confirmation is lost.
-                Err(err) => tracing::error!(%err, "stored alert state cannot be read; history used"),
+                Err(err) => {
+                    tracing::error!(%err, "stored alert state cannot be read; history used")
+                }
             }
         }
         let last_check = match (self.checked, &self.error) {
