@@ -371,7 +371,11 @@ async fn check_and_store(
     let (notifications, alert_states, recheck) = if alerts.is_empty() {
         // No alerts, nothing to confirm: keep no state, so alerts added later start from the
         // history rather than from a state this check did not keep up to date.
-        (Vec::new(), vec![(None, None)], false)
+        let forget = std::iter::once(None)
+            .chain(pages.iter().map(|(url, ..)| Some(url.clone())))
+            .map(|series| (series, None))
+            .collect();
+        (Vec::new(), forget, false)
     } else {
         // Diffs for the contents are CPU work: off the async threads.
         let (monitor, own, pages) = (monitor.clone(), own.clone(), pages.clone());

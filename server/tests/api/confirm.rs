@@ -191,6 +191,19 @@ async fn error_after_failures_is_a_validated_setting_of_the_monitor() {
     let task = id(&api.task(&user, body).await);
     let stored = api.get(&user, &format!("/thirdparty/v1/task/{task}")).await;
     assert_eq!(stored.ok()["errorAfterFailures"], 3);
+    // Documented as an extension of ClientTask.
+    let doc: Value = api
+        .client()
+        .get(api.url("/thirdparty/v1/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let field = &doc["components"]["schemas"]["Monitor"]["properties"]["errorAfterFailures"];
+    let description = field["description"].as_str().unwrap_or_default();
+    assert!(description.starts_with("Extension:"), "{field}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
