@@ -192,8 +192,9 @@ const show = text => {{ document.getElementById('spinner').remove();
     }
 }
 
-/// A request that stays open (a long poll) holds the first render to the maximum wait, with
-/// the DOM as it is then; the renders after it no longer wait for that request.
+/// A request that stays open (a long poll) is waited for up to the maximum by the first two
+/// renders (one sighting is not enough to write an address off), with the page's other content,
+/// slow data included, stored; the renders after them no longer wait for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_poll_does_not_hold_every_check_to_the_maximum() {
     let Some(_serial) = browser_test().await else {
@@ -202,19 +203,23 @@ async fn a_long_poll_does_not_hold_every_check_to_the_maximum() {
     let page = r#"<!doctype html><p>news</p><script>
 const poll = () => fetch('/poll?since=' + Date.now()).then(r => r.text()).then(poll, poll);
 poll();
+fetch('/data').then(r => r.text()).then(t => {
+  const p = document.createElement('p'); p.textContent = t; document.body.appendChild(p);
+});
 </script>"#;
     let server = FixtureServer::builder()
         .page("/live", page)
+        .reply("/poll", Reply::new(200).body("nothing new").never_finish())
         .reply(
-            "/poll",
+            "/data",
             Reply::new(200)
-                .body("nothing new")
-                .delay(Duration::from_secs(120)),
+                .body("from the data")
+                .delay(Duration::from_millis(1500)),
         )
         .start()
         .await
         .unwrap();
-    let max_settle = Duration::from_secs(6);
+    let max_settle = Duration::from_secs(4);
     let engine = Engine::builder()
         .allow_private_networks(true)
         .total_timeout(Duration::from_secs(30))
@@ -226,21 +231,199 @@ poll();
         .unwrap();
     let mut m = dynamic(server.url("/live"));
     m.x_path = Some("//p".into());
-    let first = engine.check(&m).await.unwrap();
-    assert_eq!(first.value(), Some("news"), "{first:?}");
-    assert!(
-        first.timings.fetch >= max_settle,
-        "the first render waits for the open request: {:?}",
-        first.timings
-    );
-    for _ in 0..2 {
-        let next = engine.check(&m).await.unwrap();
-        assert_eq!(next.value(), Some("news"), "{next:?}");
-        assert!(
-            next.timings.fetch < max_settle,
-            "a known long poll is not waited for: {:?}",
-            next.timings
+    for check in 1..=4 {
+        let outcome = engine.check(&m).await.unwrap();
+        assert_eq!(
+            outcome.value(),
+            Some("news\nfrom the data"),
+            "check {check}: {outcome:?}"
         );
+        if check <= 2 {
+            assert!(
+                outcome.timings.fetch >= max_settle,
+                "check {check} waits for the open request: {:?}",
+                outcome.timings
+            );
+        } else {
+            assert!(
+                outcome.timings.fetch < max_settle,
+                "check {check}: a long poll seen hanging twice is not waited for: {:?}",
+                outcome.timings
+            );
+        }
+    }
+}
+
+/// A price shown by the page's script from a data request: on some requests the data fails
+/// (the script retries once, 1.5 s later) or takes 2 s, and once it answers only after the
+/// render's maximum wait. Every check after that one stores the complete value, 20 in a row
+/// with the same engine: neither the retry nor the slow answer is given up on, and the one
+/// answer that came too late does not make the engine stop waiting for that address.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn data_that_sometimes_fails_or_is_slow_is_stored_complete_on_every_check() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let page = r#"<!doctype html><h1>Tea</h1><p id=price>Loading...</p><script>
+const load = retry => fetch('/price')
+  .then(r => { if (!r.ok) throw new Error('HTTP ' + r.status); return r.json(); })
+  .then(d => { document.getElementById('price').textContent = d.price; })
+  .catch(() => { if (retry) setTimeout(() => load(false), 1500); });
+load(true);
+</script>"#;
+    let max_settle = Duration::from_secs(4);
+    let server = FixtureServer::builder()
+        .page("/tea", page)
+        .counted("/price", move |n| {
+            let price = Reply::new(200)
+                .header("content-type", "application/json")
+                .body(r#"{"price":"3.50 EUR"}"#);
+            match n {
+                // The first check: the answer comes after the render's maximum wait.
+                1 => price.delay(max_settle + Duration::from_secs(2)),
+                // Fails; the retry (the next request) answers.
+                3 | 7 | 12 | 18 => Reply::new(503).body("busy"),
+                // Slow, a retry (13) included.
+                5 | 10 | 13 | 16 | 21 => price.delay(Duration::from_secs(2)),
+                _ => price,
+            }
+        })
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(Duration::from_secs(20))
+        .render_settings(RenderSettings {
+            max_settle,
+            ..RenderSettings::default()
+        })
+        .build()
+        .unwrap();
+    let mut m = dynamic(server.url("/tea"));
+    m.x_path = Some("//p[@id='price']".into());
+    let late = engine.check(&m).await.unwrap();
+    assert_eq!(late.value(), Some("Loading..."), "{late:?}");
+    let mut values = Vec::new();
+    for _ in 0..20 {
+        let outcome = engine.check(&m).await.unwrap();
+        values.push(outcome.value().unwrap_or("(failed)").to_string());
+    }
+    let incomplete: Vec<(usize, &String)> = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| *v != "3.50 EUR")
+        .map(|(i, v)| (i + 1, v))
+        .collect();
+    assert!(
+        incomplete.is_empty(),
+        "checks with another value: {incomplete:?}"
+    );
+    // 21 checks, 4 of them retried once.
+    assert_eq!(server.hits("/price"), 25);
+}
+
+/// A list loaded a screen at a time as the page is scrolled to its end (3 screens), with the
+/// loads failing (retried once, 1.5 s later) or taking 2 s on some requests: with `scrollPage`
+/// every check stores all 45 items.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lazily_loaded_list_is_complete_on_every_check() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let page = r#"<!doctype html><h1>Items</h1><ul id=list></ul><script>
+const list = document.getElementById('list');
+let pages = 0, loading = false;
+const more = retry => {
+  loading = true;
+  fetch('/items?page=' + (pages + 1))
+    .then(r => { if (!r.ok) throw new Error('HTTP ' + r.status); return r.text(); })
+    .then(() => {
+      for (let i = 1; i <= 15; i++) {
+        const li = document.createElement('li');
+        li.style.height = '60px';
+        li.textContent = 'item ' + (pages * 15 + i);
+        list.appendChild(li);
+      }
+      pages++;
+      loading = false;
+    })
+    .catch(() => { if (retry) setTimeout(() => more(false), 1500); else loading = false; });
+};
+more(true);
+window.addEventListener('scroll', () => {
+  const end = window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 50;
+  if (end && !loading && pages < 3) more(true);
+});
+</script>"#;
+    let server = FixtureServer::builder()
+        .page("/items.html", page)
+        .counted("/items", |n| match n {
+            5 | 11 | 16 => Reply::new(503).body("busy"),
+            2 | 9 | 17 => Reply::new(200).body("more").delay(Duration::from_secs(2)),
+            _ => Reply::new(200).body("more"),
+        })
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    let mut m = dynamic(server.url("/items.html"));
+    m.x_path = Some("count(//li)".into());
+    m.scroll_page = true;
+    let mut counts = Vec::new();
+    for _ in 0..8 {
+        let outcome = engine.check(&m).await.unwrap();
+        counts.push(outcome.value().unwrap_or("(failed)").to_string());
+    }
+    assert!(
+        counts.iter().all(|c| c == "45"),
+        "items per check: {counts:?}"
+    );
+    // 8 checks of 3 loads, 3 of them retried once.
+    assert_eq!(server.hits("/items"), 27);
+}
+
+/// An endless list (a screen more on every scroll) stops growing the value at the maximum
+/// height: scrolling ends once the document is that tall, with what was loaded until then.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_list_is_scrolled_to_the_maximum_height() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let page = r#"<!doctype html><body style="margin:0"><ul id=list style="margin:0"></ul><script>
+const list = document.getElementById('list');
+let n = 0;
+const more = () => fetch('/more').then(r => r.text()).then(() => {
+  for (let i = 0; i < 10; i++) {
+    const li = document.createElement('li'); li.style.height = '100px'; li.textContent = 'item ' + (++n);
+    list.appendChild(li);
+  }
+});
+more();
+window.addEventListener('scroll', more);
+</script>"#;
+    let server = FixtureServer::builder()
+        .page("/endless", page)
+        .page("/more", "more")
+        .start()
+        .await
+        .unwrap();
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(Duration::from_secs(10))
+        .render_settings(RenderSettings {
+            max_scroll_height: 3000.0,
+            ..RenderSettings::default()
+        })
+        .build()
+        .unwrap();
+    let mut m = dynamic(server.url("/endless"));
+    m.x_path = Some("count(//li)".into());
+    m.scroll_page = true;
+    for _ in 0..2 {
+        let outcome = engine.check(&m).await.unwrap();
+        // 1,000 px a load: after the second scroll the page is 3,000 px tall, the maximum.
+        assert_eq!(outcome.value(), Some("30"), "{outcome:?}");
     }
 }
 

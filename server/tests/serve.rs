@@ -309,6 +309,8 @@ async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
         ("--smtp-from", "WACHET_SMTP_FROM"),
         ("--log-format", "WACHET_LOG_FORMAT"),
         ("--public-url", "WACHET_PUBLIC_URL"),
+        ("--session-lifetime", "WACHET_SESSION_LIFETIME"),
+        ("--session-idle", "WACHET_SESSION_IDLE"),
         ("--admin-email", "WACHET_ADMIN_EMAIL"),
     ])
     .await;
@@ -541,7 +543,15 @@ async fn json_logs_carry_no_secret() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = child.stderr.take().unwrap();
+    // Read as it comes: debug logs fill a pipe's buffer, and a service blocked writing to a
+    // full pipe could not exit.
+    let mut stderr = child.stderr.take().unwrap();
+    let log = tokio::spawn(async move {
+        use tokio::io::AsyncReadExt;
+        let mut log = String::new();
+        stderr.read_to_string(&mut log).await.unwrap();
+        log
+    });
     let server = listening(child).await;
     let admin = account(&server.printed);
     let token = server.login(&admin).await;
@@ -566,10 +576,7 @@ async fn json_logs_carry_no_secret() {
         .await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(server.terminate().await, Some(0));
-    let mut log = String::new();
-    use tokio::io::AsyncReadExt;
-    let mut stderr = stderr;
-    stderr.read_to_string(&mut log).await.unwrap();
+    let log = log.await.unwrap();
     let lines: Vec<&str> = log.lines().collect();
     assert!(!lines.is_empty());
     for line in &lines {

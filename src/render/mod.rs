@@ -35,7 +35,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 /// Settings of the renderer. Defaults: 4 tabs, 64 renders waiting at most, Chromium closed after
 /// 60 s idle, the DOM considered settled after 300 ms without mutation (50 ms once the page is
 /// loaded with no timer or request pending) but never waited for longer than 10 s, 20 scrolls at
-/// most, navigation within 30 s, 10 MiB of HTML and of each response at most, 64 MiB loaded by
+/// most and no further than 100,000 px, 20 s for all the scrolls of a render, navigation within
+/// 30 s, 10 MiB of HTML and of each response at most, 64 MiB loaded by
 /// a render at most, a JavaScript heap of 256 MiB and 384 MiB of resident memory per renderer at
 /// most (4 tabs stay well under 2 GB together).
 #[derive(Debug, Clone)]
@@ -57,6 +58,11 @@ pub struct RenderSettings {
     pub max_settle: Duration,
     /// Most scrolls for `scrollPage`.
     pub max_scrolls: usize,
+    /// `scrollPage` stops once the document is this tall (CSS pixels).
+    pub max_scroll_height: f64,
+    /// The longest all the scrolls of a render may take together, the requests they trigger
+    /// waited for included; the page is taken as it is then.
+    pub max_scroll_wait: Duration,
     /// Also refuse stylesheets (images, fonts and media always are).
     pub block_stylesheets: bool,
     /// Reuse tabs within a session (a new tab per page when false; for measurements).
@@ -87,6 +93,8 @@ impl Default for RenderSettings {
             idle_quiet: Duration::from_millis(50),
             max_settle: Duration::from_secs(10),
             max_scrolls: 20,
+            max_scroll_height: 100_000.0,
+            max_scroll_wait: Duration::from_secs(20),
             block_stylesheets: false,
             reuse_tabs: true,
             navigation_timeout: Duration::from_secs(30),

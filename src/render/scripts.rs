@@ -3,7 +3,11 @@
 /// Installed before any script of the page runs: counts what may still change the DOM soon
 /// (timers of up to a second, fetch and XHR requests in flight, response bodies being read,
 /// and scripts, stylesheets and frames inserted after the load until they load) and when the
-/// DOM last changed, parsing included. Nothing is delayed or altered, only counted.
+/// DOM last changed, parsing included. A timer of up to 10 s set at the moment a fetch or XHR
+/// failed (a network error or a status of 400 or more; within 100 ms either way) is taken for
+/// the page retrying it, and its due time is kept for [`SETTLE`]; after three retries a page
+/// is taken to retry for ever and its timers are no longer counted. Nothing is delayed or
+/// altered, only counted.
 pub const INSTRUMENT: &str = r#"(() => {
   if (window.__wachetBusy) return;
   const timers = new Set();
@@ -27,21 +31,56 @@ pub const INSTRUMENT: &str = r#"(() => {
     return () => { if (pending) { pending = false; requests--; done(); } };
   };
   const track = promise => promise.finally(begin());
+  // A failed request is often retried after a pause longer than the second counted above.
+  // A timer of up to RETRY_MAX ms set within NEAR ms of a failure (the page's error handler
+  // may run before the failure is seen here, as an XHR's onload runs before its loadend) is a
+  // retry: `retries` keeps its due time until it runs or is cleared. After RETRIES of them
+  // have run the page is retrying for ever, and its timers are no longer waited for.
+  const RETRY_MAX = 10000, NEAR = 100, RETRIES = 3;
+  let lastFailure = -Infinity, lastRetry = 0, retried = 0;
+  const retries = new Map();
+  // Longer timers set in the last NEAR ms, [id, set at, due], in case a failure follows.
+  let recent = [];
+  const failed = () => {
+    if (retried >= RETRIES) return;
+    const now = performance.now();
+    lastFailure = now;
+    for (const [id, at, due] of recent) if (now - at <= NEAR) retries.set(id, due);
+  };
+  const forget = id => { if (recent.length) recent = recent.filter(r => r[0] !== id); };
   window.setTimeout = function (fn, ms, ...args) {
     let id;
     const wrapped = typeof fn === 'function'
-      ? function () { timers.delete(id); try { return fn.apply(this, args); } finally { done(); } }
+      ? function () {
+          timers.delete(id);
+          if (retries.delete(id)) { lastRetry = performance.now(); retried++; }
+          forget(id);
+          try { return fn.apply(this, args); } finally { done(); }
+        }
       : fn;
     id = setT.call(window, wrapped, ms, ...args);
     if (typeof fn === 'function' && !(ms > 1000)) timers.add(id);
+    else if (typeof fn === 'function' && ms <= RETRY_MAX) {
+      const now = performance.now();
+      if (now - lastFailure <= NEAR) retries.set(id, now + ms);
+      else {
+        recent = recent.filter(r => now - r[1] <= NEAR);
+        if (recent.length < 64) recent.push([id, now, now + ms]);
+      }
+    }
     return id;
   };
-  window.clearTimeout = function (id) { if (timers.delete(id)) done(); return clearT.call(window, id); };
+  const cleared = id => { retries.delete(id); forget(id); if (timers.delete(id)) done(); };
+  window.clearTimeout = function (id) { cleared(id); return clearT.call(window, id); };
   // Timer ids are shared: clearInterval cancels timeouts too.
-  window.clearInterval = function (id) { if (timers.delete(id)) done(); return clearI.call(window, id); };
+  window.clearInterval = function (id) { cleared(id); return clearI.call(window, id); };
   if (window.fetch) {
     const fetch = window.fetch;
-    window.fetch = function (...a) { return track(fetch.apply(this, a)); };
+    window.fetch = function (...a) {
+      const answer = fetch.apply(this, a);
+      answer.then(r => { if (!r.ok) failed(); }, failed);
+      return track(answer);
+    };
   }
   // fetch() resolves with the headers; the body the page then reads is still on its way.
   if (window.Response) {
@@ -53,7 +92,10 @@ pub const INSTRUMENT: &str = r#"(() => {
   const send = XMLHttpRequest.prototype.send;
   XMLHttpRequest.prototype.send = function (...a) {
     const end = begin();
-    this.addEventListener('loadend', end, { once: true });
+    this.addEventListener('loadend', () => {
+      if (this.status === 0 || this.status >= 400) failed();
+      end();
+    }, { once: true });
     // A send that throws (not opened, a synchronous request that failed) fires no loadend.
     try { return send.apply(this, a); } catch (e) { end(); throw e; }
   };
@@ -81,6 +123,10 @@ pub const INSTRUMENT: &str = r#"(() => {
   Object.defineProperty(window, '__wachetBusy', { value: () => timers.size + requests });
   Object.defineProperty(window, '__wachetLastMutation', { value: () => lastMutation });
   Object.defineProperty(window, '__wachetLastEnd', { value: () => lastEnd });
+  Object.defineProperty(window, '__wachetRetryDue', {
+    value: () => { let due = 0; for (const d of retries.values()) due = Math.max(due, d); return due; },
+  });
+  Object.defineProperty(window, '__wachetLastRetry', { value: () => lastRetry });
   // The page may replace requestIdleCallback; settling uses the browser's own.
   if (idle) Object.defineProperty(window, '__wachetIdleCallback', { value: f => idle.call(window, f) });
   Object.defineProperty(window, '__wachetWhenIdle', { value: w => { waiters.push(w); } });
@@ -101,7 +147,8 @@ pub const PARSED: &str = r#"(document.readyState !== 'loading' ? true
 /// `idle_quiet` ms after the last change; or after `max` ms whatever happens. Quiet counts from
 /// the page's last change: a mutation, or the end of pending work (what it brought may reach the
 /// DOM a task or a frame later); with `fromNow` not before the call (after an action such as a
-/// scroll; then only the time rules apply).
+/// scroll; then only the time rules apply). While the page waits to retry a failed request (see
+/// [`INSTRUMENT`]) only `max` ends the wait; once the retry runs, quiet counts from then.
 /// Yields the milliseconds waited.
 ///
 /// Rather than polling it sleeps until the first moment one of these can hold (a mutation only
@@ -114,6 +161,8 @@ const SETTLE: &str = r#"((quiet, max, idleQuiet, fromNow) => new Promise(resolve
   observer.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
   const busy = () => (window.__wachetBusy ? window.__wachetBusy() : 1);
   const since = () => Math.max(last, window.__wachetLastEnd ? window.__wachetLastEnd() : 0);
+  const retryDue = () => (window.__wachetRetryDue ? window.__wachetRetryDue() : 0);
+  const lastRetry = () => (window.__wachetLastRetry ? window.__wachetLastRetry() : 0);
   const later = window.__wachetSetTimeout || ((f, ms) => setTimeout(f, ms));
   const cancel = window.__wachetClearTimeout || (id => clearTimeout(id));
   const whenIdle = window.__wachetIdleCallback
@@ -134,26 +183,30 @@ const SETTLE: &str = r#"((quiet, max, idleQuiet, fromNow) => new Promise(resolve
     // While a timer or request is pending the DOM may still change: then only a quiet as long
     // as the longest timer counted (1 s) ends the wait early, counted from the last mutation
     // alone (a page polling with a timer chain ends work all the time).
-    const changed = pending === 0 ? since() : last;
+    const changed = pending === 0 ? since() : Math.max(last, lastRetry());
     const full = changed + (pending === 0 ? quiet : Math.max(quiet, 1000));
-    const idle = complete && pending === 0 ? changed + idleQuiet : Infinity;
-    if ((now >= full && loaded) || now >= idle || now - start >= max) return finish(now);
+    const due = retryDue();
+    const retrying = due > now;
+    const idle = complete && pending === 0 && !retrying ? changed + idleQuiet : Infinity;
+    if (now - start >= max) return finish(now);
+    if (!retrying && ((now >= full && loaded) || now >= idle)) return finish(now);
     // Loaded with nothing pending: done as soon as the browser finds the main thread idle
     // with nothing changed in between (a framework's render queued as a task or a frame runs
     // first). Not after an action: its events (a scroll's) come with the next frame, maybe
     // after that.
-    if (complete && pending === 0 && !fromNow && !idleCheck && whenIdle) {
+    if (complete && pending === 0 && !retrying && !fromNow && !idleCheck && whenIdle) {
       idleCheck = true;
       const mark = changed;
       whenIdle(() => {
         idleCheck = false;
         if (finished) return;
-        if (since() === mark && busy() === 0) finish(performance.now()); else wake();
+        const quietSince = since() === mark && busy() === 0;
+        if (quietSince && retryDue() <= performance.now()) finish(performance.now()); else wake();
       });
     }
     // Until the page is complete its state changes without an event we listen to: look again
-    // every 50 ms.
-    let next = Math.min(loaded ? full : Infinity, idle, start + max);
+    // every 50 ms. A retry's timer runs at its due time: look again just after it.
+    let next = Math.min(Math.max(loaded ? full : Infinity, retrying ? due + 1 : 0), idle, start + max);
     if (!complete) next = Math.min(next, now + 50);
     if (pending > 0 && !registered && window.__wachetWhenIdle) {
       registered = true;
@@ -173,17 +226,21 @@ pub fn settle(quiet_ms: u64, idle_quiet_ms: u64, max_ms: u64) -> String {
     format!("{SETTLE}({quiet_ms}, {max_ms}, {idle_quiet_ms}, false)")
 }
 
-/// Scrolls to the bottom, waits for the DOM to settle, and yields the document height before
-/// and after, so the caller knows whether the page grew. The full quiet window applies: the
-/// scroll event that loads more content arrives a frame later, after nothing looked pending.
+/// The page's size: the document's height and its number of elements.
+const SIZE: &str = "[(document.scrollingElement || document.documentElement).scrollHeight, \
+  document.getElementsByTagName('*').length]";
+
+/// Scrolls to the bottom, waits for the DOM to settle, and yields the page's size (see
+/// [`SIZE`]) before and after, `[height, elements, height, elements]`, so the caller knows
+/// whether the page grew. The full quiet window applies: the scroll event that loads more
+/// content arrives a frame later, after nothing looked pending.
 pub fn scroll_once(quiet_ms: u64, max_ms: u64) -> String {
     format!(
         r#"(async () => {{
-  const el = document.scrollingElement || document.documentElement;
-  const before = el.scrollHeight;
-  window.scrollTo(0, before);
+  const before = {SIZE};
+  window.scrollTo(0, before[0]);
   await {};
-  return [before, el.scrollHeight];
+  return before.concat({SIZE});
 }})()"#,
         settle_from_now(quiet_ms, max_ms)
     )
@@ -215,11 +272,11 @@ pub fn settle_again_and_serialize(quiet_ms: u64, max_ms: u64, limit: u64) -> Str
     serialize_after(&settle_from_now(quiet_ms, max_ms), limit)
 }
 
-/// Settles again as [`settle_again_and_serialize`] does, and yields the document's height.
-pub fn settle_again_height(quiet_ms: u64, max_ms: u64) -> String {
+/// Settles again as [`settle_again_and_serialize`] does, and yields the page's size,
+/// `[height, elements]` (see [`SIZE`]).
+pub fn settle_again_size(quiet_ms: u64, max_ms: u64) -> String {
     format!(
-        "(async () => {{ await {}; \
-         return (document.scrollingElement || document.documentElement).scrollHeight; }})()",
+        "(async () => {{ await {}; return {SIZE}; }})()",
         settle_from_now(quiet_ms, max_ms)
     )
 }

@@ -3,7 +3,7 @@
 //! fonts and media (and stylesheets, when set) are refused through Fetch-domain patterns on the
 //! tab; JavaScript dialogs are dismissed; a crash is noticed.
 
-use super::pending::{InFlight, LongPolls, waited_for};
+use super::pending::{InFlight, LongPolls, Waits, waited_for};
 use super::{RenderSettings, scripts};
 use crate::fetch::{FetchError, FetchRequest, FetchedPage};
 use base64::Engine as _;
@@ -236,22 +236,47 @@ impl Tab {
         };
         listeners.push(listen(&page, "responses", on_response).await?);
 
+        // Starts and ends are read by one task, starts first: the browser sends a request's
+        // start before its end, so a fast request is never seen ending before it began (it
+        // would then look open until the deadline, like a request that hangs).
+        let mut sent = within(
+            "listening to requests sent",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventRequestWillBeSent>(),
+        )
+        .await?;
+        let mut finished = within(
+            "listening to requests finished",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventLoadingFinished>(),
+        )
+        .await?;
+        let mut failed = within(
+            "listening to requests failed",
+            COMMAND_TIMEOUT,
+            page.event_listener::<EventLoadingFailed>(),
+        )
+        .await?;
         let s = state.clone();
-        let on_sent = move |event: &EventRequestWillBeSent| {
-            if waited_for(event.r#type.as_ref()) {
-                s.in_flight
-                    .started(event.request_id.as_ref(), &event.request.url);
+        listeners.push(tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(event) = sent.next() => {
+                        if waited_for(event.r#type.as_ref()) {
+                            s.in_flight.started(event.request_id.as_ref(), &event.request.url);
+                        }
+                    }
+                    Some(event) = finished.next() => {
+                        s.in_flight.ended(event.request_id.as_ref(), true);
+                    }
+                    Some(event) = failed.next() => {
+                        s.in_flight.ended(event.request_id.as_ref(), false);
+                    }
+                    else => return,
+                }
             }
-        };
-        listeners.push(listen(&page, "requests sent", on_sent).await?);
-        let s = state.clone();
-        let on_finished =
-            move |event: &EventLoadingFinished| s.in_flight.ended(event.request_id.as_ref());
-        listeners.push(listen(&page, "requests finished", on_finished).await?);
-        let s = state.clone();
-        let on_failed =
-            move |event: &EventLoadingFailed| s.in_flight.ended(event.request_id.as_ref());
-        listeners.push(listen(&page, "requests failed", on_failed).await?);
+        }));
 
         let dialogs = within(
             "listening to dialogs",
@@ -316,12 +341,32 @@ impl Tab {
             || self.navigation.as_ref().is_some_and(|n| !n.is_finished())
     }
 
-    /// Renders one request.
+    /// Renders one request, then tells `long_polls` which addresses the render saw hanging
+    /// and which it saw answered ([`super::pending`]), whether the render succeeded or not.
     pub async fn render(
         &mut self,
         request: &FetchRequest,
         settings: &RenderSettings,
         long_polls: &LongPolls,
+        scroll: bool,
+    ) -> Result<FetchedPage, TabError> {
+        let mut waits = Waits::default();
+        let rendered = self
+            .render_page(request, settings, long_polls, &mut waits, scroll)
+            .await;
+        if !waits.hanging.is_empty() {
+            tracing::debug!(target: "wachet::render", hanging = ?waits.hanging, "requests still open at the maximum wait");
+        }
+        long_polls.after_render(&waits.hanging, &self.state.in_flight.answered());
+        rendered
+    }
+
+    async fn render_page(
+        &mut self,
+        request: &FetchRequest,
+        settings: &RenderSettings,
+        long_polls: &LongPolls,
+        waits: &mut Waits,
         scroll: bool,
     ) -> Result<FetchedPage, TabError> {
         let started = Instant::now();
@@ -463,7 +508,14 @@ impl Tab {
             let settle_began = Instant::now();
             let mut serialized = self.eval(&script, settings).await?;
             let deadline = settle_began + settings.max_settle;
-            if self.await_requests(long_polls, deadline).await? {
+            // Each round waits for something that ended or for the deadline, and the requests
+            // of one address are waited for a bounded number of times: the loop ends.
+            for _ in 0..MAX_ROUNDS {
+                if Instant::now() >= deadline
+                    || !self.await_requests(long_polls, waits, deadline).await?
+                {
+                    break;
+                }
                 let left = ms(deadline.saturating_duration_since(Instant::now()));
                 let again = scripts::settle_again_and_serialize(quiet, left, limit);
                 serialized = self.eval(&again, settings).await?;
@@ -481,24 +533,30 @@ impl Tab {
         let deadline = Instant::now() + settings.max_settle;
         self.eval(&scripts::settle(quiet, idle_quiet, max), settings)
             .await?;
-        self.settle_after_requests(long_polls, deadline, quiet, settings)
+        self.settle_after_requests(long_polls, waits, deadline, quiet, settings)
             .await?;
+        let scrolling_ends = Instant::now() + settings.max_scroll_wait;
         for _ in 0..settings.max_scrolls {
-            let deadline = Instant::now() + settings.max_settle;
-            let heights = self
-                .eval(&scripts::scroll_once(quiet, max), settings)
+            let now = Instant::now();
+            if now >= scrolling_ends {
+                break;
+            }
+            let deadline = (now + settings.max_settle).min(scrolling_ends);
+            let left = ms(deadline - now);
+            let sizes = self
+                .eval(&scripts::scroll_once(quiet, left), settings)
                 .await?;
-            let height = |i: usize| heights.as_array().and_then(|h| h.get(i)?.as_f64());
-            let before = height(0);
+            let before = Size::at(&sizes, 0);
             let after = match self
-                .settle_after_requests(long_polls, deadline, quiet, settings)
+                .settle_after_requests(long_polls, waits, deadline, quiet, settings)
                 .await?
             {
                 Some(again) => Some(again),
-                None => height(1),
+                None => Size::at(&sizes, 1),
             };
-            let grew = matches!((before, after), (Some(b), Some(a)) if a > b);
-            if !grew {
+            let grew = matches!((before, after), (Some(b), Some(a)) if a.grew_from(b));
+            let too_tall = after.is_some_and(|a| a.height >= settings.max_scroll_height);
+            if !grew || too_tall {
                 break;
             }
         }
@@ -552,53 +610,63 @@ impl Tab {
         })
     }
 
-    /// Waits for the scripts, fetches and XHRs still loading once the page looked settled, up
-    /// to `deadline`; `true` when there were some, so the page must be settled again. Those
-    /// open for the whole wait, when it lasted a second or more, are remembered as long polls.
+    /// Waits for the scripts, fetches and XHRs still loading once the page looked settled
+    /// (known long polls and addresses this render waited for often enough left out), up to
+    /// `deadline`. `Ok(false)`: there was none. `Ok(true)`: there were some, now ended or cut
+    /// at the deadline, so the page must be settled again. Addresses open for the whole wait,
+    /// when it lasted a second or more, are noted in `waits` as seen hanging.
     async fn await_requests(
         &self,
         long_polls: &LongPolls,
+        waits: &mut Waits,
         deadline: Instant,
     ) -> Result<bool, TabError> {
         let began = Instant::now();
-        let at_first = self.state.in_flight.open(long_polls);
+        let at_first = self.state.in_flight.open(long_polls, &waits.exhausted);
         if at_first.is_empty() {
             return Ok(false);
         }
-        match self
-            .guarded(self.state.in_flight.wait(long_polls, deadline))
-            .await?
-        {
+        waits.waiting_for(&at_first);
+        let wait = self
+            .state
+            .in_flight
+            .wait(long_polls, &waits.exhausted, deadline);
+        match self.guarded(wait).await? {
             Ok(waited) => Ok(waited),
             Err(open) => {
                 if began.elapsed() >= Duration::from_secs(1) {
-                    let polls: Vec<String> =
-                        open.into_iter().filter(|a| at_first.contains(a)).collect();
-                    tracing::debug!(target: "wachet::render", ?polls, "long polls");
-                    long_polls.learn(&polls);
+                    waits.hung(open.into_iter().filter(|a| at_first.contains(a)).collect());
                 }
                 Ok(true)
             }
         }
     }
 
-    /// After a settle (or a scroll): waits for requests still loading and, when there were
-    /// some, settles again; yields the document's height then.
+    /// After a settle (or a scroll): as long as requests are still loading, waits for them and
+    /// settles again, up to `deadline`. The page's size after the last settle, `None` when
+    /// there was nothing to wait for.
     async fn settle_after_requests(
         &self,
         long_polls: &LongPolls,
+        waits: &mut Waits,
         deadline: Instant,
         quiet: u64,
         settings: &RenderSettings,
-    ) -> Result<Option<f64>, TabError> {
-        if !self.await_requests(long_polls, deadline).await? {
-            return Ok(None);
+    ) -> Result<Option<Size>, TabError> {
+        let mut size = None;
+        for _ in 0..MAX_ROUNDS {
+            if Instant::now() >= deadline
+                || !self.await_requests(long_polls, waits, deadline).await?
+            {
+                break;
+            }
+            let left = ms(deadline.saturating_duration_since(Instant::now()));
+            let sizes = self
+                .eval(&scripts::settle_again_size(quiet, left), settings)
+                .await?;
+            size = Size::at(&sizes, 0);
         }
-        let left = ms(deadline.saturating_duration_since(Instant::now()));
-        let height = self
-            .eval(&scripts::settle_again_height(quiet, left), settings)
-            .await?;
-        Ok(height.as_f64())
+        Ok(size)
     }
 
     fn check_crash(&self) -> Result<(), TabError> {
@@ -701,6 +769,33 @@ fn is_connection_error(e: &chromiumoxide::error::CdpError) -> bool {
         e,
         CdpError::Ws(_) | CdpError::Io(_) | CdpError::ChannelSendError(_) | CdpError::NoResponse
     )
+}
+
+/// Rounds of waiting for requests and settling again per settle at most; each round also waits
+/// for something (a request's end or the deadline), so this only bounds a pathological page.
+const MAX_ROUNDS: usize = 32;
+
+/// How big a page is, to tell whether a scroll made it grow: its height and its number of
+/// elements (a list may grow inside a box of fixed height).
+#[derive(Debug, Clone, Copy)]
+struct Size {
+    height: f64,
+    elements: f64,
+}
+
+impl Size {
+    /// The size at `[2 * i, 2 * i + 1]` of a script's answer.
+    fn at(answer: &serde_json::Value, i: usize) -> Option<Size> {
+        let sizes = answer.as_array()?;
+        Some(Size {
+            height: sizes.get(2 * i)?.as_f64()?,
+            elements: sizes.get(2 * i + 1)?.as_f64()?,
+        })
+    }
+
+    fn grew_from(self, before: Size) -> bool {
+        self.height > before.height || self.elements > before.elements
+    }
 }
 
 fn ms(d: Duration) -> u64 {

@@ -205,19 +205,38 @@ struct Shared {
     /// Where symbolic links in `root` may lead; `root` itself when `None`.
     limit: Option<PathBuf>,
     replies: Mutex<HashMap<String, Reply>>,
-    /// Replies given in turn by request count ([`FixtureServer::sequence`]), with how many
-    /// were given.
-    sequences: Mutex<HashMap<String, (Vec<Reply>, usize)>>,
+    /// Replies chosen by the request count of their path ([`FixtureServer::set_counted`]).
+    counted: Mutex<HashMap<String, Counted>>,
     requests: Mutex<Vec<RecordedRequest>>,
 }
 
+/// Chooses the reply to the n-th request of a path (the first is 1).
+type ByCount = Arc<dyn Fn(usize) -> Reply + Send + Sync>;
+
+/// A path whose replies depend on how many requests it has had.
+struct Counted {
+    served: usize,
+    reply: ByCount,
+}
+
 /// Sets up a [`FixtureServer`].
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct FixtureServerBuilder {
     root: Option<PathBuf>,
     limit: Option<PathBuf>,
     ip: Option<Ipv4Addr>,
     pages: Vec<(String, Reply)>,
+    counted: Vec<(String, ByCount)>,
+}
+
+impl std::fmt::Debug for FixtureServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FixtureServerBuilder")
+            .field("root", &self.root)
+            .field("ip", &self.ip)
+            .field("pages", &self.pages)
+            .finish_non_exhaustive()
+    }
 }
 
 impl FixtureServerBuilder {
@@ -252,6 +271,18 @@ impl FixtureServerBuilder {
         self
     }
 
+    /// Serves at `path` (any query) the reply `reply(n)` to its n-th request, counting from 1:
+    /// failures and delays on chosen requests, deterministically. See
+    /// [`FixtureServer::set_counted`].
+    pub fn counted(
+        mut self,
+        path: impl Into<String>,
+        reply: impl Fn(usize) -> Reply + Send + Sync + 'static,
+    ) -> Self {
+        self.counted.push((path.into(), Arc::new(reply)));
+        self
+    }
+
     /// Starts serving on a free port. Must run inside a tokio runtime.
     pub async fn start(self) -> std::io::Result<FixtureServer> {
         let ip = self.ip.unwrap_or(Ipv4Addr::LOCALHOST);
@@ -261,7 +292,12 @@ impl FixtureServerBuilder {
             root: self.root,
             limit: self.limit,
             replies: Mutex::new(self.pages.into_iter().collect()),
-            sequences: Mutex::new(HashMap::new()),
+            counted: Mutex::new(
+                self.counted
+                    .into_iter()
+                    .map(|(path, reply)| (path, Counted { served: 0, reply }))
+                    .collect(),
+            ),
             requests: Mutex::new(Vec::new()),
         });
         let app = Router::new().fallback(handle).with_state(shared.clone());
@@ -315,19 +351,26 @@ impl FixtureServer {
         lock(&self.shared.replies).insert(path.into(), reply);
     }
 
-    /// Replies to the requests for `path` (any query) in turn, counted from now: the first
-    /// gets `replies[0]`, the second `replies[1]`, and every request after the last reply gets
-    /// that last one again. A page driven by request count (one odd answer, a failure that
-    /// clears) without timing in the test. Takes precedence over [`FixtureServer::set`];
-    /// [`FixtureServer::clear`] removes it. An empty list serves as if none was given.
-    pub fn sequence(&self, path: impl Into<String>, replies: Vec<Reply>) {
-        lock(&self.shared.sequences).insert(path.into(), (replies, 0));
+    /// Replies to the n-th request of `path` (counting from 1, any query, counted from now)
+    /// with `reply(n)`, before any reply given with [`FixtureServer::set`]. A test drives
+    /// failures and delays by request count this way, never by chance.
+    pub fn set_counted(
+        &self,
+        path: impl Into<String>,
+        reply: impl Fn(usize) -> Reply + Send + Sync + 'static,
+    ) {
+        let counted = Counted {
+            served: 0,
+            reply: Arc::new(reply),
+        };
+        lock(&self.shared.counted).insert(path.into(), counted);
     }
 
-    /// Serves `path` from the directory again (or 404).
+    /// Forgets the replies set for `path` (counted ones too): it is served from the directory
+    /// again (or 404).
     pub fn clear(&self, path: &str) {
         lock(&self.shared.replies).remove(path);
-        lock(&self.shared.sequences).remove(path);
+        lock(&self.shared.counted).remove(path);
     }
 
     /// Every request received so far.
@@ -378,15 +421,13 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             .collect(),
         body,
     });
-    let in_turn = {
-        let mut sequences = lock(&shared.sequences);
-        sequences.get_mut(&path).and_then(|(replies, given)| {
-            let reply = replies.get(*given).or_else(|| replies.last()).cloned();
-            *given += 1;
-            reply
-        })
-    };
-    let reply = in_turn.or_else(|| {
+    let counted = lock(&shared.counted).get_mut(&path).map(|c| {
+        c.served += 1;
+        (c.served, c.reply.clone())
+    });
+    // Chosen outside the lock: the test's function may take its time.
+    let reply = counted.map(|(n, reply)| reply(n));
+    let reply = reply.or_else(|| {
         let replies = lock(&shared.replies);
         replies
             .get(&path_and_query)

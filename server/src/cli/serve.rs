@@ -37,6 +37,16 @@ pub struct ServeArgs {
     /// cookie `Secure`, and forms posted from it are accepted.
     #[arg(long, env = "WACHET_PUBLIC_URL", value_parser = parse_public_url)]
     public_url: Option<String>,
+    /// Seconds a web interface session lasts at most after signing in (30 days at most).
+    #[arg(long, env = "WACHET_SESSION_LIFETIME",
+          default_value_t = crate::web::DEFAULT_LIFETIME_SECONDS,
+          value_parser = clap::value_parser!(i64).range(60..=crate::api::auth::MAX_TOKEN_SECONDS))]
+    session_lifetime: i64,
+    /// Seconds a web interface session lasts without being used.
+    #[arg(long, env = "WACHET_SESSION_IDLE",
+          default_value_t = crate::web::DEFAULT_IDLE_SECONDS,
+          value_parser = clap::value_parser!(i64).range(60..=crate::api::auth::MAX_TOKEN_SECONDS))]
+    session_idle: i64,
     /// Allow monitors (and webhooks) to reach private, loopback and link-local addresses.
     #[arg(long, env = "WACHET_ALLOW_PRIVATE_NETWORKS")]
     allow_private_networks: bool,
@@ -278,6 +288,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         connections: args.connections.settings(),
         web: crate::web::WebSettings {
             public_url: args.public_url.clone(),
+            session_lifetime: args.session_lifetime,
+            session_idle: args.session_idle,
         },
     };
     let shared: Arc<dyn Store> = Arc::new(CachedStore::new(store.clone()));

@@ -123,6 +123,18 @@ impl<S: Store> Store for CachedStore<S> {
         Ok(found)
     }
 
+    async fn session_seen(
+        &self,
+        hash: &str,
+        now: Millis,
+    ) -> Result<Option<Option<Millis>>, StoreError> {
+        self.inner.session_seen(hash, now).await
+    }
+
+    async fn touch_session(&self, hash: &str, at: Millis) -> Result<(), StoreError> {
+        self.inner.touch_session(hash, at).await
+    }
+
     async fn invalidate_tokens(&self, user: &str) -> Result<(), StoreError> {
         self.inner.invalidate_tokens(user).await?;
         self.tokens.retain(|_, cached| cached.value.0 != user);

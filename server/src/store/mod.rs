@@ -514,6 +514,15 @@ pub trait Store: Send + Sync + 'static {
         hash: &str,
         now: Millis,
     ) -> Result<Option<(String, Millis)>, StoreError>;
+    /// When the token with this hash was last used by a browser session (`None` inside: never
+    /// marked), if it exists and has not expired at `now`.
+    async fn session_seen(
+        &self,
+        hash: &str,
+        now: Millis,
+    ) -> Result<Option<Option<Millis>>, StoreError>;
+    /// Marks the token with this hash as used by a browser session at `at`.
+    async fn touch_session(&self, hash: &str, at: Millis) -> Result<(), StoreError>;
     /// Invalidates every token of `user` issued so far.
     async fn invalidate_tokens(&self, user: &str) -> Result<(), StoreError>;
     /// Ends the one token with this hash (a web session's sign-out); nothing if there is none.

@@ -62,6 +62,10 @@ pub static PICKER_JS: LazyLock<Asset> =
 pub static LIVE_JS: LazyLock<Asset> =
     LazyLock::new(|| script("live", include_bytes!("assets/live.js")));
 
+/// The difference page's keys.
+pub static DIFF_JS: LazyLock<Asset> =
+    LazyLock::new(|| script("diff", include_bytes!("assets/diff.js")));
+
 fn script(stem: &str, body: &'static [u8]) -> Asset {
     Asset::new(stem, "js", "text/javascript; charset=utf-8", body)
 }
@@ -76,8 +80,8 @@ pub static ICON: LazyLock<Asset> = LazyLock::new(|| {
     )
 });
 
-fn all() -> [&'static Asset; 5] {
-    [&STYLE, &ICON, &FORM_JS, &PICKER_JS, &LIVE_JS]
+fn all() -> [&'static Asset; 6] {
+    [&STYLE, &ICON, &FORM_JS, &PICKER_JS, &LIVE_JS, &DIFF_JS]
 }
 
 fn reply(asset: &Asset) -> Response {

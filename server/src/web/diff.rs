@@ -5,7 +5,9 @@
 //! unchanged runs of more than a few lines folded into a `<details>`, and each change an
 //! anchor (`#change-1`, …) with links to the previous and next, so the keyboard walks them.
 //! A malformed or unknown entry is a 400 page saying which; another user's monitor is the
-//! 404 page.
+//! 404 page. Values of many megabytes give a bounded page in bounded time: they are diffed by
+//! lines first (word by word only inside changed lines), long unchanged runs and long changes
+//! are cut short, and the page says so and where the whole values are.
 
 use super::history::{EntryKey, Subject, bad_entry, bad_request, value_before};
 use super::layout::page;
@@ -24,6 +26,26 @@ use wachet::model::{ClientData, DiffElement, DiffOperation};
 
 /// Lines of context kept beside a change when the unchanged run between is folded.
 const CONTEXT_LINES: usize = 3;
+/// Values up to this size (either side, bytes) are diffed word by word in one go.
+const WHOLE_DIFF_BYTES: usize = 256 * 1024;
+/// How long the line diff of larger values may search before settling for a coarser one: a
+/// guard against values built to be slow (Myers is quadratic in the edit distance), set well
+/// above what a 10 MB page with a few changes takes (0.6 s in a debug build on a busy 2-core
+/// machine), so a long page on a busy machine still gets its word-level changes.
+const LINE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+/// Largest changed run of lines (both sides) diffed word by word; a larger one shows as
+/// deleted, then inserted.
+const WORD_DIFF_BYTES: usize = 64 * 1024;
+/// Bytes of changed runs diffed word by word on one page; past it, runs show whole.
+const WORD_DIFF_TOTAL_BYTES: usize = 1024 * 1024;
+/// An unchanged run longer than this shows only its two ends.
+const LONG_SAME_BYTES: usize = 16 * 1024;
+/// Bytes kept at each end of a long unchanged run.
+const SAME_END_BYTES: usize = 2 * 1024;
+/// Bytes shown of one side of a change.
+const CHANGE_BYTES: usize = 32 * 1024;
+/// Bytes of text a column of the difference shows; the changes after are counted, not shown.
+const SHOWN_BYTES: usize = 200 * 1024;
 
 #[derive(Debug, Default, Deserialize)]
 struct DiffQuery {
@@ -218,13 +240,14 @@ pub(super) async fn show_of(
     };
     // Diffing large values is CPU work: off the async threads.
     let (old, new) = (from.value.clone(), to.value.clone());
-    let elements = match tokio::task::spawn_blocking(move || wachet::diff::diff(&old, &new)).await {
+    let elements = match tokio::task::spawn_blocking(move || bounded_diff(&old, &new)).await {
         Ok(elements) => elements,
         Err(err) => {
             return pages::from_api(ApiError::Internal(format!("diff: {err}")), Some(session));
         }
     };
-    let (body, count) = render(&elements, view);
+    let (body, count, cut) = render(&elements, view);
+    let large = from.value.len().max(to.value.len());
     let link = |view: &str| {
         let mut query = vec![];
         if let Some(key) = &from.key {
@@ -250,6 +273,14 @@ pub(super) async fn show_of(
             @if from.key.is_none() {
                 p.hint { "This is the first value of the monitor: all of it is new." }
             }
+            @if cut {
+                p.hint.cut {
+                    "These values are large (up to " (size_in_words(large)) "), so parts of the "
+                    "difference are cut short here, each place saying what it leaves out. "
+                    "The whole values are in the API's history: "
+                    code { "GET /thirdparty/v1/data/list/" (id) } "."
+                }
+            }
             p.change-count {
                 @match count {
                     0 => "No difference between these two values.",
@@ -269,7 +300,13 @@ pub(super) async fn show_of(
         }
         (body)
     };
-    page(&format!("Changes of {name}"), Some(session), main).into_response()
+    super::layout::page_with_scripts(
+        &format!("Changes of {name}"),
+        Some(session),
+        &[&super::assets::DIFF_JS],
+        main,
+    )
+    .into_response()
 }
 
 fn breadcrumbs(base: &str, name: &str) -> Markup {
@@ -320,9 +357,163 @@ enum Column {
     New,
 }
 
+/// The engine's word diff of `old` and `new` when they are small; for larger values, a diff by
+/// lines whose changed runs are diffed word by word when they are small enough, so that the
+/// work is bounded by the values' size rather than its square.
+fn bounded_diff(old: &str, new: &str) -> Vec<DiffElement> {
+    if old.len() <= WHOLE_DIFF_BYTES && new.len() <= WHOLE_DIFF_BYTES {
+        return wachet::diff::diff(old, new);
+    }
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+    let lines = similar::TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .timeout(LINE_DEADLINE)
+        .diff_slices(&old_lines, &new_lines);
+    let mut out: Vec<DiffElement> = Vec::new();
+    let mut word_diffed = 0usize;
+    for op in lines.ops() {
+        let removed = old_lines[op.old_range()].concat();
+        let added = new_lines[op.new_range()].concat();
+        if op.tag() == similar::DiffTag::Equal {
+            push_element(&mut out, DiffOperation::Equal, removed);
+            continue;
+        }
+        let size = removed.len() + added.len();
+        if size <= WORD_DIFF_BYTES && word_diffed + size <= WORD_DIFF_TOTAL_BYTES {
+            word_diffed += size;
+            for element in wachet::diff::diff(&removed, &added) {
+                push_element(
+                    &mut out,
+                    element.operation,
+                    element.text.unwrap_or_default(),
+                );
+            }
+        } else {
+            push_element(&mut out, DiffOperation::Delete, removed);
+            push_element(&mut out, DiffOperation::Insert, added);
+        }
+    }
+    out
+}
+
+/// Appends `text` to the diff, joined with the last element when it has the same operation.
+fn push_element(out: &mut Vec<DiffElement>, operation: DiffOperation, text: String) {
+    if text.is_empty() {
+        return;
+    }
+    match out.last_mut() {
+        Some(DiffElement {
+            operation: last,
+            text: Some(last_text),
+        }) if *last == operation => last_text.push_str(&text),
+        _ => out.push(DiffElement {
+            operation,
+            text: Some(text),
+        }),
+    }
+}
+
+/// A size for people, in the binary units the service's limits use: "10.0 MB", "200 KB",
+/// "12 bytes".
+pub(super) fn size_in_words(bytes: usize) -> String {
+    const KB: usize = 1024;
+    match bytes {
+        b if b >= KB * KB => format!("{:.1} MB", b as f64 / (KB * KB) as f64),
+        b if b >= KB => format!("{} KB", b / KB),
+        b => format!("{b} bytes"),
+    }
+}
+
+/// The longest start of `text` of at most `max` bytes ending at a character boundary.
+pub(super) fn head(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The longest end of `text` of at most `max` bytes starting at a character boundary.
+fn tail(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+/// The parts as shown: long unchanged runs reduced to their ends, long changes to their
+/// start, and nothing past [`SHOWN_BYTES`] but the number of changes left. Whether anything
+/// was cut.
+fn bound<'a>(parts: Vec<Part<'a>>) -> (Vec<Part<'a>>, bool) {
+    let mut shown: Vec<Part<'a>> = Vec::with_capacity(parts.len());
+    let mut bytes = 0usize;
+    let mut cut = false;
+    let changes = parts
+        .iter()
+        .filter(|p| matches!(p, Part::Change(..)))
+        .count();
+    let mut seen = 0;
+    for part in parts {
+        if bytes > SHOWN_BYTES {
+            cut = true;
+            shown.push(Part::Rest(changes - seen));
+            break;
+        }
+        match part {
+            Part::Same(text) if text.len() > LONG_SAME_BYTES => {
+                cut = true;
+                // Whole lines at each end, when the run has lines.
+                let start = head(text, SAME_END_BYTES);
+                let start = start.rfind('\n').map_or(start, |at| &start[..=at]);
+                let end = tail(text, SAME_END_BYTES);
+                let end = end.find('\n').map_or(end, |at| &end[at + 1..]);
+                bytes += start.len() + end.len();
+                shown.push(Part::Same(start));
+                shown.push(Part::Left(text.len() - start.len() - end.len(), false));
+                shown.push(Part::Same(end));
+            }
+            Part::Change(deleted, inserted) => {
+                seen += 1;
+                let mut side = |text: Option<&'a str>| {
+                    text.map(|text| {
+                        let start = head(text, CHANGE_BYTES);
+                        bytes += start.len();
+                        (start, text.len() - start.len())
+                    })
+                };
+                let (deleted, inserted) = (side(deleted), side(inserted));
+                shown.push(Part::Change(
+                    deleted.map(|(text, _)| text),
+                    inserted.map(|(text, _)| text),
+                ));
+                let left = deleted.map_or(0, |(_, n)| n) + inserted.map_or(0, |(_, n)| n);
+                if left > 0 {
+                    cut = true;
+                    shown.push(Part::Left(left, true));
+                }
+            }
+            other => {
+                if let Part::Same(text) = other {
+                    bytes += text.len();
+                }
+                shown.push(other);
+            }
+        }
+    }
+    (shown, cut)
+}
+
 /// The diff as markup, with the number of changes (runs of deletions and insertions between
-/// unchanged text).
-fn render(elements: &[DiffElement], view: View) -> (Markup, usize) {
+/// unchanged text) and whether it was cut short.
+fn render(elements: &[DiffElement], view: View) -> (Markup, usize, bool) {
     // Group into unchanged runs and changes (a delete and/or an insert between them).
     let mut parts: Vec<Part> = Vec::new();
     for element in elements {
@@ -340,6 +531,7 @@ fn render(elements: &[DiffElement], view: View) -> (Markup, usize) {
         .iter()
         .filter(|p| matches!(p, Part::Change(..)))
         .count();
+    let (parts, cut) = bound(parts);
     let markup = match view {
         View::Inline => html! {
             div.diff.card role="region" aria-label="Difference" { (column(&parts, total, Column::Both)) }
@@ -357,13 +549,17 @@ fn render(elements: &[DiffElement], view: View) -> (Markup, usize) {
             }
         },
     };
-    (markup, total)
+    (markup, total, cut)
 }
 
 /// A run of a diff: unchanged text, or what was deleted and what was inserted in its place.
 enum Part<'a> {
     Same(&'a str),
     Change(Option<&'a str>, Option<&'a str>),
+    /// Bytes not shown here: of an unchanged run (`false`) or of the change before (`true`).
+    Left(usize, bool),
+    /// The number of changes not shown at all, past what a page shows.
+    Rest(usize),
 }
 
 /// One column of the diff. The changes are anchors with previous and next links in the
@@ -381,10 +577,28 @@ fn column(parts: &[Part], total: usize, which: Column) -> Markup {
         })
         .collect();
     let anchors = which != Column::Old;
+    // A page cut short has fewer anchors than changes: the last shown links to no next.
+    let shown = numbers.last().copied().unwrap_or(0);
     html! {
         @for (i, part) in parts.iter().enumerate() {
             @match part {
                 Part::Same(text) => (unchanged(text, i > 0, i < last)),
+                Part::Left(bytes, false) => {
+                    span.left.muted { "… " (size_in_words(*bytes)) " unchanged, not shown here …\n" }
+                }
+                Part::Left(bytes, true) => {
+                    span.left.muted { " … and " (size_in_words(*bytes)) " more of this change, not shown here … " }
+                }
+                Part::Rest(changes) => {
+                    p.left.muted {
+                        "The rest of the difference is not shown: it is longer than a page shows"
+                        @match changes {
+                            0 => ".",
+                            1 => " (1 more change).",
+                            n => { " (" (n) " more changes)." },
+                        }
+                    }
+                }
                 Part::Change(deleted, inserted) => {
                     @let n = numbers[i];
                     @let deleted = deleted.filter(|_| which != Column::New);
@@ -398,7 +612,7 @@ fn column(parts: &[Part], total: usize, which: Column) -> Markup {
                             @if n > 1 {
                                 a href={ "#change-" (n - 1) } aria-label={ "Previous change (" (n - 1) " of " (total) ")" } { "↑" }
                             }
-                            @if n < total {
+                            @if n < shown {
                                 a href={ "#change-" (n + 1) } aria-label={ "Next change (" (n + 1) " of " (total) ")" } { "↓" }
                             }
                         }

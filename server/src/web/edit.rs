@@ -4,7 +4,10 @@
 //! the monitor through the API's own `PUT /task` code, so validation is the API's and the
 //! engine's; its messages come back at their fields with everything typed kept. A new
 //! monitor's form carries a one-time token: submitting it twice (a double click, a reload)
-//! stores one monitor and takes both to it. Another user's monitor is the 404 page.
+//! stores one monitor and takes both to it. Another user's monitor is the 404 page. The
+//! form's "Pick with the mouse" button posts the form like Save (so it carries what was typed,
+//! with or without scripts, and the CSRF token stays out of addresses) and is answered with
+//! the point-and-click page for the URL typed.
 
 use super::assets::FORM_JS;
 use super::form::Form;
@@ -263,12 +266,16 @@ pub async fn create(
     headers: HeaderMap,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
+    let pick = wants_pick(&pairs);
     let (session, posted) = match posted(&state, &headers, pairs).await {
         Ok(found) => found,
         Err(response) => return response,
     };
     let mut fields = posted.fields;
     fields.id = None;
+    if pick {
+        return to_picker(&fields);
+    }
     let token = posted
         .token
         .filter(|t| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit()));
@@ -282,6 +289,7 @@ pub async fn update(
     Path(id): Path<String>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
+    let pick = wants_pick(&pairs);
     let (session, posted) = match posted(&state, &headers, pairs).await {
         Ok(found) => found,
         Err(response) => return response,
@@ -290,9 +298,34 @@ pub async fn update(
     if let Err(err) = state.store().task(&session.user, &id).await {
         return pages::from_api(err.into(), Some(&session));
     }
+    if pick {
+        // The saved monitor's page, fetched with its own request settings; the picker leads
+        // back to this form.
+        return Redirect::to(&format!("/monitors/{id}/pick")).into_response();
+    }
     let mut fields = posted.fields;
     fields.id = Some(id);
     save(&state, &session, fields, posted.add, None).await
+}
+
+/// Whether the form was posted with its "Pick with the mouse" button.
+fn wants_pick(pairs: &[(String, String)]) -> bool {
+    pairs
+        .iter()
+        .any(|(name, _)| name == monitor_form::PICK_BUTTON)
+}
+
+/// The point-and-click page for the URL typed in a new monitor's form, with its XPaths.
+fn to_picker(fields: &Fields) -> Response {
+    let mut query = vec![("url", fields.url.trim())];
+    if !fields.x_path.trim().is_empty() {
+        query.push(("xPath", fields.x_path.trim()));
+    }
+    if !fields.exclude_x_path.trim().is_empty() {
+        query.push(("excludeXPath", fields.exclude_x_path.trim()));
+    }
+    let query = serde_urlencoded::to_string(query).unwrap_or_default();
+    Redirect::to(&format!("/monitors/pick?{query}")).into_response()
 }
 
 async fn save(

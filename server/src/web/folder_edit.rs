@@ -11,6 +11,7 @@ use super::delete::{Count, what_goes};
 use super::form::Form;
 use super::layout::page;
 use super::monitor::signed_in;
+use super::once;
 use super::pages;
 use super::session::Session;
 use super::tree::{self, name_of};
@@ -104,6 +105,8 @@ pub struct NameForm {
     csrf: Option<String>,
     name: Option<String>,
     parent: Option<String>,
+    /// The new-folder form's one-time token ([`once`]).
+    once: Option<String>,
 }
 
 fn new_form(
@@ -120,6 +123,7 @@ fn new_form(
         html! {
             form method="post" action="/folders/new" {
                 input type="hidden" name="csrf" value=(session.csrf);
+                input type="hidden" name=(once::FIELD) value=(once::fresh());
                 @if let Some(parent) = parent { input type="hidden" name="parent" value=(parent); }
                 (name_field(name, error))
                 div.actions {
@@ -161,6 +165,21 @@ pub async fn create(
         Ok(session) => session,
         Err(response) => return response,
     };
+    // A second submit of the same form (a double click) answers as the first did.
+    let mut turn = once::turn(&session.user, form.once.as_deref()).await;
+    match &turn {
+        once::Turn::Done(location) => return Redirect::to(location).into_response(),
+        once::Turn::Busy => {
+            return pages::from_api(
+                ApiError::Unavailable(
+                    "the first submit of this form is still being saved".into(),
+                    5,
+                ),
+                Some(&session),
+            );
+        }
+        once::Turn::First(_) | once::Turn::Untracked => {}
+    }
     let parent = form.parent.filter(|p| !p.is_empty());
     let name = form.name.unwrap_or_default().trim().to_string();
     if name.is_empty() {
@@ -183,7 +202,11 @@ pub async fn create(
     )
     .await;
     match saved {
-        Ok(_) => Redirect::to(&folder_href(parent.as_deref())).into_response(),
+        Ok(_) => {
+            let location = folder_href(parent.as_deref());
+            turn.done(&location);
+            Redirect::to(&location).into_response()
+        }
         // The parent is not the user's (or was deleted meanwhile): as for an unknown folder.
         Err(ApiError::BadRequest { errors, .. }) if errors.contains_key("parentId") => {
             pages::not_found(Some(&session))

@@ -8,6 +8,7 @@
 //! ([`super::bulk`]). Another user's folder is the same 404 page as an unknown id.
 
 use super::form::Form;
+use super::once;
 use super::pages;
 use super::session::{self, Session};
 use super::tree::{self, name_of};
@@ -556,6 +557,7 @@ fn quick_add_form(session: &Session, folder: Option<&str>, quick: &QuickAdd) -> 
         form.card.quick-add method="post" action="/monitors/quick-add" aria-labelledby="quick-title" {
             h2 #quick-title.visually-hidden { "Quick add" }
             input type="hidden" name="csrf" value=(session.csrf);
+            input type="hidden" name=(once::FIELD) value=(once::fresh());
             @if let Some(id) = folder { input type="hidden" name="folder" value=(id); }
             div.quick-row {
                 div.field.grow {
@@ -697,6 +699,7 @@ pub struct QuickAddForm {
     csrf: Option<String>,
     url: Option<String>,
     folder: Option<String>,
+    once: Option<String>,
 }
 
 /// `POST /monitors/quick-add`: a monitor of the URL named after its host, checked every hour
@@ -716,6 +719,21 @@ pub async fn quick_add(
         || !session::csrf_matches(&session, form.csrf.as_deref())
     {
         return pages::form_refused(Some(&session));
+    }
+    // A second submit of the same form (a double click) answers as the first did.
+    let mut turn = once::turn(&session.user, form.once.as_deref()).await;
+    match &turn {
+        once::Turn::Done(location) => return Redirect::to(location).into_response(),
+        once::Turn::Busy => {
+            return pages::from_api(
+                ApiError::Unavailable(
+                    "the first submit of this form is still being saved".into(),
+                    5,
+                ),
+                Some(&session),
+            );
+        }
+        once::Turn::First(_) | once::Turn::Untracked => {}
     }
     let folder = form.folder.filter(|f| !f.is_empty());
     let url = form.url.unwrap_or_default().trim().to_string();
@@ -742,8 +760,9 @@ pub async fn quick_add(
     .await;
     match stored {
         Ok(_) => {
-            Redirect::to(&folder.map_or_else(|| "/".to_string(), |id| format!("/folders/{id}")))
-                .into_response()
+            let location = folder.map_or_else(|| "/".to_string(), |id| format!("/folders/{id}"));
+            turn.done(&location);
+            Redirect::to(&location).into_response()
         }
         Err(ApiError::BadRequest { detail, errors }) => {
             // The URL's own message at the field; any other field's (a quota) there too, since

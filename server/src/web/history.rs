@@ -4,8 +4,9 @@
 //! value differs from the one before. Entries are named in links by their store key
 //! (`{millis}-{id}`, see [`EntryKey`]), which the difference page reads back.
 
+use super::assets::LIVE_JS;
 use super::folders::when;
-use super::layout::page;
+use super::layout::page_with_scripts;
 use super::monitor::{display_name, own_monitor};
 use super::pages;
 use super::session::Session;
@@ -14,7 +15,7 @@ use crate::api::problem::ApiError;
 use crate::store::{TimeKey, TimePage};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
-use axum::response::{IntoResponse, Response};
+use axum::response::{Html, IntoResponse, Response};
 use chrono::Utc;
 use maud::html;
 use serde::Deserialize;
@@ -107,6 +108,12 @@ pub(super) struct Subject {
 }
 
 impl Subject {
+    /// The monitor the subject belongs to (itself, or a crawled page's monitor), as live
+    /// updates name it: the second segment of [`Subject::base`].
+    pub(super) fn monitor_id(&self) -> &str {
+        self.base.split('/').nth(2).unwrap_or("")
+    }
+
     /// A monitor's own history.
     pub(super) fn monitor(monitor: &wachet::Monitor) -> Subject {
         let id = monitor.id.clone().unwrap_or_default();
@@ -192,6 +199,8 @@ pub(super) async fn show(
     let name = subject.name.as_str();
     let base = subject.base.as_str();
     let now = Utc::now();
+    // Only the newest page grows as checks finish; older pages stay as they were.
+    let live = query.continuation_token.is_none();
     let main = html! {
         nav.breadcrumbs aria-label="Breadcrumbs" {
             ol {
@@ -209,33 +218,14 @@ pub(super) async fn show(
         }
         @if let Some(above) = above { (above) }
         @if rows.is_empty() {
-            p.empty { "No checks yet." }
-        } @else {
-            ol.history {
-                @for ((key, data), changed) in rows.iter().zip(&changed) {
-                    li.entry id={ "check-" (EntryKey(key.clone()).to_param()) } {
-                        div.entry-time {
-                            time datetime=(data.last_check_timestamp.to_rfc3339())
-                                { (data.last_check_timestamp.format("%Y-%m-%d %H:%M:%S UTC").to_string()) }
-                            span.muted { (when(Some(data.last_check_timestamp), now)) }
-                        }
-                        div.entry-body {
-                            @if let Some(error) = &data.error {
-                                p.entry-error { span.badge.failed { "Failed" } " " (error) }
-                            } @else if let Some(raw) = &data.raw {
-                                p.excerpt { (excerpt(raw, changed.1)) }
-                            }
-                        }
-                        div.entry-link {
-                            @if changed.0 {
-                                a href={ (base) "/diff?to=" (EntryKey(key.clone()).to_param()) } { "changes" }
-                            } @else if data.raw.is_some() {
-                                span.muted { "unchanged" }
-                            }
-                        }
-                    }
-                }
+            p.empty.history-empty { "No checks yet." }
+        }
+        @if live {
+            ol.history data-monitor=(subject.monitor_id()) data-live-history={ (base) "/history/latest" } {
+                (entries(base, &rows, &changed, now))
             }
+        } @else if !rows.is_empty() {
+            ol.history { (entries(base, &rows, &changed, now)) }
         }
         @if let Some(token) = next {
             p.pager {
@@ -243,7 +233,126 @@ pub(super) async fn show(
             }
         }
     };
-    page(&format!("History of {name}"), Some(session), main).into_response()
+    page_with_scripts(
+        &format!("History of {name}"),
+        Some(session),
+        &[&LIVE_JS],
+        main,
+    )
+    .into_response()
+}
+
+/// The `li` of each entry of `rows` (newest first), `changed` as [`changes`] gives it.
+fn entries(
+    base: &str,
+    rows: &[(TimeKey, ClientData)],
+    changed: &[(bool, usize)],
+    now: chrono::DateTime<Utc>,
+) -> maud::Markup {
+    html! {
+        @for ((key, data), changed) in rows.iter().zip(changed) {
+            li.entry id={ "check-" (EntryKey(key.clone()).to_param()) } {
+                div.entry-time {
+                    time datetime=(data.last_check_timestamp.to_rfc3339())
+                        { (data.last_check_timestamp.format("%Y-%m-%d %H:%M:%S UTC").to_string()) }
+                    span.muted { (when(Some(data.last_check_timestamp), now)) }
+                }
+                div.entry-body {
+                    @if let Some(error) = &data.error {
+                        p.entry-error { span.badge.failed { "Failed" } " " (error) }
+                    } @else if let Some(raw) = &data.raw {
+                        p.excerpt { (excerpt(raw, changed.1)) }
+                    }
+                }
+                div.entry-link {
+                    @if changed.0 {
+                        a href={ (base) "/diff?to=" (EntryKey(key.clone()).to_param()) } { "changes" }
+                    } @else if data.raw.is_some() {
+                        span.muted { "unchanged" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The query of the newest entries' fragment.
+#[derive(Debug, Default, Deserialize)]
+struct LatestQuery {
+    /// The newest entry the page shows; entries after it are sent.
+    after: Option<String>,
+}
+
+/// `GET /monitors/{id}/history/latest?after={key}`: the entries newer than `after`, as an
+/// `ol` of the history page's own items, for the live updates to put at the top.
+pub async fn latest(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let (session, monitor) = match own_monitor(&state, &headers, &id).await {
+        Ok(found) => found,
+        Err(response) => return response,
+    };
+    latest_of(
+        &state,
+        &session,
+        &Subject::monitor(&monitor),
+        query.as_deref(),
+    )
+    .await
+}
+
+/// The fragment of [`latest`] for `subject` (a monitor, or a Portal monitor's page).
+pub(super) async fn latest_of(
+    state: &AppState,
+    session: &Session,
+    subject: &Subject,
+    query: Option<&str>,
+) -> Response {
+    let Ok(query) = serde_urlencoded::from_str::<LatestQuery>(query.unwrap_or("")) else {
+        return bad_request(session, "The address of this page is malformed.");
+    };
+    let after = match query.after.as_deref().map(EntryKey::parse) {
+        None => None,
+        Some(Some(key)) => Some(key.0),
+        Some(None) => return bad_entry(session, "after", "is not an entry of this history"),
+    };
+    let id = &subject.entries;
+    let page_of = TimePage {
+        limit: PAGE_SIZE,
+        ..TimePage::default()
+    };
+    let mut rows = match state.store().entries(&session.user, id, &page_of).await {
+        Ok(rows) => rows,
+        Err(err) => return pages::from_api(err.into(), Some(session)),
+    };
+    // What the page already shows is not sent again; past a page of new checks, the newest
+    // page is sent whole.
+    if let Some(at) = rows.iter().position(|(key, _)| Some(key) == after.as_ref()) {
+        rows.truncate(at + 1);
+    }
+    let previous = match rows.last() {
+        Some((last, _)) => match value_before(state, &session.user, id, last).await {
+            Ok(found) => found.map(|(_, raw)| raw),
+            Err(err) => return pages::from_api(err, Some(session)),
+        },
+        None => None,
+    };
+    let changed = changes(&rows, previous);
+    // The entry the page already has only served to decide whether the next one changed.
+    let shown = if after.is_some() && rows.last().map(|(key, _)| key) == after.as_ref() {
+        rows.len() - 1
+    } else {
+        rows.len()
+    };
+    let fragment = html! {
+        ol.history data-monitor=(subject.monitor_id()) {
+            (entries(&subject.base, &rows[..shown], &changed[..shown], Utc::now()))
+        }
+    };
+    Html(fragment.into_string()).into_response()
 }
 
 /// For each entry (newest first), whether its value differs from the value before it, and

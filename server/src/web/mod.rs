@@ -19,6 +19,7 @@ mod live;
 mod monitor;
 mod monitor_form;
 mod notifications;
+mod once;
 mod pages;
 mod pick_store;
 mod picker;
@@ -39,7 +40,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 pub use feeds::{feed_path, feed_url};
 pub use live::LiveStreams;
-pub use session::SESSION_COOKIE;
+pub use session::{DEFAULT_IDLE_SECONDS, DEFAULT_LIFETIME_SECONDS, SESSION_COOKIE};
 
 /// Largest form body read (a URL and a few short fields).
 const MAX_FORM_BYTES: usize = 16 * 1024;
@@ -49,12 +50,27 @@ const MAX_FORM_BYTES: usize = 16 * 1024;
 const MAX_MONITOR_FORM_BYTES: usize = 512 * 1024;
 
 /// What the web interface needs from the service's settings.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct WebSettings {
     /// The address people reach the service at (`https://watch.example.com`), when it differs
     /// from the listening address (behind a proxy). An https address marks the session cookie
     /// `Secure` and is an accepted `Origin` of forms.
     pub public_url: Option<String>,
+    /// Seconds a browser session lasts at most from its sign-in (at most the API's 30-day
+    /// bound on tokens).
+    pub session_lifetime: i64,
+    /// Seconds a browser session lasts without use.
+    pub session_idle: i64,
+}
+
+impl Default for WebSettings {
+    fn default() -> Self {
+        WebSettings {
+            public_url: None,
+            session_lifetime: session::DEFAULT_LIFETIME_SECONDS,
+            session_idle: session::DEFAULT_IDLE_SECONDS,
+        }
+    }
 }
 
 /// The interface's routes, with its own layers (security headers, panic guard, form limit).
@@ -117,6 +133,10 @@ pub fn routes(state: AppState) -> Router {
             get(portal::page_history),
         )
         .route("/monitors/{id}/pages/{page}/diff", get(portal::page_diff))
+        .route(
+            "/monitors/{id}/pages/{page}/history/latest",
+            get(portal::page_history_latest),
+        )
         .route("/monitors/{id}", get(monitor::show))
         .route("/monitors/{id}/pause", post(monitor::pause))
         .route("/monitors/{id}/resume", post(monitor::resume))
@@ -125,6 +145,7 @@ pub fn routes(state: AppState) -> Router {
             get(delete::confirm).post(delete::delete),
         )
         .route("/monitors/{id}/history", get(history::history))
+        .route("/monitors/{id}/history/latest", get(history::latest))
         .route("/monitors/{id}/diff", get(diff::show))
         .route("/notifications", get(notifications::list))
         .route(
@@ -159,6 +180,7 @@ pub fn routes(state: AppState) -> Router {
             pick_store::PickStore::default(),
         )))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM_BYTES))
+        .layer(axum::middleware::from_fn(sign_in_returns))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(CatchPanicLayer::custom(|_| pages::internal_error()))
 }
@@ -174,6 +196,46 @@ fn bulk_limit() -> axum::extract::DefaultBodyLimit {
 /// origin, and no framing.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
                    connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// A page read without a live session sends the browser to the sign-in page; this keeps where
+/// it was going (for after the sign-in) and, when it carried a session cookie, says that its
+/// session ended. Only reads are sent back to: a form's answer is no page to return to.
+async fn sign_in_returns(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let is_read = request.method() == axum::http::Method::GET;
+    let ended = session::has_cookie(request.headers());
+    let going = request
+        .uri()
+        .path_and_query()
+        .map(|path| path.as_str().to_string())
+        .unwrap_or_default();
+    let mut response = next.run(request).await;
+    let to_sign_in = response.status().is_redirection()
+        && response
+            .headers()
+            .get(header::LOCATION)
+            .is_some_and(|location| location == "/signin");
+    if !to_sign_in || !is_read {
+        return response;
+    }
+    let mut location = String::from("/signin");
+    let mut separator = '?';
+    if let Some(path) = session::local_path(&going).filter(|path| *path != "/") {
+        location.push_str("?next=");
+        location.extend(form_urlencoded::byte_serialize(path.as_bytes()));
+        separator = '&';
+    }
+    if ended {
+        location.push(separator);
+        location.push_str("ended=1");
+    }
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        response.headers_mut().insert(header::LOCATION, value);
+    }
+    response
+}
 
 async fn security_headers(
     request: axum::extract::Request,

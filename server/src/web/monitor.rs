@@ -22,6 +22,9 @@ use wachet::model::{Alert, AlertType, CompareType, Monitor};
 
 /// The recurrence a resumed monitor gets: every hour.
 pub(super) const RESUME_RECURRENCE: i32 = 3600;
+/// Bytes of the current value the page shows (a value may be 10 MB): the page stays light and
+/// the whole value is one API call away.
+const SHOWN_VALUE_BYTES: usize = 200 * 1024;
 
 /// The signed-in session with its monitor `id`, or the response to give instead: sign-in, or
 /// the 404 page for another user's monitor as for an unknown one.
@@ -157,7 +160,19 @@ pub(super) fn live_part(id: &str, monitor: &Monitor, now: chrono::DateTime<Utc>)
             section aria-labelledby="value-title" {
                 h2 #value-title { "Current value" }
                 @match data.and_then(|d| d.raw.as_deref()) {
-                    Some(value) if !value.is_empty() => pre.value { (value) },
+                    Some(value) if !value.is_empty() => {
+                        @let shown = super::diff::head(value, SHOWN_VALUE_BYTES);
+                        // Focusable, so that a long value scrolls with the keyboard too.
+                        pre.value tabindex="0" aria-labelledby="value-title" { (shown) }
+                        @if shown.len() < value.len() {
+                            p.hint.cut {
+                                "Only the first " (super::diff::size_in_words(shown.len()))
+                                " of this value (" (super::diff::size_in_words(value.len()))
+                                ") are shown. The whole value is in the API's answer to "
+                                code { "GET /thirdparty/v1/task/" (id) } "."
+                            }
+                        }
+                    },
                     Some(_) => p.empty { "The value is empty." },
                     None => p.empty { "No value yet." },
                 }

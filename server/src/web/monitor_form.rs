@@ -698,6 +698,9 @@ pub struct Context<'a> {
     pub min_recurrence: i32,
 }
 
+/// The name of the button that leads to point-and-click selection (see [`super::edit`]).
+pub const PICK_BUTTON: &str = "pick";
+
 /// The whole form, with `problems` at their fields and summed up at the top.
 pub fn render(fields: &Fields, problems: &Problems, ctx: &Context<'_>) -> Markup {
     let portal = fields.is_portal();
@@ -743,6 +746,10 @@ pub fn render(fields: &Fields, problems: &Problems, ctx: &Context<'_>) -> Markup
                 legend { "What to watch" }
                 (text_field("xPath", "XPath", &fields.x_path, "text", problems, Some("The part of the page to watch, such as //p[@class='price']; the whole page when empty.")))
                 (text_field("excludeXPath", "Exclude XPath", &fields.exclude_x_path, "text", problems, Some("Parts removed before the XPath applies (ads, clocks).")))
+                p.pick-row {
+                    button.button name=(PICK_BUTTON) value="1" type="submit" formnovalidate { "Pick with the mouse" }
+                    span.hint { "Opens the page of the URL above: click what to watch or to ignore." }
+                }
                 (text_field("regex", "Regex", &fields.regex, "text", problems, Some("A regular expression applied to the text; its first group (or the match) is the value.")))
             }
             (alerts_group(fields, problems))

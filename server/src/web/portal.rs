@@ -182,6 +182,22 @@ pub async fn page_history(
     }
 }
 
+/// `GET /monitors/{id}/pages/{page}/history/latest`: the page's newest entries, for the live
+/// updates of its history.
+pub async fn page_history_latest(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path((id, page)): Path<(String, String)>,
+    RawQuery(query): RawQuery,
+) -> Response {
+    match own_page(&state, &headers, &id, &page).await {
+        Ok((session, subject)) => {
+            history::latest_of(&state, &session, &subject, query.as_deref()).await
+        }
+        Err(response) => response,
+    }
+}
+
 /// `GET /monitors/{id}/pages/{page}/diff`.
 pub async fn page_diff(
     State(state): State<AppState>,

@@ -3,7 +3,9 @@
 //! issued by the API's own login and carried in an HttpOnly cookie instead of a header, so
 //! `invalidateTokens` and a password change end sessions like any token. Forms carry a CSRF
 //! token derived from the session token (HMAC, nothing more to store) and must come from this
-//! origin (`Sec-Fetch-Site`, else `Origin`).
+//! origin (`Sec-Fetch-Site`, else `Origin`). A session ends at its absolute lifetime (the
+//! token's expiry) or after an idle time without use (its last use is written at most once a
+//! minute, so a page view is rarely a write).
 
 use super::WebSettings;
 use crate::api::AppState;
@@ -15,8 +17,13 @@ use subtle::ConstantTimeEq;
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "wachet_session";
-/// How long a session lasts: a week, within the API's 30-day bound on tokens.
-pub const SESSION_SECONDS: i64 = 7 * 86_400;
+/// How long a session lasts at most by default: the API's 30-day bound on tokens.
+pub const DEFAULT_LIFETIME_SECONDS: i64 = 30 * 86_400;
+/// How long a session lasts without use by default: a week.
+pub const DEFAULT_IDLE_SECONDS: i64 = 7 * 86_400;
+/// A session's last use is written again only when older than this, so that reading pages is
+/// not a write each time.
+const SEEN_RESOLUTION_MILLIS: i64 = 60_000;
 /// Longest cookie value looked at; ours are 43 characters.
 const MAX_TOKEN_LEN: usize = 256;
 
@@ -52,9 +59,21 @@ pub async fn current(state: &AppState, headers: &HeaderMap) -> Result<Option<Ses
         return Ok(None);
     };
     let token_hash = crate::secrets::sha256_hex(token);
-    let Some((user, _expires)) = state.store().token_owner(&token_hash, now_millis()).await? else {
+    let now = now_millis();
+    let Some((user, _expires)) = state.store().token_owner(&token_hash, now).await? else {
         return Ok(None);
     };
+    let Some(seen) = state.store().session_seen(&token_hash, now).await? else {
+        return Ok(None);
+    };
+    let idle_millis = state.settings().web.session_idle.saturating_mul(1000);
+    if seen.is_some_and(|seen| now.saturating_sub(seen) > idle_millis) {
+        state.store().delete_token(&token_hash).await?;
+        return Ok(None);
+    }
+    if seen.is_none_or(|seen| now.saturating_sub(seen) >= SEEN_RESOLUTION_MILLIS) {
+        state.store().touch_session(&token_hash, now).await?;
+    }
     state
         .limits()
         .request(&user)
@@ -127,10 +146,37 @@ pub fn secure(headers: &HeaderMap, settings: &WebSettings) -> bool {
     public_https || forwarded_https
 }
 
-/// The `Set-Cookie` value of a new session.
-pub fn cookie(token: &str, secure: bool) -> String {
+/// Whether the request carries a session cookie at all (live or not): a browser sent to the
+/// sign-in page with one had its session end.
+pub fn has_cookie(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .any(|(name, value)| name == SESSION_COOKIE && !value.trim().is_empty())
+}
+
+/// Longest "where you were going" kept through the sign-in.
+const MAX_NEXT_LEN: usize = 2048;
+
+/// `next` if it is a path of this site to come back to after signing in: it starts with one
+/// `/` (never `//` or `/\`, which browsers read as another host), holds only visible ASCII
+/// (anything else arrives percent-encoded) and is short.
+pub fn local_path(next: &str) -> Option<&str> {
+    let bytes = next.as_bytes();
+    let local = bytes.first() == Some(&b'/')
+        && !matches!(bytes.get(1), Some(b'/' | b'\\'))
+        && next.len() <= MAX_NEXT_LEN
+        && bytes.iter().all(|b| b.is_ascii_graphic() && *b != b'\\');
+    local.then_some(next)
+}
+
+/// The `Set-Cookie` value of a new session lasting `seconds` at most.
+pub fn cookie(token: &str, seconds: i64, secure: bool) -> String {
     format!(
-        "{SESSION_COOKIE}={token}; Path=/; Max-Age={SESSION_SECONDS}; HttpOnly; SameSite=Lax{}",
+        "{SESSION_COOKIE}={token}; Path=/; Max-Age={seconds}; HttpOnly; SameSite=Lax{}",
         if secure { "; Secure" } else { "" }
     )
 }
@@ -141,4 +187,37 @@ pub fn clear_cookie(secure: bool) -> String {
         "{SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{}",
         if secure { "; Secure" } else { "" }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::local_path;
+
+    #[test]
+    fn only_paths_of_this_site_are_kept() {
+        for good in [
+            "/",
+            "/monitors/abc",
+            "/monitors/abc/diff?from=1&to=2",
+            "/a%20b",
+        ] {
+            assert_eq!(local_path(good), Some(good));
+        }
+        let long = format!("/{}", "a".repeat(3000));
+        for bad in [
+            "",
+            "//evil.example",
+            "/\\evil.example",
+            "/\\/evil.example",
+            "https://evil.example/",
+            "javascript:alert(1)",
+            "monitors",
+            "/a b",
+            "/a\nLocation: x",
+            "/caf\u{e9}",
+            long.as_str(),
+        ] {
+            assert_eq!(local_path(bad), None, "{bad:?}");
+        }
+    }
 }

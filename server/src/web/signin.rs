@@ -5,11 +5,11 @@
 use super::form::Form;
 use super::layout::page;
 use super::pages;
-use super::session::{self, SESSION_SECONDS};
+use super::session;
 use crate::api::AppState;
 use crate::api::body::ApiJson;
 use crate::api::problem::ApiError;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::{ConnectInfo, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::html;
@@ -22,6 +22,19 @@ use wachet::model::ClientLoginRequest;
 pub struct SignInForm {
     email: Option<String>,
     password: Option<String>,
+    next: Option<String>,
+}
+
+/// The sign-in page's address: where the browser was going, and whether its session ended.
+#[derive(Debug, Default, Deserialize)]
+pub struct SignInQuery {
+    next: Option<String>,
+    ended: Option<String>,
+}
+
+/// Where a browser signed in goes: where it was going if that is a page of this site.
+fn destination(next: Option<&str>) -> &str {
+    next.and_then(session::local_path).unwrap_or("/")
 }
 
 /// What went wrong with a sign-in, shown above the form.
@@ -30,7 +43,7 @@ enum Failure {
     Field(&'static str, String),
 }
 
-fn render(status: StatusCode, email: &str, failure: Option<Failure>) -> Response {
+fn render(status: StatusCode, email: &str, next: &str, failure: Option<Failure>) -> Response {
     let (banner, field) = match &failure {
         Some(Failure::Message(text)) => (Some(text.as_str()), None),
         Some(Failure::Field(name, text)) => (None, Some((*name, text.as_str()))),
@@ -48,6 +61,7 @@ fn render(status: StatusCode, email: &str, failure: Option<Failure>) -> Response
                     p.alert #signin-error role="alert" { (text) }
                 }
                 form method="post" action="/signin" {
+                    @if next != "/" { input type="hidden" name="next" value=(next); }
                     div.field {
                         label for="email" { "E-mail address" }
                         @let error = field_error("email");
@@ -79,10 +93,23 @@ fn render(status: StatusCode, email: &str, failure: Option<Failure>) -> Response
 }
 
 /// `GET /signin`: the form (signed-in browsers go to their monitors).
-pub async fn form(State(state): State<AppState>, headers: HeaderMap) -> Response {
+pub async fn form(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    // A malformed address is still the sign-in page, only without where it was going.
+    let query: SignInQuery =
+        serde_urlencoded::from_str(query.as_deref().unwrap_or("")).unwrap_or_default();
+    let next = destination(query.next.as_deref());
     match session::current(&state, &headers).await {
-        Ok(Some(_)) => Redirect::to("/").into_response(),
-        Ok(None) => render(StatusCode::OK, "", None),
+        Ok(Some(_)) => Redirect::to(next).into_response(),
+        Ok(None) => {
+            let ended = query.ended.is_some().then(|| {
+                Failure::Message("Your session has ended. Sign in again to go on.".to_string())
+            });
+            render(StatusCode::OK, "", next, ended)
+        }
         Err(err) => pages::from_api(err, None),
     }
 }
@@ -99,10 +126,12 @@ pub async fn submit(
         return pages::form_refused(None);
     }
     let email = form.email.clone().unwrap_or_default();
+    let next = destination(form.next.as_deref()).to_string();
+    let lifetime = settings.session_lifetime;
     let request = ClientLoginRequest {
         email: form.email,
         password: form.password,
-        expires_in_sec: Some(SESSION_SECONDS),
+        expires_in_sec: Some(lifetime),
     };
     let secure = session::secure(&headers, settings);
     match crate::api::auth::login(State(state.clone()), connect, ApiJson(request)).await {
@@ -110,8 +139,17 @@ pub async fn submit(
             let Some(token) = answer.token else {
                 return pages::internal_error();
             };
-            let mut response = Redirect::to("/").into_response();
-            if let Ok(cookie) = HeaderValue::from_str(&session::cookie(&token, secure)) {
+            // The idle time counts from the sign-in.
+            let hash = crate::secrets::sha256_hex(&token);
+            if let Err(err) = state
+                .store()
+                .touch_session(&hash, crate::store::now_millis())
+                .await
+            {
+                return pages::from_api(err.into(), None);
+            }
+            let mut response = Redirect::to(&next).into_response();
+            if let Ok(cookie) = HeaderValue::from_str(&session::cookie(&token, lifetime, secure)) {
                 response.headers_mut().insert(header::SET_COOKIE, cookie);
             }
             response
@@ -119,6 +157,7 @@ pub async fn submit(
         Err(ApiError::Unauthorized(_)) => render(
             StatusCode::UNAUTHORIZED,
             &email,
+            &next,
             Some(Failure::Message(
                 "Wrong e-mail address or password.".to_string(),
             )),
@@ -127,6 +166,7 @@ pub async fn submit(
             let mut response = render(
                 StatusCode::TOO_MANY_REQUESTS,
                 &email,
+                &next,
                 Some(Failure::Message(format!(
                     "Too many attempts, try again in {seconds} s."
                 ))),
@@ -146,7 +186,7 @@ pub async fn submit(
                         .map(|message| Failure::Field(field, message.clone()))
                 })
                 .unwrap_or_else(|| Failure::Message("Fill in both fields.".to_string()));
-            render(StatusCode::BAD_REQUEST, &email, Some(failure))
+            render(StatusCode::BAD_REQUEST, &email, &next, Some(failure))
         }
         Err(other) => pages::from_api(other, None),
     }

@@ -86,10 +86,18 @@ fn page(text: &str) -> Reply {
     Reply::html(format!("<p>{text}</p>"))
 }
 
+/// Serves `path` with `replies` in turn, counted from now; the last one again after them.
+fn in_turn(site: &FixtureServer, path: &str, replies: Vec<Reply>) {
+    site.set_counted(path, move |n| {
+        let last = replies.len().saturating_sub(1);
+        replies[(n - 1).min(last)].clone()
+    });
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_value_shown_for_one_request_raises_nothing() {
     let site = FixtureServer::builder().start().await.unwrap();
-    site.sequence("/p", vec![page("A"), page("B"), page("A")]);
+    in_turn(&site, "/p", vec![page("A"), page("B"), page("A")]);
     let api = start().await;
     let user = api.user("ann@example.com").await;
     let task = watched(&api, &user, &site.url("/p"), 1).await;
@@ -102,7 +110,7 @@ async fn a_value_shown_for_one_request_raises_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_real_change_raises_one_not_eq_once_confirmed() {
     let site = FixtureServer::builder().start().await.unwrap();
-    site.sequence("/p", vec![page("A"), page("B")]);
+    in_turn(&site, "/p", vec![page("A"), page("B")]);
     let api = start().await;
     let user = api.user("bo@example.com").await;
     let task = watched(&api, &user, &site.url("/p"), 1).await;
@@ -130,7 +138,8 @@ async fn a_real_change_raises_one_not_eq_once_confirmed() {
 async fn a_failure_that_clears_raises_nothing() {
     let site = FixtureServer::builder().start().await.unwrap();
     let slow = page("A").delay(Duration::from_secs(4));
-    site.sequence(
+    in_turn(
+        &site,
         "/p",
         vec![page("A"), Reply::new(500), page("A"), slow, page("A")],
     );
@@ -147,7 +156,7 @@ async fn a_failure_that_clears_raises_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lasting_failure_raises_one_error_after_two_checks_and_one_recovery() {
     let site = FixtureServer::builder().start().await.unwrap();
-    site.sequence("/p", vec![page("A"), Reply::new(503)]);
+    in_turn(&site, "/p", vec![page("A"), Reply::new(503)]);
     let api = start().await;
     let user = api.user("di@example.com").await;
     let task = watched(&api, &user, &site.url("/p"), 1).await;
@@ -161,7 +170,7 @@ async fn a_lasting_failure_raises_one_error_after_two_checks_and_one_recovery() 
     let second_failure = at(&history[2]["lastCheckTimestamp"]).unwrap();
     assert!(at(&raised[0]["timestamp"]).unwrap() >= second_failure);
 
-    site.sequence("/p", vec![page("A")]);
+    in_turn(&site, "/p", vec![page("A")]);
     let n = checks(&api, &user, &task, 1).await.len();
     let history = checks(&api, &user, &task, n + 2).await;
     assert!(history.last().unwrap()["error"].is_null());
@@ -209,7 +218,7 @@ async fn error_after_failures_is_a_validated_setting_of_the_monitor() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_change_seen_before_a_crash_is_confirmed_after_the_restart() {
     let site = FixtureServer::builder().start().await.unwrap();
-    site.sequence("/p", vec![page("A"), page("B")]);
+    in_turn(&site, "/p", vec![page("A"), page("B")]);
     let api = start().await;
     let user = api.user("flo@example.com").await;
     // Regular checks 3 s apart, the confirmation 1 s after a change: the service stops within

@@ -19,7 +19,9 @@ mod web;
 mod web_account;
 mod web_folders;
 mod web_form;
+mod web_guard;
 mod web_picker;
+mod web_polish;
 
 use reqwest::Method;
 use reqwest::header::HeaderMap;

@@ -424,7 +424,8 @@ async fn settings_endpoints_test_notification_api_key_sign_out_everywhere_and_pa
             .status,
         401
     );
-    page.goto(api.url("/settings")).await.unwrap();
+    // (From the list: the sign-in then comes back to it, not to this page.)
+    page.goto(api.url("/")).await.unwrap();
     until(&page, "location.pathname === '/signin'").await;
 
     // The password: a wrong current one is refused at its field, then the change.

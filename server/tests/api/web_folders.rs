@@ -1034,7 +1034,12 @@ async fn live_streams_carry_only_their_users_checks_are_bounded_and_end_with_the
     );
     let (status, part) = page_text(&api, &first_cookie, &format!("/monitors/{a}/status")).await;
     assert_eq!(status, 200);
-    assert!(part.contains("<pre class=\"value\">P</pre>"), "{part}");
+    assert!(
+        part.contains(
+            "<pre class=\"value\" tabindex=\"0\" aria-labelledby=\"value-title\">P</pre>"
+        ),
+        "{part}"
+    );
     let unknown = "019ab0c2-5c4e-7d2a-9f1e-3b8e2c1d0a11";
     for suffix in ["row", "status"] {
         let stolen = page_text(&api, &second_cookie, &format!("/monitors/{a}/{suffix}")).await;

@@ -326,6 +326,18 @@ impl Store for SqliteStore {
         users::token_owner(self, hash, now).await
     }
 
+    async fn session_seen(
+        &self,
+        hash: &str,
+        now: Millis,
+    ) -> Result<Option<Option<Millis>>, StoreError> {
+        users::session_seen(self, hash, now).await
+    }
+
+    async fn touch_session(&self, hash: &str, at: Millis) -> Result<(), StoreError> {
+        users::touch_session(self, hash, at).await
+    }
+
     async fn invalidate_tokens(&self, user: &str) -> Result<(), StoreError> {
         users::invalidate_tokens(self, user).await
     }

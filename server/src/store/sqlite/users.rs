@@ -131,6 +131,33 @@ pub(super) async fn token_owner(
     )
 }
 
+pub(super) async fn session_seen(
+    store: &SqliteStore,
+    hash: &str,
+    now: Millis,
+) -> Result<Option<Option<Millis>>, StoreError> {
+    let row: Option<(Option<Millis>,)> =
+        sqlx::query_as("SELECT last_seen_at FROM tokens WHERE hash = ? AND expires_at > ?")
+            .bind(hash)
+            .bind(now)
+            .fetch_optional(&store.reader)
+            .await?;
+    Ok(row.map(|(seen,)| seen))
+}
+
+pub(super) async fn touch_session(
+    store: &SqliteStore,
+    hash: &str,
+    at: Millis,
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE tokens SET last_seen_at = ? WHERE hash = ?")
+        .bind(at)
+        .bind(hash)
+        .execute(&store.writer)
+        .await?;
+    Ok(())
+}
+
 pub(super) async fn invalidate_tokens(store: &SqliteStore, user: &str) -> Result<(), StoreError> {
     sqlx::query("DELETE FROM tokens WHERE user_id = ?")
         .bind(user)

@@ -1,7 +1,8 @@
 /* The monitors list's selection ("select all" and the count selected) and live updates of the
-   list and of a monitor's page: server-sent events from /live name each monitor just checked,
-   and its row or state section is fetched again as the server renders it. No HTML is built
-   here; without this script every page is complete on reload and every form works. */
+   list, of a monitor's page and of a history: server-sent events from /live name each monitor
+   just checked, and its row or state section is fetched again as the server renders it, or
+   the history's new entries are fetched and put at its top. No HTML is built here; without
+   this script every page is complete on reload and every form works. */
 "use strict";
 (() => {
   const bulk = document.getElementById("bulk");
@@ -30,22 +31,47 @@
   }
 
   const live = () => [...document.querySelectorAll("[data-live]")];
-  if (!live().length || !window.EventSource || !window.fetch) return;
+  const histories = () => [...document.querySelectorAll("[data-live-history]")];
+  if ((!live().length && !histories().length) || !window.EventSource || !window.fetch) return;
 
-  const redraw = async (element) => {
-    const id = element.dataset.monitor;
+  // The server's rendering of `url`, if it is the fragment of monitor `id` (signed out
+  // meanwhile, the answer is the sign-in page instead).
+  const fragment = async (url, id) => {
     let response;
     try {
-      response = await fetch(element.dataset.live, { credentials: "same-origin" });
+      response = await fetch(url, { credentials: "same-origin" });
     } catch (_) {
-      return;
+      return null;
     }
-    // Signed out meanwhile: the answer is the sign-in page, not the fragment.
-    if (!response.ok || response.redirected) return;
+    if (!response.ok || response.redirected) return null;
     const template = document.createElement("template");
     template.innerHTML = await response.text();
     const fresh = template.content.firstElementChild;
-    if (!fresh || fresh.dataset.monitor !== id || !element.isConnected) return;
+    return fresh && fresh.dataset.monitor === id ? fresh : null;
+  };
+
+  // New checks go on top of the history, newest first; one fetch at a time per list, so
+  // two events close together do not bring the same entries twice.
+  const pending = new WeakMap();
+  const grow = (list) => {
+    const run = (pending.get(list) || Promise.resolve()).then(async () => {
+      const newest = list.querySelector("li.entry");
+      const after = newest ? newest.id.replace(/^check-/, "") : "";
+      const url = list.dataset.liveHistory + (after ? "?after=" + encodeURIComponent(after) : "");
+      const fresh = await fragment(url, list.dataset.monitor);
+      if (!fresh || !list.isConnected) return;
+      const arrived = [...fresh.children].filter((li) => !document.getElementById(li.id));
+      if (!arrived.length) return;
+      for (const li of arrived) li.classList.add("arrived");
+      list.prepend(...arrived);
+      document.querySelector(".history-empty")?.remove();
+    });
+    pending.set(list, run.catch(() => {}));
+  };
+
+  const redraw = async (element) => {
+    const fresh = await fragment(element.dataset.live, element.dataset.monitor);
+    if (!fresh || !element.isConnected) return;
     // What the reader did to the row stays: the box ticked, the folder shown in a search.
     const box = element.querySelector('input[name="id"]');
     const freshBox = fresh.querySelector('input[name="id"]');
@@ -65,6 +91,12 @@
     for (const element of live()) {
       if (element.dataset.monitor === event.data) redraw(element);
     }
+    for (const list of histories()) {
+      if (list.dataset.monitor === event.data) grow(list);
+    }
   });
-  source.addEventListener("resync", () => live().forEach(redraw));
+  source.addEventListener("resync", () => {
+    live().forEach(redraw);
+    histories().forEach(grow);
+  });
 })();
