@@ -103,6 +103,8 @@
 //! assert_eq!(run(Check::Value("Tea: in stock"))[0].synthetic_expression, "recovered");
 //! ```
 
+pub mod confirm;
+
 use crate::model::{Alert, AlertType, ClientData, CompareType, DiffOperation, JobType};
 use crate::normalize::{key_chars, line_key, same};
 use serde::{Deserialize, Serialize};
@@ -227,6 +229,12 @@ pub struct Raised {
     /// For Added and Removed: the added (removed) pieces of text, or for a Portal monitor the
     /// URLs of the pages, that matched the operand. Empty for the other types.
     pub matches: Vec<String>,
+    /// When what this notification reports was first seen, where that is earlier than the
+    /// check that raised it: the first check that showed a change confirmed later, the first
+    /// failed check of a failure that lasted ([`confirm`]). `None` from [`evaluate`], which
+    /// judges one check alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_seen: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl Raised {
@@ -338,6 +346,7 @@ pub fn evaluate(
                 error: None,
                 synthetic_expression: found.expression,
                 matches: found.matches,
+                first_seen: None,
             });
         }
     }
@@ -372,6 +381,7 @@ fn error_alerts(
             error: error.map(str::to_string),
             synthetic_expression: expression.to_string(),
             matches: Vec::new(),
+            first_seen: None,
         })
         .collect()
 }

@@ -1209,3 +1209,273 @@ fn conditions_compare_keys_and_report_values_as_checked() {
         expect(&[&[], &[], &["number increased from -1234 to -1233"]])
     );
 }
+
+// --- Confirmation (wachet::alerts::confirm): what raises once changes and failures must last.
+
+mod confirmation {
+    use super::{alert, check};
+    use chrono::{DateTime, TimeZone, Utc};
+    use wachet::alerts::Subject;
+    use wachet::alerts::confirm::{ConfirmState, Confirmation, decide};
+    use wachet::model::{Alert, AlertType};
+
+    /// One check's outcome: what it raised (`expression@first-seen-second`) and whether it asked
+    /// for an early check.
+    type Step = (Vec<String>, bool);
+
+    fn at(second: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(second, 0).unwrap()
+    }
+
+    /// Runs `checks` (a value, or `!error`), one a second, through one state.
+    fn steps(alerts: &[Alert], policy: Confirmation, checks: &[&str]) -> Vec<Step> {
+        let mut state = ConfirmState::default();
+        checks
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let d = decide(
+                    &state,
+                    check(spec),
+                    at(i as i64),
+                    alerts,
+                    Subject::SinglePage,
+                    &policy,
+                );
+                state = d.state;
+                let raised = d
+                    .raised
+                    .iter()
+                    .map(|r| match r.first_seen {
+                        Some(t) => format!("{}@{}", r.synthetic_expression, t.timestamp()),
+                        None => r.synthetic_expression.clone(),
+                    })
+                    .collect();
+                (raised, d.recheck)
+            })
+            .collect()
+    }
+
+    fn step(raised: &[&str], recheck: bool) -> Step {
+        (raised.iter().map(|s| s.to_string()).collect(), recheck)
+    }
+
+    fn both() -> Vec<Alert> {
+        vec![alert(AlertType::Error, ""), alert(AlertType::NotEq, "")]
+    }
+
+    const QUIET: fn() -> Step = || step(&[], false);
+    const WAIT: fn() -> Step = || step(&[], true);
+
+    #[test]
+    fn a_change_raises_once_its_confirming_check_agrees() {
+        let got = steps(&both(), Confirmation::default(), &["A", "B", "B", "B"]);
+        assert_eq!(
+            got,
+            [
+                QUIET(),
+                WAIT(),
+                step(&["content changed@1"], false),
+                QUIET()
+            ]
+        );
+    }
+
+    #[test]
+    fn a_value_shown_once_raises_nothing() {
+        // A flip-flop (a stale replica answering one request), and a revert during confirmation.
+        let got = steps(&both(), Confirmation::default(), &["A", "B", "A", "A"]);
+        assert_eq!(got, [QUIET(), WAIT(), QUIET(), QUIET()]);
+        let got = steps(
+            &both(),
+            Confirmation::default(),
+            &["A", "B", "A", "B", "A", "B", "A"],
+        );
+        assert!(got.iter().all(|(raised, _)| raised.is_empty()), "{got:?}");
+    }
+
+    #[test]
+    fn a_third_check_decides_when_two_disagree() {
+        // A -> B -> C -> C: C was seen twice in a row and wins, first seen at the third check.
+        let got = steps(&both(), Confirmation::default(), &["A", "B", "C", "C"]);
+        assert_eq!(
+            got,
+            [QUIET(), WAIT(), WAIT(), step(&["content changed@2"], false)]
+        );
+        // A -> B -> C -> B: nothing lasted; the next regular check goes on from A.
+        let got = steps(&both(), Confirmation::default(), &["A", "B", "C", "B", "A"]);
+        assert_eq!(got, [QUIET(), WAIT(), WAIT(), QUIET(), QUIET()]);
+        // A -> B -> C -> D -> D: D after the third check starts a confirmation of its own.
+        let got = steps(
+            &both(),
+            Confirmation::default(),
+            &["A", "B", "C", "D", "D", "D"],
+        );
+        assert_eq!(
+            got,
+            [
+                QUIET(),
+                WAIT(),
+                WAIT(),
+                QUIET(),
+                WAIT(),
+                step(&["content changed@4"], false)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_respelled_value_is_no_change_to_confirm() {
+        let got = steps(
+            &both(),
+            Confirmation::default(),
+            &["Tea 3.50", "Tea\u{a0} 3.50"],
+        );
+        assert_eq!(got, [QUIET(), QUIET()]);
+    }
+
+    #[test]
+    fn content_alerts_wait_for_the_confirmation_too() {
+        let alerts = [alert(AlertType::Contains, "in stock")];
+        let got = steps(
+            &alerts,
+            Confirmation::default(),
+            &["sold out", "in stock", "sold out", "in stock", "in stock"],
+        );
+        assert_eq!(
+            got,
+            [
+                QUIET(),
+                WAIT(),
+                QUIET(),
+                WAIT(),
+                step(&[r#"contains "in stock"@3"#], false)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_failure_between_a_change_and_its_confirmation_is_skipped() {
+        let got = steps(
+            &both(),
+            Confirmation::default(),
+            &["A", "B", "!HTTP 503", "B"],
+        );
+        assert_eq!(
+            got,
+            [QUIET(), WAIT(), WAIT(), step(&["content changed@1"], false)]
+        );
+    }
+
+    #[test]
+    fn a_failure_of_any_kind_raises_only_when_it_lasts() {
+        // The kind makes no difference: a 404 is confirmed like a timeout.
+        for error in [
+            "timed out after 30 s",
+            "connection refused",
+            "HTTP 503",
+            "HTTP 429",
+            "rendering failed",
+            "the site answered with a bot challenge",
+            "the document is empty",
+            "HTTP 404",
+            "xPath matched nothing",
+        ] {
+            let failure = format!("!{error}");
+            let once = steps(&both(), Confirmation::default(), &["A", &failure, "A"]);
+            assert_eq!(once, [QUIET(), WAIT(), QUIET()], "{error} once");
+            let twice = steps(
+                &both(),
+                Confirmation::default(),
+                &["A", &failure, &failure, &failure, "A"],
+            );
+            assert_eq!(
+                twice,
+                [
+                    QUIET(),
+                    WAIT(),
+                    step(&["check failed@1"], false),
+                    QUIET(),
+                    step(&["recovered"], false)
+                ],
+                "{error} lasting"
+            );
+        }
+    }
+
+    #[test]
+    fn a_page_alternating_between_two_errors_raises_one_error() {
+        let got = steps(
+            &both(),
+            Confirmation::default(),
+            &["A", "!HTTP 503", "!timed out", "!HTTP 503", "!timed out"],
+        );
+        assert_eq!(
+            got,
+            [
+                QUIET(),
+                WAIT(),
+                step(&["check failed@1"], false),
+                QUIET(),
+                QUIET()
+            ]
+        );
+    }
+
+    #[test]
+    fn error_after_failures_chooses_how_many() {
+        let one = Confirmation {
+            error_after_failures: 1,
+        };
+        let got = steps(&both(), one, &["A", "!HTTP 500", "A"]);
+        assert_eq!(
+            got,
+            [
+                QUIET(),
+                step(&["check failed"], false),
+                step(&["recovered"], false)
+            ]
+        );
+        let three = Confirmation {
+            error_after_failures: 3,
+        };
+        let got = steps(&both(), three, &["A", "!x", "!x", "A", "!x", "!x", "!x"]);
+        assert_eq!(
+            got,
+            [
+                QUIET(),
+                WAIT(),
+                WAIT(),
+                QUIET(),
+                WAIT(),
+                WAIT(),
+                step(&["check failed@4"], false)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_first_check_failing_waits_for_the_retry_too() {
+        let got = steps(
+            &both(),
+            Confirmation::default(),
+            &["!HTTP 404", "!HTTP 404", "A"],
+        );
+        assert_eq!(
+            got,
+            [
+                WAIT(),
+                step(&["check failed@0"], false),
+                step(&["recovered"], false)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_monitors_setting_is_its_policy() {
+        let mut monitor = wachet::Monitor::new("https://example.com/");
+        assert_eq!(Confirmation::of(&monitor), Confirmation::default());
+        monitor.error_after_failures = Some(3);
+        assert_eq!(Confirmation::of(&monitor).error_after_failures, 3);
+    }
+}

@@ -67,6 +67,11 @@ pub struct Monitor {
     pub crawl_pages_from_all_domains: bool,
     /// Free text.
     pub note: Option<String>,
+    /// Extension: how many checks in a row must fail before the Error alert raises (1 to 10;
+    /// null: 2, a failure confirmed by an early second check). 1 raises on the first failed
+    /// check. See `wachet::alerts::confirm`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_after_failures: Option<i32>,
 }
 
 impl Monitor {

@@ -66,6 +66,15 @@ pub fn monitor(
         ),
         Some(_) => {}
     }
+    let most = wachet::alerts::confirm::Confirmation::MAX_ERROR_AFTER_FAILURES;
+    if let Some(n) = monitor.error_after_failures
+        && !(1..=i64::from(most)).contains(&i64::from(n))
+    {
+        problems.add(
+            "errorAfterFailures",
+            format!("must be from 1 to {most} failed checks in a row (or null for 2), not {n}"),
+        );
+    }
     // The engine's validation bounds the headers, URL filters and patterns
     // (`wachet::validate::MAX_HEADERS` and the rest).
     if monitor

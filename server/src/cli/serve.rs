@@ -129,6 +129,11 @@ pub struct ServeArgs {
     /// check ("the value is N bytes, above the limit of M bytes"), never cut.
     #[arg(long, env = "WACHET_MAX_VALUE_BYTES", default_value_t = ScheduleSettings::default().max_value_bytes)]
     max_value_bytes: usize,
+    /// Seconds between a check that waits for confirmation (a changed value, a failure not yet
+    /// raised) and the check that confirms it; never later than the monitor's next check.
+    #[arg(long, env = "WACHET_CONFIRM_AFTER", default_value_t = ScheduleSettings::default().confirm_after.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    confirm_after: u64,
     /// Notifications one user's monitors may raise in any hour; beyond it one more says how
     /// many alerts were not sent, and the rest of the hour's are left out.
     #[arg(long, env = "WACHET_MAX_NOTIFICATIONS_PER_HOUR", default_value_t = Quotas::default().notifications_per_hour)]
@@ -297,6 +302,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         lease: std::time::Duration::from_secs(args.check_lease),
         min_recurrence: args.min_recurrence,
         max_value_bytes: args.max_value_bytes,
+        confirm_after: std::time::Duration::from_secs(args.confirm_after),
     };
     let smtp = args.smtp_host.clone().map(|host| SmtpSettings {
         host,

@@ -19,6 +19,9 @@ pub struct Content<'a> {
     pub url: &'a str,
     /// When it was raised.
     pub at: chrono::DateTime<chrono::Utc>,
+    /// When what it reports was first seen, when earlier than `at` (a change or a failure
+    /// confirmed by later checks).
+    pub first_seen: Option<chrono::DateTime<chrono::Utc>>,
     /// What fired, such as `content changed`.
     pub expression: &'a str,
     /// The check's error, if it failed.
@@ -59,6 +62,13 @@ pub fn html(content: &Content<'_>) -> String {
         expression = escape(content.expression),
         at = content.at.format("%Y-%m-%d %H:%M:%S UTC"),
     );
+    if let Some(first_seen) = content.first_seen {
+        let _ = write!(
+            out,
+            "<p class=\"first-seen\">First seen at {}, confirmed by the checks since.</p>",
+            first_seen.format("%Y-%m-%d %H:%M:%S UTC")
+        );
+    }
     if let Some(error) = content.error {
         let _ = write!(out, "<p class=\"error\">{}</p>", escape(error));
     }
@@ -124,6 +134,7 @@ mod tests {
             name: "Tea <shop>",
             url: "https://example.com/?a=1&b=\"2\"",
             at,
+            first_seen: None,
             expression: "content changed",
             error: None,
             previous: Some("Price 3.50 EUR"),
@@ -159,6 +170,7 @@ mod tests {
             name: "Tea",
             url: "https://example.com/",
             at,
+            first_seen: None,
             expression: "content changed",
             error: None,
             previous: Some(&previous),

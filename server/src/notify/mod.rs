@@ -28,6 +28,7 @@ pub fn notification(
         name,
         url: &url,
         at,
+        first_seen: raised.first_seen,
         expression: &raised.synthetic_expression,
         error: raised.error.as_deref(),
         previous,

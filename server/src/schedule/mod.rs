@@ -29,7 +29,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, watch};
-use wachet::alerts::{self, AlertState, Check, Raised, Subject};
+use wachet::alerts::confirm::{ConfirmState, Confirmation, decide};
+use wachet::alerts::{Check, Raised, Subject};
 use wachet::model::{Alert, ClientData, ClientJobType};
 use wachet::{Checker, CrawlEvent, Monitor, PreparedMonitor};
 
@@ -59,6 +60,10 @@ pub struct ScheduleSettings {
     /// Bytes of one value (a check's, or a crawled page's): a larger one is stored as a failed
     /// check saying so. Cut short, it would read as a change and be compared as if whole.
     pub max_value_bytes: usize,
+    /// How soon a check that waits for confirmation (a changed value, a failure not yet
+    /// raised: [`wachet::alerts::confirm`]) is followed by the next one; never later than the
+    /// monitor's next regular check.
+    pub confirm_after: Duration,
 }
 
 impl Default for ScheduleSettings {
@@ -71,6 +76,9 @@ impl Default for ScheduleSettings {
             // The engine reads bodies of up to 10 MiB, so by default only a page its scripts grew
             // reaches this.
             max_value_bytes: 10 << 20,
+            // Long enough for a stale replica or a flapping CDN edge to have moved on, short
+            // enough that a real change is told within seconds of being seen.
+            confirm_after: Duration::from_secs(5),
         }
     }
 }
@@ -190,6 +198,7 @@ async fn run_check(
     let recurrence = effective_recurrence(&check.monitor, settings);
     let (version, monitor, user) = (check.version, check.monitor, check.user);
     let max_value_bytes = settings.max_value_bytes;
+    let confirm_after = settings.confirm_after;
     let late = now_millis().saturating_sub(check.due_at).max(0);
     METRICS
         .check_lateness
@@ -205,6 +214,7 @@ async fn run_check(
                 version,
                 recurrence,
                 max_value_bytes,
+                confirm_after,
             )
             .await
         })
@@ -288,8 +298,27 @@ fn next_check(task: &str, recurrence: i32, now: crate::store::Millis) -> crate::
     }
 }
 
-/// Checks `monitor` and stores the check with what its alerts raised, in one transaction
-/// ([`Store::record_check`]).
+/// When a check that ended at `now` is followed by the next: at the monitor's next slot, or
+/// `confirm_after` from now when it waits for confirmation, whichever comes first.
+fn next_after(
+    task: &str,
+    recurrence: i32,
+    now: crate::store::Millis,
+    recheck: bool,
+    confirm_after: Duration,
+) -> crate::store::Millis {
+    let regular = next_check(task, recurrence, now);
+    if recheck {
+        let soon = now.saturating_add(i64::try_from(confirm_after.as_millis()).unwrap_or(i64::MAX));
+        soon.min(regular)
+    } else {
+        regular
+    }
+}
+
+/// Checks `monitor` and stores the check with what its alerts raised and the alert states
+/// after it, in one transaction ([`Store::record_check`]).
+#[allow(clippy::too_many_arguments)]
 async fn check_and_store(
     store: &dyn Store,
     checker: &Arc<dyn Checker>,
@@ -298,6 +327,7 @@ async fn check_and_store(
     version: crate::store::Millis,
     recurrence: i32,
     max_value_bytes: usize,
+    confirm_after: Duration,
 ) -> Result<bool, StoreError> {
     let task = monitor.id.clone().unwrap_or_default();
     let alerts = monitor.alerts.clone().unwrap_or_default();
@@ -313,7 +343,9 @@ async fn check_and_store(
     let prepared = cache.get_off_thread(checker, &task, version, monitor).await;
     let checker = checker.as_ref();
     let (own, pages) = match prepared {
-        Ok(prepared) if portal => crawl(checker, &prepared, states.own.last_value.as_deref()).await,
+        Ok(prepared) if portal => {
+            crawl(checker, &prepared, states.own.alerts.last_value.as_deref()).await
+        }
         Ok(prepared) => (checker.check_prepared(&prepared).await.data, Vec::new()),
         // The definition was valid when stored; what changed since (a proxy location removed
         // from the settings) is reported like any failed check.
@@ -336,17 +368,26 @@ async fn check_and_store(
     };
     outcome.fetch_add(1, Ordering::Relaxed);
     tracing::debug!(task = %task, failed = own.error.is_some(), "checked");
-    let notifications = if alerts.is_empty() {
-        Vec::new()
+    let (notifications, alert_states, recheck) = if alerts.is_empty() {
+        // No alerts, nothing to confirm: keep no state, so alerts added later start from the
+        // history rather than from a state this check did not keep up to date.
+        let forget = std::iter::once(None)
+            .chain(pages.iter().map(|(url, ..)| Some(url.clone())))
+            .map(|series| (series, None))
+            .collect();
+        (Vec::new(), forget, false)
     } else {
         // Diffs for the contents are CPU work: off the async threads.
         let (monitor, own, pages) = (monitor.clone(), own.clone(), pages.clone());
         tokio::task::spawn_blocking(move || {
             let at = chrono::Utc::now();
-            raise(&states, &monitor, &alerts, &own, &pages)
-                .into_iter()
-                .map(|(r, previous)| notify::notification(&monitor, &r, at, previous.as_deref()))
-                .collect()
+            let decided = raise(&states, &monitor, &alerts, &own, &pages);
+            let notifications = decided
+                .raised
+                .iter()
+                .map(|(r, previous)| notify::notification(&monitor, r, at, previous.as_deref()))
+                .collect();
+            (notifications, decided.states, decided.recheck)
         })
         .await
         .map_err(|err| StoreError::Backend(format!("raising alerts: {err}")))?
@@ -357,7 +398,8 @@ async fn check_and_store(
         own,
         pages,
         notifications,
-        next_check_at: next_check(&task, recurrence, now_millis()),
+        alert_states,
+        next_check_at: next_after(&task, recurrence, now_millis(), recheck, confirm_after),
     };
     store.record_check(&record).await
 }
@@ -396,19 +438,24 @@ async fn within_stored_bytes(
     }
     // Near the quota: which values are new needs what was kept before.
     let loaded;
-    let states = if states.own.last_check.is_some() || !states.pages.is_empty() {
+    let states = if states.own.alerts.last_check.is_some() || !states.pages.is_empty() {
         states
     } else {
         loaded = store.alert_states(task).await?;
         &loaded
     };
-    let fresh = wachet::alerts::AlertState::default();
+    let fresh = ConfirmState::default();
     let series = pages
         .iter_mut()
         .map(|(url, _, data)| (states.pages.get(url.as_str()).unwrap_or(&fresh), data))
         .chain(std::iter::once((&states.own, own)));
     for (state, data) in series {
-        if data.raw.is_none() || data.raw == state.last_value {
+        // The confirmed value and those waiting for confirmation are kept already.
+        let kept = |raw: &String| {
+            state.alerts.last_value.as_ref() == Some(raw)
+                || state.pending.iter().any(|c| &c.value == raw)
+        };
+        if data.raw.as_ref().is_none_or(kept) {
             continue;
         }
         match usage.refuses(size(data)) {
@@ -481,32 +528,54 @@ impl Drop for Rendering {
     }
 }
 
-/// The notifications a check raises, each with the value its change is shown against.
+/// What a check's alerts decided ([`raise`]).
+struct Decided {
+    /// The notifications to raise, each with the value its change is shown against.
+    raised: Vec<(Raised, Option<String>)>,
+    /// The alert states that changed, for [`CheckRecord::alert_states`].
+    states: Vec<(Option<String>, Option<ConfirmState>)>,
+    /// Whether the monitor is checked again soon to confirm a change or a failure.
+    recheck: bool,
+}
+
+/// The notifications a check raises once confirmed ([`wachet::alerts::confirm`]), for the
+/// monitor's own result and each crawled page's, with the states to keep.
 fn raise(
     states: &AlertStates,
     monitor: &Monitor,
     alerts: &[Alert],
     data: &ClientData,
     pages: &[PageResult],
-) -> Vec<(Raised, Option<String>)> {
+) -> Decided {
+    let policy = Confirmation::of(monitor);
     let subject = match monitor.job_type {
         ClientJobType::Portal => Subject::Portal,
         ClientJobType::SinglePage => Subject::SinglePage,
     };
-    let own = alerts::evaluate(&states.own, Check::from(data), alerts, subject);
-    let mut raised: Vec<(Raised, Option<String>)> = own
-        .into_iter()
-        .map(|r| (r, states.own.last_value.clone()))
-        .collect();
-    let fresh = AlertState::default();
+    let mut decided = Decided {
+        raised: Vec::new(),
+        states: Vec::new(),
+        recheck: false,
+    };
+    let mut take = |state: &ConfirmState, data: &ClientData, subject, page: Option<&String>| {
+        let at = data.last_check_timestamp;
+        let decision = decide(state, Check::from(data), at, alerts, subject, &policy);
+        let previous = &state.alerts.last_value;
+        decided
+            .raised
+            .extend(decision.raised.into_iter().map(|r| (r, previous.clone())));
+        decided.recheck |= decision.recheck;
+        if decision.state != *state {
+            decided.states.push((page.cloned(), Some(decision.state)));
+        }
+    };
+    take(&states.own, data, subject, None);
+    let fresh = ConfirmState::default();
     for (url, _, data) in pages {
         let state = states.pages.get(url).unwrap_or(&fresh);
-        let subject = Subject::PortalPage { url };
-        for r in alerts::evaluate(state, Check::from(data), alerts, subject) {
-            raised.push((r, state.last_value.clone()));
-        }
+        take(state, data, Subject::PortalPage { url }, Some(url));
     }
-    raised
+    decided
 }
 
 #[cfg(test)]

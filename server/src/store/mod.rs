@@ -442,6 +442,13 @@ pub struct CheckRecord {
     pub pages: Vec<(String, Option<String>, ClientData)>,
     /// The notifications its alerts raised.
     pub notifications: Vec<NewNotification>,
+    /// The alert states that changed with this check: the monitor's own (`None`) or a crawled
+    /// page's (its URL), each the state to keep or `None` to forget it (a monitor without
+    /// alerts keeps none: should it get alerts later, they start from its history).
+    pub alert_states: Vec<(
+        Option<String>,
+        Option<wachet::alerts::confirm::ConfirmState>,
+    )>,
     /// When it is next due.
     pub next_check_at: Millis,
 }
@@ -472,9 +479,9 @@ impl StorageUse {
 #[derive(Debug, Clone, Default)]
 pub struct AlertStates {
     /// The monitor's own value.
-    pub own: wachet::alerts::AlertState,
+    pub own: wachet::alerts::confirm::ConfirmState,
     /// Each crawled page, by URL.
-    pub pages: std::collections::HashMap<String, wachet::alerts::AlertState>,
+    pub pages: std::collections::HashMap<String, wachet::alerts::confirm::ConfirmState>,
 }
 
 /// The service's storage. See the module docs for the rules every method follows.
@@ -715,9 +722,10 @@ pub trait Store: Send + Sync + 'static {
         limit: u32,
     ) -> Result<Vec<DeliveryRecord>, StoreError>;
 
-    /// What the alerts of a monitor know from before its next check, read from its history:
-    /// how its last check ended and its last successful value, for the monitor itself and for
-    /// each page it crawled (by URL).
+    /// What the alerts of a monitor know from before its next check, for the monitor itself and
+    /// for each page it crawled (by URL): the state the last check stored
+    /// ([`CheckRecord::alert_states`]), or where none was stored, the state its history gives
+    /// (how its last check ended and its last successful value, taken as confirmed).
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError>;
 
     /// What the history of the owner of `task` takes and may take ([`Quotas::stored_bytes`]),

@@ -417,6 +417,8 @@ impl Fields {
             }),
             crawl_pages_from_all_domains: portal && self.all_domains,
             note: text(&self.note).map(|_| self.note.clone()),
+            // Not on the form yet: a monitor saved here takes the default.
+            error_after_failures: None,
         })
     }
 }

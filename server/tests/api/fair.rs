@@ -156,6 +156,22 @@ async fn newest_where(api: &Api, user: &User, task: &str, done: impl Fn(&Value) 
     panic!("no such entry of {task} within 15 s");
 }
 
+/// [`newest_where`] for the two newest entries: a change the scheduler's early check has
+/// confirmed (`wachet::alerts::confirm`), so its alerts have raised.
+async fn confirmed_where(api: &Api, user: &User, task: &str, done: impl Fn(&Value) -> bool) {
+    let path = format!("/thirdparty/v1/data/list/{task}");
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(15) {
+        let reply = api.get(user, &path).await;
+        let data = reply.ok()["data"].as_array().unwrap().clone();
+        if data.len() >= 2 && done(&data[0]) && done(&data[1]) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no such entry confirmed for {task} within 15 s");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_value_over_the_size_limit_is_stored_as_an_error_saying_so() {
     let site = FixtureServer::builder()
@@ -222,6 +238,8 @@ async fn a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_d
             refused = Some((seed, entry));
             break;
         }
+        // Each change is raised once its confirming check agrees.
+        confirmed_where(&api, &ann, &task, |e| e["raw"] == value.as_str()).await;
     }
     let (seed, entry) = refused.expect("a value past 25,000 bytes is refused");
     let error = entry["error"].as_str().unwrap();
@@ -301,7 +319,8 @@ async fn past_the_notifications_per_hour_one_notification_says_alerts_were_not_s
             "/price",
             wachet::testing::Reply::html(format!("<p>{price}</p>")),
         );
-        newest_where(&api, &ann, &task, |e| {
+        // Each change is raised once its confirming check agrees.
+        confirmed_where(&api, &ann, &task, |e| {
             e["raw"] == price.to_string().as_str()
         })
         .await;

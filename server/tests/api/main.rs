@@ -3,6 +3,8 @@
 //! written through the `Store` (the scheduler that writes them in production comes later).
 
 mod auth;
+// Changes and failures raise only once confirmed by the scheduler's early checks.
+mod confirm;
 mod delivery;
 mod fair;
 mod folders;
@@ -170,11 +172,23 @@ impl Api {
         store: StoreSettings,
         schedule: wachet_server::schedule::ScheduleSettings,
     ) -> Api {
+        let dir = tempfile::tempdir().unwrap();
+        Api::start_checking_in(dir, engine, delivery, store, schedule).await
+    }
+
+    /// [`Api::start_checking_as`] over the database in `dir`.
+    async fn start_checking_in(
+        dir: TempDir,
+        engine: wachet::EngineBuilder,
+        delivery: wachet_server::notify::deliver::DeliverySettings,
+        store: StoreSettings,
+        schedule: wachet_server::schedule::ScheduleSettings,
+    ) -> Api {
         let settings = ApiSettings {
             min_recurrence: 1,
             ..ApiSettings::default()
         };
-        let api = Api::start_with_store(settings, store).await;
+        let api = Api::start_in(dir, settings, store).await;
         let running = api.running.as_ref().unwrap();
         let checker = Arc::new(engine.build().unwrap());
         tokio::spawn(wachet_server::notify::deliver::run(
@@ -199,7 +213,11 @@ impl Api {
 
     /// [`Api::start_with`] over a store with these settings.
     pub async fn start_with_store(settings: ApiSettings, store: StoreSettings) -> Api {
-        let dir = tempfile::tempdir().unwrap();
+        Api::start_in(tempfile::tempdir().unwrap(), settings, store).await
+    }
+
+    /// [`Api::start_with_store`] over the database in `dir` (one a crashed service left).
+    async fn start_in(dir: TempDir, settings: ApiSettings, store: StoreSettings) -> Api {
         let sqlite = SqliteStore::open_with(&dir.path().join("wachet.db"), &store)
             .await
             .unwrap();
@@ -237,6 +255,13 @@ impl Api {
             .filename(self.db_path())
             .read_only(true);
         sqlx::SqlitePool::connect_with(options).await.unwrap()
+    }
+
+    /// Stops the service as a crash would (no shutdown, no wait for anything) and keeps its
+    /// database file, for a new service to start on.
+    pub fn crash(mut self) -> TempDir {
+        drop(self.running.take());
+        self.dir
     }
 
     pub async fn shutdown(mut self) {

@@ -1127,11 +1127,7 @@ async fn deleting_a_monitor_states_what_goes_with_it_then_deletes_in_a_real_brow
     until_value(&api, &user, &id, "3.50").await;
     site.set("/tea", wachet::testing::Reply::html(price_page("3.90")));
     until_value(&api, &user, &id, "3.90").await;
-    // Stop the checks so the counts hold still, then count through the API.
-    let mut paused = monitor_data(&api, &user, &id).await;
-    paused["recurrenceInSeconds"] = json!(0);
-    paused["data"] = serde_json::Value::Null;
-    api.put(&user, "/thirdparty/v1/task", paused).await.ok();
+    // The change raises once the scheduler's next check confirms it.
     let notes_path = format!("/thirdparty/v1/notification/list?taskId={id}&count=500");
     let mut notifications = 0;
     for _ in 0..150 {
@@ -1145,6 +1141,11 @@ async fn deleting_a_monitor_states_what_goes_with_it_then_deletes_in_a_real_brow
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(notifications > 0, "the change raised a notification");
+    // Stop the checks so the counts hold still, then count through the API.
+    let mut paused = monitor_data(&api, &user, &id).await;
+    paused["recurrenceInSeconds"] = json!(0);
+    paused["data"] = serde_json::Value::Null;
+    api.put(&user, "/thirdparty/v1/task", paused).await.ok();
     let entries = api
         .get(&user, &format!("/thirdparty/v1/data/list/{id}?count=500"))
         .await

@@ -1393,6 +1393,18 @@ async fn markup_in_every_field_shows_as_text_on_every_page_in_a_real_browser() {
     super::web::until_value(&api, &user, &monitor, "price 3.50").await;
     site.set("/tea", wachet::testing::Reply::html(page_of("price 3.90")));
     super::web::until_value(&api, &user, &monitor, "price 3.90").await;
+    // The change raises its notification once the next check confirms it.
+    let notes = format!("/thirdparty/v1/notification/list?taskId={monitor}");
+    for _ in 0..150 {
+        if !api.get(&user, &notes).await.ok()["data"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+        {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     // Paused, so the pages stay as they are.
     let mut paused = created.clone();
     paused["recurrenceInSeconds"] = json!(0);

@@ -7,6 +7,7 @@ use crate::store::{AlertStates, Millis, Series, StoreError, TimeKey, TimePage, i
 use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
+use wachet::alerts::confirm::ConfirmState;
 use wachet::alerts::{AlertState, LastCheck};
 use wachet::model::ClientData;
 
@@ -90,10 +91,21 @@ struct StateRow {
     error: Option<String>,
     codec: Option<i64>,
     body: Option<Vec<u8>>,
+    alert_state: Option<String>,
 }
 
 impl StateRow {
-    fn state(self) -> Result<(Option<String>, AlertState), StoreError> {
+    fn state(self) -> Result<(Option<String>, ConfirmState), StoreError> {
+        if let Some(stored) = &self.alert_state {
+            match serde_json::from_str::<ConfirmState>(stored) {
+                Ok(state) => return Ok((self.url, state)),
+                // The history still tells what was confirmed last; only a pending
+                // confirmation is lost.
+                Err(err) => {
+                    tracing::error!(%err, "stored alert state cannot be read; history used")
+                }
+            }
+        }
         let last_check = match (self.checked, &self.error) {
             (0, _) => None,
             (_, Some(_)) => Some(LastCheck::Failed),
@@ -103,13 +115,14 @@ impl StateRow {
             last_check,
             last_value: decode(self.codec, self.body)?,
         };
-        Ok((self.url, state))
+        Ok((self.url, ConfirmState::from(state)))
     }
 }
 
-/// The latest successful value of a series, as columns `codec` and `body`.
-const LAST_VALUE: &str = "LEFT JOIN contents c ON c.hash = (SELECT v.content_hash FROM entries v \
-                          WHERE {series} AND v.content_hash IS NOT NULL \
+/// The latest successful value of a series, as columns `codec` and `body`, when no alert state
+/// was stored (`{state}`: the column that would hold it): only then is it needed.
+const LAST_VALUE: &str = "LEFT JOIN contents c ON {state} IS NULL AND c.hash = (SELECT v.content_hash \
+                          FROM entries v WHERE {series} AND v.content_hash IS NOT NULL \
                           ORDER BY v.checked_at DESC, v.id DESC LIMIT 1)";
 
 pub(super) async fn alert_states(
@@ -117,9 +130,12 @@ pub(super) async fn alert_states(
     task: &str,
 ) -> Result<AlertStates, StoreError> {
     let own: Option<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT NULL AS url, t.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body \
+        "SELECT NULL AS url, t.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body, \
+         t.alert_state \
          FROM tasks t LEFT JOIN entries le ON le.id = t.latest_entry_id {} WHERE t.id = ?",
-        LAST_VALUE.replace("{series}", "v.task_id = t.id AND v.page_id IS NULL")
+        LAST_VALUE
+            .replace("{series}", "v.task_id = t.id AND v.page_id IS NULL")
+            .replace("{state}", "t.alert_state")
     )))
     .bind(task)
     .fetch_optional(&store.reader)
@@ -128,9 +144,12 @@ pub(super) async fn alert_states(
         return Err(StoreError::NotFound);
     };
     let pages: Vec<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT p.url, p.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body \
+        "SELECT p.url, p.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body, \
+         p.alert_state \
          FROM pages p LEFT JOIN entries le ON le.id = p.latest_entry_id {} WHERE p.task_id = ?",
-        LAST_VALUE.replace("{series}", "v.page_id = p.id")
+        LAST_VALUE
+            .replace("{series}", "v.page_id = p.id")
+            .replace("{state}", "p.alert_state")
     )))
     .bind(task)
     .fetch_all(&store.reader)

@@ -2,6 +2,7 @@
 
 use super::{SqliteStore, history, notifications};
 use crate::store::{CheckRecord, Claim, DueCheck, Millis, NewNotification, Series, StoreError};
+use sqlx::AssertSqlSafe;
 use wachet::Monitor;
 
 #[derive(sqlx::FromRow)]
@@ -184,6 +185,35 @@ pub(super) async fn record_check(
             tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
             notifications::insert_in(&mut tx, &first.clone().held(held, limit)).await?;
         }
+    }
+    for (page, state) in &record.alert_states {
+        let json = match state {
+            Some(state) => Some(
+                serde_json::to_string(state).map_err(|err| StoreError::Backend(err.to_string()))?,
+            ),
+            None => None,
+        };
+        // Forgetting a state nobody stored is no write.
+        let forget = if json.is_none() {
+            " AND alert_state IS NOT NULL"
+        } else {
+            ""
+        };
+        match page {
+            None => sqlx::query(AssertSqlSafe(format!(
+                "UPDATE tasks SET alert_state = ? WHERE id = ?{forget}"
+            )))
+            .bind(json)
+            .bind(&record.task),
+            Some(url) => sqlx::query(AssertSqlSafe(format!(
+                "UPDATE pages SET alert_state = ? WHERE task_id = ? AND url = ?{forget}"
+            )))
+            .bind(json)
+            .bind(&record.task)
+            .bind(url),
+        }
+        .execute(&mut *tx)
+        .await?;
     }
     sqlx::query("UPDATE tasks SET lease_until = NULL, next_check_at = ? WHERE id = ?")
         .bind(record.next_check_at)

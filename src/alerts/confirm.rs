@@ -1,0 +1,359 @@
+//! Confirmation: which notifications a check raises once changes and failures must last.
+//!
+//! [`evaluate`](super::evaluate) judges one check against the previous one; noise (a value
+//! shown for one request, a stale replica, one timeout) then raises like a real change. This
+//! module owns the decision on top of it: [`decide`] takes what is known from before (a
+//! [`ConfirmState`]), the check that just ran and when, the monitor's alerts and its
+//! [`Confirmation`] policy, and returns what to raise, whether to check again soon and the
+//! state to keep. It does no I/O, reads no clock and never blocks; the caller schedules the
+//! early check ([`Decision::recheck`]) and keeps the state (a service stores it beside the
+//! check, so a restart between a changed check and its confirmation still confirms).
+//!
+//! # Changes
+//!
+//! The value the alerts compare with is the last *confirmed* value. A check whose value has
+//! the same comparison key ([`crate::normalize`]) as it raises no value alert. A check whose
+//! key differs is a candidate: nothing raises yet and [`Decision::recheck`] asks for a check a
+//! few seconds later. When that check shows the candidate again (same key), the change is
+//! confirmed: NotEq and the content alerts are judged between the confirmed value and the new
+//! one (as [`evaluate`](super::evaluate) judges them), each notification carries the time the
+//! candidate was first seen ([`Raised::first_seen`]), and the new value becomes the confirmed
+//! one. When it shows the confirmed value again (a revert, A → B → A), nothing raises. When it
+//! shows a third value, that one becomes the candidate and a third check decides: a value seen
+//! twice in a row wins; anything else raises nothing, and the next regular check goes on from
+//! the confirmed value. So at most two early checks follow a regular one, and a flip-flop
+//! between two values raises nothing. A failed check in between is skipped: it neither
+//! confirms nor drops a candidate.
+//!
+//! The first value of a monitor is its baseline: confirmed at once, raising nothing (after
+//! failed first checks, the content conditions true of it raise, as
+//! [`evaluate`](super::evaluate) decides).
+//!
+//! # Failures
+//!
+//! Error raises only when [`Confirmation::error_after_failures`] checks in a row failed
+//! (default 2; the kind of failure makes no difference, so a 404 is confirmed by one more
+//! check as a timeout is). Until then [`Decision::recheck`] asks for an early check. A monitor
+//! that keeps failing raises Error once; the first successful check after an Error raised one
+//! notification with `error` null (`recovered`); a failure that never raised Error recovers
+//! silently. With `error_after_failures` 1 every failed check that follows a success raises at
+//! once, as [`evaluate`](super::evaluate) does.
+//!
+//! # Example
+//!
+//! ```
+//! use chrono::{TimeZone, Utc};
+//! use wachet::alerts::confirm::{Confirmation, ConfirmState, decide};
+//! use wachet::alerts::{Check, Subject};
+//! use wachet::model::{Alert, AlertType};
+//!
+//! let alerts = [Alert { kind: AlertType::NotEq, value: None, parameters: None }];
+//! let policy = Confirmation::default();
+//! let mut state = ConfirmState::default();
+//! let mut run = |second: i64, value: &str| {
+//!     let at = Utc.timestamp_opt(second, 0).unwrap();
+//!     let decision = decide(&state, Check::Value(value), at, &alerts, Subject::SinglePage, &policy);
+//!     state = decision.state;
+//!     (decision.raised, decision.recheck)
+//! };
+//!
+//! assert_eq!(run(0, "3.50 EUR"), (vec![], false)); // the baseline
+//! assert_eq!(run(60, "3.90 EUR"), (vec![], true)); // changed: check again soon
+//! let (raised, recheck) = run(65, "3.90 EUR"); // confirmed
+//! assert_eq!(raised[0].synthetic_expression, "content changed");
+//! assert_eq!(raised[0].first_seen, Some(Utc.timestamp_opt(60, 0).unwrap()));
+//! assert!(!recheck);
+//! ```
+
+use super::{AlertState, Check, LastCheck, Raised, Subject, error_alerts, evaluate};
+use crate::model::{Alert, AlertType, Monitor};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// How long changes and failures must last before they raise: a monitor's setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Confirmation {
+    /// Consecutive failed checks before Error raises, 1 to
+    /// [`Confirmation::MAX_ERROR_AFTER_FAILURES`]; values outside are taken as the nearest
+    /// bound.
+    pub error_after_failures: u32,
+}
+
+impl Confirmation {
+    /// The default of [`Confirmation::error_after_failures`]: a failure confirmed by one more
+    /// check.
+    pub const DEFAULT_ERROR_AFTER_FAILURES: u32 = 2;
+    /// The most [`Confirmation::error_after_failures`] may be: each failure before it brings an
+    /// early check.
+    pub const MAX_ERROR_AFTER_FAILURES: u32 = 10;
+
+    /// The policy of `monitor`: its `errorAfterFailures`, or the default when it has none.
+    pub fn of(monitor: &Monitor) -> Confirmation {
+        let error_after_failures = monitor
+            .error_after_failures
+            .map(|n| u32::try_from(n).unwrap_or(1))
+            .unwrap_or(Self::DEFAULT_ERROR_AFTER_FAILURES);
+        Confirmation {
+            error_after_failures,
+        }
+    }
+
+    fn failures_needed(&self) -> u32 {
+        self.error_after_failures
+            .clamp(1, Self::MAX_ERROR_AFTER_FAILURES)
+    }
+}
+
+impl Default for Confirmation {
+    fn default() -> Self {
+        Confirmation {
+            error_after_failures: Self::DEFAULT_ERROR_AFTER_FAILURES,
+        }
+    }
+}
+
+/// What [`decide`] remembers of a monitor (or of one crawled page) between checks.
+///
+/// The default is the state before the first check. It serializes (camelCase) so a service
+/// can store it beside the check it follows.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ConfirmState {
+    /// How the last check ended, and the last *confirmed* value: what the alerts compare with.
+    pub alerts: AlertState,
+    /// Values seen since the confirmed one and not yet confirmed, oldest first: none, one (the
+    /// candidate) or two (a candidate and the third value that disagreed with it).
+    pub pending: Vec<Candidate>,
+    /// Failed checks in a row, up to the latest.
+    pub failures: u32,
+    /// When the first of those failed checks ran.
+    pub failing_since: Option<DateTime<Utc>>,
+    /// Whether Error raised for the current run of failures, so the next success raises
+    /// `recovered`.
+    pub error_raised: bool,
+}
+
+/// A value seen and not yet confirmed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Candidate {
+    /// The value as checked.
+    pub value: String,
+    /// When it was first seen.
+    pub first_seen: DateTime<Utc>,
+}
+
+impl From<AlertState> for ConfirmState {
+    /// The state of a monitor known only by its history ([`AlertState::from_history`]): its
+    /// last successful value taken as confirmed, and a last failed check taken as a failure
+    /// already raised (as [`evaluate`] raised it).
+    fn from(alerts: AlertState) -> Self {
+        let failed = alerts.last_check == Some(LastCheck::Failed);
+        ConfirmState {
+            alerts,
+            pending: Vec::new(),
+            failures: u32::from(failed),
+            failing_since: None,
+            error_raised: failed,
+        }
+    }
+}
+
+/// What one check decided ([`decide`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The notifications to raise, at most one per alert, in the order of the alerts (a
+    /// `recovered` first).
+    pub raised: Vec<Raised>,
+    /// Whether the monitor should be checked again soon (a change or a failure waits for
+    /// confirmation) rather than at its next regular time.
+    pub recheck: bool,
+    /// The state to judge the next check with.
+    pub state: ConfirmState,
+}
+
+/// The most values kept waiting: the candidate and one value that disagreed with it.
+const MAX_PENDING: usize = 2;
+
+/// Decides what `check`, run at `at`, raises given the `state` before it, the monitor's
+/// `alerts` and `policy`, and what the subject is. Alerts that do not apply to `subject` are
+/// skipped ([`Subject::applies`]). The rules are in the [module documentation](self).
+pub fn decide(
+    state: &ConfirmState,
+    check: Check<'_>,
+    at: DateTime<Utc>,
+    alerts: &[Alert],
+    subject: Subject<'_>,
+    policy: &Confirmation,
+) -> Decision {
+    let mut next = state.clone();
+    let mut raised = Vec::new();
+    let mut recheck = false;
+    match check {
+        Check::Failed(error) => {
+            next.alerts.last_check = Some(LastCheck::Failed);
+            next.failures = state.failures.saturating_add(1);
+            let since = *next.failing_since.get_or_insert(at);
+            let needed = policy.failures_needed();
+            if next.failures < needed {
+                recheck = true;
+            } else if !state.error_raised {
+                next.error_raised = true;
+                raised = error_alerts(alerts, subject, &state.alerts, Some(error), None);
+                if since < at {
+                    stamp(&mut raised, since);
+                }
+            }
+        }
+        Check::Value(value) => {
+            if state.error_raised {
+                raised = error_alerts(alerts, subject, &state.alerts, None, Some(value));
+            }
+            next.failures = 0;
+            next.failing_since = None;
+            next.error_raised = false;
+            next.alerts.last_check = Some(LastCheck::Succeeded);
+            let (changes, wait) = judge_value(state, value, at, alerts, subject, &mut next);
+            raised.extend(changes);
+            recheck = wait;
+        }
+    }
+    Decision {
+        raised,
+        recheck,
+        state: next,
+    }
+}
+
+/// The value alerts a successful check raises, and whether it waits for confirmation; updates
+/// the confirmed value and the candidates in `next`.
+fn judge_value(
+    state: &ConfirmState,
+    value: &str,
+    at: DateTime<Utc>,
+    alerts: &[Alert],
+    subject: Subject<'_>,
+    next: &mut ConfirmState,
+) -> (Vec<Raised>, bool) {
+    let value_alerts = |confirmed: Option<&str>| {
+        let before = AlertState {
+            last_check: Some(LastCheck::Succeeded),
+            last_value: confirmed.map(str::to_string),
+        };
+        let mut raised = evaluate(&before, Check::Value(value), alerts, subject);
+        raised.retain(|r| r.alert.kind != AlertType::Error);
+        raised
+    };
+    let Some(confirmed) = state.alerts.last_value.as_deref() else {
+        // The baseline. After failed first checks, conditions true of it raise (as evaluate
+        // decides); the very first check raises nothing.
+        let raised = match state.alerts.last_check {
+            Some(_) => value_alerts(None),
+            None => Vec::new(),
+        };
+        next.alerts.last_value = Some(value.to_string());
+        next.pending.clear();
+        return (raised, false);
+    };
+    if crate::normalize::same(confirmed, value) {
+        // No change, or a revert while a change waited: nothing to raise. The spelling seen
+        // last is kept, as the history shows it.
+        next.alerts.last_value = Some(value.to_string());
+        next.pending.clear();
+        return (Vec::new(), false);
+    }
+    if let Some(candidate) = state.pending.last()
+        && crate::normalize::same(&candidate.value, value)
+    {
+        let mut raised = value_alerts(Some(confirmed));
+        stamp(&mut raised, candidate.first_seen);
+        next.alerts.last_value = Some(value.to_string());
+        next.pending.clear();
+        return (raised, false);
+    }
+    if state.pending.len() < MAX_PENDING {
+        next.pending.push(Candidate {
+            value: value.to_string(),
+            first_seen: at,
+        });
+        return (Vec::new(), true);
+    }
+    // A third value after two that disagreed: no value lasted, the next regular check starts
+    // again from the confirmed one.
+    next.pending.clear();
+    (Vec::new(), false)
+}
+
+fn stamp(raised: &mut [Raised], first_seen: DateTime<Utc>) {
+    for r in raised {
+        r.first_seen = Some(first_seen);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn not_eq() -> Vec<Alert> {
+        vec![
+            Alert {
+                kind: AlertType::Error,
+                value: None,
+                parameters: None,
+            },
+            Alert {
+                kind: AlertType::NotEq,
+                value: None,
+                parameters: None,
+            },
+        ]
+    }
+
+    #[test]
+    fn a_confirmed_value_is_what_later_checks_compare_with() {
+        let policy = Confirmation::default();
+        let alerts = not_eq();
+        let mut state = ConfirmState::default();
+        let mut said = Vec::new();
+        for (i, v) in ["A", "B", "B", "B", "A", "A"].iter().enumerate() {
+            let at = Utc.timestamp_opt(i as i64, 0).unwrap();
+            let d = decide(
+                &state,
+                Check::Value(v),
+                at,
+                &alerts,
+                Subject::SinglePage,
+                &policy,
+            );
+            said.push((d.raised.len(), d.recheck));
+            state = d.state;
+        }
+        assert_eq!(
+            said,
+            [
+                (0, false),
+                (0, true),
+                (1, false),
+                (0, false),
+                (0, true),
+                (1, false)
+            ]
+        );
+        assert_eq!(state.alerts.last_value.as_deref(), Some("A"));
+    }
+
+    #[test]
+    fn a_state_survives_serialization() {
+        let state = ConfirmState {
+            pending: vec![Candidate {
+                value: "B".into(),
+                first_seen: Utc.timestamp_opt(5, 0).unwrap(),
+            }],
+            failures: 1,
+            ..ConfirmState::default()
+        };
+        let json = serde_json::to_string(&state).unwrap();
+        assert_eq!(serde_json::from_str::<ConfirmState>(&json).unwrap(), state);
+    }
+}
