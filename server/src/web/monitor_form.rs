@@ -88,6 +88,8 @@ pub struct Fields {
     /// The folder's id; empty for the root.
     pub folder: String,
     pub crawling_depth: String,
+    /// Failed checks in a row before Error raises; empty for the service's default.
+    pub error_after_failures: String,
     pub include: Vec<Pair>,
     pub exclude: Vec<Pair>,
     pub all_domains: bool,
@@ -225,6 +227,10 @@ impl Fields {
             note: monitor.note.clone().unwrap_or_default(),
             folder: monitor.folder_id.clone().unwrap_or_default(),
             crawling_depth: monitor.effective_crawling_depth().to_string(),
+            error_after_failures: monitor
+                .error_after_failures
+                .map(|n| n.to_string())
+                .unwrap_or_default(),
             include: filters(&filter.include),
             exclude: filters(&filter.exclude),
             all_domains: monitor.crawl_pages_from_all_domains,
@@ -304,6 +310,16 @@ impl Fields {
                 Ok(depth) => Some(depth),
                 Err(_) => {
                     problems.add("crawlingDepth", "must be 1, 2 or 3");
+                    None
+                }
+            },
+        };
+        let error_after_failures = match self.error_after_failures.trim() {
+            "" => None,
+            n => match n.parse::<i32>() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    problems.add("errorAfterFailures", "must be a number from 1 to 10");
                     None
                 }
             },
@@ -418,7 +434,7 @@ impl Fields {
             crawl_pages_from_all_domains: portal && self.all_domains,
             note: text(&self.note).map(|_| self.note.clone()),
             // Not on the form yet: a monitor saved here takes the default.
-            error_after_failures: None,
+            error_after_failures,
         })
     }
 }
@@ -482,6 +498,7 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
             "note" => f.note = value,
             "folderId" => f.folder = value,
             "crawlingDepth" => f.crawling_depth = value,
+            "errorAfterFailures" => f.error_after_failures = value,
             "dynamicContent" => f.dynamic_content = true,
             "scrollPage" => f.scroll_page = true,
             "collectRawHtml" => f.collect_raw_html = true,
@@ -930,6 +947,7 @@ fn alerts_group(fields: &Fields, problems: &Problems) -> Markup {
                 }
             }
             button.button.quiet type="submit" name="add" value="alerts" { "Add another alert" }
+            (text_field("errorAfterFailures", "Failed checks in a row before an Error alert", &fields.error_after_failures, "number", problems, Some("Empty: 2, the second an early retry, so one passing failure never alerts. 1 alerts on the first failure.")))
         }
     }
 }
@@ -1175,6 +1193,7 @@ mod tests {
         });
         monitor.notification_endpoints = Some(vec![]);
         monitor.method = Some("GET".into());
+        monitor.error_after_failures = Some(3);
         let fields = Fields::from_monitor(&monitor);
         assert_eq!(fields.recurrence, "custom");
         assert_eq!(fields.to_monitor().unwrap(), monitor);
