@@ -8,6 +8,7 @@
 //! ([`super::bulk`]). Another user's folder is the same 404 page as an unknown id.
 
 use super::form::Form;
+use super::monitor::signed_in_form;
 use super::pages;
 use super::session::{self, Session};
 use super::tree::{self, name_of};
@@ -707,16 +708,10 @@ pub async fn quick_add(
     headers: HeaderMap,
     Form(form): Form<QuickAddForm>,
 ) -> Response {
-    let session = match session::current(&state, &headers).await {
-        Ok(Some(session)) => session,
-        Ok(None) => return Redirect::to("/signin").into_response(),
-        Err(err) => return pages::from_api(err, None),
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
+        Ok(session) => session,
+        Err(response) => return response,
     };
-    if !session::same_origin(&headers, &state.settings().web)
-        || !session::csrf_matches(&session, form.csrf.as_deref())
-    {
-        return pages::form_refused(Some(&session));
-    }
     let folder = form.folder.filter(|f| !f.is_empty());
     let url = form.url.unwrap_or_default().trim().to_string();
     let host = url
