@@ -18,6 +18,7 @@ mod web_account;
 mod web_folders;
 mod web_form;
 mod web_picker;
+mod web_steps;
 
 use reqwest::Method;
 use reqwest::header::HeaderMap;
@@ -197,17 +198,27 @@ impl Api {
 
     /// [`Api::start_with`] over a store with these settings.
     pub async fn start_with_store(settings: ApiSettings, store: StoreSettings) -> Api {
+        let engine = Engine::builder().allow_private_networks(true);
+        Api::start_engine(engine, settings, store).await
+    }
+
+    /// The service with its API and interface on an engine built from `engine` (its network
+    /// policy applies to what previews and the picker fetch).
+    pub async fn start_on(engine: wachet::EngineBuilder) -> Api {
+        Api::start_engine(engine, ApiSettings::default(), StoreSettings::default()).await
+    }
+
+    async fn start_engine(
+        engine: wachet::EngineBuilder,
+        settings: ApiSettings,
+        store: StoreSettings,
+    ) -> Api {
         let dir = tempfile::tempdir().unwrap();
         let sqlite = SqliteStore::open_with(&dir.path().join("wachet.db"), &store)
             .await
             .unwrap();
         let store = Arc::new(CachedStore::new(sqlite));
-        let checker = Arc::new(
-            Engine::builder()
-                .allow_private_networks(true)
-                .build()
-                .unwrap(),
-        );
+        let checker = Arc::new(engine.build().unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let running = service::start(listener, store.clone(), checker, settings)
             .await

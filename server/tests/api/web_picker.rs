@@ -5,15 +5,11 @@
 //! page), and a hostile page that must change nothing. Also a Portal monitor's pages on its
 //! page and history.
 
-use super::web::{
-    Driver, client, dark, eval, page_text, screenshot, session_cookie, sign_in_through_the_form,
-    until, width,
-};
+use super::web::{client, dark, eval, page_text, screenshot, session_cookie, until, width};
+use super::web_steps::{no_dialog, signed_in_browser};
 use super::{Api, id};
 use chromiumoxide::Page;
-use chromiumoxide::cdp::browser_protocol::page::EventJavascriptDialogOpening;
 use chromiumoxide::layout::Point;
-use futures::StreamExt;
 use serde_json::json;
 use std::time::Duration;
 use wachet::testing::FixtureServer;
@@ -103,13 +99,7 @@ async fn clicking_proposes_an_xpath_highlights_its_matches_and_shows_the_engines
         .unwrap();
     let api = Api::start().await;
     let user = api.user("picker@example.com").await;
-    let driver = Driver::launch().await;
-    let page = driver.browser.new_page(api.url("/")).await.unwrap();
-    let mut dialogs = page
-        .event_listener::<EventJavascriptDialogOpening>()
-        .await
-        .unwrap();
-    sign_in_through_the_form(&page, &user).await;
+    let (driver, page, mut dialogs) = signed_in_browser(&api, &user).await;
     // An address that cannot be fetched: the reason at the field.
     page.goto(api.url("/monitors/pick?url=ftp%3A%2F%2Fexample.com%2F"))
         .await
@@ -263,12 +253,7 @@ async fn clicking_proposes_an_xpath_highlights_its_matches_and_shows_the_engines
     );
     // The page was fetched once; everything since was evaluated on the kept copy.
     assert_eq!(site.hits("/shop"), 1);
-    assert!(
-        tokio::time::timeout(Duration::from_millis(200), dialogs.next())
-            .await
-            .is_err(),
-        "a dialog opened"
-    );
+    no_dialog(&mut dialogs).await;
     driver.close().await;
 }
 
@@ -302,13 +287,7 @@ async fn a_hostile_page_runs_nothing_and_changes_nothing_in_a_real_browser() {
         .unwrap();
     let api = Api::start().await;
     let user = api.user("target@example.com").await;
-    let driver = Driver::launch().await;
-    let page = driver.browser.new_page(api.url("/")).await.unwrap();
-    let mut dialogs = page
-        .event_listener::<EventJavascriptDialogOpening>()
-        .await
-        .unwrap();
-    sign_in_through_the_form(&page, &user).await;
+    let (driver, page, mut dialogs) = signed_in_browser(&api, &user).await;
     open_picker(&page, &api, &site.url("/hostile"), "#title").await;
     // Time for a refresh, a script or a load handler to act, were any allowed to.
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -359,12 +338,7 @@ async fn a_hostile_page_runs_nothing_and_changes_nothing_in_a_real_browser() {
     assert!(eval::<bool>(&page, "!document.querySelector('#written')").await);
     assert_eq!(eval::<String>(&page, "location.pathname").await, frame_src);
 
-    assert!(
-        tokio::time::timeout(Duration::from_millis(200), dialogs.next())
-            .await
-            .is_err(),
-        "a dialog opened"
-    );
+    no_dialog(&mut dialogs).await;
     for path in ["/elsewhere", "/evil.js", "/steal"] {
         assert_eq!(site.hits(path), 0, "{path} was requested");
     }
@@ -636,37 +610,6 @@ async fn refused_addresses_huge_pages_and_another_users_monitor_are_clear_pages(
     )));
 }
 
-impl Api {
-    /// The service with its API and interface on an engine built from `engine` (its network
-    /// policy applies to what the picker fetches).
-    async fn start_on(engine: wachet::EngineBuilder) -> Api {
-        let dir = tempfile::tempdir().unwrap();
-        let sqlite = wachet_server::store::sqlite::SqliteStore::open_with(
-            &dir.path().join("wachet.db"),
-            &wachet_server::store::sqlite::StoreSettings::default(),
-        )
-        .await
-        .unwrap();
-        let store = std::sync::Arc::new(wachet_server::store::cache::CachedStore::new(sqlite));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let running = wachet_server::service::start(
-            listener,
-            store.clone(),
-            std::sync::Arc::new(engine.build().unwrap()),
-            wachet_server::api::ApiSettings::default(),
-        )
-        .await
-        .unwrap();
-        Api {
-            base: format!("http://{}", running.addr()),
-            store,
-            dir,
-            running: Some(running),
-            client: reqwest::Client::new(),
-        }
-    }
-}
-
 /// The monitor's crawled pages through the API: (url, last check) each.
 async fn crawled(api: &Api, user: &super::User, id: &str) -> Vec<(String, String)> {
     api.get(user, &format!("/thirdparty/v1/task/{id}/pages"))
@@ -753,9 +696,7 @@ async fn a_portal_monitors_pages_with_their_state_and_each_pages_history_in_a_re
     definition["recurrenceInSeconds"] = json!(0);
     api.put(&user, "/thirdparty/v1/task", definition).await.ok();
 
-    let driver = Driver::launch().await;
-    let page = driver.browser.new_page(api.url("/")).await.unwrap();
-    sign_in_through_the_form(&page, &user).await;
+    let (driver, page, _) = signed_in_browser(&api, &user).await;
     page.goto(api.url(&format!("/monitors/{id}")))
         .await
         .unwrap();
