@@ -249,13 +249,13 @@ async fn notifications_show_each_delivery_and_retry_now_delivers_in_a_real_brows
         "{html}"
     );
     let csrf = csrf_of(&html);
-    let retry = client()
-        .post(api.url(&format!("/notifications/{note}/deliveries/12/retry")))
-        .header("cookie", &other_cookie)
-        .form(&[("csrf", csrf.as_str())])
-        .send()
-        .await
-        .unwrap();
+    let retry = web_steps::post_form(
+        &api,
+        &other_cookie,
+        &format!("/notifications/{note}/deliveries/12/retry"),
+        &[("csrf", csrf.as_str())],
+    )
+    .await;
     assert_eq!(retry.status(), 404);
     let retry_page = retry.text().await.unwrap();
     let (status, unknown) = page_text(&api, &other_cookie, "/monitors/12345").await;

@@ -2,10 +2,10 @@
 //! the real service (with its scheduler where checks matter) and in real headless Chromium.
 
 use super::web::{
-    client, csrf_of, eval, monitor_count, page_text, screenshot, session_cookie, type_into, until,
+    csrf_of, eval, monitor_count, page_text, screenshot, session_cookie, type_into, until,
     until_value, width,
 };
-use super::web_steps::{location, post_form, screenshots, signed_in_browser};
+use super::web_steps::{get_page, location, post_form, screenshots, signed_in_browser};
 use super::{Api, User, id};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -754,13 +754,13 @@ async fn folders_are_created_renamed_moved_and_deleted_through_the_pages_in_a_re
         assert_eq!(mine, none, "{suffix}");
     }
     let (_, html) = page_text(&api, &cookie, "/").await;
-    let response = client()
-        .post(api.url(&format!("/folders/{shops}/delete")))
-        .header("cookie", &cookie)
-        .form(&[("csrf", csrf_of(&html))])
-        .send()
-        .await
-        .unwrap();
+    let response = post_form(
+        &api,
+        &cookie,
+        &format!("/folders/{shops}/delete"),
+        &[("csrf", csrf_of(&html).as_str())],
+    )
+    .await;
     assert_eq!(response.status(), 404);
     assert_eq!(
         api.get(&user, "/thirdparty/v1/folder/list").await.ok()["subfolders"]
@@ -910,12 +910,7 @@ struct Stream {
 
 impl Stream {
     async fn open(api: &Api, cookie: &str) -> reqwest::Response {
-        client()
-            .get(api.url("/live"))
-            .header("cookie", cookie)
-            .send()
-            .await
-            .unwrap()
+        get_page(api, cookie, "/live").await
     }
 
     async fn start(api: &Api, cookie: &str) -> Stream {
@@ -1042,13 +1037,13 @@ async fn live_streams_carry_only_their_users_checks_are_bounded_and_end_with_the
 
     // Signing out ends the first user's streams; without a session, 204 (do not come back).
     let (_, html) = page_text(&api, &first_cookie, "/").await;
-    let out = client()
-        .post(api.url("/signout"))
-        .header("cookie", &first_cookie)
-        .form(&[("csrf", csrf_of(&html))])
-        .send()
-        .await
-        .unwrap();
+    let out = post_form(
+        &api,
+        &first_cookie,
+        "/signout",
+        &[("csrf", csrf_of(&html).as_str())],
+    )
+    .await;
     assert_eq!(out.status(), 303);
     mine.ended().await;
     assert_eq!(Stream::open(&api, &first_cookie).await.status(), 204);

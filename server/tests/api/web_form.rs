@@ -5,7 +5,7 @@
 //! a preview the network policy refuses, the preview rate limit and a value of 10 MB.
 
 use super::web::{
-    client, csrf_of, eval, monitor_count, page_text, screenshot, session_cookie, until, width,
+    csrf_of, eval, monitor_count, page_text, screenshot, session_cookie, until, width,
 };
 use super::web_steps::{location, post_form, screenshots, signed_in_browser};
 use super::{Api, id};
@@ -538,15 +538,7 @@ async fn a_portal_preview_streams_its_pages_and_runs_at_most_two_at_once() {
         ("crawlingDepth", "1"),
         ("recurrence", "3600"),
     ];
-    let start = || async {
-        client()
-            .post(api.url("/monitors/preview"))
-            .header("cookie", &cookie)
-            .form(&form)
-            .send()
-            .await
-            .unwrap()
-    };
+    let start = || async { post_form(&api, &cookie, "/monitors/preview", &form).await };
     // The page arrives piece by piece: the fast page is listed while the slow one is still
     // being fetched, before the crawl's summary.
     let mut first = start().await;

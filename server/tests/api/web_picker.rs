@@ -6,7 +6,7 @@
 //! page and history.
 
 use super::web::{client, dark, eval, page_text, screenshot, session_cookie, until, width};
-use super::web_steps::{no_dialog, signed_in_browser};
+use super::web_steps::{get_page, no_dialog, signed_in_browser};
 use super::{Api, id};
 use chromiumoxide::Page;
 use chromiumoxide::layout::Point;
@@ -346,12 +346,7 @@ async fn a_hostile_page_runs_nothing_and_changes_nothing_in_a_real_browser() {
 
     // The headers that make it so.
     let cookie = session_cookie(&api, &user).await;
-    let frame = client()
-        .get(api.url(&frame_src))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap();
+    let frame = get_page(&api, &cookie, &frame_src).await;
     let csp = frame.headers()["content-security-policy"].to_str().unwrap();
     assert!(csp.starts_with("sandbox allow-same-origin;"), "{csp}");
     assert!(
@@ -383,15 +378,12 @@ async fn without_scripts_the_try_form_shows_the_engines_value_and_errors_at_thei
     let api = Api::start().await;
     let user = api.user("noscript@example.com").await;
     let cookie = session_cookie(&api, &user).await;
-    let load = client()
-        .get(api.url(&with_query(
-            "/monitors/pick",
-            &[("url", &site.url("/shop"))],
-        )))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap();
+    let load = get_page(
+        &api,
+        &cookie,
+        &with_query("/monitors/pick", &[("url", &site.url("/shop"))]),
+    )
+    .await;
     assert_eq!(load.status(), 303);
     let location = load.headers()["location"].to_str().unwrap().to_string();
     assert!(location.starts_with("/monitors/pick?token="), "{location}");
@@ -402,19 +394,19 @@ async fn without_scripts_the_try_form_shows_the_engines_value_and_errors_at_thei
     let tried = |x_path: &'static str, exclude: &'static str| {
         let (api, cookie, token) = (&api, &cookie, &token);
         async move {
-            let response = client()
-                .get(api.url(&with_query(
+            let response = get_page(
+                api,
+                cookie,
+                &with_query(
                     "/monitors/pick",
                     &[
                         ("token", token.as_str()),
                         ("xPath", x_path),
                         ("excludeXPath", exclude),
                     ],
-                )))
-                .header("cookie", cookie)
-                .send()
-                .await
-                .unwrap();
+                ),
+            )
+            .await;
             (response.status().as_u16(), response.text().await.unwrap())
         }
     };
@@ -445,18 +437,18 @@ async fn without_scripts_the_try_form_shows_the_engines_value_and_errors_at_thei
     assert!(html.contains(r#"<p class="field-error" id="pick-xpath-error">"#));
 
     // The same through the value requests picker.js makes.
-    let value: serde_json::Value = client()
-        .get(api.url(&with_query(
+    let value: serde_json::Value = get_page(
+        &api,
+        &cookie,
+        &with_query(
             "/monitors/pick/value",
             &[("token", token.as_str()), ("xPath", "//li[@class='item']")],
-        )))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        ),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
     assert_eq!(value["value"], "Sencha\nMatcha");
     assert_eq!(value["matched"], 2);
     assert_eq!(value["summary"], "2 matches");
@@ -482,15 +474,15 @@ async fn without_scripts_the_try_form_shows_the_engines_value_and_errors_at_thei
     .await;
     assert_eq!(frame.0, 404);
     assert!(!frame.1.contains("Sencha"));
-    let value = client()
-        .get(api.url(&with_query(
+    let value = get_page(
+        &api,
+        &other_cookie,
+        &with_query(
             "/monitors/pick/value",
             &[("token", token.as_str()), ("xPath", "//li")],
-        )))
-        .header("cookie", &other_cookie)
-        .send()
-        .await
-        .unwrap();
+        ),
+    )
+    .await;
     assert_eq!(value.status(), 404);
 
     // A link from another site does not fetch: it shows the address to load.
@@ -537,12 +529,8 @@ async fn refused_addresses_huge_pages_and_another_users_monitor_are_clear_pages(
     let load = |url: String| {
         let (api, cookie) = (&api, &cookie);
         async move {
-            let response = client()
-                .get(api.url(&with_query("/monitors/pick", &[("url", &url)])))
-                .header("cookie", cookie)
-                .send()
-                .await
-                .unwrap();
+            let response =
+                get_page(api, cookie, &with_query("/monitors/pick", &[("url", &url)])).await;
             (response.status().as_u16(), response.text().await.unwrap())
         }
     };
@@ -590,12 +578,7 @@ async fn refused_addresses_huge_pages_and_another_users_monitor_are_clear_pages(
     assert_eq!(site.hits("/shop"), 0);
 
     // The owner's: fetched with the monitor's definition, "Use this" leads to its edit form.
-    let own = client()
-        .get(api.url(&format!("/monitors/{}/pick", id(&created))))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap();
+    let own = get_page(&api, &cookie, &format!("/monitors/{}/pick", id(&created))).await;
     assert_eq!(own.status(), 303);
     let location = own.headers()["location"].to_str().unwrap().to_string();
     let (_, html) = page_text(&api, &cookie, &location).await;
@@ -817,12 +800,7 @@ async fn a_monitor_with_dynamic_content_is_picked_on_its_rendered_page() {
         )
         .await;
     let cookie = session_cookie(&api, &user).await;
-    let load = client()
-        .get(api.url(&format!("/monitors/{}/pick", id(&created))))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap();
+    let load = get_page(&api, &cookie, &format!("/monitors/{}/pick", id(&created))).await;
     assert_eq!(load.status(), 303);
     let location = load.headers()["location"].to_str().unwrap().to_string();
     // The monitor's own xPath is tried on the page as the browser rendered it.

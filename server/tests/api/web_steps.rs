@@ -52,6 +52,16 @@ pub(crate) async fn post_form(
         .unwrap()
 }
 
+/// `path` with the session `cookie`; the response, redirects not followed.
+pub(crate) async fn get_page(api: &Api, cookie: &str, path: &str) -> reqwest::Response {
+    client()
+        .get(api.url(path))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap()
+}
+
 /// Where a response redirects to ("" when it does not).
 pub(crate) fn location(response: &reqwest::Response) -> String {
     response
