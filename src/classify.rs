@@ -395,7 +395,10 @@ impl Document {
             javascript_chars: 0,
             source,
         };
-        let signs = WALL_SIGNS.iter().any(|sign| document.has(sign))
+        let signs = WALL_SIGNS
+            .iter()
+            .chain(JAVASCRIPT_ASKS)
+            .any(|sign| document.has(sign))
             || document.titled_wall(&server).is_some();
         if !signs {
             return document;
@@ -545,69 +548,13 @@ impl Document {
         {
             return Some((Wall::Challenge, cloudflare));
         }
-        if is(&["ddos-guard", "ddos protection by ddos-guard"]) {
-            return Some((Wall::Challenge, Some("DDoS-Guard")));
-        }
-        if is(&["pardon our interruption", "pardon our interruption..."]) {
-            return Some((Wall::Challenge, Some("Imperva")));
-        }
-        if is(&[
-            "access to this page has been denied",
-            "access to this page has been denied.",
-        ]) {
-            return Some((Wall::Captcha, Some("HUMAN (PerimeterX)")));
-        }
-        if is(&[
-            "access denied",
-            "request rejected",
-            "request unsuccessful",
-            "403 - forbidden: access is denied.",
-            "you have been blocked",
-        ]) {
-            return Some((Wall::AccessDenied, cloudflare));
-        }
-        if is(&[
-            "captcha",
-            "security check",
-            "human verification",
-            "verify you are human",
-            "verify you are a human",
-            "please verify you are a human",
-            "are you a robot?",
-            "are you a robot",
-            "are you human?",
-            "bot verification",
-            "robot check",
-            "security verification",
-        ]) {
-            return Some((Wall::Captcha, cloudflare));
-        }
-        if is(&[
-            "too many requests",
-            "429 too many requests",
-            "rate limit exceeded",
-            "rate limited",
-            "you are being rate limited",
-        ]) {
-            return Some((Wall::RateLimit, cloudflare));
-        }
-        if is(&[
-            "maintenance",
-            "site maintenance",
-            "under maintenance",
-            "down for maintenance",
-            "maintenance mode",
-            "scheduled maintenance",
-            "we'll be back soon!",
-            "we'll be back soon",
-            "we will be back soon",
-            "temporarily down for maintenance",
-            "site under maintenance",
-            "website under maintenance",
-        ]) {
-            return Some((Wall::Maintenance, None));
-        }
-        None
+        WALL_TITLES.iter().find(|(titles, _, _)| is(titles)).map(
+            |&(_, wall, served)| match served {
+                Served::By(vendor) => (wall, Some(vendor)),
+                Served::Cloudflare => (wall, cloudflare),
+                Served::Unnamed => (wall, None),
+            },
+        )
     }
 
     /// A page showing nothing but a request to enable JavaScript (and at most a name): a
@@ -707,8 +654,98 @@ fn noscript_texts(html: &str, lower: &str) -> Vec<String> {
     texts
 }
 
-/// Text in a wall's source (in lower case) that the rules of [`Document::vendor_wall`] and
-/// [`asks_for_javascript`] look for: a page with none of them and no wall's title is read no
+/// Who a titled wall is named after.
+#[derive(Clone, Copy)]
+enum Served {
+    By(&'static str),
+    /// Cloudflare when it answered (its `Server` header), else no one.
+    Cloudflare,
+    Unnamed,
+}
+
+/// Walls named by their title (the whole title, or its part before a separator), tried in
+/// this order after the challenges.
+const WALL_TITLES: &[(&[&str], Wall, Served)] = &[
+    (
+        &["ddos-guard", "ddos protection by ddos-guard"],
+        Wall::Challenge,
+        Served::By("DDoS-Guard"),
+    ),
+    (
+        &["pardon our interruption", "pardon our interruption..."],
+        Wall::Challenge,
+        Served::By("Imperva"),
+    ),
+    (
+        &[
+            "access to this page has been denied",
+            "access to this page has been denied.",
+        ],
+        Wall::Captcha,
+        Served::By("HUMAN (PerimeterX)"),
+    ),
+    (
+        &[
+            "access denied",
+            "request rejected",
+            "request unsuccessful",
+            "403 - forbidden: access is denied.",
+            "you have been blocked",
+        ],
+        Wall::AccessDenied,
+        Served::Cloudflare,
+    ),
+    (
+        &[
+            "captcha",
+            "security check",
+            "human verification",
+            "verify you are human",
+            "verify you are a human",
+            "please verify you are a human",
+            "are you a robot?",
+            "are you a robot",
+            "are you human?",
+            "bot verification",
+            "robot check",
+            "security verification",
+        ],
+        Wall::Captcha,
+        Served::Cloudflare,
+    ),
+    (
+        &[
+            "too many requests",
+            "429 too many requests",
+            "rate limit exceeded",
+            "rate limited",
+            "you are being rate limited",
+        ],
+        Wall::RateLimit,
+        Served::Cloudflare,
+    ),
+    (
+        &[
+            "maintenance",
+            "site maintenance",
+            "under maintenance",
+            "down for maintenance",
+            "maintenance mode",
+            "scheduled maintenance",
+            "we'll be back soon!",
+            "we'll be back soon",
+            "we will be back soon",
+            "temporarily down for maintenance",
+            "site under maintenance",
+            "website under maintenance",
+        ],
+        Wall::Maintenance,
+        Served::Unnamed,
+    ),
+];
+
+/// Text in a wall's source (in lower case) that the rules of [`Document::vendor_wall`] look
+/// for: a page with none of them, none of [`JAVASCRIPT_ASKS`] and no wall's title is read no
 /// further.
 const WALL_SIGNS: &[&str] = &[
     "_cf_chl_opt",
@@ -723,6 +760,10 @@ const WALL_SIGNS: &[&str] = &[
     "edgesuite",
     "reference #",
     "reference&#32;&#35;",
+];
+
+/// How a page asks to enable JavaScript (keyed, lower case).
+const JAVASCRIPT_ASKS: &[&str] = &[
     "enable javascript",
     "javascript is required",
     "javascript is disabled",
@@ -736,19 +777,7 @@ const WALL_SIGNS: &[&str] = &[
 
 /// Whether a line (keyed, lower case) asks to enable JavaScript.
 fn asks_for_javascript(line: &str) -> bool {
-    [
-        "enable javascript",
-        "javascript is required",
-        "javascript is disabled",
-        "requires javascript",
-        "turn on javascript",
-        "activate javascript",
-        "javascript must be enabled",
-        "enable js and disable any ad blocker",
-        "javascript to run this app",
-    ]
-    .iter()
-    .any(|phrase| line.contains(phrase))
+    JAVASCRIPT_ASKS.iter().any(|phrase| line.contains(phrase))
 }
 
 #[cfg(test)]

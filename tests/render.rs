@@ -20,6 +20,26 @@ fn engine() -> Engine {
         .unwrap()
 }
 
+/// An engine for the fixture servers on loopback, with these bounds.
+fn engine_with(total: Duration, render: RenderSettings) -> Engine {
+    Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(total)
+        .render_settings(render)
+        .build()
+        .unwrap()
+}
+
+/// The values of `n` checks of `m` in a row, `(failed)` for a check without one.
+async fn values(engine: &Engine, m: &Monitor, n: usize) -> Vec<String> {
+    let mut values = Vec::new();
+    for _ in 0..n {
+        let outcome = engine.check(m).await.unwrap();
+        values.push(outcome.value().unwrap_or("(failed)").to_string());
+    }
+    values
+}
+
 fn dynamic(url: String) -> Monitor {
     let mut m = Monitor::new(url);
     m.dynamic_content = true;
@@ -220,15 +240,13 @@ fetch('/data').then(r => r.text()).then(t => {
         .await
         .unwrap();
     let max_settle = Duration::from_secs(4);
-    let engine = Engine::builder()
-        .allow_private_networks(true)
-        .total_timeout(Duration::from_secs(30))
-        .render_settings(RenderSettings {
+    let engine = engine_with(
+        Duration::from_secs(30),
+        RenderSettings {
             max_settle,
             ..RenderSettings::default()
-        })
-        .build()
-        .unwrap();
+        },
+    );
     let mut m = dynamic(server.url("/live"));
     m.x_path = Some("//p".into());
     for check in 1..=4 {
@@ -291,24 +309,18 @@ load(true);
         .start()
         .await
         .unwrap();
-    let engine = Engine::builder()
-        .allow_private_networks(true)
-        .total_timeout(Duration::from_secs(20))
-        .render_settings(RenderSettings {
+    let engine = engine_with(
+        Duration::from_secs(20),
+        RenderSettings {
             max_settle,
             ..RenderSettings::default()
-        })
-        .build()
-        .unwrap();
+        },
+    );
     let mut m = dynamic(server.url("/tea"));
     m.x_path = Some("//p[@id='price']".into());
     let late = engine.check(&m).await.unwrap();
     assert_eq!(late.value(), Some("Loading..."), "{late:?}");
-    let mut values = Vec::new();
-    for _ in 0..20 {
-        let outcome = engine.check(&m).await.unwrap();
-        values.push(outcome.value().unwrap_or("(failed)").to_string());
-    }
+    let values = values(&engine, &m, 20).await;
     let incomplete: Vec<(usize, &String)> = values
         .iter()
         .enumerate()
@@ -370,11 +382,7 @@ window.addEventListener('scroll', () => {
     let mut m = dynamic(server.url("/items.html"));
     m.x_path = Some("count(//li)".into());
     m.scroll_page = true;
-    let mut counts = Vec::new();
-    for _ in 0..8 {
-        let outcome = engine.check(&m).await.unwrap();
-        counts.push(outcome.value().unwrap_or("(failed)").to_string());
-    }
+    let counts = values(&engine, &m, 8).await;
     assert!(
         counts.iter().all(|c| c == "45"),
         "items per check: {counts:?}"
@@ -408,15 +416,13 @@ window.addEventListener('scroll', more);
         .start()
         .await
         .unwrap();
-    let engine = Engine::builder()
-        .allow_private_networks(true)
-        .total_timeout(Duration::from_secs(10))
-        .render_settings(RenderSettings {
+    let engine = engine_with(
+        Duration::from_secs(10),
+        RenderSettings {
             max_scroll_height: 3000.0,
             ..RenderSettings::default()
-        })
-        .build()
-        .unwrap();
+        },
+    );
     let mut m = dynamic(server.url("/endless"));
     m.x_path = Some("count(//li)".into());
     m.scroll_page = true;

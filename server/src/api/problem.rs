@@ -59,6 +59,12 @@ pub enum ApiError {
     Internal(String),
 }
 
+/// What a 400 says first, for a page that shows one sentence: its first field message, else
+/// its summary.
+pub fn first_message(detail: String, errors: &BTreeMap<String, Vec<String>>) -> String {
+    errors.values().flatten().next().cloned().unwrap_or(detail)
+}
+
 impl ApiError {
     /// A 400 for one field.
     pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {

@@ -11,9 +11,9 @@ use super::delete::{Count, what_goes};
 use super::folders::Done;
 use super::form::Form;
 use super::layout::page;
-use super::monitor::{RESUME_RECURRENCE, display_name, signed_in};
+use super::monitor::{RESUME_RECURRENCE, display_name, signed_in_form};
 use super::pages;
-use super::session::{self, Session};
+use super::session::Session;
 use super::tree;
 use crate::api::AppState;
 use crate::api::auth::CurrentUser;
@@ -84,22 +84,6 @@ fn back_with(back: &str, done: Done, n: usize) -> String {
     format!("{back}{separator}done={}&n={n}", done.param())
 }
 
-/// The session of a state-changing form, or the response to give instead: sign-in, or the
-/// refusal of a form without the session's CSRF token or from another site.
-pub(super) async fn checked_form(
-    state: &AppState,
-    headers: &HeaderMap,
-    csrf: Option<&str>,
-) -> Result<Session, Response> {
-    let session = signed_in(state, headers).await?;
-    if !session::same_origin(headers, &state.settings().web)
-        || !session::csrf_matches(&session, csrf)
-    {
-        return Err(pages::form_refused(Some(&session)));
-    }
-    Ok(session)
-}
-
 /// The selected monitors, every one the user's (else the 404 page: nothing is changed).
 async fn selected(
     state: &AppState,
@@ -130,19 +114,26 @@ async fn selected(
     Ok(monitors)
 }
 
+/// A bulk form from the signed-in user with the monitors it selected, or the page to answer.
+async fn selection(
+    state: &AppState,
+    headers: &HeaderMap,
+    pairs: Pairs,
+) -> Result<(Bulk, Session, Vec<Monitor>), Response> {
+    let bulk = read(pairs);
+    let session = signed_in_form(state, headers, bulk.csrf.as_deref()).await?;
+    let monitors = selected(state, &session, &bulk.ids).await?;
+    Ok((bulk, session, monitors))
+}
+
 /// `POST /monitors/bulk`.
 pub async fn act(
     State(state): State<AppState>,
     headers: HeaderMap,
     Form(pairs): Form<Pairs>,
 ) -> Response {
-    let bulk = read(pairs);
-    let session = match checked_form(&state, &headers, bulk.csrf.as_deref()).await {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
-    let monitors = match selected(&state, &session, &bulk.ids).await {
-        Ok(monitors) => monitors,
+    let (bulk, session, monitors) = match selection(&state, &headers, pairs).await {
+        Ok(selection) => selection,
         Err(response) => return response,
     };
     match bulk.action.as_str() {
@@ -192,7 +183,7 @@ async fn store_each(
             // A monitor the API no longer accepts as stored (the server's settings changed
             // since): the page says exactly what was done and what was not.
             Err(ApiError::BadRequest { detail, errors }) => {
-                let reason = errors.values().flatten().next().cloned().unwrap_or(detail);
+                let reason = crate::api::problem::first_message(detail, &errors);
                 return super::history::bad_request(
                     session,
                     &format!(
@@ -286,13 +277,8 @@ pub async fn move_to(
     headers: HeaderMap,
     Form(pairs): Form<Pairs>,
 ) -> Response {
-    let bulk = read(pairs);
-    let session = match checked_form(&state, &headers, bulk.csrf.as_deref()).await {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
-    let monitors = match selected(&state, &session, &bulk.ids).await {
-        Ok(monitors) => monitors,
+    let (bulk, session, monitors) = match selection(&state, &headers, pairs).await {
+        Ok(selection) => selection,
         Err(response) => return response,
     };
     let target = bulk.folder.clone().filter(|f| !f.is_empty());
@@ -380,7 +366,7 @@ pub async fn delete(
     Form(pairs): Form<Pairs>,
 ) -> Response {
     let bulk = read(pairs);
-    let session = match checked_form(&state, &headers, bulk.csrf.as_deref()).await {
+    let session = match signed_in_form(&state, &headers, bulk.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };

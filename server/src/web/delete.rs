@@ -5,9 +5,8 @@
 
 use super::form::Form;
 use super::layout::page;
-use super::monitor::{ActionForm, display_name, own_monitor, signed_in};
+use super::monitor::{ActionForm, display_name, own_monitor, signed_in_form};
 use super::pages;
-use super::session;
 use crate::api::AppState;
 use crate::api::auth::CurrentUser;
 use crate::store::{StoreError, TimeKey, TimePage};
@@ -171,15 +170,10 @@ pub async fn delete(
     Path(id): Path<String>,
     Form(form): Form<ActionForm>,
 ) -> Response {
-    let session = match signed_in(&state, &headers).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
-    if !session::same_origin(&headers, &state.settings().web)
-        || !session::csrf_matches(&session, form.csrf.as_deref())
-    {
-        return pages::form_refused(Some(&session));
-    }
     let folder = match state.store().task(&session.user, &id).await {
         Ok(monitor) => monitor.folder_id,
         Err(err) => return pages::from_api(err.into(), Some(&session)),

@@ -135,10 +135,7 @@ pub async fn folder(
     Path(file): Path<String>,
     Query(query): Query<FeedQuery>,
 ) -> Response {
-    match file.strip_suffix(".atom") {
-        Some(id) => serve(&state, &headers, FeedScope::Folder(id.to_string()), query).await,
-        None => pages::not_found(None),
-    }
+    serve_file(&state, &headers, &file, FeedScope::Folder, query).await
 }
 
 /// `GET /feeds/monitors/{id}.atom`.
@@ -148,8 +145,19 @@ pub async fn monitor(
     Path(file): Path<String>,
     Query(query): Query<FeedQuery>,
 ) -> Response {
+    serve_file(&state, &headers, &file, FeedScope::Monitor, query).await
+}
+
+/// The feed of the folder or monitor `file` names (`{id}.atom`), or the 404 page.
+async fn serve_file(
+    state: &AppState,
+    headers: &HeaderMap,
+    file: &str,
+    scope: fn(String) -> FeedScope,
+    query: FeedQuery,
+) -> Response {
     match file.strip_suffix(".atom") {
-        Some(id) => serve(&state, &headers, FeedScope::Monitor(id.to_string()), query).await,
+        Some(id) => serve(state, headers, scope(id.to_string()), query).await,
         None => pages::not_found(None),
     }
 }

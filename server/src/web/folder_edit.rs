@@ -6,11 +6,11 @@
 //! validation, and a move into the folder's own subtree refused with the message at the field
 //! and nothing changed. Another user's folder is the same 404 page as an unknown id.
 
-use super::bulk::checked_form;
 use super::delete::{Count, what_goes};
 use super::form::Form;
 use super::layout::page;
 use super::monitor::signed_in;
+use super::monitor::signed_in_form;
 use super::once;
 use super::pages;
 use super::session::Session;
@@ -161,7 +161,7 @@ pub async fn create(
     headers: HeaderMap,
     Form(form): Form<NameForm>,
 ) -> Response {
-    let session = match checked_form(&state, &headers, form.csrf.as_deref()).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -181,45 +181,59 @@ pub async fn create(
         once::Turn::First(_) | once::Turn::Untracked => {}
     }
     let parent = form.parent.filter(|p| !p.is_empty());
-    let name = form.name.unwrap_or_default().trim().to_string();
-    if name.is_empty() {
-        return new_form(
+    let folder = Folder {
+        parent_id: parent.clone(),
+        ..Folder::default()
+    };
+    let done = folder_href(parent.as_deref());
+    let response = save_name(&state, &session, folder, form.name, &done, |name, error| {
+        new_form(
             &session,
             parent.as_deref(),
-            "",
-            Some("Give the folder a name."),
+            name,
+            error,
             StatusCode::BAD_REQUEST,
-        );
+        )
+    })
+    .await;
+    if response.status().is_redirection() {
+        turn.done(&done);
+    }
+    response
+}
+
+/// Stores `folder` with the name posted through [`crate::api::folders::save_folder`], then to
+/// `done`; a name it refuses is shown at the field by `refused` (with the name and message).
+async fn save_name(
+    state: &AppState,
+    session: &Session,
+    folder: Folder,
+    name: Option<String>,
+    done: &str,
+    refused: impl Fn(&str, Option<&str>) -> Response,
+) -> Response {
+    let name = name.unwrap_or_default().trim().to_string();
+    if name.is_empty() {
+        return refused("", Some("Give the folder a name."));
     }
     let saved = crate::api::folders::save_folder(
         State(state.clone()),
         CurrentUser(session.user.clone()),
         ApiJson(Folder {
             name: Some(name.clone()),
-            parent_id: parent.clone(),
-            ..Folder::default()
+            ..folder
         }),
     )
     .await;
     match saved {
-        Ok(_) => {
-            let location = folder_href(parent.as_deref());
-            turn.done(&location);
-            Redirect::to(&location).into_response()
-        }
+        Ok(_) => Redirect::to(done).into_response(),
         // The parent is not the user's (or was deleted meanwhile): as for an unknown folder.
         Err(ApiError::BadRequest { errors, .. }) if errors.contains_key("parentId") => {
-            pages::not_found(Some(&session))
+            pages::not_found(Some(session))
         }
         Err(err) => match name_error(&err) {
-            Some(message) => new_form(
-                &session,
-                parent.as_deref(),
-                &name,
-                Some(&message),
-                StatusCode::BAD_REQUEST,
-            ),
-            None => pages::from_api(err, Some(&session)),
+            Some(message) => refused(&name, Some(&message)),
+            None => pages::from_api(err, Some(session)),
         },
     }
 }
@@ -274,43 +288,19 @@ pub async fn rename(
     Path(id): Path<String>,
     Form(form): Form<NameForm>,
 ) -> Response {
-    let session = match checked_form(&state, &headers, form.csrf.as_deref()).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
-    let name = form.name.unwrap_or_default().trim().to_string();
-    if name.is_empty() {
-        return rename_form(
-            &session,
-            &id,
-            "",
-            Some("Give the folder a name."),
-            StatusCode::BAD_REQUEST,
-        );
-    }
-    let saved = crate::api::folders::save_folder(
-        State(state.clone()),
-        CurrentUser(session.user.clone()),
-        ApiJson(Folder {
-            id: Some(id.clone()),
-            name: Some(name.clone()),
-            ..Folder::default()
-        }),
-    )
-    .await;
-    match saved {
-        Ok(_) => Redirect::to(&folder_href(Some(&id))).into_response(),
-        Err(err) => match name_error(&err) {
-            Some(message) => rename_form(
-                &session,
-                &id,
-                &name,
-                Some(&message),
-                StatusCode::BAD_REQUEST,
-            ),
-            None => pages::from_api(err, Some(&session)),
-        },
-    }
+    let folder = Folder {
+        id: Some(id.clone()),
+        ..Folder::default()
+    };
+    let done = folder_href(Some(&id));
+    save_name(&state, &session, folder, form.name, &done, |name, error| {
+        rename_form(&session, &id, name, error, StatusCode::BAD_REQUEST)
+    })
+    .await
 }
 
 // --- move
@@ -400,7 +390,7 @@ pub async fn move_folder(
     Path(id): Path<String>,
     Form(form): Form<MoveForm>,
 ) -> Response {
-    let session = match checked_form(&state, &headers, form.csrf.as_deref()).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -516,7 +506,7 @@ pub async fn delete(
     Path(id): Path<String>,
     Form(form): Form<DeleteForm>,
 ) -> Response {
-    let session = match checked_form(&state, &headers, form.csrf.as_deref()).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };

@@ -8,6 +8,7 @@
 //! ([`super::bulk`]). Another user's folder is the same 404 page as an unknown id.
 
 use super::form::Form;
+use super::monitor::signed_in_form;
 use super::once;
 use super::pages;
 use super::session::{self, Session};
@@ -710,16 +711,10 @@ pub async fn quick_add(
     headers: HeaderMap,
     Form(form): Form<QuickAddForm>,
 ) -> Response {
-    let session = match session::current(&state, &headers).await {
-        Ok(Some(session)) => session,
-        Ok(None) => return Redirect::to("/signin").into_response(),
-        Err(err) => return pages::from_api(err, None),
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
+        Ok(session) => session,
+        Err(response) => return response,
     };
-    if !session::same_origin(&headers, &state.settings().web)
-        || !session::csrf_matches(&session, form.csrf.as_deref())
-    {
-        return pages::form_refused(Some(&session));
-    }
     // A second submit of the same form (a double click) answers as the first did.
     let mut turn = once::turn(&session.user, form.once.as_deref()).await;
     match &turn {

@@ -49,6 +49,22 @@ pub(super) async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<S
     }
 }
 
+/// The session of a state-changing form, or the response to give instead: sign-in, or the
+/// refusal of a form without the session's CSRF token or from another site.
+pub(super) async fn signed_in_form(
+    state: &AppState,
+    headers: &HeaderMap,
+    csrf: Option<&str>,
+) -> Result<Session, Response> {
+    let session = signed_in(state, headers).await?;
+    if !session::same_origin(headers, &state.settings().web)
+        || !session::csrf_matches(&session, csrf)
+    {
+        return Err(pages::form_refused(Some(&session)));
+    }
+    Ok(session)
+}
+
 /// The monitor's name as shown: its name, else its URL.
 pub(super) fn display_name(monitor: &Monitor) -> &str {
     monitor
@@ -300,15 +316,10 @@ async fn set_recurrence(
     form: ActionForm,
     resume: bool,
 ) -> Response {
-    let session = match signed_in(state, headers).await {
+    let session = match signed_in_form(state, headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
-    if !session::same_origin(headers, &state.settings().web)
-        || !session::csrf_matches(&session, form.csrf.as_deref())
-    {
-        return pages::form_refused(Some(&session));
-    }
     let mut monitor = match state.store().task(&session.user, id).await {
         Ok(monitor) => monitor,
         Err(err) => return pages::from_api(err.into(), Some(&session)),

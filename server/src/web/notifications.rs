@@ -9,9 +9,9 @@
 use super::folders::when;
 use super::form::Form;
 use super::layout::page;
-use super::monitor::{ActionForm, signed_in};
+use super::monitor::{ActionForm, signed_in, signed_in_form};
 use super::pages;
-use super::session::{self, Session};
+use super::session::Session;
 use crate::api::AppState;
 use crate::api::notifications::{DeliveryState, NotificationQuery};
 use crate::api::problem::ApiError;
@@ -211,15 +211,10 @@ pub async fn retry(
     Path((id, delivery)): Path<(String, String)>,
     Form(form): Form<ActionForm>,
 ) -> Response {
-    let session = match signed_in(&state, &headers).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
-    if !session::same_origin(&headers, &state.settings().web)
-        || !session::csrf_matches(&session, form.csrf.as_deref())
-    {
-        return pages::form_refused(Some(&session));
-    }
     match crate::api::notifications::retry(&state, &session.user, &id, &delivery).await {
         Ok(()) => Redirect::to(&format!("/notifications#n-{id}")).into_response(),
         Err(err) => pages::from_api(err, Some(&session)),

@@ -11,7 +11,7 @@ use super::feeds::feed_path;
 use super::folders::when;
 use super::form::Form;
 use super::layout::page;
-use super::monitor::signed_in;
+use super::monitor::{signed_in, signed_in_form};
 use super::notifications::{delivery_badge, tries};
 use super::pages;
 use super::session::{self, Session};
@@ -19,7 +19,7 @@ use crate::api::AppState;
 use crate::api::auth::{CurrentSession, CurrentUser, PasswordChange};
 use crate::api::body::ApiJson;
 use crate::api::notifications::DeliveryState;
-use crate::api::problem::ApiError;
+use crate::api::problem::{ApiError, first_message};
 use crate::api::user::{EndpointsUpdate, NotificationSettings};
 use crate::store::{FeedRecord, FeedScope};
 use axum::extract::{ConnectInfo, Path, State};
@@ -75,14 +75,29 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
         Ok(session) => session,
         Err(response) => return response,
     };
-    render(
-        &state,
-        &session,
-        Flash::None,
-        FieldErrors::default(),
-        StatusCode::OK,
-    )
-    .await
+    answer(&state, &session, Ok(Flash::None)).await
+}
+
+/// The page answering a form: what it did or the secret it made, or the API's refusal.
+async fn answer(state: &AppState, session: &Session, outcome: Result<Flash, ApiError>) -> Response {
+    match outcome {
+        Ok(flash) => {
+            render(
+                state,
+                session,
+                flash,
+                FieldErrors::default(),
+                StatusCode::OK,
+            )
+            .await
+        }
+        Err(err) => pages::from_api(err, Some(session)),
+    }
+}
+
+/// The page answering a form refused at its fields.
+async fn refused(state: &AppState, session: &Session, errors: FieldErrors) -> Response {
+    render(state, session, Flash::None, errors, StatusCode::BAD_REQUEST).await
 }
 
 async fn render(
@@ -442,21 +457,6 @@ pub struct SettingsForm {
     new_password: Option<String>,
 }
 
-/// The signed-in session of a form whose CSRF token and origin hold, or the page to answer.
-async fn form_session(
-    state: &AppState,
-    headers: &HeaderMap,
-    form: &SettingsForm,
-) -> Result<Session, Response> {
-    let session = signed_in(state, headers).await?;
-    if !session::same_origin(headers, &state.settings().web)
-        || !session::csrf_matches(&session, form.csrf.as_deref())
-    {
-        return Err(pages::form_refused(Some(&session)));
-    }
-    Ok(session)
-}
-
 /// The user's endpoints as stored (without the output-only `confirmed`).
 async fn current_endpoints(
     state: &AppState,
@@ -498,7 +498,7 @@ pub async fn add_endpoint(
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
-    let session = match form_session(&state, &headers, &form).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -515,14 +515,7 @@ pub async fn add_endpoint(
         .filter(|kind| KINDS.contains(kind))
     else {
         let errors = refuse("Choose one of the types offered.".to_string());
-        return render(
-            &state,
-            &session,
-            Flash::None,
-            errors,
-            StatusCode::BAD_REQUEST,
-        )
-        .await;
+        return refused(&state, &session, errors).await;
     };
     let mut endpoints = match current_endpoints(&state, &session.user).await {
         Ok(endpoints) => endpoints,
@@ -533,14 +526,7 @@ pub async fn add_endpoint(
         .any(|e| e.kind == kind && e.value.as_deref() == Some(value.as_str()))
     {
         let errors = refuse("This endpoint is in the list already.".to_string());
-        return render(
-            &state,
-            &session,
-            Flash::None,
-            errors,
-            StatusCode::BAD_REQUEST,
-        )
-        .await;
+        return refused(&state, &session, errors).await;
     }
     endpoints.push(NotificationEndpoint {
         kind,
@@ -550,16 +536,9 @@ pub async fn add_endpoint(
     match store_endpoints(&state, &session.user, endpoints).await {
         Ok(()) => Redirect::to("/settings#endpoints").into_response(),
         Err(ApiError::BadRequest { detail, errors }) => {
-            let message = errors.values().flatten().next().cloned().unwrap_or(detail);
+            let message = first_message(detail, &errors);
             let errors = refuse(format!("This endpoint cannot be used: {message}."));
-            render(
-                &state,
-                &session,
-                Flash::None,
-                errors,
-                StatusCode::BAD_REQUEST,
-            )
-            .await
+            refused(&state, &session, errors).await
         }
         Err(err) => pages::from_api(err, Some(&session)),
     }
@@ -572,7 +551,7 @@ pub async fn remove_endpoint(
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
-    let session = match form_session(&state, &headers, &form).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -598,7 +577,7 @@ pub async fn test_endpoint(
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
-    let session = match form_session(&state, &headers, &form).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -606,7 +585,7 @@ pub async fn test_endpoint(
     match crate::api::user::send_test(&state, &session.user, value).await {
         Ok(_) => Redirect::to("/settings#tests").into_response(),
         Err(ApiError::BadRequest { detail, errors }) => {
-            let message = errors.values().flatten().next().cloned().unwrap_or(detail);
+            let message = first_message(detail, &errors);
             let flash = Flash::Done(format!(
                 "No test notification was sent to {value}: {message}."
             ));
@@ -629,31 +608,19 @@ pub async fn webhook_secret(
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
-    let session = match form_session(&state, &headers, &form).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
     let user = CurrentUser(session.user.clone());
-    match crate::api::user::rotate_webhook_secret(State(state.clone()), user).await {
-        Ok(ApiJson(secret)) => {
-            let flash = Flash::Secret {
-                what: "webhook secret",
-                value: secret.webhook_secret,
-                note:
-                    "Give it to your webhook receivers: deliveries from now on are signed with it."
-                        .into(),
-            };
-            render(
-                &state,
-                &session,
-                flash,
-                FieldErrors::default(),
-                StatusCode::OK,
-            )
-            .await
-        }
-        Err(err) => pages::from_api(err, Some(&session)),
-    }
+    let secret = crate::api::user::rotate_webhook_secret(State(state.clone()), user).await;
+    let flash = secret.map(|ApiJson(secret)| Flash::Secret {
+        what: "webhook secret",
+        value: secret.webhook_secret,
+        note: "Give it to your webhook receivers: deliveries from now on are signed with it."
+            .into(),
+    });
+    answer(&state, &session, flash).await
 }
 
 /// `POST /settings/api-key`: a new API key (the old one stops working), shown once.
@@ -662,32 +629,21 @@ pub async fn api_key(
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
-    let session = match form_session(&state, &headers, &form).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
     let user = CurrentUser(session.user.clone());
-    match crate::api::auth::rotate_api_key(State(state.clone()), user).await {
-        Ok(ApiJson(key)) => {
-            let flash = Flash::Secret {
-                what: "API key",
-                value: key.api_key,
-                note: format!(
-                    "Sign in with user id {} and this key. The old key no longer works; tokens already issued do until they expire.",
-                    session.user
-                ),
-            };
-            render(
-                &state,
-                &session,
-                flash,
-                FieldErrors::default(),
-                StatusCode::OK,
-            )
-            .await
-        }
-        Err(err) => pages::from_api(err, Some(&session)),
-    }
+    let key = crate::api::auth::rotate_api_key(State(state.clone()), user).await;
+    let flash = key.map(|ApiJson(key)| Flash::Secret {
+        what: "API key",
+        value: key.api_key,
+        note: format!(
+            "Sign in with user id {} and this key. The old key no longer works; tokens already issued do until they expire.",
+            session.user
+        ),
+    });
+    answer(&state, &session, flash).await
 }
 
 /// `POST /settings/password`: through `PUT /user/password`'s code (the current password is
@@ -698,7 +654,7 @@ pub async fn password(
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
-    let session = match form_session(&state, &headers, &form).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -717,14 +673,7 @@ pub async fn password(
             let flash = Flash::Done(
                 "Your password was changed. Your other sessions and tokens have ended.".into(),
             );
-            render(
-                &state,
-                &session,
-                flash,
-                FieldErrors::default(),
-                StatusCode::OK,
-            )
-            .await
+            answer(&state, &session, Ok(flash)).await
         }
         Err(ApiError::BadRequest { detail, errors }) => {
             let first = |field: &str| errors.get(field).and_then(|m| m.first()).cloned();
@@ -745,14 +694,7 @@ pub async fn password(
             if field_errors.current_password.is_none() && field_errors.new_password.is_none() {
                 field_errors.new_password = Some(detail);
             }
-            render(
-                &state,
-                &session,
-                Flash::None,
-                field_errors,
-                StatusCode::BAD_REQUEST,
-            )
-            .await
+            refused(&state, &session, field_errors).await
         }
         Err(err) => pages::from_api(err, Some(&session)),
     }
@@ -765,7 +707,7 @@ pub async fn sign_out_everywhere(
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
-    let session = match form_session(&state, &headers, &form).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -790,7 +732,7 @@ pub async fn create_feed(
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
-    let session = match form_session(&state, &headers, &form).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };
@@ -803,27 +745,15 @@ pub async fn create_feed(
         }
     };
     let renewed = crate::api::user::renew_feed(&state, &headers, &session.user, &scope).await;
-    match renewed {
-        Ok((feed, url)) => {
-            let flash = Flash::Secret {
-                what: "feed address",
-                value: url,
-                note: format!(
-                    "Paste it into your feed reader to follow the changes of {}. Anyone with the address can read the feed.",
-                    feed_label(&feed)
-                ),
-            };
-            render(
-                &state,
-                &session,
-                flash,
-                FieldErrors::default(),
-                StatusCode::OK,
-            )
-            .await
-        }
-        Err(err) => pages::from_api(err, Some(&session)),
-    }
+    let flash = renewed.map(|(feed, url)| Flash::Secret {
+        what: "feed address",
+        value: url,
+        note: format!(
+            "Paste it into your feed reader to follow the changes of {}. Anyone with the address can read the feed.",
+            feed_label(&feed)
+        ),
+    });
+    answer(&state, &session, flash).await
 }
 
 /// `POST /settings/feeds/{id}/delete`: the feed's address stops working.
@@ -833,7 +763,7 @@ pub async fn delete_feed(
     Path(id): Path<String>,
     Form(form): Form<SettingsForm>,
 ) -> Response {
-    let session = match form_session(&state, &headers, &form).await {
+    let session = match signed_in_form(&state, &headers, form.csrf.as_deref()).await {
         Ok(session) => session,
         Err(response) => return response,
     };

@@ -838,6 +838,19 @@ async fn an_email_address_gets_notifications_only_once_it_confirmed() {
         .field_error("address", "not an e-mail address");
 }
 
+/// The service checking, delivering with quick retries, at most `per_hour` deliveries an hour.
+async fn limited_to(per_hour: u32) -> Api {
+    Api::start_checking_over(
+        wachet::Engine::builder().allow_private_networks(true),
+        quick(8),
+        wachet_server::store::sqlite::StoreSettings {
+            deliveries_per_hour: per_hour,
+            ..Default::default()
+        },
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deliveries_beyond_the_hourly_limit_wait_and_are_never_dropped() {
     let site = FixtureServer::builder()
@@ -848,15 +861,7 @@ async fn deliveries_beyond_the_hourly_limit_wait_and_are_never_dropped() {
         .await
         .unwrap();
     let (receiver, hook) = Receiver::start(0).await;
-    let api = Api::start_checking_over(
-        wachet::Engine::builder().allow_private_networks(true),
-        quick(8),
-        wachet_server::store::sqlite::StoreSettings {
-            deliveries_per_hour: 2,
-            ..Default::default()
-        },
-    )
-    .await;
+    let api = limited_to(2).await;
     let user = api.user("ida@example.com").await;
     let mut tasks = Vec::new();
     for page in ["/a", "/b", "/c"] {
@@ -1025,15 +1030,7 @@ async fn a_failed_delivery_is_retried_now_through_the_outbox_by_its_owner_only()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_test_notification_goes_through_the_outbox_signed_and_within_the_hourly_bound() {
     let (receiver, hook) = Receiver::start(0).await;
-    let api = Api::start_checking_over(
-        wachet::Engine::builder().allow_private_networks(true),
-        quick(8),
-        wachet_server::store::sqlite::StoreSettings {
-            deliveries_per_hour: 1,
-            ..Default::default()
-        },
-    )
-    .await;
+    let api = limited_to(1).await;
     let user = api.user("tester@example.com").await;
     let settings = api
         .put(

@@ -22,6 +22,7 @@ mod web_form;
 mod web_guard;
 mod web_picker;
 mod web_polish;
+mod web_steps;
 
 use reqwest::Method;
 use reqwest::header::HeaderMap;
@@ -218,16 +219,34 @@ impl Api {
 
     /// [`Api::start_with_store`] over the database in `dir` (one a crashed service left).
     async fn start_in(dir: TempDir, settings: ApiSettings, store: StoreSettings) -> Api {
+        let engine = Engine::builder().allow_private_networks(true);
+        Api::start_engine(engine, dir, settings, store).await
+    }
+
+    /// The service with its API and interface on an engine built from `engine` (its network
+    /// policy applies to what previews and the picker fetch).
+    pub async fn start_on(engine: wachet::EngineBuilder) -> Api {
+        let dir = tempfile::tempdir().unwrap();
+        Api::start_engine(
+            engine,
+            dir,
+            ApiSettings::default(),
+            StoreSettings::default(),
+        )
+        .await
+    }
+
+    async fn start_engine(
+        engine: wachet::EngineBuilder,
+        dir: TempDir,
+        settings: ApiSettings,
+        store: StoreSettings,
+    ) -> Api {
         let sqlite = SqliteStore::open_with(&dir.path().join("wachet.db"), &store)
             .await
             .unwrap();
         let store = Arc::new(CachedStore::new(sqlite));
-        let checker = Arc::new(
-            Engine::builder()
-                .allow_private_networks(true)
-                .build()
-                .unwrap(),
-        );
+        let checker = Arc::new(engine.build().unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let running = service::start(listener, store.clone(), checker, settings)
             .await

@@ -2,13 +2,12 @@
 
 use super::delivery::{Receiver, quick};
 use super::web::{
-    Driver, PASSWORD, click_and_wait, client, csrf_of, dark, eval, page_text, price_page,
-    screenshot, session_cookie, sign_in_through_the_form, type_into, until, until_value,
+    PASSWORD, click_and_wait, client, csrf_of, dark, eval, page_text, price_page, screenshot,
+    session_cookie, sign_in_through_the_form, type_into, until, until_value,
 };
+use super::web_steps::{self, no_dialog, signed_in_browser};
 use super::{Api, User};
 use chromiumoxide::Page;
-use chromiumoxide::cdp::browser_protocol::page::EventJavascriptDialogOpening;
-use futures::StreamExt;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -57,15 +56,6 @@ async fn deliveries_when(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!("deliveries of {note} not settled: {listed}");
-}
-
-async fn no_dialog(dialogs: &mut (impl futures::Stream + Unpin)) {
-    assert!(
-        tokio::time::timeout(Duration::from_millis(300), dialogs.next())
-            .await
-            .is_err(),
-        "a dialog opened"
-    );
 }
 
 async fn text_of(page: &Page, selector: &str) -> String {
@@ -123,13 +113,7 @@ async fn notifications_show_each_delivery_and_retry_now_delivers_in_a_real_brows
     deliveries_when(&api, &user, &note, |d| d[0]["state"] == "failed").await;
     assert_eq!(receiver.count(), 1);
 
-    let driver = Driver::launch().await;
-    let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
-    let mut dialogs = page
-        .event_listener::<EventJavascriptDialogOpening>()
-        .await
-        .unwrap();
-    sign_in_through_the_form(&page, &user).await;
+    let (driver, page, mut dialogs) = signed_in_browser(&api, &user).await;
     click_and_wait(
         &page,
         ".account-links a[href='/notifications']",
@@ -265,13 +249,13 @@ async fn notifications_show_each_delivery_and_retry_now_delivers_in_a_real_brows
         "{html}"
     );
     let csrf = csrf_of(&html);
-    let retry = client()
-        .post(api.url(&format!("/notifications/{note}/deliveries/12/retry")))
-        .header("cookie", &other_cookie)
-        .form(&[("csrf", csrf.as_str())])
-        .send()
-        .await
-        .unwrap();
+    let retry = web_steps::post_form(
+        &api,
+        &other_cookie,
+        &format!("/notifications/{note}/deliveries/12/retry"),
+        &[("csrf", csrf.as_str())],
+    )
+    .await;
     assert_eq!(retry.status(), 404);
     let retry_page = retry.text().await.unwrap();
     let (status, unknown) = page_text(&api, &other_cookie, "/monitors/12345").await;
@@ -289,9 +273,7 @@ async fn settings_endpoints_test_notification_api_key_sign_out_everywhere_and_pa
     let (receiver, hook) = Receiver::start(0).await;
     let api = Api::start_checking().await;
     let user = api.user("settings@example.com").await;
-    let driver = Driver::launch().await;
-    let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
-    sign_in_through_the_form(&page, &user).await;
+    let (driver, page, _) = signed_in_browser(&api, &user).await;
     click_and_wait(
         &page,
         ".account-links a[href='/settings']",
@@ -492,15 +474,9 @@ async fn settings_endpoints_test_notification_api_key_sign_out_everywhere_and_pa
     driver.close().await;
 }
 
-/// The URL a page shows once (`#shown-secret`), from a form posted with reqwest.
+/// A form posted with reqwest: its status and page.
 async fn post_form(api: &Api, cookie: &str, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
-    let response = client()
-        .post(api.url(path))
-        .header("cookie", cookie)
-        .form(fields)
-        .send()
-        .await
-        .unwrap();
+    let response = web_steps::post_form(api, cookie, path, fields).await;
     (response.status().as_u16(), response.text().await.unwrap())
 }
 

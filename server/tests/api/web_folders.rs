@@ -2,9 +2,10 @@
 //! the real service (with its scheduler where checks matter) and in real headless Chromium.
 
 use super::web::{
-    Driver, client, csrf_of, dark, eval, monitor_count, page_text, screenshot, session_cookie,
-    sign_in_through_the_form, type_into, until, until_value, width,
+    csrf_of, eval, monitor_count, page_text, screenshot, session_cookie, type_into, until,
+    until_value, width,
 };
+use super::web_steps::{get_page, location, post_form, screenshots, signed_in_browser};
 use super::{Api, User, id};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -178,21 +179,6 @@ async fn search_and_filters_narrow_the_list_and_stay_in_the_address() {
     assert!(!html.contains("Tea house"));
 }
 
-/// Posts a bulk form; the response.
-async fn bulk(api: &Api, cookie: &str, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
-    client()
-        .post(api.url(path))
-        .header("cookie", cookie)
-        .form(fields)
-        .send()
-        .await
-        .unwrap()
-}
-
-fn location(response: &reqwest::Response) -> String {
-    response.headers()["location"].to_str().unwrap().to_string()
-}
-
 async fn entries(api: &Api, user: &User, task: &str) -> usize {
     api.get(user, &format!("/thirdparty/v1/data/list/{task}?count=500"))
         .await
@@ -247,7 +233,7 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     let csrf = csrf.as_str();
 
     // Pause two: the API sees them paused, the third runs on; the list says so.
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk",
@@ -268,7 +254,7 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     let (_, html) = page_text(&api, &cookie, "/?done=paused&n=2").await;
     assert!(html.contains("2 monitors paused."), "{html}");
     // Resume one.
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk",
@@ -285,7 +271,7 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     // Check now: the running ones are checked at once (an hour before their time); the paused
     // one is not.
     let before = entries(&api, &user, b).await;
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk",
@@ -319,7 +305,7 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
 
     // Move: first the folder to choose, then the API's move.
     let folder = api.folder(&user, "Moved <here>", None).await;
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk",
@@ -337,7 +323,7 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     assert!(page.contains("Move 2 monitors"), "{page}");
     assert!(page.contains("Moved &lt;here&gt;"), "{page}");
     assert!(page.contains("<label for=\"move-folder\">"), "{page}");
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk/move",
@@ -370,7 +356,7 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
 
     // Delete: first what goes with them, counted through the API; nothing deleted yet.
     let history = entries(&api, &user, a).await + entries(&api, &user, b).await;
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk",
@@ -392,7 +378,7 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     );
     assert!(page.contains(&stated), "{stated}\n{page}");
     assert_eq!(monitor_count(&api, &user).await, 3);
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk/delete",
@@ -408,7 +394,7 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
         404
     );
     // A double submit deletes nothing more and fails nothing.
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk/delete",
@@ -420,7 +406,7 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     // Bad input changes nothing: another user's monitor in the selection (the 404 page, and
     // not even this user's own is paused), no CSRF token, nothing ticked, another site's
     // address to go back to.
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk",
@@ -435,7 +421,7 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     assert_eq!(response.status(), 404);
     assert_eq!(recurrence(&api, &user, c).await, 3600);
     assert_eq!(recurrence(&api, &other, &theirs).await, 3600);
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk/delete",
@@ -444,7 +430,7 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     .await;
     assert_eq!(response.status(), 403);
     assert_eq!(monitor_count(&api, &user).await, 1);
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk",
@@ -459,7 +445,7 @@ async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
             .unwrap()
             .contains("No monitor was selected")
     );
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk",
@@ -495,9 +481,7 @@ async fn folders_are_created_renamed_moved_and_deleted_through_the_pages_in_a_re
     };
     let api = Api::start().await;
     let user = api.user("folders@example.com").await;
-    let driver = Driver::launch().await;
-    let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
-    sign_in_through_the_form(&page, &user).await;
+    let (driver, page, _) = signed_in_browser(&api, &user).await;
 
     // Create at the top, then inside it.
     click_text(
@@ -601,12 +585,7 @@ async fn folders_are_created_renamed_moved_and_deleted_through_the_pages_in_a_re
         "1 monitor",
         "Shops counts what its subfolder holds"
     );
-    screenshot(&page, "folder", 1440).await;
-    screenshot(&page, "folder", 375).await;
-    dark(&page, true).await;
-    screenshot(&page, "folder-dark", 375).await;
-    dark(&page, false).await;
-    width(&page, 1440).await;
+    screenshots(&page, "folder", 375).await;
 
     // Rename the subfolder: its name shows as text.
     page.goto(api.url(&format!("/folders/{tea}")))
@@ -775,13 +754,13 @@ async fn folders_are_created_renamed_moved_and_deleted_through_the_pages_in_a_re
         assert_eq!(mine, none, "{suffix}");
     }
     let (_, html) = page_text(&api, &cookie, "/").await;
-    let response = client()
-        .post(api.url(&format!("/folders/{shops}/delete")))
-        .header("cookie", &cookie)
-        .form(&[("csrf", csrf_of(&html))])
-        .send()
-        .await
-        .unwrap();
+    let response = post_form(
+        &api,
+        &cookie,
+        &format!("/folders/{shops}/delete"),
+        &[("csrf", csrf_of(&html).as_str())],
+    )
+    .await;
     assert_eq!(response.status(), 404);
     assert_eq!(
         api.get(&user, "/thirdparty/v1/folder/list").await.ok()["subfolders"]
@@ -822,9 +801,7 @@ async fn the_list_and_a_monitors_page_update_live_without_a_reload_in_a_real_bro
     until_value(&api, &user, &tea, "3.50").await;
     until_value(&api, &user, &still, "still").await;
 
-    let driver = Driver::launch().await;
-    let page = driver.browser.new_page(api.url("/signin")).await.unwrap();
-    sign_in_through_the_form(&page, &user).await;
+    let (driver, page, _) = signed_in_browser(&api, &user).await;
     until(
         &page,
         "document.documentElement.dataset.liveStream === 'ready'",
@@ -866,12 +843,7 @@ async fn the_list_and_a_monitors_page_update_live_without_a_reload_in_a_real_bro
         eval::<String>(&page, "document.querySelector('#bulk-count').textContent").await,
         "2 selected"
     );
-    screenshot(&page, "list-bulk", 1440).await;
-    screenshot(&page, "list-bulk", 375).await;
-    dark(&page, true).await;
-    screenshot(&page, "list-bulk-dark", 1440).await;
-    dark(&page, false).await;
-    width(&page, 1440).await;
+    screenshots(&page, "list-bulk", 1440).await;
     // The bulk bar's steps that ask first: where to move, and what a delete takes.
     click_text(&page, "Move…", "!!document.querySelector('#move-folder')").await;
     assert!(
@@ -938,12 +910,7 @@ struct Stream {
 
 impl Stream {
     async fn open(api: &Api, cookie: &str) -> reqwest::Response {
-        client()
-            .get(api.url("/live"))
-            .header("cookie", cookie)
-            .send()
-            .await
-            .unwrap()
+        get_page(api, cookie, "/live").await
     }
 
     async fn start(api: &Api, cookie: &str) -> Stream {
@@ -1075,13 +1042,13 @@ async fn live_streams_carry_only_their_users_checks_are_bounded_and_end_with_the
 
     // Signing out ends the first user's streams; without a session, 204 (do not come back).
     let (_, html) = page_text(&api, &first_cookie, "/").await;
-    let out = client()
-        .post(api.url("/signout"))
-        .header("cookie", &first_cookie)
-        .form(&[("csrf", csrf_of(&html))])
-        .send()
-        .await
-        .unwrap();
+    let out = post_form(
+        &api,
+        &first_cookie,
+        "/signout",
+        &[("csrf", csrf_of(&html).as_str())],
+    )
+    .await;
     assert_eq!(out.status(), 303);
     mine.ended().await;
     assert_eq!(Stream::open(&api, &first_cookie).await.status(), 204);
@@ -1114,7 +1081,7 @@ async fn a_bulk_action_the_api_refuses_for_one_monitor_says_what_was_done_and_wh
     let cookie = session_cookie(&api, &user).await;
     let (_, html) = page_text(&api, &cookie, "/").await;
     let csrf = csrf_of(&html);
-    let response = bulk(
+    let response = post_form(
         &api,
         &cookie,
         "/monitors/bulk",

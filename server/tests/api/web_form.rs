@@ -5,9 +5,9 @@
 //! a preview the network policy refuses, the preview rate limit and a value of 10 MB.
 
 use super::web::{
-    Driver, client, csrf_of, dark, eval, monitor_count, screenshot, session_cookie,
-    sign_in_through_the_form, until, width,
+    csrf_of, eval, monitor_count, page_text, screenshot, session_cookie, until, width,
 };
+use super::web_steps::{location, post_form, screenshots, signed_in_browser};
 use super::{Api, id};
 use serde_json::json;
 use std::sync::Arc;
@@ -64,9 +64,7 @@ async fn create_with_a_preview_fix_errors_edit_and_preview_a_portal_in_a_real_br
         .unwrap();
     let api = Api::start().await;
     let user = api.user("former@example.com").await;
-    let driver = Driver::launch().await;
-    let page = driver.browser.new_page(api.url("/")).await.unwrap();
-    sign_in_through_the_form(&page, &user).await;
+    let (driver, page, _) = signed_in_browser(&api, &user).await;
 
     // The list's "New monitor" link, then the form prefilled from the query as the
     // point-and-click page links it.
@@ -134,12 +132,7 @@ async fn create_with_a_preview_fix_errors_edit_and_preview_a_portal_in_a_real_br
         eval::<String>(&page, "document.getElementById('f-note').value").await,
         "<b>not bold</b>"
     );
-    screenshot(&page, "monitor-form-preview", 1440).await;
-    screenshot(&page, "monitor-form-preview", 375).await;
-    dark(&page, true).await;
-    screenshot(&page, "monitor-form-preview-dark", 375).await;
-    dark(&page, false).await;
-    width(&page, 1440).await;
+    screenshots(&page, "monitor-form-preview", 375).await;
 
     // Save: the monitor's page, and the API has every field set.
     click(&page, ".form-actions button.primary").await;
@@ -309,33 +302,15 @@ fn urlencode(text: &str) -> String {
 /// The form of `path` as a browser would post it: every field of the page's form with its
 /// value, then `extra` on top.
 async fn new_form(api: &Api, cookie: &str) -> (String, String) {
-    let html = client()
-        .get(api.url("/monitors/new"))
-        .header("cookie", cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let (_, html) = page_text(api, cookie, "/monitors/new").await;
     let start = html.find("name=\"token\" value=\"").expect("a token") + 20;
     (csrf_of(&html), html[start..][..32].to_string())
 }
 
 async fn post(api: &Api, cookie: &str, path: &str, form: &[(&str, &str)]) -> (u16, String, String) {
-    let response = client()
-        .post(api.url(path))
-        .header("cookie", cookie)
-        .form(form)
-        .send()
-        .await
-        .unwrap();
+    let response = post_form(api, cookie, path, form).await;
     let status = response.status().as_u16();
-    let location = response
-        .headers()
-        .get("location")
-        .map(|l| l.to_str().unwrap().to_string())
-        .unwrap_or_default();
+    let location = location(&response);
     (status, location, response.text().await.unwrap())
 }
 
@@ -453,34 +428,6 @@ async fn a_double_submit_creates_one_monitor_and_a_form_without_csrf_creates_non
     assert_eq!(id(&unchanged), mine);
 }
 
-/// An API whose engine keeps the default network policy (no private addresses).
-async fn api_refusing_private_networks() -> Api {
-    use wachet_server::store::cache::CachedStore;
-    use wachet_server::store::sqlite::{SqliteStore, StoreSettings};
-    let dir = tempfile::tempdir().unwrap();
-    let sqlite = SqliteStore::open_with(&dir.path().join("wachet.db"), &StoreSettings::default())
-        .await
-        .unwrap();
-    let store = Arc::new(CachedStore::new(sqlite));
-    let checker = Arc::new(wachet::Engine::builder().build().unwrap());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let running = wachet_server::service::start(
-        listener,
-        store.clone(),
-        checker,
-        wachet_server::api::ApiSettings::default(),
-    )
-    .await
-    .unwrap();
-    Api {
-        base: format!("http://{}", running.addr()),
-        store,
-        dir,
-        running: Some(running),
-        client: reqwest::Client::new(),
-    }
-}
-
 #[tokio::test]
 async fn a_preview_the_network_policy_refuses_shows_the_engines_words_and_previews_are_limited() {
     let site = FixtureServer::builder()
@@ -488,7 +435,7 @@ async fn a_preview_the_network_policy_refuses_shows_the_engines_words_and_previe
         .start()
         .await
         .unwrap();
-    let api = api_refusing_private_networks().await;
+    let api = Api::start_on(wachet::Engine::builder()).await;
     let user = api.user("policy@example.com").await;
     let cookie = session_cookie(&api, &user).await;
     let (csrf, _) = new_form(&api, &cookie).await;
@@ -591,15 +538,7 @@ async fn a_portal_preview_streams_its_pages_and_runs_at_most_two_at_once() {
         ("crawlingDepth", "1"),
         ("recurrence", "3600"),
     ];
-    let start = || async {
-        client()
-            .post(api.url("/monitors/preview"))
-            .header("cookie", &cookie)
-            .form(&form)
-            .send()
-            .await
-            .unwrap()
-    };
+    let start = || async { post_form(&api, &cookie, "/monitors/preview", &form).await };
     // The page arrives piece by piece: the fast page is listed while the slow one is still
     // being fetched, before the crawl's summary.
     let mut first = start().await;

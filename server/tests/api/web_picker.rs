@@ -5,15 +5,11 @@
 //! page), and a hostile page that must change nothing. Also a Portal monitor's pages on its
 //! page and history.
 
-use super::web::{
-    Driver, client, dark, eval, page_text, screenshot, session_cookie, sign_in_through_the_form,
-    until, width,
-};
+use super::web::{client, dark, eval, page_text, screenshot, session_cookie, until, width};
+use super::web_steps::{get_page, no_dialog, signed_in_browser};
 use super::{Api, id};
 use chromiumoxide::Page;
-use chromiumoxide::cdp::browser_protocol::page::EventJavascriptDialogOpening;
 use chromiumoxide::layout::Point;
-use futures::StreamExt;
 use serde_json::json;
 use std::time::Duration;
 use wachet::testing::FixtureServer;
@@ -103,13 +99,7 @@ async fn clicking_proposes_an_xpath_highlights_its_matches_and_shows_the_engines
         .unwrap();
     let api = Api::start().await;
     let user = api.user("picker@example.com").await;
-    let driver = Driver::launch().await;
-    let page = driver.browser.new_page(api.url("/")).await.unwrap();
-    let mut dialogs = page
-        .event_listener::<EventJavascriptDialogOpening>()
-        .await
-        .unwrap();
-    sign_in_through_the_form(&page, &user).await;
+    let (driver, page, mut dialogs) = signed_in_browser(&api, &user).await;
     // An address that cannot be fetched: the reason at the field.
     page.goto(api.url("/monitors/pick?url=ftp%3A%2F%2Fexample.com%2F"))
         .await
@@ -263,12 +253,7 @@ async fn clicking_proposes_an_xpath_highlights_its_matches_and_shows_the_engines
     );
     // The page was fetched once; everything since was evaluated on the kept copy.
     assert_eq!(site.hits("/shop"), 1);
-    assert!(
-        tokio::time::timeout(Duration::from_millis(200), dialogs.next())
-            .await
-            .is_err(),
-        "a dialog opened"
-    );
+    no_dialog(&mut dialogs).await;
     driver.close().await;
 }
 
@@ -302,13 +287,7 @@ async fn a_hostile_page_runs_nothing_and_changes_nothing_in_a_real_browser() {
         .unwrap();
     let api = Api::start().await;
     let user = api.user("target@example.com").await;
-    let driver = Driver::launch().await;
-    let page = driver.browser.new_page(api.url("/")).await.unwrap();
-    let mut dialogs = page
-        .event_listener::<EventJavascriptDialogOpening>()
-        .await
-        .unwrap();
-    sign_in_through_the_form(&page, &user).await;
+    let (driver, page, mut dialogs) = signed_in_browser(&api, &user).await;
     open_picker(&page, &api, &site.url("/hostile"), "#title").await;
     // Time for a refresh, a script or a load handler to act, were any allowed to.
     tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -359,12 +338,7 @@ async fn a_hostile_page_runs_nothing_and_changes_nothing_in_a_real_browser() {
     assert!(eval::<bool>(&page, "!document.querySelector('#written')").await);
     assert_eq!(eval::<String>(&page, "location.pathname").await, frame_src);
 
-    assert!(
-        tokio::time::timeout(Duration::from_millis(200), dialogs.next())
-            .await
-            .is_err(),
-        "a dialog opened"
-    );
+    no_dialog(&mut dialogs).await;
     for path in ["/elsewhere", "/evil.js", "/steal"] {
         assert_eq!(site.hits(path), 0, "{path} was requested");
     }
@@ -372,12 +346,7 @@ async fn a_hostile_page_runs_nothing_and_changes_nothing_in_a_real_browser() {
 
     // The headers that make it so.
     let cookie = session_cookie(&api, &user).await;
-    let frame = client()
-        .get(api.url(&frame_src))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap();
+    let frame = get_page(&api, &cookie, &frame_src).await;
     let csp = frame.headers()["content-security-policy"].to_str().unwrap();
     assert!(csp.starts_with("sandbox allow-same-origin;"), "{csp}");
     assert!(
@@ -409,15 +378,12 @@ async fn without_scripts_the_try_form_shows_the_engines_value_and_errors_at_thei
     let api = Api::start().await;
     let user = api.user("noscript@example.com").await;
     let cookie = session_cookie(&api, &user).await;
-    let load = client()
-        .get(api.url(&with_query(
-            "/monitors/pick",
-            &[("url", &site.url("/shop"))],
-        )))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap();
+    let load = get_page(
+        &api,
+        &cookie,
+        &with_query("/monitors/pick", &[("url", &site.url("/shop"))]),
+    )
+    .await;
     assert_eq!(load.status(), 303);
     let location = load.headers()["location"].to_str().unwrap().to_string();
     assert!(location.starts_with("/monitors/pick?token="), "{location}");
@@ -428,19 +394,19 @@ async fn without_scripts_the_try_form_shows_the_engines_value_and_errors_at_thei
     let tried = |x_path: &'static str, exclude: &'static str| {
         let (api, cookie, token) = (&api, &cookie, &token);
         async move {
-            let response = client()
-                .get(api.url(&with_query(
+            let response = get_page(
+                api,
+                cookie,
+                &with_query(
                     "/monitors/pick",
                     &[
                         ("token", token.as_str()),
                         ("xPath", x_path),
                         ("excludeXPath", exclude),
                     ],
-                )))
-                .header("cookie", cookie)
-                .send()
-                .await
-                .unwrap();
+                ),
+            )
+            .await;
             (response.status().as_u16(), response.text().await.unwrap())
         }
     };
@@ -471,18 +437,18 @@ async fn without_scripts_the_try_form_shows_the_engines_value_and_errors_at_thei
     assert!(html.contains(r#"<p class="field-error" id="pick-xpath-error">"#));
 
     // The same through the value requests picker.js makes.
-    let value: serde_json::Value = client()
-        .get(api.url(&with_query(
+    let value: serde_json::Value = get_page(
+        &api,
+        &cookie,
+        &with_query(
             "/monitors/pick/value",
             &[("token", token.as_str()), ("xPath", "//li[@class='item']")],
-        )))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        ),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
     assert_eq!(value["value"], "Sencha\nMatcha");
     assert_eq!(value["matched"], 2);
     assert_eq!(value["summary"], "2 matches");
@@ -508,15 +474,15 @@ async fn without_scripts_the_try_form_shows_the_engines_value_and_errors_at_thei
     .await;
     assert_eq!(frame.0, 404);
     assert!(!frame.1.contains("Sencha"));
-    let value = client()
-        .get(api.url(&with_query(
+    let value = get_page(
+        &api,
+        &other_cookie,
+        &with_query(
             "/monitors/pick/value",
             &[("token", token.as_str()), ("xPath", "//li")],
-        )))
-        .header("cookie", &other_cookie)
-        .send()
-        .await
-        .unwrap();
+        ),
+    )
+    .await;
     assert_eq!(value.status(), 404);
 
     // A link from another site does not fetch: it shows the address to load.
@@ -563,12 +529,8 @@ async fn refused_addresses_huge_pages_and_another_users_monitor_are_clear_pages(
     let load = |url: String| {
         let (api, cookie) = (&api, &cookie);
         async move {
-            let response = client()
-                .get(api.url(&with_query("/monitors/pick", &[("url", &url)])))
-                .header("cookie", cookie)
-                .send()
-                .await
-                .unwrap();
+            let response =
+                get_page(api, cookie, &with_query("/monitors/pick", &[("url", &url)])).await;
             (response.status().as_u16(), response.text().await.unwrap())
         }
     };
@@ -616,12 +578,7 @@ async fn refused_addresses_huge_pages_and_another_users_monitor_are_clear_pages(
     assert_eq!(site.hits("/shop"), 0);
 
     // The owner's: fetched with the monitor's definition, "Use this" leads to its edit form.
-    let own = client()
-        .get(api.url(&format!("/monitors/{}/pick", id(&created))))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap();
+    let own = get_page(&api, &cookie, &format!("/monitors/{}/pick", id(&created))).await;
     assert_eq!(own.status(), 303);
     let location = own.headers()["location"].to_str().unwrap().to_string();
     let (_, html) = page_text(&api, &cookie, &location).await;
@@ -634,37 +591,6 @@ async fn refused_addresses_huge_pages_and_another_users_monitor_are_clear_pages(
         "href=\"/monitors/{}/pick\">Pick with the mouse</a>",
         id(&created)
     )));
-}
-
-impl Api {
-    /// The service with its API and interface on an engine built from `engine` (its network
-    /// policy applies to what the picker fetches).
-    async fn start_on(engine: wachet::EngineBuilder) -> Api {
-        let dir = tempfile::tempdir().unwrap();
-        let sqlite = wachet_server::store::sqlite::SqliteStore::open_with(
-            &dir.path().join("wachet.db"),
-            &wachet_server::store::sqlite::StoreSettings::default(),
-        )
-        .await
-        .unwrap();
-        let store = std::sync::Arc::new(wachet_server::store::cache::CachedStore::new(sqlite));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let running = wachet_server::service::start(
-            listener,
-            store.clone(),
-            std::sync::Arc::new(engine.build().unwrap()),
-            wachet_server::api::ApiSettings::default(),
-        )
-        .await
-        .unwrap();
-        Api {
-            base: format!("http://{}", running.addr()),
-            store,
-            dir,
-            running: Some(running),
-            client: reqwest::Client::new(),
-        }
-    }
 }
 
 /// The monitor's crawled pages through the API: (url, last check) each.
@@ -753,9 +679,7 @@ async fn a_portal_monitors_pages_with_their_state_and_each_pages_history_in_a_re
     definition["recurrenceInSeconds"] = json!(0);
     api.put(&user, "/thirdparty/v1/task", definition).await.ok();
 
-    let driver = Driver::launch().await;
-    let page = driver.browser.new_page(api.url("/")).await.unwrap();
-    sign_in_through_the_form(&page, &user).await;
+    let (driver, page, _) = signed_in_browser(&api, &user).await;
     page.goto(api.url(&format!("/monitors/{id}")))
         .await
         .unwrap();
@@ -876,12 +800,7 @@ async fn a_monitor_with_dynamic_content_is_picked_on_its_rendered_page() {
         )
         .await;
     let cookie = session_cookie(&api, &user).await;
-    let load = client()
-        .get(api.url(&format!("/monitors/{}/pick", id(&created))))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap();
+    let load = get_page(&api, &cookie, &format!("/monitors/{}/pick", id(&created))).await;
     assert_eq!(load.status(), 303);
     let location = load.headers()["location"].to_str().unwrap().to_string();
     // The monitor's own xPath is tried on the page as the browser rendered it.
