@@ -1302,10 +1302,20 @@ mod confirmation {
             got,
             [QUIET(), WAIT(), WAIT(), step(&["content changed@2"], false)]
         );
-        // A -> B -> C -> B: nothing lasted; the next regular check goes on from A.
+        // A -> B -> C -> B: no value lasted, but the page never came back to A in three
+        // checks: the change raises (first seen at B), and B is the value compared with next.
         let got = steps(&both(), Confirmation::default(), &["A", "B", "C", "B", "A"]);
-        assert_eq!(got, [QUIET(), WAIT(), WAIT(), QUIET(), QUIET()]);
-        // A -> B -> C -> D -> D: D after the third check starts a confirmation of its own.
+        assert_eq!(
+            got,
+            [
+                QUIET(),
+                WAIT(),
+                WAIT(),
+                step(&["content changed@1"], false),
+                WAIT()
+            ]
+        );
+        // A -> B -> C -> D -> D: the same, with D the value compared with next.
         let got = steps(
             &both(),
             Confirmation::default(),
@@ -1317,11 +1327,17 @@ mod confirmation {
                 QUIET(),
                 WAIT(),
                 WAIT(),
+                step(&["content changed@1"], false),
                 QUIET(),
-                WAIT(),
-                step(&["content changed@4"], false)
+                QUIET()
             ]
         );
+        // A page that differs on every check raises once every third check, never never.
+        let every: Vec<String> = (0..10).map(|n| format!("V{n}")).collect();
+        let every: Vec<&str> = every.iter().map(String::as_str).collect();
+        let got = steps(&both(), Confirmation::default(), &every);
+        let raised = got.iter().filter(|(r, _)| !r.is_empty()).count();
+        assert_eq!(raised, 3, "{got:?}");
     }
 
     #[test]

@@ -20,9 +20,12 @@
 //! candidate was first seen ([`Raised::first_seen`]), and the new value becomes the confirmed
 //! one. When it shows the confirmed value again (a revert, A → B → A), nothing raises. When it
 //! shows a third value, that one becomes the candidate and a third check decides: a value seen
-//! twice in a row wins; anything else raises nothing, and the next regular check goes on from
-//! the confirmed value. So at most two early checks follow a regular one, and a flip-flop
-//! between two values raises nothing. A failed check in between is skipped: it neither
+//! twice in a row wins; a value that is neither the candidate nor the confirmed one means the
+//! page never came back in three checks, and the change raises with that last value (a page
+//! that changes on every check must not keep a real change from its owner for ever: until its
+//! noise is masked, it raises at most once every third check instead of on every check). So at
+//! most two early checks follow a regular one, and a flip-flop between two values (or a value
+//! shown for one request) raises nothing. A failed check in between is skipped: it neither
 //! confirms nor drops a candidate.
 //!
 //! The first value of a monitor is its baseline: confirmed at once, raising nothing (after
@@ -278,10 +281,15 @@ fn judge_value(
         });
         return (Vec::new(), true);
     }
-    // A third value after two that disagreed: no value lasted, the next regular check starts
-    // again from the confirmed one.
+    // A third value after two that disagreed, and not the confirmed one: no value lasted, but
+    // the page has not come back either. Staying silent would miss every real change of a
+    // page that differs on every check, so the change raises with the value seen last.
+    let first_seen = state.pending.first().map_or(at, |c| c.first_seen);
+    let mut raised = value_alerts(Some(confirmed));
+    stamp(&mut raised, first_seen);
+    next.alerts.last_value = Some(value.to_string());
     next.pending.clear();
-    (Vec::new(), false)
+    (raised, false)
 }
 
 fn stamp(raised: &mut [Raised], first_seen: DateTime<Utc>) {
