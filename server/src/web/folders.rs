@@ -716,20 +716,10 @@ pub async fn quick_add(
         Err(response) => return response,
     };
     // A second submit of the same form (a double click) answers as the first did.
-    let mut turn = once::turn(&session.user, form.once.as_deref()).await;
-    match &turn {
-        once::Turn::Done(location) => return Redirect::to(location).into_response(),
-        once::Turn::Busy => {
-            return pages::from_api(
-                ApiError::Unavailable(
-                    "the first submit of this form is still being saved".into(),
-                    5,
-                ),
-                Some(&session),
-            );
-        }
-        once::Turn::First(_) | once::Turn::Untracked => {}
-    }
+    let mut turn = match once::go_on(&session, form.once.as_deref()).await {
+        Ok(turn) => turn,
+        Err(response) => return response,
+    };
     let folder = form.folder.filter(|f| !f.is_empty());
     let url = form.url.unwrap_or_default().trim().to_string();
     let host = url

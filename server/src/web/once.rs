@@ -4,6 +4,10 @@
 //! button was not disabled) waits for the first and answers as it did instead of creating a
 //! second one. Tokens are kept per user for an hour, at most [`MAX_TOKENS`] in all.
 
+use super::pages;
+use super::session::Session;
+use crate::api::problem::ApiError;
+use axum::response::{IntoResponse, Redirect, Response};
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
@@ -48,6 +52,23 @@ impl Turn {
         if let Turn::First(guard) = self {
             **guard = Some(location.to_string());
         }
+    }
+}
+
+/// The turn of this submit of `token` by the signed-in user, or the answer to give at once: the
+/// first submit's redirect when it succeeded, or a page saying it is still being saved.
+pub async fn go_on(session: &Session, token: Option<&str>) -> Result<Turn, Response> {
+    let turn = turn(&session.user, token).await;
+    match &turn {
+        Turn::Done(location) => Err(Redirect::to(location).into_response()),
+        Turn::Busy => Err(pages::from_api(
+            ApiError::Unavailable(
+                "the first submit of this form is still being saved".into(),
+                5,
+            ),
+            Some(session),
+        )),
+        Turn::First(_) | Turn::Untracked => Ok(turn),
     }
 }
 
