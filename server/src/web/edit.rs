@@ -14,6 +14,7 @@ use super::form::Form;
 use super::layout::page_with_scripts;
 use super::monitor::{own_monitor, signed_in};
 use super::monitor_form::{self, Context, Fields, Posted, Problems};
+use super::once;
 use super::pages;
 use super::session::{self, Session};
 use crate::api::AppState;
@@ -25,19 +26,11 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex};
-use std::time::{Duration, Instant};
 use wachet::model::{Monitor, MoveRequest};
 
 /// Most folders offered in the folder choice, and most listings read to find them.
 const MAX_FOLDERS: usize = 200;
 const MAX_LISTINGS: usize = 50;
-/// Longest a second submit of the same form waits for the first to be stored.
-const SUBMIT_WAIT: Duration = Duration::from_secs(30);
-/// How long a form's token is remembered, and how many are at most.
-const TOKEN_LIFE: Duration = Duration::from_secs(3600);
-const MAX_TOKENS: usize = 10_000;
 
 /// The query of `/monitors/new` and `/monitors/{id}/edit`: values to prefill.
 #[derive(Debug, Default, Deserialize)]
@@ -190,7 +183,7 @@ pub async fn new_monitor(
     };
     let mut fields = Fields::new_monitor(state.settings().min_recurrence);
     prefill.apply(&mut fields);
-    let token = crate::secrets::random_hex(16);
+    let token = once::fresh();
     respond(
         &state,
         &session,
@@ -362,28 +355,10 @@ async fn save(
             .await;
         }
     };
-    // One submit of a token at a time; a later one finds what the first stored.
-    let slot = token.as_deref().map(|t| submission(&session.user, t));
-    let mut turn = match &slot {
-        Some(slot) => match tokio::time::timeout(SUBMIT_WAIT, slot.clone().lock_owned()).await {
-            Ok(guard) => {
-                if let Some(id) = guard.as_ref() {
-                    return Redirect::to(&format!("/monitors/{id}")).into_response();
-                }
-                // This request's turn; the id goes in when the monitor is stored.
-                Some(guard)
-            }
-            Err(_) => {
-                return pages::from_api(
-                    ApiError::Unavailable(
-                        "the first submit of this form is still being saved".into(),
-                        5,
-                    ),
-                    Some(session),
-                );
-            }
-        },
-        None => None,
+    // One submit of a token at a time; a later one answers as the first did.
+    let mut turn = match once::go_on(session, token.as_deref()).await {
+        Ok(turn) => turn,
+        Err(response) => return response,
     };
     let existing_folder = match &monitor.id {
         Some(id) => match state.store().task(&session.user, id).await {
@@ -414,10 +389,9 @@ async fn save(
                     return pages::from_api(err.into(), Some(session));
                 }
             }
-            if let Some(guard) = turn.as_mut() {
-                **guard = Some(id.clone());
-            }
-            Redirect::to(&format!("/monitors/{id}")).into_response()
+            let location = format!("/monitors/{id}");
+            turn.done(&location);
+            Redirect::to(&location).into_response()
         }
         Err(ApiError::BadRequest { detail, errors }) => {
             let mut problems = monitor_form::from_api(errors, &fields);
@@ -449,29 +423,4 @@ fn named(mut monitor: Monitor) -> Monitor {
             .or(Some(url).filter(|u| !u.is_empty()));
     }
     monitor
-}
-
-type Slot = Arc<tokio::sync::Mutex<Option<String>>>;
-/// A form's submissions by (user, token): when first seen, and the id stored.
-type Submissions = HashMap<(String, String), (Instant, Slot)>;
-
-/// The submissions of new-monitor forms, by user and token: the id stored, once it is.
-static SUBMISSIONS: LazyLock<Mutex<Submissions>> = LazyLock::new(|| Mutex::new(HashMap::new()));
-
-fn submission(user: &str, token: &str) -> Slot {
-    let mut map = SUBMISSIONS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if map.len() >= MAX_TOKENS {
-        map.retain(|_, (at, _)| at.elapsed() < TOKEN_LIFE);
-        if map.len() >= MAX_TOKENS {
-            // Full of fresh tokens (someone posting thousands of forms): forget the oldest.
-            let cutoff = map.values().map(|(at, _)| *at).min();
-            map.retain(|_, (at, _)| Some(*at) != cutoff);
-        }
-    }
-    map.entry((user.to_string(), token.to_string()))
-        .or_insert_with(|| (Instant::now(), Arc::new(tokio::sync::Mutex::new(None))))
-        .1
-        .clone()
 }

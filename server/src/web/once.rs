@@ -1,5 +1,5 @@
-//! One-time tokens of the forms that create something without a page of their own to come
-//! back to (the quick-add bar, the new-folder form): each rendering of the form carries a fresh
+//! One-time tokens of the forms that create something (the quick-add bar, the new-folder
+//! form, the new-monitor form): each rendering of the form carries a fresh
 //! token, and a second submit of it (a double click, a reload, a browser without scripts whose
 //! button was not disabled) waits for the first and answers as it did instead of creating a
 //! second one. Tokens are kept per user for an hour, at most [`MAX_TOKENS`] in all.
