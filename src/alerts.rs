@@ -103,7 +103,9 @@
 //! assert_eq!(run(Check::Value("Tea: in stock"))[0].synthetic_expression, "recovered");
 //! ```
 
+pub mod compare;
 pub mod confirm;
+pub mod noise;
 
 use crate::model::{Alert, AlertType, ClientData, CompareType, DiffOperation, JobType};
 use crate::normalize::{key_chars, line_key, same};

@@ -1442,6 +1442,7 @@ mod confirmation {
     fn error_after_failures_chooses_how_many() {
         let one = Confirmation {
             error_after_failures: 1,
+            ..Confirmation::default()
         };
         let got = steps(&both(), one, &["A", "!HTTP 500", "A"]);
         assert_eq!(
@@ -1454,6 +1455,7 @@ mod confirmation {
         );
         let three = Confirmation {
             error_after_failures: 3,
+            ..Confirmation::default()
         };
         let got = steps(&both(), three, &["A", "!x", "!x", "A", "!x", "!x", "!x"]);
         assert_eq!(
@@ -1490,7 +1492,10 @@ mod confirmation {
     #[test]
     fn a_monitors_setting_is_its_policy() {
         let mut monitor = wachet::Monitor::new("https://example.com/");
-        assert_eq!(Confirmation::of(&monitor), Confirmation::default());
+        assert_eq!(
+            Confirmation::of(&monitor).error_after_failures,
+            Confirmation::default().error_after_failures
+        );
         monitor.error_after_failures = Some(3);
         assert_eq!(Confirmation::of(&monitor).error_after_failures, 3);
     }

@@ -68,18 +68,23 @@
 //! assert!(!recheck);
 //! ```
 
+use super::compare::Comparator;
+use super::noise::LearnState;
 use super::{AlertState, Check, LastCheck, Raised, Subject, error_alerts, evaluate};
-use crate::model::{Alert, AlertType, Monitor};
+use crate::model::{Alert, AlertType, Monitor, NoiseMask};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-/// How long changes and failures must last before they raise: a monitor's setting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How long changes and failures must last before they raise, and what counts as a change:
+/// a monitor's settings.
+#[derive(Debug, Clone)]
 pub struct Confirmation {
     /// Consecutive failed checks before Error raises, 1 to
     /// [`Confirmation::MAX_ERROR_AFTER_FAILURES`]; values outside are taken as the nearest
     /// bound.
     pub error_after_failures: u32,
+    /// When two values are the same ([`Comparator`]).
+    pub comparator: Comparator,
 }
 
 impl Confirmation {
@@ -90,7 +95,8 @@ impl Confirmation {
     /// early check.
     pub const MAX_ERROR_AFTER_FAILURES: u32 = 10;
 
-    /// The policy of `monitor`: its `errorAfterFailures`, or the default when it has none.
+    /// The policy of `monitor`: its `errorAfterFailures` (or the default when it has none), and
+    /// its comparator ([`Comparator::lenient`]: masks that cannot be used are left out).
     pub fn of(monitor: &Monitor) -> Confirmation {
         let error_after_failures = monitor
             .error_after_failures
@@ -98,6 +104,7 @@ impl Confirmation {
             .unwrap_or(Self::DEFAULT_ERROR_AFTER_FAILURES);
         Confirmation {
             error_after_failures,
+            comparator: Comparator::lenient(monitor),
         }
     }
 
@@ -111,6 +118,7 @@ impl Default for Confirmation {
     fn default() -> Self {
         Confirmation {
             error_after_failures: Self::DEFAULT_ERROR_AFTER_FAILURES,
+            comparator: Comparator::default(),
         }
     }
 }
@@ -134,6 +142,8 @@ pub struct ConfirmState {
     /// Whether Error raised for the current run of failures, so the next success raises
     /// `recovered`.
     pub error_raised: bool,
+    /// What learning from later checks remembers ([`LearnState`]).
+    pub noise: LearnState,
 }
 
 /// A value seen and not yet confirmed.
@@ -158,6 +168,7 @@ impl From<AlertState> for ConfirmState {
             failures: u32::from(failed),
             failing_since: None,
             error_raised: failed,
+            ..ConfirmState::default()
         }
     }
 }
@@ -173,6 +184,9 @@ pub struct Decision {
     pub recheck: bool,
     /// The state to judge the next check with.
     pub state: ConfirmState,
+    /// Noise masks learned with this check, to add to the monitor's `noise` (the next
+    /// [`Confirmation::of`] must include them).
+    pub learned: Vec<NoiseMask>,
 }
 
 /// The most values kept waiting: the candidate and one value that disagreed with it.
@@ -192,6 +206,7 @@ pub fn decide(
     let mut next = state.clone();
     let mut raised = Vec::new();
     let mut recheck = false;
+    let mut learned = Vec::new();
     match check {
         Check::Failed(error) => {
             next.alerts.last_check = Some(LastCheck::Failed);
@@ -216,28 +231,39 @@ pub fn decide(
             next.failing_since = None;
             next.error_raised = false;
             next.alerts.last_check = Some(LastCheck::Succeeded);
-            let (changes, wait) = judge_value(state, value, at, alerts, subject, &mut next);
-            raised.extend(changes);
-            recheck = wait;
+            let judged = judge_value(state, value, at, alerts, subject, policy, &mut next);
+            raised.extend(judged.raised);
+            recheck = judged.recheck;
+            learned = judged.learned;
         }
     }
     Decision {
         raised,
         recheck,
         state: next,
+        learned,
     }
 }
 
-/// The value alerts a successful check raises, and whether it waits for confirmation; updates
-/// the confirmed value and the candidates in `next`.
+/// What [`judge_value`] decided.
+#[derive(Default)]
+struct Judged {
+    raised: Vec<Raised>,
+    recheck: bool,
+    learned: Vec<NoiseMask>,
+}
+
+/// The value alerts a successful check raises, whether it waits for confirmation and the noise
+/// it taught; updates the confirmed value, the candidates and the learning in `next`.
 fn judge_value(
     state: &ConfirmState,
     value: &str,
     at: DateTime<Utc>,
     alerts: &[Alert],
     subject: Subject<'_>,
+    policy: &Confirmation,
     next: &mut ConfirmState,
-) -> (Vec<Raised>, bool) {
+) -> Judged {
     let value_alerts = |confirmed: Option<&str>| {
         let before = AlertState {
             last_check: Some(LastCheck::Succeeded),
@@ -256,30 +282,56 @@ fn judge_value(
         };
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
-        return (raised, false);
+        return Judged {
+            raised,
+            ..Judged::default()
+        };
     };
-    if crate::normalize::same(confirmed, value) {
+    let comparator = &policy.comparator;
+    if comparator.same(confirmed, value) {
         // No change, or a revert while a change waited: nothing to raise. The spelling seen
         // last is kept, as the history shows it.
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
-        return (Vec::new(), false);
+        return Judged::default();
+    }
+    // A span that keeps changing from check to check becomes noise; when that explains the
+    // whole difference, there is no change.
+    let learned = next.noise.observe(
+        &comparator.masked_line_key(confirmed),
+        &comparator.masked_line_key(value),
+    );
+    if !learned.is_empty() && comparator.with(&learned).same(confirmed, value) {
+        next.alerts.last_value = Some(value.to_string());
+        next.pending.clear();
+        return Judged {
+            learned,
+            ..Judged::default()
+        };
     }
     if let Some(candidate) = state.pending.last()
-        && crate::normalize::same(&candidate.value, value)
+        && comparator.same(&candidate.value, value)
     {
         let mut raised = value_alerts(Some(confirmed));
         stamp(&mut raised, candidate.first_seen);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
-        return (raised, false);
+        return Judged {
+            raised,
+            recheck: false,
+            learned,
+        };
     }
     if state.pending.len() < MAX_PENDING {
         next.pending.push(Candidate {
             value: value.to_string(),
             first_seen: at,
         });
-        return (Vec::new(), true);
+        return Judged {
+            raised: Vec::new(),
+            recheck: true,
+            learned,
+        };
     }
     // A third value after two that disagreed, and not the confirmed one: no value lasted, but
     // the page has not come back either. Staying silent would miss every real change of a
@@ -289,7 +341,11 @@ fn judge_value(
     stamp(&mut raised, first_seen);
     next.alerts.last_value = Some(value.to_string());
     next.pending.clear();
-    (raised, false)
+    Judged {
+        raised,
+        recheck: false,
+        learned,
+    }
 }
 
 fn stamp(raised: &mut [Raised], first_seen: DateTime<Utc>) {

@@ -21,8 +21,8 @@ pub use enums::{
 pub use folder::{ClientFolderContent, Folder, MoveRequest};
 pub use notification::{ClientAlertContentResponse, ClientNotification, ClientNotificationRange};
 pub use task::{
-    Alert, AlertParameters, HeaderPair, Monitor, NotificationEndpoint, Proxy, UrlFilter,
-    UrlFilterValue,
+    Alert, AlertParameters, HeaderPair, LineOrder, Monitor, NoiseMask, NotificationEndpoint, Proxy,
+    UrlFilter, UrlFilterValue,
 };
 
 /// A JSON document that does not fit the expected resource.

@@ -72,6 +72,61 @@ pub struct Monitor {
     /// check. See `wachet::alerts::confirm`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_after_failures: Option<i32>,
+    /// Extension: the spans of the value that change without meaning, masked when values are
+    /// compared. wachet learns them (`learned` true) from quick checks when the monitor is
+    /// created or its selection changes and from later checks; a person may add patterns of
+    /// their own, or switch a learned one off (`active` false: it is kept, so it is never
+    /// learned again). Null: none yet. See `wachet::alerts::noise`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Vec<NoiseMask>>,
+    /// Extension: whether the order of the value's lines matters (`ordered`, the default) or
+    /// lines are compared as a set (`set`: a shuffled list is no change, an added or removed
+    /// line is). See `wachet::alerts::compare`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compare_lines: Option<LineOrder>,
+    /// Extension, read-only: what wachet found about the value's noise when it is worth a
+    /// person's attention, for example that no part of the page stays the same from one check
+    /// to the next (so changes are shown but not alerted on); null otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_notice: Option<String>,
+}
+
+/// One span of noise: a regular expression whose matches are masked when values are compared
+/// (extension). When the pattern has capture groups, only what the groups matched is masked,
+/// so a pattern can name the text around a span without masking it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase")]
+pub struct NoiseMask {
+    /// A regular expression (Rust `regex` syntax) matched against the value's comparison key
+    /// (`wachet::normalize::line_key`: one line a line, white space runs one space).
+    pub pattern: String,
+    /// Whether wachet learned it (false: a person added it).
+    #[serde(default)]
+    pub learned: bool,
+    /// Whether it masks. A learned span switched off stays in the list so it is not learned
+    /// again.
+    #[serde(default = "yes")]
+    pub active: bool,
+    /// Read-only: a text it masked when it was learned, for people to recognise it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// Whether the order of a value's lines matters when values are compared (extension).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum LineOrder {
+    /// Lines compared in order: a reordering is a change.
+    #[default]
+    Ordered,
+    /// Lines compared as a set: a reordering is no change, an added or removed line is.
+    Set,
 }
 
 impl Monitor {

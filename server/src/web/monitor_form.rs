@@ -435,6 +435,9 @@ impl Fields {
             note: text(&self.note).map(|_| self.note.clone()),
             // Not on the form yet: a monitor saved here takes the default.
             error_after_failures,
+            noise: None,
+            compare_lines: None,
+            noise_notice: None,
         })
     }
 }
