@@ -1573,9 +1573,7 @@ mod flapping {
 
     /// `n` checks of the A/B page, each template on half the requests.
     fn ab(coin: &mut Coin, n: usize, team: &str, sso: bool) -> Vec<String> {
-        (0..n)
-            .map(|_| template(coin.heads(), team, sso))
-            .collect()
+        (0..n).map(|_| template(coin.heads(), team, sso)).collect()
     }
 
     /// A new monitor's state after its first check and quick samples showed `samples`.
@@ -1597,7 +1595,11 @@ mod flapping {
             let b = template(true, "$29", true);
             let mut state = created(&a, &[b.clone(), a.clone()]);
             let checks = ab(&mut coin, 40, "$29", true);
-            assert_eq!(raised_at(&mut state, &checks), [] as [usize; 0], "seed {seed}");
+            assert_eq!(
+                raised_at(&mut state, &checks),
+                [] as [usize; 0],
+                "seed {seed}"
+            );
         }
     }
 
@@ -1843,14 +1845,18 @@ mod comparison {
             assert!(!c.same(list, changed), "{changed:?}");
         }
         // In order, the shuffle is a change.
-        assert!(!Comparator::default().same(list, "Rome — 1 store\nParis — 2 stores\nBerlin — 3 stores\nParis — 2 stores"));
+        assert!(!Comparator::default().same(
+            list,
+            "Rome — 1 store\nParis — 2 stores\nBerlin — 3 stores\nParis — 2 stores"
+        ));
     }
 
     #[test]
     fn json_arrays_as_sets_keep_each_element_whole() {
         let c = comparator(LineOrder::Set, &[r#""seenAt": (\d+)"#]);
         let a = r#"[{"name": "Tea", "price": 3}, {"name": "Cake", "price": 2, "seenAt": 1}]"#;
-        let shuffled = r#"[{"seenAt": 99, "price": 2, "name": "Cake"}, {"price": 3, "name": "Tea"}]"#;
+        let shuffled =
+            r#"[{"seenAt": 99, "price": 2, "name": "Cake"}, {"price": 3, "name": "Tea"}]"#;
         assert!(c.same(a, shuffled));
         // The prices swapped between the elements: a change, though the lines are the same.
         let swapped = r#"[{"name": "Tea", "price": 2}, {"name": "Cake", "price": 3, "seenAt": 1}]"#;
@@ -1890,7 +1896,14 @@ mod comparison {
             } else {
                 fields.iter().rev().collect()
             };
-            format!("{{{}}}", fields.iter().map(|f| f.as_str()).collect::<Vec<_>>().join(", "))
+            format!(
+                "{{{}}}",
+                fields
+                    .iter()
+                    .map(|f| f.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         };
         let mut state = ConfirmState::default();
         let mut raised = Vec::new();
@@ -1960,8 +1973,14 @@ fn numeric_alerts_read_price_list_shapes_by_value() {
         let mut checks: Vec<&str> = shapes.to_vec();
         checks.push("€1\u{202f}199,90");
         let raised = single(alert(kind, ""), &checks);
-        let fired: Vec<usize> = (0..raised.len()).filter(|&i| !raised[i].is_empty()).collect();
-        let expected: &[usize] = if kind == AlertType::Decreased { &[5] } else { &[] };
+        let fired: Vec<usize> = (0..raised.len())
+            .filter(|&i| !raised[i].is_empty())
+            .collect();
+        let expected: &[usize] = if kind == AlertType::Decreased {
+            &[5]
+        } else {
+            &[]
+        };
         assert_eq!(fired, expected, "{kind:?}: {raised:?}");
     }
     for shape in shapes {

@@ -98,11 +98,11 @@ pub mod variants;
 
 use super::compare::Comparator;
 use super::noise::LearnState;
-use variants::{Print, Variants};
 use super::{AlertState, Check, LastCheck, Raised, Subject, error_alerts, evaluate};
 use crate::model::{Alert, AlertType, Monitor, NoiseMask};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use variants::{Print, Variants};
 
 /// How long changes and failures must last before they raise, and what counts as a change:
 /// a monitor's settings.
@@ -324,8 +324,7 @@ fn judge_value(
             Some(_) => value_alerts(None),
             None => Vec::new(),
         };
-        next.variants
-            .saw(Print::of(&policy.comparator.key(value)));
+        next.variants.saw(Print::of(&policy.comparator.key(value)));
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {

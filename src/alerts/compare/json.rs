@@ -204,7 +204,10 @@ impl Document {
                 let at = start(self);
                 self.text.push('[');
                 self.lines.push(at..self.text.len());
-                let parts = items.into_iter().map(|item| self.write(item, None)).collect();
+                let parts = items
+                    .into_iter()
+                    .map(|item| self.write(item, None))
+                    .collect();
                 self.close(']');
                 (parts, true)
             }
@@ -563,7 +566,10 @@ mod tests {
             canonical_number("9007199254740993"),
             canonical_number("9007199254740992")
         );
-        assert_ne!(canonical_number("0.30000000000000001"), canonical_number("0.3"));
+        assert_ne!(
+            canonical_number("0.30000000000000001"),
+            canonical_number("0.3")
+        );
     }
 
     #[test]

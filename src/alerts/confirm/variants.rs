@@ -132,16 +132,13 @@ impl Variants {
         let Some(change) = &self.last_change else {
             return false;
         };
-        change
-            .from
-            .iter()
-            .filter(|w| self.is_recent(**w))
-            .any(|w| {
-                let delta = print.words.wrapping_sub(w.words);
-                change.from.iter().any(|v| {
-                    v.key != w.key && delta != 0 && change.to.wrapping_sub(v.words) == delta
-                })
-            })
+        change.from.iter().filter(|w| self.is_recent(**w)).any(|w| {
+            let delta = print.words.wrapping_sub(w.words);
+            change
+                .from
+                .iter()
+                .any(|v| v.key != w.key && delta != 0 && change.to.wrapping_sub(v.words) == delta)
+        })
     }
 
     /// Records that a value with `print` was seen now and lasted.
