@@ -23,7 +23,9 @@
 //! [`Document::set_lines`] is the form of [`crate::model::LineOrder::Set`] for documents: the
 //! elements of every array sorted (a multiset: a shuffled array is no change, an element added,
 //! removed or repeated is), each element as one unit so a value never moves from one element
-//! to another unnoticed; object members are sorted already.
+//! to another unnoticed; object members are sorted already. An element is copied once for
+//! each array of more than one element around it, so that form takes time linear in the value
+//! times its array nesting (at most [`MAX_DEPTH`]).
 
 use crate::normalize::comparison_key;
 use std::ops::Range;
@@ -145,7 +147,9 @@ impl Document {
             return;
         }
         push_line(out, &lines[shape.lines.start]);
-        if shape.array {
+        // An element is written once per array around it that has more than one: sorting
+        // needs it apart; a lone element goes straight into its parent.
+        if shape.array && shape.parts.len() > 1 {
             let mut parts: Vec<String> = shape
                 .parts
                 .iter()
