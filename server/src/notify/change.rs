@@ -85,7 +85,10 @@ impl VisibleChange {
         let old = tokens(&old_key, &comparator.mask_spans(&old_key));
         let new = tokens(&new_key, &comparator.mask_spans(&new_key));
         let runs = regroup(semantic_cleanup(runs(&old, &new)));
-        let mut change = VisibleChange::default();
+        let mut change = VisibleChange {
+            visible: visible_sides(&old, &new),
+            ..VisibleChange::default()
+        };
         let last = runs.len().saturating_sub(1);
         let mut cut = false;
         for (i, run) in runs.iter().enumerate() {
@@ -205,11 +208,6 @@ impl VisibleChange {
         if !real {
             return;
         }
-        if run.op == Op::Removed {
-            self.visible.0 = true;
-        } else {
-            self.visible.1 = true;
-        }
         let keyed = keyed.trim();
         let list = if run.op == Op::Removed {
             &mut self.data.removed
@@ -220,6 +218,37 @@ impl VisibleChange {
             list.push(head(keyed, MAX_CHANGE_CHARS).0);
         }
     }
+}
+
+/// Whether words (not white space, not masked spans) were removed, and added, judged on the
+/// words alone: where masked spans come and go (a counter grouped in two now), the word diff
+/// may align them so that an unchanged word reads as moved, but the words tell the truth.
+fn visible_sides(old: &[Piece<'_>], new: &[Piece<'_>]) -> (bool, bool) {
+    let (old, new) = (words(old), words(new));
+    if old == new {
+        return (false, false);
+    }
+    let deadline = Instant::now() + DEADLINE;
+    let ops = similar::capture_diff_slices_deadline(Algorithm::Myers, &old, &new, Some(deadline));
+    let mut sides = (false, false);
+    for op in ops {
+        match op.tag() {
+            DiffTag::Equal => {}
+            DiffTag::Delete => sides.0 = true,
+            DiffTag::Insert => sides.1 = true,
+            DiffTag::Replace => sides = (true, true),
+        }
+    }
+    sides
+}
+
+/// The words of `pieces`: no white space, no masked span.
+fn words<'a>(pieces: &[Piece<'a>]) -> Vec<&'a str> {
+    pieces
+        .iter()
+        .filter(|p| !p.noise && !p.text.trim().is_empty())
+        .map(|p| p.text)
+        .collect()
 }
 
 /// A word, a white space run or a masked span of a line key.

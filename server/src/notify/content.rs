@@ -74,7 +74,7 @@ pub fn html(content: &Content<'_>) -> String {
         if change.has_noise() {
             let _ = write!(
                 out,
-                "<p class=\"legend\"><span class=\"noise\" style=\"color:#5f6368\">dimmed</span>: \
+                "<p class=\"noise-legend\"><span class=\"noise\" style=\"color:#5f6368\">dimmed</span>: \
                  {NOISE_LEGEND}</p>"
             );
         }

@@ -118,3 +118,54 @@ pub fn notification(
         explanation: Some(explanation),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wachet::model::{Alert, JobType, NoiseMask};
+
+    fn raised(kind: AlertType, previous: &str, current: &str) -> Raised {
+        Raised {
+            alert: Alert {
+                kind,
+                value: None,
+                parameters: None,
+            },
+            job_type: JobType::SinglePage,
+            page_url: None,
+            current: Some(current.to_string()),
+            comparand: Some(previous.to_string()),
+            error: None,
+            synthetic_expression: "content changed".into(),
+            matches: Vec::new(),
+            first_seen: None,
+        }
+    }
+
+    #[test]
+    fn an_alert_is_sent_only_when_its_side_of_the_change_shows() {
+        let mut monitor = Monitor::new("https://example.com/");
+        monitor.noise = Some(vec![NoiseMask {
+            pattern: r"\d+".into(),
+            learned: false,
+            active: true,
+            example: None,
+        }]);
+        let at = chrono::Utc::now();
+        // The counter crossed a thousand (two masked spans now) and a sentence went away.
+        let (before, after) = ("Seen 999 times. Free shipping.", "Seen 1 000 times.");
+        let sent = |kind| notification(&monitor, &raised(kind, before, after), at, Some(before));
+        assert!(sent(AlertType::NotEq).is_some());
+        assert!(sent(AlertType::Removed).is_some());
+        assert!(sent(AlertType::Added).is_none(), "only noise was added");
+        // Nothing but the counter: nothing to send, whatever the alert.
+        let (before, after) = ("Seen 999 times.", "Seen 1 000 times.");
+        for kind in [AlertType::NotEq, AlertType::Added, AlertType::Removed] {
+            let raised = raised(kind, before, after);
+            assert!(notification(&monitor, &raised, at, Some(before)).is_none());
+        }
+        // Other alerts say what they say, change or not.
+        let contains = raised(AlertType::Contains, before, after);
+        assert!(notification(&monitor, &contains, at, Some(before)).is_some());
+    }
+}

@@ -120,7 +120,7 @@ fn sanitise(html: &str) -> String {
     ammonia::Builder::default()
         .url_schemes(["http", "https", "mailto"].into_iter().collect())
         .add_allowed_classes("span", &["noise", "folded"])
-        .add_allowed_classes("p", &["legend", "first-seen", "error"])
+        .add_allowed_classes("p", &["noise-legend", "first-seen", "error"])
         .add_allowed_classes("pre", &["change"])
         .link_rel(Some("noopener noreferrer nofollow"))
         .clean(html)

@@ -236,6 +236,71 @@ async fn an_email_shows_the_real_change_marked_and_the_noise_dimmed() {
     assert!(notifications(&api, &user, &tasks[0]).await.is_empty());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_notification_page_shows_the_change_marked_and_the_noise_dimmed_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let real = Arc::new(AtomicBool::new(false));
+    let site = site(&real).start().await.unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("dee@example.com").await;
+    let tasks = monitors(&api, &user, &site, &["real"], json!([])).await;
+    checks(&api, &user, &tasks[0], 3).await;
+    real.store(true, Ordering::SeqCst);
+    for _ in 0..300 {
+        if !notifications(&api, &user, &tasks[0]).await.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let notes = notifications(&api, &user, &tasks[0]).await;
+    let note = notes[0]["id"].as_str().expect("a notification of the change");
+
+    let (_driver, page, mut dialogs) = super::web_steps::signed_in_browser(&api, &user).await;
+    page.goto(api.url("/notifications")).await.unwrap();
+    let item = format!("#n-{note} .notification-content");
+    super::web::until(&page, &format!("!!document.querySelector('{item} ins')")).await;
+    let text = |selector: String| {
+        let page = &page;
+        async move {
+            super::web::eval::<Vec<String>>(
+                page,
+                &format!("[...document.querySelectorAll({selector:?})].map(e => e.textContent)"),
+            )
+            .await
+        }
+    };
+    assert_eq!(text(format!("{item} del")).await, ["3.50"]);
+    assert_eq!(text(format!("{item} ins")).await, ["4.20"]);
+    // The counter, the date and the token as they read now, dimmed, none of them a change.
+    let noise = text(format!("{item} .noise")).await;
+    assert_eq!(noise.len(), 4, "the legend's sample and three spans: {noise:?}");
+    assert_eq!(noise[0], "dimmed");
+    assert!(noise[1].parse::<u32>().is_ok(), "{noise:?}");
+    assert!(noise[2].ends_with("November 2026"), "{noise:?}");
+    assert!(noise[3].starts_with('x'), "{noise:?}");
+    assert_eq!(
+        super::web::eval::<usize>(&page, &format!("document.querySelectorAll('{item} del .noise, {item} ins .noise').length")).await,
+        0
+    );
+    let legend = text(format!("{item} .noise-legend")).await;
+    assert_eq!(legend, ["dimmed: parts wachet ignores, they change on their own"]);
+    // Dimmed by the page's own style (inline styles are sanitised away): the muted colour.
+    let colours = super::web::eval::<Vec<String>>(
+        &page,
+        &format!(
+            "[document.querySelector('{item} pre .noise'), document.querySelector('{item} pre')]\
+             .map(e => getComputedStyle(e).color)"
+        ),
+    )
+    .await;
+    assert_ne!(colours[0], colours[1], "noise looks unlike the text around it: {colours:?}");
+    super::web_steps::no_dialog(&mut dialogs).await;
+    // axe-core runs on each: the dimmed text's contrast must pass, light and dark.
+    super::web_steps::screenshots(&page, "notification-noise", 1440).await;
+}
+
 /// `message` with its quoted-printable and base64 parts decoded, for reading.
 pub(crate) fn decoded(message: &str) -> String {
     let mut out = String::new();
