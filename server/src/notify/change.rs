@@ -14,10 +14,12 @@
 
 use serde::{Deserialize, Serialize};
 use similar::{Algorithm, DiffTag};
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 use wachet::alerts::compare::{Comparator, PLACEHOLDER};
+use wachet::model::LineOrder;
 use wachet::normalize::line_key;
 
 /// How long the word diff may search before settling for a coarser script: the engine's own
@@ -78,10 +80,27 @@ pub struct VisibleChange {
 
 impl VisibleChange {
     /// The change from `previous` (none: everything is added) to `current`, with the masks of
-    /// `comparator`.
+    /// `comparator`, lines in order.
     pub fn between(comparator: &Comparator, previous: Option<&str>, current: &str) -> Self {
-        let old_key = line_key(previous.unwrap_or(""));
+        Self::with_order(comparator, LineOrder::Ordered, previous, current)
+    }
+
+    /// [`VisibleChange::between`] for a monitor comparing lines as `order` says. With
+    /// [`LineOrder::Set`] the previous value's lines are first put in the order the current
+    /// value has them (the lines it no longer has after the line they followed), so a shuffled
+    /// list shows no change and an added or removed line shows as one.
+    pub fn with_order(
+        comparator: &Comparator,
+        order: LineOrder,
+        previous: Option<&str>,
+        current: &str,
+    ) -> Self {
         let new_key = line_key(current);
+        let old_key = line_key(previous.unwrap_or(""));
+        let old_key = match order {
+            LineOrder::Set => in_order_of(comparator, &old_key, &new_key),
+            LineOrder::Ordered => old_key,
+        };
         let old = tokens(&old_key, &comparator.mask_spans(&old_key));
         let new = tokens(&new_key, &comparator.mask_spans(&new_key));
         let runs = regroup(semantic_cleanup(runs(&old, &new)));
@@ -94,7 +113,10 @@ impl VisibleChange {
         for (i, run) in runs.iter().enumerate() {
             if !cut && change.shown > MAX_SHOWN_BYTES {
                 cut = true;
-                change.show(Kind::Folded, "\n\u{2026} more changes: the history shows them all\n");
+                change.show(
+                    Kind::Folded,
+                    "\n\u{2026} more changes: the history shows them all\n",
+                );
             }
             match run.op {
                 Op::Same if !cut => change.fold(&run.pieces, i > 0, i < last),
@@ -143,8 +165,14 @@ impl VisibleChange {
                 Kind::Same => write!(out, "{text}"),
                 Kind::Removed => write!(out, "<del style=\"background:#fdd\">{text}</del>"),
                 Kind::Added => write!(out, "<ins style=\"background:#dfd\">{text}</ins>"),
-                Kind::Noise => write!(out, "<span class=\"noise\" style=\"color:#5f6368\">{text}</span>"),
-                Kind::Folded => write!(out, "<span class=\"folded\" style=\"color:#5f6368\">{text}</span>"),
+                Kind::Noise => write!(
+                    out,
+                    "<span class=\"noise\" style=\"color:#5f6368\">{text}</span>"
+                ),
+                Kind::Folded => write!(
+                    out,
+                    "<span class=\"folded\" style=\"color:#5f6368\">{text}</span>"
+                ),
             };
         }
         out
@@ -218,6 +246,63 @@ impl VisibleChange {
             list.push(head(keyed, MAX_CHANGE_CHARS).0);
         }
     }
+}
+
+/// The lines of `old` (a line key) in the order `new` has them: each line of `new` takes the
+/// first unused line of `old` with the same masked form; a line of `old` that none takes
+/// follows the line it followed in `old`. When masks span lines, `old` as it is.
+fn in_order_of<'a>(comparator: &Comparator, old: &'a str, new: &str) -> String {
+    let masked = |key: &str| {
+        let mut out = String::with_capacity(key.len());
+        let mut at = 0;
+        for span in comparator.mask_spans(key) {
+            out.push_str(key.get(at..span.start).unwrap_or(""));
+            out.push_str(PLACEHOLDER);
+            at = span.end;
+        }
+        out.push_str(key.get(at..).unwrap_or(""));
+        out
+    };
+    let (old_masked, new_masked) = (masked(old), masked(new));
+    let old_lines: Vec<&'a str> = old.split('\n').collect();
+    let old_forms: Vec<&str> = old_masked.split('\n').collect();
+    if old_lines.len() != old_forms.len() {
+        return old.to_string();
+    }
+    let mut pool: HashMap<&str, VecDeque<usize>> = HashMap::new();
+    for (i, form) in old_forms.iter().enumerate() {
+        pool.entry(form).or_default().push_back(i);
+    }
+    let mut taken = vec![false; old_lines.len()];
+    let mut order = Vec::with_capacity(old_lines.len());
+    for form in new_masked.split('\n') {
+        if let Some(i) = pool.get_mut(form).and_then(VecDeque::pop_front) {
+            taken[i] = true;
+            order.push(i);
+        }
+    }
+    // The lines no longer there, by the taken line they followed (None: before any).
+    let mut after: HashMap<Option<usize>, Vec<usize>> = HashMap::new();
+    let mut last = None;
+    for (i, was_taken) in taken.iter().enumerate() {
+        if *was_taken {
+            last = Some(i);
+        } else {
+            after.entry(last).or_default().push(i);
+        }
+    }
+    let mut lines: Vec<&'a str> = Vec::with_capacity(old_lines.len());
+    let follow = |anchor: Option<usize>, lines: &mut Vec<&'a str>| {
+        for &i in after.get(&anchor).map(Vec::as_slice).unwrap_or_default() {
+            lines.push(old_lines[i]);
+        }
+    };
+    follow(None, &mut lines);
+    for i in order {
+        lines.push(old_lines[i]);
+        follow(Some(i), &mut lines);
+    }
+    lines.join("\n")
 }
 
 /// Whether words (not white space, not masked spans) were removed, and added, judged on the
@@ -449,72 +534,80 @@ fn head(text: &str, max: usize) -> (String, usize) {
 /// (`after_change`: a change comes before it; `before_change`: one follows) with the middle
 /// folded into a note of how many lines it held.
 impl VisibleChange {
-fn fold(&mut self, pieces: &[Piece<'_>], after_change: bool, before_change: bool) {
-    let text_len: usize = pieces.iter().map(|p| p.text.len()).sum();
-    // Where the kept head ends and the kept tail starts, in bytes of the run's text.
-    let mut head_end = 0;
-    if after_change {
-        head_end = cut_after_lines(pieces, CONTEXT_LINES + 1).min(char_offset(pieces, CONTEXT_CHARS, false));
-    }
-    let mut tail_start = text_len;
-    if before_change {
-        tail_start = cut_before_lines(pieces, CONTEXT_LINES + 1).max(char_offset(pieces, CONTEXT_CHARS, true));
-    }
-    if head_end >= tail_start {
-        for piece in pieces {
-            self.show(kind_of(piece), piece.text);
+    fn fold(&mut self, pieces: &[Piece<'_>], after_change: bool, before_change: bool) {
+        let text_len: usize = pieces.iter().map(|p| p.text.len()).sum();
+        // Where the kept head ends and the kept tail starts, in bytes of the run's text.
+        let mut head_end = 0;
+        if after_change {
+            head_end = cut_after_lines(pieces, CONTEXT_LINES + 1).min(char_offset(
+                pieces,
+                CONTEXT_CHARS,
+                false,
+            ));
         }
-        return;
-    }
-    let mut at = 0;
-    let mut breaks = 0;
-    let mut folded = false;
-    let note = |breaks: usize| {
-        if breaks == 0 {
-            return " \u{2026} ".to_string();
+        let mut tail_start = text_len;
+        if before_change {
+            tail_start = cut_before_lines(pieces, CONTEXT_LINES + 1).max(char_offset(
+                pieces,
+                CONTEXT_CHARS,
+                true,
+            ));
         }
-        // The hidden text starts with the break ending the kept head and ends with the one
-        // starting the kept tail, where they are kept.
-        let lines = breaks + 1 - usize::from(head_end > 0) - usize::from(tail_start < text_len);
-        let (before, after) = (
-            if head_end > 0 { "\n" } else { "" },
-            if tail_start < text_len { "\n" } else { "" },
-        );
-        match lines {
-            1 => format!("{before}\u{2026} 1 unchanged line \u{2026}{after}"),
-            n => format!("{before}\u{2026} {n} unchanged lines \u{2026}{after}"),
-        }
-    };
-    for piece in pieces {
-        let (start, end) = (at, at + piece.text.len());
-        at = end;
-        let kind = kind_of(piece);
-        // The part of this piece inside the head, and inside the tail.
-        if start < head_end {
-            let cut = floor_boundary(piece.text, head_end.min(end) - start);
-            self.show(kind, &piece.text[..cut]);
-        }
-        let hidden_from = head_end.max(start);
-        let hidden_to = tail_start.min(end);
-        if hidden_from < hidden_to {
-            let a = floor_boundary(piece.text, hidden_from - start);
-            let b = floor_boundary(piece.text, hidden_to - start);
-            breaks += piece.text[a..b].matches('\n').count();
-            folded = true;
-        }
-        if end > tail_start {
-            if folded {
-                self.show(Kind::Folded, &note(breaks));
-                folded = false;
+        if head_end >= tail_start {
+            for piece in pieces {
+                self.show(kind_of(piece), piece.text);
             }
-            let cut = floor_boundary(piece.text, tail_start.max(start) - start);
-            self.show(kind, &piece.text[cut..]);
+            return;
+        }
+        let mut at = 0;
+        let mut breaks = 0;
+        let mut folded = false;
+        let note = |breaks: usize| {
+            if breaks == 0 {
+                return " \u{2026} ".to_string();
+            }
+            // The hidden text starts with the break ending the kept head and ends with the one
+            // starting the kept tail, where they are kept.
+            let lines = breaks + 1 - usize::from(head_end > 0) - usize::from(tail_start < text_len);
+            let (before, after) = (
+                if head_end > 0 { "\n" } else { "" },
+                if tail_start < text_len { "\n" } else { "" },
+            );
+            match lines {
+                1 => format!("{before}\u{2026} 1 unchanged line \u{2026}{after}"),
+                n => format!("{before}\u{2026} {n} unchanged lines \u{2026}{after}"),
+            }
+        };
+        for piece in pieces {
+            let (start, end) = (at, at + piece.text.len());
+            at = end;
+            let kind = kind_of(piece);
+            // The part of this piece inside the head, and inside the tail.
+            if start < head_end {
+                let cut = floor_boundary(piece.text, head_end.min(end) - start);
+                self.show(kind, &piece.text[..cut]);
+            }
+            let hidden_from = head_end.max(start);
+            let hidden_to = tail_start.min(end);
+            if hidden_from < hidden_to {
+                let a = floor_boundary(piece.text, hidden_from - start);
+                let b = floor_boundary(piece.text, hidden_to - start);
+                breaks += piece.text[a..b].matches('\n').count();
+                folded = true;
+            }
+            if end > tail_start {
+                if folded {
+                    self.show(Kind::Folded, &note(breaks));
+                    folded = false;
+                }
+                let cut = floor_boundary(piece.text, tail_start.max(start) - start);
+                self.show(kind, &piece.text[cut..]);
+            }
+        }
+        if folded {
+            self.show(Kind::Folded, &note(breaks));
         }
     }
-    if folded {
-        self.show(Kind::Folded, &note(breaks));
-    }
-}
 }
 
 fn kind_of(piece: &Piece<'_>) -> Kind {
@@ -633,8 +726,14 @@ mod tests {
             "Tea\n[-$129.99-]{+$128.99+} · \u{27e8}31\u{27e9} people are looking"
         );
         let html = change.html();
-        assert!(html.contains(">$129.99</del>") && html.contains(">$128.99</ins>"), "{html}");
-        assert!(html.contains("<span class=\"noise\" style=\"color:#5f6368\">31</span>"), "{html}");
+        assert!(
+            html.contains(">$129.99</del>") && html.contains(">$128.99</ins>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<span class=\"noise\" style=\"color:#5f6368\">31</span>"),
+            "{html}"
+        );
         assert_eq!(change.data().removed, ["$129.99"]);
         assert_eq!(change.data().added, ["$128.99"]);
         assert!(change.has_noise());
@@ -652,7 +751,11 @@ mod tests {
         assert_eq!(change.data(), &ChangeData::default());
         // Spellings the normalisation ignores are no change either.
         let plain = Comparator::default();
-        let change = VisibleChange::between(&plain, Some("caf\u{e9}  &amp; \u{201c}tea\u{201d}"), "cafe\u{301} & \"tea\"");
+        let change = VisibleChange::between(
+            &plain,
+            Some("caf\u{e9}  &amp; \u{201c}tea\u{201d}"),
+            "cafe\u{301} & \"tea\"",
+        );
         assert!(!change.is_visible(), "{:?}", change.parts);
     }
 
@@ -668,15 +771,45 @@ mod tests {
     }
 
     #[test]
+    fn lines_compared_as_a_set_show_only_what_came_and_went() {
+        let comparator = masked(&[r"(\d+) left"]);
+        let old = "Tea 3 left\nCoffee\nCocoa\nMate";
+        let new = "Mate\nChai\nTea 2 left\nCoffee";
+        let change = VisibleChange::with_order(&comparator, LineOrder::Set, Some(old), new);
+        assert_eq!(change.data().added, ["Chai"]);
+        assert_eq!(change.data().removed, ["Cocoa"]);
+        assert_eq!(
+            change.plain(),
+            "Mate\n{+Chai\n+}Tea \u{27e8}2\u{27e9} left\nCoffee[-\nCocoa-]"
+        );
+        let shuffled = VisibleChange::with_order(
+            &comparator,
+            LineOrder::Set,
+            Some(old),
+            "Mate\nCocoa\nCoffee\nTea 9 left",
+        );
+        assert!(!shuffled.is_visible(), "{:?}", shuffled.parts);
+    }
+
+    #[test]
     fn unchanged_lines_are_folded_around_the_change() {
         let lines: Vec<String> = (0..1000).map(|i| format!("line {i}")).collect();
         let old = lines.join("\n");
         let new = old.replace("line 500\n", "line five hundred\n");
         let change = VisibleChange::between(&Comparator::default(), Some(&old), &new);
         let plain = change.plain();
-        assert!(plain.contains("line 498\nline 499\nline [-500-]{+five hundred+}\nline 501\nline 502"), "{plain}");
-        assert!(plain.starts_with("\u{2026} 498 unchanged lines \u{2026}\nline 498\n"), "{plain}");
-        assert!(plain.ends_with("line 502\n\u{2026} 497 unchanged lines \u{2026}"), "{plain}");
+        assert!(
+            plain.contains("line 498\nline 499\nline [-500-]{+five hundred+}\nline 501\nline 502"),
+            "{plain}"
+        );
+        assert!(
+            plain.starts_with("\u{2026} 498 unchanged lines \u{2026}\nline 498\n"),
+            "{plain}"
+        );
+        assert!(
+            plain.ends_with("line 502\n\u{2026} 497 unchanged lines \u{2026}"),
+            "{plain}"
+        );
         assert!(!plain.contains("line 10\n"), "{plain}");
     }
 
@@ -697,7 +830,11 @@ mod tests {
         let new = format!("<b>{}</b>", "x".repeat(20_000));
         let change = VisibleChange::between(&Comparator::default(), Some("old"), &new);
         let html = change.html();
-        assert!(html.contains("&lt;b&gt;") && !html.contains("<b>"), "{}", &html[..200]);
+        assert!(
+            html.contains("&lt;b&gt;") && !html.contains("<b>"),
+            "{}",
+            &html[..200]
+        );
         assert!(html.len() < MAX_CHANGE_CHARS + 500, "{}", html.len());
         assert_eq!(change.data().added[0].chars().count(), MAX_CHANGE_CHARS);
     }

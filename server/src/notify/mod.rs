@@ -53,7 +53,7 @@ fn tells(raised: &Raised, change: &VisibleChange) -> bool {
 
 /// The stored form of `raised`, a notification of `monitor` at `at`; `previous` is the value
 /// the change is shown against. The change is shown through the monitor's noise masks
-/// ([`Comparator::lenient`]) and normalisation ([`VisibleChange`]).
+/// ([`Comparator::lenient`]), its `compareLines` and normalisation ([`VisibleChange`]).
 ///
 /// `None` when `raised` reports a change (NotEq, Added, Removed, with a previous value) of
 /// which nothing visible is left once noise and normalisation are taken out (for Added, or
@@ -71,10 +71,10 @@ pub fn notification(
         .clone()
         .or_else(|| monitor.url.clone())
         .unwrap_or_default();
-    let change = raised
-        .current
-        .as_deref()
-        .map(|current| VisibleChange::between(&Comparator::lenient(monitor), previous, current));
+    let change = raised.current.as_deref().map(|current| {
+        let order = monitor.compare_lines.unwrap_or_default();
+        VisibleChange::with_order(&Comparator::lenient(monitor), order, previous, current)
+    });
     if previous.is_some()
         && let Some(change) = &change
         && !tells(raised, change)

@@ -170,9 +170,10 @@ async fn noise_never_notifies_and_a_real_change_beside_it_notifies_once_explaine
         payload["change"],
         json!({"removed": ["3.50"], "added": ["4.20"]})
     );
-    let first_seen = chrono::DateTime::parse_from_rfc3339(payload["firstSeen"].as_str().unwrap())
-        .unwrap();
-    let sent = chrono::DateTime::parse_from_rfc3339(payload["timestamp"].as_str().unwrap()).unwrap();
+    let first_seen =
+        chrono::DateTime::parse_from_rfc3339(payload["firstSeen"].as_str().unwrap()).unwrap();
+    let sent =
+        chrono::DateTime::parse_from_rfc3339(payload["timestamp"].as_str().unwrap()).unwrap();
     assert!(first_seen < sent, "{first_seen} before {sent}");
 
     // The HTML: the change marked, the noise dimmed as it reads now, with its legend.
@@ -192,10 +193,15 @@ async fn noise_never_notifies_and_a_real_change_beside_it_notifies_once_explaine
         .and_then(|s| s.rsplit(' ').next())
         .unwrap();
     assert!(
-        html.contains(&format!("class=\"noise\" style=\"color:#5f6368\">{looking}</span>")),
+        html.contains(&format!(
+            "class=\"noise\" style=\"color:#5f6368\">{looking}</span>"
+        )),
         "the counter as it reads now ({looking}), dimmed: {html}"
     );
-    assert!(html.contains("parts wachet ignores, they change on their own"), "{html}");
+    assert!(
+        html.contains("parts wachet ignores, they change on their own"),
+        "{html}"
+    );
     for marked in html.split("<del").chain(html.split("<ins")).skip(1) {
         let inside = marked.split("</").next().unwrap();
         assert!(!inside.contains("noise"), "noise inside a change: {html}");
@@ -220,7 +226,10 @@ async fn an_email_shows_the_real_change_marked_and_the_noise_dimmed() {
 
     let message = super::delivery::next_message(&mut lines).await;
     let decoded = decoded(&message);
-    assert!(decoded.contains("Subject: Tea (real): content changed"), "{decoded}");
+    assert!(
+        decoded.contains("Subject: Tea (real): content changed"),
+        "{decoded}"
+    );
     // The HTML part.
     assert!(decoded.contains(">4.20</ins>"), "{decoded}");
     assert!(decoded.contains("class=\"noise\""), "{decoded}");
@@ -255,7 +264,9 @@ async fn the_notification_page_shows_the_change_marked_and_the_noise_dimmed_in_a
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let notes = notifications(&api, &user, &tasks[0]).await;
-    let note = notes[0]["id"].as_str().expect("a notification of the change");
+    let note = notes[0]["id"]
+        .as_str()
+        .expect("a notification of the change");
 
     let (_driver, page, mut dialogs) = super::web_steps::signed_in_browser(&api, &user).await;
     page.goto(api.url("/notifications")).await.unwrap();
@@ -275,17 +286,28 @@ async fn the_notification_page_shows_the_change_marked_and_the_noise_dimmed_in_a
     assert_eq!(text(format!("{item} ins")).await, ["4.20"]);
     // The counter, the date and the token as they read now, dimmed, none of them a change.
     let noise = text(format!("{item} .noise")).await;
-    assert_eq!(noise.len(), 4, "the legend's sample and three spans: {noise:?}");
+    assert_eq!(
+        noise.len(),
+        4,
+        "the legend's sample and three spans: {noise:?}"
+    );
     assert_eq!(noise[0], "dimmed");
     assert!(noise[1].parse::<u32>().is_ok(), "{noise:?}");
     assert!(noise[2].ends_with("November 2026"), "{noise:?}");
     assert!(noise[3].starts_with('x'), "{noise:?}");
     assert_eq!(
-        super::web::eval::<usize>(&page, &format!("document.querySelectorAll('{item} del .noise, {item} ins .noise').length")).await,
+        super::web::eval::<usize>(
+            &page,
+            &format!("document.querySelectorAll('{item} del .noise, {item} ins .noise').length")
+        )
+        .await,
         0
     );
     let legend = text(format!("{item} .noise-legend")).await;
-    assert_eq!(legend, ["dimmed: parts wachet ignores, they change on their own"]);
+    assert_eq!(
+        legend,
+        ["dimmed: parts wachet ignores, they change on their own"]
+    );
     // Dimmed by the page's own style (inline styles are sanitised away): the muted colour.
     let colours = super::web::eval::<Vec<String>>(
         &page,
@@ -295,7 +317,10 @@ async fn the_notification_page_shows_the_change_marked_and_the_noise_dimmed_in_a
         ),
     )
     .await;
-    assert_ne!(colours[0], colours[1], "noise looks unlike the text around it: {colours:?}");
+    assert_ne!(
+        colours[0], colours[1],
+        "noise looks unlike the text around it: {colours:?}"
+    );
     super::web_steps::no_dialog(&mut dialogs).await;
     // axe-core runs on each: the dimmed text's contrast must pass, light and dark.
     super::web_steps::screenshots(&page, "notification-noise", 1440).await;
@@ -353,12 +378,13 @@ fn quoted_printable(text: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] == b'=' && i + 2 < bytes.len() {
-            if let Ok(byte) = u8::from_str_radix(joined.get(i + 1..i + 3).unwrap_or(""), 16) {
-                out.push(byte);
-                i += 3;
-                continue;
-            }
+        if bytes[i] == b'='
+            && i + 2 < bytes.len()
+            && let Ok(byte) = u8::from_str_radix(joined.get(i + 1..i + 3).unwrap_or(""), 16)
+        {
+            out.push(byte);
+            i += 3;
+            continue;
         }
         out.push(bytes[i]);
         i += 1;
