@@ -38,8 +38,8 @@ const MAX_SHOWN_BYTES: usize = 64 * 1024;
 pub const MAX_PIECES: usize = 100;
 
 /// The change as data, for the webhook payload: the removed and added pieces in key form, each
-/// masked span written as [`PLACEHOLDER`], at most [`MAX_PIECES`] of each, each at most
-/// [`MAX_CHANGE_CHARS`] characters.
+/// masked span written as [`PLACEHOLDER`], at most [`MAX_PIECES`] of each, listed until they
+/// hold about 64 KiB, each at most [`MAX_CHANGE_CHARS`] characters.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChangeData {
@@ -76,6 +76,8 @@ pub struct VisibleChange {
     noise: bool,
     /// Bytes of text in `parts`.
     shown: usize,
+    /// Bytes of text in `data`.
+    listed: usize,
 }
 
 impl VisibleChange {
@@ -242,8 +244,10 @@ impl VisibleChange {
         } else {
             &mut self.data.added
         };
-        if list.len() < MAX_PIECES {
-            list.push(head(keyed, MAX_CHANGE_CHARS).0);
+        if list.len() < MAX_PIECES && self.listed <= MAX_SHOWN_BYTES {
+            let piece = head(keyed, MAX_CHANGE_CHARS).0;
+            self.listed += piece.len();
+            list.push(piece);
         }
     }
 }
@@ -823,6 +827,56 @@ mod tests {
         assert_eq!(change.data().removed, ["3.50"]);
         assert_eq!(change.data().added, ["3.90"]);
         assert!(change.html().len() < 2_000, "{}", change.html().len());
+    }
+
+    #[test]
+    fn a_value_changed_all_over_makes_a_bounded_notification() {
+        let old: Vec<String> = (0..50_000).map(|i| format!("row {i} old")).collect();
+        let new: Vec<String> = (0..50_000).map(|i| format!("row {i} new")).collect();
+        let change = VisibleChange::between(
+            &Comparator::default(),
+            Some(&old.join("\n")),
+            &new.join("\n"),
+        );
+        let html = change.html();
+        assert!(html.len() < 2 * MAX_SHOWN_BYTES, "{}", html.len());
+        // However the diff went (one coarse replacement once its deadline passed, or many small
+        // ones cut short), what is shown and sent stays bounded.
+        assert!(change.data().added.len() <= MAX_PIECES);
+        assert!(
+            change
+                .data()
+                .added
+                .iter()
+                .all(|p| p.chars().count() <= MAX_CHANGE_CHARS)
+        );
+        assert!(change.is_visible());
+    }
+
+    #[test]
+    fn past_the_shown_bound_the_rest_is_left_to_the_history() {
+        // Each row changes, and the unchanged text between two changes is longer than they
+        // are, so each change is shown apart.
+        let same = "x".repeat(150);
+        let old: Vec<String> = (0..1_000).map(|i| format!("row {i} {same} old")).collect();
+        let new: Vec<String> = (0..1_000).map(|i| format!("row {i} {same} new")).collect();
+        let change = VisibleChange::between(
+            &Comparator::default(),
+            Some(&old.join("\n")),
+            &new.join("\n"),
+        );
+        let plain = change.plain();
+        assert!(
+            plain.contains("more changes: the history shows them all"),
+            "{}",
+            plain.len()
+        );
+        assert!(
+            plain.len() < MAX_SHOWN_BYTES + 2 * MAX_CHANGE_CHARS,
+            "{}",
+            plain.len()
+        );
+        assert!(!plain.contains("row 999 "), "cut before the end");
     }
 
     #[test]
