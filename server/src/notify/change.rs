@@ -1,9 +1,11 @@
 //! The visible change of a notification: what changed between the previous value and the
 //! current one once normalisation and the monitor's noise masks have had their say.
 //!
-//! Both values are taken by their line keys ([`wachet::normalize::line_key`]: white space,
-//! Unicode forms, quote and dash variants and character references make no difference) and
-//! cut into words, white space runs and masked spans ([`Comparator::mask_spans`]). A masked
+//! Both values are taken by their line forms ([`Comparator::line_form`]: the line key, in which
+//! white space, Unicode forms, quote and dash variants and character references make no
+//! difference, or a JSON document's canonical lines, so key order and number spellings make
+//! none either) and cut into words, white space runs and masked spans
+//! ([`Comparator::mask_spans`]). A masked
 //! span equals any other masked span, so the word diff never reports noise as deleted or
 //! inserted: it is shown as it reads now, dimmed. What remains deleted or inserted is the real
 //! change; when none of it holds a visible character, there is no change to tell, and
@@ -20,7 +22,6 @@ use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 use wachet::alerts::compare::{Comparator, PLACEHOLDER};
 use wachet::model::LineOrder;
-use wachet::normalize::line_key;
 
 /// How long the word diff may search before settling for a coarser script: the engine's own
 /// bound ([`wachet::diff::diff`]).
@@ -97,8 +98,8 @@ impl VisibleChange {
         previous: Option<&str>,
         current: &str,
     ) -> Self {
-        let new_key = line_key(current);
-        let old_key = line_key(previous.unwrap_or(""));
+        let new_key = comparator.line_form(current);
+        let old_key = comparator.line_form(previous.unwrap_or(""));
         let old_key = match order {
             LineOrder::Set => in_order_of(comparator, &old_key, &new_key),
             LineOrder::Ordered => old_key,
@@ -793,6 +794,28 @@ mod tests {
             "Mate\nCocoa\nCoffee\nTea 9 left",
         );
         assert!(!shuffled.is_visible(), "{:?}", shuffled.parts);
+    }
+
+    #[test]
+    fn a_json_document_shows_its_change_not_its_key_order() {
+        let comparator = masked(&[r#""requestId": "(\w+)""#]);
+        let old = r#"{"price": 3.5, "requestId": "a1", "name": "Tea"}"#;
+        let new = r#"{"name": "Tea", "requestId": "b2", "price": 4.20}"#;
+        let change = VisibleChange::between(&comparator, Some(old), new);
+        assert_eq!(change.data().removed.len(), 1, "{:?}", change.parts);
+        assert_eq!(change.data().added.len(), 1, "{:?}", change.parts);
+        assert!(
+            change.data().removed[0].contains("3.5"),
+            "{:?}",
+            change.data()
+        );
+        assert!(
+            change.data().added[0].contains("4.2"),
+            "{:?}",
+            change.data()
+        );
+        let reordered = r#"{"requestId": "c3", "name": "Tea", "price": 3.50}"#;
+        assert!(!VisibleChange::between(&comparator, Some(old), reordered).is_visible());
     }
 
     #[test]
