@@ -11,7 +11,9 @@
 //!   insignificant white space gone (the rules are in [`json`]'s documentation); a scalar, an
 //!   invalid document or one nested deeper than [`json::MAX_DEPTH`] is text;
 //! - any other value as its line key ([`crate::normalize::line_key`]: white space, Unicode
-//!   forms, quote and dash variants and character references make no difference);
+//!   forms, quote and dash variants and character references make no difference) with
+//!   amounts of money in one spelling (`€1 249,90`, `1 249,90 €` and `1 249,90 EUR` are all
+//!   `1 249,90 EUR`: the currency's place and symbol are template noise, the digits are not);
 //!
 //! then
 //!
@@ -29,8 +31,8 @@
 //! The lines of the comparison form with the masks applied and the order kept
 //! ([`Comparator::masked_line_key`]) are what learning and diffs read.
 //!
-//! The default comparator (no masks, lines ordered) is [`crate::normalize::same`] exactly on
-//! values that are not JSON documents.
+//! The default comparator (no masks, lines ordered) is [`crate::normalize::same`] on values
+//! that are not JSON documents, but for the spelling of amounts.
 //!
 //! ```
 //! use wachet::alerts::compare::Comparator;
@@ -63,6 +65,7 @@
 //! assert!(!comparator.same("$129.99 · 12 people are looking", "$128.99 · 31 people are looking"));
 //! ```
 
+mod amounts;
 pub mod json;
 
 use crate::model::{LineOrder, Monitor, NoiseMask};
@@ -144,8 +147,9 @@ impl Comparator {
 
     /// Whether `a` and `b` are the same change-wise.
     pub fn same(&self, a: &str, b: &str) -> bool {
-        if self.is_plain() && !maybe_json(a) && !maybe_json(b) {
-            return same(a, b);
+        // Equal line keys are equal forms; only values that differ need their forms built.
+        if self.is_plain() && !maybe_json(a) && !maybe_json(b) && same(a, b) {
+            return true;
         }
         self.key(a) == self.key(b)
     }
@@ -176,7 +180,7 @@ impl Comparator {
     pub fn line_form(&self, value: &str) -> String {
         match Document::parse(value) {
             Some(doc) => doc.text().to_string(),
-            None => line_key(value),
+            None => text_form(value),
         }
     }
 
@@ -188,7 +192,7 @@ impl Comparator {
                 .masked(&self.mask_spans(doc.text()), PLACEHOLDER)
                 .join("\n");
         }
-        let key = line_key(value);
+        let key = text_form(value);
         let spans = self.mask_spans(&key);
         if spans.is_empty() {
             return key;
@@ -239,6 +243,16 @@ impl Comparator {
     /// documents (no masks, lines in order).
     pub fn is_plain(&self) -> bool {
         self.masks.is_empty() && self.lines == LineOrder::Ordered
+    }
+}
+
+/// The lines of a value that is not a JSON document: its line key with amounts of money in one
+/// spelling ([`amounts`]).
+fn text_form(value: &str) -> String {
+    let key = line_key(value);
+    match amounts::canonical(&key) {
+        std::borrow::Cow::Borrowed(_) => key,
+        std::borrow::Cow::Owned(canonical) => canonical,
     }
 }
 
