@@ -27,7 +27,11 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        `GET /notification/{alertId}/deliveries`, \
                        `POST /notification/{alertId}/deliveries/{deliveryId}/retry`, \
                        `GET`/`POST /user/notificationEndpoints/test`, `GET`/`POST /user/feeds`, \
-                       `DELETE /user/feeds/{feedId}`.",
+                       `DELETE /user/feeds/{feedId}`. Extension fields of a monitor: \
+                       `errorAfterFailures`; `noise` (noise masks: learned ones are kept when \
+                       a PUT leaves them out, switch one off with `active: false`; `learned` \
+                       and `example` are read-only), `compareLines` and the read-only \
+                       `noiseNotice` (issue 19: learned noise).",
     ),
     modifiers(&BearerScheme),
     components(schemas(super::problem::Problem)),
