@@ -11,6 +11,8 @@ mod folders;
 mod history;
 mod http;
 mod isolation;
+// Noise masks, learned and a person's, and the line order deciding what raises.
+mod noise;
 mod openapi;
 mod schedule;
 mod storage;
