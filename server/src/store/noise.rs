@@ -24,14 +24,27 @@ use wachet::model::NoiseMask;
 /// Whether `after` watches something else than `before`: another address, request or
 /// selection (url, method, headers, body, xPath, excludeXPath, regex, dynamicContent,
 /// scrollPage, jobType). The value then changes for reasons no learned mask knows.
+///
+/// Spellings of the same request are the same: no method and `GET`, no headers and an empty
+/// list, no XPath and an empty one (the web form sends the one, an API client the other).
 pub fn watches_differently(before: &Monitor, after: &Monitor) -> bool {
-    before.url != after.url
-        || before.method != after.method
-        || before.headers != after.headers
-        || before.body != after.body
-        || before.x_path != after.x_path
-        || before.exclude_x_path != after.exclude_x_path
-        || before.regex != after.regex
+    let text = |t: &Option<String>| t.as_deref().map(str::trim).unwrap_or_default().to_string();
+    let method = |m: &Monitor| {
+        m.method
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .unwrap_or("GET")
+            .to_ascii_uppercase()
+    };
+    let headers = |m: &Monitor| m.headers.clone().unwrap_or_default();
+    text(&before.url) != text(&after.url)
+        || method(before) != method(after)
+        || headers(before) != headers(after)
+        || before.body.as_deref().unwrap_or_default() != after.body.as_deref().unwrap_or_default()
+        || text(&before.x_path) != text(&after.x_path)
+        || text(&before.exclude_x_path) != text(&after.exclude_x_path)
+        || before.regex.as_deref().unwrap_or_default() != after.regex.as_deref().unwrap_or_default()
         || before.dynamic_content != after.dynamic_content
         || before.scroll_page != after.scroll_page
         || before.job_type != after.job_type
@@ -204,6 +217,10 @@ mod tests {
         let mut renamed = stored.clone();
         renamed.name = Some("other".into());
         renamed.recurrence_in_seconds = Some(60);
+        // As the web form spells a request the API client left to defaults.
+        renamed.method = Some("get".into());
+        renamed.headers = Some(Vec::new());
+        renamed.x_path = Some(String::new());
         assert!(!watches_differently(&stored, &renamed));
     }
 

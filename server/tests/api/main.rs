@@ -22,6 +22,7 @@ mod web_account;
 mod web_folders;
 mod web_form;
 mod web_guard;
+mod web_noise;
 mod web_picker;
 mod web_polish;
 mod web_steps;
