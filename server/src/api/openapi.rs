@@ -96,8 +96,30 @@ pub fn routes() -> OpenApiRouter<AppState> {
 }
 
 /// The document (as JSON) and Swagger UI, which loads it.
-pub fn docs_routes(document: utoipa::openapi::OpenApi) -> Router<AppState> {
+pub fn docs_routes(mut document: utoipa::openapi::OpenApi) -> Router<AppState> {
+    read_only(&mut document);
     utoipa_swagger_ui::SwaggerUi::new(DOCS_PATH)
         .url(OPENAPI_PATH, document)
         .into()
+}
+
+/// Marks the fields the service fills and ignores on input as `readOnly` (the schemas come
+/// from the model's derive, which knows nothing of what the service writes).
+fn read_only(document: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{RefOr, Schema};
+    const FIELDS: &[(&str, &str)] = &[
+        ("Monitor", "noiseNotice"),
+        ("NoiseMask", "learned"),
+        ("NoiseMask", "example"),
+    ];
+    let Some(components) = document.components.as_mut() else {
+        return;
+    };
+    for (schema, field) in FIELDS {
+        if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(*schema)
+            && let Some(RefOr::T(Schema::Object(property))) = object.properties.get_mut(*field)
+        {
+            property.read_only = Some(true);
+        }
+    }
 }

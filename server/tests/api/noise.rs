@@ -254,3 +254,31 @@ async fn lines_compared_as_a_set_ignore_a_shuffle_but_not_an_added_line() {
     assert!(values.last().unwrap().contains("Plums"));
     assert_eq!(raised(&api, &user, &task).await, ["NotEq"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openapi_document_describes_the_noise_fields() {
+    let api = Api::start().await;
+    let doc: Value = api
+        .client()
+        .get(api.url("/thirdparty/v1/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let monitor = &schemas["Monitor"]["properties"];
+    for field in ["noise", "compareLines", "noiseNotice"] {
+        let described = monitor[field].to_string();
+        assert!(described.contains("description"), "Monitor.{field}: {described}");
+    }
+    assert_eq!(monitor["noiseNotice"]["readOnly"], true, "{}", monitor["noiseNotice"]);
+    let mask = &schemas["NoiseMask"]["properties"];
+    for field in ["pattern", "learned", "active", "example"] {
+        assert!(mask.get(field).is_some(), "NoiseMask.{field}: {}", schemas["NoiseMask"]);
+    }
+    assert_eq!(mask["example"]["readOnly"], true, "{}", mask["example"]);
+    assert_eq!(mask["learned"]["readOnly"], true, "{}", mask["learned"]);
+    assert_eq!(schemas["LineOrder"]["enum"], json!(["ordered", "set"]));
+}
