@@ -4,7 +4,7 @@
 
 use super::problem::ApiError;
 use wachet::Checker;
-use wachet::alerts::compare::{CompareError, Comparator, MAX_MASKS};
+use wachet::alerts::compare::{Comparator, CompareError, MAX_MASKS};
 use wachet::model::{Folder, MessagingServiceType, Monitor, NoiseMask, NotificationEndpoint};
 use wachet::validate::FieldError;
 
@@ -128,7 +128,10 @@ fn noise(monitor: &Monitor, problems: &mut Problems) {
         return;
     };
     if masks.len() > MAX_MASKS {
-        problems.add("noise", format!("at most {MAX_MASKS} masks, not {}", masks.len()));
+        problems.add(
+            "noise",
+            format!("at most {MAX_MASKS} masks, not {}", masks.len()),
+        );
         return;
     }
     for (i, mask) in masks.iter().enumerate() {

@@ -212,7 +212,7 @@ async fn run_check(
     };
     let recurrence = effective_recurrence(&check.monitor, settings);
     let (version, monitor, user) = (check.version, check.monitor, check.user);
-    let sampling = (check.sample_noise && settings.noise_samples > 0).then(|| Sampling {
+    let sampling = (check.sample_noise && settings.noise_samples > 0).then_some(Sampling {
         samples: settings.noise_samples,
         spacing: settings.noise_spacing,
         budget: settings.noise_sample_budget,
@@ -456,7 +456,12 @@ async fn check_and_store(
                 .iter()
                 .map(|(r, previous)| notify::notification(&monitor, r, at, previous.as_deref()))
                 .collect();
-            (notifications, decided.states, decided.recheck, decided.learned)
+            (
+                notifications,
+                decided.states,
+                decided.recheck,
+                decided.learned,
+            )
         })
         .await
         .map_err(|err| StoreError::Backend(format!("raising alerts: {err}")))

@@ -128,7 +128,10 @@ pub fn after_edit(stored: &Monitor, edited: &Monitor) -> Result<Option<Vec<Noise
 /// `current` with the masks of `learned` appended, marked learned: a pattern already listed
 /// (a switched-off one included) is not added again, and the list stops at [`MAX_MASKS`].
 /// `None` when nothing was added.
-pub fn with_learned(current: Option<&[NoiseMask]>, learned: &[NoiseMask]) -> Option<Vec<NoiseMask>> {
+pub fn with_learned(
+    current: Option<&[NoiseMask]>,
+    learned: &[NoiseMask],
+) -> Option<Vec<NoiseMask>> {
     let mut out: Vec<NoiseMask> = current.map(<[NoiseMask]>::to_vec).unwrap_or_default();
     let before = out.len();
     for mask in learned {
@@ -231,10 +234,16 @@ mod tests {
         let grown = with_learned(Some(&current), &[mask("b", true, true)]).unwrap();
         assert_eq!(grown.len(), 3);
         assert!(!grown[0].active, "a switched-off mask stays off");
-        let full: Vec<NoiseMask> = (0..MAX_MASKS).map(|i| mask(&i.to_string(), true, true)).collect();
+        let full: Vec<NoiseMask> = (0..MAX_MASKS)
+            .map(|i| mask(&i.to_string(), true, true))
+            .collect();
         assert_eq!(with_learned(Some(&full), &[mask("x", true, true)]), None);
         let too_many = monitor(Some(full.clone()));
         let edited = monitor(Some(vec![mask("x", false, true)]));
-        assert!(after_edit(&too_many, &edited).unwrap_err().contains("at most"));
+        assert!(
+            after_edit(&too_many, &edited)
+                .unwrap_err()
+                .contains("at most")
+        );
     }
 }

@@ -10,8 +10,8 @@ use maud::{Markup, html};
 use std::collections::BTreeMap;
 use wachet::model::{
     Alert, AlertParameters, AlertType, ClientJobType, CompareType, HeaderPair, LineOrder,
-    LocationCode, MessagingServiceType, Monitor, NoiseMask, NotificationEndpoint, Proxy,
-    UrlFilter, UrlFilterType, UrlFilterValue,
+    LocationCode, MessagingServiceType, Monitor, NoiseMask, NotificationEndpoint, Proxy, UrlFilter,
+    UrlFilterType, UrlFilterValue,
 };
 
 /// Most rows of one list a posted form may carry (the API allows 50 alerts, 50 headers, 50
@@ -1450,7 +1450,10 @@ mod tests {
             .flatten()
             .map(|m| (m.pattern.as_str(), m.learned, m.active))
             .collect();
-        assert_eq!(masks, [("a", true, true), ("b", false, false), ("c", false, true)]);
+        assert_eq!(
+            masks,
+            [("a", true, true), ("b", false, false), ("c", false, true)]
+        );
         assert_eq!(monitor.compare_lines, Some(LineOrder::Set));
         posted.fields.remove_row("noise[1]");
         assert_eq!(posted.fields.noise.len(), 2);

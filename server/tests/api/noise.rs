@@ -98,7 +98,11 @@ fn masks(monitor: &Value) -> Vec<(String, bool, bool)> {
 }
 
 /// Serves `path` as `page(n)` for its n-th request (from 1).
-fn counted(site: &FixtureServer, path: &str, page: impl Fn(usize) -> String + Send + Sync + 'static) {
+fn counted(
+    site: &FixtureServer,
+    path: &str,
+    page: impl Fn(usize) -> String + Send + Sync + 'static,
+) {
     site.set_counted(path, move |n| Reply::html(page(n)));
 }
 
@@ -122,15 +126,26 @@ async fn invalid_masks_are_refused_naming_the_field_and_nothing_is_stored() {
         .field_error("noise[0].pattern", "empty");
 
     let mut many = base.clone();
-    many["noise"] = Value::Array((0..65).map(|i| json!({"pattern": format!("n{i}")})).collect());
+    many["noise"] = Value::Array(
+        (0..65)
+            .map(|i| json!({"pattern": format!("n{i}")}))
+            .collect(),
+    );
     api.put(&user, "/thirdparty/v1/task", many)
         .await
         .field_error("noise", "at most 64");
 
     let mut order = base.clone();
     order["compareLines"] = json!("sorted");
-    assert_eq!(api.put(&user, "/thirdparty/v1/task", order).await.status, 400);
-    assert_eq!(count(&db, "SELECT count(*) FROM tasks").await, 0, "nothing stored");
+    assert_eq!(
+        api.put(&user, "/thirdparty/v1/task", order).await.status,
+        400
+    );
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM tasks").await,
+        0,
+        "nothing stored"
+    );
 
     // A valid monitor: what a client says of `learned`, `example` and `noiseNotice` is
     // ignored (they are the service's).
@@ -185,10 +200,7 @@ async fn a_persons_mask_silences_a_counter_while_a_change_beside_it_raises_once(
     .await;
 
     let history = checks(&api, &user, &task, 14).await;
-    assert!(
-        history.iter().all(|e| e["error"].is_null()),
-        "{history:?}"
-    );
+    assert!(history.iter().all(|e| e["error"].is_null()), "{history:?}");
     assert_eq!(raised(&api, &user, &task).await, ["NotEq"]);
 }
 
@@ -246,11 +258,20 @@ async fn lines_compared_as_a_set_ignore_a_shuffle_but_not_an_added_line() {
     });
     let api = start().await;
     let user = api.user("set@example.com").await;
-    let task = watched(&api, &user, &site.url("/list"), json!({"compareLines": "set"})).await;
+    let task = watched(
+        &api,
+        &user,
+        &site.url("/list"),
+        json!({"compareLines": "set"}),
+    )
+    .await;
 
     let history = checks(&api, &user, &task, 14).await;
     let values: Vec<&str> = history.iter().map(|e| e["raw"].as_str().unwrap()).collect();
-    assert!(values.windows(2).any(|w| w[0] != w[1]), "the order moved: {values:?}");
+    assert!(
+        values.windows(2).any(|w| w[0] != w[1]),
+        "the order moved: {values:?}"
+    );
     assert!(values.last().unwrap().contains("Plums"));
     assert_eq!(raised(&api, &user, &task).await, ["NotEq"]);
 }
@@ -271,12 +292,23 @@ async fn the_openapi_document_describes_the_noise_fields() {
     let monitor = &schemas["Monitor"]["properties"];
     for field in ["noise", "compareLines", "noiseNotice"] {
         let described = monitor[field].to_string();
-        assert!(described.contains("description"), "Monitor.{field}: {described}");
+        assert!(
+            described.contains("description"),
+            "Monitor.{field}: {described}"
+        );
     }
-    assert_eq!(monitor["noiseNotice"]["readOnly"], true, "{}", monitor["noiseNotice"]);
+    assert_eq!(
+        monitor["noiseNotice"]["readOnly"], true,
+        "{}",
+        monitor["noiseNotice"]
+    );
     let mask = &schemas["NoiseMask"]["properties"];
     for field in ["pattern", "learned", "active", "example"] {
-        assert!(mask.get(field).is_some(), "NoiseMask.{field}: {}", schemas["NoiseMask"]);
+        assert!(
+            mask.get(field).is_some(),
+            "NoiseMask.{field}: {}",
+            schemas["NoiseMask"]
+        );
     }
     assert_eq!(mask["example"]["readOnly"], true, "{}", mask["example"]);
     assert_eq!(mask["learned"]["readOnly"], true, "{}", mask["learned"]);

@@ -19,7 +19,11 @@ async fn learned(api: &Api, task: &str, masks: &[(&str, &str)]) {
         share: 10,
         browser: false,
     };
-    let due = api.store.claim_due(later, later + 60_000, &claim).await.unwrap();
+    let due = api
+        .store
+        .claim_due(later, later + 60_000, &claim)
+        .await
+        .unwrap();
     let check = due
         .into_iter()
         .find(|c| c.monitor.id.as_deref() == Some(task))
@@ -36,7 +40,10 @@ async fn learned(api: &Api, task: &str, masks: &[(&str, &str)]) {
     let record = CheckRecord {
         task: task.to_string(),
         version: check.version,
-        own: ClientData::value(chrono::Utc::now(), "Tea 3.50 · 12 people are looking".into()),
+        own: ClientData::value(
+            chrono::Utc::now(),
+            "Tea 3.50 · 12 people are looking".into(),
+        ),
         pages: Vec::new(),
         notifications: Vec::new(),
         alert_states: Vec::new(),
@@ -127,7 +134,11 @@ async fn the_noise_section_switches_removes_and_adds_masks_in_a_real_browser() {
         r"(\d+) views"
     );
     assert!(
-        eval::<bool>(&page, "document.querySelector('input[name=compareLines][value=set]').checked").await
+        eval::<bool>(
+            &page,
+            "document.querySelector('input[name=compareLines][value=set]').checked"
+        )
+        .await
     );
     // Every control of the section has a label.
     let unlabelled: Vec<String> = eval(
@@ -140,7 +151,12 @@ async fn the_noise_section_switches_removes_and_adds_masks_in_a_real_browser() {
     screenshots(&page, "monitor-noise", 375).await;
 
     // Meanwhile the service learns another mask; the open form does not know it.
-    learned(&api, &task, &[(r"Updated (\d+) min ago", "Updated 3 min ago")]).await;
+    learned(
+        &api,
+        &task,
+        &[(r"Updated (\d+) min ago", "Updated 3 min ago")],
+    )
+    .await;
 
     // Switch the learned one off, remove "(\d+) views" (posted back, no script needed), add a
     // broken pattern.
@@ -152,7 +168,11 @@ async fn the_noise_section_switches_removes_and_adds_masks_in_a_real_browser() {
     )
     .await;
     assert!(
-        !eval::<bool>(&page, "document.querySelector(\"input[name='noise[1].active']\").checked").await,
+        !eval::<bool>(
+            &page,
+            "document.querySelector(\"input[name='noise[1].active']\").checked"
+        )
+        .await,
         "the switch made before removing a row is kept"
     );
     set(&page, "f-noiseAdd", "price (unclosed").await;
@@ -160,7 +180,11 @@ async fn the_noise_section_switches_removes_and_adds_masks_in_a_real_browser() {
     click(&page, ".form-actions button.primary").await;
     until(&page, "!!document.querySelector('#problems')").await;
     assert_eq!(
-        eval::<String>(&page, "document.getElementById('f-noise-2--pattern').getAttribute('aria-invalid') || ''").await,
+        eval::<String>(
+            &page,
+            "document.getElementById('f-noise-2--pattern').getAttribute('aria-invalid') || ''"
+        )
+        .await,
         "true",
         "the error is at the added pattern"
     );
@@ -174,11 +198,7 @@ async fn the_noise_section_switches_removes_and_adds_masks_in_a_real_browser() {
 
     set(&page, "f-noise-2--pattern", r"Sale ends in \d+ h").await;
     click(&page, ".form-actions button.primary").await;
-    until(
-        &page,
-        &format!("location.pathname === '/monitors/{task}'"),
-    )
-    .await;
+    until(&page, &format!("location.pathname === '/monitors/{task}'")).await;
     assert_eq!(
         masks_of(&api, &user, &task).await,
         [
