@@ -179,6 +179,11 @@ impl Comparator {
         merged
     }
 
+    /// How many masks this comparator applies.
+    pub fn mask_count(&self) -> usize {
+        self.masks.len()
+    }
+
     /// Whether this comparator is [`crate::normalize::same`] (no masks, lines in order).
     pub fn is_plain(&self) -> bool {
         self.masks.is_empty() && self.lines == LineOrder::Ordered
