@@ -410,20 +410,27 @@ async fn check_and_store(
     };
     outcome.fetch_add(1, Ordering::Relaxed);
     tracing::debug!(task = %task, failed = own.error.is_some(), "checked");
-    let quick = match own.raw.clone() {
+    let (quick, sampled_notice) = match own.raw.clone() {
         Some(first) if !samples.is_empty() => {
             let comparator = Comparator::lenient(monitor);
-            tokio::task::spawn_blocking(move || {
+            let study = tokio::task::spawn_blocking(move || {
                 let values: Vec<&str> = std::iter::once(first.as_str())
                     .chain(samples.iter().map(String::as_str))
                     .collect();
-                noise::learn(&comparator, &values)
+                noise::study(&comparator, &values)
             })
             .await
-            .map_err(|err| StoreError::Backend(format!("learning noise: {err}")))?
+            .map_err(|err| StoreError::Backend(format!("learning noise: {err}")))?;
+            (study.masks, study.notice)
         }
-        _ => Vec::new(),
+        _ => (Vec::new(), None),
     };
+    let mut states = states;
+    if sampled_notice.as_deref() == Some(noise::UNSTABLE) {
+        // Samples seconds apart with no part in common count as that many checks that differed
+        // everywhere, so the monitor says so from now on instead of once its checks have.
+        states.own.noise.unstable |= 0b111;
+    }
     // This check is judged with what its samples taught, as the next ones will be.
     let learned_now;
     let monitor = match crate::store::noise::with_learned(monitor.noise.as_deref(), &quick) {
@@ -437,14 +444,14 @@ async fn check_and_store(
         None => monitor,
     };
     let mut learned = quick;
-    let (notifications, alert_states, recheck) = if alerts.is_empty() {
+    let (notifications, alert_states, recheck, state_notice) = if alerts.is_empty() {
         // No alerts, nothing to confirm: keep no state, so alerts added later start from the
         // history rather than from a state this check did not keep up to date.
         let forget = std::iter::once(None)
             .chain(pages.iter().map(|(url, ..)| Some(url.clone())))
             .map(|series| (series, None))
             .collect();
-        (Vec::new(), forget, false)
+        (Vec::new(), forget, false, None)
     } else {
         // Diffs for the contents are CPU work: off the async threads.
         let (monitor, own, pages) = (monitor.clone(), own.clone(), pages.clone());
@@ -456,19 +463,36 @@ async fn check_and_store(
                 .iter()
                 .map(|(r, previous)| notify::notification(&monitor, r, at, previous.as_deref()))
                 .collect();
+            // The monitor's own state after the check: the one stored, or the one before when
+            // the check changed nothing.
+            let notice = match decided.states.iter().find(|(page, _)| page.is_none()) {
+                Some((_, after)) => after.as_ref().and_then(|s| s.noise.notice()),
+                None => states.own.noise.notice(),
+            };
             (
                 notifications,
                 decided.states,
                 decided.recheck,
                 decided.learned,
+                notice,
             )
         })
         .await
         .map_err(|err| StoreError::Backend(format!("raising alerts: {err}")))
-        .map(|(notifications, states, recheck, taught)| {
+        .map(|(notifications, states, recheck, taught, notice)| {
             learned.extend(taught);
-            (notifications, states, recheck)
+            (notifications, states, recheck, notice)
         })?
+    };
+    let covered = match (&own.raw, portal) {
+        (Some(value), false) if monitor.noise.is_some() || !learned.is_empty() => {
+            let comparator = Comparator::lenient(monitor).with(&learned);
+            let value = value.clone();
+            tokio::task::spawn_blocking(move || noise::coverage_notice(&comparator, &value))
+                .await
+                .map_err(|err| StoreError::Backend(format!("judging the masks: {err}")))?
+        }
+        _ => None,
     };
     let record = CheckRecord {
         task: task.clone(),
@@ -480,6 +504,7 @@ async fn check_and_store(
         next_check_at: next_after(&task, recurrence, now_millis(), recheck, confirm_after),
         learned,
         sampled: sampling.is_some(),
+        noise_notice: covered.or(state_notice).or(sampled_notice),
     };
     store.record_check(&record).await
 }

@@ -460,6 +460,9 @@ pub struct CheckRecord {
     pub learned: Vec<wachet::model::NoiseMask>,
     /// Whether the quick samples [`DueCheck::sample_noise`] asked for were taken: no more are.
     pub sampled: bool,
+    /// What the monitor's noise has to tell a person after this check (its `noiseNotice`):
+    /// masks that cover the whole value, or a value with no stable part.
+    pub noise_notice: Option<String>,
 }
 
 /// What a user's history takes, against the quota ([`Store::stored_bytes`]).

@@ -314,3 +314,128 @@ async fn the_openapi_document_describes_the_noise_fields() {
     assert_eq!(mask["learned"]["readOnly"], true, "{}", mask["learned"]);
     assert_eq!(schemas["LineOrder"]["enum"], json!(["ordered", "set"]));
 }
+
+/// A product page whose counter and token change on every request; its price is 129.99 until
+/// the `change_at`-th request, then 128.99.
+fn product(n: usize, change_at: usize) -> String {
+    let price = if n < change_at { "129.99" } else { "128.99" };
+    let token = format!("{:016x}", (n as u64 + 7).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    format!(
+        "<p>Aurora Espresso Machine</p><p>${price}</p>\
+         <p>In stock · {} bought in the last hour</p><p>Session {token} · Help</p>\
+         <div>Rendered at 2026-11-25 10:{:02}:{:02} UTC · Build green</div>",
+        n * 3 + 10,
+        (n / 60) % 60,
+        n % 60
+    )
+}
+
+/// Waits (20 s at most) until GET shows the monitor with learned masks; returns it.
+async fn with_learned_masks(api: &Api, user: &User, id: &str) -> Value {
+    for _ in 0..200 {
+        let monitor = task(api, user, id).await;
+        if masks(&monitor).iter().any(|(_, learned, _)| *learned) {
+            return monitor;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no learned mask after 20 s: {}", task(api, user, id).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_monitor_learns_its_noise_from_quick_samples_and_alerts_only_on_a_real_change() {
+    let site = FixtureServer::builder().start().await.unwrap();
+    counted(&site, "/item", |n| product(n, 16));
+    let api = start().await;
+    let user = api.user("learn@example.com").await;
+    let id = watched(&api, &user, &site.url("/item"), json!({})).await;
+
+    // Learned with the first check: visible at once, with what each masked.
+    let monitor = with_learned_masks(&api, &user, &id).await;
+    let first = checks(&api, &user, &id, 1).await;
+    assert_eq!(first.len(), 1, "the samples are not history entries");
+    for mask in monitor["noise"].as_array().unwrap() {
+        assert_eq!(mask["learned"], true, "{mask}");
+        assert!(mask["example"].is_string(), "{mask}");
+    }
+    assert!(monitor.get("noiseNotice").is_none(), "{monitor}");
+
+    // Counter, token and clock move on every check: nothing raises; the price does, once.
+    let history = checks(&api, &user, &id, 18).await;
+    let values: Vec<&str> = history.iter().map(|e| e["raw"].as_str().unwrap()).collect();
+    assert!(values.windows(2).all(|w| w[0] != w[1]), "every check differs: {values:?}");
+    assert!(values.last().unwrap().contains("128.99"));
+    assert_eq!(raised(&api, &user, &id).await, ["NotEq"], "{values:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_selection_drops_the_learned_masks_and_learns_again() {
+    let site = FixtureServer::builder().start().await.unwrap();
+    counted(&site, "/item", |n| product(n, usize::MAX));
+    let api = start().await;
+    let user = api.user("moved@example.com").await;
+    let mine = json!({"pattern": "Help"});
+    let id = watched(&api, &user, &site.url("/item"), json!({"noise": [mine]})).await;
+    let before = masks(&with_learned_masks(&api, &user, &id).await);
+    assert!(before.contains(&("Help".to_string(), false, true)));
+
+    // Another selection: the learned masks go at once, the person's stays, and the next
+    // check learns the new value's noise.
+    let mut edit = task(&api, &user, &id).await;
+    edit["xPath"] = json!("//div");
+    api.put(&user, "/thirdparty/v1/task", edit).await.ok();
+    assert_eq!(
+        masks(&task(&api, &user, &id).await),
+        [("Help".to_string(), false, true)]
+    );
+    let after = masks(&with_learned_masks(&api, &user, &id).await);
+    let learned: Vec<&String> = after.iter().filter(|m| m.1).map(|m| &m.0).collect();
+    assert!(!learned.is_empty());
+    assert!(
+        learned.iter().all(|p| !before.iter().any(|b| &&b.0 == p)),
+        "learned again, for the new value: {before:?} then {after:?}"
+    );
+}
+
+/// A word of letters only, different for every `n`.
+fn word(n: usize) -> String {
+    let mut n = n * 7919 + 104_729;
+    let mut word = String::new();
+    while n > 0 {
+        word.push((b'a' + (n % 26) as u8) as char);
+        n /= 26;
+    }
+    word
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_with_no_stable_part_says_so_and_does_not_alert_on_every_check() {
+    let site = FixtureServer::builder().start().await.unwrap();
+    counted(&site, "/chaos", |n| {
+        (0..3)
+            .map(|line| format!("<p>{} {}</p>", word(n * 3 + line), word(n * 5 + line + 1)))
+            .collect()
+    });
+    let api = start().await;
+    let user = api.user("chaos@example.com").await;
+    let id = watched(&api, &user, &site.url("/chaos"), json!({})).await;
+
+    let history = checks(&api, &user, &id, 12).await;
+    let monitor = task(&api, &user, &id).await;
+    let notice = monitor["noiseNotice"].as_str().unwrap_or_else(|| panic!("{monitor}"));
+    assert_eq!(notice, wachet::alerts::noise::UNSTABLE);
+    let kinds = raised(&api, &user, &id).await;
+    assert!(
+        kinds.len() * 3 <= history.len(),
+        "{} notifications for {} checks",
+        kinds.len(),
+        history.len()
+    );
+    // The monitor's page says so, in words.
+    let cookie = super::web::session_cookie(&api, &user).await;
+    let (status, html) = super::web::page_text(&api, &cookie, &format!("/monitors/{id}")).await;
+    assert_eq!(status, 200);
+    let shown = html.replace("&#39;", "'").replace("&quot;", "\"");
+    assert!(shown.contains("noise-notice"), "{html}");
+    assert!(shown.contains(&notice[..40]), "{html}");
+}

@@ -50,6 +50,7 @@ async fn learned(api: &Api, task: &str, masks: &[(&str, &str)]) {
         next_check_at: later,
         learned,
         sampled: true,
+        noise_notice: None,
     };
     assert!(api.store.record_check(&record).await.unwrap());
 }

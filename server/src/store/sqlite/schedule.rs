@@ -218,14 +218,11 @@ pub(super) async fn record_check(
         .execute(&mut *tx)
         .await?;
     }
-    if let Some((_, state)) = record.alert_states.iter().find(|(page, _)| page.is_none()) {
-        let notice = state.as_ref().and_then(|s| s.noise.notice());
-        sqlx::query("UPDATE tasks SET noise_notice = ? WHERE id = ?")
-            .bind(notice)
-            .bind(&record.task)
-            .execute(&mut *tx)
-            .await?;
-    }
+    sqlx::query("UPDATE tasks SET noise_notice = ? WHERE id = ?")
+        .bind(&record.noise_notice)
+        .bind(&record.task)
+        .execute(&mut *tx)
+        .await?;
     if !record.learned.is_empty() {
         learn_in(&mut tx, &record.task, &record.learned).await?;
     }
