@@ -10,9 +10,9 @@ use serde_json::{Value, json};
 use wachet::model::{ClientData, NoiseMask};
 use wachet_server::store::{CheckRecord, Claim, Store, now_millis};
 
-/// Stores a check of `task` that learned `masks`, as the scheduler stores one: claimed under a
-/// lease, then recorded.
-async fn learned(api: &Api, task: &str, masks: &[(&str, &str)]) {
+/// Stores a check of `task` that learned `masks` and left `notice`, as the scheduler stores
+/// one: claimed under a lease, then recorded.
+async fn checked(api: &Api, task: &str, masks: &[(&str, &str)], notice: Option<&str>) {
     let later = now_millis() + 36_000_000;
     let claim = Claim {
         limit: 10,
@@ -50,7 +50,7 @@ async fn learned(api: &Api, task: &str, masks: &[(&str, &str)]) {
         next_check_at: later,
         learned,
         sampled: true,
-        noise_notice: None,
+        noise_notice: notice.map(str::to_string),
     };
     assert!(api.store.record_check(&record).await.unwrap());
 }
@@ -108,10 +108,11 @@ async fn the_noise_section_switches_removes_and_adds_masks_in_a_real_browser() {
                    "noise": [{"pattern": r"(\d+) views"}, {"pattern": r"token=\w+"}]}),
         )
         .await);
-    learned(
+    checked(
         &api,
         &task,
         &[(r"(\d+) people are looking", "<b>12</b> people are looking")],
+        None,
     )
     .await;
     let (driver, page, _) = signed_in_browser(&api, &user).await;
@@ -152,10 +153,11 @@ async fn the_noise_section_switches_removes_and_adds_masks_in_a_real_browser() {
     screenshots(&page, "monitor-noise", 375).await;
 
     // Meanwhile the service learns another mask; the open form does not know it.
-    learned(
+    checked(
         &api,
         &task,
         &[(r"Updated (\d+) min ago", "Updated 3 min ago")],
+        None,
     )
     .await;
 
@@ -221,6 +223,21 @@ async fn the_noise_section_switches_removes_and_adds_masks_in_a_real_browser() {
         settings.contains("4 masks (2 learned, 1 off)"),
         "{settings}"
     );
+    // What the learning has to say is on the monitor's page, beside its state.
+    checked(&api, &task, &[], Some(wachet::alerts::noise::UNSTABLE)).await;
+    page.reload().await.unwrap();
+    until(&page, "!!document.querySelector('.status .noise-notice')").await;
+    let notice: String = eval(
+        &page,
+        "document.querySelector('.status .noise-notice').textContent",
+    )
+    .await;
+    assert!(
+        notice.contains(wachet::alerts::noise::UNSTABLE),
+        "{notice}"
+    );
+    screenshot(&page, "monitor-noise-notice", 1440).await;
+    screenshot(&page, "monitor-noise-notice", 375).await;
     driver.close().await;
 
     // Without a browser: a form posted by a script with a pattern too broken to compile lands
