@@ -291,16 +291,28 @@ fn judge_value(
     if comparator.same(confirmed, value) {
         // No change, or a revert while a change waited: nothing to raise. The spelling seen
         // last is kept, as the history shows it.
+        next.noise.quiet();
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged::default();
     }
     // A span that keeps changing from check to check becomes noise; when that explains the
     // whole difference, there is no change.
-    let learned = next.noise.observe(
+    let learned = next.noise.observe_at(
         &comparator.masked_line_key(confirmed),
         &comparator.masked_line_key(value),
+        Some(at),
     );
+    // A value with no stable part: its changes are recorded, never alerted on (the monitor's
+    // noise notice says so), or it would raise on every third check for ever.
+    if next.noise.is_unstable() {
+        next.alerts.last_value = Some(value.to_string());
+        next.pending.clear();
+        return Judged {
+            learned,
+            ..Judged::default()
+        };
+    }
     if !learned.is_empty() && comparator.with(&learned).same(confirmed, value) {
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();

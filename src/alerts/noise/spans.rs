@@ -23,6 +23,9 @@ pub(crate) const MAX_LINE: usize = 32 * 1024;
 /// The most changed places (blocks of lines, or spans within lines) one comparison writes.
 pub(crate) const MAX_HUNKS: usize = 64;
 
+/// Blocks of changed lines at most this many stable lines apart are masked as one.
+const BLOCK_GAP: usize = 2;
+
 /// How long the line and word diffs of one comparison may search for a minimal script.
 const DEADLINE: Duration = Duration::from_millis(200);
 
@@ -94,16 +97,33 @@ pub(crate) fn differences(old: &str, new: &str) -> Differences {
         old: &old_lines,
         new: &new_lines,
     };
+    // Each changed run of lines is masked span by span, or as a block; blocks a line or two
+    // apart are one block (a shuffled list in which an item or two kept their place).
+    let mut blocks: Vec<(Range<usize>, Range<usize>, bool)> = Vec::new();
     for (o, n) in hunks.into_iter().take(MAX_HUNKS) {
-        if out.found.len() >= MAX_HUNKS {
-            break;
+        let too_long = match lines.within(o.clone(), n.clone(), deadline) {
+            Within::Masks(found) => {
+                out.found.extend(found);
+                continue;
+            }
+            Within::Block => false,
+            Within::TooLong => true,
+        };
+        match blocks.last_mut() {
+            Some((lo, ln, long)) if o.start <= lo.end + BLOCK_GAP && n.start >= ln.end => {
+                lo.end = o.end;
+                ln.end = n.end;
+                *long |= too_long;
+            }
+            _ => blocks.push((o, n, too_long)),
         }
-        if let Some(found) = lines.within(o.clone(), n.clone(), deadline) {
-            out.found.extend(found);
-            continue;
-        }
+    }
+    for (o, n, too_long) in blocks {
         match lines.block(o, n) {
             Some(found) => out.found.push(found),
+            // A line too long to compare word by word, alone in its value: what changed in it
+            // is not known, so it is neither masked nor called unstable.
+            None if too_long => {}
             None => {
                 out.nothing_stable = true;
                 out.found.clear();
@@ -115,6 +135,16 @@ pub(crate) fn differences(old: &str, new: &str) -> Differences {
     out
 }
 
+/// How a changed run of lines is to be masked.
+enum Within {
+    /// Span by span, with these masks.
+    Masks(Vec<Found>),
+    /// As one block: its lines do not pair up.
+    Block,
+    /// As one block: a line is longer than [`MAX_LINE`].
+    TooLong,
+}
+
 struct Lines<'a> {
     old: &'a [&'a str],
     new: &'a [&'a str],
@@ -122,20 +152,20 @@ struct Lines<'a> {
 
 impl Lines<'_> {
     /// The masks of a changed run of lines compared word by word, when its lines pair up and
-    /// each pair still shares enough words; `None` when the run is to be masked as a block.
-    fn within(&self, o: Range<usize>, n: Range<usize>, deadline: Instant) -> Option<Vec<Found>> {
+    /// each pair still shares enough words; otherwise why the run is to be masked as a block.
+    fn within(&self, o: Range<usize>, n: Range<usize>, deadline: Instant) -> Within {
         if o.len() != n.len() {
-            return None;
+            return Within::Block;
         }
         let mut pairs = Vec::with_capacity(o.len());
         for (i, j) in o.clone().zip(n) {
             let (a, b) = (self.old[i], self.new[j]);
             if a.len() > MAX_LINE || b.len() > MAX_LINE {
-                return None;
+                return Within::TooLong;
             }
             let pair = Pair::diff(a, b, deadline);
             if !pair.alike() {
-                return None;
+                return Within::Block;
             }
             pairs.push((i, pair));
         }
@@ -145,7 +175,7 @@ impl Lines<'_> {
             let below = self.old.get(i + 1).copied();
             found.extend(pair.masks(above, below));
         }
-        Some(found)
+        Within::Masks(found)
     }
 
     /// The mask of a changed run of lines as one block between the nearest stable lines;

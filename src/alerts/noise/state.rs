@@ -182,7 +182,6 @@ impl LearnState {
         if let Some(day) = day
             && found.class == Class::DateTime
             && dates::shows(&found.new, day)
-            && !dates::shows(&found.old, day)
             && !c.today.contains(&day)
         {
             c.today.push(day);
