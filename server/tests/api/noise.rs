@@ -319,7 +319,10 @@ async fn the_openapi_document_describes_the_noise_fields() {
 /// the `change_at`-th request, then 128.99.
 fn product(n: usize, change_at: usize) -> String {
     let price = if n < change_at { "129.99" } else { "128.99" };
-    let token = format!("{:016x}", (n as u64 + 7).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let token = format!(
+        "{:016x}",
+        (n as u64 + 7).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    );
     format!(
         "<p>Aurora Espresso Machine</p><p>${price}</p>\
          <p>In stock · {} bought in the last hour</p><p>Session {token} · Help</p>\
@@ -363,7 +366,10 @@ async fn a_new_monitor_learns_its_noise_from_quick_samples_and_alerts_only_on_a_
     // Counter, token and clock move on every check: nothing raises; the price does, once.
     let history = checks(&api, &user, &id, 18).await;
     let values: Vec<&str> = history.iter().map(|e| e["raw"].as_str().unwrap()).collect();
-    assert!(values.windows(2).all(|w| w[0] != w[1]), "every check differs: {values:?}");
+    assert!(
+        values.windows(2).all(|w| w[0] != w[1]),
+        "every check differs: {values:?}"
+    );
     assert!(values.last().unwrap().contains("128.99"));
     assert_eq!(raised(&api, &user, &id).await, ["NotEq"], "{values:#?}");
 }
@@ -425,11 +431,16 @@ async fn a_page_with_no_stable_part_says_so_and_never_alerts() {
     for n in [1, 2, 3] {
         checks(&api, &user, &id, n).await;
         let monitor = task(&api, &user, &id).await;
-        assert!(monitor["noiseNotice"].is_string(), "after {n} checks: {monitor}");
+        assert!(
+            monitor["noiseNotice"].is_string(),
+            "after {n} checks: {monitor}"
+        );
     }
     let history = checks(&api, &user, &id, 12).await;
     let monitor = task(&api, &user, &id).await;
-    let notice = monitor["noiseNotice"].as_str().unwrap_or_else(|| panic!("{monitor}"));
+    let notice = monitor["noiseNotice"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{monitor}"));
     assert_eq!(notice, wachet::alerts::noise::UNSTABLE);
     // Its quick samples showed it at once: no check alerts, the notice says why.
     assert_eq!(

@@ -232,10 +232,7 @@ async fn the_noise_section_switches_removes_and_adds_masks_in_a_real_browser() {
         "document.querySelector('.status .noise-notice').textContent",
     )
     .await;
-    assert!(
-        notice.contains(wachet::alerts::noise::UNSTABLE),
-        "{notice}"
-    );
+    assert!(notice.contains(wachet::alerts::noise::UNSTABLE), "{notice}");
     screenshot(&page, "monitor-noise-notice", 1440).await;
     screenshot(&page, "monitor-noise-notice", 375).await;
     driver.close().await;
