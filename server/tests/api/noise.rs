@@ -385,6 +385,22 @@ async fn a_new_selection_drops_the_learned_masks_and_learns_again() {
     let before = masks(&with_learned_masks(&api, &user, &id).await);
     assert!(before.contains(&("Help".to_string(), false, true)));
 
+    // A PUT from a client that read the monitor before it learned (its list has only the
+    // person's mask) keeps the learned masks; switching one off sticks.
+    let mut stale = task(&api, &user, &id).await;
+    stale["noise"] = json!([{"pattern": "Help"}]);
+    api.put(&user, "/thirdparty/v1/task", stale).await.ok();
+    assert_eq!(masks(&task(&api, &user, &id).await), before);
+    let mut off = task(&api, &user, &id).await;
+    let learned_one = before.iter().position(|m| m.1).unwrap();
+    off["noise"][learned_one]["active"] = json!(false);
+    api.put(&user, "/thirdparty/v1/task", off).await.ok();
+    let switched = masks(&task(&api, &user, &id).await);
+    assert!(
+        !switched[learned_one].2 && switched[learned_one].1,
+        "{switched:?}"
+    );
+
     // Another selection: the learned masks go at once, the person's stays, and the next
     // check learns the new value's noise.
     let mut edit = task(&api, &user, &id).await;
