@@ -107,16 +107,21 @@ pub fn study(comparator: &Comparator, samples: &[&str]) -> Study {
     let Some(first) = samples.first() else {
         return Study::default();
     };
+    if samples.len() < 2 || room == 0 {
+        return Study::default();
+    }
+    // The first sample's masked key under the masks so far, when it is up to date.
+    let mut base = None;
     for _ in 0..ROUNDS {
         let current = comparator.with(&masks);
-        let base = current.masked_line_key(first);
+        let first_key = current.masked_line_key(first);
         let mut more = Vec::new();
         for sample in &samples[1..] {
             let key = current.masked_line_key(sample);
-            if key == base {
+            if key == first_key {
                 continue;
             }
-            let found = spans::differences(&base, &key);
+            let found = spans::differences(&first_key, &key);
             if found.nothing_stable {
                 return unstable();
             }
@@ -133,12 +138,20 @@ pub fn study(comparator: &Comparator, samples: &[&str]) -> Study {
             }
         }
         if more.is_empty() {
+            base = Some(first_key);
             break;
         }
         masks.extend(more);
     }
-    masks.truncate(room);
-    if !masks.is_empty() && !has_stable_part(&comparator.with(&masks).masked_line_key(first)) {
+    if masks.len() > room {
+        masks.truncate(room);
+        base = None;
+    }
+    if masks.is_empty() {
+        return Study::default();
+    }
+    let base = base.unwrap_or_else(|| comparator.with(&masks).masked_line_key(first));
+    if !has_stable_part(&base) {
         return unstable();
     }
     Study {

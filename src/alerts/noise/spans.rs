@@ -154,7 +154,9 @@ impl Lines<'_> {
     /// The masks of a changed run of lines compared word by word, when its lines pair up and
     /// each pair still shares enough words; otherwise why the run is to be masked as a block.
     fn within(&self, o: Range<usize>, n: Range<usize>, deadline: Instant) -> Within {
-        if o.len() != n.len() {
+        // More changed lines in a row than masks a comparison writes: a block, and no word
+        // diffs of thousands of lines.
+        if o.len() != n.len() || o.len() > MAX_HUNKS {
             return Within::Block;
         }
         let mut pairs = Vec::with_capacity(o.len());
