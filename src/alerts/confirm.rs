@@ -23,7 +23,9 @@
 //! twice in a row wins; a value that is neither the candidate nor the confirmed one means the
 //! page never came back in three checks, and the change raises with that last value (a page
 //! that changes on every check must not keep a real change from its owner for ever: until its
-//! noise is masked, it raises at most once every third check instead of on every check). So at
+//! noise is masked, it raises at most once every third check instead of on every check, and once
+//! learning finds that no part of it stays the same ([`LearnState::is_unstable`]), its changes
+//! are recorded without raising). So at
 //! most two early checks follow a regular one, and a flip-flop between two values (or a value
 //! shown for one request) raises nothing. A failed check in between is skipped: it neither
 //! confirms nor drops a candidate.

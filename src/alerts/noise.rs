@@ -55,6 +55,9 @@ pub use state::{LearnState, SpanCandidate, UNSTABLE};
 
 use super::compare::{Comparator, MAX_MASKS, PLACEHOLDER};
 use crate::model::NoiseMask;
+use regex::Regex;
+use std::collections::HashSet;
+use std::sync::LazyLock;
 
 /// How many more times a new monitor's value is fetched, after its first check, to learn its
 /// noise ([`learn`]).
@@ -71,6 +74,11 @@ pub const COVERED: &str = "The noise masks cover the whole value, so nothing is 
 compare and no change can alert. Remove a mask, or choose a part of the page (xPath) that holds \
 what you watch.";
 
+/// The mask of a copyright line's year (the last year of a range).
+const COPYRIGHT_YEAR: &str = r"(?i:©|\(c\)|copyright)(?: ?[0-9]{4} ?-)? ?([0-9]{4})";
+
+static COPYRIGHT: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(COPYRIGHT_YEAR).ok());
+
 /// What [`study`] learned from quick samples.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Study {
@@ -84,7 +92,9 @@ pub struct Study {
 /// The masks that cover the differences among `samples`, values of one monitor taken seconds
 /// apart (so nothing really changed) and compared as `comparator` compares them, each
 /// generalised to the text around it (a counter between the same words, a date in the same
-/// place). Masks `comparator` already has are not returned again, and `comparator`'s masks
+/// place), and the year of a copyright line (it rolls over at the new year, which samples
+/// seconds apart never see). Masks `comparator` already has are not returned again, and
+/// `comparator`'s masks
 /// and the ones returned are at most [`MAX_MASKS`]. See [`study`] for the outcomes.
 pub fn learn(comparator: &Comparator, samples: &[&str]) -> Vec<NoiseMask> {
     study(comparator, samples).masks
@@ -107,16 +117,30 @@ pub fn study(comparator: &Comparator, samples: &[&str]) -> Study {
     let Some(first) = samples.first() else {
         return Study::default();
     };
+    if samples.len() < 2 || room == 0 {
+        return Study::default();
+    }
+    // The first sample's masked key under the masks so far, when it is up to date.
+    let mut base = None;
     for _ in 0..ROUNDS {
         let current = comparator.with(&masks);
-        let base = current.masked_line_key(first);
+        let first_key = current.masked_line_key(first);
+        let keys: Vec<String> = samples[1..]
+            .iter()
+            .map(|s| current.masked_line_key(s))
+            .collect();
+        // Lines every sample has: the only anchors for blocks.
+        let mut stable: HashSet<&str> = first_key.split('\n').collect();
+        for key in &keys {
+            let lines: HashSet<&str> = key.split('\n').collect();
+            stable.retain(|l| lines.contains(l));
+        }
         let mut more = Vec::new();
-        for sample in &samples[1..] {
-            let key = current.masked_line_key(sample);
-            if key == base {
+        for key in &keys {
+            if *key == first_key {
                 continue;
             }
-            let found = spans::differences(&base, &key);
+            let found = spans::differences_within(&first_key, key, Some(&stable));
             if found.nothing_stable {
                 return unstable();
             }
@@ -133,12 +157,43 @@ pub fn study(comparator: &Comparator, samples: &[&str]) -> Study {
             }
         }
         if more.is_empty() {
+            base = Some(first_key);
             break;
         }
         masks.extend(more);
     }
-    masks.truncate(room);
-    if !masks.is_empty() && !has_stable_part(&comparator.with(&masks).masked_line_key(first)) {
+    // The year of a copyright line rolls over at the new year and means nothing to a watcher;
+    // samples seconds apart never see it move.
+    if let Some(year) = COPYRIGHT
+        .as_ref()
+        .and_then(|re| re.captures(base.as_deref().unwrap_or(first)))
+        .and_then(|c| c.get(1))
+    {
+        let known = comparator
+            .with(&masks)
+            .mask_spans(&crate::normalize::line_key(first));
+        if !known
+            .iter()
+            .any(|r| r.start <= year.start() && year.end() <= r.end)
+        {
+            masks.push(NoiseMask {
+                pattern: COPYRIGHT_YEAR.to_string(),
+                learned: true,
+                active: true,
+                example: Some(year.as_str().to_string()),
+            });
+            base = None;
+        }
+    }
+    if masks.len() > room {
+        masks.truncate(room);
+        base = None;
+    }
+    if masks.is_empty() {
+        return Study::default();
+    }
+    let base = base.unwrap_or_else(|| comparator.with(&masks).masked_line_key(first));
+    if !has_stable_part(&base) {
         return unstable();
     }
     Study {

@@ -14,6 +14,7 @@
 use super::classes::Class;
 use crate::alerts::compare::PLACEHOLDER;
 use similar::{Algorithm, DiffTag};
+use std::collections::HashSet;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
@@ -66,6 +67,17 @@ pub(crate) struct Differences {
 /// mask; a place a mask cannot describe (text inserted with nothing volatile beside it) gives
 /// none either, so the masks may leave some differences unexplained.
 pub(crate) fn differences(old: &str, new: &str) -> Differences {
+    differences_within(old, new, None)
+}
+
+/// [`differences`], where a block's anchors must be lines of `stable` (lines that every sample
+/// of a monitor has): a list item that kept its place in two samples is no anchor when a
+/// third moved it.
+pub(crate) fn differences_within(
+    old: &str,
+    new: &str,
+    stable: Option<&HashSet<&str>>,
+) -> Differences {
     let mut out = Differences::default();
     if old == new {
         return out;
@@ -96,6 +108,7 @@ pub(crate) fn differences(old: &str, new: &str) -> Differences {
     let lines = Lines {
         old: &old_lines,
         new: &new_lines,
+        stable,
     };
     // Each changed run of lines is masked span by span, or as a block; blocks a line or two
     // apart are one block (a shuffled list in which an item or two kept their place).
@@ -109,10 +122,11 @@ pub(crate) fn differences(old: &str, new: &str) -> Differences {
             Within::Block => false,
             Within::TooLong => true,
         };
+        let (o, n) = lines.grow(o, n);
         match blocks.last_mut() {
-            Some((lo, ln, long)) if o.start <= lo.end + BLOCK_GAP && n.start >= ln.end => {
-                lo.end = o.end;
-                ln.end = n.end;
+            Some((lo, ln, long)) if o.start <= lo.end + BLOCK_GAP => {
+                lo.end = lo.end.max(o.end);
+                ln.end = ln.end.max(n.end);
                 *long |= too_long;
             }
             _ => blocks.push((o, n, too_long)),
@@ -148,13 +162,16 @@ enum Within {
 struct Lines<'a> {
     old: &'a [&'a str],
     new: &'a [&'a str],
+    stable: Option<&'a HashSet<&'a str>>,
 }
 
 impl Lines<'_> {
     /// The masks of a changed run of lines compared word by word, when its lines pair up and
     /// each pair still shares enough words; otherwise why the run is to be masked as a block.
     fn within(&self, o: Range<usize>, n: Range<usize>, deadline: Instant) -> Within {
-        if o.len() != n.len() {
+        // More changed lines in a row than masks a comparison writes: a block, and no word
+        // diffs of thousands of lines.
+        if o.len() != n.len() || o.len() > MAX_HUNKS {
             return Within::Block;
         }
         let mut pairs = Vec::with_capacity(o.len());
@@ -176,6 +193,23 @@ impl Lines<'_> {
             found.extend(pair.masks(above, below));
         }
         Within::Masks(found)
+    }
+
+    /// The run `o` (old lines) / `n` (new lines) grown over equal lines on both sides until
+    /// the lines beside it are anchors: stable in every sample, with a letter or a digit.
+    fn grow(&self, mut o: Range<usize>, mut n: Range<usize>) -> (Range<usize>, Range<usize>) {
+        let anchor = |line: &str| {
+            line.chars().any(char::is_alphanumeric) && self.stable.is_none_or(|s| s.contains(line))
+        };
+        while o.start > 0 && n.start > 0 && !anchor(self.old[o.start - 1]) {
+            o.start -= 1;
+            n.start -= 1;
+        }
+        while o.end < self.old.len() && n.end < self.new.len() && !anchor(self.old[o.end]) {
+            o.end += 1;
+            n.end += 1;
+        }
+        (o, n)
     }
 
     /// The mask of a changed run of lines as one block between the nearest stable lines;
@@ -352,18 +386,31 @@ impl<'a> Pair<'a> {
             }
         }
         spans.sort_by_key(|s| s.1.start);
+        // Spans between the first and the last varying words join them, unless stable text
+        // between holds a digit (a price beside a moving currency sign stays compared).
+        if let (Some(first), Some(last)) = (
+            spans.iter().position(|s| s.0 == Class::Words),
+            spans.iter().rposition(|s| s.0 == Class::Words),
+        ) {
+            let between = &self.a[spans[first].1.end..spans[last].1.start.max(spans[first].1.end)];
+            if !between.chars().any(|c| c.is_ascii_digit()) {
+                for s in &mut spans[first..=last] {
+                    s.0 = Class::Words;
+                }
+            }
+        }
         let mut joined: Vec<(Class, Range<usize>, Range<usize>)> = Vec::new();
         for s in spans {
             if let Some(last) = joined.last_mut() {
                 let overlap = s.1.start < last.1.end || s.2.start < last.2.end;
+                // Varying words on one line are one span, with whatever lies between them: a
+                // list shuffled within its line, an ad whose words share a few with the next.
                 let words_between = last.0 == Class::Words
                     && s.0 == Class::Words
                     && s.1.start >= last.1.end
-                    && tokens(&self.a[last.1.end..s.1.start])
-                        .iter()
-                        .filter(|t| is_word(&self.a[last.1.end..s.1.start][(*t).clone()]))
-                        .count()
-                        <= 2;
+                    && !self.a[last.1.end..s.1.start]
+                        .chars()
+                        .any(|c| c.is_ascii_digit());
                 if overlap || words_between {
                     let class = if last.0 == s.0 { s.0 } else { Class::Words };
                     last.0 = class;
@@ -385,6 +432,14 @@ impl<'a> Pair<'a> {
         h: &(Range<usize>, Range<usize>),
     ) -> Option<(Class, Range<usize>, Range<usize>)> {
         let (mut ra, mut rb) = h.clone();
+        // A span an earlier mask hides on one side (the mask's anchor changed on the other):
+        // the kind of the text on the other side.
+        if &self.a[ra.clone()] == PLACEHOLDER {
+            return Class::covering_one(self.b, rb).map(|(c, r)| (c, ra, r));
+        }
+        if &self.b[rb.clone()] == PLACEHOLDER {
+            return Class::covering_one(self.a, ra).map(|(c, r)| (c, r, rb));
+        }
         if ra.is_empty() || rb.is_empty() {
             let before = last_token(&self.a[..ra.start]);
             if before > 0 && last_token(&self.b[..rb.start]) == before {

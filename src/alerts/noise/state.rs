@@ -45,10 +45,14 @@ pub struct LearnState {
     /// Spans seen changing, not (yet) noise.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<SpanCandidate>,
-    /// Of the last [`WINDOW`] checks, those that differed everywhere (no stable line): bit 0
-    /// is the latest.
+    /// Of the last [`WINDOW`] checks, those that differed everywhere (no stable line) with a
+    /// value not seen before: bit 0 is the latest.
     #[serde(skip_serializing_if = "is_zero")]
     pub unstable: u8,
+    /// Hashes of the values seen on those checks (at most eight), so a real change of a
+    /// one-line value, its confirmation and its revert count once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unstable_values: Vec<u32>,
 }
 
 fn is_zero(bits: &u8) -> bool {
@@ -100,7 +104,14 @@ impl LearnState {
         }
         let found = differences(before, after);
         if found.nothing_stable {
-            self.unstable |= 1;
+            for value in [before, after] {
+                let h = hash(value);
+                if !self.unstable_values.contains(&h) {
+                    // A value not seen before: the check that shows it counts.
+                    self.unstable |= u8::from(value == after);
+                    remember(&mut self.unstable_values, h);
+                }
+            }
             return Vec::new();
         }
         let day = at.map(|t| t.date_naive());
@@ -118,9 +129,12 @@ impl LearnState {
         self.tick();
     }
 
-    /// Whether most recent checks differed everywhere: the value has no stable part.
+    /// Whether the latest check and at least three more of the last [`WINDOW`] differed
+    /// everywhere, each with a value not seen before: the value has no stable part. (Four,
+    /// not three: the confirmation raises a page that never repeats once, on its fourth
+    /// value, before this holds.)
     pub fn is_unstable(&self) -> bool {
-        self.unstable & 1 == 1 && self.unstable.count_ones() >= 3
+        self.unstable & 1 == 1 && self.unstable.count_ones() >= 4
     }
 
     /// What to tell a person about this monitor's noise, when there is something to tell:
@@ -174,10 +188,7 @@ impl LearnState {
         let h = hash(&found.new);
         if !c.texts.contains(&h) {
             c.fresh |= 1;
-            if c.texts.len() >= MAX_TEXTS {
-                c.texts.remove(0);
-            }
-            c.texts.push(h);
+            remember(&mut c.texts, h);
         }
         if let Some(day) = day
             && found.class == Class::DateTime
@@ -189,9 +200,7 @@ impl LearnState {
                 c.today.remove(0);
             }
         }
-        let fresh = c.fresh.count_ones();
-        let in_a_row = c.fresh & (c.fresh >> 1) != 0;
-        let noise = (fresh >= 3 && in_a_row) || fresh >= 4 || c.today.len() >= 2;
+        let noise = often(c.fresh) || c.today.len() >= 2;
         if !noise {
             return None;
         }
@@ -203,6 +212,21 @@ impl LearnState {
             example: Some(c.example),
         })
     }
+}
+
+/// Whether a window of fresh checks (bit 0 the latest) makes a span noise: three fresh
+/// checks, two of them in a row, or four.
+fn often(fresh: u8) -> bool {
+    let n = fresh.count_ones();
+    (n >= 3 && fresh & (fresh >> 1) != 0) || n >= 4
+}
+
+/// Adds `h` to a bounded list of hashes, forgetting the oldest.
+fn remember(hashes: &mut Vec<u32>, h: u32) {
+    if hashes.len() >= MAX_TEXTS {
+        hashes.remove(0);
+    }
+    hashes.push(h);
 }
 
 /// The notice of a value with no stable part.
