@@ -451,6 +451,31 @@ fn tokens_nonces_session_ids_and_hashed_class_names() {
     });
 }
 
+fn stock_table(counts: [u32; 3], promo: &str) -> String {
+    format!(
+        "Tool hire prices\nHammer drill 18 V 1,249.90 EUR · {} in stock\n\
+         Jigsaw 650 W 84.40 EUR · {} in stock\nOrbital sander 129.50 EUR · {} in stock\n{promo}\n\
+         Prices include VAT.",
+        counts[0], counts[1], counts[2]
+    )
+}
+
+#[test]
+fn a_table_of_counters_beside_a_rotating_promo_stays_compared() {
+    assert_learned(&Case {
+        name: "stock counters in every row and a promo line that rotates below them",
+        samples: vec![
+            stock_table([12, 4, 9], "10% off with code WINTER"),
+            stock_table([11, 5, 8], "Free delivery from 99 EUR"),
+        ],
+        later: stock_table([3, 0, 14], "Pick up in store within 2 hours"),
+        changes: vec![
+            ("one character in a price", "1,249.90", "1,249.99"),
+            ("a removed row", "Jigsaw 650 W 84.40 EUR · 0 in stock\n", ""),
+        ],
+    });
+}
+
 #[test]
 fn number_formats_are_no_difference_and_learn_nothing() {
     let a = "Perceuse 1 249,90\u{a0}€\nScie 84,40 €";

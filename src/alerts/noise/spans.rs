@@ -175,22 +175,31 @@ impl Lines<'_> {
             return Within::Block;
         }
         let mut pairs = Vec::with_capacity(o.len());
+        let mut unlike = 0;
         for (i, j) in o.clone().zip(n) {
             let (a, b) = (self.old[i], self.new[j]);
             if a.len() > MAX_LINE || b.len() > MAX_LINE {
                 return Within::TooLong;
             }
             let pair = Pair::diff(a, b, deadline);
-            if !pair.alike() {
-                return Within::Block;
-            }
+            unlike += usize::from(!pair.alike());
             pairs.push((i, pair));
+        }
+        // Two unlike lines or more are a list or a block of text that changed: one block. One
+        // unlike line among lines that kept most words (a rotating promo under a table whose
+        // currency signs move) is masked alone, so the table stays compared.
+        if unlike > 1 || (unlike == 1 && pairs.len() == 1) {
+            return Within::Block;
         }
         let mut found = Vec::new();
         for (i, pair) in pairs {
             let above = i.checked_sub(1).map(|k| self.old[k]);
             let below = self.old.get(i + 1).copied();
-            found.extend(pair.masks(above, below));
+            if pair.alike() {
+                found.extend(pair.masks(above, below));
+            } else if let Some(f) = whole_line(&pair, above, below) {
+                found.push(f);
+            }
         }
         Within::Masks(found)
     }
@@ -234,6 +243,30 @@ impl Lines<'_> {
             new: example(&self.new[n].join("\n")),
         })
     }
+}
+
+/// The mask of a line that changed whole, between its neighbours: the line after the last
+/// words of the line above, or before the first words of the line below.
+fn whole_line(pair: &Pair<'_>, above: Option<&str>, below: Option<&str>) -> Option<Found> {
+    let mut alternatives = Vec::new();
+    if let Some(words) = above
+        .map(|l| suffix_words(l, CONTEXT_WORDS, CONTEXT_BYTES))
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+    {
+        alternatives.push(format!("(?i:{})\\n([^\\n]*)$", literal(words)));
+    }
+    if let Some(words) = below
+        .map(|l| prefix_words(l, CONTEXT_WORDS, CONTEXT_BYTES))
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+    {
+        alternatives.push(format!("^([^\\n]*)\\n(?i:{})", literal(words)));
+    }
+    (!alternatives.is_empty()).then(|| Found {
+        pattern: alternatives.join("|"),
+        class: Class::Words,
+        old: example(pair.a),
+        new: example(pair.b),
+    })
 }
 
 /// The end of a stable line above a block: the whole line from its start when short, else its
