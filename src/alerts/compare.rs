@@ -239,6 +239,11 @@ impl Comparator {
         merged
     }
 
+    /// How many masks this comparator applies.
+    pub fn mask_count(&self) -> usize {
+        self.masks.len()
+    }
+
     /// Whether this comparator is [`crate::normalize::same`] on values that are not JSON
     /// documents (no masks, lines in order).
     pub fn is_plain(&self) -> bool {

@@ -23,7 +23,9 @@
 //! twice in a row wins; a value that is neither the candidate nor the confirmed one means the
 //! page never came back in three checks, and the change raises with that last value (a page
 //! that changes on every check must not keep a real change from its owner for ever: until its
-//! noise is masked, it raises at most once every third check instead of on every check). So at
+//! noise is masked, it raises at most once every third check instead of on every check, and once
+//! learning finds that no part of it stays the same ([`LearnState::is_unstable`]), its changes
+//! are recorded without raising). So at
 //! most two early checks follow a regular one, and a flip-flop between two values (or a value
 //! shown for one request) raises nothing. A failed check in between is skipped: it neither
 //! confirms nor drops a candidate.
@@ -339,6 +341,7 @@ fn judge_value(
         // No change, or a revert while a change waited: nothing to raise. The spelling seen
         // last is kept, as the history shows it.
         next.variants.saw(print);
+        next.noise.quiet();
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged::default();
@@ -353,10 +356,21 @@ fn judge_value(
     }
     // A span that keeps changing from check to check becomes noise; when that explains the
     // whole difference, there is no change.
-    let learned = next.noise.observe(
+    let learned = next.noise.observe_at(
         &comparator.masked_line_key(confirmed),
         &comparator.masked_line_key(value),
+        Some(at),
     );
+    // A value with no stable part: its changes are recorded, never alerted on (the monitor's
+    // noise notice says so), or it would raise on every third check for ever.
+    if next.noise.is_unstable() {
+        next.alerts.last_value = Some(value.to_string());
+        next.pending.clear();
+        return Judged {
+            learned,
+            ..Judged::default()
+        };
+    }
     if !learned.is_empty() && comparator.with(&learned).same(confirmed, value) {
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();

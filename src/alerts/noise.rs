@@ -1,8 +1,5 @@
 //! Learned noise: the spans of a monitor's value that change without meaning.
 //!
-//! STUB (issue 19 item 5): the types and hooks the confirmation and the service use are in
-//! place; learning itself returns nothing yet.
-//!
 //! Two sources teach a monitor its noise:
 //!
 //! - quick samples when the monitor is created or its selection changes: the caller fetches
@@ -10,33 +7,57 @@
 //!   first check, and [`learn`] returns the masks that cover their differences (values
 //!   seconds apart differ only by noise), each generalised to the text around it;
 //! - later checks ([`LearnState::observe`], called by [`super::confirm::decide`]): a span that
-//!   keeps changing from check to check is noise once it changed on most of the recent checks.
+//!   keeps changing from check to check is noise once it changed on most of the recent checks
+//!   (the rule is in [`state`]).
+//!
+//! A mask covers one span, not its line: the span's kind (a date or a time in a common format
+//! and locale, a relative time, a number or counter in any grouping, a UUID, a hex hash, a
+//! token or id, a currency sign; [`classes`]) between a few words of the stable text on each
+//! side, written `LEFT(KIND)|(KIND)RIGHT` so it keeps working when one side later changes. So
+//! the next day's date or the next count is masked too, and a real change beside the span
+//! (another word, another number in other words) still differs. Text no kind explains (a
+//! rotating ad) is masked as the varying words between its anchors; lines that differ whole
+//! (a shuffled list, a feed with new items) as one block between the nearest stable lines.
+//! How differences are found and written, and the bounds on that work, are in [`spans`].
+//!
+//! Learning never returns a mask that would leave nothing to compare: when no part of the
+//! value stays the same, [`study`] (and [`LearnState::notice`] for later checks) says so in
+//! words for a person instead, and the monitor keeps recording its history.
+//!
+//! ```
+//! use wachet::alerts::compare::Comparator;
+//! use wachet::alerts::noise::learn;
+//!
+//! let samples = [
+//!     "Aurora Espresso Machine\n$129.99\nIn stock · 12 bought in the last hour\n\
+//!      Updated 3 minutes ago · Wednesday, December 31, 2026",
+//!     "Aurora Espresso Machine\n$129.99\nIn stock · 15 bought in the last hour\n\
+//!      Updated just now · Thursday, January 1, 2027",
+//! ];
+//! let comparator = Comparator::default();
+//! let masks = learn(&comparator, &samples);
+//! let learned = comparator.with(&masks);
+//! assert!(learned.same(samples[0], samples[1]));
+//! // A later count and time are noise too; a new price or stock word is a change.
+//! let later = "Aurora Espresso Machine\n$129.99\nIn stock · 31 bought in the last hour\n\
+//!              Updated 1 hour ago · Friday, January 2, 2027";
+//! assert!(learned.same(samples[0], later));
+//! assert!(!learned.same(later, &later.replace("$129.99", "$128.99")));
+//! assert!(!learned.same(later, &later.replace("In stock", "Only 2 left")));
+//! ```
 
-use super::compare::Comparator;
+pub(crate) mod classes;
+mod dates;
+pub(crate) mod spans;
+pub mod state;
+
+pub use state::{LearnState, SpanCandidate, UNSTABLE};
+
+use super::compare::{Comparator, MAX_MASKS, PLACEHOLDER};
 use crate::model::NoiseMask;
-use serde::{Deserialize, Serialize};
-
-/// What a monitor's learning remembers between checks (kept in
-/// [`super::confirm::ConfirmState`]). Bounded: a fixed number of candidate spans.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct LearnState {}
-
-impl LearnState {
-    /// Records a check whose masked line key ([`super::compare::Comparator::masked_line_key`])
-    /// is `after`, the previous check's being `before`; returns the masks that became noise
-    /// with it (spans that changed on most recent checks), none most of the time.
-    pub fn observe(&mut self, before: &str, after: &str) -> Vec<NoiseMask> {
-        let _ = (before, after);
-        Vec::new()
-    }
-
-    /// What to tell a person about this monitor's noise, when there is something to tell (for
-    /// example that no part of the value stays the same from check to check).
-    pub fn notice(&self) -> Option<String> {
-        None
-    }
-}
+use regex::Regex;
+use std::collections::HashSet;
+use std::sync::LazyLock;
 
 /// How many more times a new monitor's value is fetched, after its first check, to learn its
 /// noise ([`learn`]).
@@ -45,11 +66,164 @@ pub const QUICK_SAMPLES: usize = 2;
 /// The pause between those fetches: long enough for a clock shown to the second to tick.
 pub const QUICK_SPACING: std::time::Duration = std::time::Duration::from_millis(1500);
 
+/// How many times [`study`] looks again at what its masks leave different.
+const ROUNDS: usize = 3;
+
+/// The notice of masks that leave nothing of the value to compare ([`coverage_notice`]).
+pub const COVERED: &str = "The noise masks cover the whole value, so nothing is left to \
+compare and no change can alert. Remove a mask, or choose a part of the page (xPath) that holds \
+what you watch.";
+
+/// The mask of a copyright line's year (the last year of a range).
+const COPYRIGHT_YEAR: &str = r"(?i:©|\(c\)|copyright)(?: ?[0-9]{4} ?-)? ?([0-9]{4})";
+
+static COPYRIGHT: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(COPYRIGHT_YEAR).ok());
+
+/// What [`study`] learned from quick samples.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Study {
+    /// The masks to add to the monitor's `noise` (see [`learn`]).
+    pub masks: Vec<NoiseMask>,
+    /// What to tell a person, when there is something to tell: no part of the value stayed
+    /// the same ([`UNSTABLE`]).
+    pub notice: Option<String>,
+}
+
 /// The masks that cover the differences among `samples`, values of one monitor taken seconds
 /// apart (so nothing really changed) and compared as `comparator` compares them, each
 /// generalised to the text around it (a counter between the same words, a date in the same
-/// place). Masks `comparator` already has are not returned again.
+/// place), and the year of a copyright line (it rolls over at the new year, which samples
+/// seconds apart never see). Masks `comparator` already has are not returned again, and
+/// `comparator`'s masks
+/// and the ones returned are at most [`MAX_MASKS`]. See [`study`] for the outcomes.
 pub fn learn(comparator: &Comparator, samples: &[&str]) -> Vec<NoiseMask> {
-    let _ = (comparator, samples);
-    Vec::new()
+    study(comparator, samples).masks
+}
+
+/// [`learn`], with what to tell a person. Outcomes:
+///
+/// - fewer than two samples, or samples that are the same: no mask, no notice;
+/// - samples that differ in places a mask can describe: masks (`learned`, `active`, with the
+///   text each masked as its example) under which the samples are the same, as far as masks
+///   can make them so (text inserted with nothing volatile beside it stays a difference);
+/// - samples with no line in common, or masks that would leave no letter or digit of the value
+///   to compare: no mask, and the notice [`UNSTABLE`].
+///
+/// The work is bounded for any input (see [`spans`]): a 10 MB value, one huge line or 100,000
+/// lines are compared line by line under a deadline.
+pub fn study(comparator: &Comparator, samples: &[&str]) -> Study {
+    let room = MAX_MASKS.saturating_sub(comparator.mask_count());
+    let mut masks: Vec<NoiseMask> = Vec::new();
+    let Some(first) = samples.first() else {
+        return Study::default();
+    };
+    if samples.len() < 2 || room == 0 {
+        return Study::default();
+    }
+    // The first sample's masked key under the masks so far, when it is up to date.
+    let mut base = None;
+    for _ in 0..ROUNDS {
+        let current = comparator.with(&masks);
+        let first_key = current.masked_line_key(first);
+        let keys: Vec<String> = samples[1..]
+            .iter()
+            .map(|s| current.masked_line_key(s))
+            .collect();
+        // Lines every sample has: the only anchors for blocks.
+        let mut stable: HashSet<&str> = first_key.split('\n').collect();
+        for key in &keys {
+            let lines: HashSet<&str> = key.split('\n').collect();
+            stable.retain(|l| lines.contains(l));
+        }
+        let mut more = Vec::new();
+        for key in &keys {
+            if *key == first_key {
+                continue;
+            }
+            let found = spans::differences_within(&first_key, key, Some(&stable));
+            if found.nothing_stable {
+                return unstable();
+            }
+            for f in found.found {
+                let known = masks.iter().chain(&more).any(|m| m.pattern == f.pattern);
+                if !known && usable(&f.pattern) {
+                    more.push(NoiseMask {
+                        pattern: f.pattern,
+                        learned: true,
+                        active: true,
+                        example: Some(f.new),
+                    });
+                }
+            }
+        }
+        if more.is_empty() {
+            base = Some(first_key);
+            break;
+        }
+        masks.extend(more);
+    }
+    // The year of a copyright line rolls over at the new year and means nothing to a watcher;
+    // samples seconds apart never see it move.
+    if let Some(year) = COPYRIGHT
+        .as_ref()
+        .and_then(|re| re.captures(base.as_deref().unwrap_or(first)))
+        .and_then(|c| c.get(1))
+    {
+        let known = comparator
+            .with(&masks)
+            .mask_spans(&crate::normalize::line_key(first));
+        if !known
+            .iter()
+            .any(|r| r.start <= year.start() && year.end() <= r.end)
+        {
+            masks.push(NoiseMask {
+                pattern: COPYRIGHT_YEAR.to_string(),
+                learned: true,
+                active: true,
+                example: Some(year.as_str().to_string()),
+            });
+            base = None;
+        }
+    }
+    if masks.len() > room {
+        masks.truncate(room);
+        base = None;
+    }
+    if masks.is_empty() {
+        return Study::default();
+    }
+    let base = base.unwrap_or_else(|| comparator.with(&masks).masked_line_key(first));
+    if !has_stable_part(&base) {
+        return unstable();
+    }
+    Study {
+        masks,
+        notice: None,
+    }
+}
+
+/// [`COVERED`] when `comparator`'s masks leave no letter or digit of `value` to compare (and
+/// the value had some), else `None`.
+pub fn coverage_notice(comparator: &Comparator, value: &str) -> Option<String> {
+    let masked = comparator.masked_line_key(value);
+    (has_stable_part(value) && !has_stable_part(&masked)).then(|| COVERED.to_string())
+}
+
+fn unstable() -> Study {
+    Study {
+        masks: Vec::new(),
+        notice: Some(UNSTABLE.to_string()),
+    }
+}
+
+/// Whether a masked key keeps a letter or a digit outside its placeholders.
+fn has_stable_part(masked: &str) -> bool {
+    masked
+        .chars()
+        .any(|c| c.is_alphanumeric() && c.to_string() != PLACEHOLDER)
+}
+
+/// Whether a learned pattern compiles under the limits a person's pattern has.
+fn usable(pattern: &str) -> bool {
+    crate::pattern::compile_pattern(&format!("(?m){pattern}")).is_ok()
 }

@@ -11,6 +11,7 @@ mod extract_budget;
 mod fetch;
 mod fixtures;
 mod model;
+mod noise;
 mod politeness;
 mod render;
 mod render_hostile;

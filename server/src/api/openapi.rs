@@ -27,7 +27,11 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        `GET /notification/{alertId}/deliveries`, \
                        `POST /notification/{alertId}/deliveries/{deliveryId}/retry`, \
                        `GET`/`POST /user/notificationEndpoints/test`, `GET`/`POST /user/feeds`, \
-                       `DELETE /user/feeds/{feedId}`.",
+                       `DELETE /user/feeds/{feedId}`. Extension fields of a monitor: \
+                       `errorAfterFailures`; `noise` (noise masks: learned ones are kept when \
+                       a PUT leaves them out, switch one off with `active: false`; `learned` \
+                       and `example` are read-only), `compareLines` and the read-only \
+                       `noiseNotice` (issue 19: learned noise).",
     ),
     modifiers(&BearerScheme),
     components(schemas(super::problem::Problem)),
@@ -92,8 +96,30 @@ pub fn routes() -> OpenApiRouter<AppState> {
 }
 
 /// The document (as JSON) and Swagger UI, which loads it.
-pub fn docs_routes(document: utoipa::openapi::OpenApi) -> Router<AppState> {
+pub fn docs_routes(mut document: utoipa::openapi::OpenApi) -> Router<AppState> {
+    read_only(&mut document);
     utoipa_swagger_ui::SwaggerUi::new(DOCS_PATH)
         .url(OPENAPI_PATH, document)
         .into()
+}
+
+/// Marks the fields the service fills and ignores on input as `readOnly` (the schemas come
+/// from the model's derive, which knows nothing of what the service writes).
+fn read_only(document: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{RefOr, Schema};
+    const FIELDS: &[(&str, &str)] = &[
+        ("Monitor", "noiseNotice"),
+        ("NoiseMask", "learned"),
+        ("NoiseMask", "example"),
+    ];
+    let Some(components) = document.components.as_mut() else {
+        return;
+    };
+    for (schema, field) in FIELDS {
+        if let Some(RefOr::T(Schema::Object(object))) = components.schemas.get_mut(*schema)
+            && let Some(RefOr::T(Schema::Object(property))) = object.properties.get_mut(*field)
+        {
+            property.read_only = Some(true);
+        }
+    }
 }

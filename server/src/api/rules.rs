@@ -4,7 +4,8 @@
 
 use super::problem::ApiError;
 use wachet::Checker;
-use wachet::model::{Folder, MessagingServiceType, Monitor, NotificationEndpoint};
+use wachet::alerts::compare::{Comparator, CompareError, MAX_MASKS};
+use wachet::model::{Folder, MessagingServiceType, Monitor, NoiseMask, NotificationEndpoint};
 use wachet::validate::FieldError;
 
 /// Longest name of a monitor or folder.
@@ -75,6 +76,7 @@ pub fn monitor(
             format!("must be from 1 to {most} failed checks in a row (or null for 2), not {n}"),
         );
     }
+    noise(monitor, &mut problems);
     // The engine's validation bounds the headers, URL filters and patterns
     // (`wachet::validate::MAX_HEADERS` and the rest).
     if monitor
@@ -116,6 +118,38 @@ pub fn monitor(
         problems.0.extend(invalid.errors);
     }
     problems.finish()
+}
+
+/// The noise masks (extension): each pattern usable as the comparison compiles it
+/// ([`Comparator::of`]: syntax, size), none empty, at most [`MAX_MASKS`]. Switched-off masks
+/// are checked too: switching one on must not be what breaks the monitor.
+fn noise(monitor: &Monitor, problems: &mut Problems) {
+    let Some(masks) = monitor.noise.as_deref() else {
+        return;
+    };
+    if masks.len() > MAX_MASKS {
+        problems.add(
+            "noise",
+            format!("at most {MAX_MASKS} masks, not {}", masks.len()),
+        );
+        return;
+    }
+    for (i, mask) in masks.iter().enumerate() {
+        if mask.pattern.trim().is_empty() {
+            problems.add(format!("noise[{i}].pattern"), "must not be empty");
+            continue;
+        }
+        let alone = Monitor {
+            noise: Some(vec![NoiseMask {
+                active: true,
+                ..mask.clone()
+            }]),
+            ..Monitor::default()
+        };
+        if let Err(CompareError::Pattern { message, .. }) = Comparator::of(&alone) {
+            problems.add(format!("noise[{i}].pattern"), message);
+        }
+    }
 }
 
 /// Checks a folder for storing.

@@ -303,6 +303,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         min_recurrence: args.min_recurrence,
         max_value_bytes: args.max_value_bytes,
         confirm_after: std::time::Duration::from_secs(args.confirm_after),
+        ..ScheduleSettings::default()
     };
     let smtp = args.smtp_host.clone().map(|host| SmtpSettings {
         host,

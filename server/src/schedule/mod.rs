@@ -29,9 +29,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, watch};
+use wachet::alerts::compare::Comparator;
 use wachet::alerts::confirm::{ConfirmState, Confirmation, decide};
-use wachet::alerts::{Check, Raised, Subject};
-use wachet::model::{Alert, ClientData, ClientJobType};
+use wachet::alerts::{Check, Raised, Subject, noise};
+use wachet::model::{Alert, ClientData, ClientJobType, NoiseMask};
 use wachet::{Checker, CrawlEvent, Monitor, PreparedMonitor};
 
 /// A crawled page as stored: its URL, its name (title) and its result.
@@ -64,6 +65,16 @@ pub struct ScheduleSettings {
     /// raised: [`wachet::alerts::confirm`]) is followed by the next one; never later than the
     /// monitor's next regular check.
     pub confirm_after: Duration,
+    /// How many more times the first check of a new SinglePage monitor (or of one whose
+    /// selection changed) fetches the value to learn its noise ([`wachet::alerts::noise`]);
+    /// 0 takes no samples.
+    pub noise_samples: usize,
+    /// The pause before each of those fetches.
+    pub noise_spacing: Duration,
+    /// The longest the samples of one check may take, pauses included; the samples not taken
+    /// by then are skipped, so a slow page holds its check's slot no longer than one more
+    /// check's timeout.
+    pub noise_sample_budget: Duration,
 }
 
 impl Default for ScheduleSettings {
@@ -79,6 +90,10 @@ impl Default for ScheduleSettings {
             // Long enough for a stale replica or a flapping CDN edge to have moved on, short
             // enough that a real change is told within seconds of being seen.
             confirm_after: Duration::from_secs(5),
+            noise_samples: wachet::alerts::noise::QUICK_SAMPLES,
+            noise_spacing: wachet::alerts::noise::QUICK_SPACING,
+            // The engine's default timeout of a whole fetch.
+            noise_sample_budget: Duration::from_secs(30),
         }
     }
 }
@@ -197,6 +212,11 @@ async fn run_check(
     };
     let recurrence = effective_recurrence(&check.monitor, settings);
     let (version, monitor, user) = (check.version, check.monitor, check.user);
+    let sampling = (check.sample_noise && settings.noise_samples > 0).then_some(Sampling {
+        samples: settings.noise_samples,
+        spacing: settings.noise_spacing,
+        budget: settings.noise_sample_budget,
+    });
     let max_value_bytes = settings.max_value_bytes;
     let confirm_after = settings.confirm_after;
     let late = now_millis().saturating_sub(check.due_at).max(0);
@@ -215,6 +235,7 @@ async fn run_check(
                 recurrence,
                 max_value_bytes,
                 confirm_after,
+                sampling,
             )
             .await
         })
@@ -316,8 +337,20 @@ fn next_after(
     }
 }
 
-/// Checks `monitor` and stores the check with what its alerts raised and the alert states
-/// after it, in one transaction ([`Store::record_check`]).
+/// Quick samples a check takes to learn the monitor's noise ([`ScheduleSettings::noise_samples`]).
+#[derive(Debug, Clone, Copy)]
+struct Sampling {
+    samples: usize,
+    spacing: Duration,
+    budget: Duration,
+}
+
+/// Checks `monitor` and stores the check with what its alerts raised, the alert states after
+/// it and the noise masks it learned, in one transaction ([`Store::record_check`]). With
+/// `sampling` (a SinglePage monitor's first check after it was created or its selection
+/// changed) a successful check also fetches the value a few more times, learns the noise from
+/// what differs ([`wachet::alerts::noise::learn`]) and judges the check with it; the samples
+/// are not history entries.
 #[allow(clippy::too_many_arguments)]
 async fn check_and_store(
     store: &dyn Store,
@@ -328,6 +361,7 @@ async fn check_and_store(
     recurrence: i32,
     max_value_bytes: usize,
     confirm_after: Duration,
+    sampling: Option<Sampling>,
 ) -> Result<bool, StoreError> {
     let task = monitor.id.clone().unwrap_or_default();
     let alerts = monitor.alerts.clone().unwrap_or_default();
@@ -342,11 +376,11 @@ async fn check_and_store(
     let rendering = monitor.dynamic_content.then(Rendering::start);
     let prepared = cache.get_off_thread(checker, &task, version, monitor).await;
     let checker = checker.as_ref();
-    let (own, pages) = match prepared {
+    let (own, pages) = match &prepared {
         Ok(prepared) if portal => {
-            crawl(checker, &prepared, states.own.alerts.last_value.as_deref()).await
+            crawl(checker, prepared, states.own.alerts.last_value.as_deref()).await
         }
-        Ok(prepared) => (checker.check_prepared(&prepared).await.data, Vec::new()),
+        Ok(prepared) => (checker.check_prepared(prepared).await.data, Vec::new()),
         // The definition was valid when stored; what changed since (a proxy location removed
         // from the settings) is reported like any failed check.
         Err(invalid) => (
@@ -354,9 +388,17 @@ async fn check_and_store(
             Vec::new(),
         ),
     };
-    drop(rendering);
     let (mut own, mut pages) = (own, pages);
     within_value_limit(&mut own, max_value_bytes);
+    // Sampled only once a check succeeds: a failed first check leaves it to the next one.
+    let sampling = sampling.filter(|_| !portal && own.error.is_none() && own.raw.is_some());
+    let samples = match (&prepared, sampling) {
+        (Ok(prepared), Some(sampling)) => {
+            quick_samples(checker, prepared, sampling, max_value_bytes).await
+        }
+        _ => Vec::new(),
+    };
+    drop(rendering);
     for (_, _, data) in &mut pages {
         within_value_limit(data, max_value_bytes);
     }
@@ -368,31 +410,110 @@ async fn check_and_store(
     };
     outcome.fetch_add(1, Ordering::Relaxed);
     tracing::debug!(task = %task, failed = own.error.is_some(), "checked");
-    let (notifications, alert_states, recheck) = if alerts.is_empty() {
+    let (quick, sampled_notice) = match own.raw.clone() {
+        Some(first) if !samples.is_empty() => {
+            let comparator = Comparator::lenient(monitor);
+            let samples = samples.clone();
+            let study = tokio::task::spawn_blocking(move || {
+                let values: Vec<&str> = std::iter::once(first.as_str())
+                    .chain(samples.iter().map(String::as_str))
+                    .collect();
+                noise::study(&comparator, &values)
+            })
+            .await
+            .map_err(|err| StoreError::Backend(format!("learning noise: {err}")))?;
+            (study.masks, study.notice)
+        }
+        _ => (Vec::new(), None),
+    };
+    let mut states = states;
+    if sampled_notice.as_deref() == Some(noise::UNSTABLE) {
+        // Samples seconds apart with no part in common count as that many checks that differed
+        // everywhere, so the monitor says so from now on instead of once its checks have.
+        states.own.noise.unstable |= 0b111;
+    }
+    // This check is judged with what its samples taught, as the next ones will be.
+    let learned_now;
+    let monitor = match crate::store::noise::with_learned(monitor.noise.as_deref(), &quick) {
+        Some(noise) => {
+            learned_now = Monitor {
+                noise: Some(noise),
+                ..monitor.clone()
+            };
+            &learned_now
+        }
+        None => monitor,
+    };
+    let mut learned = quick;
+    let (notifications, alert_states, recheck, state_notice) = if alerts.is_empty() {
         // No alerts, nothing to confirm: keep no state, so alerts added later start from the
         // history rather than from a state this check did not keep up to date.
         let forget = std::iter::once(None)
             .chain(pages.iter().map(|(url, ..)| Some(url.clone())))
             .map(|series| (series, None))
             .collect();
-        (Vec::new(), forget, false)
+        (Vec::new(), forget, false, None)
     } else {
         // Diffs for the contents are CPU work: off the async threads.
         let (monitor, own, pages) = (monitor.clone(), own.clone(), pages.clone());
         tokio::task::spawn_blocking(move || {
             let at = chrono::Utc::now();
-            let decided = raise(&states, &monitor, &alerts, &own, &pages);
+            let mut decided = raise(&states, &monitor, &alerts, &own, &pages);
+            if !samples.is_empty() {
+                // The samples show the content as it is now: a template among them that shows
+                // up later is a flip, not a change.
+                let comparator = Comparator::lenient(&monitor).with(&decided.learned);
+                let own_state = decided.states.iter_mut().find(|(page, _)| page.is_none());
+                if let Some((_, Some(state))) = own_state {
+                    for sample in &samples {
+                        state.remember(&comparator, sample);
+                    }
+                }
+            }
+            // A mask learned by this very check dims its span in the notification too.
+            let taught =
+                crate::store::noise::with_learned(monitor.noise.as_deref(), &decided.learned).map(
+                    |noise| Monitor {
+                        noise: Some(noise),
+                        ..monitor.clone()
+                    },
+                );
+            let shown = taught.as_ref().unwrap_or(&monitor);
             let notifications = decided
                 .raised
                 .iter()
-                .filter_map(|(r, previous)| {
-                    notify::notification(&monitor, r, at, previous.as_deref())
-                })
+                .filter_map(|(r, previous)| notify::notification(shown, r, at, previous.as_deref()))
                 .collect();
-            (notifications, decided.states, decided.recheck)
+            // The monitor's own state after the check: the one stored, or the one before when
+            // the check changed nothing.
+            let notice = match decided.states.iter().find(|(page, _)| page.is_none()) {
+                Some((_, after)) => after.as_ref().and_then(|s| s.noise.notice()),
+                None => states.own.noise.notice(),
+            };
+            (
+                notifications,
+                decided.states,
+                decided.recheck,
+                decided.learned,
+                notice,
+            )
         })
         .await
-        .map_err(|err| StoreError::Backend(format!("raising alerts: {err}")))?
+        .map_err(|err| StoreError::Backend(format!("raising alerts: {err}")))
+        .map(|(notifications, states, recheck, taught, notice)| {
+            learned.extend(taught);
+            (notifications, states, recheck, notice)
+        })?
+    };
+    let covered = match (&own.raw, portal) {
+        (Some(value), false) if monitor.noise.is_some() || !learned.is_empty() => {
+            let comparator = Comparator::lenient(monitor).with(&learned);
+            let value = value.clone();
+            tokio::task::spawn_blocking(move || noise::coverage_notice(&comparator, &value))
+                .await
+                .map_err(|err| StoreError::Backend(format!("judging the masks: {err}")))?
+        }
+        _ => None,
     };
     let record = CheckRecord {
         task: task.clone(),
@@ -402,8 +523,41 @@ async fn check_and_store(
         notifications,
         alert_states,
         next_check_at: next_after(&task, recurrence, now_millis(), recheck, confirm_after),
+        learned,
+        sampled: sampling.is_some(),
+        noise_notice: covered.or(state_notice).or(sampled_notice),
     };
     store.record_check(&record).await
+}
+
+/// The value of `prepared` fetched `sampling.samples` more times, `sampling.spacing` apart,
+/// within `sampling.budget` (pauses included): the successful ones of at most `max_value_bytes`
+/// bytes. A fetch that fails is skipped; one still running when the budget ends is dropped, and
+/// no pause starts that would end past it.
+async fn quick_samples(
+    checker: &dyn Checker,
+    prepared: &PreparedMonitor,
+    sampling: Sampling,
+    max_value_bytes: usize,
+) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + sampling.budget;
+    let mut values = Vec::with_capacity(sampling.samples);
+    for _ in 0..sampling.samples {
+        if tokio::time::Instant::now() + sampling.spacing >= deadline {
+            break;
+        }
+        tokio::time::sleep(sampling.spacing).await;
+        let Ok(outcome) = tokio::time::timeout_at(deadline, checker.check_prepared(prepared)).await
+        else {
+            break;
+        };
+        if let (None, Some(raw)) = (outcome.data.error, outcome.data.raw)
+            && raw.len() <= max_value_bytes
+        {
+            values.push(raw);
+        }
+    }
+    values
 }
 
 /// Turns a value over `max` bytes into a failed check saying so, before the alerts see it: a
@@ -538,6 +692,9 @@ struct Decided {
     states: Vec<(Option<String>, Option<ConfirmState>)>,
     /// Whether the monitor is checked again soon to confirm a change or a failure.
     recheck: bool,
+    /// Noise masks the monitor's own series learned (a Portal's pages learn none: a mask
+    /// learned on one page would mask every page).
+    learned: Vec<NoiseMask>,
 }
 
 /// The notifications a check raises once confirmed ([`wachet::alerts::confirm`]), for the
@@ -558,6 +715,7 @@ fn raise(
         raised: Vec::new(),
         states: Vec::new(),
         recheck: false,
+        learned: Vec::new(),
     };
     let mut take = |state: &ConfirmState, data: &ClientData, subject, page: Option<&String>| {
         let at = data.last_check_timestamp;
@@ -567,6 +725,9 @@ fn raise(
             .raised
             .extend(decision.raised.into_iter().map(|r| (r, previous.clone())));
         decided.recheck |= decision.recheck;
+        if page.is_none() && subject == Subject::SinglePage {
+            decided.learned.extend(decision.learned);
+        }
         if decision.state != *state {
             decided.states.push((page.cloned(), Some(decision.state)));
         }

@@ -9,6 +9,7 @@
 
 pub mod cache;
 pub mod gc;
+pub mod noise;
 pub mod sqlite;
 
 use async_trait::async_trait;
@@ -432,6 +433,9 @@ pub struct DueCheck {
     /// The version of its definition (the time it was last written); a check of an older
     /// version does not move the schedule of the newer one.
     pub version: Millis,
+    /// Whether this check also takes quick samples of the value to learn its noise (a new
+    /// SinglePage monitor, or one whose selection changed: [`noise`]), until one succeeds.
+    pub sample_noise: bool,
 }
 
 /// Everything one check of a claimed monitor leaves, stored by [`Store::record_check`].
@@ -457,6 +461,14 @@ pub struct CheckRecord {
     )>,
     /// When it is next due.
     pub next_check_at: Millis,
+    /// Noise masks learned with this check (from its quick samples or from the checks before
+    /// it), appended to the monitor's `noise` by [`noise::with_learned`].
+    pub learned: Vec<wachet::model::NoiseMask>,
+    /// Whether the quick samples [`DueCheck::sample_noise`] asked for were taken: no more are.
+    pub sampled: bool,
+    /// What the monitor's noise has to tell a person after this check (its `noiseNotice`):
+    /// masks that cover the whole value, or a value with no stable part.
+    pub noise_notice: Option<String>,
 }
 
 /// What a user's history takes, against the quota ([`Store::stored_bytes`]).
@@ -590,12 +602,16 @@ pub trait Store: Send + Sync + 'static {
 
     // --- monitors
 
-    /// Stores a new monitor (`monitor.id` and `data` are ignored) in `monitor.folder_id` and
-    /// returns it with its new id. `Invalid { field: "folderId" }` when that folder is not the
-    /// user's.
+    /// Stores a new monitor (`monitor.id`, `data` and `noiseNotice` are ignored; its noise
+    /// masks are the person's: [`noise::on_create`]) in `monitor.folder_id` and returns it with
+    /// its new id. `Invalid { field: "folderId" }` when that folder is not the user's.
     async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError>;
     /// Replaces the definition of the monitor `monitor.id`, keeping its history; a null
-    /// `folder_id` keeps the folder. `NotFound` when the id is not the user's.
+    /// `folder_id` keeps the folder, and its noise masks follow [`noise::after_edit`] (read and
+    /// written in one transaction, so masks learned meanwhile are not lost); when what it
+    /// watches changed, its learned masks and what learning remembered go and its next check
+    /// takes quick samples again. `NotFound` when the id is not the user's; `Invalid { field:
+    /// "noise" }` when the masks kept and given are too many.
     async fn update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError>;
     /// The monitor with its latest data.
     async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError>;

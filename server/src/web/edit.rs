@@ -272,7 +272,7 @@ pub async fn create(
     let token = posted
         .token
         .filter(|t| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit()));
-    save(&state, &session, fields, posted.add, token).await
+    save(&state, &session, fields, (posted.add, posted.remove), token).await
 }
 
 /// `POST /monitors/{id}/edit`: stores the user's monitor, or shows the form again.
@@ -298,7 +298,7 @@ pub async fn update(
     }
     let mut fields = posted.fields;
     fields.id = Some(id);
-    save(&state, &session, fields, posted.add, None).await
+    save(&state, &session, fields, (posted.add, posted.remove), None).await
 }
 
 /// Whether the form was posted with its "Pick with the mouse" button.
@@ -321,16 +321,24 @@ fn to_picker(fields: &Fields) -> Response {
     Redirect::to(&format!("/monitors/pick?{query}")).into_response()
 }
 
+/// Stores the monitor the fields describe; or, for an "Add another" or "Remove" button
+/// (`rows`: the list to grow, the row to drop), shows the form again with the rows changed.
 async fn save(
     state: &AppState,
     session: &Session,
     mut fields: Fields,
-    add: Option<String>,
+    rows: (Option<String>, Option<String>),
     token: Option<String>,
 ) -> Response {
     fields.compact();
-    if let Some(list) = add {
-        fields.add_row(&list);
+    let (add, remove) = rows;
+    if add.is_some() || remove.is_some() {
+        if let Some(list) = add {
+            fields.add_row(&list);
+        }
+        if let Some(row) = remove {
+            fields.remove_row(&row);
+        }
         return respond(
             state,
             session,

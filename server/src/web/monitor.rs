@@ -172,6 +172,9 @@ pub(super) fn live_part(id: &str, monitor: &Monitor, now: chrono::DateTime<Utc>)
                 @if let Some(error) = data.and_then(|d| d.error.as_deref()) {
                     p.alert.check-error { (error) }
                 }
+                @if let Some(notice) = monitor.noise_notice.as_deref() {
+                    p.notice.noise-notice { strong { "Noise: " } (notice) }
+                }
             }
             section aria-labelledby="value-title" {
                 h2 #value-title { "Current value" }
@@ -215,6 +218,7 @@ fn settings(monitor: &Monitor) -> Markup {
                     }
                 }
             }
+            div { dt { "Noise" } dd { (noise_in_words(monitor)) } }
             @if monitor.dynamic_content {
                 div { dt { "Rendering" } dd { "in a browser" (if monitor.scroll_page { ", scrolled to the bottom" } else { "" }) } }
             }
@@ -223,6 +227,30 @@ fn settings(monitor: &Monitor) -> Markup {
             }
         }
     }
+}
+
+/// The monitor's noise masks and line order in a few words: "2 masks (1 learned, 1 off); lines
+/// compared as a set".
+fn noise_in_words(monitor: &Monitor) -> String {
+    let masks = monitor.noise.as_deref().unwrap_or_default();
+    let learned = masks.iter().filter(|m| m.learned).count();
+    let off = masks.iter().filter(|m| !m.active).count();
+    let mut words = match masks.len() {
+        0 => "nothing masked".to_string(),
+        1 => "1 mask".to_string(),
+        n => format!("{n} masks"),
+    };
+    if !masks.is_empty() {
+        let mut parts = vec![format!("{learned} learned")];
+        if off > 0 {
+            parts.push(format!("{off} off"));
+        }
+        words.push_str(&format!(" ({})", parts.join(", ")));
+    }
+    if monitor.compare_lines == Some(wachet::model::LineOrder::Set) {
+        words.push_str("; lines compared as a set");
+    }
+    words
 }
 
 fn code_or_none(value: Option<&str>, none: &str) -> Markup {

@@ -9,9 +9,9 @@ use super::session::Session;
 use maud::{Markup, html};
 use std::collections::BTreeMap;
 use wachet::model::{
-    Alert, AlertParameters, AlertType, ClientJobType, CompareType, HeaderPair, LocationCode,
-    MessagingServiceType, Monitor, NotificationEndpoint, Proxy, UrlFilter, UrlFilterType,
-    UrlFilterValue,
+    Alert, AlertParameters, AlertType, ClientJobType, CompareType, HeaderPair, LineOrder,
+    LocationCode, MessagingServiceType, Monitor, NoiseMask, NotificationEndpoint, Proxy, UrlFilter,
+    UrlFilterType, UrlFilterValue,
 };
 
 /// Most rows of one list a posted form may carry (the API allows 50 alerts, 50 headers, 50
@@ -57,6 +57,16 @@ pub struct Pair {
     pub second: String,
 }
 
+/// One noise mask row: a pattern, whether wachet learned it (then its pattern is shown, not
+/// edited, and it is switched off rather than removed), the text it masked when learned.
+#[derive(Debug, Clone, Default)]
+pub struct NoiseRow {
+    pub pattern: String,
+    pub learned: bool,
+    pub active: bool,
+    pub example: String,
+}
+
 /// The form's fields, as typed.
 #[derive(Debug, Clone, Default)]
 pub struct Fields {
@@ -95,6 +105,14 @@ pub struct Fields {
     pub all_domains: bool,
     pub ignore_invalid_pages: bool,
     pub binary: bool,
+    /// The noise masks, in the monitor's order.
+    pub noise: Vec<NoiseRow>,
+    /// A pattern to add as the person's own mask.
+    pub noise_add: String,
+    /// `ordered` or `set`.
+    pub compare_lines: String,
+    /// What wachet found about the value's noise (read-only, shown in the Noise section).
+    pub noise_notice: Option<String>,
 }
 
 /// What the posted form carried besides the fields.
@@ -106,6 +124,8 @@ pub struct Posted {
     pub token: Option<String>,
     /// An "Add another" button: the list to grow by an empty row.
     pub add: Option<String>,
+    /// A "Remove" button: the row to drop, such as `noise[2]`.
+    pub remove: Option<String>,
 }
 
 /// Field problems, by slot (the name of the control, or of the group, that shows them).
@@ -236,6 +256,20 @@ impl Fields {
             all_domains: monitor.crawl_pages_from_all_domains,
             ignore_invalid_pages: monitor.ignore_invalid_pages,
             binary: monitor.crawl_binary_content,
+            noise: monitor
+                .noise
+                .iter()
+                .flatten()
+                .map(|m| NoiseRow {
+                    pattern: m.pattern.clone(),
+                    learned: m.learned,
+                    active: m.active,
+                    example: m.example.clone().unwrap_or_default(),
+                })
+                .collect(),
+            noise_add: String::new(),
+            compare_lines: line_order_name(monitor.compare_lines.unwrap_or_default()).into(),
+            noise_notice: monitor.noise_notice.clone(),
         }
     }
 
@@ -252,6 +286,28 @@ impl Fields {
             .retain(|h| !h.first.trim().is_empty() || !h.second.trim().is_empty());
         self.include.retain(|f| !f.second.is_empty());
         self.exclude.retain(|f| !f.second.is_empty());
+        // An emptied pattern removes its row, as an emptied header does; the pattern typed in
+        // the add field becomes the last row, so its errors land on a row like the others'.
+        self.noise.retain(|m| !m.pattern.trim().is_empty());
+        if !self.noise_add.trim().is_empty() {
+            self.noise.push(NoiseRow {
+                pattern: std::mem::take(&mut self.noise_add),
+                learned: false,
+                active: true,
+                example: String::new(),
+            });
+        }
+    }
+
+    /// Drops the row a "Remove" button names (`noise[2]`); nothing for another name.
+    pub fn remove_row(&mut self, row: &str) {
+        let index = row
+            .strip_prefix("noise[")
+            .and_then(|rest| rest.strip_suffix(']'))
+            .and_then(|n| n.parse::<usize>().ok());
+        if let Some(index) = index.filter(|i| *i < self.noise.len()) {
+            self.noise.remove(index);
+        }
     }
 
     /// Adds an empty row to the list named `list` (an "Add another" button's value).
@@ -323,6 +379,14 @@ impl Fields {
                     None
                 }
             },
+        };
+        let compare_lines = match self.compare_lines.trim() {
+            "" | "ordered" => LineOrder::Ordered,
+            "set" => LineOrder::Set,
+            _ => {
+                problems.add("compareLines", "choose in order or as a set");
+                LineOrder::Ordered
+            }
         };
         let location = or_default(&self.location, LocationCode::parse).unwrap_or_else(|| {
             problems.add("location", "choose a location from the list");
@@ -435,10 +499,30 @@ impl Fields {
             note: text(&self.note).map(|_| self.note.clone()),
             // Not on the form yet: a monitor saved here takes the default.
             error_after_failures,
-            noise: None,
-            compare_lines: None,
+            // The whole list: a learned mask the form did not show (learned since) is kept by
+            // the store, and `learned` and `example` are the service's to say.
+            noise: Some(
+                self.noise
+                    .iter()
+                    .map(|m| NoiseMask {
+                        pattern: m.pattern.clone(),
+                        learned: m.learned,
+                        active: m.active,
+                        example: None,
+                    })
+                    .collect(),
+            ),
+            compare_lines: Some(compare_lines),
             noise_notice: None,
         })
+    }
+}
+
+/// The form's name of a line order.
+fn line_order_name(order: LineOrder) -> &'static str {
+    match order {
+        LineOrder::Ordered => "ordered",
+        LineOrder::Set => "set",
     }
 }
 
@@ -472,6 +556,7 @@ pub enum FormError {
 pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
     let mut posted = Posted::default();
     let mut alerts: BTreeMap<usize, AlertRow> = BTreeMap::new();
+    let mut noise: BTreeMap<usize, NoiseRow> = BTreeMap::new();
     let mut lists: [BTreeMap<usize, Pair>; 4] = Default::default();
     const LISTS: [&str; 4] = [
         "headers",
@@ -485,6 +570,9 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
             "csrf" => posted.csrf = Some(value),
             "token" => posted.token = Some(value),
             "add" => posted.add = Some(value),
+            "remove" => posted.remove = Some(value),
+            "noiseAdd" => f.noise_add = value,
+            "compareLines" => f.compare_lines = value,
             "id" => f.id = Some(value).filter(|v| !v.is_empty()),
             "name" => f.name = value,
             "url" => f.url = value,
@@ -519,6 +607,17 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
                     }
                     continue;
                 }
+                if let Some((index, part)) = row_of(&name, "noise")? {
+                    let row = noise.entry(index).or_default();
+                    match part {
+                        "pattern" => row.pattern = value,
+                        "active" => row.active = true,
+                        "learned" => row.learned = value == "true",
+                        "example" => row.example = value,
+                        _ => {}
+                    }
+                    continue;
+                }
                 for (list, prefix) in lists.iter_mut().zip(LISTS) {
                     if let Some((index, part)) = row_of(&name, prefix)? {
                         let row = list.entry(index).or_default();
@@ -536,6 +635,7 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
     let [headers, endpoints, include, exclude] = lists;
     let f = &mut posted.fields;
     f.alerts = alerts.into_values().collect();
+    f.noise = noise.into_values().collect();
     f.headers = headers.into_values().collect();
     f.endpoints = endpoints.into_values().collect();
     f.include = include.into_values().collect();
@@ -613,6 +713,9 @@ fn slots(fields: &Fields) -> Vec<String> {
         "excludeXPath",
         "regex",
         "alerts",
+        "noise",
+        "noiseAdd",
+        "compareLines",
         "recurrenceInSeconds",
         "notificationEndpoints",
         "urlFilter",
@@ -633,6 +736,9 @@ fn slots(fields: &Fields) -> Vec<String> {
         rows.push(format!("alerts[{i}].type"));
         rows.push(format!("alerts[{i}].parameters.compare"));
         rows.push(format!("alerts[{i}].value"));
+    }
+    for i in 0..fields.noise.len() {
+        rows.push(format!("noise[{i}].pattern"));
     }
     for i in 0..fields.headers.len() {
         rows.push(format!("headers[{i}].key"));
@@ -686,6 +792,8 @@ fn label_of(slot: &str) -> String {
         "excludeXPath" => "Exclude XPath",
         "regex" => "Regex",
         "alerts" => "Alerts",
+        "noise" | "noiseAdd" => "Noise",
+        "compareLines" => "Compare lines",
         "recurrenceInSeconds" => "Checked",
         "notificationEndpoints" => "Notifications",
         "location" => "Location",
@@ -773,6 +881,7 @@ pub fn render(fields: &Fields, problems: &Problems, ctx: &Context<'_>) -> Markup
                 (text_field("regex", "Regex", &fields.regex, "text", problems, Some("A regular expression applied to the text; its first group (or the match) is the value.")))
             }
             (alerts_group(fields, problems))
+            (noise_group(fields, problems))
             fieldset.group {
                 legend { "Schedule" }
                 div.field {
@@ -951,6 +1060,80 @@ fn alerts_group(fields: &Fields, problems: &Problems) -> Markup {
             }
             button.button.quiet type="submit" name="add" value="alerts" { "Add another alert" }
             (text_field("errorAfterFailures", "Failed checks in a row before an Error alert", &fields.error_after_failures, "number", problems, Some("Empty: 2, the second an early retry, so one passing failure never alerts. 1 alerts on the first failure.")))
+        }
+    }
+}
+
+/// The Noise section: the masks (pattern, whose, example, an active checkbox; a person's with
+/// a remove button), a field to add a pattern, and the line order.
+fn noise_group(fields: &Fields, problems: &Problems) -> Markup {
+    html! {
+        fieldset.group.noise id=(id_of("noise")) aria-describedby=[describedby_opt("noise", problems)] {
+            legend { "Noise" }
+            p.hint #noise-hint {
+                "Parts of the value that change without meaning (a clock, a counter, a token) are masked when checks are compared, so they never alert; a real change beside them still does. "
+                "wachet learns them from a few quick checks when the monitor is new or what it watches changes, and from later checks. "
+                "Switch a learned one off rather than removing it: removed, it would be learned again."
+            }
+            @if let Some(notice) = &fields.noise_notice {
+                p.notice.noise-notice role="status" { (notice) }
+            }
+            (message("noise", problems))
+            @if fields.noise.is_empty() {
+                p.empty { "No masks yet." }
+            } @else {
+                ul.masks {
+                    @for (i, row) in fields.noise.iter().enumerate() {
+                        @let pattern = format!("noise[{i}].pattern");
+                        @let id = id_of(&pattern);
+                        li.mask {
+                            @if row.learned {
+                                input type="hidden" name=(pattern) value=(row.pattern);
+                                input type="hidden" name=(format!("noise[{i}].learned")) value="true";
+                                input type="hidden" name=(format!("noise[{i}].example")) value=(row.example);
+                                div.mask-head {
+                                    span.label id=(id) { "Mask " (i + 1) ", learned: " }
+                                    code.pattern { (row.pattern) }
+                                }
+                                @if !row.example.is_empty() {
+                                    p.hint { "It masked: " q.example { (row.example) } }
+                                }
+                                (message(&pattern, problems))
+                            } @else {
+                                (text_field(&pattern, &format!("Mask {}, yours", i + 1), &row.pattern, "text", problems, None))
+                            }
+                            div.mask-actions {
+                                label.check {
+                                    input type="checkbox" name=(format!("noise[{i}].active")) value="true" checked[row.active];
+                                    " Active"
+                                    span.visually-hidden { " (mask " (i + 1) ")" }
+                                }
+                                @if !row.learned {
+                                    button.button.quiet type="submit" name="remove" value=(format!("noise[{i}]")) {
+                                        "Remove" span.visually-hidden { " mask " (i + 1) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            (text_field("noiseAdd", "Add a pattern", &fields.noise_add, "text", problems, Some("A regular expression over the value's text, one line at a time, such as (\\d+) people are looking: with a group, only the group is masked.")))
+            div.field {
+                span.label #compareLines-label { "Compare lines" }
+                div.choices role="radiogroup" aria-labelledby="compareLines-label" aria-describedby="compareLines-hint" {
+                    label.choice {
+                        input type="radio" name="compareLines" value="ordered" checked[fields.compare_lines != "set"];
+                        " In order"
+                    }
+                    label.choice {
+                        input type="radio" name="compareLines" value="set" checked[fields.compare_lines == "set"];
+                        " As a set"
+                    }
+                }
+                (message("compareLines", problems))
+                p.hint #compareLines-hint { "As a set: a list shown in another order is no change; a line added or removed is." }
+            }
         }
     }
 }
@@ -1197,6 +1380,21 @@ mod tests {
         monitor.notification_endpoints = Some(vec![]);
         monitor.method = Some("GET".into());
         monitor.error_after_failures = Some(3);
+        monitor.noise = Some(vec![
+            NoiseMask {
+                pattern: r"(\d+) views".into(),
+                learned: true,
+                active: false,
+                example: None,
+            },
+            NoiseMask {
+                pattern: "token=\\w+".into(),
+                learned: false,
+                active: true,
+                example: None,
+            },
+        ]);
+        monitor.compare_lines = Some(LineOrder::Set);
         let fields = Fields::from_monitor(&monitor);
         assert_eq!(fields.recurrence, "custom");
         assert_eq!(fields.to_monitor().unwrap(), monitor);
@@ -1226,6 +1424,40 @@ mod tests {
             parse(pairs(&[("headers[500].key", "x")])),
             Err(FormError::TooManyRows)
         ));
+    }
+
+    #[test]
+    fn noise_rows_are_read_removed_and_added() {
+        let mut posted = parse(pairs(&[
+            ("url", "https://e.com"),
+            ("recurrence", "3600"),
+            ("noise[0].pattern", "a"),
+            ("noise[0].learned", "true"),
+            ("noise[0].active", "true"),
+            ("noise[1].pattern", "b"),
+            ("noise[2].pattern", ""),
+            ("noiseAdd", "c"),
+            ("compareLines", "set"),
+            ("remove", "noise[5]"),
+        ]))
+        .unwrap();
+        posted.fields.compact();
+        posted.fields.remove_row("noise[5]");
+        let monitor = posted.fields.to_monitor().unwrap();
+        let masks: Vec<(&str, bool, bool)> = monitor
+            .noise
+            .iter()
+            .flatten()
+            .map(|m| (m.pattern.as_str(), m.learned, m.active))
+            .collect();
+        assert_eq!(
+            masks,
+            [("a", true, true), ("b", false, false), ("c", false, true)]
+        );
+        assert_eq!(monitor.compare_lines, Some(LineOrder::Set));
+        posted.fields.remove_row("noise[1]");
+        assert_eq!(posted.fields.noise.len(), 2);
+        assert_eq!(posted.fields.noise[1].pattern, "c");
     }
 
     #[test]

@@ -13,6 +13,8 @@ mod folders;
 mod history;
 mod http;
 mod isolation;
+// Noise masks, learned and a person's, and the line order deciding what raises.
+mod noise;
 mod openapi;
 mod schedule;
 mod storage;
@@ -22,6 +24,7 @@ mod web_account;
 mod web_folders;
 mod web_form;
 mod web_guard;
+mod web_noise;
 mod web_picker;
 mod web_polish;
 mod web_steps;

@@ -135,8 +135,9 @@ async fn a_portal_check_stores_every_page_with_its_own_history() {
     assert_eq!(history["data"][0]["raw"], "page a");
 }
 
-/// Waits (15 s at most) until `path` lists at least `n` entries for which `matches` holds, and
-/// returns the whole list, newest first.
+/// Waits (40 s at most: a slow page's first check fetches it three times, the quick samples
+/// that learn its noise included) until `path` lists at least `n` entries for which `matches`
+/// holds, and returns the whole list, newest first.
 async fn entries_where(
     api: &Api,
     user: &User,
@@ -145,7 +146,7 @@ async fn entries_where(
     matches: impl Fn(&Value) -> bool,
 ) -> Vec<Value> {
     let sep = if path.contains('?') { '&' } else { '?' };
-    for _ in 0..150 {
+    for _ in 0..400 {
         let reply = api.get(user, &format!("{path}{sep}count=500")).await;
         let data = reply.ok()["data"].as_array().unwrap().clone();
         if data.iter().filter(|e| matches(e)).count() >= n {
@@ -153,7 +154,7 @@ async fn entries_where(
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("{path}: fewer than {n} matching entries after 15 s");
+    panic!("{path}: fewer than {n} matching entries after 40 s");
 }
 
 /// Waits (15 s at most) until the monitor's notifications number at least `n`, newest first.

@@ -224,8 +224,8 @@ pub(super) async fn list(
     }
     if listing.next.is_none() && room > 0 {
         let tasks: Vec<TaskRow> = sqlx::query_as(
-            "SELECT t.id, t.folder_id, t.definition, e.checked_at, e.changed_at, c.codec, \
-             c.body, e.error \
+            "SELECT t.id, t.folder_id, t.definition, t.noise_notice, e.checked_at, \
+             e.changed_at, c.codec, c.body, e.error \
              FROM tasks t \
              LEFT JOIN entries e ON e.id = t.latest_entry_id \
              LEFT JOIN contents c ON c.hash = e.content_hash \

@@ -13,6 +13,7 @@ struct DueRow {
     definition: String,
     next_check_at: i64,
     updated_at: i64,
+    sample_noise: i64,
 }
 
 /// How long a monitor whose stored definition cannot be read waits before it is tried again.
@@ -54,7 +55,8 @@ const CLAIM: &str = "\
         SELECT c.id, c.next_check_at, coalesce(b.n, 0) \
                + row_number() OVER (PARTITION BY c.user_id ORDER BY c.next_check_at, c.id) AS place \
         FROM candidates c LEFT JOIN busy b ON b.user_id = c.user_id) \
-    SELECT t.id, t.user_id, t.folder_id, t.definition, t.next_check_at, t.updated_at \
+    SELECT t.id, t.user_id, t.folder_id, t.definition, t.next_check_at, t.updated_at, \
+           t.sample_noise \
     FROM ranked r JOIN tasks t ON t.id = r.id, active a \
     WHERE r.place <= max(1, ?3 / a.n) \
     ORDER BY r.place, r.next_check_at, r.id LIMIT ?4";
@@ -101,6 +103,7 @@ pub(super) async fn claim_due(
             user: row.user_id,
             due_at: row.next_check_at,
             version: row.updated_at,
+            sample_noise: row.sample_noise != 0,
         });
     }
     tx.commit().await?;
@@ -215,6 +218,20 @@ pub(super) async fn record_check(
         .execute(&mut *tx)
         .await?;
     }
+    sqlx::query("UPDATE tasks SET noise_notice = ? WHERE id = ?")
+        .bind(&record.noise_notice)
+        .bind(&record.task)
+        .execute(&mut *tx)
+        .await?;
+    if !record.learned.is_empty() {
+        learn_in(&mut tx, &record.task, &record.learned).await?;
+    }
+    if record.sampled {
+        sqlx::query("UPDATE tasks SET sample_noise = 0 WHERE id = ?")
+            .bind(&record.task)
+            .execute(&mut *tx)
+            .await?;
+    }
     sqlx::query("UPDATE tasks SET lease_until = NULL, next_check_at = ? WHERE id = ?")
         .bind(record.next_check_at)
         .bind(&record.task)
@@ -222,6 +239,35 @@ pub(super) async fn record_check(
         .await?;
     tx.commit().await?;
     Ok(true)
+}
+
+/// Appends masks a check learned to the monitor's definition as it is now in the writer's
+/// transaction (a person's edit since the check was claimed is kept:
+/// [`crate::store::noise::with_learned`]). The definition's version is left alone: the masks
+/// change how values compare, not what is fetched, and an edit's version means "check at once".
+async fn learn_in(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    task: &str,
+    learned: &[wachet::model::NoiseMask],
+) -> Result<(), StoreError> {
+    let (definition,): (String,) = sqlx::query_as("SELECT definition FROM tasks WHERE id = ?")
+        .bind(task)
+        .fetch_one(&mut **tx)
+        .await?;
+    let mut monitor: Monitor = serde_json::from_str(&definition)
+        .map_err(|err| StoreError::Backend(format!("stored monitor {task}: {err}")))?;
+    let Some(noise) = crate::store::noise::with_learned(monitor.noise.as_deref(), learned) else {
+        return Ok(());
+    };
+    monitor.noise = Some(noise);
+    let definition =
+        serde_json::to_string(&monitor).map_err(|err| StoreError::Backend(err.to_string()))?;
+    sqlx::query("UPDATE tasks SET definition = ? WHERE id = ?")
+        .bind(definition)
+        .bind(task)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 /// Splits a check's notifications into those the user's hourly limit lets through and, when

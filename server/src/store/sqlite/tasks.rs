@@ -2,14 +2,15 @@
 
 use super::history::{DataColumns, data_of};
 use super::{SqliteStore, flag, sort_key};
-use crate::store::{StoreError, is_id, new_id, now_millis};
+use crate::store::{StoreError, is_id, new_id, noise, now_millis};
 use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
-use wachet::model::{ClientPage, Monitor};
+use wachet::alerts::confirm::ConfirmState;
+use wachet::model::{ClientJobType, ClientPage, Monitor};
 
 /// A monitor row with its latest data.
-const SELECT: &str = "SELECT t.id, t.folder_id, t.definition, e.checked_at, e.changed_at, \
-                      c.codec, c.body, e.error \
+const SELECT: &str = "SELECT t.id, t.folder_id, t.definition, t.noise_notice, e.checked_at, \
+                      e.changed_at, c.codec, c.body, e.error \
                       FROM tasks t \
                       LEFT JOIN entries e ON e.id = t.latest_entry_id \
                       LEFT JOIN contents c ON c.hash = e.content_hash";
@@ -19,6 +20,7 @@ pub(super) struct TaskRow {
     id: String,
     folder_id: Option<String>,
     definition: String,
+    noise_notice: Option<String>,
     #[sqlx(flatten)]
     data: DataColumns,
 }
@@ -38,6 +40,7 @@ pub(super) fn monitor(row: TaskRow) -> Result<Monitor, StoreError> {
         .map_err(|err| StoreError::Backend(format!("stored monitor {}: {err}", row.id)))?;
     monitor.id = Some(row.id);
     monitor.folder_id = row.folder_id;
+    monitor.noise_notice = row.noise_notice;
     monitor.data = data_of(row.data)?;
     Ok(monitor)
 }
@@ -62,10 +65,12 @@ impl Columns {
 }
 
 fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
+    // What the service fills in when it reads the monitor is not part of its definition.
     let stored = Monitor {
         id: None,
         folder_id: None,
         data: None,
+        noise_notice: None,
         ..monitor.clone()
     };
     let definition =
@@ -117,6 +122,10 @@ pub(super) async fn create(
     user: &str,
     monitor: &Monitor,
 ) -> Result<Monitor, StoreError> {
+    let monitor = &Monitor {
+        noise: noise::on_create(monitor.noise.as_deref()),
+        ..monitor.clone()
+    };
     let c = columns(monitor)?;
     let id = new_id();
     let now = now_millis();
@@ -144,8 +153,8 @@ pub(super) async fn create(
     }
     sqlx::query(
         "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
-         definition, paused, created_at, updated_at, next_check_at, dynamic) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         definition, paused, created_at, updated_at, next_check_at, dynamic, sample_noise) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(&id)
     .bind(user)
@@ -161,6 +170,7 @@ pub(super) async fn create(
     .bind(now)
     .bind(c.first_check(now))
     .bind(c.dynamic)
+    .bind(flag(samples_noise(monitor)))
     .execute(&mut *tx)
     .await?;
     let created = fetch(&mut tx, user, &id).await?;
@@ -178,11 +188,41 @@ pub(super) async fn update(
         .as_deref()
         .filter(|id| is_id(id))
         .ok_or(StoreError::NotFound)?;
-    let c = columns(monitor)?;
     let now = now_millis();
     let mut tx = store.write().await?;
     if let Some(folder) = monitor.folder_id.as_deref() {
         check_folder(&mut tx, user, folder, "folderId").await?;
+    }
+    // Read in the writer's transaction: a check's learning cannot land between this read and
+    // the write below.
+    let stored: Option<(String, Option<String>)> =
+        sqlx::query_as("SELECT definition, alert_state FROM tasks WHERE id = ? AND user_id = ?")
+            .bind(id)
+            .bind(user)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some((definition, alert_state)) = stored else {
+        return Err(StoreError::NotFound);
+    };
+    let before: Monitor = serde_json::from_str(&definition)
+        .map_err(|err| StoreError::Backend(format!("stored monitor {id}: {err}")))?;
+    let masks = noise::after_edit(&before, monitor).map_err(|m| StoreError::invalid("noise", m))?;
+    let monitor = &Monitor {
+        noise: masks,
+        ..monitor.clone()
+    };
+    let c = columns(monitor)?;
+    if noise::watches_differently(&before, monitor) {
+        // What learning knew belonged to the old value; the next check samples the new one.
+        let alert_state = alert_state.map(forget_learning).transpose()?;
+        sqlx::query(
+            "UPDATE tasks SET sample_noise = ?, noise_notice = NULL, alert_state = ? WHERE id = ?",
+        )
+        .bind(flag(samples_noise(monitor)))
+        .bind(alert_state)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
     }
     let updated = sqlx::query(
         "UPDATE tasks SET folder_id = COALESCE(?, folder_id), name = ?, sort_key = ?, url = ?, \
@@ -210,6 +250,21 @@ pub(super) async fn update(
     let saved = fetch(&mut tx, user, id).await?;
     tx.commit().await?;
     Ok(saved)
+}
+
+/// Whether a monitor's first check (after it is created or what it watches changed) takes
+/// quick samples to learn its noise: SinglePage monitors only (a Portal's pages are not
+/// sampled; a person's masks apply to every page).
+fn samples_noise(monitor: &Monitor) -> bool {
+    monitor.job_type == ClientJobType::SinglePage
+}
+
+/// A stored confirmation state (`ConfirmState` as JSON) without what learning remembered.
+fn forget_learning(json: String) -> Result<String, StoreError> {
+    let mut state: ConfirmState =
+        serde_json::from_str(&json).map_err(|err| StoreError::Backend(err.to_string()))?;
+    state.noise = Default::default();
+    serde_json::to_string(&state).map_err(|err| StoreError::Backend(err.to_string()))
 }
 
 async fn fetch(

@@ -1,0 +1,241 @@
+//! Learning from later checks: [`LearnState`], the bounded table of spans seen changing, and
+//! the rule that makes one of them noise.
+//!
+//! Every check whose value differs from the confirmed one is compared with it
+//! ([`LearnState::observe`]); each changed place is a candidate, named by the mask that would
+//! cover it (so the same counter between the same words is one candidate from check to
+//! check). A candidate is *fresh* on a check when it shows a text it has not shown before
+//! (the texts are remembered as short hashes, never whole values). Checks equal to the
+//! confirmed value count too ([`LearnState::quiet`]), so the window is the last
+//! [`WINDOW`] checks. A candidate becomes a learned mask when, within that window,
+//!
+//! - it was fresh on three checks, two of them in a row (a real change is seen twice in a
+//!   row with the *same* text, once when it appears and once when it is confirmed, so a real
+//!   change, its confirmation and its revert count once), or
+//! - it was fresh on four checks (a span that changes on every other check).
+//!
+//! A date that rolls forward once a day changes less often than that; it is learned by its
+//! meaning instead ([`LearnState::observe_at`]): a date span whose new text is the check's
+//! own date (give or take a day for time zones), twice on two different days, is the page
+//! showing today's date. A real date change to any other day never counts, and the first
+//! move to today's date still alerts.
+
+use super::classes::Class;
+use super::dates;
+use super::spans::{Found, differences, example};
+use crate::model::NoiseMask;
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+
+/// How many recent checks the learning looks at.
+pub const WINDOW: u32 = 8;
+
+/// The most candidate spans a monitor's learning keeps.
+pub const MAX_CANDIDATES: usize = 32;
+
+/// Texts remembered per candidate.
+const MAX_TEXTS: usize = 8;
+
+/// What a monitor's learning remembers between checks (kept in
+/// [`crate::alerts::confirm::ConfirmState`], serialized beside every check's state). Bounded:
+/// at most [`MAX_CANDIDATES`] candidates of a pattern, a short example and a few hashes each.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LearnState {
+    /// Spans seen changing, not (yet) noise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<SpanCandidate>,
+    /// Of the last [`WINDOW`] checks, those that differed everywhere (no stable line) with a
+    /// value not seen before: bit 0 is the latest.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unstable: u8,
+    /// Hashes of the values seen on those checks (at most eight), so a real change of a
+    /// one-line value, its confirmation and its revert count once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unstable_values: Vec<u32>,
+}
+
+fn is_zero(bits: &u8) -> bool {
+    *bits == 0
+}
+
+/// A span seen changing ([`LearnState`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SpanCandidate {
+    /// The mask that covers it.
+    pub pattern: String,
+    /// Its latest text, shortened.
+    pub example: String,
+    /// Of the last [`WINDOW`] checks, those on which it showed a text not seen before: bit 0
+    /// is the latest.
+    pub fresh: u8,
+    /// Hashes of the texts it showed (at most eight).
+    pub texts: Vec<u32>,
+    /// For a date span: the days on which it showed that day's date.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub today: Vec<NaiveDate>,
+}
+
+impl LearnState {
+    /// Records a check whose masked line key ([`crate::alerts::compare::Comparator::masked_line_key`])
+    /// is `after`, the confirmed value's being `before`; returns the masks that became noise
+    /// with it, none most of the time. Same as [`LearnState::observe_at`] without a date.
+    pub fn observe(&mut self, before: &str, after: &str) -> Vec<NoiseMask> {
+        self.observe_at(before, after, None)
+    }
+
+    /// [`LearnState::observe`] for a check run at `at`, so a date span showing the check's own
+    /// date can be recognised (see the [module documentation](self)). Outcomes:
+    ///
+    /// - no candidate reached the rule: an empty list, the candidates updated;
+    /// - some did: their masks (`learned`, `active`, with an example), removed from the table;
+    /// - the two keys share no line: nothing is learned, and the check counts towards
+    ///   [`LearnState::notice`].
+    pub fn observe_at(
+        &mut self,
+        before: &str,
+        after: &str,
+        at: Option<DateTime<Utc>>,
+    ) -> Vec<NoiseMask> {
+        self.tick();
+        if before == after {
+            return Vec::new();
+        }
+        let found = differences(before, after);
+        if found.nothing_stable {
+            for value in [before, after] {
+                let h = hash(value);
+                if !self.unstable_values.contains(&h) {
+                    // A value not seen before: the check that shows it counts.
+                    self.unstable |= u8::from(value == after);
+                    remember(&mut self.unstable_values, h);
+                }
+            }
+            return Vec::new();
+        }
+        let day = at.map(|t| t.date_naive());
+        let mut learned = Vec::new();
+        for f in found.found {
+            if let Some(mask) = self.saw(f, day) {
+                learned.push(mask);
+            }
+        }
+        learned
+    }
+
+    /// Records a check whose value is the confirmed one (no difference): it moves the window.
+    pub fn quiet(&mut self) {
+        self.tick();
+    }
+
+    /// Whether the latest check and at least three more of the last [`WINDOW`] differed
+    /// everywhere, each with a value not seen before: the value has no stable part. (Four,
+    /// not three: the confirmation raises a page that never repeats once, on its fourth
+    /// value, before this holds.)
+    pub fn is_unstable(&self) -> bool {
+        self.unstable & 1 == 1 && self.unstable.count_ones() >= 4
+    }
+
+    /// What to tell a person about this monitor's noise, when there is something to tell:
+    /// that no part of the value stays the same from check to check ([`UNSTABLE`]).
+    pub fn notice(&self) -> Option<String> {
+        self.is_unstable().then(|| UNSTABLE.to_string())
+    }
+
+    fn tick(&mut self) {
+        self.unstable <<= 1;
+        for c in &mut self.candidates {
+            c.fresh <<= 1;
+        }
+        // A candidate with nothing fresh in the window is forgotten; so is a date candidate's
+        // memory of days once it has neither.
+        self.candidates
+            .retain(|c| c.fresh != 0 || !c.today.is_empty());
+    }
+
+    /// Counts `found` for its candidate; the mask when the candidate is now noise.
+    fn saw(&mut self, found: Found, day: Option<NaiveDate>) -> Option<NoiseMask> {
+        let index = match self
+            .candidates
+            .iter()
+            .position(|c| c.pattern == found.pattern)
+        {
+            Some(i) => i,
+            None => {
+                if self.candidates.len() >= MAX_CANDIDATES {
+                    // Make room: forget the candidate with the fewest fresh checks.
+                    let weakest = self
+                        .candidates
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(_, c)| (c.fresh.count_ones(), c.fresh))
+                        .map(|(i, _)| i)?;
+                    self.candidates.remove(weakest);
+                }
+                self.candidates.push(SpanCandidate {
+                    pattern: found.pattern.clone(),
+                    example: String::new(),
+                    fresh: 0,
+                    texts: vec![hash(&found.old)],
+                    today: Vec::new(),
+                });
+                self.candidates.len() - 1
+            }
+        };
+        let c = &mut self.candidates[index];
+        c.example = example(&found.new);
+        let h = hash(&found.new);
+        if !c.texts.contains(&h) {
+            c.fresh |= 1;
+            remember(&mut c.texts, h);
+        }
+        if let Some(day) = day
+            && found.class == Class::DateTime
+            && dates::shows(&found.new, day)
+            && !c.today.contains(&day)
+        {
+            c.today.push(day);
+            if c.today.len() > 2 {
+                c.today.remove(0);
+            }
+        }
+        let noise = often(c.fresh) || c.today.len() >= 2;
+        if !noise {
+            return None;
+        }
+        let c = self.candidates.remove(index);
+        Some(NoiseMask {
+            pattern: c.pattern,
+            learned: true,
+            active: true,
+            example: Some(c.example),
+        })
+    }
+}
+
+/// Whether a window of fresh checks (bit 0 the latest) makes a span noise: three fresh
+/// checks, two of them in a row, or four.
+fn often(fresh: u8) -> bool {
+    let n = fresh.count_ones();
+    (n >= 3 && fresh & (fresh >> 1) != 0) || n >= 4
+}
+
+/// Adds `h` to a bounded list of hashes, forgetting the oldest.
+fn remember(hashes: &mut Vec<u32>, h: u32) {
+    if hashes.len() >= MAX_TEXTS {
+        hashes.remove(0);
+    }
+    hashes.push(h);
+}
+
+/// The notice of a value with no stable part.
+pub const UNSTABLE: &str = "Every part of this page changes on every check, so wachet shows its \
+changes but does not alert on them. Choose a part of the page (xPath) that stays the same.";
+
+/// FNV-1a: a hash that stays the same across builds and versions (it is stored).
+fn hash(text: &str) -> u32 {
+    text.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
