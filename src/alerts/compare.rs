@@ -3,18 +3,51 @@
 //! A [`Comparator`] is built once from a monitor's settings ([`Comparator::of`]) and decides
 //! for every pair of values whether they differ in a way a person would call a change. Two
 //! values are the same when their comparison forms ([`Comparator::key`]) are equal. That form
-//! is the value's line key ([`crate::normalize::line_key`]: white space, Unicode forms, quote
-//! and dash variants and character references make no difference) with
+//! starts from the value's lines ([`Comparator::line_form`]):
+//!
+//! - a JSON document (the whole value, trimmed, is a JSON object or array) in canonical form,
+//!   one key or element a line: object keys sorted, numbers by value and exactly (`1.0`, `1`
+//!   and `1e0` are one; big integers are not rounded), strings normalised as text is,
+//!   insignificant white space gone (the rules are in [`json`]'s documentation); a scalar, an
+//!   invalid document or one nested deeper than [`json::MAX_DEPTH`] is text;
+//! - any other value as its line key ([`crate::normalize::line_key`]: white space, Unicode
+//!   forms, quote and dash variants and character references make no difference) with
+//!   amounts of money in one spelling (`€1 249,90`, `1 249,90 €` and `1 249,90 EUR` are all
+//!   `1 249,90 EUR`: the currency's place and symbol are template noise, the digits are not);
+//!
+//! then
 //!
 //! - every span matched by an active noise mask ([`NoiseMask`], learned or written by a
 //!   person; [`super::noise`]) replaced by one placeholder, so a counter or a clock inside a
-//!   line makes no change while a real edit beside it in the same line does;
-//! - a JSON document (the whole value parses as JSON) in canonical form: object keys sorted,
-//!   numbers by value, insignificant white space gone;
-//! - with [`LineOrder::Set`], its lines sorted, so a reordering is no change and an added or
-//!   removed line is.
+//!   line makes no change while a real edit beside it in the same line does. On a JSON
+//!   document the masks run over the canonical lines, so a mask written or learned for
+//!   `"requestId": "…"` matches whatever order the keys came in; a mask never takes a line
+//!   break of a document away (a span over one leaves a placeholder on each line);
+//! - with [`LineOrder::Set`], order made irrelevant: a text's lines are sorted, a document's
+//!   arrays have their elements sorted (each element one unit, objects' keys being sorted
+//!   already). Both are multisets, not sets: a shuffled list is no change; an added or removed
+//!   line, or a line repeated once more or once less, is.
 //!
-//! The default comparator (no masks, lines ordered) is [`crate::normalize::same`] exactly.
+//! The lines of the comparison form with the masks applied and the order kept
+//! ([`Comparator::masked_line_key`]) are what learning and diffs read.
+//!
+//! The default comparator (no masks, lines ordered) is [`crate::normalize::same`] on values
+//! that are not JSON documents, but for the spelling of amounts.
+//!
+//! ```
+//! use wachet::alerts::compare::Comparator;
+//! use wachet::model::{LineOrder, Monitor};
+//!
+//! let plain = Comparator::default();
+//! assert!(plain.same(r#"{"id": 7, "price": 12.50}"#, r#"{ "price": 12.5, "id": 7 }"#));
+//! assert!(!plain.same(r#"{"id": 7, "price": 12.50}"#, r#"{"id": 7, "price": 12.51}"#));
+//!
+//! let mut monitor = Monitor::new("https://shop.example/stores");
+//! monitor.compare_lines = Some(LineOrder::Set);
+//! let set = Comparator::of(&monitor).unwrap();
+//! assert!(set.same("Berlin\nParis\nRome", "Rome\nBerlin\nParis"));
+//! assert!(!set.same("Berlin\nParis\nRome", "Rome\nBerlin"));
+//! ```
 //!
 //! ```
 //! use wachet::alerts::compare::Comparator;
@@ -32,8 +65,12 @@
 //! assert!(!comparator.same("$129.99 · 12 people are looking", "$128.99 · 31 people are looking"));
 //! ```
 
+mod amounts;
+pub mod json;
+
 use crate::model::{LineOrder, Monitor, NoiseMask};
 use crate::normalize::{line_key, same};
+use json::Document;
 use regex::Regex;
 use std::ops::Range;
 
@@ -110,14 +147,22 @@ impl Comparator {
 
     /// Whether `a` and `b` are the same change-wise.
     pub fn same(&self, a: &str, b: &str) -> bool {
-        if self.is_plain() {
-            return same(a, b);
+        // Equal line keys are equal forms; only values that differ need their forms built.
+        if self.is_plain() && !maybe_json(a) && !maybe_json(b) && same(a, b) {
+            return true;
         }
         self.key(a) == self.key(b)
     }
 
     /// The comparison form of `value`: what [`Comparator::same`] compares.
     pub fn key(&self, value: &str) -> String {
+        if let Some(doc) = Document::parse(value) {
+            let lines = doc.masked(&self.mask_spans(doc.text()), PLACEHOLDER);
+            return match self.lines {
+                LineOrder::Ordered => lines.join("\n"),
+                LineOrder::Set => doc.set_lines(&lines),
+            };
+        }
         let masked = self.masked_line_key(value);
         match self.lines {
             LineOrder::Ordered => masked.replace('\n', " "),
@@ -129,10 +174,25 @@ impl Comparator {
         }
     }
 
-    /// The line key of `value` with every masked span replaced by [`PLACEHOLDER`]: its lines
-    /// kept, for diffs and for learning.
+    /// The lines of `value` that comparison starts from: a JSON document's canonical lines, or
+    /// any other value's [`line_key`]. [`Comparator::mask_spans`] of it are the spans a
+    /// notification shows dimmed.
+    pub fn line_form(&self, value: &str) -> String {
+        match Document::parse(value) {
+            Some(doc) => doc.text().to_string(),
+            None => text_form(value),
+        }
+    }
+
+    /// The lines of `value` ([`Comparator::line_form`]) with every masked span replaced by
+    /// [`PLACEHOLDER`], in their order: for diffs and for learning.
     pub fn masked_line_key(&self, value: &str) -> String {
-        let key = line_key(value);
+        if let Some(doc) = Document::parse(value) {
+            return doc
+                .masked(&self.mask_spans(doc.text()), PLACEHOLDER)
+                .join("\n");
+        }
+        let key = text_form(value);
         let spans = self.mask_spans(&key);
         if spans.is_empty() {
             return key;
@@ -148,8 +208,8 @@ impl Comparator {
         out
     }
 
-    /// The byte ranges of `line_key` (a [`line_key`]) that the masks cover, sorted and not
-    /// overlapping: what a notification shows dimmed.
+    /// The byte ranges of `line_key` (a [`Comparator::line_form`]) that the masks cover, sorted
+    /// and not overlapping: what a notification shows dimmed.
     pub fn mask_spans(&self, line_key: &str) -> Vec<Range<usize>> {
         let mut spans: Vec<Range<usize>> = Vec::new();
         for mask in &self.masks {
@@ -184,10 +244,26 @@ impl Comparator {
         self.masks.len()
     }
 
-    /// Whether this comparator is [`crate::normalize::same`] (no masks, lines in order).
+    /// Whether this comparator is [`crate::normalize::same`] on values that are not JSON
+    /// documents (no masks, lines in order).
     pub fn is_plain(&self) -> bool {
         self.masks.is_empty() && self.lines == LineOrder::Ordered
     }
+}
+
+/// The lines of a value that is not a JSON document: its line key with amounts of money in one
+/// spelling ([`amounts`]).
+fn text_form(value: &str) -> String {
+    let key = line_key(value);
+    match amounts::canonical(&key) {
+        std::borrow::Cow::Borrowed(_) => key,
+        std::borrow::Cow::Owned(canonical) => canonical,
+    }
+}
+
+/// Whether `value` may be a JSON document: a cheap test before parsing it.
+fn maybe_json(value: &str) -> bool {
+    json::looks_like(value.trim_start_matches('\u{feff}').trim())
 }
 
 fn compile(masks: &[NoiseMask]) -> Result<Vec<Regex>, CompareError> {

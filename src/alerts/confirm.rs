@@ -30,6 +30,32 @@
 //! shown for one request) raises nothing. A failed check in between is skipped: it neither
 //! confirms nor drops a candidate.
 //!
+//! # Flapping
+//!
+//! Some pages alternate between values that all show the same content: an A/B test's
+//! templates, a stale replica answering some requests with a version from a few requests ago.
+//! The values that *lasted* lately (the baseline, every confirmed change, values a new
+//! monitor's quick samples showed: [`ConfirmState::remember`]) are its variants, kept as
+//! hashes for [`variants::WINDOW`] (16) successful checks after each was last seen
+//! ([`variants`]). A check showing a variant seen within the window is a flip: the confirmed
+//! value switches to it silently, without an early check. A check showing a new value that
+//! differs from a variant of the content before the last raised change by exactly that change
+//! (the same words removed and added) is that change seen through another template: silent
+//! too. Any other new value is a candidate as above. So
+//!
+//! - an A/B page raises nothing on its flips, and a real change raises once (its other
+//!   template following silently), its revert once more;
+//! - a stale replica serving the old value for a few checks after a change raises nothing;
+//! - a revert to a value that was last seen more than 16 checks ago (the page was stable
+//!   since) is a change and raises, while a revert within 16 checks of a raised change is
+//!   taken for a flip and raises nothing;
+//! - a value seen once and gone again is no variant: a real change whose confirming check met
+//!   a stale replica is a candidate again when it comes back, and raises once it lasts.
+//!
+//! A page whose other template never showed before its first lasting appearance raises once
+//! for it (nothing tells that first appearance from a real change); the quick samples of a new
+//! monitor make that unlikely.
+//!
 //! The first value of a monitor is its baseline: confirmed at once, raising nothing (after
 //! failed first checks, the content conditions true of it raise, as
 //! [`evaluate`](super::evaluate) decides).
@@ -70,12 +96,15 @@
 //! assert!(!recheck);
 //! ```
 
+pub mod variants;
+
 use super::compare::Comparator;
 use super::noise::LearnState;
 use super::{AlertState, Check, LastCheck, Raised, Subject, error_alerts, evaluate};
 use crate::model::{Alert, AlertType, Monitor, NoiseMask};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use variants::{Print, Variants};
 
 /// How long changes and failures must last before they raise, and what counts as a change:
 /// a monitor's settings.
@@ -146,6 +175,20 @@ pub struct ConfirmState {
     pub error_raised: bool,
     /// What learning from later checks remembers ([`LearnState`]).
     pub noise: LearnState,
+    /// The values that lasted lately, for flapping ([`Variants`]).
+    pub variants: Variants,
+}
+
+impl ConfirmState {
+    /// Records `value`, fetched seconds apart from a check outside the checks (a new
+    /// monitor's quick samples, [`super::noise::QUICK_SAMPLES`]), as a variant of the current
+    /// content: values that close together show the same content, so when the page serves
+    /// another template among them, that template showing up later is a flip and raises
+    /// nothing. `comparator` is the one later checks use (learned masks included). Call it
+    /// after the first check's [`decide`].
+    pub fn remember(&mut self, comparator: &Comparator, value: &str) {
+        self.variants.saw(Print::of(&comparator.key(value)));
+    }
 }
 
 /// A value seen and not yet confirmed.
@@ -275,6 +318,7 @@ fn judge_value(
         raised.retain(|r| r.alert.kind != AlertType::Error);
         raised
     };
+    next.variants.tick();
     let Some(confirmed) = state.alerts.last_value.as_deref() else {
         // The baseline. After failed first checks, conditions true of it raise (as evaluate
         // decides); the very first check raises nothing.
@@ -282,6 +326,7 @@ fn judge_value(
             Some(_) => value_alerts(None),
             None => Vec::new(),
         };
+        next.variants.saw(Print::of(&policy.comparator.key(value)));
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {
@@ -290,10 +335,21 @@ fn judge_value(
         };
     };
     let comparator = &policy.comparator;
-    if comparator.same(confirmed, value) {
+    let key = comparator.key(value);
+    let print = Print::of(&key);
+    if comparator.key(confirmed) == key {
         // No change, or a revert while a change waited: nothing to raise. The spelling seen
         // last is kept, as the history shows it.
         next.noise.quiet();
+        next.variants.saw(print);
+        next.alerts.last_value = Some(value.to_string());
+        next.pending.clear();
+        return Judged::default();
+    }
+    if next.variants.is_recent(print) || next.variants.same_change(print) {
+        // A flip to a variant that lasted lately, or the change already raised seen through
+        // another template: the confirmed value switches silently.
+        next.variants.saw(print);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged::default();
@@ -308,6 +364,7 @@ fn judge_value(
     // A value with no stable part: its changes are recorded, never alerted on (the monitor's
     // noise notice says so), or it would raise on every third check for ever.
     if next.noise.is_unstable() {
+        next.variants.saw(print);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {
@@ -324,10 +381,11 @@ fn judge_value(
         };
     }
     if let Some(candidate) = state.pending.last()
-        && comparator.same(&candidate.value, value)
+        && comparator.key(&candidate.value) == key
     {
         let mut raised = value_alerts(Some(confirmed));
         stamp(&mut raised, candidate.first_seen);
+        next.variants.raised(print);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {
@@ -353,6 +411,7 @@ fn judge_value(
     let first_seen = state.pending.first().map_or(at, |c| c.first_seen);
     let mut raised = value_alerts(Some(confirmed));
     stamp(&mut raised, first_seen);
+    next.variants.raised(print);
     next.alerts.last_value = Some(value.to_string());
     next.pending.clear();
     Judged {
@@ -394,7 +453,11 @@ mod tests {
         let alerts = not_eq();
         let mut state = ConfirmState::default();
         let mut said = Vec::new();
-        for (i, v) in ["A", "B", "B", "B", "A", "A"].iter().enumerate() {
+        // B lasts longer than the variants' window, so A coming back is a change again.
+        let mut checks = vec!["A", "B", "B"];
+        checks.extend(["B"; 17]);
+        checks.extend(["A", "A"]);
+        for (i, v) in checks.iter().enumerate() {
             let at = Utc.timestamp_opt(i as i64, 0).unwrap();
             let d = decide(
                 &state,
@@ -407,17 +470,10 @@ mod tests {
             said.push((d.raised.len(), d.recheck));
             state = d.state;
         }
-        assert_eq!(
-            said,
-            [
-                (0, false),
-                (0, true),
-                (1, false),
-                (0, false),
-                (0, true),
-                (1, false)
-            ]
-        );
+        let mut expected = vec![(0, false), (0, true), (1, false)];
+        expected.extend([(0, false); 17]);
+        expected.extend([(0, true), (1, false)]);
+        assert_eq!(said, expected);
         assert_eq!(state.alerts.last_value.as_deref(), Some("A"));
     }
 

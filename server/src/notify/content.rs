@@ -1,15 +1,14 @@
 //! The content of a notification as HTML: what endpoint 5 returns and what an e-mail carries.
 //! It names the monitor, its URL, the time and what fired (the synthetic expression), and shows
-//! the change with deletions and insertions marked. Everything that comes from a page or a user
+//! the change ([`VisibleChange`]) with deletions and insertions marked and the monitor's noise
+//! dimmed, with a legend saying what dimmed means. Everything that comes from a page or a user
 //! is escaped.
 
+use super::change::VisibleChange;
 use std::fmt::Write;
-use wachet::model::{DiffElement, DiffOperation};
 
-/// Longest deletion or insertion shown; a longer one is cut (the history has it whole).
-const MAX_CHANGE_CHARS: usize = 5_000;
-/// Unchanged characters shown on each side of a change.
-const CONTEXT_CHARS: usize = 200;
+/// What the legend says of dimmed text.
+pub const NOISE_LEGEND: &str = "parts wachet ignores, they change on their own";
 
 /// What a notification's content is made of.
 pub struct Content<'a> {
@@ -26,10 +25,9 @@ pub struct Content<'a> {
     pub expression: &'a str,
     /// The check's error, if it failed.
     pub error: Option<&'a str>,
-    /// The previous value, if there was one.
-    pub previous: Option<&'a str>,
-    /// The current value, if the check succeeded.
-    pub current: Option<&'a str>,
+    /// The change to show: from the previous value to the current one, when the check
+    /// succeeded.
+    pub change: Option<&'a VisibleChange>,
 }
 
 /// Escapes text for HTML element content and attribute values.
@@ -72,55 +70,53 @@ pub fn html(content: &Content<'_>) -> String {
     if let Some(error) = content.error {
         let _ = write!(out, "<p class=\"error\">{}</p>", escape(error));
     }
-    if let Some(current) = content.current {
-        let changes = wachet::diff::diff(content.previous.unwrap_or(""), current);
+    if let Some(change) = content.change {
+        if change.has_noise() {
+            let _ = write!(
+                out,
+                "<p class=\"noise-legend\"><span class=\"noise\" style=\"color:#5f6368\">dimmed</span>: \
+                 {NOISE_LEGEND}</p>"
+            );
+        }
         out.push_str("<pre class=\"change\">");
-        out.push_str(&change_html(&changes));
+        out.push_str(&change.html());
         out.push_str("</pre>");
     }
     out.push_str("</div>");
     out
 }
 
-/// The change with deletions in `<del>` and insertions in `<ins>`. Unchanged text is cut to
-/// some context around the changes, and each change to a bounded length, so a one-word change
-/// in a long page still shows.
-fn change_html(changes: &[DiffElement]) -> String {
-    let mut out = String::new();
-    for change in changes {
-        let text = change.text.as_deref().unwrap_or("");
-        match change.operation {
-            DiffOperation::Delete => {
-                let text = escape(&head(text, MAX_CHANGE_CHARS));
-                let _ = write!(out, "<del style=\"background:#fdd\">{text}</del>");
-            }
-            DiffOperation::Insert => {
-                let text = escape(&head(text, MAX_CHANGE_CHARS));
-                let _ = write!(out, "<ins style=\"background:#dfd\">{text}</ins>");
-            }
-            DiffOperation::Equal => out.push_str(&escape(&context(text))),
+/// The plain-text alternative of [`html`]: the same facts, the change with markers
+/// (`[-removed-]`, `{+added+}`, noise between `⟨` and `⟩`).
+pub fn plain(content: &Content<'_>) -> String {
+    let mut out = format!(
+        "{}\n{}\n{} at {}\n",
+        content.name,
+        content.url,
+        content.expression,
+        content.at.format("%Y-%m-%d %H:%M:%S UTC")
+    );
+    if let Some(first_seen) = content.first_seen {
+        let _ = writeln!(
+            out,
+            "First seen at {}, confirmed by the checks since.",
+            first_seen.format("%Y-%m-%d %H:%M:%S UTC")
+        );
+    }
+    if let Some(error) = content.error {
+        let _ = writeln!(out, "error: {error}");
+    }
+    if let Some(change) = content.change {
+        out.push('\n');
+        out.push_str(&change.plain());
+        out.push('\n');
+        out.push_str("\n[-removed-] {+added+}");
+        if change.has_noise() {
+            let _ = write!(out, " \u{27e8}dimmed\u{27e9}: {NOISE_LEGEND}");
         }
+        out.push('\n');
     }
     out
-}
-
-/// At most `max` characters of `text`, with `…` when cut.
-fn head(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
-/// Unchanged text between changes: its start and end, [`CONTEXT_CHARS`] each, when longer.
-fn context(text: &str) -> String {
-    let count = text.chars().count();
-    if count <= 2 * CONTEXT_CHARS {
-        return text.to_string();
-    }
-    let start: String = text.chars().take(CONTEXT_CHARS).collect();
-    let end: String = text.chars().skip(count - CONTEXT_CHARS).collect();
-    format!("{start} … {end}")
 }
 
 #[cfg(test)]
@@ -137,8 +133,11 @@ mod tests {
             first_seen: None,
             expression: "content changed",
             error: None,
-            previous: Some("Price 3.50 EUR"),
-            current: Some("Price 3.90 EUR <script>"),
+            change: Some(&VisibleChange::between(
+                &Default::default(),
+                Some("Price 3.50 EUR"),
+                "Price 3.90 EUR <script>",
+            )),
         });
         assert!(html.contains("<h2>Tea &lt;shop&gt;</h2>"), "{html}");
         assert!(
@@ -158,6 +157,7 @@ mod tests {
             "{html}"
         );
         assert!(!html.contains("<script>"), "{html}");
+        assert!(!html.contains("dimmed"), "no noise, no legend: {html}");
     }
 
     #[test]
@@ -173,8 +173,11 @@ mod tests {
             first_seen: None,
             expression: "content changed",
             error: None,
-            previous: Some(&previous),
-            current: Some(&current),
+            change: Some(&VisibleChange::between(
+                &Default::default(),
+                Some(&previous),
+                &current,
+            )),
         });
         assert!(
             html.contains(">3.50</del>") && html.contains(">3.90</ins>"),

@@ -1,5 +1,6 @@
 //! Delivery: sends the outbox's pending deliveries to their endpoints and stores how each
-//! ended. Webhooks get the notification's JSON with `alertDefinition` and `alertUrl`, signed
+//! ended. Webhooks get the notification's JSON with `alertDefinition`, `alertUrl` and, when
+//! known, `firstSeen` and `change` (what was removed and added, noise masked), signed
 //! (`X-Wachet-Signature: sha256=<hex HMAC-SHA256 of the body>`, keyed with the user's webhook
 //! secret as the API shows it, its UTF-8 bytes) and named (`X-Wachet-Delivery: <id>`, so
 //! receivers can drop the duplicates a crash may cause). Slack, Discord, Teams and ntfy get
@@ -313,6 +314,22 @@ fn body(delivery: &Delivery) -> Result<(String, &'static str), String> {
                     "alertDefinition".into(),
                     serde_json::to_value(&delivery.alert).map_err(|e| e.to_string())?,
                 );
+                // Extensions: when what it reports was first seen, and the change in key form
+                // with noise masked (`{"removed": [...], "added": [...]}`).
+                if let Some(explanation) = &delivery.explanation {
+                    if let Some(first_seen) = explanation.first_seen {
+                        object.insert(
+                            "firstSeen".into(),
+                            serde_json::to_value(first_seen).map_err(|e| e.to_string())?,
+                        );
+                    }
+                    if let Some(change) = &explanation.change {
+                        object.insert(
+                            "change".into(),
+                            serde_json::to_value(change).map_err(|e| e.to_string())?,
+                        );
+                    }
+                }
                 match n.id.as_deref() {
                     Some(id) => {
                         let alert_url = format!("/thirdparty/v1/notification/{id}");

@@ -1,5 +1,6 @@
 //! E-mail delivery over SMTP (lettre): the subject names the monitor and what fired, the body is
-//! the notification's HTML content with a plain-text alternative.
+//! the notification's HTML content with a plain-text alternative (the same change, marked
+//! `[-removed-]`, `{+added+}`, noise between `⟨` and `⟩`).
 
 use super::deliver::SendError;
 use crate::store::{ConfirmationMail, Delivery};
@@ -95,16 +96,21 @@ impl Mailer {
         // Header values are one line: a name or expression with a line break cannot add headers.
         let subject =
             format!("{name}: {}", delivery.synthetic_expression).replace(['\r', '\n'], " ");
-        let plain = format!(
-            "{name}\n{}\n{}\n\n{}{}",
-            n.url.as_deref().unwrap_or(""),
-            delivery.synthetic_expression,
-            n.current.as_deref().unwrap_or(""),
-            n.error
-                .as_deref()
-                .map(|e| format!("error: {e}"))
-                .unwrap_or_default(),
-        );
+        // The plain text made with the HTML; notifications stored before it get the current
+        // value whole.
+        let plain = match &delivery.explanation {
+            Some(explanation) if !explanation.text.is_empty() => explanation.text.clone(),
+            _ => format!(
+                "{name}\n{}\n{}\n\n{}{}",
+                n.url.as_deref().unwrap_or(""),
+                delivery.synthetic_expression,
+                n.current.as_deref().unwrap_or(""),
+                n.error
+                    .as_deref()
+                    .map(|e| format!("error: {e}"))
+                    .unwrap_or_default(),
+            ),
+        };
         let message = Message::builder()
             .from(self.from.clone())
             .to(to)

@@ -385,7 +385,9 @@ async fn check_and_store(
             let notifications = decided
                 .raised
                 .iter()
-                .map(|(r, previous)| notify::notification(&monitor, r, at, previous.as_deref()))
+                .filter_map(|(r, previous)| {
+                    notify::notification(&monitor, r, at, previous.as_deref())
+                })
                 .collect();
             (notifications, decided.states, decided.recheck)
         })

@@ -273,6 +273,8 @@ pub struct NewNotification {
     pub html: String,
     /// Where it goes: the monitor's endpoints, or (when empty) every endpoint of the user.
     pub endpoints: Vec<NotificationEndpoint>,
+    /// What its deliveries carry beside it (first seen, the change as data, plain text).
+    pub explanation: Option<crate::notify::Explanation>,
 }
 
 impl NewNotification {
@@ -292,6 +294,7 @@ impl NewNotification {
         self.current = None;
         self.comparand = None;
         self.error = None;
+        self.explanation = None;
         self
     }
 }
@@ -317,6 +320,9 @@ pub struct Delivery {
     pub html: String,
     /// What fired, such as `content changed` (the e-mail subject).
     pub synthetic_expression: String,
+    /// What the notification carries beside it: the webhook's `firstSeen` and `change`, the
+    /// e-mail's plain text. `None` for test notifications and those stored before it existed.
+    pub explanation: Option<crate::notify::Explanation>,
 }
 
 /// How a delivery attempt ended.

@@ -4,7 +4,9 @@
 //! `GET /notification/{alertId}/deliveries`; a failed delivery has a "Retry now" form, which
 //! makes it due now through the outbox (the code of the retry extension), never sends inline.
 //! A notification's HTML is ours but quotes page content: it is shown sanitised by ammonia
-//! (no script, no style, no event attribute, only http, https and mailto links), never raw.
+//! (no script, no style, no event attribute, only http, https and mailto links, only the
+//! classes of our own content), never raw. Its change shows removed and added text marked and
+//! the monitor's noise dimmed, with the legend the content carries.
 
 use super::folders::when;
 use super::form::Form;
@@ -112,9 +114,14 @@ fn urlencode(text: &str) -> String {
 }
 
 /// The notification's HTML with everything that could run, restyle or leave the page removed.
+/// Only the classes our content uses survive (dimmed noise, folded context, the legend), so the
+/// page's own styles show them; inline styles (for mail readers) are dropped.
 fn sanitise(html: &str) -> String {
     ammonia::Builder::default()
         .url_schemes(["http", "https", "mailto"].into_iter().collect())
+        .add_allowed_classes("span", &["noise", "folded"])
+        .add_allowed_classes("p", &["noise-legend", "first-seen", "error"])
+        .add_allowed_classes("pre", &["change"])
         .link_rel(Some("noopener noreferrer nofollow"))
         .clean(html)
         .to_string()

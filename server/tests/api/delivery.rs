@@ -65,7 +65,7 @@ impl Receiver {
 }
 
 /// Delivery through the SMTP server on loopback `port`, plain (as a local relay is).
-fn smtp_at(port: u16) -> wachet_server::notify::deliver::DeliverySettings {
+pub(crate) fn smtp_at(port: u16) -> wachet_server::notify::deliver::DeliverySettings {
     use wachet_server::notify::email::{SmtpSettings, SmtpTls};
     wachet_server::notify::deliver::DeliverySettings {
         smtp: Some(SmtpSettings {
@@ -299,7 +299,10 @@ async fn an_email_endpoint_gets_the_notification_through_a_real_smtp_server() {
         message.contains("text/plain") && message.contains("text/html"),
         "{message}"
     );
-    assert!(message.contains("3.90 EUR"), "{message}");
+    // Both parts show the change: marked in the plain text, in `ins` and `del` in the HTML.
+    let decoded = super::explain::decoded(&message);
+    assert!(decoded.contains("[-3.50-]{+3.90+} EUR"), "{decoded}");
+    assert!(decoded.contains(">3.90</ins> EUR"), "{decoded}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -654,7 +657,7 @@ fn aiosmtpd_present() -> bool {
 
 /// aiosmtpd on loopback printing every message it receives, and its port; `None` (the test
 /// skips) where aiosmtpd is missing and CI is not set.
-async fn debugging_smtp() -> Option<(
+pub(crate) async fn debugging_smtp() -> Option<(
     tokio::process::Child,
     u16,
     tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
@@ -690,7 +693,7 @@ async fn debugging_smtp() -> Option<(
 }
 
 /// The next message aiosmtpd prints, waited for 30 s at most.
-async fn next_message(
+pub(crate) async fn next_message(
     lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
 ) -> String {
     tokio::time::timeout(Duration::from_secs(30), async {
@@ -764,7 +767,8 @@ async fn an_email_address_gets_notifications_only_once_it_confirmed() {
     );
     let own = next_message(&mut lines).await;
     assert!(own.contains("To: cy@example.com"), "{own}");
-    assert!(own.contains("3.90 EUR"), "{own}");
+    let decoded = super::explain::decoded(&own);
+    assert!(decoded.contains("{+3.90+} EUR"), "{decoded}");
 
     // A wrong code confirms nothing; the mailed one does.
     let confirm = "/thirdparty/v1/user/notificationEndpoints/confirm";
@@ -824,7 +828,8 @@ async fn an_email_address_gets_notifications_only_once_it_confirmed() {
         message.contains("Subject: Tea: content changed"),
         "{message}"
     );
-    assert!(message.contains("3.95 EUR"), "{message}");
+    let decoded = super::explain::decoded(&message);
+    assert!(decoded.contains("[-3.90-]{+3.95+} EUR"), "{decoded}");
 
     // Asking again for an address: one message an hour at most.
     api.post(&user, confirm, json!({"address": "other@example.com"}))

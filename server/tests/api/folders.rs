@@ -245,6 +245,7 @@ async fn deleting_a_folder_deletes_its_subtree_with_history_and_notifications() 
                 synthetic_expression: "content changed".into(),
                 html: "<p>changed</p>".into(),
                 endpoints: Vec::new(),
+                explanation: None,
             })
             .await
             .unwrap();

@@ -30,6 +30,7 @@ fn notification(task: &str, created: DateTime<Utc>, n: usize) -> NewNotification
         synthetic_expression: "content changed".into(),
         html: format!("<p>change {n}</p>"),
         endpoints: Vec::new(),
+        explanation: None,
     }
 }
 

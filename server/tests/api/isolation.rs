@@ -53,6 +53,7 @@ async fn another_users_ids_are_404_everywhere_and_lists_leave_them_out() {
             synthetic_expression: "content changed".into(),
             html: "<p>x</p>".into(),
             endpoints: Vec::new(),
+            explanation: None,
         })
         .await
         .unwrap();

@@ -6,6 +6,8 @@ mod auth;
 // Changes and failures raise only once confirmed by the scheduler's early checks.
 mod confirm;
 mod delivery;
+// Notifications that explain themselves: noise dimmed, never an empty alert.
+mod explain;
 mod fair;
 mod folders;
 mod history;

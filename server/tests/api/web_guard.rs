@@ -338,6 +338,7 @@ fn notification(task: &str, n: usize) -> NewNotification {
         synthetic_expression: "content changed".into(),
         html: format!("<p>ann-secret change {n}</p>"),
         endpoints: Vec::new(),
+        explanation: None,
     }
 }
 

@@ -121,6 +121,7 @@ struct DueRow {
     synthetic_expression: Option<String>,
     user_id: Option<String>,
     released_at: Option<i64>,
+    explanation: Option<String>,
 }
 
 pub(super) async fn claim(
@@ -133,7 +134,8 @@ pub(super) async fn claim(
     let rows: Vec<DueRow> = sqlx::query_as(
         "SELECT d.id, d.kind, d.target, d.attempts, n.id AS notification_id, n.alert_type, \
          n.alert, n.current_value, n.comparand, n.error, n.created_at, n.task_id, n.task_name, \
-         n.url, u.webhook_secret, n.html, n.synthetic_expression, d.user_id, d.released_at \
+         n.url, u.webhook_secret, n.html, n.synthetic_expression, d.user_id, d.released_at, \
+         n.explanation \
          FROM deliveries d \
          LEFT JOIN notifications n ON n.id = d.notification_id \
          JOIN users u ON u.id = d.user_id \
@@ -196,6 +198,12 @@ fn notified(row: DueRow, kind: MessagingServiceType, now: Millis) -> Result<Deli
         .as_deref()
         .and_then(|alert| serde_json::from_str(alert).ok())
         .ok_or_else(|| broken("alert"))?;
+    // Only what deliveries add to the notification: one unreadable is left out, never a
+    // reason to hold the delivery.
+    let explanation = row
+        .explanation
+        .as_deref()
+        .and_then(|json| serde_json::from_str(json).ok());
     Ok(Delivery {
         id: row.id,
         kind,
@@ -218,6 +226,7 @@ fn notified(row: DueRow, kind: MessagingServiceType, now: Millis) -> Result<Deli
         secret: row.webhook_secret,
         html: row.html.unwrap_or_default(),
         synthetic_expression: row.synthetic_expression.unwrap_or_default(),
+        explanation,
     })
 }
 
@@ -249,6 +258,7 @@ fn test(row: DueRow, kind: MessagingServiceType, now: Millis) -> Delivery {
         secret: row.webhook_secret,
         html: format!("<p>{TEST_TEXT}</p>"),
         synthetic_expression: TEST_NAME.to_string(),
+        explanation: None,
     }
 }
 

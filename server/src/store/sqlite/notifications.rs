@@ -21,13 +21,20 @@ pub(super) async fn insert_in(
 ) -> Result<String, StoreError> {
     let alert =
         serde_json::to_string(&n.alert).map_err(|err| StoreError::Backend(err.to_string()))?;
+    let explanation = n
+        .explanation
+        .as_ref()
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(|err| StoreError::Backend(err.to_string()))?;
     let id = new_id();
     let inserted = sqlx::query(
         "INSERT INTO notifications (id, user_id, task_id, page_id, job_type, alert_type, alert, \
-         created_at, current_value, comparand, error, task_name, url, synthetic_expression, html) \
+         created_at, current_value, comparand, error, task_name, url, synthetic_expression, html, \
+         explanation) \
          SELECT ?, t.user_id, t.id, \
                 (SELECT p.id FROM pages p WHERE p.task_id = t.id AND p.url = ?), \
-                ?, ?, ?, ?, ?, ?, ?, t.name, ?, ?, ? \
+                ?, ?, ?, ?, ?, ?, ?, t.name, ?, ?, ?, ? \
          FROM tasks t WHERE t.id = ?",
     )
     .bind(&id)
@@ -42,6 +49,7 @@ pub(super) async fn insert_in(
     .bind(&n.url)
     .bind(&n.synthetic_expression)
     .bind(&n.html)
+    .bind(explanation)
     .bind(&n.task_id)
     .execute(&mut **tx)
     .await?;

@@ -2,13 +2,13 @@
 //! through `Arc<dyn Checker>`, prepared monitors, typed error kinds, serde, page titles, pages
 //! left out, crawl statistics, and redirects followed hop by hop in a crawl.
 
+use crate::common::portal;
 use futures::StreamExt;
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::Duration;
 use wachet::crawl::CrawlSummary;
-use wachet::model::ClientJobType;
 use wachet::testing::{FixtureServer, Reply};
 use wachet::{
     CheckOutcome, Checker, CrawlEvent, CrawledPage, Engine, ErrorKind, LeftOutPage, LeftOutReason,
@@ -22,13 +22,6 @@ fn engine() -> Engine {
         .total_timeout(Duration::from_secs(20))
         .build()
         .unwrap()
-}
-
-fn portal(url: String, depth: i32) -> Monitor {
-    let mut m = Monitor::new(url);
-    m.job_type = ClientJobType::Portal;
-    m.crawling_depth = Some(depth);
-    m
 }
 
 struct Drained {

@@ -5,7 +5,7 @@
 //! truncated documents, each expected as its error and kind, beside real pages that must stay
 //! pages) and
 //! `fixtures/crawl/filters/cases/` (Portal crawls of one site under each URL filter, expected
-//! as URL sets with depths). `UPDATE_EXPECT=1 cargo test --test fixtures` rewrites the
+//! as URL sets with depths). `UPDATE_EXPECT=1 cargo test --test engine fixtures::` rewrites the
 //! expectations, so a change of output is a deliberate diff in review.
 //!
 //! The Suite's own behaviour (diffs, update mode, every kind of broken case) is tested below

@@ -1304,6 +1304,8 @@ mod confirmation {
         );
         // A -> B -> C -> B: no value lasted, but the page never came back to A in three
         // checks: the change raises (first seen at B), and B is the value compared with next.
+        // A coming back right after is a flip to a variant that lasted lately (issue 19 item
+        // 7): silent, where it used to be a candidate.
         let got = steps(&both(), Confirmation::default(), &["A", "B", "C", "B", "A"]);
         assert_eq!(
             got,
@@ -1312,7 +1314,7 @@ mod confirmation {
                 WAIT(),
                 WAIT(),
                 step(&["content changed@1"], false),
-                WAIT()
+                QUIET()
             ]
         );
         // A -> B -> C -> D -> D: the same, with D the value compared with next.
@@ -1499,5 +1501,493 @@ mod confirmation {
         );
         monitor.error_after_failures = Some(3);
         assert_eq!(Confirmation::of(&monitor).error_after_failures, 3);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flapping (issue 19 item 7): A/B templates and stale replicas through `confirm::decide`
+
+mod flapping {
+    use chrono::{TimeZone, Utc};
+    use wachet::alerts::compare::Comparator;
+    use wachet::alerts::confirm::{ConfirmState, Confirmation, decide};
+    use wachet::alerts::{Check, Subject};
+    use wachet::model::{Alert, AlertType};
+
+    /// A deterministic coin: xorshift64.
+    struct Coin(u64);
+
+    impl Coin {
+        fn heads(&mut self) -> bool {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 >> 63 == 1
+        }
+    }
+
+    fn not_eq() -> Vec<Alert> {
+        vec![Alert {
+            kind: AlertType::NotEq,
+            value: None,
+            parameters: None,
+        }]
+    }
+
+    /// Runs `values` (one check each, one a second) through `state`; the indices of the checks
+    /// that raised.
+    fn raised_at(state: &mut ConfirmState, values: &[String]) -> Vec<usize> {
+        let policy = Confirmation::default();
+        let alerts = not_eq();
+        let mut raised = Vec::new();
+        for (i, value) in values.iter().enumerate() {
+            let at = Utc.timestamp_opt(i as i64 * 60, 0).unwrap();
+            let d = decide(
+                state,
+                Check::Value(value),
+                at,
+                &alerts,
+                Subject::SinglePage,
+                &policy,
+            );
+            if !d.raised.is_empty() {
+                raised.push(i);
+            }
+            *state = d.state;
+        }
+        raised
+    }
+
+    /// The pricing page's two templates over the same facts: a table and cards.
+    fn template(b: bool, team: &str, sso: bool) -> String {
+        let sso = if sso { " Single sign-on included." } else { "" };
+        if b {
+            format!(
+                "Plans that grow with you\nStarter $0/mo per seat 3 projects\nTeam {team}/mo per seat Unlimited projects{sso}\nStart free trial\nTrusted by 4,000+ teams"
+            )
+        } else {
+            format!(
+                "Pricing\nSimple plans for every team.\nStarter | $0 per user / month | 3 projects\nTeam | {team} per user / month | Unlimited projects{sso}\nCompare all features"
+            )
+        }
+    }
+
+    /// `n` checks of the A/B page, each template on half the requests.
+    fn ab(coin: &mut Coin, n: usize, team: &str, sso: bool) -> Vec<String> {
+        (0..n).map(|_| template(coin.heads(), team, sso)).collect()
+    }
+
+    /// A new monitor's state after its first check and quick samples showed `samples`.
+    fn created(first: &str, samples: &[String]) -> ConfirmState {
+        let mut state = ConfirmState::default();
+        raised_at(&mut state, &[first.to_string()]);
+        for sample in samples {
+            state.remember(&Comparator::default(), sample);
+        }
+        state
+    }
+
+    #[test]
+    fn an_ab_page_raises_nothing_on_its_flips() {
+        for seed in 1..=50u64 {
+            // The quick samples at creation showed both templates.
+            let mut coin = Coin(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let a = template(false, "$29", true);
+            let b = template(true, "$29", true);
+            let mut state = created(&a, &[b.clone(), a.clone()]);
+            let checks = ab(&mut coin, 40, "$29", true);
+            assert_eq!(
+                raised_at(&mut state, &checks),
+                [] as [usize; 0],
+                "seed {seed}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_ab_page_whose_other_template_was_never_seen_raises_once_at_most() {
+        // Nothing tells the other template's first lasting appearance from a real change: it
+        // raises once, when it is first seen twice in a row (seen once and gone, it is no
+        // variant yet), and never after.
+        for seed in 1..=50u64 {
+            let mut coin = Coin(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut checks = vec![template(false, "$29", true)];
+            checks.extend(ab(&mut coin, 40, "$29", true));
+            let other = |i: usize| checks[i] != checks[0];
+            let expected: Vec<usize> = (2..checks.len())
+                .find(|&i| other(i - 1) && other(i))
+                .into_iter()
+                .collect();
+            let mut state = ConfirmState::default();
+            assert_eq!(raised_at(&mut state, &checks), expected, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn a_real_change_under_ab_raises_once_and_its_revert_once() {
+        for seed in 1..=50u64 {
+            let mut coin = Coin(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let a = template(false, "$29", true);
+            let b = template(true, "$29", true);
+            let mut state = created(&a, &[b]);
+            // A one-character edit in both templates at check 20, reverted at check 40.
+            let mut checks = ab(&mut coin, 20, "$29", true);
+            checks.extend(ab(&mut coin, 20, "$39", true));
+            checks.extend(ab(&mut coin, 20, "$29", true));
+            let raised = raised_at(&mut state, &checks);
+            assert_eq!(raised.len(), 2, "seed {seed}: {raised:?}");
+            assert!((20..24).contains(&raised[0]), "seed {seed}: {raised:?}");
+            assert!((40..44).contains(&raised[1]), "seed {seed}: {raised:?}");
+        }
+    }
+
+    #[test]
+    fn a_removed_sentence_under_ab_raises_once() {
+        for seed in 1..=50u64 {
+            let mut coin = Coin(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let mut state = created(
+                &template(false, "$29", true),
+                &[template(true, "$29", true)],
+            );
+            let mut checks = ab(&mut coin, 20, "$29", true);
+            checks.extend(ab(&mut coin, 40, "$29", false));
+            let raised = raised_at(&mut state, &checks);
+            assert_eq!(raised.len(), 1, "seed {seed}: {raised:?}");
+            assert!((20..24).contains(&raised[0]), "seed {seed}: {raised:?}");
+        }
+    }
+
+    /// The changelog's versions: a release number, then a removed sentence.
+    fn version(v: i64) -> String {
+        let release = if v >= 1 { "v4.2.1" } else { "v4.2.0" };
+        let notes = if v >= 2 {
+            "Faster compaction of large tables."
+        } else {
+            "Faster compaction of large tables. Replication now resumes after a partition."
+        };
+        format!("Latest release: {release}\n{notes}\nv4.1.3: Security fixes.")
+    }
+
+    #[test]
+    fn a_stale_replica_raises_once_per_real_change() {
+        // One request in five reaches a replica 7 requests behind; every phase of that cycle,
+        // so it also answers some confirming checks.
+        for phase in 0..5 {
+            let changes = [20, 45];
+            let current = |t: i64| changes.iter().filter(|&&c| t >= c).count() as i64;
+            let checks: Vec<String> = (0..80i64)
+                .map(|t| {
+                    let stale = (t + phase) % 5 == 0;
+                    version(current(if stale { t - 7 } else { t }))
+                })
+                .collect();
+            let mut state = ConfirmState::default();
+            let raised = raised_at(&mut state, &checks);
+            assert_eq!(raised.len(), 2, "phase {phase}: {raised:?}");
+            assert!((20..24).contains(&raised[0]), "phase {phase}: {raised:?}");
+            assert!((45..49).contains(&raised[1]), "phase {phase}: {raised:?}");
+        }
+    }
+
+    #[test]
+    fn a_change_confirmed_past_a_stale_answer_still_raises() {
+        // The confirming check met the stale replica: the new value is no variant yet, so it
+        // is a candidate again and raises once it lasts.
+        let checks: Vec<String> = ["old", "new", "old", "new", "new", "new", "old", "new"]
+            .map(String::from)
+            .to_vec();
+        let mut state = ConfirmState::default();
+        assert_eq!(raised_at(&mut state, &checks), [4]);
+    }
+
+    #[test]
+    fn a_revert_after_the_value_was_stable_raises() {
+        let mut checks: Vec<String> = vec!["A".into(), "B".into(), "B".into()];
+        checks.extend(std::iter::repeat_n("B".to_string(), 30));
+        checks.extend(["A".to_string(), "A".to_string()]);
+        let mut state = ConfirmState::default();
+        assert_eq!(raised_at(&mut state, &checks), [2, 34]);
+        // Within the window a return is a flip: the rule's other side, deliberately.
+        let quick: Vec<String> = ["A", "B", "B", "B", "B", "A", "A", "B"]
+            .map(String::from)
+            .to_vec();
+        let mut state = ConfirmState::default();
+        assert_eq!(raised_at(&mut state, &quick), [2]);
+    }
+
+    #[test]
+    fn the_state_stays_small_and_old_states_load() {
+        // A page different on every check, 10 KB a value, for 500 checks.
+        let mut state = ConfirmState::default();
+        let values: Vec<String> = (0..500)
+            .map(|n| format!("{n} {}", "word ".repeat(2000)))
+            .collect();
+        raised_at(&mut state, &values);
+        state.pending.clear();
+        state.alerts.last_value = None;
+        let json = serde_json::to_string(&state).unwrap();
+        assert!(json.len() < 4096, "{} bytes: {json}", json.len());
+        // A state stored before variants existed.
+        let mut old = ConfirmState::default();
+        raised_at(&mut old, &["A".into()]);
+        let mut old = serde_json::to_value(&old).unwrap();
+        assert!(old.as_object_mut().unwrap().remove("variants").is_some());
+        let mut state: ConfirmState = serde_json::from_value(old).unwrap();
+        assert_eq!(
+            raised_at(&mut state, &["A".into(), "B".into(), "B".into()]),
+            [2]
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Order and format where they do not matter (issue 19 item 6): `compare::Comparator`
+
+mod comparison {
+    use chrono::{TimeZone, Utc};
+    use wachet::alerts::compare::Comparator;
+    use wachet::alerts::confirm::{ConfirmState, Confirmation, decide};
+    use wachet::alerts::{Check, Subject};
+    use wachet::model::{Alert, AlertType, LineOrder, Monitor, NoiseMask};
+
+    fn comparator(lines: LineOrder, masks: &[&str]) -> Comparator {
+        let mut monitor = Monitor::new("https://api.example/items");
+        monitor.compare_lines = Some(lines);
+        monitor.noise = Some(
+            masks
+                .iter()
+                .map(|p| NoiseMask {
+                    pattern: p.to_string(),
+                    learned: true,
+                    active: true,
+                    example: None,
+                })
+                .collect(),
+        );
+        Comparator::of(&monitor).unwrap()
+    }
+
+    const ORDERED: LineOrder = LineOrder::Ordered;
+
+    #[test]
+    fn json_key_order_number_spelling_and_white_space_are_no_change() {
+        let c = Comparator::default();
+        let first = r#"{"id": 7, "name": "Earl Grey", "price": 12.50, "stock": 1200, "tags": ["tea", "black"]}"#;
+        for same in [
+            r#"{"tags":["tea","black"],"stock":1200,"price":12.5,"name":"Earl Grey","id":7}"#,
+            "{\n  \"name\": \"Earl\\u00a0Grey\",\n  \"id\": 7.0,\n  \"price\": 1.25e1,\n  \"stock\": 1.2E3,\n  \"tags\": [\"tea\", \"black\"]\n}\n",
+            r#"{"id":7,"name":"Earl  Grey","price":12.500,"stock":1200,"tags":["tea","black"]}"#,
+        ] {
+            assert!(c.same(first, same), "{same}");
+        }
+        for changed in [
+            r#"{"id": 7, "name": "Earl Grey", "price": 12.51, "stock": 1200, "tags": ["tea", "black"]}"#,
+            r#"{"id": 7, "name": "Earl Gray", "price": 12.50, "stock": 1200, "tags": ["tea", "black"]}"#,
+            r#"{"id": 7, "name": "Earl Grey", "price": 12.50, "stock": 1200, "tags": ["black", "tea"]}"#,
+            r#"{"id": 7, "name": "Earl Grey", "price": 12.50, "stock": 1200, "tags": ["tea"]}"#,
+            r#"{"id": 7, "name": "Earl Grey", "price": 12.50, "stock": 1200, "tags": ["tea", "black"], "new": true}"#,
+            r#"{"id": "7", "name": "Earl Grey", "price": 12.50, "stock": 1200, "tags": ["tea", "black"]}"#,
+        ] {
+            assert!(!c.same(first, changed), "{changed}");
+        }
+        // Big integers and long fractions are compared exactly, not through a float.
+        assert!(!c.same(r#"{"n": 9007199254740993}"#, r#"{"n": 9007199254740992}"#));
+        assert!(c.same(r#"{"n": 9007199254740993}"#, r#"{"n": 9007199254740993.0}"#));
+    }
+
+    #[test]
+    fn a_value_that_is_not_a_json_document_is_text() {
+        let c = Comparator::default();
+        // Invalid documents: compared as text, so their spacing is all that is forgiven.
+        assert!(c.same(r#"{"a": 1, "b": 2"#, "{\"a\":  1,\n\"b\": 2"));
+        assert!(!c.same(r#"{"a": 1, "b": 2"#, r#"{"b": 2, "a": 1"#));
+        // A scalar is text: "5.0" and "5" are different texts.
+        assert!(!c.same("5.0", "5"));
+        assert_eq!(c.masked_line_key("Tea\n 3.50"), "Tea\n3.50");
+    }
+
+    #[test]
+    fn masks_on_json_match_any_key_order() {
+        let c = comparator(ORDERED, &[r#""requestId": (".*")"#, r#""servedAt": (\S+)"#]);
+        let a = r#"{"requestId": "9f1c2e", "servedAt": "2026-11-25T01:02:03Z", "items": [{"sku": "T-1", "price": 3.5}]}"#;
+        let b = r#"{"items":[{"price":3.50,"sku":"T-1"}],"servedAt":"2026-11-25T01:09:44Z","requestId":"77ab0d"}"#;
+        assert!(c.same(a, b));
+        // A real change beside the masked spans.
+        let priced = b.replace("3.50", "3.60");
+        assert!(!c.same(a, &priced));
+        // Learning and diffs read one key a line, masked.
+        assert_eq!(
+            c.masked_line_key(b),
+            "{\n\"items\": [\n{\n\"price\": 3.5\n\"sku\": \"T-1\"\n}\n]\n\"requestId\": \u{2026}\n\"servedAt\": \u{2026}\n}"
+        );
+        // The spans a notification dims are in the line form.
+        let form = c.line_form(b);
+        let dimmed: Vec<&str> = c.mask_spans(&form).into_iter().map(|r| &form[r]).collect();
+        assert_eq!(dimmed, ["\"77ab0d\"", "\"2026-11-25T01:09:44Z\""]);
+    }
+
+    #[test]
+    fn lines_as_a_set_ignore_order_not_content() {
+        let c = comparator(LineOrder::Set, &[]);
+        let list = "Berlin — 3 stores\nParis — 2 stores\nRome — 1 store\nParis — 2 stores";
+        for same in [
+            "Rome — 1 store\nParis — 2 stores\nBerlin — 3 stores\nParis — 2 stores",
+            "Paris – 2 stores\n\nBerlin — 3 stores\nParis — 2 stores\n  Rome — 1 store",
+        ] {
+            assert!(c.same(list, same), "{same:?}");
+        }
+        for changed in [
+            // A line added, removed, edited, a duplicate gone (a multiset, not a set).
+            "Rome — 1 store\nParis — 2 stores\nBerlin — 3 stores\nParis — 2 stores\nOslo — 1 store",
+            "Rome — 1 store\nParis — 2 stores\nBerlin — 3 stores",
+            "Rome — 1 store\nParis — 2 stores\nBerlin — 4 stores\nParis — 2 stores",
+            "Rome — 1 store\nParis — 2 stores\nBerlin — 3 stores\nBerlin — 3 stores",
+        ] {
+            assert!(!c.same(list, changed), "{changed:?}");
+        }
+        // In order, the shuffle is a change.
+        assert!(!Comparator::default().same(
+            list,
+            "Rome — 1 store\nParis — 2 stores\nBerlin — 3 stores\nParis — 2 stores"
+        ));
+    }
+
+    #[test]
+    fn json_arrays_as_sets_keep_each_element_whole() {
+        let c = comparator(LineOrder::Set, &[r#""seenAt": (\d+)"#]);
+        let a = r#"[{"name": "Tea", "price": 3}, {"name": "Cake", "price": 2, "seenAt": 1}]"#;
+        let shuffled =
+            r#"[{"seenAt": 99, "price": 2, "name": "Cake"}, {"price": 3, "name": "Tea"}]"#;
+        assert!(c.same(a, shuffled));
+        // The prices swapped between the elements: a change, though the lines are the same.
+        let swapped = r#"[{"name": "Tea", "price": 2}, {"name": "Cake", "price": 3, "seenAt": 1}]"#;
+        assert!(!c.same(a, swapped));
+        let added = r#"[{"name": "Tea", "price": 3}, {"name": "Cake", "price": 2}, {"name": "Pie", "price": 4}]"#;
+        assert!(!c.same(a, added));
+        // Nested arrays too.
+        assert!(c.same(r#"{"a": [[1, 2], [3]]}"#, r#"{"a": [[3], [2, 1]]}"#));
+        assert!(!c.same(r#"{"a": [[1, 2], [3]]}"#, r#"{"a": [[3, 1], [2]]}"#));
+        // In order, a reordered array is a change.
+        assert!(!Comparator::default().same(a, shuffled));
+    }
+
+    #[test]
+    fn a_json_api_with_varying_key_order_raises_only_its_real_change() {
+        let alerts = [Alert {
+            kind: AlertType::NotEq,
+            value: None,
+            parameters: None,
+        }];
+        let mut monitor = Monitor::new("https://api.example/status");
+        monitor.noise = Some(vec![NoiseMask {
+            pattern: r#""requestId": (".*")"#.into(),
+            learned: true,
+            active: true,
+            example: None,
+        }]);
+        let policy = Confirmation::of(&monitor);
+        let body = |id: u32, order: bool, open: bool| {
+            let fields = [
+                format!(r#""requestId": "r{id:06x}""#),
+                format!(r#""open": {open}"#),
+                r#""queue": 12.0"#.to_string(),
+            ];
+            let fields: Vec<&String> = if order {
+                fields.iter().collect()
+            } else {
+                fields.iter().rev().collect()
+            };
+            format!(
+                "{{{}}}",
+                fields
+                    .iter()
+                    .map(|f| f.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let mut state = ConfirmState::default();
+        let mut raised = Vec::new();
+        for i in 0..30u32 {
+            let value = body(i * 7919, i % 3 == 0, i < 20);
+            let d = decide(
+                &state,
+                Check::Value(&value),
+                Utc.timestamp_opt(i64::from(i), 0).unwrap(),
+                &alerts,
+                Subject::SinglePage,
+                &policy,
+            );
+            if !d.raised.is_empty() {
+                raised.push(i);
+            }
+            state = d.state;
+        }
+        assert_eq!(raised, [21]);
+    }
+
+    #[test]
+    fn ten_megabytes_of_json_are_compared() {
+        let item = |i: usize, reversed: bool| {
+            if reversed {
+                format!(r#"{{"price": {}.50, "id": {i}}}"#, i % 97)
+            } else {
+                format!(r#"{{"id":{i},"price":{}.5}}"#, i % 97)
+            }
+        };
+        let doc = |n: usize, reversed: bool, edit: Option<usize>| {
+            let items: Vec<String> = (0..n)
+                .map(|i| match edit {
+                    Some(e) if e == i => r#"{"id": -1, "price": 0}"#.to_string(),
+                    _ => item(i, reversed),
+                })
+                .collect();
+            format!("[{}]", items.join(","))
+        };
+        let n = 400_000;
+        let a = doc(n, false, None);
+        assert!(a.len() > 10_000_000, "{}", a.len());
+        let c = Comparator::default();
+        assert!(c.same(&a, &doc(n, true, None)));
+        assert!(!c.same(&a, &doc(n, true, Some(n / 2))));
+        let set = comparator(LineOrder::Set, &[]);
+        assert!(set.same(&a, &doc(n, true, None)));
+        // Nesting beyond the limit is text, read without recursion.
+        let deep = format!("{}{}", "[".repeat(5_000_000), "]".repeat(5_000_000));
+        assert!(!c.same(&deep, &deep.replace("[", "[ ")));
+        assert!(c.same(&deep, &deep));
+    }
+}
+
+#[test]
+fn numeric_alerts_read_price_list_shapes_by_value() {
+    // The same price in the formats shop templates and CDN edges produce, with no-break and
+    // narrow no-break spaces: no Increased or Decreased between them; a real drop is one.
+    let shapes = [
+        "1 249,90 €",
+        "€1\u{a0}249,90",
+        "1\u{202f}249,90 EUR",
+        "EUR 1\u{a0}249,90",
+        "1\u{a0}249,90\u{a0}€",
+    ];
+    for kind in [AlertType::Increased, AlertType::Decreased] {
+        let mut checks: Vec<&str> = shapes.to_vec();
+        checks.push("€1\u{202f}199,90");
+        let raised = single(alert(kind, ""), &checks);
+        let fired: Vec<usize> = (0..raised.len())
+            .filter(|&i| !raised[i].is_empty())
+            .collect();
+        let expected: &[usize] = if kind == AlertType::Decreased {
+            &[5]
+        } else {
+            &[]
+        };
+        assert_eq!(fired, expected, "{kind:?}: {raised:?}");
+    }
+    for shape in shapes {
+        assert_eq!(first_number(shape), Some(1249.9), "{shape:?}");
+        let gt = single(alert(AlertType::Gt, "1249.89"), &["0", shape]);
+        let lt = single(alert(AlertType::Lt, "1 249,90"), &["99999", shape]);
+        assert!(!gt[1].is_empty() && lt[1].is_empty(), "{shape:?}");
     }
 }

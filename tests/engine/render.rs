@@ -3,6 +3,7 @@
 //! These tests need Chromium. Without it they fail when `CI` is set (CI must install it) and are
 //! skipped, loudly, on a developer machine.
 
+use crate::common::{dynamic, engine};
 use futures::StreamExt;
 use std::net::Ipv4Addr;
 use std::time::Duration;
@@ -11,14 +12,6 @@ use wachet::render::RenderSettings;
 use wachet::testing::browser_test;
 use wachet::testing::{FixtureServer, Reply};
 use wachet::{Checker, Engine, Monitor};
-
-fn engine() -> Engine {
-    Engine::builder()
-        .allow_private_networks(true)
-        .total_timeout(Duration::from_secs(10))
-        .build()
-        .unwrap()
-}
 
 /// An engine for the fixture servers on loopback, with these bounds.
 fn engine_with(total: Duration, render: RenderSettings) -> Engine {
@@ -40,12 +33,6 @@ async fn values(engine: &Engine, m: &Monitor, n: usize) -> Vec<String> {
     values
 }
 
-fn dynamic(url: String) -> Monitor {
-    let mut m = Monitor::new(url);
-    m.dynamic_content = true;
-    m
-}
-
 const JS_LIST: &str = r#"<!doctype html><html><body style="height:1500px"><h1>Shop</h1><ul id=list></ul>
 <script>
 let n = 0;
@@ -64,7 +51,7 @@ async fn script_inserted_content_is_rendered() {
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(10));
     let mut m = dynamic(server.url("/list"));
     m.x_path = Some("//li".into());
     let outcome = engine.check(&m).await.unwrap();
@@ -121,7 +108,7 @@ window.addEventListener('load', () => {
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(10));
     let outcome = engine.check(&dynamic(server.url("/late"))).await.unwrap();
     let value = outcome.value().unwrap_or_default();
     assert!(value.contains("from the data"), "{outcome:?}");
@@ -199,7 +186,7 @@ const show = text => {{ document.getElementById('spinner').remove();
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(10));
     for path in ["/fetch", "/xhr", "/import"] {
         let mut m = dynamic(server.url(path));
         m.x_path = Some("//p[last()]".into());
@@ -378,7 +365,7 @@ window.addEventListener('scroll', () => {
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(10));
     let mut m = dynamic(server.url("/items.html"));
     m.x_path = Some("count(//li)".into());
     m.scroll_page = true;
@@ -477,7 +464,7 @@ async fn scrolling_loads_more_items() {
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(10));
     let mut m = dynamic(server.url("/list"));
     m.x_path = Some("count(//li)".into());
     let without = engine.check(&m).await.unwrap();
@@ -521,7 +508,7 @@ async fn the_monitors_request_reaches_the_server_and_assets_are_blocked() {
         HeaderPair::new("X-Wachet-Test", "yes"),
         HeaderPair::new("Content-Type", "application/x-www-form-urlencoded"),
     ]);
-    let outcome = engine().check(&m).await.unwrap();
+    let outcome = engine(Duration::from_secs(10)).check(&m).await.unwrap();
     assert_eq!(outcome.value(), Some("posted"), "{outcome:?}");
     let requests = server.requests();
     let main = requests.iter().find(|r| r.path == "/form").unwrap();
@@ -542,7 +529,7 @@ async fn http_errors_are_reported_like_the_static_path() {
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(10));
     let mut m = dynamic(server.url("/gone"));
     let outcome = engine.check(&m).await.unwrap();
     assert_eq!(outcome.error(), Some("HTTP 404 Not Found"));
@@ -591,7 +578,7 @@ async fn hostile_pages_give_errors_and_leave_the_pool_healthy() {
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(10));
     let loop_outcome = engine.check(&dynamic(server.url("/loop"))).await.unwrap();
     assert!(loop_outcome.error().is_some(), "{loop_outcome:?}");
 
@@ -640,7 +627,7 @@ async fn monitors_never_share_cookies() {
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(10));
     let mut a = dynamic(server.url("/a"));
     a.x_path = Some("//p".into());
     let mut b = dynamic(server.url("/b"));
@@ -726,7 +713,7 @@ async fn a_single_page_app_is_crawled_from_its_rendered_links() {
     m.job_type = ClientJobType::Portal;
     m.crawling_depth = Some(2);
     m.x_path = Some("//h1".into());
-    let engine = engine();
+    let engine = engine(Duration::from_secs(10));
     let mut stream = engine.crawl(&m).unwrap();
     let mut found = Vec::new();
     while let Some(event) = stream.next().await {
@@ -761,7 +748,7 @@ async fn a_killed_browser_is_relaunched_and_the_check_succeeds() {
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(10));
     engine.check(&dynamic(server.url("/warm"))).await.unwrap();
     let first = engine.renderer().browser_pid().expect("a browser runs");
     let checking = {
@@ -794,7 +781,7 @@ async fn no_chromium_process_or_profile_outlives_the_engine() {
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(10));
     engine.check(&dynamic(server.url("/"))).await.unwrap();
     let pid = engine.renderer().browser_pid().expect("a browser runs");
     let group: Vec<u32> = processes_in_group(pid);
@@ -1042,7 +1029,7 @@ async fn a_crashed_tab_is_replaced_and_the_check_retried() {
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(10));
     assert_eq!(
         engine
             .check(&dynamic(server.url("/ok")))

@@ -1,20 +1,13 @@
 //! The HTTP path against real servers on loopback: the monitor's request, redirects, timeouts,
 //! size caps, compression, status handling and the private-network policy.
 
+use crate::common::engine;
 use std::io::Write;
 use std::net::Ipv4Addr;
 use std::time::Duration;
 use wachet::model::HeaderPair;
 use wachet::testing::{FixtureServer, Reply};
 use wachet::{CheckOutcome, Checker, Engine, Monitor};
-
-fn engine() -> Engine {
-    Engine::builder()
-        .allow_private_networks(true)
-        .total_timeout(Duration::from_secs(2))
-        .build()
-        .unwrap()
-}
 
 async fn server() -> FixtureServer {
     FixtureServer::builder()
@@ -35,7 +28,7 @@ async fn method_headers_and_body_reach_the_server() {
     monitor.method = Some("post".into());
     monitor.headers = Some(vec![HeaderPair::new("X-Token", "abc 123")]);
     monitor.body = Some(r#"{"q":1}"#.into());
-    let outcome = check(&engine(), &monitor).await;
+    let outcome = check(&engine(Duration::from_secs(2)), &monitor).await;
     assert_eq!(outcome.value(), Some("hello"));
     let requests = server.requests();
     assert_eq!(requests.len(), 1);
@@ -55,7 +48,11 @@ async fn redirects_are_followed_and_the_final_url_reported() {
     let server = server().await;
     server.set("/old", Reply::redirect("/new"));
     server.set("/new", Reply::html("<p>moved here</p>"));
-    let outcome = check(&engine(), &Monitor::new(server.url("/old"))).await;
+    let outcome = check(
+        &engine(Duration::from_secs(2)),
+        &Monitor::new(server.url("/old")),
+    )
+    .await;
     assert_eq!(outcome.value(), Some("moved here"));
     assert_eq!(
         outcome.final_url.as_deref(),
@@ -71,9 +68,17 @@ async fn ten_redirects_are_followed_and_eleven_are_not() {
         server.set(format!("/r{i}"), Reply::redirect(format!("/r{}", i + 1)));
     }
     server.set("/r11", Reply::html("<p>end</p>"));
-    let ten = check(&engine(), &Monitor::new(server.url("/r1"))).await;
+    let ten = check(
+        &engine(Duration::from_secs(2)),
+        &Monitor::new(server.url("/r1")),
+    )
+    .await;
     assert_eq!(ten.value(), Some("end"), "{:?}", ten.error());
-    let eleven = check(&engine(), &Monitor::new(server.url("/r0"))).await;
+    let eleven = check(
+        &engine(Duration::from_secs(2)),
+        &Monitor::new(server.url("/r0")),
+    )
+    .await;
     assert_eq!(
         eleven.error(),
         Some("stopped after 10 redirects (a redirect loop?)")
@@ -100,14 +105,22 @@ async fn a_redirect_that_cannot_be_followed_is_a_failed_check_naming_its_target(
         ),
     ];
     for (path, expected) in cases {
-        let outcome = check(&engine(), &Monitor::new(server.url(path))).await;
+        let outcome = check(
+            &engine(Duration::from_secs(2)),
+            &Monitor::new(server.url(path)),
+        )
+        .await;
         let error = outcome.error().unwrap_or_default();
         assert!(error.contains(expected), "{path}: {error}");
         assert!(error.len() < 400, "{path}: a long target is cut: {error}");
     }
     // A UTF-8 target is followed, percent-encoded, as browsers follow it.
     server.set("/caf%C3%A9", Reply::html("<p>accented</p>"));
-    let outcome = check(&engine(), &Monitor::new(server.url("/accented"))).await;
+    let outcome = check(
+        &engine(Duration::from_secs(2)),
+        &Monitor::new(server.url("/accented")),
+    )
+    .await;
     assert_eq!(outcome.value(), Some("accented"), "{outcome:?}");
 }
 
@@ -116,7 +129,11 @@ async fn a_redirect_loop_is_an_error() {
     let server = server().await;
     server.set("/a", Reply::redirect("/b"));
     server.set("/b", Reply::redirect("/a"));
-    let outcome = check(&engine(), &Monitor::new(server.url("/a"))).await;
+    let outcome = check(
+        &engine(Duration::from_secs(2)),
+        &Monitor::new(server.url("/a")),
+    )
+    .await;
     assert!(
         outcome.error().unwrap().contains("redirects"),
         "{outcome:?}"
@@ -128,7 +145,11 @@ async fn a_redirect_loop_is_an_error() {
 async fn a_redirect_to_another_scheme_is_refused() {
     let server = server().await;
     server.set("/x", Reply::redirect("file:///etc/passwd"));
-    let outcome = check(&engine(), &Monitor::new(server.url("/x"))).await;
+    let outcome = check(
+        &engine(Duration::from_secs(2)),
+        &Monitor::new(server.url("/x")),
+    )
+    .await;
     assert_eq!(
         outcome.error(),
         Some("redirected to \"file:///etc/passwd\", which is not an http or https URL")
@@ -139,7 +160,11 @@ async fn a_redirect_to_another_scheme_is_refused() {
 async fn a_slow_server_times_out() {
     let server = server().await;
     server.set("/slow", Reply::html("late").delay(Duration::from_secs(10)));
-    let outcome = check(&engine(), &Monitor::new(server.url("/slow"))).await;
+    let outcome = check(
+        &engine(Duration::from_secs(2)),
+        &Monitor::new(server.url("/slow")),
+    )
+    .await;
     assert_eq!(outcome.error(), Some("timed out after 2 s"));
     assert!(outcome.timings.total < Duration::from_secs(9));
 }
@@ -148,7 +173,11 @@ async fn a_slow_server_times_out() {
 async fn a_body_that_never_finishes_times_out() {
     let server = server().await;
     server.set("/stall", Reply::html("<p>partial").never_finish());
-    let outcome = check(&engine(), &Monitor::new(server.url("/stall"))).await;
+    let outcome = check(
+        &engine(Duration::from_secs(2)),
+        &Monitor::new(server.url("/stall")),
+    )
+    .await;
     assert_eq!(outcome.error(), Some("timed out after 2 s"));
 }
 
@@ -156,7 +185,11 @@ async fn a_body_that_never_finishes_times_out() {
 async fn a_50_mb_page_is_refused() {
     let server = server().await;
     server.set("/huge", Reply::html(vec![b'a'; 50 * 1024 * 1024]));
-    let outcome = check(&engine(), &Monitor::new(server.url("/huge"))).await;
+    let outcome = check(
+        &engine(Duration::from_secs(2)),
+        &Monitor::new(server.url("/huge")),
+    )
+    .await;
     assert_eq!(
         outcome.error(),
         Some("the response is larger than 10485760 bytes")
@@ -213,7 +246,11 @@ async fn gzip_deflate_and_brotli_bodies_are_decoded() {
     );
     server.set("/br", Reply::html(br).header("content-encoding", "br"));
     for path in ["/gz", "/deflate", "/br"] {
-        let outcome = check(&engine(), &Monitor::new(server.url(path))).await;
+        let outcome = check(
+            &engine(Duration::from_secs(2)),
+            &Monitor::new(server.url(path)),
+        )
+        .await;
         assert_eq!(
             outcome.value(),
             Some("compressed text"),
@@ -253,7 +290,11 @@ async fn layered_codings_and_raw_deflate_decode_as_in_a_browser() {
         Reply::html(raw.finish().unwrap()).header("content-encoding", "deflate"),
     );
     for path in ["/twice", "/two-headers", "/raw"] {
-        let outcome = check(&engine(), &Monitor::new(server.url(path))).await;
+        let outcome = check(
+            &engine(Duration::from_secs(2)),
+            &Monitor::new(server.url(path)),
+        )
+        .await;
         assert_eq!(
             outcome.value(),
             Some("twice wrapped"),
@@ -264,7 +305,11 @@ async fn layered_codings_and_raw_deflate_decode_as_in_a_browser() {
         "/corrupt",
         Reply::html(b"no gzip here".to_vec()).header("content-encoding", "gzip"),
     );
-    let outcome = check(&engine(), &Monitor::new(server.url("/corrupt"))).await;
+    let outcome = check(
+        &engine(Duration::from_secs(2)),
+        &Monitor::new(server.url("/corrupt")),
+    )
+    .await;
     let error = outcome.error().unwrap_or_default();
     assert!(
         error.contains("could not decode its gzip content"),
@@ -281,11 +326,11 @@ async fn http_errors_fail_the_check_unless_invalid_pages_are_ignored() {
     let server = server().await;
     server.set("/gone", Reply::html("<p>Not here</p>").status(404));
     let mut monitor = Monitor::new(server.url("/gone"));
-    let outcome = check(&engine(), &monitor).await;
+    let outcome = check(&engine(Duration::from_secs(2)), &monitor).await;
     assert_eq!(outcome.error(), Some("HTTP 404 Not Found"));
     assert_eq!(outcome.status, Some(404));
     monitor.ignore_invalid_pages = true;
-    let outcome = check(&engine(), &monitor).await;
+    let outcome = check(&engine(Duration::from_secs(2)), &monitor).await;
     assert_eq!(outcome.value(), Some("Not here"));
 }
 
@@ -293,9 +338,14 @@ async fn http_errors_fail_the_check_unless_invalid_pages_are_ignored() {
 async fn raw_html_is_kept_only_when_asked() {
     let server = server().await;
     let mut monitor = Monitor::new(server.url("/"));
-    assert_eq!(check(&engine(), &monitor).await.raw_html, None);
+    assert_eq!(
+        check(&engine(Duration::from_secs(2)), &monitor)
+            .await
+            .raw_html,
+        None
+    );
     monitor.collect_raw_html = true;
-    let outcome = check(&engine(), &monitor).await;
+    let outcome = check(&engine(Duration::from_secs(2)), &monitor).await;
     assert_eq!(outcome.raw_html.as_deref(), Some("<p>hello</p>"));
     assert_eq!(outcome.content_type.as_deref(), Some("text/html"));
 }
@@ -306,7 +356,7 @@ async fn a_closed_port_is_a_connect_error() {
     let port = listener.local_addr().unwrap().port();
     drop(listener);
     let outcome = check(
-        &engine(),
+        &engine(Duration::from_secs(2)),
         &Monitor::new(format!("http://127.0.0.1:{port}/")),
     )
     .await;
@@ -326,7 +376,11 @@ async fn a_server_that_drops_the_connection_is_an_error() {
             drop(socket);
         }
     });
-    let outcome = check(&engine(), &Monitor::new(format!("http://{addr}/"))).await;
+    let outcome = check(
+        &engine(Duration::from_secs(2)),
+        &Monitor::new(format!("http://{addr}/")),
+    )
+    .await;
     assert!(outcome.error().is_some(), "{outcome:?}");
 }
 

@@ -6,14 +6,15 @@
 //! These tests need Chromium. Without it they fail when `CI` is set (CI must install it) and are
 //! skipped, loudly, on a developer machine.
 
+use crate::common::{dynamic, engine};
 use futures::StreamExt;
 use std::time::{Duration, Instant};
+use wachet::Checker;
 use wachet::model::ClientJobType;
 use wachet::testing::FixtureServer;
 use wachet::testing::browser_test;
 use wachet::testing::hostile::{Hostile, HostileServer};
 use wachet::testing::memory::PeakPss;
-use wachet::{Checker, Engine, Monitor};
 
 /// The bound on the browser's tree while a hostile page renders.
 const MAX_TREE: u64 = 1024 * 1024 * 1024;
@@ -22,19 +23,6 @@ const MAX_TREE: u64 = 1024 * 1024 * 1024;
 /// 30 s and more).
 const MAX_TIME: Duration = Duration::from_secs(20);
 
-fn engine() -> Engine {
-    Engine::builder()
-        .allow_private_networks(true)
-        .build()
-        .unwrap()
-}
-
-fn dynamic(url: String) -> Monitor {
-    let mut m = Monitor::new(url);
-    m.dynamic_content = true;
-    m
-}
-
 /// Checks `case`, asserting its error (or value) with `expect`, the time and the peak memory,
 /// then that a harmless page renders in the same engine.
 async fn hostile(case: Hostile, expect: impl Fn(Result<&str, &str>) -> bool) {
@@ -42,7 +30,7 @@ async fn hostile(case: Hostile, expect: impl Fn(Result<&str, &str>) -> bool) {
         return;
     };
     let server = HostileServer::start().await.unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(30));
     // Start the browser first, so the whole check is watched.
     let warm = engine
         .check(&dynamic(server.server().url("/ok")))
@@ -147,7 +135,7 @@ async fn a_hostile_page_in_a_crawl_fails_alone() {
             .start()
             .await
             .unwrap();
-        let engine = engine();
+        let engine = engine(Duration::from_secs(30));
         let mut m = dynamic(server.url("/"));
         m.job_type = ClientJobType::Portal;
         m.crawling_depth = Some(1);

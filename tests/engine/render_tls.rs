@@ -9,6 +9,7 @@
 //! The browser tests need Chromium. Without it they fail when `CI` is set (CI must install it)
 //! and are skipped, loudly, on a developer machine.
 
+use crate::common::dynamic;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,12 +35,6 @@ fn engine_trusting(pem: Option<&str>) -> Engine {
         builder = builder.root_certificate(pem);
     }
     builder.build().unwrap()
-}
-
-fn dynamic(url: String) -> Monitor {
-    let mut m = Monitor::new(url);
-    m.dynamic_content = true;
-    m
 }
 
 /// Checks `monitor`, sampling the PSS of the engine's Chromium tree every 50 ms meanwhile:
@@ -254,7 +249,7 @@ fn a_root_certificate_that_is_not_pem_fails_the_build() {
 
 /// Not a test: the time of rendered https checks, of a small page and of one whose script
 /// fetches 20 resources, run by hand
-/// (`cargo test -p wachet --test render_tls measure -- --ignored --nocapture`).
+/// (`cargo test -p wachet --test engine render_tls::measure -- --ignored --nocapture`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore]
 async fn measure_rendered_https_checks() {

@@ -8,6 +8,7 @@
 //! Expected files hold one URL path per line (the port is dynamic); the tests prefix the server
 //! origin. No test asserts on wall-clock durations; ordering comes only from server-side delays.
 
+use crate::common::portal;
 use futures::StreamExt;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -15,7 +16,7 @@ use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wachet::crawl::CrawlSummary;
-use wachet::model::{ClientJobType, UrlFilter, UrlFilterType, UrlFilterValue};
+use wachet::model::{UrlFilter, UrlFilterType, UrlFilterValue};
 use wachet::testing::{FixtureServer, Reply};
 use wachet::{CheckOutcome, Checker, CrawlEvent, CrawledPage, Engine, Monitor, Progress};
 
@@ -70,13 +71,6 @@ fn builder() -> wachet::EngineBuilder {
 
 fn engine() -> Engine {
     builder().build().unwrap()
-}
-
-fn portal(url: impl Into<String>, depth: i32) -> Monitor {
-    let mut m = Monitor::new(url);
-    m.job_type = ClientJobType::Portal;
-    m.crawling_depth = Some(depth);
-    m
 }
 
 fn contains(filter: &str) -> UrlFilterValue {

@@ -6,24 +6,11 @@
 //! These tests need Chromium. Without it they fail when `CI` is set (CI must install it) and are
 //! skipped, loudly, on a developer machine.
 
+use crate::common::{dynamic, engine};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 use wachet::testing::{FixtureServer, browser_test};
-use wachet::{Checker, Engine, Monitor};
-
-fn engine() -> Engine {
-    Engine::builder()
-        .allow_private_networks(true)
-        .total_timeout(Duration::from_secs(30))
-        .build()
-        .unwrap()
-}
-
-fn dynamic(url: String) -> Monitor {
-    let mut m = Monitor::new(url);
-    m.dynamic_content = true;
-    m
-}
+use wachet::{Checker, Engine};
 
 /// A page that gathers ICE candidates against STUN and TURN servers at `stun` and `turn`, and
 /// says in the page how far it got.
@@ -54,7 +41,7 @@ async fn webrtc_sends_no_udp_around_the_proxy() {
     let Some(_serial) = browser_test().await else {
         return;
     };
-    webrtc_sends_no_udp(engine()).await;
+    webrtc_sends_no_udp(engine(Duration::from_secs(30))).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -171,7 +158,7 @@ async fn no_process_of_the_browser_listens_on_tcp() {
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(30));
     let check = {
         let engine = engine.clone();
         let url = server.url("/slow");
@@ -309,7 +296,7 @@ setTimeout(() => document.getElementById('v').textContent = `made ${{made}}`, 90
         .start()
         .await
         .unwrap();
-    let engine = engine();
+    let engine = engine(Duration::from_secs(30));
     let began = Instant::now();
     let outcome = engine.check(&dynamic(server.url("/many"))).await.unwrap();
     let took = began.elapsed();
