@@ -364,6 +364,7 @@ fn judge_value(
     // A value with no stable part: its changes are recorded, never alerted on (the monitor's
     // noise notice says so), or it would raise on every third check for ever.
     if next.noise.is_unstable() {
+        next.variants.saw(print);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {

@@ -1,15 +1,19 @@
 //! The differences between two masked line keys of one monitor, each written as a mask that
 //! keeps working on later values ([`differences`]).
 //!
-//! Lines are diffed first (Myers under a deadline). A changed line whose old and new forms
-//! still share most words (or their first word, for a single line) is diffed word by word,
-//! and each differing stretch is grown to the volatile span around it ([`Class::covering`]):
-//! the mask is that span's class between a few words of the stable text on each side
-//! (`LEFT(CLASS)|(CLASS)RIGHT`, so it still works when one side later changes). Stretches no
-//! class explains are the varying words between the two anchors. Lines that differ whole (a
-//! shuffled list, a feed with new items) are one block between the nearest stable lines above
-//! and below. The work is bounded: lines longer than [`MAX_LINE`] are only compared whole,
-//! at most [`MAX_HUNKS`] changed places are written, and both diffs share one deadline.
+//! Lines are diffed first (Myers under a deadline). Changed lines pair up when a run of them
+//! has as many old lines as new; a pair whose lines share half their words, or their first or
+//! last word, is one line with parts changed and is diffed word by word. Each differing
+//! stretch is grown to the volatile span around it ([`Class::covering`]): the mask is that
+//! span's class between a few words of the stable text on each side (`LEFT(CLASS)|(CLASS)RIGHT`,
+//! so it still works when one side later changes). Stretches no class explains are the varying
+//! words between two anchors, one span per line unless stable text between holds a digit.
+//! One unlike line among pairs that kept their words is masked alone between its neighbours;
+//! two or more unlike lines (a shuffled list, a feed with new items), or runs whose line counts
+//! differ, are one block between the nearest lines every sample has. The work is bounded: lines
+//! longer than [`MAX_LINE`] are only compared whole, runs of more than [`MAX_HUNKS`] changed
+//! lines are blocks, at most [`MAX_HUNKS`] changed places are written, and both diffs share
+//! one deadline.
 
 use super::classes::Class;
 use crate::alerts::compare::PLACEHOLDER;
