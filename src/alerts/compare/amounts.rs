@@ -19,9 +19,8 @@ const NUMBER: &str = r"\d{1,3}(?:[ .,'’]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d{1
 const CURRENCY: &str = r"US\$|[€£¥₹₩₽₺₴₪฿$]|\b(?:EUR|USD|GBP|CHF|JPY|CAD|AUD|NZD|SEK|NOK|DKK|PLN|CZK|HUF|INR|CNY|BRL|MXN|ZAR|TRY|KRW)\b";
 
 static AMOUNT: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    // The number must not continue a longer run of digits on either side.
     let pattern = format!(
-        r"(?P<pre>{CURRENCY}) ?(?P<n1>{NUMBER})(?:\b|$)|(?:^|[^\d.,])(?P<n2>{NUMBER}) ?(?P<post>{CURRENCY})"
+        r"(?P<pre>{CURRENCY}) ?(?P<n1>{NUMBER})(?:\b|$)|\b(?P<n2>{NUMBER}) ?(?P<post>{CURRENCY})(?P<tail>$|[^\d ]| [^\d]| $)"
     );
     Regex::new(&pattern).ok()
 });
@@ -41,10 +40,11 @@ pub(crate) fn canonical(line_key: &str) -> Cow<'_, str> {
             caps.name("post"),
         ) {
             (Some(cur), Some(n), _, _) => format!("{} {}", n.as_str(), code(cur.as_str())),
+            // A sign between two numbers (`60 $24.99`) belongs to the one after it, as signs
+            // written before do: the tail keeps the suffix form from taking it.
             (_, _, Some(n), Some(cur)) => {
-                // Keep the character the match took before the number.
-                let lead = &whole[..n.start() - caps.get(0).map_or(0, |m| m.start())];
-                format!("{lead}{} {}", n.as_str(), code(cur.as_str()))
+                let tail = caps.name("tail").map_or("", |m| m.as_str());
+                format!("{} {}{tail}", n.as_str(), code(cur.as_str()))
             }
             _ => whole.to_string(),
         }
@@ -88,6 +88,11 @@ mod tests {
             canonical("Scie 84,40 € ou 86,40 EUR"),
             "Scie 84,40 EUR ou 86,40 EUR"
         );
+        assert_eq!(
+            canonical("Burr Grinder 60 $24.99"),
+            "Burr Grinder 60 24.99 USD"
+        );
+        assert_eq!(canonical("1 249,90 €\nnext"), "1 249,90 EUR\nnext");
     }
 
     #[test]

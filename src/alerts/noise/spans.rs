@@ -557,15 +557,46 @@ fn write(class: Class, left: &Context, right: &Context) -> Option<String> {
         };
     }
     let mut alternatives = Vec::new();
-    if let Context::Text(l) = left {
+    if let Context::Text(l) = left
+        && telling(l)
+    {
         let end = if *right == Context::LineEdge { "$" } else { "" };
         alternatives.push(format!("{l}{group}{end}"));
     }
-    if let Context::Text(r) = right {
+    if let Context::Text(r) = right
+        && telling(r)
+    {
         let start = if *left == Context::LineEdge { "^" } else { "" };
         alternatives.push(format!("{start}{group}{r}"));
     }
-    (!alternatives.is_empty()).then(|| alternatives.join("|"))
+    if alternatives.is_empty() {
+        // Neither side says enough alone (a currency code, a unit): only both together.
+        let side = |c: &Context, edge: &'static str| match c {
+            Context::Text(t) => Some(t.clone()),
+            Context::LineEdge => Some(edge.to_string()),
+            Context::None => None,
+        };
+        let (l, r) = (side(left, "^")?, side(right, "$")?);
+        if l == "^" && r == "$" {
+            return None;
+        }
+        alternatives.push(format!("{l}{group}{r}"));
+    }
+    Some(alternatives.join("|"))
+}
+
+/// Whether a context (its pattern) is specific enough to anchor a mask on its own: two words,
+/// or one of at least six letters. A lone currency code or unit (`USD`, `ms`, `%`) stands
+/// beside every price or measure of a page, so a mask anchored on it alone would hide a real
+/// price change elsewhere on the page.
+fn telling(pattern: &str) -> bool {
+    let text = pattern.trim_start_matches("(?i:").replace("\\n", " ");
+    let words: Vec<usize> = text
+        .split(|c: char| !c.is_alphabetic())
+        .map(|w| w.chars().count())
+        .filter(|&n| n > 1)
+        .collect();
+    words.len() >= 2 || words.iter().any(|&n| n >= 6)
 }
 
 /// `text` as a regular expression matching itself, except that a placeholder (a span an
