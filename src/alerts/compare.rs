@@ -239,6 +239,11 @@ impl Comparator {
         merged
     }
 
+    /// Whether lines are compared in order or as a set.
+    pub fn lines(&self) -> LineOrder {
+        self.lines
+    }
+
     /// How many masks this comparator applies.
     pub fn mask_count(&self) -> usize {
         self.masks.len()

@@ -54,7 +54,7 @@ pub mod state;
 pub use state::{LearnState, SpanCandidate, UNSTABLE};
 
 use super::compare::{Comparator, MAX_MASKS, PLACEHOLDER};
-use crate::model::NoiseMask;
+use crate::model::{LineOrder, NoiseMask};
 use regex::Regex;
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -87,6 +87,12 @@ pub struct Study {
     /// What to tell a person, when there is something to tell: no part of the value stayed
     /// the same ([`UNSTABLE`]).
     pub notice: Option<String>,
+    /// [`LineOrder::Set`] when the samples hold the same lines in different orders (a list a
+    /// server sorts anew on every request, the matches of a regex over a document whose keys
+    /// come in any order): the order of the lines is the noise, so the monitor compares them
+    /// as a set and an added, removed or edited line still differs. `None` otherwise, and
+    /// always when `comparator` compares lines as a set already.
+    pub order: Option<LineOrder>,
 }
 
 /// The masks that cover the differences among `samples`, values of one monitor taken seconds
@@ -117,7 +123,16 @@ pub fn study(comparator: &Comparator, samples: &[&str]) -> Study {
     let Some(first) = samples.first() else {
         return Study::default();
     };
-    if samples.len() < 2 || room == 0 {
+    if samples.len() < 2 {
+        return Study::default();
+    }
+    if shuffled_only(comparator, samples) {
+        return Study {
+            order: Some(LineOrder::Set),
+            ..Study::default()
+        };
+    }
+    if room == 0 {
         return Study::default();
     }
     // The first sample's masked key under the masks so far, when it is up to date.
@@ -199,6 +214,7 @@ pub fn study(comparator: &Comparator, samples: &[&str]) -> Study {
     Study {
         masks,
         notice: None,
+        order: None,
     }
 }
 
@@ -213,6 +229,7 @@ fn unstable() -> Study {
     Study {
         masks: Vec::new(),
         notice: Some(UNSTABLE.to_string()),
+        order: None,
     }
 }
 
@@ -226,4 +243,27 @@ fn has_stable_part(masked: &str) -> bool {
 /// Whether a learned pattern compiles under the limits a person's pattern has.
 fn usable(pattern: &str) -> bool {
     crate::pattern::compile_pattern(&format!("(?m){pattern}")).is_ok()
+}
+
+/// Whether `samples` differ, but only in the order of their lines (as `comparator` masks
+/// them), when `comparator` keeps lines in order.
+fn shuffled_only(comparator: &Comparator, samples: &[&str]) -> bool {
+    if comparator.lines() == LineOrder::Set {
+        return false;
+    }
+    let keys: Vec<String> = samples
+        .iter()
+        .map(|s| comparator.masked_line_key(s))
+        .collect();
+    if keys.iter().all(|k| *k == keys[0]) {
+        return false;
+    }
+    let sorted = |key: &str| {
+        let mut lines: Vec<&str> = key.split('\n').collect();
+        lines.sort_unstable();
+        lines.join("\n")
+    };
+    let first = sorted(&keys[0]);
+    // One line is no list: a value of one line that changed is not a shuffle.
+    keys[0].contains('\n') && keys[1..].iter().all(|k| sorted(k) == first)
 }

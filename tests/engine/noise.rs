@@ -879,3 +879,21 @@ fn a_page_alternating_between_two_errors_learns_nothing() {
     assert!(masks.is_empty(), "{masks:#?}");
     assert!(serde_json::to_string(&state).unwrap().len() < 4096);
 }
+
+#[test]
+fn samples_that_differ_only_in_the_order_of_their_lines_teach_the_order() {
+    let samples = [
+        "Offers\nSeller A 49.90\nSeller B 51.00\nSeller C 53.50",
+        "Offers\nSeller C 53.50\nSeller A 49.90\nSeller B 51.00",
+        "Seller B 51.00\nOffers\nSeller A 49.90\nSeller C 53.50",
+    ];
+    let learned = study(&Comparator::default(), &samples);
+    assert_eq!(learned.order, Some(wachet::model::LineOrder::Set));
+    assert!(learned.masks.is_empty() && learned.notice.is_none(), "{learned:?}");
+
+    // A changed line among shuffled ones is not a shuffle: it is learned as before.
+    let changed = ["Offers\nSeller A 49.90\nViews 12", "Offers\nViews 13\nSeller A 49.90"];
+    assert_eq!(study(&Comparator::default(), &changed).order, None);
+    // One line that changed is no list.
+    assert_eq!(study(&Comparator::default(), &["a b", "b a"]).order, None);
+}

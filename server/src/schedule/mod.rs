@@ -410,7 +410,7 @@ async fn check_and_store(
     };
     outcome.fetch_add(1, Ordering::Relaxed);
     tracing::debug!(task = %task, failed = own.error.is_some(), "checked");
-    let (quick, sampled_notice) = match own.raw.clone() {
+    let (quick, sampled_notice, order) = match own.raw.clone() {
         Some(first) if !samples.is_empty() => {
             let comparator = Comparator::lenient(monitor);
             let samples = samples.clone();
@@ -422,9 +422,9 @@ async fn check_and_store(
             })
             .await
             .map_err(|err| StoreError::Backend(format!("learning noise: {err}")))?;
-            (study.masks, study.notice)
+            (study.masks, study.notice, study.order)
         }
-        _ => (Vec::new(), None),
+        _ => (Vec::new(), None, None),
     };
     let mut states = states;
     if sampled_notice.as_deref() == Some(noise::UNSTABLE) {
@@ -432,17 +432,21 @@ async fn check_and_store(
         // everywhere, so the monitor says so from now on instead of once its checks have.
         states.own.noise.unstable |= 0b111;
     }
-    // This check is judged with what its samples taught, as the next ones will be.
+    // This check is judged with what its samples taught, as the next ones will be. A line
+    // order learned is kept only where the monitor has none of its own.
+    let order = order.filter(|_| monitor.compare_lines.is_none());
     let learned_now;
-    let monitor = match crate::store::noise::with_learned(monitor.noise.as_deref(), &quick) {
-        Some(noise) => {
+    let noise = crate::store::noise::with_learned(monitor.noise.as_deref(), &quick);
+    let monitor = match (noise, order) {
+        (None, None) => monitor,
+        (noise, order) => {
             learned_now = Monitor {
-                noise: Some(noise),
+                noise: noise.or_else(|| monitor.noise.clone()),
+                compare_lines: order.or(monitor.compare_lines),
                 ..monitor.clone()
             };
             &learned_now
         }
-        None => monitor,
     };
     let mut learned = quick;
     let (notifications, alert_states, recheck, state_notice) = if alerts.is_empty() {
@@ -524,6 +528,7 @@ async fn check_and_store(
         alert_states,
         next_check_at: next_after(&task, recurrence, now_millis(), recheck, confirm_after),
         learned,
+        learned_order: order,
         sampled: sampling.is_some(),
         noise_notice: covered.or(state_notice).or(sampled_notice),
     };

@@ -464,6 +464,9 @@ pub struct CheckRecord {
     /// Noise masks learned with this check (from its quick samples or from the checks before
     /// it), appended to the monitor's `noise` by [`noise::with_learned`].
     pub learned: Vec<wachet::model::NoiseMask>,
+    /// A line order learned from the quick samples (their lines were the same, shuffled),
+    /// stored as the monitor's `compareLines` when it has none.
+    pub learned_order: Option<wachet::model::LineOrder>,
     /// Whether the quick samples [`DueCheck::sample_noise`] asked for were taken: no more are.
     pub sampled: bool,
     /// What the monitor's noise has to tell a person after this check (its `noiseNotice`):

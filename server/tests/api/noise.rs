@@ -473,3 +473,41 @@ async fn a_page_with_no_stable_part_says_so_and_never_alerts() {
     assert!(shown.contains("noise-notice"), "{html}");
     assert!(shown.contains(&notice[..40]), "{html}");
 }
+
+/// A list of offers as a server that sorts anew on every request writes it, with the price of
+/// the first offer changed from the `change_at`-th request on.
+fn offers(n: usize, change_at: usize) -> String {
+    let mut rows = vec![
+        "Seller A: 49.90".to_string(),
+        "Seller B: 51.00".to_string(),
+        "Seller C: 53.50".to_string(),
+        "Seller D: 55.00".to_string(),
+    ];
+    if n >= change_at {
+        rows[0] = "Seller A: 47.90".to_string();
+    }
+    rows.rotate_left(n % 4);
+    if n % 2 == 0 {
+        rows.swap(1, 3);
+    }
+    let items: String = rows.iter().map(|r| format!("<p>{r}</p>")).collect();
+    format!("<html><body><h1>Offers</h1>{items}</body></html>")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_whose_order_changes_on_every_request_is_compared_as_a_set_once_learned() {
+    let site = FixtureServer::builder().start().await.unwrap();
+    counted(&site, "/offers", |n| offers(n, 14));
+    let api = start().await;
+    let user = api.user("order@example.com").await;
+    let id = watched(&api, &user, &site.url("/offers"), json!({})).await;
+
+    let history = checks(&api, &user, &id, 16).await;
+    let monitor = task(&api, &user, &id).await;
+    assert_eq!(monitor["compareLines"], "set", "{monitor}");
+    assert!(monitor.get("noiseNotice").is_none(), "{monitor}");
+    assert!(masks(&monitor).is_empty(), "no mask hides the list: {monitor}");
+    let values: Vec<&str> = history.iter().map(|e| e["raw"].as_str().unwrap()).collect();
+    assert!(values.last().unwrap().contains("47.90"), "{values:#?}");
+    assert_eq!(raised(&api, &user, &id).await, ["NotEq"], "{values:#?}");
+}

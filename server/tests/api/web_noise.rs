@@ -49,6 +49,7 @@ async fn checked(api: &Api, task: &str, masks: &[(&str, &str)], notice: Option<&
         alert_states: Vec::new(),
         next_check_at: later,
         learned,
+        learned_order: None,
         sampled: true,
         noise_notice: notice.map(str::to_string),
     };

@@ -223,8 +223,8 @@ pub(super) async fn record_check(
         .bind(&record.task)
         .execute(&mut *tx)
         .await?;
-    if !record.learned.is_empty() {
-        learn_in(&mut tx, &record.task, &record.learned).await?;
+    if !record.learned.is_empty() || record.learned_order.is_some() {
+        learn_in(&mut tx, &record.task, &record.learned, record.learned_order).await?;
     }
     if record.sampled {
         sqlx::query("UPDATE tasks SET sample_noise = 0 WHERE id = ?")
@@ -241,7 +241,8 @@ pub(super) async fn record_check(
     Ok(true)
 }
 
-/// Appends masks a check learned to the monitor's definition as it is now in the writer's
+/// Appends masks a check learned (and a line order its samples taught, where the monitor has
+/// none) to the monitor's definition as it is now in the writer's
 /// transaction (a person's edit since the check was claimed is kept:
 /// [`crate::store::noise::with_learned`]). The definition's version is left alone: the masks
 /// change how values compare, not what is fetched, and an edit's version means "check at once".
@@ -249,6 +250,7 @@ async fn learn_in(
     tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
     task: &str,
     learned: &[wachet::model::NoiseMask],
+    order: Option<wachet::model::LineOrder>,
 ) -> Result<(), StoreError> {
     let (definition,): (String,) = sqlx::query_as("SELECT definition FROM tasks WHERE id = ?")
         .bind(task)
@@ -256,10 +258,17 @@ async fn learn_in(
         .await?;
     let mut monitor: Monitor = serde_json::from_str(&definition)
         .map_err(|err| StoreError::Backend(format!("stored monitor {task}: {err}")))?;
-    let Some(noise) = crate::store::noise::with_learned(monitor.noise.as_deref(), learned) else {
+    let noise = crate::store::noise::with_learned(monitor.noise.as_deref(), learned);
+    let order = order.filter(|_| monitor.compare_lines.is_none());
+    if noise.is_none() && order.is_none() {
         return Ok(());
-    };
-    monitor.noise = Some(noise);
+    }
+    if let Some(noise) = noise {
+        monitor.noise = Some(noise);
+    }
+    if let Some(order) = order {
+        monitor.compare_lines = Some(order);
+    }
     let definition =
         serde_json::to_string(&monitor).map_err(|err| StoreError::Backend(err.to_string()))?;
     sqlx::query("UPDATE tasks SET definition = ? WHERE id = ?")
