@@ -889,10 +889,16 @@ fn samples_that_differ_only_in_the_order_of_their_lines_teach_the_order() {
     ];
     let learned = study(&Comparator::default(), &samples);
     assert_eq!(learned.order, Some(wachet::model::LineOrder::Set));
-    assert!(learned.masks.is_empty() && learned.notice.is_none(), "{learned:?}");
+    assert!(
+        learned.masks.is_empty() && learned.notice.is_none(),
+        "{learned:?}"
+    );
 
     // A changed line among shuffled ones is not a shuffle: it is learned as before.
-    let changed = ["Offers\nSeller A 49.90\nViews 12", "Offers\nViews 13\nSeller A 49.90"];
+    let changed = [
+        "Offers\nSeller A 49.90\nViews 12",
+        "Offers\nViews 13\nSeller A 49.90",
+    ];
     assert_eq!(study(&Comparator::default(), &changed).order, None);
     // One line that changed is no list.
     assert_eq!(study(&Comparator::default(), &["a b", "b a"]).order, None);

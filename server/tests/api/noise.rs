@@ -506,7 +506,10 @@ async fn a_list_whose_order_changes_on_every_request_is_compared_as_a_set_once_l
     let monitor = task(&api, &user, &id).await;
     assert_eq!(monitor["compareLines"], "set", "{monitor}");
     assert!(monitor.get("noiseNotice").is_none(), "{monitor}");
-    assert!(masks(&monitor).is_empty(), "no mask hides the list: {monitor}");
+    assert!(
+        masks(&monitor).is_empty(),
+        "no mask hides the list: {monitor}"
+    );
     let values: Vec<&str> = history.iter().map(|e| e["raw"].as_str().unwrap()).collect();
     assert!(values.last().unwrap().contains("47.90"), "{values:#?}");
     assert_eq!(raised(&api, &user, &id).await, ["NotEq"], "{values:#?}");
