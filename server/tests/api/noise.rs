@@ -477,7 +477,7 @@ async fn a_page_with_no_stable_part_says_so_and_never_alerts() {
 /// A list of offers as a server that sorts anew on every request writes it, with the price of
 /// the first offer changed from the `change_at`-th request on.
 fn offers(n: usize, change_at: usize) -> String {
-    let mut rows = vec![
+    let mut rows = [
         "Seller A: 49.90".to_string(),
         "Seller B: 51.00".to_string(),
         "Seller C: 53.50".to_string(),
@@ -487,7 +487,7 @@ fn offers(n: usize, change_at: usize) -> String {
         rows[0] = "Seller A: 47.90".to_string();
     }
     rows.rotate_left(n % 4);
-    if n % 2 == 0 {
+    if n.is_multiple_of(2) {
         rows.swap(1, 3);
     }
     let items: String = rows.iter().map(|r| format!("<p>{r}</p>")).collect();
