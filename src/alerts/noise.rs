@@ -87,9 +87,9 @@ pub struct Study {
     /// What to tell a person, when there is something to tell: no part of the value stayed
     /// the same ([`UNSTABLE`]).
     pub notice: Option<String>,
-    /// [`LineOrder::Set`] when the samples hold the same lines in different orders (a list a
-    /// server sorts anew on every request, the matches of a regex over a document whose keys
-    /// come in any order): the order of the lines is the noise, so the monitor compares them
+    /// [`LineOrder::Set`] when the samples hold the same lines, most of them in different
+    /// orders (a list a server sorts anew on every request, the matches of a regex over a
+    /// document whose keys come in any order): the order of the lines is the noise, so the monitor compares them
     /// as a set and an added, removed or edited line still differs. `None` otherwise, and
     /// always when `comparator` compares lines as a set already.
     pub order: Option<LineOrder>,
@@ -246,7 +246,7 @@ fn usable(pattern: &str) -> bool {
 }
 
 /// Whether `samples` differ, but only in the order of their lines (as `comparator` masks
-/// them), when `comparator` keeps lines in order.
+/// them), and in most of them, when `comparator` keeps lines in order.
 fn shuffled_only(comparator: &Comparator, samples: &[&str]) -> bool {
     if comparator.lines() == LineOrder::Set {
         return false;
@@ -265,5 +265,22 @@ fn shuffled_only(comparator: &Comparator, samples: &[&str]) -> bool {
     };
     let first = sorted(&keys[0]);
     // One line is no list: a value of one line that changed is not a shuffle.
-    keys[0].contains('\n') && keys[1..].iter().all(|k| sorted(k) == first)
+    if !keys[0].contains('\n') || !keys[1..].iter().all(|k| sorted(k) == first) {
+        return false;
+    }
+    // Most of the value moves: a shuffled part between lines that stay (a list of
+    // recommendations beside a ranked one) is a block mask's to hide, or the ranked list's
+    // order would stop counting too.
+    let lines: Vec<&str> = keys[0].split('\n').collect();
+    keys[1..].iter().all(|key| {
+        let other: Vec<&str> = key.split('\n').collect();
+        let head = lines.iter().zip(&other).take_while(|(a, b)| a == b).count();
+        let tail = lines
+            .iter()
+            .rev()
+            .zip(other.iter().rev())
+            .take_while(|(a, b)| a == b)
+            .count();
+        2 * (lines.len().saturating_sub(head + tail)) >= lines.len()
+    })
 }
