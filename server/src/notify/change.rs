@@ -35,6 +35,9 @@ const CONTEXT_CHARS: usize = 200;
 /// The most text shown in all, in bytes; past it the rest of the change is left to the
 /// history (a page changed all over still makes a readable notification).
 const MAX_SHOWN_BYTES: usize = 64 * 1024;
+
+/// What the HTML adds around one part at most (`<span class="noise" style=…>`…`</span>`).
+const PART_MARKUP_BYTES: usize = 64;
 /// The most pieces listed in [`ChangeData::removed`] and [`ChangeData::added`].
 pub const MAX_PIECES: usize = 100;
 
@@ -203,7 +206,12 @@ impl VisibleChange {
         self.shown += text.len();
         match self.parts.last_mut() {
             Some((last, shown)) if *last == kind => shown.push_str(text),
-            _ => self.parts.push((kind, text.to_string())),
+            _ => {
+                // Each part is wrapped in its own tags in the HTML: a change of many one-word
+                // edits costs those too, so they count against the bound.
+                self.shown += PART_MARKUP_BYTES;
+                self.parts.push((kind, text.to_string()));
+            }
         }
     }
 
@@ -728,19 +736,19 @@ mod tests {
         assert!(change.is_visible());
         assert_eq!(
             change.plain(),
-            "Tea\n[-$129.99-]{+$128.99+} · \u{27e8}31\u{27e9} people are looking"
+            "Tea\n[-129.99-]{+128.99+} USD · \u{27e8}31\u{27e9} people are looking"
         );
         let html = change.html();
         assert!(
-            html.contains(">$129.99</del>") && html.contains(">$128.99</ins>"),
+            html.contains(">129.99</del>") && html.contains(">128.99</ins>"),
             "{html}"
         );
         assert!(
             html.contains("<span class=\"noise\" style=\"color:#5f6368\">31</span>"),
             "{html}"
         );
-        assert_eq!(change.data().removed, ["$129.99"]);
-        assert_eq!(change.data().added, ["$128.99"]);
+        assert_eq!(change.data().removed, ["129.99"]);
+        assert_eq!(change.data().added, ["128.99"]);
         assert!(change.has_noise());
     }
 
