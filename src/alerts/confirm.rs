@@ -337,7 +337,9 @@ fn judge_value(
     let comparator = &policy.comparator;
     let key = comparator.key(value);
     let print = Print::of(&key);
-    if comparator.key(confirmed) == key {
+    // The same bytes have the same key: most checks find the page as it was, and building the
+    // confirmed value's key again would double their cost.
+    if value == confirmed || comparator.key(confirmed) == key {
         // No change, or a revert while a change waited: nothing to raise. The spelling seen
         // last is kept, as the history shows it.
         next.variants.saw(print);
