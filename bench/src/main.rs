@@ -15,7 +15,7 @@
 //!                  [--client-threads T] [--server nginx|rust|auto] [--wachet PATH] [--rounds R]
 //! wachet-bench schedule [--monitors N] [--hosts H] [--recurrence S] [--warmup S] [--duration S]
 //!                       [--checks-in-flight N] [--wachet PATH]
-//! wachet-bench noise [--checks N] [--seed S] [--window W] [--cdio-recheck S] [--no-cdio 1]
+//! wachet-bench noise [--checks N] [--seed S] [--window W] [--cdio-recheck S] [--no-cdio 1] [--keep DIR]
 //!                    [--no-wachet 1] [--wachet PATH] [--timeout-minutes M]
 //! ```
 //!
@@ -63,7 +63,7 @@ fn usage() -> ExitCode {
          wachet-bench schedule [--monitors N] [--hosts H] [--recurrence S] [--warmup S] \
          [--duration S] [--checks-in-flight N] [--wachet PATH]\n  \
          wachet-bench noise [--checks N] [--seed S] [--window W] [--cdio-recheck S] \
-         [--no-cdio 1] [--no-wachet 1] [--wachet PATH] [--timeout-minutes M]"
+         [--no-cdio 1] [--no-wachet 1] [--wachet PATH] [--timeout-minutes M] [--keep DIR]"
     );
     ExitCode::from(2)
 }

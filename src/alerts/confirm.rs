@@ -64,7 +64,7 @@
 //!
 //! Error raises only when [`Confirmation::error_after_failures`] checks in a row failed
 //! (default 2; the kind of failure makes no difference, so a 404 is confirmed by one more
-//! check as a timeout is). Until then [`Decision::recheck`] asks for an early check. A monitor
+//! check as a timeout is), over at least [`Confirmation::failing_for`]. Until then [`Decision::recheck`] asks for an early check. A monitor
 //! that keeps failing raises Error once; the first successful check after an Error raised one
 //! notification with `error` null (`recovered`); a failure that never raised Error recovers
 //! silently. With `error_after_failures` 1 every failed check that follows a success raises at
@@ -114,6 +114,12 @@ pub struct Confirmation {
     /// [`Confirmation::MAX_ERROR_AFTER_FAILURES`]; values outside are taken as the nearest
     /// bound.
     pub error_after_failures: u32,
+    /// How long the failures must have lasted, from the first failed check, before Error
+    /// raises, beside their count (not when [`Confirmation::error_after_failures`] is 1). A
+    /// service sets it to the delay of its early check, so a failure confirmed by that check
+    /// raises as before, while a monitor checked more often than that does not raise on two
+    /// quick failures of a flaky server. Zero by default.
+    pub failing_for: std::time::Duration,
     /// When two values are the same ([`Comparator`]).
     pub comparator: Comparator,
 }
@@ -135,6 +141,7 @@ impl Confirmation {
             .unwrap_or(Self::DEFAULT_ERROR_AFTER_FAILURES);
         Confirmation {
             error_after_failures,
+            failing_for: std::time::Duration::ZERO,
             comparator: Comparator::lenient(monitor),
         }
     }
@@ -149,6 +156,7 @@ impl Default for Confirmation {
     fn default() -> Self {
         Confirmation {
             error_after_failures: Self::DEFAULT_ERROR_AFTER_FAILURES,
+            failing_for: std::time::Duration::ZERO,
             comparator: Comparator::default(),
         }
     }
@@ -258,7 +266,9 @@ pub fn decide(
             next.failures = state.failures.saturating_add(1);
             let since = *next.failing_since.get_or_insert(at);
             let needed = policy.failures_needed();
-            if next.failures < needed {
+            let lasted = needed == 1
+                || (at - since).to_std().unwrap_or_default() >= policy.failing_for;
+            if next.failures < needed || !lasted {
                 recheck = true;
             } else if !state.error_raised {
                 next.error_raised = true;

@@ -656,6 +656,47 @@ fn a_span_that_changes_on_every_check_is_learned_from_later_checks() {
     assert!(serde_json::to_string(&state).unwrap().len() < 4096);
 }
 
+fn shop(ad: &str, price: &str) -> String {
+    format!(
+        "Aurora Espresso Machine\n{price} USD\nIn stock\nSponsored: {ad}\nCustomers also bought\nMilk Frother"
+    )
+}
+
+const ADS: [&str; 3] = [
+    "Fresh beans delivered monthly, 20% off your first box",
+    "Upgrade your kitchen with SteelLine appliances",
+    "Free shipping on orders over 50 USD this week",
+];
+
+#[test]
+fn an_ad_rotating_through_three_wordings_is_learned_and_a_price_change_beside_it_raises_once() {
+    // The ad changes on most checks, back to wordings seen before: no text is fresh after the
+    // first three, yet it keeps moving.
+    let order = [0, 1, 1, 2, 0, 2, 1, 0, 0, 1, 2, 2, 0, 1, 2, 1];
+    let mut values: Vec<String> = order.iter().map(|&i| shop(ADS[i], "129.99")).collect();
+    values.extend(order.iter().map(|&i| shop(ADS[i], "128.99")));
+    let (raised, masks, _) = run_checks(&values, start());
+    assert_eq!(masks.len(), 1, "{masks:#?}");
+    assert!(masks[0].pattern.contains("Sponsored"), "{masks:#?}");
+    // Before it was learned, an ad that stayed for two checks raised like a change.
+    let plain = run_checks(&values[..16], start()).0;
+    assert!(plain <= 2, "{plain} raised before the ad was learned");
+    let after = run_checks(&values, start()).0 - plain;
+    assert_eq!(after, 1, "only the price change raises once the ad is learned");
+    assert_eq!(raised, plain + after);
+}
+
+#[test]
+fn a_real_change_and_its_revert_between_two_wordings_are_never_learned_as_rotation() {
+    // A price that changes and comes back twice, each confirmed by a second check: two texts.
+    let prices = ["129.99", "128.99", "128.99", "129.99", "129.99", "128.99", "128.99", "129.99"];
+    let values: Vec<String> = prices.iter().map(|p| shop(ADS[0], p)).collect();
+    let (raised, masks, _) = run_checks(&values, start());
+    assert!(masks.is_empty(), "{masks:#?}");
+    // The first change raises; the flips after it are the flapping rule's to judge.
+    assert!(raised >= 1);
+}
+
 #[test]
 fn a_span_that_changes_on_every_other_check_is_learned_too() {
     let values: Vec<String> = (0..16).map(|i| queue(4, 100 + (i / 2) * 37)).collect();

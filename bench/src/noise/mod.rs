@@ -74,6 +74,9 @@ pub struct NoiseOptions {
     pub wachet_exe: Option<PathBuf>,
     /// Longest run, all tools together.
     pub timeout: Duration,
+    /// Where to keep wachet's database and a list of its scored alerts (`alerts.tsv`: page,
+    /// mode, monitor, request, error) for a look at what raised them.
+    pub keep: Option<PathBuf>,
 }
 
 impl Default for NoiseOptions {
@@ -87,13 +90,14 @@ impl Default for NoiseOptions {
             wachet: true,
             wachet_exe: None,
             timeout: Duration::from_secs(25 * 60),
+            keep: None,
         }
     }
 }
 
 impl NoiseOptions {
     /// Parses `--checks N --seed S --window W --cdio-recheck S --no-cdio 1 --no-wachet 1
-    /// --wachet PATH --timeout-minutes M`.
+    /// --wachet PATH --timeout-minutes M --keep DIR`.
     pub fn parse(args: &[String]) -> Option<NoiseOptions> {
         let mut o = NoiseOptions::default();
         let mut it = args.iter();
@@ -107,6 +111,7 @@ impl NoiseOptions {
                 "--no-cdio" => o.cdio = !matches!(value.as_str(), "1" | "true"),
                 "--no-wachet" => o.wachet = !matches!(value.as_str(), "1" | "true"),
                 "--wachet" => o.wachet_exe = Some(PathBuf::from(value)),
+                "--keep" => o.keep = Some(PathBuf::from(value)),
                 "--timeout-minutes" => {
                     o.timeout = Duration::from_secs(value.parse::<u64>().ok()? * 60)
                 }
@@ -137,6 +142,18 @@ fn scored_checks(checks: u32, made: u32) -> u32 {
     } else {
         made.saturating_sub(1)
     }
+}
+
+/// Copies wachet's database to `dir` and writes the scored alerts beside it.
+fn keep(dir: &std::path::Path, work: &std::path::Path, alerts: &str) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for name in ["wachet.db", "wachet.db-wal", "wachet.db-shm", "wachet.log"] {
+        let from = work.join(name);
+        if from.exists() {
+            std::fs::copy(&from, dir.join(name))?;
+        }
+    }
+    std::fs::write(dir.join("alerts.tsv"), alerts)
 }
 
 /// `noise`: run both tools against the corpus, print the tables and one JSON line.
@@ -216,17 +233,26 @@ pub fn run(options: &NoiseOptions) -> Result<(), String> {
                 tokio::time::sleep(Duration::from_secs(5)).await;
                 let w = service.take().ok_or("no service")?;
                 let mut scores = Scores::new();
+                let mut kept = String::new();
                 for page in pages {
                     for mode in MODES {
                         let hits = log.hits(page.name, &mode.key("w"));
                         let made = hits.len() as u32;
-                        let alerts = received.of(&w.ids[&(page.name, mode)]);
+                        let id = &w.ids[&(page.name, mode)];
+                        let alerts = received.of(id);
+                        for a in &alerts {
+                            let n = hits.iter().rev().find(|h| h.at_ms <= a.at_ms).map_or(0, |h| h.n);
+                            kept.push_str(&format!("{}\t{}\t{id}\t{n}\t{}\n", page.name, mode.label(), a.error));
+                        }
                         let s = score::score(page.changes, &hits, &alerts, scored_checks(options.checks, made), options.window);
                         scores.insert((page.name, mode), (s, made));
                     }
                 }
                 eprintln!("wachet done after {:.0} s", began.elapsed().as_secs_f64());
                 let _ = tokio::task::spawn_blocking(move || drop(w)).await;
+                if let Some(dir) = &options.keep {
+                    keep(dir, work.path(), &kept).map_err(|e| format!("--keep {}: {e}", dir.display()))?;
+                }
                 wachet_scores = Some(scores);
             }
             if cdio_run.is_some() && (fewest(&log, pages, "c") > options.checks || out_of_time) {

@@ -462,7 +462,7 @@ async fn check_and_store(
         let (monitor, own, pages) = (monitor.clone(), own.clone(), pages.clone());
         tokio::task::spawn_blocking(move || {
             let at = chrono::Utc::now();
-            let mut decided = raise(&states, &monitor, &alerts, &own, &pages);
+            let mut decided = raise(&states, &monitor, &alerts, &own, &pages, confirm_after);
             if !samples.is_empty() {
                 // The samples show the content as it is now: a template among them that shows
                 // up later is a flip, not a change.
@@ -710,8 +710,14 @@ fn raise(
     alerts: &[Alert],
     data: &ClientData,
     pages: &[PageResult],
+    confirm_after: Duration,
 ) -> Decided {
-    let policy = Confirmation::of(monitor);
+    // A failure lasts when the early check `confirm_after` later still fails, not when a
+    // monitor checked every second failed twice in a row.
+    let policy = Confirmation {
+        failing_for: confirm_after,
+        ..Confirmation::of(monitor)
+    };
     let subject = match monitor.job_type {
         ClientJobType::Portal => Subject::Portal,
         ClientJobType::SinglePage => Subject::SinglePage,

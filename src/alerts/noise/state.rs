@@ -12,7 +12,14 @@
 //! - it was fresh on three checks, two of them in a row (a real change is seen twice in a
 //!   row with the *same* text, once when it appears and once when it is confirmed, so a real
 //!   change, its confirmation and its revert count once), or
-//! - it was fresh on four checks (a span that changes on every other check).
+//! - it was fresh on four checks (a span that changes on every other check), or
+//! - it moved (showed another text than on the check before) on four checks and has shown
+//!   three texts or more: an ad or a promotion rotating through a few wordings shows no fresh
+//!   text once each was seen, while a real change and its confirmation move once, and a real
+//!   change and its revert show two texts.
+//!
+//! A counter that moves more slowly than that (three tickets left, then two) is not learned:
+//! nothing tells it from a real change people want to hear of.
 //!
 //! A date that rolls forward once a day changes less often than that; it is learned by its
 //! meaning instead ([`LearnState::observe_at`]): a date span whose new text is the check's
@@ -75,6 +82,17 @@ pub struct SpanCandidate {
     /// For a date span: the days on which it showed that day's date.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub today: Vec<NaiveDate>,
+    /// Of the last [`WINDOW`] checks, those on which it differed from the confirmed value
+    /// (with a fresh text or one seen before): bit 0 is the latest.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub changed: u8,
+    /// Of those, the checks on which it moved: it showed another text than on the check
+    /// before (a check showing the same text again confirms a move, it makes none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub moved: u8,
+    /// Hash of the text it showed last.
+    #[serde(default)]
+    pub last: u32,
 }
 
 impl LearnState {
@@ -147,11 +165,13 @@ impl LearnState {
         self.unstable <<= 1;
         for c in &mut self.candidates {
             c.fresh <<= 1;
+            c.changed <<= 1;
+            c.moved <<= 1;
         }
-        // A candidate with nothing fresh in the window is forgotten; so is a date candidate's
-        // memory of days once it has neither.
+        // A candidate with nothing fresh in the window is forgotten, unless it remembers the
+        // days of a date or the course of a counter: those move too slowly for the window.
         self.candidates
-            .retain(|c| c.fresh != 0 || !c.today.is_empty());
+            .retain(|c| c.fresh != 0 || c.changed != 0 || !c.today.is_empty());
     }
 
     /// Counts `found` for its candidate; the mask when the candidate is now noise.
@@ -169,7 +189,9 @@ impl LearnState {
                         .candidates
                         .iter()
                         .enumerate()
-                        .min_by_key(|(_, c)| (c.fresh.count_ones(), c.fresh))
+                        .min_by_key(|(_, c)| {
+                            (c.fresh.count_ones() + c.changed.count_ones(), c.fresh)
+                        })
                         .map(|(i, _)| i)?;
                     self.candidates.remove(weakest);
                 }
@@ -179,6 +201,9 @@ impl LearnState {
                     fresh: 0,
                     texts: vec![hash(&found.old)],
                     today: Vec::new(),
+                    changed: 0,
+                    moved: 0,
+                    last: 0,
                 });
                 self.candidates.len() - 1
             }
@@ -186,6 +211,10 @@ impl LearnState {
         let c = &mut self.candidates[index];
         c.example = example(&found.new);
         let h = hash(&found.new);
+        let confirming = c.changed & 2 != 0 && c.last == h;
+        c.changed |= 1;
+        c.moved |= u8::from(!confirming);
+        c.last = h;
         if !c.texts.contains(&h) {
             c.fresh |= 1;
             remember(&mut c.texts, h);
@@ -200,7 +229,8 @@ impl LearnState {
                 c.today.remove(0);
             }
         }
-        let noise = often(c.fresh) || c.today.len() >= 2;
+        let rotating = c.moved.count_ones() >= 4 && c.texts.len() >= 3;
+        let noise = often(c.fresh) || rotating || c.today.len() >= 2;
         if !noise {
             return None;
         }
