@@ -1442,6 +1442,31 @@ mod confirmation {
     }
 
     #[test]
+    fn failures_must_last_failing_for_besides_their_count() {
+        let policy = || Confirmation {
+            failing_for: std::time::Duration::from_secs(3),
+            ..Confirmation::default()
+        };
+        // Two quick failures of a flaky server, a second apart: nothing to tell anyone.
+        let got = steps(&both(), policy(), &["A", "!HTTP 503", "!HTTP 503", "A"]);
+        assert_eq!(got, [QUIET(), WAIT(), WAIT(), QUIET()]);
+        // A failure that lasts three seconds raises once, dated from its first failed check.
+        let got = steps(&both(), policy(), &["A", "!x", "!x", "!x", "!x", "!x", "A"]);
+        assert_eq!(
+            got,
+            [
+                QUIET(),
+                WAIT(),
+                WAIT(),
+                WAIT(),
+                step(&["check failed@1"], false),
+                QUIET(),
+                step(&["recovered"], false)
+            ]
+        );
+    }
+
+    #[test]
     fn error_after_failures_chooses_how_many() {
         let one = Confirmation {
             error_after_failures: 1,
