@@ -3,7 +3,8 @@
 //!
 //! Parse as a browser does ([`parse`]), remove what `excludeXPath` selects, evaluate `xPath`
 //! ([`xpath`]) and turn each selected item into a line (elements as [`text::rendered_text`]),
-//! then apply `regex`. Without `xPath` the value is the rendered text of `<body>`.
+//! then apply `regex` (to a JSON document with its keys in order: [`json`]). Without `xPath`
+//! the value is the rendered text of `<body>`.
 //!
 //! An extraction may be given a [`Deadline`]: parsing reads the clock between chunks of input
 //! and XPath evaluation every few thousand steps, and either ends with
@@ -11,6 +12,7 @@
 //! past its timeout.
 
 pub mod inert;
+pub mod json;
 pub mod onepass;
 pub mod parse;
 pub mod text;
@@ -171,10 +173,15 @@ impl Extractor {
         self.xpath.is_some() || self.exclude.is_some()
     }
 
-    /// The value from the page's body text, for extractors that need no tree.
+    /// The value from the page's body text, for extractors that need no tree. A regex reads
+    /// a JSON document with its objects' members in key order ([`json::sorted_keys`]), so its
+    /// matches come in the same order whatever order the server wrote the keys in.
     pub fn finish(&self, body_text: String) -> Result<String, ExtractError> {
         match &self.regex {
-            Some(regex) => apply_regex(regex, &body_text),
+            Some(regex) => match json::sorted_keys(&body_text) {
+                Some(sorted) => apply_regex(regex, &sorted),
+                None => apply_regex(regex, &body_text),
+            },
             None => Ok(body_text),
         }
     }

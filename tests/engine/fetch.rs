@@ -597,3 +597,55 @@ mod through_a_location_proxy {
         );
     }
 }
+
+/// A JSON API that writes its keys in another order on every request (a hash map's), and
+/// reverses its ranked offers from the fourth request on.
+fn shuffled_api(n: usize) -> Reply {
+    let mut offers = [
+        (r#""seller":"a""#, r#""price":49.90"#),
+        (r#""seller":"b""#, r#""price":51.00"#),
+    ];
+    if n >= 4 {
+        offers.reverse();
+    }
+    let offers: Vec<String> = offers
+        .iter()
+        .map(|(s, p)| match n % 2 {
+            0 => format!("{{{s},{p}}}"),
+            _ => format!("{{{p}, {s}}}"),
+        })
+        .collect();
+    let fields = [
+        r#""name":"Trail headlamp""#.to_string(),
+        format!(r#""offers":[{}]"#, offers.join(",")),
+        format!(r#""requestId":"r{n}""#),
+    ];
+    let body = match n % 3 {
+        0 => format!("{{{},{},{}}}", fields[0], fields[1], fields[2]),
+        1 => format!("{{{},{},{}}}", fields[2], fields[0], fields[1]),
+        _ => format!("{{ {}, {}, {} }}", fields[1], fields[2], fields[0]),
+    };
+    Reply::html(body).header("content-type", "application/json")
+}
+
+#[tokio::test]
+async fn a_regex_reads_a_json_document_in_key_order_so_only_a_real_reordering_changes_the_value() {
+    let server = FixtureServer::builder()
+        .counted("/api", shuffled_api)
+        .start()
+        .await
+        .unwrap();
+    let mut monitor = Monitor::new(server.url("/api"));
+    monitor.regex = Some(r#""(?:name|seller|price)":"?[^",}]*"#.into());
+    let engine = engine(Duration::from_secs(2));
+    let mut values = Vec::new();
+    for _ in 0..5 {
+        values.push(check(&engine, &monitor).await.value().unwrap().to_string());
+    }
+    let first = "\"name\":\"Trail headlamp\n\"price\":49.90\n\"seller\":\"a\n\"price\":51.00\n\"seller\":\"b";
+    assert_eq!(values[0], first);
+    assert_eq!(values[1], first, "another key order is the same value");
+    assert_eq!(values[2], first);
+    assert_ne!(values[3], first, "the offers' order changed");
+    assert_eq!(values[4], values[3]);
+}
