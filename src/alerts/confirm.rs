@@ -266,8 +266,8 @@ pub fn decide(
             next.failures = state.failures.saturating_add(1);
             let since = *next.failing_since.get_or_insert(at);
             let needed = policy.failures_needed();
-            let lasted = needed == 1
-                || (at - since).to_std().unwrap_or_default() >= policy.failing_for;
+            let lasted =
+                needed == 1 || (at - since).to_std().unwrap_or_default() >= policy.failing_for;
             if next.failures < needed || !lasted {
                 recheck = true;
             } else if !state.error_raised {

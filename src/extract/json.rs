@@ -181,7 +181,9 @@ impl Reader<'_> {
             self.at += 1;
         }
         let word = &self.bytes[start..self.at];
-        let number = word.first().is_some_and(|b| b.is_ascii_digit() || *b == b'-')
+        let number = word
+            .first()
+            .is_some_and(|b| b.is_ascii_digit() || *b == b'-')
             && word
                 .iter()
                 .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'));

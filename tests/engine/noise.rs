@@ -682,14 +682,19 @@ fn an_ad_rotating_through_three_wordings_is_learned_and_a_price_change_beside_it
     let plain = run_checks(&values[..16], start()).0;
     assert!(plain <= 2, "{plain} raised before the ad was learned");
     let after = run_checks(&values, start()).0 - plain;
-    assert_eq!(after, 1, "only the price change raises once the ad is learned");
+    assert_eq!(
+        after, 1,
+        "only the price change raises once the ad is learned"
+    );
     assert_eq!(raised, plain + after);
 }
 
 #[test]
 fn a_real_change_and_its_revert_between_two_wordings_are_never_learned_as_rotation() {
     // A price that changes and comes back twice, each confirmed by a second check: two texts.
-    let prices = ["129.99", "128.99", "128.99", "129.99", "129.99", "128.99", "128.99", "129.99"];
+    let prices = [
+        "129.99", "128.99", "128.99", "129.99", "129.99", "128.99", "128.99", "129.99",
+    ];
     let values: Vec<String> = prices.iter().map(|p| shop(ADS[0], p)).collect();
     let (raised, masks, _) = run_checks(&values, start());
     assert!(masks.is_empty(), "{masks:#?}");

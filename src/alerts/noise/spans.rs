@@ -137,7 +137,13 @@ pub(crate) fn differences_within(
         }
     }
     for (o, n, too_long) in blocks {
+        // A block over most of the value is the page itself changing (another template, a
+        // redesign), not noise beside its content: a mask that wide would hide every real
+        // change. It is left unmasked (an A/B test's templates are flips for the
+        // confirmation to judge).
+        let wide = 2 * (o.len() + n.len()) > old_lines.len() + new_lines.len();
         match lines.block(o, n) {
+            Some(_) if wide => {}
             Some(found) => out.found.push(found),
             // A line too long to compare word by word, alone in its value: what changed in it
             // is not known, so it is neither masked nor called unstable.
@@ -718,5 +724,18 @@ mod tests {
         let d = differences("alpha beta", "gamma delta");
         assert!(d.nothing_stable);
         assert!(d.found.is_empty());
+    }
+
+    #[test]
+    fn another_template_over_most_of_the_value_is_no_mask() {
+        let table = "Home Help\nPricing\nSimple plans for every team.\nStarter 0 USD per user\nTeam 39 USD per user\nCompare all features\n(c) Flowbase";
+        let cards = "Home Help\nPlans that grow with you\nStarter\n0 USD/mo per seat\nTeam\n39 USD/mo per seat\nStart free trial\nTrusted by 4,000+ teams\n(c) Flowbase";
+        let d = differences(table, cards);
+        assert!(d.found.is_empty(), "{:#?}", d.found);
+        assert!(!d.nothing_stable);
+        // A rotating block beside content that stays is still one.
+        let a = "Home\nPrice 39 USD\nIn stock\nShips today\nFree returns\nAlso bought\nMilk Frother\nTamper\n(c) Shop";
+        let b = "Home\nPrice 39 USD\nIn stock\nShips today\nFree returns\nAlso bought\nKnock Box\nScale Mini\n(c) Shop";
+        assert_eq!(differences(a, b).found.len(), 1);
     }
 }
