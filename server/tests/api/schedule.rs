@@ -574,9 +574,11 @@ async fn a_page_failing_every_check_raises_one_error() {
                       "alerts": [{"type": "Error"}, {"type": "NotEq"}]});
     let task = id(&api.task(&user, body.clone()).await);
     let history = format!("/thirdparty/v1/data/list/{task}");
-    entries_where(&api, &user, &history, 4, |e| !e["error"].is_null()).await;
+    // Failures raise once they lasted the early check's delay (5 s): eight checks a second
+    // apart outlast it.
+    entries_where(&api, &user, &history, 8, |e| !e["error"].is_null()).await;
     pause(&api, &user, body, &task).await;
-    let entries = history_of(&api, &user, &history, 4).await;
+    let entries = history_of(&api, &user, &history, 8).await;
     assert!(
         entries.iter().all(|e| !e["error"].is_null()),
         "{entries:#?}"
