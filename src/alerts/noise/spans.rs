@@ -606,9 +606,25 @@ fn telling(pattern: &str) -> bool {
 }
 
 /// `text` as a regular expression matching itself, except that a placeholder (a span an
-/// earlier mask hides) matches any text on the line.
+/// earlier mask hides, a block of lines included: masks apply to the unmasked value) matches
+/// any text, and a number matches any number: context that holds a year or a count (a
+/// footer's `© 2026`) must not stop matching when that number moves, or the mask goes with it.
 fn literal(text: &str) -> String {
-    regex::escape(text).replace(PLACEHOLDER, "[^\\n]*?")
+    let escaped = regex::escape(text).replace(PLACEHOLDER, "[\\s\\S]*?");
+    let mut out = String::with_capacity(escaped.len());
+    let mut digits = false;
+    for c in escaped.chars() {
+        if c.is_ascii_digit() {
+            if !digits {
+                out.push_str("[0-9]+");
+            }
+            digits = true;
+        } else {
+            digits = false;
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The tokens of a line: runs of letters and digits, runs of white space, and single other
@@ -737,5 +753,20 @@ mod tests {
         let a = "Home\nPrice 39 USD\nIn stock\nShips today\nFree returns\nAlso bought\nMilk Frother\nTamper\n(c) Shop";
         let b = "Home\nPrice 39 USD\nIn stock\nShips today\nFree returns\nAlso bought\nKnock Box\nScale Mini\n(c) Shop";
         assert_eq!(differences(a, b).found.len(), 1);
+    }
+
+    #[test]
+    fn a_block_anchored_on_a_footer_year_still_matches_once_the_year_rolls() {
+        let a = "Home\nPrice 39 USD\nIn stock\nShips today\nFree returns\nAlso bought\nMilk Frother\nTamper\n© 2026 Shop. All rights reserved.";
+        let b = "Home\nPrice 39 USD\nIn stock\nShips today\nFree returns\nAlso bought\nKnock Box\nScale Mini\n© 2026 Shop. All rights reserved.";
+        let found = differences(a, b).found;
+        assert_eq!(found.len(), 1);
+        let mask = regex::RegexBuilder::new(&found[0].pattern)
+            .multi_line(true)
+            .build()
+            .unwrap();
+        let next_year = b.replace("2026", "2027").replace("Knock Box", "Cup Warmer");
+        let caps = mask.captures(&next_year).expect("the mask still matches");
+        assert!(caps.get(1).unwrap().as_str().contains("Cup Warmer"));
     }
 }
