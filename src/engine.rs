@@ -417,6 +417,7 @@ impl Engine {
                 total,
             },
             raw_html: None,
+            server_date: None,
             crawl: Some(CrawlReport {
                 pages,
                 left_out,
@@ -451,6 +452,7 @@ impl Engine {
                         total,
                     },
                     raw_html: None,
+                    server_date: None,
                     crawl: None,
                 };
             }
@@ -465,6 +467,12 @@ impl Engine {
             content_type,
             ..
         } = page.clone();
+        let server_date = page
+            .headers
+            .get(reqwest::header::DATE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| chrono::DateTime::parse_from_rfc2822(v).ok())
+            .map(|t| t.with_timezone(&Utc));
         let extract_start = Instant::now();
         // The check's timeout covers the fetch and the extraction together.
         let deadline = crate::extract::Deadline::at(started + self.inner.total_timeout);
@@ -497,6 +505,7 @@ impl Engine {
                 total: started.elapsed(),
             },
             raw_html,
+            server_date,
             crawl: None,
         }
     }

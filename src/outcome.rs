@@ -123,6 +123,11 @@ pub struct CheckOutcome {
     pub final_url: Option<String>,
     /// The Content-Type of the response.
     pub content_type: Option<String>,
+    /// When the server says it made the response (its `Date` header), when it sent a valid
+    /// one: the clock the page's own dates follow
+    /// ([`crate::alerts::confirm::Confirmation::page_clock`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_date: Option<chrono::DateTime<chrono::Utc>>,
     /// Where the time went.
     pub timings: Timings,
     /// The page's HTML as fetched, when the monitor has `collectRawHtml`.

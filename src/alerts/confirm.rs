@@ -122,6 +122,10 @@ pub struct Confirmation {
     pub failing_for: std::time::Duration,
     /// When two values are the same ([`Comparator`]).
     pub comparator: Comparator,
+    /// The time the server said it made the checked page (its `Date` header,
+    /// [`crate::CheckOutcome::server_date`]): the clock the page's own dates are read against
+    /// when learning noise ([`LearnState::observe_at`]). `None`: the check's time.
+    pub page_clock: Option<DateTime<Utc>>,
 }
 
 impl Confirmation {
@@ -143,6 +147,7 @@ impl Confirmation {
             error_after_failures,
             failing_for: std::time::Duration::ZERO,
             comparator: Comparator::lenient(monitor),
+            page_clock: None,
         }
     }
 
@@ -158,6 +163,7 @@ impl Default for Confirmation {
             error_after_failures: Self::DEFAULT_ERROR_AFTER_FAILURES,
             failing_for: std::time::Duration::ZERO,
             comparator: Comparator::default(),
+            page_clock: None,
         }
     }
 }
@@ -353,7 +359,7 @@ fn judge_value(
         // No change, or a revert while a change waited: nothing to raise. The spelling seen
         // last is kept, as the history shows it.
         next.variants.saw(print);
-        next.noise.quiet();
+        next.noise.quiet_at(Some(policy.page_clock.unwrap_or(at)));
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged::default();
@@ -371,7 +377,7 @@ fn judge_value(
     let learned = next.noise.observe_at(
         &comparator.masked_line_key(confirmed),
         &comparator.masked_line_key(value),
-        Some(at),
+        Some(policy.page_clock.unwrap_or(at)),
     );
     // A value with no stable part: its changes are recorded, never alerted on (the monitor's
     // noise notice says so), or it would raise on every third check for ever.

@@ -649,3 +649,29 @@ async fn a_regex_reads_a_json_document_in_key_order_so_only_a_real_reordering_ch
     assert_ne!(values[3], first, "the offers' order changed");
     assert_eq!(values[4], values[3]);
 }
+
+#[tokio::test]
+async fn the_servers_date_header_is_the_pages_clock() {
+    let server = FixtureServer::builder()
+        .reply(
+            "/dated",
+            Reply::html("<p>Wednesday, December 31</p>")
+                .header("date", "Wed, 31 Dec 2025 23:59:00 GMT"),
+        )
+        .reply(
+            "/nonsense",
+            Reply::html("<p>hello</p>").header("date", "yesterday-ish"),
+        )
+        .start()
+        .await
+        .unwrap();
+    let engine = engine(Duration::from_secs(2));
+    let dated = check(&engine, &Monitor::new(server.url("/dated"))).await;
+    assert_eq!(
+        dated.server_date.map(|t| t.to_rfc3339()),
+        Some("2025-12-31T23:59:00+00:00".to_string())
+    );
+    let nonsense = check(&engine, &Monitor::new(server.url("/nonsense"))).await;
+    assert_eq!(nonsense.server_date, None, "an unreadable Date is no clock");
+    assert_eq!(nonsense.value(), Some("hello"));
+}

@@ -949,3 +949,86 @@ fn samples_that_differ_only_in_the_order_of_their_lines_teach_the_order() {
     // One line that changed is no list.
     assert_eq!(study(&Comparator::default(), &["a b", "b a"]).order, None);
 }
+
+fn eve(now: DateTime<Utc>, headline: &str) -> String {
+    let delivery = now + chrono::Duration::days(4);
+    format!(
+        "The Daily Meridian\n{}\n{headline}\nFree delivery by {}\n© {} The Daily Meridian",
+        now.format("%A, %B %-d, %Y"),
+        delivery.format("%A, %B %-d"),
+        now.format("%Y"),
+    )
+}
+
+/// A check: when it ran, the page's clock (its `Date` header) if known, and its value.
+type Clocked = (DateTime<Utc>, Option<DateTime<Utc>>, String);
+
+/// Runs `checks`: what raised at each, and the masks learned.
+fn run_clocked(checks: &[Clocked]) -> (Vec<usize>, Vec<NoiseMask>) {
+    let mut policy = Confirmation::default();
+    let mut state = ConfirmState::default();
+    let mut masks = Vec::new();
+    let mut raised = Vec::new();
+    for (at, clock, value) in checks {
+        policy.page_clock = *clock;
+        let d = decide(
+            &state,
+            Check::Value(value),
+            *at,
+            &not_eq(),
+            Subject::SinglePage,
+            &policy,
+        );
+        raised.push(d.raised.len());
+        state = d.state;
+        if !d.learned.is_empty() {
+            policy.comparator = policy.comparator.with(&d.learned);
+            masks.extend(d.learned);
+        }
+    }
+    (raised, masks)
+}
+
+#[test]
+fn dates_and_a_year_that_turn_with_the_servers_clock_raise_nothing_at_the_new_year() {
+    // Checked every 20 minutes across New Year's Eve; the server's clock runs a day ahead of
+    // the checker's (its Date header), so only the page's own clock explains the dates.
+    let first = Utc.with_ymd_and_hms(2026, 12, 31, 23, 0, 0).unwrap();
+    let checks: Vec<_> = (0..9)
+        .map(|i| {
+            let at = first + chrono::Duration::minutes(20 * i) - chrono::Duration::days(1);
+            let server = first + chrono::Duration::minutes(20 * i);
+            (at, Some(server), eve(server, "Bridge opens in spring"))
+        })
+        .collect();
+    let (raised, masks) = run_clocked(&checks);
+    assert_eq!(raised.iter().sum::<usize>(), 0, "{raised:?} {masks:#?}");
+    assert!(!masks.is_empty(), "the dates that turned were learned");
+    // Without the server's clock, the checker's day did not turn: the same checks raise once.
+    let unclocked: Vec<_> = checks
+        .iter()
+        .map(|(at, _, v)| (*at, None, v.clone()))
+        .collect();
+    let (raised, _) = run_clocked(&unclocked);
+    assert_eq!(raised.iter().sum::<usize>(), 1, "{raised:?}");
+}
+
+#[test]
+fn a_date_a_person_moves_by_a_day_while_the_clock_stays_raises() {
+    let day = Utc.with_ymd_and_hms(2027, 3, 2, 9, 0, 0).unwrap();
+    let value = |d: &str| format!("Town hall\nThe council meets on {d}.\nAll welcome");
+    let checks: Vec<_> = (0..6)
+        .map(|i| {
+            let at = day + chrono::Duration::minutes(10 * i);
+            let shown = if i < 3 {
+                "March 9, 2027"
+            } else {
+                "March 10, 2027"
+            };
+            (at, Some(at), value(shown))
+        })
+        .collect();
+    let (raised, masks) = run_clocked(&checks);
+    assert!(masks.is_empty(), "{masks:#?}");
+    assert_eq!(raised.iter().sum::<usize>(), 1, "{raised:?}");
+}

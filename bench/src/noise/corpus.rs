@@ -304,7 +304,16 @@ async fn document(
         return (StatusCode::NOT_FOUND, "no such page").into_response();
     };
     let n = shared.log.record(&name, &key);
-    answer((page.render)(&Ctx::new(shared.seed, page, n)))
+    let ctx = Ctx::new(shared.seed, page, n);
+    let mut response = answer((page.render)(&ctx));
+    // The server's clock is the corpus's: its pages' dates follow it, as a real server's
+    // follow its own.
+    if let Some(date) = chrono::DateTime::from_timestamp(ctx.now(), 0).and_then(|t| {
+        HeaderValue::from_str(&t.format("%a, %d %b %Y %H:%M:%S GMT").to_string()).ok()
+    }) {
+        response.headers_mut().insert(header::DATE, date);
+    }
+    response
 }
 
 /// `GET /{page}/{key}/{resource}`: a sub-resource of a rendered page, for the document last

@@ -376,11 +376,17 @@ async fn check_and_store(
     let rendering = monitor.dynamic_content.then(Rendering::start);
     let prepared = cache.get_off_thread(checker, &task, version, monitor).await;
     let checker = checker.as_ref();
+    // The server's clock, which the page's own dates follow (a Portal's pages have none).
+    let mut page_clock = None;
     let (own, pages) = match &prepared {
         Ok(prepared) if portal => {
             crawl(checker, prepared, states.own.alerts.last_value.as_deref()).await
         }
-        Ok(prepared) => (checker.check_prepared(prepared).await.data, Vec::new()),
+        Ok(prepared) => {
+            let outcome = checker.check_prepared(prepared).await;
+            page_clock = outcome.server_date;
+            (outcome.data, Vec::new())
+        }
         // The definition was valid when stored; what changed since (a proxy location removed
         // from the settings) is reported like any failed check.
         Err(invalid) => (
@@ -462,7 +468,14 @@ async fn check_and_store(
         let (monitor, own, pages) = (monitor.clone(), own.clone(), pages.clone());
         tokio::task::spawn_blocking(move || {
             let at = chrono::Utc::now();
-            let mut decided = raise(&states, &monitor, &alerts, &own, &pages, confirm_after);
+            let mut decided = raise(
+                &states,
+                &monitor,
+                &alerts,
+                (&own, page_clock),
+                &pages,
+                confirm_after,
+            );
             if !samples.is_empty() {
                 // The samples show the content as it is now: a template among them that shows
                 // up later is a flip, not a change.
@@ -708,7 +721,7 @@ fn raise(
     states: &AlertStates,
     monitor: &Monitor,
     alerts: &[Alert],
-    data: &ClientData,
+    (data, page_clock): (&ClientData, Option<chrono::DateTime<chrono::Utc>>),
     pages: &[PageResult],
     confirm_after: Duration,
 ) -> Decided {
@@ -717,6 +730,10 @@ fn raise(
     let policy = Confirmation {
         failing_for: confirm_after,
         ..Confirmation::of(monitor)
+    };
+    let own_policy = Confirmation {
+        page_clock,
+        ..policy.clone()
     };
     let subject = match monitor.job_type {
         ClientJobType::Portal => Subject::Portal,
@@ -730,7 +747,8 @@ fn raise(
     };
     let mut take = |state: &ConfirmState, data: &ClientData, subject, page: Option<&String>| {
         let at = data.last_check_timestamp;
-        let decision = decide(state, Check::from(data), at, alerts, subject, &policy);
+        let policy = if page.is_none() { &own_policy } else { &policy };
+        let decision = decide(state, Check::from(data), at, alerts, subject, policy);
         let previous = &state.alerts.last_value;
         decided
             .raised

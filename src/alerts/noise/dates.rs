@@ -65,7 +65,7 @@ pub(crate) fn shows(text: &str, day: NaiveDate) -> bool {
 }
 
 /// The days `text` may show; a date without a year is taken in `year`.
-fn read(text: &str, year: i32) -> Vec<NaiveDate> {
+pub(crate) fn read(text: &str, year: i32) -> Vec<NaiveDate> {
     let mut out = Vec::new();
     let num = |s: &str| s.parse::<u32>().ok();
     if let Some(re) = YMD.as_ref() {

@@ -246,9 +246,17 @@ impl Lines<'_> {
             (None, Some(b)) => format!("\\A((?:[^\\n]*\\n)*?){}", line_start_anchor(b)),
             (None, None) => return None,
         };
+        // A line that is a date (or a number) on both sides is of that class, so its meaning
+        // counts (a date that turned with the clock).
+        let class = match (&self.old[o.clone()], &self.new[n.clone()]) {
+            ([a], [b]) => Class::covering(a, 0..a.len(), b, 0..b.len())
+                .filter(|(_, ra, rb)| *ra == (0..a.len()) && *rb == (0..b.len()))
+                .map_or(Class::Words, |(class, ..)| class),
+            _ => Class::Words,
+        };
         Some(Found {
             pattern,
-            class: Class::Words,
+            class,
             old: example(&self.old[o].join("\n")),
             new: example(&self.new[n].join("\n")),
         })

@@ -22,16 +22,24 @@
 //! nothing tells it from a real change people want to hear of.
 //!
 //! A date that rolls forward once a day changes less often than that; it is learned by its
-//! meaning instead ([`LearnState::observe_at`]): a date span whose new text is the check's
-//! own date (give or take a day for time zones), twice on two different days, is the page
-//! showing today's date. A real date change to any other day never counts, and the first
-//! move to today's date still alerts.
+//! meaning instead ([`LearnState::observe_at`]):
+//!
+//! - a date span that moves by one day when the page's clock turned to the next day since the
+//!   check before (a year by one year when the clock's year turned) moves with the clock and
+//!   is learned at once. The clock is the server's `Date` header where the caller knows it (a
+//!   cached page shows the day it was made, and a server's clock may not be the checker's),
+//!   else the check's time;
+//! - a date span whose new text is the check's own date (give or take a day for time zones),
+//!   twice on two different days, is the page showing today's date.
+//!
+//! A real date change to any other day, or on a check where the clock did not turn, never
+//! counts.
 
 use super::classes::Class;
 use super::dates;
 use super::spans::{Found, differences, example};
 use crate::model::NoiseMask;
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 /// How many recent checks the learning looks at.
@@ -60,6 +68,10 @@ pub struct LearnState {
     /// one-line value, its confirmation and its revert count once.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unstable_values: Vec<u32>,
+    /// The day of the page's clock at the check before ([`LearnState::observe_at`]), so a
+    /// date that turns with the clock can be told from one a person changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clock: Option<NaiveDate>,
 }
 
 fn is_zero(bits: &u8) -> bool {
@@ -117,6 +129,8 @@ impl LearnState {
         at: Option<DateTime<Utc>>,
     ) -> Vec<NoiseMask> {
         self.tick();
+        let day = at.map(|t| t.date_naive());
+        let turned = self.turn(day);
         if before == after {
             return Vec::new();
         }
@@ -132,10 +146,9 @@ impl LearnState {
             }
             return Vec::new();
         }
-        let day = at.map(|t| t.date_naive());
         let mut learned = Vec::new();
         for f in found.found {
-            if let Some(mask) = self.saw(f, day) {
+            if let Some(mask) = self.saw(f, day, turned) {
                 learned.push(mask);
             }
         }
@@ -145,6 +158,27 @@ impl LearnState {
     /// Records a check whose value is the confirmed one (no difference): it moves the window.
     pub fn quiet(&mut self) {
         self.tick();
+    }
+
+    /// [`LearnState::quiet`] for a check whose page's clock read `at`: the clock's day is kept
+    /// for the next check.
+    pub fn quiet_at(&mut self, at: Option<DateTime<Utc>>) {
+        self.tick();
+        self.turn(at.map(|t| t.date_naive()));
+    }
+
+    /// Keeps `day` as the clock's and returns how it turned since the check before, when it
+    /// turned to the next day (both known); `None` otherwise. Only a turn of one day counts: a
+    /// date that moves by a week between two checks a week apart may as well be a person's.
+    fn turn(&mut self, day: Option<NaiveDate>) -> Option<Turn> {
+        let before = self.clock;
+        if day.is_some() {
+            self.clock = day;
+        }
+        match (before, day) {
+            (Some(from), Some(to)) if (to - from).num_days() == 1 => Some(Turn { from, to }),
+            _ => None,
+        }
     }
 
     /// Whether the latest check and at least three more of the last [`WINDOW`] differed
@@ -175,7 +209,12 @@ impl LearnState {
     }
 
     /// Counts `found` for its candidate; the mask when the candidate is now noise.
-    fn saw(&mut self, found: Found, day: Option<NaiveDate>) -> Option<NoiseMask> {
+    fn saw(
+        &mut self,
+        found: Found,
+        day: Option<NaiveDate>,
+        turned: Option<Turn>,
+    ) -> Option<NoiseMask> {
         let index = match self
             .candidates
             .iter()
@@ -230,7 +269,8 @@ impl LearnState {
             }
         }
         let rotating = c.moved.count_ones() >= 4 && c.texts.len() >= 3;
-        let noise = often(c.fresh) || rotating || c.today.len() >= 2;
+        let with_clock = turned.is_some_and(|t| t.moved(&found));
+        let noise = often(c.fresh) || rotating || with_clock || c.today.len() >= 2;
         if !noise {
             return None;
         }
@@ -241,6 +281,54 @@ impl LearnState {
             active: true,
             example: Some(c.example),
         })
+    }
+}
+
+/// How the page's clock turned between two checks: from one day to the next.
+#[derive(Debug, Clone, Copy)]
+struct Turn {
+    from: NaiveDate,
+    to: NaiveDate,
+}
+
+impl Turn {
+    /// Whether `found` moved with the clock: a date span that moved by as many days as the
+    /// clock did (today's date, a delivery date four days ahead), or a year that moved by as
+    /// many years (a footer's, a copyright line's) when the clock's year turned. A person's
+    /// edit of a date at the very check where the clock turns, by the same amount, is the one
+    /// thing this takes for the clock.
+    fn moved(self, found: &Found) -> bool {
+        match found.class {
+            Class::DateTime => {
+                let days = (self.to - self.from).num_days();
+                // A date without a year is read in either year of the clock.
+                let read = |t: &str| {
+                    let mut days = dates::read(t, self.from.year());
+                    if self.to.year() != self.from.year() {
+                        days.extend(dates::read(t, self.to.year()));
+                    }
+                    days
+                };
+                let (old, new) = (read(&found.old), read(&found.new));
+                old.iter()
+                    .any(|o| new.iter().any(|n| (*n - *o).num_days() == days))
+            }
+            Class::Number => {
+                let year = |t: &str| {
+                    let t = t.trim();
+                    (t.len() == 4 && t.bytes().all(|b| b.is_ascii_digit()))
+                        .then(|| t.parse::<i32>().ok())
+                        .flatten()
+                        .filter(|y| (1900..=2200).contains(y))
+                };
+                let years = self.to.year() - self.from.year();
+                match (year(&found.old), year(&found.new)) {
+                    (Some(o), Some(n)) => years != 0 && n - o == years,
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
     }
 }
 
