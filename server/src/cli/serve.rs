@@ -8,11 +8,10 @@ use crate::notify::deliver::{self, DeliverySettings};
 use crate::notify::email::{SmtpSettings, SmtpTls};
 use crate::schedule::{self, ScheduleSettings};
 use crate::service;
-use crate::store::cache::CachedStore;
 use crate::store::sqlite::{
     DEFAULT_DELIVERIES_PER_HOUR, DEFAULT_HISTORY_RETENTION, SqliteStore, StoreSettings,
 };
-use crate::store::{Quotas, Store};
+use crate::store::{Quotas, Store, UserStore};
 use anyhow::Context;
 use clap::Args;
 use std::net::SocketAddr;
@@ -292,7 +291,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             session_idle: args.session_idle,
         },
     };
-    let shared: Arc<dyn Store> = Arc::new(CachedStore::new(store.clone()));
+    let shared: Arc<dyn Store> = Arc::new(store.clone());
     let engine_fetcher = engine.fetcher();
     let checker: Arc<dyn wachet::Checker> = Arc::new(engine);
     let running = service::start(listener, shared.clone(), checker.clone(), settings).await?;

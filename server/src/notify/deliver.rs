@@ -15,7 +15,7 @@
 //! first tries per user and hour, holding the rest pending.
 
 use super::email::{Mailer, SmtpSettings};
-use crate::store::{Delivery, DeliveryOutcome, Store, now_millis};
+use crate::store::{Delivery, DeliveryOutcome, OutboxStore, now_millis};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::sync::Arc;
@@ -62,7 +62,7 @@ impl Default for DeliverySettings {
 
 /// Delivers until `stop` turns true.
 pub async fn run(
-    store: Arc<dyn Store>,
+    store: Arc<dyn OutboxStore>,
     fetcher: Arc<dyn Fetcher>,
     settings: DeliverySettings,
     mut stop: watch::Receiver<bool>,
@@ -122,7 +122,7 @@ pub async fn run(
 /// Sends the confirmation messages that are due, each in its own task and slot as deliveries
 /// are, retried as deliveries are.
 async fn confirmations(
-    store: &Arc<dyn Store>,
+    store: &Arc<dyn OutboxStore>,
     mailer: &Arc<Mailer>,
     slots: &Arc<Semaphore>,
     settings: &DeliverySettings,

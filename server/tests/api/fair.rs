@@ -353,7 +353,7 @@ async fn past_the_notifications_per_hour_one_notification_says_alerts_were_not_s
 
 #[tokio::test]
 async fn a_claim_takes_turns_between_users_and_keeps_each_within_their_share() {
-    use wachet_server::store::{Claim, Store, now_millis};
+    use wachet_server::store::{Claim, ScheduleStore, now_millis};
     let api = Api::start().await;
     let (ann, bob) = (
         api.user("ann@example.com").await,

@@ -37,13 +37,12 @@ use tempfile::TempDir;
 use wachet::Engine;
 use wachet_server::api::{Account, ApiSettings, create_account};
 use wachet_server::service::{self, Running};
-use wachet_server::store::cache::CachedStore;
 use wachet_server::store::sqlite::{SqliteStore, StoreSettings};
 
-/// A running API with its own database, and the store it serves from (with its cache, as
-/// `wachet serve` runs it), for writing what the scheduler would write.
+/// A running API with its own database, and the store it serves from (as `wachet serve` runs
+/// it), for writing what the scheduler would write.
 pub struct Api {
-    pub store: Arc<CachedStore<SqliteStore>>,
+    pub store: Arc<SqliteStore>,
     pub dir: TempDir,
     running: Option<Running>,
     base: String,
@@ -250,7 +249,7 @@ impl Api {
         let sqlite = SqliteStore::open_with(&dir.path().join("wachet.db"), &store)
             .await
             .unwrap();
-        let store = Arc::new(CachedStore::new(sqlite));
+        let store = Arc::new(sqlite);
         let checker = Arc::new(engine.build().unwrap());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let running = service::start(listener, store.clone(), checker, settings)

@@ -9,7 +9,8 @@ use serde_json::Value;
 use wachet::model::ClientData;
 use wachet_server::api::ApiSettings;
 use wachet_server::store::sqlite::StoreSettings;
-use wachet_server::store::{Series, Store};
+use wachet_server::store::testing::Seed;
+use wachet_server::store::{HistoryStore, Series};
 
 async fn with_retention(entries: u32) -> Api {
     Api::start_with_store(
@@ -245,7 +246,7 @@ async fn a_hundred_thousand_checks_of_an_unchanged_100_kb_page_take_under_20_mb(
     }
     let took = began.elapsed();
     let path = api.db_path();
-    api.store.inner().close().await;
+    api.store.close().await;
     let size = std::fs::metadata(&path).unwrap().len();
     let wal = std::fs::metadata(path.with_extension("db-wal"))
         .map(|m| m.len())
