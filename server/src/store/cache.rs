@@ -104,3 +104,29 @@ impl std::fmt::Debug for Caches {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_is_kept_until_invalidated_and_a_full_cache_keeps_no_more() {
+        let cache = Cache::new(2);
+        cache.put("a", ("ann".to_string(), 1));
+        cache.put("b", ("bob".to_string(), 2));
+        cache.put("c", ("cid".to_string(), 3));
+        assert_eq!(cache.get("a"), Some(("ann".to_string(), 1)));
+        assert_eq!(cache.get("c"), None, "full: not kept");
+
+        cache.invalidate("a");
+        assert_eq!(cache.get("a"), None);
+        cache.put("c", ("cid".to_string(), 3));
+        assert_eq!(cache.get("c"), Some(("cid".to_string(), 3)), "room again");
+
+        cache.invalidate_where(|key, (owner, _)| key == "b" || owner == "nobody");
+        assert_eq!(cache.get("b"), None);
+        assert!(cache.get("c").is_some());
+        cache.clear();
+        assert_eq!(cache.get("c"), None);
+    }
+}
