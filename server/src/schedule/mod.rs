@@ -33,7 +33,7 @@ use wachet::alerts::compare::Comparator;
 use wachet::alerts::confirm::{ConfirmState, Confirmation, decide};
 use wachet::alerts::{Check, Raised, Subject, noise};
 use wachet::model::{Alert, ClientData, ClientJobType, NoiseMask};
-use wachet::{Checker, CrawlEvent, Monitor, PreparedMonitor};
+use wachet::{Checker, CrawlEvent, Monitor, PortalFold, PreparedMonitor};
 
 /// A crawled page as stored: its URL, its name (title) and its result.
 type PageResult = (String, Option<String>, ClientData);
@@ -627,10 +627,9 @@ async fn within_stored_bytes(
     Ok(())
 }
 
-/// A Portal check, page by page from the crawl's stream: the monitor's own result (the sorted
-/// URLs of its pages, or the start page's failure) and each page's. A page of the `previous`
-/// list that the crawl now only left out stays in the list: it is still there, only not
-/// reported, and must not read as removed.
+/// A Portal check, page by page from the crawl's stream: the monitor's own result (the
+/// engine's [`PortalFold`], keeping the pages of the `previous` list that the crawl now only
+/// leaves out) and each page's.
 async fn crawl(
     checker: &dyn Checker,
     prepared: &PreparedMonitor,
@@ -638,38 +637,15 @@ async fn crawl(
 ) -> (ClientData, Vec<PageResult>) {
     let at = chrono::Utc::now();
     let mut stream = checker.crawl_prepared(prepared);
+    let mut fold = PortalFold::after(previous);
     let mut pages: Vec<PageResult> = Vec::new();
-    let mut kept: Vec<String> = Vec::new();
-    let mut start_error = None;
-    let mut started = false;
-    let was_listed = |url: &str| previous.is_some_and(|p| p.lines().any(|l| l == url));
     while let Some(event) = stream.next().await {
-        match event {
-            CrawlEvent::Page { page, .. } => {
-                if page.depth == 0 {
-                    started = true;
-                    start_error = page.data.error.clone();
-                }
-                pages.push((page.url, page.title, page.data));
-            }
-            CrawlEvent::LeftOut(page) if was_listed(&page.url) => kept.push(page.url),
-            _ => {}
+        fold.add(&event);
+        if let CrawlEvent::Page { page, .. } = event {
+            pages.push((page.url, page.title, page.data));
         }
     }
-    let own = match (started, start_error) {
-        (_, Some(err)) => ClientData::failure(at, err),
-        (false, None) => ClientData::failure(at, "the crawl ended without its start page".into()),
-        (true, None) => {
-            let mut urls: Vec<&str> = pages
-                .iter()
-                .map(|(url, ..)| url.as_str())
-                .chain(kept.iter().map(String::as_str))
-                .collect();
-            urls.sort_unstable();
-            urls.dedup();
-            ClientData::value(at, urls.join("\n"))
-        }
-    };
+    let (own, _) = fold.finish(at);
     (own, pages)
 }
 
