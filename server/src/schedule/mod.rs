@@ -1,5 +1,5 @@
 //! The scheduler: checks every active monitor on its schedule through the engine's [`Checker`],
-//! raises its alerts ([`wachet::alerts`]) and stores what each check found and raised. Its state lives in the database ([`Store::claim_due`]):
+//! raises its alerts ([`wachet::alerts`]) and stores what each check found and raised. Its state lives in the database ([`ScheduleStore::claim_due`]):
 //! a monitor is claimed under a lease when due, checked, its results appended to its history
 //! (and each crawled page's), and its next check set to its next slot ([`slots`]). A process
 //! that dies mid-check loses nothing: the lease runs out and the check runs again.
@@ -21,7 +21,9 @@ pub mod slots;
 
 use crate::metrics::METRICS;
 use crate::notify;
-use crate::store::{AlertStates, CheckRecord, Claim, DueCheck, Store, StoreError, now_millis};
+use crate::store::{
+    AlertStates, CheckRecord, Claim, DueCheck, ScheduleStore, StoreError, now_millis,
+};
 use events::{CheckEvents, CheckFinished};
 use futures::StreamExt;
 use prepared::PreparedCache;
@@ -102,7 +104,7 @@ impl Default for ScheduleSettings {
 /// With `checks_in_flight` 0 this process runs no checks (an API-only process beside others
 /// that do). Each stored check is announced on `events`.
 pub async fn run(
-    store: Arc<dyn Store>,
+    store: Arc<dyn ScheduleStore>,
     checker: Arc<dyn Checker>,
     settings: ScheduleSettings,
     mut stop: watch::Receiver<bool>,
@@ -172,7 +174,7 @@ pub async fn run(
 }
 
 /// The slots of one kind of check. `share` slots are shared out among the users
-/// ([`Store::claim_due`]: each user may hold `max(1, share / active users)`), and a lone user
+/// ([`ScheduleStore::claim_due`]: each user may hold `max(1, share / active users)`), and a lone user
 /// takes them all; the pool has as many again to lend, so when one user holds every slot
 /// (hosts that never answer hold them for the whole timeout) another user's due check starts
 /// at once instead of waiting for those to end. The user holding more than their share gets
@@ -199,7 +201,7 @@ impl Pool {
 /// the monitor over), and whatever happens to it (a timeout, a panic) the monitor is freed and
 /// rescheduled.
 async fn run_check(
-    store: Arc<dyn Store>,
+    store: Arc<dyn ScheduleStore>,
     checker: Arc<dyn Checker>,
     cache: Arc<PreparedCache>,
     check: DueCheck,
@@ -276,7 +278,7 @@ async fn run_check(
 
 /// Waits for a running check, renewing its lease every third of it, for [`MAX_CHECK`] at most.
 async fn held<T>(
-    store: &dyn Store,
+    store: &dyn ScheduleStore,
     task: &str,
     lease: Duration,
     check: &mut tokio::task::JoinHandle<T>,
@@ -346,14 +348,14 @@ struct Sampling {
 }
 
 /// Checks `monitor` and stores the check with what its alerts raised, the alert states after
-/// it and the noise masks it learned, in one transaction ([`Store::record_check`]). With
+/// it and the noise masks it learned, in one transaction ([`ScheduleStore::record_check`]). With
 /// `sampling` (a SinglePage monitor's first check after it was created or its selection
 /// changed) a successful check also fetches the value a few more times, learns the noise from
 /// what differs ([`wachet::alerts::noise::learn`]) and judges the check with it; the samples
 /// are not history entries.
 #[allow(clippy::too_many_arguments)]
 async fn check_and_store(
-    store: &dyn Store,
+    store: &dyn ScheduleStore,
     checker: &Arc<dyn Checker>,
     cache: &Arc<PreparedCache>,
     monitor: &Monitor,
@@ -585,7 +587,7 @@ fn within_value_limit(data: &mut ClientData, max: usize) {
 /// one kept costs nothing; a changed one is counted at its full length (stored compressed, it
 /// may take less). The store checks again, exactly, as it writes.
 async fn within_stored_bytes(
-    store: &dyn Store,
+    store: &dyn ScheduleStore,
     task: &str,
     states: &AlertStates,
     own: &mut ClientData,
