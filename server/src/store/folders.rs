@@ -39,10 +39,11 @@ pub trait FolderStore: Send + Sync + 'static {
     /// parent that is not the user's or lies inside the folder itself.
     async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError>;
     /// Deletes the folder, its subfolders and their monitors with all their history and
-    /// notifications, in one transaction.
+    /// notifications, in one transaction. `NotFound` when it is not the user's.
     async fn delete_folder(&self, user: &str, id: &str) -> Result<(), StoreError>;
     /// One page of a folder (`None`: the root): subfolders with recursive counts, then
-    /// monitors, each by name, `limit` items at most.
+    /// monitors, each by name, `limit` items at most. `NotFound` when the folder is not the
+    /// user's.
     async fn list_folder(
         &self,
         user: &str,

@@ -28,7 +28,7 @@ pub enum Series {
 #[async_trait]
 pub trait HistoryStore: Send + Sync + 'static {
     /// One page of the history of a monitor or of a crawled page (`id` may be either), newest
-    /// first.
+    /// first. `NotFound` when `id` is neither a monitor nor a page of the user's.
     async fn entries(
         &self,
         user: &str,

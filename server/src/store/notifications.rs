@@ -74,7 +74,7 @@ pub trait NotificationStore: Send + Sync + 'static {
         page: &TimePage,
         with_html: bool,
     ) -> Result<Vec<(TimeKey, ClientNotification)>, StoreError>;
-    /// The content of one notification.
+    /// The content of one notification. `NotFound` when it is not the user's.
     async fn notification(
         &self,
         user: &str,

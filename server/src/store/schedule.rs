@@ -120,7 +120,8 @@ pub trait ScheduleStore: Send + Sync + 'static {
         lease_until: Millis,
         claim: &Claim,
     ) -> Result<Vec<DueCheck>, StoreError>;
-    /// Extends the lease of a check still running, to `lease_until`.
+    /// Extends the lease of a check still running, to `lease_until`. A monitor no longer held
+    /// (its check was recorded or finished) or deleted meanwhile is left alone, and no error.
     async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError>;
     /// Ends the check of a claimed monitor: frees it and, unless its definition changed since
     /// `version` (an update schedules its own first check), sets its next check time.
@@ -144,8 +145,10 @@ pub trait ScheduleStore: Send + Sync + 'static {
     /// for each page it crawled (by URL): the state the last check stored
     /// ([`CheckRecord::alert_states`]), or where none was stored, the state its history gives
     /// (how its last check ended and its last successful value, taken as confirmed).
+    /// `NotFound` when the monitor was deleted.
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError>;
-    /// What the history of the owner of `task` takes and may take ([`super::Quotas::stored_bytes`]),
-    /// read from the counter the writes keep.
+    /// What the history of the owner of `task` takes and may take
+    /// ([`super::Quotas::stored_bytes`]), read from the counter the writes keep. `NotFound` when
+    /// the monitor was deleted.
     async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError>;
 }

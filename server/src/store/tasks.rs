@@ -22,9 +22,10 @@ pub trait TaskStore: Send + Sync + 'static {
     /// takes quick samples again. `NotFound` when the id is not the user's; `Invalid { field:
     /// "noise" }` when the masks kept and given are too many.
     async fn update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError>;
-    /// The monitor with its latest data.
+    /// The monitor with its latest data. `NotFound` when it is not the user's.
     async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError>;
-    /// Deletes the monitor with its pages, history and notifications.
+    /// Deletes the monitor with its pages, history and notifications. `NotFound` when it is not
+    /// the user's.
     async fn delete_task(&self, user: &str, id: &str) -> Result<(), StoreError>;
     /// Monitors where every term is a case-insensitive substring of the name, URL or note; by
     /// name, at most `limit`.
@@ -34,6 +35,7 @@ pub trait TaskStore: Send + Sync + 'static {
         terms: &[String],
         limit: u32,
     ) -> Result<Vec<Monitor>, StoreError>;
-    /// The pages of a monitor with their latest data, by URL.
+    /// The pages of a monitor with their latest data, by URL. `NotFound` when it is not the
+    /// user's.
     async fn task_pages(&self, user: &str, id: &str) -> Result<Vec<ClientPage>, StoreError>;
 }
