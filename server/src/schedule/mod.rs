@@ -100,9 +100,11 @@ impl Default for ScheduleSettings {
     }
 }
 
-/// Runs the scheduler until `stop` turns true. Checks in flight then are left to their lease.
-/// With `checks_in_flight` 0 this process runs no checks (an API-only process beside others
-/// that do). Each stored check is announced on `events`.
+/// Runs the scheduler until `stop` turns true (or its sender is gone), then returns once the
+/// checks in flight have ended and stored what they found; a caller that cannot wait that long
+/// drops the future, and the checks still running are left to their lease. With
+/// `checks_in_flight` 0 this process runs no checks (an API-only process beside others that
+/// do). Each stored check is announced on `events`.
 pub async fn run(
     store: Arc<dyn ScheduleStore>,
     checker: Arc<dyn Checker>,
@@ -168,8 +170,11 @@ pub async fn run(
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}
             _ = finished.notified() => {}
-            _ = stop.wait_for(|stop| *stop) => return,
+            _ = stop.wait_for(|stop| *stop) => break,
         }
+    }
+    for pool in &pools {
+        pool.drained().await;
     }
 }
 
@@ -193,6 +198,12 @@ impl Pool {
             share,
             browser,
         }
+    }
+
+    /// Resolves once every check of the pool has given its slot back.
+    async fn drained(&self) {
+        let all = u32::try_from(self.share * 2).unwrap_or(u32::MAX);
+        let _ = self.permits.acquire_many(all).await;
     }
 }
 

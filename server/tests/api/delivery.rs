@@ -1,7 +1,7 @@
 //! Notification delivery: a real webhook receiver on loopback gets each notification signed,
 //! failures are retried until a 2xx, and the last state of each delivery is stored.
 
-use super::{Api, User, id};
+use super::{Api, Setup, User, id};
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -372,9 +372,11 @@ async fn a_webhook_into_a_private_network_is_refused_like_any_fetch() {
     // The service may reach 127.0.0.1 (the site) and nothing else of the private space.
     let (refused, hook) = Receiver::start_on("127.0.0.2", 0).await;
     let (allowed, good) = Receiver::start(0).await;
-    let engine =
+    let mut setup = Setup::checking();
+    setup.engine =
         wachet::Engine::builder().allow_network("127.0.0.1/32".parse::<ipnet::IpNet>().unwrap());
-    let api = Api::start_checking_on(engine, quick(8)).await;
+    setup.service.delivery = quick(8);
+    let api = Api::start_as(setup).await;
     let user = api.user("eve@example.com").await;
     let task = changing_monitor(
         &api,
@@ -856,15 +858,10 @@ async fn an_email_address_gets_notifications_only_once_it_confirmed() {
 
 /// The service checking, delivering with quick retries, at most `per_hour` deliveries an hour.
 async fn limited_to(per_hour: u32) -> Api {
-    Api::start_checking_over(
-        wachet::Engine::builder().allow_private_networks(true),
-        quick(8),
-        wachet_server::store::sqlite::StoreSettings {
-            deliveries_per_hour: per_hour,
-            ..Default::default()
-        },
-    )
-    .await
+    let mut setup = Setup::checking();
+    setup.service.delivery = quick(8);
+    setup.store.deliveries_per_hour = per_hour;
+    Api::start_as(setup).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

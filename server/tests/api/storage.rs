@@ -3,24 +3,17 @@
 //! value stored compressed reads back byte for byte. The database is read with its own SQLite
 //! connection, as an operator would look at it.
 
-use super::{Api, User, count, id, monitor};
+use super::{Api, Setup, User, count, id, monitor};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 use wachet::model::ClientData;
-use wachet_server::api::ApiSettings;
-use wachet_server::store::sqlite::StoreSettings;
 use wachet_server::store::testing::Seed;
 use wachet_server::store::{HistoryStore, Series};
 
 async fn with_retention(entries: u32) -> Api {
-    Api::start_with_store(
-        ApiSettings::default(),
-        StoreSettings {
-            history_retention: entries,
-            ..StoreSettings::default()
-        },
-    )
-    .await
+    let mut setup = Setup::api();
+    setup.store.history_retention = entries;
+    Api::start_as(setup).await
 }
 
 fn base() -> DateTime<Utc> {
