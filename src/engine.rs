@@ -8,7 +8,7 @@ use crate::check::{
     CheckOutcome, Checker, CrawlReport, ErrorKind, PageSource, PreparedMonitor, SourceError,
     Timings,
 };
-use crate::crawl::{self, CrawlEvent, CrawlSettings, CrawlStream};
+use crate::crawl::{self, CrawlEvent, CrawlSettings, CrawlStream, PortalFold};
 use crate::fetch::hosts::{HostLimits, HostSlots, Polite};
 use crate::fetch::http::{HttpFetcher, HttpSettings};
 use crate::fetch::{FetchedPage, Fetcher, NetworkPolicy};
@@ -368,16 +368,19 @@ impl Engine {
         self.inner.fetcher.clone()
     }
 
-    /// Runs a whole crawl and gathers it into one outcome: the monitor's value is the sorted,
-    /// newline-separated URLs of the pages crawled; a failed start page fails the check.
+    /// Runs a whole crawl and gathers it into one outcome: the monitor's own result is the
+    /// [`PortalFold`]'s (the sorted URLs of the pages crawled; a failed start page fails the
+    /// check).
     async fn check_portal(&self, prepared: &PreparedMonitor) -> CheckOutcome {
         let started = Instant::now();
         let at = Utc::now();
         let mut stream = self.crawl_prepared(prepared);
+        let mut fold = PortalFold::new();
         let mut pages = Vec::new();
         let mut left_out = Vec::new();
         let mut summary = None;
         while let Some(event) = stream.next().await {
+            fold.add(&event);
             match event {
                 CrawlEvent::Page { page, .. } => pages.push(page),
                 CrawlEvent::LeftOut(page) => left_out.push(page),
@@ -385,23 +388,10 @@ impl Engine {
             }
         }
         let start = pages.iter().find(|p| p.depth == 0);
-        let start_error = start.and_then(|p| p.data.error.clone().map(|e| (e, p.error_kind)));
         let (status, final_url, content_type) = start.map_or((None, None, None), |p| {
             (p.status, p.final_url.clone(), p.content_type.clone())
         });
-        let (data, error_kind) = match start_error {
-            Some((err, kind)) => (ClientData::failure(at, err), kind),
-            None if start.is_none() => (
-                // Only a crawl stopped from outside ends without its start page.
-                ClientData::failure(at, "the crawl ended without its start page".into()),
-                Some(ErrorKind::Internal),
-            ),
-            None => {
-                let mut urls: Vec<&str> = pages.iter().map(|p| p.url.as_str()).collect();
-                urls.sort_unstable();
-                (ClientData::value(at, urls.join("\n")), None)
-            }
-        };
+        let (data, error_kind) = fold.finish(at);
         let total = started.elapsed();
         let (budget_reached, stats) =
             summary.map_or((false, Default::default()), |s| (s.budget_reached, s.stats));

@@ -92,7 +92,7 @@ pub use check::{
 };
 pub use crawl::{
     CrawlEvent, CrawlSettings, CrawlStats, CrawlStream, CrawledPage, LeftOutPage, LeftOutReason,
-    Progress,
+    PortalFold, Progress,
 };
 pub use engine::{BuildError, Engine, EngineBuilder};
 pub use model::Monitor;

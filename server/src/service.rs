@@ -1,26 +1,110 @@
-//! The running service: the API on a listener over a store (its connections bounded by
-//! [`crate::connections`]), stopped gracefully (requests in flight finish, then the store is
-//! closed) on a signal or on [`Running::shutdown`].
+//! The running service, assembled in one place: [`start`] builds every part of `wachet serve`
+//! from one [`Settings`] value (the API and web interface on a listener, the scheduler,
+//! delivery and the collection of unused values, each over the same store and engine), and
+//! [`Running::shutdown`] stops them in order. The binary and every server test start the
+//! service through it, so the tests run the service users run, and a new background part is
+//! added here once.
 
 use crate::api::{self, ApiSettings};
+use crate::notify::deliver::{self, DeliverySettings};
 use crate::schedule::events::CheckEvents;
+use crate::schedule::{self, ScheduleSettings};
 use crate::store::Store;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use wachet::Checker;
+use tokio::task::JoinHandle;
+use wachet::{Checker, Engine};
 
-/// How long requests in flight may take to finish once shutdown starts.
+/// How long requests, checks and deliveries in flight may take to finish once shutdown starts.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// A service that is serving.
+/// How often unused history values are looked for.
+pub const COLLECT_EVERY: Duration = Duration::from_secs(30);
+
+/// Everything the running service is made of, but its store and engine.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Where the API listens (port 0: any free port, see [`Running::addr`]).
+    pub listen: SocketAddr,
+    /// The API's and web interface's settings.
+    pub api: ApiSettings,
+    /// Which parts run beside the API.
+    pub parts: Parts,
+    /// The scheduler's settings (used when [`Parts::checks`]).
+    pub schedule: ScheduleSettings,
+    /// Delivery's settings (used when [`Parts::delivery`]).
+    pub delivery: DeliverySettings,
+    /// How often unused history values are looked for (when [`Parts::collection`]).
+    pub collect_every: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            api: ApiSettings::default(),
+            parts: Parts::ALL,
+            schedule: ScheduleSettings::default(),
+            delivery: DeliverySettings::default(),
+            collect_every: COLLECT_EVERY,
+        }
+    }
+}
+
+/// Which parts of the service run beside the API, which always runs. A process running only
+/// some of them shares the database with others that run the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parts {
+    /// The scheduler: claims due monitors, checks them, stores what they found and raised.
+    pub checks: bool,
+    /// Delivery: sends the outbox's notifications and the e-mail confirmation codes.
+    pub delivery: bool,
+    /// Garbage collection of the history values no entry names any more.
+    pub collection: bool,
+}
+
+impl Parts {
+    /// Every part, as `wachet serve` runs them.
+    pub const ALL: Parts = Parts {
+        checks: true,
+        delivery: true,
+        collection: true,
+    };
+    /// The API alone: nothing is checked, delivered or collected.
+    pub const API_ONLY: Parts = Parts {
+        checks: false,
+        delivery: false,
+        collection: false,
+    };
+}
+
+/// The service could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The listener could not be bound.
+    #[error("cannot listen on {addr}")]
+    Listen {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The API could not be built.
+    #[error(transparent)]
+    Api(#[from] api::ApiSetupError),
+}
+
+/// A service that is serving. Dropping it stops every part at once, as a crash would (only
+/// what was in flight goes on); [`Running::shutdown`] stops them gracefully.
 pub struct Running {
     addr: SocketAddr,
     stop: watch::Sender<bool>,
-    checks: CheckEvents,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    api: JoinHandle<std::io::Result<()>>,
+    /// The background parts, named for the log.
+    parts: Vec<(&'static str, JoinHandle<()>)>,
 }
 
 impl Running {
@@ -29,80 +113,131 @@ impl Running {
         self.addr
     }
 
-    /// Stops accepting, lets requests in flight finish (for [`SHUTDOWN_GRACE`] at most) and
-    /// waits for the server to end.
+    /// Stops the service in order: every part stops taking work (the API new connections, the
+    /// scheduler and delivery new claims, collection its next batch); the requests, checks and
+    /// deliveries in flight then have [`SHUTDOWN_GRACE`] to finish and store what they did.
+    /// What is still running past it is stopped; a check or delivery stopped so is taken up
+    /// again once its lease runs out. Returns when every part has ended, so the store can be
+    /// closed; an error is the API's.
     pub async fn shutdown(self) -> std::io::Result<()> {
-        let _ = self.stop.send(true);
-        self.wait().await
+        let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
+        let Running {
+            stop,
+            mut api,
+            parts,
+            ..
+        } = self;
+        stop_parts(&stop, parts, deadline).await;
+        finish("api", &mut api, deadline).await.unwrap_or(Ok(()))
     }
 
-    /// Waits until the server ends (after [`Running::shutdown`] or a failure).
-    pub async fn wait(self) -> std::io::Result<()> {
-        match self.task.await {
-            Ok(result) => result,
-            Err(err) => Err(std::io::Error::other(err)),
-        }
-    }
-
-    /// Turns true when the shutdown starts: other parts of the service (the scheduler) stop
-    /// with the server.
-    pub fn stopping(&self) -> watch::Receiver<bool> {
-        self.stop.subscribe()
-    }
-
-    /// Where the scheduler announces the checks it stores, for the web interface's live
-    /// updates.
-    pub fn check_events(&self) -> CheckEvents {
-        self.checks.clone()
-    }
-
-    /// A handle that starts the shutdown from elsewhere (a signal handler).
-    pub fn stopper(&self) -> impl FnOnce() + Send + 'static {
-        let stop = self.stop.clone();
-        move || {
-            let _ = stop.send(true);
+    /// Serves until `signal` resolves, then shuts down ([`Running::shutdown`]); should the API
+    /// fail first, the other parts are shut down and its error returned.
+    pub async fn until(mut self, signal: impl Future<Output = ()>) -> std::io::Result<()> {
+        tokio::select! {
+            () = signal => self.shutdown().await,
+            ended = &mut self.api => {
+                let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
+                stop_parts(&self.stop, self.parts, deadline).await;
+                ended.map_err(std::io::Error::other)?
+            }
         }
     }
 }
 
-/// Serves the API on `listener`.
+/// Tells every part to stop taking work and waits for the background ones until `deadline`.
+async fn stop_parts(
+    stop: &watch::Sender<bool>,
+    parts: Vec<(&'static str, JoinHandle<()>)>,
+    deadline: tokio::time::Instant,
+) {
+    let _ = stop.send(true);
+    for (part, mut handle) in parts {
+        finish(part, &mut handle, deadline).await;
+    }
+}
+
+/// Waits for `part` to end until `deadline`, then stops it; its result when it ended by itself.
+async fn finish<T>(
+    part: &'static str,
+    handle: &mut JoinHandle<T>,
+    deadline: tokio::time::Instant,
+) -> Option<T> {
+    match tokio::time::timeout_at(deadline, &mut *handle).await {
+        Ok(Ok(ended)) => Some(ended),
+        Ok(Err(err)) => {
+            tracing::error!(%err, part, "a part of the service failed");
+            None
+        }
+        Err(_) => {
+            tracing::warn!(part, "still working after the grace period; stopping");
+            handle.abort();
+            None
+        }
+    }
+}
+
+/// Starts the service on `store` and `engine`: the API on `settings.listen`, and the parts of
+/// `settings.parts`, until [`Running::shutdown`].
 pub async fn start(
-    listener: TcpListener,
+    settings: Settings,
     store: Arc<dyn Store>,
-    checker: Arc<dyn Checker>,
-    settings: ApiSettings,
-) -> Result<Running, api::ApiSetupError> {
-    let connections = settings.connections.clone();
+    engine: &Engine,
+) -> Result<Running, StartError> {
+    let listener =
+        TcpListener::bind(settings.listen)
+            .await
+            .map_err(|source| StartError::Listen {
+                addr: settings.listen,
+                source,
+            })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|err| api::ApiSetupError::io(err.to_string()))?;
+    let checker: Arc<dyn Checker> = Arc::new(engine.clone());
     let (stop, stopped) = watch::channel(false);
     let checks = CheckEvents::new();
     let shared = api::Shared {
         checks: checks.clone(),
         stopping: stop.subscribe(),
     };
-    let router = api::router(store, checker, settings, shared).await?;
-    let addr = listener
-        .local_addr()
-        .map_err(|err| api::ApiSetupError::io(err.to_string()))?;
-    let mut deadline = stop.subscribe();
-    let task = tokio::spawn(async move {
-        let serve = crate::connections::serve(listener, router, connections, stopped);
-        let grace = async move {
-            let _ = deadline.wait_for(|stop| *stop).await;
-            tokio::time::sleep(SHUTDOWN_GRACE).await;
-        };
-        tokio::select! {
-            result = serve => result,
-            () = grace => {
-                tracing::warn!("requests still in flight after the grace period; stopping");
-                Ok(())
-            }
-        }
-    });
+    let connections = settings.api.connections.clone();
+    let router = api::router(store.clone(), checker.clone(), settings.api, shared).await?;
+    let api = tokio::spawn(crate::connections::serve(
+        listener,
+        router,
+        connections,
+        stopped,
+    ));
+    let mut parts = Vec::new();
+    if settings.parts.checks {
+        let scheduler = schedule::run(
+            store.clone(),
+            checker,
+            settings.schedule,
+            stop.subscribe(),
+            checks,
+        );
+        parts.push(("scheduler", tokio::spawn(scheduler)));
+    }
+    if settings.parts.delivery {
+        let delivery = deliver::run(
+            store.clone(),
+            engine.fetcher(),
+            settings.delivery,
+            stop.subscribe(),
+        );
+        parts.push(("delivery", tokio::spawn(delivery)));
+    }
+    if settings.parts.collection {
+        let collection = crate::store::gc::run(store, settings.collect_every, stop.subscribe());
+        parts.push(("collection", tokio::spawn(collection)));
+    }
     Ok(Running {
         addr,
         stop,
-        checks,
-        task,
+        api,
+        parts,
     })
 }
 

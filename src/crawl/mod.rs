@@ -14,6 +14,7 @@ mod frontier;
 pub(crate) mod links;
 pub mod normalize;
 mod page;
+pub mod portal;
 mod scheduler;
 
 use crate::fetch::Fetcher;
@@ -27,6 +28,7 @@ use frontier::Frontier;
 use futures::channel::mpsc;
 use futures::{FutureExt, SinkExt};
 use page::{FetchStat, Outcome, PageJob, PageWork, Pending};
+pub use portal::PortalFold;
 use scheduler::{Limits, Scheduler};
 use std::collections::BTreeMap;
 use std::panic::AssertUnwindSafe;

@@ -4,25 +4,22 @@
 
 use crate::api::{ApiSettings, LimitSettings, create_account};
 use crate::connections::ConnectionSettings;
-use crate::notify::deliver::{self, DeliverySettings};
+use crate::notify::deliver::DeliverySettings;
 use crate::notify::email::{SmtpSettings, SmtpTls};
-use crate::schedule::{self, ScheduleSettings};
+use crate::schedule::ScheduleSettings;
 use crate::service;
-use crate::store::cache::CachedStore;
 use crate::store::sqlite::{
     DEFAULT_DELIVERIES_PER_HOUR, DEFAULT_HISTORY_RETENTION, SqliteStore, StoreSettings,
 };
-use crate::store::{Quotas, Store};
+use crate::store::{Quotas, Store, UserStore};
 use anyhow::Context;
 use clap::Args;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 use wachet::Engine;
-
-/// How often unused history values are looked for.
-const GC_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Settings of `wachet serve`.
 #[derive(Debug, Args)]
@@ -204,7 +201,6 @@ pub struct ConnectionArgs {
 
 impl ConnectionArgs {
     fn settings(&self) -> ConnectionSettings {
-        use std::time::Duration;
         ConnectionSettings {
             header_read_timeout: Duration::from_secs(self.header_read_timeout),
             body_read_timeout: Duration::from_secs(self.body_read_timeout),
@@ -273,74 +269,9 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .context("cannot create the first user")?;
         println!("{account}");
     }
-    let listener = tokio::net::TcpListener::bind(args.listen)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.listen))?;
-    let settings = ApiSettings {
-        min_recurrence: args.min_recurrence,
-        limits: LimitSettings {
-            requests_per_second: args.rate_limit,
-            burst: args.rate_burst,
-            login_failures_per_minute: args.login_failures,
-            network_login_failures_per_minute: args.network_login_failures,
-            password_checks: args.password_checks,
-        },
-        connections: args.connections.settings(),
-        web: crate::web::WebSettings {
-            public_url: args.public_url.clone(),
-            session_lifetime: args.session_lifetime,
-            session_idle: args.session_idle,
-        },
-    };
-    let shared: Arc<dyn Store> = Arc::new(CachedStore::new(store.clone()));
-    let engine_fetcher = engine.fetcher();
-    let checker: Arc<dyn wachet::Checker> = Arc::new(engine);
-    let running = service::start(listener, shared.clone(), checker.clone(), settings).await?;
-    let schedule = ScheduleSettings {
-        checks_in_flight: args.checks_in_flight,
-        browser_checks_in_flight: args.browser_checks_in_flight,
-        lease: std::time::Duration::from_secs(args.check_lease),
-        min_recurrence: args.min_recurrence,
-        max_value_bytes: args.max_value_bytes,
-        confirm_after: std::time::Duration::from_secs(args.confirm_after),
-        ..ScheduleSettings::default()
-    };
-    let smtp = args.smtp_host.clone().map(|host| SmtpSettings {
-        host,
-        port: args.smtp_port,
-        tls: args.smtp_tls,
-        credentials: args.smtp_user.clone().zip(args.smtp_password.clone()),
-        from: args.smtp_from.clone(),
-    });
-    let delivery = tokio::spawn(deliver::run(
-        shared.clone(),
-        engine_fetcher,
-        DeliverySettings {
-            smtp,
-            attempt_timeout: std::time::Duration::from_secs(args.delivery_timeout),
-            lease: std::time::Duration::from_secs(args.delivery_timeout * 2),
-            ..DeliverySettings::default()
-        },
-        running.stopping(),
-    ));
-    let gc = tokio::spawn(crate::store::gc::run(
-        shared.clone(),
-        GC_EVERY,
-        running.stopping(),
-    ));
-    let scheduler = tokio::spawn(schedule::run(
-        shared,
-        checker,
-        schedule,
-        running.stopping(),
-        running.check_events(),
-    ));
+    let shared: Arc<dyn Store> = Arc::new(store.clone());
+    let running = service::start(settings(&args), shared, &engine).await?;
     let signal = service::shutdown_signal().context("cannot install the signal handlers")?;
-    let stop = running.stopper();
-    tokio::spawn(async move {
-        signal.await;
-        stop();
-    });
     let interface = args
         .public_url
         .clone()
@@ -359,12 +290,59 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .write_all(lines.as_bytes())
             .and_then(|()| stdout.flush());
     }
-    running.wait().await.context("the server failed")?;
-    let _ = scheduler.await;
-    let _ = delivery.await;
-    let _ = gc.await;
+    running.until(signal).await.context("the server failed")?;
     store.close().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The service's settings from the flags.
+fn settings(args: &ServeArgs) -> service::Settings {
+    let api = ApiSettings {
+        min_recurrence: args.min_recurrence,
+        limits: LimitSettings {
+            requests_per_second: args.rate_limit,
+            burst: args.rate_burst,
+            login_failures_per_minute: args.login_failures,
+            network_login_failures_per_minute: args.network_login_failures,
+            password_checks: args.password_checks,
+        },
+        connections: args.connections.settings(),
+        web: crate::web::WebSettings {
+            public_url: args.public_url.clone(),
+            session_lifetime: args.session_lifetime,
+            session_idle: args.session_idle,
+        },
+    };
+    let schedule = ScheduleSettings {
+        checks_in_flight: args.checks_in_flight,
+        browser_checks_in_flight: args.browser_checks_in_flight,
+        lease: Duration::from_secs(args.check_lease),
+        min_recurrence: args.min_recurrence,
+        max_value_bytes: args.max_value_bytes,
+        confirm_after: Duration::from_secs(args.confirm_after),
+        ..ScheduleSettings::default()
+    };
+    let smtp = args.smtp_host.clone().map(|host| SmtpSettings {
+        host,
+        port: args.smtp_port,
+        tls: args.smtp_tls,
+        credentials: args.smtp_user.clone().zip(args.smtp_password.clone()),
+        from: args.smtp_from.clone(),
+    });
+    let delivery = DeliverySettings {
+        smtp,
+        attempt_timeout: Duration::from_secs(args.delivery_timeout),
+        lease: Duration::from_secs(args.delivery_timeout * 2),
+        ..DeliverySettings::default()
+    };
+    service::Settings {
+        listen: args.listen,
+        api,
+        parts: service::Parts::ALL,
+        schedule,
+        delivery,
+        collect_every: service::COLLECT_EVERY,
+    }
 }
 
 /// A public URL: http or https, with a host, without path, query or fragment (it is compared

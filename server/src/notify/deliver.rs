@@ -15,7 +15,7 @@
 //! first tries per user and hour, holding the rest pending.
 
 use super::email::{Mailer, SmtpSettings};
-use crate::store::{Delivery, DeliveryOutcome, Store, now_millis};
+use crate::store::{Delivery, DeliveryOutcome, OutboxStore, now_millis};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::sync::Arc;
@@ -60,9 +60,11 @@ impl Default for DeliverySettings {
     }
 }
 
-/// Delivers until `stop` turns true.
+/// Delivers until `stop` turns true (or its sender is gone), then returns once the deliveries
+/// in flight have ended and stored how; a caller that cannot wait that long drops the future,
+/// and the deliveries still running are left to their lease.
 pub async fn run(
-    store: Arc<dyn Store>,
+    store: Arc<dyn OutboxStore>,
     fetcher: Arc<dyn Fetcher>,
     settings: DeliverySettings,
     mut stop: watch::Receiver<bool>,
@@ -114,15 +116,17 @@ pub async fn run(
         }
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}
-            _ = stop.wait_for(|stop| *stop) => return,
+            _ = stop.wait_for(|stop| *stop) => break,
         }
     }
+    let all = u32::try_from(settings.in_flight.max(1)).unwrap_or(u32::MAX);
+    let _ = slots.acquire_many(all).await;
 }
 
 /// Sends the confirmation messages that are due, each in its own task and slot as deliveries
 /// are, retried as deliveries are.
 async fn confirmations(
-    store: &Arc<dyn Store>,
+    store: &Arc<dyn OutboxStore>,
     mailer: &Arc<Mailer>,
     slots: &Arc<Semaphore>,
     settings: &DeliverySettings,

@@ -1,5 +1,5 @@
 //! The scheduler: checks every active monitor on its schedule through the engine's [`Checker`],
-//! raises its alerts ([`wachet::alerts`]) and stores what each check found and raised. Its state lives in the database ([`Store::claim_due`]):
+//! raises its alerts ([`wachet::alerts`]) and stores what each check found and raised. Its state lives in the database ([`ScheduleStore::claim_due`]):
 //! a monitor is claimed under a lease when due, checked, its results appended to its history
 //! (and each crawled page's), and its next check set to its next slot ([`slots`]). A process
 //! that dies mid-check loses nothing: the lease runs out and the check runs again.
@@ -21,7 +21,9 @@ pub mod slots;
 
 use crate::metrics::METRICS;
 use crate::notify;
-use crate::store::{AlertStates, CheckRecord, Claim, DueCheck, Store, StoreError, now_millis};
+use crate::store::{
+    AlertStates, CheckRecord, Claim, DueCheck, ScheduleStore, StoreError, now_millis,
+};
 use events::{CheckEvents, CheckFinished};
 use futures::StreamExt;
 use prepared::PreparedCache;
@@ -33,7 +35,7 @@ use wachet::alerts::compare::Comparator;
 use wachet::alerts::confirm::{ConfirmState, Confirmation, decide};
 use wachet::alerts::{Check, Raised, Subject, noise};
 use wachet::model::{Alert, ClientData, ClientJobType, NoiseMask};
-use wachet::{Checker, CrawlEvent, Monitor, PreparedMonitor};
+use wachet::{Checker, CrawlEvent, Monitor, PortalFold, PreparedMonitor};
 
 /// A crawled page as stored: its URL, its name (title) and its result.
 type PageResult = (String, Option<String>, ClientData);
@@ -98,11 +100,13 @@ impl Default for ScheduleSettings {
     }
 }
 
-/// Runs the scheduler until `stop` turns true. Checks in flight then are left to their lease.
-/// With `checks_in_flight` 0 this process runs no checks (an API-only process beside others
-/// that do). Each stored check is announced on `events`.
+/// Runs the scheduler until `stop` turns true (or its sender is gone), then returns once the
+/// checks in flight have ended and stored what they found; a caller that cannot wait that long
+/// drops the future, and the checks still running are left to their lease. With
+/// `checks_in_flight` 0 this process runs no checks (an API-only process beside others that
+/// do). Each stored check is announced on `events`.
 pub async fn run(
-    store: Arc<dyn Store>,
+    store: Arc<dyn ScheduleStore>,
     checker: Arc<dyn Checker>,
     settings: ScheduleSettings,
     mut stop: watch::Receiver<bool>,
@@ -166,13 +170,16 @@ pub async fn run(
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}
             _ = finished.notified() => {}
-            _ = stop.wait_for(|stop| *stop) => return,
+            _ = stop.wait_for(|stop| *stop) => break,
         }
+    }
+    for pool in &pools {
+        pool.drained().await;
     }
 }
 
 /// The slots of one kind of check. `share` slots are shared out among the users
-/// ([`Store::claim_due`]: each user may hold `max(1, share / active users)`), and a lone user
+/// ([`ScheduleStore::claim_due`]: each user may hold `max(1, share / active users)`), and a lone user
 /// takes them all; the pool has as many again to lend, so when one user holds every slot
 /// (hosts that never answer hold them for the whole timeout) another user's due check starts
 /// at once instead of waiting for those to end. The user holding more than their share gets
@@ -192,6 +199,12 @@ impl Pool {
             browser,
         }
     }
+
+    /// Resolves once every check of the pool has given its slot back.
+    async fn drained(&self) {
+        let all = u32::try_from(self.share * 2).unwrap_or(u32::MAX);
+        let _ = self.permits.acquire_many(all).await;
+    }
 }
 
 /// One check of a claimed monitor: check, raise its alerts, store, schedule the next. The check
@@ -199,7 +212,7 @@ impl Pool {
 /// the monitor over), and whatever happens to it (a timeout, a panic) the monitor is freed and
 /// rescheduled.
 async fn run_check(
-    store: Arc<dyn Store>,
+    store: Arc<dyn ScheduleStore>,
     checker: Arc<dyn Checker>,
     cache: Arc<PreparedCache>,
     check: DueCheck,
@@ -276,7 +289,7 @@ async fn run_check(
 
 /// Waits for a running check, renewing its lease every third of it, for [`MAX_CHECK`] at most.
 async fn held<T>(
-    store: &dyn Store,
+    store: &dyn ScheduleStore,
     task: &str,
     lease: Duration,
     check: &mut tokio::task::JoinHandle<T>,
@@ -346,14 +359,14 @@ struct Sampling {
 }
 
 /// Checks `monitor` and stores the check with what its alerts raised, the alert states after
-/// it and the noise masks it learned, in one transaction ([`Store::record_check`]). With
+/// it and the noise masks it learned, in one transaction ([`ScheduleStore::record_check`]). With
 /// `sampling` (a SinglePage monitor's first check after it was created or its selection
 /// changed) a successful check also fetches the value a few more times, learns the noise from
 /// what differs ([`wachet::alerts::noise::learn`]) and judges the check with it; the samples
 /// are not history entries.
 #[allow(clippy::too_many_arguments)]
 async fn check_and_store(
-    store: &dyn Store,
+    store: &dyn ScheduleStore,
     checker: &Arc<dyn Checker>,
     cache: &Arc<PreparedCache>,
     monitor: &Monitor,
@@ -598,7 +611,7 @@ fn within_value_limit(data: &mut ClientData, max: usize) {
 /// one kept costs nothing; a changed one is counted at its full length (stored compressed, it
 /// may take less). The store checks again, exactly, as it writes.
 async fn within_stored_bytes(
-    store: &dyn Store,
+    store: &dyn ScheduleStore,
     task: &str,
     states: &AlertStates,
     own: &mut ClientData,
@@ -640,10 +653,9 @@ async fn within_stored_bytes(
     Ok(())
 }
 
-/// A Portal check, page by page from the crawl's stream: the monitor's own result (the sorted
-/// URLs of its pages, or the start page's failure) and each page's. A page of the `previous`
-/// list that the crawl now only left out stays in the list: it is still there, only not
-/// reported, and must not read as removed.
+/// A Portal check, page by page from the crawl's stream: the monitor's own result (the
+/// engine's [`PortalFold`], keeping the pages of the `previous` list that the crawl now only
+/// leaves out) and each page's.
 async fn crawl(
     checker: &dyn Checker,
     prepared: &PreparedMonitor,
@@ -651,38 +663,15 @@ async fn crawl(
 ) -> (ClientData, Vec<PageResult>) {
     let at = chrono::Utc::now();
     let mut stream = checker.crawl_prepared(prepared);
+    let mut fold = PortalFold::after(previous);
     let mut pages: Vec<PageResult> = Vec::new();
-    let mut kept: Vec<String> = Vec::new();
-    let mut start_error = None;
-    let mut started = false;
-    let was_listed = |url: &str| previous.is_some_and(|p| p.lines().any(|l| l == url));
     while let Some(event) = stream.next().await {
-        match event {
-            CrawlEvent::Page { page, .. } => {
-                if page.depth == 0 {
-                    started = true;
-                    start_error = page.data.error.clone();
-                }
-                pages.push((page.url, page.title, page.data));
-            }
-            CrawlEvent::LeftOut(page) if was_listed(&page.url) => kept.push(page.url),
-            _ => {}
+        fold.add(&event);
+        if let CrawlEvent::Page { page, .. } = event {
+            pages.push((page.url, page.title, page.data));
         }
     }
-    let own = match (started, start_error) {
-        (_, Some(err)) => ClientData::failure(at, err),
-        (false, None) => ClientData::failure(at, "the crawl ended without its start page".into()),
-        (true, None) => {
-            let mut urls: Vec<&str> = pages
-                .iter()
-                .map(|(url, ..)| url.as_str())
-                .chain(kept.iter().map(String::as_str))
-                .collect();
-            urls.sort_unstable();
-            urls.dedup();
-            ClientData::value(at, urls.join("\n"))
-        }
-    };
+    let (own, _) = fold.finish(at);
     (own, pages)
 }
 

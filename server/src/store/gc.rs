@@ -2,7 +2,7 @@
 //! values no history entry names any more (left by the retention's pruning or by a deleted
 //! monitor or folder), so the database shrinks back without one large transaction.
 
-use super::Store;
+use super::HistoryStore;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -13,7 +13,7 @@ pub const BATCH: u32 = 64;
 
 /// Collects garbage every `every` until `stop` turns true; a full batch is followed by the
 /// next at once (after yielding the writer to whoever waits for it).
-pub async fn run(store: Arc<dyn Store>, every: Duration, mut stop: watch::Receiver<bool>) {
+pub async fn run(store: Arc<dyn HistoryStore>, every: Duration, mut stop: watch::Receiver<bool>) {
     loop {
         loop {
             match store.collect_garbage(BATCH).await {

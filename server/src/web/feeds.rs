@@ -15,7 +15,7 @@ use super::layout::page_with_head;
 use super::pages;
 use super::session::{self, Session};
 use crate::api::AppState;
-use crate::store::{FeedChange, FeedScope};
+use crate::store::{FeedChange, FeedScope, FeedStore};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -78,15 +78,14 @@ pub fn feed_url(
 /// A whole page like [`super::layout::page_with_scripts`], announcing the feed of `scope` in
 /// its head when the user has one (a lookup failure only leaves the announcement out).
 pub async fn page_with_feed(
-    state: &AppState,
+    feeds: &dyn FeedStore,
     session: &Session,
     scope: FeedScope,
     title: &str,
     scripts: &[&Asset],
     main: Markup,
 ) -> Markup {
-    let exists = state
-        .store()
+    let exists = feeds
         .feeds(&session.user)
         .await
         .map(|feeds| feeds.iter().any(|feed| feed.scope == scope))
@@ -102,7 +101,7 @@ pub async fn page_with_feed(
 
 /// [`page_with_feed`] for a folder's page (`None`: the root, whose feed is of all monitors).
 pub async fn page_for_folder(
-    state: &AppState,
+    feeds: &dyn FeedStore,
     session: &Session,
     folder: Option<&str>,
     title: &str,
@@ -110,7 +109,7 @@ pub async fn page_for_folder(
     main: Markup,
 ) -> Markup {
     let scope = folder.map_or(FeedScope::All, |id| FeedScope::Folder(id.to_string()));
-    page_with_feed(state, session, scope, title, scripts, main).await
+    page_with_feed(feeds, session, scope, title, scripts, main).await
 }
 
 /// The query of a feed.

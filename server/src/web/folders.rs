@@ -469,7 +469,7 @@ async fn listing(
     (
         status,
         super::feeds::page_for_folder(
-            state,
+            state.store(),
             session,
             folder,
             &title,

@@ -142,7 +142,7 @@ pub async fn show(
         }
     };
     super::feeds::page_with_feed(
-        &state,
+        state.store(),
         &session,
         crate::store::FeedScope::Monitor(id.clone()),
         name,

@@ -1,5 +1,5 @@
 //! The sign-in session of a browser and the checks every form passes. A session is an API
-//! token (256 random bits, stored only as its SHA-256, [`crate::store::Store::insert_token`])
+//! token (256 random bits, stored only as its SHA-256, [`crate::store::UserStore::insert_token`])
 //! issued by the API's own login and carried in an HttpOnly cookie instead of a header, so
 //! `invalidateTokens` and a password change end sessions like any token. Forms carry a CSRF
 //! token derived from the session token (HMAC, nothing more to store) and must come from this

@@ -1,6 +1,6 @@
 //! The user's folder tree as the move and delete pages need it: the folders below a folder
 //! (or the root), in order with their paths of names, and optionally the monitors in
-//! them, walked through the store's own folder listing ([`crate::store::Store::list_folder`],
+//! them, walked through the store's own folder listing ([`crate::store::FolderStore::list_folder`],
 //! what `GET /folder/list` reads) a page at a time, and bounded in folders and monitors.
 
 use crate::api::AppState;

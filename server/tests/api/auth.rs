@@ -5,7 +5,8 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use wachet_server::api::{ApiSettings, LimitSettings};
 use wachet_server::secrets::sha256_hex;
-use wachet_server::store::{Store, TokenRecord, now_millis};
+use wachet_server::store::testing::Seed;
+use wachet_server::store::{TokenRecord, UserStore, now_millis};
 
 const LOGIN: &str = "/thirdparty/v1/user/login";
 const APILOGIN: &str = "/thirdparty/v1/user/apilogin";

@@ -4,36 +4,21 @@
 //! raises nothing, one that lasts raises one Error and one recovery, and a service stopped
 //! between a changed check and its confirmation confirms after its restart.
 
-use super::{Api, User, id};
+use super::{Api, Setup, User, id};
 use serde_json::{Value, json};
 use std::time::Duration;
 use wachet::testing::{FixtureServer, Reply};
-use wachet_server::notify::deliver::DeliverySettings;
-use wachet_server::schedule::ScheduleSettings;
-use wachet_server::store::sqlite::StoreSettings;
 
 /// The scheduler with early checks 1 s after a check that waits for confirmation and no quick
 /// samples, and an engine whose fetches give up after 2 s.
 async fn start_in(dir: tempfile::TempDir) -> Api {
-    let engine = wachet::Engine::builder()
-        .allow_private_networks(true)
-        .total_timeout(Duration::from_secs(2));
-    let schedule = ScheduleSettings {
-        min_recurrence: 1,
-        confirm_after: Duration::from_secs(1),
-        // These pages answer by request count from the first check on; the quick samples a
-        // new monitor takes to learn its noise (tests/api/noise.rs) would take the 2nd and 3rd.
-        noise_samples: 0,
-        ..ScheduleSettings::default()
-    };
-    Api::start_checking_in(
-        dir,
-        engine,
-        DeliverySettings::default(),
-        StoreSettings::default(),
-        schedule,
-    )
-    .await
+    let mut setup = Setup::checking();
+    setup.engine = setup.engine.total_timeout(Duration::from_secs(2));
+    setup.service.schedule.confirm_after = Duration::from_secs(1);
+    // These pages answer by request count from the first check on; the quick samples a new
+    // monitor takes to learn its noise (tests/api/noise.rs) would take the 2nd and 3rd.
+    setup.service.schedule.noise_samples = 0;
+    Api::start_in(dir, setup).await
 }
 
 async fn start() -> Api {

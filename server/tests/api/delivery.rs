@@ -1,13 +1,13 @@
 //! Notification delivery: a real webhook receiver on loopback gets each notification signed,
 //! failures are retried until a 2xx, and the last state of each delivery is stored.
 
-use super::{Api, User, id};
+use super::{Api, Setup, User, id};
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use wachet::testing::{FixtureServer, Reply};
-use wachet_server::store::Store;
+use wachet_server::store::OutboxStore;
 
 /// A webhook receiver that answers 500 to the first `fail` requests, then 200.
 #[derive(Clone, Default)]
@@ -79,6 +79,17 @@ pub(crate) fn smtp_at(port: u16) -> wachet_server::notify::deliver::DeliverySett
     }
 }
 
+/// The deliveries of `note`, by target: (target, state, attempts, last error).
+async fn deliveries_of(api: &Api, note: &str) -> Vec<(String, String, u32, Option<String>)> {
+    api.store
+        .delivery_records(note)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|d| (d.target, d.state, d.attempts, d.last_error))
+        .collect()
+}
+
 /// The deliveries of `note` (target, state, attempts, error) once `settled` holds, waited for
 /// 15 s at most.
 async fn deliveries_when(
@@ -88,7 +99,7 @@ async fn deliveries_when(
 ) -> Vec<(String, String, u32, Option<String>)> {
     let mut states = Vec::new();
     for _ in 0..150 {
-        states = api.store.deliveries_of(note).await.unwrap();
+        states = deliveries_of(api, note).await;
         if settled(&states) {
             return states;
         }
@@ -361,9 +372,11 @@ async fn a_webhook_into_a_private_network_is_refused_like_any_fetch() {
     // The service may reach 127.0.0.1 (the site) and nothing else of the private space.
     let (refused, hook) = Receiver::start_on("127.0.0.2", 0).await;
     let (allowed, good) = Receiver::start(0).await;
-    let engine =
+    let mut setup = Setup::checking();
+    setup.engine =
         wachet::Engine::builder().allow_network("127.0.0.1/32".parse::<ipnet::IpNet>().unwrap());
-    let api = Api::start_checking_on(engine, quick(8)).await;
+    setup.service.delivery = quick(8);
+    let api = Api::start_as(setup).await;
     let user = api.user("eve@example.com").await;
     let task = changing_monitor(
         &api,
@@ -436,7 +449,7 @@ async fn a_hanging_webhook_times_out_is_retried_and_never_delays_another_endpoin
     let note = first_notification(&api, &user, &task).await;
     receiver.wait_for(1).await;
     // The good endpoint has its delivery while the hanging one is still at its first try.
-    let states = api.store.deliveries_of(&note).await.unwrap();
+    let states = deliveries_of(&api, &note).await;
     let hanging_state = states.iter().find(|s| s.0 == hanging).unwrap();
     assert_eq!(
         (hanging_state.1.as_str(), hanging_state.2),
@@ -845,15 +858,10 @@ async fn an_email_address_gets_notifications_only_once_it_confirmed() {
 
 /// The service checking, delivering with quick retries, at most `per_hour` deliveries an hour.
 async fn limited_to(per_hour: u32) -> Api {
-    Api::start_checking_over(
-        wachet::Engine::builder().allow_private_networks(true),
-        quick(8),
-        wachet_server::store::sqlite::StoreSettings {
-            deliveries_per_hour: per_hour,
-            ..Default::default()
-        },
-    )
-    .await
+    let mut setup = Setup::checking();
+    setup.service.delivery = quick(8);
+    setup.store.deliveries_per_hour = per_hour;
+    Api::start_as(setup).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,11 +2,10 @@
 //! hosts that never answer do not hold back another user's checks, and a user who reaches a
 //! quota (monitors, stored bytes, value size, notifications an hour) is told so, by name.
 
-use super::{Api, User, count, id, monitor};
+use super::{Api, Setup, User, count, id, monitor};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use wachet::testing::FixtureServer;
-use wachet_server::api::ApiSettings;
 use wachet_server::schedule::ScheduleSettings;
 use wachet_server::store::Quotas;
 use wachet_server::store::sqlite::StoreSettings;
@@ -105,10 +104,21 @@ fn schedule(max_value_bytes: usize) -> ScheduleSettings {
     }
 }
 
+/// The whole service ([`Setup::checking`]) over a store with these settings and a scheduler
+/// with these.
+async fn checking(store: StoreSettings, schedule: ScheduleSettings) -> Api {
+    let mut setup = Setup::checking();
+    setup.store = store;
+    setup.service.schedule = schedule;
+    Api::start_as(setup).await
+}
+
 #[tokio::test]
 async fn creating_a_monitor_past_the_cap_is_a_400_naming_the_limit() {
     let store = quotas(|q| q.monitors = 3);
-    let api = Api::start_with_store(ApiSettings::default(), store).await;
+    let mut setup = Setup::api();
+    setup.store = store;
+    let api = Api::start_as(setup).await;
     let (ann, bob) = (
         api.user("ann@example.com").await,
         api.user("bob@example.com").await,
@@ -180,7 +190,7 @@ async fn a_value_over_the_size_limit_is_stored_as_an_error_saying_so() {
         .start()
         .await
         .unwrap();
-    let api = Api::start_checking_with_settings(StoreSettings::default(), schedule(1000)).await;
+    let api = checking(StoreSettings::default(), schedule(1000)).await;
     let ann = api.user("ann@example.com").await;
     let every_second = |path: &str| json!({"url": site.url(path), "recurrenceInSeconds": 1});
     let big = id(&api.task(&ann, every_second("/big")).await);
@@ -217,7 +227,7 @@ async fn a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_d
         .await
         .unwrap();
     let store = quotas(|q| q.stored_bytes = 25_000);
-    let api = Api::start_checking_with_settings(store, schedule(1 << 20)).await;
+    let api = checking(store, schedule(1 << 20)).await;
     let ann = api.user("ann@example.com").await;
     let body = json!({"url": site.url("/noise"), "recurrenceInSeconds": 1,
                       "alerts": [{"type": "NotEq"}, {"type": "Error"}]});
@@ -307,7 +317,7 @@ async fn past_the_notifications_per_hour_one_notification_says_alerts_were_not_s
         .await
         .unwrap();
     let store = quotas(|q| q.notifications_per_hour = 2);
-    let api = Api::start_checking_with_settings(store, schedule(1 << 20)).await;
+    let api = checking(store, schedule(1 << 20)).await;
     let ann = api.user("ann@example.com").await;
     let body = json!({"name": "price", "url": site.url("/price"), "recurrenceInSeconds": 1,
                       "alerts": [{"type": "NotEq"}]});
@@ -353,7 +363,7 @@ async fn past_the_notifications_per_hour_one_notification_says_alerts_were_not_s
 
 #[tokio::test]
 async fn a_claim_takes_turns_between_users_and_keeps_each_within_their_share() {
-    use wachet_server::store::{Claim, Store, now_millis};
+    use wachet_server::store::{Claim, ScheduleStore, now_millis};
     let api = Api::start().await;
     let (ann, bob) = (
         api.user("ann@example.com").await,

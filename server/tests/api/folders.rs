@@ -4,7 +4,8 @@ use super::{Api, User, id, monitor};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use wachet::model::{Alert, AlertType, ClientData};
-use wachet_server::store::{NewNotification, Series, Store};
+use wachet_server::store::testing::Seed;
+use wachet_server::store::{NewNotification, Series, TaskStore};
 
 const LIST: &str = "/thirdparty/v1/folder/list";
 const FOLDER: &str = "/thirdparty/v1/folder";

@@ -6,7 +6,8 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use wachet::model::{Alert, AlertType, ClientData, JobType};
-use wachet_server::store::{NewNotification, Series, Store};
+use wachet_server::store::testing::Seed;
+use wachet_server::store::{NewNotification, Series};
 
 fn at(base: DateTime<Utc>, seconds: i64) -> DateTime<Utc> {
     base + Duration::seconds(seconds)

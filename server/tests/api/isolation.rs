@@ -4,7 +4,8 @@
 use super::{Api, id, monitor};
 use serde_json::{Value, json};
 use wachet::model::{Alert, AlertType, ClientData, JobType};
-use wachet_server::store::{NewNotification, Series, Store};
+use wachet_server::store::testing::Seed;
+use wachet_server::store::{NewNotification, Series};
 
 #[tokio::test]
 async fn another_users_ids_are_404_everywhere_and_lists_leave_them_out() {

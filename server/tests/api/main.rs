@@ -1,6 +1,8 @@
-//! The REST API over real HTTP: the service's router on 127.0.0.1 port 0 over a temporary SQLite
-//! file, driven with an HTTP client as any user's script would. History and notifications are
-//! written through the `Store` (the scheduler that writes them in production comes later).
+//! The REST API over real HTTP: the service as `wachet serve` starts it ([`service::start`]), on
+//! 127.0.0.1 port 0 over a temporary SQLite file, driven with an HTTP client as any user's
+//! script would. A test starts the API alone ([`Setup::api`]: what it needs in the history is
+//! written through the `Store`) or every part ([`Setup::checking`]: the scheduler checks real
+//! fixture sites, delivery sends to real receivers).
 
 mod auth;
 // Changes and failures raise only once confirmed by the scheduler's early checks.
@@ -13,6 +15,8 @@ mod folders;
 mod history;
 mod http;
 mod isolation;
+// One start for every test: the parts chosen by the settings, a shutdown in order.
+mod lifecycle;
 // Noise masks, learned and a person's, and the line order deciding what raises.
 mod noise;
 mod openapi;
@@ -36,14 +40,13 @@ use std::sync::Arc;
 use tempfile::TempDir;
 use wachet::Engine;
 use wachet_server::api::{Account, ApiSettings, create_account};
-use wachet_server::service::{self, Running};
-use wachet_server::store::cache::CachedStore;
+use wachet_server::service::{self, Parts, Running};
 use wachet_server::store::sqlite::{SqliteStore, StoreSettings};
 
-/// A running API with its own database, and the store it serves from (with its cache, as
-/// `wachet serve` runs it), for writing what the scheduler would write.
+/// A running API with its own database, and the store it serves from (as `wachet serve` runs
+/// it), for writing what the scheduler would write.
 pub struct Api {
-    pub store: Arc<CachedStore<SqliteStore>>,
+    pub store: Arc<SqliteStore>,
     pub dir: TempDir,
     running: Option<Running>,
     base: String,
@@ -111,149 +114,81 @@ impl Reply {
     }
 }
 
-impl Api {
-    pub async fn start() -> Api {
-        Api::start_with(ApiSettings::default()).await
+/// How a test's service starts: the settings of [`service::start`] (the parts that run
+/// included), the engine and the store it runs on. Tests change what they need.
+pub struct Setup {
+    pub engine: wachet::EngineBuilder,
+    pub store: StoreSettings,
+    pub service: service::Settings,
+}
+
+impl Setup {
+    /// The API alone (nothing is checked, delivered or collected) on any free port of
+    /// 127.0.0.1, its engine allowing private networks (the tests' sites are on loopback).
+    pub fn api() -> Setup {
+        Setup {
+            engine: Engine::builder().allow_private_networks(true),
+            store: StoreSettings::default(),
+            service: service::Settings {
+                listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+                parts: Parts::API_ONLY,
+                ..service::Settings::default()
+            },
+        }
     }
 
-    /// The API with the scheduler running beside it, as `wachet serve` runs them, with a
-    /// minimum recurrence of 1 s.
+    /// Every part of the service, as `wachet serve` runs them, with a minimum recurrence of
+    /// 1 s and delivery retries a fifth of a second apart instead of 30 s.
+    pub fn checking() -> Setup {
+        let mut setup = Setup::api();
+        setup.service.parts = Parts::ALL;
+        setup.service.api.min_recurrence = 1;
+        setup.service.schedule.min_recurrence = 1;
+        setup.service.delivery.first_retry = std::time::Duration::from_millis(200);
+        setup
+    }
+}
+
+impl Api {
+    /// The API alone ([`Setup::api`]).
+    pub async fn start() -> Api {
+        Api::start_as(Setup::api()).await
+    }
+
+    /// The API alone with these settings.
+    pub async fn start_with(settings: ApiSettings) -> Api {
+        let mut setup = Setup::api();
+        setup.service.api = settings;
+        Api::start_as(setup).await
+    }
+
+    /// The whole service ([`Setup::checking`]).
     pub async fn start_checking() -> Api {
-        Api::start_checking_with(wachet_server::notify::deliver::DeliverySettings {
-            // Retries a fifth of a second apart instead of 30 s.
-            first_retry: std::time::Duration::from_millis(200),
-            ..Default::default()
-        })
-        .await
+        Api::start_as(Setup::checking()).await
     }
 
     /// [`Api::start_checking`] with these delivery settings.
     pub async fn start_checking_with(
         delivery: wachet_server::notify::deliver::DeliverySettings,
     ) -> Api {
-        Api::start_checking_on(Engine::builder().allow_private_networks(true), delivery).await
+        let mut setup = Setup::checking();
+        setup.service.delivery = delivery;
+        Api::start_as(setup).await
     }
 
-    /// [`Api::start_checking_with`] on an engine built from `engine` (its network policy
-    /// applies to the checks and to the webhooks).
-    pub async fn start_checking_on(
-        engine: wachet::EngineBuilder,
-        delivery: wachet_server::notify::deliver::DeliverySettings,
-    ) -> Api {
-        let schedule = wachet_server::schedule::ScheduleSettings {
-            min_recurrence: 1,
-            ..wachet_server::schedule::ScheduleSettings::default()
-        };
-        Api::start_checking_as(engine, delivery, StoreSettings::default(), schedule).await
+    /// The service `setup` describes, on a new database.
+    pub async fn start_as(setup: Setup) -> Api {
+        Api::start_in(tempfile::tempdir().unwrap(), setup).await
     }
 
-    /// [`Api::start_checking_on`] over a store with these settings.
-    pub async fn start_checking_over(
-        engine: wachet::EngineBuilder,
-        delivery: wachet_server::notify::deliver::DeliverySettings,
-        store: StoreSettings,
-    ) -> Api {
-        let schedule = wachet_server::schedule::ScheduleSettings {
-            min_recurrence: 1,
-            ..wachet_server::schedule::ScheduleSettings::default()
-        };
-        Api::start_checking_as(engine, delivery, store, schedule).await
-    }
-    /// [`Api::start_checking`] with these store and scheduler settings (quotas, slots).
-    pub async fn start_checking_with_settings(
-        store: StoreSettings,
-        schedule: wachet_server::schedule::ScheduleSettings,
-    ) -> Api {
-        let delivery = wachet_server::notify::deliver::DeliverySettings {
-            first_retry: std::time::Duration::from_millis(200),
-            ..Default::default()
-        };
-        let engine = Engine::builder().allow_private_networks(true);
-        Api::start_checking_as(engine, delivery, store, schedule).await
-    }
-
-    async fn start_checking_as(
-        engine: wachet::EngineBuilder,
-        delivery: wachet_server::notify::deliver::DeliverySettings,
-        store: StoreSettings,
-        schedule: wachet_server::schedule::ScheduleSettings,
-    ) -> Api {
-        let dir = tempfile::tempdir().unwrap();
-        Api::start_checking_in(dir, engine, delivery, store, schedule).await
-    }
-
-    /// [`Api::start_checking_as`] over the database in `dir`.
-    async fn start_checking_in(
-        dir: TempDir,
-        engine: wachet::EngineBuilder,
-        delivery: wachet_server::notify::deliver::DeliverySettings,
-        store: StoreSettings,
-        schedule: wachet_server::schedule::ScheduleSettings,
-    ) -> Api {
-        let settings = ApiSettings {
-            min_recurrence: 1,
-            ..ApiSettings::default()
-        };
-        let api = Api::start_in(dir, settings, store).await;
-        let running = api.running.as_ref().unwrap();
-        let checker = Arc::new(engine.build().unwrap());
-        tokio::spawn(wachet_server::notify::deliver::run(
-            api.store.clone(),
-            checker.fetcher(),
-            delivery,
-            running.stopping(),
-        ));
-        tokio::spawn(wachet_server::schedule::run(
-            api.store.clone(),
-            checker,
-            schedule,
-            running.stopping(),
-            running.check_events(),
-        ));
-        api
-    }
-
-    pub async fn start_with(settings: ApiSettings) -> Api {
-        Api::start_with_store(settings, StoreSettings::default()).await
-    }
-
-    /// [`Api::start_with`] over a store with these settings.
-    pub async fn start_with_store(settings: ApiSettings, store: StoreSettings) -> Api {
-        Api::start_in(tempfile::tempdir().unwrap(), settings, store).await
-    }
-
-    /// [`Api::start_with_store`] over the database in `dir` (one a crashed service left).
-    async fn start_in(dir: TempDir, settings: ApiSettings, store: StoreSettings) -> Api {
-        let engine = Engine::builder().allow_private_networks(true);
-        Api::start_engine(engine, dir, settings, store).await
-    }
-
-    /// The service with its API and interface on an engine built from `engine` (its network
-    /// policy applies to what previews and the picker fetch).
-    pub async fn start_on(engine: wachet::EngineBuilder) -> Api {
-        let dir = tempfile::tempdir().unwrap();
-        Api::start_engine(
-            engine,
-            dir,
-            ApiSettings::default(),
-            StoreSettings::default(),
-        )
-        .await
-    }
-
-    async fn start_engine(
-        engine: wachet::EngineBuilder,
-        dir: TempDir,
-        settings: ApiSettings,
-        store: StoreSettings,
-    ) -> Api {
-        let sqlite = SqliteStore::open_with(&dir.path().join("wachet.db"), &store)
+    /// [`Api::start_as`] over the database in `dir` (one a crashed service left).
+    pub async fn start_in(dir: TempDir, setup: Setup) -> Api {
+        let sqlite = SqliteStore::open_with(&dir.path().join("wachet.db"), &setup.store)
             .await
             .unwrap();
-        let store = Arc::new(CachedStore::new(sqlite));
-        let checker = Arc::new(engine.build().unwrap());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let running = service::start(listener, store.clone(), checker, settings)
+        let store = Arc::new(sqlite);
+        let engine = setup.engine.build().unwrap();
+        let running = service::start(setup.service, store.clone(), &engine)
             .await
             .unwrap();
         Api {
@@ -288,10 +223,13 @@ impl Api {
         self.dir
     }
 
-    pub async fn shutdown(mut self) {
+    /// Stops the service gracefully ([`Running::shutdown`]) and keeps its database file, for a
+    /// new service to start on.
+    pub async fn shutdown(mut self) -> TempDir {
         if let Some(running) = self.running.take() {
             running.shutdown().await.unwrap();
         }
+        self.dir
     }
 
     /// A new user, logged in with its API key.

@@ -4,33 +4,18 @@
 //! the service learns, and learning itself (quick samples at creation, later checks, a new
 //! selection starting over, a page with no stable part).
 
-use super::{Api, User, count, id};
+use super::{Api, Setup, User, count, id};
 use serde_json::{Value, json};
 use std::time::Duration;
 use wachet::testing::{FixtureServer, Reply};
-use wachet_server::notify::deliver::DeliverySettings;
-use wachet_server::schedule::ScheduleSettings;
-use wachet_server::store::sqlite::StoreSettings;
 
 /// The scheduler as `wachet serve` runs it (quick samples included), with early checks 1 s
 /// after a check that waits for confirmation and fetches that give up after 2 s.
 async fn start() -> Api {
-    let engine = wachet::Engine::builder()
-        .allow_private_networks(true)
-        .total_timeout(Duration::from_secs(2));
-    let schedule = ScheduleSettings {
-        min_recurrence: 1,
-        confirm_after: Duration::from_secs(1),
-        ..ScheduleSettings::default()
-    };
-    Api::start_checking_in(
-        tempfile::tempdir().unwrap(),
-        engine,
-        DeliverySettings::default(),
-        StoreSettings::default(),
-        schedule,
-    )
-    .await
+    let mut setup = Setup::checking();
+    setup.engine = setup.engine.total_timeout(Duration::from_secs(2));
+    setup.service.schedule.confirm_after = Duration::from_secs(1);
+    Api::start_as(setup).await
 }
 
 /// Creates a monitor of `url` (xPath `//p`, checked every second, Error and NotEq alerts)

@@ -3,23 +3,17 @@
 //! value stored compressed reads back byte for byte. The database is read with its own SQLite
 //! connection, as an operator would look at it.
 
-use super::{Api, User, count, id, monitor};
+use super::{Api, Setup, User, count, id, monitor};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 use wachet::model::ClientData;
-use wachet_server::api::ApiSettings;
-use wachet_server::store::sqlite::StoreSettings;
-use wachet_server::store::{Series, Store};
+use wachet_server::store::testing::Seed;
+use wachet_server::store::{HistoryStore, Series};
 
 async fn with_retention(entries: u32) -> Api {
-    Api::start_with_store(
-        ApiSettings::default(),
-        StoreSettings {
-            history_retention: entries,
-            ..StoreSettings::default()
-        },
-    )
-    .await
+    let mut setup = Setup::api();
+    setup.store.history_retention = entries;
+    Api::start_as(setup).await
 }
 
 fn base() -> DateTime<Utc> {
@@ -245,7 +239,7 @@ async fn a_hundred_thousand_checks_of_an_unchanged_100_kb_page_take_under_20_mb(
     }
     let took = began.elapsed();
     let path = api.db_path();
-    api.store.inner().close().await;
+    api.store.close().await;
     let size = std::fs::metadata(&path).unwrap().len();
     let wal = std::fs::metadata(path.with_extension("db-wal"))
         .map(|m| m.len())

@@ -3,7 +3,8 @@
 use super::{Api, id, monitor};
 use serde_json::{Value, json};
 use wachet::model::{ClientData, Monitor};
-use wachet_server::store::{Series, Store};
+use wachet_server::store::testing::Seed;
+use wachet_server::store::{Series, TaskStore};
 
 const TASK: &str = "/thirdparty/v1/task";
 

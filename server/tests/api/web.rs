@@ -1220,7 +1220,8 @@ pub(crate) fn occurrences(html: &str, needle: &str) -> usize {
 #[tokio::test]
 async fn history_pages_by_50_with_the_apis_tokens_and_links_each_change() {
     use wachet::model::ClientData;
-    use wachet_server::store::{Series, Store};
+    use wachet_server::store::Series;
+    use wachet_server::store::testing::Seed;
     let api = Api::start().await;
     let user = api.user("pages@example.com").await;
     let task = api

@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use wachet::model::ClientData;
 use wachet::testing::{FixtureServer, Reply};
-use wachet_server::store::{Series, Store};
+use wachet_server::store::testing::Seed;
+use wachet_server::store::{Series, TaskStore};
 
 /// Appends checks to a monitor's history as the scheduler would.
 async fn history(api: &Api, task: &str, checks: &[Result<&str, &str>]) {

@@ -8,7 +8,7 @@ use super::web::{
     csrf_of, eval, monitor_count, page_text, screenshot, session_cookie, until, width,
 };
 use super::web_steps::{location, post_form, screenshots, signed_in_browser};
-use super::{Api, id};
+use super::{Api, Setup, id};
 use serde_json::json;
 use std::sync::Arc;
 use wachet::testing::FixtureServer;
@@ -435,7 +435,9 @@ async fn a_preview_the_network_policy_refuses_shows_the_engines_words_and_previe
         .start()
         .await
         .unwrap();
-    let api = Api::start_on(wachet::Engine::builder()).await;
+    let mut setup = Setup::api();
+    setup.engine = wachet::Engine::builder();
+    let api = Api::start_as(setup).await;
     let user = api.user("policy@example.com").await;
     let cookie = session_cookie(&api, &user).await;
     let (csrf, _) = new_form(&api, &cookie).await;

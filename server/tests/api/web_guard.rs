@@ -9,7 +9,8 @@ use super::{Api, User, id};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use wachet::model::{Alert, AlertType, ClientData, JobType};
-use wachet_server::store::{NewNotification, Series, Store};
+use wachet_server::store::testing::Seed;
+use wachet_server::store::{NewNotification, Series};
 
 /// Ids of the right shape that name nothing, one per kind of thing.
 const UNKNOWN: [&str; 6] = [

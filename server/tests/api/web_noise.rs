@@ -8,7 +8,7 @@ use super::web_steps::{post_form, screenshots, signed_in_browser};
 use super::{Api, User, id};
 use serde_json::{Value, json};
 use wachet::model::{ClientData, NoiseMask};
-use wachet_server::store::{CheckRecord, Claim, Store, now_millis};
+use wachet_server::store::{CheckRecord, Claim, ScheduleStore, now_millis};
 
 /// Stores a check of `task` that learned `masks` and left `notice`, as the scheduler stores
 /// one: claimed under a lease, then recorded.

@@ -7,7 +7,7 @@
 
 use super::web::{client, dark, eval, page_text, screenshot, session_cookie, until, width};
 use super::web_steps::{get_page, no_dialog, signed_in_browser};
-use super::{Api, id};
+use super::{Api, Setup, id};
 use chromiumoxide::Page;
 use chromiumoxide::layout::Point;
 use serde_json::json;
@@ -521,9 +521,9 @@ async fn refused_addresses_huge_pages_and_another_users_monitor_are_clear_pages(
         .await
         .unwrap();
     // An engine allowed only 127.0.0.1: 127.0.0.2 stands for the network inside.
-    let api =
-        Api::start_on(wachet::Engine::builder().allow_network("127.0.0.1/32".parse().unwrap()))
-            .await;
+    let mut setup = Setup::api();
+    setup.engine = wachet::Engine::builder().allow_network("127.0.0.1/32".parse().unwrap());
+    let api = Api::start_as(setup).await;
     let user = api.user("limits@example.com").await;
     let cookie = session_cookie(&api, &user).await;
     let load = |url: String| {

@@ -1,9 +1,12 @@
-//! Atom feeds: one secret per feed (kept as its SHA-256) for all of a user's monitors, a
+//! [`FeedStore`] on SQLite: Atom feeds, one secret per feed (kept as its SHA-256) for all of a user's monitors, a
 //! folder's subtree or one monitor, and the changes a feed shows, read from the history.
 
 use super::SqliteStore;
 use super::history::decode;
-use crate::store::{FeedChange, FeedRecord, FeedScope, Millis, StoreError, TimeKey, is_id, new_id};
+use crate::store::{
+    FeedChange, FeedRecord, FeedScope, FeedStore, Millis, StoreError, TimeKey, is_id, new_id,
+};
+use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
 
 #[derive(sqlx::FromRow)]
@@ -52,79 +55,6 @@ fn columns(scope: &FeedScope) -> (&'static str, Option<&str>, Option<&str>) {
     }
 }
 
-pub(super) async fn list(store: &SqliteStore, user: &str) -> Result<Vec<FeedRecord>, StoreError> {
-    let rows: Vec<FeedRow> = sqlx::query_as(AssertSqlSafe(format!(
-        "{FEED_SELECT} WHERE f.user_id = ? \
-         ORDER BY f.scope <> 'all', lower(COALESCE(t.name, t.url, fo.name, '')), f.id"
-    )))
-    .bind(user)
-    .fetch_all(&store.reader)
-    .await?;
-    rows.into_iter().map(record).collect()
-}
-
-pub(super) async fn renew(
-    store: &SqliteStore,
-    user: &str,
-    scope: &FeedScope,
-    secret_hash: &str,
-    now: Millis,
-) -> Result<FeedRecord, StoreError> {
-    let (kind, folder, task) = columns(scope);
-    let mut tx = store.write().await?;
-    let owned = match (folder, task) {
-        (Some(folder), _) => is_id(folder) && owns(&mut tx, "folders", folder, user).await?,
-        (_, Some(task)) => is_id(task) && owns(&mut tx, "tasks", task, user).await?,
-        _ => true,
-    };
-    if !owned {
-        return Err(StoreError::NotFound);
-    }
-    let existing: Option<(String,)> = sqlx::query_as(
-        "SELECT id FROM feeds WHERE user_id = ? AND scope = ? AND folder_id IS ? AND task_id IS ?",
-    )
-    .bind(user)
-    .bind(kind)
-    .bind(folder)
-    .bind(task)
-    .fetch_optional(&mut *tx)
-    .await?;
-    let id = match existing {
-        Some((id,)) => {
-            sqlx::query("UPDATE feeds SET secret_hash = ?, created_at = ? WHERE id = ?")
-                .bind(secret_hash)
-                .bind(now)
-                .bind(&id)
-                .execute(&mut *tx)
-                .await?;
-            id
-        }
-        None => {
-            let id = new_id();
-            sqlx::query(
-                "INSERT INTO feeds (id, user_id, scope, folder_id, task_id, secret_hash, \
-                 created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(&id)
-            .bind(user)
-            .bind(kind)
-            .bind(folder)
-            .bind(task)
-            .bind(secret_hash)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-            id
-        }
-    };
-    let row: FeedRow = sqlx::query_as(AssertSqlSafe(format!("{FEED_SELECT} WHERE f.id = ?")))
-        .bind(&id)
-        .fetch_one(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    record(row)
-}
-
 async fn owns(
     tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
     table: &'static str,
@@ -139,31 +69,6 @@ async fn owns(
     .fetch_optional(&mut **tx)
     .await?;
     Ok(found.is_some())
-}
-
-pub(super) async fn delete(store: &SqliteStore, user: &str, id: &str) -> Result<(), StoreError> {
-    let deleted = sqlx::query("DELETE FROM feeds WHERE id = ? AND user_id = ?")
-        .bind(id)
-        .bind(user)
-        .execute(&store.writer)
-        .await?;
-    if deleted.rows_affected() == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
-}
-
-pub(super) async fn by_secret(
-    store: &SqliteStore,
-    secret_hash: &str,
-) -> Result<Option<FeedRecord>, StoreError> {
-    let row: Option<FeedRow> = sqlx::query_as(AssertSqlSafe(format!(
-        "{FEED_SELECT} WHERE f.secret_hash = ?"
-    )))
-    .bind(secret_hash)
-    .fetch_optional(&store.reader)
-    .await?;
-    row.map(record).transpose()
 }
 
 /// Bytes of each value a change keeps: a feed entry shows the difference in short, and a
@@ -195,57 +100,155 @@ struct ChangeRow {
     prev_body: Option<Vec<u8>>,
 }
 
-pub(super) async fn changes(
-    store: &SqliteStore,
-    user: &str,
-    scope: &FeedScope,
-    limit: u32,
-) -> Result<Vec<FeedChange>, StoreError> {
-    let (kind, folder, task) = columns(scope);
-    let within = match kind {
-        "folder" => "t.folder_id IN subtree",
-        "monitor" => "t.id = ?3",
-        _ => "1 = 1",
-    };
-    // The value before a change is the latest value stored before it (failed checks between
-    // carry none); a monitor's first value has none and is no change.
-    let rows: Vec<ChangeRow> = sqlx::query_as(AssertSqlSafe(format!(
-        "WITH RECURSIVE subtree (id) AS ( \
-             SELECT id FROM folders WHERE id = ?2 AND user_id = ?1 \
-             UNION ALL SELECT f.id FROM folders f JOIN subtree s ON f.parent_id = s.id) \
-         SELECT CAST(e.id AS TEXT) AS id, e.checked_at, t.id AS task_id, t.name, t.url, c.codec, c.body, \
-                pc.codec AS prev_codec, pc.body AS prev_body \
-         FROM entries e \
-         JOIN tasks t ON t.id = e.task_id \
-         JOIN contents c ON c.hash = e.content_hash \
-         JOIN contents pc ON pc.hash = ( \
-             SELECT p.content_hash FROM entries p \
-             WHERE p.task_id = e.task_id AND p.page_id IS NULL AND p.content_hash IS NOT NULL \
-             AND (p.checked_at, p.id) < (e.checked_at, e.id) \
-             ORDER BY p.checked_at DESC, p.id DESC LIMIT 1) \
-         WHERE t.user_id = ?1 AND e.page_id IS NULL AND e.changed_at = e.checked_at \
-         AND pc.hash <> c.hash AND {within} \
-         ORDER BY e.checked_at DESC, e.id DESC LIMIT ?4"
-    )))
-    .bind(user)
-    .bind(folder.unwrap_or(""))
-    .bind(task.unwrap_or(""))
-    .bind(i64::from(limit))
-    .fetch_all(&store.reader)
-    .await?;
-    rows.into_iter()
-        .map(|row| {
-            Ok(FeedChange {
-                key: TimeKey {
-                    at: row.checked_at,
-                    id: row.id,
-                },
-                task_id: row.task_id,
-                task_name: row.name,
-                url: row.url,
-                current: cut(decode(row.codec, row.body)?.unwrap_or_default()),
-                previous: cut(decode(row.prev_codec, row.prev_body)?.unwrap_or_default()),
+#[async_trait]
+impl FeedStore for SqliteStore {
+    async fn feeds(&self, user: &str) -> Result<Vec<FeedRecord>, StoreError> {
+        let rows: Vec<FeedRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "{FEED_SELECT} WHERE f.user_id = ? \
+             ORDER BY f.scope <> 'all', lower(COALESCE(t.name, t.url, fo.name, '')), f.id"
+        )))
+        .bind(user)
+        .fetch_all(&self.reader)
+        .await?;
+        rows.into_iter().map(record).collect()
+    }
+
+    async fn renew_feed(
+        &self,
+        user: &str,
+        scope: &FeedScope,
+        secret_hash: &str,
+        now: Millis,
+    ) -> Result<FeedRecord, StoreError> {
+        let (kind, folder, task) = columns(scope);
+        let mut tx = self.write().await?;
+        let owned = match (folder, task) {
+            (Some(folder), _) => is_id(folder) && owns(&mut tx, "folders", folder, user).await?,
+            (_, Some(task)) => is_id(task) && owns(&mut tx, "tasks", task, user).await?,
+            _ => true,
+        };
+        if !owned {
+            return Err(StoreError::NotFound);
+        }
+        let existing: Option<(String,)> = sqlx::query_as(
+            "SELECT id FROM feeds WHERE user_id = ? AND scope = ? AND folder_id IS ? AND task_id IS ?",
+        )
+        .bind(user)
+        .bind(kind)
+        .bind(folder)
+        .bind(task)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let id = match existing {
+            Some((id,)) => {
+                sqlx::query("UPDATE feeds SET secret_hash = ?, created_at = ? WHERE id = ?")
+                    .bind(secret_hash)
+                    .bind(now)
+                    .bind(&id)
+                    .execute(&mut *tx)
+                    .await?;
+                id
+            }
+            None => {
+                let id = new_id();
+                sqlx::query(
+                    "INSERT INTO feeds (id, user_id, scope, folder_id, task_id, secret_hash, \
+                     created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                )
+                .bind(&id)
+                .bind(user)
+                .bind(kind)
+                .bind(folder)
+                .bind(task)
+                .bind(secret_hash)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                id
+            }
+        };
+        let row: FeedRow = sqlx::query_as(AssertSqlSafe(format!("{FEED_SELECT} WHERE f.id = ?")))
+            .bind(&id)
+            .fetch_one(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        record(row)
+    }
+
+    async fn delete_feed(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        let deleted = sqlx::query("DELETE FROM feeds WHERE id = ? AND user_id = ?")
+            .bind(id)
+            .bind(user)
+            .execute(&self.writer)
+            .await?;
+        if deleted.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn feed_by_secret(&self, secret_hash: &str) -> Result<Option<FeedRecord>, StoreError> {
+        let row: Option<FeedRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "{FEED_SELECT} WHERE f.secret_hash = ?"
+        )))
+        .bind(secret_hash)
+        .fetch_optional(&self.reader)
+        .await?;
+        row.map(record).transpose()
+    }
+
+    async fn feed_changes(
+        &self,
+        user: &str,
+        scope: &FeedScope,
+        limit: u32,
+    ) -> Result<Vec<FeedChange>, StoreError> {
+        let (kind, folder, task) = columns(scope);
+        let within = match kind {
+            "folder" => "t.folder_id IN subtree",
+            "monitor" => "t.id = ?3",
+            _ => "1 = 1",
+        };
+        // The value before a change is the latest value stored before it (failed checks between
+        // carry none); a monitor's first value has none and is no change.
+        let rows: Vec<ChangeRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "WITH RECURSIVE subtree (id) AS ( \
+                 SELECT id FROM folders WHERE id = ?2 AND user_id = ?1 \
+                 UNION ALL SELECT f.id FROM folders f JOIN subtree s ON f.parent_id = s.id) \
+             SELECT CAST(e.id AS TEXT) AS id, e.checked_at, t.id AS task_id, t.name, t.url, c.codec, c.body, \
+                    pc.codec AS prev_codec, pc.body AS prev_body \
+             FROM entries e \
+             JOIN tasks t ON t.id = e.task_id \
+             JOIN contents c ON c.hash = e.content_hash \
+             JOIN contents pc ON pc.hash = ( \
+                 SELECT p.content_hash FROM entries p \
+                 WHERE p.task_id = e.task_id AND p.page_id IS NULL AND p.content_hash IS NOT NULL \
+                 AND (p.checked_at, p.id) < (e.checked_at, e.id) \
+                 ORDER BY p.checked_at DESC, p.id DESC LIMIT 1) \
+             WHERE t.user_id = ?1 AND e.page_id IS NULL AND e.changed_at = e.checked_at \
+             AND pc.hash <> c.hash AND {within} \
+             ORDER BY e.checked_at DESC, e.id DESC LIMIT ?4"
+        )))
+        .bind(user)
+        .bind(folder.unwrap_or(""))
+        .bind(task.unwrap_or(""))
+        .bind(i64::from(limit))
+        .fetch_all(&self.reader)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(FeedChange {
+                    key: TimeKey {
+                        at: row.checked_at,
+                        id: row.id,
+                    },
+                    task_id: row.task_id,
+                    task_name: row.name,
+                    url: row.url,
+                    current: cut(decode(row.codec, row.body)?.unwrap_or_default()),
+                    previous: cut(decode(row.prev_codec, row.prev_body)?.unwrap_or_default()),
+                })
             })
-        })
-        .collect()
+            .collect()
+    }
 }

@@ -1,8 +1,10 @@
-//! Folders: the tree, its listings with recursive counts, and moves.
+//! [`FolderStore`] on SQLite: the tree, its listings with recursive counts, and moves (which
+//! invalidate the cached monitors they touch).
 
 use super::tasks::{TaskRow, check_folder, monitor};
 use super::{SqliteStore, sort_key};
-use crate::store::{FolderKey, FolderListing, StoreError, is_id, new_id, now_millis};
+use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id, new_id, now_millis};
+use async_trait::async_trait;
 use sqlx::{Sqlite, Transaction};
 use std::collections::HashMap;
 use wachet::model::{Folder, MoveRequest};
@@ -46,79 +48,6 @@ async fn is_within(
     Ok(found.is_some())
 }
 
-pub(super) async fn save(
-    store: &SqliteStore,
-    user: &str,
-    folder: &Folder,
-) -> Result<Folder, StoreError> {
-    let mut tx = store.write().await?;
-    if let Some(parent) = folder.parent_id.as_deref() {
-        check_folder(&mut tx, user, parent, "parentId").await?;
-    }
-    let key = sort_key(folder.name.as_deref());
-    let id = match folder.id.as_deref() {
-        None => {
-            let id = new_id();
-            sqlx::query(
-                "INSERT INTO folders (id, user_id, parent_id, name, sort_key, created_at) \
-                 VALUES (?, ?, ?, ?, ?, ?)",
-            )
-            .bind(&id)
-            .bind(user)
-            .bind(&folder.parent_id)
-            .bind(&folder.name)
-            .bind(&key)
-            .bind(now_millis())
-            .execute(&mut *tx)
-            .await?;
-            id
-        }
-        Some(id) => {
-            if !is_id(id) {
-                return Err(StoreError::NotFound);
-            }
-            if let Some(parent) = folder.parent_id.as_deref()
-                && is_within(&mut tx, parent, id).await?
-            {
-                return Err(StoreError::invalid(
-                    "parentId",
-                    "a folder cannot move into itself or its own subfolders",
-                ));
-            }
-            // As for monitors, a null parent keeps the folder where it is; moves are explicit.
-            let updated = sqlx::query(
-                "UPDATE folders SET parent_id = COALESCE(?, parent_id), name = ?, sort_key = ? \
-                 WHERE id = ? AND user_id = ?",
-            )
-            .bind(&folder.parent_id)
-            .bind(&folder.name)
-            .bind(&key)
-            .bind(id)
-            .bind(user)
-            .execute(&mut *tx)
-            .await?;
-            if updated.rows_affected() == 0 {
-                return Err(StoreError::NotFound);
-            }
-            id.to_string()
-        }
-    };
-    let row: FolderRow =
-        sqlx::query_as("SELECT id, name, parent_id, sort_key FROM folders WHERE id = ?")
-            .bind(&id)
-            .fetch_one(&mut *tx)
-            .await?;
-    let mut saved = vec![row.folder()];
-    fill_counts(&mut *tx, &mut saved).await?;
-    tx.commit().await?;
-    Ok(saved.remove(0))
-}
-
-pub(super) async fn delete(store: &SqliteStore, user: &str, id: &str) -> Result<(), StoreError> {
-    // Subfolders, their monitors, pages, history and notifications cascade from this row.
-    super::delete_owned(store, "folders", user, id).await
-}
-
 /// Fills count, failedCount and pausedCount of each folder, over its whole subtree.
 async fn fill_counts<'c, E>(executor: E, folders: &mut [Folder]) -> Result<(), StoreError>
 where
@@ -158,104 +87,6 @@ fn clamp(n: i64) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
-pub(super) async fn list(
-    store: &SqliteStore,
-    user: &str,
-    folder: Option<&str>,
-    after: Option<&FolderKey>,
-    limit: u32,
-) -> Result<FolderListing, StoreError> {
-    let limit = limit.max(1);
-    let mut conn = store.reader.acquire().await?;
-    let mut listing = FolderListing::default();
-    if let Some(folder) = folder {
-        listing.path = path(&mut conn, user, folder).await?;
-    }
-    let want = i64::from(limit) + 1;
-    let (mut key, mut id) = match after {
-        Some(after) => (after.sort_key.clone(), after.id.clone()),
-        None => (String::new(), String::new()),
-    };
-    if !after.is_some_and(|a| a.in_tasks) {
-        let rows: Vec<FolderRow> = sqlx::query_as(
-            "SELECT id, name, parent_id, sort_key FROM folders \
-             WHERE user_id = ? AND parent_id IS ? AND (sort_key, id) > (?, ?) \
-             ORDER BY sort_key, id LIMIT ?",
-        )
-        .bind(user)
-        .bind(folder)
-        .bind(&key)
-        .bind(&id)
-        .bind(want)
-        .fetch_all(&mut *conn)
-        .await?;
-        if rows.len() as i64 == want {
-            let last = &rows[limit as usize - 1];
-            listing.next = Some(FolderKey {
-                in_tasks: false,
-                sort_key: last.sort_key.clone(),
-                id: last.id.clone(),
-            });
-        }
-        listing.subfolders = rows
-            .into_iter()
-            .take(limit as usize)
-            .map(FolderRow::folder)
-            .collect();
-        key.clear();
-        id.clear();
-    }
-    let room = i64::from(limit) - listing.subfolders.len() as i64;
-    if listing.next.is_none() && room == 0 {
-        // The subfolders filled the page exactly: the monitors start the next one, if any.
-        let any: Option<(i64,)> =
-            sqlx::query_as("SELECT 1 FROM tasks WHERE user_id = ? AND folder_id IS ? LIMIT 1")
-                .bind(user)
-                .bind(folder)
-                .fetch_optional(&mut *conn)
-                .await?;
-        if any.is_some() {
-            listing.next = Some(FolderKey {
-                in_tasks: true,
-                sort_key: String::new(),
-                id: String::new(),
-            });
-        }
-    }
-    if listing.next.is_none() && room > 0 {
-        let tasks: Vec<TaskRow> = sqlx::query_as(
-            "SELECT t.id, t.folder_id, t.definition, t.noise_notice, e.checked_at, \
-             e.changed_at, c.codec, c.body, e.error \
-             FROM tasks t \
-             LEFT JOIN entries e ON e.id = t.latest_entry_id \
-             LEFT JOIN contents c ON c.hash = e.content_hash \
-             WHERE t.user_id = ? AND t.folder_id IS ? AND (t.sort_key, t.id) > (?, ?) \
-             ORDER BY t.sort_key, t.id LIMIT ?",
-        )
-        .bind(user)
-        .bind(folder)
-        .bind(&key)
-        .bind(&id)
-        .bind(room + 1)
-        .fetch_all(&mut *conn)
-        .await?;
-        let more = tasks.len() as i64 > room;
-        for row in tasks.into_iter().take(room as usize) {
-            listing.tasks.push(monitor(row)?);
-        }
-        if more {
-            listing.next = listing.tasks.last().map(|t| FolderKey {
-                in_tasks: true,
-                sort_key: sort_key(t.name.as_deref()),
-                id: t.id.clone().unwrap_or_default(),
-            });
-        }
-    }
-    fill_counts(&mut *conn, &mut listing.subfolders).await?;
-    fill_counts(&mut *conn, &mut listing.path).await?;
-    Ok(listing)
-}
-
 /// The folders from the root's child down to `folder`. `NotFound` when it is not the user's.
 async fn path(
     conn: &mut sqlx::SqliteConnection,
@@ -283,62 +114,235 @@ async fn path(
     Ok(rows.into_iter().map(FolderRow::folder).collect())
 }
 
-pub(super) async fn move_items(
-    store: &SqliteStore,
-    user: &str,
-    request: &MoveRequest,
-) -> Result<(), StoreError> {
-    let mut tx = store.write().await?;
-    let target = request.folder_id.as_deref();
-    if let Some(target) = target {
-        check_folder(&mut tx, user, target, "folderId")
-            .await
-            .map_err(|err| match err {
-                StoreError::Invalid { .. } => StoreError::NotFound,
-                other => other,
-            })?;
-    }
-    for id in request.task_ids.iter().flatten() {
-        if !is_id(id) {
-            return Err(StoreError::NotFound);
+#[async_trait]
+impl FolderStore for SqliteStore {
+    async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
+        let mut tx = self.write().await?;
+        if let Some(parent) = folder.parent_id.as_deref() {
+            check_folder(&mut tx, user, parent, "parentId").await?;
         }
-        let moved = sqlx::query("UPDATE tasks SET folder_id = ? WHERE id = ? AND user_id = ?")
-            .bind(target)
-            .bind(id)
-            .bind(user)
-            .execute(&mut *tx)
-            .await?;
-        if moved.rows_affected() == 0 {
-            return Err(StoreError::NotFound);
-        }
-    }
-    for id in request.folder_ids.iter().flatten() {
-        if !is_id(id) {
-            return Err(StoreError::NotFound);
-        }
-        let owned: Option<(i64,)> =
-            sqlx::query_as("SELECT 1 FROM folders WHERE id = ? AND user_id = ?")
+        let key = sort_key(folder.name.as_deref());
+        let id = match folder.id.as_deref() {
+            None => {
+                let id = new_id();
+                sqlx::query(
+                    "INSERT INTO folders (id, user_id, parent_id, name, sort_key, created_at) \
+                     VALUES (?, ?, ?, ?, ?, ?)",
+                )
+                .bind(&id)
+                .bind(user)
+                .bind(&folder.parent_id)
+                .bind(&folder.name)
+                .bind(&key)
+                .bind(now_millis())
+                .execute(&mut *tx)
+                .await?;
+                id
+            }
+            Some(id) => {
+                if !is_id(id) {
+                    return Err(StoreError::NotFound);
+                }
+                if let Some(parent) = folder.parent_id.as_deref()
+                    && is_within(&mut tx, parent, id).await?
+                {
+                    return Err(StoreError::invalid(
+                        "parentId",
+                        "a folder cannot move into itself or its own subfolders",
+                    ));
+                }
+                // As for monitors, a null parent keeps the folder where it is; moves are explicit.
+                let updated = sqlx::query(
+                    "UPDATE folders SET parent_id = COALESCE(?, parent_id), name = ?, sort_key = ? \
+                     WHERE id = ? AND user_id = ?",
+                )
+                .bind(&folder.parent_id)
+                .bind(&folder.name)
+                .bind(&key)
                 .bind(id)
                 .bind(user)
-                .fetch_optional(&mut *tx)
+                .execute(&mut *tx)
                 .await?;
-        if owned.is_none() {
-            return Err(StoreError::NotFound);
-        }
-        if let Some(target) = target
-            && is_within(&mut tx, target, id).await?
-        {
-            return Err(StoreError::invalid(
-                "folderIds",
-                format!("folder {id} cannot move into itself or its own subfolders"),
-            ));
-        }
-        sqlx::query("UPDATE folders SET parent_id = ? WHERE id = ?")
-            .bind(target)
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+                if updated.rows_affected() == 0 {
+                    return Err(StoreError::NotFound);
+                }
+                id.to_string()
+            }
+        };
+        let row: FolderRow =
+            sqlx::query_as("SELECT id, name, parent_id, sort_key FROM folders WHERE id = ?")
+                .bind(&id)
+                .fetch_one(&mut *tx)
+                .await?;
+        let mut saved = vec![row.folder()];
+        fill_counts(&mut *tx, &mut saved).await?;
+        tx.commit().await?;
+        Ok(saved.remove(0))
     }
-    tx.commit().await?;
-    Ok(())
+
+    async fn delete_folder(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        // Subfolders, their monitors, pages, history and notifications cascade from this row.
+        super::delete_owned(self, "folders", user, id).await?;
+        // Any cached monitor may have gone with it; folder deletes are rare.
+        self.cache.tasks.clear();
+        Ok(())
+    }
+
+    async fn list_folder(
+        &self,
+        user: &str,
+        folder: Option<&str>,
+        after: Option<&FolderKey>,
+        limit: u32,
+    ) -> Result<FolderListing, StoreError> {
+        let limit = limit.max(1);
+        let mut conn = self.reader.acquire().await?;
+        let mut listing = FolderListing::default();
+        if let Some(folder) = folder {
+            listing.path = path(&mut conn, user, folder).await?;
+        }
+        let want = i64::from(limit) + 1;
+        let (mut key, mut id) = match after {
+            Some(after) => (after.sort_key.clone(), after.id.clone()),
+            None => (String::new(), String::new()),
+        };
+        if !after.is_some_and(|a| a.in_tasks) {
+            let rows: Vec<FolderRow> = sqlx::query_as(
+                "SELECT id, name, parent_id, sort_key FROM folders \
+                 WHERE user_id = ? AND parent_id IS ? AND (sort_key, id) > (?, ?) \
+                 ORDER BY sort_key, id LIMIT ?",
+            )
+            .bind(user)
+            .bind(folder)
+            .bind(&key)
+            .bind(&id)
+            .bind(want)
+            .fetch_all(&mut *conn)
+            .await?;
+            if rows.len() as i64 == want {
+                let last = &rows[limit as usize - 1];
+                listing.next = Some(FolderKey {
+                    in_tasks: false,
+                    sort_key: last.sort_key.clone(),
+                    id: last.id.clone(),
+                });
+            }
+            listing.subfolders = rows
+                .into_iter()
+                .take(limit as usize)
+                .map(FolderRow::folder)
+                .collect();
+            key.clear();
+            id.clear();
+        }
+        let room = i64::from(limit) - listing.subfolders.len() as i64;
+        if listing.next.is_none() && room == 0 {
+            // The subfolders filled the page exactly: the monitors start the next one, if any.
+            let any: Option<(i64,)> =
+                sqlx::query_as("SELECT 1 FROM tasks WHERE user_id = ? AND folder_id IS ? LIMIT 1")
+                    .bind(user)
+                    .bind(folder)
+                    .fetch_optional(&mut *conn)
+                    .await?;
+            if any.is_some() {
+                listing.next = Some(FolderKey {
+                    in_tasks: true,
+                    sort_key: String::new(),
+                    id: String::new(),
+                });
+            }
+        }
+        if listing.next.is_none() && room > 0 {
+            let tasks: Vec<TaskRow> = sqlx::query_as(
+                "SELECT t.id, t.folder_id, t.definition, t.noise_notice, e.checked_at, \
+                 e.changed_at, c.codec, c.body, e.error \
+                 FROM tasks t \
+                 LEFT JOIN entries e ON e.id = t.latest_entry_id \
+                 LEFT JOIN contents c ON c.hash = e.content_hash \
+                 WHERE t.user_id = ? AND t.folder_id IS ? AND (t.sort_key, t.id) > (?, ?) \
+                 ORDER BY t.sort_key, t.id LIMIT ?",
+            )
+            .bind(user)
+            .bind(folder)
+            .bind(&key)
+            .bind(&id)
+            .bind(room + 1)
+            .fetch_all(&mut *conn)
+            .await?;
+            let more = tasks.len() as i64 > room;
+            for row in tasks.into_iter().take(room as usize) {
+                listing.tasks.push(monitor(row)?);
+            }
+            if more {
+                listing.next = listing.tasks.last().map(|t| FolderKey {
+                    in_tasks: true,
+                    sort_key: sort_key(t.name.as_deref()),
+                    id: t.id.clone().unwrap_or_default(),
+                });
+            }
+        }
+        fill_counts(&mut *conn, &mut listing.subfolders).await?;
+        fill_counts(&mut *conn, &mut listing.path).await?;
+        Ok(listing)
+    }
+
+    async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        let target = request.folder_id.as_deref();
+        if let Some(target) = target {
+            check_folder(&mut tx, user, target, "folderId")
+                .await
+                .map_err(|err| match err {
+                    StoreError::Invalid { .. } => StoreError::NotFound,
+                    other => other,
+                })?;
+        }
+        for id in request.task_ids.iter().flatten() {
+            if !is_id(id) {
+                return Err(StoreError::NotFound);
+            }
+            let moved = sqlx::query("UPDATE tasks SET folder_id = ? WHERE id = ? AND user_id = ?")
+                .bind(target)
+                .bind(id)
+                .bind(user)
+                .execute(&mut *tx)
+                .await?;
+            if moved.rows_affected() == 0 {
+                return Err(StoreError::NotFound);
+            }
+        }
+        for id in request.folder_ids.iter().flatten() {
+            if !is_id(id) {
+                return Err(StoreError::NotFound);
+            }
+            let owned: Option<(i64,)> =
+                sqlx::query_as("SELECT 1 FROM folders WHERE id = ? AND user_id = ?")
+                    .bind(id)
+                    .bind(user)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if owned.is_none() {
+                return Err(StoreError::NotFound);
+            }
+            if let Some(target) = target
+                && is_within(&mut tx, target, id).await?
+            {
+                return Err(StoreError::invalid(
+                    "folderIds",
+                    format!("folder {id} cannot move into itself or its own subfolders"),
+                ));
+            }
+            sqlx::query("UPDATE folders SET parent_id = ? WHERE id = ?")
+                .bind(target)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        // Moved monitors have another folderId.
+        for id in request.task_ids.iter().flatten() {
+            self.cache.tasks.invalidate(id);
+        }
+        Ok(())
+    }
 }

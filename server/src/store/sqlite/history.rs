@@ -1,14 +1,14 @@
-//! History: check results of monitors and of crawled pages, with values stored once by content
-//! (SHA-256 of the text) and compressed with zstd when that pays; the retention that keeps the
-//! newest entries of each series; and the collection of values no entry names any more.
+//! [`HistoryStore`] on SQLite: check results of monitors and of crawled pages, with values
+//! stored once by content (SHA-256 of the text) and compressed with zstd when that pays; the
+//! retention that keeps the newest entries of each series; and the collection of values no
+//! entry names any more. A check's entries are written by `schedule.rs` with [`append_in`].
 
 use super::{SqliteStore, before_key, time};
-use crate::store::{AlertStates, Millis, Series, StoreError, TimeKey, TimePage, is_id, new_id};
+use crate::store::{HistoryStore, Millis, Series, StoreError, TimeKey, TimePage, is_id, new_id};
+use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
-use wachet::alerts::confirm::ConfirmState;
-use wachet::alerts::{AlertState, LastCheck};
 use wachet::model::ClientData;
 
 /// Content stored as the value's UTF-8 bytes.
@@ -84,108 +84,18 @@ pub(super) fn decode(
         .map_err(|_| StoreError::Backend("stored value is not UTF-8".into()))
 }
 
-#[derive(sqlx::FromRow)]
-struct StateRow {
-    url: Option<String>,
-    checked: i64,
-    error: Option<String>,
-    codec: Option<i64>,
-    body: Option<Vec<u8>>,
-    alert_state: Option<String>,
-}
-
-impl StateRow {
-    fn state(self) -> Result<(Option<String>, ConfirmState), StoreError> {
-        if let Some(stored) = &self.alert_state {
-            match serde_json::from_str::<ConfirmState>(stored) {
-                Ok(state) => return Ok((self.url, state)),
-                // The history still tells what was confirmed last; only a pending
-                // confirmation is lost.
-                Err(err) => {
-                    tracing::error!(%err, "stored alert state cannot be read; history used")
-                }
-            }
-        }
-        let last_check = match (self.checked, &self.error) {
-            (0, _) => None,
-            (_, Some(_)) => Some(LastCheck::Failed),
-            (_, None) => Some(LastCheck::Succeeded),
-        };
-        let state = AlertState {
-            last_check,
-            last_value: decode(self.codec, self.body)?,
-        };
-        Ok((self.url, ConfirmState::from(state)))
-    }
-}
-
-/// The latest successful value of a series, as columns `codec` and `body`, when no alert state
-/// was stored (`{state}`: the column that would hold it): only then is it needed.
-const LAST_VALUE: &str = "LEFT JOIN contents c ON {state} IS NULL AND c.hash = (SELECT v.content_hash \
-                          FROM entries v WHERE {series} AND v.content_hash IS NOT NULL \
-                          ORDER BY v.checked_at DESC, v.id DESC LIMIT 1)";
-
-pub(super) async fn alert_states(
-    store: &SqliteStore,
-    task: &str,
-) -> Result<AlertStates, StoreError> {
-    let own: Option<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT NULL AS url, t.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body, \
-         t.alert_state \
-         FROM tasks t LEFT JOIN entries le ON le.id = t.latest_entry_id {} WHERE t.id = ?",
-        LAST_VALUE
-            .replace("{series}", "v.task_id = t.id AND v.page_id IS NULL")
-            .replace("{state}", "t.alert_state")
-    )))
-    .bind(task)
-    .fetch_optional(&store.reader)
-    .await?;
-    let Some(own) = own else {
-        return Err(StoreError::NotFound);
-    };
-    let pages: Vec<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT p.url, p.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body, \
-         p.alert_state \
-         FROM pages p LEFT JOIN entries le ON le.id = p.latest_entry_id {} WHERE p.task_id = ?",
-        LAST_VALUE
-            .replace("{series}", "v.page_id = p.id")
-            .replace("{state}", "p.alert_state")
-    )))
-    .bind(task)
-    .fetch_all(&store.reader)
-    .await?;
-    let mut states = AlertStates {
-        own: own.state()?.1,
-        ..AlertStates::default()
-    };
-    for row in pages {
-        if let (Some(url), state) = row.state()? {
-            states.pages.insert(url, state);
-        }
-    }
-    Ok(states)
-}
-
 /// Which rows make up a series, and the row that holds its latest entry.
 enum Owner {
     Task(String),
     Page { task: String, page: String },
 }
 
-pub(super) async fn append(
-    store: &SqliteStore,
-    series: &Series,
-    data: &ClientData,
-    max_stored_bytes: u64,
-) -> Result<String, StoreError> {
-    let mut tx = store.write().await?;
-    let id = append_in(&mut tx, series, data, max_stored_bytes).await?;
-    tx.commit().await?;
-    Ok(id)
-}
-
-/// [`append`] within the caller's transaction. A value new to the monitor that would take the
-/// owner's history past `max_stored_bytes` is not kept: the entry records an error instead.
+/// Appends one check result to a series within the caller's transaction and, when it is the
+/// newest, makes it the monitor's (or page's) latest data. The value-changed time is worked out
+/// here: the check time when the value differs from the previous value, else the previous
+/// entry's. Returns the entry's id; `NotFound` when the monitor does not exist. A value new to
+/// the monitor that would take the owner's history past `max_stored_bytes` is not kept: the
+/// entry records an error instead.
 pub(super) async fn append_in(
     tx: &mut Transaction<'_, Sqlite>,
     series: &Series,
@@ -413,58 +323,6 @@ struct EntryRow {
     data: DataColumns,
 }
 
-pub(super) async fn list(
-    store: &SqliteStore,
-    user: &str,
-    id: &str,
-    page: &TimePage,
-) -> Result<Vec<(TimeKey, ClientData)>, StoreError> {
-    if !is_id(id) {
-        return Err(StoreError::NotFound);
-    }
-    let series_filter = if super::tasks::owns(store, user, id).await? {
-        "e.task_id = ? AND e.page_id IS NULL"
-    } else {
-        let owned_page: Option<(i64,)> = sqlx::query_as(
-            "SELECT 1 FROM pages p JOIN tasks t ON t.id = p.task_id \
-             WHERE p.id = ? AND t.user_id = ?",
-        )
-        .bind(id)
-        .bind(user)
-        .fetch_optional(&store.reader)
-        .await?;
-        if owned_page.is_none() {
-            return Err(StoreError::NotFound);
-        }
-        "e.page_id = ?"
-    };
-    let (before_at, before_id) = before_key(page);
-    let rows: Vec<EntryRow> = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT e.id, e.checked_at, e.changed_at, c.codec, c.body, e.error \
-         FROM entries e LEFT JOIN contents c ON c.hash = e.content_hash \
-         WHERE {series_filter} AND e.checked_at >= ? AND (e.checked_at, e.id) < (?, ?) \
-         ORDER BY e.checked_at DESC, e.id DESC LIMIT ?"
-    )))
-    .bind(id)
-    .bind(page.from.unwrap_or(Millis::MIN))
-    .bind(before_at)
-    .bind(before_id)
-    .bind(i64::from(page.limit) + 1)
-    .fetch_all(&store.reader)
-    .await?;
-    rows.into_iter()
-        .map(|row| {
-            let data = data_of(row.data)?
-                .ok_or_else(|| StoreError::Backend("entry without a check time".into()))?;
-            let key = TimeKey {
-                at: data.last_check_timestamp.timestamp_millis(),
-                id: row.id.to_string(),
-            };
-            Ok((key, data))
-        })
-        .collect()
-}
-
 /// Deletes the oldest entries of each series of `task` (its own, each crawled page's) beyond the
 /// newest `keep`, at most [`PRUNE_BATCH`] a series; returns how many went. The counts are read
 /// first from a reader, so a check that leaves every series within bounds takes no write lock.
@@ -529,18 +387,73 @@ pub(super) async fn prune(store: &SqliteStore, task: &str, keep: u32) -> Result<
     Ok(deleted)
 }
 
-/// Deletes up to `limit` values that no entry names any more (their entries were pruned, or
-/// their monitor deleted) in one transaction; returns how many went.
-pub(super) async fn collect_garbage(store: &SqliteStore, limit: u32) -> Result<u64, StoreError> {
-    let mut tx = store.write().await?;
-    let deleted = sqlx::query(
-        "DELETE FROM contents WHERE hash IN \
-         (SELECT hash FROM contents WHERE refs = 0 LIMIT ?)",
-    )
-    .bind(i64::from(limit))
-    .execute(&mut *tx)
-    .await?
-    .rows_affected();
-    tx.commit().await?;
-    Ok(deleted)
+#[async_trait]
+impl HistoryStore for SqliteStore {
+    async fn entries(
+        &self,
+        user: &str,
+        id: &str,
+        page: &TimePage,
+    ) -> Result<Vec<(TimeKey, ClientData)>, StoreError> {
+        if !is_id(id) {
+            return Err(StoreError::NotFound);
+        }
+        let series_filter = if super::tasks::owns(self, user, id).await? {
+            "e.task_id = ? AND e.page_id IS NULL"
+        } else {
+            let owned_page: Option<(i64,)> = sqlx::query_as(
+                "SELECT 1 FROM pages p JOIN tasks t ON t.id = p.task_id \
+                 WHERE p.id = ? AND t.user_id = ?",
+            )
+            .bind(id)
+            .bind(user)
+            .fetch_optional(&self.reader)
+            .await?;
+            if owned_page.is_none() {
+                return Err(StoreError::NotFound);
+            }
+            "e.page_id = ?"
+        };
+        let (before_at, before_id) = before_key(page);
+        let rows: Vec<EntryRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT e.id, e.checked_at, e.changed_at, c.codec, c.body, e.error \
+             FROM entries e LEFT JOIN contents c ON c.hash = e.content_hash \
+             WHERE {series_filter} AND e.checked_at >= ? AND (e.checked_at, e.id) < (?, ?) \
+             ORDER BY e.checked_at DESC, e.id DESC LIMIT ?"
+        )))
+        .bind(id)
+        .bind(page.from.unwrap_or(Millis::MIN))
+        .bind(before_at)
+        .bind(before_id)
+        .bind(i64::from(page.limit) + 1)
+        .fetch_all(&self.reader)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                let data = data_of(row.data)?
+                    .ok_or_else(|| StoreError::Backend("entry without a check time".into()))?;
+                let key = TimeKey {
+                    at: data.last_check_timestamp.timestamp_millis(),
+                    id: row.id.to_string(),
+                };
+                Ok((key, data))
+            })
+            .collect()
+    }
+
+    /// Deletes up to `limit` values that no entry names any more (their entries were pruned, or
+    /// their monitor deleted) in one transaction; returns how many went.
+    async fn collect_garbage(&self, limit: u32) -> Result<u64, StoreError> {
+        let mut tx = self.write().await?;
+        let deleted = sqlx::query(
+            "DELETE FROM contents WHERE hash IN \
+             (SELECT hash FROM contents WHERE refs = 0 LIMIT ?)",
+        )
+        .bind(i64::from(limit))
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+        tx.commit().await?;
+        Ok(deleted)
+    }
 }

@@ -1,37 +1,34 @@
-//! The [`Store`] on one SQLite file: WAL journal, one writer connection (SQLite takes one writer
+//! The [`Store`](super::Store) on one SQLite file: WAL journal, one writer connection (SQLite takes one writer
 //! at a time anyway, and a single connection keeps writers from waiting on each other's locks)
 //! and a small pool of readers that never block on it. Migrations are embedded in the binary and
 //! each runs in a transaction. Other processes (`wachet user add`) may open the same file while
 //! the service runs: a busy database is waited for, not failed.
 //!
 //! The SQL is standard where it can be (row-value keyset comparisons, recursive common table
-//! expressions, `ON CONFLICT`), so a PostgreSQL store can follow it closely.
+//! expressions, `ON CONFLICT`), so a PostgreSQL store can follow it closely. Each resource's
+//! trait is implemented in the module that holds its SQL (`users`, `tasks`, `folders`,
+//! `history`, `notifications`, `schedule`, `outbox`, `feeds`); the cache is used, and
+//! invalidated, by those same methods.
 
-mod deliveries;
 mod feeds;
 mod folders;
 mod history;
 mod notifications;
+mod outbox;
 mod schedule;
 mod tasks;
+#[cfg(any(test, feature = "testing"))]
+mod testing;
 mod users;
 
-use super::{
-    AlertStates, CheckRecord, Claim, ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord,
-    DueCheck, EmailAddress, FeedChange, FeedRecord, FeedScope, FolderKey, FolderListing, Millis,
-    NewNotification, Quotas, Series, StorageUse, Store, StoreError, TimeKey, TimePage, TokenRecord,
-    UserRecord,
-};
-use async_trait::async_trait;
+use super::cache::Caches;
+use super::{Millis, Quotas, StoreError, TimePage};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
-use wachet::model::{
-    ClientAlertContentResponse, ClientData, ClientNotification, ClientPage, Folder, Monitor,
-    MoveRequest, NotificationEndpoint,
-};
 
 /// How long a call waits for another connection's (or process's) write lock.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -104,11 +101,13 @@ impl Default for StoreSettings {
     }
 }
 
-/// The SQLite store. Cheap to clone (the pools are shared).
+/// The SQLite store. Cheap to clone (the pools and the cache are shared).
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
+    /// The hot reads' answers, invalidated by the writes below that change them.
+    cache: Arc<Caches>,
     history_retention: u32,
     deliveries_per_hour: Option<std::num::NonZeroU32>,
     quotas: Quotas,
@@ -160,6 +159,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             writer,
             reader,
+            cache: Arc::new(Caches::default()),
             history_retention: settings.history_retention.max(1),
             deliveries_per_hour: std::num::NonZeroU32::new(settings.deliveries_per_hour),
             quotas: settings.quotas,
@@ -290,349 +290,6 @@ fn sort_key(name: Option<&str>) -> String {
 
 fn time(millis: Millis) -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default()
-}
-
-#[async_trait]
-impl Store for SqliteStore {
-    async fn paging_secret(&self) -> Result<Vec<u8>, StoreError> {
-        users::paging_secret(self).await
-    }
-
-    async fn user_count(&self) -> Result<u64, StoreError> {
-        users::count(self).await
-    }
-
-    async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError> {
-        users::create(self, user).await
-    }
-
-    async fn user_by_email(&self, email: &str) -> Result<Option<UserRecord>, StoreError> {
-        users::by_email(self, email).await
-    }
-
-    async fn user_by_id(&self, id: &str) -> Result<Option<UserRecord>, StoreError> {
-        users::by_id(self, id).await
-    }
-
-    async fn insert_token(&self, token: &TokenRecord) -> Result<(), StoreError> {
-        users::insert_token(self, token).await
-    }
-
-    async fn token_owner(
-        &self,
-        hash: &str,
-        now: Millis,
-    ) -> Result<Option<(String, Millis)>, StoreError> {
-        users::token_owner(self, hash, now).await
-    }
-
-    async fn session_seen(
-        &self,
-        hash: &str,
-        now: Millis,
-    ) -> Result<Option<Option<Millis>>, StoreError> {
-        users::session_seen(self, hash, now).await
-    }
-
-    async fn touch_session(&self, hash: &str, at: Millis) -> Result<(), StoreError> {
-        users::touch_session(self, hash, at).await
-    }
-
-    async fn invalidate_tokens(&self, user: &str) -> Result<(), StoreError> {
-        users::invalidate_tokens(self, user).await
-    }
-
-    async fn delete_token(&self, hash: &str) -> Result<(), StoreError> {
-        users::delete_token(self, hash).await
-    }
-
-    async fn set_notification_endpoints(
-        &self,
-        user: &str,
-        endpoints: &[NotificationEndpoint],
-    ) -> Result<(), StoreError> {
-        users::set_notification_endpoints(self, user, endpoints).await
-    }
-
-    async fn set_api_key(&self, user: &str, api_key_hash: &str) -> Result<(), StoreError> {
-        users::set_api_key(self, user, api_key_hash).await
-    }
-
-    async fn set_webhook_secret(&self, user: &str, secret: &str) -> Result<(), StoreError> {
-        users::set_webhook_secret(self, user, secret).await
-    }
-
-    async fn set_password(
-        &self,
-        user: &str,
-        password_hash: &str,
-        keep_token: &str,
-    ) -> Result<(), StoreError> {
-        users::set_password(self, user, password_hash, keep_token).await
-    }
-
-    async fn email_addresses(&self, user: &str) -> Result<Vec<EmailAddress>, StoreError> {
-        users::email_addresses(self, user).await
-    }
-
-    async fn request_email_confirmation(
-        &self,
-        user: &str,
-        address: &str,
-        resend: bool,
-    ) -> Result<(), StoreError> {
-        users::request_confirmation(self, user, address, resend).await
-    }
-
-    async fn confirm_email(
-        &self,
-        user: &str,
-        code_hash: &str,
-    ) -> Result<Option<String>, StoreError> {
-        users::confirm(self, user, code_hash).await
-    }
-
-    async fn claim_confirmation_mails(
-        &self,
-        now: Millis,
-        lease_until: Millis,
-        limit: u32,
-    ) -> Result<Vec<ConfirmationMail>, StoreError> {
-        users::claim_confirmations(self, now, lease_until, limit).await
-    }
-
-    async fn finish_confirmation_mail(
-        &self,
-        mail: &ConfirmationMail,
-        outcome: &DeliveryOutcome,
-    ) -> Result<(), StoreError> {
-        users::finish_confirmation(self, mail, outcome).await
-    }
-
-    async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
-        tasks::create(self, user, monitor).await
-    }
-
-    async fn update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
-        tasks::update(self, user, monitor).await
-    }
-
-    async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError> {
-        tasks::get(self, user, id).await
-    }
-
-    async fn delete_task(&self, user: &str, id: &str) -> Result<(), StoreError> {
-        tasks::delete(self, user, id).await
-    }
-
-    async fn search_tasks(
-        &self,
-        user: &str,
-        terms: &[String],
-        limit: u32,
-    ) -> Result<Vec<Monitor>, StoreError> {
-        tasks::search(self, user, terms, limit).await
-    }
-
-    async fn task_pages(&self, user: &str, id: &str) -> Result<Vec<ClientPage>, StoreError> {
-        tasks::pages(self, user, id).await
-    }
-
-    async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
-        folders::save(self, user, folder).await
-    }
-
-    async fn delete_folder(&self, user: &str, id: &str) -> Result<(), StoreError> {
-        folders::delete(self, user, id).await
-    }
-
-    async fn list_folder(
-        &self,
-        user: &str,
-        folder: Option<&str>,
-        after: Option<&FolderKey>,
-        limit: u32,
-    ) -> Result<FolderListing, StoreError> {
-        folders::list(self, user, folder, after, limit).await
-    }
-
-    async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError> {
-        folders::move_items(self, user, request).await
-    }
-
-    async fn claim_due(
-        &self,
-        now: Millis,
-        lease_until: Millis,
-        claim: &Claim,
-    ) -> Result<Vec<DueCheck>, StoreError> {
-        schedule::claim_due(self, now, lease_until, claim).await
-    }
-
-    async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {
-        schedule::renew_lease(self, task, lease_until).await
-    }
-
-    async fn finish_check(
-        &self,
-        task: &str,
-        version: Millis,
-        next_check_at: Millis,
-    ) -> Result<(), StoreError> {
-        schedule::finish_check(self, task, version, next_check_at).await
-    }
-
-    async fn claim_deliveries(
-        &self,
-        now: Millis,
-        lease_until: Millis,
-        limit: u32,
-    ) -> Result<Vec<Delivery>, StoreError> {
-        deliveries::claim(self, now, lease_until, limit).await
-    }
-
-    async fn finish_delivery(&self, id: &str, outcome: &DeliveryOutcome) -> Result<(), StoreError> {
-        deliveries::finish(self, id, outcome).await
-    }
-
-    async fn delivery_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
-        deliveries::counts(self).await
-    }
-
-    async fn delivery_records(
-        &self,
-        notification: &str,
-    ) -> Result<Vec<DeliveryRecord>, StoreError> {
-        deliveries::of_notification(self, notification).await
-    }
-
-    async fn retry_delivery(
-        &self,
-        user: &str,
-        notification: Option<&str>,
-        delivery: &str,
-        now: Millis,
-    ) -> Result<(), StoreError> {
-        deliveries::retry(self, user, notification, delivery, now).await
-    }
-
-    async fn queue_test_delivery(
-        &self,
-        user: &str,
-        kind: wachet::model::MessagingServiceType,
-        target: &str,
-        now: Millis,
-        waiting: u32,
-    ) -> Result<String, StoreError> {
-        deliveries::queue_test(self, user, kind, target, now, waiting).await
-    }
-
-    async fn test_deliveries(
-        &self,
-        user: &str,
-        limit: u32,
-    ) -> Result<Vec<DeliveryRecord>, StoreError> {
-        deliveries::tests_of(self, user, limit).await
-    }
-
-    async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError> {
-        let stored = schedule::record_check(self, record).await?;
-        if stored {
-            self.prune(&record.task).await;
-        }
-        Ok(stored)
-    }
-
-    async fn collect_garbage(&self, limit: u32) -> Result<u64, StoreError> {
-        history::collect_garbage(self, limit).await
-    }
-
-    async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {
-        history::alert_states(self, task).await
-    }
-
-    async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
-        let (used,): (i64,) = sqlx::query_as(
-            "SELECT u.stored_bytes FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = ?",
-        )
-        .bind(task)
-        .fetch_optional(&self.reader)
-        .await?
-        .ok_or(StoreError::NotFound)?;
-        Ok(StorageUse {
-            used: used.max(0).unsigned_abs(),
-            max: self.quotas.stored_bytes,
-        })
-    }
-
-    async fn append_entry(&self, series: &Series, data: &ClientData) -> Result<String, StoreError> {
-        let id = history::append(self, series, data, self.quotas.stored_bytes).await?;
-        let (Series::Task(task) | Series::Page { task_id: task, .. }) = series;
-        self.prune(task).await;
-        Ok(id)
-    }
-
-    async fn entries(
-        &self,
-        user: &str,
-        id: &str,
-        page: &TimePage,
-    ) -> Result<Vec<(TimeKey, ClientData)>, StoreError> {
-        history::list(self, user, id, page).await
-    }
-
-    async fn insert_notification(&self, n: &NewNotification) -> Result<String, StoreError> {
-        notifications::insert(self, n).await
-    }
-
-    async fn notifications(
-        &self,
-        user: &str,
-        task: Option<&str>,
-        page: &TimePage,
-        with_html: bool,
-    ) -> Result<Vec<(TimeKey, ClientNotification)>, StoreError> {
-        notifications::list(self, user, task, page, with_html).await
-    }
-
-    async fn notification(
-        &self,
-        user: &str,
-        id: &str,
-    ) -> Result<ClientAlertContentResponse, StoreError> {
-        notifications::get(self, user, id).await
-    }
-
-    async fn feeds(&self, user: &str) -> Result<Vec<FeedRecord>, StoreError> {
-        feeds::list(self, user).await
-    }
-
-    async fn renew_feed(
-        &self,
-        user: &str,
-        scope: &FeedScope,
-        secret_hash: &str,
-        now: Millis,
-    ) -> Result<FeedRecord, StoreError> {
-        feeds::renew(self, user, scope, secret_hash, now).await
-    }
-
-    async fn delete_feed(&self, user: &str, id: &str) -> Result<(), StoreError> {
-        feeds::delete(self, user, id).await
-    }
-
-    async fn feed_by_secret(&self, secret_hash: &str) -> Result<Option<FeedRecord>, StoreError> {
-        feeds::by_secret(self, secret_hash).await
-    }
-
-    async fn feed_changes(
-        &self,
-        user: &str,
-        scope: &FeedScope,
-        limit: u32,
-    ) -> Result<Vec<FeedChange>, StoreError> {
-        feeds::changes(self, user, scope, limit).await
-    }
 }
 
 /// The upper keyset bound of a newest-first page: rows strictly before `after`, and no later

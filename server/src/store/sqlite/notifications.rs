@@ -1,20 +1,17 @@
-//! Raised notifications.
+//! [`NotificationStore`] on SQLite: raised notifications, written in a check's transaction
+//! ([`insert_in`], from `schedule.rs`) with their deliveries, and read back by their owner.
 
 use super::{SqliteStore, before_key, time};
 use crate::store::{
-    Millis, NewNotification, StoreError, TimeKey, TimePage, is_id, new_id, now_millis,
+    Millis, NewNotification, NotificationStore, StoreError, TimeKey, TimePage, is_id, new_id,
+    now_millis,
 };
+use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
 use wachet::model::{AlertType, ClientAlertContentResponse, ClientNotification, JobType};
 
-pub(super) async fn insert(store: &SqliteStore, n: &NewNotification) -> Result<String, StoreError> {
-    let mut tx = store.write().await?;
-    let id = insert_in(&mut tx, n).await?;
-    tx.commit().await?;
-    Ok(id)
-}
-
-/// [`insert`] within the caller's transaction.
+/// Stores a raised notification and its deliveries within the caller's transaction; returns
+/// its id.
 pub(super) async fn insert_in(
     tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
     n: &NewNotification,
@@ -56,7 +53,7 @@ pub(super) async fn insert_in(
     if inserted.rows_affected() == 0 {
         return Err(StoreError::NotFound);
     }
-    super::deliveries::create_in(tx, &id, &n.task_id, &n.endpoints, n.created_at).await?;
+    super::outbox::create_in(tx, &id, &n.task_id, &n.endpoints, n.created_at).await?;
     Ok(id)
 }
 
@@ -74,63 +71,6 @@ struct Row {
     url: Option<String>,
 }
 
-pub(super) async fn list(
-    store: &SqliteStore,
-    user: &str,
-    task: Option<&str>,
-    page: &TimePage,
-    with_html: bool,
-) -> Result<Vec<(TimeKey, ClientNotification)>, StoreError> {
-    if let Some(task) = task
-        && !super::tasks::owns(store, user, task).await?
-    {
-        return Err(StoreError::NotFound);
-    }
-    let html = if with_html { "html" } else { "NULL AS html" };
-    let scope = if task.is_some() {
-        "task_id = ?"
-    } else {
-        "user_id = ?"
-    };
-    let (before_at, before_id) = before_key(page);
-    let rows: Vec<Row> = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT id, alert_type, current_value, comparand, {html}, error, created_at, task_id, \
-         task_name, url FROM notifications \
-         WHERE {scope} AND created_at >= ? AND (created_at, id) < (?, ?) \
-         ORDER BY created_at DESC, id DESC LIMIT ?"
-    )))
-    .bind(task.unwrap_or(user))
-    .bind(page.from.unwrap_or(Millis::MIN))
-    .bind(before_at)
-    .bind(before_id)
-    .bind(i64::from(page.limit) + 1)
-    .fetch_all(&store.reader)
-    .await?;
-    let server_time = time(now_millis());
-    rows.into_iter()
-        .map(|row| {
-            let key = TimeKey {
-                at: row.created_at,
-                id: row.id.clone(),
-            };
-            let notification = ClientNotification {
-                id: Some(row.id),
-                kind: alert_type(row.alert_type)?,
-                current: row.current_value,
-                comparand: row.comparand,
-                html: row.html,
-                error: row.error,
-                timestamp: time(row.created_at),
-                server_time,
-                task_id: Some(row.task_id),
-                task_name: row.task_name,
-                url: row.url,
-            };
-            Ok((key, notification))
-        })
-        .collect()
-}
-
 fn alert_type(code: i64) -> Result<AlertType, StoreError> {
     AlertType::from_code(code)
         .ok_or_else(|| StoreError::Backend(format!("stored alert type {code}")))
@@ -146,30 +86,90 @@ struct ContentRow {
     created_at: i64,
 }
 
-pub(super) async fn get(
-    store: &SqliteStore,
-    user: &str,
-    id: &str,
-) -> Result<ClientAlertContentResponse, StoreError> {
-    if !is_id(id) {
-        return Err(StoreError::NotFound);
+#[async_trait]
+impl NotificationStore for SqliteStore {
+    async fn notifications(
+        &self,
+        user: &str,
+        task: Option<&str>,
+        page: &TimePage,
+        with_html: bool,
+    ) -> Result<Vec<(TimeKey, ClientNotification)>, StoreError> {
+        if let Some(task) = task
+            && !super::tasks::owns(self, user, task).await?
+        {
+            return Err(StoreError::NotFound);
+        }
+        let html = if with_html { "html" } else { "NULL AS html" };
+        let scope = if task.is_some() {
+            "task_id = ?"
+        } else {
+            "user_id = ?"
+        };
+        let (before_at, before_id) = before_key(page);
+        let rows: Vec<Row> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT id, alert_type, current_value, comparand, {html}, error, created_at, task_id, \
+             task_name, url FROM notifications \
+             WHERE {scope} AND created_at >= ? AND (created_at, id) < (?, ?) \
+             ORDER BY created_at DESC, id DESC LIMIT ?"
+        )))
+        .bind(task.unwrap_or(user))
+        .bind(page.from.unwrap_or(Millis::MIN))
+        .bind(before_at)
+        .bind(before_id)
+        .bind(i64::from(page.limit) + 1)
+        .fetch_all(&self.reader)
+        .await?;
+        let server_time = time(now_millis());
+        rows.into_iter()
+            .map(|row| {
+                let key = TimeKey {
+                    at: row.created_at,
+                    id: row.id.clone(),
+                };
+                let notification = ClientNotification {
+                    id: Some(row.id),
+                    kind: alert_type(row.alert_type)?,
+                    current: row.current_value,
+                    comparand: row.comparand,
+                    html: row.html,
+                    error: row.error,
+                    timestamp: time(row.created_at),
+                    server_time,
+                    task_id: Some(row.task_id),
+                    task_name: row.task_name,
+                    url: row.url,
+                };
+                Ok((key, notification))
+            })
+            .collect()
     }
-    let row: Option<ContentRow> = sqlx::query_as(
-        "SELECT job_type, synthetic_expression, url, task_name, html, created_at \
-             FROM notifications WHERE id = ? AND user_id = ?",
-    )
-    .bind(id)
-    .bind(user)
-    .fetch_optional(&store.reader)
-    .await?;
-    let row = row.ok_or(StoreError::NotFound)?;
-    Ok(ClientAlertContentResponse {
-        job_type: JobType::from_code(row.job_type)
-            .ok_or_else(|| StoreError::Backend(format!("stored job type {}", row.job_type)))?,
-        synthetic_expression: row.synthetic_expression,
-        url: row.url,
-        name: row.task_name,
-        html: row.html,
-        timestamp_utc: time(row.created_at),
-    })
+
+    async fn notification(
+        &self,
+        user: &str,
+        id: &str,
+    ) -> Result<ClientAlertContentResponse, StoreError> {
+        if !is_id(id) {
+            return Err(StoreError::NotFound);
+        }
+        let row: Option<ContentRow> = sqlx::query_as(
+            "SELECT job_type, synthetic_expression, url, task_name, html, created_at \
+                 FROM notifications WHERE id = ? AND user_id = ?",
+        )
+        .bind(id)
+        .bind(user)
+        .fetch_optional(&self.reader)
+        .await?;
+        let row = row.ok_or(StoreError::NotFound)?;
+        Ok(ClientAlertContentResponse {
+            job_type: JobType::from_code(row.job_type)
+                .ok_or_else(|| StoreError::Backend(format!("stored job type {}", row.job_type)))?,
+            synthetic_expression: row.synthetic_expression,
+            url: row.url,
+            name: row.task_name,
+            html: row.html,
+            timestamp_utc: time(row.created_at),
+        })
+    }
 }

@@ -1,9 +1,17 @@
-//! The scheduler's state: claiming due monitors under a lease, and setting the next check.
+//! [`ScheduleStore`] on SQLite: claiming due monitors under a lease, recording a check (its
+//! entries, notifications and deliveries in one transaction) and setting the next check, and
+//! what a check reads first: the alert states and the owner's storage.
 
 use super::{SqliteStore, history, notifications};
-use crate::store::{CheckRecord, Claim, DueCheck, Millis, NewNotification, Series, StoreError};
+use crate::store::{
+    AlertStates, CheckRecord, Claim, DueCheck, Millis, NewNotification, ScheduleStore, Series,
+    StorageUse, StoreError,
+};
+use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
 use wachet::Monitor;
+use wachet::alerts::confirm::ConfirmState;
+use wachet::alerts::{AlertState, LastCheck};
 
 #[derive(sqlx::FromRow)]
 struct DueRow {
@@ -60,186 +68,6 @@ const CLAIM: &str = "\
     FROM ranked r JOIN tasks t ON t.id = r.id, active a \
     WHERE r.place <= max(1, ?3 / a.n) \
     ORDER BY r.place, r.next_check_at, r.id LIMIT ?4";
-
-pub(super) async fn claim_due(
-    store: &SqliteStore,
-    now: Millis,
-    lease_until: Millis,
-    claim: &Claim,
-) -> Result<Vec<DueCheck>, StoreError> {
-    let mut tx = store.write().await?;
-    // The definition only: a check needs no latest data, and this runs in the writer's lock.
-    let rows: Vec<DueRow> = sqlx::query_as(CLAIM)
-        .bind(super::flag(claim.browser))
-        .bind(now)
-        .bind(i64::from(claim.share))
-        .bind(i64::from(claim.limit))
-        .fetch_all(&mut *tx)
-        .await?;
-    let mut claimed = Vec::with_capacity(rows.len());
-    for row in rows {
-        let mut monitor: Monitor = match serde_json::from_str(&row.definition) {
-            Ok(monitor) => monitor,
-            Err(err) => {
-                // One unreadable row must not stop every other monitor's checks.
-                tracing::error!(task = %row.id, %err, "stored monitor cannot be read; skipped");
-                sqlx::query("UPDATE tasks SET next_check_at = ? WHERE id = ?")
-                    .bind(now + UNREADABLE_RETRY)
-                    .bind(&row.id)
-                    .execute(&mut *tx)
-                    .await?;
-                continue;
-            }
-        };
-        sqlx::query("UPDATE tasks SET lease_until = ? WHERE id = ?")
-            .bind(lease_until)
-            .bind(&row.id)
-            .execute(&mut *tx)
-            .await?;
-        monitor.id = Some(row.id);
-        monitor.folder_id = row.folder_id;
-        claimed.push(DueCheck {
-            monitor,
-            user: row.user_id,
-            due_at: row.next_check_at,
-            version: row.updated_at,
-            sample_noise: row.sample_noise != 0,
-        });
-    }
-    tx.commit().await?;
-    Ok(claimed)
-}
-
-pub(super) async fn renew_lease(
-    store: &SqliteStore,
-    task: &str,
-    lease_until: Millis,
-) -> Result<(), StoreError> {
-    sqlx::query("UPDATE tasks SET lease_until = ? WHERE id = ? AND lease_until IS NOT NULL")
-        .bind(lease_until)
-        .bind(task)
-        .execute(&store.writer)
-        .await?;
-    Ok(())
-}
-
-pub(super) async fn finish_check(
-    store: &SqliteStore,
-    task: &str,
-    version: Millis,
-    next_check_at: Millis,
-) -> Result<(), StoreError> {
-    // An update during the check set its own next check (at once) and version; keep it.
-    sqlx::query(
-        "UPDATE tasks SET lease_until = NULL, \
-         next_check_at = CASE WHEN updated_at = ? THEN ? ELSE next_check_at END \
-         WHERE id = ?",
-    )
-    .bind(version)
-    .bind(next_check_at)
-    .bind(task)
-    .execute(&store.writer)
-    .await?;
-    Ok(())
-}
-
-pub(super) async fn record_check(
-    store: &SqliteStore,
-    record: &CheckRecord,
-) -> Result<bool, StoreError> {
-    let quotas = store.quotas;
-    let mut tx = store.write().await?;
-    let version: Option<(i64, String)> =
-        sqlx::query_as("SELECT updated_at, user_id FROM tasks WHERE id = ?")
-            .bind(&record.task)
-            .fetch_optional(&mut *tx)
-            .await?;
-    let Some((version, user)) = version else {
-        return Err(StoreError::NotFound);
-    };
-    if version != record.version {
-        // Edited during the check: the edit scheduled its own first check.
-        sqlx::query("UPDATE tasks SET lease_until = NULL WHERE id = ?")
-            .bind(&record.task)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        return Ok(false);
-    }
-    // Pages first: a page's notification names the page, which must exist by then.
-    for (url, name, data) in &record.pages {
-        let series = Series::Page {
-            task_id: record.task.clone(),
-            url: url.clone(),
-            name: name.clone(),
-        };
-        history::append_in(&mut tx, &series, data, quotas.stored_bytes).await?;
-    }
-    let own = Series::Task(record.task.clone());
-    history::append_in(&mut tx, &own, &record.own, quotas.stored_bytes).await?;
-    if !record.notifications.is_empty() {
-        let limit = quotas.notifications_per_hour;
-        let (sent, held) =
-            within_hourly_limit(&mut tx, &user, limit, &record.notifications).await?;
-        for notification in sent {
-            notifications::insert_in(&mut tx, notification).await?;
-        }
-        if let Some((first, held)) = held {
-            tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
-            notifications::insert_in(&mut tx, &first.clone().held(held, limit)).await?;
-        }
-    }
-    for (page, state) in &record.alert_states {
-        let json = match state {
-            Some(state) => Some(
-                serde_json::to_string(state).map_err(|err| StoreError::Backend(err.to_string()))?,
-            ),
-            None => None,
-        };
-        // Forgetting a state nobody stored is no write.
-        let forget = if json.is_none() {
-            " AND alert_state IS NOT NULL"
-        } else {
-            ""
-        };
-        match page {
-            None => sqlx::query(AssertSqlSafe(format!(
-                "UPDATE tasks SET alert_state = ? WHERE id = ?{forget}"
-            )))
-            .bind(json)
-            .bind(&record.task),
-            Some(url) => sqlx::query(AssertSqlSafe(format!(
-                "UPDATE pages SET alert_state = ? WHERE task_id = ? AND url = ?{forget}"
-            )))
-            .bind(json)
-            .bind(&record.task)
-            .bind(url),
-        }
-        .execute(&mut *tx)
-        .await?;
-    }
-    sqlx::query("UPDATE tasks SET noise_notice = ? WHERE id = ?")
-        .bind(&record.noise_notice)
-        .bind(&record.task)
-        .execute(&mut *tx)
-        .await?;
-    if !record.learned.is_empty() || record.learned_order.is_some() {
-        learn_in(&mut tx, &record.task, &record.learned, record.learned_order).await?;
-    }
-    if record.sampled {
-        sqlx::query("UPDATE tasks SET sample_noise = 0 WHERE id = ?")
-            .bind(&record.task)
-            .execute(&mut *tx)
-            .await?;
-    }
-    sqlx::query("UPDATE tasks SET lease_until = NULL, next_check_at = ? WHERE id = ?")
-        .bind(record.next_check_at)
-        .bind(&record.task)
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    Ok(true)
-}
 
 /// Appends masks a check learned (and a line order its samples taught, where the monitor has
 /// none) to the monitor's definition as it is now in the writer's
@@ -312,3 +140,276 @@ async fn within_hourly_limit<'a>(
 
 /// The window of the notifications limit.
 const HOUR: Millis = 3_600_000;
+
+/// The latest successful value of a series, as columns `codec` and `body`, when no alert state
+/// was stored (`{state}`: the column that would hold it): only then is it needed.
+const LAST_VALUE: &str = "LEFT JOIN contents c ON {state} IS NULL AND c.hash = (SELECT v.content_hash \
+                          FROM entries v WHERE {series} AND v.content_hash IS NOT NULL \
+                          ORDER BY v.checked_at DESC, v.id DESC LIMIT 1)";
+
+#[derive(sqlx::FromRow)]
+struct StateRow {
+    url: Option<String>,
+    checked: i64,
+    error: Option<String>,
+    codec: Option<i64>,
+    body: Option<Vec<u8>>,
+    alert_state: Option<String>,
+}
+
+impl StateRow {
+    fn state(self) -> Result<(Option<String>, ConfirmState), StoreError> {
+        if let Some(stored) = &self.alert_state {
+            match serde_json::from_str::<ConfirmState>(stored) {
+                Ok(state) => return Ok((self.url, state)),
+                // The history still tells what was confirmed last; only a pending
+                // confirmation is lost.
+                Err(err) => {
+                    tracing::error!(%err, "stored alert state cannot be read; history used")
+                }
+            }
+        }
+        let last_check = match (self.checked, &self.error) {
+            (0, _) => None,
+            (_, Some(_)) => Some(LastCheck::Failed),
+            (_, None) => Some(LastCheck::Succeeded),
+        };
+        let state = AlertState {
+            last_check,
+            last_value: history::decode(self.codec, self.body)?,
+        };
+        Ok((self.url, ConfirmState::from(state)))
+    }
+}
+
+#[async_trait]
+impl ScheduleStore for SqliteStore {
+    async fn claim_due(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        claim: &Claim,
+    ) -> Result<Vec<DueCheck>, StoreError> {
+        let mut tx = self.write().await?;
+        // The definition only: a check needs no latest data, and this runs in the writer's lock.
+        let rows: Vec<DueRow> = sqlx::query_as(CLAIM)
+            .bind(super::flag(claim.browser))
+            .bind(now)
+            .bind(i64::from(claim.share))
+            .bind(i64::from(claim.limit))
+            .fetch_all(&mut *tx)
+            .await?;
+        let mut claimed = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut monitor: Monitor = match serde_json::from_str(&row.definition) {
+                Ok(monitor) => monitor,
+                Err(err) => {
+                    // One unreadable row must not stop every other monitor's checks.
+                    tracing::error!(task = %row.id, %err, "stored monitor cannot be read; skipped");
+                    sqlx::query("UPDATE tasks SET next_check_at = ? WHERE id = ?")
+                        .bind(now + UNREADABLE_RETRY)
+                        .bind(&row.id)
+                        .execute(&mut *tx)
+                        .await?;
+                    continue;
+                }
+            };
+            sqlx::query("UPDATE tasks SET lease_until = ? WHERE id = ?")
+                .bind(lease_until)
+                .bind(&row.id)
+                .execute(&mut *tx)
+                .await?;
+            monitor.id = Some(row.id);
+            monitor.folder_id = row.folder_id;
+            claimed.push(DueCheck {
+                monitor,
+                user: row.user_id,
+                due_at: row.next_check_at,
+                version: row.updated_at,
+                sample_noise: row.sample_noise != 0,
+            });
+        }
+        tx.commit().await?;
+        Ok(claimed)
+    }
+
+    async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {
+        sqlx::query("UPDATE tasks SET lease_until = ? WHERE id = ? AND lease_until IS NOT NULL")
+            .bind(lease_until)
+            .bind(task)
+            .execute(&self.writer)
+            .await?;
+        Ok(())
+    }
+
+    async fn finish_check(
+        &self,
+        task: &str,
+        version: Millis,
+        next_check_at: Millis,
+    ) -> Result<(), StoreError> {
+        // An update during the check set its own next check (at once) and version; keep it.
+        sqlx::query(
+            "UPDATE tasks SET lease_until = NULL, \
+             next_check_at = CASE WHEN updated_at = ? THEN ? ELSE next_check_at END \
+             WHERE id = ?",
+        )
+        .bind(version)
+        .bind(next_check_at)
+        .bind(task)
+        .execute(&self.writer)
+        .await?;
+        Ok(())
+    }
+
+    async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError> {
+        let quotas = self.quotas;
+        let mut tx = self.write().await?;
+        let version: Option<(i64, String)> =
+            sqlx::query_as("SELECT updated_at, user_id FROM tasks WHERE id = ?")
+                .bind(&record.task)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let Some((version, user)) = version else {
+            return Err(StoreError::NotFound);
+        };
+        if version != record.version {
+            // Edited during the check: the edit scheduled its own first check.
+            sqlx::query("UPDATE tasks SET lease_until = NULL WHERE id = ?")
+                .bind(&record.task)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            return Ok(false);
+        }
+        // Pages first: a page's notification names the page, which must exist by then.
+        for (url, name, data) in &record.pages {
+            let series = Series::Page {
+                task_id: record.task.clone(),
+                url: url.clone(),
+                name: name.clone(),
+            };
+            history::append_in(&mut tx, &series, data, quotas.stored_bytes).await?;
+        }
+        let own = Series::Task(record.task.clone());
+        history::append_in(&mut tx, &own, &record.own, quotas.stored_bytes).await?;
+        if !record.notifications.is_empty() {
+            let limit = quotas.notifications_per_hour;
+            let (sent, held) =
+                within_hourly_limit(&mut tx, &user, limit, &record.notifications).await?;
+            for notification in sent {
+                notifications::insert_in(&mut tx, notification).await?;
+            }
+            if let Some((first, held)) = held {
+                tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
+                notifications::insert_in(&mut tx, &first.clone().held(held, limit)).await?;
+            }
+        }
+        for (page, state) in &record.alert_states {
+            let json = match state {
+                Some(state) => Some(
+                    serde_json::to_string(state)
+                        .map_err(|err| StoreError::Backend(err.to_string()))?,
+                ),
+                None => None,
+            };
+            // Forgetting a state nobody stored is no write.
+            let forget = if json.is_none() {
+                " AND alert_state IS NOT NULL"
+            } else {
+                ""
+            };
+            match page {
+                None => sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE tasks SET alert_state = ? WHERE id = ?{forget}"
+                )))
+                .bind(json)
+                .bind(&record.task),
+                Some(url) => sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE pages SET alert_state = ? WHERE task_id = ? AND url = ?{forget}"
+                )))
+                .bind(json)
+                .bind(&record.task)
+                .bind(url),
+            }
+            .execute(&mut *tx)
+            .await?;
+        }
+        sqlx::query("UPDATE tasks SET noise_notice = ? WHERE id = ?")
+            .bind(&record.noise_notice)
+            .bind(&record.task)
+            .execute(&mut *tx)
+            .await?;
+        if !record.learned.is_empty() || record.learned_order.is_some() {
+            learn_in(&mut tx, &record.task, &record.learned, record.learned_order).await?;
+        }
+        if record.sampled {
+            sqlx::query("UPDATE tasks SET sample_noise = 0 WHERE id = ?")
+                .bind(&record.task)
+                .execute(&mut *tx)
+                .await?;
+        }
+        sqlx::query("UPDATE tasks SET lease_until = NULL, next_check_at = ? WHERE id = ?")
+            .bind(record.next_check_at)
+            .bind(&record.task)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        // The monitor's latest data, noise notice and masks are the check's now.
+        self.cache.tasks.invalidate(&record.task);
+        self.prune(&record.task).await;
+        Ok(true)
+    }
+
+    async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
+        let (used,): (i64,) = sqlx::query_as(
+            "SELECT u.stored_bytes FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = ?",
+        )
+        .bind(task)
+        .fetch_optional(&self.reader)
+        .await?
+        .ok_or(StoreError::NotFound)?;
+        Ok(StorageUse {
+            used: used.max(0).unsigned_abs(),
+            max: self.quotas.stored_bytes,
+        })
+    }
+
+    async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {
+        let own: Option<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT NULL AS url, t.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body, \
+             t.alert_state \
+             FROM tasks t LEFT JOIN entries le ON le.id = t.latest_entry_id {} WHERE t.id = ?",
+            LAST_VALUE
+                .replace("{series}", "v.task_id = t.id AND v.page_id IS NULL")
+                .replace("{state}", "t.alert_state")
+        )))
+        .bind(task)
+        .fetch_optional(&self.reader)
+        .await?;
+        let Some(own) = own else {
+            return Err(StoreError::NotFound);
+        };
+        let pages: Vec<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT p.url, p.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body, \
+             p.alert_state \
+             FROM pages p LEFT JOIN entries le ON le.id = p.latest_entry_id {} WHERE p.task_id = ?",
+            LAST_VALUE
+                .replace("{series}", "v.page_id = p.id")
+                .replace("{state}", "p.alert_state")
+        )))
+        .bind(task)
+        .fetch_all(&self.reader)
+        .await?;
+        let mut states = AlertStates {
+            own: own.state()?.1,
+            ..AlertStates::default()
+        };
+        for row in pages {
+            if let (Some(url), state) = row.state()? {
+                states.pages.insert(url, state);
+            }
+        }
+        Ok(states)
+    }
+}

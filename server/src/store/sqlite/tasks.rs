@@ -1,8 +1,11 @@
-//! Monitors: their definitions, search and the pages of Portal monitors.
+//! [`TaskStore`] on SQLite: monitors, their definitions, search and the pages of Portal
+//! monitors. A monitor read by id is cached; the writes here, and those of other resources that
+//! change a monitor (a check, a move, a folder's deletion), invalidate it.
 
 use super::history::{DataColumns, data_of};
 use super::{SqliteStore, flag, sort_key};
-use crate::store::{StoreError, is_id, new_id, noise, now_millis};
+use crate::store::{StoreError, TaskStore, is_id, new_id, noise, now_millis};
+use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
 use wachet::alerts::confirm::ConfirmState;
@@ -117,141 +120,6 @@ pub(super) async fn check_folder(
     }
 }
 
-pub(super) async fn create(
-    store: &SqliteStore,
-    user: &str,
-    monitor: &Monitor,
-) -> Result<Monitor, StoreError> {
-    let monitor = &Monitor {
-        noise: noise::on_create(monitor.noise.as_deref()),
-        ..monitor.clone()
-    };
-    let c = columns(monitor)?;
-    let id = new_id();
-    let now = now_millis();
-    let mut tx = store.write().await?;
-    if let Some(folder) = monitor.folder_id.as_deref() {
-        check_folder(&mut tx, user, folder, "folderId").await?;
-    }
-    // Counted in the writer's transaction, so two creations at once cannot both pass the cap.
-    let max = store.quotas.monitors;
-    let (have,): (i64,) = sqlx::query_as(
-        "SELECT count(*) FROM (SELECT 1 FROM tasks WHERE user_id = ? LIMIT ?) AS mine",
-    )
-    .bind(user)
-    .bind(i64::try_from(max).unwrap_or(i64::MAX))
-    .fetch_one(&mut *tx)
-    .await?;
-    if have.unsigned_abs() >= max {
-        return Err(StoreError::QuotaExceeded {
-            limit: "maxMonitorsPerUser".into(),
-            message: format!(
-                "you have {have} monitors, the most this server allows a user ({max}); delete \
-                 one to create another"
-            ),
-        });
-    }
-    sqlx::query(
-        "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
-         definition, paused, created_at, updated_at, next_check_at, dynamic, sample_noise) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&id)
-    .bind(user)
-    .bind(&monitor.folder_id)
-    .bind(&c.name)
-    .bind(&c.sort_key)
-    .bind(&c.url)
-    .bind(&c.note)
-    .bind(&c.search_text)
-    .bind(&c.definition)
-    .bind(c.paused)
-    .bind(now)
-    .bind(now)
-    .bind(c.first_check(now))
-    .bind(c.dynamic)
-    .bind(flag(samples_noise(monitor)))
-    .execute(&mut *tx)
-    .await?;
-    let created = fetch(&mut tx, user, &id).await?;
-    tx.commit().await?;
-    Ok(created)
-}
-
-pub(super) async fn update(
-    store: &SqliteStore,
-    user: &str,
-    monitor: &Monitor,
-) -> Result<Monitor, StoreError> {
-    let id = monitor
-        .id
-        .as_deref()
-        .filter(|id| is_id(id))
-        .ok_or(StoreError::NotFound)?;
-    let now = now_millis();
-    let mut tx = store.write().await?;
-    if let Some(folder) = monitor.folder_id.as_deref() {
-        check_folder(&mut tx, user, folder, "folderId").await?;
-    }
-    // Read in the writer's transaction: a check's learning cannot land between this read and
-    // the write below.
-    let stored: Option<(String, Option<String>)> =
-        sqlx::query_as("SELECT definition, alert_state FROM tasks WHERE id = ? AND user_id = ?")
-            .bind(id)
-            .bind(user)
-            .fetch_optional(&mut *tx)
-            .await?;
-    let Some((definition, alert_state)) = stored else {
-        return Err(StoreError::NotFound);
-    };
-    let before: Monitor = serde_json::from_str(&definition)
-        .map_err(|err| StoreError::Backend(format!("stored monitor {id}: {err}")))?;
-    let masks = noise::after_edit(&before, monitor).map_err(|m| StoreError::invalid("noise", m))?;
-    let monitor = &Monitor {
-        noise: masks,
-        ..monitor.clone()
-    };
-    let c = columns(monitor)?;
-    if noise::watches_differently(&before, monitor) {
-        // What learning knew belonged to the old value; the next check samples the new one.
-        let alert_state = alert_state.map(forget_learning).transpose()?;
-        sqlx::query(
-            "UPDATE tasks SET sample_noise = ?, noise_notice = NULL, alert_state = ? WHERE id = ?",
-        )
-        .bind(flag(samples_noise(monitor)))
-        .bind(alert_state)
-        .bind(id)
-        .execute(&mut *tx)
-        .await?;
-    }
-    let updated = sqlx::query(
-        "UPDATE tasks SET folder_id = COALESCE(?, folder_id), name = ?, sort_key = ?, url = ?, \
-         note = ?, search_text = ?, definition = ?, paused = ?, updated_at = ?, \
-         next_check_at = ?, dynamic = ? WHERE id = ? AND user_id = ?",
-    )
-    .bind(&monitor.folder_id)
-    .bind(&c.name)
-    .bind(&c.sort_key)
-    .bind(&c.url)
-    .bind(&c.note)
-    .bind(&c.search_text)
-    .bind(&c.definition)
-    .bind(c.paused)
-    .bind(now)
-    .bind(c.first_check(now))
-    .bind(c.dynamic)
-    .bind(id)
-    .bind(user)
-    .execute(&mut *tx)
-    .await?;
-    if updated.rows_affected() == 0 {
-        return Err(StoreError::NotFound);
-    }
-    let saved = fetch(&mut tx, user, id).await?;
-    tx.commit().await?;
-    Ok(saved)
-}
-
 /// Whether a monitor's first check (after it is created or what it watches changed) takes
 /// quick samples to learn its noise: SinglePage monitors only (a Portal's pages are not
 /// sampled; a person's masks apply to every page).
@@ -282,25 +150,6 @@ async fn fetch(
     monitor(row)
 }
 
-pub(super) async fn get(store: &SqliteStore, user: &str, id: &str) -> Result<Monitor, StoreError> {
-    if !is_id(id) {
-        return Err(StoreError::NotFound);
-    }
-    let row: Option<TaskRow> = sqlx::query_as(AssertSqlSafe(format!(
-        "{SELECT} WHERE t.id = ? AND t.user_id = ?"
-    )))
-    .bind(id)
-    .bind(user)
-    .fetch_optional(&store.reader)
-    .await?;
-    monitor(row.ok_or(StoreError::NotFound)?)
-}
-
-pub(super) async fn delete(store: &SqliteStore, user: &str, id: &str) -> Result<(), StoreError> {
-    // Pages, history and notifications go with the monitor (ON DELETE CASCADE).
-    super::delete_owned(store, "tasks", user, id).await
-}
-
 /// `term` as a LIKE pattern that matches it literally anywhere.
 fn contains_pattern(term: &str) -> String {
     let mut pattern = String::with_capacity(term.len() + 2);
@@ -313,27 +162,6 @@ fn contains_pattern(term: &str) -> String {
     }
     pattern.push('%');
     pattern
-}
-
-pub(super) async fn search(
-    store: &SqliteStore,
-    user: &str,
-    terms: &[String],
-    limit: u32,
-) -> Result<Vec<Monitor>, StoreError> {
-    let mut query = sqlx::QueryBuilder::<Sqlite>::new(SELECT);
-    query.push(" WHERE t.user_id = ").push_bind(user);
-    for term in terms {
-        query
-            .push(" AND t.search_text LIKE ")
-            .push_bind(contains_pattern(term))
-            .push(" ESCAPE '\\'");
-    }
-    query
-        .push(" ORDER BY t.sort_key, t.id LIMIT ")
-        .push_bind(i64::from(limit));
-    let rows: Vec<TaskRow> = query.build_query_as().fetch_all(&store.reader).await?;
-    rows.into_iter().map(monitor).collect()
 }
 
 /// Whether `id` is one of the user's monitors.
@@ -349,32 +177,214 @@ pub(super) async fn owns(store: &SqliteStore, user: &str, id: &str) -> Result<bo
     Ok(owned.is_some())
 }
 
-pub(super) async fn pages(
-    store: &SqliteStore,
-    user: &str,
-    id: &str,
-) -> Result<Vec<ClientPage>, StoreError> {
-    if !owns(store, user, id).await? {
-        return Err(StoreError::NotFound);
+#[async_trait]
+impl TaskStore for SqliteStore {
+    async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
+        let monitor = &Monitor {
+            noise: noise::on_create(monitor.noise.as_deref()),
+            ..monitor.clone()
+        };
+        let c = columns(monitor)?;
+        let id = new_id();
+        let now = now_millis();
+        let mut tx = self.write().await?;
+        if let Some(folder) = monitor.folder_id.as_deref() {
+            check_folder(&mut tx, user, folder, "folderId").await?;
+        }
+        // Counted in the writer's transaction, so two creations at once cannot both pass the cap.
+        let max = self.quotas.monitors;
+        let (have,): (i64,) = sqlx::query_as(
+            "SELECT count(*) FROM (SELECT 1 FROM tasks WHERE user_id = ? LIMIT ?) AS mine",
+        )
+        .bind(user)
+        .bind(i64::try_from(max).unwrap_or(i64::MAX))
+        .fetch_one(&mut *tx)
+        .await?;
+        if have.unsigned_abs() >= max {
+            return Err(StoreError::QuotaExceeded {
+                limit: "maxMonitorsPerUser".into(),
+                message: format!(
+                    "you have {have} monitors, the most this server allows a user ({max}); delete \
+                     one to create another"
+                ),
+            });
+        }
+        sqlx::query(
+            "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
+             definition, paused, created_at, updated_at, next_check_at, dynamic, sample_noise) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&id)
+        .bind(user)
+        .bind(&monitor.folder_id)
+        .bind(&c.name)
+        .bind(&c.sort_key)
+        .bind(&c.url)
+        .bind(&c.note)
+        .bind(&c.search_text)
+        .bind(&c.definition)
+        .bind(c.paused)
+        .bind(now)
+        .bind(now)
+        .bind(c.first_check(now))
+        .bind(c.dynamic)
+        .bind(flag(samples_noise(monitor)))
+        .execute(&mut *tx)
+        .await?;
+        let created = fetch(&mut tx, user, &id).await?;
+        tx.commit().await?;
+        Ok(created)
     }
-    let rows: Vec<PageRow> = sqlx::query_as(
-        "SELECT p.id, p.url, p.name, e.checked_at, e.changed_at, c.codec, c.body, e.error \
-         FROM pages p \
-         LEFT JOIN entries e ON e.id = p.latest_entry_id \
-         LEFT JOIN contents c ON c.hash = e.content_hash \
-         WHERE p.task_id = ? ORDER BY p.url",
-    )
-    .bind(id)
-    .fetch_all(&store.reader)
-    .await?;
-    rows.into_iter()
-        .map(|row| {
-            Ok(ClientPage {
-                id: Some(row.id),
-                name: Some(row.name.unwrap_or_else(|| row.url.clone())),
-                url: Some(row.url),
-                data: data_of(row.data)?,
+
+    async fn update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
+        let id = monitor
+            .id
+            .as_deref()
+            .filter(|id| is_id(id))
+            .ok_or(StoreError::NotFound)?;
+        let now = now_millis();
+        let mut tx = self.write().await?;
+        if let Some(folder) = monitor.folder_id.as_deref() {
+            check_folder(&mut tx, user, folder, "folderId").await?;
+        }
+        // Read in the writer's transaction: a check's learning cannot land between this read and
+        // the write below.
+        let stored: Option<(String, Option<String>)> = sqlx::query_as(
+            "SELECT definition, alert_state FROM tasks WHERE id = ? AND user_id = ?",
+        )
+        .bind(id)
+        .bind(user)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some((definition, alert_state)) = stored else {
+            return Err(StoreError::NotFound);
+        };
+        let before: Monitor = serde_json::from_str(&definition)
+            .map_err(|err| StoreError::Backend(format!("stored monitor {id}: {err}")))?;
+        let masks =
+            noise::after_edit(&before, monitor).map_err(|m| StoreError::invalid("noise", m))?;
+        let monitor = &Monitor {
+            noise: masks,
+            ..monitor.clone()
+        };
+        let c = columns(monitor)?;
+        if noise::watches_differently(&before, monitor) {
+            // What learning knew belonged to the old value; the next check samples the new one.
+            let alert_state = alert_state.map(forget_learning).transpose()?;
+            sqlx::query(
+                "UPDATE tasks SET sample_noise = ?, noise_notice = NULL, alert_state = ? WHERE id = ?",
+            )
+            .bind(flag(samples_noise(monitor)))
+            .bind(alert_state)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        }
+        let updated = sqlx::query(
+            "UPDATE tasks SET folder_id = COALESCE(?, folder_id), name = ?, sort_key = ?, url = ?, \
+             note = ?, search_text = ?, definition = ?, paused = ?, updated_at = ?, \
+             next_check_at = ?, dynamic = ? WHERE id = ? AND user_id = ?",
+        )
+        .bind(&monitor.folder_id)
+        .bind(&c.name)
+        .bind(&c.sort_key)
+        .bind(&c.url)
+        .bind(&c.note)
+        .bind(&c.search_text)
+        .bind(&c.definition)
+        .bind(c.paused)
+        .bind(now)
+        .bind(c.first_check(now))
+        .bind(c.dynamic)
+        .bind(id)
+        .bind(user)
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        let saved = fetch(&mut tx, user, id).await?;
+        tx.commit().await?;
+        self.cache.tasks.invalidate(id);
+        Ok(saved)
+    }
+
+    async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError> {
+        if let Some((owner, monitor)) = self.cache.tasks.get(id) {
+            return if owner == user {
+                Ok(monitor)
+            } else {
+                Err(StoreError::NotFound)
+            };
+        }
+        if !is_id(id) {
+            return Err(StoreError::NotFound);
+        }
+        let row: Option<TaskRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "{SELECT} WHERE t.id = ? AND t.user_id = ?"
+        )))
+        .bind(id)
+        .bind(user)
+        .fetch_optional(&self.reader)
+        .await?;
+        let monitor = monitor(row.ok_or(StoreError::NotFound)?)?;
+        self.cache
+            .tasks
+            .put(id, (user.to_string(), monitor.clone()));
+        Ok(monitor)
+    }
+
+    async fn delete_task(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        // Pages, history and notifications go with the monitor (ON DELETE CASCADE).
+        super::delete_owned(self, "tasks", user, id).await?;
+        self.cache.tasks.invalidate(id);
+        Ok(())
+    }
+
+    async fn search_tasks(
+        &self,
+        user: &str,
+        terms: &[String],
+        limit: u32,
+    ) -> Result<Vec<Monitor>, StoreError> {
+        let mut query = sqlx::QueryBuilder::<Sqlite>::new(SELECT);
+        query.push(" WHERE t.user_id = ").push_bind(user);
+        for term in terms {
+            query
+                .push(" AND t.search_text LIKE ")
+                .push_bind(contains_pattern(term))
+                .push(" ESCAPE '\\'");
+        }
+        query
+            .push(" ORDER BY t.sort_key, t.id LIMIT ")
+            .push_bind(i64::from(limit));
+        let rows: Vec<TaskRow> = query.build_query_as().fetch_all(&self.reader).await?;
+        rows.into_iter().map(monitor).collect()
+    }
+
+    async fn task_pages(&self, user: &str, id: &str) -> Result<Vec<ClientPage>, StoreError> {
+        if !owns(self, user, id).await? {
+            return Err(StoreError::NotFound);
+        }
+        let rows: Vec<PageRow> = sqlx::query_as(
+            "SELECT p.id, p.url, p.name, e.checked_at, e.changed_at, c.codec, c.body, e.error \
+             FROM pages p \
+             LEFT JOIN entries e ON e.id = p.latest_entry_id \
+             LEFT JOIN contents c ON c.hash = e.content_hash \
+             WHERE p.task_id = ? ORDER BY p.url",
+        )
+        .bind(id)
+        .fetch_all(&self.reader)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(ClientPage {
+                    id: Some(row.id),
+                    name: Some(row.name.unwrap_or_else(|| row.url.clone())),
+                    url: Some(row.url),
+                    data: data_of(row.data)?,
+                })
             })
-        })
-        .collect()
+            .collect()
+    }
 }

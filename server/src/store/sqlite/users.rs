@@ -1,11 +1,12 @@
-//! Users, tokens, notification endpoints, the rotation of secrets, the confirmation of e-mail
-//! addresses, and the paging secret.
+//! [`UserStore`] on SQLite: users, tokens (the owner of a token is cached), notification
+//! endpoints, the rotation of secrets, the confirmation of e-mail addresses (their mails are
+//! sent from the outbox: `outbox.rs`), and the paging secret.
 
 use super::SqliteStore;
 use crate::store::{
-    ConfirmationMail, DeliveryOutcome, EmailAddress, Millis, StoreError, TokenRecord, UserRecord,
-    now_millis,
+    EmailAddress, Millis, StoreError, TokenRecord, UserRecord, UserStore, now_millis,
 };
+use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
 use wachet::model::NotificationEndpoint;
 
@@ -29,177 +30,6 @@ fn user(row: UserRow) -> Result<UserRecord, StoreError> {
     })
 }
 
-pub(super) async fn paging_secret(store: &SqliteStore) -> Result<Vec<u8>, StoreError> {
-    // First writer wins; every process then reads the same secret.
-    sqlx::query("INSERT INTO settings (name, value) VALUES ('paging_secret', ?) ON CONFLICT (name) DO NOTHING")
-        .bind(crate::secrets::random_hex(32))
-        .execute(&store.writer)
-        .await?;
-    let (value,): (String,) =
-        sqlx::query_as("SELECT value FROM settings WHERE name = 'paging_secret'")
-            .fetch_one(&store.writer)
-            .await?;
-    Ok(value.into_bytes())
-}
-
-pub(super) async fn count(store: &SqliteStore) -> Result<u64, StoreError> {
-    let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM users")
-        .fetch_one(&store.reader)
-        .await?;
-    Ok(u64::try_from(n).unwrap_or(0))
-}
-
-pub(super) async fn create(store: &SqliteStore, user: &UserRecord) -> Result<(), StoreError> {
-    let endpoints = serde_json::to_string(&user.notification_endpoints)
-        .map_err(|err| StoreError::Backend(err.to_string()))?;
-    let inserted = sqlx::query(AssertSqlSafe(format!(
-        "INSERT INTO users ({USER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) \
-         ON CONFLICT (email) DO NOTHING"
-    )))
-    .bind(&user.id)
-    .bind(&user.email)
-    .bind(&user.password_hash)
-    .bind(&user.api_key_hash)
-    .bind(&user.webhook_secret)
-    .bind(endpoints)
-    .bind(user.created_at)
-    .execute(&store.writer)
-    .await?;
-    if inserted.rows_affected() == 0 {
-        return Err(StoreError::invalid(
-            "email",
-            "a user with this e-mail address exists",
-        ));
-    }
-    Ok(())
-}
-
-pub(super) async fn by_email(
-    store: &SqliteStore,
-    email: &str,
-) -> Result<Option<UserRecord>, StoreError> {
-    let row: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT {USER_COLUMNS} FROM users WHERE email = ?"
-    )))
-    .bind(email)
-    .fetch_optional(&store.reader)
-    .await?;
-    row.map(user).transpose()
-}
-
-pub(super) async fn by_id(store: &SqliteStore, id: &str) -> Result<Option<UserRecord>, StoreError> {
-    let row: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT {USER_COLUMNS} FROM users WHERE id = ?"
-    )))
-    .bind(id)
-    .fetch_optional(&store.reader)
-    .await?;
-    row.map(user).transpose()
-}
-
-pub(super) async fn insert_token(
-    store: &SqliteStore,
-    token: &TokenRecord,
-) -> Result<(), StoreError> {
-    let mut tx = store.write().await?;
-    sqlx::query("DELETE FROM tokens WHERE expires_at < ?")
-        .bind(token.issued_at)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("INSERT INTO tokens (hash, user_id, issued_at, expires_at) VALUES (?, ?, ?, ?)")
-        .bind(&token.hash)
-        .bind(&token.user_id)
-        .bind(token.issued_at)
-        .bind(token.expires_at)
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    Ok(())
-}
-
-pub(super) async fn token_owner(
-    store: &SqliteStore,
-    hash: &str,
-    now: Millis,
-) -> Result<Option<(String, Millis)>, StoreError> {
-    Ok(
-        sqlx::query_as("SELECT user_id, expires_at FROM tokens WHERE hash = ? AND expires_at > ?")
-            .bind(hash)
-            .bind(now)
-            .fetch_optional(&store.reader)
-            .await?,
-    )
-}
-
-pub(super) async fn session_seen(
-    store: &SqliteStore,
-    hash: &str,
-    now: Millis,
-) -> Result<Option<Option<Millis>>, StoreError> {
-    let row: Option<(Option<Millis>,)> =
-        sqlx::query_as("SELECT last_seen_at FROM tokens WHERE hash = ? AND expires_at > ?")
-            .bind(hash)
-            .bind(now)
-            .fetch_optional(&store.reader)
-            .await?;
-    Ok(row.map(|(seen,)| seen))
-}
-
-pub(super) async fn touch_session(
-    store: &SqliteStore,
-    hash: &str,
-    at: Millis,
-) -> Result<(), StoreError> {
-    sqlx::query("UPDATE tokens SET last_seen_at = ? WHERE hash = ?")
-        .bind(at)
-        .bind(hash)
-        .execute(&store.writer)
-        .await?;
-    Ok(())
-}
-
-pub(super) async fn invalidate_tokens(store: &SqliteStore, user: &str) -> Result<(), StoreError> {
-    sqlx::query("DELETE FROM tokens WHERE user_id = ?")
-        .bind(user)
-        .execute(&store.writer)
-        .await?;
-    Ok(())
-}
-
-pub(super) async fn delete_token(store: &SqliteStore, hash: &str) -> Result<(), StoreError> {
-    sqlx::query("DELETE FROM tokens WHERE hash = ?")
-        .bind(hash)
-        .execute(&store.writer)
-        .await?;
-    Ok(())
-}
-
-pub(super) async fn set_notification_endpoints(
-    store: &SqliteStore,
-    user: &str,
-    endpoints: &[NotificationEndpoint],
-) -> Result<(), StoreError> {
-    let json =
-        serde_json::to_string(endpoints).map_err(|err| StoreError::Backend(err.to_string()))?;
-    set_column(store, "notification_endpoints", user, &json).await
-}
-
-pub(super) async fn set_api_key(
-    store: &SqliteStore,
-    user: &str,
-    api_key_hash: &str,
-) -> Result<(), StoreError> {
-    set_column(store, "api_key_hash", user, api_key_hash).await
-}
-
-pub(super) async fn set_webhook_secret(
-    store: &SqliteStore,
-    user: &str,
-    secret: &str,
-) -> Result<(), StoreError> {
-    set_column(store, "webhook_secret", user, secret).await
-}
-
 async fn set_column(
     store: &SqliteStore,
     column: &'static str,
@@ -219,69 +49,12 @@ async fn set_column(
     Ok(())
 }
 
-pub(super) async fn set_password(
-    store: &SqliteStore,
-    user: &str,
-    password_hash: &str,
-    keep_token: &str,
-) -> Result<(), StoreError> {
-    let mut tx = store.write().await?;
-    let updated = sqlx::query("UPDATE users SET password_hash = ? WHERE id = ?")
-        .bind(password_hash)
-        .bind(user)
-        .execute(&mut *tx)
-        .await?;
-    if updated.rows_affected() == 0 {
-        return Err(StoreError::NotFound);
-    }
-    sqlx::query("DELETE FROM tokens WHERE user_id = ? AND hash <> ?")
-        .bind(user)
-        .bind(keep_token)
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    Ok(())
-}
-
 /// How long an unconfirmed address counts as waiting; after it, it may be asked for again.
 const PENDING_FOR: Millis = 7 * 86_400_000;
 /// The shortest time between two confirmation messages to one address.
 const RESEND_AFTER: Millis = 3_600_000;
 /// Most addresses of one user waiting for confirmation at once.
 pub const MAX_PENDING_ADDRESSES: i64 = 20;
-
-pub(super) async fn email_addresses(
-    store: &SqliteStore,
-    user: &str,
-) -> Result<Vec<EmailAddress>, StoreError> {
-    let rows: Vec<(String, Option<Millis>, Option<String>)> = sqlx::query_as(
-        "SELECT address, confirmed_at, last_error FROM email_addresses WHERE user_id = ? \
-         ORDER BY address",
-    )
-    .bind(user)
-    .fetch_all(&store.reader)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(address, confirmed_at, last_error)| EmailAddress {
-            address,
-            confirmed: confirmed_at.is_some(),
-            last_error,
-        })
-        .collect())
-}
-
-pub(super) async fn request_confirmation(
-    store: &SqliteStore,
-    user: &str,
-    address: &str,
-    resend: bool,
-) -> Result<(), StoreError> {
-    let mut tx = store.write().await?;
-    request_in(&mut tx, user, address, now_millis(), resend).await?;
-    tx.commit().await?;
-    Ok(())
-}
 
 /// Asks for a confirmation message to `address` (lower-cased) unless it is confirmed or one
 /// went out lately; within the caller's transaction. `resend` says the user asked explicitly,
@@ -347,86 +120,245 @@ pub(super) async fn request_in(
     Ok(())
 }
 
-pub(super) async fn confirm(
-    store: &SqliteStore,
-    user: &str,
-    token_hash: &str,
-) -> Result<Option<String>, StoreError> {
-    let confirmed: Option<(String,)> = sqlx::query_as(
-        "UPDATE email_addresses SET confirmed_at = ?, token_hash = NULL, mail_due_at = NULL \
-         WHERE user_id = ? AND token_hash = ? AND confirmed_at IS NULL RETURNING address",
-    )
-    .bind(now_millis())
-    .bind(user)
-    .bind(token_hash)
-    .fetch_optional(&store.writer)
-    .await?;
-    Ok(confirmed.map(|(address,)| address))
-}
+#[async_trait]
+impl UserStore for SqliteStore {
+    async fn paging_secret(&self) -> Result<Vec<u8>, StoreError> {
+        // First writer wins; every process then reads the same secret.
+        sqlx::query("INSERT INTO settings (name, value) VALUES ('paging_secret', ?) ON CONFLICT (name) DO NOTHING")
+            .bind(crate::secrets::random_hex(32))
+            .execute(&self.writer)
+            .await?;
+        let (value,): (String,) =
+            sqlx::query_as("SELECT value FROM settings WHERE name = 'paging_secret'")
+                .fetch_one(&self.writer)
+                .await?;
+        Ok(value.into_bytes())
+    }
 
-pub(super) async fn claim_confirmations(
-    store: &SqliteStore,
-    now: Millis,
-    lease_until: Millis,
-    limit: u32,
-) -> Result<Vec<ConfirmationMail>, StoreError> {
-    let mut tx = store.write().await?;
-    let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
-        "SELECT a.user_id, u.email, a.address, a.mail_attempts FROM email_addresses a \
-         JOIN users u ON u.id = a.user_id \
-         WHERE a.mail_due_at IS NOT NULL AND a.mail_due_at <= ? \
-         AND (a.lease_until IS NULL OR a.lease_until < ?) ORDER BY a.mail_due_at LIMIT ?",
-    )
-    .bind(now)
-    .bind(now)
-    .bind(i64::from(limit))
-    .fetch_all(&mut *tx)
-    .await?;
-    let mut claimed = Vec::with_capacity(rows.len());
-    for (user_id, account_email, address, attempts) in rows {
-        // A new code for each message: only the last one mailed confirms.
-        let code = crate::secrets::new_token();
+    async fn user_count(&self) -> Result<u64, StoreError> {
+        let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM users")
+            .fetch_one(&self.reader)
+            .await?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError> {
+        let endpoints = serde_json::to_string(&user.notification_endpoints)
+            .map_err(|err| StoreError::Backend(err.to_string()))?;
+        let inserted = sqlx::query(AssertSqlSafe(format!(
+            "INSERT INTO users ({USER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) \
+             ON CONFLICT (email) DO NOTHING"
+        )))
+        .bind(&user.id)
+        .bind(&user.email)
+        .bind(&user.password_hash)
+        .bind(&user.api_key_hash)
+        .bind(&user.webhook_secret)
+        .bind(endpoints)
+        .bind(user.created_at)
+        .execute(&self.writer)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            return Err(StoreError::invalid(
+                "email",
+                "a user with this e-mail address exists",
+            ));
+        }
+        Ok(())
+    }
+
+    async fn user_by_email(&self, email: &str) -> Result<Option<UserRecord>, StoreError> {
+        let row: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {USER_COLUMNS} FROM users WHERE email = ?"
+        )))
+        .bind(email)
+        .fetch_optional(&self.reader)
+        .await?;
+        row.map(user).transpose()
+    }
+
+    async fn user_by_id(&self, id: &str) -> Result<Option<UserRecord>, StoreError> {
+        let row: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {USER_COLUMNS} FROM users WHERE id = ?"
+        )))
+        .bind(id)
+        .fetch_optional(&self.reader)
+        .await?;
+        row.map(user).transpose()
+    }
+
+    async fn insert_token(&self, token: &TokenRecord) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        sqlx::query("DELETE FROM tokens WHERE expires_at < ?")
+            .bind(token.issued_at)
+            .execute(&mut *tx)
+            .await?;
         sqlx::query(
-            "UPDATE email_addresses SET lease_until = ?, token_hash = ? \
-             WHERE user_id = ? AND address = ?",
+            "INSERT INTO tokens (hash, user_id, issued_at, expires_at) VALUES (?, ?, ?, ?)",
         )
-        .bind(lease_until)
-        .bind(crate::secrets::sha256_hex(&code))
-        .bind(&user_id)
-        .bind(&address)
+        .bind(&token.hash)
+        .bind(&token.user_id)
+        .bind(token.issued_at)
+        .bind(token.expires_at)
         .execute(&mut *tx)
         .await?;
-        claimed.push(ConfirmationMail {
-            user_id,
-            account_email,
-            address,
-            code,
-            attempts: u32::try_from(attempts).unwrap_or(0),
-        });
+        tx.commit().await?;
+        Ok(())
     }
-    tx.commit().await?;
-    Ok(claimed)
-}
 
-pub(super) async fn finish_confirmation(
-    store: &SqliteStore,
-    mail: &ConfirmationMail,
-    outcome: &DeliveryOutcome,
-) -> Result<(), StoreError> {
-    let (next, error) = match outcome {
-        DeliveryOutcome::Delivered => (None, None),
-        DeliveryOutcome::Retry { at, error } => (Some(*at), Some(error.as_str())),
-        DeliveryOutcome::Failed { error } => (None, Some(error.as_str())),
-    };
-    sqlx::query(
-        "UPDATE email_addresses SET mail_due_at = ?, mail_attempts = mail_attempts + 1, \
-         last_error = ?, lease_until = NULL WHERE user_id = ? AND address = ?",
-    )
-    .bind(next)
-    .bind(error)
-    .bind(&mail.user_id)
-    .bind(&mail.address)
-    .execute(&store.writer)
-    .await?;
-    Ok(())
+    async fn token_owner(
+        &self,
+        hash: &str,
+        now: Millis,
+    ) -> Result<Option<(String, Millis)>, StoreError> {
+        if let Some((owner, expires_at)) = self.cache.tokens.get(hash) {
+            return Ok((expires_at > now).then_some((owner, expires_at)));
+        }
+        let found: Option<(String, Millis)> = sqlx::query_as(
+            "SELECT user_id, expires_at FROM tokens WHERE hash = ? AND expires_at > ?",
+        )
+        .bind(hash)
+        .bind(now)
+        .fetch_optional(&self.reader)
+        .await?;
+        if let Some(owner) = &found {
+            self.cache.tokens.put(hash, owner.clone());
+        }
+        Ok(found)
+    }
+
+    async fn session_seen(
+        &self,
+        hash: &str,
+        now: Millis,
+    ) -> Result<Option<Option<Millis>>, StoreError> {
+        let row: Option<(Option<Millis>,)> =
+            sqlx::query_as("SELECT last_seen_at FROM tokens WHERE hash = ? AND expires_at > ?")
+                .bind(hash)
+                .bind(now)
+                .fetch_optional(&self.reader)
+                .await?;
+        Ok(row.map(|(seen,)| seen))
+    }
+
+    async fn touch_session(&self, hash: &str, at: Millis) -> Result<(), StoreError> {
+        sqlx::query("UPDATE tokens SET last_seen_at = ? WHERE hash = ?")
+            .bind(at)
+            .bind(hash)
+            .execute(&self.writer)
+            .await?;
+        Ok(())
+    }
+
+    async fn invalidate_tokens(&self, user: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM tokens WHERE user_id = ?")
+            .bind(user)
+            .execute(&self.writer)
+            .await?;
+        self.cache
+            .tokens
+            .invalidate_where(|_, (owner, _)| owner == user);
+        Ok(())
+    }
+
+    async fn delete_token(&self, hash: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM tokens WHERE hash = ?")
+            .bind(hash)
+            .execute(&self.writer)
+            .await?;
+        self.cache.tokens.invalidate(hash);
+        Ok(())
+    }
+
+    async fn set_notification_endpoints(
+        &self,
+        user: &str,
+        endpoints: &[NotificationEndpoint],
+    ) -> Result<(), StoreError> {
+        let json =
+            serde_json::to_string(endpoints).map_err(|err| StoreError::Backend(err.to_string()))?;
+        set_column(self, "notification_endpoints", user, &json).await
+    }
+
+    async fn set_api_key(&self, user: &str, api_key_hash: &str) -> Result<(), StoreError> {
+        set_column(self, "api_key_hash", user, api_key_hash).await
+    }
+
+    async fn set_webhook_secret(&self, user: &str, secret: &str) -> Result<(), StoreError> {
+        set_column(self, "webhook_secret", user, secret).await
+    }
+
+    async fn set_password(
+        &self,
+        user: &str,
+        password_hash: &str,
+        keep_token: &str,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        let updated = sqlx::query("UPDATE users SET password_hash = ? WHERE id = ?")
+            .bind(password_hash)
+            .bind(user)
+            .execute(&mut *tx)
+            .await?;
+        if updated.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        sqlx::query("DELETE FROM tokens WHERE user_id = ? AND hash <> ?")
+            .bind(user)
+            .bind(keep_token)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        self.cache
+            .tokens
+            .invalidate_where(|hash, (owner, _)| owner == user && hash != keep_token);
+        Ok(())
+    }
+
+    async fn email_addresses(&self, user: &str) -> Result<Vec<EmailAddress>, StoreError> {
+        let rows: Vec<(String, Option<Millis>, Option<String>)> = sqlx::query_as(
+            "SELECT address, confirmed_at, last_error FROM email_addresses WHERE user_id = ? \
+             ORDER BY address",
+        )
+        .bind(user)
+        .fetch_all(&self.reader)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(address, confirmed_at, last_error)| EmailAddress {
+                address,
+                confirmed: confirmed_at.is_some(),
+                last_error,
+            })
+            .collect())
+    }
+
+    async fn request_email_confirmation(
+        &self,
+        user: &str,
+        address: &str,
+        resend: bool,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        request_in(&mut tx, user, address, now_millis(), resend).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn confirm_email(
+        &self,
+        user: &str,
+        token_hash: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let confirmed: Option<(String,)> = sqlx::query_as(
+            "UPDATE email_addresses SET confirmed_at = ?, token_hash = NULL, mail_due_at = NULL \
+             WHERE user_id = ? AND token_hash = ? AND confirmed_at IS NULL RETURNING address",
+        )
+        .bind(now_millis())
+        .bind(user)
+        .bind(token_hash)
+        .fetch_optional(&self.writer)
+        .await?;
+        Ok(confirmed.map(|(address,)| address))
+    }
 }

@@ -1,0 +1,80 @@
+//! Feeds: a user's changes as Atom, read with a secret in the URL instead of a token.
+
+use super::{Millis, StoreError, TimeKey};
+use async_trait::async_trait;
+
+/// What a feed follows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FeedScope {
+    /// Every monitor of the user.
+    All,
+    /// The monitors of a folder and of its subfolders.
+    Folder(String),
+    /// One monitor.
+    Monitor(String),
+}
+
+/// A feed as stored (its secret only as a hash).
+#[derive(Debug, Clone)]
+pub struct FeedRecord {
+    /// The feed's id.
+    pub id: String,
+    /// Whose changes it shows.
+    pub user_id: String,
+    /// What it follows.
+    pub scope: FeedScope,
+    /// The folder's or monitor's name (`None` for [`FeedScope::All`] or an unnamed one).
+    pub name: Option<String>,
+    /// When its secret was made.
+    pub created_at: Millis,
+}
+
+/// One change of a monitor's value, for a feed: the entry that changed it and the value before.
+#[derive(Debug, Clone)]
+pub struct FeedChange {
+    /// The monitor.
+    pub task_id: String,
+    /// Its name, if it has one.
+    pub task_name: Option<String>,
+    /// Its URL.
+    pub url: String,
+    /// The entry's key (check time and id), as the history names it.
+    pub key: TimeKey,
+    /// The value before the change.
+    pub previous: String,
+    /// The value after it.
+    pub current: String,
+}
+
+/// The feeds of a user.
+///
+/// Every method keeps to [the store's rules](super): only the user's own data, each write one
+/// transaction.
+#[async_trait]
+pub trait FeedStore: Send + Sync + 'static {
+    /// The user's feeds, the one of all monitors first, then by name.
+    async fn feeds(&self, user: &str) -> Result<Vec<FeedRecord>, StoreError>;
+    /// Gives the user's feed of `scope` the secret hashing to `secret_hash`, creating the feed
+    /// or replacing its old secret (which stops working). `NotFound` when the folder or monitor
+    /// is not the user's.
+    async fn renew_feed(
+        &self,
+        user: &str,
+        scope: &FeedScope,
+        secret_hash: &str,
+        now: Millis,
+    ) -> Result<FeedRecord, StoreError>;
+    /// Deletes the user's feed `id`. `NotFound` when it is not the user's.
+    async fn delete_feed(&self, user: &str, id: &str) -> Result<(), StoreError>;
+    /// The feed whose secret hashes to `secret_hash`, if any.
+    async fn feed_by_secret(&self, secret_hash: &str) -> Result<Option<FeedRecord>, StoreError>;
+    /// The latest changes of the monitors `scope` covers, newest first, `limit` at most: the
+    /// monitors' own entries whose value differs from the value before (a monitor's first
+    /// value is no change).
+    async fn feed_changes(
+        &self,
+        user: &str,
+        scope: &FeedScope,
+        limit: u32,
+    ) -> Result<Vec<FeedChange>, StoreError>;
+}

@@ -1,0 +1,83 @@
+//! Notifications: what a check's alerts raised, as the owner reads them back.
+
+use super::{Millis, StoreError, TimeKey, TimePage};
+use async_trait::async_trait;
+use wachet::model::{
+    Alert, ClientAlertContentResponse, ClientNotification, JobType, NotificationEndpoint,
+};
+
+/// A notification to store.
+#[derive(Debug, Clone)]
+pub struct NewNotification {
+    /// The monitor whose alert fired.
+    pub task_id: String,
+    /// The page it speaks of (JobType PortalPage), by URL.
+    pub page_url: Option<String>,
+    /// Monitor, Portal or page.
+    pub job_type: JobType,
+    /// The alert that fired.
+    pub alert: Alert,
+    /// When it was raised.
+    pub created_at: Millis,
+    /// The current value.
+    pub current: Option<String>,
+    /// The previous value or the comparison value.
+    pub comparand: Option<String>,
+    /// The check's error.
+    pub error: Option<String>,
+    /// The page's URL.
+    pub url: Option<String>,
+    /// One-line description, such as `content changed`.
+    pub synthetic_expression: String,
+    /// The content as HTML (endpoint 5, the e-mail body).
+    pub html: String,
+    /// Where it goes: the monitor's endpoints, or (when empty) every endpoint of the user.
+    pub endpoints: Vec<NotificationEndpoint>,
+    /// What its deliveries carry beside it (first seen, the change as data, plain text).
+    pub explanation: Option<crate::notify::Explanation>,
+}
+
+impl NewNotification {
+    /// The notification that stands for `held` alerts left out because the user's monitors
+    /// reached `limit` notifications in an hour: it goes where this one would have gone, so
+    /// the user learns that alerts are missing instead of missing them silently.
+    pub fn held(mut self, held: usize, limit: u32) -> NewNotification {
+        let expression = format!(
+            "{held} alert(s) not sent: your monitors raised {limit} notifications in the last \
+             hour, the most this server sends a user in an hour"
+        );
+        self.html = format!(
+            "<p>{expression}. Further alerts are left out until the hour has passed; every \
+             check is still recorded in the monitors' history.</p>"
+        );
+        self.synthetic_expression = expression;
+        self.current = None;
+        self.comparand = None;
+        self.error = None;
+        self.explanation = None;
+        self
+    }
+}
+
+/// The notifications of a user.
+///
+/// Every method keeps to [the store's rules](super): only the user's own data, each write one
+/// transaction.
+#[async_trait]
+pub trait NotificationStore: Send + Sync + 'static {
+    /// One page of the user's notifications (of one monitor, when `task` is given), newest
+    /// first; `html` only when `with_html`. `NotFound` when `task` is not the user's.
+    async fn notifications(
+        &self,
+        user: &str,
+        task: Option<&str>,
+        page: &TimePage,
+        with_html: bool,
+    ) -> Result<Vec<(TimeKey, ClientNotification)>, StoreError>;
+    /// The content of one notification. `NotFound` when it is not the user's.
+    async fn notification(
+        &self,
+        user: &str,
+        id: &str,
+    ) -> Result<ClientAlertContentResponse, StoreError>;
+}

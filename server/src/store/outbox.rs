@@ -1,0 +1,163 @@
+//! The outbox: messages the service owes someone, sent by [`crate::notify::deliver`] under a
+//! lease and retried until they go or fail for good. The deliveries of notifications (and of
+//! test notifications) to endpoints, and the confirmation codes of e-mail addresses.
+
+use super::{Millis, StoreError};
+use async_trait::async_trait;
+use wachet::model::{Alert, ClientNotification};
+
+/// A delivery of a notification to one endpoint, claimed by [`OutboxStore::claim_deliveries`].
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    /// The delivery's id (the `X-Wachet-Delivery` header: receivers drop duplicates by it).
+    pub id: String,
+    /// The kind of endpoint.
+    pub kind: wachet::model::MessagingServiceType,
+    /// Its URL (or e-mail address).
+    pub target: String,
+    /// Tries made before this one.
+    pub attempts: u32,
+    /// The notification.
+    pub notification: ClientNotification,
+    /// The alert that fired.
+    pub alert: Alert,
+    /// The key of the webhook signature: the user's webhook secret.
+    pub secret: String,
+    /// The notification's content as HTML (the e-mail body).
+    pub html: String,
+    /// What fired, such as `content changed` (the e-mail subject).
+    pub synthetic_expression: String,
+    /// What the notification carries beside it: the webhook's `firstSeen` and `change`, the
+    /// e-mail's plain text. `None` for test notifications and those stored before it existed.
+    pub explanation: Option<crate::notify::Explanation>,
+}
+
+/// How a delivery attempt ended.
+#[derive(Debug, Clone)]
+pub enum DeliveryOutcome {
+    /// The endpoint took it.
+    Delivered,
+    /// It failed and is tried again at this time.
+    Retry {
+        /// When.
+        at: Millis,
+        /// What went wrong.
+        error: String,
+    },
+    /// It failed for good.
+    Failed {
+        /// What went wrong last.
+        error: String,
+    },
+}
+
+/// A delivery as the owner sees it: where it goes and how it went.
+#[derive(Debug, Clone)]
+pub struct DeliveryRecord {
+    /// The delivery's id.
+    pub id: String,
+    /// Its notification; `None` for a test notification.
+    pub notification: Option<String>,
+    /// The kind of endpoint.
+    pub kind: wachet::model::MessagingServiceType,
+    /// Its URL (or e-mail address).
+    pub target: String,
+    /// `pending` (not yet tried, or to be tried again), `delivered` or `failed` (for good).
+    pub state: String,
+    /// Tries so far.
+    pub attempts: u32,
+    /// The error of the last try, if it failed.
+    pub last_error: Option<String>,
+    /// When its state last changed (for a pending one: when it was written or last tried).
+    pub updated_at: Millis,
+}
+
+/// A confirmation message to send, claimed by [`OutboxStore::claim_confirmation_mails`]. Its `Debug`
+/// leaves the code out.
+#[derive(Clone)]
+pub struct ConfirmationMail {
+    /// Who asked.
+    pub user_id: String,
+    /// The e-mail address of that account (the message names it).
+    pub account_email: String,
+    /// Where the message goes.
+    pub address: String,
+    /// The code that confirms the address; only its hash is stored.
+    pub code: String,
+    /// Tries made before this one.
+    pub attempts: u32,
+}
+
+impl std::fmt::Debug for ConfirmationMail {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfirmationMail")
+            .field("user_id", &self.user_id)
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Deliveries and confirmation mails waiting to be sent, and how those sent went.
+///
+/// Every method keeps to [the store's rules](super): only the user's own data, each write one
+/// transaction.
+#[async_trait]
+pub trait OutboxStore: Send + Sync + 'static {
+    /// Claims up to `limit` pending deliveries due at `now` under a lease until `lease_until`
+    /// (a delivery in flight when the process dies is tried again after restart).
+    async fn claim_deliveries(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<Delivery>, StoreError>;
+    /// Stores how an attempt ended and frees the delivery.
+    async fn finish_delivery(&self, id: &str, outcome: &DeliveryOutcome) -> Result<(), StoreError>;
+    /// How many deliveries are in each state (`pending`, `delivered`, `failed`), for metrics.
+    async fn delivery_counts(&self) -> Result<Vec<(String, u64)>, StoreError>;
+    /// The deliveries of a notification, by target.
+    async fn delivery_records(&self, notification: &str)
+    -> Result<Vec<DeliveryRecord>, StoreError>;
+    /// Makes the delivery `delivery` of the user's notification `notification` (`None`: a
+    /// test notification) due at `now` again, one more try through the outbox, its tries so far
+    /// kept. `NotFound` when it is not the user's; `Invalid { field: "deliveryId" }` when it
+    /// was delivered, is in flight, or goes to an e-mail address nobody confirmed.
+    async fn retry_delivery(
+        &self,
+        user: &str,
+        notification: Option<&str>,
+        delivery: &str,
+        now: Millis,
+    ) -> Result<(), StoreError>;
+    /// Puts a test notification to `target` (an endpoint of kind `kind`) in the outbox, due at
+    /// `now` and held like any first try by the hourly bound; its delivery's id.
+    /// `Invalid { field: "endpoint" }` when `waiting` of the user's tests are already pending.
+    async fn queue_test_delivery(
+        &self,
+        user: &str,
+        kind: wachet::model::MessagingServiceType,
+        target: &str,
+        now: Millis,
+        waiting: u32,
+    ) -> Result<String, StoreError>;
+    /// The user's latest test deliveries, newest first, `limit` at most.
+    async fn test_deliveries(
+        &self,
+        user: &str,
+        limit: u32,
+    ) -> Result<Vec<DeliveryRecord>, StoreError>;
+    /// Claims up to `limit` confirmation messages due at `now` under a lease until
+    /// `lease_until`, each with a new code.
+    async fn claim_confirmation_mails(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<ConfirmationMail>, StoreError>;
+    /// Stores how sending a confirmation message ended.
+    async fn finish_confirmation_mail(
+        &self,
+        mail: &ConfirmationMail,
+        outcome: &DeliveryOutcome,
+    ) -> Result<(), StoreError>;
+}

@@ -1,0 +1,154 @@
+//! The scheduler's state: monitors claimed for a check under a lease, what a check leaves
+//! (recorded in one transaction), and what the next check needs to know beforehand (alert
+//! states, the owner's storage).
+
+use super::{Millis, NewNotification, StoreError};
+use async_trait::async_trait;
+use wachet::model::{ClientData, Monitor};
+
+/// What [`ScheduleStore::claim_due`] may take.
+#[derive(Debug, Clone, Copy)]
+pub struct Claim {
+    /// Monitors to claim at most (the caller's free slots).
+    pub limit: u32,
+    /// The slots shared out among the users: each user may hold `max(1, share / active
+    /// users)` checks in flight.
+    pub share: u32,
+    /// Monitors with dynamicContent (rendered in Chromium), else the others.
+    pub browser: bool,
+}
+
+/// A monitor claimed for a check by [`ScheduleStore::claim_due`].
+#[derive(Debug, Clone)]
+pub struct DueCheck {
+    /// The monitor as it is now (id, folder and definition; no latest data).
+    pub monitor: Monitor,
+    /// Its owner.
+    pub user: String,
+    /// When it was due.
+    pub due_at: Millis,
+    /// The version of its definition (the time it was last written); a check of an older
+    /// version does not move the schedule of the newer one.
+    pub version: Millis,
+    /// Whether this check also takes quick samples of the value to learn its noise (a new
+    /// SinglePage monitor, or one whose selection changed: [`super::noise`]), until one succeeds.
+    pub sample_noise: bool,
+}
+
+/// Everything one check of a claimed monitor leaves, stored by [`ScheduleStore::record_check`].
+#[derive(Debug, Clone)]
+pub struct CheckRecord {
+    /// The monitor.
+    pub task: String,
+    /// The version of the definition that was checked ([`DueCheck::version`]).
+    pub version: Millis,
+    /// The monitor's own result.
+    pub own: ClientData,
+    /// For a Portal check: each crawled page's URL, name (its title, when it has one) and
+    /// result.
+    pub pages: Vec<(String, Option<String>, ClientData)>,
+    /// The notifications its alerts raised.
+    pub notifications: Vec<NewNotification>,
+    /// The alert states that changed with this check: the monitor's own (`None`) or a crawled
+    /// page's (its URL), each the state to keep or `None` to forget it (a monitor without
+    /// alerts keeps none: should it get alerts later, they start from its history).
+    pub alert_states: Vec<(
+        Option<String>,
+        Option<wachet::alerts::confirm::ConfirmState>,
+    )>,
+    /// When it is next due.
+    pub next_check_at: Millis,
+    /// Noise masks learned with this check (from its quick samples or from the checks before
+    /// it), appended to the monitor's `noise` by [`super::noise::with_learned`].
+    pub learned: Vec<wachet::model::NoiseMask>,
+    /// A line order learned from the quick samples (their lines were the same, shuffled),
+    /// stored as the monitor's `compareLines` when it has none.
+    pub learned_order: Option<wachet::model::LineOrder>,
+    /// Whether the quick samples [`DueCheck::sample_noise`] asked for were taken: no more are.
+    pub sampled: bool,
+    /// What the monitor's noise has to tell a person after this check (its `noiseNotice`):
+    /// masks that cover the whole value, or a value with no stable part.
+    pub noise_notice: Option<String>,
+}
+
+/// What a user's history takes, against the quota ([`ScheduleStore::stored_bytes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StorageUse {
+    /// Bytes it takes now.
+    pub used: u64,
+    /// Bytes it may take.
+    pub max: u64,
+}
+
+impl StorageUse {
+    /// Why a new value of `size` bytes is not kept, when it would pass the quota.
+    pub fn refuses(&self, size: u64) -> Option<String> {
+        (self.used.saturating_add(size) > self.max).then(|| {
+            format!(
+                "the value ({size} bytes) was not stored: your history holds {} bytes of the \
+                 {} bytes this server keeps per user; delete monitors to make room",
+                self.used, self.max
+            )
+        })
+    }
+}
+
+/// The alert states of a monitor and of its crawled pages (see [`ScheduleStore::alert_states`]).
+#[derive(Debug, Clone, Default)]
+pub struct AlertStates {
+    /// The monitor's own value.
+    pub own: wachet::alerts::confirm::ConfirmState,
+    /// Each crawled page, by URL.
+    pub pages: std::collections::HashMap<String, wachet::alerts::confirm::ConfirmState>,
+}
+
+/// Due checks, their leases and their results.
+///
+/// Every method keeps to [the store's rules](super): only the user's own data, each write one
+/// transaction.
+#[async_trait]
+pub trait ScheduleStore: Send + Sync + 'static {
+    /// Claims up to `claim.limit` active monitors due at `now` (their next check time has come
+    /// and no check holds them) of one kind (`claim.browser`: those with dynamicContent, else
+    /// the others), and holds each with a lease until `lease_until`: a check that never
+    /// finishes (the process died) frees its monitor when the lease ends. Fair share: no user
+    /// is given more than `max(1, claim.share / users with checks due or in flight)` checks in
+    /// flight, and users take turns, earliest due first within each user.
+    async fn claim_due(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        claim: &Claim,
+    ) -> Result<Vec<DueCheck>, StoreError>;
+    /// Extends the lease of a check still running, to `lease_until`. A monitor no longer held
+    /// (its check was recorded or finished) or deleted meanwhile is left alone, and no error.
+    async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError>;
+    /// Ends the check of a claimed monitor: frees it and, unless its definition changed since
+    /// `version` (an update schedules its own first check), sets its next check time.
+    /// A monitor deleted meanwhile is no error.
+    async fn finish_check(
+        &self,
+        task: &str,
+        version: Millis,
+        next_check_at: Millis,
+    ) -> Result<(), StoreError>;
+    /// Stores a check in one transaction: the pages' entries, the monitor's entry, the
+    /// notifications, the next check time, and the lease freed; so a crash leaves all of it or
+    /// none, and a notification is never stored twice nor lost. When the definition changed
+    /// since `record.version` (an edit during the check), the result belongs to a definition
+    /// that no longer exists: nothing is stored but the lease freed, and `Ok(false)` says so.
+    /// The oldest entries beyond the store's retention go afterwards, in a transaction of
+    /// their own.
+    /// `NotFound` when the monitor was deleted.
+    async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError>;
+    /// What the alerts of a monitor know from before its next check, for the monitor itself and
+    /// for each page it crawled (by URL): the state the last check stored
+    /// ([`CheckRecord::alert_states`]), or where none was stored, the state its history gives
+    /// (how its last check ended and its last successful value, taken as confirmed).
+    /// `NotFound` when the monitor was deleted.
+    async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError>;
+    /// What the history of the owner of `task` takes and may take
+    /// ([`super::Quotas::stored_bytes`]), read from the counter the writes keep. `NotFound` when
+    /// the monitor was deleted.
+    async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError>;
+}

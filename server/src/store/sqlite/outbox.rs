@@ -1,0 +1,543 @@
+//! [`OutboxStore`] on SQLite: deliveries of notifications to endpoints, claimed under a lease
+//! and retried; test notifications (deliveries without a notification), a retry asked for by
+//! the owner; and the confirmation mails of e-mail addresses (rows of `email_addresses`, asked
+//! for in `users.rs`), claimed and retried alike.
+
+use super::{SqliteStore, time};
+use crate::store::{
+    ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
+    is_id, new_id, now_millis,
+};
+use async_trait::async_trait;
+use sqlx::{Sqlite, Transaction};
+use wachet::model::{
+    Alert, AlertType, ClientNotification, MessagingServiceType, NotificationEndpoint,
+};
+
+/// What a test notification says (its e-mail subject and the webhook's `taskName`).
+pub const TEST_NAME: &str = "wachet test notification";
+/// The body of a test notification.
+const TEST_TEXT: &str = "This is a test notification from wachet: this endpoint receives \
+                         the notifications of your monitors.";
+
+/// Why a delivery to an address nobody confirmed is not sent.
+pub const UNCONFIRMED: &str = "the address has not confirmed that it wants notifications: a \
+                               confirmation code was mailed to it, to enter with POST \
+                               /thirdparty/v1/user/notificationEndpoints/confirm";
+
+/// Writes a notification's deliveries, in the transaction that stores it: to `endpoints`, or
+/// (when empty) to every endpoint of the monitor's owner. An e-mail address other than the
+/// owner's own that is not confirmed gets no message: its delivery is failed at once with
+/// [`UNCONFIRMED`], and a confirmation message is asked for (when the owner may have one more
+/// address waiting).
+pub(super) async fn create_in(
+    tx: &mut Transaction<'_, Sqlite>,
+    notification: &str,
+    task: &str,
+    endpoints: &[NotificationEndpoint],
+    now: Millis,
+) -> Result<(), StoreError> {
+    let (user, email, json): (String, String, String) = sqlx::query_as(
+        "SELECT u.id, u.email, u.notification_endpoints FROM users u \
+         JOIN tasks t ON t.user_id = u.id WHERE t.id = ?",
+    )
+    .bind(task)
+    .fetch_one(&mut **tx)
+    .await?;
+    let owned;
+    let endpoints = if endpoints.is_empty() {
+        owned = serde_json::from_str::<Vec<NotificationEndpoint>>(&json)
+            .map_err(|err| StoreError::Backend(format!("stored endpoints: {err}")))?;
+        &owned[..]
+    } else {
+        endpoints
+    };
+    for endpoint in endpoints {
+        let target = endpoint.value.as_deref().unwrap_or("");
+        let unconfirmed = endpoint.kind == MessagingServiceType::Email
+            && !confirmed(tx, &user, &email, target).await?;
+        if unconfirmed {
+            let address = target.trim().to_lowercase();
+            match super::users::request_in(tx, &user, &address, now, false).await {
+                Ok(()) | Err(StoreError::Invalid { .. }) => {}
+                Err(err) => return Err(err),
+            }
+        }
+        sqlx::query(
+            "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
+             updated_at, user_id, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(new_id())
+        .bind(notification)
+        .bind(endpoint.kind.code())
+        .bind(target)
+        .bind(if unconfirmed { "failed" } else { "pending" })
+        .bind(now)
+        .bind(now)
+        .bind(&user)
+        .bind(unconfirmed.then_some(UNCONFIRMED))
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Whether `user` (whose own address is `own`) may get e-mail at `address`.
+async fn confirmed(
+    tx: &mut Transaction<'_, Sqlite>,
+    user: &str,
+    own: &str,
+    address: &str,
+) -> Result<bool, StoreError> {
+    let address = address.trim().to_lowercase();
+    if address == own {
+        return Ok(true);
+    }
+    let found: Option<(i64,)> = sqlx::query_as(
+        "SELECT 1 FROM email_addresses WHERE user_id = ? AND address = ? \
+         AND confirmed_at IS NOT NULL",
+    )
+    .bind(user)
+    .bind(&address)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(found.is_some())
+}
+
+#[derive(sqlx::FromRow)]
+struct DueRow {
+    id: String,
+    kind: i64,
+    target: String,
+    attempts: i64,
+    notification_id: Option<String>,
+    alert_type: Option<i64>,
+    alert: Option<String>,
+    current_value: Option<String>,
+    comparand: Option<String>,
+    error: Option<String>,
+    created_at: Option<i64>,
+    task_id: Option<String>,
+    task_name: Option<String>,
+    url: Option<String>,
+    webhook_secret: String,
+    html: Option<String>,
+    synthetic_expression: Option<String>,
+    user_id: Option<String>,
+    released_at: Option<i64>,
+    explanation: Option<String>,
+}
+
+/// The delivery of a raised notification.
+fn notified(row: DueRow, kind: MessagingServiceType, now: Millis) -> Result<Delivery, StoreError> {
+    let broken = |what: &str| StoreError::Backend(format!("delivery {}: {what}", row.id));
+    let alert_type = row
+        .alert_type
+        .and_then(AlertType::from_code)
+        .ok_or_else(|| broken("type"))?;
+    let alert = row
+        .alert
+        .as_deref()
+        .and_then(|alert| serde_json::from_str(alert).ok())
+        .ok_or_else(|| broken("alert"))?;
+    // Only what deliveries add to the notification: one unreadable is left out, never a
+    // reason to hold the delivery.
+    let explanation = row
+        .explanation
+        .as_deref()
+        .and_then(|json| serde_json::from_str(json).ok());
+    Ok(Delivery {
+        id: row.id,
+        kind,
+        target: row.target,
+        attempts: u32::try_from(row.attempts).unwrap_or(0),
+        notification: ClientNotification {
+            id: row.notification_id,
+            kind: alert_type,
+            current: row.current_value,
+            comparand: row.comparand,
+            html: None,
+            error: row.error,
+            timestamp: time(row.created_at.unwrap_or(now)),
+            server_time: time(now),
+            task_id: row.task_id,
+            task_name: row.task_name,
+            url: row.url,
+        },
+        alert,
+        secret: row.webhook_secret,
+        html: row.html.unwrap_or_default(),
+        synthetic_expression: row.synthetic_expression.unwrap_or_default(),
+        explanation,
+    })
+}
+
+/// The delivery of a test notification: no notification id, no monitor, a fixed text.
+fn test(row: DueRow, kind: MessagingServiceType, now: Millis) -> Delivery {
+    Delivery {
+        id: row.id,
+        kind,
+        target: row.target,
+        attempts: u32::try_from(row.attempts).unwrap_or(0),
+        notification: ClientNotification {
+            id: None,
+            kind: AlertType::NotEq,
+            current: Some(TEST_TEXT.to_string()),
+            comparand: None,
+            html: None,
+            error: None,
+            timestamp: time(now),
+            server_time: time(now),
+            task_id: None,
+            task_name: Some(TEST_NAME.to_string()),
+            url: None,
+        },
+        alert: Alert {
+            kind: AlertType::NotEq,
+            value: None,
+            parameters: None,
+        },
+        secret: row.webhook_secret,
+        html: format!("<p>{TEST_TEXT}</p>"),
+        synthetic_expression: TEST_NAME.to_string(),
+        explanation: None,
+    }
+}
+
+/// When `user` may have another delivery released, if the last hour already holds `per_hour`
+/// of theirs: an hour after the `per_hour`-th newest.
+async fn hour_full_until(
+    tx: &mut Transaction<'_, Sqlite>,
+    user: &str,
+    per_hour: std::num::NonZeroU32,
+    now: Millis,
+) -> Result<Option<Millis>, StoreError> {
+    const HOUR: Millis = 3_600_000;
+    let nth: Option<(Millis,)> = sqlx::query_as(
+        "SELECT released_at FROM deliveries WHERE user_id = ? AND released_at IS NOT NULL \
+         ORDER BY released_at DESC LIMIT 1 OFFSET ?",
+    )
+    .bind(user)
+    .bind(i64::from(per_hour.get()) - 1)
+    .fetch_optional(&mut **tx)
+    .await?;
+    Ok(nth.map(|(at,)| at + HOUR).filter(|free_at| *free_at > now))
+}
+
+#[derive(sqlx::FromRow)]
+struct RecordRow {
+    id: String,
+    notification_id: Option<String>,
+    kind: i64,
+    target: String,
+    state: String,
+    attempts: i64,
+    last_error: Option<String>,
+    updated_at: i64,
+}
+
+const RECORD_COLUMNS: &str =
+    "id, notification_id, kind, target, state, attempts, last_error, updated_at";
+
+fn record(row: RecordRow) -> Result<DeliveryRecord, StoreError> {
+    Ok(DeliveryRecord {
+        kind: MessagingServiceType::from_code(row.kind)
+            .ok_or_else(|| StoreError::Backend(format!("delivery {}: kind", row.id)))?,
+        id: row.id,
+        notification: row.notification_id,
+        target: row.target,
+        state: row.state,
+        attempts: u32::try_from(row.attempts).unwrap_or(0),
+        last_error: row.last_error,
+        updated_at: row.updated_at,
+    })
+}
+
+#[async_trait]
+impl OutboxStore for SqliteStore {
+    async fn claim_deliveries(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<Delivery>, StoreError> {
+        let mut tx = self.write().await?;
+        let rows: Vec<DueRow> = sqlx::query_as(
+            "SELECT d.id, d.kind, d.target, d.attempts, n.id AS notification_id, n.alert_type, \
+             n.alert, n.current_value, n.comparand, n.error, n.created_at, n.task_id, n.task_name, \
+             n.url, u.webhook_secret, n.html, n.synthetic_expression, d.user_id, d.released_at, \
+             n.explanation \
+             FROM deliveries d \
+             LEFT JOIN notifications n ON n.id = d.notification_id \
+             JOIN users u ON u.id = d.user_id \
+             WHERE d.state = 'pending' AND d.next_attempt_at <= ? \
+             AND (d.lease_until IS NULL OR d.lease_until < ?) \
+             ORDER BY d.next_attempt_at LIMIT ?",
+        )
+        .bind(now)
+        .bind(now)
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut claimed = Vec::with_capacity(rows.len());
+        for row in rows {
+            // A first try is released only when the user's deliveries of the last hour leave room;
+            // otherwise it waits (pending, its time moved) until they do. Retries were counted.
+            let held = match (row.released_at, &row.user_id, self.deliveries_per_hour) {
+                (None, Some(user), Some(per_hour)) => {
+                    hour_full_until(&mut tx, user, per_hour, now).await?
+                }
+                _ => None,
+            };
+            if let Some(free_at) = held {
+                sqlx::query("UPDATE deliveries SET next_attempt_at = ? WHERE id = ?")
+                    .bind(free_at)
+                    .bind(&row.id)
+                    .execute(&mut *tx)
+                    .await?;
+                continue;
+            }
+            sqlx::query(
+                "UPDATE deliveries SET lease_until = ?, released_at = COALESCE(released_at, ?) \
+                 WHERE id = ?",
+            )
+            .bind(lease_until)
+            .bind(now)
+            .bind(&row.id)
+            .execute(&mut *tx)
+            .await?;
+            let kind = MessagingServiceType::from_code(row.kind)
+                .ok_or_else(|| StoreError::Backend(format!("delivery {}: kind", row.id)))?;
+            claimed.push(match row.notification_id.clone() {
+                Some(_) => notified(row, kind, now)?,
+                None => test(row, kind, now),
+            });
+        }
+        tx.commit().await?;
+        Ok(claimed)
+    }
+
+    async fn finish_delivery(&self, id: &str, outcome: &DeliveryOutcome) -> Result<(), StoreError> {
+        let (state, next, error) = match outcome {
+            DeliveryOutcome::Delivered => ("delivered", None, None),
+            DeliveryOutcome::Retry { at, error } => ("pending", Some(*at), Some(error.as_str())),
+            DeliveryOutcome::Failed { error } => ("failed", None, Some(error.as_str())),
+        };
+        sqlx::query(
+            "UPDATE deliveries SET state = ?, attempts = attempts + 1, \
+             next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?, lease_until = NULL, \
+             updated_at = ? WHERE id = ?",
+        )
+        .bind(state)
+        .bind(next)
+        .bind(error)
+        .bind(now_millis())
+        .bind(id)
+        .execute(&self.writer)
+        .await?;
+        Ok(())
+    }
+
+    async fn delivery_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        let rows: Vec<(String, i64)> =
+            sqlx::query_as("SELECT state, COUNT(*) FROM deliveries GROUP BY state")
+                .fetch_all(&self.reader)
+                .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(state, n)| (state, u64::try_from(n).unwrap_or(0)))
+            .collect())
+    }
+
+    async fn delivery_records(
+        &self,
+        notification: &str,
+    ) -> Result<Vec<DeliveryRecord>, StoreError> {
+        let rows: Vec<RecordRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {RECORD_COLUMNS} FROM deliveries WHERE notification_id = ? ORDER BY target, id"
+        )))
+        .bind(notification)
+        .fetch_all(&self.reader)
+        .await?;
+        rows.into_iter().map(record).collect()
+    }
+
+    async fn retry_delivery(
+        &self,
+        user: &str,
+        notification: Option<&str>,
+        delivery: &str,
+        now: Millis,
+    ) -> Result<(), StoreError> {
+        if !is_id(delivery) || notification.is_some_and(|n| !is_id(n)) {
+            return Err(StoreError::NotFound);
+        }
+        let mut tx = self.write().await?;
+        // The owner is the notification's (a delivery row's own user_id may predate it), or the
+        // test delivery's.
+        let row: Option<(i64, String, String, Option<Millis>, String)> = sqlx::query_as(
+            "SELECT d.kind, d.target, d.state, d.lease_until, u.email FROM deliveries d \
+             LEFT JOIN notifications n ON n.id = d.notification_id \
+             JOIN users u ON u.id = COALESCE(n.user_id, d.user_id) \
+             WHERE d.id = ? AND u.id = ? AND d.notification_id IS ?",
+        )
+        .bind(delivery)
+        .bind(user)
+        .bind(notification)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let (kind, target, state, lease, own) = row.ok_or(StoreError::NotFound)?;
+        let refuse = |message: &str| Err(StoreError::invalid("deliveryId", message));
+        if state == "delivered" {
+            return refuse("was delivered already");
+        }
+        if lease.is_some_and(|until| until >= now) {
+            return refuse("is being tried right now");
+        }
+        // A retry must not become a way around the confirmation of an e-mail address.
+        if kind == MessagingServiceType::Email.code()
+            && !confirmed(&mut tx, user, &own, &target).await?
+        {
+            return refuse(
+                "goes to an e-mail address that has not confirmed it wants notifications; enter \
+                 the code mailed to it first",
+            );
+        }
+        sqlx::query(
+            "UPDATE deliveries SET state = 'pending', next_attempt_at = ?, updated_at = ? \
+             WHERE id = ?",
+        )
+        .bind(now)
+        .bind(now)
+        .bind(delivery)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn queue_test_delivery(
+        &self,
+        user: &str,
+        kind: MessagingServiceType,
+        target: &str,
+        now: Millis,
+        waiting: u32,
+    ) -> Result<String, StoreError> {
+        let mut tx = self.write().await?;
+        let (pending,): (i64,) = sqlx::query_as(
+            "SELECT COUNT(*) FROM deliveries WHERE user_id = ? AND notification_id IS NULL \
+             AND state = 'pending'",
+        )
+        .bind(user)
+        .fetch_one(&mut *tx)
+        .await?;
+        if pending >= i64::from(waiting) {
+            return Err(StoreError::invalid(
+                "endpoint",
+                format!(
+                    "{pending} test notifications are still waiting to be delivered; send another \
+                     once they are"
+                ),
+            ));
+        }
+        let id = new_id();
+        sqlx::query(
+            "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
+             updated_at, user_id) VALUES (?, NULL, ?, ?, 'pending', ?, ?, ?)",
+        )
+        .bind(&id)
+        .bind(kind.code())
+        .bind(target)
+        .bind(now)
+        .bind(now)
+        .bind(user)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    async fn test_deliveries(
+        &self,
+        user: &str,
+        limit: u32,
+    ) -> Result<Vec<DeliveryRecord>, StoreError> {
+        let rows: Vec<RecordRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+            "SELECT {RECORD_COLUMNS} FROM deliveries WHERE user_id = ? AND notification_id IS NULL \
+             ORDER BY updated_at DESC, id DESC LIMIT ?"
+        )))
+        .bind(user)
+        .bind(i64::from(limit))
+        .fetch_all(&self.reader)
+        .await?;
+        rows.into_iter().map(record).collect()
+    }
+
+    async fn claim_confirmation_mails(
+        &self,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
+    ) -> Result<Vec<ConfirmationMail>, StoreError> {
+        let mut tx = self.write().await?;
+        let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
+            "SELECT a.user_id, u.email, a.address, a.mail_attempts FROM email_addresses a \
+             JOIN users u ON u.id = a.user_id \
+             WHERE a.mail_due_at IS NOT NULL AND a.mail_due_at <= ? \
+             AND (a.lease_until IS NULL OR a.lease_until < ?) ORDER BY a.mail_due_at LIMIT ?",
+        )
+        .bind(now)
+        .bind(now)
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut claimed = Vec::with_capacity(rows.len());
+        for (user_id, account_email, address, attempts) in rows {
+            // A new code for each message: only the last one mailed confirms.
+            let code = crate::secrets::new_token();
+            sqlx::query(
+                "UPDATE email_addresses SET lease_until = ?, token_hash = ? \
+                 WHERE user_id = ? AND address = ?",
+            )
+            .bind(lease_until)
+            .bind(crate::secrets::sha256_hex(&code))
+            .bind(&user_id)
+            .bind(&address)
+            .execute(&mut *tx)
+            .await?;
+            claimed.push(ConfirmationMail {
+                user_id,
+                account_email,
+                address,
+                code,
+                attempts: u32::try_from(attempts).unwrap_or(0),
+            });
+        }
+        tx.commit().await?;
+        Ok(claimed)
+    }
+
+    async fn finish_confirmation_mail(
+        &self,
+        mail: &ConfirmationMail,
+        outcome: &DeliveryOutcome,
+    ) -> Result<(), StoreError> {
+        let (next, error) = match outcome {
+            DeliveryOutcome::Delivered => (None, None),
+            DeliveryOutcome::Retry { at, error } => (Some(*at), Some(error.as_str())),
+            DeliveryOutcome::Failed { error } => (None, Some(error.as_str())),
+        };
+        sqlx::query(
+            "UPDATE email_addresses SET mail_due_at = ?, mail_attempts = mail_attempts + 1, \
+             last_error = ?, lease_until = NULL WHERE user_id = ? AND address = ?",
+        )
+        .bind(next)
+        .bind(error)
+        .bind(&mail.user_id)
+        .bind(&mail.address)
+        .execute(&self.writer)
+        .await?;
+        Ok(())
+    }
+}
