@@ -1032,3 +1032,77 @@ fn a_date_a_person_moves_by_a_day_while_the_clock_stays_raises() {
     assert!(masks.is_empty(), "{masks:#?}");
     assert_eq!(raised.iter().sum::<usize>(), 1, "{raised:?}");
 }
+
+const HEADLINES: [&str; 10] = [
+    "Council approves new cycle lanes",
+    "Local bakery wins national award",
+    "Hospital car park fees to rise",
+    "Rail line reopens after repairs",
+    "School choir to sing at cathedral",
+    "Harbour cleanup draws hundreds",
+    "Library extends weekend hours",
+    "Storm damage bill reaches 2m",
+    "Market traders protest rent rise",
+    "New bridge design unveiled",
+];
+
+/// A front page whose live feed gets a new item every third request, the oldest sliding out.
+fn front(n: usize, schools: u32) -> String {
+    let newest = 10 + n / 3;
+    let feed: Vec<String> = (0..5)
+        .map(|i| {
+            let item = newest.saturating_sub(i);
+            format!("{} ({item})", HEADLINES[(item * 7) % HEADLINES.len()])
+        })
+        .collect();
+    format!(
+        "The Daily Meridian\nStorm closes {schools} schools across the county\nLatest\n{}\nMost read\nLetters to the editor\nAbout us",
+        feed.join("\n")
+    )
+}
+
+#[test]
+fn a_feed_sliding_new_items_in_is_learned_and_a_headline_change_still_raises() {
+    // The quick samples see one item slide in.
+    let samples: Vec<String> = (1..=3).map(|n| front(n, 14)).collect();
+    let refs: Vec<&str> = samples.iter().map(String::as_str).collect();
+    let studied = study(&Comparator::default(), &refs);
+    assert_eq!(studied.masks.len(), 1, "{:#?}", studied.masks);
+    assert!(
+        studied.masks[0].pattern.starts_with("^Latest"),
+        "anchored on the lines around the feed, not on an item: {:#?}",
+        studied.masks
+    );
+    let mut values: Vec<String> = (3..30).map(|n| front(n, 14)).collect();
+    values.extend((30..40).map(|n| front(n, 15)));
+    let mut policy = Confirmation::default();
+    policy.comparator = policy.comparator.with(&studied.masks);
+    let mut state = ConfirmState::default();
+    let mut raised = 0;
+    for (i, value) in values.iter().enumerate() {
+        let at = start() + chrono::Duration::minutes(i as i64);
+        let d = decide(
+            &state,
+            Check::Value(value),
+            at,
+            &not_eq(),
+            Subject::SinglePage,
+            &policy,
+        );
+        raised += d.raised.len();
+        state = d.state;
+    }
+    assert_eq!(raised, 1, "only the headline's change raises");
+}
+
+#[test]
+fn a_feed_no_sample_saw_move_is_learned_from_later_checks() {
+    let mut values: Vec<String> = (1..40).map(|n| front(n, 14)).collect();
+    values.extend((40..50).map(|n| front(n, 15)));
+    let (raised, masks, _) = run_checks(&values, start());
+    assert!(!masks.is_empty());
+    // Items slid in on checks 3, 6 and 9 before the feed was learned: a change each.
+    assert!(raised <= 4, "{raised} raised, masks {masks:#?}");
+    let after: usize = run_checks(&values[..39], start()).0;
+    assert_eq!(raised - after, 1, "the headline's change raises once");
+}

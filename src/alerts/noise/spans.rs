@@ -128,7 +128,7 @@ pub(crate) fn differences_within(
         };
         let (o, n) = lines.grow(o, n);
         match blocks.last_mut() {
-            Some((lo, ln, long)) if o.start <= lo.end + BLOCK_GAP => {
+            Some((lo, ln, long)) if o.start <= lo.end + BLOCK_GAP || slid(lo, ln, &o, &n) => {
                 lo.end = lo.end.max(o.end);
                 ln.end = ln.end.max(n.end);
                 *long |= too_long;
@@ -158,6 +158,22 @@ pub(crate) fn differences_within(
     out.found.truncate(MAX_HUNKS);
     out
 }
+
+/// Whether the run `o`/`n` and the block before it, `lo`/`ln`, are the two ends of a list
+/// that slid (a feed: lines came in at one end and as many went out at the other, at most
+/// [`MAX_SLIDE`] lines apart): one block, so its mask is anchored on the lines around the
+/// list, not on an item that will slide out too.
+fn slid(lo: &Range<usize>, ln: &Range<usize>, o: &Range<usize>, n: &Range<usize>) -> bool {
+    let came = ln.len().saturating_sub(lo.len());
+    let went = o.len().saturating_sub(n.len());
+    let came_last = n.len().saturating_sub(o.len());
+    let went_first = lo.len().saturating_sub(ln.len());
+    let balanced = (came > 0 && came == went) || (went_first > 0 && went_first == came_last);
+    balanced && o.start.saturating_sub(lo.end) <= MAX_SLIDE
+}
+
+/// The most lines between the two ends of a list that slid ([`slid`]).
+const MAX_SLIDE: usize = 40;
 
 /// How a changed run of lines is to be masked.
 enum Within {

@@ -13,6 +13,7 @@
 //!   row with the *same* text, once when it appears and once when it is confirmed, so a real
 //!   change, its confirmation and its revert count once), or
 //! - it was fresh on four checks (a span that changes on every other check), or
+//! - it is a block of lines that was fresh on three checks (a feed bringing new items), or
 //! - it moved (showed another text than on the check before) on four checks and has shown
 //!   three texts or more: an ad or a promotion rotating through a few wordings shows no fresh
 //!   text once each was seen, while a real change and its confirmation move once, and a real
@@ -105,6 +106,9 @@ pub struct SpanCandidate {
     /// Hash of the text it showed last.
     #[serde(default)]
     pub last: u32,
+    /// Whether it spans lines (a list, a feed, a section).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub block: bool,
 }
 
 impl LearnState {
@@ -243,12 +247,14 @@ impl LearnState {
                     changed: 0,
                     moved: 0,
                     last: 0,
+                    block: false,
                 });
                 self.candidates.len() - 1
             }
         };
         let c = &mut self.candidates[index];
         c.example = example(&found.new);
+        c.block |= found.old.contains('\n') || found.new.contains('\n');
         let h = hash(&found.new);
         let confirming = c.changed & 2 != 0 && c.last == h;
         c.changed |= 1;
@@ -270,7 +276,10 @@ impl LearnState {
         }
         let rotating = c.moved.count_ones() >= 4 && c.texts.len() >= 3;
         let with_clock = turned.is_some_and(|t| t.moved(&found));
-        let noise = often(c.fresh) || rotating || with_clock || c.today.len() >= 2;
+        // A block of lines with new text on three of the last checks is a feed: a real edit of
+        // a section, confirmed, shows new text once.
+        let feed = c.block && c.fresh.count_ones() >= 3;
+        let noise = often(c.fresh) || rotating || feed || with_clock || c.today.len() >= 2;
         if !noise {
             return None;
         }
