@@ -26,6 +26,7 @@ pub mod history;
 pub mod noise;
 pub mod notifications;
 pub mod outbox;
+pub mod postgres;
 pub mod schedule;
 pub mod sqlite;
 pub mod tasks;
