@@ -11,6 +11,10 @@ use wachet_server::store::sqlite::{SqliteStore, StoreSettings};
 use wachet_server::store::testing::Seed;
 use wachet_server::store::*;
 
+mod feeds;
+mod folders;
+mod notifications;
+mod tasks;
 mod users;
 
 /// Everything a contract test may call: the store and the test-only seeding.
@@ -87,6 +91,16 @@ pub fn user_record(email: &str) -> UserRecord {
         webhook_secret: "whsec".into(),
         notification_endpoints: Vec::new(),
         created_at: now_millis(),
+    }
+}
+
+/// An hourly SinglePage monitor of `url`.
+pub fn monitor(name: &str, url: &str) -> wachet::model::Monitor {
+    wachet::model::Monitor {
+        name: Some(name.to_string()),
+        url: Some(url.to_string()),
+        recurrence_in_seconds: Some(3600),
+        ..Default::default()
     }
 }
 

@@ -163,9 +163,20 @@ fn sort_key(name: Option<&str>) -> String {
     name.unwrap_or("").to_lowercase()
 }
 
-#[allow(dead_code)] // used as the resources are written
 fn time(millis: super::Millis) -> chrono::DateTime<chrono::Utc> {
     chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default()
+}
+
+/// The upper keyset bound of a newest-first page: rows strictly before `after`, and no later
+/// than `to`, as one row-value bound so the index range starts at the page.
+fn before_key(page: &super::TimePage) -> (super::Millis, String) {
+    // Above every stored (time, id) of that time: ids compare byte-wise ("C"), and the
+    // characters of UUIDs and of decimal entry ids sort below '~'.
+    let to = (page.to.unwrap_or(super::Millis::MAX), "~".to_string());
+    match &page.after {
+        Some(key) if (key.at, key.id.as_str()) < (to.0, to.1.as_str()) => (key.at, key.id.clone()),
+        _ => to,
+    }
 }
 
 #[cfg(test)]
