@@ -229,3 +229,36 @@ contract!(
         assert_eq!(store.search_tasks(&ada, &[], 2).await.unwrap().len(), 2);
     }
 );
+
+contract!(
+    creations_at_once_never_pass_the_quota,
+    StoreSettings {
+        quotas: Quotas {
+            monitors: 5,
+            ..Quotas::default()
+        },
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let ada = add_user(&*store, "ada@example.com").await;
+        let attempts = (0..12).map(|n| {
+            let store = store.clone();
+            let ada = ada.clone();
+            tokio::spawn(async move {
+                store
+                    .create_task(&ada, &monitor(&format!("m{n}"), "https://a.example/"))
+                    .await
+            })
+        });
+        let mut created = 0;
+        for attempt in futures::future::join_all(attempts).await {
+            match attempt.unwrap() {
+                Ok(_) => created += 1,
+                Err(StoreError::QuotaExceeded { .. }) => {}
+                Err(other) => panic!("a creation failed: {other}"),
+            }
+        }
+        assert_eq!(created, 5);
+        assert_eq!(store.search_tasks(&ada, &[], 100).await.unwrap().len(), 5);
+    }
+);
