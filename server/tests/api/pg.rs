@@ -48,14 +48,13 @@ static DATABASES: AtomicU32 = AtomicU32::new(0);
 pub async fn database() -> Option<String> {
     let cluster = match CLUSTER.get_or_init(start) {
         Ok(cluster) => cluster,
-        Err(Unavailable::Missing(reason)) if std::env::var_os("CI").is_none() => {
-            eprintln!("skipped: PostgreSQL is not installed ({reason})");
-            return None;
-        }
-        Err(Unavailable::Missing(reason)) => {
-            panic!("PostgreSQL is needed when CI is set, and it is not installed: {reason}")
-        }
-        Err(Unavailable::Failed(reason)) => panic!("the test PostgreSQL cannot start: {reason}"),
+        Err(unavailable) => match verdict(unavailable, std::env::var_os("CI").is_some()) {
+            Ok(skip) => {
+                eprintln!("{skip}");
+                return None;
+            }
+            Err(failure) => panic!("{failure}"),
+        },
     };
     let name = format!("t_{}", DATABASES.fetch_add(1, Ordering::Relaxed));
     let admin = url(&cluster.dir, "postgres");
@@ -70,6 +69,20 @@ pub async fn database() -> Option<String> {
         .expect("cannot create a test database");
     let _ = conn.close().await;
     Some(url(&cluster.dir, &name))
+}
+
+/// What a test does without a cluster: `Ok` a reason to skip, `Err` why it fails. Only a
+/// missing package outside CI is a skip.
+fn verdict(unavailable: &Unavailable, ci: bool) -> Result<String, String> {
+    match unavailable {
+        Unavailable::Missing(reason) if !ci => {
+            Ok(format!("skipped: PostgreSQL is not installed ({reason})"))
+        }
+        Unavailable::Missing(reason) => Err(format!(
+            "PostgreSQL is needed when CI is set, and it is not installed: {reason}"
+        )),
+        Unavailable::Failed(reason) => Err(format!("the test PostgreSQL cannot start: {reason}")),
+    }
 }
 
 fn url(dir: &Path, database: &str) -> String {
@@ -287,4 +300,14 @@ extern "C" fn stop_at_exit() {
     if let Some(dir) = CLUSTER_DIR.get() {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+#[test]
+fn without_postgresql_a_test_skips_only_outside_ci() {
+    let missing = Unavailable::Missing("no initdb".into());
+    assert!(verdict(&missing, false).is_ok_and(|skip| skip.contains("no initdb")));
+    assert!(verdict(&missing, true).is_err_and(|failure| failure.contains("CI is set")));
+    let broken = Unavailable::Failed("initdb failed".into());
+    assert!(verdict(&broken, false).is_err());
+    assert!(verdict(&broken, true).is_err());
 }
