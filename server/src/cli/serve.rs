@@ -1,4 +1,4 @@
-//! `wachet serve`: the REST service on a SQLite file. Every setting is a flag and a `WACHET_*`
+//! `wachet serve`: the REST service on a SQLite file or a PostgreSQL database. Every setting is a flag and a `WACHET_*`
 //! environment variable. On a database without users it creates one and prints its four lines
 //! (`user id:`, `email:`, `password:`, `api key:`) once, then where it listens.
 
@@ -8,14 +8,14 @@ use crate::notify::deliver::DeliverySettings;
 use crate::notify::email::{SmtpSettings, SmtpTls};
 use crate::schedule::ScheduleSettings;
 use crate::service;
+use crate::store::postgres::{self, PgStore};
 use crate::store::sqlite::{
     DEFAULT_DELIVERIES_PER_HOUR, DEFAULT_HISTORY_RETENTION, SqliteStore, StoreSettings,
 };
-use crate::store::{Quotas, Store, UserStore};
+use crate::store::{Quotas, Store};
 use anyhow::Context;
 use clap::Args;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -211,18 +211,75 @@ impl ConnectionArgs {
     }
 }
 
-/// The database file, shared by the subcommands that open it.
+/// The database, shared by the subcommands that open it.
 #[derive(Debug, Args)]
 pub struct DbArg {
-    /// The SQLite database file (created if missing).
+    /// The database: a SQLite file (created if missing), or a PostgreSQL URL
+    /// (`postgres://user:password@host/database`).
     #[arg(long = "db", env = "WACHET_DB", default_value = "wachet.db")]
-    pub path: PathBuf,
+    pub db: String,
+}
+
+/// Whether the PostgreSQL store has every resource. Until it does, a PostgreSQL URL is refused
+/// at start, since the service would fail at its first check.
+const POSTGRES_COMPLETE: bool = false;
+
+/// An open store of either backend.
+pub enum OpenStore {
+    /// A SQLite file.
+    Sqlite(SqliteStore),
+    /// A PostgreSQL database.
+    Postgres(PgStore),
+}
+
+impl OpenStore {
+    /// The store, for the calls every backend answers.
+    pub fn store(&self) -> &dyn Store {
+        match self {
+            OpenStore::Sqlite(store) => store,
+            OpenStore::Postgres(store) => store,
+        }
+    }
+
+    /// The store, shared with the parts of the service.
+    pub fn shared(&self) -> Arc<dyn Store> {
+        match self {
+            OpenStore::Sqlite(store) => Arc::new(store.clone()),
+            OpenStore::Postgres(store) => Arc::new(store.clone()),
+        }
+    }
+
+    /// Closes its connections.
+    pub async fn close(&self) {
+        match self {
+            OpenStore::Sqlite(store) => store.close().await,
+            OpenStore::Postgres(store) => store.close().await,
+        }
+    }
 }
 
 impl DbArg {
-    /// Opens and migrates the database.
-    pub async fn open(&self) -> anyhow::Result<SqliteStore> {
-        Ok(SqliteStore::open(&self.path).await?)
+    /// Opens and migrates the database with the default settings.
+    pub async fn open(&self) -> anyhow::Result<OpenStore> {
+        self.open_with(&StoreSettings::default()).await
+    }
+
+    /// Opens and migrates the database: a `postgres://` or `postgresql://` URL is PostgreSQL,
+    /// anything else the path of a SQLite file.
+    pub async fn open_with(&self, settings: &StoreSettings) -> anyhow::Result<OpenStore> {
+        if !postgres::is_url(&self.db) {
+            let store = SqliteStore::open_with(std::path::Path::new(&self.db), settings).await?;
+            return Ok(OpenStore::Sqlite(store));
+        }
+        if !POSTGRES_COMPLETE {
+            anyhow::bail!(
+                "--db {}: PostgreSQL support is not complete yet: history, schedule and outbox",
+                postgres::redact(&self.db)
+            );
+        }
+        Ok(OpenStore::Postgres(
+            PgStore::connect(&self.db, settings).await?,
+        ))
     }
 }
 
@@ -250,9 +307,9 @@ fn engine(args: &ServeArgs) -> anyhow::Result<Engine> {
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let engine = engine(&args)?;
-    let store = SqliteStore::open_with(
-        &args.db.path,
-        &StoreSettings {
+    let store = args
+        .db
+        .open_with(&StoreSettings {
             history_retention: args.history_retention,
             deliveries_per_hour: args.deliveries_per_hour,
             quotas: Quotas {
@@ -260,17 +317,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
                 stored_bytes: args.max_stored_bytes_per_user,
                 notifications_per_hour: args.max_notifications_per_hour,
             },
-        },
-    )
-    .await?;
-    if store.user_count().await? == 0 {
-        let account = create_account(&store, &args.admin_email, None)
+        })
+        .await?;
+    if store.store().user_count().await? == 0 {
+        let account = create_account(store.store(), &args.admin_email, None)
             .await
             .context("cannot create the first user")?;
         println!("{account}");
     }
-    let shared: Arc<dyn Store> = Arc::new(store.clone());
-    let running = service::start(settings(&args), shared, &engine).await?;
+    let running = service::start(settings(&args), store.shared(), &engine).await?;
     let signal = service::shutdown_signal().context("cannot install the signal handlers")?;
     let interface = args
         .public_url

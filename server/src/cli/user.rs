@@ -50,7 +50,7 @@ pub async fn run(args: UserArgs) -> anyhow::Result<ExitCode> {
             db,
         } => {
             let store = db.open().await?;
-            let account = create_account(&store, &email, password).await?;
+            let account = create_account(store.store(), &email, password).await?;
             println!("{account}");
             store.close().await;
             Ok(ExitCode::SUCCESS)
@@ -61,7 +61,7 @@ pub async fn run(args: UserArgs) -> anyhow::Result<ExitCode> {
             db,
         } => {
             let store = db.open().await?;
-            let result = reset_password(&store, &email, password).await;
+            let result = reset_password(store.store(), &email, password).await;
             store.close().await;
             println!("password: {}", result?);
             Ok(ExitCode::SUCCESS)

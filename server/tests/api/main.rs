@@ -20,8 +20,12 @@ mod lifecycle;
 // Noise masks, learned and a person's, and the line order deciding what raises.
 mod noise;
 mod openapi;
+// A private PostgreSQL cluster, a fresh database per test.
+mod pg;
 mod schedule;
 mod storage;
+// Every store test once, run on SQLite and on PostgreSQL.
+mod store_contract;
 mod tasks;
 mod web;
 mod web_account;

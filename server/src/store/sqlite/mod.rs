@@ -36,7 +36,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 const READERS: u32 = 4;
 
 /// The migrations, embedded at build time.
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// Opening the database failed.
 #[derive(Debug, thiserror::Error)]

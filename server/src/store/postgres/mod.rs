@@ -1,0 +1,222 @@
+//! The [`Store`](super::Store) on PostgreSQL: one connection pool shared by every process of
+//! the service, migrations of its own (`migrations/postgres/`, embedded in the binary, each in a
+//! transaction) and the same behaviour as [`SqliteStore`](super::sqlite::SqliteStore) behind the
+//! same traits. Each resource's trait is implemented in the module that holds its SQL (`users`,
+//! `tasks`, `folders`, `notifications`, `feeds`, `history`, `schedule`, `outbox`); where one
+//! resource's write needs another's rows (a new monitor's schedule, a notification's deliveries,
+//! a monitor's latest data) it calls a `pub(super)` function of that resource's module, so each
+//! table is written by one module only.
+
+mod feeds;
+mod folders;
+// Their helpers are called by the other resources as those are written.
+#[allow(dead_code)]
+mod history;
+mod notifications;
+// Their helpers are called by the other resources as those are written.
+#[allow(dead_code)]
+mod outbox;
+// Their helpers are called by the other resources as those are written.
+#[allow(dead_code)]
+mod schedule;
+mod tasks;
+#[cfg(any(test, feature = "testing"))]
+mod testing;
+mod users;
+
+use super::cache::Caches;
+use super::sqlite::{OpenError, StoreSettings};
+use super::{Quotas, StoreError};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The migrations, embedded at build time.
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// Connections per process: enough for the API's requests and the workers' claims together,
+/// few enough that several processes stay under PostgreSQL's default of 100.
+const CONNECTIONS: u32 = 10;
+/// How long a call waits for a free connection (or for the server to answer a connect).
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The PostgreSQL store. Cheap to clone (the pool and the cache are shared).
+#[derive(Clone, Debug)]
+#[allow(dead_code)] // each field is read once the resource that needs it is written
+pub struct PgStore {
+    pool: PgPool,
+    /// The hot reads' answers, invalidated by the writes that change them.
+    cache: Arc<Caches>,
+    history_retention: u32,
+    deliveries_per_hour: Option<std::num::NonZeroU32>,
+    quotas: Quotas,
+}
+
+impl PgStore {
+    /// Connects to the database at `url` (`postgres://` or `postgresql://`), migrates it and
+    /// checks that its schema is not newer than this binary's.
+    pub async fn connect(url: &str, settings: &StoreSettings) -> Result<PgStore, OpenError> {
+        let shown = redact(url);
+        let open_err = |err: sqlx::Error| OpenError::Open {
+            path: shown.clone(),
+            reason: err.to_string(),
+        };
+        let options = PgConnectOptions::from_str(url).map_err(open_err)?;
+        let pool = PgPoolOptions::new()
+            .max_connections(CONNECTIONS)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(open_err)?;
+        migrate(&pool, &shown).await?;
+        Ok(PgStore {
+            pool,
+            cache: Arc::new(Caches::default()),
+            history_retention: settings.history_retention.max(1),
+            deliveries_per_hour: std::num::NonZeroU32::new(settings.deliveries_per_hour),
+            quotas: settings.quotas,
+        })
+    }
+
+    /// Closes the pool.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Whether `db` (the `--db` value) names a PostgreSQL database rather than a SQLite file.
+pub fn is_url(db: &str) -> bool {
+    db.starts_with("postgres://") || db.starts_with("postgresql://")
+}
+
+/// `url` without its password, for messages and logs.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((credentials, host)) if credentials.contains(':') => {
+            let user = credentials.split(':').next().unwrap_or("");
+            format!("{scheme}://{user}:***@{host}{tail}")
+        }
+        _ => url.to_string(),
+    }
+}
+
+async fn migrate(pool: &PgPool, shown: &str) -> Result<(), OpenError> {
+    let known = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
+    match MIGRATOR.run(pool).await {
+        Ok(()) => Ok(()),
+        Err(sqlx::migrate::MigrateError::VersionMissing(found))
+        | Err(sqlx::migrate::MigrateError::VersionTooNew(found, _))
+            if found > known =>
+        {
+            Err(OpenError::TooNew {
+                path: shown.to_string(),
+                found,
+                known,
+            })
+        }
+        Err(err) => Err(OpenError::Migrate {
+            path: shown.to_string(),
+            reason: err.to_string(),
+        }),
+    }
+}
+
+/// What a method not yet written on PostgreSQL answers.
+fn not_yet(method: &str) -> StoreError {
+    StoreError::Backend(format!("not yet on PostgreSQL: {method}"))
+}
+
+/// Deletes the row `id` of `table` if it is the user's (what hangs on it cascades, in this one
+/// statement); `NotFound` otherwise.
+#[allow(dead_code)] // used as the resources are written
+async fn delete_owned(
+    store: &PgStore,
+    table: &'static str,
+    user: &str,
+    id: &str,
+) -> Result<(), StoreError> {
+    if !super::is_id(id) {
+        return Err(StoreError::NotFound);
+    }
+    let deleted = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DELETE FROM {table} WHERE id = $1 AND user_id = $2"
+    )))
+    .bind(id)
+    .bind(user)
+    .execute(&store.pool)
+    .await?;
+    if deleted.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+/// PostgreSQL's text cannot hold NUL (SQLite's can), so text with one is refused as `field`'s
+/// fault rather than failing in the database as a server error.
+fn refuse_nul(field: &str, value: Option<&str>) -> Result<(), StoreError> {
+    if value.is_some_and(|v| v.contains('\0')) {
+        return Err(StoreError::invalid(
+            field,
+            "must not contain NUL characters",
+        ));
+    }
+    Ok(())
+}
+
+/// Text from a fetched page, storable: a NUL (which PostgreSQL's text cannot hold, and a page
+/// may well contain) becomes U+FFFD, so a check of such a page still stores what it raised.
+fn storable(value: Option<&str>) -> Option<std::borrow::Cow<'_, str>> {
+    value.map(|v| {
+        if v.contains('\0') {
+            std::borrow::Cow::Owned(v.replace('\0', "\u{FFFD}"))
+        } else {
+            std::borrow::Cow::Borrowed(v)
+        }
+    })
+}
+
+/// Lower-cased name for sorting by name; unnamed items sort first, by id (creation order).
+#[allow(dead_code)] // used as the resources are written
+fn sort_key(name: Option<&str>) -> String {
+    name.unwrap_or("").to_lowercase()
+}
+
+fn time(millis: super::Millis) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default()
+}
+
+/// The upper keyset bound of a newest-first page: rows strictly before `after`, and no later
+/// than `to`, as one row-value bound so the index range starts at the page.
+fn before_key(page: &super::TimePage) -> (super::Millis, String) {
+    // Above every stored (time, id) of that time: ids compare byte-wise ("C"), and the
+    // characters of UUIDs and of decimal entry ids sort below '~'.
+    let to = (page.to.unwrap_or(super::Millis::MAX), "~".to_string());
+    match &page.after {
+        Some(key) if (key.at, key.id.as_str()) < (to.0, to.1.as_str()) => (key.at, key.id.clone()),
+        _ => to,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn a_password_never_shows() {
+        assert_eq!(
+            redact("postgres://wachet:s3cret@db.example:5432/wachet?sslmode=require"),
+            "postgres://wachet:***@db.example:5432/wachet?sslmode=require"
+        );
+        assert_eq!(redact("postgres://db/wachet"), "postgres://db/wachet");
+        assert_eq!(
+            redact("postgresql:///w?host=/run/pg"),
+            "postgresql:///w?host=/run/pg"
+        );
+    }
+}

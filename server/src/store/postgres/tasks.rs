@@ -1,0 +1,370 @@
+//! [`TaskStore`] on PostgreSQL: monitors, their definitions, search and the pages of Portal
+//! monitors. A monitor read by id is cached; the writes here, and those of other resources that
+//! change a monitor (a check, a move, a folder's deletion), invalidate it. Only the definition
+//! is this module's: when it changes, the schedule is told ([`schedule::schedule_in`]), and a
+//! monitor's latest data and pages are read through the history ([`history::DATA_COLUMNS`],
+//! [`history::pages_of`]).
+
+use super::history::{self, DataColumns, data_of};
+use super::{PgStore, schedule, sort_key};
+use crate::store::{StoreError, TaskStore, is_id, new_id, noise, now_millis};
+use async_trait::async_trait;
+use sqlx::AssertSqlSafe;
+use sqlx::{Postgres, Transaction};
+use wachet::model::{ClientJobType, ClientPage, Monitor};
+
+/// A monitor row with its latest data, `{SELECT} WHERE ...`.
+pub(super) fn select() -> String {
+    format!(
+        "SELECT t.id, t.folder_id, t.definition, t.noise_notice, {} FROM tasks t {}",
+        history::DATA_COLUMNS,
+        history::DATA_JOIN
+    )
+}
+
+#[derive(sqlx::FromRow)]
+pub(super) struct TaskRow {
+    id: String,
+    folder_id: Option<String>,
+    definition: String,
+    noise_notice: Option<String>,
+    #[sqlx(flatten)]
+    data: DataColumns,
+}
+
+/// Rebuilds the API's monitor from its row.
+pub(super) fn monitor(row: TaskRow) -> Result<Monitor, StoreError> {
+    let mut monitor: Monitor = serde_json::from_str(&row.definition)
+        .map_err(|err| StoreError::Backend(format!("stored monitor {}: {err}", row.id)))?;
+    monitor.id = Some(row.id);
+    monitor.folder_id = row.folder_id;
+    monitor.noise_notice = row.noise_notice;
+    monitor.data = data_of(row.data)?;
+    Ok(monitor)
+}
+
+/// The columns a monitor's definition fills.
+struct Columns {
+    definition: String,
+    name: Option<String>,
+    sort_key: String,
+    url: String,
+    note: Option<String>,
+    search_text: String,
+    paused: bool,
+    dynamic: bool,
+}
+
+impl Columns {
+    /// A new or changed active monitor is checked at once; a paused one never.
+    fn first_check(&self, now: i64) -> Option<i64> {
+        (!self.paused).then_some(now)
+    }
+}
+
+fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
+    super::refuse_nul("name", monitor.name.as_deref())?;
+    super::refuse_nul("url", monitor.url.as_deref())?;
+    super::refuse_nul("note", monitor.note.as_deref())?;
+    // What the service fills in when it reads the monitor is not part of its definition.
+    let stored = Monitor {
+        id: None,
+        folder_id: None,
+        data: None,
+        noise_notice: None,
+        ..monitor.clone()
+    };
+    let definition =
+        serde_json::to_string(&stored).map_err(|err| StoreError::Backend(err.to_string()))?;
+    let url = monitor.url.clone().unwrap_or_default();
+    let search_text = [
+        monitor.name.as_deref().unwrap_or(""),
+        &url,
+        monitor.note.as_deref().unwrap_or(""),
+    ]
+    .join("\n")
+    .to_lowercase();
+    Ok(Columns {
+        definition,
+        name: monitor.name.clone(),
+        sort_key: sort_key(monitor.name.as_deref()),
+        url,
+        note: monitor.note.clone(),
+        search_text,
+        paused: monitor.recurrence_in_seconds.unwrap_or(0) <= 0,
+        dynamic: monitor.dynamic_content,
+    })
+}
+
+/// Checks that `folder` is one of the user's folders.
+pub(super) async fn check_folder(
+    tx: &mut Transaction<'_, Postgres>,
+    user: &str,
+    folder: &str,
+    field: &str,
+) -> Result<(), StoreError> {
+    let found: Option<(i32,)> = if is_id(folder) {
+        sqlx::query_as("SELECT 1 FROM folders WHERE id = $1 AND user_id = $2")
+            .bind(folder)
+            .bind(user)
+            .fetch_optional(&mut **tx)
+            .await?
+    } else {
+        None
+    };
+    match found {
+        Some(_) => Ok(()),
+        None => Err(StoreError::invalid(field, "no such folder")),
+    }
+}
+
+/// Whether a monitor's first check (after it is created or what it watches changed) takes
+/// quick samples to learn its noise: SinglePage monitors only (a Portal's pages are not
+/// sampled; a person's masks apply to every page).
+fn samples_noise(monitor: &Monitor) -> bool {
+    monitor.job_type == ClientJobType::SinglePage
+}
+
+async fn fetch(
+    tx: &mut Transaction<'_, Postgres>,
+    user: &str,
+    id: &str,
+) -> Result<Monitor, StoreError> {
+    let row: TaskRow = sqlx::query_as(AssertSqlSafe(format!(
+        "{} WHERE t.id = $1 AND t.user_id = $2",
+        select()
+    )))
+    .bind(id)
+    .bind(user)
+    .fetch_one(&mut **tx)
+    .await?;
+    monitor(row)
+}
+
+/// `term` as a LIKE pattern that matches it literally anywhere.
+fn contains_pattern(term: &str) -> String {
+    let mut pattern = String::with_capacity(term.len() + 2);
+    pattern.push('%');
+    for ch in term.to_lowercase().chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(ch);
+    }
+    pattern.push('%');
+    pattern
+}
+
+/// Whether `id` is one of the user's monitors.
+pub(super) async fn owns(store: &PgStore, user: &str, id: &str) -> Result<bool, StoreError> {
+    if !is_id(id) {
+        return Ok(false);
+    }
+    let owned: Option<(i32,)> =
+        sqlx::query_as("SELECT 1 FROM tasks WHERE id = $1 AND user_id = $2")
+            .bind(id)
+            .bind(user)
+            .fetch_optional(&store.pool)
+            .await?;
+    Ok(owned.is_some())
+}
+
+#[async_trait]
+impl TaskStore for PgStore {
+    async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
+        let monitor = &Monitor {
+            noise: noise::on_create(monitor.noise.as_deref()),
+            ..monitor.clone()
+        };
+        let c = columns(monitor)?;
+        let id = new_id();
+        let now = now_millis();
+        let mut tx = self.pool.begin().await?;
+        if let Some(folder) = monitor.folder_id.as_deref() {
+            check_folder(&mut tx, user, folder, "folderId").await?;
+        }
+        // The owner's row is locked first, so two creations at once are counted one after the
+        // other and cannot both pass the cap.
+        sqlx::query("SELECT 1 FROM users WHERE id = $1 FOR UPDATE")
+            .bind(user)
+            .execute(&mut *tx)
+            .await?;
+        let max = self.quotas.monitors;
+        let (have,): (i64,) = sqlx::query_as(
+            "SELECT count(*) FROM (SELECT 1 FROM tasks WHERE user_id = $1 LIMIT $2) AS mine",
+        )
+        .bind(user)
+        .bind(i64::try_from(max).unwrap_or(i64::MAX))
+        .fetch_one(&mut *tx)
+        .await?;
+        if have.unsigned_abs() >= max {
+            return Err(StoreError::QuotaExceeded {
+                limit: "maxMonitorsPerUser".into(),
+                message: format!(
+                    "you have {have} monitors, the most this server allows a user ({max}); delete \
+                     one to create another"
+                ),
+            });
+        }
+        sqlx::query(
+            "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
+             definition, paused, created_at, updated_at, dynamic, sample_noise) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        )
+        .bind(&id)
+        .bind(user)
+        .bind(&monitor.folder_id)
+        .bind(&c.name)
+        .bind(&c.sort_key)
+        .bind(&c.url)
+        .bind(&c.note)
+        .bind(&c.search_text)
+        .bind(&c.definition)
+        .bind(c.paused)
+        .bind(now)
+        .bind(now)
+        .bind(c.dynamic)
+        .bind(samples_noise(monitor))
+        .execute(&mut *tx)
+        .await?;
+        schedule::schedule_in(&mut tx, &id, user, c.first_check(now), c.dynamic).await?;
+        let created = fetch(&mut tx, user, &id).await?;
+        tx.commit().await?;
+        Ok(created)
+    }
+
+    async fn update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
+        let id = monitor
+            .id
+            .as_deref()
+            .filter(|id| is_id(id))
+            .ok_or(StoreError::NotFound)?;
+        let now = now_millis();
+        let mut tx = self.pool.begin().await?;
+        if let Some(folder) = monitor.folder_id.as_deref() {
+            check_folder(&mut tx, user, folder, "folderId").await?;
+        }
+        // Read in the writer's transaction: a check's learning cannot land between this read and
+        // the write below.
+        let stored: Option<(String,)> = sqlx::query_as(
+            "SELECT definition FROM tasks WHERE id = $1 AND user_id = $2 FOR UPDATE",
+        )
+        .bind(id)
+        .bind(user)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some((definition,)) = stored else {
+            return Err(StoreError::NotFound);
+        };
+        let before: Monitor = serde_json::from_str(&definition)
+            .map_err(|err| StoreError::Backend(format!("stored monitor {id}: {err}")))?;
+        let masks =
+            noise::after_edit(&before, monitor).map_err(|m| StoreError::invalid("noise", m))?;
+        let monitor = &Monitor {
+            noise: masks,
+            ..monitor.clone()
+        };
+        let c = columns(monitor)?;
+        if noise::watches_differently(&before, monitor) {
+            // What learning knew belonged to the old value; the next check samples the new one.
+            sqlx::query("UPDATE tasks SET sample_noise = $1, noise_notice = NULL WHERE id = $2")
+                .bind(samples_noise(monitor))
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            schedule::forget_learning_in(&mut tx, id).await?;
+        }
+        let updated = sqlx::query(
+            "UPDATE tasks SET folder_id = COALESCE($1, folder_id), name = $2, sort_key = $3, url = $4, \
+             note = $5, search_text = $6, definition = $7, paused = $8, updated_at = $9, \
+             dynamic = $10 WHERE id = $11 AND user_id = $12",
+        )
+        .bind(&monitor.folder_id)
+        .bind(&c.name)
+        .bind(&c.sort_key)
+        .bind(&c.url)
+        .bind(&c.note)
+        .bind(&c.search_text)
+        .bind(&c.definition)
+        .bind(c.paused)
+        .bind(now)
+        .bind(c.dynamic)
+        .bind(id)
+        .bind(user)
+        .execute(&mut *tx)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        schedule::schedule_in(&mut tx, id, user, c.first_check(now), c.dynamic).await?;
+        let saved = fetch(&mut tx, user, id).await?;
+        tx.commit().await?;
+        self.cache.tasks.invalidate(id);
+        Ok(saved)
+    }
+
+    async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError> {
+        if let Some((owner, monitor)) = self.cache.tasks.get(id) {
+            return if owner == user {
+                Ok(monitor)
+            } else {
+                Err(StoreError::NotFound)
+            };
+        }
+        if !is_id(id) {
+            return Err(StoreError::NotFound);
+        }
+        let row: Option<TaskRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "{} WHERE t.id = $1 AND t.user_id = $2",
+            select()
+        )))
+        .bind(id)
+        .bind(user)
+        .fetch_optional(&self.pool)
+        .await?;
+        let monitor = monitor(row.ok_or(StoreError::NotFound)?)?;
+        self.cache
+            .tasks
+            .put(id, (user.to_string(), monitor.clone()));
+        Ok(monitor)
+    }
+
+    async fn delete_task(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        // Pages, history and notifications go with the monitor (ON DELETE CASCADE).
+        super::delete_owned(self, "tasks", user, id).await?;
+        self.cache.tasks.invalidate(id);
+        Ok(())
+    }
+
+    async fn search_tasks(
+        &self,
+        user: &str,
+        terms: &[String],
+        limit: u32,
+    ) -> Result<Vec<Monitor>, StoreError> {
+        if terms.iter().any(|term| term.contains('\0')) {
+            // No stored text holds a NUL.
+            return Ok(Vec::new());
+        }
+        let mut query = sqlx::QueryBuilder::<Postgres>::new(select());
+        query.push(" WHERE t.user_id = ").push_bind(user);
+        for term in terms {
+            query
+                .push(" AND t.search_text LIKE ")
+                .push_bind(contains_pattern(term))
+                .push(" ESCAPE '\\'");
+        }
+        query
+            .push(" ORDER BY t.sort_key, t.id LIMIT ")
+            .push_bind(i64::from(limit));
+        let rows: Vec<TaskRow> = query.build_query_as().fetch_all(&self.pool).await?;
+        rows.into_iter().map(monitor).collect()
+    }
+
+    async fn task_pages(&self, user: &str, id: &str) -> Result<Vec<ClientPage>, StoreError> {
+        if !owns(self, user, id).await? {
+            return Err(StoreError::NotFound);
+        }
+        history::pages_of(self, id).await
+    }
+}

@@ -1,0 +1,370 @@
+//! [`UserStore`] on PostgreSQL: users, tokens (the owner of a token is cached), notification
+//! endpoints, the rotation of secrets, the confirmation of e-mail addresses (their mails are
+//! sent from the outbox: `outbox.rs`, which asks for them through [`request_in`]), and the
+//! paging secret. The SQL is SQLite's with numbered parameters: both keep to standard SQL here.
+
+use super::PgStore;
+use crate::store::{
+    EmailAddress, Millis, StoreError, TokenRecord, UserRecord, UserStore, now_millis,
+};
+use async_trait::async_trait;
+use sqlx::AssertSqlSafe;
+use wachet::model::NotificationEndpoint;
+
+type UserRow = (String, String, String, String, String, String, i64);
+
+const USER_COLUMNS: &str = "id, email, password_hash, api_key_hash, webhook_secret, \
+                            notification_endpoints, created_at";
+
+fn user(row: UserRow) -> Result<UserRecord, StoreError> {
+    let (id, email, password_hash, api_key_hash, webhook_secret, endpoints, created_at) = row;
+    let notification_endpoints = serde_json::from_str(&endpoints)
+        .map_err(|err| StoreError::Backend(format!("stored endpoints of user {id}: {err}")))?;
+    Ok(UserRecord {
+        id,
+        email,
+        password_hash,
+        api_key_hash,
+        webhook_secret,
+        notification_endpoints,
+        created_at,
+    })
+}
+
+async fn set_column(
+    store: &PgStore,
+    column: &'static str,
+    user: &str,
+    value: &str,
+) -> Result<(), StoreError> {
+    let updated = sqlx::query(AssertSqlSafe(format!(
+        "UPDATE users SET {column} = $1 WHERE id = $2"
+    )))
+    .bind(value)
+    .bind(user)
+    .execute(&store.pool)
+    .await?;
+    if updated.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+/// How long an unconfirmed address counts as waiting; after it, it may be asked for again.
+const PENDING_FOR: Millis = 7 * 86_400_000;
+/// The shortest time between two confirmation messages to one address.
+const RESEND_AFTER: Millis = 3_600_000;
+/// Most addresses of one user waiting for confirmation at once.
+const MAX_PENDING_ADDRESSES: i64 = 20;
+
+/// Asks for a confirmation message to `address` (lower-cased) unless it is confirmed or one
+/// went out lately; within the caller's transaction. `resend` says the user asked explicitly,
+/// so an address asked for lately is an error rather than nothing to do.
+pub(super) async fn request_in(
+    tx: &mut sqlx::PgConnection,
+    user: &str,
+    address: &str,
+    now: Millis,
+    resend: bool,
+) -> Result<(), StoreError> {
+    let known: Option<(Option<Millis>, Millis)> = sqlx::query_as(
+        "SELECT confirmed_at, requested_at FROM email_addresses WHERE user_id = $1 AND address = $2",
+    )
+    .bind(user)
+    .bind(address)
+    .fetch_optional(&mut *tx)
+    .await?;
+    match known {
+        Some((Some(_), _)) => return Ok(()),
+        Some((None, requested_at)) if requested_at > now - RESEND_AFTER => {
+            return if resend {
+                Err(StoreError::invalid(
+                    "address",
+                    "a confirmation message went to this address less than an hour ago",
+                ))
+            } else {
+                Ok(())
+            };
+        }
+        _ => {}
+    }
+    let (pending,): (i64,) = sqlx::query_as(
+        "SELECT COUNT(*) FROM email_addresses WHERE user_id = $1 AND confirmed_at IS NULL \
+         AND requested_at > $2 AND address <> $3",
+    )
+    .bind(user)
+    .bind(now - PENDING_FOR)
+    .bind(address)
+    .fetch_one(&mut *tx)
+    .await?;
+    if pending >= MAX_PENDING_ADDRESSES {
+        return Err(StoreError::invalid(
+            "notificationEndpoints",
+            format!(
+                "at most {MAX_PENDING_ADDRESSES} e-mail addresses may wait for confirmation at \
+                 once"
+            ),
+        ));
+    }
+    sqlx::query(
+        "INSERT INTO email_addresses (user_id, address, requested_at, mail_due_at) \
+         VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, address) DO UPDATE SET \
+         requested_at = excluded.requested_at, mail_due_at = excluded.mail_due_at, \
+         mail_attempts = 0, last_error = NULL, token_hash = NULL",
+    )
+    .bind(user)
+    .bind(address)
+    .bind(now)
+    .bind(now)
+    .execute(&mut *tx)
+    .await?;
+    Ok(())
+}
+
+#[async_trait]
+impl UserStore for PgStore {
+    async fn paging_secret(&self) -> Result<Vec<u8>, StoreError> {
+        // First writer wins; every process then reads the same secret.
+        sqlx::query("INSERT INTO settings (name, value) VALUES ('paging_secret', $1) ON CONFLICT (name) DO NOTHING")
+            .bind(crate::secrets::random_hex(32))
+            .execute(&self.pool)
+            .await?;
+        let (value,): (String,) =
+            sqlx::query_as("SELECT value FROM settings WHERE name = 'paging_secret'")
+                .fetch_one(&self.pool)
+                .await?;
+        Ok(value.into_bytes())
+    }
+
+    async fn user_count(&self) -> Result<u64, StoreError> {
+        let (n,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM users")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError> {
+        super::refuse_nul("email", Some(&user.email))?;
+        let endpoints = serde_json::to_string(&user.notification_endpoints)
+            .map_err(|err| StoreError::Backend(err.to_string()))?;
+        let inserted = sqlx::query(AssertSqlSafe(format!(
+            "INSERT INTO users ({USER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+             ON CONFLICT (email) DO NOTHING"
+        )))
+        .bind(&user.id)
+        .bind(&user.email)
+        .bind(&user.password_hash)
+        .bind(&user.api_key_hash)
+        .bind(&user.webhook_secret)
+        .bind(endpoints)
+        .bind(user.created_at)
+        .execute(&self.pool)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            return Err(StoreError::invalid(
+                "email",
+                "a user with this e-mail address exists",
+            ));
+        }
+        Ok(())
+    }
+
+    async fn user_by_email(&self, email: &str) -> Result<Option<UserRecord>, StoreError> {
+        if email.contains('\0') {
+            return Ok(None);
+        }
+        let row: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {USER_COLUMNS} FROM users WHERE email = $1"
+        )))
+        .bind(email)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(user).transpose()
+    }
+
+    async fn user_by_id(&self, id: &str) -> Result<Option<UserRecord>, StoreError> {
+        let row: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {USER_COLUMNS} FROM users WHERE id = $1"
+        )))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(user).transpose()
+    }
+
+    async fn insert_token(&self, token: &TokenRecord) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM tokens WHERE expires_at < $1")
+            .bind(token.issued_at)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO tokens (hash, user_id, issued_at, expires_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(&token.hash)
+        .bind(&token.user_id)
+        .bind(token.issued_at)
+        .bind(token.expires_at)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn token_owner(
+        &self,
+        hash: &str,
+        now: Millis,
+    ) -> Result<Option<(String, Millis)>, StoreError> {
+        if let Some((owner, expires_at)) = self.cache.tokens.get(hash) {
+            return Ok((expires_at > now).then_some((owner, expires_at)));
+        }
+        let found: Option<(String, Millis)> = sqlx::query_as(
+            "SELECT user_id, expires_at FROM tokens WHERE hash = $1 AND expires_at > $2",
+        )
+        .bind(hash)
+        .bind(now)
+        .fetch_optional(&self.pool)
+        .await?;
+        if let Some(owner) = &found {
+            self.cache.tokens.put(hash, owner.clone());
+        }
+        Ok(found)
+    }
+
+    async fn session_seen(
+        &self,
+        hash: &str,
+        now: Millis,
+    ) -> Result<Option<Option<Millis>>, StoreError> {
+        let row: Option<(Option<Millis>,)> =
+            sqlx::query_as("SELECT last_seen_at FROM tokens WHERE hash = $1 AND expires_at > $2")
+                .bind(hash)
+                .bind(now)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.map(|(seen,)| seen))
+    }
+
+    async fn touch_session(&self, hash: &str, at: Millis) -> Result<(), StoreError> {
+        sqlx::query("UPDATE tokens SET last_seen_at = $1 WHERE hash = $2")
+            .bind(at)
+            .bind(hash)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn invalidate_tokens(&self, user: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM tokens WHERE user_id = $1")
+            .bind(user)
+            .execute(&self.pool)
+            .await?;
+        self.cache
+            .tokens
+            .invalidate_where(|_, (owner, _)| owner == user);
+        Ok(())
+    }
+
+    async fn delete_token(&self, hash: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM tokens WHERE hash = $1")
+            .bind(hash)
+            .execute(&self.pool)
+            .await?;
+        self.cache.tokens.invalidate(hash);
+        Ok(())
+    }
+
+    async fn set_notification_endpoints(
+        &self,
+        user: &str,
+        endpoints: &[NotificationEndpoint],
+    ) -> Result<(), StoreError> {
+        let json =
+            serde_json::to_string(endpoints).map_err(|err| StoreError::Backend(err.to_string()))?;
+        set_column(self, "notification_endpoints", user, &json).await
+    }
+
+    async fn set_api_key(&self, user: &str, api_key_hash: &str) -> Result<(), StoreError> {
+        set_column(self, "api_key_hash", user, api_key_hash).await
+    }
+
+    async fn set_webhook_secret(&self, user: &str, secret: &str) -> Result<(), StoreError> {
+        set_column(self, "webhook_secret", user, secret).await
+    }
+
+    async fn set_password(
+        &self,
+        user: &str,
+        password_hash: &str,
+        keep_token: &str,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let updated = sqlx::query("UPDATE users SET password_hash = $1 WHERE id = $2")
+            .bind(password_hash)
+            .bind(user)
+            .execute(&mut *tx)
+            .await?;
+        if updated.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        sqlx::query("DELETE FROM tokens WHERE user_id = $1 AND hash <> $2")
+            .bind(user)
+            .bind(keep_token)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        self.cache
+            .tokens
+            .invalidate_where(|hash, (owner, _)| owner == user && hash != keep_token);
+        Ok(())
+    }
+
+    async fn email_addresses(&self, user: &str) -> Result<Vec<EmailAddress>, StoreError> {
+        let rows: Vec<(String, Option<Millis>, Option<String>)> = sqlx::query_as(
+            "SELECT address, confirmed_at, last_error FROM email_addresses WHERE user_id = $1 \
+             ORDER BY address",
+        )
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(address, confirmed_at, last_error)| EmailAddress {
+                address,
+                confirmed: confirmed_at.is_some(),
+                last_error,
+            })
+            .collect())
+    }
+
+    async fn request_email_confirmation(
+        &self,
+        user: &str,
+        address: &str,
+        resend: bool,
+    ) -> Result<(), StoreError> {
+        super::refuse_nul("address", Some(address))?;
+        let mut tx = self.pool.begin().await?;
+        request_in(&mut tx, user, address, now_millis(), resend).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn confirm_email(
+        &self,
+        user: &str,
+        token_hash: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let confirmed: Option<(String,)> = sqlx::query_as(
+            "UPDATE email_addresses SET confirmed_at = $1, token_hash = NULL, mail_due_at = NULL \
+             WHERE user_id = $2 AND token_hash = $3 AND confirmed_at IS NULL RETURNING address",
+        )
+        .bind(now_millis())
+        .bind(user)
+        .bind(token_hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(confirmed.map(|(address,)| address))
+    }
+}

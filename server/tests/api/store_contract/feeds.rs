@@ -1,0 +1,128 @@
+//! [`FeedStore`]: feeds of a user, a folder or a monitor, renewed and found by their secret.
+
+use super::{TestStore, add_user, contract, monitor};
+use std::sync::Arc;
+use wachet::model::Folder;
+use wachet_server::store::*;
+
+contract!(a_feed_is_renewed_not_doubled, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let ada = add_user(&*store, "ada@example.com").await;
+    let now = now_millis();
+    let first = store
+        .renew_feed(&ada, &FeedScope::All, &"1".repeat(64), now)
+        .await
+        .unwrap();
+    assert_eq!(first.scope, FeedScope::All);
+    let again = store
+        .renew_feed(&ada, &FeedScope::All, &"2".repeat(64), now + 1)
+        .await
+        .unwrap();
+    assert_eq!(again.id, first.id);
+    assert_eq!(again.created_at, now + 1);
+    assert!(
+        store
+            .feed_by_secret(&"1".repeat(64))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let found = store
+        .feed_by_secret(&"2".repeat(64))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.user_id, ada);
+    assert_eq!(store.feeds(&ada).await.unwrap().len(), 1);
+});
+
+contract!(feeds_follow_their_folder_and_monitor, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let ada = add_user(&*store, "ada@example.com").await;
+    let bob = add_user(&*store, "bob@example.com").await;
+    let now = now_millis();
+    let folder = store
+        .save_folder(
+            &ada,
+            &Folder {
+                name: Some("Work".into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .id
+        .unwrap();
+    let task = store
+        .create_task(&ada, &monitor("Alpha", "https://a.example/"))
+        .await
+        .unwrap()
+        .id
+        .unwrap();
+    let of_task = FeedScope::Monitor(task.clone());
+    let of_folder = FeedScope::Folder(folder.clone());
+    // Another user's folder or monitor has no feed for them.
+    assert!(matches!(
+        store.renew_feed(&bob, &of_task, &"9".repeat(64), now).await,
+        Err(StoreError::NotFound)
+    ));
+    assert!(matches!(
+        store
+            .renew_feed(&bob, &of_folder, &"9".repeat(64), now)
+            .await,
+        Err(StoreError::NotFound)
+    ));
+    store
+        .renew_feed(&ada, &of_folder, &"3".repeat(64), now)
+        .await
+        .unwrap();
+    let monitor_feed = store
+        .renew_feed(&ada, &of_task, &"4".repeat(64), now)
+        .await
+        .unwrap();
+    assert_eq!(monitor_feed.name.as_deref(), Some("Alpha"));
+    store
+        .renew_feed(&ada, &FeedScope::All, &"5".repeat(64), now)
+        .await
+        .unwrap();
+    let scopes: Vec<_> = store
+        .feeds(&ada)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|f| f.scope)
+        .collect();
+    // All first, then by name.
+    assert_eq!(scopes, [FeedScope::All, of_task.clone(), of_folder.clone()]);
+    assert!(store.feeds(&bob).await.unwrap().is_empty());
+    assert!(matches!(
+        store.delete_feed(&bob, &monitor_feed.id).await,
+        Err(StoreError::NotFound)
+    ));
+    // Deleting the monitor or folder deletes its feed.
+    store.delete_task(&ada, &task).await.unwrap();
+    store.delete_folder(&ada, &folder).await.unwrap();
+    assert!(
+        store
+            .feed_by_secret(&"4".repeat(64))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        store
+            .feed_by_secret(&"3".repeat(64))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let all = store
+        .feed_by_secret(&"5".repeat(64))
+        .await
+        .unwrap()
+        .unwrap();
+    store.delete_feed(&ada, &all.id).await.unwrap();
+    assert!(store.feeds(&ada).await.unwrap().is_empty());
+});

@@ -1,0 +1,233 @@
+//! [`FolderStore`]: the tree, listings with counts and paging, moves.
+
+use super::{TestStore, add_user, contract, monitor};
+use std::sync::Arc;
+use wachet::model::{Folder, MoveRequest};
+use wachet_server::store::*;
+
+async fn folder(store: &dyn TestStore, user: &str, name: &str, parent: Option<&str>) -> String {
+    store
+        .save_folder(
+            user,
+            &Folder {
+                name: Some(name.into()),
+                parent_id: parent.map(str::to_string),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .id
+        .unwrap()
+}
+
+contract!(a_listing_counts_over_each_subtree, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let ada = add_user(&*store, "ada@example.com").await;
+    let work = folder(&*store, &ada, "Work", None).await;
+    let deep = folder(&*store, &ada, "Deep", Some(&work)).await;
+    for (name, parent, paused) in [("a", &work, false), ("b", &deep, true), ("c", &deep, false)] {
+        let mut m = monitor(name, "https://a.example/");
+        m.folder_id = Some(parent.clone());
+        if paused {
+            m.recurrence_in_seconds = Some(0);
+        }
+        store.create_task(&ada, &m).await.unwrap();
+    }
+    store
+        .create_task(&ada, &monitor("root", "https://r.example/"))
+        .await
+        .unwrap();
+    let root = store.list_folder(&ada, None, None, 50).await.unwrap();
+    assert_eq!(root.subfolders.len(), 1);
+    assert_eq!(root.subfolders[0].name.as_deref(), Some("Work"));
+    assert_eq!(root.subfolders[0].count, 3);
+    assert_eq!(root.subfolders[0].paused_count, 1);
+    assert_eq!(root.subfolders[0].failed_count, 0);
+    assert_eq!(root.tasks.len(), 1);
+    assert!(root.path.is_empty());
+    assert!(root.next.is_none());
+    let inside = store
+        .list_folder(&ada, Some(&deep), None, 50)
+        .await
+        .unwrap();
+    let path: Vec<_> = inside
+        .path
+        .iter()
+        .map(|f| f.name.clone().unwrap())
+        .collect();
+    assert_eq!(path, ["Work", "Deep"]);
+    assert_eq!(inside.path[1].count, 2);
+    let names: Vec<_> = inside
+        .tasks
+        .iter()
+        .map(|m| m.name.clone().unwrap())
+        .collect();
+    assert_eq!(names, ["b", "c"]);
+});
+
+contract!(
+    a_listing_pages_through_folders_then_monitors,
+    |store: Arc<dyn TestStore>| async move {
+        let ada = add_user(&*store, "ada@example.com").await;
+        for name in ["b", "A", "c"] {
+            folder(&*store, &ada, name, None).await;
+        }
+        for name in ["y", "X"] {
+            store
+                .create_task(&ada, &monitor(name, "https://a.example/"))
+                .await
+                .unwrap();
+        }
+        let mut seen = Vec::new();
+        let mut after = None;
+        for _ in 0..10 {
+            let page = store
+                .list_folder(&ada, None, after.as_ref(), 2)
+                .await
+                .unwrap();
+            assert!(page.subfolders.len() + page.tasks.len() <= 2);
+            seen.extend(page.subfolders.iter().map(|f| f.name.clone().unwrap()));
+            seen.extend(page.tasks.iter().map(|m| m.name.clone().unwrap()));
+            match page.next {
+                Some(next) => after = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(seen, ["A", "b", "c", "X", "y"]);
+    }
+);
+
+contract!(
+    folders_are_the_owners_alone,
+    |store: Arc<dyn TestStore>| async move {
+        let ada = add_user(&*store, "ada@example.com").await;
+        let bob = add_user(&*store, "bob@example.com").await;
+        let work = folder(&*store, &ada, "Work", None).await;
+        assert!(matches!(
+            store.list_folder(&bob, Some(&work), None, 10).await,
+            Err(StoreError::NotFound)
+        ));
+        assert!(matches!(
+            store.delete_folder(&bob, &work).await,
+            Err(StoreError::NotFound)
+        ));
+        let renamed = Folder {
+            id: Some(work.clone()),
+            name: Some("Mine".into()),
+            ..Default::default()
+        };
+        assert!(matches!(
+            store.save_folder(&bob, &renamed).await,
+            Err(StoreError::NotFound)
+        ));
+        match store
+            .save_folder(
+                &bob,
+                &Folder {
+                    parent_id: Some(work.clone()),
+                    ..Default::default()
+                },
+            )
+            .await
+        {
+            Err(StoreError::Invalid { field, .. }) => assert_eq!(field, "parentId"),
+            other => panic!("a folder under another user's: {other:?}"),
+        }
+        let moving = MoveRequest {
+            folder_ids: Some(vec![work.clone()]),
+            ..Default::default()
+        };
+        assert!(matches!(
+            store.move_items(&bob, &moving).await,
+            Err(StoreError::NotFound)
+        ));
+        assert!(
+            store
+                .list_folder(&bob, None, None, 10)
+                .await
+                .unwrap()
+                .subfolders
+                .is_empty()
+        );
+    }
+);
+
+contract!(a_folder_never_moves_into_its_own_subtree, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let ada = add_user(&*store, "ada@example.com").await;
+    let top = folder(&*store, &ada, "Top", None).await;
+    let mid = folder(&*store, &ada, "Mid", Some(&top)).await;
+    let low = folder(&*store, &ada, "Low", Some(&mid)).await;
+    let into_low = MoveRequest {
+        folder_ids: Some(vec![top.clone()]),
+        folder_id: Some(low.clone()),
+        ..Default::default()
+    };
+    match store.move_items(&ada, &into_low).await {
+        Err(StoreError::Invalid { field, .. }) => assert_eq!(field, "folderIds"),
+        other => panic!("a move into the subtree: {other:?}"),
+    }
+    let under_itself = Folder {
+        id: Some(mid.clone()),
+        name: Some("Mid".into()),
+        parent_id: Some(mid.clone()),
+        ..Default::default()
+    };
+    assert!(matches!(
+        store.save_folder(&ada, &under_itself).await,
+        Err(StoreError::Invalid { .. })
+    ));
+    // Moving Low up to the root, with a monitor, works.
+    let m = store
+        .create_task(&ada, &monitor("m", "https://a.example/"))
+        .await
+        .unwrap();
+    let up = MoveRequest {
+        folder_ids: Some(vec![low.clone()]),
+        task_ids: Some(vec![m.id.clone().unwrap()]),
+        folder_id: Some(top.clone()),
+    };
+    store.move_items(&ada, &up).await.unwrap();
+    let listing = store.list_folder(&ada, Some(&top), None, 10).await.unwrap();
+    let names: Vec<_> = listing
+        .subfolders
+        .iter()
+        .map(|f| f.name.clone().unwrap())
+        .collect();
+    assert_eq!(names, ["Low", "Mid"]);
+    assert_eq!(listing.tasks.len(), 1);
+    let moved = store.task(&ada, m.id.as_deref().unwrap()).await.unwrap();
+    assert_eq!(moved.folder_id.as_deref(), Some(top.as_str()));
+});
+
+contract!(deleting_a_folder_takes_its_subtree, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let ada = add_user(&*store, "ada@example.com").await;
+    let top = folder(&*store, &ada, "Top", None).await;
+    let low = folder(&*store, &ada, "Low", Some(&top)).await;
+    let mut m = monitor("m", "https://a.example/");
+    m.folder_id = Some(low.clone());
+    let id = store.create_task(&ada, &m).await.unwrap().id.unwrap();
+    store.task(&ada, &id).await.unwrap();
+    store.delete_folder(&ada, &top).await.unwrap();
+    assert!(matches!(
+        store.task(&ada, &id).await,
+        Err(StoreError::NotFound)
+    ));
+    assert!(matches!(
+        store.list_folder(&ada, Some(&low), None, 10).await,
+        Err(StoreError::NotFound)
+    ));
+    assert!(
+        store
+            .list_folder(&ada, None, None, 10)
+            .await
+            .unwrap()
+            .subfolders
+            .is_empty()
+    );
+});
