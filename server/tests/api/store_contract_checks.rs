@@ -852,3 +852,149 @@ mod two_handles_claiming_deliveries_at_once {
         super::concurrent_delivery_claims_never_overlap(true).await;
     }
 }
+
+contract!(a_portal_check_keeps_each_page_series, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let user = add_user(&*store, "ada@example.com").await;
+    let task = monitors(&*store, &user, 1).await.remove(0);
+    let version = claimed(&*store, &task).await.version;
+    for value in ["first", "second"] {
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        let mut record = check(&task, version, "2 pages");
+        record.pages = vec![
+            (
+                "https://example.com/b".into(),
+                None,
+                ClientData::value(chrono::Utc::now(), format!("B {value}")),
+            ),
+            (
+                "https://example.com/a".into(),
+                Some(format!("A {value}")),
+                ClientData::value(chrono::Utc::now(), value.into()),
+            ),
+        ];
+        let mut raised = notification(&task, value);
+        raised.job_type = JobType::PortalPage;
+        raised.page_url = Some("https://example.com/a".into());
+        record.notifications = vec![raised];
+        assert!(store.record_check(&record).await.unwrap());
+    }
+    let pages = store.task_pages(&user, &task).await.unwrap();
+    let shown: Vec<(Option<String>, Option<String>)> = pages
+        .iter()
+        .map(|p| (p.name.clone(), p.data.as_ref().and_then(|d| d.raw.clone())))
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            (Some("A second".into()), Some("second".into())),
+            (
+                Some("https://example.com/b".into()),
+                Some("B second".into())
+            ),
+        ],
+        "by URL, each with its latest data and name"
+    );
+    let page = pages[0].id.clone().expect("a page id");
+    assert_eq!(
+        values(&*store, &user, &page).await,
+        vec![Some("second".into()), Some("first".into())]
+    );
+    assert_eq!(
+        values(&*store, &user, &task).await,
+        vec![Some("2 pages".into()), Some("2 pages".into())],
+        "the monitor's own series apart from its pages'"
+    );
+    let states = store.alert_states(&task).await.unwrap();
+    assert_eq!(states.pages.len(), 2);
+});
+
+contract!(
+    collecting_garbage_while_checks_name_values_loses_no_check,
+    StoreSettings {
+        history_retention: 1,
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let tasks = monitors(&*store, &user, 2).await;
+        let later = now_millis() + 10 * 3_600_000;
+        let due = store
+            .claim_due(later, later + 60_000, &plain(10))
+            .await
+            .unwrap();
+        let collector = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut collected = 0;
+                for _ in 0..200 {
+                    collected += store.collect_garbage(4).await.expect("collect");
+                    tokio::task::yield_now().await;
+                }
+                collected
+            })
+        };
+        // Two monitors take turns with two values: each check names a value the other's last
+        // check may just have left unnamed.
+        for i in 0..60 {
+            for (n, check_of) in due.iter().enumerate() {
+                let task = check_of.monitor.id.clone().expect("an id");
+                let value = if (i + n) % 2 == 0 { "ping" } else { "pong" };
+                store
+                    .record_check(&check(&task, check_of.version, value))
+                    .await
+                    .expect("a check is stored whatever the collector does");
+            }
+        }
+        tokio::time::timeout(Duration::from_secs(60), collector)
+            .await
+            .expect("the collector finishes")
+            .expect("the collector ran");
+        while store.collect_garbage(64).await.unwrap() > 0 {}
+        for (n, task) in tasks.iter().enumerate() {
+            let expected = if (59 + n) % 2 == 0 { "ping" } else { "pong" };
+            assert_eq!(
+                values(&*store, &user, task).await,
+                vec![Some(expected.to_string())]
+            );
+        }
+    }
+);
+
+/// On PostgreSQL a lease is as long as the caller asked, on the database's clock: a process
+/// whose clock runs an hour ahead does not hold its monitors for an hour.
+#[tokio::test]
+async fn a_lease_follows_the_database_clock_on_postgres() {
+    crate::store_contract::on_postgres(StoreSettings::default(), |store| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let ahead = now_millis() + 3_600_000;
+        let held = store
+            .claim_due(ahead, ahead + 300, &plain(10))
+            .await
+            .unwrap();
+        assert_eq!(ids(&held), vec![task.clone()]);
+        let now = now_millis();
+        assert!(
+            store
+                .claim_due(now, now + 60_000, &plain(10))
+                .await
+                .unwrap()
+                .is_empty(),
+            "held"
+        );
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let now = now_millis();
+        let again = store
+            .claim_due(now, now + 60_000, &plain(10))
+            .await
+            .unwrap();
+        assert_eq!(
+            ids(&again),
+            vec![task],
+            "the lease ran out on the database's clock"
+        );
+    })
+    .await;
+}
