@@ -6,7 +6,7 @@
 //! logs in with the API key the first start prints, and seeds:
 //! - through the API: one folder holding `--monitors` monitors (default 10,000);
 //! - straight into the SQLite file (WAL, beside the running service, in big transactions that
-//!   follow `server/migrations/0001_initial.sql`): a history of `--history` entries (default
+//!   follow `server/migrations/sqlite/0001_initial.sql`): a history of `--history` entries (default
 //!   1,000,000) for the folder's first monitor, one value change in 10 entries and one failed
 //!   check in 500 (never the newest), one minute apart; and one entry for every other monitor, so listings carry
 //!   latest data. The WAL is checkpointed into the database before measuring.
@@ -569,7 +569,7 @@ fn check_time(first: i64, i: usize) -> i64 {
     first + i as i64 * CHECK_EVERY_MS + (i as i64 * 7_919) % 1_000
 }
 
-/// The id of a seeded entry: entries are numbered (server/migrations/0004), in time order.
+/// The id of a seeded entry: entries are numbered (server/migrations/sqlite/0004), in time order.
 fn entry_id(n: usize) -> String {
     (n + 1).to_string()
 }

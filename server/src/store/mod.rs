@@ -5,8 +5,10 @@
 //! Each trait lives with its types in a module of its own; [`Store`] is all of them, for the
 //! parts of the service (the API) that reach every resource, while a part that needs one takes
 //! only that one (delivery an [`OutboxStore`], garbage collection a [`HistoryStore`]). These
-//! traits are the only way the rest of the service reaches the database, so a PostgreSQL
-//! implementation can stand beside [`sqlite::SqliteStore`] without touching its callers.
+//! traits are the only way the rest of the service reaches the database, so two backends stand
+//! behind them without their callers knowing which: [`sqlite::SqliteStore`] (one file, the
+//! default) and [`postgres::PgStore`] (a database shared by any number of processes); the
+//! contract tests (`tests/api/store_contract`) run every store test on both.
 //! A backend keeps its hot reads in a [`cache::Caches`] of its own, invalidated by its own
 //! writes, so no layer wraps it; what only tests write (history and notifications put straight
 //! in) is [`testing::Seed`], outside these traits.

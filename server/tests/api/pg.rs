@@ -39,6 +39,8 @@ static SERVER_PID: AtomicI32 = AtomicI32::new(0);
 /// The directory the exit handler removes, once the server is stopped.
 static CLUSTER_DIR: OnceLock<PathBuf> = OnceLock::new();
 static DATABASES: AtomicU32 = AtomicU32::new(0);
+/// How the cluster directories are named in the temporary directory.
+const PREFIX: &str = "wachet-pg-";
 
 /// A URL of a fresh, empty database on the test cluster; `None` when PostgreSQL is not
 /// installed and `CI` is not set (the reason is printed and the test should return).
@@ -140,8 +142,9 @@ fn start() -> Result<Cluster, Unavailable> {
 fn start_in_this_thread(bin: &Path) -> Result<Cluster, Unavailable> {
     let failed =
         |what: &str, err: &dyn std::fmt::Display| Unavailable::Failed(format!("{what}: {err}"));
+    sweep_leftovers();
     let dir = tempfile::Builder::new()
-        .prefix("wachet-pg-")
+        .prefix(PREFIX)
         .tempdir()
         .map_err(|err| failed("cannot make a temporary directory", &err))?
         .keep();
@@ -269,6 +272,32 @@ fn start_in_this_thread(bin: &Path) -> Result<Cluster, Unavailable> {
             return Err(Unavailable::Failed("postgres was not ready in time".into()));
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Removes the directories of clusters whose test binary was killed (the server quit with it,
+/// by the parent-death signal, and removed its `postmaster.pid`, but nobody removed the
+/// directory). One without `postmaster.pid` for a minute belongs to no running binary: another
+/// binary's initdb, the only time a live cluster has none, takes about a second.
+fn sweep_leftovers() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let ours = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with(PREFIX));
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|age| age > Duration::from_secs(60));
+        if ours && stale && !path.join("data/postmaster.pid").exists() {
+            let _ = std::fs::remove_dir_all(&path);
+        }
     }
 }
 

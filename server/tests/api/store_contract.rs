@@ -14,6 +14,7 @@ use wachet_server::store::*;
 mod feeds;
 mod folders;
 mod notifications;
+mod nul;
 mod open;
 mod tasks;
 mod users;

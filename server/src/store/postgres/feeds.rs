@@ -149,6 +149,9 @@ impl FeedStore for PgStore {
     }
 
     async fn delete_feed(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        if !is_id(id) {
+            return Err(StoreError::NotFound);
+        }
         let deleted = sqlx::query("DELETE FROM feeds WHERE id = $1 AND user_id = $2")
             .bind(id)
             .bind(user)

@@ -119,6 +119,7 @@ async fn path(
 #[async_trait]
 impl FolderStore for PgStore {
     async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
+        super::refuse_nul("name", folder.name.as_deref())?;
         let mut tx = self.pool.begin().await?;
         if let Some(parent) = folder.parent_id.as_deref() {
             check_folder(&mut tx, user, parent, "parentId").await?;

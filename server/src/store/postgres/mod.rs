@@ -157,6 +157,30 @@ async fn delete_owned(
     Ok(())
 }
 
+/// PostgreSQL's text cannot hold NUL (SQLite's can), so text with one is refused as `field`'s
+/// fault rather than failing in the database as a server error.
+fn refuse_nul(field: &str, value: Option<&str>) -> Result<(), StoreError> {
+    if value.is_some_and(|v| v.contains('\0')) {
+        return Err(StoreError::invalid(
+            field,
+            "must not contain NUL characters",
+        ));
+    }
+    Ok(())
+}
+
+/// Text from a fetched page, storable: a NUL (which PostgreSQL's text cannot hold, and a page
+/// may well contain) becomes U+FFFD, so a check of such a page still stores what it raised.
+fn storable(value: Option<&str>) -> Option<std::borrow::Cow<'_, str>> {
+    value.map(|v| {
+        if v.contains('\0') {
+            std::borrow::Cow::Owned(v.replace('\0', "\u{FFFD}"))
+        } else {
+            std::borrow::Cow::Borrowed(v)
+        }
+    })
+}
+
 /// Lower-cased name for sorting by name; unnamed items sort first, by id (creation order).
 #[allow(dead_code)] // used as the resources are written
 fn sort_key(name: Option<&str>) -> String {

@@ -2,7 +2,7 @@
 //! ([`insert_in`], from `schedule.rs`) with their deliveries, and read back by their owner.
 //! A notification of a crawled page names the page's row in the history's `pages` table.
 
-use super::{PgStore, before_key, time};
+use super::{PgStore, before_key, storable, time};
 use crate::store::{
     Millis, NewNotification, NotificationStore, StoreError, TimeKey, TimePage, is_id, new_id,
     now_millis,
@@ -48,12 +48,12 @@ pub(super) async fn insert_in(
     .bind(n.alert.kind.code())
     .bind(alert)
     .bind(n.created_at)
-    .bind(&n.current)
-    .bind(&n.comparand)
-    .bind(&n.error)
-    .bind(&n.url)
-    .bind(&n.synthetic_expression)
-    .bind(&n.html)
+    .bind(storable(n.current.as_deref()))
+    .bind(storable(n.comparand.as_deref()))
+    .bind(storable(n.error.as_deref()))
+    .bind(storable(n.url.as_deref()))
+    .bind(storable(Some(&n.synthetic_expression)))
+    .bind(storable(Some(&n.html)))
     .bind(explanation)
     .bind(&n.task_id)
     .execute(&mut **tx)

@@ -63,6 +63,9 @@ impl Columns {
 }
 
 fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
+    super::refuse_nul("name", monitor.name.as_deref())?;
+    super::refuse_nul("url", monitor.url.as_deref())?;
+    super::refuse_nul("note", monitor.note.as_deref())?;
     // What the service fills in when it reads the monitor is not part of its definition.
     let stored = Monitor {
         id: None,
@@ -339,6 +342,10 @@ impl TaskStore for PgStore {
         terms: &[String],
         limit: u32,
     ) -> Result<Vec<Monitor>, StoreError> {
+        if terms.iter().any(|term| term.contains('\0')) {
+            // No stored text holds a NUL.
+            return Ok(Vec::new());
+        }
         let mut query = sqlx::QueryBuilder::<Postgres>::new(select());
         query.push(" WHERE t.user_id = ").push_bind(user);
         for term in terms {

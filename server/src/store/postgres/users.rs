@@ -144,6 +144,7 @@ impl UserStore for PgStore {
     }
 
     async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError> {
+        super::refuse_nul("email", Some(&user.email))?;
         let endpoints = serde_json::to_string(&user.notification_endpoints)
             .map_err(|err| StoreError::Backend(err.to_string()))?;
         let inserted = sqlx::query(AssertSqlSafe(format!(
@@ -169,6 +170,9 @@ impl UserStore for PgStore {
     }
 
     async fn user_by_email(&self, email: &str) -> Result<Option<UserRecord>, StoreError> {
+        if email.contains('\0') {
+            return Ok(None);
+        }
         let row: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
             "SELECT {USER_COLUMNS} FROM users WHERE email = $1"
         )))
@@ -340,6 +344,7 @@ impl UserStore for PgStore {
         address: &str,
         resend: bool,
     ) -> Result<(), StoreError> {
+        super::refuse_nul("address", Some(address))?;
         let mut tx = self.pool.begin().await?;
         request_in(&mut tx, user, address, now_millis(), resend).await?;
         tx.commit().await?;
