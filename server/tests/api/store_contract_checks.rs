@@ -998,3 +998,29 @@ async fn a_lease_follows_the_database_clock_on_postgres() {
     })
     .await;
 }
+
+contract!(
+    a_check_of_a_page_with_nul_characters_is_stored,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let version = claimed(&*store, &task).await.version;
+        let mut record = check(&task, version, "a\0b");
+        record.pages = vec![(
+            "https://example.com/\0".into(),
+            Some("title\0".into()),
+            ClientData::failure(chrono::Utc::now(), "bad\0byte".into()),
+        )];
+        record.noise_notice = Some("noise\0".into());
+        assert!(store.record_check(&record).await.unwrap());
+        assert_eq!(
+            values(&*store, &user, &task).await,
+            vec![Some("a\0b".into())],
+            "a value is kept byte for byte"
+        );
+        let pages = store.task_pages(&user, &task).await.unwrap();
+        assert_eq!(pages.len(), 1);
+        let error = pages[0].data.as_ref().and_then(|d| d.error.clone());
+        assert!(error.is_some_and(|e| e.starts_with("bad")));
+    }
+);

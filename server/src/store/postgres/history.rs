@@ -259,7 +259,7 @@ pub(super) async fn append_in(
     .bind(checked_at)
     .bind(changed_at)
     .bind(&hash)
-    .bind(&error)
+    .bind(super::storable(error.as_deref()))
     .fetch_one(&mut **tx)
     .await?;
     charged += ENTRY_BYTES + error.as_ref().map_or(0, |e| e.len() as i64);
@@ -396,8 +396,8 @@ async fn resolve_for_write(
     )
     .bind(new_id())
     .bind(task)
-    .bind(url)
-    .bind(name)
+    .bind(super::storable(Some(url)))
+    .bind(super::storable(name.as_deref()))
     .fetch_one(&mut **tx)
     .await?;
     Ok(Owner::Page {

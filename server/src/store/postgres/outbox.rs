@@ -214,7 +214,7 @@ impl OutboxStore for PgStore {
         .bind(id)
         .bind(state)
         .bind(next)
-        .bind(error)
+        .bind(super::storable(error))
         .bind(now_millis())
         .execute(&self.pool)
         .await?;
@@ -432,7 +432,7 @@ impl OutboxStore for PgStore {
         .bind(&mail.user_id)
         .bind(&mail.address)
         .bind(next)
-        .bind(error)
+        .bind(super::storable(error))
         .execute(&self.pool)
         .await?;
         Ok(())

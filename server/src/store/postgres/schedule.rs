@@ -424,7 +424,7 @@ impl ScheduleStore for PgStore {
                 )))
                 .bind(json)
                 .bind(&record.task)
-                .bind(url),
+                .bind(super::storable(Some(url))),
             }
             .execute(&mut *tx)
             .await?;
@@ -435,7 +435,7 @@ impl ScheduleStore for PgStore {
              AND noise_notice IS DISTINCT FROM $2",
         )
         .bind(&record.task)
-        .bind(&record.noise_notice)
+        .bind(super::storable(record.noise_notice.as_deref()))
         .execute(&mut *tx)
         .await?;
         if !record.learned.is_empty() || record.learned_order.is_some() {
