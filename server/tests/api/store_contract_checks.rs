@@ -1024,3 +1024,39 @@ contract!(
         assert!(error.is_some_and(|e| e.starts_with("bad")));
     }
 );
+
+contract!(a_deleted_monitor_gives_its_storage_back, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let user = add_user(&*store, "ada@example.com").await;
+    let tasks = monitors(&*store, &user, 2).await;
+    let later = now_millis() + 10 * 3_600_000;
+    let due = store
+        .claim_due(later, later + 60_000, &plain(10))
+        .await
+        .unwrap();
+    for (n, c) in due.iter().enumerate() {
+        let task = c.monitor.id.clone().expect("an id");
+        let value = "x".repeat(100 * (n + 1));
+        store
+            .record_check(&check(&task, c.version, &value))
+            .await
+            .unwrap();
+    }
+    let both = store.stored_bytes(&tasks[0]).await.unwrap().used;
+    assert_eq!(both, 2 * 160 + 100 + 200, "the owner's whole history");
+    let kept = if due[0].monitor.id.as_deref() == Some(tasks[0].as_str()) {
+        100
+    } else {
+        200
+    };
+    store.delete_task(&user, &tasks[1]).await.unwrap();
+    assert_eq!(
+        store.stored_bytes(&tasks[0]).await.unwrap().used,
+        160 + kept,
+        "what the deleted monitor took is free again"
+    );
+    let bob = add_user(&*store, "bob@example.com").await;
+    let his = monitors(&*store, &bob, 1).await.remove(0);
+    assert_eq!(store.stored_bytes(&his).await.unwrap().used, 0, "per user");
+});
