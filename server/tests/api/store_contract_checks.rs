@@ -1060,3 +1060,54 @@ contract!(a_deleted_monitor_gives_its_storage_back, |store: Arc<
     let his = monitors(&*store, &bob, 1).await.remove(0);
     assert_eq!(store.stored_bytes(&his).await.unwrap().used, 0, "per user");
 });
+
+/// On PostgreSQL a check writes its monitor's narrow rows (schedule, series), not the
+/// definition's: the `tasks` row keeps its version (`xmin`) through claims and checks, so
+/// checks leave no dead copies of wide definitions behind.
+#[tokio::test]
+async fn a_check_leaves_the_definition_row_alone_on_postgres() {
+    let Some(url) = crate::pg::database().await else {
+        return;
+    };
+    let store = PgStore::connect(&url, &StoreSettings::default())
+        .await
+        .expect("connect");
+    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
+    let user = add_user(&store, "ada@example.com").await;
+    let task = monitors(&store, &user, 1).await.remove(0);
+    let row_version = |table: &'static str, key: &'static str| {
+        let pool = pool.clone();
+        let task = task.clone();
+        async move {
+            let (xmin,): (String,) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT xmin::TEXT FROM {table} WHERE {key} = $1"
+            )))
+            .bind(&task)
+            .fetch_one(&pool)
+            .await
+            .expect("row");
+            xmin
+        }
+    };
+    let definition = row_version("tasks", "id").await;
+    let schedule = row_version("schedules", "task_id").await;
+    let version = claimed(&store, &task).await.version;
+    for value in ["one", "two", "two"] {
+        store
+            .record_check(&check(&task, version, value))
+            .await
+            .unwrap();
+    }
+    assert_ne!(
+        row_version("schedules", "task_id").await,
+        schedule,
+        "the schedule was written"
+    );
+    assert_eq!(
+        row_version("tasks", "id").await,
+        definition,
+        "the definition was not"
+    );
+    pool.close().await;
+    store.close().await;
+}
