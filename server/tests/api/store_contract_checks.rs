@@ -1111,3 +1111,79 @@ async fn a_check_leaves_the_definition_row_alone_on_postgres() {
     pool.close().await;
     store.close().await;
 }
+
+contract!(an_expired_delivery_lease_is_claimed_again, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let user = add_user(&*store, "ada@example.com").await;
+    let now = now_millis();
+    let id = store
+        .queue_test_delivery(
+            &user,
+            MessagingServiceType::Webhook,
+            "https://h.example/",
+            now,
+            5,
+        )
+        .await
+        .unwrap();
+    let first = store.claim_deliveries(now, now + 300, 10).await.unwrap();
+    assert_eq!(ids_of(&first), vec![id.clone()]);
+    let now = now_millis();
+    assert!(
+        store
+            .claim_deliveries(now, now + 60_000, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let now = now_millis();
+    let again = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+    assert_eq!(ids_of(&again), vec![id], "the sender died: tried again");
+});
+
+contract!(
+    a_check_keeps_to_the_hourly_notification_limit,
+    StoreSettings {
+        quotas: Quotas {
+            notifications_per_hour: 2,
+            ..Quotas::default()
+        },
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let version = claimed(&*store, &task).await.version;
+        let mut record = check(&task, version, "v");
+        record.notifications = (0..4)
+            .map(|i| notification(&task, &format!("v{i}")))
+            .collect();
+        assert!(store.record_check(&record).await.unwrap());
+        let now = now_millis();
+        let sent = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        let mut said: Vec<String> = sent
+            .iter()
+            .map(|d| d.synthetic_expression.clone())
+            .collect();
+        said.sort();
+        assert_eq!(
+            said.len(),
+            3,
+            "two and the one saying the rest was held: {said:?}"
+        );
+        assert!(said[0].starts_with("2 alert(s) not sent"), "{said:?}");
+        // The hour is full: a later check's alerts are left out.
+        let mut more = check(&task, version, "w");
+        more.notifications = vec![notification(&task, "w")];
+        assert!(store.record_check(&more).await.unwrap());
+        assert!(
+            store
+                .claim_deliveries(now, now + 60_000, 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+);
