@@ -1187,3 +1187,30 @@ contract!(
         );
     }
 );
+
+contract!(
+    seeded_entries_keep_to_the_retention,
+    StoreSettings {
+        history_retention: 2,
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let base = chrono::Utc::now();
+        for i in 0..4 {
+            let at = base + chrono::Duration::seconds(i);
+            store
+                .append_entry(
+                    &Series::Task(task.clone()),
+                    &ClientData::value(at, format!("v{i}")),
+                )
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            values(&*store, &user, &task).await,
+            vec![Some("v3".into()), Some("v2".into())]
+        );
+    }
+);

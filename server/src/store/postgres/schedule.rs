@@ -250,8 +250,9 @@ impl StateRow {
 
 impl PgStore {
     /// Applies the retention to the series of `task` after a check. A failure is logged, not
-    /// returned: the check itself is stored, and the next one prunes again.
-    async fn prune(&self, task: &str) {
+    /// returned: the check itself is stored, and the next one prunes again. Also called by the
+    /// test seeding, which writes through a check's path.
+    pub(super) async fn prune(&self, task: &str) {
         if let Err(err) = history::prune(self, task, self.history_retention).await {
             tracing::warn!(%task, %err, "cannot prune the history");
         }
