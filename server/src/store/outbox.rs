@@ -104,7 +104,9 @@ impl std::fmt::Debug for ConfirmationMail {
 #[async_trait]
 pub trait OutboxStore: Send + Sync + 'static {
     /// Claims up to `limit` pending deliveries due at `now` under a lease until `lease_until`
-    /// (a delivery in flight when the process dies is tried again after restart).
+    /// (a delivery in flight when the process dies is tried again after restart). On PostgreSQL
+    /// the lease is `lease_until - now` long on the database's clock, and concurrent claims skip
+    /// each other's rows, as in [`super::ScheduleStore::claim_due`].
     async fn claim_deliveries(
         &self,
         now: Millis,

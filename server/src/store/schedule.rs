@@ -113,7 +113,11 @@ pub trait ScheduleStore: Send + Sync + 'static {
     /// the others), and holds each with a lease until `lease_until`: a check that never
     /// finishes (the process died) frees its monitor when the lease ends. Fair share: no user
     /// is given more than `max(1, claim.share / users with checks due or in flight)` checks in
-    /// flight, and users take turns, earliest due first within each user.
+    /// flight, and users take turns, earliest due first within each user. On PostgreSQL the
+    /// lease is `lease_until - now` long on the database's clock (`clock_timestamp()`), as is
+    /// the test whether another claim's lease ran out, so processes whose clocks differ agree;
+    /// `now` still decides which monitors are due, and concurrent claims (of any process) skip
+    /// each other's rows (`FOR UPDATE SKIP LOCKED`).
     async fn claim_due(
         &self,
         now: Millis,
@@ -122,6 +126,8 @@ pub trait ScheduleStore: Send + Sync + 'static {
     ) -> Result<Vec<DueCheck>, StoreError>;
     /// Extends the lease of a check still running, to `lease_until`. A monitor no longer held
     /// (its check was recorded or finished) or deleted meanwhile is left alone, and no error.
+    /// On PostgreSQL the lease is renewed for `lease_until` minus this process's clock, on the
+    /// database's clock.
     async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError>;
     /// Ends the check of a claimed monitor: frees it and, unless its definition changed since
     /// `version` (an update schedules its own first check), sets its next check time.

@@ -26,6 +26,8 @@ mod schedule;
 mod storage;
 // Every store test once, run on SQLite and on PostgreSQL.
 mod store_contract;
+// History, schedule and outbox on both backends (claims, leases, checks, deliveries).
+mod store_contract_checks;
 mod tasks;
 mod web;
 mod web_account;

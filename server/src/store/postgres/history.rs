@@ -1,25 +1,51 @@
 //! [`HistoryStore`] on PostgreSQL: entries of a monitor's series and of its crawled pages,
-//! values stored once by content, retention and garbage collection (owned by G2; a skeleton
-//! until then). Other modules read a monitor's latest data and its pages only through
-//! [`DATA_COLUMNS`], [`DATA_JOIN`], [`data_of`] and [`pages_of`], so the tables behind them are
-//! this module's to shape.
+//! values stored once by content (SHA-256 of the text, zstd when that pays, the same codecs as
+//! on SQLite), the retention that keeps the newest entries of each series, and the collection
+//! of values no entry names any more. No row here is shared by the checks of several monitors:
+//! a series' count and latest entry live in its own row (`task_series`, `pages`), and a value
+//! that lost entries becomes a candidate (`contents_unnamed`, filled by a statement trigger)
+//! that [`HistoryStore::collect_garbage`] checks with an anti-join. Other modules read a
+//! monitor's latest data and its pages only through [`DATA_COLUMNS`], [`DATA_JOIN`],
+//! [`data_of`] and [`pages_of`]; a check's entries are written by `schedule.rs` with
+//! [`append_in`].
 
-use super::{PgStore, not_yet};
-use crate::store::{HistoryStore, StoreError, TimeKey, TimePage};
+use super::PgStore;
+use crate::store::{
+    HistoryStore, Millis, Series, StorageUse, StoreError, TimeKey, TimePage, is_id, new_id,
+};
 use async_trait::async_trait;
+use sha2::{Digest, Sha256};
+use sqlx::{AssertSqlSafe, Postgres, Transaction};
 use wachet::model::{ClientData, ClientPage};
+
+/// Content stored as the value's UTF-8 bytes.
+const CODEC_PLAIN: i32 = 0;
+/// Content stored as a zstd frame of the value's UTF-8 bytes.
+const CODEC_ZSTD: i32 = 1;
+/// Values shorter than this are stored plain: a zstd frame would save next to nothing.
+const COMPRESS_FROM: usize = 512;
+/// zstd's level: its default, fast to write, and most of what higher levels save on HTML.
+const ZSTD_LEVEL: i32 = 3;
+/// Most entries one prune deletes from one series, so a lowered retention is reached over a
+/// few checks instead of in one large transaction.
+const PRUNE_BATCH: i64 = 500;
+/// What an entry costs against the quota beside its value and error (its row and indexes), as
+/// on SQLite.
+const ENTRY_BYTES: i64 = 160;
+/// Shards of a user's stored-bytes count (`user_storage`).
+const SHARDS: i32 = 16;
 
 /// The columns of a monitor's latest data, for a query on `tasks t` that adds [`DATA_JOIN`]:
 /// `checked_at`, `changed_at`, `codec`, `body`, `error` (all NULL when it was never checked),
 /// read by [`DataColumns`].
-pub(super) const DATA_COLUMNS: &str = "NULL::BIGINT AS checked_at, NULL::BIGINT AS changed_at, \
-     NULL::INTEGER AS codec, NULL::BYTEA AS body, NULL::TEXT AS error";
+pub(super) const DATA_COLUMNS: &str = "le.checked_at, le.changed_at, lc.codec, lc.body, le.error";
 /// The joins from `tasks t` that [`DATA_COLUMNS`] reads.
-pub(super) const DATA_JOIN: &str = "";
+pub(super) const DATA_JOIN: &str = "LEFT JOIN task_series ts ON ts.task_id = t.id \
+     LEFT JOIN entries le ON le.id = ts.latest_entry_id \
+     LEFT JOIN contents lc ON lc.hash = le.content_hash";
 
 /// A monitor's latest data as [`DATA_COLUMNS`] gives it.
 #[derive(sqlx::FromRow)]
-#[allow(dead_code)] // read once the history is written
 pub(super) struct DataColumns {
     checked_at: Option<i64>,
     changed_at: Option<i64>,
@@ -33,46 +59,584 @@ pub(super) fn data_of(row: DataColumns) -> Result<Option<ClientData>, StoreError
     let Some(checked_at) = row.checked_at else {
         return Ok(None);
     };
+    let raw = decode(row.codec, row.body)?;
     Ok(Some(ClientData {
         last_check_timestamp: super::time(checked_at),
         value_changed_timestamp: row.changed_at.map(super::time),
-        raw: None,
+        raw,
         error: row.error,
         diff: None,
     }))
 }
 
-/// Appends one check result to `series` in `tx` (what [`Seed`](crate::store::testing::Seed)
-/// does through a check's own write path) and returns the entry's id; a new value that would
-/// pass `max_bytes` of the owner's history is not kept. `NotFound` when the monitor does not exist.
-#[allow(dead_code)] // the test seeding calls it
+/// A value as stored: its codec and body. Compressed only when that saves at least an eighth.
+fn encode(raw: &str) -> (i32, std::borrow::Cow<'_, [u8]>) {
+    let bytes = raw.as_bytes();
+    if bytes.len() >= COMPRESS_FROM
+        && let Ok(packed) = zstd::bulk::compress(bytes, ZSTD_LEVEL)
+        && packed.len() < bytes.len() - bytes.len() / 8
+    {
+        return (CODEC_ZSTD, packed.into());
+    }
+    (CODEC_PLAIN, bytes.into())
+}
+
+/// The text of a stored value.
+pub(super) fn decode(
+    codec: Option<i32>,
+    body: Option<Vec<u8>>,
+) -> Result<Option<String>, StoreError> {
+    let bytes = match (codec, body) {
+        (Some(CODEC_PLAIN), Some(body)) => body,
+        (Some(CODEC_ZSTD), Some(body)) => {
+            zstd::stream::decode_all(body.as_slice()).map_err(|err| {
+                StoreError::Backend(format!("stored value cannot be unpacked: {err}"))
+            })?
+        }
+        (Some(codec), Some(_)) => {
+            return Err(StoreError::Backend(format!(
+                "unknown content codec {codec}"
+            )));
+        }
+        _ => return Ok(None),
+    };
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| StoreError::Backend("stored value is not UTF-8".into()))
+}
+
+/// Creates the series row of the new monitor `task` of `user` (its shard of the owner's
+/// stored-bytes count chosen by its id), in the transaction that creates it.
+pub(super) async fn series_in(
+    tx: &mut Transaction<'_, Postgres>,
+    task: &str,
+    user: &str,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO task_series (task_id, user_id, shard) \
+         VALUES ($1, $2, (abs(hashtext($1)) % $3)::SMALLINT) ON CONFLICT (task_id) DO NOTHING",
+    )
+    .bind(task)
+    .bind(user)
+    .bind(SHARDS)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Which rows make up a series.
+enum Owner {
+    Task(String),
+    Page { task: String, page: String },
+}
+
+/// Appends one check result to `series` in `tx` and, when it is the newest, makes it the
+/// monitor's (or page's) latest data. The value-changed time is worked out here: the check
+/// time when the value differs from the previous value (other than in spelling), else the
+/// previous entry's. Returns the entry's id; `NotFound` when the monitor does not exist. A value
+/// new to the monitor that would take the owner's history past `max_bytes` is not kept: the
+/// entry records an error instead.
 pub(super) async fn append_in(
-    _tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
-    _series: &crate::store::Series,
-    _data: &ClientData,
-    _max_bytes: u64,
+    tx: &mut Transaction<'_, Postgres>,
+    series: &Series,
+    data: &ClientData,
+    max_bytes: u64,
 ) -> Result<String, StoreError> {
-    Err(not_yet("append_entry"))
+    let owner = resolve_for_write(tx, series).await?;
+    let (task, page) = match &owner {
+        Owner::Task(task) => (task.as_str(), None),
+        Owner::Page { task, page } => (task.as_str(), Some(page.as_str())),
+    };
+    let checked_at = data.last_check_timestamp.timestamp_millis();
+    let mut error = data.error.clone();
+    let mut charged = 0_i64;
+    let hash = match &data.raw {
+        Some(raw) => {
+            let hash = Sha256::digest(raw.as_bytes()).to_vec();
+            // Held until commit: garbage collection takes its candidates `FOR UPDATE SKIP
+            // LOCKED`, so it passes over a value a check is about to name, and a value it
+            // already holds is gone (and written anew below) by the time this lock is granted.
+            let known: Option<(i32,)> =
+                sqlx::query_as("SELECT length(body) FROM contents WHERE hash = $1 FOR KEY SHARE")
+                    .bind(&hash)
+                    .fetch_optional(&mut **tx)
+                    .await?;
+            let encoded = match known {
+                Some(_) => None,
+                None => Some(encode(raw)),
+            };
+            let size = match (&known, &encoded) {
+                (Some((size,)), _) => i64::from(*size),
+                (None, Some((_, body))) => i64::try_from(body.len()).unwrap_or(i64::MAX),
+                (None, None) => 0,
+            };
+            let named: Option<(i32,)> = sqlx::query_as(
+                "SELECT 1 FROM entries WHERE content_hash = $1 AND task_id = $2 LIMIT 1",
+            )
+            .bind(&hash)
+            .bind(task)
+            .fetch_optional(&mut **tx)
+            .await?;
+            let refused = match named {
+                // A value the monitor's history already names costs nothing more.
+                Some(_) => None,
+                None => usage_in(tx, task, max_bytes)
+                    .await?
+                    .refuses(size.unsigned_abs()),
+            };
+            match refused {
+                Some(refused) => {
+                    error = Some(refused);
+                    None
+                }
+                None => {
+                    if let Some((codec, body)) = encoded {
+                        sqlx::query(
+                            "INSERT INTO contents (hash, codec, body) VALUES ($1, $2, $3) \
+                             ON CONFLICT (hash) DO NOTHING",
+                        )
+                        .bind(&hash)
+                        .bind(codec)
+                        .bind(body.as_ref())
+                        .execute(&mut **tx)
+                        .await?;
+                    }
+                    if named.is_none() {
+                        charged += size;
+                    }
+                    Some(hash)
+                }
+            }
+        }
+        None => None,
+    };
+    // The value changed when it differs from the latest value before this check.
+    let series_filter = match page {
+        None => "task_id = $1 AND page_id IS NULL",
+        Some(_) => "page_id = $1",
+    };
+    let series_id = page.unwrap_or(task);
+    let previous: Option<(Option<Vec<u8>>, Option<i64>)> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT content_hash, changed_at FROM entries WHERE {series_filter} \
+         AND content_hash IS NOT NULL AND checked_at <= $2 \
+         ORDER BY checked_at DESC, id DESC LIMIT 1"
+    )))
+    .bind(series_id)
+    .bind(checked_at)
+    .fetch_optional(&mut **tx)
+    .await?;
+    // A value spelled otherwise (white space, quotes, entities, ...) is no change: it is
+    // stored as seen, and keeps the time of the last real change.
+    let respelled = match (&hash, &previous, &data.raw) {
+        (Some(hash), Some((Some(prev), _)), Some(raw)) if hash != prev => {
+            let body: Option<(i32, Vec<u8>)> =
+                sqlx::query_as("SELECT codec, body FROM contents WHERE hash = $1")
+                    .bind(prev)
+                    .fetch_optional(&mut **tx)
+                    .await?;
+            let old = match body {
+                Some((codec, body)) => decode(Some(codec), Some(body))?,
+                None => None,
+            };
+            old.is_some_and(|old| wachet::normalize::same(&old, raw))
+        }
+        _ => false,
+    };
+    let changed_at = match (&hash, previous) {
+        (Some(hash), Some((Some(prev), prev_changed))) if *hash == prev || respelled => {
+            prev_changed
+        }
+        (Some(_), _) => Some(checked_at),
+        (None, Some((_, prev_changed))) => prev_changed,
+        (None, None) => None,
+    };
+    let (id,): (i64,) = sqlx::query_as(
+        "INSERT INTO entries (task_id, page_id, checked_at, changed_at, content_hash, error) \
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+    )
+    .bind(task)
+    .bind(page)
+    .bind(checked_at)
+    .bind(changed_at)
+    .bind(&hash)
+    .bind(super::storable(error.as_deref()))
+    .fetch_one(&mut **tx)
+    .await?;
+    charged += ENTRY_BYTES + error.as_ref().map_or(0, |e| e.len() as i64);
+    // The entry becomes the latest unless a newer one is already stored; the count grows
+    // either way (it is what the retention compares).
+    let newest = "CASE WHEN latest_entry_id IS NULL OR (SELECT checked_at FROM entries \
+                  WHERE id = latest_entry_id) <= $3 THEN $2 ELSE latest_entry_id END";
+    match page {
+        None => {
+            sqlx::query(AssertSqlSafe(format!(
+                "UPDATE task_series SET latest_entry_id = {newest}, \
+                 entry_count = entry_count + 1, stored_bytes = stored_bytes + $4 \
+                 WHERE task_id = $1"
+            )))
+            .bind(task)
+            .bind(id)
+            .bind(checked_at)
+            .bind(charged)
+            .execute(&mut **tx)
+            .await?;
+            // Written only when it changes: the definition's row is not a check's to rewrite.
+            sqlx::query("UPDATE tasks SET failed = $2 WHERE id = $1 AND failed <> $2")
+                .bind(task)
+                .bind(error.is_some())
+                .execute(&mut **tx)
+                .await?;
+        }
+        Some(page) => {
+            sqlx::query(AssertSqlSafe(format!(
+                "UPDATE pages SET latest_entry_id = {newest}, entry_count = entry_count + 1 \
+                 WHERE id = $1"
+            )))
+            .bind(page)
+            .bind(id)
+            .bind(checked_at)
+            .execute(&mut **tx)
+            .await?;
+            sqlx::query(
+                "UPDATE task_series SET stored_bytes = stored_bytes + $2 WHERE task_id = $1",
+            )
+            .bind(task)
+            .bind(charged)
+            .execute(&mut **tx)
+            .await?;
+        }
+    }
+    charge_in(tx, task, charged).await?;
+    Ok(id.to_string())
+}
+
+/// Adds `bytes` (negative: takes them off) to the count of the owner of `task`, in the shard
+/// the monitor adds to.
+async fn charge_in(
+    tx: &mut Transaction<'_, Postgres>,
+    task: &str,
+    bytes: i64,
+) -> Result<(), StoreError> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO user_storage (user_id, shard, bytes) \
+         SELECT user_id, shard, $2 FROM task_series WHERE task_id = $1 \
+         ON CONFLICT (user_id, shard) DO UPDATE SET bytes = user_storage.bytes + EXCLUDED.bytes",
+    )
+    .bind(task)
+    .bind(bytes)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// What the history of the owner of `task` takes, summed over the owner's shards.
+const USAGE: &str = "SELECT coalesce(sum(s.bytes), 0)::BIGINT FROM user_storage s \
+                     WHERE s.user_id = (SELECT user_id FROM tasks WHERE id = $1)";
+
+async fn usage_in(
+    tx: &mut Transaction<'_, Postgres>,
+    task: &str,
+    max: u64,
+) -> Result<StorageUse, StoreError> {
+    let (used,): (i64,) = sqlx::query_as(USAGE)
+        .bind(task)
+        .fetch_one(&mut **tx)
+        .await?;
+    Ok(StorageUse {
+        used: used.max(0).unsigned_abs(),
+        max,
+    })
+}
+
+/// What the history of the owner of `task` takes; `NotFound` when the monitor is gone.
+pub(super) async fn usage(store: &PgStore, task: &str) -> Result<StorageUse, StoreError> {
+    let exists: Option<(i32,)> = sqlx::query_as("SELECT 1 FROM tasks WHERE id = $1")
+        .bind(task)
+        .fetch_optional(&store.pool)
+        .await?;
+    if exists.is_none() {
+        return Err(StoreError::NotFound);
+    }
+    let (used,): (i64,) = sqlx::query_as(USAGE)
+        .bind(task)
+        .fetch_one(&store.pool)
+        .await?;
+    Ok(StorageUse {
+        used: used.max(0).unsigned_abs(),
+        max: store.quotas.stored_bytes,
+    })
+}
+
+async fn resolve_for_write(
+    tx: &mut Transaction<'_, Postgres>,
+    series: &Series,
+) -> Result<Owner, StoreError> {
+    let task = match series {
+        Series::Task(task) | Series::Page { task_id: task, .. } => task,
+    };
+    let exists: Option<(i32,)> = sqlx::query_as("SELECT 1 FROM task_series WHERE task_id = $1")
+        .bind(task)
+        .fetch_optional(&mut **tx)
+        .await?;
+    if exists.is_none() {
+        return Err(StoreError::NotFound);
+    }
+    let Series::Page { url, name, .. } = series else {
+        return Ok(Owner::Task(task.clone()));
+    };
+    // One statement whether the page is new or known: two checks of one Portal (a claim that
+    // outlived its lease) must not both create it.
+    let (page,): (String,) = sqlx::query_as(
+        "INSERT INTO pages (id, task_id, url, name) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (task_id, url) DO UPDATE SET name = coalesce(EXCLUDED.name, pages.name) \
+         RETURNING id",
+    )
+    .bind(new_id())
+    .bind(task)
+    .bind(super::storable(Some(url)))
+    .bind(super::storable(name.as_deref()))
+    .fetch_one(&mut **tx)
+    .await?;
+    Ok(Owner::Page {
+        task: task.clone(),
+        page,
+    })
 }
 
 /// The pages a Portal monitor crawled, by URL, with their latest data. The caller has checked
 /// that `task` is the user's.
-pub(super) async fn pages_of(_store: &PgStore, _task: &str) -> Result<Vec<ClientPage>, StoreError> {
-    Ok(Vec::new())
+pub(super) async fn pages_of(store: &PgStore, task: &str) -> Result<Vec<ClientPage>, StoreError> {
+    #[derive(sqlx::FromRow)]
+    struct PageRow {
+        id: String,
+        url: String,
+        name: Option<String>,
+        #[sqlx(flatten)]
+        data: DataColumns,
+    }
+    let rows: Vec<PageRow> = sqlx::query_as(
+        "SELECT p.id, p.url, p.name, le.checked_at, le.changed_at, lc.codec, lc.body, le.error \
+         FROM pages p \
+         LEFT JOIN entries le ON le.id = p.latest_entry_id \
+         LEFT JOIN contents lc ON lc.hash = le.content_hash \
+         WHERE p.task_id = $1 ORDER BY p.url COLLATE \"C\"",
+    )
+    .bind(task)
+    .fetch_all(&store.pool)
+    .await?;
+    rows.into_iter()
+        .map(|row| {
+            Ok(ClientPage {
+                id: Some(row.id),
+                name: Some(row.name.unwrap_or_else(|| row.url.clone())),
+                url: Some(row.url),
+                data: data_of(row.data)?,
+            })
+        })
+        .collect()
+}
+
+/// Deletes the oldest entries of each series of `task` (its own, each crawled page's) beyond
+/// the newest `keep`, at most [`PRUNE_BATCH`] a series, and takes what they took off the
+/// owner's count; returns how many went. The counts are read first outside a transaction, so
+/// a check that leaves every series within bounds writes nothing more.
+pub(super) async fn prune(store: &PgStore, task: &str, keep: u32) -> Result<u64, StoreError> {
+    let keep = i64::from(keep.max(1));
+    let over: Vec<(Option<String>, i64)> = sqlx::query_as(
+        "SELECT NULL::TEXT, entry_count FROM task_series WHERE task_id = $1 AND entry_count > $2 \
+         UNION ALL SELECT id, entry_count FROM pages WHERE task_id = $1 AND entry_count > $2",
+    )
+    .bind(task)
+    .bind(keep)
+    .fetch_all(&store.pool)
+    .await?;
+    if over.is_empty() {
+        return Ok(0);
+    }
+    let mut tx = store.pool.begin().await?;
+    let mut deleted = 0_u64;
+    let mut freed = 0_i64;
+    for (page, count) in over {
+        let series = match page {
+            None => "task_id = $1 AND page_id IS NULL",
+            Some(_) => "page_id = $1",
+        };
+        let series_id = page.as_deref().unwrap_or(task);
+        // The last value found stays whatever its age: the alerts compare the next value with
+        // it (after a run of failed checks longer than the retention, too).
+        let gone: Vec<(Option<Vec<u8>>, Option<String>)> = sqlx::query_as(AssertSqlSafe(format!(
+            "DELETE FROM entries WHERE id IN (SELECT id FROM entries WHERE {series} \
+             AND id IS DISTINCT FROM (SELECT v.id FROM entries v WHERE v.{series} \
+             AND v.content_hash IS NOT NULL ORDER BY v.checked_at DESC, v.id DESC LIMIT 1) \
+             ORDER BY checked_at, id LIMIT $2) RETURNING content_hash, error"
+        )))
+        .bind(series_id)
+        .bind((count - keep).min(PRUNE_BATCH))
+        .fetch_all(&mut *tx)
+        .await?;
+        let n = gone.len() as i64;
+        deleted += n as u64;
+        freed += n * ENTRY_BYTES
+            + gone
+                .iter()
+                .map(|(_, e)| e.as_ref().map_or(0, |e| e.len() as i64))
+                .sum::<i64>();
+        let mut hashes: Vec<Vec<u8>> = gone.into_iter().filter_map(|(h, _)| h).collect();
+        hashes.sort();
+        hashes.dedup();
+        // A value leaves the monitor's count with the last of its entries that named it.
+        let (unnamed,): (i64,) = sqlx::query_as(
+            "SELECT coalesce(sum(length(c.body)), 0)::BIGINT FROM contents c \
+             WHERE c.hash = ANY($1) AND NOT EXISTS \
+             (SELECT 1 FROM entries e WHERE e.content_hash = c.hash AND e.task_id = $2)",
+        )
+        .bind(&hashes)
+        .bind(task)
+        .fetch_one(&mut *tx)
+        .await?;
+        freed += unnamed;
+        let count_of = match page {
+            None => "UPDATE task_series SET entry_count = entry_count - $2 WHERE task_id = $1",
+            Some(_) => "UPDATE pages SET entry_count = entry_count - $2 WHERE id = $1",
+        };
+        sqlx::query(count_of)
+            .bind(series_id)
+            .bind(n)
+            .execute(&mut *tx)
+            .await?;
+    }
+    sqlx::query("UPDATE task_series SET stored_bytes = stored_bytes - $2 WHERE task_id = $1")
+        .bind(task)
+        .bind(freed)
+        .execute(&mut *tx)
+        .await?;
+    charge_in(&mut tx, task, -freed).await?;
+    tx.commit().await?;
+    Ok(deleted)
+}
+
+/// Whether `err` is PostgreSQL's `foreign_key_violation` (SQLSTATE 23503).
+fn is_foreign_key_violation(err: &sqlx::Error) -> bool {
+    err.as_database_error()
+        .and_then(|db| db.code())
+        .is_some_and(|code| code == "23503")
+}
+
+/// The upper keyset bound of a newest-first page: entries strictly before `after`, and no
+/// later than `to`.
+fn before_key(page: &TimePage) -> (Millis, i64) {
+    let to = (page.to.unwrap_or(Millis::MAX), i64::MAX);
+    match &page.after {
+        Some(key) => match key.id.parse::<i64>() {
+            Ok(id) if (key.at, id) < to => (key.at, id),
+            _ => to,
+        },
+        None => to,
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct EntryRow {
+    id: i64,
+    #[sqlx(flatten)]
+    data: DataColumns,
 }
 
 #[async_trait]
 impl HistoryStore for PgStore {
     async fn entries(
         &self,
-        _user: &str,
-        _id: &str,
-        _page: &TimePage,
+        user: &str,
+        id: &str,
+        page: &TimePage,
     ) -> Result<Vec<(TimeKey, ClientData)>, StoreError> {
-        Err(not_yet("entries"))
+        if !is_id(id) {
+            return Err(StoreError::NotFound);
+        }
+        let (is_task, is_page): (bool, bool) = sqlx::query_as(
+            "SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND user_id = $2), \
+             EXISTS (SELECT 1 FROM pages p JOIN tasks t ON t.id = p.task_id \
+                     WHERE p.id = $1 AND t.user_id = $2)",
+        )
+        .bind(id)
+        .bind(user)
+        .fetch_one(&self.pool)
+        .await?;
+        let series_filter = match (is_task, is_page) {
+            (true, _) => "le.task_id = $1 AND le.page_id IS NULL",
+            (false, true) => "le.page_id = $1",
+            (false, false) => return Err(StoreError::NotFound),
+        };
+        let (before_at, before_id) = before_key(page);
+        let rows: Vec<EntryRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT le.id, le.checked_at, le.changed_at, lc.codec, lc.body, le.error \
+             FROM entries le LEFT JOIN contents lc ON lc.hash = le.content_hash \
+             WHERE {series_filter} AND le.checked_at >= $2 AND (le.checked_at, le.id) < ($3, $4) \
+             ORDER BY le.checked_at DESC, le.id DESC LIMIT $5"
+        )))
+        .bind(id)
+        .bind(page.from.unwrap_or(Millis::MIN))
+        .bind(before_at)
+        .bind(before_id)
+        .bind(i64::from(page.limit) + 1)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                let data = data_of(row.data)?
+                    .ok_or_else(|| StoreError::Backend("entry without a check time".into()))?;
+                let key = TimeKey {
+                    at: data.last_check_timestamp.timestamp_millis(),
+                    id: row.id.to_string(),
+                };
+                Ok((key, data))
+            })
+            .collect()
     }
 
-    async fn collect_garbage(&self, _limit: u32) -> Result<u64, StoreError> {
-        Err(not_yet("collect_garbage"))
+    /// Takes up to `limit` candidates (values whose entries went) that no other collector
+    /// holds, deletes those of them no entry names, and drops the candidates, in one
+    /// transaction. A candidate a check holds (it is naming it right now, `FOR KEY SHARE`) is
+    /// skipped and looked at next time.
+    async fn collect_garbage(&self, limit: u32) -> Result<u64, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let candidates: Vec<(Vec<u8>,)> =
+            sqlx::query_as("SELECT hash FROM contents_unnamed LIMIT $1 FOR UPDATE SKIP LOCKED")
+                .bind(i64::from(limit))
+                .fetch_all(&mut *tx)
+                .await?;
+        if candidates.is_empty() {
+            return Ok(0);
+        }
+        let hashes: Vec<Vec<u8>> = candidates.into_iter().map(|(h,)| h).collect();
+        let locked: Vec<(Vec<u8>,)> = sqlx::query_as(
+            "SELECT hash FROM contents c WHERE hash = ANY($1) \
+             AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.content_hash = c.hash) \
+             FOR UPDATE SKIP LOCKED",
+        )
+        .bind(&hashes)
+        .fetch_all(&mut *tx)
+        .await?;
+        let doomed: Vec<Vec<u8>> = locked.into_iter().map(|(h,)| h).collect();
+        let deleted = match sqlx::query("DELETE FROM contents WHERE hash = ANY($1)")
+            .bind(&doomed)
+            .execute(&mut *tx)
+            .await
+        {
+            Ok(done) => done.rows_affected(),
+            // A check that named one of them committed between this statement's snapshot and
+            // its lock: the foreign key kept the value, and the candidates wait for next time.
+            Err(err) if is_foreign_key_violation(&err) => return Ok(0),
+            Err(err) => return Err(err.into()),
+        };
+        sqlx::query("DELETE FROM contents_unnamed WHERE hash = ANY($1)")
+            .bind(&hashes)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(deleted)
     }
 }

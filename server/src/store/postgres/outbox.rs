@@ -1,101 +1,440 @@
 //! [`OutboxStore`] on PostgreSQL: deliveries of notifications and tests, claimed with `FOR UPDATE
-//! SKIP LOCKED` under leases, and the confirmation mails of e-mail addresses (owned by G2; a
-//! skeleton until then). A notification's deliveries are written by [`create_in`] in the
-//! transaction that stores it.
+//! SKIP LOCKED` under leases on the database's clock, and the confirmation mails of e-mail
+//! addresses (rows of `email_addresses`, asked for in `users.rs`), claimed alike. A
+//! notification's deliveries are written by [`create_in`] in the transaction that stores it.
+//! The rows and texts are those of the SQLite outbox (`store/sqlite/outbox.rs`), so both
+//! backends deliver the same message.
 
-use super::{PgStore, not_yet};
+use super::PgStore;
+use super::schedule::{DB_NOW, db_now};
+use crate::store::sqlite::outbox::{
+    DueRow, RECORD_COLUMNS, RecordRow, UNCONFIRMED, notified, record, test,
+};
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
+    is_id, new_id, now_millis,
 };
 use async_trait::async_trait;
-use wachet::model::NotificationEndpoint;
+use sqlx::{AssertSqlSafe, PgConnection, Postgres, Transaction};
+use wachet::model::{MessagingServiceType, NotificationEndpoint};
 
-use sqlx::{Postgres, Transaction};
 /// Queues the deliveries of the new notification `notification` of monitor `task` in `tx`: one
-/// for each of `endpoints`, or of the owner's endpoints when it is empty.
+/// for each of `endpoints`, or of the owner's endpoints when it is empty. An e-mail address
+/// other than the owner's own that is not confirmed gets no message: its delivery is failed at
+/// once with [`UNCONFIRMED`], and a confirmation message is asked for.
 pub(super) async fn create_in(
-    _tx: &mut Transaction<'_, Postgres>,
-    _notification: &str,
-    _task: &str,
-    _endpoints: &[NotificationEndpoint],
-    _now: Millis,
+    tx: &mut Transaction<'_, Postgres>,
+    notification: &str,
+    task: &str,
+    endpoints: &[NotificationEndpoint],
+    now: Millis,
 ) -> Result<(), StoreError> {
+    let (user, email, json): (String, String, String) = sqlx::query_as(
+        "SELECT u.id, u.email, u.notification_endpoints FROM users u \
+         JOIN tasks t ON t.user_id = u.id WHERE t.id = $1",
+    )
+    .bind(task)
+    .fetch_one(&mut **tx)
+    .await?;
+    let owned;
+    let endpoints = if endpoints.is_empty() {
+        owned = serde_json::from_str::<Vec<NotificationEndpoint>>(&json)
+            .map_err(|err| StoreError::Backend(format!("stored endpoints: {err}")))?;
+        &owned[..]
+    } else {
+        endpoints
+    };
+    for endpoint in endpoints {
+        let target = endpoint.value.as_deref().unwrap_or("");
+        let unconfirmed = endpoint.kind == MessagingServiceType::Email
+            && !confirmed(tx, &user, &email, target).await?;
+        if unconfirmed {
+            let address = target.trim().to_lowercase();
+            match super::users::request_in(tx, &user, &address, now, false).await {
+                Ok(()) | Err(StoreError::Invalid { .. }) => {}
+                Err(err) => return Err(err),
+            }
+        }
+        sqlx::query(
+            "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
+             updated_at, user_id, last_error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(new_id())
+        .bind(notification)
+        .bind(endpoint.kind.code() as i32)
+        .bind(target)
+        .bind(if unconfirmed { "failed" } else { "pending" })
+        .bind(now)
+        .bind(now)
+        .bind(&user)
+        .bind(unconfirmed.then_some(UNCONFIRMED))
+        .execute(&mut **tx)
+        .await?;
+    }
     Ok(())
+}
+
+/// Whether `user` (whose own address is `own`) may get e-mail at `address`.
+async fn confirmed(
+    conn: &mut PgConnection,
+    user: &str,
+    own: &str,
+    address: &str,
+) -> Result<bool, StoreError> {
+    let address = address.trim().to_lowercase();
+    if address == own {
+        return Ok(true);
+    }
+    let found: Option<(i32,)> = sqlx::query_as(
+        "SELECT 1 FROM email_addresses WHERE user_id = $1 AND address = $2 \
+         AND confirmed_at IS NOT NULL",
+    )
+    .bind(user)
+    .bind(&address)
+    .fetch_optional(conn)
+    .await?;
+    Ok(found.is_some())
+}
+
+/// When `user` may have another delivery released, if the last hour already holds `per_hour`
+/// of theirs: an hour after the `per_hour`-th newest. The caller holds the user's release lock.
+async fn hour_full_until(
+    conn: &mut PgConnection,
+    user: &str,
+    per_hour: std::num::NonZeroU32,
+    now: Millis,
+) -> Result<Option<Millis>, StoreError> {
+    const HOUR: Millis = 3_600_000;
+    let nth: Option<(Millis,)> = sqlx::query_as(
+        "SELECT released_at FROM deliveries WHERE user_id = $1 AND released_at IS NOT NULL \
+         ORDER BY released_at DESC LIMIT 1 OFFSET $2",
+    )
+    .bind(user)
+    .bind(i64::from(per_hour.get()) - 1)
+    .fetch_optional(conn)
+    .await?;
+    Ok(nth.map(|(at,)| at + HOUR).filter(|free_at| *free_at > now))
+}
+
+/// The columns of [`DueRow`], PostgreSQL's integers widened to SQLite's.
+const DUE_COLUMNS: &str = "d.id, d.kind::BIGINT AS kind, d.target, d.attempts::BIGINT AS attempts, \
+     n.id AS notification_id, n.alert_type::BIGINT AS alert_type, n.alert, n.current_value, \
+     n.comparand, n.error, n.created_at, n.task_id, n.task_name, n.url, u.webhook_secret, n.html, \
+     n.synthetic_expression, d.user_id, d.released_at, n.explanation";
+
+/// The columns of [`RecordRow`], widened alike.
+fn record_columns() -> String {
+    RECORD_COLUMNS
+        .replace("kind", "kind::BIGINT AS kind")
+        .replace("attempts", "attempts::BIGINT AS attempts")
 }
 
 #[async_trait]
 impl OutboxStore for PgStore {
+    /// On PostgreSQL `now` decides which deliveries are due and the lease is `lease_until -
+    /// now` long on the database's clock, as is the test whether another claim's lease ran out.
+    /// Two processes claiming at once skip each other's rows (`FOR UPDATE SKIP LOCKED`), and a
+    /// user's hourly bound is counted under a lock of that user's, so it holds across them.
     async fn claim_deliveries(
         &self,
-        _now: Millis,
-        _lease_until: Millis,
-        _limit: u32,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
     ) -> Result<Vec<Delivery>, StoreError> {
-        Err(not_yet("claim_deliveries"))
+        let mut tx = self.pool.begin().await?;
+        let db_now = db_now(&mut tx).await?;
+        let until = db_now.saturating_add(lease_until.saturating_sub(now));
+        let rows: Vec<DueRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {DUE_COLUMNS} FROM deliveries d \
+             LEFT JOIN notifications n ON n.id = d.notification_id \
+             JOIN users u ON u.id = d.user_id \
+             WHERE d.state = 'pending' AND d.next_attempt_at <= $1 \
+             AND (d.lease_until IS NULL OR d.lease_until < $2) \
+             ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE OF d SKIP LOCKED"
+        )))
+        .bind(now)
+        .bind(db_now)
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut claimed = Vec::with_capacity(rows.len());
+        for row in rows {
+            // A first try is released only when the user's deliveries of the last hour leave
+            // room; otherwise it waits (pending, its time moved) until they do. Retries were
+            // counted.
+            let held = match (row.released_at, &row.user_id, self.deliveries_per_hour) {
+                (None, Some(user), Some(per_hour)) => {
+                    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('wachet.release:' || $1))")
+                        .bind(user)
+                        .execute(&mut *tx)
+                        .await?;
+                    hour_full_until(&mut tx, user, per_hour, now).await?
+                }
+                _ => None,
+            };
+            if let Some(free_at) = held {
+                sqlx::query("UPDATE deliveries SET next_attempt_at = $2 WHERE id = $1")
+                    .bind(&row.id)
+                    .bind(free_at)
+                    .execute(&mut *tx)
+                    .await?;
+                continue;
+            }
+            sqlx::query(
+                "UPDATE deliveries SET lease_until = $2, released_at = COALESCE(released_at, $3) \
+                 WHERE id = $1",
+            )
+            .bind(&row.id)
+            .bind(until)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            let kind = MessagingServiceType::from_code(row.kind)
+                .ok_or_else(|| StoreError::Backend(format!("delivery {}: kind", row.id)))?;
+            claimed.push(match row.notification_id.clone() {
+                Some(_) => notified(row, kind, now)?,
+                None => test(row, kind, now),
+            });
+        }
+        tx.commit().await?;
+        Ok(claimed)
     }
 
-    async fn finish_delivery(
-        &self,
-        _id: &str,
-        _outcome: &DeliveryOutcome,
-    ) -> Result<(), StoreError> {
-        Err(not_yet("finish_delivery"))
+    async fn finish_delivery(&self, id: &str, outcome: &DeliveryOutcome) -> Result<(), StoreError> {
+        let (state, next, error) = match outcome {
+            DeliveryOutcome::Delivered => ("delivered", None, None),
+            DeliveryOutcome::Retry { at, error } => ("pending", Some(*at), Some(error.as_str())),
+            DeliveryOutcome::Failed { error } => ("failed", None, Some(error.as_str())),
+        };
+        sqlx::query(
+            "UPDATE deliveries SET state = $2, attempts = attempts + 1, \
+             next_attempt_at = COALESCE($3, next_attempt_at), last_error = $4, \
+             lease_until = NULL, updated_at = $5 WHERE id = $1",
+        )
+        .bind(id)
+        .bind(state)
+        .bind(next)
+        .bind(super::storable(error))
+        .bind(now_millis())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     async fn delivery_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
-        Err(not_yet("delivery_counts"))
+        let rows: Vec<(String, i64)> =
+            sqlx::query_as("SELECT state, count(*) FROM deliveries GROUP BY state")
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(state, n)| (state, u64::try_from(n).unwrap_or(0)))
+            .collect())
     }
 
     async fn delivery_records(
         &self,
-        _notification: &str,
+        notification: &str,
     ) -> Result<Vec<DeliveryRecord>, StoreError> {
-        Err(not_yet("delivery_records"))
+        let rows: Vec<RecordRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {} FROM deliveries WHERE notification_id = $1 \
+             ORDER BY target COLLATE \"C\", id",
+            record_columns()
+        )))
+        .bind(notification)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(record).collect()
     }
 
+    /// Whether the delivery is in flight is told by the database's clock.
     async fn retry_delivery(
         &self,
-        _user: &str,
-        _notification: Option<&str>,
-        _delivery: &str,
-        _now: Millis,
+        user: &str,
+        notification: Option<&str>,
+        delivery: &str,
+        now: Millis,
     ) -> Result<(), StoreError> {
-        Err(not_yet("retry_delivery"))
+        if !is_id(delivery) || notification.is_some_and(|n| !is_id(n)) {
+            return Err(StoreError::NotFound);
+        }
+        let mut tx = self.pool.begin().await?;
+        // The owner is the notification's (a delivery row's own user_id may predate it), or the
+        // test delivery's.
+        let row: Option<(i32, String, String, bool, String)> =
+            sqlx::query_as(AssertSqlSafe(format!(
+                "SELECT d.kind, d.target, d.state, \
+                 coalesce(d.lease_until >= {DB_NOW}, false), u.email FROM deliveries d \
+                 LEFT JOIN notifications n ON n.id = d.notification_id \
+                 JOIN users u ON u.id = COALESCE(n.user_id, d.user_id) \
+                 WHERE d.id = $1 AND u.id = $2 AND d.notification_id IS NOT DISTINCT FROM $3 \
+                 FOR UPDATE OF d"
+            )))
+            .bind(delivery)
+            .bind(user)
+            .bind(notification)
+            .fetch_optional(&mut *tx)
+            .await?;
+        let (kind, target, state, leased, own) = row.ok_or(StoreError::NotFound)?;
+        let refuse = |message: &str| Err(StoreError::invalid("deliveryId", message));
+        if state == "delivered" {
+            return refuse("was delivered already");
+        }
+        if leased {
+            return refuse("is being tried right now");
+        }
+        // A retry must not become a way around the confirmation of an e-mail address.
+        if i64::from(kind) == MessagingServiceType::Email.code()
+            && !confirmed(&mut tx, user, &own, &target).await?
+        {
+            return refuse(
+                "goes to an e-mail address that has not confirmed it wants notifications; enter \
+                 the code mailed to it first",
+            );
+        }
+        sqlx::query(
+            "UPDATE deliveries SET state = 'pending', next_attempt_at = $2, updated_at = $2 \
+             WHERE id = $1",
+        )
+        .bind(delivery)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     async fn queue_test_delivery(
         &self,
-        _user: &str,
-        _kind: wachet::model::MessagingServiceType,
-        _target: &str,
-        _now: Millis,
-        _waiting: u32,
+        user: &str,
+        kind: MessagingServiceType,
+        target: &str,
+        now: Millis,
+        waiting: u32,
     ) -> Result<String, StoreError> {
-        Err(not_yet("queue_test_delivery"))
+        let mut tx = self.pool.begin().await?;
+        // Two requests at once must not both pass the count.
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtext('wachet.tests:' || $1))")
+            .bind(user)
+            .execute(&mut *tx)
+            .await?;
+        let (pending,): (i64,) = sqlx::query_as(
+            "SELECT count(*) FROM deliveries WHERE user_id = $1 AND notification_id IS NULL \
+             AND state = 'pending'",
+        )
+        .bind(user)
+        .fetch_one(&mut *tx)
+        .await?;
+        if pending >= i64::from(waiting) {
+            return Err(StoreError::invalid(
+                "endpoint",
+                format!(
+                    "{pending} test notifications are still waiting to be delivered; send another \
+                     once they are"
+                ),
+            ));
+        }
+        let id = new_id();
+        sqlx::query(
+            "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
+             updated_at, user_id) VALUES ($1, NULL, $2, $3, 'pending', $4, $4, $5)",
+        )
+        .bind(&id)
+        .bind(kind.code() as i32)
+        .bind(target)
+        .bind(now)
+        .bind(user)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(id)
     }
 
     async fn test_deliveries(
         &self,
-        _user: &str,
-        _limit: u32,
+        user: &str,
+        limit: u32,
     ) -> Result<Vec<DeliveryRecord>, StoreError> {
-        Err(not_yet("test_deliveries"))
+        let rows: Vec<RecordRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {} FROM deliveries WHERE user_id = $1 AND notification_id IS NULL \
+             ORDER BY updated_at DESC, id DESC LIMIT $2",
+            record_columns()
+        )))
+        .bind(user)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter().map(record).collect()
     }
 
+    /// The lease is `lease_until - now` long on the database's clock.
     async fn claim_confirmation_mails(
         &self,
-        _now: Millis,
-        _lease_until: Millis,
-        _limit: u32,
+        now: Millis,
+        lease_until: Millis,
+        limit: u32,
     ) -> Result<Vec<ConfirmationMail>, StoreError> {
-        Err(not_yet("claim_confirmation_mails"))
+        let mut tx = self.pool.begin().await?;
+        let db_now = db_now(&mut tx).await?;
+        let until = db_now.saturating_add(lease_until.saturating_sub(now));
+        let rows: Vec<(String, String, String, i32)> = sqlx::query_as(
+            "SELECT a.user_id, u.email, a.address, a.mail_attempts FROM email_addresses a \
+             JOIN users u ON u.id = a.user_id \
+             WHERE a.mail_due_at IS NOT NULL AND a.mail_due_at <= $1 \
+             AND (a.lease_until IS NULL OR a.lease_until < $2) ORDER BY a.mail_due_at LIMIT $3 \
+             FOR UPDATE OF a SKIP LOCKED",
+        )
+        .bind(now)
+        .bind(db_now)
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await?;
+        let mut claimed = Vec::with_capacity(rows.len());
+        for (user_id, account_email, address, attempts) in rows {
+            // A new code for each message: only the last one mailed confirms.
+            let code = crate::secrets::new_token();
+            sqlx::query(
+                "UPDATE email_addresses SET lease_until = $3, token_hash = $4 \
+                 WHERE user_id = $1 AND address = $2",
+            )
+            .bind(&user_id)
+            .bind(&address)
+            .bind(until)
+            .bind(crate::secrets::sha256_hex(&code))
+            .execute(&mut *tx)
+            .await?;
+            claimed.push(ConfirmationMail {
+                user_id,
+                account_email,
+                address,
+                code,
+                attempts: u32::try_from(attempts).unwrap_or(0),
+            });
+        }
+        tx.commit().await?;
+        Ok(claimed)
     }
 
     async fn finish_confirmation_mail(
         &self,
-        _mail: &ConfirmationMail,
-        _outcome: &DeliveryOutcome,
+        mail: &ConfirmationMail,
+        outcome: &DeliveryOutcome,
     ) -> Result<(), StoreError> {
-        Err(not_yet("finish_confirmation_mail"))
+        let (next, error) = match outcome {
+            DeliveryOutcome::Delivered => (None, None),
+            DeliveryOutcome::Retry { at, error } => (Some(*at), Some(error.as_str())),
+            DeliveryOutcome::Failed { error } => (None, Some(error.as_str())),
+        };
+        sqlx::query(
+            "UPDATE email_addresses SET mail_due_at = $3, mail_attempts = mail_attempts + 1, \
+             last_error = $4, lease_until = NULL WHERE user_id = $1 AND address = $2",
+        )
+        .bind(&mail.user_id)
+        .bind(&mail.address)
+        .bind(next)
+        .bind(super::storable(error))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 }

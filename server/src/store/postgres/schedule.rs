@@ -1,69 +1,508 @@
-//! [`ScheduleStore`] on PostgreSQL: when each monitor is next due, claims with `FOR UPDATE SKIP
-//! LOCKED` under leases, and a check's writes in one transaction (owned by G2; a skeleton until
-//! then). The monitors' own module tells it of a new or changed definition through
+//! [`ScheduleStore`] on PostgreSQL: when each monitor is next due (`schedules`, one narrow row a
+//! monitor, the only row a claim writes), claims with `FOR UPDATE SKIP LOCKED` under leases, and
+//! a check's writes in one transaction. Leases are on the database's clock: the caller's
+//! `lease_until` is read as a length (`lease_until - now`) added to `clock_timestamp()`, so
+//! processes whose clocks differ agree on when a lease ran out; due times stay the caller's, as
+//! they were written by a check's own clock. Each claim also raises the row's `token` (the
+//! fencing token). The monitors' own module tells it of a new or changed definition through
 //! [`schedule_in`] and [`forget_learning_in`].
 
-use super::{PgStore, not_yet};
+use super::{PgStore, history};
 use crate::store::{
-    AlertStates, CheckRecord, Claim, DueCheck, Millis, ScheduleStore, StorageUse, StoreError,
+    AlertStates, CheckRecord, Claim, DueCheck, Millis, NewNotification, ScheduleStore, Series,
+    StorageUse, StoreError, now_millis,
 };
 use async_trait::async_trait;
+use sqlx::{AssertSqlSafe, Postgres, Transaction};
+use wachet::Monitor;
+use wachet::alerts::confirm::ConfirmState;
+use wachet::alerts::{AlertState, LastCheck};
 
-use sqlx::{Postgres, Transaction};
+/// The database's clock in UTC milliseconds, the clock of every lease.
+pub(super) const DB_NOW: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT";
+
+/// How long a monitor whose stored definition cannot be read waits before it is tried again.
+const UNREADABLE_RETRY: Millis = 3_600_000;
+/// The window of the notifications limit.
+const HOUR: Millis = 3_600_000;
+
+/// The database's clock now.
+pub(super) async fn db_now(conn: &mut sqlx::PgConnection) -> Result<Millis, StoreError> {
+    let (now,): (i64,) = sqlx::query_as(AssertSqlSafe(format!("SELECT {DB_NOW}")))
+        .fetch_one(conn)
+        .await?;
+    Ok(now)
+}
+
 /// (Re)schedules the monitor `task` of `user` after its definition was written in `tx`:
 /// checked first at `next_check_at` (`None`: paused, never due), by a browser when `dynamic`.
+/// A lease a check holds stays: that check ends as it would have.
 pub(super) async fn schedule_in(
-    _tx: &mut Transaction<'_, Postgres>,
-    _task: &str,
-    _user: &str,
-    _next_check_at: Option<Millis>,
-    _dynamic: bool,
+    tx: &mut Transaction<'_, Postgres>,
+    task: &str,
+    user: &str,
+    next_check_at: Option<Millis>,
+    dynamic: bool,
 ) -> Result<(), StoreError> {
-    Ok(())
+    sqlx::query(
+        "INSERT INTO schedules (task_id, user_id, dynamic, next_check_at) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (task_id) DO UPDATE SET dynamic = EXCLUDED.dynamic, \
+         next_check_at = EXCLUDED.next_check_at",
+    )
+    .bind(task)
+    .bind(user)
+    .bind(dynamic)
+    .bind(next_check_at)
+    .execute(&mut **tx)
+    .await?;
+    history::series_in(tx, task, user).await
 }
 
 /// Drops what noise learning remembered in the confirmation state of `task` (what it watches
 /// changed, so what it learned belongs to the old value).
 pub(super) async fn forget_learning_in(
-    _tx: &mut Transaction<'_, Postgres>,
-    _task: &str,
+    tx: &mut Transaction<'_, Postgres>,
+    task: &str,
 ) -> Result<(), StoreError> {
+    let stored: Option<(Option<String>,)> =
+        sqlx::query_as("SELECT alert_state FROM task_series WHERE task_id = $1 FOR UPDATE")
+            .bind(task)
+            .fetch_optional(&mut **tx)
+            .await?;
+    let Some((Some(json),)) = stored else {
+        return Ok(());
+    };
+    let mut state: ConfirmState =
+        serde_json::from_str(&json).map_err(|err| StoreError::Backend(err.to_string()))?;
+    state.noise = Default::default();
+    let json = serde_json::to_string(&state).map_err(|err| StoreError::Backend(err.to_string()))?;
+    sqlx::query("UPDATE task_series SET alert_state = $2 WHERE task_id = $1")
+        .bind(task)
+        .bind(json)
+        .execute(&mut **tx)
+        .await?;
     Ok(())
+}
+
+#[derive(sqlx::FromRow)]
+struct DueRow {
+    id: String,
+    user_id: String,
+    folder_id: Option<String>,
+    definition: String,
+    next_check_at: i64,
+    updated_at: i64,
+    sample_noise: bool,
+}
+
+/// The due monitors a claim takes, locked as it takes them: the same fair share as on SQLite
+/// (`store/sqlite/schedule.rs`, `CLAIM`: each user at most `max(1, share / active users)` checks
+/// of the kind in flight, users taking turns, earliest due first), each waiting user's range
+/// read through a `LATERAL` join on its own index. The outer select locks the rows it returns
+/// `FOR UPDATE SKIP LOCKED`: processes claiming at once skip each other's rows instead of
+/// waiting, and its `WHERE` is checked again on a row another claim changed since this one's
+/// snapshot, so a monitor is never claimed twice. `$5` is the database's clock (leases), `$2`
+/// the caller's (due times).
+const CLAIM: &str = "\
+    WITH busy AS ( \
+        SELECT user_id, count(*) AS n FROM schedules \
+        WHERE dynamic = $1 AND lease_until IS NOT NULL AND lease_until >= $5 \
+        GROUP BY user_id), \
+    waiting AS ( \
+        SELECT DISTINCT user_id FROM schedules \
+        WHERE dynamic = $1 AND next_check_at <= $2 \
+          AND (lease_until IS NULL OR lease_until < $5)), \
+    active AS ( \
+        SELECT count(*) AS n FROM (SELECT user_id FROM busy UNION SELECT user_id FROM waiting) u), \
+    candidates AS ( \
+        SELECT x.task_id, x.user_id, x.next_check_at FROM waiting w CROSS JOIN LATERAL ( \
+            SELECT s.task_id, s.user_id, s.next_check_at FROM schedules s \
+            WHERE s.user_id = w.user_id AND s.dynamic = $1 AND s.next_check_at <= $2 \
+              AND (s.lease_until IS NULL OR s.lease_until < $5) \
+            ORDER BY s.next_check_at, s.task_id LIMIT $4) x), \
+    ranked AS ( \
+        SELECT c.task_id, c.next_check_at, coalesce(b.n, 0) \
+               + row_number() OVER (PARTITION BY c.user_id ORDER BY c.next_check_at, c.task_id) \
+               AS place \
+        FROM candidates c LEFT JOIN busy b ON b.user_id = c.user_id), \
+    picked AS ( \
+        SELECT r.task_id, r.place, r.next_check_at FROM ranked r, active a \
+        WHERE r.place <= greatest(1, $3 / a.n) \
+        ORDER BY r.place, r.next_check_at, r.task_id LIMIT $4) \
+    SELECT t.id, t.user_id, t.folder_id, t.definition, s.next_check_at, t.updated_at, \
+           t.sample_noise \
+    FROM picked p JOIN schedules s ON s.task_id = p.task_id JOIN tasks t ON t.id = s.task_id \
+    WHERE s.next_check_at <= $2 AND (s.lease_until IS NULL OR s.lease_until < $5) \
+    ORDER BY p.place, p.next_check_at, p.task_id \
+    FOR UPDATE OF s SKIP LOCKED";
+
+/// Appends masks a check learned (and a line order its samples taught, where the monitor has
+/// none) to the monitor's definition as it is now, locked in the check's transaction (a
+/// person's edit since the check was claimed is kept: [`crate::store::noise::with_learned`]).
+/// The definition's version is left alone: the masks change how values compare, not what is
+/// fetched, and an edit's version means "check at once". The only write of a check to the
+/// definition's row, and a rare one.
+async fn learn_in(
+    tx: &mut Transaction<'_, Postgres>,
+    task: &str,
+    learned: &[wachet::model::NoiseMask],
+    order: Option<wachet::model::LineOrder>,
+) -> Result<(), StoreError> {
+    let (definition,): (String,) =
+        sqlx::query_as("SELECT definition FROM tasks WHERE id = $1 FOR UPDATE")
+            .bind(task)
+            .fetch_one(&mut **tx)
+            .await?;
+    let mut monitor: Monitor = serde_json::from_str(&definition)
+        .map_err(|err| StoreError::Backend(format!("stored monitor {task}: {err}")))?;
+    let noise = crate::store::noise::with_learned(monitor.noise.as_deref(), learned);
+    let order = order.filter(|_| monitor.compare_lines.is_none());
+    if noise.is_none() && order.is_none() {
+        return Ok(());
+    }
+    if let Some(noise) = noise {
+        monitor.noise = Some(noise);
+    }
+    if let Some(order) = order {
+        monitor.compare_lines = Some(order);
+    }
+    let definition =
+        serde_json::to_string(&monitor).map_err(|err| StoreError::Backend(err.to_string()))?;
+    sqlx::query("UPDATE tasks SET definition = $2 WHERE id = $1")
+        .bind(task)
+        .bind(definition)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Splits a check's notifications into those the user's hourly limit lets through and, when
+/// some are left out, the first of them with how many: it becomes the one notification saying
+/// so, stored only when it is the one that fills the hour (so an hour never sends more than
+/// `limit + 1`). Counted over the user's notifications of the last hour (an index range of at
+/// most `limit` rows).
+async fn within_hourly_limit<'a>(
+    tx: &mut Transaction<'_, Postgres>,
+    user: &str,
+    limit: u32,
+    raised: &'a [NewNotification],
+) -> Result<(&'a [NewNotification], Option<(&'a NewNotification, usize)>), StoreError> {
+    let since = now_millis() - HOUR;
+    let (recent,): (i64,) = sqlx::query_as(
+        "SELECT count(*) FROM (SELECT 1 FROM notifications \
+         WHERE user_id = $1 AND created_at > $2 LIMIT $3) AS recent",
+    )
+    .bind(user)
+    .bind(since)
+    .bind(i64::from(limit) + 1)
+    .fetch_one(&mut **tx)
+    .await?;
+    let recent = usize::try_from(recent).unwrap_or(usize::MAX);
+    let room = (limit as usize).saturating_sub(recent).min(raised.len());
+    let (sent, left) = raised.split_at(room);
+    let held = match left.first() {
+        Some(first) if recent + room == limit as usize => Some((first, left.len())),
+        _ => None,
+    };
+    Ok((sent, held))
+}
+
+/// The latest successful value of a series, as columns `codec` and `body`, when no alert state
+/// was stored (`{state}`: the column that would hold it): only then is it needed.
+const LAST_VALUE: &str = "LEFT JOIN contents c ON {state} IS NULL AND c.hash = (SELECT \
+                          v.content_hash FROM entries v WHERE {series} AND v.content_hash IS \
+                          NOT NULL ORDER BY v.checked_at DESC, v.id DESC LIMIT 1)";
+
+#[derive(sqlx::FromRow)]
+struct StateRow {
+    url: Option<String>,
+    checked: bool,
+    error: Option<String>,
+    codec: Option<i32>,
+    body: Option<Vec<u8>>,
+    alert_state: Option<String>,
+}
+
+impl StateRow {
+    fn state(self) -> Result<(Option<String>, ConfirmState), StoreError> {
+        if let Some(stored) = &self.alert_state {
+            match serde_json::from_str::<ConfirmState>(stored) {
+                Ok(state) => return Ok((self.url, state)),
+                // The history still tells what was confirmed last; only a pending
+                // confirmation is lost.
+                Err(err) => {
+                    tracing::error!(%err, "stored alert state cannot be read; history used")
+                }
+            }
+        }
+        let last_check = match (self.checked, &self.error) {
+            (false, _) => None,
+            (true, Some(_)) => Some(LastCheck::Failed),
+            (true, None) => Some(LastCheck::Succeeded),
+        };
+        let state = AlertState {
+            last_check,
+            last_value: history::decode(self.codec, self.body)?,
+        };
+        Ok((self.url, ConfirmState::from(state)))
+    }
+}
+
+impl PgStore {
+    /// Applies the retention to the series of `task` after a check. A failure is logged, not
+    /// returned: the check itself is stored, and the next one prunes again. Also called by the
+    /// test seeding, which writes through a check's path.
+    pub(super) async fn prune(&self, task: &str) {
+        if let Err(err) = history::prune(self, task, self.history_retention).await {
+            tracing::warn!(%task, %err, "cannot prune the history");
+        }
+    }
 }
 
 #[async_trait]
 impl ScheduleStore for PgStore {
+    /// On PostgreSQL `now` decides which monitors are due (their due times are on the callers'
+    /// clocks) and the lease is `lease_until - now` long on the database's clock, as is the test
+    /// whether another claim's lease ran out.
     async fn claim_due(
         &self,
-        _now: Millis,
-        _lease_until: Millis,
-        _claim: &Claim,
+        now: Millis,
+        lease_until: Millis,
+        claim: &Claim,
     ) -> Result<Vec<DueCheck>, StoreError> {
-        Err(not_yet("claim_due"))
+        let mut tx = self.pool.begin().await?;
+        let db_now = db_now(&mut tx).await?;
+        let until = db_now.saturating_add(lease_until.saturating_sub(now));
+        let rows: Vec<DueRow> = sqlx::query_as(CLAIM)
+            .bind(claim.browser)
+            .bind(now)
+            .bind(i64::from(claim.share))
+            .bind(i64::from(claim.limit))
+            .bind(db_now)
+            .fetch_all(&mut *tx)
+            .await?;
+        let mut claimed = Vec::with_capacity(rows.len());
+        let mut held = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut monitor: Monitor = match serde_json::from_str(&row.definition) {
+                Ok(monitor) => monitor,
+                Err(err) => {
+                    // One unreadable row must not stop every other monitor's checks.
+                    tracing::error!(task = %row.id, %err, "stored monitor cannot be read; skipped");
+                    sqlx::query("UPDATE schedules SET next_check_at = $2 WHERE task_id = $1")
+                        .bind(&row.id)
+                        .bind(now + UNREADABLE_RETRY)
+                        .execute(&mut *tx)
+                        .await?;
+                    continue;
+                }
+            };
+            held.push(row.id.clone());
+            monitor.id = Some(row.id);
+            monitor.folder_id = row.folder_id;
+            claimed.push(DueCheck {
+                monitor,
+                user: row.user_id,
+                due_at: row.next_check_at,
+                version: row.updated_at,
+                sample_noise: row.sample_noise,
+            });
+        }
+        if !held.is_empty() {
+            sqlx::query(
+                "UPDATE schedules SET lease_until = $2, token = token + 1 WHERE task_id = ANY($1)",
+            )
+            .bind(&held)
+            .bind(until)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(claimed)
     }
 
-    async fn renew_lease(&self, _task: &str, _lease_until: Millis) -> Result<(), StoreError> {
-        Err(not_yet("renew_lease"))
+    /// The lease is renewed for `lease_until` minus the caller's clock now, on the database's
+    /// clock.
+    async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {
+        sqlx::query(AssertSqlSafe(format!(
+            "UPDATE schedules SET lease_until = {DB_NOW} + $2 \
+             WHERE task_id = $1 AND lease_until IS NOT NULL"
+        )))
+        .bind(task)
+        .bind(lease_until.saturating_sub(now_millis()))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     async fn finish_check(
         &self,
-        _task: &str,
-        _version: Millis,
-        _next_check_at: Millis,
+        task: &str,
+        version: Millis,
+        next_check_at: Millis,
     ) -> Result<(), StoreError> {
-        Err(not_yet("finish_check"))
+        // An update during the check set its own next check (at once) and version; keep it.
+        sqlx::query(
+            "UPDATE schedules s SET lease_until = NULL, \
+             next_check_at = CASE WHEN t.updated_at = $2 THEN $3 ELSE s.next_check_at END \
+             FROM tasks t WHERE t.id = s.task_id AND s.task_id = $1",
+        )
+        .bind(task)
+        .bind(version)
+        .bind(next_check_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
-    async fn record_check(&self, _record: &CheckRecord) -> Result<bool, StoreError> {
-        Err(not_yet("record_check"))
+    async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError> {
+        let quotas = self.quotas;
+        let mut tx = self.pool.begin().await?;
+        // Shared lock: an edit of the definition waits for this check to be stored (or lands
+        // first, and the version says so), as SQLite's single writer orders them.
+        let version: Option<(i64, String)> =
+            sqlx::query_as("SELECT updated_at, user_id FROM tasks WHERE id = $1 FOR SHARE")
+                .bind(&record.task)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let Some((version, user)) = version else {
+            return Err(StoreError::NotFound);
+        };
+        if version != record.version {
+            // Edited during the check: the edit scheduled its own first check.
+            sqlx::query("UPDATE schedules SET lease_until = NULL WHERE task_id = $1")
+                .bind(&record.task)
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+            return Ok(false);
+        }
+        // Pages first: a page's notification names the page, which must exist by then.
+        for (url, name, data) in &record.pages {
+            let series = Series::Page {
+                task_id: record.task.clone(),
+                url: url.clone(),
+                name: name.clone(),
+            };
+            history::append_in(&mut tx, &series, data, quotas.stored_bytes).await?;
+        }
+        let own = Series::Task(record.task.clone());
+        history::append_in(&mut tx, &own, &record.own, quotas.stored_bytes).await?;
+        if !record.notifications.is_empty() {
+            let limit = quotas.notifications_per_hour;
+            let (sent, held) =
+                within_hourly_limit(&mut tx, &user, limit, &record.notifications).await?;
+            for notification in sent {
+                super::notifications::insert_in(&mut tx, notification).await?;
+            }
+            if let Some((first, held)) = held {
+                tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
+                super::notifications::insert_in(&mut tx, &first.clone().held(held, limit)).await?;
+            }
+        }
+        for (page, state) in &record.alert_states {
+            let json = match state {
+                Some(state) => Some(
+                    serde_json::to_string(state)
+                        .map_err(|err| StoreError::Backend(err.to_string()))?,
+                ),
+                None => None,
+            };
+            // Forgetting a state nobody stored is no write.
+            let forget = if json.is_none() {
+                " AND alert_state IS NOT NULL"
+            } else {
+                ""
+            };
+            match page {
+                None => sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE task_series SET alert_state = $1 WHERE task_id = $2{forget}"
+                )))
+                .bind(json)
+                .bind(&record.task),
+                Some(url) => sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE pages SET alert_state = $1 WHERE task_id = $2 AND url = $3{forget}"
+                )))
+                .bind(json)
+                .bind(&record.task)
+                .bind(super::storable(Some(url))),
+            }
+            .execute(&mut *tx)
+            .await?;
+        }
+        // The definition's row is written only when what a check keeps there changes.
+        sqlx::query(
+            "UPDATE tasks SET noise_notice = $2 WHERE id = $1 \
+             AND noise_notice IS DISTINCT FROM $2",
+        )
+        .bind(&record.task)
+        .bind(super::storable(record.noise_notice.as_deref()))
+        .execute(&mut *tx)
+        .await?;
+        if !record.learned.is_empty() || record.learned_order.is_some() {
+            learn_in(&mut tx, &record.task, &record.learned, record.learned_order).await?;
+        }
+        if record.sampled {
+            sqlx::query("UPDATE tasks SET sample_noise = false WHERE id = $1 AND sample_noise")
+                .bind(&record.task)
+                .execute(&mut *tx)
+                .await?;
+        }
+        sqlx::query(
+            "UPDATE schedules SET lease_until = NULL, next_check_at = $2 WHERE task_id = $1",
+        )
+        .bind(&record.task)
+        .bind(record.next_check_at)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        // The monitor's latest data, noise notice and masks are the check's now.
+        self.cache.tasks.invalidate(&record.task);
+        self.prune(&record.task).await;
+        Ok(true)
     }
 
-    async fn alert_states(&self, _task: &str) -> Result<AlertStates, StoreError> {
-        Err(not_yet("alert_states"))
+    async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {
+        let own: Option<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT NULL::TEXT AS url, ts.latest_entry_id IS NOT NULL AS checked, le.error, \
+             c.codec, c.body, ts.alert_state \
+             FROM task_series ts LEFT JOIN entries le ON le.id = ts.latest_entry_id {} \
+             WHERE ts.task_id = $1",
+            LAST_VALUE
+                .replace("{series}", "v.task_id = ts.task_id AND v.page_id IS NULL")
+                .replace("{state}", "ts.alert_state")
+        )))
+        .bind(task)
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(own) = own else {
+            return Err(StoreError::NotFound);
+        };
+        let pages: Vec<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT p.url, p.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body, \
+             p.alert_state \
+             FROM pages p LEFT JOIN entries le ON le.id = p.latest_entry_id {} \
+             WHERE p.task_id = $1",
+            LAST_VALUE
+                .replace("{series}", "v.page_id = p.id")
+                .replace("{state}", "p.alert_state")
+        )))
+        .bind(task)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut states = AlertStates {
+            own: own.state()?.1,
+            ..AlertStates::default()
+        };
+        for row in pages {
+            if let (Some(url), state) = row.state()? {
+                states.pages.insert(url, state);
+            }
+        }
+        Ok(states)
     }
 
-    async fn stored_bytes(&self, _task: &str) -> Result<StorageUse, StoreError> {
-        Err(not_yet("stored_bytes"))
+    async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
+        history::usage(self, task).await
     }
 }

@@ -16,6 +16,7 @@ impl Seed for PgStore {
         tx.commit().await?;
         // The monitor's latest data may be the new entry.
         self.cache.tasks.invalidate(task);
+        self.prune(task).await;
         Ok(id)
     }
 

@@ -104,13 +104,14 @@ async fn confirmed(
     Ok(found.is_some())
 }
 
+/// A due delivery with its notification, as both backends' claims read it.
 #[derive(sqlx::FromRow)]
-struct DueRow {
-    id: String,
-    kind: i64,
+pub(in crate::store) struct DueRow {
+    pub(in crate::store) id: String,
+    pub(in crate::store) kind: i64,
     target: String,
     attempts: i64,
-    notification_id: Option<String>,
+    pub(in crate::store) notification_id: Option<String>,
     alert_type: Option<i64>,
     alert: Option<String>,
     current_value: Option<String>,
@@ -123,13 +124,17 @@ struct DueRow {
     webhook_secret: String,
     html: Option<String>,
     synthetic_expression: Option<String>,
-    user_id: Option<String>,
-    released_at: Option<i64>,
+    pub(in crate::store) user_id: Option<String>,
+    pub(in crate::store) released_at: Option<i64>,
     explanation: Option<String>,
 }
 
 /// The delivery of a raised notification.
-fn notified(row: DueRow, kind: MessagingServiceType, now: Millis) -> Result<Delivery, StoreError> {
+pub(in crate::store) fn notified(
+    row: DueRow,
+    kind: MessagingServiceType,
+    now: Millis,
+) -> Result<Delivery, StoreError> {
     let broken = |what: &str| StoreError::Backend(format!("delivery {}: {what}", row.id));
     let alert_type = row
         .alert_type
@@ -173,7 +178,7 @@ fn notified(row: DueRow, kind: MessagingServiceType, now: Millis) -> Result<Deli
 }
 
 /// The delivery of a test notification: no notification id, no monitor, a fixed text.
-fn test(row: DueRow, kind: MessagingServiceType, now: Millis) -> Delivery {
+pub(in crate::store) fn test(row: DueRow, kind: MessagingServiceType, now: Millis) -> Delivery {
     Delivery {
         id: row.id,
         kind,
@@ -224,8 +229,9 @@ async fn hour_full_until(
     Ok(nth.map(|(at,)| at + HOUR).filter(|free_at| *free_at > now))
 }
 
+/// A delivery as its owner sees it, as both backends read it.
 #[derive(sqlx::FromRow)]
-struct RecordRow {
+pub(in crate::store) struct RecordRow {
     id: String,
     notification_id: Option<String>,
     kind: i64,
@@ -236,10 +242,10 @@ struct RecordRow {
     updated_at: i64,
 }
 
-const RECORD_COLUMNS: &str =
+pub(in crate::store) const RECORD_COLUMNS: &str =
     "id, notification_id, kind, target, state, attempts, last_error, updated_at";
 
-fn record(row: RecordRow) -> Result<DeliveryRecord, StoreError> {
+pub(in crate::store) fn record(row: RecordRow) -> Result<DeliveryRecord, StoreError> {
     Ok(DeliveryRecord {
         kind: MessagingServiceType::from_code(row.kind)
             .ok_or_else(|| StoreError::Backend(format!("delivery {}: kind", row.id)))?,

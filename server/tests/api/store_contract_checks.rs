@@ -1,0 +1,1216 @@
+//! The contract of [`HistoryStore`], [`ScheduleStore`] and [`OutboxStore`] on both backends
+//! (each `contract!` test runs on SQLite and on PostgreSQL): claims under leases that expire and
+//! are renewed, two store handles (two pools, as two processes have) claiming at once never
+//! given the same monitor or delivery, a check recorded all or nothing, retention and garbage
+//! collection, the quota's count, deliveries with their retries, tests and hourly bound, and
+//! confirmation mails.
+
+use crate::store_contract::{TestStore, add_user, contract};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+use wachet::model::{
+    Alert, AlertType, ClientData, JobType, MessagingServiceType, Monitor, NotificationEndpoint,
+};
+use wachet_server::store::postgres::PgStore;
+use wachet_server::store::sqlite::{SqliteStore, StoreSettings};
+use wachet_server::store::*;
+
+/// A plain monitor of `url`, checked hourly.
+fn monitor(url: &str) -> Monitor {
+    serde_json::from_value(serde_json::json!({
+        "name": url, "url": url, "recurrenceInSeconds": 3600
+    }))
+    .expect("a monitor")
+}
+
+/// Creates `n` monitors of `user` (due at once) and returns their ids.
+async fn monitors(store: &dyn TestStore, user: &str, n: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for i in 0..n {
+        let created = store
+            .create_task(user, &monitor(&format!("https://example.com/{i}")))
+            .await
+            .expect("create monitor");
+        ids.push(created.id.expect("an id"));
+    }
+    ids
+}
+
+fn plain(limit: u32) -> Claim {
+    Claim {
+        limit,
+        share: 1_000,
+        browser: false,
+    }
+}
+
+fn ids(due: &[DueCheck]) -> Vec<String> {
+    due.iter()
+        .map(|d| d.monitor.id.clone().expect("an id"))
+        .collect()
+}
+
+/// A check of `task` at `version` that found `value`, due again in an hour.
+fn check(task: &str, version: Millis, value: &str) -> CheckRecord {
+    CheckRecord {
+        task: task.to_string(),
+        version,
+        own: ClientData::value(chrono::Utc::now(), value.to_string()),
+        pages: Vec::new(),
+        notifications: Vec::new(),
+        alert_states: Vec::new(),
+        next_check_at: now_millis() + 3_600_000,
+        learned: Vec::new(),
+        learned_order: None,
+        sampled: false,
+        noise_notice: None,
+    }
+}
+
+fn notification(task: &str, value: &str) -> NewNotification {
+    NewNotification {
+        task_id: task.to_string(),
+        page_url: None,
+        job_type: JobType::SinglePage,
+        alert: Alert {
+            kind: AlertType::NotEq,
+            value: None,
+            parameters: None,
+        },
+        created_at: now_millis(),
+        current: Some(value.to_string()),
+        comparand: None,
+        error: None,
+        url: Some("https://example.com/".into()),
+        synthetic_expression: "content changed".into(),
+        html: format!("<p>{value}</p>"),
+        endpoints: vec![NotificationEndpoint {
+            kind: MessagingServiceType::Webhook,
+            value: Some("https://hooks.example/in".into()),
+            confirmed: None,
+        }],
+        explanation: None,
+    }
+}
+
+/// The version a claim gives `task` (claimed far ahead, so it is due whatever its time).
+async fn claimed(store: &dyn TestStore, task: &str) -> DueCheck {
+    let later = now_millis() + 10 * 3_600_000;
+    store
+        .claim_due(later, later + 60_000, &plain(1_000))
+        .await
+        .expect("claim")
+        .into_iter()
+        .find(|c| c.monitor.id.as_deref() == Some(task))
+        .expect("the monitor is due")
+}
+
+/// The values of a series, newest first.
+async fn values(store: &dyn TestStore, user: &str, task: &str) -> Vec<Option<String>> {
+    let page = TimePage {
+        from: None,
+        to: None,
+        after: None,
+        limit: 100,
+    };
+    store
+        .entries(user, task, &page)
+        .await
+        .expect("entries")
+        .into_iter()
+        .map(|(_, data)| data.raw.or(data.error))
+        .collect()
+}
+
+contract!(due_monitors_are_claimed_once_under_a_lease, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let user = add_user(&*store, "ada@example.com").await;
+    let tasks = monitors(&*store, &user, 3).await;
+    let now = now_millis();
+    let first = store.claim_due(now, now + 60_000, &plain(2)).await.unwrap();
+    assert_eq!(first.len(), 2, "at most the limit");
+    assert!(first.iter().all(|c| c.user == user && c.due_at <= now));
+    let second = store
+        .claim_due(now, now + 60_000, &plain(10))
+        .await
+        .unwrap();
+    let mut all = ids(&first);
+    all.extend(ids(&second));
+    all.sort();
+    let mut expected = tasks.clone();
+    expected.sort();
+    assert_eq!(all, expected, "each monitor once, none held twice");
+    assert!(
+        store
+            .claim_due(now, now + 60_000, &plain(10))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Browser checks are claimed apart.
+    let browser = Claim {
+        browser: true,
+        ..plain(10)
+    };
+    assert!(
+        store
+            .claim_due(now, now + 60_000, &browser)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+});
+
+contract!(
+    an_expired_lease_is_claimed_again_and_a_renewed_one_is_not,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let tasks = monitors(&*store, &user, 2).await;
+        let now = now_millis();
+        let due = store.claim_due(now, now + 300, &plain(10)).await.unwrap();
+        assert_eq!(due.len(), 2);
+        store
+            .renew_lease(&tasks[0], now_millis() + 60_000)
+            .await
+            .unwrap();
+        // Renewing what nobody holds, or what does not exist, is no error and claims nothing.
+        store
+            .renew_lease(&new_id(), now_millis() + 60_000)
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let now = now_millis();
+        let again = store
+            .claim_due(now, now + 60_000, &plain(10))
+            .await
+            .unwrap();
+        assert_eq!(ids(&again), vec![tasks[1].clone()], "only the lapsed lease");
+    }
+);
+
+contract!(
+    finishing_a_check_sets_its_next_time_unless_the_definition_changed,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let tasks = monitors(&*store, &user, 2).await;
+        let now = now_millis();
+        let due = store
+            .claim_due(now, now + 60_000, &plain(10))
+            .await
+            .unwrap();
+        assert_eq!(due.len(), 2);
+        let version = |task: &str| {
+            due.iter()
+                .find(|c| c.monitor.id.as_deref() == Some(task))
+                .expect("claimed")
+                .version
+        };
+        let hour = now + 3_600_000;
+        store
+            .finish_check(&tasks[0], version(&tasks[0]), hour)
+            .await
+            .unwrap();
+        // A check of an older version frees the monitor but keeps its due time.
+        store
+            .finish_check(&tasks[1], version(&tasks[1]) - 1, hour)
+            .await
+            .unwrap();
+        store.finish_check(&new_id(), 0, hour).await.unwrap();
+        let now = now_millis();
+        let again = store
+            .claim_due(now, now + 60_000, &plain(10))
+            .await
+            .unwrap();
+        assert_eq!(ids(&again), vec![tasks[1].clone()]);
+        // (The first is held by the claim above, which SQLite's caller clock sees lapse by then.)
+        let later = store
+            .claim_due(hour, hour + 60_000, &plain(10))
+            .await
+            .unwrap();
+        assert!(ids(&later).contains(&tasks[0]), "due in an hour");
+    }
+);
+
+contract!(
+    a_check_is_recorded_with_its_notification_and_delivery,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let due = claimed(&*store, &task).await;
+        let mut record = check(&task, due.version, "Tea 3.50");
+        record.pages = vec![(
+            "https://example.com/a".into(),
+            Some("Page A".into()),
+            ClientData::value(chrono::Utc::now(), "A".into()),
+        )];
+        record.notifications = vec![notification(&task, "Tea 3.50")];
+        assert!(store.record_check(&record).await.unwrap());
+        assert_eq!(
+            values(&*store, &user, &task).await,
+            vec![Some("Tea 3.50".into())]
+        );
+        let shown = store.task(&user, &task).await.unwrap();
+        assert_eq!(
+            shown.data.and_then(|d| d.raw).as_deref(),
+            Some("Tea 3.50"),
+            "the monitor's latest data"
+        );
+        let states = store.alert_states(&task).await.unwrap();
+        assert_eq!(states.own.alerts.last_value.as_deref(), Some("Tea 3.50"));
+        assert_eq!(
+            states
+                .pages
+                .get("https://example.com/a")
+                .and_then(|s| s.alerts.last_value.clone()),
+            Some("A".into())
+        );
+        // The lease was freed and the next check is an hour away.
+        let now = now_millis();
+        assert!(
+            store
+                .claim_due(now, now + 60_000, &plain(10))
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        // Its delivery waits in the outbox, and is claimed once.
+        let deliveries = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        assert_eq!(deliveries.len(), 1);
+        let delivery = &deliveries[0];
+        assert_eq!(delivery.target, "https://hooks.example/in");
+        assert_eq!(delivery.notification.current.as_deref(), Some("Tea 3.50"));
+        assert!(
+            store
+                .claim_deliveries(now, now + 60_000, 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        store
+            .finish_delivery(&delivery.id, &DeliveryOutcome::Delivered)
+            .await
+            .unwrap();
+        let notification = delivery.notification.id.clone().expect("a notification id");
+        let records = store.delivery_records(&notification).await.unwrap();
+        assert_eq!(records.len(), 1);
+        assert_eq!(
+            (records[0].state.as_str(), records[0].attempts),
+            ("delivered", 1)
+        );
+        let counts = store.delivery_counts().await.unwrap();
+        assert!(counts.contains(&("delivered".to_string(), 1)), "{counts:?}");
+        // A stored state is what the next check reads, not the history.
+        let mut kept = states.own.clone();
+        kept.failures = 3;
+        let mut next = check(&task, due.version, "Tea 3.60");
+        next.alert_states = vec![(None, Some(kept))];
+        assert!(store.record_check(&next).await.unwrap());
+        assert_eq!(store.alert_states(&task).await.unwrap().own.failures, 3);
+    }
+);
+
+contract!(a_check_that_fails_in_part_stores_nothing, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let user = add_user(&*store, "ada@example.com").await;
+    let task = monitors(&*store, &user, 1).await.remove(0);
+    let due = claimed(&*store, &task).await;
+    let before = store.stored_bytes(&task).await.unwrap();
+    let mut record = check(&task, due.version, "Tea 3.50");
+    // Its notification names a monitor that does not exist: the whole check must go.
+    record.notifications = vec![notification(&new_id(), "Tea 3.50")];
+    assert!(store.record_check(&record).await.is_err());
+    assert!(values(&*store, &user, &task).await.is_empty(), "no entry");
+    assert_eq!(
+        store.stored_bytes(&task).await.unwrap(),
+        before,
+        "nothing charged"
+    );
+    let now = now_millis();
+    assert!(
+        store
+            .claim_deliveries(now, now + 60_000, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // The claim still holds it (its lease runs out as a crash's would).
+    assert!(
+        store
+            .claim_due(now, now + 60_000, &plain(10))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+});
+
+contract!(
+    a_check_of_an_old_definition_or_a_deleted_monitor_stores_nothing,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let due = claimed(&*store, &task).await;
+        let stale = check(&task, due.version - 1, "old");
+        assert!(!store.record_check(&stale).await.unwrap());
+        assert!(values(&*store, &user, &task).await.is_empty());
+        let now = now_millis();
+        let again = store
+            .claim_due(now, now + 60_000, &plain(10))
+            .await
+            .unwrap();
+        assert_eq!(ids(&again), vec![task.clone()], "freed, still due");
+        let gone = check(&new_id(), 0, "x");
+        assert!(matches!(
+            store.record_check(&gone).await,
+            Err(StoreError::NotFound)
+        ));
+        assert!(matches!(
+            store.alert_states(&new_id()).await,
+            Err(StoreError::NotFound)
+        ));
+        assert!(matches!(
+            store.stored_bytes(&new_id()).await,
+            Err(StoreError::NotFound)
+        ));
+        // Another user's monitor has no history for this one.
+        let bob = add_user(&*store, "bob@example.com").await;
+        let page = TimePage {
+            from: None,
+            to: None,
+            after: None,
+            limit: 10,
+        };
+        assert!(matches!(
+            store.entries(&bob, &task, &page).await,
+            Err(StoreError::NotFound)
+        ));
+    }
+);
+
+contract!(
+    retention_prunes_the_oldest_but_keeps_the_last_value,
+    StoreSettings {
+        history_retention: 3,
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let version = claimed(&*store, &task).await.version;
+        store
+            .record_check(&check(&task, version, "v1"))
+            .await
+            .unwrap();
+        for i in 0..4 {
+            tokio::time::sleep(Duration::from_millis(3)).await;
+            let mut failed = check(&task, version, "");
+            failed.own = ClientData::failure(chrono::Utc::now(), format!("error {i}"));
+            store.record_check(&failed).await.unwrap();
+        }
+        assert_eq!(
+            values(&*store, &user, &task).await,
+            vec![
+                Some("error 3".into()),
+                Some("error 2".into()),
+                Some("v1".into())
+            ],
+            "three kept, the last value among them"
+        );
+        let used = store.stored_bytes(&task).await.unwrap().used;
+        assert_eq!(
+            used,
+            3 * 160 + 2 * "error 3".len() as u64 + "v1".len() as u64,
+            "what went is no longer counted"
+        );
+    }
+);
+
+contract!(
+    garbage_collection_keeps_what_is_named,
+    StoreSettings {
+        history_retention: 1,
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let tasks = monitors(&*store, &user, 2).await;
+        let (a, b) = (&tasks[0], &tasks[1]);
+        let later = now_millis() + 10 * 3_600_000;
+        let due = store
+            .claim_due(later, later + 60_000, &plain(10))
+            .await
+            .unwrap();
+        let version = |task: &str| {
+            due.iter()
+                .find(|c| c.monitor.id.as_deref() == Some(task))
+                .expect("claimed")
+                .version
+        };
+        let (va, vb) = (version(a), version(b));
+        store.record_check(&check(b, vb, "shared")).await.unwrap();
+        store.record_check(&check(a, va, "shared")).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        store.record_check(&check(a, va, "only a")).await.unwrap();
+        // A's "shared" entry was pruned, but B still names the value.
+        assert_eq!(store.collect_garbage(64).await.unwrap(), 0);
+        assert_eq!(values(&*store, &user, b).await, vec![Some("shared".into())]);
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        store.record_check(&check(b, vb, "only b")).await.unwrap();
+        assert_eq!(
+            store.collect_garbage(64).await.unwrap(),
+            1,
+            "\"shared\" is unnamed now"
+        );
+        assert_eq!(store.collect_garbage(64).await.unwrap(), 0);
+        assert_eq!(values(&*store, &user, a).await, vec![Some("only a".into())]);
+        assert_eq!(values(&*store, &user, b).await, vec![Some("only b".into())]);
+        // A deleted monitor's values go too.
+        store.delete_task(&user, a).await.unwrap();
+        assert_eq!(store.collect_garbage(64).await.unwrap(), 1);
+        assert_eq!(values(&*store, &user, b).await, vec![Some("only b".into())]);
+    }
+);
+
+contract!(
+    a_value_past_the_quota_is_not_kept,
+    StoreSettings {
+        quotas: Quotas {
+            stored_bytes: 1_000,
+            ..Quotas::default()
+        },
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let version = claimed(&*store, &task).await.version;
+        store
+            .record_check(&check(&task, version, "small"))
+            .await
+            .unwrap();
+        let usage = store.stored_bytes(&task).await.unwrap();
+        assert_eq!(
+            usage,
+            StorageUse {
+                used: 160 + 5,
+                max: 1_000
+            }
+        );
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        // Random enough that compression does not bring it under the quota.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let big: String = (0..4_000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                char::from(b'a' + ((x >> 33) % 26) as u8)
+            })
+            .collect();
+        store
+            .record_check(&check(&task, version, &big))
+            .await
+            .unwrap();
+        let newest = values(&*store, &user, &task)
+            .await
+            .remove(0)
+            .unwrap_or_default();
+        assert!(newest.contains("was not stored"), "{newest}");
+        // Once the quota is raised, the same value is kept again.
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        store
+            .record_check(&check(&task, version, "small"))
+            .await
+            .unwrap();
+        assert_eq!(
+            values(&*store, &user, &task).await[0].as_deref(),
+            Some("small")
+        );
+    }
+);
+
+contract!(
+    test_deliveries_are_queued_claimed_and_retried,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let now = now_millis();
+        let id = store
+            .queue_test_delivery(
+                &user,
+                MessagingServiceType::Webhook,
+                "https://hooks.example/t",
+                now,
+                1,
+            )
+            .await
+            .unwrap();
+        let refused = store
+            .queue_test_delivery(
+                &user,
+                MessagingServiceType::Webhook,
+                "https://hooks.example/t",
+                now,
+                1,
+            )
+            .await;
+        assert!(
+            matches!(refused, Err(StoreError::Invalid { .. })),
+            "{refused:?}"
+        );
+        let claimed = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        assert_eq!(ids_of(&claimed), vec![id.clone()]);
+        assert!(
+            claimed[0].notification.id.is_none(),
+            "a test has no notification"
+        );
+        let busy = store.retry_delivery(&user, None, &id, now_millis()).await;
+        assert!(
+            matches!(busy, Err(StoreError::Invalid { .. })),
+            "in flight: {busy:?}"
+        );
+        let error = "503 from the endpoint".to_string();
+        store
+            .finish_delivery(
+                &id,
+                &DeliveryOutcome::Retry {
+                    at: now + 3_600_000,
+                    error: error.clone(),
+                },
+            )
+            .await
+            .unwrap();
+        let listed = store.test_deliveries(&user, 10).await.unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(
+            (
+                listed[0].state.as_str(),
+                listed[0].attempts,
+                listed[0].last_error.as_deref()
+            ),
+            ("pending", 1, Some(error.as_str()))
+        );
+        let now = now_millis();
+        assert!(
+            store
+                .claim_deliveries(now, now + 60_000, 10)
+                .await
+                .unwrap()
+                .is_empty(),
+            "not due yet"
+        );
+        // The owner asks for one more try now; nobody else can.
+        let bob = add_user(&*store, "bob@example.com").await;
+        let stranger = store.retry_delivery(&bob, None, &id, now).await;
+        assert!(
+            matches!(stranger, Err(StoreError::NotFound)),
+            "{stranger:?}"
+        );
+        store.retry_delivery(&user, None, &id, now).await.unwrap();
+        let again = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        assert_eq!(ids_of(&again), vec![id.clone()]);
+        assert_eq!(again[0].attempts, 1);
+        store
+            .finish_delivery(
+                &id,
+                &DeliveryOutcome::Failed {
+                    error: "gone".into(),
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            store.test_deliveries(&user, 10).await.unwrap()[0].state,
+            "failed"
+        );
+    }
+);
+
+contract!(
+    deliveries_keep_to_the_hourly_bound,
+    StoreSettings {
+        deliveries_per_hour: 1,
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let now = now_millis();
+        for _ in 0..2 {
+            store
+                .queue_test_delivery(
+                    &user,
+                    MessagingServiceType::Webhook,
+                    "https://h.example/",
+                    now,
+                    5,
+                )
+                .await
+                .unwrap();
+        }
+        let claimed = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        assert_eq!(claimed.len(), 1, "one released this hour");
+        store
+            .finish_delivery(&claimed[0].id, &DeliveryOutcome::Delivered)
+            .await
+            .unwrap();
+        let later = now + 30 * 60_000;
+        assert!(
+            store
+                .claim_deliveries(later, later + 60_000, 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        let next_hour = now + 3_600_000 + 1;
+        let held = store
+            .claim_deliveries(next_hour, next_hour + 60_000, 10)
+            .await
+            .unwrap();
+        assert_eq!(held.len(), 1, "released an hour later");
+    }
+);
+
+contract!(confirmation_mails_are_claimed_once, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let user = add_user(&*store, "ada@example.com").await;
+    store
+        .request_email_confirmation(&user, "team@example.com", false)
+        .await
+        .unwrap();
+    let now = now_millis();
+    let mails = store
+        .claim_confirmation_mails(now, now + 60_000, 10)
+        .await
+        .unwrap();
+    assert_eq!(mails.len(), 1);
+    assert_eq!(
+        (mails[0].address.as_str(), mails[0].account_email.as_str()),
+        ("team@example.com", "ada@example.com")
+    );
+    assert!(
+        store
+            .claim_confirmation_mails(now, now + 60_000, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    store
+        .finish_confirmation_mail(&mails[0], &DeliveryOutcome::Delivered)
+        .await
+        .unwrap();
+    let later = now_millis() + 10 * 3_600_000;
+    assert!(
+        store
+            .claim_confirmation_mails(later, later + 60_000, 10)
+            .await
+            .unwrap()
+            .is_empty(),
+        "sent"
+    );
+});
+
+fn ids_of(deliveries: &[Delivery]) -> Vec<String> {
+    deliveries.iter().map(|d| d.id.clone()).collect()
+}
+
+/// Two handles of one database, as two processes would hold: on SQLite two opens of one file,
+/// on PostgreSQL two pools. `None` when PostgreSQL is not there (and `CI` is not set).
+async fn two_handles(
+    postgres: bool,
+) -> Option<(
+    Arc<dyn TestStore>,
+    Arc<dyn TestStore>,
+    Option<tempfile::TempDir>,
+)> {
+    let settings = StoreSettings::default();
+    if postgres {
+        let url = crate::pg::database().await?;
+        let a = PgStore::connect(&url, &settings).await.expect("connect");
+        let b = PgStore::connect(&url, &settings).await.expect("connect");
+        return Some((Arc::new(a), Arc::new(b), None));
+    }
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("wachet.db");
+    let a = SqliteStore::open_with(&path, &settings)
+        .await
+        .expect("open");
+    let b = SqliteStore::open_with(&path, &settings)
+        .await
+        .expect("open");
+    Some((Arc::new(a), Arc::new(b), Some(dir)))
+}
+
+/// Both handles claim in small batches at once until nothing is due: every monitor is claimed
+/// by exactly one of them.
+async fn concurrent_claims_never_overlap(postgres: bool) {
+    let Some((a, b, _dir)) = two_handles(postgres).await else {
+        return;
+    };
+    let user = add_user(&*a, "ada@example.com").await;
+    let tasks = monitors(&*a, &user, 60).await;
+    let claimer = |store: Arc<dyn TestStore>| async move {
+        let mut mine = Vec::new();
+        loop {
+            let now = now_millis();
+            let due = store
+                .claim_due(now, now + 60_000, &plain(3))
+                .await
+                .expect("claim");
+            if due.is_empty() {
+                return mine;
+            }
+            mine.extend(ids(&due));
+        }
+    };
+    let deadline = Duration::from_secs(60);
+    let (first, second) = tokio::time::timeout(deadline, async {
+        tokio::join!(
+            tokio::spawn(claimer(a.clone())),
+            tokio::spawn(claimer(b.clone()))
+        )
+    })
+    .await
+    .expect("claims finish");
+    let (first, second) = (first.unwrap(), second.unwrap());
+    let mut all: Vec<String> = first.iter().chain(second.iter()).cloned().collect();
+    let unique: HashSet<&String> = all.iter().collect();
+    assert_eq!(unique.len(), all.len(), "a monitor claimed twice");
+    all.sort();
+    let mut expected = tasks;
+    expected.sort();
+    assert_eq!(all, expected, "every due monitor claimed");
+}
+
+/// Both handles claim deliveries at once: each is claimed by one of them.
+async fn concurrent_delivery_claims_never_overlap(postgres: bool) {
+    let Some((a, b, _dir)) = two_handles(postgres).await else {
+        return;
+    };
+    let user = add_user(&*a, "ada@example.com").await;
+    let now = now_millis();
+    let mut queued = Vec::new();
+    for i in 0..40 {
+        let target = format!("https://hooks.example/{i}");
+        queued.push(
+            a.queue_test_delivery(&user, MessagingServiceType::Webhook, &target, now, 100)
+                .await
+                .unwrap(),
+        );
+    }
+    let claimer = |store: Arc<dyn TestStore>| async move {
+        let mut mine = Vec::new();
+        loop {
+            let now = now_millis();
+            let due = store
+                .claim_deliveries(now, now + 60_000, 3)
+                .await
+                .expect("claim");
+            if due.is_empty() {
+                return mine;
+            }
+            mine.extend(ids_of(&due));
+        }
+    };
+    let (first, second) = tokio::time::timeout(Duration::from_secs(60), async {
+        tokio::join!(
+            tokio::spawn(claimer(a.clone())),
+            tokio::spawn(claimer(b.clone()))
+        )
+    })
+    .await
+    .expect("claims finish");
+    let mut all: Vec<String> = first.unwrap().into_iter().chain(second.unwrap()).collect();
+    let unique: HashSet<&String> = all.iter().collect();
+    assert_eq!(unique.len(), all.len(), "a delivery claimed twice");
+    all.sort();
+    queued.sort();
+    assert_eq!(all, queued);
+}
+
+mod two_handles_claiming_at_once {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        super::concurrent_claims_never_overlap(false).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::concurrent_claims_never_overlap(true).await;
+    }
+}
+
+mod two_handles_claiming_deliveries_at_once {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sqlite() {
+        super::concurrent_delivery_claims_never_overlap(false).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::concurrent_delivery_claims_never_overlap(true).await;
+    }
+}
+
+contract!(a_portal_check_keeps_each_page_series, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let user = add_user(&*store, "ada@example.com").await;
+    let task = monitors(&*store, &user, 1).await.remove(0);
+    let version = claimed(&*store, &task).await.version;
+    for value in ["first", "second"] {
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        let mut record = check(&task, version, "2 pages");
+        record.pages = vec![
+            (
+                "https://example.com/b".into(),
+                None,
+                ClientData::value(chrono::Utc::now(), format!("B {value}")),
+            ),
+            (
+                "https://example.com/a".into(),
+                Some(format!("A {value}")),
+                ClientData::value(chrono::Utc::now(), value.into()),
+            ),
+        ];
+        let mut raised = notification(&task, value);
+        raised.job_type = JobType::PortalPage;
+        raised.page_url = Some("https://example.com/a".into());
+        record.notifications = vec![raised];
+        assert!(store.record_check(&record).await.unwrap());
+    }
+    let pages = store.task_pages(&user, &task).await.unwrap();
+    let shown: Vec<(Option<String>, Option<String>)> = pages
+        .iter()
+        .map(|p| (p.name.clone(), p.data.as_ref().and_then(|d| d.raw.clone())))
+        .collect();
+    assert_eq!(
+        shown,
+        vec![
+            (Some("A second".into()), Some("second".into())),
+            (
+                Some("https://example.com/b".into()),
+                Some("B second".into())
+            ),
+        ],
+        "by URL, each with its latest data and name"
+    );
+    let page = pages[0].id.clone().expect("a page id");
+    assert_eq!(
+        values(&*store, &user, &page).await,
+        vec![Some("second".into()), Some("first".into())]
+    );
+    assert_eq!(
+        values(&*store, &user, &task).await,
+        vec![Some("2 pages".into()), Some("2 pages".into())],
+        "the monitor's own series apart from its pages'"
+    );
+    let states = store.alert_states(&task).await.unwrap();
+    assert_eq!(states.pages.len(), 2);
+});
+
+contract!(
+    collecting_garbage_while_checks_name_values_loses_no_check,
+    StoreSettings {
+        history_retention: 1,
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let tasks = monitors(&*store, &user, 2).await;
+        let later = now_millis() + 10 * 3_600_000;
+        let due = store
+            .claim_due(later, later + 60_000, &plain(10))
+            .await
+            .unwrap();
+        let collector = {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let mut collected = 0;
+                for _ in 0..200 {
+                    collected += store.collect_garbage(4).await.expect("collect");
+                    tokio::task::yield_now().await;
+                }
+                collected
+            })
+        };
+        // Two monitors take turns with two values: each check names a value the other's last
+        // check may just have left unnamed.
+        for i in 0..60 {
+            for (n, check_of) in due.iter().enumerate() {
+                let task = check_of.monitor.id.clone().expect("an id");
+                let value = if (i + n) % 2 == 0 { "ping" } else { "pong" };
+                store
+                    .record_check(&check(&task, check_of.version, value))
+                    .await
+                    .expect("a check is stored whatever the collector does");
+            }
+        }
+        tokio::time::timeout(Duration::from_secs(60), collector)
+            .await
+            .expect("the collector finishes")
+            .expect("the collector ran");
+        while store.collect_garbage(64).await.unwrap() > 0 {}
+        for (n, task) in tasks.iter().enumerate() {
+            let expected = if (59 + n) % 2 == 0 { "ping" } else { "pong" };
+            assert_eq!(
+                values(&*store, &user, task).await,
+                vec![Some(expected.to_string())]
+            );
+        }
+    }
+);
+
+/// On PostgreSQL a lease is as long as the caller asked, on the database's clock: a process
+/// whose clock runs an hour ahead does not hold its monitors for an hour.
+#[tokio::test]
+async fn a_lease_follows_the_database_clock_on_postgres() {
+    crate::store_contract::on_postgres(StoreSettings::default(), |store| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let ahead = now_millis() + 3_600_000;
+        let held = store
+            .claim_due(ahead, ahead + 300, &plain(10))
+            .await
+            .unwrap();
+        assert_eq!(ids(&held), vec![task.clone()]);
+        let now = now_millis();
+        assert!(
+            store
+                .claim_due(now, now + 60_000, &plain(10))
+                .await
+                .unwrap()
+                .is_empty(),
+            "held"
+        );
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let now = now_millis();
+        let again = store
+            .claim_due(now, now + 60_000, &plain(10))
+            .await
+            .unwrap();
+        assert_eq!(
+            ids(&again),
+            vec![task],
+            "the lease ran out on the database's clock"
+        );
+    })
+    .await;
+}
+
+contract!(
+    a_check_of_a_page_with_nul_characters_is_stored,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let version = claimed(&*store, &task).await.version;
+        let mut record = check(&task, version, "a\0b");
+        record.pages = vec![(
+            "https://example.com/\0".into(),
+            Some("title\0".into()),
+            ClientData::failure(chrono::Utc::now(), "bad\0byte".into()),
+        )];
+        record.noise_notice = Some("noise\0".into());
+        assert!(store.record_check(&record).await.unwrap());
+        assert_eq!(
+            values(&*store, &user, &task).await,
+            vec![Some("a\0b".into())],
+            "a value is kept byte for byte"
+        );
+        let pages = store.task_pages(&user, &task).await.unwrap();
+        assert_eq!(pages.len(), 1);
+        let error = pages[0].data.as_ref().and_then(|d| d.error.clone());
+        assert!(error.is_some_and(|e| e.starts_with("bad")));
+    }
+);
+
+contract!(a_deleted_monitor_gives_its_storage_back, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let user = add_user(&*store, "ada@example.com").await;
+    let tasks = monitors(&*store, &user, 2).await;
+    let later = now_millis() + 10 * 3_600_000;
+    let due = store
+        .claim_due(later, later + 60_000, &plain(10))
+        .await
+        .unwrap();
+    for (n, c) in due.iter().enumerate() {
+        let task = c.monitor.id.clone().expect("an id");
+        let value = "x".repeat(100 * (n + 1));
+        store
+            .record_check(&check(&task, c.version, &value))
+            .await
+            .unwrap();
+    }
+    let both = store.stored_bytes(&tasks[0]).await.unwrap().used;
+    assert_eq!(both, 2 * 160 + 100 + 200, "the owner's whole history");
+    let kept = if due[0].monitor.id.as_deref() == Some(tasks[0].as_str()) {
+        100
+    } else {
+        200
+    };
+    store.delete_task(&user, &tasks[1]).await.unwrap();
+    assert_eq!(
+        store.stored_bytes(&tasks[0]).await.unwrap().used,
+        160 + kept,
+        "what the deleted monitor took is free again"
+    );
+    let bob = add_user(&*store, "bob@example.com").await;
+    let his = monitors(&*store, &bob, 1).await.remove(0);
+    assert_eq!(store.stored_bytes(&his).await.unwrap().used, 0, "per user");
+});
+
+/// On PostgreSQL a check writes its monitor's narrow rows (schedule, series), not the
+/// definition's: the `tasks` row keeps its version (`xmin`) through claims and checks, so
+/// checks leave no dead copies of wide definitions behind.
+#[tokio::test]
+async fn a_check_leaves_the_definition_row_alone_on_postgres() {
+    let Some(url) = crate::pg::database().await else {
+        return;
+    };
+    let store = PgStore::connect(&url, &StoreSettings::default())
+        .await
+        .expect("connect");
+    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
+    let user = add_user(&store, "ada@example.com").await;
+    let task = monitors(&store, &user, 1).await.remove(0);
+    let row_version = |table: &'static str, key: &'static str| {
+        let pool = pool.clone();
+        let task = task.clone();
+        async move {
+            let (xmin,): (String,) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT xmin::TEXT FROM {table} WHERE {key} = $1"
+            )))
+            .bind(&task)
+            .fetch_one(&pool)
+            .await
+            .expect("row");
+            xmin
+        }
+    };
+    let definition = row_version("tasks", "id").await;
+    let schedule = row_version("schedules", "task_id").await;
+    let version = claimed(&store, &task).await.version;
+    for value in ["one", "two", "two"] {
+        store
+            .record_check(&check(&task, version, value))
+            .await
+            .unwrap();
+    }
+    assert_ne!(
+        row_version("schedules", "task_id").await,
+        schedule,
+        "the schedule was written"
+    );
+    assert_eq!(
+        row_version("tasks", "id").await,
+        definition,
+        "the definition was not"
+    );
+    pool.close().await;
+    store.close().await;
+}
+
+contract!(an_expired_delivery_lease_is_claimed_again, |store: Arc<
+    dyn TestStore,
+>| async move {
+    let user = add_user(&*store, "ada@example.com").await;
+    let now = now_millis();
+    let id = store
+        .queue_test_delivery(
+            &user,
+            MessagingServiceType::Webhook,
+            "https://h.example/",
+            now,
+            5,
+        )
+        .await
+        .unwrap();
+    let first = store.claim_deliveries(now, now + 300, 10).await.unwrap();
+    assert_eq!(ids_of(&first), vec![id.clone()]);
+    let now = now_millis();
+    assert!(
+        store
+            .claim_deliveries(now, now + 60_000, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let now = now_millis();
+    let again = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+    assert_eq!(ids_of(&again), vec![id], "the sender died: tried again");
+});
+
+contract!(
+    a_check_keeps_to_the_hourly_notification_limit,
+    StoreSettings {
+        quotas: Quotas {
+            notifications_per_hour: 2,
+            ..Quotas::default()
+        },
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let version = claimed(&*store, &task).await.version;
+        let mut record = check(&task, version, "v");
+        record.notifications = (0..4)
+            .map(|i| notification(&task, &format!("v{i}")))
+            .collect();
+        assert!(store.record_check(&record).await.unwrap());
+        let now = now_millis();
+        let sent = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        let mut said: Vec<String> = sent
+            .iter()
+            .map(|d| d.synthetic_expression.clone())
+            .collect();
+        said.sort();
+        assert_eq!(
+            said.len(),
+            3,
+            "two and the one saying the rest was held: {said:?}"
+        );
+        assert!(said[0].starts_with("2 alert(s) not sent"), "{said:?}");
+        // The hour is full: a later check's alerts are left out.
+        let mut more = check(&task, version, "w");
+        more.notifications = vec![notification(&task, "w")];
+        assert!(store.record_check(&more).await.unwrap());
+        assert!(
+            store
+                .claim_deliveries(now, now + 60_000, 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+);
+
+contract!(
+    seeded_entries_keep_to_the_retention,
+    StoreSettings {
+        history_retention: 2,
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let base = chrono::Utc::now();
+        for i in 0..4 {
+            let at = base + chrono::Duration::seconds(i);
+            store
+                .append_entry(
+                    &Series::Task(task.clone()),
+                    &ClientData::value(at, format!("v{i}")),
+                )
+                .await
+                .unwrap();
+        }
+        assert_eq!(
+            values(&*store, &user, &task).await,
+            vec![Some("v3".into()), Some("v2".into())]
+        );
+    }
+);
