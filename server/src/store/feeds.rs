@@ -78,3 +78,19 @@ pub trait FeedStore: Send + Sync + 'static {
         limit: u32,
     ) -> Result<Vec<FeedChange>, StoreError>;
 }
+
+/// Bytes of each value a change keeps: a feed entry shows the difference in short, and a
+/// feed of 10 MB values must not take 10 MB per entry.
+pub const MAX_VALUE_BYTES: usize = 64 * 1024;
+
+/// `text` cut to [`MAX_VALUE_BYTES`] at a character boundary.
+pub(crate) fn cut(mut text: String) -> String {
+    if text.len() > MAX_VALUE_BYTES {
+        let mut end = MAX_VALUE_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}

@@ -2,9 +2,11 @@
 //! a user's monitors, a folder's subtree or one monitor, and the changes a feed shows, read from
 //! the history.
 
-use super::{PgStore, not_yet};
+use super::PgStore;
+use super::history::decode;
+use crate::store::feeds::cut;
 use crate::store::{
-    FeedChange, FeedRecord, FeedScope, FeedStore, Millis, StoreError, is_id, new_id,
+    FeedChange, FeedRecord, FeedScope, FeedStore, Millis, StoreError, TimeKey, is_id, new_id,
 };
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
@@ -175,12 +177,69 @@ impl FeedStore for PgStore {
 
     async fn feed_changes(
         &self,
-        _user: &str,
-        _scope: &FeedScope,
-        _limit: u32,
+        user: &str,
+        scope: &FeedScope,
+        limit: u32,
     ) -> Result<Vec<FeedChange>, StoreError> {
-        // The changes are read from the history's entries and values, whose tables are still
-        // being written (0002).
-        Err(not_yet("feed_changes"))
+        let (kind, folder, task) = columns(scope);
+        let within = match kind {
+            "folder" => "t.folder_id IN (SELECT id FROM subtree)",
+            "monitor" => "t.id = $3",
+            _ => "TRUE",
+        };
+        // The value before a change is the latest value stored before it (failed checks between
+        // carry none); a monitor's first value has none and is no change.
+        let rows: Vec<ChangeRow> = sqlx::query_as(AssertSqlSafe(format!(
+            "WITH RECURSIVE subtree (id) AS ( \
+                 SELECT id FROM folders WHERE id = $2 AND user_id = $1 \
+                 UNION ALL SELECT f.id FROM folders f JOIN subtree s ON f.parent_id = s.id) \
+             SELECT e.id, e.checked_at, t.id AS task_id, t.name, t.url, c.codec, c.body, \
+                    pc.codec AS prev_codec, pc.body AS prev_body \
+             FROM entries e \
+             JOIN tasks t ON t.id = e.task_id \
+             JOIN contents c ON c.hash = e.content_hash \
+             JOIN contents pc ON pc.hash = ( \
+                 SELECT p.content_hash FROM entries p \
+                 WHERE p.task_id = e.task_id AND p.page_id IS NULL AND p.content_hash IS NOT NULL \
+                 AND (p.checked_at, p.id) < (e.checked_at, e.id) \
+                 ORDER BY p.checked_at DESC, p.id DESC LIMIT 1) \
+             WHERE t.user_id = $1 AND e.page_id IS NULL AND e.changed_at = e.checked_at \
+             AND pc.hash <> c.hash AND {within} \
+             ORDER BY e.checked_at DESC, e.id DESC LIMIT $4"
+        )))
+        .bind(user)
+        .bind(folder.unwrap_or(""))
+        .bind(task.unwrap_or(""))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|row| {
+                Ok(FeedChange {
+                    key: TimeKey {
+                        at: row.checked_at,
+                        id: row.id.to_string(),
+                    },
+                    task_id: row.task_id,
+                    task_name: row.name,
+                    url: row.url,
+                    current: cut(decode(row.codec, row.body)?.unwrap_or_default()),
+                    previous: cut(decode(row.prev_codec, row.prev_body)?.unwrap_or_default()),
+                })
+            })
+            .collect()
     }
+}
+
+#[derive(sqlx::FromRow)]
+struct ChangeRow {
+    id: i64,
+    checked_at: i64,
+    task_id: String,
+    name: Option<String>,
+    url: String,
+    codec: Option<i32>,
+    body: Option<Vec<u8>>,
+    prev_codec: Option<i32>,
+    prev_body: Option<Vec<u8>>,
 }

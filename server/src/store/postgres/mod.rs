@@ -10,14 +10,11 @@
 mod feeds;
 mod folders;
 // Their helpers are called by the other resources as those are written.
-#[allow(dead_code)]
 mod history;
 mod notifications;
 // Their helpers are called by the other resources as those are written.
-#[allow(dead_code)]
 mod outbox;
 // Their helpers are called by the other resources as those are written.
-#[allow(dead_code)]
 mod schedule;
 mod tasks;
 #[cfg(any(test, feature = "testing"))]
@@ -43,7 +40,6 @@ const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The PostgreSQL store. Cheap to clone (the pool and the cache are shared).
 #[derive(Clone, Debug)]
-#[allow(dead_code)] // each field is read once the resource that needs it is written
 pub struct PgStore {
     pool: PgPool,
     /// The hot reads' answers, invalidated by the writes that change them.
@@ -127,14 +123,8 @@ async fn migrate(pool: &PgPool, shown: &str) -> Result<(), OpenError> {
     }
 }
 
-/// What a method not yet written on PostgreSQL answers.
-fn not_yet(method: &str) -> StoreError {
-    StoreError::Backend(format!("not yet on PostgreSQL: {method}"))
-}
-
 /// Deletes the row `id` of `table` if it is the user's (what hangs on it cascades, in this one
 /// statement); `NotFound` otherwise.
-#[allow(dead_code)] // used as the resources are written
 async fn delete_owned(
     store: &PgStore,
     table: &'static str,
@@ -182,7 +172,6 @@ fn storable(value: Option<&str>) -> Option<std::borrow::Cow<'_, str>> {
 }
 
 /// Lower-cased name for sorting by name; unnamed items sort first, by id (creation order).
-#[allow(dead_code)] // used as the resources are written
 fn sort_key(name: Option<&str>) -> String {
     name.unwrap_or("").to_lowercase()
 }

@@ -43,7 +43,7 @@ pub(super) async fn insert_in(
          FROM tasks t WHERE t.id = $14"
     )))
     .bind(&id)
-    .bind(&n.page_url)
+    .bind(super::storable(n.page_url.as_deref()))
     .bind(n.job_type.code())
     .bind(n.alert.kind.code())
     .bind(alert)

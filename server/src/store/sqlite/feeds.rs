@@ -3,6 +3,7 @@
 
 use super::SqliteStore;
 use super::history::decode;
+use crate::store::feeds::cut;
 use crate::store::{
     FeedChange, FeedRecord, FeedScope, FeedStore, Millis, StoreError, TimeKey, is_id, new_id,
 };
@@ -69,22 +70,6 @@ async fn owns(
     .fetch_optional(&mut **tx)
     .await?;
     Ok(found.is_some())
-}
-
-/// Bytes of each value a change keeps: a feed entry shows the difference in short, and a
-/// feed of 10 MB values must not take 10 MB per entry.
-pub const MAX_VALUE_BYTES: usize = 64 * 1024;
-
-/// `text` cut to [`MAX_VALUE_BYTES`] at a character boundary.
-fn cut(mut text: String) -> String {
-    if text.len() > MAX_VALUE_BYTES {
-        let mut end = MAX_VALUE_BYTES;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
-    text
 }
 
 #[derive(sqlx::FromRow)]

@@ -126,3 +126,85 @@ contract!(feeds_follow_their_folder_and_monitor, |store: Arc<
     store.delete_feed(&ada, &all.id).await.unwrap();
     assert!(store.feeds(&ada).await.unwrap().is_empty());
 });
+
+contract!(
+    a_feed_shows_each_change_with_the_value_before_it,
+    |store: Arc<dyn TestStore>| async move {
+        use wachet::model::ClientData;
+        let ada = add_user(&*store, "ada@example.com").await;
+        let bob = add_user(&*store, "bob@example.com").await;
+        let folder = store
+            .save_folder(
+                &ada,
+                &Folder {
+                    name: Some("Work".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap()
+            .id
+            .unwrap();
+        let filed = wachet::model::Monitor {
+            folder_id: Some(folder.clone()),
+            ..monitor("Alpha", "https://a.example/")
+        };
+        let task = store.create_task(&ada, &filed).await.unwrap().id.unwrap();
+        let other = store
+            .create_task(&ada, &monitor("Beta", "https://b.example/"))
+            .await
+            .unwrap()
+            .id
+            .unwrap();
+        let base = chrono::Utc::now();
+        let series = Series::Task(task.clone());
+        // A first value is no change; the same value again is none either; a failure between
+        // two values is skipped.
+        for (i, value) in ["3.50 EUR", "3.50 EUR", "3.90 EUR", "!", "4.10 EUR"]
+            .iter()
+            .enumerate()
+        {
+            let at = base + chrono::Duration::seconds(i as i64);
+            let data = match *value {
+                "!" => ClientData::failure(at, "HTTP 503".to_string()),
+                v => ClientData::value(at, v.to_string()),
+            };
+            store.append_entry(&series, &data).await.unwrap();
+        }
+        store
+            .append_entry(
+                &Series::Task(other.clone()),
+                &ClientData::value(base, "x".to_string()),
+            )
+            .await
+            .unwrap();
+        for scope in [
+            FeedScope::All,
+            FeedScope::Folder(folder.clone()),
+            FeedScope::Monitor(task.clone()),
+        ] {
+            let changes = store.feed_changes(&ada, &scope, 10).await.unwrap();
+            let shown: Vec<(&str, &str)> = changes
+                .iter()
+                .map(|c| (c.previous.as_str(), c.current.as_str()))
+                .collect();
+            assert_eq!(
+                shown,
+                [("3.90 EUR", "4.10 EUR"), ("3.50 EUR", "3.90 EUR")],
+                "{scope:?}"
+            );
+            assert!(changes.iter().all(|c| c.task_id == task));
+        }
+        let one = store.feed_changes(&ada, &FeedScope::All, 1).await.unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].current, "4.10 EUR");
+        // Another user's feed shows none of them.
+        let theirs = store.feed_changes(&bob, &FeedScope::All, 10).await.unwrap();
+        assert!(theirs.is_empty());
+        let foreign = store
+            .feed_changes(&bob, &FeedScope::Monitor(task.clone()), 10)
+            .await
+            .unwrap();
+        assert!(foreign.is_empty());
+    }
+);
