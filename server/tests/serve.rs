@@ -11,6 +11,10 @@ use tokio::process::{Child, Command};
 /// Bound of every wait on the child.
 const WAIT: Duration = Duration::from_secs(30);
 
+#[allow(dead_code)] // the cluster's helpers serve the api tests too
+#[path = "api/pg.rs"]
+mod pg;
+
 struct Serve {
     child: Child,
     base: String,
@@ -428,28 +432,90 @@ async fn an_unreadable_database_path_is_a_clear_error() {
 /// Until the PostgreSQL store has history, schedule and outbox, a PostgreSQL URL is refused at
 /// once, by every subcommand that opens the database, without showing the password.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_postgres_url_is_refused_until_its_store_is_complete() {
-    let url = "postgresql://wachet:s3cret@127.0.0.1:1/wachet";
-    for args in [
-        vec!["serve", "--listen", "127.0.0.1:0", "--db", url],
-        vec!["user", "add", "--email", "a@example.com", "--db", url],
-    ] {
-        let out = tokio::time::timeout(Duration::from_secs(30), wachet().args(&args).output())
-            .await
-            .expect("wachet answers within 30 s")
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            stderr.contains("PostgreSQL support is not complete yet: history, schedule and outbox"),
-            "{stderr}"
-        );
-        assert!(
-            stderr.contains("postgresql://wachet:***@127.0.0.1:1/wachet"),
-            "{stderr}"
-        );
-        assert!(!stderr.contains("s3cret"), "{stderr}");
+async fn serve_on_postgresql_checks_alerts_and_keeps_everything_across_a_restart() {
+    use wachet::testing::{FixtureServer, Reply};
+    let Some(url) = pg::database().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .counted("/price", |n| {
+            Reply::html(if n < 4 {
+                "<p>3.50 EUR</p>"
+            } else {
+                "<p>3.90 EUR</p>"
+            })
+        })
+        .start()
+        .await
+        .unwrap();
+    let flags = [
+        "--allow-private-networks",
+        "--min-recurrence",
+        "1",
+        "--confirm-after",
+        "1",
+    ];
+    let db = Path::new(&url);
+    let first = serve(db, &flags).await;
+    let admin = account(&first.printed);
+    let token = first.login(&admin).await;
+    let body = json!({"url": site.url("/price"), "recurrenceInSeconds": 1,
+                      "alerts": [{"type": "NotEq"}]});
+    let (status, task) = first
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(body),
+        )
+        .await;
+    assert_eq!(status, 200, "{task}");
+    let id = task["id"].as_str().unwrap().to_string();
+    // The change is checked, confirmed and notified, all through PostgreSQL.
+    let notes = format!("/thirdparty/v1/notification/list?taskId={id}");
+    let mut listed = Value::Null;
+    for _ in 0..300 {
+        let (status, reply) = first
+            .call(reqwest::Method::GET, &notes, Some(&token), None)
+            .await;
+        assert_eq!(status, 200, "{reply}");
+        listed = reply["data"].clone();
+        if listed.as_array().is_some_and(|n| !n.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    assert_eq!(listed[0]["type"], "NotEq", "{listed}");
+    assert_eq!(listed[0]["current"], "3.90 EUR", "{listed}");
+    assert_eq!(listed[0]["comparand"], "3.50 EUR", "{listed}");
+    assert_eq!(first.terminate().await, Some(0));
+
+    // A second process on the same database finds the user, the monitor and its history.
+    let again = serve(db, &flags).await;
+    assert!(
+        again.printed.iter().all(|l| !l.starts_with("password")),
+        "no new user"
+    );
+    let (status, history) = again
+        .call(
+            reqwest::Method::GET,
+            &format!("/thirdparty/v1/data/list/{id}"),
+            Some(&token),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{history}");
+    let values: Vec<&str> = history["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["raw"].as_str())
+        .collect();
+    assert!(
+        values.contains(&"3.90 EUR") && values.contains(&"3.50 EUR"),
+        "{history}"
+    );
+    assert_eq!(again.terminate().await, Some(0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

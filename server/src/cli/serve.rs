@@ -220,10 +220,6 @@ pub struct DbArg {
     pub db: String,
 }
 
-/// Whether the PostgreSQL store has every resource. Until it does, a PostgreSQL URL is refused
-/// at start, since the service would fail at its first check.
-const POSTGRES_COMPLETE: bool = false;
-
 /// An open store of either backend.
 pub enum OpenStore {
     /// A SQLite file.
@@ -270,12 +266,6 @@ impl DbArg {
         if !postgres::is_url(&self.db) {
             let store = SqliteStore::open_with(std::path::Path::new(&self.db), settings).await?;
             return Ok(OpenStore::Sqlite(store));
-        }
-        if !POSTGRES_COMPLETE {
-            anyhow::bail!(
-                "--db {}: PostgreSQL support is not complete yet: history, schedule and outbox",
-                postgres::redact(&self.db)
-            );
         }
         Ok(OpenStore::Postgres(
             PgStore::connect(&self.db, settings).await?,
