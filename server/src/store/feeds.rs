@@ -94,3 +94,50 @@ pub(crate) fn cut(mut text: String) -> String {
     }
     text
 }
+
+/// A feed as both backends read it (the same columns, the same record).
+#[derive(sqlx::FromRow)]
+pub(in crate::store) struct FeedRow {
+    pub id: String,
+    pub user_id: String,
+    pub scope: String,
+    pub folder_id: Option<String>,
+    pub task_id: Option<String>,
+    pub name: Option<String>,
+    pub created_at: i64,
+}
+
+/// The columns of [`FeedRow`], with the name of the folder or monitor, over `feeds f`.
+pub(in crate::store) const FEED_SELECT: &str = "SELECT f.id, f.user_id, f.scope, f.folder_id, f.task_id, \
+     COALESCE(t.name, t.url, fo.name) AS name, f.created_at FROM feeds f \
+     LEFT JOIN tasks t ON t.id = f.task_id LEFT JOIN folders fo ON fo.id = f.folder_id";
+
+pub(in crate::store) fn record(row: FeedRow) -> Result<FeedRecord, StoreError> {
+    let scope = match (row.scope.as_str(), row.folder_id, row.task_id) {
+        ("all", _, _) => FeedScope::All,
+        ("folder", Some(folder), _) => FeedScope::Folder(folder),
+        ("monitor", _, Some(task)) => FeedScope::Monitor(task),
+        (other, _, _) => {
+            return Err(StoreError::Backend(format!(
+                "feed {}: scope {other}",
+                row.id
+            )));
+        }
+    };
+    Ok(FeedRecord {
+        id: row.id,
+        user_id: row.user_id,
+        scope,
+        name: row.name,
+        created_at: row.created_at,
+    })
+}
+
+/// The scope's column values: (scope, folder, monitor).
+pub(in crate::store) fn columns(scope: &FeedScope) -> (&'static str, Option<&str>, Option<&str>) {
+    match scope {
+        FeedScope::All => ("all", None, None),
+        FeedScope::Folder(id) => ("folder", Some(id.as_str()), None),
+        FeedScope::Monitor(id) => ("monitor", None, Some(id.as_str())),
+    }
+}

@@ -4,58 +4,12 @@
 
 use super::PgStore;
 use super::history::decode;
-use crate::store::feeds::cut;
+use crate::store::feeds::{FEED_SELECT, FeedRow, columns, cut, record};
 use crate::store::{
     FeedChange, FeedRecord, FeedScope, FeedStore, Millis, StoreError, TimeKey, is_id, new_id,
 };
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
-
-#[derive(sqlx::FromRow)]
-struct FeedRow {
-    id: String,
-    user_id: String,
-    scope: String,
-    folder_id: Option<String>,
-    task_id: Option<String>,
-    name: Option<String>,
-    created_at: i64,
-}
-
-/// The columns of [`FeedRow`], with the name of the folder or monitor, over `feeds f`.
-const FEED_SELECT: &str = "SELECT f.id, f.user_id, f.scope, f.folder_id, f.task_id, \
-     COALESCE(t.name, t.url, fo.name) AS name, f.created_at FROM feeds f \
-     LEFT JOIN tasks t ON t.id = f.task_id LEFT JOIN folders fo ON fo.id = f.folder_id";
-
-fn record(row: FeedRow) -> Result<FeedRecord, StoreError> {
-    let scope = match (row.scope.as_str(), row.folder_id, row.task_id) {
-        ("all", _, _) => FeedScope::All,
-        ("folder", Some(folder), _) => FeedScope::Folder(folder),
-        ("monitor", _, Some(task)) => FeedScope::Monitor(task),
-        (other, _, _) => {
-            return Err(StoreError::Backend(format!(
-                "feed {}: scope {other}",
-                row.id
-            )));
-        }
-    };
-    Ok(FeedRecord {
-        id: row.id,
-        user_id: row.user_id,
-        scope,
-        name: row.name,
-        created_at: row.created_at,
-    })
-}
-
-/// The scope's column values: (scope, folder, monitor).
-fn columns(scope: &FeedScope) -> (&'static str, Option<&str>, Option<&str>) {
-    match scope {
-        FeedScope::All => ("all", None, None),
-        FeedScope::Folder(id) => ("folder", Some(id.as_str()), None),
-        FeedScope::Monitor(id) => ("monitor", None, Some(id.as_str())),
-    }
-}
 
 async fn owns(
     tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
