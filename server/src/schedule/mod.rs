@@ -716,13 +716,12 @@ fn raise(
 ) -> Decided {
     // A failure lasts when the early check `confirm_after` later still fails, not when a
     // monitor checked every second failed twice in a row.
+    // Only a one-page check knows the server's clock, and only a Portal check has pages: the
+    // clock never reaches a crawled page's decision.
     let policy = Confirmation {
         failing_for: confirm_after,
-        ..Confirmation::of(monitor)
-    };
-    let own_policy = Confirmation {
         page_clock,
-        ..policy.clone()
+        ..Confirmation::of(monitor)
     };
     let subject = match monitor.job_type {
         ClientJobType::Portal => Subject::Portal,
@@ -736,8 +735,7 @@ fn raise(
     };
     let mut take = |state: &ConfirmState, data: &ClientData, subject, page: Option<&String>| {
         let at = data.last_check_timestamp;
-        let policy = if page.is_none() { &own_policy } else { &policy };
-        let decision = decide(state, Check::from(data), at, alerts, subject, policy);
+        let decision = decide(state, Check::from(data), at, alerts, subject, &policy);
         let previous = &state.alerts.last_value;
         decided
             .raised
