@@ -7,12 +7,13 @@
 //! white space between tokens: the matches then come in an order that only the document's
 //! content decides.
 //!
-//! One pass builds a tree of byte ranges (no value is copied), a second writes it; nesting is
-//! bounded by [`MAX_DEPTH`], so a 10 MB body takes linear time and memory.
+//! One strict pass ([`read`], the reader [`crate::alerts::compare`] uses too) builds a tree of
+//! byte ranges (no value is copied), a second writes it; nesting is bounded by [`MAX_DEPTH`],
+//! so a 10 MB body takes linear time and memory.
 
 use std::ops::Range;
 
-/// The deepest nesting read; a deeper document is left as it is.
+/// The deepest nesting of objects and arrays read; a deeper document is left as it is.
 pub const MAX_DEPTH: usize = 128;
 
 /// `text` with the members of every object sorted by key (their keys' bytes as written) and
@@ -24,33 +25,43 @@ pub fn sorted_keys(text: &str) -> Option<String> {
     if !matches!(trimmed.as_bytes().first(), Some(b'{' | b'[')) {
         return None;
     }
-    let mut reader = Reader {
-        bytes: trimmed.as_bytes(),
-        at: 0,
-    };
-    let node = reader.value(0)?;
-    reader.skip_space();
-    if reader.at != trimmed.len() {
-        return None;
-    }
+    let node = read(trimmed)?;
     let mut out = String::with_capacity(trimmed.len());
     write(trimmed, &node, &mut out);
     Some(out)
 }
 
-/// A value as byte ranges of the text.
-enum Node {
-    /// A string (quotes included), a number, `true`, `false` or `null`.
-    Raw(Range<usize>),
-    Array(Vec<Node>),
-    /// Members: the key's range (quotes included) and the value.
-    Object(Vec<(Range<usize>, Node)>),
+/// A JSON value as byte ranges of the text it was read from ([`read`]).
+pub(crate) enum Raw {
+    /// A string, quotes and escapes included (valid: its escapes decode).
+    Str(Range<usize>),
+    /// A number (valid by RFC 8259's grammar).
+    Num(Range<usize>),
+    /// `true`, `false` or `null`.
+    Word(Range<usize>),
+    Array(Vec<Raw>),
+    /// Members: the key's range (a [`Raw::Str`]'s) and the value.
+    Object(Vec<(Range<usize>, Raw)>),
 }
 
-fn write(text: &str, node: &Node, out: &mut String) {
+/// `text` read as one JSON value by RFC 8259, strictly (white space around it allowed);
+/// `None` for anything it does not accept or for containers nested deeper than
+/// [`MAX_DEPTH`]. One pass, no recursion deeper than [`MAX_DEPTH`]. The one reader of JSON
+/// in the engine: extraction writes its ranges in key order, comparison reads their meaning.
+pub(crate) fn read(text: &str) -> Option<Raw> {
+    let mut reader = Reader {
+        bytes: text.as_bytes(),
+        at: 0,
+    };
+    let node = reader.value(0)?;
+    reader.skip_space();
+    (reader.at == text.len()).then_some(node)
+}
+
+fn write(text: &str, node: &Raw, out: &mut String) {
     match node {
-        Node::Raw(range) => out.push_str(&text[range.clone()]),
-        Node::Array(items) => {
+        Raw::Str(range) | Raw::Num(range) | Raw::Word(range) => out.push_str(&text[range.clone()]),
+        Raw::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
@@ -60,8 +71,8 @@ fn write(text: &str, node: &Node, out: &mut String) {
             }
             out.push(']');
         }
-        Node::Object(members) => {
-            let mut order: Vec<&(Range<usize>, Node)> = members.iter().collect();
+        Raw::Object(members) => {
+            let mut order: Vec<&(Range<usize>, Raw)> = members.iter().collect();
             // Stable: members with the same key keep their order.
             order.sort_by(|a, b| text[a.0.clone()].cmp(&text[b.0.clone()]));
             out.push('{');
@@ -90,68 +101,74 @@ impl Reader<'_> {
         }
     }
 
-    fn eat(&mut self, byte: u8) -> Option<()> {
+    fn eat(&mut self, byte: u8) -> bool {
         self.skip_space();
-        (self.bytes.get(self.at) == Some(&byte)).then(|| self.at += 1)
+        let found = self.bytes.get(self.at) == Some(&byte);
+        self.at += usize::from(found);
+        found
     }
 
-    fn value(&mut self, depth: usize) -> Option<Node> {
-        if depth >= MAX_DEPTH {
-            return None;
-        }
+    fn value(&mut self, depth: usize) -> Option<Raw> {
         self.skip_space();
         match *self.bytes.get(self.at)? {
             b'{' => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
                 self.at += 1;
                 let mut members = Vec::new();
-                self.skip_space();
-                if self.bytes.get(self.at) == Some(&b'}') {
-                    self.at += 1;
-                    return Some(Node::Object(members));
+                if self.eat(b'}') {
+                    return Some(Raw::Object(members));
                 }
                 loop {
                     self.skip_space();
                     let key = self.string()?;
-                    self.eat(b':')?;
-                    members.push((key, self.value(depth + 1)?));
-                    self.skip_space();
-                    match *self.bytes.get(self.at)? {
-                        b',' => self.at += 1,
-                        b'}' => {
-                            self.at += 1;
-                            return Some(Node::Object(members));
-                        }
-                        _ => return None,
+                    if !self.eat(b':') {
+                        return None;
                     }
+                    members.push((key, self.value(depth + 1)?));
+                    if self.eat(b',') {
+                        continue;
+                    }
+                    return self.eat(b'}').then_some(Raw::Object(members));
                 }
             }
             b'[' => {
+                if depth >= MAX_DEPTH {
+                    return None;
+                }
                 self.at += 1;
                 let mut items = Vec::new();
-                self.skip_space();
-                if self.bytes.get(self.at) == Some(&b']') {
-                    self.at += 1;
-                    return Some(Node::Array(items));
+                if self.eat(b']') {
+                    return Some(Raw::Array(items));
                 }
                 loop {
                     items.push(self.value(depth + 1)?);
-                    self.skip_space();
-                    match *self.bytes.get(self.at)? {
-                        b',' => self.at += 1,
-                        b']' => {
-                            self.at += 1;
-                            return Some(Node::Array(items));
-                        }
-                        _ => return None,
+                    if self.eat(b',') {
+                        continue;
                     }
+                    return self.eat(b']').then_some(Raw::Array(items));
                 }
             }
-            b'"' => self.string().map(Node::Raw),
-            _ => self.scalar().map(Node::Raw),
+            b'"' => self.string().map(Raw::Str),
+            b't' => self.word("true"),
+            b'f' => self.word("false"),
+            b'n' => self.word("null"),
+            _ => self.number().map(Raw::Num),
         }
     }
 
-    /// A string at the reader, quotes included.
+    fn word(&mut self, word: &str) -> Option<Raw> {
+        let start = self.at;
+        let end = start + word.len();
+        (self.bytes.get(start..end)? == word.as_bytes()).then(|| {
+            self.at = end;
+            Raw::Word(start..end)
+        })
+    }
+
+    /// A string at the cursor, quotes included: no raw control character, every escape one
+    /// JSON knows (`\u` with four hex digits).
     fn string(&mut self) -> Option<Range<usize>> {
         let start = self.at;
         if self.bytes.get(self.at) != Some(&b'"') {
@@ -164,30 +181,57 @@ impl Reader<'_> {
                     self.at += 1;
                     return Some(start..self.at);
                 }
-                b'\\' => self.at += 2,
-                // Control characters are not allowed raw in a JSON string.
+                b'\\' => match *self.bytes.get(self.at + 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 2,
+                    b'u' => {
+                        let hex = self.bytes.get(self.at + 2..self.at + 6)?;
+                        if !hex.iter().all(u8::is_ascii_hexdigit) {
+                            return None;
+                        }
+                        self.at += 6;
+                    }
+                    _ => return None,
+                },
                 0..=0x1f => return None,
                 _ => self.at += 1,
             }
         }
     }
 
-    /// A number, `true`, `false` or `null`.
-    fn scalar(&mut self) -> Option<Range<usize>> {
+    /// A number at the cursor, by RFC 8259's grammar.
+    fn number(&mut self) -> Option<Range<usize>> {
         let start = self.at;
-        while let Some(b) = self.bytes.get(self.at)
-            && (b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.'))
-        {
+        let digits = |r: &mut Self| {
+            let from = r.at;
+            while r.bytes.get(r.at).is_some_and(u8::is_ascii_digit) {
+                r.at += 1;
+            }
+            r.at - from
+        };
+        if self.bytes.get(self.at) == Some(&b'-') {
             self.at += 1;
         }
-        let word = &self.bytes[start..self.at];
-        let number = word
-            .first()
-            .is_some_and(|b| b.is_ascii_digit() || *b == b'-')
-            && word
-                .iter()
-                .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E'));
-        (number || matches!(word, b"true" | b"false" | b"null")).then_some(start..self.at)
+        let int_start = self.at;
+        let int = digits(self);
+        if int == 0 || (int > 1 && self.bytes[int_start] == b'0') {
+            return None;
+        }
+        if self.bytes.get(self.at) == Some(&b'.') {
+            self.at += 1;
+            if digits(self) == 0 {
+                return None;
+            }
+        }
+        if let Some(b'e' | b'E') = self.bytes.get(self.at) {
+            self.at += 1;
+            if let Some(b'+' | b'-') = self.bytes.get(self.at) {
+                self.at += 1;
+            }
+            if digits(self) == 0 {
+                return None;
+            }
+        }
+        Some(start..self.at)
     }
 }
 

@@ -17,8 +17,9 @@
 //!
 //! A scalar document (`5`, `"a"`, `true`) is left to the text comparison: `5.0` and `5` as a
 //! whole value are different texts. Anything that is not valid JSON (RFC 8259), or nests deeper
-//! than [`MAX_DEPTH`], is not a document and is compared as text. Parsing is one pass over the
-//! value with no recursion deeper than [`MAX_DEPTH`], so a 10 MB value is read in linear time.
+//! than [`MAX_DEPTH`], is not a document and is compared as text. The document is read by the
+//! engine's one JSON reader ([`crate::extract::json`]), one pass with no recursion deeper than
+//! [`MAX_DEPTH`], so a 10 MB value is read in linear time.
 //!
 //! [`Document::set_lines`] is the form of [`crate::model::LineOrder::Set`] for documents: the
 //! elements of every array sorted (a multiset: a shuffled array is no change, an element added,
@@ -27,11 +28,12 @@
 //! each array of more than one element around it, so that form takes time linear in the value
 //! times its array nesting (at most [`MAX_DEPTH`]).
 
+use crate::extract::json::{Raw, read};
 use crate::normalize::comparison_key;
 use std::ops::Range;
 
 /// The deepest nesting of arrays and objects read as a document; deeper values are text.
-pub const MAX_DEPTH: usize = 128;
+pub const MAX_DEPTH: usize = crate::extract::json::MAX_DEPTH;
 
 /// A JSON object or array in canonical form, its lines written and its shape kept for
 /// [`Document::set_lines`].
@@ -72,16 +74,7 @@ impl Document {
         if !looks_like(trimmed) {
             return None;
         }
-        let mut parser = Parser {
-            bytes: trimmed.as_bytes(),
-            text: trimmed,
-            at: 0,
-        };
-        let node = parser.value(0)?;
-        parser.skip_space();
-        if parser.at != trimmed.len() {
-            return None;
-        }
+        let node = meaning(trimmed, read(trimmed)?)?;
         let mut doc = Document {
             text: String::with_capacity(trimmed.len()),
             lines: Vec::new(),
@@ -264,196 +257,94 @@ pub(crate) fn looks_like(trimmed: &str) -> bool {
     )
 }
 
-/// A strict RFC 8259 reader that gives `None` on anything it does not accept.
-struct Parser<'a> {
-    bytes: &'a [u8],
-    text: &'a str,
-    at: usize,
+/// What the JSON `raw`, read from `text`, means: strings decoded and normalised as text is
+/// compared (and written back with JSON's escapes), numbers in their one spelling. `None`
+/// when a string does not decode (the reader checked its escapes, so never in practice).
+fn meaning(text: &str, raw: Raw) -> Option<Node> {
+    Some(match raw {
+        Raw::Str(range) => Node::Scalar(string(&text[range])?),
+        Raw::Num(range) => Node::Scalar(canonical_number(&text[range])),
+        Raw::Word(range) => Node::Scalar(text[range].to_string()),
+        Raw::Array(items) => Node::Array(
+            items
+                .into_iter()
+                .map(|item| meaning(text, item))
+                .collect::<Option<_>>()?,
+        ),
+        Raw::Object(members) => Node::Object(
+            members
+                .into_iter()
+                .map(|(key, value)| Some((string(&text[key])?, meaning(text, value)?)))
+                .collect::<Option<_>>()?,
+        ),
+    })
 }
 
-impl Parser<'_> {
-    fn skip_space(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.at) {
-            self.at += 1;
+/// The JSON string `quoted` (quotes included, escapes valid), decoded, normalised and
+/// written back with JSON's escapes.
+fn string(quoted: &str) -> Option<String> {
+    let inner = quoted.strip_prefix('"')?.strip_suffix('"')?;
+    let bytes = inner.as_bytes();
+    let mut decoded = String::with_capacity(inner.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let run = bytes[at..]
+            .iter()
+            .position(|&b| b == b'\\')
+            .unwrap_or(bytes.len() - at);
+        // Bytes before a backslash end on a char boundary.
+        decoded.push_str(&inner[at..at + run]);
+        at += run;
+        if at == bytes.len() {
+            break;
         }
-    }
-
-    fn eat(&mut self, byte: u8) -> bool {
-        self.skip_space();
-        if self.bytes.get(self.at) == Some(&byte) {
-            self.at += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    fn value(&mut self, depth: usize) -> Option<Node> {
-        self.skip_space();
-        match *self.bytes.get(self.at)? {
-            b'{' => {
-                if depth >= MAX_DEPTH {
-                    return None;
-                }
-                self.at += 1;
-                let mut members = Vec::new();
-                if self.eat(b'}') {
-                    return Some(Node::Object(members));
-                }
-                loop {
-                    self.skip_space();
-                    let name = self.string()?;
-                    if !self.eat(b':') {
-                        return None;
-                    }
-                    let value = self.value(depth + 1)?;
-                    members.push((name, value));
-                    if self.eat(b',') {
-                        continue;
-                    }
-                    return self.eat(b'}').then_some(Node::Object(members));
-                }
-            }
-            b'[' => {
-                if depth >= MAX_DEPTH {
-                    return None;
-                }
-                self.at += 1;
-                let mut items = Vec::new();
-                if self.eat(b']') {
-                    return Some(Node::Array(items));
-                }
-                loop {
-                    items.push(self.value(depth + 1)?);
-                    if self.eat(b',') {
-                        continue;
-                    }
-                    return self.eat(b']').then_some(Node::Array(items));
-                }
-            }
-            b'"' => self.string().map(Node::Scalar),
-            b't' => self.word("true"),
-            b'f' => self.word("false"),
-            b'n' => self.word("null"),
-            _ => self.number().map(Node::Scalar),
-        }
-    }
-
-    fn word(&mut self, word: &str) -> Option<Node> {
-        let end = self.at + word.len();
-        (self.bytes.get(self.at..end)? == word.as_bytes()).then(|| {
-            self.at = end;
-            Node::Scalar(word.to_string())
-        })
-    }
-
-    /// A string at the cursor, decoded, normalised and written back with JSON's escapes.
-    fn string(&mut self) -> Option<String> {
-        if self.bytes.get(self.at) != Some(&b'"') {
-            return None;
-        }
-        self.at += 1;
-        let mut decoded = String::new();
-        loop {
-            let run = self.bytes[self.at..]
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
-            // Bytes before a quote, a backslash or a control byte end on a char boundary.
-            decoded.push_str(&self.text[self.at..self.at + run]);
-            self.at += run;
-            match self.bytes[self.at] {
-                b'"' => {
-                    self.at += 1;
-                    break;
-                }
-                b'\\' => {
-                    let escaped = *self.bytes.get(self.at + 1)?;
-                    self.at += 2;
-                    let c = match escaped {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => self.unicode_escape()?,
-                        _ => return None,
-                    };
-                    decoded.push(c);
-                }
-                _ => return None,
-            }
-        }
-        let key = comparison_key(&decoded);
-        serde_json::to_string(&key).ok()
-    }
-
-    /// The character of a `\u` escape whose four digits are at the cursor (a surrogate pair
-    /// is two escapes; a lone surrogate is U+FFFD, as browsers read it).
-    fn unicode_escape(&mut self) -> Option<char> {
-        let high = self.hex4()?;
-        if !(0xD800..0xDC00).contains(&high) {
-            return Some(char::from_u32(high).unwrap_or('\u{fffd}'));
-        }
-        if self.bytes.get(self.at..self.at + 2) == Some(b"\\u") {
-            let back = self.at;
-            self.at += 2;
-            let low = self.hex4()?;
-            if (0xDC00..0xE000).contains(&low) {
-                let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
-                return Some(char::from_u32(code).unwrap_or('\u{fffd}'));
-            }
-            self.at = back;
-        }
-        Some('\u{fffd}')
-    }
-
-    fn hex4(&mut self) -> Option<u32> {
-        let digits = self.text.get(self.at..self.at + 4)?;
-        if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
-        }
-        self.at += 4;
-        u32::from_str_radix(digits, 16).ok()
-    }
-
-    /// A number at the cursor (RFC 8259's grammar), in canonical form ([`canonical_number`]).
-    fn number(&mut self) -> Option<String> {
-        let start = self.at;
-        let digits = |p: &mut Self| {
-            let from = p.at;
-            while p.bytes.get(p.at).is_some_and(u8::is_ascii_digit) {
-                p.at += 1;
-            }
-            p.at - from
+        let escaped = *bytes.get(at + 1)?;
+        at += 2;
+        let c = match escaped {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => unicode_escape(inner, &mut at)?,
+            _ => return None,
         };
-        if self.bytes.get(self.at) == Some(&b'-') {
-            self.at += 1;
-        }
-        let int_start = self.at;
-        let int = digits(self);
-        if int == 0 || (int > 1 && self.bytes[int_start] == b'0') {
-            return None;
-        }
-        if self.bytes.get(self.at) == Some(&b'.') {
-            self.at += 1;
-            if digits(self) == 0 {
-                return None;
-            }
-        }
-        if let Some(b'e' | b'E') = self.bytes.get(self.at) {
-            self.at += 1;
-            if let Some(b'+' | b'-') = self.bytes.get(self.at) {
-                self.at += 1;
-            }
-            if digits(self) == 0 {
-                return None;
-            }
-        }
-        Some(canonical_number(&self.text[start..self.at]))
+        decoded.push(c);
     }
+    let key = comparison_key(&decoded);
+    serde_json::to_string(&key).ok()
+}
+
+/// The character of a `\u` escape whose four digits are at `at` in `text` (a surrogate pair
+/// is two escapes; a lone surrogate is U+FFFD, as browsers read it).
+fn unicode_escape(text: &str, at: &mut usize) -> Option<char> {
+    let high = hex4(text, at)?;
+    if !(0xD800..0xDC00).contains(&high) {
+        return Some(char::from_u32(high).unwrap_or('\u{fffd}'));
+    }
+    if text.as_bytes().get(*at..*at + 2) == Some(b"\\u") {
+        let back = *at;
+        *at += 2;
+        let low = hex4(text, at)?;
+        if (0xDC00..0xE000).contains(&low) {
+            let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+            return Some(char::from_u32(code).unwrap_or('\u{fffd}'));
+        }
+        *at = back;
+    }
+    Some('\u{fffd}')
+}
+
+fn hex4(text: &str, at: &mut usize) -> Option<u32> {
+    let digits = text.get(*at..*at + 4)?;
+    if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    *at += 4;
+    u32::from_str_radix(digits, 16).ok()
 }
 
 /// The most digits a number is written with in plain notation; longer ones take an exponent.
