@@ -93,3 +93,4 @@ pub mod secrets;
 pub mod service;
 pub mod store;
 pub mod web;
+pub mod worker;

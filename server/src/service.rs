@@ -10,6 +10,7 @@ use crate::notify::deliver::{self, DeliverySettings};
 use crate::schedule::events::CheckEvents;
 use crate::schedule::{self, ScheduleSettings};
 use crate::store::Store;
+use crate::worker::Worker;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +40,9 @@ pub struct Settings {
     pub delivery: DeliverySettings,
     /// How often unused history values are looked for (when [`Parts::collection`]).
     pub collect_every: Duration,
+    /// How often this process, when it checks or delivers, beats ([`crate::worker`]): each beat
+    /// renews the leases of what it holds, which last [`ScheduleSettings::lease`].
+    pub heartbeat: Duration,
 }
 
 impl Default for Settings {
@@ -50,6 +54,7 @@ impl Default for Settings {
             schedule: ScheduleSettings::default(),
             delivery: DeliverySettings::default(),
             collect_every: COLLECT_EVERY,
+            heartbeat: crate::worker::DEFAULT_HEARTBEAT,
         }
     }
 }
@@ -79,6 +84,18 @@ impl Parts {
         delivery: false,
         collection: false,
     };
+
+    /// The roles these parts make, as a worker tells the others (`api,worker,deliver`).
+    pub fn roles(&self) -> String {
+        let mut roles = vec!["api"];
+        if self.checks {
+            roles.push("worker");
+        }
+        if self.delivery {
+            roles.push("deliver");
+        }
+        roles.join(",")
+    }
 }
 
 /// The service could not start.
@@ -105,6 +122,8 @@ pub struct Running {
     api: JoinHandle<std::io::Result<()>>,
     /// The background parts, named for the log.
     parts: Vec<(&'static str, JoinHandle<()>)>,
+    /// This process as a worker, when it checks or delivers: it leaves once the parts stopped.
+    worker: Option<(Arc<Worker>, JoinHandle<()>)>,
 }
 
 impl Running {
@@ -116,8 +135,8 @@ impl Running {
     /// Stops the service in order: every part stops taking work (the API new connections, the
     /// scheduler and delivery new claims, collection its next batch); the requests, checks and
     /// deliveries in flight then have [`SHUTDOWN_GRACE`] to finish and store what they did.
-    /// What is still running past it is stopped; a check or delivery stopped so is taken up
-    /// again once its lease runs out. Returns when every part has ended, so the store can be
+    /// What is still running past it is stopped and handed back ([`Worker::leave`]), so another
+    /// process takes it up at once. Returns when every part has ended, so the store can be
     /// closed; an error is the API's.
     pub async fn shutdown(self) -> std::io::Result<()> {
         let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
@@ -125,9 +144,10 @@ impl Running {
             stop,
             mut api,
             parts,
+            worker,
             ..
         } = self;
-        stop_parts(&stop, parts, deadline).await;
+        stop_parts(&stop, parts, worker, deadline).await;
         finish("api", &mut api, deadline).await.unwrap_or(Ok(()))
     }
 
@@ -138,22 +158,33 @@ impl Running {
             () = signal => self.shutdown().await,
             ended = &mut self.api => {
                 let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
-                stop_parts(&self.stop, self.parts, deadline).await;
+                stop_parts(&self.stop, self.parts, self.worker, deadline).await;
                 ended.map_err(std::io::Error::other)?
             }
         }
     }
 }
 
-/// Tells every part to stop taking work and waits for the background ones until `deadline`.
+/// Tells every part to stop taking work and waits for the background ones until `deadline`;
+/// then the worker hands back what is still held.
 async fn stop_parts(
     stop: &watch::Sender<bool>,
     parts: Vec<(&'static str, JoinHandle<()>)>,
+    worker: Option<(Arc<Worker>, JoinHandle<()>)>,
     deadline: tokio::time::Instant,
 ) {
     let _ = stop.send(true);
     for (part, mut handle) in parts {
         finish(part, &mut handle, deadline).await;
+    }
+    if let Some((worker, mut beats)) = worker {
+        finish("heartbeat", &mut beats, deadline).await;
+        // Bounded: a database that does not answer leaves the leases to run out instead.
+        match tokio::time::timeout(SHUTDOWN_GRACE, worker.leave()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => tracing::error!(%err, "cannot hand back the claims still held"),
+            Err(_) => tracing::error!("handing back the claims still held took too long"),
+        }
     }
 }
 
@@ -210,21 +241,36 @@ pub async fn start(
         stopped,
     ));
     let mut parts = Vec::new();
-    if settings.parts.checks {
+    let worker = (settings.parts.checks || settings.parts.delivery).then(|| {
+        Worker::new(
+            store.clone(),
+            settings.parts.roles(),
+            None,
+            "plain,browser".to_string(),
+            settings.schedule.lease,
+            settings.heartbeat,
+        )
+    });
+    let beats = worker
+        .clone()
+        .map(|worker| (worker.clone(), tokio::spawn(worker.run(stop.subscribe()))));
+    if let Some(worker) = worker.clone().filter(|_| settings.parts.checks) {
         let scheduler = schedule::run(
             store.clone(),
             checker,
             settings.schedule,
+            worker,
             stop.subscribe(),
             checks,
         );
         parts.push(("scheduler", tokio::spawn(scheduler)));
     }
-    if settings.parts.delivery {
+    if let Some(worker) = worker.filter(|_| settings.parts.delivery) {
         let delivery = deliver::run(
             store.clone(),
             engine.fetcher(),
             settings.delivery,
+            worker,
             stop.subscribe(),
         );
         parts.push(("delivery", tokio::spawn(delivery)));
@@ -238,6 +284,7 @@ pub async fn start(
         stop,
         api,
         parts,
+        worker: beats,
     })
 }
 

@@ -1420,3 +1420,122 @@ async fn user_password_gives_a_new_password_and_ends_the_sessions() {
     }
     assert_eq!(server.terminate().await, Some(0));
 }
+
+/// Waits until `path` of `site` was requested `n` times; false after [`WAIT`].
+async fn hit(site: &wachet::testing::FixtureServer, path: &str, n: usize) -> bool {
+    for _ in 0..300 {
+        if site.hits(path) >= n {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+impl Serve {
+    /// Creates a monitor of `url` checked hourly; its id. A Portal monitor: it fetches its one
+    /// page once a check (a new SinglePage monitor's first check samples its page again).
+    async fn monitor(&self, token: &str, url: &str) -> String {
+        let body = json!({"url": url, "recurrenceInSeconds": 3600, "jobType": "Portal",
+                          "crawlingDepth": 1});
+        let (status, task) = self
+            .call(
+                reqwest::Method::PUT,
+                "/thirdparty/v1/task",
+                Some(token),
+                Some(body),
+            )
+            .await;
+        assert_eq!(status, 200, "{task}");
+        task["id"].as_str().unwrap().to_string()
+    }
+
+    /// The values and errors of a monitor's history, newest first, once it has one.
+    async fn history(&self, token: &str, id: &str) -> Vec<Value> {
+        let path = format!("/thirdparty/v1/data/list/{id}");
+        for _ in 0..300 {
+            let (status, reply) = self
+                .call(reqwest::Method::GET, &path, Some(token), None)
+                .await;
+            assert_eq!(status, 200, "{reply}");
+            if let Some(entries) = reply["data"].as_array().filter(|e| !e.is_empty()) {
+                return entries.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no entry for {id}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_on_postgresql_keep_their_checks_while_alive_and_hand_them_over_when_they_die_or_stop()
+ {
+    use wachet::testing::{FixtureServer, Reply};
+    let Some(url) = pg::database().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .reply(
+            "/slow",
+            Reply::html("<p>slow</p>").delay(Duration::from_secs(5)),
+        )
+        .reply(
+            "/hang",
+            Reply::html("<p>hang</p>").delay(Duration::from_secs(60)),
+        )
+        .reply(
+            "/held",
+            Reply::html("<p>held</p>").delay(Duration::from_secs(60)),
+        )
+        .start()
+        .await
+        .unwrap();
+    let db = Path::new(&url);
+    // Leases of 2 s, renewed by beats: a check longer than its lease stays with a live worker.
+    let short = [
+        "--allow-private-networks",
+        "--check-lease",
+        "2",
+        "--heartbeat",
+        "1",
+    ];
+    let a = serve(db, &short).await;
+    let admin = account(&a.printed);
+    let token = a.login(&admin).await;
+    let slow = a.monitor(&token, &site.url("/slow")).await;
+    let hang = a.monitor(&token, &site.url("/hang")).await;
+    assert!(hit(&site, "/slow", 1).await && hit(&site, "/hang", 1).await);
+    let b = serve(db, &short).await;
+    assert!(b.history(&token, &slow).await[0]["error"].is_null());
+    assert_eq!(
+        site.hits("/slow"),
+        1,
+        "the live worker kept its 5 s check under a 2 s lease"
+    );
+    assert_eq!(site.hits("/hang"), 1, "and its hanging one");
+
+    // A dies with its check of /hang in flight: B takes it over once the lease runs out, long
+    // before A's check would have timed out.
+    let mut dead = a.child;
+    dead.kill().await.unwrap();
+    assert!(
+        hit(&site, "/hang", 2).await,
+        "the dead worker's check was taken over"
+    );
+    let _ = hang;
+
+    // C holds a check under a lease of two minutes; on SIGTERM it hands it back at once, so D
+    // checks it long before that lease would have run out.
+    let long = ["--allow-private-networks", "--check-lease", "120"];
+    assert_eq!(b.terminate().await, Some(0));
+    let c = serve(db, &long).await;
+    c.monitor(&token, &site.url("/held")).await;
+    assert!(hit(&site, "/held", 1).await);
+    let d = serve(db, &long).await;
+    assert_eq!(c.terminate().await, Some(0));
+    assert!(
+        hit(&site, "/held", 2).await,
+        "the stopped worker's check was handed over"
+    );
+    assert_eq!(d.terminate().await, Some(0));
+}

@@ -103,11 +103,17 @@ pub struct ServeArgs {
     /// fairly among users as the plain ones are.
     #[arg(long, env = "WACHET_BROWSER_CHECKS_IN_FLIGHT", default_value_t = ScheduleSettings::default().browser_checks_in_flight)]
     browser_checks_in_flight: usize,
-    /// Seconds a check holds its monitor before another process may take it over (renewed while
-    /// it runs): a check lost in a crash runs again about this long after.
+    /// Seconds a check or a delivery stays claimed past this process's last heartbeat before
+    /// another process may take it over: the checks and deliveries of a process that died are
+    /// taken over at most this long after.
     #[arg(long, env = "WACHET_CHECK_LEASE", default_value_t = ScheduleSettings::default().lease.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..))]
     check_lease: u64,
+    /// Seconds between two heartbeats of this process, each renewing the claims it holds (at
+    /// most a third of `--check-lease`: a shorter lease makes beats more frequent).
+    #[arg(long, env = "WACHET_HEARTBEAT", default_value_t = crate::worker::DEFAULT_HEARTBEAT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    heartbeat: u64,
     /// History entries kept for each monitor (and each page a Portal monitor crawls); a check
     /// beyond it deletes the oldest.
     #[arg(long, env = "WACHET_HISTORY_RETENTION", default_value_t = DEFAULT_HISTORY_RETENTION,
@@ -387,6 +393,7 @@ fn settings(args: &ServeArgs) -> service::Settings {
         schedule,
         delivery,
         collect_every: service::COLLECT_EVERY,
+        heartbeat: Duration::from_secs(args.heartbeat),
     }
 }
 

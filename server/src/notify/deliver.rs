@@ -16,6 +16,7 @@
 
 use super::email::{Mailer, SmtpSettings};
 use crate::store::{Delivery, DeliveryOutcome, OutboxStore, now_millis};
+use crate::worker::Worker;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::sync::Arc;
@@ -39,9 +40,11 @@ pub struct DeliverySettings {
     /// How long one try may take (connecting, redirects, the answer) before it counts as
     /// failed and is retried.
     pub attempt_timeout: Duration,
-    /// How long a delivery in flight holds its row (a process that dies mid-delivery leaves it
-    /// to be tried again after this). Longer than [`DeliverySettings::attempt_timeout`], so a
-    /// try still running is never claimed again; a shorter one is lengthened.
+    /// How long a confirmation message in flight holds its address (a process that dies while
+    /// sending it leaves it to be sent again after this). Longer than
+    /// [`DeliverySettings::attempt_timeout`], so a try still running is never claimed again; a
+    /// shorter one is lengthened. Deliveries are held by the worker's beats instead
+    /// ([`crate::worker`]).
     pub lease: Duration,
     /// The SMTP server for e-mail endpoints; without one they fail at once.
     pub smtp: Option<SmtpSettings>,
@@ -62,11 +65,14 @@ impl Default for DeliverySettings {
 
 /// Delivers until `stop` turns true (or its sender is gone), then returns once the deliveries
 /// in flight have ended and stored how; a caller that cannot wait that long drops the future,
-/// and the deliveries still running are left to their lease.
+/// and the deliveries still running are left to their lease. Each claimed delivery is held by
+/// `worker`, whose beats renew its lease while it is sent; one another worker took over
+/// meanwhile (this process was paused past its lease) records nothing.
 pub async fn run(
     store: Arc<dyn OutboxStore>,
     fetcher: Arc<dyn Fetcher>,
     settings: DeliverySettings,
+    worker: Arc<Worker>,
     mut stop: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(settings.in_flight.max(1)));
@@ -84,7 +90,7 @@ pub async fn run(
         let free = slots.available_permits();
         if free > 0 {
             let now = now_millis();
-            let until = now + lease.as_millis() as i64;
+            let until = now + worker.lease().as_millis() as i64;
             match store.claim_deliveries(now, until, free as u32).await {
                 Ok(due) => {
                     for delivery in due {
@@ -97,13 +103,24 @@ pub async fn run(
                             settings.clone(),
                             mailer.clone(),
                         );
+                        let holding = worker.hold_delivery(&delivery.id, delivery.token);
                         tokio::spawn(async move {
                             let outcome =
                                 attempt(fetcher.as_ref(), mailer.as_deref(), &delivery, &settings)
                                     .await;
-                            if let Err(err) = store.finish_delivery(&delivery.id, &outcome).await {
-                                tracing::error!(%err, delivery = %delivery.id, "cannot store a delivery");
+                            match store
+                                .finish_delivery(&delivery.id, delivery.token, &outcome)
+                                .await
+                            {
+                                Ok(true) => {}
+                                Ok(false) => {
+                                    tracing::warn!(delivery = %delivery.id, "the delivery outlived its lease and another worker took it; its outcome not stored")
+                                }
+                                Err(err) => {
+                                    tracing::error!(%err, delivery = %delivery.id, "cannot store a delivery")
+                                }
                             }
+                            drop(holding);
                             drop(slot);
                         });
                     }

@@ -22,8 +22,9 @@ pub mod slots;
 use crate::metrics::METRICS;
 use crate::notify;
 use crate::store::{
-    AlertStates, CheckRecord, Claim, DueCheck, ScheduleStore, StoreError, now_millis,
+    AlertStates, CheckRecord, Claim, DueCheck, Recorded, ScheduleStore, StoreError, now_millis,
 };
+use crate::worker::Worker;
 use events::{CheckEvents, CheckFinished};
 use futures::StreamExt;
 use prepared::PreparedCache;
@@ -56,8 +57,8 @@ pub struct ScheduleSettings {
     pub browser_checks_in_flight: usize,
     /// The shortest recurrence the server allows, in seconds.
     pub min_recurrence: i32,
-    /// How long a claimed check holds its monitor before another process may take it over;
-    /// renewed every third of it while the check runs, so a check lost in a crash runs again
+    /// How long a claimed check holds its monitor past the worker's last beat before another
+    /// process may take it over ([`crate::worker`]): a check lost in a crash runs again at most
     /// about this long after.
     pub lease: Duration,
     /// Bytes of one value (a check's, or a crawled page's): a larger one is stored as a failed
@@ -85,7 +86,7 @@ impl Default for ScheduleSettings {
             checks_in_flight: 32,
             browser_checks_in_flight: 4,
             min_recurrence: 60,
-            lease: Duration::from_secs(60),
+            lease: crate::worker::DEFAULT_LEASE,
             // The engine reads bodies of up to 10 MiB, so by default only a page its scripts grew
             // reaches this.
             max_value_bytes: 10 << 20,
@@ -104,11 +105,13 @@ impl Default for ScheduleSettings {
 /// checks in flight have ended and stored what they found; a caller that cannot wait that long
 /// drops the future, and the checks still running are left to their lease. With
 /// `checks_in_flight` 0 this process runs no checks (an API-only process beside others that
-/// do). Each stored check is announced on `events`.
+/// do). Each stored check is announced on `events`. Each claim is held by `worker`, whose beats
+/// renew its lease while the check runs.
 pub async fn run(
     store: Arc<dyn ScheduleStore>,
     checker: Arc<dyn Checker>,
     settings: ScheduleSettings,
+    worker: Arc<Worker>,
     mut stop: watch::Receiver<bool>,
     events: CheckEvents,
 ) {
@@ -131,7 +134,7 @@ pub async fn run(
                 continue;
             }
             let now = now_millis();
-            let until = now + settings.lease.as_millis() as i64;
+            let until = now + worker.lease().as_millis() as i64;
             let claim = Claim {
                 limit: free as u32,
                 share: pool.share as u32,
@@ -151,14 +154,23 @@ pub async fn run(
                     // Claimed beyond the free slots (cannot happen while this loop alone
                     // takes them): give the monitor back, due as it was.
                     if let Some(task) = &check.monitor.id {
-                        let _ = store.finish_check(task, check.version, check.due_at).await;
+                        let _ = store
+                            .finish_check(task, check.version, check.token, check.due_at)
+                            .await;
                     }
                     continue;
                 };
                 let (store, checker, finished) = (store.clone(), checker.clone(), finished.clone());
                 let (settings, cache, events) = (settings.clone(), cache.clone(), events.clone());
+                let holding = check
+                    .monitor
+                    .id
+                    .as_deref()
+                    .map(|task| worker.hold_check(task, check.token));
                 tokio::spawn(async move {
-                    run_check(store, checker, cache, check, &settings, &events).await;
+                    let Some(holding) = holding else { return };
+                    run_check(store, checker, cache, check, &holding, &settings, &events).await;
+                    drop(holding);
                     drop(slot);
                     finished.notify_one();
                 });
@@ -208,23 +220,24 @@ impl Pool {
 }
 
 /// One check of a claimed monitor: check, raise its alerts, store, schedule the next. The check
-/// runs in a task of its own whose lease is renewed while it runs (so no other process takes
-/// the monitor over), and whatever happens to it (a timeout, a panic) the monitor is freed and
-/// rescheduled.
+/// runs in a task of its own while `holding` keeps its claim (the worker's beats renew its
+/// lease, so no other process takes the monitor over), and whatever happens to it (a timeout,
+/// a panic) the monitor is freed and rescheduled; a claim another worker took over meanwhile
+/// (this process was paused or cut off past its lease) stops the check, which stores nothing.
 async fn run_check(
     store: Arc<dyn ScheduleStore>,
     checker: Arc<dyn Checker>,
     cache: Arc<PreparedCache>,
     check: DueCheck,
+    holding: &crate::worker::Holding,
     settings: &ScheduleSettings,
     events: &CheckEvents,
 ) {
-    let lease = settings.lease;
     let Some(task) = check.monitor.id.clone() else {
         return;
     };
     let recurrence = effective_recurrence(&check.monitor, settings);
-    let (version, monitor, user) = (check.version, check.monitor, check.user);
+    let (version, token, monitor, user) = (check.version, check.token, check.monitor, check.user);
     let sampling = (check.sample_noise && settings.noise_samples > 0).then_some(Sampling {
         samples: settings.noise_samples,
         spacing: settings.noise_spacing,
@@ -244,7 +257,7 @@ async fn run_check(
                 &checker,
                 &cache,
                 &monitor,
-                version,
+                (version, token),
                 recurrence,
                 max_value_bytes,
                 confirm_after,
@@ -253,61 +266,55 @@ async fn run_check(
             .await
         })
     };
-    let stored = match held(store.as_ref(), &task, lease, &mut inner).await {
-        Ok(Ok(Ok(recorded))) => {
-            if recorded {
+    let ended = tokio::time::timeout(MAX_CHECK, async {
+        tokio::select! {
+            done = &mut inner => Some(done),
+            () = holding.lost() => None,
+        }
+    })
+    .await;
+    let stored = match ended {
+        Ok(Some(Ok(Ok(recorded)))) => {
+            if recorded == Recorded::Stored {
                 events.announce(CheckFinished {
                     user,
                     task: task.clone(),
                 });
             }
+            if recorded == Recorded::Fenced {
+                tracing::warn!(task = %task, "the check outlived its lease and another worker took it; nothing stored");
+            }
             true
         }
-        Ok(Ok(Err(StoreError::NotFound))) => true,
-        Ok(Ok(Err(err))) => {
+        Ok(Some(Ok(Err(StoreError::NotFound)))) => true,
+        Ok(Some(Ok(Err(err)))) => {
             tracing::error!(%err, task = %task, "cannot store a check");
             false
         }
-        Ok(Err(err)) => {
+        Ok(Some(Err(err))) => {
             tracing::error!(%err, task = %task, "the check failed");
             false
         }
+        Ok(None) => {
+            // Another worker holds the monitor now and checks it; this check would store
+            // nothing (its token is old), so it stops.
+            inner.abort();
+            tracing::warn!(task = %task, "the check's claim was taken over; stopped");
+            true
+        }
         Err(_) => {
             inner.abort();
-            tracing::error!(task = %task, "the check outlasted its lease and was stopped");
+            tracing::error!(task = %task, "the check outlasted its time limit and was stopped");
             false
         }
     };
     if !stored {
         // Nothing of the check was stored: free the monitor for its next slot.
         let next = next_check(&task, recurrence, now_millis());
-        if let Err(err) = store.finish_check(&task, version, next).await {
+        if let Err(err) = store.finish_check(&task, version, token, next).await {
             tracing::error!(%err, task = %task, "cannot schedule the next check");
         }
     }
-}
-
-/// Waits for a running check, renewing its lease every third of it, for [`MAX_CHECK`] at most.
-async fn held<T>(
-    store: &dyn ScheduleStore,
-    task: &str,
-    lease: Duration,
-    check: &mut tokio::task::JoinHandle<T>,
-) -> Result<Result<T, tokio::task::JoinError>, tokio::time::error::Elapsed> {
-    tokio::time::timeout(MAX_CHECK, async {
-        loop {
-            tokio::select! {
-                done = &mut *check => return done,
-                _ = tokio::time::sleep(lease / 3) => {
-                    let until = now_millis() + lease.as_millis() as i64;
-                    if let Err(err) = store.renew_lease(task, until).await {
-                        tracing::warn!(%err, task = %task, "cannot renew a lease");
-                    }
-                }
-            }
-        }
-    })
-    .await
 }
 
 /// The monitor's recurrence, at least the server's minimum: a monitor stored under a lower
@@ -370,12 +377,12 @@ async fn check_and_store(
     checker: &Arc<dyn Checker>,
     cache: &Arc<PreparedCache>,
     monitor: &Monitor,
-    version: crate::store::Millis,
+    (version, token): (crate::store::Millis, i64),
     recurrence: i32,
     max_value_bytes: usize,
     confirm_after: Duration,
     sampling: Option<Sampling>,
-) -> Result<bool, StoreError> {
+) -> Result<Recorded, StoreError> {
     let task = monitor.id.clone().unwrap_or_default();
     let alerts = monitor.alerts.clone().unwrap_or_default();
     let portal = monitor.job_type == ClientJobType::Portal;
@@ -548,6 +555,7 @@ async fn check_and_store(
     let record = CheckRecord {
         task: task.clone(),
         version,
+        token,
         own,
         pages,
         notifications,

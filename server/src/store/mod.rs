@@ -1,7 +1,8 @@
 //! Storage of everything the service keeps, split by resource: users and their tokens
 //! ([`UserStore`]), monitors ([`TaskStore`]), folders ([`FolderStore`]), history
 //! ([`HistoryStore`]), notifications ([`NotificationStore`]), the scheduler's state
-//! ([`ScheduleStore`]), the outbox of deliveries ([`OutboxStore`]) and feeds ([`FeedStore`]).
+//! ([`ScheduleStore`]), the outbox of deliveries ([`OutboxStore`]), feeds ([`FeedStore`]) and
+//! the processes that check and deliver, with the leases they hold ([`WorkerStore`]).
 //! Each trait lives with its types in a module of its own; [`Store`] is all of them, for the
 //! parts of the service (the API) that reach every resource, while a part that needs one takes
 //! only that one (delivery an [`OutboxStore`], garbage collection a [`HistoryStore`]). These
@@ -35,15 +36,19 @@ pub mod tasks;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod users;
+pub mod workers;
 
 pub use feeds::{FeedChange, FeedRecord, FeedScope, FeedStore};
 pub use folders::{FolderKey, FolderListing, FolderStore};
 pub use history::{HistoryStore, Series};
 pub use notifications::{NewNotification, NotificationStore};
 pub use outbox::{ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, OutboxStore};
-pub use schedule::{AlertStates, CheckRecord, Claim, DueCheck, ScheduleStore, StorageUse};
+pub use schedule::{
+    AlertStates, CheckRecord, Claim, DueCheck, Recorded, ScheduleStore, StorageUse,
+};
 pub use tasks::TaskStore;
 pub use users::{EmailAddress, TokenRecord, UserRecord, UserStore};
+pub use workers::{Held, Holdings, LiveWorker, Lost, WorkerInfo, WorkerStore};
 
 /// UTC milliseconds since the Unix epoch.
 pub type Millis = i64;
@@ -166,6 +171,7 @@ pub trait Store:
     + ScheduleStore
     + OutboxStore
     + FeedStore
+    + WorkerStore
 {
 }
 
@@ -178,5 +184,6 @@ impl<S> Store for S where
         + ScheduleStore
         + OutboxStore
         + FeedStore
+        + WorkerStore
 {
 }

@@ -17,6 +17,9 @@ pub struct Delivery {
     pub target: String,
     /// Tries made before this one.
     pub attempts: u32,
+    /// The claim's fencing token: each claim raises it, so a try that outlived its lease
+    /// (another worker claimed the delivery since) records nothing.
+    pub token: i64,
     /// The notification.
     pub notification: ClientNotification,
     /// The alert that fired.
@@ -113,8 +116,15 @@ pub trait OutboxStore: Send + Sync + 'static {
         lease_until: Millis,
         limit: u32,
     ) -> Result<Vec<Delivery>, StoreError>;
-    /// Stores how an attempt ended and frees the delivery.
-    async fn finish_delivery(&self, id: &str, outcome: &DeliveryOutcome) -> Result<(), StoreError>;
+    /// Stores how an attempt ended and frees the delivery, when the claim holding `token` still
+    /// holds it; a delivery claimed again since (this try outlived its lease) is left to that
+    /// claim, and `Ok(false)` says so.
+    async fn finish_delivery(
+        &self,
+        id: &str,
+        token: i64,
+        outcome: &DeliveryOutcome,
+    ) -> Result<bool, StoreError>;
     /// How many deliveries are in each state (`pending`, `delivered`, `failed`), for metrics.
     async fn delivery_counts(&self) -> Result<Vec<(String, u64)>, StoreError>;
     /// The deliveries of a notification, by target.

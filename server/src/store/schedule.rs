@@ -33,6 +33,23 @@ pub struct DueCheck {
     /// Whether this check also takes quick samples of the value to learn its noise (a new
     /// SinglePage monitor, or one whose selection changed: [`super::noise`]), until one succeeds.
     pub sample_noise: bool,
+    /// The claim's fencing token: each claim of the monitor raises it, so a check whose lease
+    /// ran out and was claimed again holds an older one and stores nothing
+    /// ([`Recorded::Fenced`]).
+    pub token: i64,
+}
+
+/// How [`ScheduleStore::record_check`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// Everything the check left was stored.
+    Stored,
+    /// The definition changed during the check: the result belongs to one that no longer
+    /// exists, so nothing was stored but the lease freed (the edit scheduled its own check).
+    Edited,
+    /// The check's lease ran out and another claim took the monitor (its token moved on): that
+    /// claim's check stores its own result, so this one stored nothing and freed nothing.
+    Fenced,
 }
 
 /// Everything one check of a claimed monitor leaves, stored by [`ScheduleStore::record_check`].
@@ -42,6 +59,8 @@ pub struct CheckRecord {
     pub task: String,
     /// The version of the definition that was checked ([`DueCheck::version`]).
     pub version: Millis,
+    /// The fencing token of the claim ([`DueCheck::token`]).
+    pub token: i64,
     /// The monitor's own result.
     pub own: ClientData,
     /// For a Portal check: each crawled page's URL, name (its title, when it has one) and
@@ -124,29 +143,28 @@ pub trait ScheduleStore: Send + Sync + 'static {
         lease_until: Millis,
         claim: &Claim,
     ) -> Result<Vec<DueCheck>, StoreError>;
-    /// Extends the lease of a check still running, to `lease_until`. A monitor no longer held
-    /// (its check was recorded or finished) or deleted meanwhile is left alone, and no error.
-    /// On PostgreSQL the lease is renewed for `lease_until` minus this process's clock, on the
-    /// database's clock.
-    async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError>;
-    /// Ends the check of a claimed monitor: frees it and, unless its definition changed since
-    /// `version` (an update schedules its own first check), sets its next check time.
-    /// A monitor deleted meanwhile is no error.
+    /// Ends the check of a claimed monitor without a record: frees it and, unless its
+    /// definition changed since `version` (an update schedules its own first check), sets its
+    /// next check time. Only the claim holding `token` may: a monitor claimed again since is
+    /// left to that claim. A monitor deleted meanwhile is no error.
     async fn finish_check(
         &self,
         task: &str,
         version: Millis,
+        token: i64,
         next_check_at: Millis,
     ) -> Result<(), StoreError>;
     /// Stores a check in one transaction: the pages' entries, the monitor's entry, the
     /// notifications, the next check time, and the lease freed; so a crash leaves all of it or
-    /// none, and a notification is never stored twice nor lost. When the definition changed
-    /// since `record.version` (an edit during the check), the result belongs to a definition
-    /// that no longer exists: nothing is stored but the lease freed, and `Ok(false)` says so.
-    /// The oldest entries beyond the store's retention go afterwards, in a transaction of
-    /// their own.
+    /// none, and a notification is never stored twice nor lost. When another claim took the
+    /// monitor since (`record.token` is not its token any more: this check outlived its lease,
+    /// in a pause or a partition), nothing is stored ([`Recorded::Fenced`]); when the
+    /// definition changed since `record.version` (an edit during the check), the result
+    /// belongs to a definition that no longer exists: nothing is stored but the lease freed
+    /// ([`Recorded::Edited`]). The oldest entries beyond the store's retention go afterwards,
+    /// in a transaction of their own.
     /// `NotFound` when the monitor was deleted.
-    async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError>;
+    async fn record_check(&self, record: &CheckRecord) -> Result<Recorded, StoreError>;
     /// What the alerts of a monitor know from before its next check, for the monitor itself and
     /// for each page it crawled (by URL): the state the last check stored
     /// ([`CheckRecord::alert_states`]), or where none was stored, the state its history gives

@@ -51,11 +51,23 @@ fn ids(due: &[DueCheck]) -> Vec<String> {
         .collect()
 }
 
-/// A check of `task` at `version` that found `value`, due again in an hour.
-fn check(task: &str, version: Millis, value: &str) -> CheckRecord {
+/// What a claim gives the check it starts: the definition's version and the fencing token.
+trait Claimed {
+    fn claim(&self) -> (Millis, i64);
+}
+
+impl Claimed for DueCheck {
+    fn claim(&self) -> (Millis, i64) {
+        (self.version, self.token)
+    }
+}
+
+/// A check of `task` under `claim` (version and token) that found `value`, due again in an hour.
+fn check(task: &str, (version, token): (Millis, i64), value: &str) -> CheckRecord {
     CheckRecord {
         task: task.to_string(),
         version,
+        token,
         own: ClientData::value(chrono::Utc::now(), value.to_string()),
         pages: Vec::new(),
         notifications: Vec::new(),
@@ -163,23 +175,61 @@ contract!(due_monitors_are_claimed_once_under_a_lease, |store: Arc<
     );
 });
 
+/// A worker as `wachet serve` describes itself.
+fn worker(name: &str) -> WorkerInfo {
+    WorkerInfo {
+        id: new_id(),
+        roles: "api,worker,deliver".into(),
+        location: None,
+        kinds: "plain,browser".into(),
+        host: name.into(),
+        pid: 1,
+        started_at: now_millis(),
+    }
+}
+
+fn holding(checks: &[&DueCheck]) -> Holdings {
+    Holdings {
+        checks: checks
+            .iter()
+            .map(|due| Held {
+                id: due.monitor.id.clone().expect("an id"),
+                token: due.token,
+            })
+            .collect(),
+        deliveries: Vec::new(),
+    }
+}
+
 contract!(
-    an_expired_lease_is_claimed_again_and_a_renewed_one_is_not,
+    an_expired_lease_is_claimed_again_and_one_a_beat_renewed_is_not,
     |store: Arc<dyn TestStore>| async move {
         let user = add_user(&*store, "ada@example.com").await;
         let tasks = monitors(&*store, &user, 2).await;
         let now = now_millis();
         let due = store.claim_due(now, now + 300, &plain(10)).await.unwrap();
         assert_eq!(due.len(), 2);
-        store
-            .renew_lease(&tasks[0], now_millis() + 60_000)
+        let first = due
+            .iter()
+            .find(|d| d.monitor.id.as_deref() == Some(tasks[0].as_str()))
+            .expect("claimed");
+        // Renewing what nobody holds, or what does not exist, claims nothing: it is lost.
+        let mut held = holding(&[first]);
+        let ghost = Held {
+            id: new_id(),
+            token: 1,
+        };
+        held.checks.push(ghost.clone());
+        let me = worker("a");
+        let lost = store
+            .beat(&me, &held, Duration::from_secs(60))
             .await
             .unwrap();
-        // Renewing what nobody holds, or what does not exist, is no error and claims nothing.
-        store
-            .renew_lease(&new_id(), now_millis() + 60_000)
-            .await
-            .unwrap();
+        assert_eq!(
+            lost.checks,
+            vec![ghost],
+            "only the claim nobody holds is lost"
+        );
         tokio::time::sleep(Duration::from_millis(700)).await;
         let now = now_millis();
         let again = store
@@ -187,6 +237,168 @@ contract!(
             .await
             .unwrap();
         assert_eq!(ids(&again), vec![tasks[1].clone()], "only the lapsed lease");
+        let before = due
+            .iter()
+            .find(|d| d.monitor.id.as_deref() == Some(tasks[1].as_str()))
+            .expect("claimed");
+        assert_eq!(
+            again[0].token,
+            before.token + 1,
+            "each claim raises the token"
+        );
+        let live = store.live_workers(Duration::from_secs(60)).await.unwrap();
+        assert_eq!(
+            live.iter().map(|w| w.info.clone()).collect::<Vec<_>>(),
+            vec![me]
+        );
+    }
+);
+
+contract!(
+    a_check_that_outlived_its_lease_stores_nothing_and_its_beat_says_so,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let now = now_millis();
+        let paused = store.claim_due(now, now + 200, &plain(1)).await.unwrap();
+        assert_eq!(paused.len(), 1);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = now_millis();
+        let taken = store.claim_due(now, now + 60_000, &plain(1)).await.unwrap();
+        assert_eq!(
+            ids(&taken),
+            vec![task.clone()],
+            "the lapsed claim is taken over"
+        );
+        assert!(taken[0].token > paused[0].token, "with a newer token");
+        // The paused worker wakes up: its beat finds the claim lost, its record stores nothing,
+        // and finishing with its token leaves the new claim alone.
+        let lost = store
+            .beat(
+                &worker("paused"),
+                &holding(&[&paused[0]]),
+                Duration::from_secs(60),
+            )
+            .await
+            .unwrap();
+        assert_eq!(lost.checks.len(), 1, "the beat reports the claim lost");
+        assert_eq!(
+            store
+                .record_check(&check(&task, paused[0].claim(), "stale"))
+                .await
+                .unwrap(),
+            Recorded::Fenced
+        );
+        store
+            .finish_check(&task, paused[0].version, paused[0].token, now)
+            .await
+            .unwrap();
+        assert!(
+            values(&*store, &user, &task).await.is_empty(),
+            "nothing stored"
+        );
+        let later = now_millis();
+        assert!(
+            store
+                .claim_due(later, later + 60_000, &plain(1))
+                .await
+                .unwrap()
+                .is_empty(),
+            "the new claim still holds the monitor"
+        );
+        assert_eq!(
+            store
+                .record_check(&check(&task, taken[0].claim(), "fresh"))
+                .await
+                .unwrap(),
+            Recorded::Stored
+        );
+        assert_eq!(
+            values(&*store, &user, &task).await,
+            vec![Some("fresh".into())]
+        );
+    }
+);
+
+contract!(
+    a_worker_that_leaves_hands_its_claims_back_at_once,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let me = worker("leaving");
+        let now = now_millis();
+        let due = store
+            .claim_due(now, now + 3_600_000, &plain(1))
+            .await
+            .unwrap();
+        assert_eq!(due.len(), 1);
+        store
+            .beat(&me, &holding(&[&due[0]]), Duration::from_secs(3_600))
+            .await
+            .unwrap();
+        store.leave(&me.id, &holding(&[&due[0]])).await.unwrap();
+        assert!(
+            store
+                .live_workers(Duration::from_secs(60))
+                .await
+                .unwrap()
+                .is_empty(),
+            "it is no longer live"
+        );
+        let now = now_millis();
+        let again = store.claim_due(now, now + 60_000, &plain(1)).await.unwrap();
+        assert_eq!(
+            ids(&again),
+            vec![task.clone()],
+            "claimed again at once, due as it was"
+        );
+        // What the leaving process could not stop stores nothing.
+        assert_eq!(
+            store
+                .record_check(&check(&task, due[0].claim(), "late"))
+                .await
+                .unwrap(),
+            Recorded::Fenced
+        );
+    }
+);
+
+contract!(
+    a_delivery_that_outlived_its_lease_records_nothing,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let due = claimed(&*store, &task).await;
+        let mut record = check(&task, due.claim(), "Tea 3.50");
+        record.notifications = vec![notification(&task, "Tea 3.50")];
+        assert_eq!(store.record_check(&record).await.unwrap(), Recorded::Stored);
+        let now = now_millis();
+        let paused = store.claim_deliveries(now, now + 200, 10).await.unwrap();
+        assert_eq!(paused.len(), 1);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = now_millis();
+        let taken = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        assert_eq!(taken.len(), 1, "the lapsed delivery is taken over");
+        let failed = DeliveryOutcome::Failed {
+            error: "stale".into(),
+        };
+        assert!(
+            !store
+                .finish_delivery(&paused[0].id, paused[0].token, &failed)
+                .await
+                .unwrap(),
+            "the stale try records nothing"
+        );
+        assert!(
+            store
+                .finish_delivery(&taken[0].id, taken[0].token, &DeliveryOutcome::Delivered)
+                .await
+                .unwrap()
+        );
+        let notification = taken[0].notification.id.clone().expect("a notification");
+        let records = store.delivery_records(&notification).await.unwrap();
+        assert_eq!(records[0].state, "delivered");
+        assert_eq!(records[0].attempts, 1, "one try recorded");
     }
 );
 
@@ -201,23 +413,25 @@ contract!(
             .await
             .unwrap();
         assert_eq!(due.len(), 2);
-        let version = |task: &str| {
+        let claim = |task: &str| {
             due.iter()
                 .find(|c| c.monitor.id.as_deref() == Some(task))
                 .expect("claimed")
-                .version
+                .claim()
         };
         let hour = now + 3_600_000;
+        let (version, token) = claim(&tasks[0]);
         store
-            .finish_check(&tasks[0], version(&tasks[0]), hour)
+            .finish_check(&tasks[0], version, token, hour)
             .await
             .unwrap();
         // A check of an older version frees the monitor but keeps its due time.
+        let (version, token) = claim(&tasks[1]);
         store
-            .finish_check(&tasks[1], version(&tasks[1]) - 1, hour)
+            .finish_check(&tasks[1], version - 1, token, hour)
             .await
             .unwrap();
-        store.finish_check(&new_id(), 0, hour).await.unwrap();
+        store.finish_check(&new_id(), 0, 0, hour).await.unwrap();
         let now = now_millis();
         let again = store
             .claim_due(now, now + 60_000, &plain(10))
@@ -239,14 +453,14 @@ contract!(
         let user = add_user(&*store, "ada@example.com").await;
         let task = monitors(&*store, &user, 1).await.remove(0);
         let due = claimed(&*store, &task).await;
-        let mut record = check(&task, due.version, "Tea 3.50");
+        let mut record = check(&task, due.claim(), "Tea 3.50");
         record.pages = vec![(
             "https://example.com/a".into(),
             Some("Page A".into()),
             ClientData::value(chrono::Utc::now(), "A".into()),
         )];
         record.notifications = vec![notification(&task, "Tea 3.50")];
-        assert!(store.record_check(&record).await.unwrap());
+        assert_eq!(store.record_check(&record).await.unwrap(), Recorded::Stored);
         assert_eq!(
             values(&*store, &user, &task).await,
             vec![Some("Tea 3.50".into())]
@@ -289,7 +503,7 @@ contract!(
                 .is_empty()
         );
         store
-            .finish_delivery(&delivery.id, &DeliveryOutcome::Delivered)
+            .finish_delivery(&delivery.id, delivery.token, &DeliveryOutcome::Delivered)
             .await
             .unwrap();
         let notification = delivery.notification.id.clone().expect("a notification id");
@@ -304,9 +518,9 @@ contract!(
         // A stored state is what the next check reads, not the history.
         let mut kept = states.own.clone();
         kept.failures = 3;
-        let mut next = check(&task, due.version, "Tea 3.60");
+        let mut next = check(&task, due.claim(), "Tea 3.60");
         next.alert_states = vec![(None, Some(kept))];
-        assert!(store.record_check(&next).await.unwrap());
+        assert_eq!(store.record_check(&next).await.unwrap(), Recorded::Stored);
         assert_eq!(store.alert_states(&task).await.unwrap().own.failures, 3);
     }
 );
@@ -318,7 +532,7 @@ contract!(a_check_that_fails_in_part_stores_nothing, |store: Arc<
     let task = monitors(&*store, &user, 1).await.remove(0);
     let due = claimed(&*store, &task).await;
     let before = store.stored_bytes(&task).await.unwrap();
-    let mut record = check(&task, due.version, "Tea 3.50");
+    let mut record = check(&task, due.claim(), "Tea 3.50");
     // Its notification names a monitor that does not exist: the whole check must go.
     record.notifications = vec![notification(&new_id(), "Tea 3.50")];
     assert!(store.record_check(&record).await.is_err());
@@ -352,8 +566,8 @@ contract!(
         let user = add_user(&*store, "ada@example.com").await;
         let task = monitors(&*store, &user, 1).await.remove(0);
         let due = claimed(&*store, &task).await;
-        let stale = check(&task, due.version - 1, "old");
-        assert!(!store.record_check(&stale).await.unwrap());
+        let stale = check(&task, (due.version - 1, due.token), "old");
+        assert_eq!(store.record_check(&stale).await.unwrap(), Recorded::Edited);
         assert!(values(&*store, &user, &task).await.is_empty());
         let now = now_millis();
         let again = store
@@ -361,7 +575,7 @@ contract!(
             .await
             .unwrap();
         assert_eq!(ids(&again), vec![task.clone()], "freed, still due");
-        let gone = check(&new_id(), 0, "x");
+        let gone = check(&new_id(), (0, 0), "x");
         assert!(matches!(
             store.record_check(&gone).await,
             Err(StoreError::NotFound)
@@ -398,14 +612,14 @@ contract!(
     |store: Arc<dyn TestStore>| async move {
         let user = add_user(&*store, "ada@example.com").await;
         let task = monitors(&*store, &user, 1).await.remove(0);
-        let version = claimed(&*store, &task).await.version;
+        let claim = claimed(&*store, &task).await.claim();
         store
-            .record_check(&check(&task, version, "v1"))
+            .record_check(&check(&task, claim, "v1"))
             .await
             .unwrap();
         for i in 0..4 {
             tokio::time::sleep(Duration::from_millis(3)).await;
-            let mut failed = check(&task, version, "");
+            let mut failed = check(&task, claim, "");
             failed.own = ClientData::failure(chrono::Utc::now(), format!("error {i}"));
             store.record_check(&failed).await.unwrap();
         }
@@ -442,13 +656,13 @@ contract!(
             .claim_due(later, later + 60_000, &plain(10))
             .await
             .unwrap();
-        let version = |task: &str| {
+        let claim = |task: &str| {
             due.iter()
                 .find(|c| c.monitor.id.as_deref() == Some(task))
                 .expect("claimed")
-                .version
+                .claim()
         };
-        let (va, vb) = (version(a), version(b));
+        let (va, vb) = (claim(a), claim(b));
         store.record_check(&check(b, vb, "shared")).await.unwrap();
         store.record_check(&check(a, va, "shared")).await.unwrap();
         tokio::time::sleep(Duration::from_millis(3)).await;
@@ -485,9 +699,9 @@ contract!(
     |store: Arc<dyn TestStore>| async move {
         let user = add_user(&*store, "ada@example.com").await;
         let task = monitors(&*store, &user, 1).await.remove(0);
-        let version = claimed(&*store, &task).await.version;
+        let claim = claimed(&*store, &task).await.claim();
         store
-            .record_check(&check(&task, version, "small"))
+            .record_check(&check(&task, claim, "small"))
             .await
             .unwrap();
         let usage = store.stored_bytes(&task).await.unwrap();
@@ -510,7 +724,7 @@ contract!(
             })
             .collect();
         store
-            .record_check(&check(&task, version, &big))
+            .record_check(&check(&task, claim, &big))
             .await
             .unwrap();
         let newest = values(&*store, &user, &task)
@@ -521,7 +735,7 @@ contract!(
         // Once the quota is raised, the same value is kept again.
         tokio::time::sleep(Duration::from_millis(3)).await;
         store
-            .record_check(&check(&task, version, "small"))
+            .record_check(&check(&task, claim, "small"))
             .await
             .unwrap();
         assert_eq!(
@@ -574,6 +788,7 @@ contract!(
         store
             .finish_delivery(
                 &id,
+                claimed[0].token,
                 &DeliveryOutcome::Retry {
                     at: now + 3_600_000,
                     error: error.clone(),
@@ -614,6 +829,7 @@ contract!(
         store
             .finish_delivery(
                 &id,
+                again[0].token,
                 &DeliveryOutcome::Failed {
                     error: "gone".into(),
                 },
@@ -651,7 +867,11 @@ contract!(
         let claimed = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
         assert_eq!(claimed.len(), 1, "one released this hour");
         store
-            .finish_delivery(&claimed[0].id, &DeliveryOutcome::Delivered)
+            .finish_delivery(
+                &claimed[0].id,
+                claimed[0].token,
+                &DeliveryOutcome::Delivered,
+            )
             .await
             .unwrap();
         let later = now + 30 * 60_000;
@@ -858,10 +1078,10 @@ contract!(a_portal_check_keeps_each_page_series, |store: Arc<
 >| async move {
     let user = add_user(&*store, "ada@example.com").await;
     let task = monitors(&*store, &user, 1).await.remove(0);
-    let version = claimed(&*store, &task).await.version;
+    let claim = claimed(&*store, &task).await.claim();
     for value in ["first", "second"] {
         tokio::time::sleep(Duration::from_millis(3)).await;
-        let mut record = check(&task, version, "2 pages");
+        let mut record = check(&task, claim, "2 pages");
         record.pages = vec![
             (
                 "https://example.com/b".into(),
@@ -878,7 +1098,7 @@ contract!(a_portal_check_keeps_each_page_series, |store: Arc<
         raised.job_type = JobType::PortalPage;
         raised.page_url = Some("https://example.com/a".into());
         record.notifications = vec![raised];
-        assert!(store.record_check(&record).await.unwrap());
+        assert_eq!(store.record_check(&record).await.unwrap(), Recorded::Stored);
     }
     let pages = store.task_pages(&user, &task).await.unwrap();
     let shown: Vec<(Option<String>, Option<String>)> = pages
@@ -942,7 +1162,7 @@ contract!(
                 let task = check_of.monitor.id.clone().expect("an id");
                 let value = if (i + n) % 2 == 0 { "ping" } else { "pong" };
                 store
-                    .record_check(&check(&task, check_of.version, value))
+                    .record_check(&check(&task, check_of.claim(), value))
                     .await
                     .expect("a check is stored whatever the collector does");
             }
@@ -1004,15 +1224,15 @@ contract!(
     |store: Arc<dyn TestStore>| async move {
         let user = add_user(&*store, "ada@example.com").await;
         let task = monitors(&*store, &user, 1).await.remove(0);
-        let version = claimed(&*store, &task).await.version;
-        let mut record = check(&task, version, "a\0b");
+        let claim = claimed(&*store, &task).await.claim();
+        let mut record = check(&task, claim, "a\0b");
         record.pages = vec![(
             "https://example.com/\0".into(),
             Some("title\0".into()),
             ClientData::failure(chrono::Utc::now(), "bad\0byte".into()),
         )];
         record.noise_notice = Some("noise\0".into());
-        assert!(store.record_check(&record).await.unwrap());
+        assert_eq!(store.record_check(&record).await.unwrap(), Recorded::Stored);
         assert_eq!(
             values(&*store, &user, &task).await,
             vec![Some("a\0b".into())],
@@ -1039,7 +1259,7 @@ contract!(a_deleted_monitor_gives_its_storage_back, |store: Arc<
         let task = c.monitor.id.clone().expect("an id");
         let value = "x".repeat(100 * (n + 1));
         store
-            .record_check(&check(&task, c.version, &value))
+            .record_check(&check(&task, c.claim(), &value))
             .await
             .unwrap();
     }
@@ -1091,10 +1311,10 @@ async fn a_check_leaves_the_definition_row_alone_on_postgres() {
     };
     let definition = row_version("tasks", "id").await;
     let schedule = row_version("schedules", "task_id").await;
-    let version = claimed(&store, &task).await.version;
+    let claim = claimed(&store, &task).await.claim();
     for value in ["one", "two", "two"] {
         store
-            .record_check(&check(&task, version, value))
+            .record_check(&check(&task, claim, value))
             .await
             .unwrap();
     }
@@ -1155,12 +1375,12 @@ contract!(
     |store: Arc<dyn TestStore>| async move {
         let user = add_user(&*store, "ada@example.com").await;
         let task = monitors(&*store, &user, 1).await.remove(0);
-        let version = claimed(&*store, &task).await.version;
-        let mut record = check(&task, version, "v");
+        let claim = claimed(&*store, &task).await.claim();
+        let mut record = check(&task, claim, "v");
         record.notifications = (0..4)
             .map(|i| notification(&task, &format!("v{i}")))
             .collect();
-        assert!(store.record_check(&record).await.unwrap());
+        assert_eq!(store.record_check(&record).await.unwrap(), Recorded::Stored);
         let now = now_millis();
         let sent = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
         let mut said: Vec<String> = sent
@@ -1175,9 +1395,9 @@ contract!(
         );
         assert!(said[0].starts_with("2 alert(s) not sent"), "{said:?}");
         // The hour is full: a later check's alerts are left out.
-        let mut more = check(&task, version, "w");
+        let mut more = check(&task, claim, "w");
         more.notifications = vec![notification(&task, "w")];
-        assert!(store.record_check(&more).await.unwrap());
+        assert_eq!(store.record_check(&more).await.unwrap(), Recorded::Stored);
         assert!(
             store
                 .claim_deliveries(now, now + 60_000, 10)

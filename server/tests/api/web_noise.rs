@@ -40,6 +40,7 @@ async fn checked(api: &Api, task: &str, masks: &[(&str, &str)], notice: Option<&
     let record = CheckRecord {
         task: task.to_string(),
         version: check.version,
+        token: check.token,
         own: ClientData::value(
             chrono::Utc::now(),
             "Tea 3.50 · 12 people are looking".into(),
@@ -53,7 +54,10 @@ async fn checked(api: &Api, task: &str, masks: &[(&str, &str)], notice: Option<&
         sampled: true,
         noise_notice: notice.map(str::to_string),
     };
-    assert!(api.store.record_check(&record).await.unwrap());
+    assert_eq!(
+        api.store.record_check(&record).await.unwrap(),
+        wachet_server::store::Recorded::Stored
+    );
 }
 
 async fn masks_of(api: &Api, user: &User, task: &str) -> Vec<(String, bool, bool)> {

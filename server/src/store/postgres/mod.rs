@@ -20,6 +20,7 @@ mod tasks;
 #[cfg(any(test, feature = "testing"))]
 mod testing;
 mod users;
+mod workers;
 
 use super::cache::Caches;
 use super::sqlite::{OpenError, StoreSettings};

@@ -120,7 +120,7 @@ async fn hour_full_until(
 const DUE_COLUMNS: &str = "d.id, d.kind::BIGINT AS kind, d.target, d.attempts::BIGINT AS attempts, \
      n.id AS notification_id, n.alert_type::BIGINT AS alert_type, n.alert, n.current_value, \
      n.comparand, n.error, n.created_at, n.task_id, n.task_name, n.url, u.webhook_secret, n.html, \
-     n.synthetic_expression, d.user_id, d.released_at, n.explanation";
+     n.synthetic_expression, d.user_id, d.released_at, n.explanation, d.lease_token";
 
 /// The columns of [`RecordRow`], widened alike.
 fn record_columns() -> String {
@@ -181,8 +181,8 @@ impl OutboxStore for PgStore {
                 continue;
             }
             sqlx::query(
-                "UPDATE deliveries SET lease_until = $2, released_at = COALESCE(released_at, $3) \
-                 WHERE id = $1",
+                "UPDATE deliveries SET lease_until = $2, released_at = COALESCE(released_at, $3), \
+                 lease_token = lease_token + 1 WHERE id = $1",
             )
             .bind(&row.id)
             .bind(until)
@@ -200,25 +200,31 @@ impl OutboxStore for PgStore {
         Ok(claimed)
     }
 
-    async fn finish_delivery(&self, id: &str, outcome: &DeliveryOutcome) -> Result<(), StoreError> {
+    async fn finish_delivery(
+        &self,
+        id: &str,
+        token: i64,
+        outcome: &DeliveryOutcome,
+    ) -> Result<bool, StoreError> {
         let (state, next, error) = match outcome {
             DeliveryOutcome::Delivered => ("delivered", None, None),
             DeliveryOutcome::Retry { at, error } => ("pending", Some(*at), Some(error.as_str())),
             DeliveryOutcome::Failed { error } => ("failed", None, Some(error.as_str())),
         };
-        sqlx::query(
+        let done = sqlx::query(
             "UPDATE deliveries SET state = $2, attempts = attempts + 1, \
              next_attempt_at = COALESCE($3, next_attempt_at), last_error = $4, \
-             lease_until = NULL, updated_at = $5 WHERE id = $1",
+             lease_until = NULL, updated_at = $5 WHERE id = $1 AND lease_token = $6",
         )
         .bind(id)
         .bind(state)
         .bind(next)
         .bind(super::storable(error))
         .bind(now_millis())
+        .bind(token)
         .execute(&self.pool)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
     }
 
     async fn delivery_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {

@@ -9,8 +9,8 @@
 
 use super::{PgStore, history};
 use crate::store::{
-    AlertStates, CheckRecord, Claim, DueCheck, Millis, NewNotification, ScheduleStore, Series,
-    StorageUse, StoreError, now_millis,
+    AlertStates, CheckRecord, Claim, DueCheck, Millis, NewNotification, Recorded, ScheduleStore,
+    Series, StorageUse, StoreError, now_millis,
 };
 use async_trait::async_trait;
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
@@ -93,6 +93,7 @@ struct DueRow {
     next_check_at: i64,
     updated_at: i64,
     sample_noise: bool,
+    token: i64,
 }
 
 /// The due monitors a claim takes, locked as it takes them: the same fair share as on SQLite
@@ -130,7 +131,7 @@ const CLAIM: &str = "\
         WHERE r.place <= greatest(1, $3 / a.n) \
         ORDER BY r.place, r.next_check_at, r.task_id LIMIT $4) \
     SELECT t.id, t.user_id, t.folder_id, t.definition, s.next_check_at, t.updated_at, \
-           t.sample_noise \
+           t.sample_noise, s.token \
     FROM picked p JOIN schedules s ON s.task_id = p.task_id JOIN tasks t ON t.id = s.task_id \
     WHERE s.next_check_at <= $2 AND (s.lease_until IS NULL OR s.lease_until < $5) \
     ORDER BY p.place, p.next_check_at, p.task_id \
@@ -306,6 +307,7 @@ impl ScheduleStore for PgStore {
                 due_at: row.next_check_at,
                 version: row.updated_at,
                 sample_noise: row.sample_noise,
+                token: row.token + 1,
             });
         }
         if !held.is_empty() {
@@ -321,43 +323,43 @@ impl ScheduleStore for PgStore {
         Ok(claimed)
     }
 
-    /// The lease is renewed for `lease_until` minus the caller's clock now, on the database's
-    /// clock.
-    async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {
-        sqlx::query(AssertSqlSafe(format!(
-            "UPDATE schedules SET lease_until = {DB_NOW} + $2 \
-             WHERE task_id = $1 AND lease_until IS NOT NULL"
-        )))
-        .bind(task)
-        .bind(lease_until.saturating_sub(now_millis()))
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
     async fn finish_check(
         &self,
         task: &str,
         version: Millis,
+        token: i64,
         next_check_at: Millis,
     ) -> Result<(), StoreError> {
         // An update during the check set its own next check (at once) and version; keep it.
         sqlx::query(
             "UPDATE schedules s SET lease_until = NULL, \
              next_check_at = CASE WHEN t.updated_at = $2 THEN $3 ELSE s.next_check_at END \
-             FROM tasks t WHERE t.id = s.task_id AND s.task_id = $1",
+             FROM tasks t WHERE t.id = s.task_id AND s.task_id = $1 AND s.token = $4",
         )
         .bind(task)
         .bind(version)
         .bind(next_check_at)
+        .bind(token)
         .execute(&self.pool)
         .await?;
         Ok(())
     }
 
-    async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError> {
+    async fn record_check(&self, record: &CheckRecord) -> Result<Recorded, StoreError> {
         let quotas = self.quotas;
         let mut tx = self.pool.begin().await?;
+        // The schedule's row locked first: a claim (`SKIP LOCKED`) cannot take the monitor over
+        // between this test of the token and the commit.
+        let token: Option<(i64,)> =
+            sqlx::query_as("SELECT token FROM schedules WHERE task_id = $1 FOR UPDATE")
+                .bind(&record.task)
+                .fetch_optional(&mut *tx)
+                .await?;
+        match token {
+            None => return Err(StoreError::NotFound),
+            Some((token,)) if token != record.token => return Ok(Recorded::Fenced),
+            Some(_) => {}
+        }
         // Shared lock: an edit of the definition waits for this check to be stored (or lands
         // first, and the version says so), as SQLite's single writer orders them.
         let version: Option<(i64, String)> =
@@ -375,7 +377,7 @@ impl ScheduleStore for PgStore {
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await?;
-            return Ok(false);
+            return Ok(Recorded::Edited);
         }
         // Pages first: a page's notification names the page, which must exist by then.
         for (url, name, data) in &record.pages {
@@ -459,7 +461,7 @@ impl ScheduleStore for PgStore {
         // The monitor's latest data, noise notice and masks are the check's now.
         self.cache.tasks.invalidate(&record.task);
         self.prune(&record.task).await;
-        Ok(true)
+        Ok(Recorded::Stored)
     }
 
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {

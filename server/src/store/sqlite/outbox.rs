@@ -127,6 +127,8 @@ pub(in crate::store) struct DueRow {
     pub(in crate::store) user_id: Option<String>,
     pub(in crate::store) released_at: Option<i64>,
     explanation: Option<String>,
+    /// The token of the claim before this one: this claim's is the next.
+    lease_token: i64,
 }
 
 /// The delivery of a raised notification.
@@ -156,6 +158,7 @@ pub(in crate::store) fn notified(
         kind,
         target: row.target,
         attempts: u32::try_from(row.attempts).unwrap_or(0),
+        token: row.lease_token + 1,
         notification: ClientNotification {
             id: row.notification_id,
             kind: alert_type,
@@ -184,6 +187,7 @@ pub(in crate::store) fn test(row: DueRow, kind: MessagingServiceType, now: Milli
         kind,
         target: row.target,
         attempts: u32::try_from(row.attempts).unwrap_or(0),
+        token: row.lease_token + 1,
         notification: ClientNotification {
             id: None,
             kind: AlertType::NotEq,
@@ -272,7 +276,7 @@ impl OutboxStore for SqliteStore {
             "SELECT d.id, d.kind, d.target, d.attempts, n.id AS notification_id, n.alert_type, \
              n.alert, n.current_value, n.comparand, n.error, n.created_at, n.task_id, n.task_name, \
              n.url, u.webhook_secret, n.html, n.synthetic_expression, d.user_id, d.released_at, \
-             n.explanation \
+             n.explanation, d.lease_token \
              FROM deliveries d \
              LEFT JOIN notifications n ON n.id = d.notification_id \
              JOIN users u ON u.id = d.user_id \
@@ -304,8 +308,8 @@ impl OutboxStore for SqliteStore {
                 continue;
             }
             sqlx::query(
-                "UPDATE deliveries SET lease_until = ?, released_at = COALESCE(released_at, ?) \
-                 WHERE id = ?",
+                "UPDATE deliveries SET lease_until = ?, released_at = COALESCE(released_at, ?), \
+                 lease_token = lease_token + 1 WHERE id = ?",
             )
             .bind(lease_until)
             .bind(now)
@@ -323,25 +327,31 @@ impl OutboxStore for SqliteStore {
         Ok(claimed)
     }
 
-    async fn finish_delivery(&self, id: &str, outcome: &DeliveryOutcome) -> Result<(), StoreError> {
+    async fn finish_delivery(
+        &self,
+        id: &str,
+        token: i64,
+        outcome: &DeliveryOutcome,
+    ) -> Result<bool, StoreError> {
         let (state, next, error) = match outcome {
             DeliveryOutcome::Delivered => ("delivered", None, None),
             DeliveryOutcome::Retry { at, error } => ("pending", Some(*at), Some(error.as_str())),
             DeliveryOutcome::Failed { error } => ("failed", None, Some(error.as_str())),
         };
-        sqlx::query(
+        let done = sqlx::query(
             "UPDATE deliveries SET state = ?, attempts = attempts + 1, \
              next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?, lease_until = NULL, \
-             updated_at = ? WHERE id = ?",
+             updated_at = ? WHERE id = ? AND lease_token = ?",
         )
         .bind(state)
         .bind(next)
         .bind(error)
         .bind(now_millis())
         .bind(id)
+        .bind(token)
         .execute(&self.writer)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
     }
 
     async fn delivery_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {

@@ -4,8 +4,8 @@
 
 use super::{SqliteStore, history, notifications};
 use crate::store::{
-    AlertStates, CheckRecord, Claim, DueCheck, Millis, NewNotification, ScheduleStore, Series,
-    StorageUse, StoreError,
+    AlertStates, CheckRecord, Claim, DueCheck, Millis, NewNotification, Recorded, ScheduleStore,
+    Series, StorageUse, StoreError,
 };
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
@@ -22,6 +22,7 @@ struct DueRow {
     next_check_at: i64,
     updated_at: i64,
     sample_noise: i64,
+    lease_token: i64,
 }
 
 /// How long a monitor whose stored definition cannot be read waits before it is tried again.
@@ -64,7 +65,7 @@ const CLAIM: &str = "\
                + row_number() OVER (PARTITION BY c.user_id ORDER BY c.next_check_at, c.id) AS place \
         FROM candidates c LEFT JOIN busy b ON b.user_id = c.user_id) \
     SELECT t.id, t.user_id, t.folder_id, t.definition, t.next_check_at, t.updated_at, \
-           t.sample_noise \
+           t.sample_noise, t.lease_token \
     FROM ranked r JOIN tasks t ON t.id = r.id, active a \
     WHERE r.place <= max(1, ?3 / a.n) \
     ORDER BY r.place, r.next_check_at, r.id LIMIT ?4";
@@ -214,11 +215,13 @@ impl ScheduleStore for SqliteStore {
                     continue;
                 }
             };
-            sqlx::query("UPDATE tasks SET lease_until = ? WHERE id = ?")
-                .bind(lease_until)
-                .bind(&row.id)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(
+                "UPDATE tasks SET lease_until = ?, lease_token = lease_token + 1 WHERE id = ?",
+            )
+            .bind(lease_until)
+            .bind(&row.id)
+            .execute(&mut *tx)
+            .await?;
             monitor.id = Some(row.id);
             monitor.folder_id = row.folder_id;
             claimed.push(DueCheck {
@@ -227,52 +230,49 @@ impl ScheduleStore for SqliteStore {
                 due_at: row.next_check_at,
                 version: row.updated_at,
                 sample_noise: row.sample_noise != 0,
+                token: row.lease_token + 1,
             });
         }
         tx.commit().await?;
         Ok(claimed)
     }
 
-    async fn renew_lease(&self, task: &str, lease_until: Millis) -> Result<(), StoreError> {
-        sqlx::query("UPDATE tasks SET lease_until = ? WHERE id = ? AND lease_until IS NOT NULL")
-            .bind(lease_until)
-            .bind(task)
-            .execute(&self.writer)
-            .await?;
-        Ok(())
-    }
-
     async fn finish_check(
         &self,
         task: &str,
         version: Millis,
+        token: i64,
         next_check_at: Millis,
     ) -> Result<(), StoreError> {
         // An update during the check set its own next check (at once) and version; keep it.
         sqlx::query(
             "UPDATE tasks SET lease_until = NULL, \
              next_check_at = CASE WHEN updated_at = ? THEN ? ELSE next_check_at END \
-             WHERE id = ?",
+             WHERE id = ? AND lease_token = ?",
         )
         .bind(version)
         .bind(next_check_at)
         .bind(task)
+        .bind(token)
         .execute(&self.writer)
         .await?;
         Ok(())
     }
 
-    async fn record_check(&self, record: &CheckRecord) -> Result<bool, StoreError> {
+    async fn record_check(&self, record: &CheckRecord) -> Result<Recorded, StoreError> {
         let quotas = self.quotas;
         let mut tx = self.write().await?;
-        let version: Option<(i64, String)> =
-            sqlx::query_as("SELECT updated_at, user_id FROM tasks WHERE id = ?")
+        let version: Option<(i64, String, i64)> =
+            sqlx::query_as("SELECT updated_at, user_id, lease_token FROM tasks WHERE id = ?")
                 .bind(&record.task)
                 .fetch_optional(&mut *tx)
                 .await?;
-        let Some((version, user)) = version else {
+        let Some((version, user, token)) = version else {
             return Err(StoreError::NotFound);
         };
+        if token != record.token {
+            return Ok(Recorded::Fenced);
+        }
         if version != record.version {
             // Edited during the check: the edit scheduled its own first check.
             sqlx::query("UPDATE tasks SET lease_until = NULL WHERE id = ?")
@@ -280,7 +280,7 @@ impl ScheduleStore for SqliteStore {
                 .execute(&mut *tx)
                 .await?;
             tx.commit().await?;
-            return Ok(false);
+            return Ok(Recorded::Edited);
         }
         // Pages first: a page's notification names the page, which must exist by then.
         for (url, name, data) in &record.pages {
@@ -358,7 +358,7 @@ impl ScheduleStore for SqliteStore {
         // The monitor's latest data, noise notice and masks are the check's now.
         self.cache.tasks.invalidate(&record.task);
         self.prune(&record.task).await;
-        Ok(true)
+        Ok(Recorded::Stored)
     }
 
     async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {

@@ -1,0 +1,18 @@
+-- Processes that check and deliver (`wachet serve` with the worker or deliver role), each with
+-- the time of its last heartbeat on the database's clock: a beat also renews the leases of
+-- everything the process holds, so what a process that stopped beating held is taken over once
+-- its leases run out.
+CREATE TABLE workers (
+    id           TEXT PRIMARY KEY COLLATE "C",
+    roles        TEXT NOT NULL,                  -- comma-separated: api, worker, deliver
+    location     TEXT,                           -- a LocationCode name; NULL: the default
+    kinds        TEXT NOT NULL,                  -- comma-separated: plain, browser
+    host         TEXT NOT NULL,
+    pid          INTEGER NOT NULL,
+    started_at   BIGINT NOT NULL,
+    heartbeat_at BIGINT NOT NULL
+);
+
+-- Fencing tokens: each claim of a delivery raises its row's token (a monitor's is
+-- `schedules.token`), and only the claim holding the current token may store what it did.
+ALTER TABLE deliveries ADD COLUMN lease_token BIGINT NOT NULL DEFAULT 0;

@@ -1,0 +1,153 @@
+//! [`WorkerStore`] on SQLite: a beat writes the worker's row and renews the leases it holds
+//! (each still under its claim's token) in the writer's one transaction; leaving frees them.
+//! Every process on the file shares its clock, the machine's.
+
+use super::SqliteStore;
+use crate::store::{
+    Held, Holdings, LiveWorker, Lost, Millis, StoreError, WorkerInfo, WorkerStore, now_millis,
+};
+use async_trait::async_trait;
+use sqlx::{Sqlite, Transaction};
+use std::time::Duration;
+
+/// How long a worker that stopped beating stays in the table.
+const FORGET_AFTER: Millis = 3_600_000;
+
+/// The statements that renew and free a lease of each kind, by id and token.
+const CHECK_RENEW: &str = "UPDATE tasks SET lease_until = ?1 \
+                           WHERE id = ?2 AND lease_token = ?3 AND lease_until IS NOT NULL";
+const DELIVERY_RENEW: &str = "UPDATE deliveries SET lease_until = ?1 \
+                              WHERE id = ?2 AND lease_token = ?3 AND lease_until IS NOT NULL";
+/// Freeing also raises the token: a check the leaving process could not stop stores nothing.
+const CHECK_FREE: &str = "UPDATE tasks SET lease_until = NULL, lease_token = lease_token + 1 \
+                          WHERE id = ?1 AND lease_token = ?2";
+const DELIVERY_FREE: &str = "UPDATE deliveries SET lease_until = NULL, \
+                             lease_token = lease_token + 1 WHERE id = ?1 AND lease_token = ?2";
+
+/// Renews each of `held` until `until` with `statement`; those no longer held.
+async fn renew(
+    tx: &mut Transaction<'_, Sqlite>,
+    statement: &'static str,
+    held: &[Held],
+    until: Millis,
+) -> Result<Vec<Held>, StoreError> {
+    let mut lost = Vec::new();
+    for claim in held {
+        let done = sqlx::query(statement)
+            .bind(until)
+            .bind(&claim.id)
+            .bind(claim.token)
+            .execute(&mut **tx)
+            .await?;
+        if done.rows_affected() == 0 {
+            lost.push(claim.clone());
+        }
+    }
+    Ok(lost)
+}
+
+/// Frees each of `held` with `statement`.
+async fn free(
+    tx: &mut Transaction<'_, Sqlite>,
+    statement: &'static str,
+    held: &[Held],
+) -> Result<(), StoreError> {
+    for claim in held {
+        sqlx::query(statement)
+            .bind(&claim.id)
+            .bind(claim.token)
+            .execute(&mut **tx)
+            .await?;
+    }
+    Ok(())
+}
+
+#[derive(sqlx::FromRow)]
+struct WorkerRow {
+    id: String,
+    roles: String,
+    location: Option<String>,
+    kinds: String,
+    host: String,
+    pid: i64,
+    started_at: i64,
+    heartbeat_at: i64,
+}
+
+#[async_trait]
+impl WorkerStore for SqliteStore {
+    async fn beat(
+        &self,
+        worker: &WorkerInfo,
+        held: &Holdings,
+        lease: Duration,
+    ) -> Result<Lost, StoreError> {
+        let now = now_millis();
+        let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
+        let mut tx = self.write().await?;
+        sqlx::query(
+            "INSERT INTO workers (id, roles, location, kinds, host, pid, started_at, heartbeat_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET \
+             heartbeat_at = excluded.heartbeat_at",
+        )
+        .bind(&worker.id)
+        .bind(&worker.roles)
+        .bind(&worker.location)
+        .bind(&worker.kinds)
+        .bind(&worker.host)
+        .bind(i64::from(worker.pid))
+        .bind(worker.started_at)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        let lost = Lost {
+            checks: renew(&mut tx, CHECK_RENEW, &held.checks, until).await?,
+            deliveries: renew(&mut tx, DELIVERY_RENEW, &held.deliveries, until).await?,
+        };
+        sqlx::query("DELETE FROM workers WHERE heartbeat_at < ?")
+            .bind(now - FORGET_AFTER)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(lost)
+    }
+
+    async fn leave(&self, worker: &str, held: &Holdings) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        free(&mut tx, CHECK_FREE, &held.checks).await?;
+        free(&mut tx, DELIVERY_FREE, &held.deliveries).await?;
+        sqlx::query("DELETE FROM workers WHERE id = ?")
+            .bind(worker)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn live_workers(&self, within: Duration) -> Result<Vec<LiveWorker>, StoreError> {
+        let since = now_millis().saturating_sub(i64::try_from(within.as_millis()).unwrap_or(0));
+        let rows: Vec<WorkerRow> = sqlx::query_as(
+            "SELECT id, roles, location, kinds, host, pid, started_at, heartbeat_at FROM workers \
+             WHERE heartbeat_at >= ? ORDER BY started_at, id",
+        )
+        .bind(since)
+        .fetch_all(&self.reader)
+        .await?;
+        Ok(rows.into_iter().map(live).collect())
+    }
+}
+
+fn live(row: WorkerRow) -> LiveWorker {
+    LiveWorker {
+        info: WorkerInfo {
+            id: row.id,
+            roles: row.roles,
+            location: row.location,
+            kinds: row.kinds,
+            host: row.host,
+            pid: u32::try_from(row.pid).unwrap_or(0),
+            started_at: row.started_at,
+        },
+        heartbeat_at: row.heartbeat_at,
+    }
+}
