@@ -12,7 +12,7 @@ use crate::crawl::{self, CrawlEvent, CrawlSettings, CrawlStream, PortalFold};
 use crate::fetch::hosts::{HostLimits, HostSlots, Polite};
 use crate::fetch::http::{HttpFetcher, HttpSettings};
 use crate::fetch::{FetchedPage, Fetcher, NetworkPolicy};
-use crate::model::{ClientData, ClientJobType, Monitor};
+use crate::model::{ClientData, ClientJobType, LocationCode, Monitor};
 use crate::validate::{self, InvalidMonitor};
 use async_trait::async_trait;
 use chrono::Utc;
@@ -51,6 +51,7 @@ pub struct EngineBuilder {
     http: HttpSettings,
     hosts: HostLimits,
     proxies: BTreeMap<String, String>,
+    location: LocationCode,
     crawl: CrawlSettings,
     #[cfg(feature = "chrome")]
     render: crate::render::RenderSettings,
@@ -130,6 +131,14 @@ impl EngineBuilder {
     pub fn proxy(mut self, location: impl AsRef<str>, url: impl Into<String>) -> Self {
         self.proxies
             .insert(location.as_ref().trim().to_ascii_lowercase(), url.into());
+        self
+    }
+
+    /// The location this engine checks from (default [`LocationCode::Default`]: wherever it
+    /// runs): monitors of that location are checked directly, without a proxy, as a checker
+    /// running in that region does.
+    pub fn location(mut self, location: LocationCode) -> Self {
+        self.location = location;
         self
     }
 
@@ -237,6 +246,7 @@ impl EngineBuilder {
                 slot_wait,
                 total_timeout: slot_wait,
                 proxy_locations: self.proxies.keys().cloned().collect(),
+                location: self.location,
                 crawl: self.crawl,
                 #[cfg(feature = "chrome")]
                 renderer,
@@ -277,6 +287,7 @@ struct Inner {
     /// How long a check's fetch and extraction may take together.
     total_timeout: Duration,
     proxy_locations: Vec<String>,
+    location: LocationCode,
     crawl: CrawlSettings,
     #[cfg(feature = "chrome")]
     renderer: crate::render::Renderer,
@@ -288,6 +299,17 @@ impl Engine {
         EngineBuilder::default()
     }
 
+    /// Whether this engine checks monitors of `location`: its own location, or one it has a
+    /// proxy for ([`EngineBuilder::location`], [`EngineBuilder::proxy`]).
+    pub fn serves(&self, location: LocationCode) -> bool {
+        location == self.inner.location
+            || self
+                .inner
+                .proxy_locations
+                .iter()
+                .any(|l| *l == location.name().to_ascii_lowercase())
+    }
+
     /// Checks that `monitor` can be checked, without fetching anything: URL, method, headers,
     /// XPath, exclusion XPath, regex, crawling depth, URL filters and proxy locations.
     pub fn validate(&self, monitor: &Monitor) -> Result<(), InvalidMonitor> {
@@ -297,7 +319,7 @@ impl Engine {
     /// Compiles `monitor` once for any number of checks ([`Checker::check_prepared`],
     /// [`Checker::crawl_prepared`]); `Err` with every problem found when it cannot be checked.
     pub fn prepare(&self, monitor: &Monitor) -> Result<PreparedMonitor, InvalidMonitor> {
-        let plan = validate::compile(monitor, &self.inner.proxy_locations)?;
+        let plan = validate::compile(monitor, &self.inner.proxy_locations, self.inner.location)?;
         #[cfg(not(feature = "chrome"))]
         if monitor.dynamic_content {
             return Err(InvalidMonitor {

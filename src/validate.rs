@@ -103,10 +103,12 @@ thread_local! {
     pub(crate) static COMPILES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// Compiles `monitor`; `proxy_locations` are the locations the engine has a proxy for.
+/// Compiles `monitor`; `proxy_locations` are the locations the engine has a proxy for, `here`
+/// the one it checks from directly.
 pub(crate) fn compile(
     monitor: &Monitor,
     proxy_locations: &[String],
+    here: LocationCode,
 ) -> Result<Plan, InvalidMonitor> {
     #[cfg(test)]
     COMPILES.with(|c| c.set(c.get() + 1));
@@ -135,7 +137,7 @@ pub(crate) fn compile(
         errors.add("crawlingDepth", format!("must be 1, 2 or 3, not {depth}"));
     }
     let url_filter = compile_filters(monitor, &mut errors);
-    let proxy = choose_proxy(monitor, proxy_locations, &mut errors);
+    let proxy = choose_proxy(monitor, proxy_locations, here, &mut errors);
 
     match (url, method, xpath, exclude, regex) {
         (Some(url), Some(method), Some(xpath), Some(exclude), Some(regex))
@@ -418,7 +420,12 @@ fn check_sizes(monitor: &Monitor, errors: &mut Errors) {
     }
 }
 
-fn choose_proxy(monitor: &Monitor, configured: &[String], errors: &mut Errors) -> Option<String> {
+fn choose_proxy(
+    monitor: &Monitor,
+    configured: &[String],
+    here: LocationCode,
+    errors: &mut Errors,
+) -> Option<String> {
     let known = |loc: &str| configured.iter().any(|c| c == loc);
     let list = if configured.is_empty() {
         "none is configured".to_string()
@@ -442,7 +449,7 @@ fn choose_proxy(monitor: &Monitor, configured: &[String], errors: &mut Errors) -
             chosen = Some(loc);
         }
     }
-    if chosen.is_none() && monitor.location != LocationCode::Default {
+    if chosen.is_none() && monitor.location != LocationCode::Default && monitor.location != here {
         let loc = monitor.location.name().to_ascii_lowercase();
         if known(&loc) {
             chosen = Some(loc);

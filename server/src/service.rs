@@ -17,6 +17,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+use wachet::model::LocationCode;
 use wachet::{Checker, Engine};
 
 /// How long requests, checks and deliveries in flight may take to finish once shutdown starts.
@@ -40,6 +41,8 @@ pub struct Settings {
     pub delivery: DeliverySettings,
     /// How often unused history values are looked for (when [`Parts::collection`]).
     pub collect_every: Duration,
+    /// The location this process checks from (`--location`); `None`: wherever it runs.
+    pub location: Option<LocationCode>,
     /// How often this process, when it checks or delivers, beats ([`crate::worker`]): each beat
     /// renews the leases of what it holds, which last [`ScheduleSettings::lease`].
     pub heartbeat: Duration,
@@ -55,31 +58,39 @@ impl Default for Settings {
             delivery: DeliverySettings::default(),
             collect_every: COLLECT_EVERY,
             heartbeat: crate::worker::DEFAULT_HEARTBEAT,
+            location: None,
         }
     }
 }
 
-/// Which parts of the service run beside the API, which always runs. A process running only
-/// some of them shares the database with others that run the rest.
+/// Which parts of the service run (`wachet serve --roles`). A process running only some of them
+/// shares the database with others that run the rest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Parts {
-    /// The scheduler: claims due monitors, checks them, stores what they found and raised.
+    /// The API and the web interface on [`Settings::listen`] (the `api` role).
+    pub api: bool,
+    /// The scheduler: claims due monitors, checks them, stores what they found and raised (the
+    /// `worker` role).
     pub checks: bool,
-    /// Delivery: sends the outbox's notifications and the e-mail confirmation codes.
+    /// Delivery: sends the outbox's notifications and the e-mail confirmation codes (the
+    /// `deliver` role).
     pub delivery: bool,
-    /// Garbage collection of the history values no entry names any more.
+    /// Garbage collection of the history values no entry names any more (with the `worker`
+    /// role).
     pub collection: bool,
 }
 
 impl Parts {
     /// Every part, as `wachet serve` runs them.
     pub const ALL: Parts = Parts {
+        api: true,
         checks: true,
         delivery: true,
         collection: true,
     };
     /// The API alone: nothing is checked, delivered or collected.
     pub const API_ONLY: Parts = Parts {
+        api: true,
         checks: false,
         delivery: false,
         collection: false,
@@ -87,7 +98,10 @@ impl Parts {
 
     /// The roles these parts make, as a worker tells the others (`api,worker,deliver`).
     pub fn roles(&self) -> String {
-        let mut roles = vec!["api"];
+        let mut roles = Vec::new();
+        if self.api {
+            roles.push("api");
+        }
         if self.checks {
             roles.push("worker");
         }
@@ -117,9 +131,9 @@ pub enum StartError {
 /// A service that is serving. Dropping it stops every part at once, as a crash would (only
 /// what was in flight goes on); [`Running::shutdown`] stops them gracefully.
 pub struct Running {
-    addr: SocketAddr,
+    addr: Option<SocketAddr>,
     stop: watch::Sender<bool>,
-    api: JoinHandle<std::io::Result<()>>,
+    api: Option<JoinHandle<std::io::Result<()>>>,
     /// The background parts, named for the log.
     parts: Vec<(&'static str, JoinHandle<()>)>,
     /// This process as a worker, when it checks or delivers: it leaves once the parts stopped.
@@ -127,8 +141,8 @@ pub struct Running {
 }
 
 impl Running {
-    /// The address it listens on.
-    pub fn addr(&self) -> SocketAddr {
+    /// The address it listens on; `None` without the API ([`Parts::api`]).
+    pub fn addr(&self) -> Option<SocketAddr> {
         self.addr
     }
 
@@ -142,21 +156,31 @@ impl Running {
         let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
         let Running {
             stop,
-            mut api,
+            api,
             parts,
             worker,
             ..
         } = self;
         stop_parts(&stop, parts, worker, deadline).await;
-        finish("api", &mut api, deadline).await.unwrap_or(Ok(()))
+        match api {
+            Some(mut api) => finish("api", &mut api, deadline).await.unwrap_or(Ok(())),
+            None => Ok(()),
+        }
     }
 
     /// Serves until `signal` resolves, then shuts down ([`Running::shutdown`]); should the API
     /// fail first, the other parts are shut down and its error returned.
     pub async fn until(mut self, signal: impl Future<Output = ()>) -> std::io::Result<()> {
+        let Some(mut api) = self.api.take() else {
+            signal.await;
+            return self.shutdown().await;
+        };
         tokio::select! {
-            () = signal => self.shutdown().await,
-            ended = &mut self.api => {
+            () = signal => {
+                self.api = Some(api);
+                self.shutdown().await
+            }
+            ended = &mut api => {
                 let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
                 stop_parts(&self.stop, self.parts, self.worker, deadline).await;
                 ended.map_err(std::io::Error::other)?
@@ -215,38 +239,48 @@ pub async fn start(
     store: Arc<dyn Store>,
     engine: &Engine,
 ) -> Result<Running, StartError> {
-    let listener =
-        TcpListener::bind(settings.listen)
-            .await
-            .map_err(|source| StartError::Listen {
-                addr: settings.listen,
-                source,
-            })?;
-    let addr = listener
-        .local_addr()
-        .map_err(|err| api::ApiSetupError::io(err.to_string()))?;
     let checker: Arc<dyn Checker> = Arc::new(engine.clone());
     let (stop, stopped) = watch::channel(false);
     let checks = CheckEvents::new();
-    let shared = api::Shared {
-        checks: checks.clone(),
-        stopping: stop.subscribe(),
+    let (addr, api) = match settings.parts.api {
+        true => {
+            let listener =
+                TcpListener::bind(settings.listen)
+                    .await
+                    .map_err(|source| StartError::Listen {
+                        addr: settings.listen,
+                        source,
+                    })?;
+            let addr = listener
+                .local_addr()
+                .map_err(|err| api::ApiSetupError::io(err.to_string()))?;
+            let shared = api::Shared {
+                checks: checks.clone(),
+                stopping: stop.subscribe(),
+            };
+            let connections = settings.api.connections.clone();
+            let router =
+                api::router(store.clone(), checker.clone(), settings.api.clone(), shared).await?;
+            let api = tokio::spawn(crate::connections::serve(
+                listener,
+                router,
+                connections,
+                stopped,
+            ));
+            (Some(addr), Some(api))
+        }
+        false => (None, None),
     };
-    let connections = settings.api.connections.clone();
-    let router = api::router(store.clone(), checker.clone(), settings.api, shared).await?;
-    let api = tokio::spawn(crate::connections::serve(
-        listener,
-        router,
-        connections,
-        stopped,
-    ));
     let mut parts = Vec::new();
     let worker = (settings.parts.checks || settings.parts.delivery).then(|| {
         Worker::new(
             store.clone(),
             settings.parts.roles(),
-            None,
-            "plain,browser".to_string(),
+            settings
+                .location
+                .filter(|l| *l != LocationCode::Default)
+                .map(|l| l.name().to_ascii_lowercase()),
+            settings.schedule.kinds(),
             settings.schedule.lease,
             settings.heartbeat,
         )

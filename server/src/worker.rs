@@ -21,6 +21,10 @@ pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(5);
 /// deliveries are taken over this long after its last beat at most.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(20);
 
+/// How recently a worker beat to count as live (for the locations the API accepts): beyond the
+/// longest a default lease keeps a dead worker's claims.
+pub const LIVE: Duration = Duration::from_secs(30);
+
 /// The kind of a held claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Kind {

@@ -305,6 +305,10 @@ async fn settings_come_from_flags_or_the_environment_and_help_lists_them() {
             "WACHET_BROWSER_CHECKS_IN_FLIGHT",
         ),
         ("--check-lease", "WACHET_CHECK_LEASE"),
+        ("--heartbeat", "WACHET_HEARTBEAT"),
+        ("--roles", "WACHET_ROLES"),
+        ("--location", "WACHET_LOCATION"),
+        ("--kinds", "WACHET_KINDS"),
         ("--smtp-host", "WACHET_SMTP_HOST"),
         ("--smtp-port", "WACHET_SMTP_PORT"),
         ("--smtp-tls", "WACHET_SMTP_TLS"),
@@ -1538,4 +1542,98 @@ async fn workers_on_postgresql_keep_their_checks_while_alive_and_hand_them_over_
         "the stopped worker's check was handed over"
     );
     assert_eq!(d.terminate().await, Some(0));
+}
+
+/// Starts `wachet serve` with `extra` flags that leave the API out; returns once it runs.
+async fn serve_without_api(db: &Path, extra: &[&str]) -> Child {
+    let mut child = wachet()
+        .args(["serve", "--db"])
+        .arg(db)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    tokio::time::timeout(WAIT, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.starts_with("running without the api") {
+                return;
+            }
+        }
+        panic!("wachet serve ended before running");
+    })
+    .await
+    .expect("wachet serve runs");
+    child
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roles_split_the_api_from_workers_and_a_location_is_checked_only_by_its_workers() {
+    use wachet::testing::{FixtureServer, Reply};
+    let Some(url) = pg::database().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .reply("/gb", Reply::html("<p>from gb</p>"))
+        .reply("/anywhere", Reply::html("<p>anywhere</p>"))
+        .start()
+        .await
+        .unwrap();
+    let db = Path::new(&url);
+    let api = serve(db, &["--roles", "api", "--allow-private-networks"]).await;
+    let admin = account(&api.printed);
+    let token = api.login(&admin).await;
+    let create = |url: String, location: &str| json!({"url": url, "recurrenceInSeconds": 3600, "location": location});
+    // No worker checks from Great Britain yet, and no proxy serves it.
+    let (status, refused) = api
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(create(site.url("/gb"), "Gb")),
+        )
+        .await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(refused.to_string().contains("location"), "{refused}");
+
+    let mut gb = serve_without_api(
+        db,
+        &[
+            "--roles",
+            "worker",
+            "--location",
+            "gb",
+            "--allow-private-networks",
+        ],
+    )
+    .await;
+    let (status, task) = api
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(create(site.url("/gb"), "Gb")),
+        )
+        .await;
+    assert_eq!(status, 200, "a live worker checks from there: {task}");
+    let anywhere = api.monitor(&token, &site.url("/anywhere")).await;
+    let id = task["id"].as_str().unwrap();
+    assert_eq!(api.history(&token, id).await[0]["raw"], "from gb");
+    // The API process checks nothing, and the worker in Great Britain only its own location's.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        site.hits("/anywhere"),
+        0,
+        "nobody checks the default location"
+    );
+    let _ = anywhere;
+    let pid = nix::unistd::Pid::from_raw(gb.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = tokio::time::timeout(WAIT, gb.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(api.terminate().await, Some(0));
 }

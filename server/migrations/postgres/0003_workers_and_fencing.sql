@@ -16,3 +16,12 @@ CREATE TABLE workers (
 -- Fencing tokens: each claim of a delivery raises its row's token (a monitor's is
 -- `schedules.token`), and only the claim holding the current token may store what it did.
 ALTER TABLE deliveries ADD COLUMN lease_token BIGINT NOT NULL DEFAULT 0;
+
+-- The location a monitor is checked from (LocationCode), for the claims of the workers there;
+-- it was only in the definition before.
+ALTER TABLE schedules ADD COLUMN location SMALLINT NOT NULL DEFAULT 0;
+UPDATE schedules s SET location = CASE t.definition::jsonb ->> 'location'
+    WHEN 'Us' THEN 1 WHEN 'Gb' THEN 2 WHEN 'De' THEN 3 WHEN 'Sg' THEN 4 WHEN 'Au' THEN 5
+    ELSE 0 END
+FROM tasks t WHERE t.id = s.task_id AND t.definition::jsonb ->> 'location' IS NOT NULL
+    AND t.definition::jsonb ->> 'location' <> 'Default';

@@ -16,3 +16,10 @@ CREATE TABLE workers (
 -- claim holding the current token may store what it did.
 ALTER TABLE tasks ADD COLUMN lease_token BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE deliveries ADD COLUMN lease_token BIGINT NOT NULL DEFAULT 0;
+
+-- The location a monitor is checked from (LocationCode), for the claims of the workers there;
+-- it was only in the definition before.
+ALTER TABLE tasks ADD COLUMN location INTEGER NOT NULL DEFAULT 0;
+UPDATE tasks SET location = CASE json_extract(definition, '$.location')
+    WHEN 'Us' THEN 1 WHEN 'Gb' THEN 2 WHEN 'De' THEN 3 WHEN 'Sg' THEN 4 WHEN 'Au' THEN 5
+    ELSE 0 END;

@@ -9,7 +9,7 @@ use super::{AppState, rules};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
-use wachet::model::{ClientJobType, ClientPage, Monitor};
+use wachet::model::{ClientJobType, ClientPage, LocationCode, Monitor};
 
 /// Most monitors a search returns.
 pub const MAX_SEARCH_RESULTS: u32 = 500;
@@ -34,6 +34,7 @@ pub(crate) async fn validate(state: &AppState, monitor: Monitor) -> Result<Monit
             VALIDATION_TIMEOUT.as_secs(),
         )
     };
+    let served = served_by_workers(state, monitor.location).await?;
     let work = async {
         let permit = state
             .inner
@@ -45,7 +46,16 @@ pub(crate) async fn validate(state: &AppState, monitor: Monitor) -> Result<Monit
         let checker = state.inner.checker.clone();
         let min_recurrence = state.inner.settings.min_recurrence;
         tokio::task::spawn_blocking(move || {
-            let result = rules::monitor(checker.as_ref(), &monitor, min_recurrence);
+            // A location live workers check from needs no proxy here: the engine judges the rest.
+            let judged = match served {
+                true => std::borrow::Cow::Owned(Monitor {
+                    location: LocationCode::Default,
+                    ..monitor.clone()
+                }),
+                false => std::borrow::Cow::Borrowed(&monitor),
+            };
+            let result = rules::monitor(checker.as_ref(), &judged, min_recurrence);
+            drop(judged);
             drop(permit);
             result.map(|()| monitor)
         })
@@ -55,6 +65,20 @@ pub(crate) async fn validate(state: &AppState, monitor: Monitor) -> Result<Monit
     tokio::time::timeout(VALIDATION_TIMEOUT, work)
         .await
         .map_err(|_| busy())?
+}
+
+/// Whether a live worker checks monitors of `location` from there (`wachet serve --location`);
+/// the default location is left to the engine's own rules.
+async fn served_by_workers(state: &AppState, location: LocationCode) -> Result<bool, ApiError> {
+    if location == LocationCode::Default {
+        return Ok(false);
+    }
+    let name = location.name().to_ascii_lowercase();
+    let live = state.store().live_workers(crate::worker::LIVE).await?;
+    Ok(live.iter().any(|worker| {
+        worker.info.location.as_deref() == Some(name.as_str())
+            && worker.info.roles.split(',').any(|role| role == "worker")
+    }))
 }
 
 /// Endpoint 11: creates a monitor (no `id`) or replaces one (`id`). An update with a null

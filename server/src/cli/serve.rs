@@ -12,7 +12,7 @@ use crate::store::postgres::{self, PgStore};
 use crate::store::sqlite::{
     DEFAULT_DELIVERIES_PER_HOUR, DEFAULT_HISTORY_RETENTION, SqliteStore, StoreSettings,
 };
-use crate::store::{Quotas, Store};
+use crate::store::{Locations, Quotas, Store};
 use anyhow::Context;
 use clap::Args;
 use std::net::SocketAddr;
@@ -20,6 +20,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 use wachet::Engine;
+use wachet::model::LocationCode;
 
 /// Settings of `wachet serve`.
 #[derive(Debug, Args)]
@@ -27,6 +28,32 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "WACHET_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
+    /// What this process does, any of: `api` (the REST API and the web interface), `worker`
+    /// (checks monitors), `deliver` (sends notifications). Any number of processes of each
+    /// share one PostgreSQL database.
+    #[arg(
+        long,
+        env = "WACHET_ROLES",
+        value_enum,
+        value_delimiter = ',',
+        default_value = "api,worker,deliver"
+    )]
+    roles: Vec<Role>,
+    /// The location this worker checks from (`us`, `gb`, `de`, `sg`, `au`): it checks only the
+    /// monitors of that location (and of the locations it has a `--proxy` for), directly.
+    /// Without it, the monitors of the default location.
+    #[arg(long, env = "WACHET_LOCATION", value_parser = parse_location)]
+    location: Option<LocationCode>,
+    /// The kinds of checks this worker runs: `plain` (HTTP), `browser` (rendered in Chromium,
+    /// `dynamicContent`); Chromium is started only where browser checks are taken.
+    #[arg(
+        long,
+        env = "WACHET_KINDS",
+        value_enum,
+        value_delimiter = ',',
+        default_value = "plain,browser"
+    )]
+    kinds: Vec<Kind>,
     #[command(flatten)]
     db: DbArg,
     /// The address people reach the service at, such as `https://watch.example.com`, when a
@@ -287,6 +314,7 @@ fn engine(args: &ServeArgs) -> anyhow::Result<Engine> {
         // As many tabs as the scheduler's browser pool may run, lent slots included (see
         // `schedule::Pool`): a user's render lent a slot must not queue for a tab behind the
         // hanging renders of another.
+        .location(args.location.unwrap_or_default())
         .render_settings(wachet::render::RenderSettings {
             tabs: args.browser_checks_in_flight.max(1) * 2,
             ..Default::default()
@@ -323,17 +351,24 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let running = service::start(settings(&args), store.shared(), &engine).await?;
     let signal = service::shutdown_signal().context("cannot install the signal handlers")?;
-    let interface = args
-        .public_url
-        .clone()
-        .unwrap_or_else(|| format!("http://{}", running.addr()));
     // One write for both lines, and no panic if it fails: a script that stops reading at
     // "listening on" closes the pipe, and a later write would fail with EPIPE.
-    let lines = format!(
-        "listening on http://{}\nweb interface: {}/\n",
-        running.addr(),
-        interface.trim_end_matches('/')
-    );
+    let lines = match running.addr() {
+        Some(addr) => {
+            let interface = args
+                .public_url
+                .clone()
+                .unwrap_or_else(|| format!("http://{addr}"));
+            format!(
+                "listening on http://{addr}\nweb interface: {}/\n",
+                interface.trim_end_matches('/')
+            )
+        }
+        None => format!(
+            "running without the api: {}\n",
+            settings(&args).parts.roles()
+        ),
+    };
     {
         use std::io::Write;
         let mut stdout = std::io::stdout().lock();
@@ -344,6 +379,18 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     running.until(signal).await.context("the server failed")?;
     store.close().await;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The locations whose monitors this process checks: its own and those it has a proxy for.
+fn served_locations(args: &ServeArgs) -> Vec<LocationCode> {
+    let proxied = args
+        .proxies
+        .iter()
+        .filter_map(|proxy| proxy.split_once('='))
+        .filter_map(|(location, _)| LocationCode::parse(location));
+    std::iter::once(args.location.unwrap_or_default())
+        .chain(proxied)
+        .collect()
 }
 
 /// The service's settings from the flags.
@@ -371,6 +418,9 @@ fn settings(args: &ServeArgs) -> service::Settings {
         min_recurrence: args.min_recurrence,
         max_value_bytes: args.max_value_bytes,
         confirm_after: Duration::from_secs(args.confirm_after),
+        locations: Locations::of(served_locations(args)),
+        plain: args.kinds.contains(&Kind::Plain),
+        browser: args.kinds.contains(&Kind::Browser),
         ..ScheduleSettings::default()
     };
     let smtp = args.smtp_host.clone().map(|host| SmtpSettings {
@@ -386,15 +436,53 @@ fn settings(args: &ServeArgs) -> service::Settings {
         lease: Duration::from_secs(args.delivery_timeout * 2),
         ..DeliverySettings::default()
     };
+    let has = |role| args.roles.contains(&role);
     service::Settings {
         listen: args.listen,
         api,
-        parts: service::Parts::ALL,
+        parts: service::Parts {
+            api: has(Role::Api),
+            checks: has(Role::Worker),
+            delivery: has(Role::Deliver),
+            collection: has(Role::Worker),
+        },
+        location: args.location,
         schedule,
         delivery,
         collect_every: service::COLLECT_EVERY,
         heartbeat: Duration::from_secs(args.heartbeat),
     }
+}
+
+/// A role of `wachet serve --roles`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Role {
+    /// The REST API and the web interface.
+    Api,
+    /// Checks monitors.
+    Worker,
+    /// Sends notifications.
+    Deliver,
+}
+
+/// A kind of check of `wachet serve --kinds`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Kind {
+    /// Fetched over HTTP.
+    Plain,
+    /// Rendered in Chromium.
+    Browser,
+}
+
+/// A location named as the API names it (`us`, `Gb`, or its code).
+fn parse_location(value: &str) -> Result<LocationCode, String> {
+    LocationCode::parse(value).ok_or_else(|| {
+        let names: Vec<String> = LocationCode::ALL
+            .iter()
+            .map(|l| l.name().to_ascii_lowercase())
+            .collect();
+        format!("not a location; one of {}", names.join(", "))
+    })
 }
 
 /// A public URL: http or https, with a host, without path, query or fragment (it is compared

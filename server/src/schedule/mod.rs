@@ -74,6 +74,13 @@ pub struct ScheduleSettings {
     pub noise_samples: usize,
     /// The pause before each of those fetches.
     pub noise_spacing: Duration,
+    /// The locations whose monitors this process checks: its own (`--location`) and those its
+    /// engine has a proxy for.
+    pub locations: crate::store::Locations,
+    /// Whether this process runs plain checks (`--kinds plain`).
+    pub plain: bool,
+    /// Whether this process runs checks rendered in Chromium (`--kinds browser`).
+    pub browser: bool,
     /// The longest the samples of one check may take, pauses included; the samples not taken
     /// by then are skipped, so a slow page holds its check's slot no longer than one more
     /// check's timeout.
@@ -95,9 +102,25 @@ impl Default for ScheduleSettings {
             confirm_after: Duration::from_secs(5),
             noise_samples: wachet::alerts::noise::QUICK_SAMPLES,
             noise_spacing: wachet::alerts::noise::QUICK_SPACING,
+            locations: crate::store::Locations::DEFAULT,
+            plain: true,
+            browser: true,
             // The engine's default timeout of a whole fetch.
             noise_sample_budget: Duration::from_secs(30),
         }
+    }
+}
+
+impl ScheduleSettings {
+    /// The kinds of checks these settings run, as a worker tells the others (`plain,browser`).
+    pub fn kinds(&self) -> String {
+        let kinds = [(self.plain, "plain"), (self.browser, "browser")];
+        kinds
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, kind)| *kind)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 
@@ -120,10 +143,17 @@ pub async fn run(
     }
     // Plain and browser checks have slots of their own, so monitors waiting for the browser
     // never hold up the others.
-    let pools = [
-        Pool::new(settings.checks_in_flight, false),
-        Pool::new(settings.browser_checks_in_flight.max(1), true),
-    ];
+    let pools: Vec<Pool> = [
+        settings
+            .plain
+            .then(|| Pool::new(settings.checks_in_flight, false)),
+        settings
+            .browser
+            .then(|| Pool::new(settings.browser_checks_in_flight.max(1), true)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     let finished = Arc::new(Notify::new());
     let cache = Arc::new(PreparedCache::new(prepared::DEFAULT_CAPACITY));
     loop {
@@ -139,6 +169,7 @@ pub async fn run(
                 limit: free as u32,
                 share: pool.share as u32,
                 browser: pool.browser,
+                locations: settings.locations,
             };
             let due = match store.claim_due(now, until, &claim).await {
                 Ok(due) => due,

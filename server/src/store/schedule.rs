@@ -4,7 +4,7 @@
 
 use super::{Millis, NewNotification, StoreError};
 use async_trait::async_trait;
-use wachet::model::{ClientData, Monitor};
+use wachet::model::{ClientData, LocationCode, Monitor};
 
 /// What [`ScheduleStore::claim_due`] may take.
 #[derive(Debug, Clone, Copy)]
@@ -16,6 +16,31 @@ pub struct Claim {
     pub share: u32,
     /// Monitors with dynamicContent (rendered in Chromium), else the others.
     pub browser: bool,
+    /// The locations whose monitors this worker checks (its own, and those it has a proxy for).
+    pub locations: Locations,
+}
+
+/// A set of monitor locations ([`LocationCode`]), as a claim takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Locations(u32);
+
+impl Locations {
+    /// The monitors with no location of their own: a worker running wherever it runs.
+    pub const DEFAULT: Locations = Locations(1);
+
+    /// The set of `locations`.
+    pub fn of(locations: impl IntoIterator<Item = LocationCode>) -> Self {
+        Locations(
+            locations
+                .into_iter()
+                .fold(0, |bits, location| bits | 1 << location.code().clamp(0, 31)),
+        )
+    }
+
+    /// The set as bits (`1 << code` for each location), as the claims' SQL tests it.
+    pub fn bits(self) -> i64 {
+        i64::from(self.0)
+    }
 }
 
 /// A monitor claimed for a check by [`ScheduleStore::claim_due`].

@@ -389,6 +389,7 @@ async fn a_claim_takes_turns_between_users_and_keeps_each_within_their_share() {
         limit,
         share,
         browser: true,
+        locations: wachet_server::store::Locations::DEFAULT,
     };
     let ids = |due: Vec<wachet_server::store::DueCheck>| -> Vec<String> {
         due.into_iter().map(|d| d.monitor.id.unwrap()).collect()
@@ -416,6 +417,7 @@ async fn a_claim_takes_turns_between_users_and_keeps_each_within_their_share() {
         limit: 10,
         share: 4,
         browser: false,
+        locations: wachet_server::store::Locations::DEFAULT,
     };
     let due = ids(api
         .store

@@ -198,7 +198,7 @@ impl Api {
             .await
             .unwrap();
         Api {
-            base: format!("http://{}", running.addr()),
+            base: format!("http://{}", running.addr().expect("the api runs")),
             store,
             dir,
             running: Some(running),

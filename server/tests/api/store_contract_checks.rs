@@ -42,6 +42,7 @@ fn plain(limit: u32) -> Claim {
         limit,
         share: 1_000,
         browser: false,
+        locations: wachet_server::store::Locations::DEFAULT,
     }
 }
 
@@ -164,6 +165,7 @@ contract!(due_monitors_are_claimed_once_under_a_lease, |store: Arc<
     // Browser checks are claimed apart.
     let browser = Claim {
         browser: true,
+        locations: wachet_server::store::Locations::DEFAULT,
         ..plain(10)
     };
     assert!(

@@ -18,6 +18,7 @@ async fn checked(api: &Api, task: &str, masks: &[(&str, &str)], notice: Option<&
         limit: 10,
         share: 10,
         browser: false,
+        locations: wachet_server::store::Locations::DEFAULT,
     };
     let due = api
         .store

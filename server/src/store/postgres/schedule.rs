@@ -35,24 +35,27 @@ pub(super) async fn db_now(conn: &mut sqlx::PgConnection) -> Result<Millis, Stor
 }
 
 /// (Re)schedules the monitor `task` of `user` after its definition was written in `tx`:
-/// checked first at `next_check_at` (`None`: paused, never due), by a browser when `dynamic`.
+/// checked first at `next_check_at` (`None`: paused, never due), by a browser when `dynamic`,
+/// by a worker of `location` (a LocationCode's code).
 /// A lease a check holds stays: that check ends as it would have.
 pub(super) async fn schedule_in(
     tx: &mut Transaction<'_, Postgres>,
     task: &str,
     user: &str,
     next_check_at: Option<Millis>,
-    dynamic: bool,
+    (dynamic, location): (bool, i16),
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO schedules (task_id, user_id, dynamic, next_check_at) VALUES ($1, $2, $3, $4) \
+        "INSERT INTO schedules (task_id, user_id, dynamic, next_check_at, location) \
+         VALUES ($1, $2, $3, $4, $5) \
          ON CONFLICT (task_id) DO UPDATE SET dynamic = EXCLUDED.dynamic, \
-         next_check_at = EXCLUDED.next_check_at",
+         next_check_at = EXCLUDED.next_check_at, location = EXCLUDED.location",
     )
     .bind(task)
     .bind(user)
     .bind(dynamic)
     .bind(next_check_at)
+    .bind(location)
     .execute(&mut **tx)
     .await?;
     history::series_in(tx, task, user).await
@@ -107,18 +110,20 @@ struct DueRow {
 const CLAIM: &str = "\
     WITH busy AS ( \
         SELECT user_id, count(*) AS n FROM schedules \
-        WHERE dynamic = $1 AND lease_until IS NOT NULL AND lease_until >= $5 \
+        WHERE dynamic = $1 AND (1 << location) & $6 <> 0 \
+          AND lease_until IS NOT NULL AND lease_until >= $5 \
         GROUP BY user_id), \
     waiting AS ( \
         SELECT DISTINCT user_id FROM schedules \
-        WHERE dynamic = $1 AND next_check_at <= $2 \
+        WHERE dynamic = $1 AND (1 << location) & $6 <> 0 AND next_check_at <= $2 \
           AND (lease_until IS NULL OR lease_until < $5)), \
     active AS ( \
         SELECT count(*) AS n FROM (SELECT user_id FROM busy UNION SELECT user_id FROM waiting) u), \
     candidates AS ( \
         SELECT x.task_id, x.user_id, x.next_check_at FROM waiting w CROSS JOIN LATERAL ( \
             SELECT s.task_id, s.user_id, s.next_check_at FROM schedules s \
-            WHERE s.user_id = w.user_id AND s.dynamic = $1 AND s.next_check_at <= $2 \
+            WHERE s.user_id = w.user_id AND s.dynamic = $1 AND (1 << s.location) & $6 <> 0 \
+              AND s.next_check_at <= $2 \
               AND (s.lease_until IS NULL OR s.lease_until < $5) \
             ORDER BY s.next_check_at, s.task_id LIMIT $4) x), \
     ranked AS ( \
@@ -280,6 +285,7 @@ impl ScheduleStore for PgStore {
             .bind(i64::from(claim.share))
             .bind(i64::from(claim.limit))
             .bind(db_now)
+            .bind(claim.locations.bits())
             .fetch_all(&mut *tx)
             .await?;
         let mut claimed = Vec::with_capacity(rows.len());

@@ -53,6 +53,7 @@ struct Columns {
     search_text: String,
     paused: bool,
     dynamic: bool,
+    location: i16,
 }
 
 impl Columns {
@@ -93,6 +94,7 @@ fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
         search_text,
         paused: monitor.recurrence_in_seconds.unwrap_or(0) <= 0,
         dynamic: monitor.dynamic_content,
+        location: i16::try_from(monitor.location.code()).unwrap_or(0),
     })
 }
 
@@ -227,7 +229,14 @@ impl TaskStore for PgStore {
         .bind(samples_noise(monitor))
         .execute(&mut *tx)
         .await?;
-        schedule::schedule_in(&mut tx, &id, user, c.first_check(now), c.dynamic).await?;
+        schedule::schedule_in(
+            &mut tx,
+            &id,
+            user,
+            c.first_check(now),
+            (c.dynamic, c.location),
+        )
+        .await?;
         let created = fetch(&mut tx, user, &id).await?;
         tx.commit().await?;
         Ok(created)
@@ -296,7 +305,14 @@ impl TaskStore for PgStore {
         if updated.rows_affected() == 0 {
             return Err(StoreError::NotFound);
         }
-        schedule::schedule_in(&mut tx, id, user, c.first_check(now), c.dynamic).await?;
+        schedule::schedule_in(
+            &mut tx,
+            id,
+            user,
+            c.first_check(now),
+            (c.dynamic, c.location),
+        )
+        .await?;
         let saved = fetch(&mut tx, user, id).await?;
         tx.commit().await?;
         self.cache.tasks.invalidate(id);

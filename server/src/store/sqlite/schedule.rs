@@ -45,11 +45,12 @@ const UNREADABLE_RETRY: Millis = 3_600_000;
 const CLAIM: &str = "\
     WITH busy AS ( \
         SELECT user_id, count(*) AS n FROM tasks \
-        WHERE dynamic = ?1 AND lease_until IS NOT NULL AND lease_until >= ?2 \
+        WHERE dynamic = ?1 AND (1 << location) & ?5 != 0 \
+          AND lease_until IS NOT NULL AND lease_until >= ?2 \
         GROUP BY user_id), \
     waiting AS ( \
         SELECT DISTINCT +user_id AS user_id FROM tasks \
-        WHERE dynamic = ?1 AND next_check_at <= ?2 \
+        WHERE dynamic = ?1 AND (1 << location) & ?5 != 0 AND next_check_at <= ?2 \
           AND (lease_until IS NULL OR lease_until < ?2)), \
     active AS ( \
         SELECT count(*) AS n FROM (SELECT user_id FROM busy UNION SELECT user_id FROM waiting) u), \
@@ -57,7 +58,8 @@ const CLAIM: &str = "\
         SELECT t.id, t.user_id, t.next_check_at FROM waiting w CROSS JOIN tasks t \
         WHERE t.id IN ( \
             SELECT x.id FROM tasks x \
-            WHERE x.user_id = w.user_id AND x.dynamic = ?1 AND x.next_check_at <= ?2 \
+            WHERE x.user_id = w.user_id AND x.dynamic = ?1 AND (1 << x.location) & ?5 != 0 \
+              AND x.next_check_at <= ?2 \
               AND (x.lease_until IS NULL OR x.lease_until < ?2) \
             ORDER BY x.next_check_at, x.id LIMIT ?4)), \
     ranked AS ( \
@@ -198,6 +200,7 @@ impl ScheduleStore for SqliteStore {
             .bind(now)
             .bind(i64::from(claim.share))
             .bind(i64::from(claim.limit))
+            .bind(claim.locations.bits())
             .fetch_all(&mut *tx)
             .await?;
         let mut claimed = Vec::with_capacity(rows.len());

@@ -58,6 +58,7 @@ struct Columns {
     search_text: String,
     paused: i64,
     dynamic: i64,
+    location: i64,
 }
 
 impl Columns {
@@ -95,6 +96,7 @@ fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
         search_text,
         paused: flag(monitor.recurrence_in_seconds.unwrap_or(0) <= 0),
         dynamic: flag(monitor.dynamic_content),
+        location: monitor.location.code(),
     })
 }
 
@@ -211,8 +213,8 @@ impl TaskStore for SqliteStore {
         }
         sqlx::query(
             "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
-             definition, paused, created_at, updated_at, next_check_at, dynamic, sample_noise) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             definition, paused, created_at, updated_at, next_check_at, dynamic, sample_noise, \
+             location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&id)
         .bind(user)
@@ -229,6 +231,7 @@ impl TaskStore for SqliteStore {
         .bind(c.first_check(now))
         .bind(c.dynamic)
         .bind(flag(samples_noise(monitor)))
+        .bind(c.location)
         .execute(&mut *tx)
         .await?;
         let created = fetch(&mut tx, user, &id).await?;
@@ -283,7 +286,7 @@ impl TaskStore for SqliteStore {
         let updated = sqlx::query(
             "UPDATE tasks SET folder_id = COALESCE(?, folder_id), name = ?, sort_key = ?, url = ?, \
              note = ?, search_text = ?, definition = ?, paused = ?, updated_at = ?, \
-             next_check_at = ?, dynamic = ? WHERE id = ? AND user_id = ?",
+             next_check_at = ?, dynamic = ?, location = ? WHERE id = ? AND user_id = ?",
         )
         .bind(&monitor.folder_id)
         .bind(&c.name)
@@ -296,6 +299,7 @@ impl TaskStore for SqliteStore {
         .bind(now)
         .bind(c.first_check(now))
         .bind(c.dynamic)
+        .bind(c.location)
         .bind(id)
         .bind(user)
         .execute(&mut *tx)
