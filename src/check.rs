@@ -4,7 +4,7 @@
 //! outcome module, shared with the crawler, and is re-exported here.
 
 use crate::extract::{Deadline, Evaluation};
-use crate::model::Monitor;
+use crate::model::{LocationCode, Monitor};
 use crate::outcome::CrawlStream;
 pub use crate::outcome::{CheckOutcome, CrawlReport, ErrorKind, Timings, millis};
 use crate::validate::{InvalidMonitor, Plan};
@@ -52,6 +52,12 @@ pub trait Checker: Send + Sync {
     /// Checks that `monitor` can be checked, without fetching anything.
     fn validate(&self, monitor: &Monitor) -> Result<(), InvalidMonitor> {
         self.prepare(monitor).map(|_| ())
+    }
+
+    /// Whether this checker checks monitors of `location` itself: from where it runs, or
+    /// through a proxy there. A checker that does not say checks only the default location.
+    fn serves(&self, location: LocationCode) -> bool {
+        location == LocationCode::Default
     }
 
     /// Compiles `monitor` (URL, headers, XPath, exclusion XPath, regex, URL filters, proxy

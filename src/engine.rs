@@ -525,6 +525,10 @@ impl Engine {
 
 #[async_trait]
 impl Checker for Engine {
+    fn serves(&self, location: LocationCode) -> bool {
+        Engine::serves(self, location)
+    }
+
     fn prepare(&self, monitor: &Monitor) -> Result<PreparedMonitor, InvalidMonitor> {
         Engine::prepare(self, monitor)
     }

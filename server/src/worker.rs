@@ -9,8 +9,11 @@
 //! from storing anything anyway. When the process stops, [`Worker::leave`] hands back what is
 //! still held, so another worker takes it at once.
 
-use crate::store::{Held, Holdings, StoreError, WorkerInfo, WorkerStore, new_id, now_millis};
+use crate::store::{
+    Held, Holdings, HostBuckets, StoreError, WorkerInfo, WorkerStore, new_id, now_millis,
+};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, watch};
@@ -42,6 +45,8 @@ pub struct Worker {
     lease: Duration,
     every: Duration,
     held: Mutex<Claims>,
+    /// The host buckets the last beat left this worker ([`HostBuckets::bits`]).
+    buckets: AtomicI64,
 }
 
 impl std::fmt::Debug for Worker {
@@ -83,6 +88,7 @@ impl Worker {
             lease,
             every: every.min(lease / 3).max(Duration::from_millis(10)),
             held: Mutex::new(HashMap::new()),
+            buckets: AtomicI64::new(HostBuckets::NONE.bits()),
         })
     }
 
@@ -99,6 +105,13 @@ impl Worker {
     /// How often it beats.
     pub fn every(&self) -> Duration {
         self.every
+    }
+
+    /// The host buckets whose monitors this worker may claim now (none before its first beat):
+    /// the hosts it alone of its location's workers checks, so the engine's per-host limits in
+    /// this process hold at each host ([`crate::store::WorkerStore::beat`]).
+    pub fn buckets(&self) -> HostBuckets {
+        HostBuckets::from_bits(self.buckets.load(Ordering::Acquire))
     }
 
     /// Holds the claim of a check of monitor `id` under `token` until the returned guard is
@@ -146,12 +159,15 @@ impl Worker {
         holdings
     }
 
-    /// One beat: renews what is held and tells the parts of what was lost.
+    /// One beat: renews what is held, takes the host buckets it balances to, and tells the parts
+    /// of what was lost.
     pub async fn beat(&self) -> Result<(), StoreError> {
-        let lost = self
+        let beat = self
             .store
             .beat(&self.info, &self.holdings(), self.lease)
             .await?;
+        self.buckets.store(beat.buckets.bits(), Ordering::Release);
+        let lost = beat.lost;
         let claims = self.claims();
         let kinds = [
             (Kind::Check, lost.checks),
@@ -171,11 +187,15 @@ impl Worker {
     }
 
     /// Beats every [`Worker::every`] until `stop` turns true; a beat that fails is logged and
-    /// tried again at the next (the leases last several beats).
+    /// tried again at the next (the leases last several beats). Buckets whose lease a failed
+    /// beat could not renew may be taken by another worker meanwhile: this one claims none
+    /// until a beat succeeds again.
     pub async fn run(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
         loop {
             if let Err(err) = self.beat().await {
                 tracing::error!(%err, "heartbeat failed");
+                self.buckets
+                    .store(HostBuckets::NONE.bits(), Ordering::Release);
             }
             tokio::select! {
                 _ = tokio::time::sleep(self.every) => {}

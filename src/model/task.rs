@@ -89,6 +89,11 @@ pub struct Monitor {
     /// to the next (so changes are shown but not alerted on); null otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise_notice: Option<String>,
+    /// Extension, read-only: set when no running checker serves the monitor's `location` (no
+    /// worker of the service runs there, no proxy reaches it), so it is not checked until one
+    /// does; null otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location_notice: Option<String>,
 }
 
 /// One span of noise: a regular expression whose matches are masked when values are compared

@@ -49,6 +49,7 @@ use bytes::Bytes;
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::task::JoinHandle;
@@ -208,6 +209,9 @@ struct Shared {
     /// Replies chosen by the request count of their path ([`FixtureServer::set_counted`]).
     counted: Mutex<HashMap<String, Counted>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// Requests being answered now, and the most there were at once.
+    in_flight: AtomicUsize,
+    peak: AtomicUsize,
 }
 
 /// Chooses the reply to the n-th request of a path (the first is 1).
@@ -299,6 +303,8 @@ impl FixtureServerBuilder {
                     .collect(),
             ),
             requests: Mutex::new(Vec::new()),
+            in_flight: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
         });
         let app = Router::new().fallback(handle).with_state(shared.clone());
         let task = tokio::spawn(async move {
@@ -378,6 +384,12 @@ impl FixtureServer {
         lock(&self.shared.requests).clone()
     }
 
+    /// The most requests that were being answered at once, so far (a test of per-host limits
+    /// reads it).
+    pub fn peak_in_flight(&self) -> usize {
+        self.shared.peak.load(Ordering::SeqCst)
+    }
+
     /// How many requests asked for `path` (query ignored).
     pub fn hits(&self, path: &str) -> usize {
         lock(&self.shared.requests)
@@ -399,6 +411,16 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    shared.peak.fetch_max(now, Ordering::SeqCst);
+    let response = answer(&shared, request).await;
+    // Counted out before the answer leaves, so a client that reuses its slot at once never
+    // meets a stale count.
+    shared.in_flight.fetch_sub(1, Ordering::SeqCst);
+    response
+}
+
+async fn answer(shared: &Shared, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let body = to_bytes(body, MAX_RECORDED_BODY).await.unwrap_or_default();
     let path = parts.uri.path().to_string();

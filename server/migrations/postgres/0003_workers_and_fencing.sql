@@ -25,3 +25,17 @@ UPDATE schedules s SET location = CASE t.definition::jsonb ->> 'location'
     ELSE 0 END
 FROM tasks t WHERE t.id = s.task_id AND t.definition::jsonb ->> 'location' IS NOT NULL
     AND t.definition::jsonb ->> 'location' <> 'Default';
+
+-- Per-host politeness across workers: the host of each monitor's URL hashed into a bucket
+-- (`store::host_bucket`; -1 until the store computes it when it opens), and which worker of
+-- each location (`pool`, '' for the default one) holds each bucket, under a lease its beats
+-- renew.
+ALTER TABLE schedules ADD COLUMN host_bucket SMALLINT NOT NULL DEFAULT -1;
+CREATE INDEX schedules_unbucketed ON schedules (task_id) WHERE host_bucket < 0;
+CREATE TABLE host_buckets (
+    pool        TEXT NOT NULL COLLATE "C",
+    bucket      SMALLINT NOT NULL,
+    worker_id   TEXT,
+    lease_until BIGINT,
+    PRIMARY KEY (pool, bucket)
+);

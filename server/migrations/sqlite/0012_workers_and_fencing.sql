@@ -23,3 +23,17 @@ ALTER TABLE tasks ADD COLUMN location INTEGER NOT NULL DEFAULT 0;
 UPDATE tasks SET location = CASE json_extract(definition, '$.location')
     WHEN 'Us' THEN 1 WHEN 'Gb' THEN 2 WHEN 'De' THEN 3 WHEN 'Sg' THEN 4 WHEN 'Au' THEN 5
     ELSE 0 END;
+
+-- Per-host politeness across workers: the host of each monitor's URL hashed into a bucket
+-- (`store::host_bucket`; -1 until the store computes it when it opens), and which worker of
+-- each location (`pool`, '' for the default one) holds each bucket, under a lease its beats
+-- renew.
+ALTER TABLE tasks ADD COLUMN host_bucket INTEGER NOT NULL DEFAULT -1;
+CREATE INDEX tasks_unbucketed ON tasks (id) WHERE host_bucket < 0;
+CREATE TABLE host_buckets (
+    pool        TEXT NOT NULL,
+    bucket      INTEGER NOT NULL,
+    worker_id   TEXT,
+    lease_until BIGINT,
+    PRIMARY KEY (pool, bucket)
+);

@@ -56,6 +56,7 @@ pub async fn list_folder(
         .list_folder(&user, parent, after.as_ref(), limit)
         .await?;
     super::user::mark_confirmed(&state, &user, super::tasks::endpoints(&mut listing.tasks)).await?;
+    super::locations::annotate(&state, &mut listing.tasks).await?;
     Ok(ApiJson(ClientFolderContent {
         subfolders: Some(listing.subfolders),
         tasks: Some(listing.tasks),

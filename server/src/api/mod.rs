@@ -10,6 +10,7 @@ pub(crate) mod body;
 mod data;
 pub(crate) mod folders;
 pub mod limits;
+pub(crate) mod locations;
 pub(crate) mod notifications;
 pub mod openapi;
 mod paging;

@@ -34,7 +34,7 @@ pub(crate) async fn validate(state: &AppState, monitor: Monitor) -> Result<Monit
             VALIDATION_TIMEOUT.as_secs(),
         )
     };
-    let served = served_by_workers(state, monitor.location).await?;
+    let served = super::locations::served_by_workers(state, monitor.location).await?;
     let work = async {
         let permit = state
             .inner
@@ -67,20 +67,6 @@ pub(crate) async fn validate(state: &AppState, monitor: Monitor) -> Result<Monit
         .map_err(|_| busy())?
 }
 
-/// Whether a live worker checks monitors of `location` from there (`wachet serve --location`);
-/// the default location is left to the engine's own rules.
-async fn served_by_workers(state: &AppState, location: LocationCode) -> Result<bool, ApiError> {
-    if location == LocationCode::Default {
-        return Ok(false);
-    }
-    let name = location.name().to_ascii_lowercase();
-    let live = state.store().live_workers(crate::worker::LIVE).await?;
-    Ok(live.iter().any(|worker| {
-        worker.info.location.as_deref() == Some(name.as_str())
-            && worker.info.roles.split(',').any(|role| role == "worker")
-    }))
-}
-
 /// Endpoint 11: creates a monitor (no `id`) or replaces one (`id`). An update with a null
 /// `folderId` keeps the monitor's folder; moving is `POST /folder/move`.
 #[utoipa::path(put, path = "/thirdparty/v1/task", tag = "task",
@@ -104,6 +90,7 @@ pub async fn put_task(
         Some(_) => state.store().update_task(&user, &monitor).await?,
     };
     mark_confirmed(&state, &user, endpoints(std::slice::from_mut(&mut stored))).await?;
+    super::locations::annotate(&state, std::slice::from_mut(&mut stored)).await?;
     Ok(ApiJson(stored))
 }
 
@@ -123,6 +110,7 @@ pub async fn get_task(
 ) -> Result<ApiJson<Monitor>, ApiError> {
     let mut monitor = state.store().task(&user, &id).await?;
     mark_confirmed(&state, &user, endpoints(std::slice::from_mut(&mut monitor))).await?;
+    super::locations::annotate(&state, std::slice::from_mut(&mut monitor)).await?;
     Ok(ApiJson(monitor))
 }
 
@@ -189,6 +177,7 @@ pub async fn search_tasks(
         .search_tasks(&user, &terms, MAX_SEARCH_RESULTS)
         .await?;
     mark_confirmed(&state, &user, endpoints(&mut found)).await?;
+    super::locations::annotate(&state, &mut found).await?;
     Ok(ApiJson(found))
 }
 

@@ -163,6 +163,11 @@ pub async fn run(
             if free == 0 {
                 continue;
             }
+            let buckets = worker.buckets();
+            if buckets.is_empty() {
+                // Before the first beat, or when beats fail: every host may be another's.
+                continue;
+            }
             let now = now_millis();
             let until = now + worker.lease().as_millis() as i64;
             let claim = Claim {
@@ -170,6 +175,7 @@ pub async fn run(
                 share: pool.share as u32,
                 browser: pool.browser,
                 locations: settings.locations,
+                buckets,
             };
             let due = match store.claim_due(now, until, &claim).await {
                 Ok(due) => due,

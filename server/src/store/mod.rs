@@ -48,7 +48,10 @@ pub use schedule::{
 };
 pub use tasks::TaskStore;
 pub use users::{EmailAddress, TokenRecord, UserRecord, UserStore};
-pub use workers::{Held, Holdings, LiveWorker, Lost, WorkerInfo, WorkerStore};
+pub use workers::{
+    Beat, HOST_BUCKETS, Held, Holdings, HostBuckets, LiveWorker, Lost, WorkerInfo, WorkerStore,
+    host_bucket,
+};
 
 /// UTC milliseconds since the Unix epoch.
 pub type Millis = i64;

@@ -18,6 +18,9 @@ pub struct Claim {
     pub browser: bool,
     /// The locations whose monitors this worker checks (its own, and those it has a proxy for).
     pub locations: Locations,
+    /// The host buckets this worker holds ([`super::WorkerStore::beat`]): only monitors whose
+    /// host is in one of them are claimed.
+    pub buckets: super::HostBuckets,
 }
 
 /// A set of monitor locations ([`LocationCode`]), as a claim takes.

@@ -81,10 +81,12 @@ pub async fn show(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let (session, monitor) = match own_monitor(&state, &headers, &id).await {
+    let (session, mut monitor) = match own_monitor(&state, &headers, &id).await {
         Ok(found) => found,
         Err(response) => return response,
     };
+    // Without the live workers the page still shows, only without the location's notice.
+    let _ = crate::api::locations::annotate(&state, std::slice::from_mut(&mut monitor)).await;
     // The folder path for the breadcrumbs; a folder deleted meanwhile only shortens them.
     let folders = match &monitor.folder_id {
         Some(folder) => state
@@ -174,6 +176,9 @@ pub(super) fn live_part(id: &str, monitor: &Monitor, now: chrono::DateTime<Utc>)
                 }
                 @if let Some(notice) = monitor.noise_notice.as_deref() {
                     p.notice.noise-notice { strong { "Noise: " } (notice) }
+                }
+                @if let Some(notice) = monitor.location_notice.as_deref() {
+                    p.notice.location-notice { strong { "Not checked: " } (notice) }
                 }
             }
             section aria-labelledby="value-title" {

@@ -514,6 +514,7 @@ impl Fields {
             ),
             compare_lines: Some(compare_lines),
             noise_notice: None,
+            location_notice: None,
         })
     }
 }

@@ -390,6 +390,7 @@ async fn a_claim_takes_turns_between_users_and_keeps_each_within_their_share() {
         share,
         browser: true,
         locations: wachet_server::store::Locations::DEFAULT,
+        buckets: wachet_server::store::HostBuckets::ALL,
     };
     let ids = |due: Vec<wachet_server::store::DueCheck>| -> Vec<String> {
         due.into_iter().map(|d| d.monitor.id.unwrap()).collect()
@@ -418,6 +419,7 @@ async fn a_claim_takes_turns_between_users_and_keeps_each_within_their_share() {
         share: 4,
         browser: false,
         locations: wachet_server::store::Locations::DEFAULT,
+        buckets: wachet_server::store::HostBuckets::ALL,
     };
     let due = ids(api
         .store

@@ -43,6 +43,7 @@ fn plain(limit: u32) -> Claim {
         share: 1_000,
         browser: false,
         locations: wachet_server::store::Locations::DEFAULT,
+        buckets: wachet_server::store::HostBuckets::ALL,
     }
 }
 
@@ -166,6 +167,7 @@ contract!(due_monitors_are_claimed_once_under_a_lease, |store: Arc<
     let browser = Claim {
         browser: true,
         locations: wachet_server::store::Locations::DEFAULT,
+        buckets: wachet_server::store::HostBuckets::ALL,
         ..plain(10)
     };
     assert!(
@@ -223,12 +225,12 @@ contract!(
         };
         held.checks.push(ghost.clone());
         let me = worker("a");
-        let lost = store
+        let beat = store
             .beat(&me, &held, Duration::from_secs(60))
             .await
             .unwrap();
         assert_eq!(
-            lost.checks,
+            beat.lost.checks,
             vec![ghost],
             "only the claim nobody holds is lost"
         );
@@ -275,7 +277,7 @@ contract!(
         assert!(taken[0].token > paused[0].token, "with a newer token");
         // The paused worker wakes up: its beat finds the claim lost, its record stores nothing,
         // and finishing with its token leaves the new claim alone.
-        let lost = store
+        let beat = store
             .beat(
                 &worker("paused"),
                 &holding(&[&paused[0]]),
@@ -283,7 +285,7 @@ contract!(
             )
             .await
             .unwrap();
-        assert_eq!(lost.checks.len(), 1, "the beat reports the claim lost");
+        assert_eq!(beat.lost.checks.len(), 1, "the beat reports the claim lost");
         assert_eq!(
             store
                 .record_check(&check(&task, paused[0].claim(), "stale"))
@@ -1434,5 +1436,93 @@ contract!(
             values(&*store, &user, &task).await,
             vec![Some("v3".into()), Some("v2".into())]
         );
+    }
+);
+
+contract!(
+    host_buckets_are_shared_among_the_live_workers_of_a_location,
+    |store: Arc<dyn TestStore>| async move {
+        let lease = Duration::from_secs(1);
+        let none = Holdings::default();
+        let (a, b) = (worker("a"), worker("b"));
+        let all = store.beat(&a, &none, lease).await.unwrap().buckets;
+        assert_eq!(all, HostBuckets::ALL, "a lone worker holds every bucket");
+        let late = store.beat(&b, &none, lease).await.unwrap().buckets;
+        assert!(
+            late.is_empty(),
+            "none is free until the first hands some back"
+        );
+        let kept = store.beat(&a, &none, lease).await.unwrap().buckets;
+        assert_eq!(kept.len(), 32, "the first keeps its share");
+        // What it handed back waits a lease (its checks of those hosts end meanwhile).
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        store.beat(&a, &none, lease).await.unwrap();
+        let waiting = store.beat(&b, &none, lease).await.unwrap().buckets;
+        assert!(
+            waiting.is_empty(),
+            "not before the lease ran out: {waiting:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let kept = store.beat(&a, &none, lease).await.unwrap().buckets;
+        let taken = store.beat(&b, &none, lease).await.unwrap().buckets;
+        assert_eq!((kept.len(), taken.len()), (32, 32), "half each");
+        assert_eq!(kept.bits() & taken.bits(), 0, "no bucket held twice");
+        assert_eq!(kept.bits() | taken.bits(), -1, "every bucket held");
+        // Another location's workers share its own buckets; a delivering worker holds none.
+        let gb = WorkerInfo {
+            location: Some("gb".into()),
+            ..worker("gb")
+        };
+        assert_eq!(
+            store.beat(&gb, &none, lease).await.unwrap().buckets,
+            HostBuckets::ALL
+        );
+        let mailer = WorkerInfo {
+            roles: "deliver".into(),
+            ..worker("mailer")
+        };
+        assert!(
+            store
+                .beat(&mailer, &none, lease)
+                .await
+                .unwrap()
+                .buckets
+                .is_empty()
+        );
+        // The first leaves: the other takes its buckets at its next beat.
+        store.leave(&a.id, &none).await.unwrap();
+        assert_eq!(
+            store.beat(&b, &none, lease).await.unwrap().buckets,
+            HostBuckets::ALL
+        );
+
+        // A claim takes only the monitors whose host is in its buckets.
+        let user = add_user(&*store, "ada@example.com").await;
+        let urls = [
+            "https://one.example/a",
+            "https://two.example/b",
+            "https://one.example/c",
+        ];
+        let mut ids = Vec::new();
+        for url in urls {
+            let created = store.create_task(&user, &monitor(url)).await.unwrap();
+            ids.push(created.id.unwrap());
+        }
+        let one = host_bucket(urls[0]);
+        assert_ne!(
+            one,
+            host_bucket(urls[1]),
+            "the two hosts fall in two buckets"
+        );
+        let now = now_millis();
+        let claim = Claim {
+            buckets: HostBuckets::of([one]),
+            ..plain(10)
+        };
+        let mut due = self::ids(&store.claim_due(now, now + 60_000, &claim).await.unwrap());
+        due.sort();
+        let mut expected = vec![ids[0].clone(), ids[2].clone()];
+        expected.sort();
+        assert_eq!(due, expected, "the monitors of one.example only");
     }
 );

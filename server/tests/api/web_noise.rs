@@ -19,6 +19,7 @@ async fn checked(api: &Api, task: &str, masks: &[(&str, &str)], notice: Option<&
         share: 10,
         browser: false,
         locations: wachet_server::store::Locations::DEFAULT,
+        buckets: wachet_server::store::HostBuckets::ALL,
     };
     let due = api
         .store

@@ -103,10 +103,35 @@ pub fn redact(url: &str) -> String {
     }
 }
 
+/// Puts each monitor stored before host buckets existed in its host's bucket
+/// ([`crate::store::host_bucket`]): SQL cannot hash the host as the service does.
+async fn bucket_hosts(pool: &PgPool) -> Result<(), sqlx::Error> {
+    loop {
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT s.task_id, t.url FROM schedules s JOIN tasks t ON t.id = s.task_id WHERE s.host_bucket < 0 LIMIT 1000",
+        )
+        .fetch_all(pool)
+        .await?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        for (id, url) in rows {
+            sqlx::query("UPDATE schedules SET host_bucket = $1 WHERE task_id = $2")
+                .bind(crate::store::host_bucket(&url))
+                .bind(id)
+                .execute(pool)
+                .await?;
+        }
+    }
+}
+
 async fn migrate(pool: &PgPool, shown: &str) -> Result<(), OpenError> {
     let known = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
     match MIGRATOR.run(pool).await {
-        Ok(()) => Ok(()),
+        Ok(()) => bucket_hosts(pool).await.map_err(|err| OpenError::Migrate {
+            path: shown.to_string(),
+            reason: err.to_string(),
+        }),
         Err(sqlx::migrate::MigrateError::VersionMissing(found))
         | Err(sqlx::migrate::MigrateError::VersionTooNew(found, _))
             if found > known =>

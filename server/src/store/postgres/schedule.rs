@@ -36,26 +36,28 @@ pub(super) async fn db_now(conn: &mut sqlx::PgConnection) -> Result<Millis, Stor
 
 /// (Re)schedules the monitor `task` of `user` after its definition was written in `tx`:
 /// checked first at `next_check_at` (`None`: paused, never due), by a browser when `dynamic`,
-/// by a worker of `location` (a LocationCode's code).
+/// by a worker of `location` (a LocationCode's code) holding `host_bucket`.
 /// A lease a check holds stays: that check ends as it would have.
 pub(super) async fn schedule_in(
     tx: &mut Transaction<'_, Postgres>,
     task: &str,
     user: &str,
     next_check_at: Option<Millis>,
-    (dynamic, location): (bool, i16),
+    (dynamic, location, host_bucket): (bool, i16, i16),
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO schedules (task_id, user_id, dynamic, next_check_at, location) \
-         VALUES ($1, $2, $3, $4, $5) \
+        "INSERT INTO schedules (task_id, user_id, dynamic, next_check_at, location, host_bucket) \
+         VALUES ($1, $2, $3, $4, $5, $6) \
          ON CONFLICT (task_id) DO UPDATE SET dynamic = EXCLUDED.dynamic, \
-         next_check_at = EXCLUDED.next_check_at, location = EXCLUDED.location",
+         next_check_at = EXCLUDED.next_check_at, location = EXCLUDED.location, \
+         host_bucket = EXCLUDED.host_bucket",
     )
     .bind(task)
     .bind(user)
     .bind(dynamic)
     .bind(next_check_at)
     .bind(location)
+    .bind(host_bucket)
     .execute(&mut **tx)
     .await?;
     history::series_in(tx, task, user).await
@@ -116,6 +118,7 @@ const CLAIM: &str = "\
     waiting AS ( \
         SELECT DISTINCT user_id FROM schedules \
         WHERE dynamic = $1 AND (1 << location) & $6 <> 0 AND next_check_at <= $2 \
+          AND host_bucket >= 0 AND (1::BIGINT << host_bucket) & $7 <> 0 \
           AND (lease_until IS NULL OR lease_until < $5)), \
     active AS ( \
         SELECT count(*) AS n FROM (SELECT user_id FROM busy UNION SELECT user_id FROM waiting) u), \
@@ -124,6 +127,7 @@ const CLAIM: &str = "\
             SELECT s.task_id, s.user_id, s.next_check_at FROM schedules s \
             WHERE s.user_id = w.user_id AND s.dynamic = $1 AND (1 << s.location) & $6 <> 0 \
               AND s.next_check_at <= $2 \
+              AND s.host_bucket >= 0 AND (1::BIGINT << s.host_bucket) & $7 <> 0 \
               AND (s.lease_until IS NULL OR s.lease_until < $5) \
             ORDER BY s.next_check_at, s.task_id LIMIT $4) x), \
     ranked AS ( \
@@ -286,6 +290,7 @@ impl ScheduleStore for PgStore {
             .bind(i64::from(claim.limit))
             .bind(db_now)
             .bind(claim.locations.bits())
+            .bind(claim.buckets.bits())
             .fetch_all(&mut *tx)
             .await?;
         let mut claimed = Vec::with_capacity(rows.len());

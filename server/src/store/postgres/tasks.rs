@@ -54,6 +54,7 @@ struct Columns {
     paused: bool,
     dynamic: bool,
     location: i16,
+    host_bucket: i16,
 }
 
 impl Columns {
@@ -73,6 +74,7 @@ fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
         folder_id: None,
         data: None,
         noise_notice: None,
+        location_notice: None,
         ..monitor.clone()
     };
     let definition =
@@ -89,6 +91,7 @@ fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
         definition,
         name: monitor.name.clone(),
         sort_key: sort_key(monitor.name.as_deref()),
+        host_bucket: crate::store::host_bucket(&url),
         url,
         note: monitor.note.clone(),
         search_text,
@@ -234,7 +237,7 @@ impl TaskStore for PgStore {
             &id,
             user,
             c.first_check(now),
-            (c.dynamic, c.location),
+            (c.dynamic, c.location, c.host_bucket),
         )
         .await?;
         let created = fetch(&mut tx, user, &id).await?;
@@ -310,7 +313,7 @@ impl TaskStore for PgStore {
             id,
             user,
             c.first_check(now),
-            (c.dynamic, c.location),
+            (c.dynamic, c.location, c.host_bucket),
         )
         .await?;
         let saved = fetch(&mut tx, user, id).await?;

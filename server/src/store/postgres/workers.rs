@@ -5,7 +5,10 @@
 
 use super::PgStore;
 use super::schedule::DB_NOW;
-use crate::store::{Held, Holdings, LiveWorker, Lost, StoreError, WorkerInfo, WorkerStore};
+use crate::store::{
+    Beat, HOST_BUCKETS, Held, Holdings, HostBuckets, LiveWorker, Lost, StoreError, WorkerInfo,
+    WorkerStore,
+};
 use async_trait::async_trait;
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
 use std::collections::HashSet;
@@ -89,6 +92,91 @@ async fn free(
     Ok(())
 }
 
+/// Balances the host buckets of `worker`'s pool at a beat ([`WorkerStore::beat`]); the buckets
+/// it holds after. Workers of one pool beating at once balance one after the other (a lock of
+/// the pool's for the transaction), so two never take the same free bucket nor count each
+/// other's half-done share.
+async fn balance(
+    tx: &mut Transaction<'_, Postgres>,
+    worker: &WorkerInfo,
+    now: i64,
+    until: i64,
+    lease: i64,
+) -> Result<HostBuckets, StoreError> {
+    if !worker.roles.split(',').any(|role| role == "worker") {
+        return Ok(HostBuckets::NONE);
+    }
+    let pool = worker.location.as_deref().unwrap_or("");
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('wachet.buckets:' || $1))")
+        .bind(pool)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO host_buckets (pool, bucket) SELECT $1, b::SMALLINT \
+         FROM generate_series(0, $2 - 1) AS b ON CONFLICT DO NOTHING",
+    )
+    .bind(pool)
+    .bind(i32::try_from(HOST_BUCKETS).unwrap_or(64))
+    .execute(&mut **tx)
+    .await?;
+    let (live,): (i64,) = sqlx::query_as(
+        "SELECT count(*) FROM workers WHERE coalesce(location, '') = $1 \
+         AND ',' || roles || ',' LIKE '%,worker,%' AND heartbeat_at >= $2",
+    )
+    .bind(pool)
+    .bind(now - lease)
+    .fetch_one(&mut **tx)
+    .await?;
+    let live = live.max(1);
+    let share = (i64::from(HOST_BUCKETS) + live - 1) / live;
+    let mut owned: Vec<(i16,)> = sqlx::query_as(
+        "UPDATE host_buckets SET lease_until = $1 WHERE pool = $2 AND worker_id = $3 \
+         RETURNING bucket",
+    )
+    .bind(until)
+    .bind(pool)
+    .bind(&worker.id)
+    .fetch_all(&mut **tx)
+    .await?;
+    owned.sort_unstable();
+    let have = i64::try_from(owned.len()).unwrap_or(i64::MAX);
+    if have > share {
+        // A worker joined: the highest buckets go back for it to take, once this worker's
+        // checks of their hosts had a lease's time to end (so two workers never check one host
+        // at once while the buckets move).
+        let extra: Vec<i16> = owned
+            .split_off(usize::try_from(share).unwrap_or(0))
+            .into_iter()
+            .map(|(b,)| b)
+            .collect();
+        sqlx::query(
+            "UPDATE host_buckets SET worker_id = NULL, lease_until = $3 \
+             WHERE pool = $1 AND bucket = ANY($2)",
+        )
+        .bind(pool)
+        .bind(&extra)
+        .bind(until)
+        .execute(&mut **tx)
+        .await?;
+    } else if have < share {
+        let taken: Vec<(i16,)> = sqlx::query_as(
+            "UPDATE host_buckets SET worker_id = $1, lease_until = $2 \
+             WHERE pool = $3 AND bucket IN (SELECT bucket FROM host_buckets WHERE pool = $3 \
+             AND coalesce(lease_until, 0) < $4 ORDER BY bucket LIMIT $5) \
+             RETURNING bucket",
+        )
+        .bind(&worker.id)
+        .bind(until)
+        .bind(pool)
+        .bind(now)
+        .bind(share - have)
+        .fetch_all(&mut **tx)
+        .await?;
+        owned.extend(taken);
+    }
+    Ok(HostBuckets::of(owned.into_iter().map(|(b,)| b)))
+}
+
 #[derive(sqlx::FromRow)]
 struct WorkerRow {
     id: String,
@@ -108,10 +196,11 @@ impl WorkerStore for PgStore {
         worker: &WorkerInfo,
         held: &Holdings,
         lease: Duration,
-    ) -> Result<Lost, StoreError> {
+    ) -> Result<Beat, StoreError> {
         let mut tx = self.pool.begin().await?;
         let now = super::schedule::db_now(&mut tx).await?;
-        let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
+        let lease = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+        let until = now.saturating_add(lease);
         sqlx::query(
             "INSERT INTO workers (id, roles, location, kinds, host, pid, started_at, heartbeat_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO UPDATE SET \
@@ -131,18 +220,25 @@ impl WorkerStore for PgStore {
             checks: renew(&mut tx, &CHECKS, &held.checks, until).await?,
             deliveries: renew(&mut tx, &DELIVERIES, &held.deliveries, until).await?,
         };
+        let buckets = balance(&mut tx, worker, now, until, lease).await?;
         sqlx::query("DELETE FROM workers WHERE heartbeat_at < $1")
             .bind(now - FORGET_AFTER)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(lost)
+        Ok(Beat { lost, buckets })
     }
 
     async fn leave(&self, worker: &str, held: &Holdings) -> Result<(), StoreError> {
         let mut tx = self.pool.begin().await?;
         free(&mut tx, &CHECKS, &held.checks).await?;
         free(&mut tx, &DELIVERIES, &held.deliveries).await?;
+        sqlx::query(
+            "UPDATE host_buckets SET worker_id = NULL, lease_until = NULL WHERE worker_id = $1",
+        )
+        .bind(worker)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query("DELETE FROM workers WHERE id = $1")
             .bind(worker)
             .execute(&mut *tx)

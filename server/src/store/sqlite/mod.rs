@@ -226,10 +226,36 @@ fn private_file(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Puts each monitor stored before host buckets existed in its host's bucket
+/// ([`crate::store::host_bucket`]): SQL cannot hash the host as the service does.
+async fn bucket_hosts(pool: &SqlitePool) -> Result<(), sqlx::Error> {
+    loop {
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT id, url FROM tasks WHERE host_bucket < 0 LIMIT 1000")
+                .fetch_all(pool)
+                .await?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        for (id, url) in rows {
+            sqlx::query("UPDATE tasks SET host_bucket = ? WHERE id = ?")
+                .bind(crate::store::host_bucket(&url))
+                .bind(id)
+                .execute(pool)
+                .await?;
+        }
+    }
+}
+
 async fn migrate(writer: &SqlitePool, path: &str) -> Result<(), OpenError> {
     let known = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
     match MIGRATOR.run(writer).await {
-        Ok(()) => Ok(()),
+        Ok(()) => bucket_hosts(writer)
+            .await
+            .map_err(|err| OpenError::Migrate {
+                path: path.to_string(),
+                reason: err.to_string(),
+            }),
         Err(sqlx::migrate::MigrateError::VersionMissing(found))
         | Err(sqlx::migrate::MigrateError::VersionTooNew(found, _))
             if found > known =>

@@ -51,6 +51,7 @@ const CLAIM: &str = "\
     waiting AS ( \
         SELECT DISTINCT +user_id AS user_id FROM tasks \
         WHERE dynamic = ?1 AND (1 << location) & ?5 != 0 AND next_check_at <= ?2 \
+          AND host_bucket >= 0 AND (1 << host_bucket) & ?6 != 0 \
           AND (lease_until IS NULL OR lease_until < ?2)), \
     active AS ( \
         SELECT count(*) AS n FROM (SELECT user_id FROM busy UNION SELECT user_id FROM waiting) u), \
@@ -60,6 +61,7 @@ const CLAIM: &str = "\
             SELECT x.id FROM tasks x \
             WHERE x.user_id = w.user_id AND x.dynamic = ?1 AND (1 << x.location) & ?5 != 0 \
               AND x.next_check_at <= ?2 \
+              AND x.host_bucket >= 0 AND (1 << x.host_bucket) & ?6 != 0 \
               AND (x.lease_until IS NULL OR x.lease_until < ?2) \
             ORDER BY x.next_check_at, x.id LIMIT ?4)), \
     ranked AS ( \
@@ -201,6 +203,7 @@ impl ScheduleStore for SqliteStore {
             .bind(i64::from(claim.share))
             .bind(i64::from(claim.limit))
             .bind(claim.locations.bits())
+            .bind(claim.buckets.bits())
             .fetch_all(&mut *tx)
             .await?;
         let mut claimed = Vec::with_capacity(rows.len());

@@ -59,6 +59,7 @@ struct Columns {
     paused: i64,
     dynamic: i64,
     location: i64,
+    host_bucket: i16,
 }
 
 impl Columns {
@@ -75,6 +76,7 @@ fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
         folder_id: None,
         data: None,
         noise_notice: None,
+        location_notice: None,
         ..monitor.clone()
     };
     let definition =
@@ -91,6 +93,7 @@ fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
         definition,
         name: monitor.name.clone(),
         sort_key: sort_key(monitor.name.as_deref()),
+        host_bucket: crate::store::host_bucket(&url),
         url,
         note: monitor.note.clone(),
         search_text,
@@ -214,7 +217,7 @@ impl TaskStore for SqliteStore {
         sqlx::query(
             "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
              definition, paused, created_at, updated_at, next_check_at, dynamic, sample_noise, \
-             location) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             location, host_bucket) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&id)
         .bind(user)
@@ -232,6 +235,7 @@ impl TaskStore for SqliteStore {
         .bind(c.dynamic)
         .bind(flag(samples_noise(monitor)))
         .bind(c.location)
+        .bind(c.host_bucket)
         .execute(&mut *tx)
         .await?;
         let created = fetch(&mut tx, user, &id).await?;
@@ -286,7 +290,8 @@ impl TaskStore for SqliteStore {
         let updated = sqlx::query(
             "UPDATE tasks SET folder_id = COALESCE(?, folder_id), name = ?, sort_key = ?, url = ?, \
              note = ?, search_text = ?, definition = ?, paused = ?, updated_at = ?, \
-             next_check_at = ?, dynamic = ?, location = ? WHERE id = ? AND user_id = ?",
+             next_check_at = ?, dynamic = ?, location = ?, host_bucket = ? \
+             WHERE id = ? AND user_id = ?",
         )
         .bind(&monitor.folder_id)
         .bind(&c.name)
@@ -300,6 +305,7 @@ impl TaskStore for SqliteStore {
         .bind(c.first_check(now))
         .bind(c.dynamic)
         .bind(c.location)
+        .bind(c.host_bucket)
         .bind(id)
         .bind(user)
         .execute(&mut *tx)

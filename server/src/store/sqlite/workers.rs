@@ -4,7 +4,8 @@
 
 use super::SqliteStore;
 use crate::store::{
-    Held, Holdings, LiveWorker, Lost, Millis, StoreError, WorkerInfo, WorkerStore, now_millis,
+    Beat, HOST_BUCKETS, Held, Holdings, HostBuckets, LiveWorker, Lost, Millis, StoreError,
+    WorkerInfo, WorkerStore, now_millis,
 };
 use async_trait::async_trait;
 use sqlx::{Sqlite, Transaction};
@@ -62,6 +63,90 @@ async fn free(
     Ok(())
 }
 
+/// Balances the host buckets of `worker`'s pool at a beat ([`WorkerStore::beat`]); the buckets
+/// it holds after.
+async fn balance(
+    tx: &mut Transaction<'_, Sqlite>,
+    worker: &WorkerInfo,
+    now: Millis,
+    until: Millis,
+    lease: Millis,
+) -> Result<HostBuckets, StoreError> {
+    if !worker.roles.split(',').any(|role| role == "worker") {
+        return Ok(HostBuckets::NONE);
+    }
+    let pool = worker.location.as_deref().unwrap_or("");
+    let (rows,): (i64,) = sqlx::query_as("SELECT count(*) FROM host_buckets WHERE pool = ?")
+        .bind(pool)
+        .fetch_one(&mut **tx)
+        .await?;
+    if rows < i64::from(HOST_BUCKETS) {
+        for bucket in 0..HOST_BUCKETS {
+            sqlx::query("INSERT OR IGNORE INTO host_buckets (pool, bucket) VALUES (?, ?)")
+                .bind(pool)
+                .bind(bucket)
+                .execute(&mut **tx)
+                .await?;
+        }
+    }
+    let (live,): (i64,) = sqlx::query_as(
+        "SELECT count(*) FROM workers WHERE coalesce(location, '') = ? \
+         AND ',' || roles || ',' LIKE '%,worker,%' AND heartbeat_at >= ?",
+    )
+    .bind(pool)
+    .bind(now - lease)
+    .fetch_one(&mut **tx)
+    .await?;
+    let live = live.max(1);
+    let share = (i64::from(HOST_BUCKETS) + live - 1) / live;
+    let mut owned: Vec<(i64,)> = sqlx::query_as(
+        "UPDATE host_buckets SET lease_until = ? WHERE pool = ? AND worker_id = ? \
+         RETURNING bucket",
+    )
+    .bind(until)
+    .bind(pool)
+    .bind(&worker.id)
+    .fetch_all(&mut **tx)
+    .await?;
+    owned.sort_unstable();
+    let have = i64::try_from(owned.len()).unwrap_or(i64::MAX);
+    if have > share {
+        // A worker joined: the highest buckets go back for it to take, once this worker's
+        // checks of their hosts had a lease's time to end (so two workers never check one host
+        // at once while the buckets move).
+        let keep = usize::try_from(share).unwrap_or(0);
+        for (bucket,) in owned.split_off(keep) {
+            sqlx::query(
+                "UPDATE host_buckets SET worker_id = NULL, lease_until = ? \
+                 WHERE pool = ? AND bucket = ?",
+            )
+            .bind(until)
+            .bind(pool)
+            .bind(bucket)
+            .execute(&mut **tx)
+            .await?;
+        }
+    } else if have < share {
+        let taken: Vec<(i64,)> = sqlx::query_as(
+            "UPDATE host_buckets SET worker_id = ?1, lease_until = ?2 \
+             WHERE pool = ?3 AND bucket IN (SELECT bucket FROM host_buckets WHERE pool = ?3 \
+             AND coalesce(lease_until, 0) < ?4 ORDER BY bucket LIMIT ?5) \
+             RETURNING bucket",
+        )
+        .bind(&worker.id)
+        .bind(until)
+        .bind(pool)
+        .bind(now)
+        .bind(share - have)
+        .fetch_all(&mut **tx)
+        .await?;
+        owned.extend(taken);
+    }
+    Ok(HostBuckets::of(
+        owned.into_iter().map(|(b,)| i16::try_from(b).unwrap_or(0)),
+    ))
+}
+
 #[derive(sqlx::FromRow)]
 struct WorkerRow {
     id: String,
@@ -81,9 +166,10 @@ impl WorkerStore for SqliteStore {
         worker: &WorkerInfo,
         held: &Holdings,
         lease: Duration,
-    ) -> Result<Lost, StoreError> {
+    ) -> Result<Beat, StoreError> {
         let now = now_millis();
-        let until = now.saturating_add(i64::try_from(lease.as_millis()).unwrap_or(i64::MAX));
+        let lease = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
+        let until = now.saturating_add(lease);
         let mut tx = self.write().await?;
         sqlx::query(
             "INSERT INTO workers (id, roles, location, kinds, host, pid, started_at, heartbeat_at) \
@@ -104,18 +190,25 @@ impl WorkerStore for SqliteStore {
             checks: renew(&mut tx, CHECK_RENEW, &held.checks, until).await?,
             deliveries: renew(&mut tx, DELIVERY_RENEW, &held.deliveries, until).await?,
         };
+        let buckets = balance(&mut tx, worker, now, until, lease).await?;
         sqlx::query("DELETE FROM workers WHERE heartbeat_at < ?")
             .bind(now - FORGET_AFTER)
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(lost)
+        Ok(Beat { lost, buckets })
     }
 
     async fn leave(&self, worker: &str, held: &Holdings) -> Result<(), StoreError> {
         let mut tx = self.write().await?;
         free(&mut tx, CHECK_FREE, &held.checks).await?;
         free(&mut tx, DELIVERY_FREE, &held.deliveries).await?;
+        sqlx::query(
+            "UPDATE host_buckets SET worker_id = NULL, lease_until = NULL WHERE worker_id = ?",
+        )
+        .bind(worker)
+        .execute(&mut *tx)
+        .await?;
         sqlx::query("DELETE FROM workers WHERE id = ?")
             .bind(worker)
             .execute(&mut *tx)
