@@ -285,6 +285,9 @@ pub async fn start(
             settings.heartbeat,
         )
     });
+    if let Some(worker) = &worker {
+        worker.start().await;
+    }
     let beats = worker
         .clone()
         .map(|worker| (worker.clone(), tokio::spawn(worker.run(stop.subscribe()))));

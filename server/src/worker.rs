@@ -159,6 +159,14 @@ impl Worker {
         holdings
     }
 
+    /// The first beat, before the worker takes work: it is live (and holds its host buckets)
+    /// once this returns. A failure is logged; the beats that follow try again.
+    pub async fn start(&self) {
+        if let Err(err) = self.beat().await {
+            tracing::error!(%err, "first heartbeat failed");
+        }
+    }
+
     /// One beat: renews what is held, takes the host buckets it balances to, and tells the parts
     /// of what was lost.
     pub async fn beat(&self) -> Result<(), StoreError> {
@@ -186,20 +194,21 @@ impl Worker {
         Ok(())
     }
 
-    /// Beats every [`Worker::every`] until `stop` turns true; a beat that fails is logged and
+    /// Beats every [`Worker::every`] (the first beat is [`Worker::start`]'s) until `stop` turns
+    /// true; a beat that fails is logged and
     /// tried again at the next (the leases last several beats). Buckets whose lease a failed
     /// beat could not renew may be taken by another worker meanwhile: this one claims none
     /// until a beat succeeds again.
     pub async fn run(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
         loop {
+            tokio::select! {
+                _ = tokio::time::sleep(self.every) => {}
+                _ = stop.wait_for(|stop| *stop) => return,
+            }
             if let Err(err) = self.beat().await {
                 tracing::error!(%err, "heartbeat failed");
                 self.buckets
                     .store(HostBuckets::NONE.bits(), Ordering::Release);
-            }
-            tokio::select! {
-                _ = tokio::time::sleep(self.every) => {}
-                _ = stop.wait_for(|stop| *stop) => return,
             }
         }
     }

@@ -1637,3 +1637,68 @@ async fn roles_split_the_api_from_workers_and_a_location_is_checked_only_by_its_
     assert_eq!(status.code(), Some(0));
     assert_eq!(api.terminate().await, Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_together_keep_the_per_host_limit_at_the_host() {
+    use wachet::testing::{FixtureServer, Reply};
+    let Some(url) = pg::database().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .reply(
+            "/page",
+            Reply::html("<p>a page</p>").delay(Duration::from_millis(300)),
+        )
+        .start()
+        .await
+        .unwrap();
+    let db = Path::new(&url);
+    let api = serve(db, &["--roles", "api", "--allow-private-networks"]).await;
+    let admin = account(&api.printed);
+    let token = api.login(&admin).await;
+    // Each worker alone allows 2 requests in flight at a host; three of them, had they all
+    // taken the host's monitors, would send up to 6.
+    let flags = [
+        "--roles",
+        "worker",
+        "--allow-private-networks",
+        "--per-host-concurrency",
+        "2",
+        "--per-host-rps",
+        "0",
+        "--check-lease",
+        "2",
+        "--heartbeat",
+        "1",
+    ];
+    let mut workers = Vec::new();
+    for _ in 0..3 {
+        workers.push(serve_without_api(db, &flags).await);
+    }
+    // The buckets settle among the three (a lease, 2 s, for those handed back) before the
+    // monitors come.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let monitors = 60;
+    for i in 0..monitors {
+        api.monitor(&token, &site.url(&format!("/page?{i}"))).await;
+    }
+    assert!(
+        hit(&site, "/page", monitors).await,
+        "every monitor is checked"
+    );
+    assert!(
+        site.peak_in_flight() <= 2,
+        "at most 2 requests at once at the host, not {}",
+        site.peak_in_flight()
+    );
+    for mut worker in workers {
+        let pid = nix::unistd::Pid::from_raw(worker.id().unwrap() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        let status = tokio::time::timeout(WAIT, worker.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(status.code(), Some(0));
+    }
+    assert_eq!(api.terminate().await, Some(0));
+}
