@@ -449,11 +449,11 @@ fn choose_proxy(
             chosen = Some(loc);
         }
     }
-    if chosen.is_none() && monitor.location != LocationCode::Default && monitor.location != here {
+    if chosen.is_none() && monitor.location != LocationCode::Default {
         let loc = monitor.location.name().to_ascii_lowercase();
         if known(&loc) {
             chosen = Some(loc);
-        } else {
+        } else if monitor.location != here {
             errors.add(
                 "location",
                 format!("no checker at location {} ({list})", monitor.location),

@@ -22,6 +22,10 @@
 //!   raises their alerts and records each check.
 //! - [`notify`]: what a raised alert becomes (a notification, its HTML, its deliveries), and
 //!   delivery to webhooks, chats and e-mail ([`notify::deliver`]).
+//! - [`worker`]: this process as a worker of the service: its heartbeat, the leases and host
+//!   buckets it holds, handed back when it stops.
+//! - [`worker`]: this process as a worker of the service: its heartbeat, the leases and host
+//!   buckets it holds, handed back when it stops.
 //! - [`metrics`]: `/metrics`. [`secrets`]: how tokens, keys and passwords are made and kept.
 //!
 //! The engine (`wachet`) is reached only through its public API: [`wachet::Checker`] to
@@ -34,13 +38,14 @@
 //!    `claim_due`), fairly shared among their owners.
 //! 2. Each is prepared once per version ([`schedule::prepared`]) and checked by the engine; a
 //!    Portal monitor's pages stream from the crawl, folded into the monitor's own value by
-//!    [`wachet::PortalFold`]. The lease is renewed while the check runs.
+//!    [`wachet::PortalFold`]. The worker's beats renew the lease while the check runs; a claim
+//!    taken over meanwhile stops it.
 //! 3. Its alerts decide against the alert states the store keeps (`alert_states`): a change or
 //!    a failure first waits for a confirming check ([`wachet::alerts::confirm`]).
 //! 4. The store's `record_check` stores it all in one transaction: the entries of the
 //!    monitor's series and of each page's, the notifications with their deliveries in the
 //!    outbox, the alert states, the next due time, the lease freed. A check of a version that
-//!    is no longer current stores nothing.
+//!    is no longer current, or whose claim was taken over (its fencing token), stores nothing.
 //! 5. The check is announced ([`schedule::events`]) for the web interface's live pages.
 //!
 //! # A notification, from raised to delivered
@@ -66,11 +71,14 @@
 //!   only with that user's rows.
 //! - **version**: the version of a monitor's definition (the time it was last written); a check
 //!   made of an older version stores nothing.
-//! - **lease**: how long a claimed check or delivery is held ([`service::Settings`]'
-//!   `schedule.lease`, `delivery.lease`), so one lost with its process is taken up again once
-//!   its lease runs out; a check's is renewed while it runs, a delivery's outlasts the time
-//!   limit of its try. Today leases are on each process's clock; on the database's clock with
-//!   issue 20, item 4.
+//! - **lease**: how long a claimed check or delivery is held past its worker's last beat
+//!   ([`service::Settings`]' `schedule.lease`), so one lost with its process is taken up again
+//!   once its lease runs out; on PostgreSQL on the database's clock.
+//! - **worker**: a process that checks or delivers ([`worker`]); its beats mark it live, renew
+//!   its leases and balance the host buckets it holds. **fencing token**: raised by each claim
+//!   of a monitor or delivery; only the claim holding the current one stores what it did.
+//! - **host bucket**: one of 64 slices of the hosts monitors watch; each is checked by one
+//!   worker of a location at a time, so per-host limits hold across processes.
 //! - **confirmation**: a changed value or a failure is raised only once a check soon after
 //!   (`confirm_after`) agrees. Also: an e-mail address other than the account's own gets
 //!   notifications only once its owner confirmed it with a code.
@@ -79,9 +87,8 @@
 //! - **delivery**: one notification to one endpoint (a webhook, a chat, an e-mail address),
 //!   with its tries; receivers drop duplicates by `X-Wachet-Delivery`.
 //! - **part**: one of what [`service::start`] runs: the API, the scheduler, delivery,
-//!   collection ([`service::Parts`]); the seed of issue 20's roles (not yet a flag).
-//! - **fencing**: not yet (issue 20, item 4): a token carried by each claim so that a check
-//!   that outlived its lease stores nothing.
+//!   collection ([`service::Parts`]); `wachet serve --roles` picks them (`api`, `worker`: the
+//!   scheduler and collection, `deliver`).
 
 pub mod api;
 pub mod cli;

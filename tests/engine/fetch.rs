@@ -675,3 +675,49 @@ async fn the_servers_date_header_is_the_pages_clock() {
     assert_eq!(nonsense.server_date, None, "an unreadable Date is no clock");
     assert_eq!(nonsense.value(), Some("hello"));
 }
+
+/// An engine at a location ([`wachet::EngineBuilder::location`], a worker of `wachet serve
+/// --location`) checks that location's monitors directly, or through its proxy there when it
+/// has one; an engine elsewhere refuses them without a proxy.
+#[tokio::test]
+async fn an_engine_checks_its_own_location_directly_or_through_its_proxy_there() {
+    use wachet::model::LocationCode;
+    use wachet::testing::proxy::ForwardProxy;
+    let site = FixtureServer::builder()
+        .page("/", "<p>from gb</p>")
+        .start()
+        .await
+        .unwrap();
+    let mut monitor = Monitor::new(site.url("/"));
+    monitor.location = LocationCode::Gb;
+    let elsewhere = Engine::builder()
+        .allow_private_networks(true)
+        .build()
+        .unwrap();
+    let refused = elsewhere.validate(&monitor).unwrap_err();
+    assert!(
+        refused.errors.iter().any(|e| e.field == "location"),
+        "{refused:?}"
+    );
+    assert!(!elsewhere.serves(LocationCode::Gb));
+
+    let here = Engine::builder()
+        .allow_private_networks(true)
+        .location(LocationCode::Gb)
+        .build()
+        .unwrap();
+    assert!(here.serves(LocationCode::Gb) && !here.serves(LocationCode::Us));
+    let outcome = here.check(&monitor).await.unwrap();
+    assert_eq!(outcome.data.raw.as_deref(), Some("from gb"));
+
+    let proxy = ForwardProxy::builder().start().await.unwrap();
+    let proxied = Engine::builder()
+        .allow_private_networks(true)
+        .location(LocationCode::Gb)
+        .proxy("gb", proxy.url())
+        .build()
+        .unwrap();
+    let outcome = proxied.check(&monitor).await.unwrap();
+    assert_eq!(outcome.data.raw.as_deref(), Some("from gb"));
+    assert!(!proxy.requests().is_empty(), "through the proxy there");
+}

@@ -35,5 +35,8 @@ CREATE TABLE host_buckets (
     bucket      INTEGER NOT NULL,
     worker_id   TEXT,
     lease_until BIGINT,
+    -- Handed back by `worker_id` (another worker joined): free once the lease runs out, so the
+    -- checks it still runs of those hosts end first; at once when that worker leaves.
+    draining    BOOLEAN NOT NULL DEFAULT FALSE,
     PRIMARY KEY (pool, bucket)
 );

@@ -131,7 +131,7 @@ async fn balance(
     let share = (i64::from(HOST_BUCKETS) + live - 1) / live;
     let mut owned: Vec<(i16,)> = sqlx::query_as(
         "UPDATE host_buckets SET lease_until = $1 WHERE pool = $2 AND worker_id = $3 \
-         RETURNING bucket",
+         AND NOT draining RETURNING bucket",
     )
     .bind(until)
     .bind(pool)
@@ -150,7 +150,7 @@ async fn balance(
             .map(|(b,)| b)
             .collect();
         sqlx::query(
-            "UPDATE host_buckets SET worker_id = NULL, lease_until = $3 \
+            "UPDATE host_buckets SET draining = TRUE, lease_until = $3 \
              WHERE pool = $1 AND bucket = ANY($2)",
         )
         .bind(pool)
@@ -160,7 +160,7 @@ async fn balance(
         .await?;
     } else if have < share {
         let taken: Vec<(i16,)> = sqlx::query_as(
-            "UPDATE host_buckets SET worker_id = $1, lease_until = $2 \
+            "UPDATE host_buckets SET worker_id = $1, lease_until = $2, draining = FALSE \
              WHERE pool = $3 AND bucket IN (SELECT bucket FROM host_buckets WHERE pool = $3 \
              AND coalesce(lease_until, 0) < $4 ORDER BY bucket LIMIT $5) \
              RETURNING bucket",
@@ -234,7 +234,8 @@ impl WorkerStore for PgStore {
         free(&mut tx, &CHECKS, &held.checks).await?;
         free(&mut tx, &DELIVERIES, &held.deliveries).await?;
         sqlx::query(
-            "UPDATE host_buckets SET worker_id = NULL, lease_until = NULL WHERE worker_id = $1",
+            "UPDATE host_buckets SET worker_id = NULL, lease_until = NULL, draining = FALSE \
+             WHERE worker_id = $1",
         )
         .bind(worker)
         .execute(&mut *tx)

@@ -101,7 +101,7 @@ async fn balance(
     let share = (i64::from(HOST_BUCKETS) + live - 1) / live;
     let mut owned: Vec<(i64,)> = sqlx::query_as(
         "UPDATE host_buckets SET lease_until = ? WHERE pool = ? AND worker_id = ? \
-         RETURNING bucket",
+         AND NOT draining RETURNING bucket",
     )
     .bind(until)
     .bind(pool)
@@ -117,7 +117,7 @@ async fn balance(
         let keep = usize::try_from(share).unwrap_or(0);
         for (bucket,) in owned.split_off(keep) {
             sqlx::query(
-                "UPDATE host_buckets SET worker_id = NULL, lease_until = ? \
+                "UPDATE host_buckets SET draining = TRUE, lease_until = ? \
                  WHERE pool = ? AND bucket = ?",
             )
             .bind(until)
@@ -128,7 +128,7 @@ async fn balance(
         }
     } else if have < share {
         let taken: Vec<(i64,)> = sqlx::query_as(
-            "UPDATE host_buckets SET worker_id = ?1, lease_until = ?2 \
+            "UPDATE host_buckets SET worker_id = ?1, lease_until = ?2, draining = FALSE \
              WHERE pool = ?3 AND bucket IN (SELECT bucket FROM host_buckets WHERE pool = ?3 \
              AND coalesce(lease_until, 0) < ?4 ORDER BY bucket LIMIT ?5) \
              RETURNING bucket",
@@ -204,7 +204,8 @@ impl WorkerStore for SqliteStore {
         free(&mut tx, CHECK_FREE, &held.checks).await?;
         free(&mut tx, DELIVERY_FREE, &held.deliveries).await?;
         sqlx::query(
-            "UPDATE host_buckets SET worker_id = NULL, lease_until = NULL WHERE worker_id = ?",
+            "UPDATE host_buckets SET worker_id = NULL, lease_until = NULL, draining = FALSE \
+             WHERE worker_id = ?",
         )
         .bind(worker)
         .execute(&mut *tx)
