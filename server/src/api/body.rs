@@ -64,46 +64,75 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        let json = request
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(is_json);
-        if !json {
-            return Err(ApiError::UnsupportedMediaType);
-        }
-        let timeout = request
-            .extensions()
-            .get::<BodyReadTimeout>()
-            .map_or(DEFAULT_BODY_READ_TIMEOUT, |t| t.0);
-        // A body trickled a byte at a time would hold the connection and its buffer for ever.
-        let bytes = tokio::time::timeout(timeout, Bytes::from_request(request, state))
+        // Every body of this API is an object (but the bulk forms' lists, [`ApiJsonList`]);
+        // serde would also read a struct from an array.
+        read_json(request, state, b'{', "a JSON object")
             .await
-            .map_err(|_| ApiError::RequestTimeout(timeout.as_secs()))?
-            .map_err(|rejection| {
-                if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-                    ApiError::PayloadTooLarge
-                } else {
-                    ApiError::field(".", format!("cannot read the body: {rejection}"))
-                }
-            })?;
-        // Every body of this API is an object; serde would also read a struct from an array.
-        if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-            let what = if bytes.is_empty() {
-                "empty"
-            } else {
-                "not a JSON object"
-            };
-            return Err(ApiError::field(
-                ".",
-                format!("the body is {what}; send a JSON object"),
-            ));
-        }
-        let value = wachet::model::from_json(&bytes)
-            .map_err(|err| ApiError::field(err.path, err.message))?;
-        refuse_nul(&bytes)?;
-        Ok(ApiJson(value))
+            .map(ApiJson)
     }
+}
+
+/// A JSON array body, read as [`ApiJson`] reads an object: for the bulk forms (`PUT /tasks`).
+#[derive(Debug)]
+pub struct ApiJsonList<T>(pub Vec<T>);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJsonList<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        read_json(request, state, b'[', "a JSON array")
+            .await
+            .map(ApiJsonList)
+    }
+}
+
+/// Reads a JSON body that opens with `opens` (`{` or `[`; `what` names it for the client) into
+/// a `T`: JSON media type, read within the body timeout, the model's field paths in errors, no
+/// NUL anywhere.
+async fn read_json<S: Send + Sync, T: DeserializeOwned>(
+    request: Request,
+    state: &S,
+    opens: u8,
+    what: &str,
+) -> Result<T, ApiError> {
+    let json = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(is_json);
+    if !json {
+        return Err(ApiError::UnsupportedMediaType);
+    }
+    let timeout = request
+        .extensions()
+        .get::<BodyReadTimeout>()
+        .map_or(DEFAULT_BODY_READ_TIMEOUT, |t| t.0);
+    // A body trickled a byte at a time would hold the connection and its buffer for ever.
+    let bytes = tokio::time::timeout(timeout, Bytes::from_request(request, state))
+        .await
+        .map_err(|_| ApiError::RequestTimeout(timeout.as_secs()))?
+        .map_err(|rejection| {
+            if rejection.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge
+            } else {
+                ApiError::field(".", format!("cannot read the body: {rejection}"))
+            }
+        })?;
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&opens) {
+        let found = if bytes.is_empty() {
+            "empty".to_string()
+        } else {
+            format!("not {what}")
+        };
+        return Err(ApiError::field(
+            ".",
+            format!("the body is {found}; send {what}"),
+        ));
+    }
+    let value =
+        wachet::model::from_json(&bytes).map_err(|err| ApiError::field(err.path, err.message))?;
+    refuse_nul(&bytes)?;
+    Ok(value)
 }
 
 /// NUL characters can only arrive escaped (`\u0000`); no field may hold one, since a NUL in

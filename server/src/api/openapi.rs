@@ -90,6 +90,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(folders::save_folder))
         .routes(routes!(folders::move_items))
         .routes(routes!(tasks::put_task))
+        .routes(routes!(tasks::put_tasks))
         .routes(routes!(tasks::get_task, tasks::delete_task))
         .routes(routes!(tasks::search_tasks))
         .routes(routes!(tasks::task_pages))

@@ -2,7 +2,7 @@
 //! pages).
 
 use super::auth::CurrentUser;
-use super::body::{ApiJson, ApiQuery};
+use super::body::{ApiJson, ApiJsonList, ApiQuery};
 use super::problem::{ApiError, Problem};
 use super::user::mark_confirmed;
 use super::{AppState, rules};
@@ -91,6 +91,67 @@ pub async fn put_task(
     };
     mark_confirmed(&state, &user, endpoints(std::slice::from_mut(&mut stored))).await?;
     super::locations::annotate(&state, std::slice::from_mut(&mut stored)).await?;
+    Ok(ApiJson(stored))
+}
+
+/// Most monitors one bulk creation takes ([`put_tasks`]).
+pub const MAX_BULK: usize = 1_000;
+
+/// Creates several monitors at once, all of them or none (extension).
+#[utoipa::path(put, path = "/thirdparty/v1/tasks", tag = "task",
+    description = "Extension: creates several monitors at once, all of them or none (one \
+                   transaction; the quota counts them together). Each is validated as PUT /task \
+                   validates one, and a problem is named [i].field for the i-th; the form only \
+                   creates (an id is refused: update with PUT /task). At most 1,000 a request \
+                   (and a body of 1 MiB).",
+    security(("bearer" = [])),
+    request_body(content = Vec<Monitor>, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The stored monitors, in order, with their ids", body = Vec<Monitor>),
+        (status = 400, description = "A monitor fails validation (`[i].field`), none or too many were given, or they would pass the quota: none was created", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Validation took too long", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn put_tasks(
+    State(state): State<AppState>,
+    CurrentUser(user): CurrentUser,
+    ApiJsonList(monitors): ApiJsonList<Monitor>,
+) -> Result<ApiJson<Vec<Monitor>>, ApiError> {
+    if monitors.is_empty() || monitors.len() > MAX_BULK {
+        return Err(ApiError::field(
+            "body",
+            format!("give 1 to {MAX_BULK} monitors, not {}", monitors.len()),
+        ));
+    }
+    let mut errors = std::collections::BTreeMap::new();
+    let mut valid = Vec::with_capacity(monitors.len());
+    for (i, monitor) in monitors.into_iter().enumerate() {
+        if monitor.id.is_some() {
+            errors.insert(
+                format!("[{i}].id"),
+                vec!["the bulk form only creates monitors; update one with PUT /task".into()],
+            );
+            continue;
+        }
+        match validate(&state, monitor).await {
+            Ok(monitor) => valid.push(monitor),
+            Err(ApiError::BadRequest { errors: found, .. }) => {
+                for (field, messages) in found {
+                    errors.insert(format!("[{i}].{field}"), messages);
+                }
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::BadRequest {
+            detail: "the request has invalid fields; no monitor was created".into(),
+            errors,
+        });
+    }
+    let mut stored = state.store().create_tasks(&user, &valid).await?;
+    mark_confirmed(&state, &user, endpoints(&mut stored)).await?;
+    super::locations::annotate(&state, &mut stored).await?;
     Ok(ApiJson(stored))
 }
 

@@ -128,6 +128,22 @@ pub struct Quotas {
     pub notifications_per_hour: u32,
 }
 
+/// Why `adding` more monitors to a user who has `have` would pass the quota of `max`, if so.
+pub(crate) fn over_quota(have: i64, adding: usize, max: u64) -> Option<String> {
+    let have = have.unsigned_abs();
+    let adding = u64::try_from(adding).unwrap_or(u64::MAX);
+    (have.saturating_add(adding) > max).then(|| match adding {
+        1 => format!(
+            "you have {have} monitors, the most this server allows a user ({max}); delete one to \
+             create another"
+        ),
+        _ => format!(
+            "you have {have} monitors and {adding} more would pass the most this server allows a \
+             user ({max})"
+        ),
+    })
+}
+
 impl Default for Quotas {
     fn default() -> Self {
         Quotas {

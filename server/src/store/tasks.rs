@@ -14,7 +14,30 @@ pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new monitor (`monitor.id`, `data` and `noiseNotice` are ignored; its noise
     /// masks are the person's: [`super::noise::on_create`]) in `monitor.folder_id` and returns it with
     /// its new id. `Invalid { field: "folderId" }` when that folder is not the user's.
-    async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError>;
+    async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
+        let mut created = self
+            .create_tasks(user, std::slice::from_ref(monitor))
+            .await
+            .map_err(|err| match err {
+                StoreError::Invalid { field, message } => StoreError::Invalid {
+                    field: field.strip_prefix("[0].").unwrap_or(&field).to_string(),
+                    message,
+                },
+                other => other,
+            })?;
+        created
+            .pop()
+            .ok_or_else(|| StoreError::Backend("the new monitor was not returned".into()))
+    }
+    /// Stores new monitors as [`TaskStore::create_task`] does, all of them or none, in one
+    /// transaction, and returns them in order with their new ids. The quota counts them all
+    /// (`QuotaExceeded` when they would pass it together); `Invalid { field: "[i].folderId" }`
+    /// when the folder of the `i`-th is not the user's.
+    async fn create_tasks(
+        &self,
+        user: &str,
+        monitors: &[Monitor],
+    ) -> Result<Vec<Monitor>, StoreError>;
     /// Replaces the definition of the monitor `monitor.id`, keeping its history; a null
     /// `folder_id` keeps the folder, and its noise masks follow [`super::noise::after_edit`] (read and
     /// written in one transaction, so masks learned meanwhile are not lost); when what it

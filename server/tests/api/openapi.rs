@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 /// The 15 endpoints of the specification and the extensions (DECISIONS.md's, and the account
 /// ones: confirmation of e-mail addresses and rotation of secrets).
-const ENDPOINTS: [(&str, &str); 28] = [
+const ENDPOINTS: [(&str, &str); 29] = [
     ("post", "/thirdparty/v1/user/login"),
     ("post", "/thirdparty/v1/user/apilogin"),
     ("post", "/thirdparty/v1/user/invalidateTokens"),
@@ -25,6 +25,7 @@ const ENDPOINTS: [(&str, &str); 28] = [
     ("post", "/thirdparty/v1/folder"),
     ("post", "/thirdparty/v1/folder/move"),
     ("put", "/thirdparty/v1/task"),
+    ("put", "/thirdparty/v1/tasks"),
     ("get", "/thirdparty/v1/task/{id}"),
     ("delete", "/thirdparty/v1/task/{id}"),
     ("get", "/thirdparty/v1/task/search"),
@@ -43,7 +44,8 @@ const ENDPOINTS: [(&str, &str); 28] = [
 ];
 
 /// The extensions among them: each says so first in its description.
-const EXTENSIONS: [&str; 10] = [
+const EXTENSIONS: [&str; 11] = [
+    "/thirdparty/v1/tasks",
     "/thirdparty/v1/notification/{alertId}/deliveries",
     "/thirdparty/v1/notification/{alertId}/deliveries/{deliveryId}/retry",
     "/thirdparty/v1/user/notificationEndpoints/test",

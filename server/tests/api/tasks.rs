@@ -458,3 +458,91 @@ async fn a_portal_monitor_lists_its_pages_with_their_latest_data() {
         "https://example.com/\nhttps://example.com/b"
     );
 }
+
+/// The bulk form (`PUT /tasks`, an extension) creates every monitor given or none: a problem is
+/// named `[i].field`, the quota counts them together, and the stored ones come back in order.
+#[tokio::test]
+async fn monitors_are_created_in_bulk_all_or_none() {
+    let mut setup = super::Setup::api();
+    setup.store.quotas.monitors = 5;
+    let api = Api::start_as(setup).await;
+    let ann = api.user("ann@example.com").await;
+    let folder = api.folder(&ann, "Shops", None).await;
+    const TASKS: &str = "/thirdparty/v1/tasks";
+    let mut with_folder = monitor("b", "https://example.com/b");
+    with_folder["folderId"] = json!(folder);
+    let created = api
+        .put(
+            &ann,
+            TASKS,
+            json!([
+                monitor("a", "https://example.com/a"),
+                with_folder,
+                monitor("c", "https://example.com/c")
+            ]),
+        )
+        .await
+        .ok()
+        .clone();
+    let names: Vec<&str> = created
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["a", "b", "c"], "in the order given");
+    assert_eq!(created[1]["folderId"], folder.as_str());
+    let b = id(&created[1]);
+    assert_eq!(
+        api.get(&ann, &format!("{TASK}/{b}")).await.ok()["name"],
+        "b"
+    );
+    assert_eq!(search_all(&api, &ann).await, 3);
+
+    // One bad monitor, or one given with an id, and none is created.
+    let mut bad = monitor("bad", "https://example.com/bad");
+    bad["xPath"] = json!("//p[");
+    let mut with_id = monitor("again", "https://example.com/a");
+    with_id["id"] = json!(b);
+    let refused = api
+        .put(
+            &ann,
+            TASKS,
+            json!([monitor("d", "https://example.com/d"), bad, with_id]),
+        )
+        .await;
+    refused.field_error("[1].xPath", "");
+    refused.field_error("[2].id", "PUT /task");
+    let mut elsewhere = monitor("e", "https://example.com/e");
+    elsewhere["folderId"] = json!("01a208a4-0000-7000-8000-000000000000");
+    api.put(
+        &ann,
+        TASKS,
+        json!([monitor("d", "https://example.com/d"), elsewhere]),
+    )
+    .await
+    .field_error("[1].folderId", "");
+    // Two more fit the quota of five; three do not, together.
+    let three = json!([
+        monitor("d", "https://example.com/d"),
+        monitor("e", "https://example.com/e"),
+        monitor("f", "https://example.com/f")
+    ]);
+    api.put(&ann, TASKS, three)
+        .await
+        .field_error("maxMonitorsPerUser", "3 more");
+    api.put(&ann, TASKS, json!([]))
+        .await
+        .field_error("body", "1 to 1000");
+    assert_eq!(
+        search_all(&api, &ann).await,
+        3,
+        "nothing created by a refused request"
+    );
+}
+
+/// How many monitors `user` has (a search without terms lists them all, up to 500).
+async fn search_all(api: &Api, user: &super::User) -> usize {
+    let listed = api.get(user, "/thirdparty/v1/task/search?query=").await;
+    listed.ok().as_array().unwrap().len()
+}

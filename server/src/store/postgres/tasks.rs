@@ -176,17 +176,17 @@ pub(super) async fn owns(store: &PgStore, user: &str, id: &str) -> Result<bool, 
 
 #[async_trait]
 impl TaskStore for PgStore {
-    async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
-        let monitor = &Monitor {
-            noise: noise::on_create(monitor.noise.as_deref()),
-            ..monitor.clone()
-        };
-        let c = columns(monitor)?;
-        let id = new_id();
+    async fn create_tasks(
+        &self,
+        user: &str,
+        monitors: &[Monitor],
+    ) -> Result<Vec<Monitor>, StoreError> {
         let now = now_millis();
         let mut tx = self.pool.begin().await?;
-        if let Some(folder) = monitor.folder_id.as_deref() {
-            check_folder(&mut tx, user, folder, "folderId").await?;
+        for (i, monitor) in monitors.iter().enumerate() {
+            if let Some(folder) = monitor.folder_id.as_deref() {
+                check_folder(&mut tx, user, folder, &format!("[{i}].folderId")).await?;
+            }
         }
         // The owner's row is locked first, so two creations at once are counted one after the
         // other and cannot both pass the cap.
@@ -202,45 +202,51 @@ impl TaskStore for PgStore {
         .bind(i64::try_from(max).unwrap_or(i64::MAX))
         .fetch_one(&mut *tx)
         .await?;
-        if have.unsigned_abs() >= max {
+        if let Some(message) = super::super::over_quota(have, monitors.len(), max) {
             return Err(StoreError::QuotaExceeded {
                 limit: "maxMonitorsPerUser".into(),
-                message: format!(
-                    "you have {have} monitors, the most this server allows a user ({max}); delete \
-                     one to create another"
-                ),
+                message,
             });
         }
-        sqlx::query(
-            "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
-             definition, paused, created_at, updated_at, dynamic, sample_noise) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-        )
-        .bind(&id)
-        .bind(user)
-        .bind(&monitor.folder_id)
-        .bind(&c.name)
-        .bind(&c.sort_key)
-        .bind(&c.url)
-        .bind(&c.note)
-        .bind(&c.search_text)
-        .bind(&c.definition)
-        .bind(c.paused)
-        .bind(now)
-        .bind(now)
-        .bind(c.dynamic)
-        .bind(samples_noise(monitor))
-        .execute(&mut *tx)
-        .await?;
-        schedule::schedule_in(
-            &mut tx,
-            &id,
-            user,
-            c.first_check(now),
-            (c.dynamic, c.location, c.host_bucket),
-        )
-        .await?;
-        let created = fetch(&mut tx, user, &id).await?;
+        let mut created = Vec::with_capacity(monitors.len());
+        for monitor in monitors {
+            let monitor = &Monitor {
+                noise: noise::on_create(monitor.noise.as_deref()),
+                ..monitor.clone()
+            };
+            let c = columns(monitor)?;
+            let id = new_id();
+            sqlx::query(
+                "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
+                 definition, paused, created_at, updated_at, dynamic, sample_noise) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+            )
+            .bind(&id)
+            .bind(user)
+            .bind(&monitor.folder_id)
+            .bind(&c.name)
+            .bind(&c.sort_key)
+            .bind(&c.url)
+            .bind(&c.note)
+            .bind(&c.search_text)
+            .bind(&c.definition)
+            .bind(c.paused)
+            .bind(now)
+            .bind(now)
+            .bind(c.dynamic)
+            .bind(samples_noise(monitor))
+            .execute(&mut *tx)
+            .await?;
+            schedule::schedule_in(
+                &mut tx,
+                &id,
+                user,
+                c.first_check(now),
+                (c.dynamic, c.location, c.host_bucket),
+            )
+            .await?;
+            created.push(fetch(&mut tx, user, &id).await?);
+        }
         tx.commit().await?;
         Ok(created)
     }

@@ -184,17 +184,17 @@ pub(super) async fn owns(store: &SqliteStore, user: &str, id: &str) -> Result<bo
 
 #[async_trait]
 impl TaskStore for SqliteStore {
-    async fn create_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
-        let monitor = &Monitor {
-            noise: noise::on_create(monitor.noise.as_deref()),
-            ..monitor.clone()
-        };
-        let c = columns(monitor)?;
-        let id = new_id();
+    async fn create_tasks(
+        &self,
+        user: &str,
+        monitors: &[Monitor],
+    ) -> Result<Vec<Monitor>, StoreError> {
         let now = now_millis();
         let mut tx = self.write().await?;
-        if let Some(folder) = monitor.folder_id.as_deref() {
-            check_folder(&mut tx, user, folder, "folderId").await?;
+        for (i, monitor) in monitors.iter().enumerate() {
+            if let Some(folder) = monitor.folder_id.as_deref() {
+                check_folder(&mut tx, user, folder, &format!("[{i}].folderId")).await?;
+            }
         }
         // Counted in the writer's transaction, so two creations at once cannot both pass the cap.
         let max = self.quotas.monitors;
@@ -205,40 +205,46 @@ impl TaskStore for SqliteStore {
         .bind(i64::try_from(max).unwrap_or(i64::MAX))
         .fetch_one(&mut *tx)
         .await?;
-        if have.unsigned_abs() >= max {
+        if let Some(message) = super::super::over_quota(have, monitors.len(), max) {
             return Err(StoreError::QuotaExceeded {
                 limit: "maxMonitorsPerUser".into(),
-                message: format!(
-                    "you have {have} monitors, the most this server allows a user ({max}); delete \
-                     one to create another"
-                ),
+                message,
             });
         }
-        sqlx::query(
-            "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
-             definition, paused, created_at, updated_at, next_check_at, dynamic, sample_noise, \
-             location, host_bucket) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&id)
-        .bind(user)
-        .bind(&monitor.folder_id)
-        .bind(&c.name)
-        .bind(&c.sort_key)
-        .bind(&c.url)
-        .bind(&c.note)
-        .bind(&c.search_text)
-        .bind(&c.definition)
-        .bind(c.paused)
-        .bind(now)
-        .bind(now)
-        .bind(c.first_check(now))
-        .bind(c.dynamic)
-        .bind(flag(samples_noise(monitor)))
-        .bind(c.location)
-        .bind(c.host_bucket)
-        .execute(&mut *tx)
-        .await?;
-        let created = fetch(&mut tx, user, &id).await?;
+        let mut created = Vec::with_capacity(monitors.len());
+        for monitor in monitors {
+            let monitor = &Monitor {
+                noise: noise::on_create(monitor.noise.as_deref()),
+                ..monitor.clone()
+            };
+            let c = columns(monitor)?;
+            let id = new_id();
+            sqlx::query(
+                "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
+                 definition, paused, created_at, updated_at, next_check_at, dynamic, sample_noise, \
+                 location, host_bucket) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(&id)
+            .bind(user)
+            .bind(&monitor.folder_id)
+            .bind(&c.name)
+            .bind(&c.sort_key)
+            .bind(&c.url)
+            .bind(&c.note)
+            .bind(&c.search_text)
+            .bind(&c.definition)
+            .bind(c.paused)
+            .bind(now)
+            .bind(now)
+            .bind(c.first_check(now))
+            .bind(c.dynamic)
+            .bind(flag(samples_noise(monitor)))
+            .bind(c.location)
+            .bind(c.host_bucket)
+            .execute(&mut *tx)
+            .await?;
+            created.push(fetch(&mut tx, user, &id).await?);
+        }
         tx.commit().await?;
         Ok(created)
     }

@@ -262,3 +262,46 @@ contract!(
         assert_eq!(store.search_tasks(&ada, &[], 100).await.unwrap().len(), 5);
     }
 );
+
+contract!(
+    monitors_created_together_are_all_stored_or_none,
+    |store: Arc<dyn TestStore>| async move {
+        let ada = add_user(&*store, "ada@example.com").await;
+        let bob = add_user(&*store, "bob@example.com").await;
+        let theirs = store
+            .save_folder(
+                &bob,
+                &wachet::model::Folder {
+                    name: Some("B".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        let mut stray = monitor("B", "https://b.example/");
+        stray.folder_id = theirs.id.clone();
+        let batch = [monitor("A", "https://a.example/"), stray];
+        match store.create_tasks(&ada, &batch).await {
+            Err(StoreError::Invalid { field, .. }) => assert_eq!(field, "[1].folderId"),
+            other => panic!("a monitor in another user's folder: {other:?}"),
+        }
+        let none = store.search_tasks(&ada, &[], 10).await.unwrap();
+        assert!(none.is_empty(), "the first was not kept either: {none:?}");
+        let made = store
+            .create_tasks(
+                &ada,
+                &[
+                    monitor("A", "https://a.example/"),
+                    monitor("C", "https://c.example/"),
+                ],
+            )
+            .await
+            .unwrap();
+        let names: Vec<_> = made.iter().map(|m| m.name.clone().unwrap()).collect();
+        assert_eq!(names, ["A", "C"]);
+        for created in &made {
+            let id = created.id.as_deref().unwrap();
+            assert_eq!(store.task(&ada, id).await.unwrap().name, created.name);
+        }
+    }
+);
