@@ -4,7 +4,9 @@
 //! It starts `wachet serve --listen 127.0.0.1:0 --db TMP --rate-limit 0 --checks-in-flight 0`
 //! (the API alone, no checks) as a child process,
 //! logs in with the API key the first start prints, and seeds:
-//! - through the API: one folder holding `--monitors` monitors (default 10,000);
+//! - through the API: one folder holding `--monitors` monitors (default 10,000), created with
+//!   `PUT /task` over 8 connections (timed), and as many again in a folder of their own with
+//!   `PUT /tasks`, 1,000 a request (timed);
 //! - straight into the SQLite file (WAL, beside the running service, in big transactions that
 //!   follow `server/migrations/sqlite/0001_initial.sql`): a history of `--history` entries (default
 //!   1,000,000) for the folder's first monitor, one value change in 10 entries and one failed
@@ -561,6 +563,7 @@ struct Seeded {
     /// Check time of the history entry `i` (0 the oldest).
     first_check: i64,
     api_seconds: f64,
+    bulk_seconds: f64,
     sql_seconds: f64,
 }
 
@@ -607,6 +610,56 @@ pub(crate) async fn login(endpoint: &Endpoint, service: &Service) -> Result<Stri
         .as_str()
         .map(str::to_string)
         .ok_or_else(|| format!("apilogin answered no token: {answer}"))
+}
+
+/// Connections that create the monitors one `PUT /task` each (issue 21's figure).
+const CREATE_CONNECTIONS: usize = 8;
+/// Monitors a `PUT /tasks` creates at once (the most it takes).
+const BULK: usize = 1_000;
+
+/// Creates `monitors` more monitors with `PUT /tasks`, `BULK` a request, one connection: the
+/// seconds it took. They go into a folder of their own, so the measured listing is unchanged.
+async fn create_in_bulk(endpoint: &Endpoint, monitors: usize) -> Result<f64, String> {
+    let mut conn = Conn::connect(endpoint.addr).await?;
+    let folder = endpoint
+        .call(
+            &mut conn,
+            Method::POST,
+            &format!("{API}/folder"),
+            Some(&json!({"name": "bulk"})),
+        )
+        .await?;
+    let folder = folder["id"]
+        .as_str()
+        .ok_or_else(|| format!("folder answer without id: {folder}"))?
+        .to_string();
+    let began = Instant::now();
+    let mut made = 0;
+    while made < monitors {
+        let batch: Vec<Value> = (made..monitors.min(made + BULK))
+            .map(|n| {
+                json!({
+                    "name": format!("bulk {n:05}"),
+                    "url": format!("https://shop.example.com/bulk/{n}"),
+                    "folderId": folder,
+                    "recurrenceInSeconds": 3600,
+                })
+            })
+            .collect();
+        let created = endpoint
+            .call(
+                &mut conn,
+                Method::PUT,
+                &format!("{API}/tasks"),
+                Some(&Value::Array(batch)),
+            )
+            .await?;
+        made += created
+            .as_array()
+            .map(Vec::len)
+            .ok_or_else(|| format!("PUT /tasks answered no list: {created}"))?;
+    }
+    Ok(began.elapsed().as_secs_f64())
 }
 
 /// Creates the folder and its monitors through the API; the ids by monitor number.
@@ -807,11 +860,20 @@ async fn seed_history(db: &Path, tasks: &[String], history: usize) -> Result<i64
 
 async fn seed(endpoint: &Endpoint, db: &Path, options: &ApiOptions) -> Result<Seeded, String> {
     let began = Instant::now();
-    let (folder, tasks) = seed_through_api(endpoint, options.monitors, options.concurrency).await?;
+    let (folder, tasks) = seed_through_api(endpoint, options.monitors, CREATE_CONNECTIONS).await?;
     let api_seconds = began.elapsed().as_secs_f64();
     eprintln!(
-        "seeded 1 folder and {} monitors through the API in {api_seconds:.1} s",
-        tasks.len()
+        "created 1 folder and {} monitors with PUT /task over {CREATE_CONNECTIONS} connections in \
+         {api_seconds:.2} s ({:.0}/s)",
+        tasks.len(),
+        tasks.len() as f64 / api_seconds.max(1e-9)
+    );
+    let bulk_seconds = create_in_bulk(endpoint, options.monitors).await?;
+    eprintln!(
+        "created {} more with PUT /tasks ({BULK} a request, one connection) in {bulk_seconds:.2} s \
+         ({:.0}/s)",
+        options.monitors,
+        options.monitors as f64 / bulk_seconds.max(1e-9)
     );
     let began = Instant::now();
     let first_check = seed_history(db, &tasks, options.history).await?;
@@ -826,6 +888,7 @@ async fn seed(endpoint: &Endpoint, db: &Path, options: &ApiOptions) -> Result<Se
         history_task: tasks[0].clone(),
         first_check,
         api_seconds,
+        bulk_seconds,
         sql_seconds,
     })
 }
@@ -1267,6 +1330,7 @@ async fn measure_all(
         "rss_seeded_mb": round(rss_seeded, 1),
         "db_mb": round(db_mb, 1),
         "seed_api_s": round(seeded.api_seconds, 1),
+        "bulk_create_s": round(seeded.bulk_seconds, 2),
         "seed_sql_s": round(seeded.sql_seconds, 1),
         "loadavg_before": load_before,
         "loadavg_after": load_after,
