@@ -63,10 +63,12 @@ where
     for folder in folders.iter() {
         ids.push_bind(folder.id.clone().unwrap_or_default());
     }
+    // The folders' own counts, kept by the writes (SQLite migration 0013, PostgreSQL 0004), added up over each
+    // subtree: as many rows as folders, whatever the monitors.
     query.push(
         ") UNION ALL SELECT sub.root, f.id FROM folders f JOIN sub ON f.parent_id = sub.id) \
-         SELECT sub.root, COUNT(t.folder_id), COALESCE(SUM(t.failed), 0), COALESCE(SUM(t.paused), 0) \
-         FROM sub LEFT JOIN tasks t ON t.folder_id = sub.id GROUP BY sub.root",
+         SELECT sub.root, SUM(f.own_count), SUM(f.own_failed), SUM(f.own_paused) \
+         FROM sub JOIN folders f ON f.id = sub.id GROUP BY sub.root",
     );
     let rows: Vec<(String, i64, i64, i64)> = query.build_query_as().fetch_all(executor).await?;
     let counts: HashMap<String, (i64, i64, i64)> = rows

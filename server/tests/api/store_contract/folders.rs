@@ -231,3 +231,134 @@ contract!(deleting_a_folder_takes_its_subtree, |store: Arc<
             .is_empty()
     );
 });
+
+/// A folder's counts over its subtree, recounted from the monitors listed in it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    all: i32,
+    failed: i32,
+    paused: i32,
+}
+
+/// Recounts every folder's subtree from the listings' monitors and compares the counts each
+/// listing reports; returns the folders and monitors found.
+fn recount<'a>(
+    store: &'a dyn TestStore,
+    user: &'a str,
+    folder: Option<String>,
+    found: &'a mut (Vec<String>, Vec<String>),
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Counts> + Send + 'a>> {
+    Box::pin(async move {
+        let listing = store
+            .list_folder(user, folder.as_deref(), None, 500)
+            .await
+            .unwrap();
+        assert!(listing.next.is_none(), "one page holds the test's tree");
+        let mut total = Counts::default();
+        for task in &listing.tasks {
+            found.1.push(task.id.clone().unwrap());
+            total.all += 1;
+            total.failed += i32::from(task.data.as_ref().is_some_and(|d| d.error.is_some()));
+            total.paused += i32::from(task.recurrence_in_seconds.unwrap_or(0) <= 0);
+        }
+        for sub in &listing.subfolders {
+            found.0.push(sub.id.clone().unwrap());
+            let counted = recount(store, user, sub.id.clone(), found).await;
+            let reported = Counts {
+                all: sub.count,
+                failed: sub.failed_count,
+                paused: sub.paused_count,
+            };
+            assert_eq!(reported, counted, "folder {:?}", sub.name);
+            total.all += counted.all;
+            total.failed += counted.failed;
+            total.paused += counted.paused;
+        }
+        total
+    })
+}
+
+contract!(
+    folder_counts_match_a_recount_after_random_changes,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        // A small xorshift: the same operations on both backends, every run.
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n.max(1) as u64) as usize
+        };
+        let mut found: (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        for step in 0..150 {
+            let (folders, tasks) = (&found.0, &found.1);
+            let folder_of = |i: usize| (i < folders.len()).then(|| folders[i].clone());
+            match next(10) {
+                0 | 1 => {
+                    let parent = folder_of(next(folders.len() + 2));
+                    let folder = wachet::model::Folder {
+                        name: Some(format!("f{step}")),
+                        parent_id: parent,
+                        ..Default::default()
+                    };
+                    let saved = store.save_folder(&user, &folder).await.unwrap();
+                    found.0.push(saved.id.unwrap());
+                }
+                2..=4 => {
+                    let mut new = monitor(&format!("m{step}"), "https://a.example/");
+                    new.folder_id = folder_of(next(folders.len() + 2));
+                    if next(3) == 0 {
+                        new.recurrence_in_seconds = Some(0);
+                    }
+                    let created = store.create_task(&user, &new).await.unwrap();
+                    found.1.push(created.id.unwrap());
+                }
+                5 if !tasks.is_empty() => {
+                    let id = tasks[next(tasks.len())].clone();
+                    let failed = next(2) == 0;
+                    let data = match failed {
+                        true => {
+                            wachet::model::ClientData::failure(chrono::Utc::now(), "down".into())
+                        }
+                        false => wachet::model::ClientData::value(chrono::Utc::now(), "up".into()),
+                    };
+                    let _ = store.append_entry(&Series::Task(id), &data).await;
+                }
+                6 if !tasks.is_empty() => {
+                    let id = tasks[next(tasks.len())].clone();
+                    if let Ok(mut stored) = store.task(&user, &id).await {
+                        let paused = stored.recurrence_in_seconds.unwrap_or(0) <= 0;
+                        stored.recurrence_in_seconds = Some(if paused { 3600 } else { 0 });
+                        stored.data = None;
+                        let _ = store.update_task(&user, &stored).await;
+                    }
+                }
+                7 => {
+                    let moved = MoveRequest {
+                        task_ids: (!tasks.is_empty())
+                            .then(|| vec![tasks[next(tasks.len())].clone()]),
+                        folder_ids: (!folders.is_empty() && next(2) == 0)
+                            .then(|| vec![folders[next(folders.len())].clone()]),
+                        folder_id: folder_of(next(folders.len() + 2)),
+                    };
+                    // A folder moved into its own subtree is refused, and moves nothing.
+                    let _ = store.move_items(&user, &moved).await;
+                }
+                8 if !tasks.is_empty() => {
+                    let id = tasks[next(tasks.len())].clone();
+                    let _ = store.delete_task(&user, &id).await;
+                }
+                9 if !folders.is_empty() && next(4) == 0 => {
+                    let id = folders[next(folders.len())].clone();
+                    let _ = store.delete_folder(&user, &id).await;
+                }
+                _ => {}
+            }
+            // What exists now, and every count checked against it.
+            found = (Vec::new(), Vec::new());
+            recount(&*store, &user, None, &mut found).await;
+        }
+        assert!(found.0.len() > 3 && found.1.len() > 10, "{found:?}");
+    }
+);
