@@ -33,6 +33,7 @@ pub const LIVE: Duration = Duration::from_secs(30);
 enum Kind {
     Check,
     Delivery,
+    Mail,
 }
 
 /// What this process holds: each claim with the signal that tells its part it was lost.
@@ -125,6 +126,12 @@ impl Worker {
         self.hold(Kind::Delivery, id, token)
     }
 
+    /// Holds the claim of a confirmation message ([`crate::store::ConfirmationMail::claim`]), as
+    /// [`Worker::hold_check`].
+    pub fn hold_mail(self: &Arc<Self>, claim: &str) -> Holding {
+        self.hold(Kind::Mail, claim, 0)
+    }
+
     fn hold(self: &Arc<Self>, kind: Kind, id: &str, token: i64) -> Holding {
         let lost = Arc::new(Notify::new());
         self.claims()
@@ -154,6 +161,7 @@ impl Worker {
             match kind {
                 Kind::Check => holdings.checks.push(held),
                 Kind::Delivery => holdings.deliveries.push(held),
+                Kind::Mail => holdings.mails.push(held),
             }
         }
         holdings

@@ -170,7 +170,7 @@ pub struct ServeArgs {
     max_notifications_per_hour: u32,
     // --- end of quotas
     /// Seconds one delivery try (a webhook's answer, an SMTP exchange) may take before it is
-    /// retried; a delivery lost in a crash is tried again about twice this long after.
+    /// retried (a delivery lost with its process is tried again once its `--check-lease` ran out).
     #[arg(long, env = "WACHET_DELIVERY_TIMEOUT", default_value_t = DeliverySettings::default().attempt_timeout.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..))]
     delivery_timeout: u64,
@@ -433,7 +433,6 @@ fn settings(args: &ServeArgs) -> service::Settings {
     let delivery = DeliverySettings {
         smtp,
         attempt_timeout: Duration::from_secs(args.delivery_timeout),
-        lease: Duration::from_secs(args.delivery_timeout * 2),
         ..DeliverySettings::default()
     };
     let has = |role| args.roles.contains(&role);

@@ -40,12 +40,6 @@ pub struct DeliverySettings {
     /// How long one try may take (connecting, redirects, the answer) before it counts as
     /// failed and is retried.
     pub attempt_timeout: Duration,
-    /// How long a confirmation message in flight holds its address (a process that dies while
-    /// sending it leaves it to be sent again after this). Longer than
-    /// [`DeliverySettings::attempt_timeout`], so a try still running is never claimed again; a
-    /// shorter one is lengthened. Deliveries are held by the worker's beats instead
-    /// ([`crate::worker`]).
-    pub lease: Duration,
     /// The SMTP server for e-mail endpoints; without one they fail at once.
     pub smtp: Option<SmtpSettings>,
 }
@@ -57,7 +51,6 @@ impl Default for DeliverySettings {
             tries: 8,
             in_flight: 16,
             attempt_timeout: Duration::from_secs(60),
-            lease: Duration::from_secs(120),
             smtp: None,
         }
     }
@@ -76,9 +69,6 @@ pub async fn run(
     mut stop: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(settings.in_flight.max(1)));
-    let lease = settings
-        .lease
-        .max(settings.attempt_timeout + Duration::from_secs(1));
     let mailer = match settings.smtp.as_ref().map(Mailer::new).transpose() {
         Ok(mailer) => mailer.map(Arc::new),
         Err(err) => {
@@ -129,7 +119,7 @@ pub async fn run(
             }
         }
         if let Some(mailer) = &mailer {
-            confirmations(&store, mailer, &slots, &settings, lease).await;
+            confirmations(&store, mailer, &slots, &settings, &worker).await;
         }
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}
@@ -147,14 +137,14 @@ async fn confirmations(
     mailer: &Arc<Mailer>,
     slots: &Arc<Semaphore>,
     settings: &DeliverySettings,
-    lease: Duration,
+    worker: &Arc<Worker>,
 ) {
     let free = slots.available_permits();
     if free == 0 {
         return;
     }
     let now = now_millis();
-    let until = now + lease.as_millis() as i64;
+    let until = now + worker.lease().as_millis() as i64;
     let due = match store
         .claim_confirmation_mails(now, until, free as u32)
         .await
@@ -170,6 +160,7 @@ async fn confirmations(
             break;
         };
         let (store, mailer, settings) = (store.clone(), mailer.clone(), settings.clone());
+        let holding = worker.hold_mail(&mail.claim());
         tokio::spawn(async move {
             let sent = match tokio::time::timeout(
                 settings.attempt_timeout,
@@ -187,6 +178,7 @@ async fn confirmations(
             if let Err(err) = store.finish_confirmation_mail(&mail, &outcome).await {
                 tracing::error!(%err, "cannot store a confirmation message");
             }
+            drop(holding);
             drop(slot);
         });
     }

@@ -91,6 +91,15 @@ pub struct ConfirmationMail {
     pub attempts: u32,
 }
 
+impl ConfirmationMail {
+    /// What stands for this claim of the message in the store: the hash of its code, new with
+    /// each claim, so it fences as a token does (a try that outlived its lease records nothing)
+    /// and names the claim the worker's beats renew ([`super::Holdings::mails`]).
+    pub fn claim(&self) -> String {
+        crate::secrets::sha256_hex(&self.code)
+    }
+}
+
 impl std::fmt::Debug for ConfirmationMail {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ConfirmationMail")
@@ -166,7 +175,8 @@ pub trait OutboxStore: Send + Sync + 'static {
         lease_until: Millis,
         limit: u32,
     ) -> Result<Vec<ConfirmationMail>, StoreError>;
-    /// Stores how sending a confirmation message ended.
+    /// Stores how sending a confirmation message ended, when this claim still holds it (another
+    /// claim since, or a code confirmed meanwhile, leaves it to them).
     async fn finish_confirmation_mail(
         &self,
         mail: &ConfirmationMail,

@@ -46,6 +46,9 @@ pub struct Holdings {
     pub checks: Vec<Held>,
     /// Deliveries in flight.
     pub deliveries: Vec<Held>,
+    /// Confirmation messages in flight, each named by its claim
+    /// ([`super::ConfirmationMail::claim`], with token 0).
+    pub mails: Vec<Held>,
 }
 
 /// What a beat found no longer held: claims whose lease had run out and that another worker
@@ -57,6 +60,8 @@ pub struct Lost {
     pub checks: Vec<Held>,
     /// Deliveries no longer held.
     pub deliveries: Vec<Held>,
+    /// Confirmation messages no longer held.
+    pub mails: Vec<Held>,
 }
 
 /// How many buckets the hosts of monitors are hashed into ([`host_bucket`]): each is checked by

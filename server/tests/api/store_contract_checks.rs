@@ -201,7 +201,7 @@ fn holding(checks: &[&DueCheck]) -> Holdings {
                 token: due.token,
             })
             .collect(),
-        deliveries: Vec::new(),
+        ..Holdings::default()
     }
 }
 
@@ -934,6 +934,74 @@ contract!(confirmation_mails_are_claimed_once, |store: Arc<
         "sent"
     );
 });
+
+contract!(
+    a_confirmation_mail_is_held_by_beats_and_a_lapsed_try_records_nothing,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        store
+            .request_email_confirmation(&user, "team@example.com", false)
+            .await
+            .unwrap();
+        let now = now_millis();
+        let held = store
+            .claim_confirmation_mails(now, now + 300, 10)
+            .await
+            .unwrap();
+        assert_eq!(held.len(), 1);
+        let holdings = Holdings {
+            mails: vec![Held {
+                id: held[0].claim(),
+                token: 0,
+            }],
+            ..Holdings::default()
+        };
+        let me = worker("mailer");
+        let beat = store
+            .beat(&me, &holdings, Duration::from_secs(60))
+            .await
+            .unwrap();
+        assert!(beat.lost.mails.is_empty(), "{beat:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let now = now_millis();
+        assert!(
+            store
+                .claim_confirmation_mails(now, now + 60_000, 10)
+                .await
+                .unwrap()
+                .is_empty(),
+            "renewed by the beat"
+        );
+        // Handed back, another claim takes it with a new code; the old try records nothing.
+        store.leave(&me.id, &holdings).await.unwrap();
+        let again = store
+            .claim_confirmation_mails(now, now + 60_000, 10)
+            .await
+            .unwrap();
+        assert_eq!(again.len(), 1);
+        let retry = DeliveryOutcome::Retry {
+            at: now,
+            error: "stale".into(),
+        };
+        store
+            .finish_confirmation_mail(&held[0], &retry)
+            .await
+            .unwrap();
+        let now = now_millis();
+        assert!(
+            store
+                .claim_confirmation_mails(now, now + 60_000, 10)
+                .await
+                .unwrap()
+                .is_empty(),
+            "the stale try neither freed nor rescheduled the new claim's message"
+        );
+        store
+            .finish_confirmation_mail(&again[0], &DeliveryOutcome::Delivered)
+            .await
+            .unwrap();
+    }
+);
 
 fn ids_of(deliveries: &[Delivery]) -> Vec<String> {
     deliveries.iter().map(|d| d.id.clone()).collect()

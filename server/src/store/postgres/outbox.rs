@@ -433,12 +433,14 @@ impl OutboxStore for PgStore {
         };
         sqlx::query(
             "UPDATE email_addresses SET mail_due_at = $3, mail_attempts = mail_attempts + 1, \
-             last_error = $4, lease_until = NULL WHERE user_id = $1 AND address = $2",
+             last_error = $4, lease_until = NULL WHERE user_id = $1 AND address = $2 \
+             AND token_hash = $5",
         )
         .bind(&mail.user_id)
         .bind(&mail.address)
         .bind(next)
         .bind(super::storable(error))
+        .bind(mail.claim())
         .execute(&self.pool)
         .await?;
         Ok(())

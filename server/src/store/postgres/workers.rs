@@ -34,6 +34,20 @@ const DELIVERIES: Leases = Leases {
     id: "id",
     token: "lease_token",
 };
+/// A mail is named by its claim's code hash, new with each claim; its token is always 0.
+const MAILS: Leases = Leases {
+    table: "email_addresses",
+    id: "token_hash",
+    token: "0",
+};
+
+/// The SQL of a lease's token: its column, or the constant `0` of mails.
+fn token_column(token: &str) -> String {
+    match token {
+        "0" => "0".to_string(),
+        column => format!("l.{column}"),
+    }
+}
 
 /// Renews each of `held` until `until`; those no longer held.
 async fn renew(
@@ -48,10 +62,11 @@ async fn renew(
     let (ids, tokens): (Vec<&str>, Vec<i64>) =
         held.iter().map(|h| (h.id.as_str(), h.token)).unzip();
     let Leases { table, id, token } = leases;
+    let token_of = token_column(token);
     let renewed: Vec<(String,)> = sqlx::query_as(AssertSqlSafe(format!(
         "UPDATE {table} l SET lease_until = $1 \
          FROM unnest($2::TEXT[], $3::BIGINT[]) AS h(id, token) \
-         WHERE l.{id} = h.id AND l.{token} = h.token AND l.lease_until IS NOT NULL \
+         WHERE l.{id} = h.id AND {token_of} = h.token AND l.lease_until IS NOT NULL \
          RETURNING l.{id}"
     )))
     .bind(until)
@@ -80,10 +95,16 @@ async fn free(
     let (ids, tokens): (Vec<&str>, Vec<i64>) =
         held.iter().map(|h| (h.id.as_str(), h.token)).unzip();
     let Leases { table, id, token } = leases;
+    let token_of = token_column(token);
+    // Freeing raises the token (a mail's claim is its code hash: nothing to raise).
+    let raise = match *token {
+        "0" => String::new(),
+        column => format!(", {column} = l.{column} + 1"),
+    };
     sqlx::query(AssertSqlSafe(format!(
-        "UPDATE {table} l SET lease_until = NULL, {token} = l.{token} + 1 \
+        "UPDATE {table} l SET lease_until = NULL{raise} \
          FROM unnest($1::TEXT[], $2::BIGINT[]) AS h(id, token) \
-         WHERE l.{id} = h.id AND l.{token} = h.token"
+         WHERE l.{id} = h.id AND {token_of} = h.token"
     )))
     .bind(&ids)
     .bind(&tokens)
@@ -219,6 +240,7 @@ impl WorkerStore for PgStore {
         let lost = Lost {
             checks: renew(&mut tx, &CHECKS, &held.checks, until).await?,
             deliveries: renew(&mut tx, &DELIVERIES, &held.deliveries, until).await?,
+            mails: renew(&mut tx, &MAILS, &held.mails, until).await?,
         };
         let buckets = balance(&mut tx, worker, now, until, lease).await?;
         sqlx::query("DELETE FROM workers WHERE heartbeat_at < $1")
@@ -233,6 +255,7 @@ impl WorkerStore for PgStore {
         let mut tx = self.pool.begin().await?;
         free(&mut tx, &CHECKS, &held.checks).await?;
         free(&mut tx, &DELIVERIES, &held.deliveries).await?;
+        free(&mut tx, &MAILS, &held.mails).await?;
         sqlx::query(
             "UPDATE host_buckets SET worker_id = NULL, lease_until = NULL, draining = FALSE \
              WHERE worker_id = $1",

@@ -546,12 +546,14 @@ impl OutboxStore for SqliteStore {
         };
         sqlx::query(
             "UPDATE email_addresses SET mail_due_at = ?, mail_attempts = mail_attempts + 1, \
-             last_error = ?, lease_until = NULL WHERE user_id = ? AND address = ?",
+             last_error = ?, lease_until = NULL WHERE user_id = ? AND address = ? \
+             AND token_hash = ?",
         )
         .bind(next)
         .bind(error)
         .bind(&mail.user_id)
         .bind(&mail.address)
+        .bind(mail.claim())
         .execute(&self.writer)
         .await?;
         Ok(())

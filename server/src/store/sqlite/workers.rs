@@ -20,6 +20,11 @@ const CHECK_RENEW: &str = "UPDATE tasks SET lease_until = ?1 \
 const DELIVERY_RENEW: &str = "UPDATE deliveries SET lease_until = ?1 \
                               WHERE id = ?2 AND lease_token = ?3 AND lease_until IS NOT NULL";
 /// Freeing also raises the token: a check the leaving process could not stop stores nothing.
+const MAIL_RENEW: &str = "UPDATE email_addresses SET lease_until = ?1 \
+                          WHERE token_hash = ?2 AND ?3 = 0 AND lease_until IS NOT NULL";
+/// A mail is named by its claim's code hash, new with each claim: freeing it needs no token.
+const MAIL_FREE: &str =
+    "UPDATE email_addresses SET lease_until = NULL WHERE token_hash = ?1 AND ?2 = 0";
 const CHECK_FREE: &str = "UPDATE tasks SET lease_until = NULL, lease_token = lease_token + 1 \
                           WHERE id = ?1 AND lease_token = ?2";
 const DELIVERY_FREE: &str = "UPDATE deliveries SET lease_until = NULL, \
@@ -189,6 +194,7 @@ impl WorkerStore for SqliteStore {
         let lost = Lost {
             checks: renew(&mut tx, CHECK_RENEW, &held.checks, until).await?,
             deliveries: renew(&mut tx, DELIVERY_RENEW, &held.deliveries, until).await?,
+            mails: renew(&mut tx, MAIL_RENEW, &held.mails, until).await?,
         };
         let buckets = balance(&mut tx, worker, now, until, lease).await?;
         sqlx::query("DELETE FROM workers WHERE heartbeat_at < ?")
@@ -203,6 +209,7 @@ impl WorkerStore for SqliteStore {
         let mut tx = self.write().await?;
         free(&mut tx, CHECK_FREE, &held.checks).await?;
         free(&mut tx, DELIVERY_FREE, &held.deliveries).await?;
+        free(&mut tx, MAIL_FREE, &held.mails).await?;
         sqlx::query(
             "UPDATE host_buckets SET worker_id = NULL, lease_until = NULL, draining = FALSE \
              WHERE worker_id = ?",
