@@ -44,8 +44,8 @@ pub(crate) async fn annotate(state: &AppState, monitors: &mut [Monitor]) -> Resu
         let location = monitor.location;
         if !checker.serves(location) && !live.contains(&location.name().to_ascii_lowercase()) {
             monitor.location_notice = Some(format!(
-                "no worker checks from location {} now and no proxy reaches it: this monitor \
-                 is not checked until one runs there (wachet serve --location {})",
+                "no worker runs at location {} and no proxy reaches it, so this monitor waits; \
+                 start one there with wachet serve --location {}",
                 location.name(),
                 location.name().to_ascii_lowercase()
             ));

@@ -266,3 +266,55 @@ async fn the_noise_section_switches_removes_and_adds_masks_in_a_real_browser() {
     assert!(body.contains("id=\"f-noise-0--pattern\""), "{body}");
     assert_eq!(masks_of(&api, &user, &task).await.len(), 4);
 }
+
+/// A monitor whose location no worker serves any more says so on its page, beside its state.
+#[tokio::test]
+async fn a_monitor_whose_location_no_worker_serves_says_so_on_its_page() {
+    use std::time::Duration;
+    use wachet_server::store::{Holdings, WorkerInfo, WorkerStore, new_id};
+    let api = Api::start().await;
+    let user = api.user("ann@example.com").await;
+    // A worker in Britain runs, so the monitor may be made there; then it stops.
+    let britain = WorkerInfo {
+        id: new_id(),
+        roles: "worker".into(),
+        location: Some("gb".into()),
+        kinds: "plain".into(),
+        host: "london".into(),
+        pid: 1,
+        started_at: now_millis(),
+    };
+    let none = Holdings::default();
+    api.store
+        .beat(&britain, &none, Duration::from_secs(60))
+        .await
+        .unwrap();
+    let made = api
+        .task(
+            &user,
+            json!({"name": "Tea in London", "url": "https://example.com/tea",
+                   "recurrenceInSeconds": 3600, "location": "Gb"}),
+        )
+        .await;
+    let task = id(&made);
+    assert!(made.get("locationNotice").is_none(), "{made}");
+    api.store.leave(&britain.id, &none).await.unwrap();
+    let (driver, page, _) = signed_in_browser(&api, &user).await;
+    page.goto(api.url(&format!("/monitors/{task}")))
+        .await
+        .unwrap();
+    until(
+        &page,
+        "!!document.querySelector('.status .location-notice')",
+    )
+    .await;
+    let notice: String = eval(
+        &page,
+        "document.querySelector('.status .location-notice').textContent",
+    )
+    .await;
+    assert!(notice.contains("location Gb"), "{notice}");
+    screenshot(&page, "monitor-location-notice", 1440).await;
+    screenshot(&page, "monitor-location-notice", 375).await;
+    driver.close().await;
+}
