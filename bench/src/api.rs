@@ -617,22 +617,27 @@ const CREATE_CONNECTIONS: usize = 8;
 /// Monitors a `PUT /tasks` creates at once (the most it takes).
 const BULK: usize = 1_000;
 
+/// Creates a folder named `name` at the root; its id.
+async fn create_folder(endpoint: &Endpoint, conn: &mut Conn, name: &str) -> Result<String, String> {
+    let folder = endpoint
+        .call(
+            conn,
+            Method::POST,
+            &format!("{API}/folder"),
+            Some(&json!({ "name": name })),
+        )
+        .await?;
+    folder["id"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| format!("folder answer without id: {folder}"))
+}
+
 /// Creates `monitors` more monitors with `PUT /tasks`, `BULK` a request, one connection: the
 /// seconds it took. They go into a folder of their own, so the measured listing is unchanged.
 async fn create_in_bulk(endpoint: &Endpoint, monitors: usize) -> Result<f64, String> {
     let mut conn = Conn::connect(endpoint.addr).await?;
-    let folder = endpoint
-        .call(
-            &mut conn,
-            Method::POST,
-            &format!("{API}/folder"),
-            Some(&json!({"name": "bulk"})),
-        )
-        .await?;
-    let folder = folder["id"]
-        .as_str()
-        .ok_or_else(|| format!("folder answer without id: {folder}"))?
-        .to_string();
+    let folder = create_folder(endpoint, &mut conn, "bulk").await?;
     let began = Instant::now();
     let mut made = 0;
     while made < monitors {
@@ -669,18 +674,7 @@ async fn seed_through_api(
     concurrency: usize,
 ) -> Result<(String, Vec<String>), String> {
     let mut conn = Conn::connect(endpoint.addr).await?;
-    let folder = endpoint
-        .call(
-            &mut conn,
-            Method::POST,
-            &format!("{API}/folder"),
-            Some(&json!({"name": "bench"})),
-        )
-        .await?;
-    let folder = folder["id"]
-        .as_str()
-        .ok_or_else(|| format!("folder answer without id: {folder}"))?
-        .to_string();
+    let folder = create_folder(endpoint, &mut conn, "bench").await?;
     let next = Arc::new(AtomicUsize::new(0));
     let ids = Arc::new(Mutex::new(vec![String::new(); monitors]));
     let mut workers = Vec::new();

@@ -125,14 +125,8 @@ impl Serve {
     }
 
     /// Sends SIGTERM and returns the exit code.
-    async fn terminate(mut self) -> Option<i32> {
-        let pid = nix::unistd::Pid::from_raw(self.child.id().unwrap() as i32);
-        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-        let status = tokio::time::timeout(WAIT, self.child.wait())
-            .await
-            .expect("exits after SIGTERM")
-            .unwrap();
-        status.code()
+    async fn terminate(self) -> Option<i32> {
+        terminate(self.child).await
     }
 }
 
@@ -1551,6 +1545,17 @@ async fn workers_on_postgresql_keep_their_checks_while_alive_and_hand_them_over_
     assert_eq!(d.terminate().await, Some(0));
 }
 
+/// Sends SIGTERM to `child` and returns its exit code.
+async fn terminate(mut child: Child) -> Option<i32> {
+    let pid = nix::unistd::Pid::from_raw(child.id().unwrap() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = tokio::time::timeout(WAIT, child.wait())
+        .await
+        .expect("exits after SIGTERM")
+        .unwrap();
+    status.code()
+}
+
 /// Starts `wachet serve` with `extra` flags that leave the API out; returns once it runs.
 async fn serve_without_api(db: &Path, extra: &[&str]) -> Child {
     let mut child = wachet()
@@ -1591,20 +1596,21 @@ async fn roles_split_the_api_from_workers_and_a_location_is_checked_only_by_its_
     let api = serve(db, &["--roles", "api", "--allow-private-networks"]).await;
     let admin = account(&api.printed);
     let token = api.login(&admin).await;
-    let create = |url: String, location: &str| json!({"url": url, "recurrenceInSeconds": 3600, "location": location});
-    // No worker checks from Great Britain yet, and no proxy serves it.
-    let (status, refused) = api
-        .call(
+    let in_britain = json!({"url": site.url("/gb"), "recurrenceInSeconds": 3600, "location": "Gb"});
+    let create = || {
+        api.call(
             reqwest::Method::PUT,
             "/thirdparty/v1/task",
             Some(&token),
-            Some(create(site.url("/gb"), "Gb")),
+            Some(in_britain.clone()),
         )
-        .await;
+    };
+    // No worker checks from Great Britain yet, and no proxy serves it.
+    let (status, refused) = create().await;
     assert_eq!(status, 400, "{refused}");
     assert!(refused.to_string().contains("location"), "{refused}");
 
-    let mut gb = serve_without_api(
+    let gb = serve_without_api(
         db,
         &[
             "--roles",
@@ -1615,14 +1621,7 @@ async fn roles_split_the_api_from_workers_and_a_location_is_checked_only_by_its_
         ],
     )
     .await;
-    let (status, task) = api
-        .call(
-            reqwest::Method::PUT,
-            "/thirdparty/v1/task",
-            Some(&token),
-            Some(create(site.url("/gb"), "Gb")),
-        )
-        .await;
+    let (status, task) = create().await;
     assert_eq!(status, 200, "a live worker checks from there: {task}");
     let anywhere = api.monitor(&token, &site.url("/anywhere")).await;
     let id = task["id"].as_str().unwrap();
@@ -1635,13 +1634,19 @@ async fn roles_split_the_api_from_workers_and_a_location_is_checked_only_by_its_
         "nobody checks the default location"
     );
     let _ = anywhere;
-    let pid = nix::unistd::Pid::from_raw(gb.id().unwrap() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-    let status = tokio::time::timeout(WAIT, gb.wait())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(status.code(), Some(0));
+    let path = format!("/thirdparty/v1/task/{id}");
+    let (_, shown) = api
+        .call(reqwest::Method::GET, &path, Some(&token), None)
+        .await;
+    assert!(shown.get("locationNotice").is_none(), "{shown}");
+    // Once its only worker stopped, the monitor says it is not checked.
+    assert_eq!(terminate(gb).await, Some(0));
+    let (status, shown) = api
+        .call(reqwest::Method::GET, &path, Some(&token), None)
+        .await;
+    assert_eq!(status, 200, "{shown}");
+    let notice = shown["locationNotice"].as_str().unwrap_or_default();
+    assert!(notice.contains("location Gb"), "{shown}");
     assert_eq!(api.terminate().await, Some(0));
 }
 
@@ -1698,14 +1703,8 @@ async fn three_workers_together_keep_the_per_host_limit_at_the_host() {
         "at most 2 requests at once at the host, not {}",
         site.peak_in_flight()
     );
-    for mut worker in workers {
-        let pid = nix::unistd::Pid::from_raw(worker.id().unwrap() as i32);
-        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-        let status = tokio::time::timeout(WAIT, worker.wait())
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(status.code(), Some(0));
+    for worker in workers {
+        assert_eq!(terminate(worker).await, Some(0));
     }
     assert_eq!(api.terminate().await, Some(0));
 }

@@ -82,6 +82,12 @@ pub fn host_bucket(url: &str) -> i16 {
     i16::try_from(n).unwrap_or(0)
 }
 
+/// The most host buckets one of `live` workers of a pool holds: `ceil(HOST_BUCKETS / live)`.
+pub(crate) fn bucket_share(live: i64) -> i64 {
+    let live = live.max(1);
+    (i64::from(HOST_BUCKETS) + live - 1) / live
+}
+
 /// A set of host buckets, as a worker holds and a claim takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostBuckets(u64);

@@ -148,8 +148,7 @@ async fn balance(
     .bind(now - lease)
     .fetch_one(&mut **tx)
     .await?;
-    let live = live.max(1);
-    let share = (i64::from(HOST_BUCKETS) + live - 1) / live;
+    let share = crate::store::workers::bucket_share(live);
     let mut owned: Vec<(i16,)> = sqlx::query_as(
         "UPDATE host_buckets SET lease_until = $1 WHERE pool = $2 AND worker_id = $3 \
          AND NOT draining RETURNING bucket",

@@ -102,8 +102,7 @@ async fn balance(
     .bind(now - lease)
     .fetch_one(&mut **tx)
     .await?;
-    let live = live.max(1);
-    let share = (i64::from(HOST_BUCKETS) + live - 1) / live;
+    let share = crate::store::workers::bucket_share(live);
     let mut owned: Vec<(i64,)> = sqlx::query_as(
         "UPDATE host_buckets SET lease_until = ? WHERE pool = ? AND worker_id = ? \
          AND NOT draining RETURNING bucket",
