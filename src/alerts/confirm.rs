@@ -373,12 +373,18 @@ fn judge_value(
         return Judged::default();
     }
     // A span that keeps changing from check to check becomes noise; when that explains the
-    // whole difference, there is no change.
-    let learned = next.noise.observe_at(
-        &comparator.masked_line_key(confirmed),
-        &comparator.masked_line_key(value),
-        Some(policy.page_clock.unwrap_or(at)),
+    // whole difference, there is no change. A check while a change waits is the early check
+    // asked for to confirm it, seconds after the one before.
+    let (before, after) = (
+        comparator.masked_line_key(confirmed),
+        comparator.masked_line_key(value),
     );
+    let clock = Some(policy.page_clock.unwrap_or(at));
+    let learned = if state.pending.is_empty() {
+        next.noise.observe_at(&before, &after, clock)
+    } else {
+        next.noise.observe_early(&before, &after, clock)
+    };
     // A value with no stable part: its changes are recorded, never alerted on (the monitor's
     // noise notice says so), or it would raise on every third check for ever.
     if next.noise.is_unstable() {

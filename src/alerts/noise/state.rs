@@ -19,6 +19,13 @@
 //!   text once each was seen, while a real change and its confirmation move once, and a real
 //!   change and its revert show two texts.
 //!
+//! - it showed a third text on the early check that confirms a change
+//!   ([`LearnState::observe_early`]): the confirmed value showed one text, the changed check
+//!   another, and the check seconds later a third, never shown before. Values seconds apart
+//!   differ only by noise, as a new monitor's quick samples do; a real change shows two texts
+//!   (its confirmation shows the new one again, a stale replica the old one), so a rotation
+//!   the quick samples missed is learned on its first round instead of after several alerts.
+//!
 //! A counter that moves more slowly than that (three tickets left, then two) is not learned:
 //! nothing tells it from a real change people want to hear of.
 //!
@@ -132,6 +139,29 @@ impl LearnState {
         after: &str,
         at: Option<DateTime<Utc>>,
     ) -> Vec<NoiseMask> {
+        self.observe_check(before, after, at, false)
+    }
+
+    /// [`LearnState::observe_at`] for the early check that confirms a change: seconds after
+    /// the check before, which differed from `before` and is not confirmed yet (the caller
+    /// asked for this check to confirm it). A span that shows a third text on it, never shown
+    /// before, is noise at once (see the [module documentation](self)).
+    pub fn observe_early(
+        &mut self,
+        before: &str,
+        after: &str,
+        at: Option<DateTime<Utc>>,
+    ) -> Vec<NoiseMask> {
+        self.observe_check(before, after, at, true)
+    }
+
+    fn observe_check(
+        &mut self,
+        before: &str,
+        after: &str,
+        at: Option<DateTime<Utc>>,
+        early: bool,
+    ) -> Vec<NoiseMask> {
         self.tick();
         let day = at.map(|t| t.date_naive());
         let turned = self.turn(day);
@@ -152,7 +182,7 @@ impl LearnState {
         }
         let mut learned = Vec::new();
         for f in found.found {
-            if let Some(mask) = self.saw(f, day, turned) {
+            if let Some(mask) = self.saw(f, day, turned, early) {
                 learned.push(mask);
             }
         }
@@ -218,6 +248,7 @@ impl LearnState {
         found: Found,
         day: Option<NaiveDate>,
         turned: Option<Turn>,
+        early: bool,
     ) -> Option<NoiseMask> {
         let index = match self
             .candidates
@@ -257,10 +288,14 @@ impl LearnState {
         c.block |= found.old.contains('\n') || found.new.contains('\n');
         let h = hash(&found.new);
         let confirming = c.changed & 2 != 0 && c.last == h;
+        let fresh = !c.texts.contains(&h);
+        // The check before showed another text than the confirmed value's, and this one,
+        // seconds later, a third never seen: three texts within one confirmation.
+        let third = early && c.changed & 2 != 0 && c.last != h && fresh;
         c.changed |= 1;
         c.moved |= u8::from(!confirming);
         c.last = h;
-        if !c.texts.contains(&h) {
+        if fresh {
             c.fresh |= 1;
             remember(&mut c.texts, h);
         }
@@ -279,7 +314,7 @@ impl LearnState {
         // A block of lines with new text on three of the last checks is a feed: a real edit of
         // a section, confirmed, shows new text once.
         let feed = c.block && c.fresh.count_ones() >= 3;
-        let noise = often(c.fresh) || rotating || feed || with_clock || c.today.len() >= 2;
+        let noise = often(c.fresh) || rotating || feed || third || with_clock || c.today.len() >= 2;
         if !noise {
             return None;
         }
@@ -365,4 +400,94 @@ fn hash(text: &str) -> u32 {
     text.bytes().fold(0x811c_9dc5_u32, |h, b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A check of a one-line span as the confirmation sees it: the confirmed text, the
+    /// checked text, and whether the check is the early one confirming a change.
+    type Step = (&'static str, &'static str, bool);
+
+    fn learned(steps: &[Step]) -> usize {
+        let mut state = LearnState::default();
+        let page = |ad: &str| {
+            format!("Aurora Espresso Machine\n129.99 USD\nSponsored: {ad}\nCustomers also bought")
+        };
+        steps
+            .iter()
+            .map(|&(before, after, early)| {
+                let (before, after) = (page(before), page(after));
+                if early {
+                    state.observe_early(&before, &after, None).len()
+                } else {
+                    state.observe_at(&before, &after, None).len()
+                }
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_third_text_on_the_early_check_is_noise_and_two_texts_never_are() {
+        let cases: [(&str, &[Step], usize); 6] = [
+            (
+                "an ad rotating within one confirmation",
+                &[
+                    ("Fresh beans", "SteelLine", false),
+                    ("Fresh beans", "Free shipping", true),
+                ],
+                1,
+            ),
+            (
+                "a real change and its confirmation",
+                &[
+                    ("In stock", "Only 2 left", false),
+                    ("In stock", "Only 2 left", true),
+                ],
+                0,
+            ),
+            (
+                "a countdown, each step confirmed",
+                &[
+                    ("3 left", "2 left", false),
+                    ("3 left", "2 left", true),
+                    ("2 left", "1 left", false),
+                    ("2 left", "1 left", true),
+                    ("1 left", "Sold out", false),
+                    ("1 left", "Sold out", true),
+                ],
+                0,
+            ),
+            (
+                "three texts on regular checks, none early",
+                &[
+                    ("In stock", "Only 2 left", false),
+                    ("In stock", "Only 1 left", false),
+                ],
+                0,
+            ),
+            (
+                "an older text back on the early check (a replica lagging two versions)",
+                &[
+                    ("Version 1", "Version 2", false),
+                    ("Version 1", "Version 2", true),
+                    ("Version 2", "Version 3", false),
+                    ("Version 2", "Version 1", true),
+                ],
+                0,
+            ),
+            (
+                "a stale replica showing the old text on the early check",
+                &[
+                    ("Version 1", "Version 2", false),
+                    ("Version 1", "Version 1", true),
+                ],
+                0,
+            ),
+        ];
+        for (name, steps, expected) in cases {
+            assert_eq!(learned(steps), expected, "{name}");
+        }
+    }
 }
