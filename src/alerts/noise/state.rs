@@ -26,6 +26,14 @@
 //!   (its confirmation shows the new one again, a stale replica the old one), so a rotation
 //!   the quick samples missed is learned on its first round instead of after several alerts.
 //!
+//! - since the monitor last confirmed a change in it, it showed three texts or more and came
+//!   back to one of them, on a regular check or on a flip to a variant that lasted lately
+//!   ([`LearnState::observe_flip`]): an ad rotating through a few wordings, each of which may
+//!   have lasted once and so flips silently since, keeps coming back, while a real change is
+//!   confirmed ([`LearnState::confirmed`]) and starts a new round, so a real change seen
+//!   through an A/B page's other template shows two texts in its round, and a countdown whose
+//!   every step is confirmed one.
+//!
 //! A counter that moves more slowly than that (three tickets left, then two) is not learned:
 //! nothing tells it from a real change people want to hear of.
 //!
@@ -116,6 +124,10 @@ pub struct SpanCandidate {
     /// Whether it spans lines (a list, a feed, a section).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub block: bool,
+    /// Hashes of the texts it showed since the monitor last confirmed a change in it (at most
+    /// eight), flips to a recent variant included ([`LearnState::observe_flip`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub since: Vec<u32>,
 }
 
 impl LearnState {
@@ -139,7 +151,27 @@ impl LearnState {
         after: &str,
         at: Option<DateTime<Utc>>,
     ) -> Vec<NoiseMask> {
-        self.observe_check(before, after, at, false)
+        self.observe_check(before, after, at, How::Regular)
+    }
+
+    /// Records a check that flipped to a variant of the value that lasted lately
+    /// ([`crate::alerts::confirm::variants`]): the confirmed value switches silently, and the
+    /// spans seen changing before move with it without showing new text. Returns the masks
+    /// that became noise: a span that, since the monitor last confirmed a change in it, showed
+    /// three texts or more and came back to one of them (see the [module documentation](self)).
+    pub fn observe_flip(&mut self, before: &str, after: &str) -> Vec<NoiseMask> {
+        self.observe_check(before, after, None, How::Flip)
+    }
+
+    /// The check just judged became the confirmed value (a change was confirmed): the texts
+    /// its changed spans show from now on start a new round ([`SpanCandidate::since`]), so a
+    /// real change seen through the other template of an A/B page never adds up to a rotation.
+    pub fn confirmed(&mut self) {
+        for c in &mut self.candidates {
+            if c.changed & 1 != 0 {
+                c.since = vec![c.last];
+            }
+        }
     }
 
     /// [`LearnState::observe_at`] for the early check that confirms a change: seconds after
@@ -152,7 +184,7 @@ impl LearnState {
         after: &str,
         at: Option<DateTime<Utc>>,
     ) -> Vec<NoiseMask> {
-        self.observe_check(before, after, at, true)
+        self.observe_check(before, after, at, How::Early)
     }
 
     fn observe_check(
@@ -160,7 +192,7 @@ impl LearnState {
         before: &str,
         after: &str,
         at: Option<DateTime<Utc>>,
-        early: bool,
+        how: How,
     ) -> Vec<NoiseMask> {
         self.tick();
         let day = at.map(|t| t.date_naive());
@@ -182,7 +214,7 @@ impl LearnState {
         }
         let mut learned = Vec::new();
         for f in found.found {
-            if let Some(mask) = self.saw(f, day, turned, early) {
+            if let Some(mask) = self.saw(f, day, turned, how) {
                 learned.push(mask);
             }
         }
@@ -248,7 +280,7 @@ impl LearnState {
         found: Found,
         day: Option<NaiveDate>,
         turned: Option<Turn>,
-        early: bool,
+        how: How,
     ) -> Option<NoiseMask> {
         let index = match self
             .candidates
@@ -256,6 +288,8 @@ impl LearnState {
             .position(|c| c.pattern == found.pattern)
         {
             Some(i) => i,
+            // A flip shows text of a variant that lasted: it starts no candidate.
+            None if how == How::Flip => return None,
             None => {
                 if self.candidates.len() >= MAX_CANDIDATES {
                     // Make room: forget the candidate with the fewest fresh checks.
@@ -279,6 +313,7 @@ impl LearnState {
                     moved: 0,
                     last: 0,
                     block: false,
+                    since: vec![hash(&found.old)],
                 });
                 self.candidates.len() - 1
             }
@@ -288,16 +323,26 @@ impl LearnState {
         c.block |= found.old.contains('\n') || found.new.contains('\n');
         let h = hash(&found.new);
         let confirming = c.changed & 2 != 0 && c.last == h;
-        let fresh = !c.texts.contains(&h);
+        let fresh = !c.texts.contains(&h) && how != How::Flip;
         // The check before showed another text than the confirmed value's, and this one,
         // seconds later, a third never seen: three texts within one confirmation.
-        let third = early && c.changed & 2 != 0 && c.last != h && fresh;
+        let third = how == How::Early && c.changed & 2 != 0 && c.last != h && fresh;
+        // Back to a text shown since the last confirmed change, after three or more, on a
+        // check that is no early one (which may show the candidate of a change again).
+        let cycled = how != How::Early
+            && !confirming
+            && c.last != h
+            && c.since.len() >= 3
+            && c.since.contains(&h);
         c.changed |= 1;
         c.moved |= u8::from(!confirming);
         c.last = h;
         if fresh {
             c.fresh |= 1;
             remember(&mut c.texts, h);
+        }
+        if !c.since.contains(&h) {
+            remember(&mut c.since, h);
         }
         if let Some(day) = day
             && found.class == Class::DateTime
@@ -314,7 +359,13 @@ impl LearnState {
         // A block of lines with new text on three of the last checks is a feed: a real edit of
         // a section, confirmed, shows new text once.
         let feed = c.block && c.fresh.count_ones() >= 3;
-        let noise = often(c.fresh) || rotating || feed || third || with_clock || c.today.len() >= 2;
+        let noise = often(c.fresh)
+            || rotating
+            || feed
+            || third
+            || cycled
+            || with_clock
+            || c.today.len() >= 2;
         if !noise {
             return None;
         }
@@ -326,6 +377,17 @@ impl LearnState {
             example: Some(c.example),
         })
     }
+}
+
+/// Which check a difference was seen on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum How {
+    /// A regular check.
+    Regular,
+    /// The early check that confirms a change, seconds after the check before.
+    Early,
+    /// A check that flipped to a variant that lasted lately.
+    Flip,
 }
 
 /// How the page's clock turned between two checks: from one day to the next.
