@@ -28,7 +28,9 @@
 //! are recorded without raising). So at
 //! most two early checks follow a regular one, and a flip-flop between two values (or a value
 //! shown for one request) raises nothing. A failed check in between is skipped: it neither
-//! confirms nor drops a candidate.
+//! confirms nor drops a candidate. A check while a candidate waits is the early check asked
+//! for, seconds after the one before: a span showing a third text on it is noise
+//! ([`LearnState::observe_early`]).
 //!
 //! # Flapping
 //!
@@ -41,7 +43,9 @@
 //! value switches to it silently, without an early check. A check showing a new value that
 //! differs from a variant of the content before the last raised change by exactly that change
 //! (the same words removed and added) is that change seen through another template: silent
-//! too. Any other new value is a candidate as above. So
+//! too. Any other new value is a candidate as above. A flip still teaches: the spans it moves
+//! count for learning ([`LearnState::observe_flip`]), so an ad whose wordings each lasted once
+//! is learned as it keeps flipping among them. So
 //!
 //! - an A/B page raises nothing on its flips, and a real change raises once (its other
 //!   template following silently), its revert once more;
