@@ -220,8 +220,13 @@ impl Shapes {
             .is_some_and(|l| self.counts.get(l) == Some(&1))
     }
 
-    /// How many lines start (or end) with `part`'s shape.
+    /// How many lines start (or end) with `part`'s shape; in a value of more than
+    /// [`MAX_SHORTENED`] lines, taken as more than one (an anchor is then named as before, not
+    /// shortened: each try reads every line).
     fn sharing(&self, part: &str, start: bool) -> usize {
+        if self.lines.len() > MAX_SHORTENED {
+            return usize::MAX;
+        }
         let part = shape(part);
         self.lines
             .iter()
@@ -235,6 +240,9 @@ impl Shapes {
             .count()
     }
 }
+
+/// The most lines of a value in which a block's anchors are shortened ([`Shapes::sharing`]).
+const MAX_SHORTENED: usize = 10_000;
 
 /// `text` with each run of ASCII digits as one `0`.
 fn shape(text: &str) -> String {
@@ -294,24 +302,53 @@ impl Lines<'_> {
     }
 
     /// The run `o` (old lines) / `n` (new lines) grown over equal lines on both sides until
-    /// the lines beside it are anchors: stable in every sample, with a letter or a digit.
-    fn grow(&self, mut o: Range<usize>, mut n: Range<usize>) -> (Range<usize>, Range<usize>) {
+    /// the lines beside it are anchors: stable in every sample, with a letter or a digit, and
+    /// no other line of the value has their shape ([`Shapes`]). A side with no such line up
+    /// to the value's edge (every line a numbered row) stops at the nearest stable line, as
+    /// the block is better anchored on a line like others than left with no anchor at all.
+    fn grow(&self, o: Range<usize>, n: Range<usize>) -> (Range<usize>, Range<usize>) {
         let shapes = self.shapes();
-        let anchor = |i: usize| {
+        let stable = |i: usize| {
             let line = self.old[i];
-            line.chars().any(char::is_alphanumeric)
-                && self.stable.is_none_or(|s| s.contains(line))
-                && shapes.unique(i)
+            line.chars().any(char::is_alphanumeric) && self.stable.is_none_or(|s| s.contains(line))
         };
-        while o.start > 0 && n.start > 0 && !anchor(o.start - 1) {
-            o.start -= 1;
-            n.start -= 1;
+        let unique = |i: usize| stable(i) && shapes.unique(i);
+        let side = |up: bool| match self.reach(&o, &n, up, &unique) {
+            (k, true) => k,
+            (k, false) => match self.reach(&o, &n, up, &stable) {
+                (near, true) => near,
+                _ => k,
+            },
+        };
+        let (above, below) = (side(true), side(false));
+        (
+            o.start - above..o.end + below,
+            n.start - above..n.end + below,
+        )
+    }
+
+    /// How many equal lines the run `o`/`n` grows over, upwards or downwards, before the line
+    /// beside it passes `anchor`; and whether one did (else the run reached the edge).
+    fn reach(
+        &self,
+        o: &Range<usize>,
+        n: &Range<usize>,
+        up: bool,
+        anchor: &dyn Fn(usize) -> bool,
+    ) -> (usize, bool) {
+        let mut k = 0;
+        loop {
+            let next = if up {
+                (k < o.start && k < n.start).then(|| o.start - k - 1)
+            } else {
+                (o.end + k < self.old.len() && n.end + k < self.new.len()).then_some(o.end + k)
+            };
+            match next {
+                Some(i) if anchor(i) => return (k, true),
+                Some(_) => k += 1,
+                None => return (k, false),
+            }
         }
-        while o.end < self.old.len() && n.end < self.new.len() && !anchor(o.end) {
-            o.end += 1;
-            n.end += 1;
-        }
-        (o, n)
     }
 
     fn shapes(&self) -> &Shapes {
@@ -942,5 +979,17 @@ mod tests {
             .unwrap();
         let later = "Latest\njust now New bridge design unveiled (4)\n3 minutes ago Market traders protest rent rise (3)\nAdvertisement: Book your spring holiday today\nMost read";
         assert!(mask.is_match(old) && mask.is_match(later));
+        // Where every line has one shape (numbered rows), the nearest stable lines still
+        // anchor the block: the value has stable parts.
+        let rows = differences(
+            "row 1: 5\nrow 2: 7\nrow 3: 9\nrow 4: 2",
+            "row 1: 5\nsomething else entirely\nanother line\nrow 4: 2",
+        );
+        assert!(!rows.nothing_stable);
+        assert_eq!(rows.found.len(), 1, "{:#?}", rows.found);
+        assert_eq!(
+            rows.found[0].pattern,
+            "^row [0-9]+: [0-9]+(\\n(?:[^\\n]*\\n)*?)row [0-9]+: [0-9]+$"
+        );
     }
 }
