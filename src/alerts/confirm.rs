@@ -28,7 +28,9 @@
 //! are recorded without raising). So at
 //! most two early checks follow a regular one, and a flip-flop between two values (or a value
 //! shown for one request) raises nothing. A failed check in between is skipped: it neither
-//! confirms nor drops a candidate.
+//! confirms nor drops a candidate. A check while a candidate waits is the early check asked
+//! for, seconds after the one before: a span showing a third text on it is noise
+//! ([`LearnState::observe_early`]).
 //!
 //! # Flapping
 //!
@@ -41,7 +43,9 @@
 //! value switches to it silently, without an early check. A check showing a new value that
 //! differs from a variant of the content before the last raised change by exactly that change
 //! (the same words removed and added) is that change seen through another template: silent
-//! too. Any other new value is a candidate as above. So
+//! too. Any other new value is a candidate as above. A flip still teaches: the spans it moves
+//! count for learning ([`LearnState::observe_flip`]), so an ad whose wordings each lasted once
+//! is learned as it keeps flipping among them. So
 //!
 //! - an A/B page raises nothing on its flips, and a real change raises once (its other
 //!   template following silently), its revert once more;
@@ -366,19 +370,33 @@ fn judge_value(
     }
     if next.variants.is_recent(print) || next.variants.same_change(print) {
         // A flip to a variant that lasted lately, or the change already raised seen through
-        // another template: the confirmed value switches silently.
+        // another template: the confirmed value switches silently. Its spans still move for
+        // learning: an ad rotating through wordings that each lasted once flips for ever.
+        let learned = next.noise.observe_flip(
+            &comparator.masked_line_key(confirmed),
+            &comparator.masked_line_key(value),
+        );
         next.variants.saw(print);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
-        return Judged::default();
+        return Judged {
+            learned,
+            ..Judged::default()
+        };
     }
     // A span that keeps changing from check to check becomes noise; when that explains the
-    // whole difference, there is no change.
-    let learned = next.noise.observe_at(
-        &comparator.masked_line_key(confirmed),
-        &comparator.masked_line_key(value),
-        Some(policy.page_clock.unwrap_or(at)),
+    // whole difference, there is no change. A check while a change waits is the early check
+    // asked for to confirm it, seconds after the one before.
+    let (before, after) = (
+        comparator.masked_line_key(confirmed),
+        comparator.masked_line_key(value),
     );
+    let clock = Some(policy.page_clock.unwrap_or(at));
+    let learned = if state.pending.is_empty() {
+        next.noise.observe_at(&before, &after, clock)
+    } else {
+        next.noise.observe_early(&before, &after, clock)
+    };
     // A value with no stable part: its changes are recorded, never alerted on (the monitor's
     // noise notice says so), or it would raise on every third check for ever.
     if next.noise.is_unstable() {
@@ -404,6 +422,7 @@ fn judge_value(
         let mut raised = value_alerts(Some(confirmed));
         stamp(&mut raised, candidate.first_seen);
         next.variants.raised(print);
+        next.noise.confirmed();
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {
@@ -430,6 +449,7 @@ fn judge_value(
     let mut raised = value_alerts(Some(confirmed));
     stamp(&mut raised, first_seen);
     next.variants.raised(print);
+    next.noise.confirmed();
     next.alerts.last_value = Some(value.to_string());
     next.pending.clear();
     Judged {
@@ -449,6 +469,7 @@ fn stamp(raised: &mut [Raised], first_seen: DateTime<Utc>) {
 mod tests {
     use super::*;
     use chrono::TimeZone;
+    use std::ops::Range;
 
     fn not_eq() -> Vec<Alert> {
         vec![
@@ -507,5 +528,99 @@ mod tests {
         };
         let json = serde_json::to_string(&state).unwrap();
         assert_eq!(serde_json::from_str::<ConfirmState>(&json).unwrap(), state);
+    }
+
+    /// Runs `values` through [`decide`] a minute apart, learning as a service does: how many
+    /// notifications raised, and the comparator with what was learned.
+    fn run(values: &[String]) -> (usize, Comparator) {
+        let mut policy = Confirmation::default();
+        let mut state = ConfirmState::default();
+        let mut raised = 0;
+        for (i, value) in values.iter().enumerate() {
+            let at = Utc.timestamp_opt(i as i64 * 60, 0).unwrap();
+            let d = decide(
+                &state,
+                Check::Value(value),
+                at,
+                &not_eq(),
+                Subject::SinglePage,
+                &policy,
+            );
+            raised += d.raised.len();
+            state = d.state;
+            policy.comparator = policy.comparator.with(&d.learned);
+        }
+        (raised, policy.comparator)
+    }
+
+    #[test]
+    fn wordings_that_each_lasted_once_and_flip_since_are_learned_and_templates_never_are() {
+        let shop = |ad: &str, price: &str| {
+            format!(
+                "Aurora Espresso Machine\n{price} USD\nIn stock\nSponsored: {ad}\nCustomers also bought"
+            )
+        };
+        let (a, u, f) = (
+            "Free shipping on orders over 50 USD this week",
+            "Upgrade your kitchen with SteelLine appliances",
+            "Fresh beans delivered monthly, 20% off your first box",
+        );
+        // A pricing page served in two templates that format its prices differently.
+        let table = |price: u32| {
+            format!(
+                "Pricing\nTeam: ${price} per user / month\nSingle sign-on included.\nCompare plans"
+            )
+        };
+        let cards = |price: u32| {
+            format!(
+                "Pricing\nTeam: {price} USD/mo per seat\nSingle sign-on included.\nCompare plans"
+            )
+        };
+        let mut templates: Vec<String> = Vec::new();
+        for price in [39, 42, 39] {
+            templates.extend([table(price), table(price), cards(price), cards(price)]);
+            for i in 0..20 {
+                templates.push(if i % 3 == 0 {
+                    cards(price)
+                } else {
+                    table(price)
+                });
+            }
+        }
+        // (what, values, how many notifications, a change that must still differ)
+        type Case = (&'static str, Vec<String>, Range<usize>, (String, String));
+        let cases: [Case; 2] = [
+            (
+                "an ad rotating among three wordings (the order a bench run saw), then a price change",
+                [a, u, u, f, a, a, f, u, f, f, u, f, u, a, u, u, a, u, f, a]
+                    .iter()
+                    .map(|ad| shop(ad, "129.99"))
+                    .chain([u, u, f, a].iter().map(|ad| shop(ad, "128.99")))
+                    .collect(),
+                // The first wording to last raises (nothing told it from a change yet), the
+                // price change once; without the flips' moves, the second wording to last
+                // raised too.
+                1..3,
+                (shop(a, "129.99"), shop(a, "128.99")),
+            ),
+            (
+                "an A/B page's templates flipping, a price change and its revert",
+                templates,
+                // The other template's first lasting appearance, then the change and its revert,
+                // each with the other template's first lasting appearance after it (its
+                // prices are written differently, so it is no known variant): all five, as
+                // with nothing learned.
+                5..6,
+                (table(39), table(42)),
+            ),
+        ];
+        for (what, values, expected, (before, after)) in cases {
+            let (raised, learned) = run(&values);
+            assert!(expected.contains(&raised), "{what}: {raised} raised");
+            assert!(
+                !learned.same(&before, &after),
+                "{what}: the change is masked"
+            );
+        }
     }
 }

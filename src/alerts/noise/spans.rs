@@ -18,7 +18,8 @@
 use super::classes::Class;
 use crate::alerts::compare::PLACEHOLDER;
 use similar::{Algorithm, DiffTag};
-use std::collections::HashSet;
+use std::cell::OnceCell;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
@@ -113,6 +114,7 @@ pub(crate) fn differences_within(
         old: &old_lines,
         new: &new_lines,
         stable,
+        shapes: OnceCell::new(),
     };
     // Each changed run of lines is masked span by span, or as a block; blocks a line or two
     // apart are one block (a shuffled list in which an item or two kept their place).
@@ -189,6 +191,75 @@ struct Lines<'a> {
     old: &'a [&'a str],
     new: &'a [&'a str],
     stable: Option<&'a HashSet<&'a str>>,
+    /// The old lines as anchors see them ([`Shapes`]), made once a block needs them.
+    shapes: OnceCell<Shapes>,
+}
+
+/// The old lines as a block's anchor patterns see them: each run of digits as one `0`, since
+/// [`literal`] matches any number there. A line whose shape another line shares is no anchor:
+/// its pattern would stop the block at whichever of them comes first (the same story listed
+/// five times at the start of a feed, `N minutes ago` before each).
+struct Shapes {
+    lines: Vec<String>,
+    counts: HashMap<String, usize>,
+}
+
+impl Shapes {
+    fn of(lines: &[&str]) -> Shapes {
+        let lines: Vec<String> = lines.iter().map(|l| shape(l)).collect();
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for l in &lines {
+            *counts.entry(l.clone()).or_default() += 1;
+        }
+        Shapes { lines, counts }
+    }
+
+    fn unique(&self, line: usize) -> bool {
+        self.lines
+            .get(line)
+            .is_some_and(|l| self.counts.get(l) == Some(&1))
+    }
+
+    /// How many lines start (or end) with `part`'s shape; in a value of more than
+    /// [`MAX_SHORTENED`] lines, taken as more than one (an anchor is then named as before, not
+    /// shortened: each try reads every line).
+    fn sharing(&self, part: &str, start: bool) -> usize {
+        if self.lines.len() > MAX_SHORTENED {
+            return usize::MAX;
+        }
+        let part = shape(part);
+        self.lines
+            .iter()
+            .filter(|l| {
+                if start {
+                    l.starts_with(&part)
+                } else {
+                    l.ends_with(&part)
+                }
+            })
+            .count()
+    }
+}
+
+/// The most lines of a value in which a block's anchors are shortened ([`Shapes::sharing`]).
+const MAX_SHORTENED: usize = 10_000;
+
+/// `text` with each run of ASCII digits as one `0`.
+fn shape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut digits = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !digits {
+                out.push('0');
+            }
+            digits = true;
+        } else {
+            digits = false;
+            out.push(c);
+        }
+    }
+    out
 }
 
 impl Lines<'_> {
@@ -231,20 +302,57 @@ impl Lines<'_> {
     }
 
     /// The run `o` (old lines) / `n` (new lines) grown over equal lines on both sides until
-    /// the lines beside it are anchors: stable in every sample, with a letter or a digit.
-    fn grow(&self, mut o: Range<usize>, mut n: Range<usize>) -> (Range<usize>, Range<usize>) {
-        let anchor = |line: &str| {
+    /// the lines beside it are anchors: stable in every sample, with a letter or a digit, and
+    /// no other line of the value has their shape ([`Shapes`]). A side with no such line up
+    /// to the value's edge (every line a numbered row) stops at the nearest stable line, as
+    /// the block is better anchored on a line like others than left with no anchor at all.
+    fn grow(&self, o: Range<usize>, n: Range<usize>) -> (Range<usize>, Range<usize>) {
+        let shapes = self.shapes();
+        let stable = |i: usize| {
+            let line = self.old[i];
             line.chars().any(char::is_alphanumeric) && self.stable.is_none_or(|s| s.contains(line))
         };
-        while o.start > 0 && n.start > 0 && !anchor(self.old[o.start - 1]) {
-            o.start -= 1;
-            n.start -= 1;
+        let unique = |i: usize| stable(i) && shapes.unique(i);
+        let side = |up: bool| match self.reach(&o, &n, up, &unique) {
+            (k, true) => k,
+            (k, false) => match self.reach(&o, &n, up, &stable) {
+                (near, true) => near,
+                _ => k,
+            },
+        };
+        let (above, below) = (side(true), side(false));
+        (
+            o.start - above..o.end + below,
+            n.start - above..n.end + below,
+        )
+    }
+
+    /// How many equal lines the run `o`/`n` grows over, upwards or downwards, before the line
+    /// beside it passes `anchor`; and whether one did (else the run reached the edge).
+    fn reach(
+        &self,
+        o: &Range<usize>,
+        n: &Range<usize>,
+        up: bool,
+        anchor: &dyn Fn(usize) -> bool,
+    ) -> (usize, bool) {
+        let mut k = 0;
+        loop {
+            let next = if up {
+                (k < o.start && k < n.start).then(|| o.start - k - 1)
+            } else {
+                (o.end + k < self.old.len() && n.end + k < self.new.len()).then_some(o.end + k)
+            };
+            match next {
+                Some(i) if anchor(i) => return (k, true),
+                Some(_) => k += 1,
+                None => return (k, false),
+            }
         }
-        while o.end < self.old.len() && n.end < self.new.len() && !anchor(self.old[o.end]) {
-            o.end += 1;
-            n.end += 1;
-        }
-        (o, n)
+    }
+
+    fn shapes(&self) -> &Shapes {
+        self.shapes.get_or_init(|| Shapes::of(self.old))
     }
 
     /// The mask of a changed run of lines as one block between the nearest stable lines;
@@ -252,14 +360,15 @@ impl Lines<'_> {
     fn block(&self, o: Range<usize>, n: Range<usize>) -> Option<Found> {
         let above = o.start.checked_sub(1).map(|k| self.old[k]);
         let below = self.old.get(o.end).copied();
+        let shapes = self.shapes();
         let pattern = match (above, below) {
             (Some(a), Some(b)) => format!(
                 "{}(\\n(?:[^\\n]*\\n)*?){}",
-                line_end_anchor(a),
-                line_start_anchor(b)
+                line_end_anchor(a, shapes),
+                line_start_anchor(b, shapes)
             ),
-            (Some(a), None) => format!("{}(\\n[\\s\\S]*)\\z", line_end_anchor(a)),
-            (None, Some(b)) => format!("\\A((?:[^\\n]*\\n)*?){}", line_start_anchor(b)),
+            (Some(a), None) => format!("{}(\\n[\\s\\S]*)\\z", line_end_anchor(a, shapes)),
+            (None, Some(b)) => format!("\\A((?:[^\\n]*\\n)*?){}", line_start_anchor(b, shapes)),
             (None, None) => return None,
         };
         // A line that is a date (or a number) on both sides is of that class, so its meaning
@@ -303,10 +412,27 @@ fn whole_line(pair: &Pair<'_>, above: Option<&str>, below: Option<&str>) -> Opti
     })
 }
 
-/// The end of a stable line above a block: the whole line from its start when short, else its
-/// last words.
-fn line_end_anchor(line: &str) -> String {
-    let tail = suffix_words(line, 8, 64);
+/// The most words a block's anchor names of its line.
+const ANCHOR_WORDS: usize = 8;
+
+/// The most bytes a block's anchor names of its line.
+const ANCHOR_BYTES: usize = 64;
+
+/// The end of a stable line above a block: for a line of more than [`CONTEXT_WORDS`] words,
+/// its fewest last words that no other line ends with and that say enough alone
+/// ([`telling`]), so the anchor outlives an edit of the rest of its line (a rotating ad after
+/// its label); else the whole line from its start when short, else its last words.
+fn line_end_anchor(line: &str, shapes: &Shapes) -> String {
+    for words in shortest(line)..=ANCHOR_WORDS {
+        let tail = suffix_words(line, words, ANCHOR_BYTES);
+        if tail.len() == line.len() {
+            break;
+        }
+        if telling(tail) && shapes.sharing(tail, false) == 1 {
+            return literal(tail);
+        }
+    }
+    let tail = suffix_words(line, ANCHOR_WORDS, ANCHOR_BYTES);
     if tail.len() == line.len() {
         format!("^{}", literal(line))
     } else {
@@ -314,9 +440,32 @@ fn line_end_anchor(line: &str) -> String {
     }
 }
 
-/// The start of a stable line below a block.
-fn line_start_anchor(line: &str) -> String {
-    let head = prefix_words(line, 8, 64);
+/// The fewest words an anchor names of `line`: all of a short line (a heading is its own
+/// best anchor), else one.
+fn shortest(line: &str) -> usize {
+    let words = tokens(line)
+        .into_iter()
+        .filter(|t| is_word(&line[t.clone()]))
+        .count();
+    if words <= CONTEXT_WORDS {
+        ANCHOR_WORDS + 1
+    } else {
+        1
+    }
+}
+
+/// The start of a stable line below a block: as [`line_end_anchor`], its first words.
+fn line_start_anchor(line: &str, shapes: &Shapes) -> String {
+    for words in shortest(line)..=ANCHOR_WORDS {
+        let head = prefix_words(line, words, ANCHOR_BYTES);
+        if head.len() == line.len() {
+            break;
+        }
+        if telling(head) && shapes.sharing(head, true) == 1 {
+            return literal(head);
+        }
+    }
+    let head = prefix_words(line, ANCHOR_WORDS, ANCHOR_BYTES);
     if head.len() == line.len() {
         format!("{}$", literal(line))
     } else {
@@ -792,5 +941,55 @@ mod tests {
         let next_year = b.replace("2026", "2027").replace("Knock Box", "Cup Warmer");
         let caps = mask.captures(&next_year).expect("the mask still matches");
         assert!(caps.get(1).unwrap().as_str().contains("Cup Warmer"));
+    }
+
+    #[test]
+    fn a_block_is_anchored_on_lines_no_other_line_resembles_by_the_fewest_words_that_tell() {
+        // (what, old, new, the block's expected pattern)
+        let cases = [
+            (
+                "a feed listing one story several times (its first minutes): the items are no anchors",
+                "Latest\n1 minute ago Council approves new cycle lanes (0)\n4 minutes ago Council approves new cycle lanes (0)\n7 minutes ago Council approves new cycle lanes (0)\nAdvertisement: Switch your energy supplier and save\nMost read",
+                "Latest\njust now Storm damage bill reaches 2m (1)\n4 minutes ago Council approves new cycle lanes (0)\n7 minutes ago Council approves new cycle lanes (0)\nAdvertisement: Switch your energy supplier and save\nMost read",
+                "^Latest(\\n(?:[^\\n]*\\n)*?)Advertisement: ",
+            ),
+            (
+                "lines that differ in their numbers only are one shape",
+                "Rank\nTrack 1 plays 10\nTrack 2 plays 20\nChart ends here",
+                "Rank\nNew single\nTrack 2 plays 20\nChart ends here",
+                "^Rank(\\n(?:[^\\n]*\\n)*?)Chart ends here$",
+            ),
+            (
+                "a short line is named whole",
+                "Also bought\nMilk Frother\nTamper\nFooter",
+                "Also bought\nKnock Box\nScale Mini\nFooter",
+                "^Also bought(\\n(?:[^\\n]*\\n)*?)Footer$",
+            ),
+        ];
+        for (what, old, new, expected) in cases {
+            let found = differences(old, new).found;
+            assert_eq!(found.len(), 1, "{what}: {found:#?}");
+            assert_eq!(found[0].pattern, expected, "{what}");
+        }
+        // The feed's block still holds once the ad rotated and the repeated story slid out.
+        let (_, old, _, pattern) = cases[0];
+        let mask = regex::RegexBuilder::new(pattern)
+            .multi_line(true)
+            .build()
+            .unwrap();
+        let later = "Latest\njust now New bridge design unveiled (4)\n3 minutes ago Market traders protest rent rise (3)\nAdvertisement: Book your spring holiday today\nMost read";
+        assert!(mask.is_match(old) && mask.is_match(later));
+        // Where every line has one shape (numbered rows), the nearest stable lines still
+        // anchor the block: the value has stable parts.
+        let rows = differences(
+            "row 1: 5\nrow 2: 7\nrow 3: 9\nrow 4: 2",
+            "row 1: 5\nsomething else entirely\nanother line\nrow 4: 2",
+        );
+        assert!(!rows.nothing_stable);
+        assert_eq!(rows.found.len(), 1, "{:#?}", rows.found);
+        assert_eq!(
+            rows.found[0].pattern,
+            "^row [0-9]+: [0-9]+(\\n(?:[^\\n]*\\n)*?)row [0-9]+: [0-9]+$"
+        );
     }
 }

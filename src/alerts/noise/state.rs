@@ -19,6 +19,21 @@
 //!   text once each was seen, while a real change and its confirmation move once, and a real
 //!   change and its revert show two texts.
 //!
+//! - it showed a third text on the early check that confirms a change
+//!   ([`LearnState::observe_early`]): the confirmed value showed one text, the changed check
+//!   another, and the check seconds later a third, never shown before. Values seconds apart
+//!   differ only by noise, as a new monitor's quick samples do; a real change shows two texts
+//!   (its confirmation shows the new one again, a stale replica the old one), so a rotation
+//!   the quick samples missed is learned on its first round instead of after several alerts.
+//!
+//! - since the monitor last confirmed a change in it, it showed three texts or more and came
+//!   back to one of them, on a regular check or on a flip to a variant that lasted lately
+//!   ([`LearnState::observe_flip`]): an ad rotating through a few wordings, each of which may
+//!   have lasted once and so flips silently since, keeps coming back, while a real change is
+//!   confirmed ([`LearnState::confirmed`]) and starts a new round, so a real change seen
+//!   through an A/B page's other template shows two texts in its round, and a countdown whose
+//!   every step is confirmed one.
+//!
 //! A counter that moves more slowly than that (three tickets left, then two) is not learned:
 //! nothing tells it from a real change people want to hear of.
 //!
@@ -109,6 +124,10 @@ pub struct SpanCandidate {
     /// Whether it spans lines (a list, a feed, a section).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub block: bool,
+    /// Hashes of the texts it showed since the monitor last confirmed a change in it (at most
+    /// eight), flips to a recent variant included ([`LearnState::observe_flip`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub since: Vec<u32>,
 }
 
 impl LearnState {
@@ -132,6 +151,49 @@ impl LearnState {
         after: &str,
         at: Option<DateTime<Utc>>,
     ) -> Vec<NoiseMask> {
+        self.observe_check(before, after, at, How::Regular)
+    }
+
+    /// Records a check that flipped to a variant of the value that lasted lately
+    /// ([`crate::alerts::confirm::variants`]): the confirmed value switches silently, and the
+    /// spans seen changing before move with it without showing new text. Returns the masks
+    /// that became noise: a span that, since the monitor last confirmed a change in it, showed
+    /// three texts or more and came back to one of them (see the [module documentation](self)).
+    pub fn observe_flip(&mut self, before: &str, after: &str) -> Vec<NoiseMask> {
+        self.observe_check(before, after, None, How::Flip)
+    }
+
+    /// The check just judged became the confirmed value (a change was confirmed): the texts
+    /// its changed spans show from now on start a new round ([`SpanCandidate::since`]), so a
+    /// real change seen through the other template of an A/B page never adds up to a rotation.
+    pub fn confirmed(&mut self) {
+        for c in &mut self.candidates {
+            if c.changed & 1 != 0 {
+                c.since = vec![c.last];
+            }
+        }
+    }
+
+    /// [`LearnState::observe_at`] for the early check that confirms a change: seconds after
+    /// the check before, which differed from `before` and is not confirmed yet (the caller
+    /// asked for this check to confirm it). A span that shows a third text on it, never shown
+    /// before, is noise at once (see the [module documentation](self)).
+    pub fn observe_early(
+        &mut self,
+        before: &str,
+        after: &str,
+        at: Option<DateTime<Utc>>,
+    ) -> Vec<NoiseMask> {
+        self.observe_check(before, after, at, How::Early)
+    }
+
+    fn observe_check(
+        &mut self,
+        before: &str,
+        after: &str,
+        at: Option<DateTime<Utc>>,
+        how: How,
+    ) -> Vec<NoiseMask> {
         self.tick();
         let day = at.map(|t| t.date_naive());
         let turned = self.turn(day);
@@ -152,7 +214,7 @@ impl LearnState {
         }
         let mut learned = Vec::new();
         for f in found.found {
-            if let Some(mask) = self.saw(f, day, turned) {
+            if let Some(mask) = self.saw(f, day, turned, how) {
                 learned.push(mask);
             }
         }
@@ -218,6 +280,7 @@ impl LearnState {
         found: Found,
         day: Option<NaiveDate>,
         turned: Option<Turn>,
+        how: How,
     ) -> Option<NoiseMask> {
         let index = match self
             .candidates
@@ -225,6 +288,8 @@ impl LearnState {
             .position(|c| c.pattern == found.pattern)
         {
             Some(i) => i,
+            // A flip shows text of a variant that lasted: it starts no candidate.
+            None if how == How::Flip => return None,
             None => {
                 if self.candidates.len() >= MAX_CANDIDATES {
                     // Make room: forget the candidate with the fewest fresh checks.
@@ -248,6 +313,7 @@ impl LearnState {
                     moved: 0,
                     last: 0,
                     block: false,
+                    since: vec![hash(&found.old)],
                 });
                 self.candidates.len() - 1
             }
@@ -257,12 +323,26 @@ impl LearnState {
         c.block |= found.old.contains('\n') || found.new.contains('\n');
         let h = hash(&found.new);
         let confirming = c.changed & 2 != 0 && c.last == h;
+        let fresh = !c.texts.contains(&h) && how != How::Flip;
+        // The check before showed another text than the confirmed value's, and this one,
+        // seconds later, a third never seen: three texts within one confirmation.
+        let third = how == How::Early && c.changed & 2 != 0 && c.last != h && fresh;
+        // Back to a text shown since the last confirmed change, after three or more, on a
+        // check that is no early one (which may show the candidate of a change again).
+        let cycled = how != How::Early
+            && !confirming
+            && c.last != h
+            && c.since.len() >= 3
+            && c.since.contains(&h);
         c.changed |= 1;
         c.moved |= u8::from(!confirming);
         c.last = h;
-        if !c.texts.contains(&h) {
+        if fresh {
             c.fresh |= 1;
             remember(&mut c.texts, h);
+        }
+        if !c.since.contains(&h) {
+            remember(&mut c.since, h);
         }
         if let Some(day) = day
             && found.class == Class::DateTime
@@ -279,7 +359,13 @@ impl LearnState {
         // A block of lines with new text on three of the last checks is a feed: a real edit of
         // a section, confirmed, shows new text once.
         let feed = c.block && c.fresh.count_ones() >= 3;
-        let noise = often(c.fresh) || rotating || feed || with_clock || c.today.len() >= 2;
+        let noise = often(c.fresh)
+            || rotating
+            || feed
+            || third
+            || cycled
+            || with_clock
+            || c.today.len() >= 2;
         if !noise {
             return None;
         }
@@ -291,6 +377,17 @@ impl LearnState {
             example: Some(c.example),
         })
     }
+}
+
+/// Which check a difference was seen on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum How {
+    /// A regular check.
+    Regular,
+    /// The early check that confirms a change, seconds after the check before.
+    Early,
+    /// A check that flipped to a variant that lasted lately.
+    Flip,
 }
 
 /// How the page's clock turned between two checks: from one day to the next.
@@ -365,4 +462,94 @@ fn hash(text: &str) -> u32 {
     text.bytes().fold(0x811c_9dc5_u32, |h, b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A check of a one-line span as the confirmation sees it: the confirmed text, the
+    /// checked text, and whether the check is the early one confirming a change.
+    type Step = (&'static str, &'static str, bool);
+
+    fn learned(steps: &[Step]) -> usize {
+        let mut state = LearnState::default();
+        let page = |ad: &str| {
+            format!("Aurora Espresso Machine\n129.99 USD\nSponsored: {ad}\nCustomers also bought")
+        };
+        steps
+            .iter()
+            .map(|&(before, after, early)| {
+                let (before, after) = (page(before), page(after));
+                if early {
+                    state.observe_early(&before, &after, None).len()
+                } else {
+                    state.observe_at(&before, &after, None).len()
+                }
+            })
+            .sum()
+    }
+
+    #[test]
+    fn a_third_text_on_the_early_check_is_noise_and_two_texts_never_are() {
+        let cases: [(&str, &[Step], usize); 6] = [
+            (
+                "an ad rotating within one confirmation",
+                &[
+                    ("Fresh beans", "SteelLine", false),
+                    ("Fresh beans", "Free shipping", true),
+                ],
+                1,
+            ),
+            (
+                "a real change and its confirmation",
+                &[
+                    ("In stock", "Only 2 left", false),
+                    ("In stock", "Only 2 left", true),
+                ],
+                0,
+            ),
+            (
+                "a countdown, each step confirmed",
+                &[
+                    ("3 left", "2 left", false),
+                    ("3 left", "2 left", true),
+                    ("2 left", "1 left", false),
+                    ("2 left", "1 left", true),
+                    ("1 left", "Sold out", false),
+                    ("1 left", "Sold out", true),
+                ],
+                0,
+            ),
+            (
+                "three texts on regular checks, none early",
+                &[
+                    ("In stock", "Only 2 left", false),
+                    ("In stock", "Only 1 left", false),
+                ],
+                0,
+            ),
+            (
+                "an older text back on the early check (a replica lagging two versions)",
+                &[
+                    ("Version 1", "Version 2", false),
+                    ("Version 1", "Version 2", true),
+                    ("Version 2", "Version 3", false),
+                    ("Version 2", "Version 1", true),
+                ],
+                0,
+            ),
+            (
+                "a stale replica showing the old text on the early check",
+                &[
+                    ("Version 1", "Version 2", false),
+                    ("Version 1", "Version 1", true),
+                ],
+                0,
+            ),
+        ];
+        for (name, steps, expected) in cases {
+            assert_eq!(learned(steps), expected, "{name}");
+        }
+    }
 }
