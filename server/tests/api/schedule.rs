@@ -615,10 +615,65 @@ async fn a_page_failing_every_check_raises_one_error() {
     assert!(notes[0]["error"].as_str().unwrap().contains("503"));
 }
 
-// SQLite only: another process holding the file's write lock.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_database_locked_by_another_process_for_a_while_loses_nothing() {
+/// Another process takes the database's write lock for three seconds: on SQLite the file's
+/// (`BEGIN EXCLUSIVE` from Python), on PostgreSQL every table's against writes (`LOCK TABLE ...
+/// IN EXCLUSIVE MODE`: plain reads go on). Returns once the lock is held; the task ends when it
+/// was released as it should be.
+async fn lock_for_three_seconds(api: &Api) -> tokio::task::JoinHandle<()> {
     use tokio::io::AsyncBufReadExt;
+    match &api.database {
+        super::Database::Sqlite(_) => {
+            let script = "import sqlite3, sys, time\n\
+                          c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
+                          c.execute('BEGIN EXCLUSIVE')\n\
+                          print('locked', flush=True)\n\
+                          time.sleep(3)\n\
+                          c.execute('COMMIT')\n";
+            let mut locker = tokio::process::Command::new("python3")
+                .args(["-c", script])
+                .arg(api.db_path())
+                .stdout(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap();
+            let mut lines = tokio::io::BufReader::new(locker.stdout.take().unwrap()).lines();
+            let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+                .await
+                .expect("the lock within 10 s")
+                .unwrap();
+            assert_eq!(line.as_deref(), Some("locked"));
+            tokio::spawn(async move { assert!(locker.wait().await.unwrap().success()) })
+        }
+        super::Database::Postgres(url) => {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+            let tables: String = sqlx::query_scalar(
+                "SELECT string_agg(quote_ident(tablename), ', ') FROM pg_tables \
+                 WHERE schemaname = 'public'",
+            )
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "BEGIN; LOCK TABLE {tables} IN EXCLUSIVE MODE"
+            )))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                sqlx::raw_sql("COMMIT").execute(&mut conn).await.unwrap();
+                conn.close().await.unwrap();
+            })
+        }
+    }
+}
+
+both!(
+    a_database_locked_by_another_process_for_a_while_loses_nothing,
+    multi_thread
+);
+async fn a_database_locked_by_another_process_for_a_while_loses_nothing() {
     use wachet::testing::Reply;
     let site = FixtureServer::builder()
         .page("/tea", "<p>3.50 EUR</p>")
@@ -633,26 +688,7 @@ async fn a_database_locked_by_another_process_for_a_while_loses_nothing() {
     let history = format!("/thirdparty/v1/data/list/{task}");
     let before = history_of(&api, &user, &history, 2).await.len();
 
-    // Another process takes the database's write lock for three seconds.
-    let script = "import sqlite3, sys, time\n\
-                  c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
-                  c.execute('BEGIN EXCLUSIVE')\n\
-                  print('locked', flush=True)\n\
-                  time.sleep(3)\n\
-                  c.execute('COMMIT')\n";
-    let mut locker = tokio::process::Command::new("python3")
-        .args(["-c", script])
-        .arg(api.db_path())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(locker.stdout.take().unwrap()).lines();
-    let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
-        .await
-        .expect("the lock within 10 s")
-        .unwrap();
-    assert_eq!(line.as_deref(), Some("locked"));
+    let locker = lock_for_three_seconds(&api).await;
     // The page changes while the lock is held; reads still answer, a write waits for the lock.
     site.set("/tea", Reply::html("<p>3.90 EUR</p>"));
     let shown = api.get(&user, &format!("/thirdparty/v1/task/{task}")).await;
@@ -669,11 +705,10 @@ async fn a_database_locked_by_another_process_for_a_while_loses_nothing() {
         "a write waits for the lock: {}",
         folder.text
     );
-    let status = tokio::time::timeout(Duration::from_secs(20), locker.wait())
+    tokio::time::timeout(Duration::from_secs(20), locker)
         .await
         .expect("the locker ends")
         .unwrap();
-    assert!(status.success());
 
     // The change is stored and notified once; nothing stored before is lost.
     entries_where(&api, &user, &history, 2, |e| e["raw"] == "3.90 EUR").await;
