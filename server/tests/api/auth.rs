@@ -5,14 +5,13 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use wachet_server::api::{ApiSettings, LimitSettings};
 use wachet_server::secrets::sha256_hex;
-use wachet_server::store::testing::Seed;
-use wachet_server::store::{TokenRecord, UserStore, now_millis};
+use wachet_server::store::{TokenRecord, now_millis};
 
 const LOGIN: &str = "/thirdparty/v1/user/login";
 const APILOGIN: &str = "/thirdparty/v1/user/apilogin";
 const LIST: &str = "/thirdparty/v1/folder/list";
 
-#[tokio::test]
+both!(both_logins_give_working_tokens_with_the_asked_lifetime);
 async fn both_logins_give_working_tokens_with_the_asked_lifetime() {
     let api = Api::start().await;
     let user = api.user("Ann@Example.com").await;
@@ -47,7 +46,7 @@ async fn both_logins_give_working_tokens_with_the_asked_lifetime() {
     assert_eq!(reply.ok()["expiresInSec"], 120);
 }
 
-#[tokio::test]
+both!(failed_logins_are_401_and_missing_fields_400);
 async fn failed_logins_are_401_and_missing_fields_400() {
     let api = Api::start().await;
     let user = api.user("bob@example.com").await;
@@ -89,7 +88,7 @@ async fn failed_logins_are_401_and_missing_fields_400() {
     reply.field_error("userId", "required");
 }
 
-#[tokio::test]
+both!(bearer_is_matched_in_any_case_and_anything_else_is_401);
 async fn bearer_is_matched_in_any_case_and_anything_else_is_401() {
     let api = Api::start().await;
     let user = api.user("cy@example.com").await;
@@ -134,7 +133,7 @@ async fn bearer_is_matched_in_any_case_and_anything_else_is_401() {
     }
 }
 
-#[tokio::test]
+both!(expired_and_invalidated_tokens_are_401);
 async fn expired_and_invalidated_tokens_are_401() {
     let api = Api::start().await;
     let user = api.user("dee@example.com").await;
@@ -189,7 +188,7 @@ async fn post_from(api: &Api, client: &reqwest::Client, path: &str, body: Value)
     api.raw(client.post(api.url(path)).json(&body)).await
 }
 
-#[tokio::test]
+both!(failed_logins_are_limited_per_account_and_network);
 async fn failed_logins_are_limited_per_account_and_network() {
     // Three failures a minute for an account from a network, four from a network: the first
     // block lasts 15 s or more, far longer than this test runs.
@@ -237,7 +236,7 @@ async fn failed_logins_are_limited_per_account_and_network() {
         .ok();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(an_attacker_cannot_lock_the_victim_out, multi_thread);
 async fn an_attacker_cannot_lock_the_victim_out() {
     let api = Api::start().await;
     let victim = api.user("victim@example.com").await;
@@ -265,7 +264,7 @@ async fn an_attacker_cannot_lock_the_victim_out() {
     post_from(&api, &victim_client, APILOGIN, key).await.ok();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(api_key_logins_never_wait_for_password_checks, multi_thread);
 async fn api_key_logins_never_wait_for_password_checks() {
     // No failure limits: every guess is hashed, so the password checks queue up.
     let api = Api::start_with(ApiSettings {
@@ -327,7 +326,7 @@ async fn api_key_logins_never_wait_for_password_checks() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(parallel_guesses_are_judged_one_after_another, multi_thread);
 async fn parallel_guesses_are_judged_one_after_another() {
     let api = Api::start_with(ApiSettings {
         limits: LimitSettings {
@@ -356,7 +355,7 @@ async fn parallel_guesses_are_judged_one_after_another() {
     );
 }
 
-#[tokio::test]
+both!(login_fields_are_checked_before_anything_else);
 async fn login_fields_are_checked_before_anything_else() {
     let api = Api::start().await;
     let cases = [
@@ -398,7 +397,7 @@ async fn login_fields_are_checked_before_anything_else() {
         .problem(401);
 }
 
-#[tokio::test]
+both!(each_user_has_a_request_budget);
 async fn each_user_has_a_request_budget() {
     let settings = ApiSettings {
         limits: LimitSettings {
@@ -422,19 +421,51 @@ async fn each_user_has_a_request_budget() {
     api.get(&calm, LIST).await.ok();
 }
 
-#[tokio::test]
+/// Everything the database holds, as an operator reading it would see it: on SQLite the bytes
+/// of the file and its write-ahead log, on PostgreSQL every row of every table as text.
+async fn stored(api: &Api) -> Vec<u8> {
+    let mut stored = Vec::new();
+    match &api.database {
+        super::Database::Sqlite(_) => {
+            for suffix in ["", "-wal"] {
+                let path = format!("{}{suffix}", api.db_path().display());
+                stored.extend(std::fs::read(path).unwrap_or_default());
+            }
+        }
+        super::Database::Postgres(url) => {
+            let pool = sqlx::PgPool::connect(url).await.unwrap();
+            let tables: Vec<String> = sqlx::query_scalar(
+                "SELECT table_name::text FROM information_schema.tables \
+                 WHERE table_schema = 'public'",
+            )
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+            assert!(tables.iter().any(|t| t == "tokens"), "{tables:?}");
+            for table in tables {
+                let rows: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                    "SELECT t::text FROM \"{table}\" t"
+                )))
+                .fetch_all(&pool)
+                .await
+                .unwrap();
+                stored.extend(rows.join("\n").into_bytes());
+            }
+            pool.close().await;
+        }
+    }
+    stored
+}
+
+both!(secrets_are_stored_only_as_hashes);
 async fn secrets_are_stored_only_as_hashes() {
     let api = Api::start().await;
     let user = api.user("gil@example.com").await;
     api.task(&user, monitor("one", "https://example.com/"))
         .await;
-    let mut stored = Vec::new();
-    for suffix in ["", "-wal"] {
-        let path = format!("{}{suffix}", api.db_path().display());
-        stored.extend(std::fs::read(path).unwrap_or_default());
-    }
+    let stored = stored(&api).await;
     let contains = |needle: &str| stored.windows(needle.len()).any(|w| w == needle.as_bytes());
-    assert!(contains(&user.account.id), "the file is the right one");
+    assert!(contains(&user.account.id), "the database is the right one");
     assert!(!contains(&user.token), "token stored in the clear");
     assert!(
         !contains(&user.account.api_key),
@@ -455,7 +486,7 @@ impl Api {
     }
 }
 
-#[tokio::test]
+both!(a_cached_token_still_expires_on_time_and_writes_are_seen_at_once);
 async fn a_cached_token_still_expires_on_time_and_writes_are_seen_at_once() {
     let api = Api::start().await;
     let user = api.user("ivy@example.com").await;
@@ -495,7 +526,7 @@ async fn a_cached_token_still_expires_on_time_and_writes_are_seen_at_once() {
     assert_eq!(api.get(&user, &path).await.ok()["data"]["raw"], "3.50");
 }
 
-#[tokio::test]
+both!(the_api_key_rotates_and_the_old_one_stops_working);
 async fn the_api_key_rotates_and_the_old_one_stops_working() {
     let api = Api::start().await;
     let user = api.user("rot@example.com").await;
@@ -524,11 +555,7 @@ async fn the_api_key_rotates_and_the_old_one_stops_working() {
         .await
         .ok();
     // Only its hash is kept.
-    let mut stored = Vec::new();
-    for suffix in ["", "-wal"] {
-        let path = format!("{}{suffix}", api.db_path().display());
-        stored.extend(std::fs::read(path).unwrap_or_default());
-    }
+    let stored = stored(&api).await;
     assert!(
         !stored
             .windows(new_key.len())
@@ -536,7 +563,7 @@ async fn the_api_key_rotates_and_the_old_one_stops_working() {
     );
 }
 
-#[tokio::test]
+both!(the_webhook_secret_rotates);
 async fn the_webhook_secret_rotates() {
     let api = Api::start().await;
     let user = api.user("hook@example.com").await;
@@ -559,7 +586,7 @@ async fn the_webhook_secret_rotates() {
     );
 }
 
-#[tokio::test]
+both!(a_password_change_needs_the_current_one_and_ends_the_other_tokens);
 async fn a_password_change_needs_the_current_one_and_ends_the_other_tokens() {
     let api = Api::start().await;
     let user = api.user("pat@example.com").await;
@@ -613,7 +640,7 @@ async fn a_password_change_needs_the_current_one_and_ends_the_other_tokens() {
     api.send(Method::POST, LOGIN, None, Some(new)).await.ok();
 }
 
-#[tokio::test]
+both!(wrong_current_passwords_count_as_failed_logins);
 async fn wrong_current_passwords_count_as_failed_logins() {
     let api = Api::start_with(ApiSettings {
         limits: LimitSettings {

@@ -4,25 +4,25 @@
 //! raises nothing, one that lasts raises one Error and one recovery, and a service stopped
 //! between a changed check and its confirmation confirms after its restart.
 
-use super::{Api, Setup, User, id};
+use super::{Api, Backend, Database, Setup, User, id};
 use serde_json::{Value, json};
 use std::time::Duration;
 use wachet::testing::{FixtureServer, Reply};
 
 /// The scheduler with early checks 1 s after a check that waits for confirmation and no quick
 /// samples, and an engine whose fetches give up after 2 s.
-async fn start_in(dir: tempfile::TempDir) -> Api {
+async fn start_in(database: Database) -> Api {
     let mut setup = Setup::checking();
     setup.engine = setup.engine.total_timeout(Duration::from_secs(2));
     setup.service.schedule.confirm_after = Duration::from_secs(1);
     // These pages answer by request count from the first check on; the quick samples a new
     // monitor takes to learn its noise (tests/api/noise.rs) would take the 2nd and 3rd.
     setup.service.schedule.noise_samples = 0;
-    Api::start_in(dir, setup).await
+    Api::start_in(database, setup).await
 }
 
 async fn start() -> Api {
-    start_in(tempfile::tempdir().unwrap()).await
+    start_in(Database::fresh(Backend::current()).await).await
 }
 
 /// A monitor of `url` with Error and NotEq alerts, checked every `every` seconds.
@@ -82,7 +82,7 @@ fn in_turn(site: &FixtureServer, path: &str, replies: Vec<Reply>) {
     });
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(a_value_shown_for_one_request_raises_nothing, multi_thread);
 async fn a_value_shown_for_one_request_raises_nothing() {
     let site = FixtureServer::builder().start().await.unwrap();
     in_turn(&site, "/p", vec![page("A"), page("B"), page("A")]);
@@ -95,7 +95,7 @@ async fn a_value_shown_for_one_request_raises_nothing() {
     assert_eq!(notifications(&api, &user, &task).await, Vec::<Value>::new());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(a_real_change_raises_one_not_eq_once_confirmed, multi_thread);
 async fn a_real_change_raises_one_not_eq_once_confirmed() {
     let site = FixtureServer::builder().start().await.unwrap();
     in_turn(&site, "/p", vec![page("A"), page("B")]);
@@ -122,7 +122,7 @@ async fn a_real_change_raises_one_not_eq_once_confirmed() {
     assert!(html.contains(&first), "{html}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(a_failure_that_clears_raises_nothing, multi_thread);
 async fn a_failure_that_clears_raises_nothing() {
     let site = FixtureServer::builder().start().await.unwrap();
     let slow = page("A").delay(Duration::from_secs(4));
@@ -141,7 +141,10 @@ async fn a_failure_that_clears_raises_nothing() {
     assert_eq!(notifications(&api, &user, &task).await, Vec::<Value>::new());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_lasting_failure_raises_one_error_after_two_checks_and_one_recovery,
+    multi_thread
+);
 async fn a_lasting_failure_raises_one_error_after_two_checks_and_one_recovery() {
     let site = FixtureServer::builder().start().await.unwrap();
     in_turn(&site, "/p", vec![page("A"), Reply::new(503)]);
@@ -174,7 +177,10 @@ async fn a_lasting_failure_raises_one_error_after_two_checks_and_one_recovery() 
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    error_after_failures_is_a_validated_setting_of_the_monitor,
+    multi_thread
+);
 async fn error_after_failures_is_a_validated_setting_of_the_monitor() {
     let api = start().await;
     let user = api.user("ed@example.com").await;
@@ -203,7 +209,10 @@ async fn error_after_failures_is_a_validated_setting_of_the_monitor() {
     assert!(description.starts_with("Extension:"), "{field}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_change_seen_before_a_crash_is_confirmed_after_the_restart,
+    multi_thread
+);
 async fn a_change_seen_before_a_crash_is_confirmed_after_the_restart() {
     let site = FixtureServer::builder().start().await.unwrap();
     in_turn(&site, "/p", vec![page("A"), page("B")]);
@@ -214,7 +223,7 @@ async fn a_change_seen_before_a_crash_is_confirmed_after_the_restart() {
     let task = watched(&api, &user, &site.url("/p"), 3).await;
     checks(&api, &user, &task, 2).await;
     let before = notifications(&api, &user, &task).await;
-    let dir = api.crash();
+    let database = api.crash();
     assert_eq!(
         before,
         Vec::<Value>::new(),
@@ -223,7 +232,7 @@ async fn a_change_seen_before_a_crash_is_confirmed_after_the_restart() {
     assert_eq!(site.hits("/p"), 2, "stopped before the confirming check");
     tokio::time::sleep(Duration::from_millis(1500)).await;
 
-    let api = start_in(dir).await;
+    let api = start_in(database).await;
     let history = checks(&api, &user, &task, 3).await;
     assert_eq!(seen(&history[..3]), ["A", "B", "B"]);
     let mut raised = Vec::new();

@@ -7,7 +7,6 @@ use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use wachet::testing::{FixtureServer, Reply};
-use wachet_server::store::OutboxStore;
 
 /// A webhook receiver that answers 500 to the first `fail` requests, then 200.
 #[derive(Clone, Default)]
@@ -146,7 +145,10 @@ async fn changing_monitor(
     task
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_webhook_gets_each_notification_signed_with_the_users_secret,
+    multi_thread
+);
 async fn a_webhook_gets_each_notification_signed_with_the_users_secret() {
     let site = FixtureServer::builder()
         .page("/tea", "<p>3.50 EUR</p>")
@@ -223,7 +225,10 @@ async fn a_webhook_gets_each_notification_signed_with_the_users_secret() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_failing_webhook_is_retried_until_it_takes_the_delivery,
+    multi_thread
+);
 async fn a_failing_webhook_is_retried_until_it_takes_the_delivery() {
     let site = FixtureServer::builder()
         .page("/tea", "<p>3.50 EUR</p>")
@@ -278,7 +283,10 @@ async fn a_failing_webhook_is_retried_until_it_takes_the_delivery() {
     assert_eq!(receiver.seen.lock().unwrap().len(), 3);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    an_email_endpoint_gets_the_notification_through_a_real_smtp_server,
+    multi_thread
+);
 async fn an_email_endpoint_gets_the_notification_through_a_real_smtp_server() {
     // aiosmtpd, a real SMTP server, on loopback; it prints every message it receives.
     let Some((_smtp, port, mut lines)) = debugging_smtp().await else {
@@ -316,7 +324,10 @@ async fn an_email_endpoint_gets_the_notification_through_a_real_smtp_server() {
     assert!(decoded.contains(">3.90</ins> EUR"), "{decoded}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    an_smtp_server_that_is_down_leaves_the_delivery_pending_with_its_error,
+    multi_thread
+);
 async fn an_smtp_server_that_is_down_leaves_the_delivery_pending_with_its_error() {
     // A port nothing listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -366,7 +377,10 @@ fn site() -> wachet::testing::FixtureServerBuilder {
     FixtureServer::builder().page("/tea", "<p>3.50 EUR</p>")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_webhook_into_a_private_network_is_refused_like_any_fetch,
+    multi_thread
+);
 async fn a_webhook_into_a_private_network_is_refused_like_any_fetch() {
     let site = site().start().await.unwrap();
     // The service may reach 127.0.0.1 (the site) and nothing else of the private space.
@@ -428,7 +442,10 @@ async fn hanging_endpoint() -> (Arc<Mutex<usize>>, String) {
     (requests, url)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_hanging_webhook_times_out_is_retried_and_never_delays_another_endpoint,
+    multi_thread
+);
 async fn a_hanging_webhook_times_out_is_retried_and_never_delays_another_endpoint() {
     let site = site().start().await.unwrap();
     let (hung, hanging) = hanging_endpoint().await;
@@ -469,7 +486,7 @@ async fn a_hanging_webhook_times_out_is_retried_and_never_delays_another_endpoin
     assert_eq!((good_state.1.as_str(), good_state.2), ("delivered", 1));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(a_webhook_redirecting_in_a_loop_ends_failed, multi_thread);
 async fn a_webhook_redirecting_in_a_loop_ends_failed() {
     let site = site().start().await.unwrap();
     let hits = Arc::new(Mutex::new(0usize));
@@ -514,7 +531,10 @@ async fn a_webhook_redirecting_in_a_loop_ends_failed() {
     assert!((2..=30).contains(&hits), "{hits} requests");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_webhook_answering_500_forever_ends_failed_after_the_configured_tries,
+    multi_thread
+);
 async fn a_webhook_answering_500_forever_ends_failed_after_the_configured_tries() {
     let site = site().start().await.unwrap();
     let (receiver, hook) = Receiver::start(usize::MAX).await;
@@ -554,7 +574,10 @@ async fn a_webhook_answering_500_forever_ends_failed_after_the_configured_tries(
     assert_eq!(ids.len(), 1, "the same delivery each time");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    an_smtp_server_rejecting_the_recipient_fails_that_delivery_at_once,
+    multi_thread
+);
 async fn an_smtp_server_rejecting_the_recipient_fails_that_delivery_at_once() {
     use tokio::io::{AsyncBufReadExt, BufReader};
     if !aiosmtpd_present() {
@@ -636,20 +659,15 @@ async fn an_smtp_server_rejecting_the_recipient_fails_that_delivery_at_once() {
 /// Marks `addresses` as confirmed for `user`, as the migration does for addresses in use before
 /// confirmation existed.
 async fn confirmed(api: &Api, user: &User, addresses: &[&str]) {
-    let url = format!("sqlite://{}", api.db_path().display());
-    let pool = sqlx::sqlite::SqlitePool::connect(&url).await.unwrap();
+    let db = api.sql().await;
     for address in addresses {
-        sqlx::query(
+        db.execute(&format!(
             "INSERT INTO email_addresses (user_id, address, confirmed_at, requested_at) \
-             VALUES (?, ?, 1, 1)",
-        )
-        .bind(&user.account.id)
-        .bind(address)
-        .execute(&pool)
-        .await
-        .unwrap();
+             VALUES ('{}', '{address}', 1, 1)",
+            user.account.id
+        ))
+        .await;
     }
-    pool.close().await;
 }
 
 /// Whether aiosmtpd is installed; where it is missing and CI is not set, says the test skips.
@@ -724,7 +742,10 @@ pub(crate) async fn next_message(
     .expect("an e-mail within 30 s")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    an_email_address_gets_notifications_only_once_it_confirmed,
+    multi_thread
+);
 async fn an_email_address_gets_notifications_only_once_it_confirmed() {
     let Some((_smtp, port, mut lines)) = debugging_smtp().await else {
         return;
@@ -864,7 +885,10 @@ async fn limited_to(per_hour: u32) -> Api {
     Api::start_as(setup).await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    deliveries_beyond_the_hourly_limit_wait_and_are_never_dropped,
+    multi_thread
+);
 async fn deliveries_beyond_the_hourly_limit_wait_and_are_never_dropped() {
     let site = FixtureServer::builder()
         .page("/a", "<p>1</p>")
@@ -902,34 +926,37 @@ async fn deliveries_beyond_the_hourly_limit_wait_and_are_never_dropped() {
     }
     receiver.wait_for(2).await;
     // The third waits in the outbox, pending, for the hour to have room again.
-    let url = format!("sqlite://{}", api.db_path().display());
-    let pool = sqlx::sqlite::SqlitePool::connect(&url).await.unwrap();
+    // No store call shows when a delivery is due: the database is asked.
+    let db = api.sql().await;
+    let pending = "FROM deliveries WHERE state = 'pending'";
     let mut held = None;
     for _ in 0..100 {
-        let rows: Vec<(String, i64, i64)> = sqlx::query_as(
-            "SELECT state, attempts, next_attempt_at FROM deliveries WHERE state = 'pending'",
-        )
-        .fetch_all(&pool)
-        .await
-        .unwrap();
-        if let [row] = &rows[..]
-            && row.2 > wachet_server::store::now_millis() + 30 * 60_000
+        let next = db
+            .count(&format!("SELECT max(next_attempt_at) {pending}"))
+            .await;
+        if db.count(&format!("SELECT count(*) {pending}")).await == 1
+            && next > wachet_server::store::now_millis() + 30 * 60_000
         {
-            held = Some(row.clone());
+            held = Some((
+                db.count(&format!("SELECT max(attempts) {pending}")).await,
+                next,
+            ));
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    pool.close().await;
-    let (state, attempts, next) = held.expect("one delivery held for about an hour");
-    assert_eq!((state.as_str(), attempts), ("pending", 0));
+    let (attempts, next) = held.expect("one delivery held for about an hour, pending");
+    assert_eq!(attempts, 0);
     let wait = next - wachet_server::store::now_millis();
     assert!((30 * 60_000..=3_600_000).contains(&wait), "{wait} ms");
     tokio::time::sleep(Duration::from_millis(800)).await;
     assert_eq!(receiver.count(), 2, "no more than two in the hour");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_monitors_unconfirmed_address_is_asked_when_its_first_notification_comes,
+    multi_thread
+);
 async fn a_monitors_unconfirmed_address_is_asked_when_its_first_notification_comes() {
     let Some((_smtp, port, mut lines)) = debugging_smtp().await else {
         return;
@@ -984,7 +1011,10 @@ async fn a_monitors_unconfirmed_address_is_asked_when_its_first_notification_com
     assert_eq!(api.get(&user, &path).await.ok()[0]["state"], "failed");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_failed_delivery_is_retried_now_through_the_outbox_by_its_owner_only,
+    multi_thread
+);
 async fn a_failed_delivery_is_retried_now_through_the_outbox_by_its_owner_only() {
     let site = site().start().await.unwrap();
     // One try in all: the first failure is final.
@@ -1040,7 +1070,10 @@ async fn a_failed_delivery_is_retried_now_through_the_outbox_by_its_owner_only()
         .field_error("deliveryId", "delivered already");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_test_notification_goes_through_the_outbox_signed_and_within_the_hourly_bound,
+    multi_thread
+);
 async fn a_test_notification_goes_through_the_outbox_signed_and_within_the_hourly_bound() {
     let (receiver, hook) = Receiver::start(0).await;
     let api = limited_to(1).await;

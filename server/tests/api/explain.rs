@@ -128,7 +128,10 @@ fn site(real: &Arc<AtomicBool>) -> wachet::testing::FixtureServerBuilder {
     builder
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    noise_never_notifies_and_a_real_change_beside_it_notifies_once_explained,
+    multi_thread
+);
 async fn noise_never_notifies_and_a_real_change_beside_it_notifies_once_explained() {
     let real = Arc::new(AtomicBool::new(false));
     let site = site(&real).start().await.unwrap();
@@ -208,7 +211,10 @@ async fn noise_never_notifies_and_a_real_change_beside_it_notifies_once_explaine
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    an_email_shows_the_real_change_marked_and_the_noise_dimmed,
+    multi_thread
+);
 async fn an_email_shows_the_real_change_marked_and_the_noise_dimmed() {
     let Some((_smtp, port, mut lines)) = super::delivery::debugging_smtp().await else {
         return;
@@ -245,7 +251,10 @@ async fn an_email_shows_the_real_change_marked_and_the_noise_dimmed() {
     assert!(notifications(&api, &user, &tasks[0]).await.is_empty());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    the_notification_page_shows_the_change_marked_and_the_noise_dimmed_in_a_real_browser,
+    multi_thread
+);
 async fn the_notification_page_shows_the_change_marked_and_the_noise_dimmed_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;

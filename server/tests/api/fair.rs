@@ -2,7 +2,7 @@
 //! hosts that never answer do not hold back another user's checks, and a user who reaches a
 //! quota (monitors, stored bytes, value size, notifications an hour) is told so, by name.
 
-use super::{Api, Setup, User, count, id, monitor};
+use super::{Api, Backend, Setup, User, id, monitor};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 use wachet::testing::FixtureServer;
@@ -38,7 +38,10 @@ async fn first_entry(api: &Api, user: &User, task: &str, within: Duration) -> Op
     None
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    hanging_hosts_of_one_user_hold_back_only_that_users_checks,
+    multi_thread
+);
 async fn hanging_hosts_of_one_user_hold_back_only_that_users_checks() {
     let (silent, _listener) = silent_host().await;
     let site = FixtureServer::builder()
@@ -57,13 +60,18 @@ async fn hanging_hosts_of_one_user_hold_back_only_that_users_checks() {
         api.task(&ann, body).await;
     }
     // Alone, Ann may use every slot: all 32 are taken by her hanging checks.
-    let db = api.database().await;
-    let held = "SELECT count(*) FROM tasks WHERE lease_until IS NOT NULL";
+    // No store call lists leases: the database is asked, where each backend keeps them.
+    let db = api.sql().await;
+    let leases = match api.backend() {
+        Backend::Sqlite => "tasks t",
+        Backend::Postgres => "schedules t",
+    };
+    let held = format!("SELECT count(*) FROM {leases} WHERE t.lease_until IS NOT NULL");
     let started = Instant::now();
-    while count(&db, held).await < 32 && started.elapsed() < Duration::from_secs(10) {
+    while db.count(&held).await < 32 && started.elapsed() < Duration::from_secs(10) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(count(&db, held).await, 32, "a lone user uses every slot");
+    assert_eq!(db.count(&held).await, 32, "a lone user uses every slot");
 
     let body = json!({"name": "tea", "url": site.url("/tea"), "recurrenceInSeconds": 60});
     let tea = id(&api.task(&bob, body).await);
@@ -78,10 +86,12 @@ async fn hanging_hosts_of_one_user_hold_back_only_that_users_checks() {
         .clone();
     assert_eq!(monitor["data"]["raw"], "3.50 EUR");
     // Ann's monitors beyond her share wait for her own checks to end.
-    let anns = "SELECT count(*) FROM tasks t JOIN users u ON u.id = t.user_id \
-                WHERE u.email = 'ann@example.com' AND t.lease_until IS NOT NULL";
+    let anns = format!(
+        "SELECT count(*) FROM {leases} JOIN users u ON u.id = t.user_id \
+         WHERE u.email = 'ann@example.com' AND t.lease_until IS NOT NULL"
+    );
     assert_eq!(
-        count(&db, anns).await,
+        db.count(&anns).await,
         32,
         "Ann is given no more while over her share"
     );
@@ -113,7 +123,7 @@ async fn checking(store: StoreSettings, schedule: ScheduleSettings) -> Api {
     Api::start_as(setup).await
 }
 
-#[tokio::test]
+both!(creating_a_monitor_past_the_cap_is_a_400_naming_the_limit);
 async fn creating_a_monitor_past_the_cap_is_a_400_naming_the_limit() {
     let store = quotas(|q| q.monitors = 3);
     let mut setup = Setup::api();
@@ -182,7 +192,10 @@ async fn confirmed_where(api: &Api, user: &User, task: &str, done: impl Fn(&Valu
     panic!("no such entry confirmed for {task} within 15 s");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_value_over_the_size_limit_is_stored_as_an_error_saying_so,
+    multi_thread
+);
 async fn a_value_over_the_size_limit_is_stored_as_an_error_saying_so() {
     let site = FixtureServer::builder()
         .page("/big", format!("<p>{}</p>", "x".repeat(2000)))
@@ -219,7 +232,10 @@ fn noise(seed: u64, len: usize) -> String {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_deletes,
+    multi_thread
+);
 async fn a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_deletes() {
     let site = FixtureServer::builder()
         .page("/noise", format!("<p>{}</p>", noise(0, 10_000)))
@@ -291,26 +307,43 @@ async fn a_value_past_the_stored_bytes_quota_is_not_kept_and_the_count_follows_d
         "a change for each value kept, then one Error"
     );
 
-    let db = api.database().await;
-    let used = "SELECT stored_bytes FROM users WHERE email = 'ann@example.com'";
-    let recount = "SELECT (SELECT coalesce(sum(bytes), 0) FROM task_contents) \
-                   + (SELECT count(*) * 160 + coalesce(sum(length(CAST(error AS BLOB))), 0) \
-                      FROM entries)";
-    let stored = count(&db, used).await;
+    // The counter against a count of what is stored, in each backend's own tables: each value
+    // a monitor names at its stored size, and 160 bytes and the error text of each entry.
+    let db = api.sql().await;
+    let (used, recount) = match api.backend() {
+        Backend::Sqlite => (
+            "SELECT stored_bytes FROM users WHERE email = 'ann@example.com'",
+            "SELECT (SELECT coalesce(sum(bytes), 0) FROM task_contents) \
+             + (SELECT count(*) * 160 + coalesce(sum(length(CAST(error AS BLOB))), 0) \
+                FROM entries)",
+        ),
+        Backend::Postgres => (
+            "SELECT sum(s.bytes) FROM user_storage s JOIN users u ON u.id = s.user_id \
+             WHERE u.email = 'ann@example.com'",
+            "SELECT (SELECT coalesce(sum(length(c.body)), 0) FROM contents c JOIN \
+                     (SELECT DISTINCT task_id, content_hash FROM entries) d \
+                     ON d.content_hash = c.hash) \
+             + (SELECT count(*) * 160 + coalesce(sum(octet_length(error)), 0) FROM entries)",
+        ),
+    };
+    let stored = db.count(used).await;
     assert_eq!(
         stored,
-        count(&db, recount).await,
+        db.count(recount).await,
         "the counter matches what is stored"
     );
-    assert!(stored <= 25_000 + 160 * count(&db, "SELECT count(*) FROM entries").await);
+    assert!(stored <= 25_000 + 160 * db.count("SELECT count(*) FROM entries").await);
     // Deleting the monitor gives its bytes back.
     api.delete(&ann, &format!("/thirdparty/v1/task/{task}"))
         .await
         .ok();
-    assert_eq!(count(&db, used).await, 0);
+    assert_eq!(db.count(used).await, 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    past_the_notifications_per_hour_one_notification_says_alerts_were_not_sent,
+    multi_thread
+);
 async fn past_the_notifications_per_hour_one_notification_says_alerts_were_not_sent() {
     let site = FixtureServer::builder()
         .page("/price", "<p>0</p>")
@@ -362,9 +395,9 @@ async fn past_the_notifications_per_hour_one_notification_says_alerts_were_not_s
     assert_eq!(list[2]["current"], "1");
 }
 
-#[tokio::test]
+both!(a_claim_takes_turns_between_users_and_keeps_each_within_their_share);
 async fn a_claim_takes_turns_between_users_and_keeps_each_within_their_share() {
-    use wachet_server::store::{Claim, ScheduleStore, now_millis};
+    use wachet_server::store::{Claim, now_millis};
     let api = Api::start().await;
     let (ann, bob) = (
         api.user("ann@example.com").await,

@@ -4,8 +4,7 @@ use super::{Api, User, id, monitor};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use wachet::model::{Alert, AlertType, ClientData};
-use wachet_server::store::testing::Seed;
-use wachet_server::store::{NewNotification, Series, TaskStore};
+use wachet_server::store::{NewNotification, Series};
 
 const LIST: &str = "/thirdparty/v1/folder/list";
 const FOLDER: &str = "/thirdparty/v1/folder";
@@ -27,7 +26,7 @@ fn names(list: &Value, key: &str) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
+both!(listings_show_subfolders_then_monitors_by_name_with_path_and_recursive_counts);
 async fn listings_show_subfolders_then_monitors_by_name_with_path_and_recursive_counts() {
     let api = Api::start().await;
     let user = api.user("ann@example.com").await;
@@ -110,7 +109,7 @@ async fn listings_show_subfolders_then_monitors_by_name_with_path_and_recursive_
         .problem(404);
 }
 
-#[tokio::test]
+both!(folders_are_renamed_and_moved_but_never_into_themselves);
 async fn folders_are_renamed_and_moved_but_never_into_themselves() {
     let api = Api::start().await;
     let user = api.user("bob@example.com").await;
@@ -210,7 +209,7 @@ async fn folders_are_renamed_and_moved_but_never_into_themselves() {
     assert_eq!(names(&root, "subfolders"), ["A", "C"]);
 }
 
-#[tokio::test]
+both!(deleting_a_folder_deletes_its_subtree_with_history_and_notifications);
 async fn deleting_a_folder_deletes_its_subtree_with_history_and_notifications() {
     let api = Api::start().await;
     let user = api.user("cy@example.com").await;
@@ -297,7 +296,7 @@ async fn deleting_a_folder_deletes_its_subtree_with_history_and_notifications() 
         .problem(404);
 }
 
-#[tokio::test]
+both!(a_large_folder_is_paged_with_every_item_once);
 async fn a_large_folder_is_paged_with_every_item_once() {
     let api = Api::start().await;
     let user = api.user("dee@example.com").await;
@@ -359,7 +358,7 @@ async fn a_large_folder_is_paged_with_every_item_once() {
     }
 }
 
-#[tokio::test]
+both!(subfolders_that_fill_a_page_exactly_leave_the_monitors_for_the_next);
 async fn subfolders_that_fill_a_page_exactly_leave_the_monitors_for_the_next() {
     let api = Api::start().await;
     let user = api.user("eve@example.com").await;
@@ -392,7 +391,7 @@ async fn subfolders_that_fill_a_page_exactly_leave_the_monitors_for_the_next() {
     assert_eq!(second["continuationToken"], Value::Null);
 }
 
-#[tokio::test]
+both!(bad_folder_requests_change_nothing);
 async fn bad_folder_requests_change_nothing() {
     let api = Api::start().await;
     let user = api.user("fay@example.com").await;

@@ -6,7 +6,6 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use wachet::model::{Alert, AlertType, ClientData, JobType};
-use wachet_server::store::testing::Seed;
 use wachet_server::store::{NewNotification, Series};
 
 fn at(base: DateTime<Utc>, seconds: i64) -> DateTime<Utc> {
@@ -61,7 +60,7 @@ where
     }
 }
 
-#[tokio::test]
+both!(history_pages_newest_first_without_misses_or_repeats_while_checks_arrive);
 async fn history_pages_newest_first_without_misses_or_repeats_while_checks_arrive() {
     let api = Api::start().await;
     let user = api.user("ann@example.com").await;
@@ -140,7 +139,7 @@ async fn history_pages_newest_first_without_misses_or_repeats_while_checks_arriv
     );
 }
 
-#[tokio::test]
+both!(history_ranges_counts_and_diffs);
 async fn history_ranges_counts_and_diffs() {
     let api = Api::start().await;
     let user = api.user("bob@example.com").await;
@@ -246,7 +245,7 @@ async fn history_ranges_counts_and_diffs() {
     .field_error("continuationToken", "not a continuation token");
 }
 
-#[tokio::test]
+both!(notifications_page_newest_first_and_show_html_only_when_asked);
 async fn notifications_page_newest_first_and_show_html_only_when_asked() {
     let api = Api::start().await;
     let user = api.user("cy@example.com").await;

@@ -7,7 +7,7 @@ use serde_json::json;
 
 const TASK: &str = "/thirdparty/v1/task";
 
-#[tokio::test]
+both!(the_four_json_media_types_are_accepted_and_others_are_415);
 async fn the_four_json_media_types_are_accepted_and_others_are_415() {
     let api = Api::start().await;
     let user = api.user("ann@example.com").await;
@@ -48,7 +48,7 @@ async fn the_four_json_media_types_are_accepted_and_others_are_415() {
     api.raw(empty).await.field_error(".", "empty");
 }
 
-#[tokio::test]
+both!(responses_are_json_or_the_text_type_the_client_prefers);
 async fn responses_are_json_or_the_text_type_the_client_prefers() {
     let api = Api::start().await;
     let user = api.user("bob@example.com").await;
@@ -84,7 +84,7 @@ async fn responses_are_json_or_the_text_type_the_client_prefers() {
     api.raw(request).await.problem(401);
 }
 
-#[tokio::test]
+both!(bodies_over_1_mib_are_413);
 async fn bodies_over_1_mib_are_413() {
     let api = Api::start().await;
     let user = api.user("cy@example.com").await;
@@ -97,7 +97,7 @@ async fn bodies_over_1_mib_are_413() {
     api.put(&user, TASK, body).await.field_error("note", "4096");
 }
 
-#[tokio::test]
+both!(unknown_paths_and_wrong_methods_are_problems);
 async fn unknown_paths_and_wrong_methods_are_problems() {
     let api = Api::start().await;
     let user = api.user("dee@example.com").await;
@@ -137,7 +137,7 @@ async fn boom() -> &'static str {
     panic!("secret detail: password=hunter2")
 }
 
-#[tokio::test]
+both!(a_panicking_handler_is_a_500_problem_that_leaks_nothing);
 async fn a_panicking_handler_is_a_500_problem_that_leaks_nothing() {
     // The same layers as every API route, around a handler that panics.
     let router = wachet_server::api::with_layers(

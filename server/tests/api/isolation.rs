@@ -4,10 +4,9 @@
 use super::{Api, id, monitor};
 use serde_json::{Value, json};
 use wachet::model::{Alert, AlertType, ClientData, JobType};
-use wachet_server::store::testing::Seed;
 use wachet_server::store::{NewNotification, Series};
 
-#[tokio::test]
+both!(another_users_ids_are_404_everywhere_and_lists_leave_them_out);
 async fn another_users_ids_are_404_everywhere_and_lists_leave_them_out() {
     let api = Api::start().await;
     let ann = api.user("ann@example.com").await;
@@ -201,7 +200,7 @@ async fn another_users_ids_are_404_everywhere_and_lists_leave_them_out() {
         .ok();
 }
 
-#[tokio::test]
+both!(notification_endpoints_are_each_users_own);
 async fn notification_endpoints_are_each_users_own() {
     let api = Api::start().await;
     let ann = api.user("ann@example.com").await;

@@ -28,7 +28,7 @@ async fn asked(site: &FixtureServer) {
     panic!("the monitor was never checked");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(the_api_alone_checks_nothing, multi_thread);
 async fn the_api_alone_checks_nothing() {
     let site = slow_site(Duration::ZERO).await;
     let api = Api::start_as(Setup::api()).await;
@@ -39,7 +39,10 @@ async fn the_api_alone_checks_nothing() {
     assert_eq!(site.hits("/slow"), 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_shutdown_lets_the_check_in_flight_finish_and_store_it,
+    multi_thread
+);
 async fn a_shutdown_lets_the_check_in_flight_finish_and_store_it() {
     let site = slow_site(Duration::from_millis(1500)).await;
     let mut setup = Setup::checking();
@@ -51,20 +54,23 @@ async fn a_shutdown_lets_the_check_in_flight_finish_and_store_it() {
     let task = id(&api.task(&user, body).await);
     asked(&site).await;
     let began = Instant::now();
-    let dir = api.shutdown().await;
+    let database = api.shutdown().await;
     let took = began.elapsed();
     assert!(took < SHUTDOWN_GRACE, "{took:?}");
 
     // Stored before the shutdown ended: the service on the same database (the API alone,
     // which checks nothing) shows it.
-    let api = Api::start_in(dir, Setup::api()).await;
+    let api = Api::start_in(database, Setup::api()).await;
     let path = format!("/thirdparty/v1/data/list/{task}");
     let data = api.get(&user, &path).await.ok()["data"].clone();
     let raws: Vec<&Value> = data.as_array().unwrap().iter().map(|e| &e["raw"]).collect();
     assert_eq!(raws, [&json!("A")]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_shutdown_waits_for_a_hanging_check_no_longer_than_the_grace,
+    multi_thread
+);
 async fn a_shutdown_waits_for_a_hanging_check_no_longer_than_the_grace() {
     let site = slow_site(Duration::from_secs(60)).await;
     let api = Api::start_checking().await;
@@ -81,7 +87,10 @@ async fn a_shutdown_waits_for_a_hanging_check_no_longer_than_the_grace() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_shutdown_lets_the_delivery_in_flight_finish_and_store_it,
+    multi_thread
+);
 async fn a_shutdown_lets_the_delivery_in_flight_finish_and_store_it() {
     let hook = FixtureServer::builder()
         .reply("/hook", Reply::new(200).delay(Duration::from_millis(1500)))
@@ -109,9 +118,9 @@ async fn a_shutdown_lets_the_delivery_in_flight_finish_and_store_it() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let dir = api.shutdown().await;
+    let database = api.shutdown().await;
 
-    let api = Api::start_in(dir, Setup::api()).await;
+    let api = Api::start_in(database, Setup::api()).await;
     let listed = api.get(&user, test).await.ok().clone();
     let states: Vec<&Value> = listed
         .as_array()

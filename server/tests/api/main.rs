@@ -1,8 +1,40 @@
 //! The REST API over real HTTP: the service as `wachet serve` starts it ([`service::start`]), on
-//! 127.0.0.1 port 0 over a temporary SQLite file, driven with an HTTP client as any user's
-//! script would. A test starts the API alone ([`Setup::api`]: what it needs in the history is
-//! written through the `Store`) or every part ([`Setup::checking`]: the scheduler checks real
-//! fixture sites, delivery sends to real receivers).
+//! 127.0.0.1 port 0 over a fresh database, driven with an HTTP client as any user's script
+//! would. A test starts the API alone ([`Setup::api`]: what it needs in the history is written
+//! through the `Store`) or every part ([`Setup::checking`]: the scheduler checks real fixture
+//! sites, delivery sends to real receivers). A test declared with [`both!`] runs twice, as
+//! `<name>::sqlite` on a temporary SQLite file and as `<name>::postgres` on a fresh database of
+//! the private PostgreSQL cluster ([`pg`]): every service it starts runs on that backend. A test
+//! declared with `#[tokio::test]` runs on SQLite only, and says why.
+
+// Before the modules: each test file declares its tests with it.
+/// `both!(name)` or `both!(name, multi_thread)` (two worker threads) above `async fn name()`:
+/// the test runs as `name::sqlite` and as `name::postgres`, each service it starts on that
+/// backend ([`Backend::current`]). The PostgreSQL run is skipped, saying so, when PostgreSQL
+/// is not installed and `CI` is not set ([`pg::available`]).
+macro_rules! both {
+    ($name:ident) => {
+        both!(@ $name, #[tokio::test]);
+    };
+    ($name:ident, multi_thread) => {
+        both!(@ $name, #[tokio::test(flavor = "multi_thread", worker_threads = 2)]);
+    };
+    (@ $name:ident, #[$test:meta]) => {
+        mod $name {
+            #[$test]
+            async fn sqlite() {
+                $crate::Backend::Sqlite.run(super::$name()).await;
+            }
+
+            #[$test]
+            async fn postgres() {
+                if $crate::pg::available() {
+                    $crate::Backend::Postgres.run(super::$name()).await;
+                }
+            }
+        }
+    };
+}
 
 mod auth;
 // Changes and failures raise only once confirmed by the scheduler's early checks.
@@ -42,18 +74,115 @@ mod web_steps;
 use reqwest::Method;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
+use std::future::Future;
 use std::sync::Arc;
 use tempfile::TempDir;
 use wachet::Engine;
 use wachet_server::api::{Account, ApiSettings, create_account};
 use wachet_server::service::{self, Parts, Running};
+use wachet_server::store::Store;
+use wachet_server::store::postgres::PgStore;
 use wachet_server::store::sqlite::{SqliteStore, StoreSettings};
+use wachet_server::store::testing::Seed;
+
+/// The database a test's services run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+tokio::task_local! {
+    static BACKEND: Backend;
+}
+
+impl Backend {
+    /// The backend of the running [`both!`] test; SQLite in any other test.
+    pub fn current() -> Backend {
+        BACKEND
+            .try_with(|backend| *backend)
+            .unwrap_or(Backend::Sqlite)
+    }
+
+    /// Runs `test` with `self` as the [`Backend::current`].
+    pub async fn run<F: Future>(self, test: F) -> F::Output {
+        BACKEND.scope(self, test).await
+    }
+}
+
+/// Everything a test may call on the store: the store and the test-only seeding.
+pub trait TestStore: Store + Seed {}
+impl<S: Store + Seed> TestStore for S {}
+
+/// Where a service keeps its data: a SQLite file in a temporary directory, or a database on
+/// the test cluster. It outlives the service, for another to start on.
+pub enum Database {
+    Sqlite(TempDir),
+    Postgres(String),
+}
+
+impl Database {
+    /// A new, empty database of `backend`.
+    pub async fn fresh(backend: Backend) -> Database {
+        match backend {
+            Backend::Sqlite => Database::Sqlite(tempfile::tempdir().unwrap()),
+            Backend::Postgres => Database::Postgres(
+                pg::database()
+                    .await
+                    .expect("a PostgreSQL test checks pg::available() first"),
+            ),
+        }
+    }
+
+    /// Opens the store over this database, migrating it.
+    async fn open(&self, settings: &StoreSettings) -> Arc<dyn TestStore> {
+        match self {
+            Database::Sqlite(dir) => Arc::new(
+                SqliteStore::open_with(&dir.path().join("wachet.db"), settings)
+                    .await
+                    .unwrap(),
+            ),
+            Database::Postgres(url) => Arc::new(PgStore::connect(url, settings).await.unwrap()),
+        }
+    }
+}
+
+/// A connection of its own to a service's database, as an operator would open one, for what no
+/// store call shows (values stored once, a clock set back). Its SQL is written so both
+/// backends read it alike: no parameters, standard syntax only.
+pub enum Sql {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgPool),
+}
+
+impl Sql {
+    /// The one number `sql` selects (a NULL is 0).
+    pub async fn count(&self, sql: &str) -> i64 {
+        let sql = sqlx::AssertSqlSafe(format!("SELECT CAST(({sql}) AS BIGINT)"));
+        let n: Option<i64> = match self {
+            Sql::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
+            Sql::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
+        }
+        .unwrap();
+        n.unwrap_or(0)
+    }
+
+    /// Runs `sql`, a write.
+    pub async fn execute(&self, sql: &str) {
+        let sql = sqlx::AssertSqlSafe(sql.to_string());
+        match self {
+            Sql::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+            Sql::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+        }
+        .unwrap();
+    }
+}
 
 /// A running API with its own database, and the store it serves from (as `wachet serve` runs
 /// it), for writing what the scheduler would write.
 pub struct Api {
-    pub store: Arc<SqliteStore>,
-    pub dir: TempDir,
+    pub store: Arc<dyn TestStore>,
+    pub database: Database,
     running: Option<Running>,
     base: String,
     client: reqwest::Client,
@@ -123,6 +252,8 @@ impl Reply {
 /// How a test's service starts: the settings of [`service::start`] (the parts that run
 /// included), the engine and the store it runs on. Tests change what they need.
 pub struct Setup {
+    /// [`Backend::current`] unless a test says otherwise.
+    pub backend: Backend,
     pub engine: wachet::EngineBuilder,
     pub store: StoreSettings,
     pub service: service::Settings,
@@ -133,6 +264,7 @@ impl Setup {
     /// 127.0.0.1, its engine allowing private networks (the tests' sites are on loopback).
     pub fn api() -> Setup {
         Setup {
+            backend: Backend::current(),
             engine: Engine::builder().allow_private_networks(true),
             store: StoreSettings::default(),
             service: service::Settings {
@@ -184,15 +316,12 @@ impl Api {
 
     /// The service `setup` describes, on a new database.
     pub async fn start_as(setup: Setup) -> Api {
-        Api::start_in(tempfile::tempdir().unwrap(), setup).await
+        Api::start_in(Database::fresh(setup.backend).await, setup).await
     }
 
-    /// [`Api::start_as`] over the database in `dir` (one a crashed service left).
-    pub async fn start_in(dir: TempDir, setup: Setup) -> Api {
-        let sqlite = SqliteStore::open_with(&dir.path().join("wachet.db"), &setup.store)
-            .await
-            .unwrap();
-        let store = Arc::new(sqlite);
+    /// [`Api::start_as`] over `database` (one a stopped or crashed service left).
+    pub async fn start_in(database: Database, setup: Setup) -> Api {
+        let store = database.open(&setup.store).await;
         let engine = setup.engine.build().unwrap();
         let running = service::start(setup.service, store.clone(), &engine)
             .await
@@ -200,7 +329,7 @@ impl Api {
         Api {
             base: format!("http://{}", running.addr().expect("the api runs")),
             store,
-            dir,
+            database,
             running: Some(running),
             client: reqwest::Client::new(),
         }
@@ -210,32 +339,50 @@ impl Api {
         format!("{}{path}", self.base)
     }
 
-    pub fn db_path(&self) -> std::path::PathBuf {
-        self.dir.path().join("wachet.db")
+    /// The backend this service runs on.
+    pub fn backend(&self) -> Backend {
+        match self.database {
+            Database::Sqlite(_) => Backend::Sqlite,
+            Database::Postgres(_) => Backend::Postgres,
+        }
     }
 
-    /// A second connection to the service's database file, read-only.
-    pub async fn database(&self) -> sqlx::SqlitePool {
-        let options = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(self.db_path())
-            .read_only(true);
-        sqlx::SqlitePool::connect_with(options).await.unwrap()
+    /// The SQLite file, for the tests of what only SQLite has.
+    ///
+    /// # Panics
+    /// On PostgreSQL.
+    pub fn db_path(&self) -> std::path::PathBuf {
+        match &self.database {
+            Database::Sqlite(dir) => dir.path().join("wachet.db"),
+            Database::Postgres(_) => panic!("a SQLite file asked of a PostgreSQL test"),
+        }
+    }
+
+    /// A connection of its own to the service's database ([`Sql`]).
+    pub async fn sql(&self) -> Sql {
+        match &self.database {
+            Database::Sqlite(_) => {
+                let options = sqlx::sqlite::SqliteConnectOptions::new().filename(self.db_path());
+                Sql::Sqlite(sqlx::SqlitePool::connect_with(options).await.unwrap())
+            }
+            Database::Postgres(url) => Sql::Postgres(sqlx::PgPool::connect(url).await.unwrap()),
+        }
     }
 
     /// Stops the service as a crash would (no shutdown, no wait for anything) and keeps its
-    /// database file, for a new service to start on.
-    pub fn crash(mut self) -> TempDir {
+    /// database, for a new service to start on.
+    pub fn crash(mut self) -> Database {
         drop(self.running.take());
-        self.dir
+        self.database
     }
 
-    /// Stops the service gracefully ([`Running::shutdown`]) and keeps its database file, for a
-    /// new service to start on.
-    pub async fn shutdown(mut self) -> TempDir {
+    /// Stops the service gracefully ([`Running::shutdown`]) and keeps its database, for a new
+    /// service to start on.
+    pub async fn shutdown(mut self) -> Database {
         if let Some(running) = self.running.take() {
             running.shutdown().await.unwrap();
         }
-        self.dir
+        self.database
     }
 
     /// A new user, logged in with its API key.
@@ -343,15 +490,6 @@ pub fn monitor(name: &str, url: &str) -> Value {
 }
 
 /// The id of a created resource.
-/// The one number `sql` selects.
-pub async fn count(pool: &sqlx::SqlitePool, sql: &str) -> i64 {
-    let (n,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(sql.to_string()))
-        .fetch_one(pool)
-        .await
-        .unwrap();
-    n
-}
-
 pub fn id(value: &Value) -> String {
     value["id"].as_str().unwrap().to_string()
 }

@@ -4,7 +4,7 @@
 //! the service learns, and learning itself (quick samples at creation, later checks, a new
 //! selection starting over, a page with no stable part).
 
-use super::{Api, Setup, User, count, id};
+use super::{Api, Setup, User, id};
 use serde_json::{Value, json};
 use std::time::Duration;
 use wachet::testing::{FixtureServer, Reply};
@@ -91,11 +91,13 @@ fn counted(
     site.set_counted(path, move |n| Reply::html(page(n)));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    invalid_masks_are_refused_naming_the_field_and_nothing_is_stored,
+    multi_thread
+);
 async fn invalid_masks_are_refused_naming_the_field_and_nothing_is_stored() {
     let api = Api::start().await;
     let user = api.user("val@example.com").await;
-    let db = api.database().await;
     let base = json!({"name": "n", "url": "https://shop.example/", "recurrenceInSeconds": 3600});
 
     let mut bad = base.clone();
@@ -127,7 +129,7 @@ async fn invalid_masks_are_refused_naming_the_field_and_nothing_is_stored() {
         400
     );
     assert_eq!(
-        count(&db, "SELECT count(*) FROM tasks").await,
+        super::web::monitor_count(&api, &user).await,
         0,
         "nothing stored"
     );
@@ -165,7 +167,10 @@ async fn invalid_masks_are_refused_naming_the_field_and_nothing_is_stored() {
     assert_eq!(masks(&after).len(), 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_persons_mask_silences_a_counter_while_a_change_beside_it_raises_once,
+    multi_thread
+);
 async fn a_persons_mask_silences_a_counter_while_a_change_beside_it_raises_once() {
     let site = FixtureServer::builder().start().await.unwrap();
     // A counter that moves on every request, in the line that carries the price; the price
@@ -189,7 +194,10 @@ async fn a_persons_mask_silences_a_counter_while_a_change_beside_it_raises_once(
     assert_eq!(raised(&api, &user, &task).await, ["NotEq"]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    switched_off_and_removed_masks_are_kept_as_edited_and_respected,
+    multi_thread
+);
 async fn switched_off_and_removed_masks_are_kept_as_edited_and_respected() {
     let site = FixtureServer::builder().start().await.unwrap();
     // A status that changes once, from the 8th request of each page on.
@@ -228,7 +236,10 @@ async fn switched_off_and_removed_masks_are_kept_as_edited_and_respected() {
     assert_eq!(raised(&api, &user, &removed).await, ["NotEq"]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    lines_compared_as_a_set_ignore_a_shuffle_but_not_an_added_line,
+    multi_thread
+);
 async fn lines_compared_as_a_set_ignore_a_shuffle_but_not_an_added_line() {
     let site = FixtureServer::builder().start().await.unwrap();
     // The same three items in another order on every request; a fourth from the 10th on.
@@ -261,7 +272,10 @@ async fn lines_compared_as_a_set_ignore_a_shuffle_but_not_an_added_line() {
     assert_eq!(raised(&api, &user, &task).await, ["NotEq"]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    the_openapi_document_describes_the_noise_fields,
+    multi_thread
+);
 async fn the_openapi_document_describes_the_noise_fields() {
     let api = Api::start().await;
     let doc: Value = api
@@ -330,7 +344,10 @@ async fn with_learned_masks(api: &Api, user: &User, id: &str) -> Value {
     panic!("no learned mask after 20 s: {}", task(api, user, id).await);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_new_monitor_learns_its_noise_from_quick_samples_and_alerts_only_on_a_real_change,
+    multi_thread
+);
 async fn a_new_monitor_learns_its_noise_from_quick_samples_and_alerts_only_on_a_real_change() {
     let site = FixtureServer::builder().start().await.unwrap();
     counted(&site, "/item", |n| product(n, 16));
@@ -359,7 +376,10 @@ async fn a_new_monitor_learns_its_noise_from_quick_samples_and_alerts_only_on_a_
     assert_eq!(raised(&api, &user, &id).await, ["NotEq"], "{values:#?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_new_selection_drops_the_learned_masks_and_learns_again,
+    multi_thread
+);
 async fn a_new_selection_drops_the_learned_masks_and_learns_again() {
     let site = FixtureServer::builder().start().await.unwrap();
     counted(&site, "/item", |n| product(n, usize::MAX));
@@ -415,7 +435,10 @@ fn word(n: usize) -> String {
     word
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_page_with_no_stable_part_says_so_and_never_alerts,
+    multi_thread
+);
 async fn a_page_with_no_stable_part_says_so_and_never_alerts() {
     let site = FixtureServer::builder().start().await.unwrap();
     counted(&site, "/chaos", |n| {
@@ -479,7 +502,10 @@ fn offers(n: usize, change_at: usize) -> String {
     format!("<html><body><h1>Offers</h1>{items}</body></html>")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_list_whose_order_changes_on_every_request_is_compared_as_a_set_once_learned,
+    multi_thread
+);
 async fn a_list_whose_order_changes_on_every_request_is_compared_as_a_set_once_learned() {
     let site = FixtureServer::builder().start().await.unwrap();
     counted(&site, "/offers", |n| offers(n, 14));

@@ -67,7 +67,7 @@ async fn document(api: &Api) -> Value {
     reply.ok().clone()
 }
 
-#[tokio::test]
+both!(the_document_lists_exactly_the_routes_the_router_serves);
 async fn the_document_lists_exactly_the_routes_the_router_serves() {
     let api = Api::start().await;
     let user = api.user("ann@example.com").await;
@@ -149,7 +149,7 @@ async fn the_document_lists_exactly_the_routes_the_router_serves() {
     }
 }
 
-#[tokio::test]
+both!(the_document_describes_schemas_enums_bearer_and_problems);
 async fn the_document_describes_schemas_enums_bearer_and_problems() {
     let api = Api::start().await;
     let doc = document(&api).await;
@@ -217,7 +217,10 @@ async fn the_document_describes_schemas_enums_bearer_and_problems() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    swagger_ui_lists_the_operations_in_a_real_browser,
+    multi_thread
+);
 async fn swagger_ui_lists_the_operations_in_a_real_browser() {
     if !wachet::testing::chromium_or_skip() {
         return;

@@ -48,16 +48,7 @@ const PREFIX: &str = "wachet-pg-";
 /// # Panics
 /// When the cluster cannot start, or PostgreSQL is missing and `CI` is set.
 pub async fn database() -> Option<String> {
-    let cluster = match CLUSTER.get_or_init(start) {
-        Ok(cluster) => cluster,
-        Err(unavailable) => match verdict(unavailable, std::env::var_os("CI").is_some()) {
-            Ok(skip) => {
-                eprintln!("{skip}");
-                return None;
-            }
-            Err(failure) => panic!("{failure}"),
-        },
-    };
+    let cluster = cluster()?;
     let name = format!("t_{}", DATABASES.fetch_add(1, Ordering::Relaxed));
     let admin = url(&cluster.dir, "postgres");
     use sqlx::Connection;
@@ -71,6 +62,28 @@ pub async fn database() -> Option<String> {
         .expect("cannot create a test database");
     let _ = conn.close().await;
     Some(url(&cluster.dir, &name))
+}
+
+/// Whether the cluster runs, started on the first call; `false` when PostgreSQL is not
+/// installed and `CI` is not set (the reason is printed and the test should return).
+///
+/// # Panics
+/// As [`database`].
+pub fn available() -> bool {
+    cluster().is_some()
+}
+
+fn cluster() -> Option<&'static Cluster> {
+    match CLUSTER.get_or_init(start) {
+        Ok(cluster) => Some(cluster),
+        Err(unavailable) => match verdict(unavailable, std::env::var_os("CI").is_some()) {
+            Ok(skip) => {
+                eprintln!("{skip}");
+                None
+            }
+            Err(failure) => panic!("{failure}"),
+        },
+    }
 }
 
 /// What a test does without a cluster: `Ok` a reason to skip, `Err` why it fails. Only a

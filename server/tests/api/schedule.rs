@@ -12,7 +12,10 @@ async fn history_of(api: &Api, user: &User, path: &str, n: usize) -> Vec<Value> 
     entries_where(api, user, path, n, |_| true).await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    monitors_are_checked_on_schedule_and_paused_ones_never,
+    multi_thread
+);
 async fn monitors_are_checked_on_schedule_and_paused_ones_never() {
     let site = FixtureServer::builder()
         .page("/tea", "<h1>Tea</h1><p class=price>3.50 EUR</p>")
@@ -73,7 +76,10 @@ async fn monitors_are_checked_on_schedule_and_paused_ones_never() {
     assert_eq!(site.hits("/paused"), 0, "a paused monitor is never checked");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_failing_check_is_stored_as_an_error_and_marks_the_folder_count,
+    multi_thread
+);
 async fn a_failing_check_is_stored_as_an_error_and_marks_the_folder_count() {
     let site = FixtureServer::builder()
         .reply("/gone", wachet::testing::Reply::new(404))
@@ -99,7 +105,10 @@ async fn a_failing_check_is_stored_as_an_error_and_marks_the_folder_count() {
     assert_eq!(root["subfolders"][0]["failedCount"], 1);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_portal_check_stores_every_page_with_its_own_history,
+    multi_thread
+);
 async fn a_portal_check_stores_every_page_with_its_own_history() {
     let site = FixtureServer::builder()
         .page("/", "<a href=/a>A</a> <a href=/b>B</a> home")
@@ -173,7 +182,10 @@ async fn notifications_of(api: &Api, user: &User, task: &str, n: usize) -> Vec<V
     panic!("fewer than {n} notifications after 15 s");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    changes_failures_and_recoveries_raise_notifications_once,
+    multi_thread
+);
 async fn changes_failures_and_recoveries_raise_notifications_once() {
     use wachet::testing::Reply;
     let site = FixtureServer::builder()
@@ -257,7 +269,7 @@ async fn changes_failures_and_recoveries_raise_notifications_once() {
     assert_eq!(all.len(), 4, "{all:#?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(a_new_page_raises_added_on_a_portal_monitor, multi_thread);
 async fn a_new_page_raises_added_on_a_portal_monitor() {
     use wachet::testing::Reply;
     let site = FixtureServer::builder()
@@ -315,7 +327,10 @@ async fn a_new_page_raises_added_on_a_portal_monitor() {
     assert_eq!(content["jobType"], "PortalPage");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_check_of_a_definition_edited_meanwhile_is_dropped,
+    multi_thread
+);
 async fn a_check_of_a_definition_edited_meanwhile_is_dropped() {
     use wachet::testing::Reply;
     let page = "<p class=a>old choice</p><p class=b>new choice</p>";
@@ -364,7 +379,10 @@ async fn a_check_of_a_definition_edited_meanwhile_is_dropped() {
     assert_eq!(notes.ok()["data"], json!([]));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_dynamic_content_monitor_is_checked_in_chromium,
+    multi_thread
+);
 async fn a_dynamic_content_monitor_is_checked_in_chromium() {
     if !wachet::testing::chromium_or_skip() {
         return;
@@ -385,7 +403,10 @@ async fn a_dynamic_content_monitor_is_checked_in_chromium() {
     assert_eq!(entries[0]["raw"], "rendered 42", "{}", entries[0]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    metrics_count_checks_and_deliveries_and_show_no_secret,
+    multi_thread
+);
 async fn metrics_count_checks_and_deliveries_and_show_no_secret() {
     let site = FixtureServer::builder()
         .page("/m", "<p>m</p>")
@@ -454,7 +475,10 @@ async fn all_notifications(api: &Api, user: &User, task: &str) -> Vec<Value> {
         .clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_monitor_deleted_while_its_check_is_in_flight_leaves_nothing_and_others_go_on,
+    multi_thread
+);
 async fn a_monitor_deleted_while_its_check_is_in_flight_leaves_nothing_and_others_go_on() {
     use wachet::testing::Reply;
     let site = FixtureServer::builder()
@@ -498,22 +522,23 @@ async fn a_monitor_deleted_while_its_check_is_in_flight_leaves_nothing_and_other
         .get(&user, &format!("/thirdparty/v1/task/{doomed}"))
         .await;
     assert_eq!(gone.status, 404);
-    let db = api.database().await;
+    let db = api.sql().await;
     for table in ["entries", "notifications"] {
-        let (n,): (i64,) = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT count(*) FROM {table} WHERE task_id = ?"
-        )))
-        .bind(&doomed)
-        .fetch_one(&db)
-        .await
-        .unwrap();
+        let n = db
+            .count(&format!(
+                "SELECT count(*) FROM {table} WHERE task_id = '{doomed}'"
+            ))
+            .await;
         assert_eq!(n, 0, "{table} of the deleted monitor");
     }
     assert_eq!(site.hits("/slow"), 1, "never checked again");
     history_of(&api, &user, &format!("/thirdparty/v1/data/list/{other}"), 2).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_page_alternating_between_two_values_on_every_request_raises_nothing,
+    multi_thread
+);
 async fn a_page_alternating_between_two_values_on_every_request_raises_nothing() {
     // Every request gets the other of two values: no value lasts for two checks in a row, so
     // no change is ever confirmed (wachet::alerts::confirm), while the history keeps every
@@ -553,14 +578,11 @@ async fn a_page_alternating_between_two_values_on_every_request_raises_nothing()
         assert_eq!(entry["valueChangedTimestamp"], entry["lastCheckTimestamp"]);
     }
     // Two values, stored once each however many checks found them.
-    let (stored,): (i64,) = sqlx::query_as("SELECT count(*) FROM contents")
-        .fetch_one(&api.database().await)
-        .await
-        .unwrap();
+    let stored = api.sql().await.count("SELECT count(*) FROM contents").await;
     assert_eq!(stored, 2);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(a_page_failing_every_check_raises_one_error, multi_thread);
 async fn a_page_failing_every_check_raises_one_error() {
     use wachet::testing::Reply;
     let site = FixtureServer::builder()
@@ -593,9 +615,65 @@ async fn a_page_failing_every_check_raises_one_error() {
     assert!(notes[0]["error"].as_str().unwrap().contains("503"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_database_locked_by_another_process_for_a_while_loses_nothing() {
+/// Another process takes the database's write lock for three seconds: on SQLite the file's
+/// (`BEGIN EXCLUSIVE` from Python), on PostgreSQL every table's against writes (`LOCK TABLE ...
+/// IN EXCLUSIVE MODE`: plain reads go on). Returns once the lock is held; the task ends when it
+/// was released as it should be.
+async fn lock_for_three_seconds(api: &Api) -> tokio::task::JoinHandle<()> {
     use tokio::io::AsyncBufReadExt;
+    match &api.database {
+        super::Database::Sqlite(_) => {
+            let script = "import sqlite3, sys, time\n\
+                          c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
+                          c.execute('BEGIN EXCLUSIVE')\n\
+                          print('locked', flush=True)\n\
+                          time.sleep(3)\n\
+                          c.execute('COMMIT')\n";
+            let mut locker = tokio::process::Command::new("python3")
+                .args(["-c", script])
+                .arg(api.db_path())
+                .stdout(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap();
+            let mut lines = tokio::io::BufReader::new(locker.stdout.take().unwrap()).lines();
+            let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+                .await
+                .expect("the lock within 10 s")
+                .unwrap();
+            assert_eq!(line.as_deref(), Some("locked"));
+            tokio::spawn(async move { assert!(locker.wait().await.unwrap().success()) })
+        }
+        super::Database::Postgres(url) => {
+            use sqlx::Connection;
+            let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+            let tables: String = sqlx::query_scalar(
+                "SELECT string_agg(quote_ident(tablename), ', ') FROM pg_tables \
+                 WHERE schemaname = 'public'",
+            )
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                "BEGIN; LOCK TABLE {tables} IN EXCLUSIVE MODE"
+            )))
+            .execute(&mut conn)
+            .await
+            .unwrap();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                sqlx::raw_sql("COMMIT").execute(&mut conn).await.unwrap();
+                conn.close().await.unwrap();
+            })
+        }
+    }
+}
+
+both!(
+    a_database_locked_by_another_process_for_a_while_loses_nothing,
+    multi_thread
+);
+async fn a_database_locked_by_another_process_for_a_while_loses_nothing() {
     use wachet::testing::Reply;
     let site = FixtureServer::builder()
         .page("/tea", "<p>3.50 EUR</p>")
@@ -610,26 +688,7 @@ async fn a_database_locked_by_another_process_for_a_while_loses_nothing() {
     let history = format!("/thirdparty/v1/data/list/{task}");
     let before = history_of(&api, &user, &history, 2).await.len();
 
-    // Another process takes the database's write lock for three seconds.
-    let script = "import sqlite3, sys, time\n\
-                  c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
-                  c.execute('BEGIN EXCLUSIVE')\n\
-                  print('locked', flush=True)\n\
-                  time.sleep(3)\n\
-                  c.execute('COMMIT')\n";
-    let mut locker = tokio::process::Command::new("python3")
-        .args(["-c", script])
-        .arg(api.db_path())
-        .stdout(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(locker.stdout.take().unwrap()).lines();
-    let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
-        .await
-        .expect("the lock within 10 s")
-        .unwrap();
-    assert_eq!(line.as_deref(), Some("locked"));
+    let locker = lock_for_three_seconds(&api).await;
     // The page changes while the lock is held; reads still answer, a write waits for the lock.
     site.set("/tea", Reply::html("<p>3.90 EUR</p>"));
     let shown = api.get(&user, &format!("/thirdparty/v1/task/{task}")).await;
@@ -646,11 +705,10 @@ async fn a_database_locked_by_another_process_for_a_while_loses_nothing() {
         "a write waits for the lock: {}",
         folder.text
     );
-    let status = tokio::time::timeout(Duration::from_secs(20), locker.wait())
+    tokio::time::timeout(Duration::from_secs(20), locker)
         .await
         .expect("the locker ends")
         .unwrap();
-    assert!(status.success());
 
     // The change is stored and notified once; nothing stored before is lost.
     entries_where(&api, &user, &history, 2, |e| e["raw"] == "3.90 EUR").await;
@@ -665,7 +723,10 @@ async fn a_database_locked_by_another_process_for_a_while_loses_nothing() {
     assert!(listing.text.contains("during the lock"), "{}", listing.text);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    spelling_variants_raise_nothing_and_one_edited_character_raises_one_not_eq,
+    multi_thread
+);
 async fn spelling_variants_raise_nothing_and_one_edited_character_raises_one_not_eq() {
     // The same text spelled five ways, a different one at each request, until the test turns
     // on the edit: one digit.
@@ -754,7 +815,10 @@ async fn spelling_variants_raise_nothing_and_one_edited_character_raises_one_not
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_challenge_or_empty_page_between_checks_is_a_failure_never_the_value_compared_with,
+    multi_thread
+);
 async fn a_challenge_or_empty_page_between_checks_is_a_failure_never_the_value_compared_with() {
     // The page, then a bot challenge served with 200, an empty 200 and the page again, in
     // turn; the value never changes.

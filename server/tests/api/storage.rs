@@ -1,14 +1,13 @@
 //! Storage of history: the retention keeps the newest entries of each series, values no entry
 //! names any more are collected (also after a monitor is deleted) while shared ones stay, and a
-//! value stored compressed reads back byte for byte. The database is read with its own SQLite
-//! connection, as an operator would look at it.
+//! value stored compressed reads back byte for byte. The database is read with a connection of
+//! its own, as an operator would look at it.
 
-use super::{Api, Setup, User, count, id, monitor};
+use super::{Api, Setup, User, id, monitor};
 use chrono::{DateTime, Duration, Utc};
 use serde_json::Value;
 use wachet::model::ClientData;
-use wachet_server::store::testing::Seed;
-use wachet_server::store::{HistoryStore, Series};
+use wachet_server::store::Series;
 
 async fn with_retention(entries: u32) -> Api {
     let mut setup = Setup::api();
@@ -45,7 +44,7 @@ async fn values(api: &Api, user: &User, id: &str) -> Vec<Value> {
         .collect()
 }
 
-#[tokio::test]
+both!(the_retention_keeps_the_newest_entries_of_the_monitor_and_of_each_page);
 async fn the_retention_keeps_the_newest_entries_of_the_monitor_and_of_each_page() {
     let api = with_retention(5).await;
     let user = api.user("ann@example.com").await;
@@ -85,10 +84,10 @@ async fn the_retention_keeps_the_newest_entries_of_the_monitor_and_of_each_page(
     assert_eq!(shown.ok()["data"]["raw"], "own 11");
 
     // The pruned values are garbage; the kept ones are not.
-    let pool = api.database().await;
-    assert_eq!(count(&pool, "SELECT count(*) FROM contents").await, 24);
+    let pool = api.sql().await;
+    assert_eq!(pool.count("SELECT count(*) FROM contents").await, 24);
     assert_eq!(collect(&api).await, 14);
-    assert_eq!(count(&pool, "SELECT count(*) FROM contents").await, 10);
+    assert_eq!(pool.count("SELECT count(*) FROM contents").await, 10);
     assert_eq!(values(&api, &user, &task).await.len(), 5);
 
     // A run of failed checks longer than the retention keeps the last value found, which the
@@ -108,7 +107,7 @@ async fn the_retention_keeps_the_newest_entries_of_the_monitor_and_of_each_page(
     assert_eq!(own[4], "own 11");
 }
 
-#[tokio::test]
+both!(the_values_of_a_deleted_monitor_go_and_values_it_shared_stay);
 async fn the_values_of_a_deleted_monitor_go_and_values_it_shared_stay() {
     let api = Api::start().await;
     let user = api.user("ann@example.com").await;
@@ -133,15 +132,15 @@ async fn the_values_of_a_deleted_monitor_go_and_values_it_shared_stay() {
             .await
             .unwrap();
     }
-    let pool = api.database().await;
-    assert_eq!(count(&pool, "SELECT count(*) FROM contents").await, 11);
+    let pool = api.sql().await;
+    assert_eq!(pool.count("SELECT count(*) FROM contents").await, 11);
     assert_eq!(collect(&api).await, 0, "nothing is garbage yet");
 
     api.delete(&user, &format!("/thirdparty/v1/task/{doomed}"))
         .await
         .ok();
     assert_eq!(collect(&api).await, 10);
-    assert_eq!(count(&pool, "SELECT count(*) FROM contents").await, 1);
+    assert_eq!(pool.count("SELECT count(*) FROM contents").await, 1);
     assert_eq!(
         values(&api, &user, &kept).await,
         vec![Value::from("shared")]
@@ -163,10 +162,10 @@ async fn the_values_of_a_deleted_monitor_go_and_values_it_shared_stay() {
         .await
         .ok();
     assert_eq!(collect(&api).await, 1);
-    assert_eq!(count(&pool, "SELECT count(*) FROM contents").await, 1);
+    assert_eq!(pool.count("SELECT count(*) FROM contents").await, 1);
 }
 
-#[tokio::test]
+both!(a_large_value_is_stored_compressed_and_reads_back_identically);
 async fn a_large_value_is_stored_compressed_and_reads_back_identically() {
     let api = Api::start().await;
     let user = api.user("ann@example.com").await;
@@ -195,18 +194,21 @@ async fn a_large_value_is_stored_compressed_and_reads_back_identically() {
         values(&api, &user, &task).await,
         vec![Value::from(small.as_str()), Value::from(large.as_str())]
     );
-    let pool = api.database().await;
-    let stored: Vec<(i64, i64)> =
-        sqlx::query_as("SELECT codec, length(body) FROM contents ORDER BY length(body)")
-            .fetch_all(&pool)
-            .await
-            .unwrap();
-    assert_eq!(stored[0], (0, small.len() as i64), "a short value is plain");
-    assert_eq!(stored[1].0, 1, "a long value is zstd");
+    let pool = api.sql().await;
+    let plain = "SELECT length(body) FROM contents WHERE codec = 0";
+    assert_eq!(pool.count("SELECT count(*) FROM contents").await, 2);
+    assert_eq!(
+        pool.count(plain).await,
+        small.len() as i64,
+        "a short value is plain"
+    );
+    let zstd = pool
+        .count("SELECT length(body) FROM contents WHERE codec = 1")
+        .await;
+    assert!(zstd > 0, "a long value is zstd");
     assert!(
-        (stored[1].1 as usize) < large.len() / 4,
-        "compressed to {} bytes of {}",
-        stored[1].1,
+        (zstd as usize) < large.len() / 4,
+        "compressed to {zstd} bytes of {}",
         large.len()
     );
 }
@@ -215,6 +217,7 @@ async fn a_large_value_is_stored_compressed_and_reads_back_identically() {
 /// appended through the store as the scheduler does, with a retention that keeps them all.
 /// Slow in a debug build; run it in release:
 /// `cargo test --release -p wachet-server --test api -- --ignored --nocapture hundred_thousand`
+// SQLite only: the size of the file.
 #[tokio::test]
 #[ignore = "appends 100,000 entries; run on demand, in release"]
 async fn a_hundred_thousand_checks_of_an_unchanged_100_kb_page_take_under_20_mb() {
@@ -239,7 +242,8 @@ async fn a_hundred_thousand_checks_of_an_unchanged_100_kb_page_take_under_20_mb(
     }
     let took = began.elapsed();
     let path = api.db_path();
-    api.store.close().await;
+    // Kept until the sizes are read.
+    let _database = api.shutdown().await;
     let size = std::fs::metadata(&path).unwrap().len();
     let wal = std::fs::metadata(path.with_extension("db-wal"))
         .map(|m| m.len())

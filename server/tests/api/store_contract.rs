@@ -8,7 +8,6 @@ use std::future::Future;
 use std::sync::Arc;
 use wachet_server::store::postgres::PgStore;
 use wachet_server::store::sqlite::{SqliteStore, StoreSettings};
-use wachet_server::store::testing::Seed;
 use wachet_server::store::*;
 
 mod feeds;
@@ -19,9 +18,7 @@ mod open;
 mod tasks;
 mod users;
 
-/// Everything a contract test may call: the store and the test-only seeding.
-pub trait TestStore: Store + Seed {}
-impl<S: Store + Seed> TestStore for S {}
+pub use crate::TestStore;
 
 /// Runs `test` on a fresh SQLite store.
 pub async fn on_sqlite<F, Fut>(settings: StoreSettings, test: F)

@@ -692,6 +692,42 @@ contract!(
 );
 
 contract!(
+    a_garbage_batch_is_full_while_garbage_is_left_past_values_still_named,
+    StoreSettings {
+        history_retention: 1,
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let tasks = monitors(&*store, &user, 2).await;
+        let (a, b) = (&tasks[0], &tasks[1]);
+        let later = now_millis() + 10 * 3_600_000;
+        let due = store
+            .claim_due(later, later + 60_000, &plain(10))
+            .await
+            .unwrap();
+        let version = |task: &str| {
+            due.iter()
+                .find(|c| c.monitor.id.as_deref() == Some(task))
+                .expect("claimed")
+                .version
+        };
+        let (va, vb) = (version(a), version(b));
+        store.record_check(&check(b, vb, "shared")).await.unwrap();
+        // A's pruned entries leave "shared" (B still names it) first, then two unnamed values.
+        for value in ["shared", "x1", "x2", "x3"] {
+            tokio::time::sleep(Duration::from_millis(3)).await;
+            store.record_check(&check(a, va, value)).await.unwrap();
+        }
+        // A batch of two is full: the named value does not take a place of the garbage.
+        assert_eq!(store.collect_garbage(2).await.unwrap(), 2);
+        assert_eq!(store.collect_garbage(2).await.unwrap(), 0);
+        assert_eq!(values(&*store, &user, b).await, vec![Some("shared".into())]);
+        assert_eq!(values(&*store, &user, a).await, vec![Some("x3".into())]);
+    }
+);
+
+contract!(
     a_value_past_the_quota_is_not_kept,
     StoreSettings {
         quotas: Quotas {

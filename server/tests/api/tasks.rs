@@ -3,12 +3,11 @@
 use super::{Api, id, monitor};
 use serde_json::{Value, json};
 use wachet::model::{ClientData, Monitor};
-use wachet_server::store::testing::Seed;
-use wachet_server::store::{Series, TaskStore};
+use wachet_server::store::Series;
 
 const TASK: &str = "/thirdparty/v1/task";
 
-#[tokio::test]
+both!(a_monitor_is_created_read_updated_and_deleted);
 async fn a_monitor_is_created_read_updated_and_deleted() {
     let api = Api::start().await;
     let user = api.user("ann@example.com").await;
@@ -77,7 +76,7 @@ async fn a_monitor_is_created_read_updated_and_deleted() {
     api.delete(&user, &path).await.problem(404);
 }
 
-#[tokio::test]
+both!(invalid_monitors_are_400_naming_each_field_and_store_nothing);
 async fn invalid_monitors_are_400_naming_each_field_and_store_nothing() {
     let api = Api::start().await;
     let user = api.user("bob@example.com").await;
@@ -262,7 +261,7 @@ async fn invalid_monitors_are_400_naming_each_field_and_store_nothing() {
     assert_eq!(list.ok()["tasks"], json!([]));
 }
 
-#[tokio::test]
+both!(paused_monitors_and_sql_text_are_stored_verbatim);
 async fn paused_monitors_and_sql_text_are_stored_verbatim() {
     let api = Api::start().await;
     let user = api.user("cy@example.com").await;
@@ -293,7 +292,7 @@ async fn paused_monitors_and_sql_text_are_stored_verbatim() {
     nul.field_error("query", "NUL");
 }
 
-#[tokio::test]
+both!(search_matches_every_term_in_name_url_or_note_by_name_at_most_500);
 async fn search_matches_every_term_in_name_url_or_note_by_name_at_most_500() {
     let api = Api::start().await;
     let user = api.user("dee@example.com").await;
@@ -368,7 +367,7 @@ async fn search_matches_every_term_in_name_url_or_note_by_name_at_most_500() {
     assert_eq!(found[499], "bulk 0499");
 }
 
-#[tokio::test]
+both!(a_portal_monitor_lists_its_pages_with_their_latest_data);
 async fn a_portal_monitor_lists_its_pages_with_their_latest_data() {
     let api = Api::start().await;
     let user = api.user("eve@example.com").await;

@@ -79,7 +79,7 @@ pub(crate) async fn monitor_count(api: &Api, user: &User) -> usize {
         .len()
 }
 
-#[tokio::test]
+both!(pages_carry_the_security_headers_and_assets_are_hashed_and_cached_for_a_year);
 async fn pages_carry_the_security_headers_and_assets_are_hashed_and_cached_for_a_year() {
     let api = Api::start().await;
     let response = client().get(api.url("/signin")).send().await.unwrap();
@@ -135,7 +135,7 @@ async fn pages_carry_the_security_headers_and_assets_are_hashed_and_cached_for_a
     assert!(weight < 100_000, "the sign-in page weighs {weight} bytes");
 }
 
-#[tokio::test]
+both!(the_session_cookie_is_httponly_lax_and_secure_when_https);
 async fn the_session_cookie_is_httponly_lax_and_secure_when_https() {
     let api = Api::start().await;
     let user = api.user("cookie@example.com").await;
@@ -171,7 +171,7 @@ async fn the_session_cookie_is_httponly_lax_and_secure_when_https() {
     assert!(secure.contains("; Secure"), "{secure}");
 }
 
-#[tokio::test]
+both!(a_form_without_the_right_csrf_token_or_from_another_site_changes_nothing);
 async fn a_form_without_the_right_csrf_token_or_from_another_site_changes_nothing() {
     let api = Api::start().await;
     let user = api.user("csrf@example.com").await;
@@ -227,7 +227,7 @@ async fn a_form_without_the_right_csrf_token_or_from_another_site_changes_nothin
     assert_eq!(monitor_count(&api, &user).await, 1);
 }
 
-#[tokio::test]
+both!(invalidate_tokens_and_sign_out_end_the_web_session);
 async fn invalidate_tokens_and_sign_out_end_the_web_session() {
     let api = Api::start().await;
     let user = api.user("session@example.com").await;
@@ -260,7 +260,7 @@ async fn invalidate_tokens_and_sign_out_end_the_web_session() {
     assert_eq!(page_text(&api, &cookie, "/").await.0, 303);
 }
 
-#[tokio::test]
+both!(sign_in_failures_show_a_message_and_the_wait_after_too_many);
 async fn sign_in_failures_show_a_message_and_the_wait_after_too_many() {
     let api = Api::start_with(ApiSettings {
         limits: LimitSettings {
@@ -502,7 +502,10 @@ pub(crate) async fn screenshot(page: &Page, name: &str, px: i64) -> std::path::P
     path
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    sign_in_quick_add_escaping_csrf_and_sign_out_in_a_real_browser,
+    multi_thread
+);
 async fn sign_in_quick_add_escaping_csrf_and_sign_out_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -748,7 +751,10 @@ async fn sign_in_quick_add_escaping_csrf_and_sign_out_in_a_real_browser() {
     driver.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    another_users_folder_is_the_same_404_page_as_an_unknown_one_in_a_real_browser,
+    multi_thread
+);
 async fn another_users_folder_is_the_same_404_page_as_an_unknown_one_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -788,7 +794,7 @@ async fn another_users_folder_is_the_same_404_page_as_an_unknown_one_in_a_real_b
     driver.close().await;
 }
 
-#[tokio::test]
+both!(a_form_too_large_or_unreadable_is_a_clear_page_and_changes_nothing);
 async fn a_form_too_large_or_unreadable_is_a_clear_page_and_changes_nothing() {
     let api = Api::start().await;
     let user = api.user("big@example.com").await;
@@ -852,7 +858,10 @@ pub(crate) fn price_page(price: &str) -> String {
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_monitors_page_history_and_difference_in_a_real_browser,
+    multi_thread
+);
 async fn a_monitors_page_history_and_difference_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -1110,7 +1119,10 @@ async fn a_monitors_page_history_and_difference_in_a_real_browser() {
     driver.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    deleting_a_monitor_states_what_goes_with_it_then_deletes_in_a_real_browser,
+    multi_thread
+);
 async fn deleting_a_monitor_states_what_goes_with_it_then_deletes_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -1217,11 +1229,10 @@ pub(crate) fn occurrences(html: &str, needle: &str) -> usize {
     html.matches(needle).count()
 }
 
-#[tokio::test]
+both!(history_pages_by_50_with_the_apis_tokens_and_links_each_change);
 async fn history_pages_by_50_with_the_apis_tokens_and_links_each_change() {
     use wachet::model::ClientData;
     use wachet_server::store::Series;
-    use wachet_server::store::testing::Seed;
     let api = Api::start().await;
     let user = api.user("pages@example.com").await;
     let task = api
@@ -1313,9 +1324,12 @@ async fn history_pages_by_50_with_the_apis_tokens_and_links_each_change() {
     assert_eq!(failed.0, 400, "{}", failed.1);
 }
 
+both!(
+    axe_core_finds_an_unlabelled_control_and_faint_text,
+    multi_thread
+);
 /// The accessibility check every screenshot runs can fail: a control without a label and
 /// text too faint to read, put into a real page, are found.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn axe_core_finds_an_unlabelled_control_and_faint_text() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;

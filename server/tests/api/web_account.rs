@@ -66,7 +66,10 @@ async fn text_of(page: &Page, selector: &str) -> String {
     .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    notifications_show_each_delivery_and_retry_now_delivers_in_a_real_browser,
+    multi_thread
+);
 async fn notifications_show_each_delivery_and_retry_now_delivers_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -264,7 +267,10 @@ async fn notifications_show_each_delivery_and_retry_now_delivers_in_a_real_brows
     driver.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    settings_endpoints_test_notification_api_key_sign_out_everywhere_and_password_in_a_real_browser,
+    multi_thread
+);
 async fn settings_endpoints_test_notification_api_key_sign_out_everywhere_and_password_in_a_real_browser()
  {
     let Some(_guard) = wachet::testing::browser_test().await else {
@@ -564,7 +570,10 @@ fn entries(xml: &str) -> Vec<(String, String, String)> {
     entries
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    feeds_list_the_changes_behind_a_secret_of_their_own,
+    multi_thread
+);
 async fn feeds_list_the_changes_behind_a_secret_of_their_own() {
     let site = FixtureServer::builder()
         .page("/tea", price_page("3.50"))
@@ -759,7 +768,10 @@ async fn feeds_list_the_changes_behind_a_secret_of_their_own() {
     assert_eq!(get_feed(&new_url).await.0, 404);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    bad_input_to_the_account_pages_is_a_clear_page_and_changes_nothing,
+    multi_thread
+);
 async fn bad_input_to_the_account_pages_is_a_clear_page_and_changes_nothing() {
     let api = Api::start().await;
     let user = api.user("careful@example.com").await;

@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use wachet::model::ClientData;
 use wachet::testing::{FixtureServer, Reply};
-use wachet_server::store::testing::Seed;
-use wachet_server::store::{Series, TaskStore};
+use wachet_server::store::Series;
 
 /// Appends checks to a monitor's history as the scheduler would.
 async fn history(api: &Api, task: &str, checks: &[Result<&str, &str>]) {
@@ -49,7 +48,7 @@ fn row<'a>(html: &'a str, id: &str) -> &'a str {
     &html[start..end]
 }
 
-#[tokio::test]
+both!(search_and_filters_narrow_the_list_and_stay_in_the_address);
 async fn search_and_filters_narrow_the_list_and_stay_in_the_address() {
     let api = Api::start().await;
     let user = api.user("search@example.com").await;
@@ -196,7 +195,10 @@ async fn recurrence(api: &Api, user: &User, task: &str) -> Value {
         .clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    bulk_actions_change_the_monitors_and_delete_states_its_counts_first,
+    multi_thread
+);
 async fn bulk_actions_change_the_monitors_and_delete_states_its_counts_first() {
     let site = FixtureServer::builder()
         .page("/a", "<p>A</p>")
@@ -475,7 +477,10 @@ async fn click_text(page: &chromiumoxide::Page, text: &str, marker: &str) {
     until(page, marker).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    folders_are_created_renamed_moved_and_deleted_through_the_pages_in_a_real_browser,
+    multi_thread
+);
 async fn folders_are_created_renamed_moved_and_deleted_through_the_pages_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -777,7 +782,10 @@ fn price(p: &str) -> String {
     format!("<html><body><p>Tea {p}</p></body></html>")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    the_list_and_a_monitors_page_update_live_without_a_reload_in_a_real_browser,
+    multi_thread
+);
 async fn the_list_and_a_monitors_page_update_live_without_a_reload_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -959,7 +967,10 @@ impl Stream {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    live_streams_carry_only_their_users_checks_are_bounded_and_end_with_the_session,
+    multi_thread
+);
 async fn live_streams_carry_only_their_users_checks_are_bounded_and_end_with_the_session() {
     let site = FixtureServer::builder()
         .page("/p", "<p>P</p>")
@@ -1060,7 +1071,7 @@ async fn live_streams_carry_only_their_users_checks_are_bounded_and_end_with_the
     theirs.ended().await;
 }
 
-#[tokio::test]
+both!(a_bulk_action_the_api_refuses_for_one_monitor_says_what_was_done_and_what_not);
 async fn a_bulk_action_the_api_refuses_for_one_monitor_says_what_was_done_and_what_not() {
     // The server's minimum recurrence is 60 s; a monitor stored under a lower minimum (written
     // here straight to the store) is no longer accepted as it is.

@@ -39,7 +39,10 @@ async fn click(page: &chromiumoxide::Page, selector: &str) {
         .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    create_with_a_preview_fix_errors_edit_and_preview_a_portal_in_a_real_browser,
+    multi_thread
+);
 async fn create_with_a_preview_fix_errors_edit_and_preview_a_portal_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -314,7 +317,7 @@ async fn post(api: &Api, cookie: &str, path: &str, form: &[(&str, &str)]) -> (u1
     (status, location, response.text().await.unwrap())
 }
 
-#[tokio::test]
+both!(a_double_submit_creates_one_monitor_and_a_form_without_csrf_creates_none);
 async fn a_double_submit_creates_one_monitor_and_a_form_without_csrf_creates_none() {
     let site = FixtureServer::builder()
         .page("/shop", shop_page())
@@ -428,7 +431,7 @@ async fn a_double_submit_creates_one_monitor_and_a_form_without_csrf_creates_non
     assert_eq!(id(&unchanged), mine);
 }
 
-#[tokio::test]
+both!(a_preview_the_network_policy_refuses_shows_the_engines_words_and_previews_are_limited);
 async fn a_preview_the_network_policy_refuses_shows_the_engines_words_and_previews_are_limited() {
     let site = FixtureServer::builder()
         .page("/shop", shop_page())
@@ -475,7 +478,7 @@ async fn a_preview_the_network_policy_refuses_shows_the_engines_words_and_previe
     assert_eq!(monitor_count(&api, &user).await, 0);
 }
 
-#[tokio::test]
+both!(a_value_of_10_mb_is_previewed_cut);
 async fn a_value_of_10_mb_is_previewed_cut() {
     let words = "word ".repeat(2_000_000);
     let site = FixtureServer::builder()
@@ -511,7 +514,7 @@ async fn a_value_of_10_mb_is_previewed_cut() {
     assert!(chars >= 9_999_000, "the whole value was checked: {chars}");
 }
 
-#[tokio::test]
+both!(a_portal_preview_streams_its_pages_and_runs_at_most_two_at_once);
 async fn a_portal_preview_streams_its_pages_and_runs_at_most_two_at_once() {
     use wachet::testing::Reply;
     let site = FixtureServer::builder()
@@ -585,7 +588,7 @@ async fn a_portal_preview_streams_its_pages_and_runs_at_most_two_at_once() {
     assert_eq!(monitor_count(&api, &user).await, 0);
 }
 
-#[tokio::test]
+both!(without_scripts_rows_are_added_by_posting_back_and_every_field_is_stored);
 async fn without_scripts_rows_are_added_by_posting_back_and_every_field_is_stored() {
     let api = Api::start().await;
     let user = api.user("noscript@example.com").await;

@@ -9,7 +9,6 @@ use super::{Api, User, id};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use wachet::model::{Alert, AlertType, ClientData, JobType};
-use wachet_server::store::testing::Seed;
 use wachet_server::store::{NewNotification, Series};
 
 /// Ids of the right shape that name nothing, one per kind of thing.
@@ -343,7 +342,10 @@ fn notification(task: &str, n: usize) -> NewNotification {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_second_user_gets_for_every_route_with_the_first_users_ids_what_unknown_ids_get,
+    multi_thread
+);
 async fn a_second_user_gets_for_every_route_with_the_first_users_ids_what_unknown_ids_get() {
     // Every route of the interface is covered here, or declared as taking no id.
     let covered: BTreeSet<String> = CASES
@@ -678,13 +680,13 @@ fn urlencoding(text: &str) -> String {
     form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }
 
-/// A writable connection to the service's database, to set its clock back.
-async fn writable(api: &Api) -> sqlx::SqlitePool {
-    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(api.db_path());
-    sqlx::SqlitePool::connect_with(options).await.unwrap()
+/// A writable connection to the service's database, to set its clock back (no store call
+/// writes a time of the past).
+async fn writable(api: &Api) -> super::Sql {
+    api.sql().await
 }
 
-#[tokio::test]
+both!(an_idle_session_ends_with_a_message_and_the_sign_in_goes_back_where_it_was_going);
 async fn an_idle_session_ends_with_a_message_and_the_sign_in_goes_back_where_it_was_going() {
     let api = Api::start().await;
     let user = api.user("idle@example.com").await;
@@ -700,10 +702,8 @@ async fn an_idle_session_ends_with_a_message_and_the_sign_in_goes_back_where_it_
 
     // Eight days without use (the idle time is seven): the session has ended.
     let db = writable(&api).await;
-    sqlx::query("UPDATE tokens SET last_seen_at = last_seen_at - 8 * 86400000")
-        .execute(&db)
-        .await
-        .unwrap();
+    db.execute("UPDATE tokens SET last_seen_at = last_seen_at - 8 * 86400000")
+        .await;
     let response = client()
         .get(api.url(&path))
         .header("cookie", &cookie)
@@ -718,11 +718,8 @@ async fn an_idle_session_ends_with_a_message_and_the_sign_in_goes_back_where_it_
     );
     // It stays ended: the token is gone.
     assert_eq!(
-        super::count(
-            &db,
-            "SELECT COUNT(*) FROM tokens WHERE last_seen_at IS NOT NULL"
-        )
-        .await,
+        db.count("SELECT COUNT(*) FROM tokens WHERE last_seen_at IS NOT NULL")
+            .await,
         0
     );
     let (status, signin) = page_text(&api, &cookie, &location).await;
@@ -777,26 +774,22 @@ async fn an_idle_session_ends_with_a_message_and_the_sign_in_goes_back_where_it_
     // A page read within the idle time keeps the session, and is not a write each time: the
     // last use moves only when a minute old.
     let fresh = session_cookie(&api, &user).await;
-    let seen = |db: sqlx::SqlitePool| async move {
-        super::count(&db, "SELECT MAX(last_seen_at) FROM tokens").await
-    };
+    let seen = "SELECT MAX(last_seen_at) FROM tokens";
     assert_eq!(page_text(&api, &fresh, "/").await.0, 200);
-    let first = seen(db.clone()).await;
+    let first = db.count(seen).await;
     assert_eq!(page_text(&api, &fresh, "/").await.0, 200);
-    assert_eq!(seen(db.clone()).await, first);
-    sqlx::query("UPDATE tokens SET last_seen_at = last_seen_at - 6 * 86400000")
-        .execute(&db)
-        .await
-        .unwrap();
+    assert_eq!(db.count(seen).await, first);
+    db.execute("UPDATE tokens SET last_seen_at = last_seen_at - 6 * 86400000")
+        .await;
     assert_eq!(
         page_text(&api, &fresh, "/").await.0,
         200,
         "six days idle is within"
     );
-    assert!(seen(db.clone()).await > first - 6 * 86_400_000);
+    assert!(db.count(seen).await > first - 6 * 86_400_000);
 }
 
-#[tokio::test]
+both!(a_session_lasts_the_configured_lifetime_at_most);
 async fn a_session_lasts_the_configured_lifetime_at_most() {
     let settings = wachet_server::api::ApiSettings {
         web: wachet_server::web::WebSettings {
@@ -812,15 +805,13 @@ async fn a_session_lasts_the_configured_lifetime_at_most() {
     let cookie = set_cookie(&response);
     assert!(cookie.contains("Max-Age=3600;"), "{cookie}");
     let db = writable(&api).await;
-    let lifetime = super::count(
-        &db,
-        "SELECT expires_at - issued_at FROM tokens WHERE last_seen_at IS NOT NULL",
-    )
-    .await;
+    let lifetime = db
+        .count("SELECT expires_at - issued_at FROM tokens WHERE last_seen_at IS NOT NULL")
+        .await;
     assert_eq!(lifetime, 3_600_000);
 }
 
-#[tokio::test]
+both!(tampered_cookies_get_the_sign_in_page_and_are_no_login_attempts);
 async fn tampered_cookies_get_the_sign_in_page_and_are_no_login_attempts() {
     let api = Api::start().await;
     let ann = api.user("ann@example.com").await;
@@ -906,7 +897,10 @@ async fn bounded_page(api: &Api, cookie: &str, path: &str) -> (u16, String) {
     .unwrap_or_else(|_| panic!("{path} took more than two minutes"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    ten_megabyte_values_give_bounded_pages_that_still_show_the_change,
+    multi_thread
+);
 async fn ten_megabyte_values_give_bounded_pages_that_still_show_the_change() {
     const TEN_MB: usize = 10 * 1024 * 1024;
     // What a page may weigh with a 10 MB value: the 200 KB shown and the page around it.
@@ -1058,7 +1052,7 @@ async fn folder_names(api: &Api, user: &User) -> Vec<String> {
         .unwrap_or_default()
 }
 
-#[tokio::test]
+both!(forms_submitted_twice_or_after_their_subject_is_gone_give_a_clear_answer);
 async fn forms_submitted_twice_or_after_their_subject_is_gone_give_a_clear_answer() {
     let api = Api::start().await;
     let user = api.user("twice@example.com").await;
@@ -1348,7 +1342,10 @@ async fn check_inert(
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    markup_in_every_field_shows_as_text_on_every_page_in_a_real_browser,
+    multi_thread
+);
 async fn markup_in_every_field_shows_as_text_on_every_page_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -1572,7 +1569,10 @@ async fn markup_in_every_field_shows_as_text_on_every_page_in_a_real_browser() {
     assert_eq!(super::web::monitor_count(&api, &user).await, 3);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    an_ended_session_and_a_cut_difference_in_a_real_browser,
+    multi_thread
+);
 async fn an_ended_session_and_a_cut_difference_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -1624,10 +1624,8 @@ async fn an_ended_session_and_a_cut_difference_in_a_real_browser() {
     // The session ends (idle for eight days): the next page is the sign-in, which says so,
     // then goes back.
     let db = writable(&api).await;
-    sqlx::query("UPDATE tokens SET last_seen_at = last_seen_at - 8 * 86400000")
-        .execute(&db)
-        .await
-        .unwrap();
+    db.execute("UPDATE tokens SET last_seen_at = last_seen_at - 8 * 86400000")
+        .await;
     page.goto(api.url(&format!("/monitors/{monitor}/history")))
         .await
         .unwrap();
@@ -1692,7 +1690,10 @@ fn preview_says(page: &str) -> String {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    hostile_pages_previewed_give_the_engines_message_and_the_service_stays_responsive,
+    multi_thread
+);
 async fn hostile_pages_previewed_give_the_engines_message_and_the_service_stays_responsive() {
     use wachet::testing::hostile::{Hostile, HostileServer};
     let hostile = HostileServer::start().await.unwrap();

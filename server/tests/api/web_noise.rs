@@ -8,7 +8,7 @@ use super::web_steps::{post_form, screenshots, signed_in_browser};
 use super::{Api, User, id};
 use serde_json::{Value, json};
 use wachet::model::{ClientData, NoiseMask};
-use wachet_server::store::{CheckRecord, Claim, ScheduleStore, now_millis};
+use wachet_server::store::{CheckRecord, Claim, now_millis};
 
 /// Stores a check of `task` that learned `masks` and left `notice`, as the scheduler stores
 /// one: claimed under a lease, then recorded.
@@ -100,7 +100,10 @@ async fn set(page: &chromiumoxide::Page, id: &str, value: &str) {
     assert!(eval::<bool>(page, &js).await, "{id}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    the_noise_section_switches_removes_and_adds_masks_in_a_real_browser,
+    multi_thread
+);
 async fn the_noise_section_switches_removes_and_adds_masks_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;

@@ -86,7 +86,10 @@ async fn open_picker(page: &Page, api: &Api, url: &str, ready: &str) {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    clicking_proposes_an_xpath_highlights_its_matches_and_shows_the_engines_value_in_a_real_browser,
+    multi_thread
+);
 async fn clicking_proposes_an_xpath_highlights_its_matches_and_shows_the_engines_value_in_a_real_browser()
  {
     let Some(_guard) = wachet::testing::browser_test().await else {
@@ -272,7 +275,10 @@ const HOSTILE: &str = r#"<html><head>
 <script>document.write('<p id=written>written</p>'); parent.document.title = 'owned too';</script>
 </body></html>"#;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_hostile_page_runs_nothing_and_changes_nothing_in_a_real_browser,
+    multi_thread
+);
 async fn a_hostile_page_runs_nothing_and_changes_nothing_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -368,7 +374,7 @@ async fn a_hostile_page_runs_nothing_and_changes_nothing_in_a_real_browser() {
     }
 }
 
-#[tokio::test]
+both!(without_scripts_the_try_form_shows_the_engines_value_and_errors_at_their_fields);
 async fn without_scripts_the_try_form_shows_the_engines_value_and_errors_at_their_fields() {
     let site = FixtureServer::builder()
         .page("/shop", SHOP)
@@ -502,7 +508,7 @@ async fn without_scripts_the_try_form_shows_the_engines_value_and_errors_at_thei
     assert_eq!(site.hits("/shop"), before);
 }
 
-#[tokio::test]
+both!(refused_addresses_huge_pages_and_another_users_monitor_are_clear_pages);
 async fn refused_addresses_huge_pages_and_another_users_monitor_are_clear_pages() {
     let huge = format!(
         "<html><body><p id=a>start</p>{}</body></html>",
@@ -613,7 +619,10 @@ async fn crawled(api: &Api, user: &super::User, id: &str) -> Vec<(String, String
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_portal_monitors_pages_with_their_state_and_each_pages_history_in_a_real_browser,
+    multi_thread
+);
 async fn a_portal_monitors_pages_with_their_state_and_each_pages_history_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -776,7 +785,10 @@ async fn a_portal_monitors_pages_with_their_state_and_each_pages_history_in_a_re
     assert!(!theirs.1.contains("Page A") && !unknown.1.contains("Alpha"));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    a_monitor_with_dynamic_content_is_picked_on_its_rendered_page,
+    multi_thread
+);
 async fn a_monitor_with_dynamic_content_is_picked_on_its_rendered_page() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;

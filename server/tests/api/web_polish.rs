@@ -28,7 +28,10 @@ fn two_prices(tea: &str, coffee: &str) -> String {
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    an_open_history_shows_new_checks_and_the_change_without_a_reload_in_a_real_browser,
+    multi_thread
+);
 async fn an_open_history_shows_new_checks_and_the_change_without_a_reload_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -237,7 +240,10 @@ async fn enter_and_wait(page: &Page, marker: &str) {
     until(page, &format!("!window.beforeEnter && ({marker})")).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    sign_in_to_the_second_change_with_the_keyboard_alone_the_focus_always_outlined,
+    multi_thread
+);
 async fn sign_in_to_the_second_change_with_the_keyboard_alone_the_focus_always_outlined() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -380,7 +386,10 @@ async fn weight(api: &Api, cookie: Option<&str>, path: &str) -> usize {
     total
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    every_page_type_weighs_under_100_kb_with_its_assets,
+    multi_thread
+);
 async fn every_page_type_weighs_under_100_kb_with_its_assets() {
     let site = FixtureServer::builder()
         .page("/tea", two_prices("3.50", "2.00"))
@@ -506,7 +515,10 @@ async fn monitors_of(api: &Api, user: &User) -> Vec<serde_json::Value> {
         .clone()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browser,
+    multi_thread
+);
 async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
@@ -747,7 +759,10 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
 
 // --- the form's way to the picker
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+both!(
+    the_monitor_form_leads_to_the_picker_with_the_url_typed_in_a_real_browser,
+    multi_thread
+);
 async fn the_monitor_form_leads_to_the_picker_with_the_url_typed_in_a_real_browser() {
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;

@@ -597,45 +597,52 @@ impl HistoryStore for PgStore {
             .collect()
     }
 
-    /// Takes up to `limit` candidates (values whose entries went) that no other collector
-    /// holds, deletes those of them no entry names, and drops the candidates, in one
-    /// transaction. A candidate a check holds (it is naming it right now, `FOR KEY SHARE`) is
-    /// skipped and looked at next time.
+    /// Takes candidates (values whose entries went) that no other collector holds, deletes
+    /// those of them no entry names, and drops the candidates, in one transaction, until
+    /// `limit` values went or no candidate is left: a candidate still named (a value another
+    /// entry or monitor keeps, as every pruned entry of an unchanged page is) deletes nothing,
+    /// and a batch that stopped at it would answer "fewer than `limit`, none left" while
+    /// garbage waited. Each round drops its candidates, so the rounds end. A candidate a check
+    /// holds (it is naming it right now, `FOR KEY SHARE`) is skipped and looked at next time.
     async fn collect_garbage(&self, limit: u32) -> Result<u64, StoreError> {
         let mut tx = self.pool.begin().await?;
-        let candidates: Vec<(Vec<u8>,)> =
-            sqlx::query_as("SELECT hash FROM contents_unnamed LIMIT $1 FOR UPDATE SKIP LOCKED")
-                .bind(i64::from(limit))
-                .fetch_all(&mut *tx)
-                .await?;
-        if candidates.is_empty() {
-            return Ok(0);
-        }
-        let hashes: Vec<Vec<u8>> = candidates.into_iter().map(|(h,)| h).collect();
-        let locked: Vec<(Vec<u8>,)> = sqlx::query_as(
-            "SELECT hash FROM contents c WHERE hash = ANY($1) \
-             AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.content_hash = c.hash) \
-             FOR UPDATE SKIP LOCKED",
-        )
-        .bind(&hashes)
-        .fetch_all(&mut *tx)
-        .await?;
-        let doomed: Vec<Vec<u8>> = locked.into_iter().map(|(h,)| h).collect();
-        let deleted = match sqlx::query("DELETE FROM contents WHERE hash = ANY($1)")
-            .bind(&doomed)
-            .execute(&mut *tx)
-            .await
-        {
-            Ok(done) => done.rows_affected(),
-            // A check that named one of them committed between this statement's snapshot and
-            // its lock: the foreign key kept the value, and the candidates wait for next time.
-            Err(err) if is_foreign_key_violation(&err) => return Ok(0),
-            Err(err) => return Err(err.into()),
-        };
-        sqlx::query("DELETE FROM contents_unnamed WHERE hash = ANY($1)")
+        let mut deleted = 0;
+        while deleted < u64::from(limit) {
+            let candidates: Vec<(Vec<u8>,)> =
+                sqlx::query_as("SELECT hash FROM contents_unnamed LIMIT $1 FOR UPDATE SKIP LOCKED")
+                    .bind(i64::try_from(u64::from(limit) - deleted).unwrap_or(i64::MAX))
+                    .fetch_all(&mut *tx)
+                    .await?;
+            if candidates.is_empty() {
+                break;
+            }
+            let hashes: Vec<Vec<u8>> = candidates.into_iter().map(|(h,)| h).collect();
+            let locked: Vec<(Vec<u8>,)> = sqlx::query_as(
+                "SELECT hash FROM contents c WHERE hash = ANY($1) \
+                 AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.content_hash = c.hash) \
+                 FOR UPDATE SKIP LOCKED",
+            )
             .bind(&hashes)
-            .execute(&mut *tx)
+            .fetch_all(&mut *tx)
             .await?;
+            let doomed: Vec<Vec<u8>> = locked.into_iter().map(|(h,)| h).collect();
+            deleted += match sqlx::query("DELETE FROM contents WHERE hash = ANY($1)")
+                .bind(&doomed)
+                .execute(&mut *tx)
+                .await
+            {
+                Ok(done) => done.rows_affected(),
+                // A check that named one of them committed between this statement's snapshot
+                // and its lock: the foreign key kept the value, and the candidates wait for
+                // next time.
+                Err(err) if is_foreign_key_violation(&err) => return Ok(0),
+                Err(err) => return Err(err.into()),
+            };
+            sqlx::query("DELETE FROM contents_unnamed WHERE hash = ANY($1)")
+                .bind(&hashes)
+                .execute(&mut *tx)
+                .await?;
+        }
         tx.commit().await?;
         Ok(deleted)
     }
