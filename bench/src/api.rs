@@ -1,8 +1,8 @@
 //! `api`: the REST service (`wachet serve`, the release binary) under load, beside a static-file
 //! ceiling.
 //!
-//! It starts `wachet serve --listen 127.0.0.1:0 --db TMP --rate-limit 0 --checks-in-flight 0`
-//! (the API alone, no checks) as a child process,
+//! It starts `wachet serve --listen 127.0.0.1:0 --db TMP --rate-limit 0 --roles api
+//! --max-monitors-per-user 1000000` (the API alone, no checks) as a child process,
 //! logs in with the API key the first start prints, and seeds:
 //! - through the API: one folder holding `--monitors` monitors (default 10,000), created with
 //!   `PUT /task` over 8 connections (timed), and as many again in a folder of their own with
@@ -148,8 +148,14 @@ pub(crate) struct Service {
 
 impl Service {
     fn start(exe: &Path, db: &Path, log: &Path) -> Result<Service, String> {
-        // The API alone is measured: no checks of the seeded monitors beside it.
-        Service::start_with(exe, db, log, &["--checks-in-flight", "0"])
+        // The API alone is measured: no checks of the seeded monitors beside it; the bulk form
+        // creates as many again, past the default quota of 10,000.
+        Service::start_with(
+            exe,
+            db,
+            log,
+            &["--roles", "api", "--max-monitors-per-user", "1000000"],
+        )
     }
 
     /// `wachet serve` on `db` with the API's rate limit off and `extra` flags.
