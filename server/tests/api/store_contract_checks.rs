@@ -706,13 +706,13 @@ contract!(
             .claim_due(later, later + 60_000, &plain(10))
             .await
             .unwrap();
-        let version = |task: &str| {
+        let claim = |task: &str| {
             due.iter()
                 .find(|c| c.monitor.id.as_deref() == Some(task))
                 .expect("claimed")
-                .version
+                .claim()
         };
-        let (va, vb) = (version(a), version(b));
+        let (va, vb) = (claim(a), claim(b));
         store.record_check(&check(b, vb, "shared")).await.unwrap();
         // A's pruned entries leave "shared" (B still names it) first, then two unnamed values.
         for value in ["shared", "x1", "x2", "x3"] {

@@ -458,9 +458,9 @@ async fn a_portal_monitor_lists_its_pages_with_their_latest_data() {
     );
 }
 
+both!(monitors_are_created_in_bulk_all_or_none);
 /// The bulk form (`PUT /tasks`, an extension) creates every monitor given or none: a problem is
 /// named `[i].field`, the quota counts them together, and the stored ones come back in order.
-#[tokio::test]
 async fn monitors_are_created_in_bulk_all_or_none() {
     let mut setup = super::Setup::api();
     setup.store.quotas.monitors = 5;

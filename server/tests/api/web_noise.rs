@@ -270,11 +270,11 @@ async fn the_noise_section_switches_removes_and_adds_masks_in_a_real_browser() {
     assert_eq!(masks_of(&api, &user, &task).await.len(), 4);
 }
 
+both!(a_monitor_whose_location_no_worker_serves_says_so_on_its_page);
 /// A monitor whose location no worker serves any more says so on its page, beside its state.
-#[tokio::test]
 async fn a_monitor_whose_location_no_worker_serves_says_so_on_its_page() {
     use std::time::Duration;
-    use wachet_server::store::{Holdings, WorkerInfo, WorkerStore, new_id};
+    use wachet_server::store::{Holdings, WorkerInfo, new_id};
     let api = Api::start().await;
     let user = api.user("ann@example.com").await;
     // A worker in Britain runs, so the monitor may be made there; then it stops.
