@@ -1708,3 +1708,107 @@ async fn three_workers_together_keep_the_per_host_limit_at_the_host() {
     }
     assert_eq!(api.terminate().await, Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_that_goes_away_for_a_while_loses_no_check_and_the_service_recovers() {
+    use sqlx::Connection;
+    use wachet::testing::{FixtureServer, Reply};
+    let Some(url) = pg::database().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .reply("/price", Reply::html("<p>3.50 EUR</p>"))
+        .start()
+        .await
+        .unwrap();
+    let db = Path::new(&url);
+    // A check whose record the outage refused runs again once its lease (4 s) ran out.
+    let flags = [
+        "--allow-private-networks",
+        "--min-recurrence",
+        "1",
+        "--check-lease",
+        "4",
+    ];
+    let service = serve(db, &flags).await;
+    let token = service.login(&account(&service.printed)).await;
+    let body = json!({"url": site.url("/price"), "recurrenceInSeconds": 1});
+    let (status, task) = service
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(body),
+        )
+        .await;
+    assert_eq!(status, 200, "{task}");
+    let id = task["id"].as_str().unwrap().to_string();
+    assert!(!service.history(&token, &id).await.is_empty());
+
+    // The database goes away: every connection of the service is cut and no new one is let in,
+    // for three seconds.
+    let options: sqlx::postgres::PgConnectOptions = url.parse().unwrap();
+    let name = options.get_database().unwrap().to_string();
+    // From another database of the cluster: a database cannot shut itself.
+    let mut admin = sqlx::PgConnection::connect_with(&options.database("postgres"))
+        .await
+        .unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS false"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    let path = format!("/thirdparty/v1/data/list/{id}");
+    let mut refused = Vec::new();
+    for _ in 0..6 {
+        sqlx::query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1")
+            .bind(&name)
+            .execute(&mut admin)
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (status, _) = service
+            .call(reqwest::Method::GET, &path, Some(&token), None)
+            .await;
+        refused.push(status);
+    }
+    assert!(
+        refused.iter().any(|status| *status >= 500),
+        "the outage reached the service: {refused:?}"
+    );
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "ALTER DATABASE \"{name}\" ALLOW_CONNECTIONS true"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+    let back_at = chrono::Utc::now();
+
+    // The service is still there, answers, and checks again: an entry newer than the outage.
+    let mut after = 0;
+    for _ in 0..300 {
+        let (status, reply) = service
+            .call(reqwest::Method::GET, &path, Some(&token), None)
+            .await;
+        if status == 200 {
+            after = reply["data"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|e| {
+                    e["lastCheckTimestamp"]
+                        .as_str()
+                        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+                        .is_some_and(|t| t > back_at)
+                })
+                .count();
+            if after >= 2 {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(after >= 2, "checks go on once the database is back");
+    assert_eq!(service.terminate().await, Some(0), "no crash");
+}

@@ -104,12 +104,16 @@ async fn unknown_paths_and_wrong_methods_are_problems() {
     // `/` is the web interface now.
     for path in [
         "/thirdparty/v2/task",
-        "/thirdparty/v1/tasks",
+        "/thirdparty/v1/taskz",
         "/thirdparty/v1/task/a/b/c",
     ] {
         let reply = api.get(&user, path).await;
         reply.problem(404);
     }
+    // The bulk form only creates.
+    let reply = api.get(&user, "/thirdparty/v1/tasks").await;
+    reply.problem(405);
+    assert_eq!(reply.headers["allow"], "PUT");
     let reply = api
         .send(reqwest::Method::PATCH, TASK, Some(&user.token), None)
         .await;
