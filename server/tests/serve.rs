@@ -1812,3 +1812,87 @@ async fn a_database_that_goes_away_for_a_while_loses_no_check_and_the_service_re
     assert!(after >= 2, "checks go on once the database is back");
     assert_eq!(service.terminate().await, Some(0), "no crash");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_killed_half_way_is_run_again_and_finishes() {
+    use sqlx::Connection;
+    let Some(url) = pg::database().await else {
+        return;
+    };
+    let db = Path::new(&url);
+    // A database at the latest schema, taken back to before the folder counts (migration 4).
+    let first = serve(db, &["--roles", "api"]).await;
+    let token = first.login(&account(&first.printed)).await;
+    let (status, folder) = first
+        .call(
+            reqwest::Method::POST,
+            "/thirdparty/v1/folder",
+            Some(&token),
+            Some(json!({"name": "Shops"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{folder}");
+    assert_eq!(first.terminate().await, Some(0));
+    let mut admin = sqlx::PgConnection::connect(&url).await.unwrap();
+    for statement in [
+        "DROP TRIGGER tasks_counted_in ON tasks",
+        "DROP TRIGGER tasks_counted_again ON tasks",
+        "DROP FUNCTION tasks_count_folders()",
+        "ALTER TABLE folders DROP COLUMN own_count, DROP COLUMN own_failed, \
+         DROP COLUMN own_paused",
+        "DELETE FROM _sqlx_migrations WHERE version = 4",
+    ] {
+        sqlx::query(statement).execute(&mut admin).await.unwrap();
+    }
+    // The migration is held half way (its ALTER TABLE waits for a lock another connection
+    // holds) and its process killed there.
+    let mut blocker = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut held = blocker.begin().await.unwrap();
+    sqlx::query("LOCK TABLE folders IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut *held)
+        .await
+        .unwrap();
+    let mut killed = wachet()
+        .args(["serve", "--listen", "127.0.0.1:0", "--db", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut waiting = false;
+    for _ in 0..300 {
+        let (n,): (i64,) = sqlx::query_as(
+            "SELECT count(*) FROM pg_locks WHERE relation = 'folders'::regclass AND NOT granted",
+        )
+        .fetch_one(&mut admin)
+        .await
+        .unwrap();
+        if n > 0 {
+            waiting = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(waiting, "the migration reached the locked table");
+    killed.kill().await.unwrap();
+    let _ = killed.wait().await;
+    held.rollback().await.unwrap();
+
+    // Run again, it finishes: the service starts, and the folder has its counts.
+    let again = serve(db, &["--roles", "api"]).await;
+    let (status, listing) = again
+        .call(
+            reqwest::Method::GET,
+            "/thirdparty/v1/folder/list",
+            Some(&token),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{listing}");
+    assert_eq!(listing["subfolders"][0]["count"], 0, "{listing}");
+    let (version,): (i64,) = sqlx::query_as("SELECT max(version) FROM _sqlx_migrations")
+        .fetch_one(&mut admin)
+        .await
+        .unwrap();
+    assert_eq!(version, 4);
+    assert_eq!(again.terminate().await, Some(0));
+}
