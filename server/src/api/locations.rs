@@ -14,7 +14,7 @@ async fn worker_locations(state: &AppState) -> Result<HashSet<String>, ApiError>
     let live = state.store().live_workers(crate::worker::LIVE).await?;
     Ok(live
         .into_iter()
-        .filter(|worker| worker.info.roles.split(',').any(|role| role == "worker"))
+        .filter(|worker| worker.info.checks())
         .filter_map(|worker| worker.info.location)
         .collect())
 }

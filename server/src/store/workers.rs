@@ -29,6 +29,13 @@ pub struct WorkerInfo {
     pub started_at: Millis,
 }
 
+impl WorkerInfo {
+    /// Whether it has the `worker` role: it checks monitors, and so holds host buckets.
+    pub fn checks(&self) -> bool {
+        self.roles.split(',').any(|role| role == "worker")
+    }
+}
+
 /// A check or a delivery a worker holds: its id (a monitor's, or a delivery's) and the fencing
 /// token of the claim ([`super::DueCheck::token`], [`super::Delivery::token`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -124,7 +124,7 @@ async fn balance(
     until: i64,
     lease: i64,
 ) -> Result<HostBuckets, StoreError> {
-    if !worker.roles.split(',').any(|role| role == "worker") {
+    if !worker.checks() {
         return Ok(HostBuckets::NONE);
     }
     let pool = worker.location.as_deref().unwrap_or("");

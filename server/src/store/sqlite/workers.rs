@@ -77,7 +77,7 @@ async fn balance(
     until: Millis,
     lease: Millis,
 ) -> Result<HostBuckets, StoreError> {
-    if !worker.roles.split(',').any(|role| role == "worker") {
+    if !worker.checks() {
         return Ok(HostBuckets::NONE);
     }
     let pool = worker.location.as_deref().unwrap_or("");
