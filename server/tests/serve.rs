@@ -1659,7 +1659,7 @@ async fn three_workers_together_keep_the_per_host_limit_at_the_host() {
     let site = FixtureServer::builder()
         .reply(
             "/page",
-            Reply::html("<p>a page</p>").delay(Duration::from_millis(300)),
+            Reply::html("<p>a page</p>").delay(Duration::from_millis(50)),
         )
         .start()
         .await
@@ -1690,10 +1690,24 @@ async fn three_workers_together_keep_the_per_host_limit_at_the_host() {
     // The buckets settle among the three (a lease, 2 s, for those handed back) before the
     // monitors come.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let monitors = 60;
-    for i in 0..monitors {
-        api.monitor(&token, &site.url(&format!("/page?{i}"))).await;
-    }
+    // The figure: 500 monitors of one host, made at once with the bulk form (Portal
+    // monitors, one request a check).
+    let monitors = 500;
+    let bulk: Vec<Value> = (0..monitors)
+        .map(|i| {
+            json!({"url": site.url(&format!("/page?{i}")), "recurrenceInSeconds": 3600,
+                   "jobType": "Portal", "crawlingDepth": 1})
+        })
+        .collect();
+    let (status, made) = api
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/tasks",
+            Some(&token),
+            Some(Value::Array(bulk)),
+        )
+        .await;
+    assert_eq!(status, 200, "{made}");
     assert!(
         hit(&site, "/page", monitors).await,
         "every monitor is checked"
