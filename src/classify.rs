@@ -26,7 +26,8 @@
 //! - or a title that is one of the walls' own ("Just a moment...", "Attention Required! |
 //!   Cloudflare", "Checking your browser", "Access Denied", "Pardon Our Interruption",
 //!   "Verify you are human", "Too Many Requests", "Under maintenance", ...), the whole title or
-//!   its first part before a ` | ` or ` - `;
+//!   its first part before a ` | ` or ` - ` (the first `<h1>` stands for a missing title: walls
+//!   a site writes by hand often have only a heading);
 //! - or, for the JavaScript wall, nothing visible but a request to enable JavaScript (in the
 //!   text, or in `<noscript>` when the page was not rendered), at most a name beside it.
 //!
@@ -341,6 +342,43 @@ fn is_html(response: &Response<'_>) -> bool {
     }
 }
 
+/// Longest heading taken for a missing title, in bytes of source; a wall's is a few words.
+const MAX_HEADING: usize = 512;
+
+/// The text of the first `<h1>` of `html` (`source` is its lower-case copy), tags inside it
+/// dropped and white space collapsed: what stands for the title of a document that has none.
+fn first_heading(html: &str, source: &str) -> Option<String> {
+    let mut from = 0;
+    let open = loop {
+        let at = from + source[from..].find("<h1")?;
+        let next = source[at + 3..].chars().next()?;
+        if next == '>' || next.is_ascii_whitespace() {
+            break at;
+        }
+        from = at + 3;
+    };
+    let start = open + source[open..].find('>')? + 1;
+    let end = start + source[start..].find("</h1")?;
+    if end - start > MAX_HEADING {
+        return None;
+    }
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in html[start..end].chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                text.push(' ');
+            }
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!text.is_empty()).then_some(text)
+}
+
 /// Whether an HTML document stops inside a tag, a comment or a script: a body cut off in
 /// transfer. Looks at the end only.
 fn ends_inside_markup(text: &str) -> bool {
@@ -385,8 +423,11 @@ impl Document {
     /// the source or the title shows a sign of a wall, as walls always do.
     fn read(response: &Response<'_>) -> Document {
         let (html, headers) = (response.text, response.headers);
-        let title = crate::extract::title::title(html).map(|t| comparison_key(&t).to_lowercase());
         let source = html.to_ascii_lowercase();
+        // A wall a site writes by hand often has no title, only its heading.
+        let title = crate::extract::title::title(html)
+            .or_else(|| first_heading(html, &source))
+            .map(|t| comparison_key(&t).to_lowercase());
         let server = header(headers, "server").unwrap_or("").to_ascii_lowercase();
         let mut document = Document {
             title,
