@@ -3,8 +3,9 @@
 //! Two sources teach a monitor its noise:
 //!
 //! - quick samples when the monitor is created or its selection changes: the caller fetches
-//!   the value [`QUICK_SAMPLES`] more times, [`QUICK_SPACING`] apart, before it records the
-//!   first check, and [`learn`] returns the masks that cover their differences (values
+//!   the value [`QUICK_SAMPLES`] more times, [`QUICK_SPACING`] apart (up to
+//!   [`QUICK_SAMPLES_NOISY`] when they already differ: [`wants_more_samples`]), before it
+//!   records the first check, and [`learn`] returns the masks that cover their differences (values
 //!   seconds apart differ only by noise), each generalised to the text around it;
 //! - later checks ([`LearnState::observe`], called by [`super::confirm::decide`]): a span that
 //!   keeps changing from check to check is noise once it changed on most of the recent checks
@@ -60,8 +61,27 @@ use std::collections::HashSet;
 use std::sync::LazyLock;
 
 /// How many more times a new monitor's value is fetched, after its first check, to learn its
-/// noise ([`learn`]).
+/// noise ([`learn`]); a page that already varied among them gets more ([`wants_more_samples`]).
 pub const QUICK_SAMPLES: usize = 2;
+
+/// How many quick samples a page gets in all once one of the first [`QUICK_SAMPLES`] differed
+/// from its check. Noise that shows on one fetch in three (a sponsored line rotating among three
+/// wordings) looks stable to 2 samples one time in 9 and to 4 one time in 81, and a page that
+/// varies at all is likely to vary in more places; a quiet page is not fetched more.
+pub const QUICK_SAMPLES_NOISY: usize = 4;
+
+/// Whether quick sampling goes on after `samples`, the values fetched so far after the check's
+/// value `first`: always up to `base` samples (normally [`QUICK_SAMPLES`]), and up to
+/// `base.max(`[`QUICK_SAMPLES_NOISY`]`)` when one of them differed from `first`. Never with a
+/// `base` of 0 (no sampling).
+pub fn wants_more_samples(base: usize, first: &str, samples: &[&str]) -> bool {
+    if samples.len() < base {
+        return true;
+    }
+    base > 0
+        && samples.len() < base.max(QUICK_SAMPLES_NOISY)
+        && samples.iter().any(|sample| *sample != first)
+}
 
 /// The pause between those fetches: long enough for a clock shown to the second to tick.
 pub const QUICK_SPACING: std::time::Duration = std::time::Duration::from_millis(1500);

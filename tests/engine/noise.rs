@@ -1106,3 +1106,68 @@ fn a_feed_no_sample_saw_move_is_learned_from_later_checks() {
     let after: usize = run_checks(&values[..39], start()).0;
     assert_eq!(raised - after, 1, "the headline's change raises once");
 }
+
+#[test]
+fn a_page_that_varied_in_its_first_samples_is_sampled_more_and_a_quiet_one_is_not() {
+    use wachet::alerts::noise::{QUICK_SAMPLES, QUICK_SAMPLES_NOISY, wants_more_samples};
+    let quiet = shop(ADS[0], "129.99");
+    let token = |t: &str| format!("{quiet}\ncart token {t}");
+    // A quiet page: the usual two samples, then no more.
+    assert!(wants_more_samples(QUICK_SAMPLES, &quiet, &[]));
+    assert!(wants_more_samples(QUICK_SAMPLES, &quiet, &[&quiet]));
+    assert!(!wants_more_samples(
+        QUICK_SAMPLES,
+        &quiet,
+        &[&quiet, &quiet]
+    ));
+    // A page whose token varied: sampled up to QUICK_SAMPLES_NOISY, then no more.
+    let (first, second, third) = (token("a1f3"), token("77c0"), token("0be2"));
+    assert!(wants_more_samples(
+        QUICK_SAMPLES,
+        &first,
+        &[&first, &second]
+    ));
+    let mut taken = vec![second.as_str(), third.as_str()];
+    while taken.len() < QUICK_SAMPLES_NOISY {
+        assert!(wants_more_samples(QUICK_SAMPLES, &first, &taken));
+        taken.push(&third);
+    }
+    assert!(!wants_more_samples(QUICK_SAMPLES, &first, &taken));
+    // No sampling asked for: none, varied or not.
+    assert!(!wants_more_samples(0, &first, &[]));
+    assert!(!wants_more_samples(0, &first, &[&second]));
+}
+
+#[test]
+fn a_rotating_ad_the_first_two_samples_missed_is_learned_from_the_extra_ones() {
+    // The first check and its first two samples show one wording (one time in 9 for a
+    // rotation of three); the token shows the page varies, so two more samples are taken, and
+    // one of them shows another wording.
+    let page = |ad: &str, token: &str| format!("{}\ncart token {token}", shop(ad, "129.99"));
+    let values = [
+        page(ADS[0], "a1f3c9"),
+        page(ADS[0], "77c0d2"),
+        page(ADS[0], "0be2f4"),
+        page(ADS[0], "9d8e1a"),
+        page(ADS[2], "3c4b5f"),
+    ];
+    let refs: Vec<&str> = values.iter().map(String::as_str).collect();
+    let comparator = Comparator::default();
+    let few = study(&comparator, &refs[..3]);
+    assert!(
+        !few.masks.iter().any(|m| m.pattern.contains("Sponsored")),
+        "{:#?}",
+        few.masks
+    );
+    let more = study(&comparator, &refs);
+    let learned = comparator.with(&more.masks);
+    assert!(
+        learned.same(&values[0], &page(ADS[1], "e5f6a7")),
+        "{:#?}",
+        more.masks
+    );
+    assert!(!learned.same(
+        &values[0],
+        &page(ADS[1], "e5f6a7").replace("129.99", "128.99")
+    ));
+}

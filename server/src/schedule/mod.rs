@@ -455,9 +455,9 @@ async fn check_and_store(
     within_value_limit(&mut own, max_value_bytes);
     // Sampled only once a check succeeds: a failed first check leaves it to the next one.
     let sampling = sampling.filter(|_| !portal && own.error.is_none() && own.raw.is_some());
-    let samples = match (&prepared, sampling) {
-        (Ok(prepared), Some(sampling)) => {
-            quick_samples(checker, prepared, sampling, max_value_bytes).await
+    let samples = match (&prepared, sampling, own.raw.as_deref()) {
+        (Ok(prepared), Some(sampling), Some(first)) => {
+            quick_samples(checker, prepared, first, sampling, max_value_bytes).await
         }
         _ => Vec::new(),
     };
@@ -606,19 +606,30 @@ async fn check_and_store(
     store.record_check(&record).await
 }
 
-/// The value of `prepared` fetched `sampling.samples` more times, `sampling.spacing` apart,
-/// within `sampling.budget` (pauses included): the successful ones of at most `max_value_bytes`
-/// bytes. A fetch that fails is skipped; one still running when the budget ends is dropped, and
-/// no pause starts that would end past it.
+/// The value of `prepared` fetched `sampling.samples` more times (more when they differ from
+/// the check's value `first`: [`noise::wants_more_samples`]), `sampling.spacing` apart, within
+/// `sampling.budget` (pauses included): the successful ones of at most `max_value_bytes` bytes.
+/// A fetch that fails is skipped, and counts toward [`noise::QUICK_SAMPLES_NOISY`] fetches at
+/// most; one still running when the budget ends is dropped, and no pause starts that would end
+/// past it.
 async fn quick_samples(
     checker: &dyn Checker,
     prepared: &PreparedMonitor,
+    first: &str,
     sampling: Sampling,
     max_value_bytes: usize,
 ) -> Vec<String> {
     let deadline = tokio::time::Instant::now() + sampling.budget;
-    let mut values = Vec::with_capacity(sampling.samples);
-    for _ in 0..sampling.samples {
+    let mut values: Vec<String> = Vec::with_capacity(noise::QUICK_SAMPLES_NOISY);
+    // A failed fetch counts as taken, so a page that keeps failing is not fetched forever.
+    let mut taken = 0;
+    loop {
+        let seen: Vec<&str> = values.iter().map(String::as_str).collect();
+        let more = noise::wants_more_samples(sampling.samples, first, &seen);
+        if !more || taken >= sampling.samples.max(noise::QUICK_SAMPLES_NOISY) {
+            break;
+        }
+        taken += 1;
         if tokio::time::Instant::now() + sampling.spacing >= deadline {
             break;
         }

@@ -525,3 +525,51 @@ async fn a_list_whose_order_changes_on_every_request_is_compared_as_a_set_once_l
     assert!(values.last().unwrap().contains("47.90"), "{values:#?}");
     assert_eq!(raised(&api, &user, &id).await, ["NotEq"], "{values:#?}");
 }
+
+both!(
+    a_page_that_varies_in_its_first_samples_is_sampled_more_and_a_quiet_page_is_not,
+    multi_thread
+);
+async fn a_page_that_varies_in_its_first_samples_is_sampled_more_and_a_quiet_page_is_not() {
+    // A sponsored line rotating among three wordings showed the same one on the check and its
+    // first two samples (one time in nine); the session token shows the page varies.
+    const ADS: [&str; 3] = [
+        "Fresh beans delivered monthly",
+        "Upgrade your kitchen with SteelLine appliances",
+        "Free shipping on orders over 50 USD this week",
+    ];
+    let site = FixtureServer::builder().start().await.unwrap();
+    counted(&site, "/rotating", |n| {
+        let ad = if n <= 4 { ADS[0] } else { ADS[n % 3] };
+        format!(
+            "<p>Aurora Espresso Machine</p><p>$129.99</p><p>Sponsored: {ad}</p>\
+             <p>Session {:016x}</p>",
+            (n as u64 + 7).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        )
+    });
+    counted(&site, "/quiet", |_| {
+        "<p>Aurora Espresso Machine</p><p>$129.99</p>".to_string()
+    });
+    let api = start().await;
+    let user = api.user("sampled@example.com").await;
+    let hourly = json!({"recurrenceInSeconds": 3600});
+
+    let rotating = watched(&api, &user, &site.url("/rotating"), hourly.clone()).await;
+    let monitor = with_learned_masks(&api, &user, &rotating).await;
+    assert_eq!(site.hits("/rotating"), 5, "the check and four samples");
+    let examples: Vec<&str> = monitor["noise"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["example"].as_str())
+        .collect();
+    assert!(
+        examples.iter().any(|e| ADS.iter().any(|ad| e.contains(ad))),
+        "the sponsored line is learned: {monitor}"
+    );
+
+    let quiet = watched(&api, &user, &site.url("/quiet"), hourly).await;
+    checks(&api, &user, &quiet, 1).await;
+    assert_eq!(site.hits("/quiet"), 3, "the check and two samples");
+    assert!(masks(&task(&api, &user, &quiet).await).is_empty());
+}
