@@ -948,6 +948,32 @@ fn samples_that_differ_only_in_the_order_of_their_lines_teach_the_order() {
     assert_eq!(study(&Comparator::default(), &changed).order, None);
     // One line that changed is no list.
     assert_eq!(study(&Comparator::default(), &["a b", "b a"]).order, None);
+
+    // More samples than orders: one comes round in the first's order again.
+    let round = [samples[0], samples[1], samples[2], samples[0], samples[1]];
+    assert_eq!(
+        study(&Comparator::default(), &round).order,
+        Some(wachet::model::LineOrder::Set)
+    );
+}
+
+#[test]
+fn samples_in_other_orders_teach_no_mask_to_a_monitor_comparing_lines_as_a_set() {
+    let rotated = |n: usize| {
+        let mut items = ["Apples", "Pears", "Figs"];
+        items.rotate_left(n % 3);
+        items.join("\n")
+    };
+    let samples: Vec<String> = (1..=5).map(rotated).collect();
+    let refs: Vec<&str> = samples.iter().map(String::as_str).collect();
+    let mut monitor = wachet::model::Monitor::new("https://shop.example/fruit");
+    monitor.compare_lines = Some(wachet::model::LineOrder::Set);
+    let set = Comparator::lenient(&monitor);
+    let learned = study(&set, &refs);
+    assert_eq!(learned, Default::default(), "nothing to learn: {learned:?}");
+    // So an added item still differs.
+    let plums = format!("{}\nPlums", samples[0]);
+    assert!(!set.with(&learned.masks).same(&samples[0], &plums));
 }
 
 fn eve(now: DateTime<Utc>, headline: &str) -> String {
