@@ -1649,6 +1649,28 @@ mod flapping {
     }
 
     #[test]
+    fn real_changes_under_ab_raise_once_each_after_the_unseen_template_raised() {
+        // The quick samples saw one template; the other one's first lasting appearance raised
+        // (nothing tells it from a change). Once the page flips back, the two are one content:
+        // each later real change raises once, through whichever template shows it first.
+        for seed in 1..=50u64 {
+            let mut coin = Coin(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let a = template(false, "$29", true);
+            let b = template(true, "$29", true);
+            let mut state = created(&a, &[a.clone(), a.clone()]);
+            let mut checks = vec![b.clone(), b, a];
+            checks.extend(ab(&mut coin, 17, "$29", true));
+            checks.extend(ab(&mut coin, 20, "$39", true));
+            checks.extend(ab(&mut coin, 20, "$39", false));
+            let raised = raised_at(&mut state, &checks);
+            assert_eq!(raised.len(), 3, "seed {seed}: {raised:?}");
+            assert_eq!(raised[0], 1, "seed {seed}: {raised:?}");
+            assert!((20..24).contains(&raised[1]), "seed {seed}: {raised:?}");
+            assert!((40..44).contains(&raised[2]), "seed {seed}: {raised:?}");
+        }
+    }
+
+    #[test]
     fn a_real_change_under_ab_raises_once_and_its_revert_once() {
         for seed in 1..=50u64 {
             let mut coin = Coin(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));

@@ -154,6 +154,20 @@ impl Variants {
         }
     }
 
+    /// Records that the value flipped to the recent variant `print`: a value the page keeps
+    /// coming back to is part of the content it shows now, so it joins the current
+    /// generation. An A/B test's other template that the quick samples never saw raised as a
+    /// change on its first lasting appearance and started a generation of its own; once the
+    /// page flips back, both templates are the content before the next real change, and that
+    /// change seen through either template is [`Variants::same_change`].
+    pub fn flipped_to(&mut self, print: Print) {
+        let generation = self.generation;
+        if let Some(v) = self.recent.iter_mut().find(|v| v.print.key == print.key) {
+            v.generation = generation;
+        }
+        self.saw(print);
+    }
+
     /// Records that a change to a value with `print` raised: the variants of the content
     /// before it are remembered for [`Variants::same_change`], and `print` starts the next
     /// generation.
