@@ -58,9 +58,11 @@
 //! ```
 
 use crate::normalize::comparison_key;
+use aho_corasick::AhoCorasick;
 /// The response headers' type ([`Response::headers`]).
 pub use reqwest::header::HeaderMap;
 use std::fmt;
+use std::sync::LazyLock;
 
 /// Bytes of a response looked at for walls; walls are a few kilobytes, and a larger document
 /// is judged by its headers and its end only.
@@ -284,7 +286,7 @@ pub fn classify(response: &Response<'_>) -> Verdict {
     if let Some(blocked) = document.wall(response) {
         return Verdict::Blocked(blocked);
     }
-    if response.status < 300 && body_expected && document.body_is_empty() {
+    if response.status < 300 && body_expected && Document::body_is_empty(response.text) {
         return Verdict::Empty(Empty::NoContent);
     }
     Verdict::Page
@@ -345,20 +347,21 @@ fn is_html(response: &Response<'_>) -> bool {
 /// Longest heading taken for a missing title, in bytes of source; a wall's is a few words.
 const MAX_HEADING: usize = 512;
 
-/// The text of the first `<h1>` of `html` (`source` is its lower-case copy), tags inside it
-/// dropped and white space collapsed: what stands for the title of a document that has none.
-fn first_heading(html: &str, source: &str) -> Option<String> {
+/// The text of the first `<h1>` of `html`, tags inside it dropped and white space collapsed:
+/// what stands for the title of a document that has none.
+fn first_heading(html: &str) -> Option<String> {
+    let bytes = html.as_bytes();
     let mut from = 0;
     let open = loop {
-        let at = from + source[from..].find("<h1")?;
-        let next = source[at + 3..].chars().next()?;
-        if next == '>' || next.is_ascii_whitespace() {
+        let at = find_tag(html, from, "<h1")?;
+        let next = *bytes.get(at + 3)?;
+        if next == b'>' || next.is_ascii_whitespace() {
             break at;
         }
         from = at + 3;
     };
-    let start = open + source[open..].find('>')? + 1;
-    let end = start + source[start..].find("</h1")?;
+    let start = open + memchr::memchr(b'>', &bytes[open..])? + 1;
+    let end = find_tag(html, start, "</h1")?;
     if end - start > MAX_HEADING {
         return None;
     }
@@ -380,33 +383,71 @@ fn first_heading(html: &str, source: &str) -> Option<String> {
 }
 
 /// Whether an HTML document stops inside a tag, a comment or a script: a body cut off in
-/// transfer. Looks at the end only.
+/// transfer. Looks at the end only, and copies nothing: this runs on every page a check or a
+/// crawl fetches.
 fn ends_inside_markup(text: &str) -> bool {
     let text = text.trim_end();
     let mut from = text.len().saturating_sub(64 * 1024);
     while !text.is_char_boundary(from) {
         from -= 1;
     }
-    let tail = text[from..].to_ascii_lowercase();
+    let tail = &text.as_bytes()[from..];
     // In a tag: a `<` that starts one (a letter, `/` or `!` after it) with no `>` after it.
-    if let Some(open) = tail.rfind('<')
-        && tail[open + 1..]
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '/' || c == '!')
-        && !tail[open..].contains('>')
+    if let Some(open) = memchr::memrchr(b'<', tail)
+        && tail
+            .get(open + 1)
+            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'/' || *c == b'!')
+        && memchr::memchr(b'>', &tail[open..]).is_none()
     {
         return true;
     }
-    let after = |open: &str, close: &str| match tail.rfind(open) {
-        Some(at) => !tail[at..].contains(close),
-        None => false,
-    };
-    after("<!--", "-->") || after("<script", "</script") || after("<style", "</style")
+    // In a comment: the last `<!--` has no `-->` after it.
+    if let Some(at) = memchr::memmem::rfind(tail, b"<!--")
+        && memchr::memmem::find(&tail[at..], b"-->").is_none()
+    {
+        return true;
+    }
+    // In a script or a style: going back from the end, its opening tag comes before a
+    // closing one.
+    let (mut script, mut style) = (None, None);
+    for at in memchr::memrchr_iter(b'<', tail) {
+        let rest = &tail[at + 1..];
+        let (closing, name) = match rest.first() {
+            Some(b'/') => (true, &rest[1..]),
+            _ => (false, rest),
+        };
+        if script.is_none() && starts_ignoring_case(name, b"script") {
+            script = Some(!closing);
+        } else if style.is_none() && starts_ignoring_case(name, b"style") {
+            style = Some(!closing);
+        }
+        if script == Some(true) || style == Some(true) {
+            return true;
+        }
+        if script.is_some() && style.is_some() {
+            return false;
+        }
+    }
+    false
+}
+
+/// Whether `bytes` start with `prefix` (lower-case ASCII), ASCII case ignored.
+fn starts_ignoring_case(bytes: &[u8], prefix: &[u8]) -> bool {
+    bytes.len() >= prefix.len() && bytes[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+/// Where `needle` (lower-case ASCII, starting with `<`) first occurs in `text` at or after
+/// `from`, ASCII case ignored.
+fn find_tag(text: &str, from: usize, needle: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'<', bytes.get(from..)?)
+        .map(|at| from + at)
+        .find(|&at| starts_ignoring_case(&bytes[at..], needle.as_bytes()))
 }
 
 /// What a small HTML document shows: its title and visible text, keyed for comparison and in
-/// lower case, and its source in lower case.
+/// lower case, and its source in lower case (the last three only when it shows a sign of a
+/// wall).
 struct Document {
     title: Option<String>,
     text: String,
@@ -423,10 +464,9 @@ impl Document {
     /// the source or the title shows a sign of a wall, as walls always do.
     fn read(response: &Response<'_>) -> Document {
         let (html, headers) = (response.text, response.headers);
-        let source = html.to_ascii_lowercase();
         // A wall a site writes by hand often has no title, only its heading.
         let title = crate::extract::title::title(html)
-            .or_else(|| first_heading(html, &source))
+            .or_else(|| first_heading(html))
             .map(|t| comparison_key(&t).to_lowercase());
         let server = header(headers, "server").unwrap_or("").to_ascii_lowercase();
         let mut document = Document {
@@ -434,16 +474,16 @@ impl Document {
             text: String::new(),
             noscript_chars: 0,
             javascript_chars: 0,
-            source,
+            source: String::new(),
         };
-        let signs = WALL_SIGNS
-            .iter()
-            .chain(JAVASCRIPT_ASKS)
-            .any(|sign| document.has(sign))
+        // Every marker the rules look for holds one of the signs, so a page without them is no
+        // wall whatever its source; it is searched once, and not copied.
+        let signs = SIGNS.as_ref().is_none_or(|signs| signs.is_match(html))
             || document.titled_wall(&server).is_some();
         if !signs {
             return document;
         }
+        document.source = html.to_ascii_lowercase();
         let text = crate::extract::onepass::scan(html, false)
             .map(|scanned| scanned.text)
             .or_else(|| {
@@ -610,43 +650,45 @@ impl Document {
 
     /// Whether the body holds nothing: no text and no element but scripts, styles and
     /// templates (comments aside).
-    fn body_is_empty(&self) -> bool {
-        let source = self.source.as_str();
-        let start = match source.find("<body") {
-            Some(at) => source[at..]
-                .find('>')
-                .map_or(source.len(), |end| at + end + 1),
-            None => source.find("</head>").map_or(0, |at| at + "</head>".len()),
+    fn body_is_empty(html: &str) -> bool {
+        let start = match find_tag(html, 0, "<body") {
+            Some(at) => {
+                memchr::memchr(b'>', &html.as_bytes()[at..]).map_or(html.len(), |end| at + end + 1)
+            }
+            None => find_tag(html, 0, "</head>").map_or(0, |at| at + "</head>".len()),
         };
-        let mut rest = &source[start..];
+        let mut rest = &html[start..];
         loop {
             rest = rest.trim_start();
             if rest.is_empty() {
                 return true;
             }
-            let skip_to = |rest: &str, close: &str| rest.find(close).map(|at| at + close.len());
-            let skipped = if rest.starts_with("<!--") {
-                skip_to(rest, "-->")
-            } else if rest.starts_with("<script") {
+            let starts = |prefix: &str| starts_ignoring_case(rest.as_bytes(), prefix.as_bytes());
+            let skip_to =
+                |rest: &str, close: &str| find_tag(rest, 0, close).map(|at| at + close.len());
+            let skip_past = |rest: &str, close: &str| rest.find(close).map(|at| at + close.len());
+            let skipped = if starts("<!--") {
+                skip_past(rest, "-->")
+            } else if starts("<script") {
                 skip_to(rest, "</script>")
-            } else if rest.starts_with("<style") {
+            } else if starts("<style") {
                 skip_to(rest, "</style>")
-            } else if rest.starts_with("<template") {
+            } else if starts("<template") {
                 skip_to(rest, "</template>")
-            } else if rest.starts_with("</") || rest.starts_with("<br") || rest.starts_with("<!") {
-                skip_to(rest, ">")
-            } else if rest.starts_with("<head")
-                || rest.starts_with("<html")
-                || rest.starts_with("<body")
-                || rest.starts_with("<meta")
-                || rest.starts_with("<link")
-                || rest.starts_with("<title")
+            } else if starts("</") || starts("<br") || starts("<!") {
+                skip_past(rest, ">")
+            } else if starts("<head")
+                || starts("<html")
+                || starts("<body")
+                || starts("<meta")
+                || starts("<link")
+                || starts("<title")
             {
                 // Only before the body starts; a title's text is not the body's.
-                if rest.starts_with("<title") {
+                if starts("<title") {
                     skip_to(rest, "</title>")
                 } else {
-                    skip_to(rest, ">")
+                    skip_past(rest, ">")
                 }
             } else {
                 // Text, or an element of the body.
@@ -784,6 +826,14 @@ const WALL_TITLES: &[(&[&str], Wall, Served)] = &[
         Served::Unnamed,
     ),
 ];
+
+/// [`WALL_SIGNS`] and [`JAVASCRIPT_ASKS`], found in one pass in any case.
+static SIGNS: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(WALL_SIGNS.iter().chain(JAVASCRIPT_ASKS))
+        .ok()
+});
 
 /// Text in a wall's source (in lower case) that the rules of [`Document::vendor_wall`] look
 /// for: a page with none of them, none of [`JAVASCRIPT_ASKS`] and no wall's title is read no
@@ -987,5 +1037,72 @@ mod tests {
             classify(&Response::new(200, &none, Some("application/json"), " ")),
             Verdict::Empty(Empty::NoBody { .. })
         ));
+    }
+
+    /// The straightforward forms of the two scans that run on every page (a lower-case copy
+    /// and substring searches), which the fast ones must agree with.
+    fn ends_inside_markup_plainly(text: &str) -> bool {
+        let tail = text.trim_end().to_ascii_lowercase();
+        if let Some(open) = tail.rfind('<')
+            && tail[open + 1..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '/' || c == '!')
+            && !tail[open..].contains('>')
+        {
+            return true;
+        }
+        let after = |open: &str, close: &str| match tail.rfind(open) {
+            Some(at) => !tail[at..].contains(close),
+            None => false,
+        };
+        after("<!--", "-->") || after("<script", "</script") || after("<style", "</style")
+    }
+
+    #[test]
+    fn the_scans_of_every_page_agree_with_their_plain_forms() {
+        let parts = [
+            "<p>Tea</p>",
+            "<SCRIPT>var a = 1;",
+            "</Script>",
+            "<style>p{}",
+            "</STYLE>",
+            "<!-- note",
+            " -->",
+            "<!-->",
+            "<Body class=x>",
+            "</head>",
+            "<br>",
+            "<title>T</title>",
+            "  ",
+            "<div",
+            "é",
+            "<scripts>",
+            "</style",
+            "<",
+            "<!doctype html>",
+            "text",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            let mut page = String::new();
+            for _ in 0..(seed % 7) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                page.push_str(parts[(seed % parts.len() as u64) as usize]);
+            }
+            assert_eq!(
+                ends_inside_markup(&page),
+                ends_inside_markup_plainly(&page),
+                "{page:?}"
+            );
+            let lower = page.to_ascii_lowercase();
+            assert_eq!(
+                Document::body_is_empty(&page),
+                Document::body_is_empty(&lower),
+                "{page:?}"
+            );
+        }
     }
 }
