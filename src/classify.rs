@@ -279,7 +279,9 @@ pub fn classify(response: &Response<'_>) -> Verdict {
             return Verdict::Empty(Empty::EndsInsideMarkup);
         }
     }
-    if !html || response.text.len() > SCAN_LIMIT {
+    // A document showing more text than any wall is the page (and not empty): most pages a
+    // check or a crawl fetches end here, after a look at their first few kilobytes.
+    if !html || response.text.len() > SCAN_LIMIT || shows_more_than(response.text, WALL_TEXT) {
         return Verdict::Page;
     }
     let document = Document::read(response);
@@ -431,6 +433,107 @@ fn ends_inside_markup(text: &str) -> bool {
     false
 }
 
+/// Elements whose content is never text a reader sees (or, for `<svg>` and `<math>`, not
+/// counted here): skipped whole by [`shows_more_than`].
+const UNSEEN: &[&str] = &[
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "title",
+    "textarea",
+    "xmp",
+    "iframe",
+    "noembed",
+    "noframes",
+    "plaintext",
+    "svg",
+    "math",
+    "select",
+    "head",
+];
+
+/// Whether the visible text of the HTML document `html` surely holds more than `limit`
+/// characters: a lower bound counted cheaply, letters and digits of ASCII in text outside tags
+/// and outside [`UNSEEN`] elements, not in character references. Each such byte is a
+/// character of the extracted text (composed with a mark after it, still one), so `true`
+/// means the text is longer; `false` means only that the count did not get there. It stops as
+/// soon as it does.
+fn shows_more_than(html: &str, limit: usize) -> bool {
+    let bytes = html.as_bytes();
+    let (mut at, mut count) = (0, 0);
+    while at < bytes.len() {
+        let next = memchr::memchr(b'<', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+        let mut reference = false;
+        for &b in &bytes[at..next] {
+            if b == b'&' {
+                reference = true;
+            } else if reference && !(b.is_ascii_alphanumeric() || b == b'#') {
+                reference = false;
+            } else if !reference && b.is_ascii_alphanumeric() {
+                count += 1;
+            }
+        }
+        if count > limit {
+            return true;
+        }
+        if next >= bytes.len() {
+            return false;
+        }
+        at = match skip_markup(html, next) {
+            Some(after) => after,
+            None => return false,
+        };
+    }
+    false
+}
+
+/// Where the markup starting at the `<` at `at` ends: past a comment, a declaration, a tag
+/// (quoted attribute values may hold `>`), or an [`UNSEEN`] element's end tag. `None` when it
+/// runs to the end of the document.
+fn skip_markup(html: &str, at: usize) -> Option<usize> {
+    let bytes = html.as_bytes();
+    let rest = &bytes[at..];
+    if rest.starts_with(b"<!--") {
+        return memchr::memmem::find(&rest[4..], b"-->").map(|end| at + 4 + end + 3);
+    }
+    let mut quote = None;
+    let mut end = None;
+    for (i, &b) in rest.iter().enumerate().skip(1) {
+        match quote {
+            Some(q) if b == q => quote = None,
+            Some(_) => {}
+            None if b == b'"' || b == b'\'' => quote = Some(b),
+            None if b == b'>' => {
+                end = Some(at + i + 1);
+                break;
+            }
+            None => {}
+        }
+    }
+    let end = end?;
+    let name_end = rest[1..]
+        .iter()
+        .position(|b| !b.is_ascii_alphanumeric())
+        .map_or(rest.len(), |n| n + 1);
+    let name = &rest[1..name_end];
+    match UNSEEN
+        .iter()
+        .find(|unseen| name.eq_ignore_ascii_case(unseen.as_bytes()))
+    {
+        Some(unseen) => {
+            let close_at = find_tag(html, end, &format!("</{unseen}"))?;
+            // One inside another (templates, SVG in SVG) would end at the inner one's end tag:
+            // not counted further.
+            if find_tag(html, end, &format!("<{unseen}")).is_some_and(|inner| inner < close_at) {
+                return None;
+            }
+            memchr::memchr(b'>', &bytes[close_at..]).map(|n| close_at + n + 1)
+        }
+        None => Some(end),
+    }
+}
+
 /// Whether `bytes` start with `prefix` (lower-case ASCII), ASCII case ignored.
 fn starts_ignoring_case(bytes: &[u8], prefix: &[u8]) -> bool {
     bytes.len() >= prefix.len() && bytes[..prefix.len()].eq_ignore_ascii_case(prefix)
@@ -477,13 +580,16 @@ impl Document {
             source: String::new(),
         };
         // Every marker the rules look for holds one of the signs, so a page without them is no
-        // wall whatever its source; it is searched once, and not copied.
-        let signs = SIGNS.as_ref().is_none_or(|signs| signs.is_match(html))
+        // wall whatever its source. One search for all of them, in the lower-case copy: a
+        // case-insensitive automaton walks every byte, while lower-case signs in lower-case
+        // text leave most of the page to a vectorised prefilter.
+        let source = html.to_ascii_lowercase();
+        let signs = SIGNS.as_ref().is_none_or(|signs| signs.is_match(&source))
             || document.titled_wall(&server).is_some();
         if !signs {
             return document;
         }
-        document.source = html.to_ascii_lowercase();
+        document.source = source;
         let text = crate::extract::onepass::scan(html, false)
             .map(|scanned| scanned.text)
             .or_else(|| {
@@ -827,10 +933,11 @@ const WALL_TITLES: &[(&[&str], Wall, Served)] = &[
     ),
 ];
 
-/// [`WALL_SIGNS`] and [`JAVASCRIPT_ASKS`], found in one pass in any case.
+/// [`WALL_SIGNS`] and [`JAVASCRIPT_ASKS`], found in one pass over a lower-case source.
 static SIGNS: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
     AhoCorasick::builder()
-        .ascii_case_insensitive(true)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .prefilter(false)
         .build(WALL_SIGNS.iter().chain(JAVASCRIPT_ASKS))
         .ok()
 });
@@ -1104,5 +1211,51 @@ mod tests {
                 "{page:?}"
             );
         }
+    }
+
+    #[test]
+    fn the_text_counted_cheaply_is_never_more_than_the_extracted_text() {
+        fn pages(dir: &std::path::Path, out: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    pages(&path, out);
+                } else if path.extension().is_some_and(|e| e == "html") {
+                    out.extend(std::fs::read_to_string(&path));
+                }
+            }
+        }
+        let mut all = Vec::new();
+        pages(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
+            &mut all,
+        );
+        let words = "Plans that grow with you, priced per seat &amp; per month. ".repeat(40);
+        all.extend([
+            format!("<p>{words}</p>"),
+            format!("<template><template>x</template>{words}</template><p>short</p>"),
+            format!("<p title='a>b'>{words}</p>"),
+            format!("<!-- {words} --><p>tiny</p>"),
+            format!("<SCRIPT>var a = '{words}';</Script><p>tiny</p>"),
+            format!("<svg><svg>x</svg><text>{words}</text></svg>"),
+            format!("<p>AT&T {words}</p>"),
+        ]);
+        assert!(all.len() > 30, "{} pages", all.len());
+        let extractor = crate::extract::Extractor::new(None, None, None);
+        let mut counted = 0;
+        for page in &all {
+            let deadline = crate::extract::Deadline::after(std::time::Duration::from_secs(5));
+            let Ok(text) = extractor.extract_within(page, deadline) else {
+                continue;
+            };
+            let shown = comparison_key(&text).chars().count();
+            for limit in [0, 10, 100, 300, 1500] {
+                if shows_more_than(page, limit) {
+                    counted += 1;
+                    assert!(shown > limit, "{shown} <= {limit}: {page:.300}");
+                }
+            }
+        }
+        assert!(counted > 20, "the cheap count decided only {counted} times");
     }
 }
