@@ -425,8 +425,8 @@ impl Endpoint {
 
 /// One endpoint's figures over one measured window.
 #[derive(Debug, Clone)]
-struct Measurement {
-    requests_per_sec: f64,
+pub(crate) struct Measurement {
+    pub(crate) requests_per_sec: f64,
     /// CPU of the server process(es) per measured request, over the measured window.
     server_cpu_us: f64,
     /// CPU of this process (the load generator) per measured request.
@@ -448,7 +448,7 @@ struct WorkerStats {
 
 /// Loads `GET path` with `concurrency` connections: `warmup`, then `duration` measured.
 /// Requests that start in the measured window and finish within it count.
-async fn load(
+pub(crate) async fn load(
     endpoint: &Endpoint,
     server_pid: u32,
     path: &str,

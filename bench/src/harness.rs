@@ -349,6 +349,11 @@ impl StaticServer {
         self.child.id()
     }
 
+    /// The loopback address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from((Ipv4Addr::LOCALHOST, self.port))
+    }
+
     /// `http://127.0.0.1:PORT/index.html`.
     pub fn start_url(&self) -> String {
         format!("http://127.0.0.1:{}/index.html", self.port)
@@ -693,9 +698,37 @@ pub fn compare(options: &CompareOptions) -> Result<(), String> {
             w / s.max(1e-9)
         );
     }
+    if let Some(w) = rate_of(Crawler::Wachet) {
+        let ceiling = ceiling(&server, options.concurrency)?;
+        println!(
+            "ceiling: GET of one page of the site over {} keep-alive connections from this \
+             process (as wrk would, on the same cores): {ceiling:.0} requests/s; \
+             wachet/ceiling {:.2}",
+            options.concurrency,
+            w / ceiling.max(1e-9)
+        );
+    }
     println!(
         "server peak RSS (not counted): {:.1} MB",
         server.peak_rss_mb()
     );
     Ok(())
+}
+
+/// Requests per second the static server answers for one page of the site (the start page)
+/// over `concurrency` keep-alive connections: what no crawl of that server can beat, measured
+/// after the crawls (1 s warm-up, 5 s measured).
+fn ceiling(server: &StaticServer, concurrency: usize) -> Result<f64, String> {
+    let endpoint = crate::api::Endpoint::new(server.addr(), None)?;
+    let measured = runtime()
+        .map_err(|e| e.to_string())?
+        .block_on(crate::api::load(
+            &endpoint,
+            server.pid(),
+            "/index.html",
+            concurrency,
+            Duration::from_secs(1),
+            Duration::from_secs(5),
+        ))?;
+    Ok(measured.requests_per_sec)
 }

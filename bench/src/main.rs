@@ -39,7 +39,9 @@
 //!
 //! `compare` generates the site in a temporary directory, serves it with nginx (or, without
 //! nginx, with `serve` in a child process), runs each crawler `R` times as a child process,
-//! alternating, and prints the medians, the ratio and the peak RSS (VmHWM) of each.
+//! alternating, and prints the medians, the ratio and the peak RSS (VmHWM) of each, then the
+//! ceiling: requests/s of one page of the site over as many keep-alive connections, from this
+//! process, and wachet's share of it.
 
 use wachet_bench::{harness, site};
 
