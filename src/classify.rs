@@ -503,21 +503,15 @@ fn skip_markup(html: &str, at: usize) -> Option<usize> {
     if rest.starts_with(b"<!--") {
         return memchr::memmem::find(&rest[4..], b"-->").map(|end| at + 4 + end + 3);
     }
-    let mut quote = None;
-    let mut end = None;
-    for (i, &b) in rest.iter().enumerate().skip(1) {
-        match quote {
-            Some(q) if b == q => quote = None,
-            Some(_) => {}
-            None if b == b'"' || b == b'\'' => quote = Some(b),
-            None if b == b'>' => {
-                end = Some(at + i + 1);
-                break;
-            }
-            None => {}
+    // The first `>` outside quotes, jumping from one quote or `>` to the next.
+    let mut i = 1;
+    let end = loop {
+        let found = i + memchr::memchr3(b'>', b'"', b'\'', &rest[i..])?;
+        match rest[found] {
+            b'>' => break at + found + 1,
+            quote => i = found + 1 + memchr::memchr(quote, &rest[found + 1..])? + 1,
         }
-    }
-    let end = end?;
+    };
     let name_end = rest[1..]
         .iter()
         .position(|b| !b.is_ascii_alphanumeric())
