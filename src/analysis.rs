@@ -99,6 +99,9 @@ pub(crate) struct Analysed {
     pub value: Result<String, Failure>,
     /// Empty unless links were wanted and the page could be read.
     pub links: RawLinks,
+    /// The page's title when the one pass read it on its way (`Some(None)`: it has none);
+    /// `None` when [`crate::extract::title::title`] has to.
+    pub title: Option<Option<String>>,
 }
 
 /// Analyses the page `text`: one pass without a tree when the extractor needs none and the page
@@ -119,6 +122,7 @@ pub(crate) fn analyse(
                 base: scanned.base,
                 hrefs: scanned.links,
             },
+            title: scanned.title,
         };
     }
     let mut doc = match parse::parse_document_within(text, deadline) {
@@ -127,6 +131,7 @@ pub(crate) fn analyse(
             return Analysed {
                 value: Err(Failure::extraction(error)),
                 links: RawLinks::default(),
+                title: None,
             };
         }
     };
@@ -142,7 +147,11 @@ pub(crate) fn analyse(
     let value = extractor
         .extract_from_within(&mut doc, deadline)
         .map_err(Failure::extraction);
-    Analysed { value, links }
+    Analysed {
+        value,
+        links,
+        title: None,
+    }
 }
 
 /// Runs `work`, the analysis of a page of `bytes` bytes: inline for a small page, on the

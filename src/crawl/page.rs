@@ -293,8 +293,12 @@ fn analyse_html(
             fetched,
         };
     }
-    let title = title::title(&text);
-    let Analysed { value, links } = analyse(&text, &job.plan.extractor, deadline, follow);
+    let Analysed {
+        value,
+        links,
+        title,
+    } = analyse(&text, &job.plan.extractor, deadline, follow);
+    let title = title.unwrap_or_else(|| title::title(&text));
     let links = links::resolve_all(
         &fetched.url,
         links.base.as_deref(),

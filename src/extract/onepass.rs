@@ -68,6 +68,9 @@ pub struct Scanned {
     pub links: Vec<String>,
     /// The `href` of the first `<base href>`.
     pub base: Option<String>,
+    /// The page's title as [`super::title::title`] gives it (`Some(None)`: it has none);
+    /// `None` when only that function can tell.
+    pub title: Option<Option<String>>,
 }
 
 /// Scans `html`; `None` when the page needs the tree path. Links are collected when
@@ -92,12 +95,14 @@ pub fn scan(html: &str, want_links: bool) -> Option<Scanned> {
         want_links,
         links: Vec::new(),
         base: None,
+        title: Some(None),
     };
     scanner.run()?;
     Some(Scanned {
         text: scanner.lines.finish(),
         links: scanner.links,
         base: scanner.base,
+        title: scanner.title,
     })
 }
 
@@ -118,6 +123,8 @@ struct Scanner<'a> {
     want_links: bool,
     links: Vec<String>,
     base: Option<String>,
+    /// [`Scanned::title`] so far: `Some(None)` until the head's first title.
+    title: Option<Option<String>>,
 }
 
 /// A tag as the tokenizer gives it, with the one attribute the scan may need.
@@ -351,6 +358,7 @@ impl<'a> Scanner<'a> {
                 self.note_base(&tag);
                 Some(())
             }
+            "title" if self.title == Some(None) => self.read_title(),
             "title" | "style" | "script" | "noscript" => self.skip_raw(&tag.name),
             "noframes" | "template" | "frameset" => None,
             "body" => {
@@ -691,6 +699,37 @@ impl<'a> Scanner<'a> {
         Some(())
     }
 
+    /// The head's first `<title>`: its content, character references decoded, is the title
+    /// (or, when a reference needs the tree path, the title is left to
+    /// [`super::title::title`]).
+    fn read_title(&mut self) -> Option<()> {
+        let (content_end, next) = self.raw_end("title")?;
+        let content = &self.src[self.pos..content_end];
+        self.pos = next;
+        let mut decoded = String::with_capacity(content.len());
+        let mut at = 0;
+        let mut readable = true;
+        while let Some(i) = memchr::memchr(b'&', &content.as_bytes()[at..]) {
+            decoded.push_str(&content[at..at + i]);
+            match char_ref(content, at + i) {
+                Some((text, next)) => {
+                    decoded.push_str(&text);
+                    at = next;
+                }
+                None => {
+                    readable = false;
+                    break;
+                }
+            }
+        }
+        decoded.push_str(&content[at.min(content.len())..]);
+        self.title = readable
+            .then(|| super::title::from_scan(&decoded, content_end))
+            .flatten()
+            .map(Some);
+        Some(())
+    }
+
     /// Raw text that is content (an `iframe`'s fallback), taken as it is.
     fn raw_text(&mut self, name: &str) -> Option<()> {
         let (content_end, next) = self.raw_end(name)?;
@@ -824,14 +863,26 @@ mod tests {
         let (base, links) = crate::extract::raw_links(&doc);
         let links = links.into_iter().map(str::to_string).collect();
         let base = base.map(str::to_string);
-        Some(Scanned { text, links, base })
+        Some(Scanned {
+            text,
+            links,
+            base,
+            title: Some(crate::extract::title::title(html)),
+        })
     }
 
     /// Asserts the scan agrees with the tree path; tells whether it answered.
     fn agrees(html: &str) -> bool {
         match scan(html, true) {
-            Some(scanned) => {
-                assert_eq!(Some(scanned), tree_path(html), "page: {html:?}");
+            Some(mut scanned) => {
+                let mut tree = tree_path(html);
+                // A title the scan leaves to the title reader is no disagreement.
+                if scanned.title.is_none()
+                    && let Some(tree) = tree.as_mut()
+                {
+                    scanned.title = tree.title.clone();
+                }
+                assert_eq!(Some(scanned), tree, "page: {html:?}");
                 true
             }
             None => false,
@@ -851,6 +902,41 @@ mod tests {
             "<a href=/one><span>x</a> y <a href=/two HREF=/dup>z</a>",
         ] {
             assert!(agrees(page), "not scanned: {page}");
+        }
+    }
+
+    #[test]
+    fn titles_are_read_on_the_way_as_the_title_reader_reads_them() {
+        let read = [
+            ("<title>Tea</title><p>x", Some("Tea")),
+            (
+                "<!doctype html><html><head><meta charset=utf-8><style>p{}</style><TITLE>  Tea &amp;\n cake\t</TITLE></head><body>x",
+                Some("Tea & cake"),
+            ),
+            (
+                "<title>a <b> c</title><title>second</title><p>x",
+                Some("a <b> c"),
+            ),
+            ("<title>&#233;t&eacute; &zz; x</title>x", Some("été &zz; x")),
+            ("<title></title>x", Some("")),
+            ("<p>no title</p>", None),
+            ("<title>never ends", Some("never ends")),
+        ];
+        for (page, title) in read {
+            let scanned = scan(page, true).expect(page);
+            assert_eq!(scanned.title, Some(title.map(str::to_string)), "{page}");
+            assert!(agrees(page), "{page}");
+        }
+        // A reference only the tokenizer decodes, and a title longer than the reader keeps
+        // before tidying: left to it.
+        for page in [
+            "<title>&copy2024 Tea</title><p>x".to_string(),
+            format!("<title>{}</title><p>x", "tea ".repeat(1100)),
+        ] {
+            if let Some(scanned) = scan(&page, true) {
+                assert_eq!(scanned.title, None, "{page:.80}");
+            }
+            agrees(&page);
         }
     }
 

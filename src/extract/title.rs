@@ -3,8 +3,9 @@
 //! with the HTML5 tokenizer so titles inside comments, scripts, styles and SVG or MathML are
 //! not taken. Tokenizing stops at the title's end, and looks no further than the start of the
 //! body's content (the first element that does not belong in `<head>`), where titles are, and
-//! never past the first 256 KB; both paths of the crawler (one pass or tree) use this, so they
-//! agree.
+//! never past the first 256 KB. The one-pass scan ([`super::onepass`]) reads the title on its
+//! way through the head and gives it through [`from_scan`], held to [`title`]'s answer by its
+//! differential tests; the tree path uses [`title`].
 
 use html5ever::TokenizerResult;
 use html5ever::tendril::StrTendril;
@@ -107,12 +108,26 @@ pub(crate) fn title(html: &str) -> Option<String> {
         return None;
     }
     let text = sink.text.borrow();
+    Some(tidy(&text))
+}
+
+/// A title's decoded text as `document.title` gives it: ASCII white space collapsed, at most
+/// [`MAX_TITLE_CHARS`] characters.
+fn tidy(text: &str) -> String {
     let collapsed: String = text
         .split(|c: char| c.is_ascii_whitespace())
         .filter(|w| !w.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
-    Some(collapsed.chars().take(MAX_TITLE_CHARS).collect())
+    collapsed.chars().take(MAX_TITLE_CHARS).collect()
+}
+
+/// [`title`] of a page whose first `<title>`, in its head, holds `decoded` (character
+/// references decoded) and whose content ends at byte `end`: what the one-pass scan found on
+/// its way, so the page is not tokenized again. `None` when only [`title`] can tell: a title
+/// reaching past the bytes it reads, or longer than it keeps before tidying.
+pub(crate) fn from_scan(decoded: &str, end: usize) -> Option<String> {
+    (end <= MAX_SCAN_BYTES && decoded.len() < MAX_TITLE_CHARS * 4).then(|| tidy(decoded))
 }
 
 #[cfg(test)]
