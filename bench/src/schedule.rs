@@ -293,7 +293,15 @@ pub fn run(options: &ScheduleOptions) -> Result<(), String> {
     runtime.block_on(async {
         let (addrs, hits) = serve_pages(options.hosts).await?;
         let in_flight = options.checks_in_flight.map(|n| n.to_string());
-        let mut extra = vec!["--allow-private-networks", "--min-recurrence", "1"];
+        // One user owns them all: the per-user cap (10,000 by default) is lifted to the run's.
+        let most = options.monitors.to_string();
+        let mut extra = vec![
+            "--allow-private-networks",
+            "--min-recurrence",
+            "1",
+            "--max-monitors-per-user",
+            most.as_str(),
+        ];
         if let Some(n) = &in_flight {
             extra.extend(["--checks-in-flight", n.as_str()]);
         }
