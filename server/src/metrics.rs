@@ -1,7 +1,8 @@
 //! The service's metrics in the Prometheus text format (`GET /metrics`): checks by outcome,
 //! check duration and lateness (actual minus planned start) histograms, browser checks in
-//! flight, and deliveries by state with the outbox depth. Counts only: no label or value ever
-//! carries a monitor's content, a URL or a secret.
+//! flight, the transactions that stored checks and how many they stored, and deliveries by
+//! state with the outbox depth. Counts only: no label or value ever carries a monitor's
+//! content, a URL or a secret.
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -69,6 +70,10 @@ pub struct Metrics {
     pub check_lateness: Histogram,
     /// Checks rendering in Chromium now.
     pub browser_in_flight: AtomicI64,
+    /// Transactions that stored checks ([`crate::schedule::group`]).
+    pub check_groups: AtomicU64,
+    /// Checks those transactions stored (or found fenced, edited or deleted).
+    pub checks_grouped: AtomicU64,
 }
 
 /// The metrics of this process (one registry, as Prometheus clients keep).
@@ -78,6 +83,8 @@ pub static METRICS: Metrics = Metrics {
     check_duration: Histogram::new(),
     check_lateness: Histogram::new(),
     browser_in_flight: AtomicI64::new(0),
+    check_groups: AtomicU64::new(0),
+    checks_grouped: AtomicU64::new(0),
 };
 
 impl Metrics {
@@ -106,6 +113,16 @@ impl Metrics {
             "# HELP wachet_browser_checks_in_flight Checks rendering in Chromium now.\n\
              # TYPE wachet_browser_checks_in_flight gauge\nwachet_browser_checks_in_flight {}",
             self.browser_in_flight.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "# HELP wachet_check_groups_total Transactions that stored checks, each a group of \
+             the checks that ended together.\n# TYPE wachet_check_groups_total counter\n\
+             wachet_check_groups_total {}\n\
+             # HELP wachet_checks_grouped_total Checks written by those transactions.\n\
+             # TYPE wachet_checks_grouped_total counter\nwachet_checks_grouped_total {}",
+            self.check_groups.load(Ordering::Relaxed),
+            self.checks_grouped.load(Ordering::Relaxed),
         );
         let _ = writeln!(
             out,

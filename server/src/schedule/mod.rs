@@ -16,13 +16,15 @@
 //! the monitor's list of pages, so it never reads as removed.
 
 pub mod events;
+pub mod group;
 pub mod prepared;
 pub mod slots;
 
 use crate::metrics::METRICS;
 use crate::notify;
 use crate::store::{
-    AlertStates, CheckRecord, Claim, DueCheck, Recorded, ScheduleStore, StoreError, now_millis,
+    AlertStates, CheckRecord, Claim, DueCheck, Known, Recorded, ScheduleStore, StorageUse,
+    StoreError, now_millis,
 };
 use crate::worker::Worker;
 use events::{CheckEvents, CheckFinished};
@@ -156,6 +158,7 @@ pub async fn run(
     .collect();
     let finished = Arc::new(Notify::new());
     let cache = Arc::new(PreparedCache::new(prepared::DEFAULT_CAPACITY));
+    let groups = group::Groups::start(store.clone());
     loop {
         let mut more = false;
         for pool in &pools {
@@ -199,6 +202,7 @@ pub async fn run(
                 };
                 let (store, checker, finished) = (store.clone(), checker.clone(), finished.clone());
                 let (settings, cache, events) = (settings.clone(), cache.clone(), events.clone());
+                let groups = groups.clone();
                 let holding = check
                     .monitor
                     .id
@@ -206,7 +210,13 @@ pub async fn run(
                     .map(|task| worker.hold_check(task, check.token));
                 tokio::spawn(async move {
                     let Some(holding) = holding else { return };
-                    run_check(store, checker, cache, check, &holding, &settings, &events).await;
+                    let parts = Parts {
+                        store,
+                        groups,
+                        checker,
+                        cache,
+                    };
+                    run_check(parts, check, &holding, &settings, &events).await;
                     drop(holding);
                     drop(slot);
                     finished.notify_one();
@@ -256,15 +266,27 @@ impl Pool {
     }
 }
 
+/// What every check runs with: the store, the writer of groups of checks into it, the engine and
+/// the prepared monitors.
+struct Parts {
+    store: Arc<dyn ScheduleStore>,
+    groups: group::Groups,
+    checker: Arc<dyn Checker>,
+    cache: Arc<PreparedCache>,
+}
+
 /// One check of a claimed monitor: check, raise its alerts, store, schedule the next. The check
 /// runs in a task of its own while `holding` keeps its claim (the worker's beats renew its
 /// lease, so no other process takes the monitor over), and whatever happens to it (a timeout,
 /// a panic) the monitor is freed and rescheduled; a claim another worker took over meanwhile
 /// (this process was paused or cut off past its lease) stops the check, which stores nothing.
 async fn run_check(
-    store: Arc<dyn ScheduleStore>,
-    checker: Arc<dyn Checker>,
-    cache: Arc<PreparedCache>,
+    Parts {
+        store,
+        groups,
+        checker,
+        cache,
+    }: Parts,
     check: DueCheck,
     holding: &crate::worker::Holding,
     settings: &ScheduleSettings,
@@ -275,6 +297,7 @@ async fn run_check(
     };
     let recurrence = effective_recurrence(&check.monitor, settings);
     let (version, token, monitor, user) = (check.version, check.token, check.monitor, check.user);
+    let known = check.known;
     let sampling = (check.sample_noise && settings.noise_samples > 0).then_some(Sampling {
         samples: settings.noise_samples,
         spacing: settings.noise_spacing,
@@ -291,9 +314,10 @@ async fn run_check(
         tokio::spawn(async move {
             check_and_store(
                 store.as_ref(),
+                &groups,
                 &checker,
                 &cache,
-                &monitor,
+                (&monitor, known),
                 (version, token),
                 recurrence,
                 max_value_bytes,
@@ -403,7 +427,7 @@ struct Sampling {
 }
 
 /// Checks `monitor` and stores the check with what its alerts raised, the alert states after
-/// it and the noise masks it learned, in one transaction ([`ScheduleStore::record_check`]). With
+/// it and the noise masks it learned, in one transaction with the checks that end with it ([`group`]). With
 /// `sampling` (a SinglePage monitor's first check after it was created or its selection
 /// changed) a successful check also fetches the value a few more times, learns the noise from
 /// what differs ([`wachet::alerts::noise::learn`]) and judges the check with it; the samples
@@ -411,9 +435,10 @@ struct Sampling {
 #[allow(clippy::too_many_arguments)]
 async fn check_and_store(
     store: &dyn ScheduleStore,
+    groups: &group::Groups,
     checker: &Arc<dyn Checker>,
     cache: &Arc<PreparedCache>,
-    monitor: &Monitor,
+    (monitor, known): (&Monitor, Option<Known>),
     (version, token): (crate::store::Millis, i64),
     recurrence: i32,
     max_value_bytes: usize,
@@ -425,10 +450,17 @@ async fn check_and_store(
     let portal = monitor.job_type == ClientJobType::Portal;
     // What the alerts know from before: the history as it is before this check is stored. A
     // Portal's previous list of pages is needed to keep pages now only left out in it.
-    let states = match alerts.is_empty() && !portal {
-        true => AlertStates::default(),
-        false => store.alert_states(&task).await?,
+    // The claim read the state a SinglePage monitor's last check stored, the usual case.
+    let claimed_state = known.as_ref().and_then(|k| k.own_state.clone());
+    let states = match (alerts.is_empty() && !portal, claimed_state) {
+        (true, _) => AlertStates::default(),
+        (false, Some(own)) if !portal => AlertStates {
+            own,
+            ..AlertStates::default()
+        },
+        _ => store.alert_states(&task).await?,
     };
+    let storage = known.map(|k| k.storage);
     let started = std::time::Instant::now();
     let rendering = monitor.dynamic_content.then(Rendering::start);
     let prepared = cache.get_off_thread(checker, &task, version, monitor).await;
@@ -465,7 +497,7 @@ async fn check_and_store(
     for (_, _, data) in &mut pages {
         within_value_limit(data, max_value_bytes);
     }
-    within_stored_bytes(store, &task, &states, &mut own, &mut pages).await?;
+    within_stored_bytes(store, (&task, storage), &states, &mut own, &mut pages).await?;
     METRICS.check_duration.observe(started.elapsed());
     let outcome = match own.error {
         None => &METRICS.checks_ok,
@@ -521,9 +553,16 @@ async fn check_and_store(
             .collect();
         (Vec::new(), forget, false, None)
     } else {
-        // Diffs for the contents are CPU work: off the async threads.
+        // The value the alerts confirmed last, found again with nothing waiting: deciding that
+        // compares two strings, cheaper than handing it to another thread and back. Anything
+        // else may build diffs for the contents, CPU work kept off the async threads.
+        let unchanged = samples.is_empty()
+            && pages.is_empty()
+            && states.own.pending.is_empty()
+            && own.raw.is_some()
+            && own.raw == states.own.alerts.last_value;
         let (monitor, own, pages) = (monitor.clone(), own.clone(), pages.clone());
-        tokio::task::spawn_blocking(move || {
+        let decide = move || {
             let at = chrono::Utc::now();
             let mut decided = raise(
                 &states,
@@ -571,13 +610,16 @@ async fn check_and_store(
                 decided.learned,
                 notice,
             )
-        })
-        .await
-        .map_err(|err| StoreError::Backend(format!("raising alerts: {err}")))
-        .map(|(notifications, states, recheck, taught, notice)| {
-            learned.extend(taught);
-            (notifications, states, recheck, notice)
-        })?
+        };
+        let decided = match unchanged {
+            true => decide(),
+            false => tokio::task::spawn_blocking(decide)
+                .await
+                .map_err(|err| StoreError::Backend(format!("raising alerts: {err}")))?,
+        };
+        let (notifications, states, recheck, taught, notice) = decided;
+        learned.extend(taught);
+        (notifications, states, recheck, notice)
     };
     let covered = match (&own.raw, portal) {
         (Some(value), false) if monitor.noise.is_some() || !learned.is_empty() => {
@@ -603,7 +645,7 @@ async fn check_and_store(
         sampled: sampling.is_some(),
         noise_notice: covered.or(state_notice).or(sampled_notice),
     };
-    store.record_check(&record).await
+    groups.record(record).await
 }
 
 /// The value of `prepared` fetched `sampling.samples` more times (more when they differ from
@@ -668,14 +710,18 @@ fn within_value_limit(data: &mut ClientData, max: usize) {
 /// may take less). The store checks again, exactly, as it writes.
 async fn within_stored_bytes(
     store: &dyn ScheduleStore,
-    task: &str,
+    (task, claimed): (&str, Option<StorageUse>),
     states: &AlertStates,
     own: &mut ClientData,
     pages: &mut [PageResult],
 ) -> Result<(), StoreError> {
     let size = |data: &ClientData| data.raw.as_ref().map_or(0, |raw| raw.len() as u64);
     let total = size(own) + pages.iter().map(|(_, _, data)| size(data)).sum::<u64>();
-    let mut usage = store.stored_bytes(task).await?;
+    // As the claim read it, when it did: the store checks again, exactly, as it writes.
+    let mut usage = match claimed {
+        Some(usage) => usage,
+        None => store.stored_bytes(task).await?,
+    };
     if usage.refuses(total).is_none() {
         return Ok(());
     }

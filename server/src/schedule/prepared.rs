@@ -7,8 +7,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use wachet::{Checker, InvalidMonitor, Monitor, PreparedMonitor};
 
-/// Prepared monitors kept by default.
-pub const DEFAULT_CAPACITY: usize = 20_000;
+/// Prepared monitors kept by default: above the 100,000 monitors a minute one process checks
+/// (issue 21), since a cache smaller than the monitors cycling through it misses on every
+/// check (each then compiled again on the blocking pool, and a tenth of the cache sorted out
+/// every so often).
+pub const DEFAULT_CAPACITY: usize = 120_000;
 
 struct Entry {
     version: i64,

@@ -44,7 +44,8 @@ pub use history::{HistoryStore, Series};
 pub use notifications::{NewNotification, NotificationStore};
 pub use outbox::{ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, OutboxStore};
 pub use schedule::{
-    AlertStates, CheckRecord, Claim, DueCheck, Locations, Recorded, ScheduleStore, StorageUse,
+    AlertStates, CheckRecord, Claim, DueCheck, Known, Locations, Recorded, ScheduleStore,
+    StorageUse,
 };
 pub use tasks::TaskStore;
 pub use users::{EmailAddress, TokenRecord, UserRecord, UserStore};

@@ -65,6 +65,20 @@ pub struct DueCheck {
     /// ran out and was claimed again holds an older one and stores nothing
     /// ([`Recorded::Fenced`]).
     pub token: i64,
+    /// What the check would otherwise ask the store for first, when the claim read it with the
+    /// monitor (one statement for the whole claim instead of two a check).
+    pub known: Option<Known>,
+}
+
+/// What a claim read of a monitor besides its definition ([`DueCheck::known`]).
+#[derive(Debug, Clone)]
+pub struct Known {
+    /// The alert state of the monitor's own value, when the last check stored one (else the
+    /// history decides it: [`ScheduleStore::alert_states`]). A Portal's pages have states of
+    /// their own, which the claim does not read.
+    pub own_state: Option<wachet::alerts::confirm::ConfirmState>,
+    /// What its owner's history takes ([`ScheduleStore::stored_bytes`]).
+    pub storage: StorageUse,
 }
 
 /// How [`ScheduleStore::record_check`] ended.
@@ -192,7 +206,19 @@ pub trait ScheduleStore: Send + Sync + 'static {
     /// ([`Recorded::Edited`]). The oldest entries beyond the store's retention go afterwards,
     /// in a transaction of their own.
     /// `NotFound` when the monitor was deleted.
-    async fn record_check(&self, record: &CheckRecord) -> Result<Recorded, StoreError>;
+    async fn record_check(&self, record: &CheckRecord) -> Result<Recorded, StoreError> {
+        self.record_checks(std::slice::from_ref(record))
+            .await
+            .pop()
+            .unwrap_or(Err(StoreError::NotFound))
+    }
+    /// Stores several checks (of different monitors) together, each as [`Self::record_check`]
+    /// would alone, and returns each one's outcome in their order: one transaction for the
+    /// group, so 1,000 checks a second are not 1,000 commits. A check is stored only once its
+    /// group committed, and a record the group cannot write (or a commit that fails) never
+    /// costs the others: then each is written in a transaction of its own. Fenced, edited and
+    /// deleted monitors are outcomes of their own record only.
+    async fn record_checks(&self, records: &[CheckRecord]) -> Vec<Result<Recorded, StoreError>>;
     /// What the alerts of a monitor know from before its next check, for the monitor itself and
     /// for each page it crawled (by URL): the state the last check stored
     /// ([`CheckRecord::alert_states`]), or where none was stored, the state its history gives

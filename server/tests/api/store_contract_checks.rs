@@ -565,6 +565,78 @@ contract!(a_check_that_fails_in_part_stores_nothing, |store: Arc<
 });
 
 contract!(
+    checks_recorded_together_each_end_as_they_would_alone,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let tasks = monitors(&*store, &user, 5).await;
+        let now = now_millis();
+        let due = store
+            .claim_due(now, now + 60_000, &plain(10))
+            .await
+            .unwrap();
+        assert_eq!(due.len(), 5);
+        let claim = |task: &str| {
+            due.iter()
+                .find(|d| d.monitor.id.as_deref() == Some(task))
+                .expect("claimed")
+                .claim()
+        };
+        let mut noted = check(&tasks[0], claim(&tasks[0]), "noted");
+        noted.notifications = vec![notification(&tasks[0], "noted")];
+        let (version, token) = claim(&tasks[1]);
+        let fenced = check(&tasks[1], (version, token - 1), "fenced");
+        let (version, token) = claim(&tasks[2]);
+        let edited = check(&tasks[2], (version - 1, token), "edited");
+        let gone = check(&new_id(), (0, 0), "gone");
+        // Fails half way (its notification names no monitor): it alone stores nothing.
+        let mut broken = check(&tasks[3], claim(&tasks[3]), "broken");
+        broken.notifications = vec![notification(&new_id(), "broken")];
+        let alone = check(&tasks[4], claim(&tasks[4]), "alone");
+        let outcomes = store
+            .record_checks(&[noted, fenced, edited, gone, broken, alone])
+            .await;
+        assert_eq!(outcomes.len(), 6);
+        assert!(matches!(outcomes[0], Ok(Recorded::Stored)), "{outcomes:?}");
+        assert!(matches!(outcomes[1], Ok(Recorded::Fenced)), "{outcomes:?}");
+        assert!(matches!(outcomes[2], Ok(Recorded::Edited)), "{outcomes:?}");
+        assert!(
+            matches!(outcomes[3], Err(StoreError::NotFound)),
+            "{outcomes:?}"
+        );
+        assert!(outcomes[4].is_err(), "{outcomes:?}");
+        assert!(matches!(outcomes[5], Ok(Recorded::Stored)), "{outcomes:?}");
+        let stored = [
+            (0, vec![Some("noted".to_string())]),
+            (1, vec![]),
+            (2, vec![]),
+            (3, vec![]),
+            (4, vec![Some("alone".to_string())]),
+        ];
+        for (i, values_after) in stored {
+            assert_eq!(
+                values(&*store, &user, &tasks[i]).await,
+                values_after,
+                "monitor {i}"
+            );
+        }
+        // The stored check's notification went with it, into the outbox.
+        let later = now_millis();
+        let deliveries = store
+            .claim_deliveries(later, later + 60_000, 10)
+            .await
+            .unwrap();
+        assert_eq!(deliveries.len(), 1, "one delivery, of the stored check");
+        // The edited monitor is freed and due; the fenced record and the failed one leave their
+        // claims holding; the stored ones are due in an hour.
+        let again = store
+            .claim_due(later, later + 60_000, &plain(10))
+            .await
+            .unwrap();
+        assert_eq!(ids(&again), vec![tasks[2].clone()]);
+    }
+);
+
+contract!(
     a_check_of_an_old_definition_or_a_deleted_monitor_stores_nothing,
     |store: Arc<dyn TestStore>| async move {
         let user = add_user(&*store, "ada@example.com").await;

@@ -319,6 +319,7 @@ impl ScheduleStore for PgStore {
                 version: row.updated_at,
                 sample_noise: row.sample_noise,
                 token: row.token + 1,
+                known: None,
             });
         }
         if !held.is_empty() {
@@ -356,123 +357,37 @@ impl ScheduleStore for PgStore {
         Ok(())
     }
 
-    async fn record_check(&self, record: &CheckRecord) -> Result<Recorded, StoreError> {
-        let quotas = self.quotas;
-        let mut tx = self.pool.begin().await?;
-        // The schedule's row locked first: a claim (`SKIP LOCKED`) cannot take the monitor over
-        // between this test of the token and the commit.
-        let token: Option<(i64,)> =
-            sqlx::query_as("SELECT token FROM schedules WHERE task_id = $1 FOR UPDATE")
-                .bind(&record.task)
-                .fetch_optional(&mut *tx)
-                .await?;
-        match token {
-            None => return Err(StoreError::NotFound),
-            Some((token,)) if token != record.token => return Ok(Recorded::Fenced),
-            Some(_) => {}
-        }
-        // Shared lock: an edit of the definition waits for this check to be stored (or lands
-        // first, and the version says so), as SQLite's single writer orders them.
-        let version: Option<(i64, String)> =
-            sqlx::query_as("SELECT updated_at, user_id FROM tasks WHERE id = $1 FOR SHARE")
-                .bind(&record.task)
-                .fetch_optional(&mut *tx)
-                .await?;
-        let Some((version, user)) = version else {
-            return Err(StoreError::NotFound);
+    async fn record_checks(&self, records: &[CheckRecord]) -> Vec<Result<Recorded, StoreError>> {
+        let outcomes = match self.record_group(records).await {
+            Ok(outcomes) => outcomes,
+            // One record the group could not write (an error aborts a PostgreSQL transaction),
+            // a deadlock with another process's group, or a commit that failed must not cost
+            // the others: each is written alone, as it would have been without the group.
+            Err(err) if records.len() > 1 => {
+                tracing::warn!(%err, checks = records.len(), "a group of checks failed; each is stored alone");
+                let mut alone = Vec::with_capacity(records.len());
+                for record in records {
+                    alone.push(
+                        match self.record_group(std::slice::from_ref(record)).await {
+                            Ok(mut one) => one.pop().unwrap_or(Err(StoreError::NotFound)),
+                            Err(err) => Err(err),
+                        },
+                    );
+                }
+                alone
+            }
+            Err(err) => vec![Err(err)],
         };
-        if version != record.version {
-            // Edited during the check: the edit scheduled its own first check.
-            sqlx::query("UPDATE schedules SET lease_until = NULL WHERE task_id = $1")
-                .bind(&record.task)
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
-            return Ok(Recorded::Edited);
-        }
-        // Pages first: a page's notification names the page, which must exist by then.
-        for (url, name, data) in &record.pages {
-            let series = Series::Page {
-                task_id: record.task.clone(),
-                url: url.clone(),
-                name: name.clone(),
-            };
-            history::append_in(&mut tx, &series, data, quotas.stored_bytes).await?;
-        }
-        let own = Series::Task(record.task.clone());
-        history::append_in(&mut tx, &own, &record.own, quotas.stored_bytes).await?;
-        if !record.notifications.is_empty() {
-            let limit = quotas.notifications_per_hour;
-            let (sent, held) =
-                within_hourly_limit(&mut tx, &user, limit, &record.notifications).await?;
-            for notification in sent {
-                super::notifications::insert_in(&mut tx, notification).await?;
+        let mut replies = Vec::with_capacity(outcomes.len());
+        for (record, outcome) in records.iter().zip(outcomes) {
+            if let Ok(Recorded::Stored) = outcome {
+                // The monitor's latest data, noise notice and masks are the check's now.
+                self.cache.tasks.invalidate(&record.task);
+                self.prune(&record.task).await;
             }
-            if let Some((first, held)) = held {
-                tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
-                super::notifications::insert_in(&mut tx, &first.clone().held(held, limit)).await?;
-            }
+            replies.push(outcome);
         }
-        for (page, state) in &record.alert_states {
-            let json = match state {
-                Some(state) => Some(
-                    serde_json::to_string(state)
-                        .map_err(|err| StoreError::Backend(err.to_string()))?,
-                ),
-                None => None,
-            };
-            // Forgetting a state nobody stored is no write.
-            let forget = if json.is_none() {
-                " AND alert_state IS NOT NULL"
-            } else {
-                ""
-            };
-            match page {
-                None => sqlx::query(AssertSqlSafe(format!(
-                    "UPDATE task_series SET alert_state = $1 WHERE task_id = $2{forget}"
-                )))
-                .bind(json)
-                .bind(&record.task),
-                Some(url) => sqlx::query(AssertSqlSafe(format!(
-                    "UPDATE pages SET alert_state = $1 WHERE task_id = $2 AND url = $3{forget}"
-                )))
-                .bind(json)
-                .bind(&record.task)
-                .bind(super::storable(Some(url))),
-            }
-            .execute(&mut *tx)
-            .await?;
-        }
-        // The definition's row is written only when what a check keeps there changes.
-        sqlx::query(
-            "UPDATE tasks SET noise_notice = $2 WHERE id = $1 \
-             AND noise_notice IS DISTINCT FROM $2",
-        )
-        .bind(&record.task)
-        .bind(super::storable(record.noise_notice.as_deref()))
-        .execute(&mut *tx)
-        .await?;
-        if !record.learned.is_empty() || record.learned_order.is_some() {
-            learn_in(&mut tx, &record.task, &record.learned, record.learned_order).await?;
-        }
-        if record.sampled {
-            sqlx::query("UPDATE tasks SET sample_noise = false WHERE id = $1 AND sample_noise")
-                .bind(&record.task)
-                .execute(&mut *tx)
-                .await?;
-        }
-        sqlx::query(
-            "UPDATE schedules SET lease_until = NULL, next_check_at = $2 WHERE task_id = $1",
-        )
-        .bind(&record.task)
-        .bind(record.next_check_at)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        // The monitor's latest data, noise notice and masks are the check's now.
-        self.cache.tasks.invalidate(&record.task);
-        self.prune(&record.task).await;
-        Ok(Recorded::Stored)
+        replies
     }
 
     async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {
@@ -517,5 +432,152 @@ impl ScheduleStore for PgStore {
 
     async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
         history::usage(self, task).await
+    }
+}
+
+impl PgStore {
+    /// Writes `records` in one transaction: each record's outcome, or the error that rolled
+    /// the whole group back. Their schedule rows are locked in the order of their ids, so two
+    /// processes' groups take them alike. A record of a deleted monitor is `NotFound` and
+    /// writes nothing, so it never costs the others.
+    async fn record_group(
+        &self,
+        records: &[CheckRecord],
+    ) -> Result<Vec<Result<Recorded, StoreError>>, StoreError> {
+        let mut order: Vec<usize> = (0..records.len()).collect();
+        order.sort_by(|a, b| records[*a].task.cmp(&records[*b].task));
+        let mut tx = self.pool.begin().await?;
+        let mut outcomes: Vec<Option<Result<Recorded, StoreError>>> =
+            (0..records.len()).map(|_| None).collect();
+        for i in order {
+            // Any error (a `NotFound` from within the writes too) rolls the group back.
+            outcomes[i] = Some(match self.record_in(&mut tx, &records[i]).await? {
+                None => Err(StoreError::NotFound),
+                Some(recorded) => Ok(recorded),
+            });
+        }
+        tx.commit().await?;
+        Ok(outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or(Err(StoreError::NotFound)))
+            .collect())
+    }
+
+    /// Writes one check within the group's transaction ([`ScheduleStore::record_checks`]);
+    /// `None`, having written nothing, when its monitor was deleted.
+    async fn record_in(
+        &self,
+        tx: &mut Transaction<'static, Postgres>,
+        record: &CheckRecord,
+    ) -> Result<Option<Recorded>, StoreError> {
+        let quotas = self.quotas;
+        // The schedule's row locked first: a claim (`SKIP LOCKED`) cannot take the monitor over
+        // between this test of the token and the commit.
+        let token: Option<(i64,)> =
+            sqlx::query_as("SELECT token FROM schedules WHERE task_id = $1 FOR UPDATE")
+                .bind(&record.task)
+                .fetch_optional(&mut **tx)
+                .await?;
+        match token {
+            None => return Ok(None),
+            Some((token,)) if token != record.token => return Ok(Some(Recorded::Fenced)),
+            Some(_) => {}
+        }
+        // Shared lock: an edit of the definition waits for this check to be stored (or lands
+        // first, and the version says so), as SQLite's single writer orders them.
+        let version: Option<(i64, String)> =
+            sqlx::query_as("SELECT updated_at, user_id FROM tasks WHERE id = $1 FOR SHARE")
+                .bind(&record.task)
+                .fetch_optional(&mut **tx)
+                .await?;
+        let Some((version, user)) = version else {
+            return Ok(None);
+        };
+        if version != record.version {
+            // Edited during the check: the edit scheduled its own first check.
+            sqlx::query("UPDATE schedules SET lease_until = NULL WHERE task_id = $1")
+                .bind(&record.task)
+                .execute(&mut **tx)
+                .await?;
+            return Ok(Some(Recorded::Edited));
+        }
+        // Pages first: a page's notification names the page, which must exist by then.
+        for (url, name, data) in &record.pages {
+            let series = Series::Page {
+                task_id: record.task.clone(),
+                url: url.clone(),
+                name: name.clone(),
+            };
+            history::append_in(tx, &series, data, quotas.stored_bytes).await?;
+        }
+        let own = Series::Task(record.task.clone());
+        history::append_in(tx, &own, &record.own, quotas.stored_bytes).await?;
+        if !record.notifications.is_empty() {
+            let limit = quotas.notifications_per_hour;
+            let (sent, held) = within_hourly_limit(tx, &user, limit, &record.notifications).await?;
+            for notification in sent {
+                super::notifications::insert_in(tx, notification).await?;
+            }
+            if let Some((first, held)) = held {
+                tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
+                super::notifications::insert_in(tx, &first.clone().held(held, limit)).await?;
+            }
+        }
+        for (page, state) in &record.alert_states {
+            let json = match state {
+                Some(state) => Some(
+                    serde_json::to_string(state)
+                        .map_err(|err| StoreError::Backend(err.to_string()))?,
+                ),
+                None => None,
+            };
+            // Forgetting a state nobody stored is no write.
+            let forget = if json.is_none() {
+                " AND alert_state IS NOT NULL"
+            } else {
+                ""
+            };
+            match page {
+                None => sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE task_series SET alert_state = $1 WHERE task_id = $2{forget}"
+                )))
+                .bind(json)
+                .bind(&record.task),
+                Some(url) => sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE pages SET alert_state = $1 WHERE task_id = $2 AND url = $3{forget}"
+                )))
+                .bind(json)
+                .bind(&record.task)
+                .bind(super::storable(Some(url))),
+            }
+            .execute(&mut **tx)
+            .await?;
+        }
+        // The definition's row is written only when what a check keeps there changes.
+        sqlx::query(
+            "UPDATE tasks SET noise_notice = $2 WHERE id = $1 \
+             AND noise_notice IS DISTINCT FROM $2",
+        )
+        .bind(&record.task)
+        .bind(super::storable(record.noise_notice.as_deref()))
+        .execute(&mut **tx)
+        .await?;
+        if !record.learned.is_empty() || record.learned_order.is_some() {
+            learn_in(tx, &record.task, &record.learned, record.learned_order).await?;
+        }
+        if record.sampled {
+            sqlx::query("UPDATE tasks SET sample_noise = false WHERE id = $1 AND sample_noise")
+                .bind(&record.task)
+                .execute(&mut **tx)
+                .await?;
+        }
+        sqlx::query(
+            "UPDATE schedules SET lease_until = NULL, next_check_at = $2 WHERE task_id = $1",
+        )
+        .bind(&record.task)
+        .bind(record.next_check_at)
+        .execute(&mut **tx)
+        .await?;
+        Ok(Some(Recorded::Stored))
     }
 }

@@ -4,8 +4,8 @@
 
 use super::{SqliteStore, history, notifications};
 use crate::store::{
-    AlertStates, CheckRecord, Claim, DueCheck, Millis, NewNotification, Recorded, ScheduleStore,
-    Series, StorageUse, StoreError,
+    AlertStates, CheckRecord, Claim, DueCheck, Known, Millis, NewNotification, Recorded,
+    ScheduleStore, Series, StorageUse, StoreError,
 };
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
@@ -23,6 +23,8 @@ struct DueRow {
     updated_at: i64,
     sample_noise: i64,
     lease_token: i64,
+    alert_state: Option<String>,
+    stored_bytes: i64,
 }
 
 /// How long a monitor whose stored definition cannot be read waits before it is tried again.
@@ -69,8 +71,8 @@ const CLAIM: &str = "\
                + row_number() OVER (PARTITION BY c.user_id ORDER BY c.next_check_at, c.id) AS place \
         FROM candidates c LEFT JOIN busy b ON b.user_id = c.user_id) \
     SELECT t.id, t.user_id, t.folder_id, t.definition, t.next_check_at, t.updated_at, \
-           t.sample_noise, t.lease_token \
-    FROM ranked r JOIN tasks t ON t.id = r.id, active a \
+           t.sample_noise, t.lease_token, t.alert_state, u.stored_bytes \
+    FROM ranked r JOIN tasks t ON t.id = r.id JOIN users u ON u.id = t.user_id, active a \
     WHERE r.place <= max(1, ?3 / a.n) \
     ORDER BY r.place, r.next_check_at, r.id LIMIT ?4";
 
@@ -237,6 +239,16 @@ impl ScheduleStore for SqliteStore {
                 version: row.updated_at,
                 sample_noise: row.sample_noise != 0,
                 token: row.lease_token + 1,
+                known: Some(Known {
+                    // Unreadable, it is read again (and reported) by the check's own look.
+                    own_state: row
+                        .alert_state
+                        .and_then(|stored| serde_json::from_str(&stored).ok()),
+                    storage: StorageUse {
+                        used: row.stored_bytes.max(0).unsigned_abs(),
+                        max: self.quotas.stored_bytes,
+                    },
+                }),
             });
         }
         tx.commit().await?;
@@ -265,106 +277,43 @@ impl ScheduleStore for SqliteStore {
         Ok(())
     }
 
-    async fn record_check(&self, record: &CheckRecord) -> Result<Recorded, StoreError> {
-        let quotas = self.quotas;
-        let mut tx = self.write().await?;
-        let version: Option<(i64, String, i64)> =
-            sqlx::query_as("SELECT updated_at, user_id, lease_token FROM tasks WHERE id = ?")
-                .bind(&record.task)
-                .fetch_optional(&mut *tx)
-                .await?;
-        let Some((version, user, token)) = version else {
-            return Err(StoreError::NotFound);
+    async fn record_checks(&self, records: &[CheckRecord]) -> Vec<Result<Recorded, StoreError>> {
+        let outcomes = match self.record_group(records).await {
+            Ok(outcomes) => outcomes,
+            // One record the group could not write (or the commit failing) must not cost the
+            // others: each is written alone, as it would have been without the group.
+            Err(err) if records.len() > 1 => {
+                tracing::warn!(%err, checks = records.len(), "a group of checks failed; each is stored alone");
+                let mut alone = Vec::with_capacity(records.len());
+                for record in records {
+                    alone.push(
+                        match self.record_group(std::slice::from_ref(record)).await {
+                            Ok(mut one) => one.pop().unwrap_or(Err(StoreError::NotFound)),
+                            Err(err) => Err(err),
+                        },
+                    );
+                }
+                alone
+            }
+            Err(err) => vec![Err(err)],
         };
-        if token != record.token {
-            return Ok(Recorded::Fenced);
+        let mut replies = Vec::with_capacity(outcomes.len());
+        for (record, outcome) in records.iter().zip(outcomes) {
+            replies.push(match outcome {
+                Ok(Written { recorded, prune }) => {
+                    if recorded == Recorded::Stored {
+                        // The monitor's latest data, noise notice and masks are the check's now.
+                        self.cache.tasks.invalidate(&record.task);
+                    }
+                    if prune {
+                        self.prune(&record.task).await;
+                    }
+                    Ok(recorded)
+                }
+                Err(err) => Err(err),
+            });
         }
-        if version != record.version {
-            // Edited during the check: the edit scheduled its own first check.
-            sqlx::query("UPDATE tasks SET lease_until = NULL WHERE id = ?")
-                .bind(&record.task)
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await?;
-            return Ok(Recorded::Edited);
-        }
-        // Pages first: a page's notification names the page, which must exist by then.
-        for (url, name, data) in &record.pages {
-            let series = Series::Page {
-                task_id: record.task.clone(),
-                url: url.clone(),
-                name: name.clone(),
-            };
-            history::append_in(&mut tx, &series, data, quotas.stored_bytes).await?;
-        }
-        let own = Series::Task(record.task.clone());
-        history::append_in(&mut tx, &own, &record.own, quotas.stored_bytes).await?;
-        if !record.notifications.is_empty() {
-            let limit = quotas.notifications_per_hour;
-            let (sent, held) =
-                within_hourly_limit(&mut tx, &user, limit, &record.notifications).await?;
-            for notification in sent {
-                notifications::insert_in(&mut tx, notification).await?;
-            }
-            if let Some((first, held)) = held {
-                tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
-                notifications::insert_in(&mut tx, &first.clone().held(held, limit)).await?;
-            }
-        }
-        for (page, state) in &record.alert_states {
-            let json = match state {
-                Some(state) => Some(
-                    serde_json::to_string(state)
-                        .map_err(|err| StoreError::Backend(err.to_string()))?,
-                ),
-                None => None,
-            };
-            // Forgetting a state nobody stored is no write.
-            let forget = if json.is_none() {
-                " AND alert_state IS NOT NULL"
-            } else {
-                ""
-            };
-            match page {
-                None => sqlx::query(AssertSqlSafe(format!(
-                    "UPDATE tasks SET alert_state = ? WHERE id = ?{forget}"
-                )))
-                .bind(json)
-                .bind(&record.task),
-                Some(url) => sqlx::query(AssertSqlSafe(format!(
-                    "UPDATE pages SET alert_state = ? WHERE task_id = ? AND url = ?{forget}"
-                )))
-                .bind(json)
-                .bind(&record.task)
-                .bind(url),
-            }
-            .execute(&mut *tx)
-            .await?;
-        }
-        sqlx::query("UPDATE tasks SET noise_notice = ? WHERE id = ?")
-            .bind(&record.noise_notice)
-            .bind(&record.task)
-            .execute(&mut *tx)
-            .await?;
-        if !record.learned.is_empty() || record.learned_order.is_some() {
-            learn_in(&mut tx, &record.task, &record.learned, record.learned_order).await?;
-        }
-        if record.sampled {
-            sqlx::query("UPDATE tasks SET sample_noise = 0 WHERE id = ?")
-                .bind(&record.task)
-                .execute(&mut *tx)
-                .await?;
-        }
-        sqlx::query("UPDATE tasks SET lease_until = NULL, next_check_at = ? WHERE id = ?")
-            .bind(record.next_check_at)
-            .bind(&record.task)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        // The monitor's latest data, noise notice and masks are the check's now.
-        self.cache.tasks.invalidate(&record.task);
-        self.prune(&record.task).await;
-        Ok(Recorded::Stored)
+        replies
     }
 
     async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
@@ -417,5 +366,148 @@ impl ScheduleStore for SqliteStore {
             }
         }
         Ok(states)
+    }
+}
+
+/// What writing one record in a group did: how it ended, and whether a series of its monitor
+/// may now hold more entries than the retention keeps (so the group prunes it once committed).
+struct Written {
+    recorded: Recorded,
+    prune: bool,
+}
+
+impl SqliteStore {
+    /// Writes `records` in one transaction (one `BEGIN IMMEDIATE` and one commit for the
+    /// group): each record's outcome, or the error that rolled the whole group back. A record
+    /// of a deleted monitor is `NotFound` and writes nothing, so it never costs the others.
+    async fn record_group(
+        &self,
+        records: &[CheckRecord],
+    ) -> Result<Vec<Result<Written, StoreError>>, StoreError> {
+        let mut tx = self.write().await?;
+        let mut outcomes = Vec::with_capacity(records.len());
+        for record in records {
+            // Any error (a `NotFound` from within the writes too) rolls the group back.
+            outcomes.push(match self.record_in(&mut tx, record).await? {
+                None => Err(StoreError::NotFound),
+                Some(written) => Ok(written),
+            });
+        }
+        tx.commit().await?;
+        Ok(outcomes)
+    }
+
+    /// Writes one check within the group's transaction ([`ScheduleStore::record_checks`]);
+    /// `None`, having written nothing, when its monitor was deleted.
+    async fn record_in(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+        record: &CheckRecord,
+    ) -> Result<Option<Written>, StoreError> {
+        let quotas = self.quotas;
+        // Whether a series may pass the retention with this check is read here, in the same
+        // statement, so a check that leaves every series within bounds costs no second look.
+        let keep = i64::from(self.history_retention);
+        let found: Option<(i64, String, i64, bool)> = sqlx::query_as(
+            "SELECT updated_at, user_id, lease_token, entry_count + 1 > ?2 \
+             OR EXISTS (SELECT 1 FROM pages WHERE task_id = ?1 AND entry_count + 1 > ?2) \
+             FROM tasks WHERE id = ?1",
+        )
+        .bind(&record.task)
+        .bind(keep)
+        .fetch_optional(&mut **tx)
+        .await?;
+        let Some((version, user, token, full)) = found else {
+            return Ok(None);
+        };
+        let ended = |recorded| {
+            Some(Written {
+                recorded,
+                prune: false,
+            })
+        };
+        if token != record.token {
+            return Ok(ended(Recorded::Fenced));
+        }
+        if version != record.version {
+            // Edited during the check: the edit scheduled its own first check.
+            sqlx::query("UPDATE tasks SET lease_until = NULL WHERE id = ?")
+                .bind(&record.task)
+                .execute(&mut **tx)
+                .await?;
+            return Ok(ended(Recorded::Edited));
+        }
+        // Pages first: a page's notification names the page, which must exist by then.
+        for (url, name, data) in &record.pages {
+            let series = Series::Page {
+                task_id: record.task.clone(),
+                url: url.clone(),
+                name: name.clone(),
+            };
+            history::append_in(tx, &series, data, quotas.stored_bytes).await?;
+        }
+        let own = Series::Task(record.task.clone());
+        history::append_in(tx, &own, &record.own, quotas.stored_bytes).await?;
+        if !record.notifications.is_empty() {
+            let limit = quotas.notifications_per_hour;
+            let (sent, held) = within_hourly_limit(tx, &user, limit, &record.notifications).await?;
+            for notification in sent {
+                notifications::insert_in(tx, notification).await?;
+            }
+            if let Some((first, held)) = held {
+                tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
+                notifications::insert_in(tx, &first.clone().held(held, limit)).await?;
+            }
+        }
+        for (page, state) in &record.alert_states {
+            let json = match state {
+                Some(state) => Some(
+                    serde_json::to_string(state)
+                        .map_err(|err| StoreError::Backend(err.to_string()))?,
+                ),
+                None => None,
+            };
+            // Forgetting a state nobody stored is no write.
+            let forget = if json.is_none() {
+                " AND alert_state IS NOT NULL"
+            } else {
+                ""
+            };
+            match page {
+                None => sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE tasks SET alert_state = ? WHERE id = ?{forget}"
+                )))
+                .bind(json)
+                .bind(&record.task),
+                Some(url) => sqlx::query(AssertSqlSafe(format!(
+                    "UPDATE pages SET alert_state = ? WHERE task_id = ? AND url = ?{forget}"
+                )))
+                .bind(json)
+                .bind(&record.task)
+                .bind(url),
+            }
+            .execute(&mut **tx)
+            .await?;
+        }
+        if !record.learned.is_empty() || record.learned_order.is_some() {
+            learn_in(tx, &record.task, &record.learned, record.learned_order).await?;
+        }
+        // One statement for what every check writes to its monitor's row: each round trip to
+        // the writer's thread costs more than the write itself.
+        sqlx::query(
+            "UPDATE tasks SET noise_notice = ?, \
+             sample_noise = CASE WHEN ? THEN 0 ELSE sample_noise END, \
+             lease_until = NULL, next_check_at = ? WHERE id = ?",
+        )
+        .bind(&record.noise_notice)
+        .bind(record.sampled)
+        .bind(record.next_check_at)
+        .bind(&record.task)
+        .execute(&mut **tx)
+        .await?;
+        Ok(Some(Written {
+            recorded: Recorded::Stored,
+            prune: full || !record.pages.is_empty(),
+        }))
     }
 }
