@@ -24,8 +24,6 @@
 //!   delivery to webhooks, chats and e-mail ([`notify::deliver`]).
 //! - [`worker`]: this process as a worker of the service: its heartbeat, the leases and host
 //!   buckets it holds, handed back when it stops.
-//! - [`worker`]: this process as a worker of the service: its heartbeat, the leases and host
-//!   buckets it holds, handed back when it stops.
 //! - [`metrics`]: `/metrics`. [`secrets`]: how tokens, keys and passwords are made and kept.
 //!
 //! The engine (`wachet`) is reached only through its public API: [`wachet::Checker`] to
@@ -42,10 +40,12 @@
 //!    taken over meanwhile stops it.
 //! 3. Its alerts decide against the alert states the store keeps (`alert_states`): a change or
 //!    a failure first waits for a confirming check ([`wachet::alerts::confirm`]).
-//! 4. The store's `record_check` stores it all in one transaction: the entries of the
+//! 4. The store's `record_checks` stores it all in one transaction: the entries of the
 //!    monitor's series and of each page's, the notifications with their deliveries in the
-//!    outbox, the alert states, the next due time, the lease freed. A check of a version that
-//!    is no longer current, or whose claim was taken over (its fencing token), stores nothing.
+//!    outbox, the alert states, the next due time, the lease freed. Checks that end while a
+//!    group is being written are written next, together ([`schedule::group`]); a check counts
+//!    as stored only once its group committed. A check of a version that is no longer current,
+//!    or whose claim was taken over (its fencing token), stores nothing.
 //! 5. The check is announced ([`schedule::events`]) for the web interface's live pages.
 //!
 //! # A notification, from raised to delivered
