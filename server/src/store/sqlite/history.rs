@@ -1,38 +1,38 @@
 //! [`HistoryStore`] on SQLite: check results of monitors and of crawled pages, with values
-//! stored once by content (SHA-256 of the text) and compressed with zstd when that pays; the
+//! stored once by content (SHA-256 of the text) in the codecs of [`codec`]: whole while a
+//! series' latest, a delta against the series' keyframe once replaced when that pays; the
 //! retention that keeps the newest entries of each series; and the collection of values no
-//! entry names any more. A check's entries are written by `schedule.rs` with [`append_in`].
+//! entry (and no delta) names any more. A check's entries are written by `schedule.rs` with
+//! [`append_in`].
 
 use super::{SqliteStore, before_key, time};
-use crate::store::{HistoryStore, Millis, Series, StoreError, TimeKey, TimePage, is_id, new_id};
+use crate::store::{
+    HistoryStore, Millis, Series, StoreError, TimeKey, TimePage, codec, is_id, new_id,
+};
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
+use std::collections::HashMap;
 use wachet::model::ClientData;
 
-/// Content stored as the value's UTF-8 bytes.
-const CODEC_PLAIN: i64 = 0;
-/// Content stored as a zstd frame of the value's UTF-8 bytes.
-const CODEC_ZSTD: i64 = 1;
-/// Values shorter than this are stored plain: a zstd frame would save next to nothing.
-const COMPRESS_FROM: usize = 512;
-/// zstd's level: its default, fast to write, and most of what higher levels save on HTML.
-const ZSTD_LEVEL: i32 = 3;
 /// Most entries one prune deletes from one series, so a lowered retention is reached over a few
 /// checks instead of in one large transaction.
 const PRUNE_BATCH: i64 = 500;
+/// Most deltas stored against one keyframe (N: a keyframe at least every N + 1 versions of a
+/// series). Reading stays at most three frames whatever N is (see [`codec`]); N bounds how
+/// long a keyframe outlives its own entries (it stays while a delta needs it) and the deltas
+/// counted before each new one. Usually the size rule (a delta larger than the run's average
+/// cost starts a new keyframe) ends a run well before.
+pub(crate) const MAX_DELTAS: i64 = 128;
+/// Most deltas stored against one root (its own run's and the keyframes after it): a whole
+/// value at least every this many keyframes, for the same reasons.
+pub(crate) const MAX_ROOT_DELTAS: i64 = 512;
 
-/// A value as stored: its codec and body. Compressed only when that saves at least an eighth.
+/// A value as stored whole: its codec and body.
 fn encode(raw: &str) -> (i64, std::borrow::Cow<'_, [u8]>) {
-    let bytes = raw.as_bytes();
-    if bytes.len() >= COMPRESS_FROM
-        && let Ok(packed) = zstd::bulk::compress(bytes, ZSTD_LEVEL)
-        && packed.len() < bytes.len() - bytes.len() / 8
-    {
-        return (CODEC_ZSTD, packed.into());
-    }
-    (CODEC_PLAIN, bytes.into())
+    let (codec, body) = codec::encode(raw);
+    (i64::from(codec), body)
 }
 
 /// The columns of one entry joined with its content; all null when there is no entry.
@@ -60,28 +60,81 @@ pub(super) fn data_of(row: DataColumns) -> Result<Option<ClientData>, StoreError
     }))
 }
 
-/// The text of a stored value.
+/// The text of a value stored whole (each series' latest value is).
 pub(super) fn decode(
     codec: Option<i64>,
     body: Option<Vec<u8>>,
 ) -> Result<Option<String>, StoreError> {
-    let bytes = match (codec, body) {
-        (Some(CODEC_PLAIN), Some(body)) => body,
-        (Some(CODEC_ZSTD), Some(body)) => {
-            zstd::stream::decode_all(body.as_slice()).map_err(|err| {
-                StoreError::Backend(format!("stored value cannot be unpacked: {err}"))
-            })?
+    match (codec, body) {
+        (Some(codec), Some(body)) => codec::unpack(codec::codec_of(codec)?, body, None).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The text of a stored value from its columns and those of its base and its base's base
+/// (NULL past its last layer), as [`LAYERS`] joins them.
+pub(super) fn decode_layers(
+    layers: [(Option<i64>, Option<Vec<u8>>); 3],
+) -> Result<Option<String>, StoreError> {
+    let mut found = Vec::with_capacity(3);
+    for layer in layers {
+        match layer {
+            (Some(codec), Some(body)) => found.push((codec::codec_of(codec)?, body)),
+            _ => break,
         }
-        (Some(codec), Some(_)) => {
-            return Err(StoreError::Backend(format!(
-                "unknown content codec {codec}"
-            )));
-        }
-        _ => return Ok(None),
+    }
+    if found.is_empty() {
+        return Ok(None);
+    }
+    codec::unpack_layers(found).map(Some)
+}
+
+/// The joins that read a value `c` with its base `cb` and its base's base `cr`: every
+/// layer a value may have (see [`codec`]).
+const LAYERS: &str = "LEFT JOIN contents cb ON cb.hash = c.base_hash \
+     LEFT JOIN contents cr ON cr.hash = cb.base_hash";
+
+/// A keyframe's codec, body and base, with its base's codec and body (a root's).
+type KeyframeRow = (i64, Vec<u8>, Option<Vec<u8>>, Option<i64>, Option<Vec<u8>>);
+/// A stored value's codec, body and base.
+type Stored = (i64, Vec<u8>, Option<Vec<u8>>);
+/// A stored value's hash, codec, body and base.
+type StoredRow = (Vec<u8>, i64, Vec<u8>, Option<Vec<u8>>);
+
+/// A stored value with the layers it is read with.
+#[derive(sqlx::FromRow)]
+struct Layered {
+    codec: Option<i64>,
+    body: Option<Vec<u8>>,
+    base_codec: Option<i64>,
+    base_body: Option<Vec<u8>>,
+    root_codec: Option<i64>,
+    root_body: Option<Vec<u8>>,
+}
+
+/// The text of the stored value `hash` and the size of its body; `None` when no such value
+/// is stored.
+async fn text_in(
+    tx: &mut Transaction<'_, Sqlite>,
+    hash: &[u8],
+) -> Result<Option<(String, usize)>, StoreError> {
+    let row: Option<Layered> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT c.codec, c.body, cb.codec AS base_codec, cb.body AS base_body, \
+         cr.codec AS root_codec, cr.body AS root_body FROM contents c {LAYERS} WHERE c.hash = ?"
+    )))
+    .bind(hash)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
     };
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| StoreError::Backend("stored value is not UTF-8".into()))
+    let size = row.body.as_ref().map_or(0, Vec::len);
+    let text = decode_layers([
+        (row.codec, row.body),
+        (row.base_codec, row.base_body),
+        (row.root_codec, row.root_body),
+    ])?;
+    Ok(text.map(|text| (text, size)))
 }
 
 /// Which rows make up a series, and the row that holds its latest entry.
@@ -95,7 +148,8 @@ enum Owner {
 /// here: the check time when the value differs from the previous value, else the previous
 /// entry's. Returns the entry's id; `NotFound` when the monitor does not exist. A value new to
 /// the monitor that would take the owner's history past `max_stored_bytes` is not kept: the
-/// entry records an error instead.
+/// entry records an error instead. A new value that becomes the series' latest retires the one
+/// it replaces ([`retire_in`]): that one may become a delta.
 pub(super) async fn append_in(
     tx: &mut Transaction<'_, Sqlite>,
     series: &Series,
@@ -112,17 +166,35 @@ pub(super) async fn append_in(
         Some(raw) => {
             let hash = Sha256::digest(raw.as_bytes()).to_vec();
             // Most checks find the value they found last time: compress only a new one.
-            let known: Option<(i64,)> =
-                sqlx::query_as("SELECT length(body) FROM contents WHERE hash = ?")
+            let known: Option<(i64, i64)> =
+                sqlx::query_as("SELECT codec, length(body) FROM contents WHERE hash = ?")
                     .bind(&hash)
                     .fetch_optional(&mut **tx)
                     .await?;
+            let known = match known {
+                // A value named again (a page that went back to an older text) is latest
+                // again, and the latest is read whole.
+                Some((codec, _)) if codec == i64::from(codec::DELTA) => {
+                    let (codec, body) = encode(raw);
+                    sqlx::query(
+                        "UPDATE contents SET codec = ?, body = ?, base_hash = NULL WHERE hash = ?",
+                    )
+                    .bind(codec)
+                    .bind(body.as_ref())
+                    .bind(&hash)
+                    .execute(&mut **tx)
+                    .await?;
+                    Some(body.len() as u64)
+                }
+                Some((_, size)) => Some(size.unsigned_abs()),
+                None => None,
+            };
             let encoded = match known {
                 Some(_) => None,
                 None => Some(encode(raw)),
             };
             let size = match (&known, &encoded) {
-                (Some((size,)), _) => size.unsigned_abs(),
+                (Some(size), _) => *size,
                 (None, Some((_, body))) => body.len() as u64,
                 (None, None) => 0,
             };
@@ -160,21 +232,17 @@ pub(super) async fn append_in(
     .bind(checked_at)
     .fetch_optional(&mut **tx)
     .await?;
+    // The value this one replaces, when it is another.
+    let replaced = match (&hash, &previous) {
+        (Some(hash), Some((Some(prev), _))) if hash != prev => text_in(tx, prev)
+            .await?
+            .map(|(text, size)| (prev.clone(), text, size)),
+        _ => None,
+    };
     // A value spelled otherwise (white space, quotes, entities, ...) is no change: it is
     // stored as seen, and keeps the time of the last real change.
-    let respelled = match (&hash, &previous, &data.raw) {
-        (Some(hash), Some((Some(prev), _)), Some(raw)) if hash != prev => {
-            let body: Option<(i64, Vec<u8>)> =
-                sqlx::query_as("SELECT codec, body FROM contents WHERE hash = ?")
-                    .bind(prev)
-                    .fetch_optional(&mut **tx)
-                    .await?;
-            let old = match body {
-                Some((codec, body)) => decode(Some(codec), Some(body))?,
-                None => None,
-            };
-            old.is_some_and(|old| wachet::normalize::same(&old, raw))
-        }
+    let respelled = match (&replaced, &data.raw) {
+        (Some((_, old, _)), Some(raw)) => wachet::normalize::same(old, raw),
         _ => false,
     };
     let changed_at = match (&hash, previous) {
@@ -202,6 +270,22 @@ pub(super) async fn append_in(
     .bind(&error)
     .fetch_one(&mut **tx)
     .await?;
+    if let Some((prev, text, size)) = replaced {
+        // Only the series' latest value is read whole by the listings and the scheduler: a
+        // check recorded late (an older check time) replaces nothing.
+        let newer: Option<(i64,)> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT 1 FROM entries WHERE {series_filter} AND content_hash IS NOT NULL \
+             AND (checked_at, id) > (?, ?) LIMIT 1"
+        )))
+        .bind(series_id)
+        .bind(checked_at)
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?;
+        if newer.is_none() {
+            retire_in(tx, &owner, &prev, &text, size).await?;
+        }
+    }
     let id = id.to_string();
     // The entry becomes the latest unless a newer one is already stored.
     let newest = "latest_entry_id IS NULL OR (SELECT checked_at FROM entries \
@@ -230,6 +314,142 @@ pub(super) async fn append_in(
         }
     }
     Ok(id)
+}
+
+/// Retires `prev` (whose text is `text`, `size` bytes stored), the value a new latest value
+/// of `owner`'s series just replaced: stored as a delta against the series' keyframe when
+/// that pays; else, the keyframe's run having ended, it becomes the series' next keyframe,
+/// itself a delta against the run's root when that is at most an eighth of its whole body, or
+/// whole (a new root). A value stays whole while it is a base (its deltas are read against
+/// it) or while another series names it (it may be that series' latest, which is read whole).
+///
+/// A delta against the keyframe is kept when it is smaller than the value's whole body and
+/// than the average cost of the keyframe's run so far (keyframe and deltas): deltas grow as a
+/// page drifts from its keyframe, and a new keyframe then costs less than going on. Keyframes
+/// against a root make a new keyframe cheap, so runs stay short and deltas small; a root
+/// lasts until the page drifted so far from it that a keyframe would cost an eighth of a
+/// whole value.
+async fn retire_in(
+    tx: &mut Transaction<'_, Sqlite>,
+    owner: &Owner,
+    prev: &[u8],
+    text: &str,
+    size: usize,
+) -> Result<(), StoreError> {
+    let (series_filter, table, series_id) = match owner {
+        Owner::Task(task) => ("task_id = ? AND page_id IS NULL", "tasks", task),
+        Owner::Page { page, .. } => ("page_id = ?", "pages", page),
+    };
+    let (whole, refs, is_base): (bool, i64, bool) = sqlx::query_as(
+        "SELECT codec <> ?, refs, EXISTS (SELECT 1 FROM contents d WHERE d.base_hash = ?) \
+         FROM contents WHERE hash = ?",
+    )
+    .bind(i64::from(codec::DELTA))
+    .bind(prev)
+    .bind(prev)
+    .fetch_one(&mut **tx)
+    .await?;
+    if !whole {
+        return Ok(());
+    }
+    let (here,): (i64,) = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT count(*) FROM entries WHERE {series_filter} AND content_hash = ?"
+    )))
+    .bind(series_id)
+    .bind(prev)
+    .fetch_one(&mut **tx)
+    .await?;
+    let keyframe: Option<(Option<Vec<u8>>,)> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT keyframe_hash FROM {table} WHERE id = ?"
+    )))
+    .bind(series_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let keyframe = keyframe.and_then(|(hash,)| hash).filter(|k| k != prev);
+    if let (false, true, Some(keyframe)) = (is_base, refs == here, keyframe) {
+        // The keyframe as it is now: whole, or a delta against a whole root (else it is no
+        // keyframe any more, and `prev` starts anew).
+        let run: Option<KeyframeRow> = sqlx::query_as(
+            "SELECT k.codec, k.body, k.base_hash, r.codec, r.body FROM contents k \
+                 LEFT JOIN contents r ON r.hash = k.base_hash \
+                 WHERE k.hash = ? AND (k.base_hash IS NULL OR r.codec <> ?)",
+        )
+        .bind(&keyframe)
+        .bind(i64::from(codec::DELTA))
+        .fetch_optional(&mut **tx)
+        .await?;
+        if let Some((codec, body, root, root_codec, root_body)) = run {
+            let keyframe_size = body.len() as i64;
+            let (keyframe_text, root) = match (root, root_codec, root_body) {
+                (Some(root), Some(root_codec), Some(root_body)) => {
+                    let root_text = codec::unpack(codec::codec_of(root_codec)?, root_body, None)?;
+                    let keyframe_text =
+                        codec::unpack(codec::codec_of(codec)?, body, Some(&root_text))?;
+                    (keyframe_text, Some((root, root_text)))
+                }
+                _ => (codec::unpack(codec::codec_of(codec)?, body, None)?, None),
+            };
+            let (deltas, delta_bytes) = deltas_of(tx, &keyframe).await?;
+            if deltas < MAX_DELTAS
+                && let Some(delta) = codec::delta(&keyframe_text, text)
+                && delta.len() < size
+                && (delta.len() as i64) <= (keyframe_size + delta_bytes) / (deltas + 1)
+            {
+                stored_as_delta(tx, prev, &delta, &keyframe).await?;
+                return Ok(());
+            }
+            // The run ended: `prev` is the next keyframe, against the run's root.
+            let (root, root_text) = match &root {
+                Some((root, root_text)) => (root, root_text),
+                None => (&keyframe, &keyframe_text),
+            };
+            let (deltas, _) = deltas_of(tx, root).await?;
+            if deltas < MAX_ROOT_DELTAS
+                && let Some(delta) = codec::delta(root_text, text)
+                && delta.len() * 8 <= size
+            {
+                stored_as_delta(tx, prev, &delta, root).await?;
+            }
+        }
+    }
+    sqlx::query(AssertSqlSafe(format!(
+        "UPDATE {table} SET keyframe_hash = ? WHERE id = ?"
+    )))
+    .bind(prev)
+    .bind(series_id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// How many deltas are stored against `base`, and their bytes.
+async fn deltas_of(
+    tx: &mut Transaction<'_, Sqlite>,
+    base: &[u8],
+) -> Result<(i64, i64), StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT count(*), coalesce(sum(length(body)), 0) FROM contents WHERE base_hash = ?",
+    )
+    .bind(base)
+    .fetch_one(&mut **tx)
+    .await?)
+}
+
+/// Rewrites the whole value `hash` as `delta` against `base` (the quota follows by trigger).
+async fn stored_as_delta(
+    tx: &mut Transaction<'_, Sqlite>,
+    hash: &[u8],
+    delta: &[u8],
+    base: &[u8],
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE contents SET codec = ?, body = ?, base_hash = ? WHERE hash = ?")
+        .bind(i64::from(codec::DELTA))
+        .bind(delta)
+        .bind(base)
+        .bind(hash)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 /// Why a value of `size` stored bytes may not join the history of `task`, if it may not: it
@@ -316,11 +536,16 @@ async fn resolve_for_write(
     })
 }
 
+/// One entry of a page of history, with its value's codec, body and base as stored.
 #[derive(sqlx::FromRow)]
 struct EntryRow {
     id: i64,
-    #[sqlx(flatten)]
-    data: DataColumns,
+    checked_at: i64,
+    changed_at: Option<i64>,
+    codec: Option<i64>,
+    body: Option<Vec<u8>>,
+    base_hash: Option<Vec<u8>>,
+    error: Option<String>,
 }
 
 /// Deletes the oldest entries of each series of `task` (its own, each crawled page's) beyond the
@@ -415,45 +640,132 @@ impl HistoryStore for SqliteStore {
             "e.page_id = ?"
         };
         let (before_at, before_id) = before_key(page);
-        let rows: Vec<EntryRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT e.id, e.checked_at, e.changed_at, c.codec, c.body, e.error \
-             FROM entries e LEFT JOIN contents c ON c.hash = e.content_hash \
-             WHERE {series_filter} AND e.checked_at >= ? AND (e.checked_at, e.id) < (?, ?) \
-             ORDER BY e.checked_at DESC, e.id DESC LIMIT ?"
-        )))
-        .bind(id)
-        .bind(page.from.unwrap_or(Millis::MIN))
-        .bind(before_at)
-        .bind(before_id)
-        .bind(i64::from(page.limit) + 1)
-        .fetch_all(&self.reader)
-        .await?;
-        rows.into_iter()
-            .map(|row| {
-                let data = data_of(row.data)?
-                    .ok_or_else(|| StoreError::Backend("entry without a check time".into()))?;
-                let key = TimeKey {
-                    at: data.last_check_timestamp.timestamp_millis(),
-                    id: row.id.to_string(),
-                };
-                Ok((key, data))
-            })
-            .collect()
+        // A delta and its base are read by two statements; a base that went between them (its
+        // delta was made whole again and the base collected) is read again.
+        for _ in 0..3 {
+            let rows: Vec<EntryRow> = sqlx::query_as(AssertSqlSafe(format!(
+                "SELECT e.id, e.checked_at, e.changed_at, c.codec, c.body, c.base_hash, e.error \
+                 FROM entries e LEFT JOIN contents c ON c.hash = e.content_hash \
+                 WHERE {series_filter} AND e.checked_at >= ? AND (e.checked_at, e.id) < (?, ?) \
+                 ORDER BY e.checked_at DESC, e.id DESC LIMIT ?"
+            )))
+            .bind(id)
+            .bind(page.from.unwrap_or(Millis::MIN))
+            .bind(before_at)
+            .bind(&before_id)
+            .bind(i64::from(page.limit) + 1)
+            .fetch_all(&self.reader)
+            .await?;
+            if let Some(entries) = self.unpack_entries(rows).await? {
+                return Ok(entries);
+            }
+        }
+        Err(StoreError::Backend(
+            "the base of a stored delta kept changing while it was read".into(),
+        ))
     }
 
     /// Deletes up to `limit` values that no entry names any more (their entries were pruned, or
     /// their monitor deleted) in one transaction; returns how many went.
     async fn collect_garbage(&self, limit: u32) -> Result<u64, StoreError> {
         let mut tx = self.write().await?;
-        let deleted = sqlx::query(
-            "DELETE FROM contents WHERE hash IN \
-             (SELECT hash FROM contents WHERE refs = 0 LIMIT ?)",
-        )
-        .bind(i64::from(limit))
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+        let mut deleted = 0;
+        // A base is kept while a delta names it; the deltas collected in one round may leave
+        // their bases unnamed for the next, so the batch fills while garbage is left.
+        while deleted < u64::from(limit) {
+            let round = sqlx::query(
+                "DELETE FROM contents WHERE hash IN (SELECT c.hash FROM contents c \
+                 WHERE c.refs = 0 AND NOT EXISTS \
+                 (SELECT 1 FROM contents d WHERE d.base_hash = c.hash) LIMIT ?)",
+            )
+            .bind(i64::try_from(u64::from(limit) - deleted).unwrap_or(i64::MAX))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if round == 0 {
+                break;
+            }
+            deleted += round;
+        }
         tx.commit().await?;
         Ok(deleted)
+    }
+}
+
+impl SqliteStore {
+    /// The entries of `rows` with their values, each delta read against its base (each base
+    /// unpacked once); `None` when a base is missing (it went since `rows` were read).
+    async fn unpack_entries(
+        &self,
+        rows: Vec<EntryRow>,
+    ) -> Result<Option<Vec<(TimeKey, ClientData)>>, StoreError> {
+        let mut wanted: Vec<Vec<u8>> = rows.iter().filter_map(|r| r.base_hash.clone()).collect();
+        let mut layers: Vec<HashMap<Vec<u8>, Stored>> = Vec::new();
+        // Keyframes first, then the roots of those that are deltas: two layers at most.
+        while !wanted.is_empty() && layers.len() < 2 {
+            wanted.sort();
+            wanted.dedup();
+            let marks = vec!["?"; wanted.len()].join(", ");
+            let sql = format!(
+                "SELECT hash, codec, body, base_hash FROM contents WHERE hash IN ({marks})"
+            );
+            let mut query = sqlx::query_as::<_, StoredRow>(AssertSqlSafe(sql));
+            for hash in &wanted {
+                query = query.bind(hash);
+            }
+            let found: HashMap<_, _> = query
+                .fetch_all(&self.reader)
+                .await?
+                .into_iter()
+                .map(|(hash, codec, body, base)| (hash, (codec, body, base)))
+                .collect();
+            if found.len() < wanted.len() {
+                return Ok(None);
+            }
+            wanted = found
+                .values()
+                .filter_map(|(_, _, base)| base.clone())
+                .collect();
+            layers.push(found);
+        }
+        let mut bases: HashMap<Vec<u8>, String> = HashMap::new();
+        for layer in layers.into_iter().rev() {
+            for (hash, (codec, body, base)) in layer {
+                if bases.contains_key(&hash) {
+                    continue;
+                }
+                let base = base.as_ref().and_then(|base| bases.get(base));
+                let text = codec::unpack(codec::codec_of(codec)?, body, base.map(String::as_str))?;
+                bases.insert(hash, text);
+            }
+        }
+        rows.into_iter()
+            .map(|row| {
+                let raw = match (row.codec, row.body) {
+                    (Some(codec), Some(body)) => {
+                        let base = row.base_hash.as_ref().and_then(|hash| bases.get(hash));
+                        Some(codec::unpack(
+                            codec::codec_of(codec)?,
+                            body,
+                            base.map(String::as_str),
+                        )?)
+                    }
+                    _ => None,
+                };
+                let key = TimeKey {
+                    at: row.checked_at,
+                    id: row.id.to_string(),
+                };
+                let data = ClientData {
+                    last_check_timestamp: time(row.checked_at),
+                    value_changed_timestamp: row.changed_at.map(time),
+                    raw,
+                    error: row.error,
+                    diff: None,
+                };
+                Ok((key, data))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()
+            .map(Some)
     }
 }
