@@ -25,6 +25,46 @@ const ZSTD_LEVEL: i32 = 3;
 /// zstd's level for deltas: against a 100 KB base, level 9 made deltas a fifth smaller than
 /// level 3, and no slower (its longer match search pays off in fewer sequences).
 const DELTA_LEVEL: i32 = 9;
+/// Values whose stored body is shorter than this stay whole when replaced: a delta would save
+/// a few hundred bytes at most, for a few more queries and a zstd pass in the check's
+/// transaction.
+pub const DELTA_FROM: usize = 1024;
+/// Most deltas stored against one keyframe (N: a keyframe at least every N + 1 versions of a
+/// series). Reading stays at most three frames whatever N is; N bounds how long a keyframe
+/// outlives its own entries (it stays while a delta needs it) and the deltas counted before
+/// each new one. Usually the size rule ([`pays_in_run`]) ends a run well before: with one-word
+/// changes of a 100 KB page runs were a few dozen versions long.
+pub const MAX_DELTAS: i64 = 128;
+/// Most deltas stored against one root (its own run's and the keyframes after it): a whole
+/// value at least every this many keyframes, for the same reasons.
+pub const MAX_ROOT_DELTAS: i64 = 512;
+
+/// Whether a delta of `delta` bytes against a keyframe is worth keeping for a value whose
+/// whole body is `size` bytes, the keyframe's run so far being `deltas` deltas of `delta_bytes`
+/// bytes against a keyframe body of `keyframe` bytes: smaller than the whole body, and than
+/// the run's average cost. Deltas grow as a page drifts from its keyframe; once the next one
+/// costs more than the run's average, a new keyframe costs less than going on.
+pub fn pays_in_run(
+    delta: usize,
+    size: usize,
+    keyframe: usize,
+    deltas: i64,
+    delta_bytes: i64,
+) -> bool {
+    let average = (keyframe as i64 + delta_bytes) / (deltas + 1);
+    deltas < MAX_DELTAS && delta < size && (delta as i64) <= average
+}
+
+/// Whether a new keyframe is worth storing as a delta of `delta` bytes against its run's root
+/// (which already has `deltas` deltas) rather than whole (`size` bytes): when it is at most an
+/// eighth of it. Keyframes against a root keep a new keyframe cheap, so runs stay short and
+/// deltas small; a root lasts until the page drifted so far from it that a keyframe would cost
+/// an eighth of a whole value (with one-word changes of a 100 KB page, about a thousand
+/// versions).
+pub fn pays_as_keyframe(delta: usize, size: usize, deltas: i64) -> bool {
+    deltas < MAX_ROOT_DELTAS && delta.saturating_mul(8) <= size
+}
+
 /// The largest value a frame may claim to unpack to. Far above any page a check keeps; a
 /// frame claiming more is damaged, and is refused instead of allocated.
 const MAX_UNPACKED: u64 = 1 << 30;
@@ -164,5 +204,18 @@ mod tests {
         assert!(unpack(PLAIN, vec![0xff, 0xfe], None).is_err());
         assert!(unpack(7, b"x".to_vec(), None).is_err());
         assert!(codec_of(1 << 40).is_err());
+    }
+
+    #[test]
+    fn a_run_goes_on_while_its_next_delta_costs_less_than_its_average() {
+        assert!(pays_in_run(100, 40_000, 40_000, 0, 0));
+        assert!(!pays_in_run(40_000, 40_000, 40_000, 0, 0), "not smaller");
+        // 100 deltas of 200 bytes on a 40 KB keyframe: 594 bytes a version so far.
+        assert!(pays_in_run(594, 40_000, 40_000, 100, 20_000));
+        assert!(!pays_in_run(595, 40_000, 40_000, 100, 20_000));
+        assert!(!pays_in_run(1, 40_000, 40_000, MAX_DELTAS, 0));
+        assert!(pays_as_keyframe(5_000, 40_000, 0));
+        assert!(!pays_as_keyframe(5_001, 40_000, 0));
+        assert!(!pays_as_keyframe(1, 40_000, MAX_ROOT_DELTAS));
     }
 }

@@ -26,10 +26,6 @@ const PRUNE_BATCH: i64 = 500;
 /// What an entry costs against the quota beside its value and error (its row and indexes), as
 /// on SQLite.
 const ENTRY_BYTES: i64 = 160;
-/// Most deltas stored against one keyframe, and against one root, as on SQLite
-/// (`sqlite::history::MAX_DELTAS` says why).
-const MAX_DELTAS: i64 = 128;
-const MAX_ROOT_DELTAS: i64 = 512;
 /// Shards of a user's stored-bytes count (`user_storage`).
 const SHARDS: i32 = 16;
 /// The codec of a delta, as the column holds it.
@@ -370,7 +366,7 @@ pub(super) async fn append_in(
     .fetch_one(&mut **tx)
     .await?;
     charged += ENTRY_BYTES + error.as_ref().map_or(0, |e| e.len() as i64);
-    if let Some((prev, text, size)) = replaced {
+    if let Some((prev, text, size)) = replaced.filter(|(_, _, size)| *size >= codec::DELTA_FROM) {
         // Only the series' latest value is read whole by the listings and the scheduler: a
         // check recorded late (an older check time) replaces nothing.
         let (newer,): (bool,) = sqlx::query_as(AssertSqlSafe(format!(
@@ -501,7 +497,7 @@ async fn retire_in(
         .fetch_optional(&mut **tx)
         .await?;
         if let Some((codec, body, root, root_codec, root_body)) = run {
-            let keyframe_size = body.len() as i64;
+            let keyframe_size = body.len();
             let (keyframe_text, root) = match (root, root_codec, root_body) {
                 (Some(root), Some(root_codec), Some(root_body)) => {
                     let root_text =
@@ -516,10 +512,9 @@ async fn retire_in(
                 ),
             };
             let (deltas, delta_bytes) = deltas_of(tx, &keyframe).await?;
-            if deltas < MAX_DELTAS
+            if deltas < codec::MAX_DELTAS
                 && let Some(delta) = codec::delta(&keyframe_text, text)
-                && delta.len() < size
-                && (delta.len() as i64) <= (keyframe_size + delta_bytes) / (deltas + 1)
+                && codec::pays_in_run(delta.len(), size, keyframe_size, deltas, delta_bytes)
             {
                 stored_as_delta(tx, prev, &delta, &keyframe).await?;
                 // Only this monitor names it (no other series does): the caller takes the
@@ -532,9 +527,9 @@ async fn retire_in(
                 None => (&keyframe, &keyframe_text),
             };
             let (deltas, _) = deltas_of(tx, root).await?;
-            if deltas < MAX_ROOT_DELTAS
+            if deltas < codec::MAX_ROOT_DELTAS
                 && let Some(delta) = codec::delta(root_text, text)
-                && delta.len() * 8 <= size
+                && codec::pays_as_keyframe(delta.len(), size, deltas)
             {
                 stored_as_delta(tx, prev, &delta, root).await?;
                 sqlx::query(set_keyframe)

@@ -19,16 +19,6 @@ use wachet::model::ClientData;
 /// Most entries one prune deletes from one series, so a lowered retention is reached over a few
 /// checks instead of in one large transaction.
 const PRUNE_BATCH: i64 = 500;
-/// Most deltas stored against one keyframe (N: a keyframe at least every N + 1 versions of a
-/// series). Reading stays at most three frames whatever N is (see [`codec`]); N bounds how
-/// long a keyframe outlives its own entries (it stays while a delta needs it) and the deltas
-/// counted before each new one. Usually the size rule (a delta larger than the run's average
-/// cost starts a new keyframe) ends a run well before.
-pub(crate) const MAX_DELTAS: i64 = 128;
-/// Most deltas stored against one root (its own run's and the keyframes after it): a whole
-/// value at least every this many keyframes, for the same reasons.
-pub(crate) const MAX_ROOT_DELTAS: i64 = 512;
-
 /// A value as stored whole: its codec and body.
 fn encode(raw: &str) -> (i64, std::borrow::Cow<'_, [u8]>) {
     let (codec, body) = codec::encode(raw);
@@ -270,7 +260,7 @@ pub(super) async fn append_in(
     .bind(&error)
     .fetch_one(&mut **tx)
     .await?;
-    if let Some((prev, text, size)) = replaced {
+    if let Some((prev, text, size)) = replaced.filter(|(_, _, size)| *size >= codec::DELTA_FROM) {
         // Only the series' latest value is read whole by the listings and the scheduler: a
         // check recorded late (an older check time) replaces nothing.
         let newer: Option<(i64,)> = sqlx::query_as(AssertSqlSafe(format!(
@@ -323,12 +313,7 @@ pub(super) async fn append_in(
 /// whole (a new root). A value stays whole while it is a base (its deltas are read against
 /// it) or while another series names it (it may be that series' latest, which is read whole).
 ///
-/// A delta against the keyframe is kept when it is smaller than the value's whole body and
-/// than the average cost of the keyframe's run so far (keyframe and deltas): deltas grow as a
-/// page drifts from its keyframe, and a new keyframe then costs less than going on. Keyframes
-/// against a root make a new keyframe cheap, so runs stay short and deltas small; a root
-/// lasts until the page drifted so far from it that a keyframe would cost an eighth of a
-/// whole value.
+/// When each pays is [`codec::pays_in_run`] and [`codec::pays_as_keyframe`].
 async fn retire_in(
     tx: &mut Transaction<'_, Sqlite>,
     owner: &Owner,
@@ -379,7 +364,7 @@ async fn retire_in(
         .fetch_optional(&mut **tx)
         .await?;
         if let Some((codec, body, root, root_codec, root_body)) = run {
-            let keyframe_size = body.len() as i64;
+            let keyframe_size = body.len();
             let (keyframe_text, root) = match (root, root_codec, root_body) {
                 (Some(root), Some(root_codec), Some(root_body)) => {
                     let root_text = codec::unpack(codec::codec_of(root_codec)?, root_body, None)?;
@@ -390,10 +375,9 @@ async fn retire_in(
                 _ => (codec::unpack(codec::codec_of(codec)?, body, None)?, None),
             };
             let (deltas, delta_bytes) = deltas_of(tx, &keyframe).await?;
-            if deltas < MAX_DELTAS
+            if deltas < codec::MAX_DELTAS
                 && let Some(delta) = codec::delta(&keyframe_text, text)
-                && delta.len() < size
-                && (delta.len() as i64) <= (keyframe_size + delta_bytes) / (deltas + 1)
+                && codec::pays_in_run(delta.len(), size, keyframe_size, deltas, delta_bytes)
             {
                 stored_as_delta(tx, prev, &delta, &keyframe).await?;
                 return Ok(());
@@ -404,9 +388,9 @@ async fn retire_in(
                 None => (&keyframe, &keyframe_text),
             };
             let (deltas, _) = deltas_of(tx, root).await?;
-            if deltas < MAX_ROOT_DELTAS
+            if deltas < codec::MAX_ROOT_DELTAS
                 && let Some(delta) = codec::delta(root_text, text)
-                && delta.len() * 8 <= size
+                && codec::pays_as_keyframe(delta.len(), size, deltas)
             {
                 stored_as_delta(tx, prev, &delta, root).await?;
             }
@@ -767,5 +751,168 @@ impl SqliteStore {
             })
             .collect::<Result<Vec<_>, StoreError>>()
             .map(Some)
+    }
+}
+
+#[cfg(test)]
+mod measure {
+    //! What delta history costs, printed (never asserted: timings depend on the machine):
+    //! `cargo test --release -p wachet-server --lib delta_history_costs -- --ignored --nocapture`.
+
+    use super::*;
+    use crate::store::testing::Seed;
+    use crate::store::{TaskStore, UserRecord, UserStore, now_millis};
+    use std::time::{Duration, Instant};
+
+    /// 1,000 one-word changes of a 100 KB page of made-up words, as the contract test
+    /// `store_contract_delta` stores them.
+    fn versions() -> Vec<String> {
+        let mut x: u64 = 21;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            x >> 33
+        };
+        let word = |n: u64| -> String {
+            let mut y = (n % 4_000).wrapping_mul(2_654_435_761) ^ 0x5bd1_e995;
+            (0..3 + (n % 6) as usize)
+                .map(|_| {
+                    y = y.wrapping_mul(48_271) % 2_147_483_647;
+                    char::from(b'a' + (y % 26) as u8)
+                })
+                .collect()
+        };
+        let mut words: Vec<String> = (0..15_500).map(|i| word(i * 7_919 + 13)).collect();
+        (0..1_001)
+            .map(|i| {
+                let at = (next() as usize) % words.len();
+                words[at] = format!("{}{}", word(next()), i % 100);
+                words.join(" ")
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    #[ignore = "a measurement: run it in a release build and read what it prints"]
+    async fn delta_history_costs() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = super::super::StoreSettings {
+            history_retention: 2_000,
+            ..Default::default()
+        };
+        let store = SqliteStore::open_with(&dir.path().join("m.db"), &settings)
+            .await
+            .unwrap();
+        let user = UserRecord {
+            id: new_id(),
+            email: "ada@example.com".into(),
+            password_hash: "x".into(),
+            api_key_hash: "y".into(),
+            webhook_secret: "z".into(),
+            notification_endpoints: Vec::new(),
+            created_at: now_millis(),
+        };
+        store.create_user(&user).await.unwrap();
+        let monitor = wachet::model::Monitor {
+            name: Some("large".into()),
+            url: Some("https://example.com/".into()),
+            recurrence_in_seconds: Some(3_600),
+            ..Default::default()
+        };
+        let task = store
+            .create_task(&user.id, &monitor)
+            .await
+            .unwrap()
+            .id
+            .unwrap();
+        let versions = versions();
+        let start = chrono::Utc::now() - chrono::Duration::days(1);
+        let mut writes = Vec::new();
+        let mut times = Vec::new();
+        let mut first = 0;
+        for (i, value) in versions.iter().enumerate() {
+            let at = start + chrono::Duration::seconds(i as i64);
+            times.push(at.timestamp_millis());
+            let began = Instant::now();
+            store
+                .append_entry(
+                    &Series::Task(task.clone()),
+                    &ClientData::value(at, value.clone()),
+                )
+                .await
+                .unwrap();
+            writes.push(began.elapsed());
+            if i == 0 {
+                (first,) = sqlx::query_as("SELECT sum(length(body)) FROM contents")
+                    .fetch_one(&store.reader)
+                    .await
+                    .unwrap();
+                println!("page {} bytes, stored whole {first} bytes", value.len());
+            }
+        }
+        let (total, whole, deltas): (i64, i64, i64) = sqlx::query_as(
+            "SELECT sum(length(body)), sum(codec < 2), sum(codec = 2) FROM contents",
+        )
+        .fetch_one(&store.reader)
+        .await
+        .unwrap();
+        let (roots,): (i64,) = sqlx::query_as(
+            "SELECT count(*) FROM contents WHERE codec < 2 AND hash IN \
+             (SELECT base_hash FROM contents)",
+        )
+        .fetch_one(&store.reader)
+        .await
+        .unwrap();
+        println!(
+            "{} values: {total} bytes, {whole} whole ({roots} roots), {deltas} deltas; \
+             {} bytes a change after the first",
+            versions.len(),
+            (total - first) / 1_000
+        );
+        // Each entry read alone, as a page of one: the store's whole read path.
+        let mut reads = Vec::new();
+        for (i, at) in times.iter().enumerate() {
+            let page = TimePage {
+                from: None,
+                to: Some(*at),
+                after: None,
+                limit: 1,
+            };
+            // The best of three: the machine is shared, and a read is what the code costs.
+            let mut best = Duration::MAX;
+            for _ in 0..3 {
+                let began = Instant::now();
+                let got = store.entries(&user.id, &task, &page).await.unwrap();
+                best = best.min(began.elapsed());
+                assert_eq!(got[0].1.raw.as_deref(), Some(versions[i].as_str()));
+            }
+            reads.push(best);
+        }
+        let show = |name: &str, mut d: Vec<Duration>| {
+            d.sort();
+            println!(
+                "{name}: median {:?}, p99 {:?}, max {:?}",
+                d[d.len() / 2],
+                d[d.len() * 99 / 100],
+                d[d.len() - 1]
+            );
+        };
+        show("one entry read (best of 3 each)", reads);
+        show("one check written", writes);
+        let mut pages = Vec::new();
+        for at in times.iter().step_by(50) {
+            let page = TimePage {
+                from: None,
+                to: Some(*at),
+                after: None,
+                limit: 50,
+            };
+            let began = Instant::now();
+            store.entries(&user.id, &task, &page).await.unwrap();
+            pages.push(began.elapsed());
+        }
+        show("a page of 50 entries read", pages);
+        store.close().await;
     }
 }
