@@ -485,3 +485,55 @@ delta!(
         );
     }
 );
+
+delta!(
+    a_value_a_monitor_and_one_of_its_pages_share_stays_whole_while_either_shows_it,
+    keeping(100),
+    |store: Arc<dyn TestStore>, sql: Sql| async move {
+        let (user, task) = one_monitor(&*store, "ada@example.com").await;
+        let versions = one_word_changes(3_000, 3, 23);
+        let page = |i: usize, v: usize| ClientData::value(at(i), versions[v].clone());
+        let series = Series::Page {
+            task_id: task.clone(),
+            url: "https://example.com/a".into(),
+            name: None,
+        };
+        record(&*store, &task, 0, &versions[0]).await;
+        // The page's series gets a keyframe, then shows the monitor's value and leaves it:
+        // the value stays whole, the monitor's latest.
+        for (i, v) in [(1, 2), (2, 0), (3, 1)] {
+            store.append_entry(&series, &page(i, v)).await.unwrap();
+        }
+        let monitor = store.task(&user, &task).await.expect("the monitor reads");
+        assert_eq!(monitor.data.and_then(|d| d.raw), Some(versions[0].clone()));
+        let pages = store
+            .task_pages(&user, &task)
+            .await
+            .expect("its pages read");
+        assert_eq!(
+            pages[0].data.as_ref().and_then(|d| d.raw.clone()),
+            Some(versions[1].clone())
+        );
+        assert_eq!(latest_deltas(&sql).await, 0);
+        // Once the monitor moves on too, its old value is free to become a delta.
+        record(&*store, &task, 4, &versions[1]).await;
+        record(&*store, &task, 5, &versions[2]).await;
+        let id = pages[0].id.clone().unwrap();
+        assert_eq!(
+            every_value(&*store, &user, &id).await,
+            vec![
+                Some(versions[2].clone()),
+                Some(versions[0].clone()),
+                Some(versions[1].clone())
+            ]
+        );
+        assert_eq!(
+            every_value(&*store, &user, &task).await,
+            vec![
+                Some(versions[0].clone()),
+                Some(versions[1].clone()),
+                Some(versions[2].clone())
+            ]
+        );
+    }
+);

@@ -445,9 +445,11 @@ async fn retire_in(
     text: &str,
     size: usize,
 ) -> Result<i64, StoreError> {
-    let (series_filter, series_id) = match page {
-        None => ("task_id = $2 AND page_id IS NULL", task),
-        Some(page) => ("page_id = $2", page),
+    // Entries of other series than this one (a page's test must not be NULL for a monitor's
+    // own entries, whose page is NULL).
+    let (elsewhere_filter, series_id) = match page {
+        None => ("NOT (task_id = $2 AND page_id IS NULL)", task),
+        Some(page) => ("page_id IS DISTINCT FROM $2", page),
     };
     let (keyframe_of, set_keyframe) = match page {
         None => (
@@ -471,8 +473,7 @@ async fn retire_in(
         return Ok(0);
     };
     let (elsewhere,): (bool,) = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT EXISTS (SELECT 1 FROM entries WHERE content_hash = $1 \
-         AND NOT ({series_filter}))"
+        "SELECT EXISTS (SELECT 1 FROM entries WHERE content_hash = $1 AND {elsewhere_filter})"
     )))
     .bind(prev)
     .bind(series_id)
