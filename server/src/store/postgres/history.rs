@@ -821,7 +821,39 @@ struct EntryRow {
     error: Option<String>,
 }
 
+/// The entries of a monitor's own series (`$1`) when the monitor is the user's (`$6`).
+const OWN_SERIES: &str = "le.task_id = $1 AND le.page_id IS NULL \
+     AND EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND user_id = $6)";
+/// The entries of a page's series (`$1`), whose owner the caller checked (`$6` unused).
+const PAGE_SERIES: &str = "le.page_id = $1 AND $6::TEXT IS NOT NULL";
+
 impl PgStore {
+    /// One page of the series `filter` names ([`OWN_SERIES`], [`PAGE_SERIES`]) with their
+    /// values as stored.
+    async fn page_rows(
+        &self,
+        filter: &str,
+        user: &str,
+        id: &str,
+        page: &TimePage,
+    ) -> Result<Vec<EntryRow>, StoreError> {
+        let (before_at, before_id) = before_key(page);
+        Ok(sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT le.id, le.checked_at, le.changed_at, lc.codec, lc.body, lc.base_hash, \
+             le.error FROM entries le LEFT JOIN contents lc ON lc.hash = le.content_hash \
+             WHERE {filter} AND le.checked_at >= $2 AND (le.checked_at, le.id) < ($3, $4) \
+             ORDER BY le.checked_at DESC, le.id DESC LIMIT $5"
+        )))
+        .bind(id)
+        .bind(page.from.unwrap_or(Millis::MIN))
+        .bind(before_at)
+        .bind(before_id)
+        .bind(i64::from(page.limit) + 1)
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
     /// The entries of `rows` with their values, each delta read against its base (each base
     /// unpacked once); `None` when a base is missing (it went since `rows` were read).
     async fn unpack_entries(
@@ -910,38 +942,28 @@ impl HistoryStore for PgStore {
         if !is_id(id) {
             return Err(StoreError::NotFound);
         }
-        let (is_task, is_page): (bool, bool) = sqlx::query_as(
-            "SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND user_id = $2), \
-             EXISTS (SELECT 1 FROM pages p JOIN tasks t ON t.id = p.task_id \
-                     WHERE p.id = $1 AND t.user_id = $2)",
-        )
-        .bind(id)
-        .bind(user)
-        .fetch_one(&self.pool)
-        .await?;
-        let series_filter = match (is_task, is_page) {
-            (true, _) => "le.task_id = $1 AND le.page_id IS NULL",
-            (false, true) => "le.page_id = $1",
-            (false, false) => return Err(StoreError::NotFound),
-        };
-        let (before_at, before_id) = before_key(page);
         // A delta and its base are read by two statements; a base that went between them (its
         // delta was made whole again and the base collected) is read again.
         for _ in 0..3 {
-            let rows: Vec<EntryRow> = sqlx::query_as(AssertSqlSafe(format!(
-                "SELECT le.id, le.checked_at, le.changed_at, lc.codec, lc.body, lc.base_hash, \
-                 le.error FROM entries le LEFT JOIN contents lc ON lc.hash = le.content_hash \
-                 WHERE {series_filter} AND le.checked_at >= $2 \
-                 AND (le.checked_at, le.id) < ($3, $4) \
-                 ORDER BY le.checked_at DESC, le.id DESC LIMIT $5"
-            )))
-            .bind(id)
-            .bind(page.from.unwrap_or(Millis::MIN))
-            .bind(before_at)
-            .bind(before_id)
-            .bind(i64::from(page.limit) + 1)
-            .fetch_all(&self.pool)
-            .await?;
+            // Most pages are of a monitor's own history: its owner is checked in the same
+            // statement, and only an empty answer asks what `id` is.
+            let mut rows = self.page_rows(OWN_SERIES, user, id, page).await?;
+            if rows.is_empty() {
+                let (is_task, is_page): (bool, bool) = sqlx::query_as(
+                    "SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND user_id = $2), \
+                     EXISTS (SELECT 1 FROM pages p JOIN tasks t ON t.id = p.task_id \
+                             WHERE p.id = $1 AND t.user_id = $2)",
+                )
+                .bind(id)
+                .bind(user)
+                .fetch_one(&self.pool)
+                .await?;
+                match (is_task, is_page) {
+                    (true, _) => {}
+                    (false, true) => rows = self.page_rows(PAGE_SERIES, user, id, page).await?,
+                    (false, false) => return Err(StoreError::NotFound),
+                }
+            }
             if let Some(entries) = self.unpack_entries(rows).await? {
                 return Ok(entries);
             }
