@@ -22,6 +22,7 @@
 //! ([`new_id`]); times are UTC milliseconds.
 
 pub mod cache;
+pub mod codec;
 pub mod feeds;
 pub mod folders;
 pub mod gc;

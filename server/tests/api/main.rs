@@ -60,6 +60,8 @@ mod storage;
 mod store_contract;
 // History, schedule and outbox on both backends (claims, leases, checks, deliveries).
 mod store_contract_checks;
+// Values stored as deltas read back after many changes, pruning, deletes and failed checks.
+mod store_contract_delta;
 mod tasks;
 mod web;
 mod web_account;

@@ -1,31 +1,25 @@
 //! [`HistoryStore`] on PostgreSQL: entries of a monitor's series and of its crawled pages,
-//! values stored once by content (SHA-256 of the text, zstd when that pays, the same codecs as
-//! on SQLite), the retention that keeps the newest entries of each series, and the collection
-//! of values no entry names any more. No row here is shared by the checks of several monitors:
-//! a series' count and latest entry live in its own row (`task_series`, `pages`), and a value
-//! that lost entries becomes a candidate (`contents_unnamed`, filled by a statement trigger)
-//! that [`HistoryStore::collect_garbage`] checks with an anti-join. Other modules read a
-//! monitor's latest data and its pages only through [`DATA_COLUMNS`], [`DATA_JOIN`],
-//! [`data_of`] and [`pages_of`]; a check's entries are written by `schedule.rs` with
-//! [`append_in`].
+//! values stored once by content (SHA-256 of the text) in the codecs of [`codec`] (whole while
+//! a series' latest, a delta against the series' keyframe once replaced when that pays, as on
+//! SQLite), the retention that keeps the newest entries of each series, and the collection of
+//! values no entry and no delta names any more. No row here is shared by the checks of several
+//! monitors: a series' count and latest entry live in its own row (`task_series`, `pages`), and
+//! a value that lost entries becomes a candidate (`contents_unnamed`, filled by a statement
+//! trigger and by collected deltas) that [`HistoryStore::collect_garbage`] checks with an
+//! anti-join. Other modules read a monitor's latest data and its pages only through
+//! [`DATA_COLUMNS`], [`DATA_JOIN`], [`data_of`] and [`pages_of`]; a check's entries are written
+//! by `schedule.rs` with [`append_in`].
 
 use super::PgStore;
 use crate::store::{
-    HistoryStore, Millis, Series, StorageUse, StoreError, TimeKey, TimePage, is_id, new_id,
+    HistoryStore, Millis, Series, StorageUse, StoreError, TimeKey, TimePage, codec, is_id, new_id,
 };
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
+use std::collections::HashMap;
 use wachet::model::{ClientData, ClientPage};
 
-/// Content stored as the value's UTF-8 bytes.
-const CODEC_PLAIN: i32 = 0;
-/// Content stored as a zstd frame of the value's UTF-8 bytes.
-const CODEC_ZSTD: i32 = 1;
-/// Values shorter than this are stored plain: a zstd frame would save next to nothing.
-const COMPRESS_FROM: usize = 512;
-/// zstd's level: its default, fast to write, and most of what higher levels save on HTML.
-const ZSTD_LEVEL: i32 = 3;
 /// Most entries one prune deletes from one series, so a lowered retention is reached over a
 /// few checks instead of in one large transaction.
 const PRUNE_BATCH: i64 = 500;
@@ -34,6 +28,8 @@ const PRUNE_BATCH: i64 = 500;
 const ENTRY_BYTES: i64 = 160;
 /// Shards of a user's stored-bytes count (`user_storage`).
 const SHARDS: i32 = 16;
+/// The codec of a delta, as the column holds it.
+const DELTA: i32 = codec::DELTA as i32;
 
 /// The columns of a monitor's latest data, for a query on `tasks t` that adds [`DATA_JOIN`]:
 /// `checked_at`, `changed_at`, `codec`, `body`, `error` (all NULL when it was never checked),
@@ -69,40 +65,116 @@ pub(super) fn data_of(row: DataColumns) -> Result<Option<ClientData>, StoreError
     }))
 }
 
-/// A value as stored: its codec and body. Compressed only when that saves at least an eighth.
+/// A value as stored whole: its codec and body.
 fn encode(raw: &str) -> (i32, std::borrow::Cow<'_, [u8]>) {
-    let bytes = raw.as_bytes();
-    if bytes.len() >= COMPRESS_FROM
-        && let Ok(packed) = zstd::bulk::compress(bytes, ZSTD_LEVEL)
-        && packed.len() < bytes.len() - bytes.len() / 8
-    {
-        return (CODEC_ZSTD, packed.into());
-    }
-    (CODEC_PLAIN, bytes.into())
+    let (codec, body) = codec::encode(raw);
+    (i32::from(codec), body)
 }
 
-/// The text of a stored value.
+/// The text of a value stored whole (each series' latest value is).
 pub(super) fn decode(
     codec: Option<i32>,
     body: Option<Vec<u8>>,
 ) -> Result<Option<String>, StoreError> {
-    let bytes = match (codec, body) {
-        (Some(CODEC_PLAIN), Some(body)) => body,
-        (Some(CODEC_ZSTD), Some(body)) => {
-            zstd::stream::decode_all(body.as_slice()).map_err(|err| {
-                StoreError::Backend(format!("stored value cannot be unpacked: {err}"))
-            })?
+    match (codec, body) {
+        (Some(codec), Some(body)) => {
+            codec::unpack(codec::codec_of(codec.into())?, body, None).map(Some)
         }
-        (Some(codec), Some(_)) => {
-            return Err(StoreError::Backend(format!(
-                "unknown content codec {codec}"
-            )));
+        _ => Ok(None),
+    }
+}
+
+/// The text of a stored value from its columns and those of its base and its base's base
+/// (NULL past its last layer), as [`LAYERS`] joins them.
+pub(super) fn decode_layers(
+    layers: [(Option<i32>, Option<Vec<u8>>); 3],
+) -> Result<Option<String>, StoreError> {
+    let mut found = Vec::with_capacity(3);
+    for layer in layers {
+        match layer {
+            (Some(codec), Some(body)) => found.push((codec::codec_of(codec.into())?, body)),
+            _ => break,
         }
-        _ => return Ok(None),
+    }
+    if found.is_empty() {
+        return Ok(None);
+    }
+    codec::unpack_layers(found).map(Some)
+}
+
+/// The joins that read a value `c` with its base `cb` and its base's base `cr`: every
+/// layer a value may have (see [`codec`]).
+const LAYERS: &str = "LEFT JOIN contents cb ON cb.hash = c.base_hash \
+     LEFT JOIN contents cr ON cr.hash = cb.base_hash";
+
+/// A keyframe's codec, body and base, with its base's codec and body (a root's).
+type KeyframeRow = (i32, Vec<u8>, Option<Vec<u8>>, Option<i32>, Option<Vec<u8>>);
+/// A stored value's codec, body and base.
+type Stored = (i32, Vec<u8>, Option<Vec<u8>>);
+/// A stored value's hash, codec, body and base.
+type StoredRow = (Vec<u8>, i32, Vec<u8>, Option<Vec<u8>>);
+
+/// A stored value with the layers it is read with.
+#[derive(sqlx::FromRow)]
+struct Layered {
+    codec: Option<i32>,
+    body: Option<Vec<u8>>,
+    base_codec: Option<i32>,
+    base_body: Option<Vec<u8>>,
+    root_codec: Option<i32>,
+    root_body: Option<Vec<u8>>,
+}
+
+/// The text of the stored value `hash` and the size of its body; `None` when no such value
+/// is stored.
+async fn text_in(
+    tx: &mut Transaction<'_, Postgres>,
+    hash: &[u8],
+) -> Result<Option<(String, usize)>, StoreError> {
+    let row: Option<Layered> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT c.codec, c.body, cb.codec AS base_codec, cb.body AS base_body, \
+         cr.codec AS root_codec, cr.body AS root_body FROM contents c {LAYERS} \
+         WHERE c.hash = $1"
+    )))
+    .bind(hash)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
     };
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| StoreError::Backend("stored value is not UTF-8".into()))
+    let size = row.body.as_ref().map_or(0, Vec::len);
+    let text = decode_layers([
+        (row.codec, row.body),
+        (row.base_codec, row.base_body),
+        (row.root_codec, row.root_body),
+    ])?;
+    Ok(text.map(|text| (text, size)))
+}
+
+/// Adds `bytes` (negative: takes them off) to the count of each monitor whose history names
+/// the value `hash`, whose body was just rewritten.
+async fn resized_in(
+    tx: &mut Transaction<'_, Postgres>,
+    hash: &[u8],
+    bytes: i64,
+) -> Result<(), StoreError> {
+    if bytes == 0 {
+        return Ok(());
+    }
+    let tasks: Vec<(String,)> =
+        sqlx::query_as("SELECT DISTINCT task_id FROM entries WHERE content_hash = $1")
+            .bind(hash)
+            .fetch_all(&mut **tx)
+            .await?;
+    for (task,) in tasks {
+        sqlx::query("UPDATE task_series SET stored_bytes = stored_bytes + $2 WHERE task_id = $1")
+            .bind(&task)
+            .bind(bytes)
+            .execute(&mut **tx)
+            .await?;
+        charge_in(tx, &task, bytes).await?;
+    }
+    Ok(())
 }
 
 /// Creates the series row of the new monitor `task` of `user` (its shard of the owner's
@@ -156,17 +228,52 @@ pub(super) async fn append_in(
             // Held until commit: garbage collection takes its candidates `FOR UPDATE SKIP
             // LOCKED`, so it passes over a value a check is about to name, and a value it
             // already holds is gone (and written anew below) by the time this lock is granted.
-            let known: Option<(i32,)> =
-                sqlx::query_as("SELECT length(body) FROM contents WHERE hash = $1 FOR KEY SHARE")
+            let known: Option<(i32, i32)> = sqlx::query_as(
+                "SELECT codec, length(body) FROM contents WHERE hash = $1 FOR KEY SHARE",
+            )
+            .bind(&hash)
+            .fetch_optional(&mut **tx)
+            .await?;
+            let known = match known {
+                // A value named again (a page that went back to an older text) is latest
+                // again, and the latest is read whole. Of two checks doing it at once, the
+                // second finds it whole already and rewrites nothing.
+                Some((DELTA, old)) => {
+                    let (codec, body) = encode(raw);
+                    let base: Option<(Option<Vec<u8>>,)> = sqlx::query_as(
+                        "UPDATE contents SET codec = $2, body = $3, base_hash = NULL \
+                         WHERE hash = $1 AND codec = $4 \
+                         RETURNING (SELECT base_hash FROM contents WHERE hash = $1)",
+                    )
                     .bind(&hash)
+                    .bind(codec)
+                    .bind(body.as_ref())
+                    .bind(DELTA)
                     .fetch_optional(&mut **tx)
                     .await?;
+                    let size = i64::try_from(body.len()).unwrap_or(i64::MAX);
+                    if let Some((base,)) = base {
+                        resized_in(tx, &hash, size - i64::from(old)).await?;
+                        // Its base may be named by nothing now.
+                        sqlx::query(
+                            "INSERT INTO contents_unnamed (hash) SELECT $1 \
+                             WHERE $1 IS NOT NULL ON CONFLICT DO NOTHING",
+                        )
+                        .bind(base)
+                        .execute(&mut **tx)
+                        .await?;
+                    }
+                    Some(size)
+                }
+                Some((_, size)) => Some(i64::from(size)),
+                None => None,
+            };
             let encoded = match known {
                 Some(_) => None,
                 None => Some(encode(raw)),
             };
             let size = match (&known, &encoded) {
-                (Some((size,)), _) => i64::from(*size),
+                (Some(size), _) => *size,
                 (None, Some((_, body))) => i64::try_from(body.len()).unwrap_or(i64::MAX),
                 (None, None) => 0,
             };
@@ -225,21 +332,17 @@ pub(super) async fn append_in(
     .bind(checked_at)
     .fetch_optional(&mut **tx)
     .await?;
+    // The value this one replaces, when it is another.
+    let replaced = match (&hash, &previous) {
+        (Some(hash), Some((Some(prev), _))) if hash != prev => text_in(tx, prev)
+            .await?
+            .map(|(text, size)| (prev.clone(), text, size)),
+        _ => None,
+    };
     // A value spelled otherwise (white space, quotes, entities, ...) is no change: it is
     // stored as seen, and keeps the time of the last real change.
-    let respelled = match (&hash, &previous, &data.raw) {
-        (Some(hash), Some((Some(prev), _)), Some(raw)) if hash != prev => {
-            let body: Option<(i32, Vec<u8>)> =
-                sqlx::query_as("SELECT codec, body FROM contents WHERE hash = $1")
-                    .bind(prev)
-                    .fetch_optional(&mut **tx)
-                    .await?;
-            let old = match body {
-                Some((codec, body)) => decode(Some(codec), Some(body))?,
-                None => None,
-            };
-            old.is_some_and(|old| wachet::normalize::same(&old, raw))
-        }
+    let respelled = match (&replaced, &data.raw) {
+        (Some((_, old, _)), Some(raw)) => wachet::normalize::same(old, raw),
         _ => false,
     };
     let changed_at = match (&hash, previous) {
@@ -263,6 +366,22 @@ pub(super) async fn append_in(
     .fetch_one(&mut **tx)
     .await?;
     charged += ENTRY_BYTES + error.as_ref().map_or(0, |e| e.len() as i64);
+    if let Some((prev, text, size)) = replaced.filter(|(_, _, size)| *size >= codec::DELTA_FROM) {
+        // Only the series' latest value is read whole by the listings and the scheduler: a
+        // check recorded late (an older check time) replaces nothing.
+        let (newer,): (bool,) = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT EXISTS (SELECT 1 FROM entries WHERE {series_filter} \
+             AND content_hash IS NOT NULL AND (checked_at, id) > ($2, $3))"
+        )))
+        .bind(series_id)
+        .bind(checked_at)
+        .bind(id)
+        .fetch_one(&mut **tx)
+        .await?;
+        if !newer {
+            charged -= retire_in(tx, task, page, &prev, &text, size).await?;
+        }
+    }
     // The entry becomes the latest unless a newer one is already stored; the count grows
     // either way (it is what the retention compares).
     let newest = "CASE WHEN latest_entry_id IS NULL OR (SELECT checked_at FROM entries \
@@ -308,6 +427,158 @@ pub(super) async fn append_in(
     }
     charge_in(tx, task, charged).await?;
     Ok(id.to_string())
+}
+
+/// Retires `prev` (whose text is `text`, `size` bytes stored), the value a new latest value
+/// of the series of `task` (its own, or its `page`'s) just replaced: stored as a delta against
+/// the series' keyframe when that pays, else kept whole as the series' new keyframe, by the
+/// same rules as on SQLite (a base, or a value another series names, stays whole; a delta is
+/// kept when smaller than the whole body and than the run's average cost). Returns the bytes
+/// the monitor's count saves, for the caller to take off. A value another transaction holds
+/// (a check naming it, a collector) is left whole, and so is a keyframe a collector holds:
+/// neither waits for the other.
+async fn retire_in(
+    tx: &mut Transaction<'_, Postgres>,
+    task: &str,
+    page: Option<&str>,
+    prev: &[u8],
+    text: &str,
+    size: usize,
+) -> Result<i64, StoreError> {
+    // Entries of other series than this one (a page's test must not be NULL for a monitor's
+    // own entries, whose page is NULL).
+    let (elsewhere_filter, series_id) = match page {
+        None => ("NOT (task_id = $2 AND page_id IS NULL)", task),
+        Some(page) => ("page_id IS DISTINCT FROM $2", page),
+    };
+    let (keyframe_of, set_keyframe) = match page {
+        None => (
+            "SELECT keyframe_hash FROM task_series WHERE task_id = $1",
+            "UPDATE task_series SET keyframe_hash = $2 WHERE task_id = $1",
+        ),
+        Some(_) => (
+            "SELECT keyframe_hash FROM pages WHERE id = $1",
+            "UPDATE pages SET keyframe_hash = $2 WHERE id = $1",
+        ),
+    };
+    let held: Option<(bool, bool)> = sqlx::query_as(
+        "SELECT codec <> $2, EXISTS (SELECT 1 FROM contents d WHERE d.base_hash = $1) \
+         FROM contents WHERE hash = $1 FOR UPDATE SKIP LOCKED",
+    )
+    .bind(prev)
+    .bind(DELTA)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some((true, is_base)) = held else {
+        return Ok(0);
+    };
+    let (elsewhere,): (bool,) = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT EXISTS (SELECT 1 FROM entries WHERE content_hash = $1 AND {elsewhere_filter})"
+    )))
+    .bind(prev)
+    .bind(series_id)
+    .fetch_one(&mut **tx)
+    .await?;
+    let keyframe: Option<(Option<Vec<u8>>,)> = sqlx::query_as(keyframe_of)
+        .bind(series_id)
+        .fetch_optional(&mut **tx)
+        .await?;
+    let keyframe = keyframe.and_then(|(hash,)| hash).filter(|k| k != prev);
+    if let (false, false, Some(keyframe)) = (is_base, elsewhere, keyframe) {
+        // The keyframe as it is now: whole, or a delta against a whole root (else it is no
+        // keyframe any more, and `prev` starts anew). Its root cannot go while it names it.
+        let run: Option<KeyframeRow> = sqlx::query_as(
+            "SELECT k.codec, k.body, k.base_hash, r.codec, r.body FROM contents k \
+                 LEFT JOIN contents r ON r.hash = k.base_hash \
+                 WHERE k.hash = $1 AND (k.base_hash IS NULL OR r.codec <> $2) \
+                 FOR KEY SHARE OF k SKIP LOCKED",
+        )
+        .bind(&keyframe)
+        .bind(DELTA)
+        .fetch_optional(&mut **tx)
+        .await?;
+        if let Some((codec, body, root, root_codec, root_body)) = run {
+            let keyframe_size = body.len();
+            let (keyframe_text, root) = match (root, root_codec, root_body) {
+                (Some(root), Some(root_codec), Some(root_body)) => {
+                    let root_text =
+                        codec::unpack(codec::codec_of(root_codec.into())?, root_body, None)?;
+                    let keyframe_text =
+                        codec::unpack(codec::codec_of(codec.into())?, body, Some(&root_text))?;
+                    (keyframe_text, Some((root, root_text)))
+                }
+                _ => (
+                    codec::unpack(codec::codec_of(codec.into())?, body, None)?,
+                    None,
+                ),
+            };
+            let (deltas, delta_bytes) = deltas_of(tx, &keyframe).await?;
+            if deltas < codec::MAX_DELTAS
+                && let Some(delta) = codec::delta(&keyframe_text, text)
+                && codec::pays_in_run(delta.len(), size, keyframe_size, deltas, delta_bytes)
+            {
+                stored_as_delta(tx, prev, &delta, &keyframe).await?;
+                // Only this monitor names it (no other series does): the caller takes the
+                // saving off its count with the entry's.
+                return Ok((size - delta.len()) as i64);
+            }
+            // The run ended: `prev` is the next keyframe, against the run's root.
+            let (root, root_text) = match &root {
+                Some((root, root_text)) => (root, root_text),
+                None => (&keyframe, &keyframe_text),
+            };
+            let (deltas, _) = deltas_of(tx, root).await?;
+            if deltas < codec::MAX_ROOT_DELTAS
+                && let Some(delta) = codec::delta(root_text, text)
+                && codec::pays_as_keyframe(delta.len(), size, deltas)
+            {
+                stored_as_delta(tx, prev, &delta, root).await?;
+                sqlx::query(set_keyframe)
+                    .bind(series_id)
+                    .bind(prev)
+                    .execute(&mut **tx)
+                    .await?;
+                return Ok((size - delta.len()) as i64);
+            }
+        }
+    }
+    sqlx::query(set_keyframe)
+        .bind(series_id)
+        .bind(prev)
+        .execute(&mut **tx)
+        .await?;
+    Ok(0)
+}
+
+/// How many deltas are stored against `base`, and their bytes.
+async fn deltas_of(
+    tx: &mut Transaction<'_, Postgres>,
+    base: &[u8],
+) -> Result<(i64, i64), StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT count(*), coalesce(sum(length(body)), 0)::BIGINT FROM contents \
+         WHERE base_hash = $1",
+    )
+    .bind(base)
+    .fetch_one(&mut **tx)
+    .await?)
+}
+
+/// Rewrites the whole value `hash` as `delta` against `base`.
+async fn stored_as_delta(
+    tx: &mut Transaction<'_, Postgres>,
+    hash: &[u8],
+    delta: &[u8],
+    base: &[u8],
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE contents SET codec = $2, body = $3, base_hash = $4 WHERE hash = $1")
+        .bind(hash)
+        .bind(DELTA)
+        .bind(delta)
+        .bind(base)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 /// Adds `bytes` (negative: takes them off) to the count of the owner of `task`, in the shard
@@ -538,11 +809,126 @@ fn before_key(page: &TimePage) -> (Millis, i64) {
     }
 }
 
+/// One entry of a page of history, with its value's codec, body and base as stored.
 #[derive(sqlx::FromRow)]
 struct EntryRow {
     id: i64,
-    #[sqlx(flatten)]
-    data: DataColumns,
+    checked_at: i64,
+    changed_at: Option<i64>,
+    codec: Option<i32>,
+    body: Option<Vec<u8>>,
+    base_hash: Option<Vec<u8>>,
+    error: Option<String>,
+}
+
+/// The entries of a monitor's own series (`$1`) when the monitor is the user's (`$6`).
+const OWN_SERIES: &str = "le.task_id = $1 AND le.page_id IS NULL \
+     AND EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND user_id = $6)";
+/// The entries of a page's series (`$1`), whose owner the caller checked (`$6` unused).
+const PAGE_SERIES: &str = "le.page_id = $1 AND $6::TEXT IS NOT NULL";
+
+impl PgStore {
+    /// One page of the series `filter` names ([`OWN_SERIES`], [`PAGE_SERIES`]) with their
+    /// values as stored.
+    async fn page_rows(
+        &self,
+        filter: &str,
+        user: &str,
+        id: &str,
+        page: &TimePage,
+    ) -> Result<Vec<EntryRow>, StoreError> {
+        let (before_at, before_id) = before_key(page);
+        Ok(sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT le.id, le.checked_at, le.changed_at, lc.codec, lc.body, lc.base_hash, \
+             le.error FROM entries le LEFT JOIN contents lc ON lc.hash = le.content_hash \
+             WHERE {filter} AND le.checked_at >= $2 AND (le.checked_at, le.id) < ($3, $4) \
+             ORDER BY le.checked_at DESC, le.id DESC LIMIT $5"
+        )))
+        .bind(id)
+        .bind(page.from.unwrap_or(Millis::MIN))
+        .bind(before_at)
+        .bind(before_id)
+        .bind(i64::from(page.limit) + 1)
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// The entries of `rows` with their values, each delta read against its base (each base
+    /// unpacked once); `None` when a base is missing (it went since `rows` were read).
+    async fn unpack_entries(
+        &self,
+        rows: Vec<EntryRow>,
+    ) -> Result<Option<Vec<(TimeKey, ClientData)>>, StoreError> {
+        let mut wanted: Vec<Vec<u8>> = rows.iter().filter_map(|r| r.base_hash.clone()).collect();
+        let mut layers: Vec<HashMap<Vec<u8>, Stored>> = Vec::new();
+        // Keyframes first, then the roots of those that are deltas: two layers at most.
+        while !wanted.is_empty() && layers.len() < 2 {
+            wanted.sort();
+            wanted.dedup();
+            let found: Vec<StoredRow> = sqlx::query_as(
+                "SELECT hash, codec, body, base_hash FROM contents WHERE hash = ANY($1)",
+            )
+            .bind(&wanted)
+            .fetch_all(&self.pool)
+            .await?;
+            let found: HashMap<_, _> = found
+                .into_iter()
+                .map(|(hash, codec, body, base)| (hash, (codec, body, base)))
+                .collect();
+            if found.len() < wanted.len() {
+                return Ok(None);
+            }
+            wanted = found
+                .values()
+                .filter_map(|(_, _, base)| base.clone())
+                .collect();
+            layers.push(found);
+        }
+        let mut bases: HashMap<Vec<u8>, String> = HashMap::new();
+        for layer in layers.into_iter().rev() {
+            for (hash, (codec, body, base)) in layer {
+                if bases.contains_key(&hash) {
+                    continue;
+                }
+                let base = base.as_ref().and_then(|base| bases.get(base));
+                let text = codec::unpack(
+                    codec::codec_of(codec.into())?,
+                    body,
+                    base.map(String::as_str),
+                )?;
+                bases.insert(hash, text);
+            }
+        }
+        rows.into_iter()
+            .map(|row| {
+                let raw = match (row.codec, row.body) {
+                    (Some(codec), Some(body)) => {
+                        let base = row.base_hash.as_ref().and_then(|hash| bases.get(hash));
+                        Some(codec::unpack(
+                            codec::codec_of(codec.into())?,
+                            body,
+                            base.map(String::as_str),
+                        )?)
+                    }
+                    _ => None,
+                };
+                let key = TimeKey {
+                    at: row.checked_at,
+                    id: row.id.to_string(),
+                };
+                let data = ClientData {
+                    last_check_timestamp: super::time(row.checked_at),
+                    value_changed_timestamp: row.changed_at.map(super::time),
+                    raw,
+                    error: row.error,
+                    diff: None,
+                };
+                Ok((key, data))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()
+            .map(Some)
+    }
 }
 
 #[async_trait]
@@ -556,45 +942,35 @@ impl HistoryStore for PgStore {
         if !is_id(id) {
             return Err(StoreError::NotFound);
         }
-        let (is_task, is_page): (bool, bool) = sqlx::query_as(
-            "SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND user_id = $2), \
-             EXISTS (SELECT 1 FROM pages p JOIN tasks t ON t.id = p.task_id \
-                     WHERE p.id = $1 AND t.user_id = $2)",
-        )
-        .bind(id)
-        .bind(user)
-        .fetch_one(&self.pool)
-        .await?;
-        let series_filter = match (is_task, is_page) {
-            (true, _) => "le.task_id = $1 AND le.page_id IS NULL",
-            (false, true) => "le.page_id = $1",
-            (false, false) => return Err(StoreError::NotFound),
-        };
-        let (before_at, before_id) = before_key(page);
-        let rows: Vec<EntryRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT le.id, le.checked_at, le.changed_at, lc.codec, lc.body, le.error \
-             FROM entries le LEFT JOIN contents lc ON lc.hash = le.content_hash \
-             WHERE {series_filter} AND le.checked_at >= $2 AND (le.checked_at, le.id) < ($3, $4) \
-             ORDER BY le.checked_at DESC, le.id DESC LIMIT $5"
-        )))
-        .bind(id)
-        .bind(page.from.unwrap_or(Millis::MIN))
-        .bind(before_at)
-        .bind(before_id)
-        .bind(i64::from(page.limit) + 1)
-        .fetch_all(&self.pool)
-        .await?;
-        rows.into_iter()
-            .map(|row| {
-                let data = data_of(row.data)?
-                    .ok_or_else(|| StoreError::Backend("entry without a check time".into()))?;
-                let key = TimeKey {
-                    at: data.last_check_timestamp.timestamp_millis(),
-                    id: row.id.to_string(),
-                };
-                Ok((key, data))
-            })
-            .collect()
+        // A delta and its base are read by two statements; a base that went between them (its
+        // delta was made whole again and the base collected) is read again.
+        for _ in 0..3 {
+            // Most pages are of a monitor's own history: its owner is checked in the same
+            // statement, and only an empty answer asks what `id` is.
+            let mut rows = self.page_rows(OWN_SERIES, user, id, page).await?;
+            if rows.is_empty() {
+                let (is_task, is_page): (bool, bool) = sqlx::query_as(
+                    "SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND user_id = $2), \
+                     EXISTS (SELECT 1 FROM pages p JOIN tasks t ON t.id = p.task_id \
+                             WHERE p.id = $1 AND t.user_id = $2)",
+                )
+                .bind(id)
+                .bind(user)
+                .fetch_one(&self.pool)
+                .await?;
+                match (is_task, is_page) {
+                    (true, _) => {}
+                    (false, true) => rows = self.page_rows(PAGE_SERIES, user, id, page).await?,
+                    (false, false) => return Err(StoreError::NotFound),
+                }
+            }
+            if let Some(entries) = self.unpack_entries(rows).await? {
+                return Ok(entries);
+            }
+        }
+        Err(StoreError::Backend(
+            "the base of a stored delta kept changing while it was read".into(),
+        ))
     }
 
     /// Takes candidates (values whose entries went) that no other collector holds, deletes
@@ -617,31 +993,47 @@ impl HistoryStore for PgStore {
                 break;
             }
             let hashes: Vec<Vec<u8>> = candidates.into_iter().map(|(h,)| h).collect();
+            // A base stays while a delta needs it.
             let locked: Vec<(Vec<u8>,)> = sqlx::query_as(
                 "SELECT hash FROM contents c WHERE hash = ANY($1) \
                  AND NOT EXISTS (SELECT 1 FROM entries e WHERE e.content_hash = c.hash) \
+                 AND NOT EXISTS (SELECT 1 FROM contents d WHERE d.base_hash = c.hash) \
                  FOR UPDATE SKIP LOCKED",
             )
             .bind(&hashes)
             .fetch_all(&mut *tx)
             .await?;
             let doomed: Vec<Vec<u8>> = locked.into_iter().map(|(h,)| h).collect();
-            deleted += match sqlx::query("DELETE FROM contents WHERE hash = ANY($1)")
-                .bind(&doomed)
-                .execute(&mut *tx)
-                .await
+            let gone: Vec<(Option<Vec<u8>>,)> = match sqlx::query_as(
+                "DELETE FROM contents WHERE hash = ANY($1) RETURNING base_hash",
+            )
+            .bind(&doomed)
+            .fetch_all(&mut *tx)
+            .await
             {
-                Ok(done) => done.rows_affected(),
+                Ok(gone) => gone,
                 // A check that named one of them committed between this statement's snapshot
                 // and its lock: the foreign key kept the value, and the candidates wait for
                 // next time.
                 Err(err) if is_foreign_key_violation(&err) => return Ok(0),
                 Err(err) => return Err(err.into()),
             };
+            deleted += gone.len() as u64;
             sqlx::query("DELETE FROM contents_unnamed WHERE hash = ANY($1)")
                 .bind(&hashes)
                 .execute(&mut *tx)
                 .await?;
+            // The bases of the deltas that went may be named by nothing now.
+            let bases: Vec<Vec<u8>> = gone.into_iter().filter_map(|(base,)| base).collect();
+            if !bases.is_empty() {
+                sqlx::query(
+                    "INSERT INTO contents_unnamed (hash) SELECT DISTINCT unnest($1::BYTEA[]) \
+                     ON CONFLICT DO NOTHING",
+                )
+                .bind(&bases)
+                .execute(&mut *tx)
+                .await?;
+            }
         }
         tx.commit().await?;
         Ok(deleted)

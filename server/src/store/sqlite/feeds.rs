@@ -2,7 +2,7 @@
 //! folder's subtree or one monitor, and the changes a feed shows, read from the history.
 
 use super::SqliteStore;
-use super::history::decode;
+use super::history::decode_layers;
 use crate::store::feeds::{FEED_SELECT, FeedRow, columns, cut, record};
 use crate::store::{
     FeedChange, FeedRecord, FeedScope, FeedStore, Millis, StoreError, TimeKey, is_id, new_id,
@@ -35,8 +35,16 @@ struct ChangeRow {
     url: String,
     codec: Option<i64>,
     body: Option<Vec<u8>>,
+    base_codec: Option<i64>,
+    base_body: Option<Vec<u8>>,
+    root_codec: Option<i64>,
+    root_body: Option<Vec<u8>>,
     prev_codec: Option<i64>,
     prev_body: Option<Vec<u8>>,
+    prev_base_codec: Option<i64>,
+    prev_base_body: Option<Vec<u8>>,
+    prev_root_codec: Option<i64>,
+    prev_root_body: Option<Vec<u8>>,
 }
 
 #[async_trait]
@@ -155,7 +163,11 @@ impl FeedStore for SqliteStore {
                  SELECT id FROM folders WHERE id = ?2 AND user_id = ?1 \
                  UNION ALL SELECT f.id FROM folders f JOIN subtree s ON f.parent_id = s.id) \
              SELECT CAST(e.id AS TEXT) AS id, e.checked_at, t.id AS task_id, t.name, t.url, c.codec, c.body, \
-                    pc.codec AS prev_codec, pc.body AS prev_body \
+                    cb.codec AS base_codec, cb.body AS base_body, \
+                    cr.codec AS root_codec, cr.body AS root_body, \
+                    pc.codec AS prev_codec, pc.body AS prev_body, \
+                    pb.codec AS prev_base_codec, pb.body AS prev_base_body, \
+                    pr.codec AS prev_root_codec, pr.body AS prev_root_body \
              FROM entries e \
              JOIN tasks t ON t.id = e.task_id \
              JOIN contents c ON c.hash = e.content_hash \
@@ -164,6 +176,10 @@ impl FeedStore for SqliteStore {
                  WHERE p.task_id = e.task_id AND p.page_id IS NULL AND p.content_hash IS NOT NULL \
                  AND (p.checked_at, p.id) < (e.checked_at, e.id) \
                  ORDER BY p.checked_at DESC, p.id DESC LIMIT 1) \
+             LEFT JOIN contents cb ON cb.hash = c.base_hash \
+             LEFT JOIN contents cr ON cr.hash = cb.base_hash \
+             LEFT JOIN contents pb ON pb.hash = pc.base_hash \
+             LEFT JOIN contents pr ON pr.hash = pb.base_hash \
              WHERE t.user_id = ?1 AND e.page_id IS NULL AND e.changed_at = e.checked_at \
              AND pc.hash <> c.hash AND {within} \
              ORDER BY e.checked_at DESC, e.id DESC LIMIT ?4"
@@ -184,8 +200,18 @@ impl FeedStore for SqliteStore {
                     task_id: row.task_id,
                     task_name: row.name,
                     url: row.url,
-                    current: cut(decode(row.codec, row.body)?.unwrap_or_default()),
-                    previous: cut(decode(row.prev_codec, row.prev_body)?.unwrap_or_default()),
+                    current: cut(decode_layers([
+                        (row.codec, row.body),
+                        (row.base_codec, row.base_body),
+                        (row.root_codec, row.root_body),
+                    ])?
+                    .unwrap_or_default()),
+                    previous: cut(decode_layers([
+                        (row.prev_codec, row.prev_body),
+                        (row.prev_base_codec, row.prev_base_body),
+                        (row.prev_root_codec, row.prev_root_body),
+                    ])?
+                    .unwrap_or_default()),
                 })
             })
             .collect()

@@ -1,38 +1,28 @@
 //! [`HistoryStore`] on SQLite: check results of monitors and of crawled pages, with values
-//! stored once by content (SHA-256 of the text) and compressed with zstd when that pays; the
+//! stored once by content (SHA-256 of the text) in the codecs of [`codec`]: whole while a
+//! series' latest, a delta against the series' keyframe once replaced when that pays; the
 //! retention that keeps the newest entries of each series; and the collection of values no
-//! entry names any more. A check's entries are written by `schedule.rs` with [`append_in`].
+//! entry (and no delta) names any more. A check's entries are written by `schedule.rs` with
+//! [`append_in`].
 
 use super::{SqliteStore, before_key, time};
-use crate::store::{HistoryStore, Millis, Series, StoreError, TimeKey, TimePage, is_id, new_id};
+use crate::store::{
+    HistoryStore, Millis, Series, StoreError, TimeKey, TimePage, codec, is_id, new_id,
+};
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
+use std::collections::HashMap;
 use wachet::model::ClientData;
 
-/// Content stored as the value's UTF-8 bytes.
-const CODEC_PLAIN: i64 = 0;
-/// Content stored as a zstd frame of the value's UTF-8 bytes.
-const CODEC_ZSTD: i64 = 1;
-/// Values shorter than this are stored plain: a zstd frame would save next to nothing.
-const COMPRESS_FROM: usize = 512;
-/// zstd's level: its default, fast to write, and most of what higher levels save on HTML.
-const ZSTD_LEVEL: i32 = 3;
 /// Most entries one prune deletes from one series, so a lowered retention is reached over a few
 /// checks instead of in one large transaction.
 const PRUNE_BATCH: i64 = 500;
-
-/// A value as stored: its codec and body. Compressed only when that saves at least an eighth.
+/// A value as stored whole: its codec and body.
 fn encode(raw: &str) -> (i64, std::borrow::Cow<'_, [u8]>) {
-    let bytes = raw.as_bytes();
-    if bytes.len() >= COMPRESS_FROM
-        && let Ok(packed) = zstd::bulk::compress(bytes, ZSTD_LEVEL)
-        && packed.len() < bytes.len() - bytes.len() / 8
-    {
-        return (CODEC_ZSTD, packed.into());
-    }
-    (CODEC_PLAIN, bytes.into())
+    let (codec, body) = codec::encode(raw);
+    (i64::from(codec), body)
 }
 
 /// The columns of one entry joined with its content; all null when there is no entry.
@@ -60,28 +50,81 @@ pub(super) fn data_of(row: DataColumns) -> Result<Option<ClientData>, StoreError
     }))
 }
 
-/// The text of a stored value.
+/// The text of a value stored whole (each series' latest value is).
 pub(super) fn decode(
     codec: Option<i64>,
     body: Option<Vec<u8>>,
 ) -> Result<Option<String>, StoreError> {
-    let bytes = match (codec, body) {
-        (Some(CODEC_PLAIN), Some(body)) => body,
-        (Some(CODEC_ZSTD), Some(body)) => {
-            zstd::stream::decode_all(body.as_slice()).map_err(|err| {
-                StoreError::Backend(format!("stored value cannot be unpacked: {err}"))
-            })?
+    match (codec, body) {
+        (Some(codec), Some(body)) => codec::unpack(codec::codec_of(codec)?, body, None).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The text of a stored value from its columns and those of its base and its base's base
+/// (NULL past its last layer), as [`LAYERS`] joins them.
+pub(super) fn decode_layers(
+    layers: [(Option<i64>, Option<Vec<u8>>); 3],
+) -> Result<Option<String>, StoreError> {
+    let mut found = Vec::with_capacity(3);
+    for layer in layers {
+        match layer {
+            (Some(codec), Some(body)) => found.push((codec::codec_of(codec)?, body)),
+            _ => break,
         }
-        (Some(codec), Some(_)) => {
-            return Err(StoreError::Backend(format!(
-                "unknown content codec {codec}"
-            )));
-        }
-        _ => return Ok(None),
+    }
+    if found.is_empty() {
+        return Ok(None);
+    }
+    codec::unpack_layers(found).map(Some)
+}
+
+/// The joins that read a value `c` with its base `cb` and its base's base `cr`: every
+/// layer a value may have (see [`codec`]).
+const LAYERS: &str = "LEFT JOIN contents cb ON cb.hash = c.base_hash \
+     LEFT JOIN contents cr ON cr.hash = cb.base_hash";
+
+/// A keyframe's codec, body and base, with its base's codec and body (a root's).
+type KeyframeRow = (i64, Vec<u8>, Option<Vec<u8>>, Option<i64>, Option<Vec<u8>>);
+/// A stored value's codec, body and base.
+type Stored = (i64, Vec<u8>, Option<Vec<u8>>);
+/// A stored value's hash, codec, body and base.
+type StoredRow = (Vec<u8>, i64, Vec<u8>, Option<Vec<u8>>);
+
+/// A stored value with the layers it is read with.
+#[derive(sqlx::FromRow)]
+struct Layered {
+    codec: Option<i64>,
+    body: Option<Vec<u8>>,
+    base_codec: Option<i64>,
+    base_body: Option<Vec<u8>>,
+    root_codec: Option<i64>,
+    root_body: Option<Vec<u8>>,
+}
+
+/// The text of the stored value `hash` and the size of its body; `None` when no such value
+/// is stored.
+async fn text_in(
+    tx: &mut Transaction<'_, Sqlite>,
+    hash: &[u8],
+) -> Result<Option<(String, usize)>, StoreError> {
+    let row: Option<Layered> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT c.codec, c.body, cb.codec AS base_codec, cb.body AS base_body, \
+         cr.codec AS root_codec, cr.body AS root_body FROM contents c {LAYERS} WHERE c.hash = ?"
+    )))
+    .bind(hash)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(row) = row else {
+        return Ok(None);
     };
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| StoreError::Backend("stored value is not UTF-8".into()))
+    let size = row.body.as_ref().map_or(0, Vec::len);
+    let text = decode_layers([
+        (row.codec, row.body),
+        (row.base_codec, row.base_body),
+        (row.root_codec, row.root_body),
+    ])?;
+    Ok(text.map(|text| (text, size)))
 }
 
 /// Which rows make up a series, and the row that holds its latest entry.
@@ -95,7 +138,8 @@ enum Owner {
 /// here: the check time when the value differs from the previous value, else the previous
 /// entry's. Returns the entry's id; `NotFound` when the monitor does not exist. A value new to
 /// the monitor that would take the owner's history past `max_stored_bytes` is not kept: the
-/// entry records an error instead.
+/// entry records an error instead. A new value that becomes the series' latest retires the one
+/// it replaces ([`retire_in`]): that one may become a delta.
 pub(super) async fn append_in(
     tx: &mut Transaction<'_, Sqlite>,
     series: &Series,
@@ -112,17 +156,35 @@ pub(super) async fn append_in(
         Some(raw) => {
             let hash = Sha256::digest(raw.as_bytes()).to_vec();
             // Most checks find the value they found last time: compress only a new one.
-            let known: Option<(i64,)> =
-                sqlx::query_as("SELECT length(body) FROM contents WHERE hash = ?")
+            let known: Option<(i64, i64)> =
+                sqlx::query_as("SELECT codec, length(body) FROM contents WHERE hash = ?")
                     .bind(&hash)
                     .fetch_optional(&mut **tx)
                     .await?;
+            let known = match known {
+                // A value named again (a page that went back to an older text) is latest
+                // again, and the latest is read whole.
+                Some((codec, _)) if codec == i64::from(codec::DELTA) => {
+                    let (codec, body) = encode(raw);
+                    sqlx::query(
+                        "UPDATE contents SET codec = ?, body = ?, base_hash = NULL WHERE hash = ?",
+                    )
+                    .bind(codec)
+                    .bind(body.as_ref())
+                    .bind(&hash)
+                    .execute(&mut **tx)
+                    .await?;
+                    Some(body.len() as u64)
+                }
+                Some((_, size)) => Some(size.unsigned_abs()),
+                None => None,
+            };
             let encoded = match known {
                 Some(_) => None,
                 None => Some(encode(raw)),
             };
             let size = match (&known, &encoded) {
-                (Some((size,)), _) => size.unsigned_abs(),
+                (Some(size), _) => *size,
                 (None, Some((_, body))) => body.len() as u64,
                 (None, None) => 0,
             };
@@ -160,21 +222,17 @@ pub(super) async fn append_in(
     .bind(checked_at)
     .fetch_optional(&mut **tx)
     .await?;
+    // The value this one replaces, when it is another.
+    let replaced = match (&hash, &previous) {
+        (Some(hash), Some((Some(prev), _))) if hash != prev => text_in(tx, prev)
+            .await?
+            .map(|(text, size)| (prev.clone(), text, size)),
+        _ => None,
+    };
     // A value spelled otherwise (white space, quotes, entities, ...) is no change: it is
     // stored as seen, and keeps the time of the last real change.
-    let respelled = match (&hash, &previous, &data.raw) {
-        (Some(hash), Some((Some(prev), _)), Some(raw)) if hash != prev => {
-            let body: Option<(i64, Vec<u8>)> =
-                sqlx::query_as("SELECT codec, body FROM contents WHERE hash = ?")
-                    .bind(prev)
-                    .fetch_optional(&mut **tx)
-                    .await?;
-            let old = match body {
-                Some((codec, body)) => decode(Some(codec), Some(body))?,
-                None => None,
-            };
-            old.is_some_and(|old| wachet::normalize::same(&old, raw))
-        }
+    let respelled = match (&replaced, &data.raw) {
+        (Some((_, old, _)), Some(raw)) => wachet::normalize::same(old, raw),
         _ => false,
     };
     let changed_at = match (&hash, previous) {
@@ -202,6 +260,22 @@ pub(super) async fn append_in(
     .bind(&error)
     .fetch_one(&mut **tx)
     .await?;
+    if let Some((prev, text, size)) = replaced.filter(|(_, _, size)| *size >= codec::DELTA_FROM) {
+        // Only the series' latest value is read whole by the listings and the scheduler: a
+        // check recorded late (an older check time) replaces nothing.
+        let newer: Option<(i64,)> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT 1 FROM entries WHERE {series_filter} AND content_hash IS NOT NULL \
+             AND (checked_at, id) > (?, ?) LIMIT 1"
+        )))
+        .bind(series_id)
+        .bind(checked_at)
+        .bind(id)
+        .fetch_optional(&mut **tx)
+        .await?;
+        if newer.is_none() {
+            retire_in(tx, &owner, &prev, &text, size).await?;
+        }
+    }
     let id = id.to_string();
     // The entry becomes the latest unless a newer one is already stored.
     let newest = "latest_entry_id IS NULL OR (SELECT checked_at FROM entries \
@@ -230,6 +304,136 @@ pub(super) async fn append_in(
         }
     }
     Ok(id)
+}
+
+/// Retires `prev` (whose text is `text`, `size` bytes stored), the value a new latest value
+/// of `owner`'s series just replaced: stored as a delta against the series' keyframe when
+/// that pays; else, the keyframe's run having ended, it becomes the series' next keyframe,
+/// itself a delta against the run's root when that is at most an eighth of its whole body, or
+/// whole (a new root). A value stays whole while it is a base (its deltas are read against
+/// it) or while another series names it (it may be that series' latest, which is read whole).
+///
+/// When each pays is [`codec::pays_in_run`] and [`codec::pays_as_keyframe`].
+async fn retire_in(
+    tx: &mut Transaction<'_, Sqlite>,
+    owner: &Owner,
+    prev: &[u8],
+    text: &str,
+    size: usize,
+) -> Result<(), StoreError> {
+    let (series_filter, table, series_id) = match owner {
+        Owner::Task(task) => ("task_id = ? AND page_id IS NULL", "tasks", task),
+        Owner::Page { page, .. } => ("page_id = ?", "pages", page),
+    };
+    let (whole, refs, is_base): (bool, i64, bool) = sqlx::query_as(
+        "SELECT codec <> ?, refs, EXISTS (SELECT 1 FROM contents d WHERE d.base_hash = ?) \
+         FROM contents WHERE hash = ?",
+    )
+    .bind(i64::from(codec::DELTA))
+    .bind(prev)
+    .bind(prev)
+    .fetch_one(&mut **tx)
+    .await?;
+    if !whole {
+        return Ok(());
+    }
+    let (here,): (i64,) = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT count(*) FROM entries WHERE {series_filter} AND content_hash = ?"
+    )))
+    .bind(series_id)
+    .bind(prev)
+    .fetch_one(&mut **tx)
+    .await?;
+    let keyframe: Option<(Option<Vec<u8>>,)> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT keyframe_hash FROM {table} WHERE id = ?"
+    )))
+    .bind(series_id)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let keyframe = keyframe.and_then(|(hash,)| hash).filter(|k| k != prev);
+    if let (false, true, Some(keyframe)) = (is_base, refs == here, keyframe) {
+        // The keyframe as it is now: whole, or a delta against a whole root (else it is no
+        // keyframe any more, and `prev` starts anew).
+        let run: Option<KeyframeRow> = sqlx::query_as(
+            "SELECT k.codec, k.body, k.base_hash, r.codec, r.body FROM contents k \
+                 LEFT JOIN contents r ON r.hash = k.base_hash \
+                 WHERE k.hash = ? AND (k.base_hash IS NULL OR r.codec <> ?)",
+        )
+        .bind(&keyframe)
+        .bind(i64::from(codec::DELTA))
+        .fetch_optional(&mut **tx)
+        .await?;
+        if let Some((codec, body, root, root_codec, root_body)) = run {
+            let keyframe_size = body.len();
+            let (keyframe_text, root) = match (root, root_codec, root_body) {
+                (Some(root), Some(root_codec), Some(root_body)) => {
+                    let root_text = codec::unpack(codec::codec_of(root_codec)?, root_body, None)?;
+                    let keyframe_text =
+                        codec::unpack(codec::codec_of(codec)?, body, Some(&root_text))?;
+                    (keyframe_text, Some((root, root_text)))
+                }
+                _ => (codec::unpack(codec::codec_of(codec)?, body, None)?, None),
+            };
+            let (deltas, delta_bytes) = deltas_of(tx, &keyframe).await?;
+            if deltas < codec::MAX_DELTAS
+                && let Some(delta) = codec::delta(&keyframe_text, text)
+                && codec::pays_in_run(delta.len(), size, keyframe_size, deltas, delta_bytes)
+            {
+                stored_as_delta(tx, prev, &delta, &keyframe).await?;
+                return Ok(());
+            }
+            // The run ended: `prev` is the next keyframe, against the run's root.
+            let (root, root_text) = match &root {
+                Some((root, root_text)) => (root, root_text),
+                None => (&keyframe, &keyframe_text),
+            };
+            let (deltas, _) = deltas_of(tx, root).await?;
+            if deltas < codec::MAX_ROOT_DELTAS
+                && let Some(delta) = codec::delta(root_text, text)
+                && codec::pays_as_keyframe(delta.len(), size, deltas)
+            {
+                stored_as_delta(tx, prev, &delta, root).await?;
+            }
+        }
+    }
+    sqlx::query(AssertSqlSafe(format!(
+        "UPDATE {table} SET keyframe_hash = ? WHERE id = ?"
+    )))
+    .bind(prev)
+    .bind(series_id)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// How many deltas are stored against `base`, and their bytes.
+async fn deltas_of(
+    tx: &mut Transaction<'_, Sqlite>,
+    base: &[u8],
+) -> Result<(i64, i64), StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT count(*), coalesce(sum(length(body)), 0) FROM contents WHERE base_hash = ?",
+    )
+    .bind(base)
+    .fetch_one(&mut **tx)
+    .await?)
+}
+
+/// Rewrites the whole value `hash` as `delta` against `base` (the quota follows by trigger).
+async fn stored_as_delta(
+    tx: &mut Transaction<'_, Sqlite>,
+    hash: &[u8],
+    delta: &[u8],
+    base: &[u8],
+) -> Result<(), StoreError> {
+    sqlx::query("UPDATE contents SET codec = ?, body = ?, base_hash = ? WHERE hash = ?")
+        .bind(i64::from(codec::DELTA))
+        .bind(delta)
+        .bind(base)
+        .bind(hash)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
 }
 
 /// Why a value of `size` stored bytes may not join the history of `task`, if it may not: it
@@ -316,11 +520,16 @@ async fn resolve_for_write(
     })
 }
 
+/// One entry of a page of history, with its value's codec, body and base as stored.
 #[derive(sqlx::FromRow)]
 struct EntryRow {
     id: i64,
-    #[sqlx(flatten)]
-    data: DataColumns,
+    checked_at: i64,
+    changed_at: Option<i64>,
+    codec: Option<i64>,
+    body: Option<Vec<u8>>,
+    base_hash: Option<Vec<u8>>,
+    error: Option<String>,
 }
 
 /// Deletes the oldest entries of each series of `task` (its own, each crawled page's) beyond the
@@ -398,62 +607,430 @@ impl HistoryStore for SqliteStore {
         if !is_id(id) {
             return Err(StoreError::NotFound);
         }
-        let series_filter = if super::tasks::owns(self, user, id).await? {
-            "e.task_id = ? AND e.page_id IS NULL"
-        } else {
-            let owned_page: Option<(i64,)> = sqlx::query_as(
-                "SELECT 1 FROM pages p JOIN tasks t ON t.id = p.task_id \
-                 WHERE p.id = ? AND t.user_id = ?",
-            )
-            .bind(id)
-            .bind(user)
-            .fetch_optional(&self.reader)
-            .await?;
-            if owned_page.is_none() {
-                return Err(StoreError::NotFound);
+        // A delta and its base are read by two statements; a base that went between them (its
+        // delta was made whole again and the base collected) is read again.
+        for _ in 0..3 {
+            // Most pages are of a monitor's own history: its owner is checked in the same
+            // statement (a round trip to the database's thread is much of a page's cost), and
+            // only an empty answer asks what `id` is.
+            let mut rows = self.page_rows(OWN_SERIES, user, id, page).await?;
+            if rows.is_empty() && !super::tasks::owns(self, user, id).await? {
+                let owned_page: Option<(i64,)> = sqlx::query_as(
+                    "SELECT 1 FROM pages p JOIN tasks t ON t.id = p.task_id \
+                     WHERE p.id = ? AND t.user_id = ?",
+                )
+                .bind(id)
+                .bind(user)
+                .fetch_optional(&self.reader)
+                .await?;
+                if owned_page.is_none() {
+                    return Err(StoreError::NotFound);
+                }
+                rows = self.page_rows(PAGE_SERIES, user, id, page).await?;
             }
-            "e.page_id = ?"
-        };
-        let (before_at, before_id) = before_key(page);
-        let rows: Vec<EntryRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT e.id, e.checked_at, e.changed_at, c.codec, c.body, e.error \
-             FROM entries e LEFT JOIN contents c ON c.hash = e.content_hash \
-             WHERE {series_filter} AND e.checked_at >= ? AND (e.checked_at, e.id) < (?, ?) \
-             ORDER BY e.checked_at DESC, e.id DESC LIMIT ?"
-        )))
-        .bind(id)
-        .bind(page.from.unwrap_or(Millis::MIN))
-        .bind(before_at)
-        .bind(before_id)
-        .bind(i64::from(page.limit) + 1)
-        .fetch_all(&self.reader)
-        .await?;
-        rows.into_iter()
-            .map(|row| {
-                let data = data_of(row.data)?
-                    .ok_or_else(|| StoreError::Backend("entry without a check time".into()))?;
-                let key = TimeKey {
-                    at: data.last_check_timestamp.timestamp_millis(),
-                    id: row.id.to_string(),
-                };
-                Ok((key, data))
-            })
-            .collect()
+            if let Some(entries) = self.unpack_entries(rows).await? {
+                return Ok(entries);
+            }
+        }
+        Err(StoreError::Backend(
+            "the base of a stored delta kept changing while it was read".into(),
+        ))
     }
 
     /// Deletes up to `limit` values that no entry names any more (their entries were pruned, or
     /// their monitor deleted) in one transaction; returns how many went.
     async fn collect_garbage(&self, limit: u32) -> Result<u64, StoreError> {
         let mut tx = self.write().await?;
-        let deleted = sqlx::query(
-            "DELETE FROM contents WHERE hash IN \
-             (SELECT hash FROM contents WHERE refs = 0 LIMIT ?)",
-        )
-        .bind(i64::from(limit))
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
+        let mut deleted = 0;
+        // A base is kept while a delta names it; the deltas collected in one round may leave
+        // their bases unnamed for the next, so the batch fills while garbage is left.
+        while deleted < u64::from(limit) {
+            let round = sqlx::query(
+                "DELETE FROM contents WHERE hash IN (SELECT c.hash FROM contents c \
+                 WHERE c.refs = 0 AND NOT EXISTS \
+                 (SELECT 1 FROM contents d WHERE d.base_hash = c.hash) LIMIT ?)",
+            )
+            .bind(i64::try_from(u64::from(limit) - deleted).unwrap_or(i64::MAX))
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+            if round == 0 {
+                break;
+            }
+            deleted += round;
+        }
         tx.commit().await?;
         Ok(deleted)
+    }
+}
+
+/// One entry of a page as the page's JSON holds it: id, check time, change time, codec, the
+/// body as text (plain) or in hex (packed), the base's hash in hex, the error.
+type PageRow = (
+    i64,
+    i64,
+    Option<i64>,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// The bytes `hex` spells (SQLite's `hex()`: upper case, two digits a byte).
+fn unhex(hex: &str) -> Option<Vec<u8>> {
+    let digit = |d: u8| (d as char).to_digit(16).map(|d| d as u8);
+    hex.as_bytes()
+        .chunks(2)
+        .map(|pair| match pair {
+            [high, low] => Some(digit(*high)? << 4 | digit(*low)?),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The entries of a monitor's own series (`?1`) when the monitor is the user's (`?6`).
+const OWN_SERIES: &str = "e.task_id = ?1 AND e.page_id IS NULL \
+     AND EXISTS (SELECT 1 FROM tasks WHERE id = ?1 AND user_id = ?6)";
+/// The entries of a page's series (`?1`), whose owner the caller checked (`?6` unused).
+const PAGE_SERIES: &str = "e.page_id = ?1 AND ?6 IS NOT NULL";
+
+impl SqliteStore {
+    /// One page of the series `filter` names ([`OWN_SERIES`], [`PAGE_SERIES`]) with their
+    /// values as stored, newest first. The page comes as one row of JSON: sqlx hands each row
+    /// over from its SQLite thread on its own (a wake-up and a context switch a row), which
+    /// was most of a page's cost.
+    async fn page_rows(
+        &self,
+        filter: &str,
+        user: &str,
+        id: &str,
+        page: &TimePage,
+    ) -> Result<Vec<EntryRow>, StoreError> {
+        let (before_at, before_id) = before_key(page);
+        let (json,): (Option<String>,) = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT json_group_array(json_array(id, checked_at, changed_at, codec, \
+             CASE WHEN codec = {plain} THEN CAST(body AS TEXT) END, \
+             CASE WHEN codec <> {plain} THEN hex(body) END, \
+             CASE WHEN base_hash IS NOT NULL THEN hex(base_hash) END, error)) \
+             FROM (SELECT e.id, e.checked_at, e.changed_at, c.codec, c.body, c.base_hash, \
+             e.error FROM entries e LEFT JOIN contents c ON c.hash = e.content_hash \
+             WHERE {filter} AND e.checked_at >= ?2 AND (e.checked_at, e.id) < (?3, ?4) \
+             ORDER BY e.checked_at DESC, e.id DESC LIMIT ?5)",
+            plain = codec::PLAIN
+        )))
+        .bind(id)
+        .bind(page.from.unwrap_or(Millis::MIN))
+        .bind(before_at)
+        .bind(before_id)
+        .bind(i64::from(page.limit) + 1)
+        .bind(user)
+        .fetch_one(&self.reader)
+        .await?;
+        let Some(json) = json else {
+            return Ok(Vec::new());
+        };
+        let unreadable = |err: String| StoreError::Backend(format!("history page: {err}"));
+        let found: Vec<PageRow> =
+            serde_json::from_str(&json).map_err(|e| unreadable(e.to_string()))?;
+        let mut rows = found
+            .into_iter()
+            .map(
+                |(id, checked_at, changed_at, codec, text, packed, base, error)| {
+                    let body = match (text, packed) {
+                        (Some(text), _) => Some(text.into_bytes()),
+                        (None, Some(packed)) => Some(
+                            unhex(&packed).ok_or_else(|| unreadable("a body is not hex".into()))?,
+                        ),
+                        (None, None) => None,
+                    };
+                    let base_hash = match base {
+                        Some(base) => Some(
+                            unhex(&base).ok_or_else(|| unreadable("a base is not hex".into()))?,
+                        ),
+                        None => None,
+                    };
+                    Ok(EntryRow {
+                        id,
+                        checked_at,
+                        changed_at,
+                        codec,
+                        body,
+                        base_hash,
+                        error,
+                    })
+                },
+            )
+            .collect::<Result<Vec<EntryRow>, StoreError>>()?;
+        // An aggregate's order is the engine's choice: the page's is set here.
+        rows.sort_unstable_by_key(|row| std::cmp::Reverse((row.checked_at, row.id)));
+        Ok(rows)
+    }
+
+    /// The entries of `rows` with their values, each delta read against its base (each base
+    /// unpacked once); `None` when a base is missing (it went since `rows` were read).
+    async fn unpack_entries(
+        &self,
+        rows: Vec<EntryRow>,
+    ) -> Result<Option<Vec<(TimeKey, ClientData)>>, StoreError> {
+        let mut wanted: Vec<Vec<u8>> = rows.iter().filter_map(|r| r.base_hash.clone()).collect();
+        let mut layers: Vec<HashMap<Vec<u8>, Stored>> = Vec::new();
+        // Keyframes first, then the roots of those that are deltas: two layers at most.
+        while !wanted.is_empty() && layers.len() < 2 {
+            wanted.sort();
+            wanted.dedup();
+            let marks = vec!["?"; wanted.len()].join(", ");
+            let sql = format!(
+                "SELECT hash, codec, body, base_hash FROM contents WHERE hash IN ({marks})"
+            );
+            let mut query = sqlx::query_as::<_, StoredRow>(AssertSqlSafe(sql));
+            for hash in &wanted {
+                query = query.bind(hash);
+            }
+            let found: HashMap<_, _> = query
+                .fetch_all(&self.reader)
+                .await?
+                .into_iter()
+                .map(|(hash, codec, body, base)| (hash, (codec, body, base)))
+                .collect();
+            if found.len() < wanted.len() {
+                return Ok(None);
+            }
+            wanted = found
+                .values()
+                .filter_map(|(_, _, base)| base.clone())
+                .collect();
+            layers.push(found);
+        }
+        let mut bases: HashMap<Vec<u8>, String> = HashMap::new();
+        for layer in layers.into_iter().rev() {
+            for (hash, (codec, body, base)) in layer {
+                if bases.contains_key(&hash) {
+                    continue;
+                }
+                let base = base.as_ref().and_then(|base| bases.get(base));
+                let text = codec::unpack(codec::codec_of(codec)?, body, base.map(String::as_str))?;
+                bases.insert(hash, text);
+            }
+        }
+        rows.into_iter()
+            .map(|row| {
+                let raw = match (row.codec, row.body) {
+                    (Some(codec), Some(body)) => {
+                        let base = row.base_hash.as_ref().and_then(|hash| bases.get(hash));
+                        Some(codec::unpack(
+                            codec::codec_of(codec)?,
+                            body,
+                            base.map(String::as_str),
+                        )?)
+                    }
+                    _ => None,
+                };
+                let key = TimeKey {
+                    at: row.checked_at,
+                    id: row.id.to_string(),
+                };
+                let data = ClientData {
+                    last_check_timestamp: time(row.checked_at),
+                    value_changed_timestamp: row.changed_at.map(time),
+                    raw,
+                    error: row.error,
+                    diff: None,
+                };
+                Ok((key, data))
+            })
+            .collect::<Result<Vec<_>, StoreError>>()
+            .map(Some)
+    }
+}
+
+#[cfg(test)]
+mod measure {
+    //! What delta history costs, printed (never asserted: timings depend on the machine):
+    //! `cargo test --release -p wachet-server --lib delta_history_costs -- --ignored --nocapture`.
+
+    use super::*;
+    use crate::store::testing::Seed;
+    use crate::store::{TaskStore, UserRecord, UserStore, now_millis};
+    use std::time::{Duration, Instant};
+
+    /// 1,000 one-word changes of a 100 KB page of made-up words, as the contract test
+    /// `store_contract_delta` stores them.
+    fn versions() -> Vec<String> {
+        let mut x: u64 = 21;
+        let mut next = move || {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            x >> 33
+        };
+        let word = |n: u64| -> String {
+            let mut y = (n % 4_000).wrapping_mul(2_654_435_761) ^ 0x5bd1_e995;
+            (0..3 + (n % 6) as usize)
+                .map(|_| {
+                    y = y.wrapping_mul(48_271) % 2_147_483_647;
+                    char::from(b'a' + (y % 26) as u8)
+                })
+                .collect()
+        };
+        let mut words: Vec<String> = (0..15_500).map(|i| word(i * 7_919 + 13)).collect();
+        (0..1_001)
+            .map(|i| {
+                let at = (next() as usize) % words.len();
+                words[at] = format!("{}{}", word(next()), i % 100);
+                words.join(" ")
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    #[ignore = "a measurement: run it in a release build and read what it prints"]
+    async fn delta_history_costs() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = super::super::StoreSettings {
+            history_retention: 2_000,
+            ..Default::default()
+        };
+        let store = SqliteStore::open_with(&dir.path().join("m.db"), &settings)
+            .await
+            .unwrap();
+        let user = UserRecord {
+            id: new_id(),
+            email: "ada@example.com".into(),
+            password_hash: "x".into(),
+            api_key_hash: "y".into(),
+            webhook_secret: "z".into(),
+            notification_endpoints: Vec::new(),
+            created_at: now_millis(),
+        };
+        store.create_user(&user).await.unwrap();
+        let monitor = wachet::model::Monitor {
+            name: Some("large".into()),
+            url: Some("https://example.com/".into()),
+            recurrence_in_seconds: Some(3_600),
+            ..Default::default()
+        };
+        let task = store
+            .create_task(&user.id, &monitor)
+            .await
+            .unwrap()
+            .id
+            .unwrap();
+        let versions = versions();
+        let start = chrono::Utc::now() - chrono::Duration::days(1);
+        let mut writes = Vec::new();
+        let mut times = Vec::new();
+        let mut first = 0;
+        for (i, value) in versions.iter().enumerate() {
+            let at = start + chrono::Duration::seconds(i as i64);
+            times.push(at.timestamp_millis());
+            let began = Instant::now();
+            store
+                .append_entry(
+                    &Series::Task(task.clone()),
+                    &ClientData::value(at, value.clone()),
+                )
+                .await
+                .unwrap();
+            writes.push(began.elapsed());
+            if i == 0 {
+                (first,) = sqlx::query_as("SELECT sum(length(body)) FROM contents")
+                    .fetch_one(&store.reader)
+                    .await
+                    .unwrap();
+                println!("page {} bytes, stored whole {first} bytes", value.len());
+            }
+        }
+        let (total, whole, deltas): (i64, i64, i64) = sqlx::query_as(
+            "SELECT sum(length(body)), sum(codec < 2), sum(codec = 2) FROM contents",
+        )
+        .fetch_one(&store.reader)
+        .await
+        .unwrap();
+        let (roots,): (i64,) = sqlx::query_as(
+            "SELECT count(*) FROM contents WHERE codec < 2 AND hash IN \
+             (SELECT base_hash FROM contents)",
+        )
+        .fetch_one(&store.reader)
+        .await
+        .unwrap();
+        println!(
+            "{} values: {total} bytes, {whole} whole ({roots} roots), {deltas} deltas; \
+             {} bytes a change after the first",
+            versions.len(),
+            (total - first) / 1_000
+        );
+        // Each entry read alone, as a page of one: the store's whole read path.
+        let mut reads = Vec::new();
+        for (i, at) in times.iter().enumerate() {
+            let page = TimePage {
+                from: None,
+                to: Some(*at),
+                after: None,
+                limit: 1,
+            };
+            // The best of three: the machine is shared, and a read is what the code costs.
+            let mut best = Duration::MAX;
+            for _ in 0..3 {
+                let began = Instant::now();
+                let got = store.entries(&user.id, &task, &page).await.unwrap();
+                best = best.min(began.elapsed());
+                assert_eq!(got[0].1.raw.as_deref(), Some(versions[i].as_str()));
+            }
+            reads.push(best);
+        }
+        let show = |name: &str, mut d: Vec<Duration>| {
+            d.sort();
+            println!(
+                "{name}: median {:?}, p99 {:?}, max {:?}",
+                d[d.len() / 2],
+                d[d.len() * 99 / 100],
+                d[d.len() - 1]
+            );
+        };
+        show("one entry read (best of 3 each)", reads);
+        // The same without the database: each value's layers unpacked from memory.
+        let rows: Vec<StoredRow> =
+            sqlx::query_as("SELECT hash, codec, body, base_hash FROM contents")
+                .fetch_all(&store.reader)
+                .await
+                .unwrap();
+        let stored: HashMap<Vec<u8>, Stored> = rows
+            .into_iter()
+            .map(|(hash, codec, body, base)| (hash, (codec, body, base)))
+            .collect();
+        let mut unpacks = Vec::new();
+        for hash in stored.keys() {
+            let mut best = Duration::MAX;
+            for _ in 0..3 {
+                let began = Instant::now();
+                let mut layers = Vec::new();
+                let mut at = Some(hash);
+                while let Some(hash) = at {
+                    let (codec, body, base) = &stored[hash];
+                    layers.push((codec::codec_of(*codec).unwrap(), body.clone()));
+                    at = base.as_ref();
+                }
+                codec::unpack_layers(layers).unwrap();
+                best = best.min(began.elapsed());
+            }
+            unpacks.push(best);
+        }
+        show("one value unpacked from memory (best of 3 each)", unpacks);
+        show("one check written", writes);
+        let mut pages = Vec::new();
+        for at in times.iter().step_by(50) {
+            let page = TimePage {
+                from: None,
+                to: Some(*at),
+                after: None,
+                limit: 50,
+            };
+            let began = Instant::now();
+            store.entries(&user.id, &task, &page).await.unwrap();
+            pages.push(began.elapsed());
+        }
+        show("a page of 50 entries read", pages);
+        store.close().await;
     }
 }
