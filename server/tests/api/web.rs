@@ -411,14 +411,23 @@ pub(crate) async fn type_into(page: &Page, selector: &str, text: &str) {
         .unwrap();
 }
 
-/// Submits the form of `button` by clicking it, then waits for the next page to load.
+/// Submits the form of `button` by clicking it, then waits for the next page to load. A live
+/// page may replace the element between finding and clicking it (the monitors list redraws
+/// its rows as checks end): then the new one is clicked, as a person would.
 pub(crate) async fn click_and_wait(page: &Page, selector: &str, marker: &str) {
-    page.find_element(selector)
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let clicked = match page.find_element(selector).await {
+            Ok(element) => element.click().await.map(|_| ()),
+            Err(err) => Err(err),
+        };
+        match clicked {
+            Ok(()) => break,
+            Err(err) if tries >= 20 => panic!("cannot click {selector}: {err}"),
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+        }
+    }
     until(page, marker).await;
 }
 
