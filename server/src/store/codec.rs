@@ -35,6 +35,11 @@ pub const DELTA_FROM: usize = 1024;
 /// each new one. Usually the size rule ([`pays_in_run`]) ends a run well before: with one-word
 /// changes of a 100 KB page runs were a few dozen versions long.
 pub const MAX_DELTAS: i64 = 128;
+
+/// The joins that read a stored value `c` (table `contents`) with its base `cb` and its base's
+/// base `cr`: every layer a value may have, the same SQL on both backends.
+pub const LAYERS: &str = "LEFT JOIN contents cb ON cb.hash = c.base_hash \
+     LEFT JOIN contents cr ON cr.hash = cb.base_hash";
 /// Most deltas stored against one root (its own run's and the keyframes after it): a whole
 /// value at least every this many keyframes, for the same reasons.
 pub const MAX_ROOT_DELTAS: i64 = 512;

@@ -62,7 +62,7 @@ pub(super) fn decode(
 }
 
 /// The text of a stored value from its columns and those of its base and its base's base
-/// (NULL past its last layer), as [`LAYERS`] joins them.
+/// (NULL past its last layer), as [`codec::LAYERS`] joins them.
 pub(super) fn decode_layers(
     layers: [(Option<i64>, Option<Vec<u8>>); 3],
 ) -> Result<Option<String>, StoreError> {
@@ -78,11 +78,6 @@ pub(super) fn decode_layers(
     }
     codec::unpack_layers(found).map(Some)
 }
-
-/// The joins that read a value `c` with its base `cb` and its base's base `cr`: every
-/// layer a value may have (see [`codec`]).
-const LAYERS: &str = "LEFT JOIN contents cb ON cb.hash = c.base_hash \
-     LEFT JOIN contents cr ON cr.hash = cb.base_hash";
 
 /// A keyframe's codec, body and base, with its base's codec and body (a root's).
 type KeyframeRow = (i64, Vec<u8>, Option<Vec<u8>>, Option<i64>, Option<Vec<u8>>);
@@ -110,7 +105,8 @@ async fn text_in(
 ) -> Result<Option<(String, usize)>, StoreError> {
     let row: Option<Layered> = sqlx::query_as(AssertSqlSafe(format!(
         "SELECT c.codec, c.body, cb.codec AS base_codec, cb.body AS base_body, \
-         cr.codec AS root_codec, cr.body AS root_body FROM contents c {LAYERS} WHERE c.hash = ?"
+         cr.codec AS root_codec, cr.body AS root_body FROM contents c {} WHERE c.hash = ?",
+        codec::LAYERS
     )))
     .bind(hash)
     .fetch_optional(&mut **tx)
