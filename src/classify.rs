@@ -367,19 +367,7 @@ fn first_heading(html: &str) -> Option<String> {
     if end - start > MAX_HEADING {
         return None;
     }
-    let mut text = String::new();
-    let mut in_tag = false;
-    for c in html[start..end].chars() {
-        match c {
-            '<' => in_tag = true,
-            '>' => {
-                in_tag = false;
-                text.push(' ');
-            }
-            c if !in_tag => text.push(c),
-            _ => {}
-        }
-    }
+    let text = without_tags(&html[start..end]);
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     (!text.is_empty()).then_some(text)
 }
@@ -810,6 +798,24 @@ impl Document {
 
 /// The text of each `<noscript>` element (tags dropped, keyed, lower case); `lower` is `html`
 /// in ASCII lower case, so their offsets agree.
+/// `markup` with its tags dropped, each replaced by a space.
+fn without_tags(markup: &str) -> String {
+    let mut text = String::with_capacity(markup.len());
+    let mut in_tag = false;
+    for c in markup.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => {
+                in_tag = false;
+                text.push(' ');
+            }
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    text
+}
+
 fn noscript_texts(html: &str, lower: &str) -> Vec<String> {
     let mut texts = Vec::new();
     let mut from = 0;
@@ -821,20 +827,7 @@ fn noscript_texts(html: &str, lower: &str) -> Vec<String> {
         let end = lower[start..]
             .find("</noscript")
             .map_or(lower.len(), |len| start + len);
-        let mut text = String::new();
-        let mut in_tag = false;
-        for c in html[start..end].chars() {
-            match c {
-                '<' => in_tag = true,
-                '>' if in_tag => {
-                    in_tag = false;
-                    text.push(' ');
-                }
-                c if !in_tag => text.push(c),
-                _ => {}
-            }
-        }
-        let text = comparison_key(&text).to_lowercase();
+        let text = comparison_key(&without_tags(&html[start..end])).to_lowercase();
         if !text.is_empty() {
             texts.push(text);
         }
