@@ -21,6 +21,9 @@
 //! (a shuffled list, a feed with new items) as one block between the nearest stable lines.
 //! How differences are found and written, and the bounds on that work, are in [`spans`].
 //!
+//! Some noise is known by its words and masked whether or not it was seen to move: a
+//! copyright line's year, a paywall meter, a cookie-consent banner ([`known`]).
+//!
 //! Learning never returns a mask that would leave nothing to compare: when no part of the
 //! value stays the same, [`study`] (and [`LearnState::notice`] for later checks) says so in
 //! words for a person instead, and the monitor keeps recording its history.
@@ -49,6 +52,7 @@
 
 pub(crate) mod classes;
 mod dates;
+mod known;
 pub(crate) mod spans;
 pub mod state;
 
@@ -56,6 +60,7 @@ pub use state::{LearnState, SpanCandidate, UNSTABLE};
 
 use super::compare::{Comparator, MAX_MASKS, PLACEHOLDER};
 use crate::model::{LineOrder, NoiseMask};
+use known::COPYRIGHT_YEAR;
 use regex::Regex;
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -93,9 +98,6 @@ const ROUNDS: usize = 3;
 pub const COVERED: &str = "The noise masks cover the whole value, so nothing is left to \
 compare and no change can alert. Remove a mask, or choose a part of the page (xPath) that holds \
 what you watch.";
-
-/// The mask of a copyright line's year (the last year of a range).
-const COPYRIGHT_YEAR: &str = r"(?i:©|\(c\)|copyright)(?: ?[0-9]{4} ?-)? ?([0-9]{4})";
 
 static COPYRIGHT: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(COPYRIGHT_YEAR).ok());
 
@@ -154,6 +156,20 @@ pub fn study(comparator: &Comparator, samples: &[&str]) -> Study {
     }
     if room == 0 {
         return Study::default();
+    }
+    // Noise known by its words (a paywall meter, a consent banner) is masked whether or not
+    // the samples saw it move: it moves too rarely, or comes and goes whole.
+    {
+        let keys: Vec<String> = samples
+            .iter()
+            .map(|s| comparator.masked_line_key(s))
+            .collect();
+        let mut stable: HashSet<&str> = keys[0].split('\n').collect();
+        for key in &keys[1..] {
+            let lines: HashSet<&str> = key.split('\n').collect();
+            stable.retain(|l| lines.contains(l));
+        }
+        masks.extend(known::masks(&keys[0], Some(&stable)));
     }
     // The first sample's masked key under the masks so far, when it is up to date.
     let mut base = None;

@@ -161,6 +161,25 @@ pub(crate) fn differences_within(
     out
 }
 
+/// The mask of the lines `run` of `lines` (a masked line key's lines) as one block between the
+/// nearest anchors around it, lines of `stable` where given, as [`differences`] writes a block:
+/// for a part of a value known to be noise by its words ([`super::known`]), so it may later
+/// change its lines or be left out. `None` when no line around it can anchor it.
+pub(crate) fn block_of(
+    lines: &[&str],
+    run: Range<usize>,
+    stable: Option<&HashSet<&str>>,
+) -> Option<Found> {
+    let around = Lines {
+        old: lines,
+        new: lines,
+        stable,
+        shapes: OnceCell::new(),
+    };
+    let (o, n) = around.grow(run.clone(), run);
+    around.block(o, n)
+}
+
 /// Whether the run `o`/`n` and the block before it, `lo`/`ln`, are the two ends of a list
 /// that slid (a feed: lines came in at one end and as many went out at the other, at most
 /// [`MAX_SLIDE`] lines apart): one block, so its mask is anchored on the lines around the

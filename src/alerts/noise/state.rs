@@ -35,7 +35,9 @@
 //!   every step is confirmed one.
 //!
 //! A counter that moves more slowly than that (three tickets left, then two) is not learned:
-//! nothing tells it from a real change people want to hear of.
+//! nothing tells it from a real change people want to hear of. Noise known by its words (a
+//! paywall meter's count, a consent banner that came or went: [`super::known`]) is learned on
+//! the check it first moves.
 //!
 //! A date that rolls forward once a day changes less often than that; it is learned by its
 //! meaning instead ([`LearnState::observe_at`]):
@@ -212,7 +214,9 @@ impl LearnState {
             }
             return Vec::new();
         }
-        let mut learned = Vec::new();
+        // Noise known by its words (a consent banner that came or went, a paywall meter's
+        // step) is noise on its first sighting: its course is a real change's.
+        let mut learned = super::known::explaining(before, after);
         for f in found.found {
             if let Some(mask) = self.saw(f, day, turned, how) {
                 learned.push(mask);
