@@ -64,6 +64,13 @@
 //! failed first checks, the content conditions true of it raise, as
 //! [`evaluate`](super::evaluate) decides).
 //!
+//! # Learned noise
+//!
+//! A check teaches noise masks ([`Decision::learned`], rules in [`super::noise`]); when they
+//! explain the whole difference, it raises nothing. The caller keeps them where the next
+//! [`Confirmation`] will find them: on the monitor, or, for a subject whose masks have no home
+//! of their own (each page of a crawl), in its state ([`Confirmation::keep_learned`]).
+//!
 //! # Failures
 //!
 //! Error raises only when [`Confirmation::error_after_failures`] checks in a row failed
@@ -130,6 +137,12 @@ pub struct Confirmation {
     /// [`crate::CheckOutcome::server_date`]): the clock the page's own dates are read against
     /// when learning noise ([`LearnState::observe_at`]). `None`: the check's time.
     pub page_clock: Option<DateTime<Utc>>,
+    /// Whether the noise masks a check teaches are kept in its state ([`ConfirmState::masks`])
+    /// and applied from the next check on, beside the comparator's: for a subject whose masks
+    /// have no home of their own, such as each page of a crawl (a mask learned on one page must
+    /// not mask the others). `false` by default: a monitor's own masks belong on the monitor,
+    /// where a person sees and edits them, so the caller keeps [`Decision::learned`] there.
+    pub keep_learned: bool,
 }
 
 impl Confirmation {
@@ -152,6 +165,7 @@ impl Confirmation {
             failing_for: std::time::Duration::ZERO,
             comparator: Comparator::lenient(monitor),
             page_clock: None,
+            keep_learned: false,
         }
     }
 
@@ -168,6 +182,7 @@ impl Default for Confirmation {
             failing_for: std::time::Duration::ZERO,
             comparator: Comparator::default(),
             page_clock: None,
+            keep_learned: false,
         }
     }
 }
@@ -195,7 +210,16 @@ pub struct ConfirmState {
     pub noise: LearnState,
     /// The values that lasted lately, for flapping ([`Variants`]).
     pub variants: Variants,
+    /// Noise masks learned for this subject and kept with its state, at most
+    /// [`MAX_KEPT_MASKS`], when [`Confirmation::keep_learned`]: [`decide`] applies them beside
+    /// the policy's comparator.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub masks: Vec<NoiseMask>,
 }
+
+/// The most noise masks a [`ConfirmState`] keeps ([`Confirmation::keep_learned`]): the state is
+/// stored beside every check of a subject, and a learned date mask is kilobytes of pattern.
+pub const MAX_KEPT_MASKS: usize = 16;
 
 impl ConfirmState {
     /// Records `value`, fetched seconds apart from a check outside the checks (a new
@@ -266,6 +290,16 @@ pub fn decide(
     subject: Subject<'_>,
     policy: &Confirmation,
 ) -> Decision {
+    let with_kept;
+    let policy = if state.masks.is_empty() {
+        policy
+    } else {
+        with_kept = Confirmation {
+            comparator: policy.comparator.with(&state.masks),
+            ..policy.clone()
+        };
+        &with_kept
+    };
     let mut next = state.clone();
     let mut raised = Vec::new();
     let mut recheck = false;
@@ -300,6 +334,15 @@ pub fn decide(
             raised.extend(judged.raised);
             recheck = judged.recheck;
             learned = judged.learned;
+        }
+    }
+    if policy.keep_learned {
+        for mask in &learned {
+            if next.masks.len() < MAX_KEPT_MASKS
+                && !next.masks.iter().any(|m| m.pattern == mask.pattern)
+            {
+                next.masks.push(mask.clone());
+            }
         }
     }
     Decision {

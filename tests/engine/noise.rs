@@ -1270,3 +1270,69 @@ fn a_rotating_ad_the_first_two_samples_missed_is_learned_from_the_extra_ones() {
         &page(ADS[1], "e5f6a7").replace("129.99", "128.99")
     ));
 }
+
+fn article(views: u32, minutes: u32) -> String {
+    format!(
+        "Growing sweet peas\nRead {minutes} minutes\nViewed {views} times\nSow indoors before the last frost."
+    )
+}
+
+/// Runs `values` through the confirmation as one page of a crawl: no monitor to keep masks
+/// on, so what is learned stays only where `keep` keeps it. Returns, per check, how many
+/// notifications it raised, and the last state.
+fn run_page(values: &[String], keep: bool) -> (Vec<usize>, ConfirmState) {
+    let policy = Confirmation {
+        keep_learned: keep,
+        ..Confirmation::default()
+    };
+    let mut state = ConfirmState::default();
+    let mut raised = Vec::new();
+    for (i, value) in values.iter().enumerate() {
+        let at = start() + chrono::Duration::minutes(i as i64);
+        let d = decide(
+            &state,
+            Check::Value(value),
+            at,
+            &not_eq(),
+            Subject::SinglePage,
+            &policy,
+        );
+        raised.push(d.raised.len());
+        state = d.state;
+    }
+    (raised, state)
+}
+
+#[test]
+fn a_crawled_page_keeps_the_masks_it_learns_in_its_state_and_its_real_change_still_raises() {
+    // A view counter that moves on every other check (a confirmation sees it again, so it
+    // raises until learned), then a real change at check 40, kept.
+    let values: Vec<String> = (0..50u32)
+        .map(|i| article(100 + i / 2, if i >= 40 { 4 } else { 3 }))
+        .collect();
+    let (kept, state) = run_page(&values, true);
+    assert!(!state.masks.is_empty(), "the page's state keeps its masks");
+    assert!(
+        state
+            .masks
+            .iter()
+            .all(|m| m.learned && m.pattern.contains("Viewed"))
+    );
+    assert_eq!(
+        kept[20..].iter().sum::<usize>(),
+        1,
+        "only the real change raises once the counter is learned: {kept:?}"
+    );
+    assert_eq!(kept[40..].iter().sum::<usize>(), 1, "{kept:?}");
+    // Without a place to keep them, the masks are learned again and again, and the counter
+    // raises in between.
+    let (dropped, state) = run_page(&values, false);
+    assert!(state.masks.is_empty());
+    assert!(
+        dropped.iter().sum::<usize>() > kept.iter().sum::<usize>(),
+        "{dropped:?} against {kept:?}"
+    );
+    // The state stays small enough to store beside every check.
+    let (_, state) = run_page(&values, true);
+    assert!(serde_json::to_string(&state).unwrap().len() < 16 * 1024);
+}

@@ -801,8 +801,8 @@ struct Decided {
     states: Vec<(Option<String>, Option<ConfirmState>)>,
     /// Whether the monitor is checked again soon to confirm a change or a failure.
     recheck: bool,
-    /// Noise masks the monitor's own series learned (a Portal's pages learn none: a mask
-    /// learned on one page would mask every page).
+    /// Noise masks the monitor's own series learned (a Portal's pages keep theirs in their own
+    /// states, [`Confirmation::keep_learned`]: a mask learned on one page would mask every page).
     learned: Vec<NoiseMask>,
 }
 
@@ -835,9 +835,18 @@ fn raise(
         recheck: false,
         learned: Vec::new(),
     };
+    let page_policy = Confirmation {
+        keep_learned: true,
+        ..policy.clone()
+    };
     let mut take = |state: &ConfirmState, data: &ClientData, subject, page: Option<&String>| {
         let at = data.last_check_timestamp;
-        let decision = decide(state, Check::from(data), at, alerts, subject, &policy);
+        let policy = if page.is_some() {
+            &page_policy
+        } else {
+            &policy
+        };
+        let decision = decide(state, Check::from(data), at, alerts, subject, policy);
         let previous = &state.alerts.last_value;
         decided
             .raised

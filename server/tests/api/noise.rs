@@ -573,3 +573,74 @@ async fn a_page_that_varies_in_its_first_samples_is_sampled_more_and_a_quiet_pag
     assert_eq!(site.hits("/quiet"), 3, "the check and two samples");
     assert!(masks(&task(&api, &user, &quiet).await).is_empty());
 }
+
+both!(
+    a_crawled_page_learns_its_own_noise_and_its_real_change_still_raises,
+    multi_thread
+);
+async fn a_crawled_page_learns_its_own_noise_and_its_real_change_still_raises() {
+    // A Portal's page whose view counter moves on every other request (the confirming check
+    // sees it again, so it raises until learned), then a real edit from its 30th request on.
+    let site = FixtureServer::builder()
+        .page("/", "<a href=/a>A</a> <a href=/b>B</a> home")
+        .page("/b", "<p>quiet page</p>")
+        .start()
+        .await
+        .unwrap();
+    counted(&site, "/a", |n| {
+        let minutes = if n >= 30 { 4 } else { 3 };
+        format!(
+            "<p>Read {minutes} minutes</p><p>Viewed {} times</p><p>Sow indoors.</p>",
+            100 + n / 2
+        )
+    });
+    let api = start().await;
+    let user = api.user("crawl@example.com").await;
+    let body = json!({
+        "url": site.url("/"), "jobType": "Portal", "crawlingDepth": 1, "recurrenceInSeconds": 1,
+        "alerts": [{"type": "NotEq"}]
+    });
+    let task = id(&api.task(&user, body).await);
+    let of_a = |all: &Value| -> Vec<String> {
+        let mut currents: Vec<String> = all["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["url"].as_str().unwrap_or("").ends_with("/a"))
+            .map(|n| n["current"].as_str().unwrap_or("").to_string())
+            .collect();
+        currents.reverse();
+        currents
+    };
+    let path = format!("/thirdparty/v1/notification/list?taskId={task}&count=500");
+    let mut raised = Vec::new();
+    for _ in 0..900 {
+        raised = of_a(api.get(&user, &path).await.ok());
+        if raised.iter().any(|c| c.contains("Read 4 minutes")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let real: Vec<&String> = raised
+        .iter()
+        .filter(|c| c.contains("Read 4 minutes"))
+        .collect();
+    assert_eq!(real.len(), 1, "the real change raises once: {raised:#?}");
+    // The counter raised only while it was being learned: never past its 20th request.
+    let views = |c: &str| -> u32 {
+        c.split("Viewed ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let late: Vec<&String> = raised
+        .iter()
+        .filter(|c| c.contains("Read 3 minutes") && views(c) >= 110)
+        .collect();
+    assert!(
+        late.is_empty(),
+        "the counter still raised once learned: {raised:#?}"
+    );
+    assert!(site.hits("/a") >= 30);
+}
