@@ -1,6 +1,7 @@
 //! Notifications that explain themselves (issue 19 item 8), through the real service, a real
 //! webhook receiver and a real SMTP server: pages whose only differences are noise (white
-//! space, entities, Unicode forms, and a counter, a date and a token the monitor masks) never
+//! space, entities, Unicode forms, a counter, a date and a token the monitor masks, a paywall
+//! meter and a cookie banner known by their words) never
 //! notify, and a real change beside masked noise notifies once, showing the change as removed
 //! and added text and the noise dimmed, never as a change.
 
@@ -43,6 +44,22 @@ fn noisy(kind: &'static str, real: Arc<AtomicBool>) -> impl Fn(usize) -> Reply +
             },
             "date" => format!("<p>Tea</p><p>Updated {} November 2026.</p>", 1 + n % 28),
             "token" => format!("<p>Tea</p><form><p>csrf=a{n}b{}</p></form>", n * 7919),
+            // Noise known by its words, masked with no mask of the person's: a paywall meter
+            // that steps down every five requests (so a step lasts past its confirmation),
+            // and a consent banner left out of two requests in a row now and then.
+            "meter" => format!(
+                "<p>Tea</p><p>You have {} free articles left this month.</p>",
+                9 - ((n - 1) / 5).min(9)
+            ),
+            "banner" => {
+                let banner = if n > 4 && (n / 2) % 3 == 0 {
+                    ""
+                } else {
+                    "<div id=consent><p>We use cookies to improve your experience.</p>\
+                     <button>Accept all</button> <button>Manage choices</button></div>"
+                };
+                format!("<p>Tea</p>{banner}<p>Green tea, 50 g</p>")
+            }
             // A real change beside a counter, a date and a token that are masked.
             _ => {
                 let price = if real.load(Ordering::SeqCst) {
@@ -77,7 +94,9 @@ fn masks(kind: &str) -> Value {
     }
 }
 
-const NOISE: [&str; 6] = ["space", "entity", "unicode", "counter", "date", "token"];
+const NOISE: [&str; 8] = [
+    "space", "entity", "unicode", "counter", "date", "token", "meter", "banner",
+];
 
 /// The history entries of `task`, once there are at least `n`, waited for 60 s at most.
 async fn checks(api: &Api, user: &User, task: &str, n: usize) -> Vec<Value> {
