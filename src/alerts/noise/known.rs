@@ -364,4 +364,22 @@ mod tests {
         assert!(explaining(SHOP, SHOP).is_empty());
         assert!(explaining(SHOP, &SHOP.replace("In stock", "Sold out")).is_empty());
     }
+
+    #[test]
+    fn a_real_change_right_beside_a_banner_that_went_is_never_taken_into_its_block() {
+        let without = SHOP.replace(
+            "\nWe use cookies to improve your experience. By continuing you agree to our use of cookies.\nAccept all Manage choices",
+            "",
+        );
+        // The stock line above the banner, and the line below it, change on the same check.
+        for (from, to) in [("In stock", "Sold out"), ("Specifications", "Specs")] {
+            let after = without.replace(from, to);
+            let comparator = Comparator::default().with(&explaining(SHOP, &after));
+            assert!(!comparator.same(SHOP, &after), "{from} -> {to}");
+            assert!(
+                !comparator.same(&without, &after),
+                "{from} -> {to} is masked"
+            );
+        }
+    }
 }

@@ -162,9 +162,12 @@ pub(crate) fn differences_within(
 }
 
 /// The mask of the lines `run` of `lines` (a masked line key's lines) as one block between the
-/// nearest anchors around it, lines of `stable` where given, as [`differences`] writes a block:
-/// for a part of a value known to be noise by its words ([`super::known`]), so it may later
-/// change its lines or be left out. `None` when no line around it can anchor it.
+/// lines right around it, as [`differences`] writes a block: for a part of a value known to be
+/// noise by its words ([`super::known`]), so it may later change its lines or be left out.
+/// `None` unless each line beside it (where the value does not end) can anchor it: in `stable`
+/// where given, with a letter or a digit, and no other line of its shape. The block never
+/// grows over other lines, as a block of changed lines does: a line beside the banner may be a
+/// real change seen on the same check.
 pub(crate) fn block_of(
     lines: &[&str],
     run: Range<usize>,
@@ -176,8 +179,18 @@ pub(crate) fn block_of(
         stable,
         shapes: OnceCell::new(),
     };
-    let (o, n) = around.grow(run.clone(), run);
-    around.block(o, n)
+    let anchors = |i: usize| {
+        let line = lines[i];
+        line.chars().any(char::is_alphanumeric)
+            && stable.is_none_or(|s| s.contains(line))
+            && around.shapes().unique(i)
+    };
+    let above = run.start == 0 || anchors(run.start - 1);
+    let below = run.end >= lines.len() || anchors(run.end);
+    if !(above && below) || run.is_empty() {
+        return None;
+    }
+    around.block(run.clone(), run)
 }
 
 /// Whether the run `o`/`n` and the block before it, `lo`/`ln`, are the two ends of a list
