@@ -137,4 +137,11 @@ pub struct ClientPage {
     pub url: Option<String>,
     /// Latest check result of the page.
     pub data: Option<ClientData>,
+    /// Noise masks this page learned from its checks (extension, read-only; absent when it
+    /// learned none): kept with the page and never applied to another page
+    /// ([`crate::alerts::confirm::Confirmation::keep_learned`]). To switch one off, list its
+    /// pattern in the monitor's `noise` with `active` false: every page then drops it and
+    /// never keeps it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Vec<super::NoiseMask>>,
 }

@@ -855,15 +855,29 @@ fn raise(
         if page.is_none() && subject == Subject::SinglePage {
             decided.learned.extend(decision.learned);
         }
-        if decision.state != *state {
-            decided.states.push((page.cloned(), Some(decision.state)));
+        // A page never keeps a mask the person switched off, even learned again just now.
+        let next = match page {
+            Some(_) => {
+                crate::store::noise::for_page(monitor, &decision.state).unwrap_or(decision.state)
+            }
+            None => decision.state,
+        };
+        if next != *state {
+            decided.states.push((page.cloned(), Some(next)));
         }
     };
     take(&states.own, data, subject, None);
     let fresh = ConfirmState::default();
     for (url, _, data) in pages {
         let state = states.pages.get(url).unwrap_or(&fresh);
-        take(state, data, Subject::PortalPage { url }, Some(url));
+        // A mask the person switched off on the monitor is dropped before it can apply.
+        let kept = crate::store::noise::for_page(monitor, state);
+        take(
+            kept.as_ref().unwrap_or(state),
+            data,
+            Subject::PortalPage { url },
+            Some(url),
+        );
     }
     decided
 }

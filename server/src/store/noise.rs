@@ -14,11 +14,15 @@
 //!   what a client sends for them is ignored.
 //! - Learning appends ([`with_learned`]): never a pattern already listed (switched off ones
 //!   included), never past [`MAX_MASKS`].
+//! - A Portal's page keeps the masks it learns in its own confirmation state
+//!   ([`learned_by_page`] reads them for the API); a pattern the monitor lists switched off is
+//!   dropped from every page's and never kept again ([`for_page`]).
 //! - When what the monitor watches changes ([`watches_differently`]), its learned masks are
 //!   dropped: they belonged to the old value. A person's stay.
 
 use wachet::Monitor;
 use wachet::alerts::compare::MAX_MASKS;
+use wachet::alerts::confirm::ConfirmState;
 use wachet::model::NoiseMask;
 
 /// Whether `after` watches something else than `before`: another address, request or
@@ -146,6 +150,38 @@ pub fn with_learned(
         }
     }
     (out.len() > before).then_some(out)
+}
+
+/// The masks a Portal's page learned, from its stored confirmation state (JSON); `None` when it
+/// learned none or the state cannot be read (the page then shows no list, as before it
+/// learned).
+pub fn learned_by_page(state: Option<&str>) -> Option<Vec<NoiseMask>> {
+    let state: ConfirmState = serde_json::from_str(state?).ok()?;
+    (!state.masks.is_empty()).then_some(state.masks)
+}
+
+/// `state` of one of `monitor`'s pages without the masks the monitor lists switched off: a
+/// person stops a page's learned mask by listing its pattern with `active` false, for every
+/// page at once. `None` when nothing is dropped.
+pub fn for_page(monitor: &Monitor, state: &ConfirmState) -> Option<ConfirmState> {
+    let off: Vec<&str> = monitor
+        .noise
+        .iter()
+        .flatten()
+        .filter(|m| !m.active)
+        .map(|m| m.pattern.as_str())
+        .collect();
+    if off.is_empty()
+        || !state
+            .masks
+            .iter()
+            .any(|m| off.contains(&m.pattern.as_str()))
+    {
+        return None;
+    }
+    let mut kept = state.clone();
+    kept.masks.retain(|m| !off.contains(&m.pattern.as_str()));
+    Some(kept)
 }
 
 #[cfg(test)]

@@ -643,4 +643,59 @@ async fn a_crawled_page_learns_its_own_noise_and_its_real_change_still_raises() 
         "the counter still raised once learned: {raised:#?}"
     );
     assert!(site.hits("/a") >= 30);
+
+    // The page shows what it learned; the quiet page learned nothing.
+    let pages_path = format!("/thirdparty/v1/task/{task}/pages");
+    let pages = api.get(&user, &pages_path).await.ok().clone();
+    let page = |pages: &Value, end: &str| -> Value {
+        pages
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["url"].as_str().unwrap_or("").ends_with(end))
+            .cloned()
+            .unwrap_or_else(|| panic!("no page {end}: {pages}"))
+    };
+    let learned = page(&pages, "/a")["noise"].clone();
+    let counter = learned
+        .as_array()
+        .unwrap_or_else(|| panic!("/a shows no masks: {pages}"))
+        .iter()
+        .find(|m| m["pattern"].as_str().unwrap_or("").contains("Viewed"))
+        .unwrap_or_else(|| panic!("no mask of the counter: {learned}"))
+        .clone();
+    assert_eq!(counter["learned"], true);
+    assert!(page(&pages, "/b").get("noise").is_none(), "{pages}");
+
+    // Switched off on the monitor: the page drops it, and the counter raises again.
+    let mut off = api
+        .get(&user, &format!("/thirdparty/v1/task/{task}"))
+        .await
+        .ok()
+        .clone();
+    off["noise"] = json!([{"pattern": counter["pattern"], "active": false}]);
+    api.put(&user, "/thirdparty/v1/task", off).await.ok();
+    let before = raised.len();
+    let mut again = Vec::new();
+    for _ in 0..300 {
+        again = of_a(api.get(&user, &path).await.ok());
+        if again.len() > before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        again.len() > before,
+        "the counter raises again once switched off"
+    );
+    let pages = api.get(&user, &pages_path).await.ok().clone();
+    let kept = page(&pages, "/a")["noise"].clone();
+    assert!(
+        !kept
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|m| m["pattern"] == counter["pattern"]),
+        "the page still keeps it: {kept}"
+    );
 }

@@ -681,11 +681,12 @@ pub(super) async fn pages_of(store: &PgStore, task: &str) -> Result<Vec<ClientPa
         id: String,
         url: String,
         name: Option<String>,
+        alert_state: Option<String>,
         #[sqlx(flatten)]
         data: DataColumns,
     }
     let rows: Vec<PageRow> = sqlx::query_as(
-        "SELECT p.id, p.url, p.name, le.checked_at, le.changed_at, lc.codec, lc.body, le.error \
+        "SELECT p.id, p.url, p.name, p.alert_state, le.checked_at, le.changed_at, lc.codec, lc.body, le.error \
          FROM pages p \
          LEFT JOIN entries le ON le.id = p.latest_entry_id \
          LEFT JOIN contents lc ON lc.hash = le.content_hash \
@@ -701,6 +702,7 @@ pub(super) async fn pages_of(store: &PgStore, task: &str) -> Result<Vec<ClientPa
                 name: Some(row.name.unwrap_or_else(|| row.url.clone())),
                 url: Some(row.url),
                 data: data_of(row.data)?,
+                noise: crate::store::noise::learned_by_page(row.alert_state.as_deref()),
             })
         })
         .collect()

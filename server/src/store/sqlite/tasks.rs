@@ -33,6 +33,7 @@ struct PageRow {
     id: String,
     url: String,
     name: Option<String>,
+    alert_state: Option<String>,
     #[sqlx(flatten)]
     data: DataColumns,
 }
@@ -383,7 +384,7 @@ impl TaskStore for SqliteStore {
             return Err(StoreError::NotFound);
         }
         let rows: Vec<PageRow> = sqlx::query_as(
-            "SELECT p.id, p.url, p.name, e.checked_at, e.changed_at, c.codec, c.body, e.error \
+            "SELECT p.id, p.url, p.name, p.alert_state, e.checked_at, e.changed_at, c.codec, c.body, e.error \
              FROM pages p \
              LEFT JOIN entries e ON e.id = p.latest_entry_id \
              LEFT JOIN contents c ON c.hash = e.content_hash \
@@ -399,6 +400,7 @@ impl TaskStore for SqliteStore {
                     name: Some(row.name.unwrap_or_else(|| row.url.clone())),
                     url: Some(row.url),
                     data: data_of(row.data)?,
+                    noise: crate::store::noise::learned_by_page(row.alert_state.as_deref()),
                 })
             })
             .collect()
