@@ -1,5 +1,6 @@
 //! A Portal monitor's crawled pages: the list on its page and its history (each page with its
-//! state: checked fine, failed with the error, or left out of the last crawl), read through
+//! state: checked fine, failed with the error, or left out of the last crawl, and the noise
+//! masks it learned), read through
 //! the API's own `GET /task/{id}/pages`, and each page's own history and differences
 //! (`/monitors/{id}/pages/{page}/history` and `/diff`), which are the monitor's pages of
 //! [`super::history`] and [`super::diff`] over the page's entries. A page id that is not one
@@ -107,6 +108,26 @@ pub(super) async fn pages_section(
                                     p.portal-note { "Not fetched in the last crawl; still one of the monitor's pages." }
                                 } @else if let Some(error) = data.and_then(|d| d.error.as_deref()) {
                                     p.monitor-error { (error) }
+                                }
+                                @if let Some(masks) = page.noise.as_ref().filter(|m| !m.is_empty()) {
+                                    details.page-noise {
+                                        summary {
+                                            "Ignores " (masks.len()) " learned noise "
+                                            (if masks.len() == 1 { "mask" } else { "masks" })
+                                        }
+                                        ul {
+                                            @for mask in masks {
+                                                li {
+                                                    code.pattern { (mask.pattern) }
+                                                    @if let Some(example) = &mask.example {
+                                                        br;
+                                                        "It masked: " q.example { (example) }
+                                                    }
+                                                }
+                                            }
+                                        }
+                                        p.hint { "Learned from this page's checks; they apply to this page only. To switch one off, add its pattern in the monitor's Noise section, unticked." }
+                                    }
                                 }
                             }
                             span class=(class) { (label) }

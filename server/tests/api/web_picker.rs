@@ -834,3 +834,80 @@ async fn a_monitor_with_dynamic_content_is_picked_on_its_rendered_page() {
         "the page's script is in the frame: {frame}"
     );
 }
+
+both!(
+    a_portal_pages_learned_noise_is_shown_under_it_in_a_real_browser,
+    multi_thread
+);
+async fn a_portal_pages_learned_noise_is_shown_under_it_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .page("/", "<title>Home</title><a href=/a>A</a> home")
+        .start()
+        .await
+        .unwrap();
+    // A view counter that moves on every other request: the page learns it from its checks.
+    site.set_counted("/a", |n| {
+        wachet::testing::Reply::html(format!(
+            "<title>Page A</title><p>Read 3 minutes</p><p>Viewed {} times</p>",
+            100 + n / 2
+        ))
+    });
+    let mut setup = Setup::checking();
+    setup.service.schedule.confirm_after = Duration::from_secs(1);
+    let api = Api::start_as(setup).await;
+    let user = api.user("crawled@example.com").await;
+    let mut definition = json!({"name": "Garden site", "url": site.url("/"), "jobType": "Portal",
+        "crawlingDepth": 1, "recurrenceInSeconds": 1, "alerts": [{"type": "NotEq"}]});
+    let id = id(&api.task(&user, definition.clone()).await);
+    let pages_path = format!("/thirdparty/v1/task/{id}/pages");
+    let mut learned = false;
+    for _ in 0..600 {
+        let pages = api.get(&user, &pages_path).await.ok().clone();
+        learned = pages
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p["noise"].as_array().is_some_and(|n| !n.is_empty()));
+        if learned {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(learned, "the page learned no mask in 60 s");
+    // Paused, so the page stays as it is.
+    definition["id"] = json!(id);
+    definition["recurrenceInSeconds"] = json!(0);
+    api.put(&user, "/thirdparty/v1/task", definition).await.ok();
+
+    let (_driver, page, _) = signed_in_browser(&api, &user).await;
+    page.goto(api.url(&format!("/monitors/{id}")))
+        .await
+        .unwrap();
+    until(
+        &page,
+        "document.querySelector('.page-noise summary') !== null",
+    )
+    .await;
+    let summary: String = eval(
+        &page,
+        "document.querySelector('.page-noise summary').textContent",
+    )
+    .await;
+    assert!(
+        summary.starts_with("Ignores 1 learned noise mask"),
+        "{summary}"
+    );
+    page.evaluate("document.querySelector('.page-noise summary').click()")
+        .await
+        .unwrap();
+    until(&page, "document.querySelector('.page-noise').open").await;
+    let shown: String = eval(&page, "document.querySelector('.page-noise').textContent").await;
+    assert!(shown.contains("Viewed"), "{shown}");
+    assert!(shown.contains("It masked"), "{shown}");
+    for px in [1440, 375] {
+        screenshot(&page, "portal-pages-noise", px).await;
+    }
+}
