@@ -1176,21 +1176,7 @@ fn a_feed_sliding_new_items_in_is_learned_and_a_headline_change_still_raises() {
     values.extend((30..40).map(|n| front(n, 15)));
     let mut policy = Confirmation::default();
     policy.comparator = policy.comparator.with(&studied.masks);
-    let mut state = ConfirmState::default();
-    let mut raised = 0;
-    for (i, value) in values.iter().enumerate() {
-        let at = start() + chrono::Duration::minutes(i as i64);
-        let d = decide(
-            &state,
-            Check::Value(value),
-            at,
-            &not_eq(),
-            Subject::SinglePage,
-            &policy,
-        );
-        raised += d.raised.len();
-        state = d.state;
-    }
+    let raised: usize = run_with(&values, &policy).0.iter().sum();
     assert_eq!(raised, 1, "only the headline's change raises");
 }
 
@@ -1285,6 +1271,13 @@ fn run_page(values: &[String], keep: bool) -> (Vec<usize>, ConfirmState) {
         keep_learned: keep,
         ..Confirmation::default()
     };
+    run_with(values, &policy)
+}
+
+/// Runs `values` as checks a minute apart through the confirmation under `policy` as it is
+/// (what is learned is not added to it); returns how many notifications each check raised, and
+/// the last state.
+fn run_with(values: &[String], policy: &Confirmation) -> (Vec<usize>, ConfirmState) {
     let mut state = ConfirmState::default();
     let mut raised = Vec::new();
     for (i, value) in values.iter().enumerate() {
@@ -1295,7 +1288,7 @@ fn run_page(values: &[String], keep: bool) -> (Vec<usize>, ConfirmState) {
             at,
             &not_eq(),
             Subject::SinglePage,
-            &policy,
+            policy,
         );
         raised.push(d.raised.len());
         state = d.state;
