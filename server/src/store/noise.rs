@@ -18,7 +18,7 @@
 //!   ([`learned_by_page`] reads them for the API); a pattern the monitor lists switched off is
 //!   dropped from every page's and never kept again ([`for_page`]).
 //! - When what the monitor watches changes ([`watches_differently`]), its learned masks are
-//!   dropped: they belonged to the old value. A person's stay.
+//!   dropped, its crawled pages' too: they belonged to the old value. A person's stay.
 
 use wachet::Monitor;
 use wachet::alerts::compare::MAX_MASKS;

@@ -9,8 +9,10 @@ use crate::store_contract::{TestStore, add_user, contract};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
+use wachet::alerts::confirm::ConfirmState;
 use wachet::model::{
-    Alert, AlertType, ClientData, JobType, MessagingServiceType, Monitor, NotificationEndpoint,
+    Alert, AlertType, ClientData, JobType, MessagingServiceType, Monitor, NoiseMask,
+    NotificationEndpoint,
 };
 use wachet_server::store::postgres::PgStore;
 use wachet_server::store::sqlite::{SqliteStore, StoreSettings};
@@ -1700,5 +1702,51 @@ contract!(
         let mut expected = vec![ids[0].clone(), ids[2].clone()];
         expected.sort();
         assert_eq!(due, expected, "the monitors of one.example only");
+    }
+);
+
+contract!(
+    a_new_selection_forgets_what_the_monitors_pages_learned,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let due = claimed(&*store, &task).await;
+        let url = "https://example.com/a".to_string();
+        let mut record = check(&task, due.claim(), "https://example.com/a");
+        record.pages = vec![(
+            url.clone(),
+            Some("Page A".into()),
+            ClientData::value(chrono::Utc::now(), "Viewed 104 times".into()),
+        )];
+        let mut learned = ConfirmState::default();
+        learned.alerts.last_value = Some("Viewed 104 times".into());
+        learned.masks = vec![NoiseMask {
+            pattern: r"Viewed (\d+)".into(),
+            learned: true,
+            active: true,
+            example: Some("104".into()),
+        }];
+        record.alert_states = vec![(Some(url.clone()), Some(learned))];
+        assert_eq!(store.record_check(&record).await.unwrap(), Recorded::Stored);
+        let shown = |pages: Vec<wachet::model::ClientPage>| pages[0].noise.clone();
+        let before = shown(store.task_pages(&user, &task).await.unwrap());
+        assert_eq!(
+            before.map(|m| m[0].pattern.clone()).as_deref(),
+            Some(r"Viewed (\d+)")
+        );
+
+        // A new name keeps them; a new selection forgets them, and keeps the confirmed value.
+        let mut renamed = store.task(&user, &task).await.unwrap();
+        renamed.name = Some("Renamed".into());
+        store.update_task(&user, &renamed).await.unwrap();
+        assert!(shown(store.task_pages(&user, &task).await.unwrap()).is_some());
+        let mut selected = store.task(&user, &task).await.unwrap();
+        selected.x_path = Some("//p".into());
+        store.update_task(&user, &selected).await.unwrap();
+        assert_eq!(shown(store.task_pages(&user, &task).await.unwrap()), None);
+        let states = store.alert_states(&task).await.unwrap();
+        let page = &states.pages[&url];
+        assert!(page.masks.is_empty(), "{page:?}");
+        assert_eq!(page.alerts.last_value.as_deref(), Some("Viewed 104 times"));
     }
 );

@@ -291,6 +291,14 @@ impl TaskStore for PgStore {
                 .execute(&mut *tx)
                 .await?;
             schedule::forget_learning_in(&mut tx, id).await?;
+            // And what each crawled page learned (its confirmed value stays).
+            sqlx::query(
+                "UPDATE pages SET alert_state = ((alert_state::jsonb - 'noise') - 'masks')::text \
+                 WHERE task_id = $1 AND alert_state IS NOT NULL",
+            )
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         }
         let updated = sqlx::query(
             "UPDATE tasks SET folder_id = COALESCE($1, folder_id), name = $2, sort_key = $3, url = $4, \

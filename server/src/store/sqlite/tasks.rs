@@ -293,6 +293,14 @@ impl TaskStore for SqliteStore {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+            // And what each crawled page learned (its confirmed value stays).
+            sqlx::query(
+                "UPDATE pages SET alert_state = json_remove(alert_state, '$.noise', '$.masks') \
+                 WHERE task_id = ? AND alert_state IS NOT NULL",
+            )
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         }
         let updated = sqlx::query(
             "UPDATE tasks SET folder_id = COALESCE(?, folder_id), name = ?, sort_key = ?, url = ?, \
