@@ -704,6 +704,7 @@ impl SqliteStore {
         page: &TimePage,
     ) -> Result<Vec<EntryRow>, StoreError> {
         let (before_at, before_id) = before_key(page);
+        let mut reader = self.history_readers.get().await?;
         let (json,): (Option<String>,) = sqlx::query_as(AssertSqlSafe(format!(
             "SELECT json_group_array(json_array(id, checked_at, changed_at, codec, \
              CASE WHEN codec = {plain} THEN CAST(body AS TEXT) END, \
@@ -721,8 +722,9 @@ impl SqliteStore {
         .bind(before_id)
         .bind(i64::from(page.limit) + 1)
         .bind(user)
-        .fetch_one(&self.reader)
+        .fetch_one(reader.conn()?)
         .await?;
+        drop(reader);
         let Some(json) = json else {
             return Ok(Vec::new());
         };
