@@ -20,6 +20,7 @@
 //!   `wachet-bench serve`), the ceiling;
 //! - `GET /thirdparty/v1/task/{id}`;
 //! - `GET /thirdparty/v1/folder/list?parentId=FOLDER` (first page);
+//! - the newest history page's body as a static file, the history pages' ceiling;
 //! - `GET /thirdparty/v1/data/list/{id}`, the newest page (50 entries) of the long history;
 //! - the same with a continuation token 1,000 entries from the oldest end of the history.
 //!
@@ -927,6 +928,8 @@ struct Paths {
     newest: String,
     deep: String,
     task_body: Bytes,
+    /// The newest history page's body, served as the history pages' ceiling.
+    history_body: Bytes,
 }
 
 async fn prepare_paths(
@@ -968,7 +971,17 @@ async fn prepare_paths(
     );
 
     let newest = format!("{API}/data/list/{id}");
-    let page = endpoint.call(&mut conn, Method::GET, &newest, None).await?;
+    let (status, history_body) = conn
+        .send(endpoint.request(
+            Method::GET,
+            newest.parse().map_err(|e| format!("{e}"))?,
+            None,
+        ))
+        .await?;
+    if status != StatusCode::OK {
+        return Err(format!("GET {newest}: {status}"));
+    }
+    let page: Value = serde_json::from_slice(&history_body).map_err(|e| e.to_string())?;
     let (n, at, _) = page_span(&page)?;
     let newest_at = check_time(seeded.first_check, options.history - 1);
     if n != PAGE || at != newest_at {
@@ -1009,6 +1022,7 @@ async fn prepare_paths(
         newest,
         deep,
         task_body,
+        history_body,
     })
 }
 
@@ -1171,10 +1185,11 @@ async fn measure_all(
     let db_mb = std::fs::metadata(db).map_or(0.0, |m| m.len() as f64 / 1048576.0);
     let (rss_seeded, hwm_seeded) = memory_mb(service.pid());
 
-    // The ceiling: the GET /task/{id} body as a static file.
+    // The ceilings: the GET /task/{id} body and the newest history page's as static files.
     let site = work.join("static");
     std::fs::create_dir_all(&site).map_err(|e| e.to_string())?;
     std::fs::write(site.join("index.html"), &paths.task_body).map_err(|e| e.to_string())?;
+    std::fs::write(site.join("history.json"), &paths.history_body).map_err(|e| e.to_string())?;
     let ceiling = StaticServer::start(&site, options.server, bench_exe)?;
     let ceiling_addr: SocketAddr = ceiling
         .start_url()
@@ -1209,6 +1224,11 @@ async fn measure_all(
             rounds: Vec::new(),
         },
         Row {
+            key: "static_history_ceiling",
+            label: "static file, history page (ceiling)".into(),
+            rounds: Vec::new(),
+        },
+        Row {
             key: "data_newest",
             label: "GET /data/list/{id} newest page".into(),
             rounds: Vec::new(),
@@ -1220,10 +1240,11 @@ async fn measure_all(
         },
     ];
     let (static_pid, service_pid) = (ceiling.pid(), service.pid());
-    let targets: [(&Endpoint, u32, &str); 5] = [
+    let targets: [(&Endpoint, u32, &str); 6] = [
         (&static_endpoint, static_pid, "/index.html"),
         (&api, service_pid, &paths.task),
         (&api, service_pid, &paths.folder),
+        (&static_endpoint, static_pid, "/history.json"),
         (&api, service_pid, &paths.newest),
         (&api, service_pid, &paths.deep),
     ];
@@ -1256,8 +1277,10 @@ async fn measure_all(
     let (rss, hwm) = memory_mb(service.pid());
 
     let task_ratio = rows[1].rps() / rows[0].rps().max(1e-9);
-    let deep_ratio = rows[4].rps() / rows[3].rps().max(1e-9);
-    let deep_p50_ratio = rows[4].p50() / rows[3].p50().max(1e-9);
+    let newest_ratio = rows[4].rps() / rows[3].rps().max(1e-9);
+    let deep_to_ceiling = rows[5].rps() / rows[3].rps().max(1e-9);
+    let deep_ratio = rows[5].rps() / rows[4].rps().max(1e-9);
+    let deep_p50_ratio = rows[5].p50() / rows[4].p50().max(1e-9);
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     println!();
     println!(
@@ -1303,6 +1326,10 @@ async fn measure_all(
     println!();
     println!("GET /task/{{id}} / static ceiling: {task_ratio:.2}x req/s (target >= 0.6x)");
     println!(
+        "history pages / their static ceiling: newest {newest_ratio:.2}x, deep \
+         {deep_to_ceiling:.2}x req/s (target: 10,000 req/s and under 150 us of server CPU)"
+    );
+    println!(
         "deep page / newest page: {deep_ratio:.2}x req/s, p50 {deep_p50_ratio:.2}x (target: \
          within 20%)"
     );
@@ -1323,6 +1350,8 @@ async fn measure_all(
         "ceiling_server": ceiling.description,
         "endpoints": rows.iter().map(Row::json).collect::<Vec<_>>(),
         "task_to_ceiling": round(task_ratio, 3),
+        "newest_to_ceiling": round(newest_ratio, 3),
+        "deep_to_ceiling": round(deep_to_ceiling, 3),
         "deep_to_newest_rps": round(deep_ratio, 3),
         "deep_to_newest_p50": round(deep_p50_ratio, 3),
         "rss_mb": round(rss, 1),

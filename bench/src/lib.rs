@@ -3,10 +3,12 @@
 //! ([`harness`]), and the rendered-crawl comparison with spider's chrome crawl ([`render`]). Used by the `wachet-bench` binary and the `crawl_vs_spider` criterion bench.
 //! [`api`] loads the REST service (`wachet serve`) beside a static-file ceiling; [`schedule`]
 //! runs its scheduler over thousands of monitors; [`noise`] scores false and missed alerts of
-//! wachet and changedetection.io on a corpus of noisy pages.
+//! wachet and changedetection.io on a corpus of noisy pages; [`history`] weighs delta history
+//! against the same history stored whole.
 
 pub mod api;
 pub mod harness;
+pub mod history;
 pub mod noise;
 pub mod parse_cost;
 pub mod proc;

@@ -15,9 +15,15 @@
 //!                  [--client-threads T] [--server nginx|rust|auto] [--wachet PATH] [--rounds R]
 //! wachet-bench schedule [--monitors N] [--hosts H] [--recurrence S] [--warmup S] [--duration S]
 //!                       [--checks-in-flight N] [--wachet PATH]
+//! wachet-bench history [--changes N] [--reads R]
 //! wachet-bench noise [--checks N] [--seed S] [--window W] [--cdio-recheck S] [--no-cdio 1] [--keep DIR]
 //!                    [--no-wachet 1] [--wachet PATH] [--timeout-minutes M]
 //! ```
+//!
+//! `history` writes a ~100 KB page and `--changes` (1,000) one-word changes of it through the
+//! service's SQLite store, reads each entry back alone, then rewrites the same values whole
+//! (the codec before delta history) and reads them again: bytes a change, read time per entry
+//! (median, max) and the ratios.
 //!
 //! `noise` serves 17 noisy pages with real changes at known requests, watches them with the
 //! release `wachet serve` and changedetection.io 0.60.10 at once, and prints the false, missed
@@ -64,6 +70,7 @@ fn usage() -> ExitCode {
          [--rounds R]\n  \
          wachet-bench schedule [--monitors N] [--hosts H] [--recurrence S] [--warmup S] \
          [--duration S] [--checks-in-flight N] [--wachet PATH]\n  \
+         wachet-bench history [--changes N] [--reads R]\n  \
          wachet-bench noise [--checks N] [--seed S] [--window W] [--cdio-recheck S] \
          [--no-cdio 1] [--no-wachet 1] [--wachet PATH] [--timeout-minutes M] [--keep DIR]"
     );
@@ -120,6 +127,10 @@ fn main() -> ExitCode {
         },
         ("schedule", opts) => match wachet_bench::schedule::ScheduleOptions::parse(opts) {
             Some(options) => wachet_bench::schedule::run(&options),
+            None => return usage(),
+        },
+        ("history", opts) => match wachet_bench::history::HistoryOptions::parse(opts) {
+            Some(options) => wachet_bench::history::run(&options),
             None => return usage(),
         },
         ("noise", opts) => match wachet_bench::noise::NoiseOptions::parse(opts) {

@@ -704,6 +704,7 @@ impl SqliteStore {
         page: &TimePage,
     ) -> Result<Vec<EntryRow>, StoreError> {
         let (before_at, before_id) = before_key(page);
+        let mut reader = self.history_readers.get().await?;
         let (json,): (Option<String>,) = sqlx::query_as(AssertSqlSafe(format!(
             "SELECT json_group_array(json_array(id, checked_at, changed_at, codec, \
              CASE WHEN codec = {plain} THEN CAST(body AS TEXT) END, \
@@ -721,8 +722,9 @@ impl SqliteStore {
         .bind(before_id)
         .bind(i64::from(page.limit) + 1)
         .bind(user)
-        .fetch_one(&self.reader)
+        .fetch_one(reader.conn()?)
         .await?;
+        drop(reader);
         let Some(json) = json else {
             return Ok(Vec::new());
         };
@@ -837,196 +839,5 @@ impl SqliteStore {
             })
             .collect::<Result<Vec<_>, StoreError>>()
             .map(Some)
-    }
-}
-
-#[cfg(test)]
-mod measure {
-    //! What delta history costs, printed (never asserted: timings depend on the machine):
-    //! `cargo test --release -p wachet-server --lib delta_history_costs -- --ignored --nocapture`.
-
-    use super::*;
-    use crate::store::testing::Seed;
-    use crate::store::{TaskStore, UserRecord, UserStore, now_millis};
-    use std::time::{Duration, Instant};
-
-    /// 1,000 one-word changes of a 100 KB page of made-up words, as the contract test
-    /// `store_contract_delta` stores them.
-    fn versions() -> Vec<String> {
-        let mut x: u64 = 21;
-        let mut next = move || {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            x >> 33
-        };
-        let word = |n: u64| -> String {
-            let mut y = (n % 4_000).wrapping_mul(2_654_435_761) ^ 0x5bd1_e995;
-            (0..3 + (n % 6) as usize)
-                .map(|_| {
-                    y = y.wrapping_mul(48_271) % 2_147_483_647;
-                    char::from(b'a' + (y % 26) as u8)
-                })
-                .collect()
-        };
-        let mut words: Vec<String> = (0..15_500).map(|i| word(i * 7_919 + 13)).collect();
-        (0..1_001)
-            .map(|i| {
-                let at = (next() as usize) % words.len();
-                words[at] = format!("{}{}", word(next()), i % 100);
-                words.join(" ")
-            })
-            .collect()
-    }
-
-    #[tokio::test]
-    #[ignore = "a measurement: run it in a release build and read what it prints"]
-    async fn delta_history_costs() {
-        let dir = tempfile::tempdir().unwrap();
-        let settings = super::super::StoreSettings {
-            history_retention: 2_000,
-            ..Default::default()
-        };
-        let store = SqliteStore::open_with(&dir.path().join("m.db"), &settings)
-            .await
-            .unwrap();
-        let user = UserRecord {
-            id: new_id(),
-            email: "ada@example.com".into(),
-            password_hash: "x".into(),
-            api_key_hash: "y".into(),
-            webhook_secret: "z".into(),
-            notification_endpoints: Vec::new(),
-            created_at: now_millis(),
-        };
-        store.create_user(&user).await.unwrap();
-        let monitor = wachet::model::Monitor {
-            name: Some("large".into()),
-            url: Some("https://example.com/".into()),
-            recurrence_in_seconds: Some(3_600),
-            ..Default::default()
-        };
-        let task = store
-            .create_task(&user.id, &monitor)
-            .await
-            .unwrap()
-            .id
-            .unwrap();
-        let versions = versions();
-        let start = chrono::Utc::now() - chrono::Duration::days(1);
-        let mut writes = Vec::new();
-        let mut times = Vec::new();
-        let mut first = 0;
-        for (i, value) in versions.iter().enumerate() {
-            let at = start + chrono::Duration::seconds(i as i64);
-            times.push(at.timestamp_millis());
-            let began = Instant::now();
-            store
-                .append_entry(
-                    &Series::Task(task.clone()),
-                    &ClientData::value(at, value.clone()),
-                )
-                .await
-                .unwrap();
-            writes.push(began.elapsed());
-            if i == 0 {
-                (first,) = sqlx::query_as("SELECT sum(length(body)) FROM contents")
-                    .fetch_one(&store.reader)
-                    .await
-                    .unwrap();
-                println!("page {} bytes, stored whole {first} bytes", value.len());
-            }
-        }
-        let (total, whole, deltas): (i64, i64, i64) = sqlx::query_as(
-            "SELECT sum(length(body)), sum(codec < 2), sum(codec = 2) FROM contents",
-        )
-        .fetch_one(&store.reader)
-        .await
-        .unwrap();
-        let (roots,): (i64,) = sqlx::query_as(
-            "SELECT count(*) FROM contents WHERE codec < 2 AND hash IN \
-             (SELECT base_hash FROM contents)",
-        )
-        .fetch_one(&store.reader)
-        .await
-        .unwrap();
-        println!(
-            "{} values: {total} bytes, {whole} whole ({roots} roots), {deltas} deltas; \
-             {} bytes a change after the first",
-            versions.len(),
-            (total - first) / 1_000
-        );
-        // Each entry read alone, as a page of one: the store's whole read path.
-        let mut reads = Vec::new();
-        for (i, at) in times.iter().enumerate() {
-            let page = TimePage {
-                from: None,
-                to: Some(*at),
-                after: None,
-                limit: 1,
-            };
-            // The best of three: the machine is shared, and a read is what the code costs.
-            let mut best = Duration::MAX;
-            for _ in 0..3 {
-                let began = Instant::now();
-                let got = store.entries(&user.id, &task, &page).await.unwrap();
-                best = best.min(began.elapsed());
-                assert_eq!(got[0].1.raw.as_deref(), Some(versions[i].as_str()));
-            }
-            reads.push(best);
-        }
-        let show = |name: &str, mut d: Vec<Duration>| {
-            d.sort();
-            println!(
-                "{name}: median {:?}, p99 {:?}, max {:?}",
-                d[d.len() / 2],
-                d[d.len() * 99 / 100],
-                d[d.len() - 1]
-            );
-        };
-        show("one entry read (best of 3 each)", reads);
-        // The same without the database: each value's layers unpacked from memory.
-        let rows: Vec<StoredRow> =
-            sqlx::query_as("SELECT hash, codec, body, base_hash FROM contents")
-                .fetch_all(&store.reader)
-                .await
-                .unwrap();
-        let stored: HashMap<Vec<u8>, Stored> = rows
-            .into_iter()
-            .map(|(hash, codec, body, base)| (hash, (codec, body, base)))
-            .collect();
-        let mut unpacks = Vec::new();
-        for hash in stored.keys() {
-            let mut best = Duration::MAX;
-            for _ in 0..3 {
-                let began = Instant::now();
-                let mut layers = Vec::new();
-                let mut at = Some(hash);
-                while let Some(hash) = at {
-                    let (codec, body, base) = &stored[hash];
-                    layers.push((codec::codec_of(*codec).unwrap(), body.clone()));
-                    at = base.as_ref();
-                }
-                codec::unpack_layers(layers).unwrap();
-                best = best.min(began.elapsed());
-            }
-            unpacks.push(best);
-        }
-        show("one value unpacked from memory (best of 3 each)", unpacks);
-        show("one check written", writes);
-        let mut pages = Vec::new();
-        for at in times.iter().step_by(50) {
-            let page = TimePage {
-                from: None,
-                to: Some(*at),
-                after: None,
-                limit: 50,
-            };
-            let began = Instant::now();
-            store.entries(&user.id, &task, &page).await.unwrap();
-            pages.push(began.elapsed());
-        }
-        show("a page of 50 entries read", pages);
-        store.close().await;
     }
 }

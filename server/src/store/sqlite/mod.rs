@@ -14,6 +14,7 @@ mod feeds;
 mod folders;
 mod history;
 mod notifications;
+mod readers;
 // Its row types and texts are PostgreSQL's too (store/postgres/outbox.rs).
 pub(in crate::store) mod outbox;
 mod schedule;
@@ -108,6 +109,8 @@ impl Default for StoreSettings {
 pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
+    /// Connections of the history pages' reads, lent without sqlx's pings.
+    history_readers: Arc<readers::Readers>,
     /// The hot reads' answers, invalidated by the writes below that change them.
     cache: Arc<Caches>,
     history_retention: u32,
@@ -152,15 +155,18 @@ impl SqliteStore {
             .await
             .map_err(open_err)?;
         migrate(&writer, &shown).await?;
+        let options = options.read_only(true);
+        let history_readers = readers::Readers::new(options.clone(), READERS as usize);
         let reader = SqlitePoolOptions::new()
             .max_connections(READERS)
             .acquire_timeout(BUSY_TIMEOUT * 3)
-            .connect_with(options.read_only(true))
+            .connect_with(options)
             .await
             .map_err(open_err)?;
         Ok(SqliteStore {
             writer,
             reader,
+            history_readers: Arc::new(history_readers),
             cache: Arc::new(Caches::default()),
             history_retention: settings.history_retention.max(1),
             deliveries_per_hour: std::num::NonZeroU32::new(settings.deliveries_per_hour),
@@ -185,6 +191,7 @@ impl SqliteStore {
 
     /// Closes the pools, checkpointing the WAL.
     pub async fn close(&self) {
+        self.history_readers.close().await;
         self.reader.close().await;
         self.writer.close().await;
     }
