@@ -265,9 +265,11 @@ struct Pool {
     tails: Arc<Semaphore>,
 }
 
-/// Checks that may be taking their samples at once, past their slots: far more than a claim
-/// loop can start in the few seconds samples take.
-const TAILS: u32 = 1 << 20;
+/// How many checks may be taking their samples at once past their slots, per slot: each holds
+/// its value and its compiled monitor, so they are bounded; a check that finds none free keeps
+/// its slot through its samples, as before. With 32 slots, 256 monitors sample at once, and at
+/// 3 to 6 s of samples each that starts some 40 to 80 new monitors a second.
+const TAILS_PER_SLOT: usize = 8;
 
 impl Pool {
     fn new(share: usize, browser: bool) -> Self {
@@ -276,7 +278,7 @@ impl Pool {
             share,
             browser,
             samplers: Arc::new(Semaphore::new(share)),
-            tails: Arc::new(Semaphore::new(TAILS as usize)),
+            tails: Arc::new(Semaphore::new(share * TAILS_PER_SLOT)),
         }
     }
 
@@ -285,7 +287,8 @@ impl Pool {
     async fn drained(&self) {
         let all = u32::try_from(self.share * 2).unwrap_or(u32::MAX);
         let _ = self.permits.acquire_many(all).await;
-        let _ = self.tails.acquire_many(TAILS).await;
+        let tails = u32::try_from(self.share * TAILS_PER_SLOT).unwrap_or(u32::MAX);
+        let _ = self.tails.acquire_many(tails).await;
     }
 }
 
