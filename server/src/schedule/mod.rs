@@ -33,7 +33,7 @@ use prepared::PreparedCache;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-use tokio::sync::{Notify, Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, oneshot, watch};
 use wachet::alerts::compare::Comparator;
 use wachet::alerts::confirm::{ConfirmState, Confirmation, decide};
 use wachet::alerts::{Check, Raised, Subject, noise};
@@ -208,6 +208,8 @@ pub async fn run(
                     .id
                     .as_deref()
                     .map(|task| worker.hold_check(task, check.token));
+                let (samplers, tails) = (pool.samplers.clone(), pool.tails.clone());
+                let lease = worker.lease();
                 tokio::spawn(async move {
                     let Some(holding) = holding else { return };
                     let parts = Parts {
@@ -215,10 +217,16 @@ pub async fn run(
                         groups,
                         checker,
                         cache,
+                        samplers,
                     };
-                    run_check(parts, check, &holding, &settings, &events).await;
-                    drop(holding);
-                    drop(slot);
+                    let held = Held {
+                        holding,
+                        slot,
+                        tails,
+                        finished: finished.clone(),
+                        lease,
+                    };
+                    run_check(parts, check, held, &settings, &events).await;
                     finished.notify_one();
                 });
             }
@@ -244,11 +252,24 @@ pub async fn run(
 /// at once instead of waiting for those to end. The user holding more than their share gets
 /// nothing more until they are back within it, so the loan is repaid as their checks end, and
 /// never more than twice `share` checks run.
+///
+/// A first check taking its quick samples gives its slot back for them ([`Held::release`]):
+/// their fetches take one of `share` sampler permits each, held for the fetch alone, so the
+/// pauses between them hold nothing; `tails` counts those checks, so a stopping scheduler still
+/// waits for them to store what they found.
 struct Pool {
     permits: Arc<Semaphore>,
     share: usize,
     browser: bool,
+    samplers: Arc<Semaphore>,
+    tails: Arc<Semaphore>,
 }
+
+/// How many checks may be taking their samples at once past their slots, per slot: each holds
+/// its value and its compiled monitor, so they are bounded; a check that finds none free keeps
+/// its slot through its samples, as before. With 32 slots, 256 monitors sample at once, and at
+/// 3 to 6 s of samples each that starts some 40 to 80 new monitors a second.
+const TAILS_PER_SLOT: usize = 8;
 
 impl Pool {
     fn new(share: usize, browser: bool) -> Self {
@@ -256,42 +277,74 @@ impl Pool {
             permits: Arc::new(Semaphore::new(share * 2)),
             share,
             browser,
+            samplers: Arc::new(Semaphore::new(share)),
+            tails: Arc::new(Semaphore::new(share * TAILS_PER_SLOT)),
         }
     }
 
-    /// Resolves once every check of the pool has given its slot back.
+    /// Resolves once every check of the pool has given its slot back and every check taking
+    /// its samples has ended.
     async fn drained(&self) {
         let all = u32::try_from(self.share * 2).unwrap_or(u32::MAX);
         let _ = self.permits.acquire_many(all).await;
+        let tails = u32::try_from(self.share * TAILS_PER_SLOT).unwrap_or(u32::MAX);
+        let _ = self.tails.acquire_many(tails).await;
     }
 }
 
-/// What every check runs with: the store, the writer of groups of checks into it, the engine and
-/// the prepared monitors.
+/// What a running check holds: its claim (renewed by the worker's beats), its slot, and how it
+/// gives both back early to take its quick samples.
+struct Held {
+    holding: crate::worker::Holding,
+    slot: tokio::sync::OwnedSemaphorePermit,
+    tails: Arc<Semaphore>,
+    /// Told when the slot is given back, so the claim loop fills it at once.
+    finished: Arc<Notify>,
+    /// The worker's lease, which a check's parked monitor waits past its samples' budget.
+    lease: Duration,
+}
+
+/// What every check runs with: the store, the writer of groups of checks into it, the engine,
+/// the prepared monitors and the permits of quick samples' fetches ([`Pool`]).
 struct Parts {
     store: Arc<dyn ScheduleStore>,
     groups: group::Groups,
     checker: Arc<dyn Checker>,
     cache: Arc<PreparedCache>,
+    samplers: Arc<Semaphore>,
 }
 
 /// One check of a claimed monitor: check, raise its alerts, store, schedule the next. The check
-/// runs in a task of its own while `holding` keeps its claim (the worker's beats renew its
+/// runs in a task of its own while `held` keeps its claim (the worker's beats renew its
 /// lease, so no other process takes the monitor over), and whatever happens to it (a timeout,
 /// a panic) the monitor is freed and rescheduled; a claim another worker took over meanwhile
 /// (this process was paused or cut off past its lease) stops the check, which stores nothing.
+///
+/// A first check that takes quick samples parks its monitor first (its lease freed, due again
+/// only past the samples' budget and a lease: [`check_and_store`]) and then gives back its claim
+/// and its slot, so the pauses between samples hold neither a slot nor a share of its owner's
+/// checks in flight; its record is still fenced by its token, so a monitor claimed again
+/// meanwhile (an edit checks at once) keeps only that claim's check.
 async fn run_check(
     Parts {
         store,
         groups,
         checker,
         cache,
+        samplers,
     }: Parts,
     check: DueCheck,
-    holding: &crate::worker::Holding,
+    held: Held,
     settings: &ScheduleSettings,
     events: &CheckEvents,
 ) {
+    let Held {
+        holding,
+        slot,
+        tails,
+        finished,
+        lease,
+    } = held;
     let Some(task) = check.monitor.id.clone() else {
         return;
     };
@@ -302,6 +355,7 @@ async fn run_check(
         samples: settings.noise_samples,
         spacing: settings.noise_spacing,
         budget: settings.noise_sample_budget,
+        park: settings.noise_sample_budget + lease,
     });
     let max_value_bytes = settings.max_value_bytes;
     let confirm_after = settings.confirm_after;
@@ -309,29 +363,41 @@ async fn run_check(
     METRICS
         .check_lateness
         .observe(Duration::from_millis(late as u64));
+    let (parked_tx, mut parked) = oneshot::channel();
     let mut inner = {
         let store = store.clone();
         tokio::spawn(async move {
             check_and_store(
                 store.as_ref(),
-                &groups,
-                &checker,
-                &cache,
+                (&groups, &checker, &cache, &samplers),
                 (&monitor, known),
                 (version, token),
                 recurrence,
                 max_value_bytes,
                 confirm_after,
-                sampling,
+                (sampling, parked_tx),
             )
             .await
         })
     };
     let ended = tokio::time::timeout(MAX_CHECK, async {
         tokio::select! {
-            done = &mut inner => Some(done),
-            () = holding.lost() => None,
+            done = &mut inner => return Some(done),
+            () = holding.lost() => return None,
+            Ok(()) = &mut parked => {}
         }
+        // Parked: no lease left to renew or lose. The slot goes back once the check is counted
+        // among those the scheduler waits for when it stops.
+        drop(holding);
+        let _kept = match tails.try_acquire_owned() {
+            Ok(tail) => {
+                drop(slot);
+                finished.notify_one();
+                (Some(tail), None)
+            }
+            Err(_) => (None, Some(slot)),
+        };
+        Some((&mut inner).await)
     })
     .await;
     let stored = match ended {
@@ -424,6 +490,9 @@ struct Sampling {
     samples: usize,
     spacing: Duration,
     budget: Duration,
+    /// How long the monitor is parked (not due, not leased) while they are taken: past their
+    /// budget by a lease, so only a check lost with its process lets it be due again.
+    park: Duration,
 }
 
 /// Checks `monitor` and stores the check with what its alerts raised, the alert states after
@@ -431,19 +500,23 @@ struct Sampling {
 /// `sampling` (a SinglePage monitor's first check after it was created or its selection
 /// changed) a successful check also fetches the value a few more times, learns the noise from
 /// what differs ([`wachet::alerts::noise::learn`]) and judges the check with it; the samples
-/// are not history entries.
+/// are not history entries. Before the samples the monitor is parked ([`Sampling::park`]) and
+/// `parked` told, so the caller gives back the claim and the slot for their pauses.
 #[allow(clippy::too_many_arguments)]
 async fn check_and_store(
     store: &dyn ScheduleStore,
-    groups: &group::Groups,
-    checker: &Arc<dyn Checker>,
-    cache: &Arc<PreparedCache>,
+    (groups, checker, cache, samplers): (
+        &group::Groups,
+        &Arc<dyn Checker>,
+        &Arc<PreparedCache>,
+        &Semaphore,
+    ),
     (monitor, known): (&Monitor, Option<Known>),
     (version, token): (crate::store::Millis, i64),
     recurrence: i32,
     max_value_bytes: usize,
     confirm_after: Duration,
-    sampling: Option<Sampling>,
+    (sampling, parked): (Option<Sampling>, oneshot::Sender<()>),
 ) -> Result<Recorded, StoreError> {
     let task = monitor.id.clone().unwrap_or_default();
     let alerts = monitor.alerts.clone().unwrap_or_default();
@@ -489,7 +562,29 @@ async fn check_and_store(
     let sampling = sampling.filter(|_| !portal && own.error.is_none() && own.raw.is_some());
     let samples = match (&prepared, sampling, own.raw.as_deref()) {
         (Ok(prepared), Some(sampling), Some(first)) => {
-            quick_samples(checker, prepared, first, sampling, max_value_bytes).await
+            // The check is recorded after its samples, in one record as ever (a crash loses
+            // nothing stored: the parked monitor is due again once its park ends, and samples
+            // anew), but it waits without its lease: a new monitor's seconds of pauses would
+            // otherwise hold its slot and its owner's share, and 100,000 monitors created at
+            // once would take hours to get their first checks.
+            let until = now_millis()
+                .saturating_add(i64::try_from(sampling.park.as_millis()).unwrap_or(i64::MAX));
+            match store.finish_check(&task, version, token, until).await {
+                Ok(()) => {
+                    let _ = parked.send(());
+                }
+                Err(err) => {
+                    tracing::warn!(%err, task = %task, "cannot park the monitor for its samples; they hold its slot");
+                }
+            }
+            quick_samples(
+                checker,
+                (prepared, samplers),
+                first,
+                sampling,
+                max_value_bytes,
+            )
+            .await
         }
         _ => Vec::new(),
     };
@@ -653,10 +748,10 @@ async fn check_and_store(
 /// `sampling.budget` (pauses included): the successful ones of at most `max_value_bytes` bytes.
 /// A fetch that fails is skipped, and counts toward [`noise::QUICK_SAMPLES_NOISY`] fetches at
 /// most; one still running when the budget ends is dropped, and no pause starts that would end
-/// past it.
+/// past it. Each fetch holds a permit of `samplers` while it runs.
 async fn quick_samples(
     checker: &dyn Checker,
-    prepared: &PreparedMonitor,
+    (prepared, samplers): (&PreparedMonitor, &Semaphore),
     first: &str,
     sampling: Sampling,
     max_value_bytes: usize,
@@ -676,8 +771,12 @@ async fn quick_samples(
             break;
         }
         tokio::time::sleep(sampling.spacing).await;
-        let Ok(outcome) = tokio::time::timeout_at(deadline, checker.check_prepared(prepared)).await
-        else {
+        // A permit for the fetch alone: the pauses hold nothing.
+        let fetch = async {
+            let _permit = samplers.acquire().await;
+            checker.check_prepared(prepared).await
+        };
+        let Ok(outcome) = tokio::time::timeout_at(deadline, fetch).await else {
             break;
         };
         if let (None, Some(raw)) = (outcome.data.error, outcome.data.raw)

@@ -699,3 +699,68 @@ async fn a_crawled_page_learns_its_own_noise_and_its_real_change_still_raises() 
         "the page still keeps it: {kept}"
     );
 }
+
+both!(
+    new_monitors_take_their_quick_samples_without_holding_a_check_slot,
+    multi_thread
+);
+/// 12 monitors created at once with 2 check slots, each on a page that varies on every request
+/// (so each takes four quick samples, 6 s of pauses): every monitor's first fetch comes before
+/// any monitor's last sample, and each is then checked once with its samples as before. A first
+/// check holding its slot through its samples lets the third monitor start only once the first
+/// two have taken all of theirs. (2 slots let 16 checks sample past their slots at once.)
+async fn new_monitors_take_their_quick_samples_without_holding_a_check_slot() {
+    const MONITORS: usize = 12;
+    let site = FixtureServer::builder().start().await.unwrap();
+    for i in 0..MONITORS {
+        counted(&site, &format!("/p{i}"), move |n| {
+            format!(
+                "<p>Product {i}</p><p>Session {:016x}</p>",
+                (n as u64 + 7).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            )
+        });
+    }
+    let mut setup = Setup::checking();
+    // The host's own limits would space the fetches out instead of the slots.
+    setup.engine = setup.engine.per_host_rps(0).per_host_concurrency(0);
+    setup.service.schedule.checks_in_flight = 2;
+    let api = Api::start_as(setup).await;
+    let user = api.user("slots@example.com").await;
+    let hourly = json!({"recurrenceInSeconds": 3600});
+    let mut ids = Vec::new();
+    for i in 0..MONITORS {
+        ids.push(watched(&api, &user, &site.url(&format!("/p{i}")), hourly.clone()).await);
+    }
+
+    for id in &ids {
+        assert_eq!(checks(&api, &user, id, 1).await.len(), 1, "one check each");
+    }
+    let paths: Vec<String> = site.requests().into_iter().map(|r| r.path).collect();
+    let path = |i: usize| format!("/p{i}");
+    for i in 0..MONITORS {
+        assert_eq!(
+            paths.iter().filter(|p| **p == path(i)).count(),
+            5,
+            "the check and four samples of {}: {paths:?}",
+            path(i)
+        );
+    }
+    // The first time a monitor's fifth fetch (its last sample) was served.
+    let mut served = std::collections::HashMap::new();
+    let last_sample = paths
+        .iter()
+        .position(|p| {
+            let n = served.entry(p.clone()).or_insert(0);
+            *n += 1;
+            *n == 5
+        })
+        .unwrap();
+    for i in 0..MONITORS {
+        let first = paths.iter().position(|p| *p == path(i)).unwrap();
+        assert!(
+            first < last_sample,
+            "{} was first fetched after a monitor's last sample: {paths:?}",
+            path(i)
+        );
+    }
+}

@@ -1750,3 +1750,81 @@ contract!(
         assert_eq!(page.alerts.last_value.as_deref(), Some("Viewed 104 times"));
     }
 );
+
+/// On PostgreSQL a worker's beat renewing two claims while a transaction holds the first one's
+/// schedule row and then locks the second's (as a group of checks locks them, in the order of
+/// their ids): the beat waits for the first row without holding the second, so the group gets
+/// it and commits, and the beat then renews both. A beat that locked the rows in the order it
+/// was handed them took the second and waited for the first: a deadlock, ended by PostgreSQL
+/// after a second by failing one of the two.
+#[tokio::test]
+async fn a_beat_waits_for_a_group_of_checks_instead_of_deadlocking_on_postgres() {
+    let Some(url) = crate::pg::database().await else {
+        return;
+    };
+    let store = PgStore::connect(&url, &StoreSettings::default())
+        .await
+        .expect("connect");
+    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
+    let user = add_user(&store, "ada@example.com").await;
+    monitors(&store, &user, 2).await;
+    let now = now_millis();
+    let mut due = store
+        .claim_due(now, now + 60_000, &plain(10))
+        .await
+        .unwrap();
+    assert_eq!(due.len(), 2);
+    due.sort_by(|a, b| a.monitor.id.cmp(&b.monitor.id));
+    let id = |i: usize| due[i].monitor.id.clone().unwrap();
+
+    let mut group = pool.begin().await.unwrap();
+    let lock = "SELECT token FROM schedules WHERE task_id = $1 FOR UPDATE";
+    sqlx::query(lock)
+        .bind(id(0))
+        .execute(&mut *group)
+        .await
+        .unwrap();
+    // Handed the second claim first.
+    let held = holding(&[&due[1], &due[0]]);
+    let beat = tokio::spawn({
+        let store = store.clone();
+        async move {
+            store
+                .beat(&worker("beating"), &held, Duration::from_secs(60))
+                .await
+        }
+    });
+    // Until the beat waits for a lock.
+    let waiting = async {
+        loop {
+            let (n,): (i64,) = sqlx::query_as(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            if n > 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), waiting)
+        .await
+        .expect("the beat waits for the row the group holds");
+    sqlx::query(lock)
+        .bind(id(1))
+        .execute(&mut *group)
+        .await
+        .expect("the group takes the second row: the beat does not hold it");
+    group.commit().await.unwrap();
+    let beat = tokio::time::timeout(Duration::from_secs(30), beat)
+        .await
+        .expect("the beat ends once the group committed")
+        .unwrap()
+        .expect("the beat is no deadlock's victim");
+    assert!(beat.lost.checks.is_empty(), "both renewed: {beat:?}");
+    pool.close().await;
+    store.close().await;
+}

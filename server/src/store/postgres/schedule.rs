@@ -437,8 +437,9 @@ impl ScheduleStore for PgStore {
 
 impl PgStore {
     /// Writes `records` in one transaction: each record's outcome, or the error that rolled
-    /// the whole group back. Their schedule rows are locked in the order of their ids, so two
-    /// processes' groups take them alike. A record of a deleted monitor is `NotFound` and
+    /// the whole group back. Their schedule rows are locked in the order of their ids (bytewise,
+    /// PostgreSQL's `COLLATE "C"`), so two processes' groups take them alike, and so does a
+    /// worker's beat renewing their leases (`workers.rs`, `renew`). A record of a deleted monitor is `NotFound` and
     /// writes nothing, so it never costs the others.
     async fn record_group(
         &self,

@@ -63,6 +63,18 @@ async fn renew(
         held.iter().map(|h| (h.id.as_str(), h.token)).unzip();
     let Leases { table, id, token } = leases;
     let token_of = token_column(token);
+    // The rows locked first, one by one in the order of their ids (bytewise, as a group of
+    // checks locks its schedules: `record_group`), so a beat and a group never hold one row
+    // each while waiting for the other's: the UPDATE alone locks them in whatever order its
+    // join meets them, which deadlocked with a group writing two of them (PostgreSQL then ends
+    // one of the two after a second).
+    sqlx::query(AssertSqlSafe(format!(
+        "SELECT 1 FROM {table} WHERE {id} = ANY($1::TEXT[]) \
+         ORDER BY {id} COLLATE \"C\" FOR UPDATE"
+    )))
+    .bind(&ids)
+    .execute(&mut **tx)
+    .await?;
     let renewed: Vec<(String,)> = sqlx::query_as(AssertSqlSafe(format!(
         "UPDATE {table} l SET lease_until = $1 \
          FROM unnest($2::TEXT[], $3::BIGINT[]) AS h(id, token) \

@@ -142,21 +142,47 @@ pub(super) async fn append_in(
     data: &ClientData,
     max_stored_bytes: u64,
 ) -> Result<String, StoreError> {
-    let owner = resolve_for_write(tx, series).await?;
+    // A monitor's own series needs no look of its own: the one statement below finds the
+    // monitor or nothing.
+    let owner = match series {
+        Series::Task(task) => Owner::Task(task.clone()),
+        Series::Page { .. } => resolve_for_write(tx, series).await?,
+    };
     let task = match &owner {
         Owner::Task(task) | Owner::Page { task, .. } => task.as_str(),
     };
     let checked_at = data.last_check_timestamp.timestamp_millis();
     let mut error = data.error.clone();
-    let hash = match &data.raw {
-        Some(raw) => {
-            let hash = Sha256::digest(raw.as_bytes()).to_vec();
+    let hash = data
+        .raw
+        .as_ref()
+        .map(|raw| Sha256::digest(raw.as_bytes()).to_vec());
+    // The value changed when it differs from the latest value before this check.
+    let (series_filter, series_id) = match &owner {
+        Owner::Task(task) => ("task_id = ? AND page_id IS NULL", task),
+        Owner::Page { page, .. } => ("page_id = ?", page),
+    };
+    // What the write depends on, in one round trip to the writer's thread (each costs more
+    // than its statement): the value as stored, whether the monitor's history names it
+    // already, what its owner's history takes, and the series' previous value.
+    let prior: Option<Prior> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT c.codec, length(c.body) AS size,          EXISTS (SELECT 1 FROM task_contents n WHERE n.task_id = t.id AND n.hash = ?2                  AND n.refs > 0) AS named,          (SELECT u.stored_bytes FROM users u WHERE u.id = t.user_id) AS used,          p.content_hash AS previous, p.changed_at AS previous_changed          FROM tasks t LEFT JOIN contents c ON c.hash = ?2          LEFT JOIN entries p ON p.id = (SELECT id FROM entries WHERE {series_filter}              AND content_hash IS NOT NULL AND (checked_at, id) < (?4, '~')              ORDER BY checked_at DESC, id DESC LIMIT 1)          WHERE t.id = ?1",
+        series_filter = series_filter.replace('?', "?3")
+    )))
+    .bind(task)
+    .bind(&hash)
+    .bind(series_id)
+    .bind(checked_at)
+    .fetch_optional(&mut **tx)
+    .await?;
+    let Some(prior) = prior else {
+        return Err(StoreError::NotFound);
+    };
+    let hash = match (&data.raw, hash) {
+        (Some(raw), Some(hash)) => {
             // Most checks find the value they found last time: compress only a new one.
-            let known: Option<(i64, i64)> =
-                sqlx::query_as("SELECT codec, length(body) FROM contents WHERE hash = ?")
-                    .bind(&hash)
-                    .fetch_optional(&mut **tx)
-                    .await?;
+            let known = prior.codec.zip(prior.size);
+            let mut used = prior.used;
             let known = match known {
                 // A value named again (a page that went back to an older text) is latest
                 // again, and the latest is read whole.
@@ -169,6 +195,15 @@ pub(super) async fn append_in(
                     .bind(body.as_ref())
                     .bind(&hash)
                     .execute(&mut **tx)
+                    .await?;
+                    // Its owners' histories grew with it (by trigger): the quota is tested
+                    // against what they take now.
+                    (used,) = sqlx::query_as(
+                        "SELECT u.stored_bytes FROM users u JOIN tasks t ON t.user_id = u.id \
+                         WHERE t.id = ?",
+                    )
+                    .bind(task)
+                    .fetch_one(&mut **tx)
                     .await?;
                     Some(body.len() as u64)
                 }
@@ -184,7 +219,12 @@ pub(super) async fn append_in(
                 (None, Some((_, body))) => body.len() as u64,
                 (None, None) => 0,
             };
-            match over_quota(tx, task, &hash, size, max_stored_bytes).await? {
+            // A value the monitor's history already names costs nothing more.
+            let usage = crate::store::StorageUse {
+                used: used.unwrap_or(0).max(0).unsigned_abs(),
+                max: max_stored_bytes,
+            };
+            match (!prior.named).then(|| usage.refuses(size)).flatten() {
                 Some(refused) => {
                     error = Some(refused);
                     None
@@ -202,22 +242,11 @@ pub(super) async fn append_in(
                 }
             }
         }
-        None => None,
+        _ => None,
     };
-    // The value changed when it differs from the latest value before this check.
-    let (series_filter, series_id) = match &owner {
-        Owner::Task(task) => ("task_id = ? AND page_id IS NULL", task),
-        Owner::Page { page, .. } => ("page_id = ?", page),
-    };
-    let previous: Option<(Option<Vec<u8>>, Option<i64>)> = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT content_hash, changed_at FROM entries WHERE {series_filter} \
-         AND content_hash IS NOT NULL AND (checked_at, id) < (?, '~') \
-         ORDER BY checked_at DESC, id DESC LIMIT 1"
-    )))
-    .bind(series_id)
-    .bind(checked_at)
-    .fetch_optional(&mut **tx)
-    .await?;
+    let previous = prior
+        .previous
+        .map(|hash| (Some(hash), prior.previous_changed));
     // The value this one replaces, when it is another.
     let replaced = match (&hash, &previous) {
         (Some(hash), Some((Some(prev), _))) if hash != prev => text_in(tx, prev)
@@ -432,36 +461,18 @@ async fn stored_as_delta(
     Ok(())
 }
 
-/// Why a value of `size` stored bytes may not join the history of `task`, if it may not: it
-/// is new to the monitor (a value its history already names costs nothing more) and the
-/// owner's history would pass `max` bytes with it.
-async fn over_quota(
-    tx: &mut Transaction<'_, Sqlite>,
-    task: &str,
-    hash: &[u8],
-    size: u64,
-    max: u64,
-) -> Result<Option<String>, StoreError> {
-    let named: Option<(i64,)> =
-        sqlx::query_as("SELECT 1 FROM task_contents WHERE task_id = ? AND hash = ? AND refs > 0")
-            .bind(task)
-            .bind(hash)
-            .fetch_optional(&mut **tx)
-            .await?;
-    if named.is_some() {
-        return Ok(None);
-    }
-    let (used,): (i64,) = sqlx::query_as(
-        "SELECT u.stored_bytes FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = ?",
-    )
-    .bind(task)
-    .fetch_one(&mut **tx)
-    .await?;
-    let usage = crate::store::StorageUse {
-        used: used.max(0).unsigned_abs(),
-        max,
-    };
-    Ok(usage.refuses(size))
+/// What [`append_in`] reads before it writes, in one statement: the new value as stored (its
+/// codec and body's length; none when it is new), whether the monitor's history names it, what
+/// the owner's history takes, and the series' previous value (its hash and when it last
+/// changed).
+#[derive(sqlx::FromRow)]
+struct Prior {
+    codec: Option<i64>,
+    size: Option<i64>,
+    named: bool,
+    used: Option<i64>,
+    previous: Option<Vec<u8>>,
+    previous_changed: Option<i64>,
 }
 
 async fn resolve_for_write(
