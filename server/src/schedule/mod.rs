@@ -253,7 +253,7 @@ pub async fn run(
 /// nothing more until they are back within it, so the loan is repaid as their checks end, and
 /// never more than twice `share` checks run.
 ///
-/// A first check taking its quick samples gives its slot back for them ([`Held::release`]):
+/// A first check taking its quick samples gives its slot back for them ([`run_check`]):
 /// their fetches take one of `share` sampler permits each, held for the fetch alone, so the
 /// pauses between them hold nothing; `tails` counts those checks, so a stopping scheduler still
 /// waits for them to store what they found.

@@ -12,10 +12,12 @@
 //! - a **cookie-consent banner** rotates its wording, and some servers leave it out of one
 //!   response in a few, so whole lines come and go.
 //!
-//! [`masks`] gives the masks of those a value shows (for a new monitor, beside what its quick
-//! samples teach), and [`explaining`] the ones that explain a difference between two checks (for
-//! a monitor created before the banner or the meter appeared). The masks are ordinary learned
-//! masks: a person sees them on the monitor and can remove them. A banner is recognised only as
+//! [`masks`] gives the masks of the meter and the banners a value shows (for a new monitor,
+//! beside what its quick samples teach), and [`explaining`] the ones that explain a difference
+//! between two checks (for a monitor created before the banner or the meter appeared); the
+//! copyright year's mask is [`COPYRIGHT_YEAR`], which [`super::study`] adds where its samples
+//! left the year unmasked. The masks are ordinary learned masks: a person sees them on the
+//! monitor and can switch them off. A banner is recognised only as
 //! a consent sentence next to a line of consent buttons ("Accept all", "Manage choices"), so a
 //! cookie policy's own text, which has no such buttons, is compared as any text is.
 
@@ -116,9 +118,10 @@ const ANSWER_WORDS: &[&str] = &[
 ];
 
 /// The known noise `key` (a masked line key of a monitor's value, `\n` between lines) shows,
-/// as masks: a paywall meter, the cookie-consent banners (each as a block between the nearest
-/// lines of `stable` around it, so the banner may later change its words or be left out), and
-/// a copyright line's year. `stable`: the lines every sample of the monitor has, when known.
+/// as masks: a paywall meter and the cookie-consent banners (each as a block between the lines
+/// right beside it, which must be lines of `stable`, so the banner may later change its words or
+/// be left out: [`spans::block_of`]). `stable`: the lines every sample of the monitor has, when
+/// known.
 pub(crate) fn masks(key: &str, stable: Option<&HashSet<&str>>) -> Vec<NoiseMask> {
     let mut out = Vec::new();
     if let Some(m) = METER.as_ref().and_then(|re| re.find(key)) {
