@@ -13,14 +13,25 @@ mod nav;
 mod parser;
 mod value;
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::{Arc, Mutex};
 
-/// A compiled XPath 1.0 expression, reusable across documents and threads.
+/// A compiled XPath 1.0 expression, reusable across documents and threads; cloning it shares
+/// the compiled expression.
 #[derive(Clone)]
 pub struct XPath {
-    expr: ast::Expr,
-    source: String,
+    expr: Arc<ast::Expr>,
+    source: Arc<str>,
 }
+
+/// Expressions compiled lately, by their text, so monitors created in bulk with the same XPath
+/// share one compiled expression: 100,000 prepared monitors would otherwise hold 100,000 copies
+/// of the same tree (0.5 to 0.9 KB each). Bounded by [`MAX_SHARED`]: emptied when full.
+static SHARED: Mutex<Option<HashMap<Arc<str>, XPath>>> = Mutex::new(None);
+
+/// Most expressions kept in [`SHARED`].
+const MAX_SHARED: usize = 256;
 
 impl fmt::Debug for XPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -38,10 +49,23 @@ impl XPath {
     /// prefixes, expressions over 10,000 characters and nesting deeper than
     /// 128 levels. The error position is a 0-based character offset.
     pub fn compile(expr: &str) -> Result<XPath, XPathError> {
-        Ok(XPath {
-            expr: parser::parse(expr)?,
-            source: expr.to_string(),
-        })
+        if let Ok(shared) = SHARED.lock()
+            && let Some(compiled) = shared.as_ref().and_then(|s| s.get(expr))
+        {
+            return Ok(compiled.clone());
+        }
+        let compiled = XPath {
+            expr: Arc::new(parser::parse(expr)?),
+            source: Arc::from(expr),
+        };
+        if let Ok(mut shared) = SHARED.lock() {
+            let shared = shared.get_or_insert_with(HashMap::new);
+            if shared.len() >= MAX_SHARED {
+                shared.clear();
+            }
+            shared.insert(compiled.source.clone(), compiled.clone());
+        }
+        Ok(compiled)
     }
 
     /// The expression text this was compiled from.
@@ -184,5 +208,22 @@ impl XPathError {
             message: message.into(),
             position,
         }
+    }
+}
+
+#[cfg(test)]
+mod sharing_tests {
+    use super::*;
+
+    #[test]
+    fn the_same_expression_compiled_twice_is_shared_and_another_is_not() {
+        let a = XPath::compile("//p[@class='shared-price']").unwrap();
+        let b = XPath::compile("//p[@class='shared-price']").unwrap();
+        let c = XPath::compile("//p[@class='other-price']").unwrap();
+        assert!(Arc::ptr_eq(&a.expr, &b.expr), "one tree for both");
+        assert!(!Arc::ptr_eq(&a.expr, &c.expr));
+        assert_eq!(b.as_str(), "//p[@class='shared-price']");
+        assert!(XPath::compile("//[").is_err(), "errors are not kept");
+        assert!(XPath::compile("//[").is_err());
     }
 }
