@@ -60,6 +60,14 @@ pub trait Checker: Send + Sync {
         location == LocationCode::Default
     }
 
+    /// How many requests this checker lets through to one host at once (its host slots, keyed
+    /// by [`crate::fetch::hosts::host_key`]); 0 sets no limit, as does a checker that does not
+    /// say. A frontend running many checks gives one host no more of them at once: the others
+    /// would only wait for a slot, holding whatever the frontend gave them to run.
+    fn host_concurrency(&self) -> usize {
+        0
+    }
+
     /// Compiles `monitor` (URL, headers, XPath, exclusion XPath, regex, URL filters, proxy
     /// location) once, for any number of checks; `Err` with every problem found when it
     /// cannot be checked.

@@ -529,6 +529,10 @@ impl Checker for Engine {
         Engine::serves(self, location)
     }
 
+    fn host_concurrency(&self) -> usize {
+        self.inner.hosts.limits().concurrency
+    }
+
     fn prepare(&self, monitor: &Monitor) -> Result<PreparedMonitor, InvalidMonitor> {
         Engine::prepare(self, monitor)
     }

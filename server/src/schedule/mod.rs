@@ -7,7 +7,9 @@
 //! Concurrency is bounded and shared out fairly: `checks_in_flight` plain checks and
 //! `browser_checks_in_flight` checks rendering in Chromium (`dynamicContent`) are each divided
 //! among the users with checks due or running ([`Pool`]), so one user's hanging hosts delay
-//! only that user's monitors.
+//! only that user's monitors; and a host gets no more checks at once than the engine's host
+//! slots let through ([`hosts`]), so one slow host's thousands of monitors hold only those
+//! slots and delay no other host's.
 //!
 //! Each monitor is compiled once per version of its definition ([`prepared`]); a Portal
 //! monitor's pages are taken one by one from the crawl's stream, each stored under its title
@@ -17,6 +19,7 @@
 
 pub mod events;
 pub mod group;
+pub mod hosts;
 pub mod prepared;
 pub mod slots;
 
@@ -158,6 +161,8 @@ pub async fn run(
     .collect();
     let finished = Arc::new(Notify::new());
     let cache = Arc::new(PreparedCache::new(prepared::DEFAULT_CAPACITY));
+    let hosts = Arc::new(hosts::Hosts::default());
+    let per_host = checker.host_concurrency();
     let groups = group::Groups::start(store.clone());
     loop {
         let mut more = false;
@@ -179,6 +184,7 @@ pub async fn run(
                 browser: pool.browser,
                 locations: settings.locations,
                 buckets,
+                hosts: hosts.busy(per_host),
             };
             let due = match store.claim_due(now, until, &claim).await {
                 Ok(due) => due,
@@ -187,10 +193,13 @@ pub async fn run(
                     continue;
                 }
             };
-            // More may be due: look again at once instead of after the poll.
+            // More may be due: look again at once instead of after the poll. So also when a
+            // host reached its limit: the claim took no more of it, and other hosts' monitors
+            // due after its backlog may have been left for the next claim.
             more |= due.len() == free;
+            let claimed = due.len();
             for check in due {
-                let Ok(slot) = pool.permits.clone().try_acquire_owned() else {
+                let Ok(permit) = pool.permits.clone().try_acquire_owned() else {
                     // Claimed beyond the free slots (cannot happen while this loop alone
                     // takes them): give the monitor back, due as it was.
                     if let Some(task) = &check.monitor.id {
@@ -200,6 +209,12 @@ pub async fn run(
                     }
                     continue;
                 };
+                let host = crate::store::host_hash(check.monitor.url.as_deref().unwrap_or(""));
+                let slot = Slot {
+                    _permit: permit,
+                    _on_host: hosts.enter(host),
+                };
+                more |= claimed < free && hosts.full(host, per_host);
                 let (store, checker, finished) = (store.clone(), checker.clone(), finished.clone());
                 let (settings, cache, events) = (settings.clone(), cache.clone(), events.clone());
                 let groups = groups.clone();
@@ -292,11 +307,17 @@ impl Pool {
     }
 }
 
+/// A check slot of a [`Pool`], counted on the check's host ([`hosts`]) while it is held.
+struct Slot {
+    _permit: tokio::sync::OwnedSemaphorePermit,
+    _on_host: hosts::OnHost,
+}
+
 /// What a running check holds: its claim (renewed by the worker's beats), its slot, and how it
 /// gives both back early to take its quick samples.
 struct Held {
     holding: crate::worker::Holding,
-    slot: tokio::sync::OwnedSemaphorePermit,
+    slot: Slot,
     tails: Arc<Semaphore>,
     /// Told when the slot is given back, so the claim loop fills it at once.
     finished: Arc<Notify>,

@@ -45,14 +45,14 @@ pub use history::{HistoryStore, Series};
 pub use notifications::{NewNotification, NotificationStore};
 pub use outbox::{ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, OutboxStore};
 pub use schedule::{
-    AlertStates, CheckRecord, Claim, DueCheck, Known, Locations, Recorded, ScheduleStore,
-    StorageUse,
+    AlertStates, BusyHosts, CheckRecord, Claim, DueCheck, Known, Locations, Recorded,
+    ScheduleStore, StorageUse,
 };
 pub use tasks::TaskStore;
 pub use users::{EmailAddress, TokenRecord, UserRecord, UserStore};
 pub use workers::{
     Beat, HOST_BUCKETS, Held, Holdings, HostBuckets, LiveWorker, Lost, WorkerInfo, WorkerStore,
-    host_bucket,
+    host_bucket, host_hash,
 };
 
 /// UTC milliseconds since the Unix epoch.

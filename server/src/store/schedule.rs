@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use wachet::model::{ClientData, LocationCode, Monitor};
 
 /// What [`ScheduleStore::claim_due`] may take.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Claim {
     /// Monitors to claim at most (the caller's free slots).
     pub limit: u32,
@@ -21,6 +21,44 @@ pub struct Claim {
     /// The host buckets this worker holds ([`super::WorkerStore::beat`]): only monitors whose
     /// host is in one of them are claimed.
     pub buckets: super::HostBuckets,
+    /// The hosts this worker's checks are busy with: a host's monitors are claimed only up to
+    /// its room.
+    pub hosts: BusyHosts,
+}
+
+/// The hosts ([`super::host_hash`]) a worker has checks in flight to, and how many each host
+/// may have ([`Claim::hosts`]). The engine's host slots let only so many requests to a host
+/// through at once; a check claimed past them would wait for a slot while holding a check slot,
+/// so a slow host with many monitors would end up holding every check slot and delay every
+/// other host's monitors. A claim takes at most `per_host - in flight` of a host's monitors.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BusyHosts {
+    /// Checks a host may have in flight at once; 0 sets no limit.
+    pub per_host: u32,
+    /// Each host with checks in flight, and how many.
+    pub in_flight: Vec<(i64, u32)>,
+}
+
+impl BusyHosts {
+    /// The limit as the claims' SQL takes it: no limit is the largest count.
+    pub fn limit(&self) -> i64 {
+        if self.per_host == 0 {
+            i64::from(u32::MAX)
+        } else {
+            i64::from(self.per_host)
+        }
+    }
+
+    /// The hosts with checks in flight and how many, as a JSON array of `[host, n]` (SQLite's
+    /// `json_each`).
+    pub fn counts_json(&self) -> String {
+        let pairs: Vec<String> = self
+            .in_flight
+            .iter()
+            .map(|(host, n)| format!("[{host},{n}]"))
+            .collect();
+        format!("[{}]", pairs.join(","))
+    }
 }
 
 /// A set of monitor locations ([`LocationCode`]), as a claim takes.

@@ -89,6 +89,21 @@ pub fn host_bucket(url: &str) -> i16 {
     i16::try_from(n).unwrap_or(0)
 }
 
+/// The host of `url` as the engine's downloader keys its host slots (host and port:
+/// [`wachet::fetch::hosts::host_key`]), hashed to the first eight bytes of its SHA-256, the same
+/// in every process: a claim leaves out the hosts that already have as many checks in flight as
+/// their slots let through ([`super::Claim::busy_hosts`]). A URL that cannot be parsed is 0.
+pub fn host_hash(url: &str) -> i64 {
+    use sha2::Digest;
+    let Ok(url) = url::Url::parse(url) else {
+        return 0;
+    };
+    let digest = sha2::Sha256::digest(wachet::fetch::hosts::host_key(&url).as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(first)
+}
+
 /// The most host buckets one of `live` workers of a pool holds: `ceil(HOST_BUCKETS / live)`.
 pub(crate) fn bucket_share(live: i64) -> i64 {
     let live = live.max(1);

@@ -43,7 +43,11 @@ both!(
     multi_thread
 );
 async fn hanging_hosts_of_one_user_hold_back_only_that_users_checks() {
-    let (silent, _listener) = silent_host().await;
+    // Eight hosts, as a host gets no more checks at once than its 4 host slots.
+    let mut silent = Vec::new();
+    for _ in 0..8 {
+        silent.push(silent_host().await);
+    }
     let site = FixtureServer::builder()
         .page("/tea", "<p class=price>3.50 EUR</p>")
         .start()
@@ -55,7 +59,8 @@ async fn hanging_hosts_of_one_user_hold_back_only_that_users_checks() {
         api.user("bob@example.com").await,
     );
     for i in 0..40 {
-        let body = json!({"name": format!("silent {i}"), "url": format!("{silent}/page/{i}"),
+        let host = &silent[i % silent.len()].0;
+        let body = json!({"name": format!("silent {i}"), "url": format!("{host}/page/{i}"),
                           "recurrenceInSeconds": 60});
         api.task(&ann, body).await;
     }
@@ -94,6 +99,62 @@ async fn hanging_hosts_of_one_user_hold_back_only_that_users_checks() {
         db.count(&anns).await,
         32,
         "Ann is given no more while over her share"
+    );
+}
+
+both!(
+    a_slow_host_with_many_monitors_holds_only_its_host_slots_and_delays_no_other_host,
+    multi_thread
+);
+/// 40 monitors of one user on a host that never answers, due before 10 others on a host that
+/// answers at once. The slow host gets as many checks at once as the engine lets requests
+/// through to it (4 host slots), not every check slot: the other host's monitors are all
+/// checked while the slow host's first checks still wait for its answer (until the engine's
+/// 30 s timeout). Before, its checks took all 32 slots, 28 of them only waiting for a host
+/// slot, and the other host waited for those timeouts.
+async fn a_slow_host_with_many_monitors_holds_only_its_host_slots_and_delays_no_other_host() {
+    let (slow, _listener) = silent_host().await;
+    let site = FixtureServer::builder()
+        .page("/tea", "<p class=price>3.50 EUR</p>")
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start_checking().await;
+    let ann = api.user("ann@example.com").await;
+    let mut on_slow = Vec::new();
+    for i in 0..40 {
+        let body = json!({"name": format!("slow {i}"), "url": format!("{slow}/page/{i}"),
+                          "recurrenceInSeconds": 60});
+        on_slow.push(id(&api.task(&ann, body).await));
+    }
+    let mut fast = Vec::new();
+    for i in 0..10 {
+        let body = json!({"name": format!("tea {i}"), "url": site.url(&format!("/tea?{i}")),
+                          "recurrenceInSeconds": 60});
+        fast.push(id(&api.task(&ann, body).await));
+    }
+    for task in &fast {
+        let took = first_entry(&api, &ann, task, Duration::from_secs(60)).await;
+        assert!(took.is_some(), "{task} was never checked");
+    }
+    // Every fast monitor was checked before any of the slow host's checks ended.
+    for task in &on_slow {
+        let path = format!("/thirdparty/v1/data/list/{task}");
+        let reply = api.get(&ann, &path).await;
+        assert_eq!(
+            reply.ok()["data"].as_array().map(Vec::len),
+            Some(0),
+            "a check of the slow host ended before the other host's monitors were checked"
+        );
+    }
+    let leases = match api.backend() {
+        Backend::Sqlite => "SELECT count(*) FROM tasks t WHERE t.lease_until IS NOT NULL",
+        Backend::Postgres => "SELECT count(*) FROM schedules t WHERE t.lease_until IS NOT NULL",
+    };
+    assert_eq!(
+        api.sql().await.count(leases).await,
+        4,
+        "the slow host holds its 4 host slots' worth of checks, no more"
     );
 }
 
@@ -424,6 +485,7 @@ async fn a_claim_takes_turns_between_users_and_keeps_each_within_their_share() {
         browser: true,
         locations: wachet_server::store::Locations::DEFAULT,
         buckets: wachet_server::store::HostBuckets::ALL,
+        hosts: Default::default(),
     };
     let ids = |due: Vec<wachet_server::store::DueCheck>| -> Vec<String> {
         due.into_iter().map(|d| d.monitor.id.unwrap()).collect()
@@ -453,6 +515,7 @@ async fn a_claim_takes_turns_between_users_and_keeps_each_within_their_share() {
         browser: false,
         locations: wachet_server::store::Locations::DEFAULT,
         buckets: wachet_server::store::HostBuckets::ALL,
+        hosts: Default::default(),
     };
     let due = ids(api
         .store

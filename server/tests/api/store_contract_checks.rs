@@ -46,6 +46,7 @@ fn plain(limit: u32) -> Claim {
         browser: false,
         locations: wachet_server::store::Locations::DEFAULT,
         buckets: wachet_server::store::HostBuckets::ALL,
+        hosts: Default::default(),
     }
 }
 
@@ -139,6 +140,93 @@ async fn values(store: &dyn TestStore, user: &str, task: &str) -> Vec<Option<Str
         .collect()
 }
 
+contract!(
+    a_claim_takes_no_more_of_a_hosts_monitors_than_its_room,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "hosts@example.com").await;
+        let (slow, other) = ("https://slow.example/", "https://other.example:8080/");
+        let mut on_slow = Vec::new();
+        // The slow host's monitors are due first, as an overdue backlog is.
+        for i in 0..10 {
+            let created = store
+                .create_task(&user, &monitor(&format!("{slow}{i}")))
+                .await
+                .expect("create");
+            on_slow.push(created.id.expect("an id"));
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        for i in 0..3 {
+            store
+                .create_task(&user, &monitor(&format!("{other}{i}")))
+                .await
+                .expect("create");
+        }
+        let slow_host = host_hash(slow);
+        assert_ne!(slow_host, host_hash(other), "another port is another host");
+        assert_eq!(
+            slow_host,
+            host_hash("https://SLOW.example:443/x"),
+            "as the engine keys it"
+        );
+        let now = now_millis();
+        let with = |per_host, in_flight: Vec<(i64, u32)>| Claim {
+            hosts: BusyHosts {
+                per_host,
+                in_flight,
+            },
+            ..plain(10)
+        };
+        let on = |due: &[DueCheck], host: &str| {
+            due.iter()
+                .filter(|c| {
+                    c.monitor
+                        .url
+                        .as_deref()
+                        .is_some_and(|u| u.starts_with(host))
+                })
+                .count()
+        };
+
+        // The slow host already has 3 of its 4 checks in flight: one more of it.
+        let first = store
+            .claim_due(now, now + 60_000, &with(4, vec![(slow_host, 3)]))
+            .await
+            .unwrap();
+        assert_eq!(on(&first, slow), 1, "{:?}", ids(&first));
+        // At its limit, none of it: its backlog, due first, is passed over for the others.
+        let full = store
+            .claim_due(now, now + 60_000, &with(4, vec![(slow_host, 4)]))
+            .await
+            .unwrap();
+        assert_eq!(
+            (on(&full, slow), on(&full, other)),
+            (0, 3),
+            "{:?}",
+            ids(&full)
+        );
+        // With nothing in flight, at most its limit in one claim.
+        let fresh = store
+            .claim_due(now, now + 60_000, &with(4, Vec::new()))
+            .await
+            .unwrap();
+        assert_eq!(on(&fresh, slow), 4, "{:?}", ids(&fresh));
+        // No limit: the rest of the backlog at once.
+        let unlimited = store
+            .claim_due(now, now + 60_000, &with(0, vec![(slow_host, 100)]))
+            .await
+            .unwrap();
+        assert_eq!(on(&unlimited, slow), 5, "{:?}", ids(&unlimited));
+        let mut claimed: Vec<String> = [first, fresh, unlimited]
+            .iter()
+            .flat_map(|d| ids(d))
+            .collect();
+        claimed.retain(|id| on_slow.contains(id));
+        claimed.sort();
+        on_slow.sort();
+        assert_eq!(claimed, on_slow, "each of the slow host's monitors once");
+    }
+);
+
 contract!(due_monitors_are_claimed_once_under_a_lease, |store: Arc<
     dyn TestStore,
 >| async move {
@@ -170,6 +258,7 @@ contract!(due_monitors_are_claimed_once_under_a_lease, |store: Arc<
         browser: true,
         locations: wachet_server::store::Locations::DEFAULT,
         buckets: wachet_server::store::HostBuckets::ALL,
+        hosts: Default::default(),
         ..plain(10)
     };
     assert!(
@@ -1695,6 +1784,7 @@ contract!(
         let now = now_millis();
         let claim = Claim {
             buckets: HostBuckets::of([one]),
+            hosts: Default::default(),
             ..plain(10)
         };
         let mut due = self::ids(&store.claim_due(now, now + 60_000, &claim).await.unwrap());

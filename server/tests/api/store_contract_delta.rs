@@ -410,6 +410,7 @@ delta!(
                     browser: false,
                     locations: Locations::DEFAULT,
                     buckets: HostBuckets::ALL,
+                    hosts: Default::default(),
                 },
             )
             .await

@@ -20,6 +20,7 @@ async fn checked(api: &Api, task: &str, masks: &[(&str, &str)], notice: Option<&
         browser: false,
         locations: wachet_server::store::Locations::DEFAULT,
         buckets: wachet_server::store::HostBuckets::ALL,
+        hosts: Default::default(),
     };
     let due = api
         .store

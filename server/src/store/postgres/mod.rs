@@ -103,8 +103,9 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// Puts each monitor stored before host buckets existed in its host's bucket
-/// ([`crate::store::host_bucket`]): SQL cannot hash the host as the service does.
+/// Puts each monitor stored before host buckets (or host hashes) existed in its host's bucket
+/// ([`crate::store::host_bucket`], [`crate::store::host_hash`]): SQL cannot hash the host as
+/// the service does.
 async fn bucket_hosts(pool: &PgPool) -> Result<(), sqlx::Error> {
     loop {
         let rows: Vec<(String, String)> = sqlx::query_as(
@@ -116,8 +117,9 @@ async fn bucket_hosts(pool: &PgPool) -> Result<(), sqlx::Error> {
             return Ok(());
         }
         for (id, url) in rows {
-            sqlx::query("UPDATE schedules SET host_bucket = $1 WHERE task_id = $2")
+            sqlx::query("UPDATE schedules SET host_bucket = $1, host = $2 WHERE task_id = $3")
                 .bind(crate::store::host_bucket(&url))
+                .bind(crate::store::host_hash(&url))
                 .bind(id)
                 .execute(pool)
                 .await?;

@@ -43,14 +43,14 @@ pub(super) async fn schedule_in(
     task: &str,
     user: &str,
     next_check_at: Option<Millis>,
-    (dynamic, location, host_bucket): (bool, i16, i16),
+    (dynamic, location, host_bucket, host): (bool, i16, i16, i64),
 ) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO schedules (task_id, user_id, dynamic, next_check_at, location, host_bucket) \
-         VALUES ($1, $2, $3, $4, $5, $6) \
+        "INSERT INTO schedules (task_id, user_id, dynamic, next_check_at, location, host_bucket, \
+         host) VALUES ($1, $2, $3, $4, $5, $6, $7) \
          ON CONFLICT (task_id) DO UPDATE SET dynamic = EXCLUDED.dynamic, \
          next_check_at = EXCLUDED.next_check_at, location = EXCLUDED.location, \
-         host_bucket = EXCLUDED.host_bucket",
+         host_bucket = EXCLUDED.host_bucket, host = EXCLUDED.host",
     )
     .bind(task)
     .bind(user)
@@ -58,6 +58,7 @@ pub(super) async fn schedule_in(
     .bind(next_check_at)
     .bind(location)
     .bind(host_bucket)
+    .bind(host)
     .execute(&mut **tx)
     .await?;
     history::series_in(tx, task, user).await
@@ -108,9 +109,12 @@ struct DueRow {
 /// `FOR UPDATE SKIP LOCKED`: processes claiming at once skip each other's rows instead of
 /// waiting, and its `WHERE` is checked again on a row another claim changed since this one's
 /// snapshot, so a monitor is never claimed twice. `$5` is the database's clock (leases), `$2`
-/// the caller's (due times).
+/// the caller's (due times). Hosts are capped as on SQLite: `$8` and `$9` are the worker's
+/// hosts with checks in flight and how many, `$10` how many a host may have.
 const CLAIM: &str = "\
-    WITH busy AS ( \
+    WITH hosts AS (SELECT * FROM unnest($8::BIGINT[], $9::BIGINT[]) AS h (host, n)), \
+    no_room AS (SELECT host FROM hosts WHERE n >= $10), \
+    busy AS ( \
         SELECT user_id, count(*) AS n FROM schedules \
         WHERE dynamic = $1 AND (1 << location) & $6 <> 0 \
           AND lease_until IS NOT NULL AND lease_until >= $5 \
@@ -119,25 +123,31 @@ const CLAIM: &str = "\
         SELECT DISTINCT user_id FROM schedules \
         WHERE dynamic = $1 AND (1 << location) & $6 <> 0 AND next_check_at <= $2 \
           AND host_bucket >= 0 AND (1::BIGINT << host_bucket) & $7 <> 0 \
+          AND host NOT IN (SELECT host FROM no_room) \
           AND (lease_until IS NULL OR lease_until < $5)), \
     active AS ( \
         SELECT count(*) AS n FROM (SELECT user_id FROM busy UNION SELECT user_id FROM waiting) u), \
     candidates AS ( \
-        SELECT x.task_id, x.user_id, x.next_check_at FROM waiting w CROSS JOIN LATERAL ( \
-            SELECT s.task_id, s.user_id, s.next_check_at FROM schedules s \
+        SELECT x.task_id, x.user_id, x.next_check_at, x.host FROM waiting w CROSS JOIN LATERAL ( \
+            SELECT s.task_id, s.user_id, s.next_check_at, s.host FROM schedules s \
             WHERE s.user_id = w.user_id AND s.dynamic = $1 AND (1 << s.location) & $6 <> 0 \
               AND s.next_check_at <= $2 \
               AND s.host_bucket >= 0 AND (1::BIGINT << s.host_bucket) & $7 <> 0 \
+              AND s.host NOT IN (SELECT host FROM no_room) \
               AND (s.lease_until IS NULL OR s.lease_until < $5) \
             ORDER BY s.next_check_at, s.task_id LIMIT $4) x), \
     ranked AS ( \
         SELECT c.task_id, c.next_check_at, coalesce(b.n, 0) \
                + row_number() OVER (PARTITION BY c.user_id ORDER BY c.next_check_at, c.task_id) \
-               AS place \
-        FROM candidates c LEFT JOIN busy b ON b.user_id = c.user_id), \
+               AS place, \
+               coalesce(h.n, 0) \
+               + row_number() OVER (PARTITION BY c.host ORDER BY c.next_check_at, c.task_id) \
+               AS on_host \
+        FROM candidates c LEFT JOIN busy b ON b.user_id = c.user_id \
+        LEFT JOIN hosts h ON h.host = c.host), \
     picked AS ( \
         SELECT r.task_id, r.place, r.next_check_at FROM ranked r, active a \
-        WHERE r.place <= greatest(1, $3 / a.n) \
+        WHERE r.place <= greatest(1, $3 / a.n) AND r.on_host <= $10 \
         ORDER BY r.place, r.next_check_at, r.task_id LIMIT $4) \
     SELECT t.id, t.user_id, t.folder_id, t.definition, s.next_check_at, t.updated_at, \
            t.sample_noise, s.token \
@@ -291,6 +301,23 @@ impl ScheduleStore for PgStore {
             .bind(db_now)
             .bind(claim.locations.bits())
             .bind(claim.buckets.bits())
+            .bind(
+                claim
+                    .hosts
+                    .in_flight
+                    .iter()
+                    .map(|(host, _)| *host)
+                    .collect::<Vec<i64>>(),
+            )
+            .bind(
+                claim
+                    .hosts
+                    .in_flight
+                    .iter()
+                    .map(|(_, n)| i64::from(*n))
+                    .collect::<Vec<i64>>(),
+            )
+            .bind(claim.hosts.limit())
             .fetch_all(&mut *tx)
             .await?;
         let mut claimed = Vec::with_capacity(rows.len());

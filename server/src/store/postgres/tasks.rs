@@ -55,6 +55,7 @@ struct Columns {
     dynamic: bool,
     location: i16,
     host_bucket: i16,
+    host: i64,
 }
 
 impl Columns {
@@ -92,6 +93,7 @@ fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
         name: monitor.name.clone(),
         sort_key: sort_key(monitor.name.as_deref()),
         host_bucket: crate::store::host_bucket(&url),
+        host: crate::store::host_hash(&url),
         url,
         note: monitor.note.clone(),
         search_text,
@@ -242,7 +244,7 @@ impl TaskStore for PgStore {
                 &id,
                 user,
                 c.first_check(now),
-                (c.dynamic, c.location, c.host_bucket),
+                (c.dynamic, c.location, c.host_bucket, c.host),
             )
             .await?;
             created.push(fetch(&mut tx, user, &id).await?);
@@ -327,7 +329,7 @@ impl TaskStore for PgStore {
             id,
             user,
             c.first_check(now),
-            (c.dynamic, c.location, c.host_bucket),
+            (c.dynamic, c.location, c.host_bucket, c.host),
         )
         .await?;
         let saved = fetch(&mut tx, user, id).await?;

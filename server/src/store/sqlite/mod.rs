@@ -233,8 +233,9 @@ fn private_file(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Puts each monitor stored before host buckets existed in its host's bucket
-/// ([`crate::store::host_bucket`]): SQL cannot hash the host as the service does.
+/// Puts each monitor stored before host buckets (or host hashes) existed in its host's bucket
+/// ([`crate::store::host_bucket`], [`crate::store::host_hash`]): SQL cannot hash the host as
+/// the service does.
 async fn bucket_hosts(pool: &SqlitePool) -> Result<(), sqlx::Error> {
     loop {
         let rows: Vec<(String, String)> =
@@ -245,8 +246,9 @@ async fn bucket_hosts(pool: &SqlitePool) -> Result<(), sqlx::Error> {
             return Ok(());
         }
         for (id, url) in rows {
-            sqlx::query("UPDATE tasks SET host_bucket = ? WHERE id = ?")
+            sqlx::query("UPDATE tasks SET host_bucket = ?, host = ? WHERE id = ?")
                 .bind(crate::store::host_bucket(&url))
+                .bind(crate::store::host_hash(&url))
                 .bind(id)
                 .execute(pool)
                 .await?;

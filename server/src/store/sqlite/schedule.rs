@@ -44,8 +44,17 @@ const UNREADABLE_RETRY: Millis = 3_600_000;
 /// inside out. Standard SQL but for `max(1, x)` (PostgreSQL: `GREATEST`, and a `LATERAL`
 /// join for the per-user range); there the outer select takes its rows `FOR UPDATE SKIP
 /// LOCKED`, so processes claiming at once skip each other's rows instead of waiting.
+///
+/// Hosts are capped too ([`crate::store::schedule::BusyHosts`]): `?7` is the worker's checks in
+/// flight per host as a JSON array of `[host, n]` and `?8` how many a host may have. A host with
+/// no room left is not looked at (its backlog neither counts its owner as waiting nor fills the
+/// per-user range), and the others give at most their room, earliest due first.
 const CLAIM: &str = "\
-    WITH busy AS ( \
+    WITH hosts AS ( \
+        SELECT json_extract(value, '$[0]') AS host, json_extract(value, '$[1]') AS n \
+        FROM json_each(?7)), \
+    no_room AS (SELECT host FROM hosts WHERE n >= ?8), \
+    busy AS ( \
         SELECT user_id, count(*) AS n FROM tasks \
         WHERE dynamic = ?1 AND (1 << location) & ?5 != 0 \
           AND lease_until IS NOT NULL AND lease_until >= ?2 \
@@ -54,26 +63,31 @@ const CLAIM: &str = "\
         SELECT DISTINCT +user_id AS user_id FROM tasks \
         WHERE dynamic = ?1 AND (1 << location) & ?5 != 0 AND next_check_at <= ?2 \
           AND host_bucket >= 0 AND (1 << host_bucket) & ?6 != 0 \
+          AND host NOT IN (SELECT host FROM no_room) \
           AND (lease_until IS NULL OR lease_until < ?2)), \
     active AS ( \
         SELECT count(*) AS n FROM (SELECT user_id FROM busy UNION SELECT user_id FROM waiting) u), \
     candidates AS ( \
-        SELECT t.id, t.user_id, t.next_check_at FROM waiting w CROSS JOIN tasks t \
+        SELECT t.id, t.user_id, t.next_check_at, t.host FROM waiting w CROSS JOIN tasks t \
         WHERE t.id IN ( \
             SELECT x.id FROM tasks x \
             WHERE x.user_id = w.user_id AND x.dynamic = ?1 AND (1 << x.location) & ?5 != 0 \
               AND x.next_check_at <= ?2 \
               AND x.host_bucket >= 0 AND (1 << x.host_bucket) & ?6 != 0 \
+              AND x.host NOT IN (SELECT host FROM no_room) \
               AND (x.lease_until IS NULL OR x.lease_until < ?2) \
             ORDER BY x.next_check_at, x.id LIMIT ?4)), \
     ranked AS ( \
         SELECT c.id, c.next_check_at, coalesce(b.n, 0) \
-               + row_number() OVER (PARTITION BY c.user_id ORDER BY c.next_check_at, c.id) AS place \
-        FROM candidates c LEFT JOIN busy b ON b.user_id = c.user_id) \
+               + row_number() OVER (PARTITION BY c.user_id ORDER BY c.next_check_at, c.id) AS place, \
+               coalesce(h.n, 0) \
+               + row_number() OVER (PARTITION BY c.host ORDER BY c.next_check_at, c.id) AS on_host \
+        FROM candidates c LEFT JOIN busy b ON b.user_id = c.user_id \
+        LEFT JOIN hosts h ON h.host = c.host) \
     SELECT t.id, t.user_id, t.folder_id, t.definition, t.next_check_at, t.updated_at, \
            t.sample_noise, t.lease_token, t.alert_state, u.stored_bytes \
     FROM ranked r JOIN tasks t ON t.id = r.id JOIN users u ON u.id = t.user_id, active a \
-    WHERE r.place <= max(1, ?3 / a.n) \
+    WHERE r.place <= max(1, ?3 / a.n) AND r.on_host <= ?8 \
     ORDER BY r.place, r.next_check_at, r.id LIMIT ?4";
 
 /// Appends masks a check learned (and a line order its samples taught, where the monitor has
@@ -206,6 +220,8 @@ impl ScheduleStore for SqliteStore {
             .bind(i64::from(claim.limit))
             .bind(claim.locations.bits())
             .bind(claim.buckets.bits())
+            .bind(claim.hosts.counts_json())
+            .bind(claim.hosts.limit())
             .fetch_all(&mut *tx)
             .await?;
         let mut claimed = Vec::with_capacity(rows.len());

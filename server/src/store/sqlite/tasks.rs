@@ -61,6 +61,7 @@ struct Columns {
     dynamic: i64,
     location: i64,
     host_bucket: i16,
+    host: i64,
 }
 
 impl Columns {
@@ -95,6 +96,7 @@ fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
         name: monitor.name.clone(),
         sort_key: sort_key(monitor.name.as_deref()),
         host_bucket: crate::store::host_bucket(&url),
+        host: crate::store::host_hash(&url),
         url,
         note: monitor.note.clone(),
         search_text,
@@ -223,7 +225,7 @@ impl TaskStore for SqliteStore {
             sqlx::query(
                 "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
                  definition, paused, created_at, updated_at, next_check_at, dynamic, sample_noise, \
-                 location, host_bucket) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 location, host_bucket, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             )
             .bind(&id)
             .bind(user)
@@ -242,6 +244,7 @@ impl TaskStore for SqliteStore {
             .bind(flag(samples_noise(monitor)))
             .bind(c.location)
             .bind(c.host_bucket)
+            .bind(c.host)
             .execute(&mut *tx)
             .await?;
             created.push(fetch(&mut tx, user, &id).await?);
@@ -305,7 +308,7 @@ impl TaskStore for SqliteStore {
         let updated = sqlx::query(
             "UPDATE tasks SET folder_id = COALESCE(?, folder_id), name = ?, sort_key = ?, url = ?, \
              note = ?, search_text = ?, definition = ?, paused = ?, updated_at = ?, \
-             next_check_at = ?, dynamic = ?, location = ?, host_bucket = ? \
+             next_check_at = ?, dynamic = ?, location = ?, host_bucket = ?, host = ? \
              WHERE id = ? AND user_id = ?",
         )
         .bind(&monitor.folder_id)
@@ -321,6 +324,7 @@ impl TaskStore for SqliteStore {
         .bind(c.dynamic)
         .bind(c.location)
         .bind(c.host_bucket)
+        .bind(c.host)
         .bind(id)
         .bind(user)
         .execute(&mut *tx)
