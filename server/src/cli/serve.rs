@@ -114,7 +114,8 @@ pub struct ServeArgs {
     #[arg(long, env = "WACHET_PASSWORD_CHECKS", default_value_t = LimitSettings::default().password_checks)]
     password_checks: usize,
     /// Requests in flight at once to one host (host and port), across every check, crawl and
-    /// webhook delivery of this process (0: no limit).
+    /// webhook delivery of this process, and checks of one host's monitors running at once, so a
+    /// slow host's monitors never hold the slots of others (0: no limit).
     #[arg(long, env = "WACHET_PER_HOST_CONCURRENCY", default_value_t = wachet::fetch::hosts::HostLimits::default().concurrency)]
     per_host_concurrency: usize,
     /// Requests started per second to one host, across every check, crawl and webhook

@@ -708,7 +708,7 @@ both!(
 /// (so each takes four quick samples, 6 s of pauses): every monitor's first fetch comes before
 /// any monitor's last sample, and each is then checked once with its samples as before. A first
 /// check holding its slot through its samples lets the third monitor start only once the first
-/// two have taken all of theirs. (2 slots let 16 checks sample past their slots at once.)
+/// two have taken all of theirs. (2 slots let 64 checks sample past their slots at once.)
 async fn new_monitors_take_their_quick_samples_without_holding_a_check_slot() {
     const MONITORS: usize = 12;
     let site = FixtureServer::builder().start().await.unwrap();
