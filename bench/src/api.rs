@@ -21,6 +21,7 @@
 //! - `GET /thirdparty/v1/task/{id}`;
 //! - `GET /thirdparty/v1/folder/list?parentId=FOLDER` (first page);
 //! - the newest history page's body as a static file, the history pages' ceiling;
+//! - the folder listing's first page as a static file, the listing's ceiling (measured last);
 //! - `GET /thirdparty/v1/data/list/{id}`, the newest page (50 entries) of the long history;
 //! - the same with a continuation token 1,000 entries from the oldest end of the history.
 //!
@@ -930,6 +931,8 @@ struct Paths {
     task_body: Bytes,
     /// The newest history page's body, served as the history pages' ceiling.
     history_body: Bytes,
+    /// The folder listing's first page, served as the listing's ceiling.
+    folder_body: Bytes,
 }
 
 async fn prepare_paths(
@@ -952,7 +955,17 @@ async fn prepare_paths(
     }
 
     let folder = format!("{API}/folder/list?parentId={}", seeded.folder);
-    let listing = endpoint.call(&mut conn, Method::GET, &folder, None).await?;
+    let (status, folder_body) = conn
+        .send(endpoint.request(
+            Method::GET,
+            folder.parse().map_err(|e| format!("{e}"))?,
+            None,
+        ))
+        .await?;
+    if status != StatusCode::OK {
+        return Err(format!("GET {folder}: {status}"));
+    }
+    let listing: Value = serde_json::from_slice(&folder_body).map_err(|e| e.to_string())?;
     let listed = listing["tasks"].as_array().map_or(0, Vec::len);
     let paged = listing["continuationToken"].as_str().is_some();
     if listed == 0 || (options.monitors > listed && !paged) {
@@ -1023,6 +1036,7 @@ async fn prepare_paths(
         deep,
         task_body,
         history_body,
+        folder_body,
     })
 }
 
@@ -1190,6 +1204,7 @@ async fn measure_all(
     std::fs::create_dir_all(&site).map_err(|e| e.to_string())?;
     std::fs::write(site.join("index.html"), &paths.task_body).map_err(|e| e.to_string())?;
     std::fs::write(site.join("history.json"), &paths.history_body).map_err(|e| e.to_string())?;
+    std::fs::write(site.join("folder.json"), &paths.folder_body).map_err(|e| e.to_string())?;
     let ceiling = StaticServer::start(&site, options.server, bench_exe)?;
     let ceiling_addr: SocketAddr = ceiling
         .start_url()
@@ -1238,15 +1253,21 @@ async fn measure_all(
             label: "GET /data/list/{id} deep page".into(),
             rounds: Vec::new(),
         },
+        Row {
+            key: "static_folder_ceiling",
+            label: "static file, folder page (ceiling)".into(),
+            rounds: Vec::new(),
+        },
     ];
     let (static_pid, service_pid) = (ceiling.pid(), service.pid());
-    let targets: [(&Endpoint, u32, &str); 6] = [
+    let targets: [(&Endpoint, u32, &str); 7] = [
         (&static_endpoint, static_pid, "/index.html"),
         (&api, service_pid, &paths.task),
         (&api, service_pid, &paths.folder),
         (&static_endpoint, static_pid, "/history.json"),
         (&api, service_pid, &paths.newest),
         (&api, service_pid, &paths.deep),
+        (&static_endpoint, static_pid, "/folder.json"),
     ];
     for round in 0..options.rounds {
         for (row, (endpoint, pid, path)) in rows.iter_mut().zip(targets) {
@@ -1277,6 +1298,8 @@ async fn measure_all(
     let (rss, hwm) = memory_mb(service.pid());
 
     let task_ratio = rows[1].rps() / rows[0].rps().max(1e-9);
+    let folder_to_task = rows[2].rps() / rows[1].rps().max(1e-9);
+    let folder_to_ceiling = rows[2].rps() / rows[6].rps().max(1e-9);
     let newest_ratio = rows[4].rps() / rows[3].rps().max(1e-9);
     let deep_to_ceiling = rows[5].rps() / rows[3].rps().max(1e-9);
     let deep_ratio = rows[5].rps() / rows[4].rps().max(1e-9);
@@ -1326,6 +1349,10 @@ async fn measure_all(
     println!();
     println!("GET /task/{{id}} / static ceiling: {task_ratio:.2}x req/s (target >= 0.6x)");
     println!(
+        "GET /folder/list: {folder_to_task:.2}x GET /task/{{id}}'s req/s (target >= 0.5x), \
+         {folder_to_ceiling:.2}x its own page as a static file"
+    );
+    println!(
         "history pages / their static ceiling: newest {newest_ratio:.2}x, deep \
          {deep_to_ceiling:.2}x req/s (target: 10,000 req/s and under 150 us of server CPU)"
     );
@@ -1350,6 +1377,8 @@ async fn measure_all(
         "ceiling_server": ceiling.description,
         "endpoints": rows.iter().map(Row::json).collect::<Vec<_>>(),
         "task_to_ceiling": round(task_ratio, 3),
+        "folder_to_task": round(folder_to_task, 3),
+        "folder_to_ceiling": round(folder_to_ceiling, 3),
         "newest_to_ceiling": round(newest_ratio, 3),
         "deep_to_ceiling": round(deep_to_ceiling, 3),
         "deep_to_newest_rps": round(deep_ratio, 3),
