@@ -14,7 +14,7 @@
 //! wachet-bench api [--duration S] [--warmup S] [--concurrency C] [--monitors N] [--history N]
 //!                  [--client-threads T] [--server nginx|rust|auto] [--wachet PATH] [--rounds R]
 //! wachet-bench schedule [--monitors N] [--hosts H] [--recurrence S] [--warmup S] [--duration S]
-//!                       [--checks-in-flight N] [--wachet PATH]
+//!                       [--checks-in-flight N] [--wachet PATH] [--slow-monitors N] [--slow-ms MS]
 //! wachet-bench history [--changes N] [--reads R]
 //! wachet-bench noise [--checks N] [--seed S] [--window W] [--cdio-recheck S] [--no-cdio 1] [--keep DIR]
 //!                    [--no-wachet 1] [--wachet PATH] [--timeout-minutes M]
@@ -69,7 +69,8 @@ fn usage() -> ExitCode {
          [--history N] [--client-threads T] [--server nginx|rust|auto] [--wachet PATH] \
          [--rounds R]\n  \
          wachet-bench schedule [--monitors N] [--hosts H] [--recurrence S] [--warmup S] \
-         [--duration S] [--checks-in-flight N] [--wachet PATH]\n  \
+         [--duration S] [--checks-in-flight N] [--wachet PATH] [--slow-monitors N] \
+         [--slow-ms MS]\n  \
          wachet-bench history [--changes N] [--reads R]\n  \
          wachet-bench noise [--checks N] [--seed S] [--window W] [--cdio-recheck S] \
          [--no-cdio 1] [--no-wachet 1] [--wachet PATH] [--timeout-minutes M] [--keep DIR]"

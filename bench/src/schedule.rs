@@ -17,6 +17,11 @@
 //! - CPU per check (user + system of the service process, from /proc, over the window), and how
 //!   many checks each of its transactions stored (the service's group commit);
 //! - database growth per 100,000 checks (the SQLite file and its WAL, over the window).
+//!
+//! With `--slow-monitors N`, N of the monitors are on one more host (127.0.0.250) that answers
+//! each page after `--slow-ms` (default 2,000): more than its host slots can keep up with. Its
+//! monitors are late by design; the others must not be, so the bench also reports the pages the
+//! other hosts served a second against the rate their monitors plan.
 
 use crate::api::{
     API, Conn, Endpoint, Service, busy_builds, cpu_seconds, load_average, login, memory_mb,
@@ -48,6 +53,10 @@ pub struct ScheduleOptions {
     pub checks_in_flight: Option<usize>,
     /// The `wachet` binary (default: `wachet` beside this binary, i.e. target/release/wachet).
     pub wachet: Option<PathBuf>,
+    /// Monitors (of `monitors`) on one slow host.
+    pub slow_monitors: usize,
+    /// How long the slow host takes to answer a page.
+    pub slow: Duration,
 }
 
 impl Default for ScheduleOptions {
@@ -60,13 +69,15 @@ impl Default for ScheduleOptions {
             duration: Duration::from_secs(180),
             checks_in_flight: None,
             wachet: None,
+            slow_monitors: 0,
+            slow: Duration::from_secs(2),
         }
     }
 }
 
 impl ScheduleOptions {
     /// Parses `--monitors N --hosts H --recurrence S --warmup S --duration S
-    /// --checks-in-flight N --wachet PATH`.
+    /// --checks-in-flight N --wachet PATH --slow-monitors N --slow-ms MS`.
     pub fn parse(args: &[String]) -> Option<ScheduleOptions> {
         let mut o = ScheduleOptions::default();
         let mut it = args.iter();
@@ -80,10 +91,16 @@ impl ScheduleOptions {
                 "--duration" => o.duration = Duration::from_secs_f64(value.parse().ok()?),
                 "--checks-in-flight" => o.checks_in_flight = Some(value.parse().ok()?),
                 "--wachet" => o.wachet = Some(PathBuf::from(value)),
+                "--slow-monitors" => o.slow_monitors = value.parse().ok()?,
+                "--slow-ms" => o.slow = Duration::from_millis(value.parse().ok()?),
                 _ => return None,
             }
         }
-        let valid = o.monitors > 0 && o.hosts > 0 && o.recurrence > 0 && !o.duration.is_zero();
+        let valid = o.monitors > o.slow_monitors
+            && o.hosts > 0
+            && o.hosts < 250
+            && o.recurrence > 0
+            && !o.duration.is_zero();
         valid.then_some(o)
     }
 }
@@ -95,8 +112,12 @@ impl ScheduleOptions {
 async fn page(
     path: axum::extract::Path<usize>,
     hits: Arc<AtomicU64>,
+    delay: Duration,
 ) -> axum::response::Html<String> {
     hits.fetch_add(1, Ordering::Relaxed);
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
     let n = path.0;
     let minute = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -117,12 +138,15 @@ async fn page(
     axum::response::Html(body)
 }
 
-/// Serves the pages on 127.0.0.1..=127.0.0.`hosts`, one port each; their addresses, and the
-/// count of pages served.
-async fn serve_pages(hosts: u8) -> Result<(Vec<SocketAddr>, Arc<AtomicU64>), String> {
+/// Serves the pages on 127.0.0.1..=127.0.0.`hosts`, one port each, answering after `delay`;
+/// their addresses, and the count of pages they served.
+async fn serve_pages(
+    hosts: impl IntoIterator<Item = u8>,
+    delay: Duration,
+) -> Result<(Vec<SocketAddr>, Arc<AtomicU64>), String> {
     let hits = Arc::new(AtomicU64::new(0));
     let mut addrs = Vec::new();
-    for host in 1..=hosts {
+    for host in hosts {
         let ip = IpAddr::V4(Ipv4Addr::new(127, 0, 0, host));
         let listener = tokio::net::TcpListener::bind((ip, 0))
             .await
@@ -131,7 +155,9 @@ async fn serve_pages(hosts: u8) -> Result<(Vec<SocketAddr>, Arc<AtomicU64>), Str
         let counted = hits.clone();
         let app = axum::Router::new().route(
             "/p/{n}",
-            axum::routing::get(move |path: axum::extract::Path<usize>| page(path, counted.clone())),
+            axum::routing::get(move |path: axum::extract::Path<usize>| {
+                page(path, counted.clone(), delay)
+            }),
         );
         tokio::spawn(async move { axum::serve(listener, app).await });
     }
@@ -248,6 +274,12 @@ async fn create_monitors(
     for _ in 0..4.min(options.monitors.div_ceil(BULK)) {
         let (endpoint, next, addrs) = (endpoint.clone(), next.clone(), addrs.to_vec());
         let (monitors, recurrence) = (options.monitors, options.recurrence);
+        let slow = options.slow_monitors;
+        let fast = if slow > 0 {
+            addrs.len() - 1
+        } else {
+            addrs.len()
+        };
         workers.push(tokio::spawn(async move {
             let mut conn = Conn::connect(endpoint.addr).await?;
             loop {
@@ -257,7 +289,12 @@ async fn create_monitors(
                 }
                 let body: Vec<serde_json::Value> = (from..monitors.min(from + BULK))
                     .map(|n| {
-                        let addr = addrs[n % addrs.len()];
+                        // The first `slow_monitors` are on the slow host, listed last.
+                        let addr = if n < slow {
+                            addrs[addrs.len() - 1]
+                        } else {
+                            addrs[n % fast]
+                        };
                         json!({
                             "name": format!("product {n:06}"),
                             "url": format!("http://{addr}/p/{n}"),
@@ -291,7 +328,14 @@ pub fn run(options: &ScheduleOptions) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     runtime.block_on(async {
-        let (addrs, hits) = serve_pages(options.hosts).await?;
+        let (mut addrs, hits) = serve_pages(1..=options.hosts, Duration::ZERO).await?;
+        let slow_host = if options.slow_monitors > 0 {
+            let (slow, _) = serve_pages([250], options.slow).await?;
+            addrs.extend(slow);
+            true
+        } else {
+            false
+        };
         let in_flight = options.checks_in_flight.map(|n| n.to_string());
         // One user owns them all: the per-user cap (10,000 by default) is lifted to the run's.
         let most = options.monitors.to_string();
@@ -374,10 +418,23 @@ pub fn run(options: &ScheduleOptions) -> Result<(), String> {
             "checks/s sustained        {:>10.1}",
             checks as f64 / seconds
         );
-        println!(
-            "pages served/s            {:>10.1}",
-            (hits1 - hits0) as f64 / seconds
-        );
+        let served = (hits1 - hits0) as f64 / seconds;
+        let planned_others =
+            (options.monitors - options.slow_monitors) as f64 / f64::from(options.recurrence);
+        if slow_host {
+            println!(
+                "{} monitors on one host answering after {} ms",
+                options.slow_monitors,
+                options.slow.as_millis()
+            );
+            println!(
+                "pages served/s, other hosts {served:>8.1} of {planned_others:.1} planned \
+                 ({:.2})",
+                served / planned_others
+            );
+        } else {
+            println!("pages served/s            {served:>10.1}");
+        }
         println!("failed checks             {failed:>10}");
         println!("lateness p50 (s)          {p50:>10.3}");
         println!("lateness p99 (s)          {p99:>10.3}");
@@ -406,6 +463,9 @@ pub fn run(options: &ScheduleOptions) -> Result<(), String> {
                 "recurrence_s": options.recurrence,
                 "measured_s": seconds,
                 "checks_per_s": checks as f64 / seconds,
+                "slow_monitors": options.slow_monitors,
+                "pages_per_s_other_hosts": served,
+                "planned_other_hosts": planned_others,
                 "failed_checks": failed,
                 "lateness_p50_s": p50,
                 "lateness_p99_s": p99,
