@@ -391,17 +391,19 @@ fn ends_inside_markup(text: &str) -> bool {
     {
         return true;
     }
-    // In a comment: the last `<!--` has no `-->` after it.
-    if let Some(at) = memchr::memmem::rfind(tail, b"<!--")
-        && memchr::memmem::find(&tail[at..], b"-->").is_none()
-    {
-        return true;
-    }
-    // In a script or a style: going back from the end, its opening tag comes before a
-    // closing one.
-    let (mut script, mut style) = (None, None);
+    // In a comment, a script or a style, found in one pass going back from `<` to `<` (a
+    // vectorised search; a page with neither comments nor scripts is walked once, to its
+    // start): the last `<!--` has no `-->` after it, or the opening tag of a script or style
+    // comes before a closing one.
+    let (mut comment, mut script, mut style) = (None, None, None);
     for at in memchr::memrchr_iter(b'<', tail) {
         let rest = &tail[at + 1..];
+        if comment.is_none() && rest.starts_with(b"!--") {
+            if memchr::memmem::find(&tail[at..], b"-->").is_none() {
+                return true;
+            }
+            comment = Some(false);
+        }
         let (closing, name) = match rest.first() {
             Some(b'/') => (true, &rest[1..]),
             _ => (false, rest),
@@ -414,7 +416,7 @@ fn ends_inside_markup(text: &str) -> bool {
         if script == Some(true) || style == Some(true) {
             return true;
         }
-        if script.is_some() && style.is_some() {
+        if comment.is_some() && script.is_some() && style.is_some() {
             return false;
         }
     }

@@ -201,8 +201,12 @@ pub fn crawl_and_report(
     concurrency: usize,
 ) -> Result<(), String> {
     let rt = runtime().map_err(|e| e.to_string())?;
-    let began = Instant::now();
-    let pages = rt.block_on(crawler.crawl(url, max_pages, concurrency))?;
+    // The crawl runs as a task of the runtime, as a service's crawl would, not on the
+    // thread that waits for it: every page's event would otherwise wake that thread.
+    let (url_owned, began) = (url.to_string(), Instant::now());
+    let pages = rt
+        .block_on(rt.spawn(async move { crawler.crawl(&url_owned, max_pages, concurrency).await }))
+        .map_err(|e| format!("the crawl task failed: {e}"))??;
     let seconds = began.elapsed().as_secs_f64();
     drop(rt);
     let result = CrawlResult {

@@ -175,6 +175,11 @@ impl HostSlots {
                 h.busy > 0 || now.duration_since(h.last_used) < IDLE_BEFORE_EVICTION
             });
         }
+        // A known host (nearly every request of a crawl) is found without copying its key.
+        if let Some(host) = hosts.get_mut(key) {
+            host.busy += 1;
+            return host.slots.clone();
+        }
         let limits = self.limits;
         let host = hosts.entry(key.to_string()).or_insert_with(|| Host {
             slots: (limits.concurrency > 0).then(|| Arc::new(Semaphore::new(limits.concurrency))),

@@ -256,7 +256,8 @@ impl HttpFetcher {
             url: final_url,
             status,
             content_type,
-            headers: response.headers().clone(),
+            // The body is read: the headers are no longer needed where they are.
+            headers: std::mem::take(response.headers_mut()),
             rendered: false,
             bodiless: request.method == reqwest::Method::HEAD,
             body,
