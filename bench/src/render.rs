@@ -72,7 +72,8 @@ pub fn generate_js_site(dir: &Path, pages: usize) -> std::io::Result<()> {
 /// `WACHET_BENCH_TRACE=FILE` writes one line per page: seconds since the crawl started when the
 /// page event arrived, its depth and URL (for profiling from outside). `WACHET_BENCH_REUSE_TABS=0`
 /// renders each page in a new tab (`RenderSettings::reuse_tabs = false`), for measurements.
-/// `WACHET_BENCH_IDLE_MS=N` sets `RenderSettings::idle_quiet`.
+/// `WACHET_BENCH_IDLE_MS=N` sets `RenderSettings::idle_quiet`. `WACHET_BENCH_LOG=FILTER` prints
+/// the engine's tracing on stderr (`wachet::render=debug`: the render's timings of each page).
 pub fn crawl_render_wachet(url: &str, quiet_ms: u64, tabs: usize) -> Result<(), String> {
     if let Ok(filter) = std::env::var("WACHET_BENCH_LOG") {
         let _ = tracing_subscriber::fmt()
