@@ -72,8 +72,16 @@ pub fn generate_js_site(dir: &Path, pages: usize) -> std::io::Result<()> {
 /// `WACHET_BENCH_TRACE=FILE` writes one line per page: seconds since the crawl started when the
 /// page event arrived, its depth and URL (for profiling from outside). `WACHET_BENCH_REUSE_TABS=0`
 /// renders each page in a new tab (`RenderSettings::reuse_tabs = false`), for measurements.
-/// `WACHET_BENCH_IDLE_MS=N` sets `RenderSettings::idle_quiet`.
+/// `WACHET_BENCH_IDLE_MS=N` sets `RenderSettings::idle_quiet`. `WACHET_BENCH_LOG=FILTER` prints
+/// the engine's tracing on stderr (`wachet::render=debug`: the render's timings of each page).
 pub fn crawl_render_wachet(url: &str, quiet_ms: u64, tabs: usize) -> Result<(), String> {
+    if let Ok(filter) = std::env::var("WACHET_BENCH_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_timer(tracing_subscriber::fmt::time::uptime())
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     let rt = harness::runtime().map_err(|e| e.to_string())?;
     let trace_path = std::env::var_os("WACHET_BENCH_TRACE").map(PathBuf::from);
     let reuse_tabs = std::env::var("WACHET_BENCH_REUSE_TABS").map_or(true, |v| v != "0");

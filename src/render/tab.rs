@@ -113,6 +113,10 @@ pub(crate) struct Tab {
     renders: u32,
     /// chromiumoxide's wait for the last navigation, when the render went on without it.
     navigation: Option<JoinHandle<NavigateAnswer>>,
+    /// The resource types refused.
+    blocked: Vec<ResourceType>,
+    /// Whether documents are paused too, for a request that changes its main document.
+    documents_paused: bool,
 }
 
 impl Drop for Tab {
@@ -189,15 +193,7 @@ impl Tab {
         if settings.block_stylesheets {
             blocked.push(ResourceType::Stylesheet);
         }
-        let patterns: Vec<RequestPattern> = blocked
-            .iter()
-            .chain([ResourceType::Document].iter())
-            .map(|t| RequestPattern {
-                url_pattern: Some("*".into()),
-                resource_type: Some(t.clone()),
-                request_stage: Some(RequestStage::Request),
-            })
-            .collect();
+        let patterns = interception_patterns(&blocked, false);
         let state = Arc::new(TabState::default());
         let mut listeners = Vec::new();
 
@@ -207,11 +203,11 @@ impl Tab {
             page.event_listener::<EventRequestPaused>(),
         )
         .await?;
-        let (p, s) = (page.clone(), state.clone());
+        let (p, s, refused) = (page.clone(), state.clone(), blocked.clone());
         listeners.push(tokio::spawn(async move {
             let mut paused = paused;
             while let Some(event) = paused.next().await {
-                let _ = answer_paused(&p, &s, &event, &blocked).await;
+                let _ = answer_paused(&p, &s, &event, &refused).await;
             }
         }));
 
@@ -331,6 +327,8 @@ impl Tab {
             listeners,
             renders: 0,
             navigation: None,
+            blocked,
+            documents_paused: false,
         })
     }
 
@@ -384,8 +382,26 @@ impl Tab {
                 )
             })
             .collect();
+        // A plain GET is sent as the browser makes it: pausing its document would only cost a
+        // DevTools round trip in the middle of every navigation.
+        let changes_document = request.method != reqwest::Method::GET
+            || !request.headers.is_empty()
+            || request.body.is_some();
+        if changes_document != self.documents_paused {
+            let enable = EnableParams {
+                patterns: Some(interception_patterns(&self.blocked, changes_document)),
+                handle_auth_requests: None,
+            };
+            within(
+                "changing the interception",
+                COMMAND_TIMEOUT,
+                self.page.execute(enable),
+            )
+            .await?;
+            self.documents_paused = changes_document;
+        }
         if let Ok(mut slot) = self.state.main_request.lock() {
-            *slot = Some(MainRequest {
+            *slot = changes_document.then(|| MainRequest {
                 method: request.method.to_string(),
                 headers,
                 body: request.body.clone(),
@@ -401,9 +417,14 @@ impl Tab {
         self.state.in_flight.clear();
 
         if self.renders % RENDERS_PER_GC == 0 {
-            // Best effort: a tab that does not answer fails the navigation below anyway.
-            let collect = self.page.execute(CollectGarbageParams::default());
-            let _ = tokio::time::timeout(COMMAND_TIMEOUT, collect).await;
+            // Not waited for: the renderer collects while the browser fetches the next
+            // document (waiting cost the crawl 16 ms a page). Best effort: a tab that does not
+            // answer fails the navigation below anyway.
+            let page = self.page.clone();
+            tokio::spawn(async move {
+                let collect = page.execute(CollectGarbageParams::default());
+                let _ = tokio::time::timeout(COMMAND_TIMEOUT, collect).await;
+            });
         }
         let navigation_began = Instant::now();
         let timeout = settings.navigation_timeout;
@@ -488,6 +509,7 @@ impl Tab {
             }
             Some(Err(e)) => return Err(TabError::BrowserGone(e.to_string())),
         }
+        let committed_at = navigation_began.elapsed();
         let left = timeout.saturating_sub(navigation_began.elapsed());
         match self.eval_within(scripts::PARSED, left).await {
             Ok(_) => {}
@@ -526,6 +548,8 @@ impl Tab {
                 navigate_ms = (settle_began - navigation_began).as_millis(),
                 settle_ms = settle_began.elapsed().as_millis(),
                 settled_in_page_ms = serialized.get("waited").and_then(|v| v.as_u64()),
+                commit_ms = committed_at.as_millis(),
+                total_ms = started.elapsed().as_millis(),
                 "rendered"
             );
             return self.finish(request, serialized, limit, started);
@@ -816,6 +840,21 @@ fn navigation_error(raw: &str) -> String {
     } else {
         format!("navigation failed: {raw}")
     }
+}
+
+/// The Fetch-domain patterns pausing the `blocked` resource types (to refuse them), and
+/// documents too when `documents` (to apply the monitor's request to the main one).
+fn interception_patterns(blocked: &[ResourceType], documents: bool) -> Vec<RequestPattern> {
+    let document = documents.then_some(&ResourceType::Document);
+    blocked
+        .iter()
+        .chain(document)
+        .map(|t| RequestPattern {
+            url_pattern: Some("*".into()),
+            resource_type: Some(t.clone()),
+            request_stage: Some(RequestStage::Request),
+        })
+        .collect()
 }
 
 /// Continues, changes or refuses one paused request.
