@@ -409,6 +409,21 @@ impl Endpoint {
         path: &str,
         body: Option<&Value>,
     ) -> Result<Value, String> {
+        let bytes = self.call_bytes(conn, method.clone(), path, body).await?;
+        if bytes.is_empty() {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(&bytes).map_err(|e| format!("{method} {path}: {e}"))
+    }
+
+    /// [`Endpoint::call`]'s answer as the bytes the service sent (an `Err` unless 200 OK).
+    pub(crate) async fn call_bytes(
+        &self,
+        conn: &mut Conn,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Bytes, String> {
         let uri: Uri = path.parse().map_err(|e| format!("{path}: {e}"))?;
         let body = body.map(|b| Bytes::from(b.to_string()));
         let (status, bytes) = conn.send(self.request(method.clone(), uri, body)).await?;
@@ -418,10 +433,7 @@ impl Endpoint {
                 String::from_utf8_lossy(&bytes)
             ));
         }
-        if bytes.is_empty() {
-            return Ok(Value::Null);
-        }
-        serde_json::from_slice(&bytes).map_err(|e| format!("{method} {path}: {e}"))
+        Ok(bytes)
     }
 }
 
@@ -943,28 +955,18 @@ async fn prepare_paths(
     let mut conn = Conn::connect(endpoint.addr).await?;
     let id = &seeded.history_task;
     let task = format!("{API}/task/{id}");
-    let (status, task_body) = conn
-        .send(endpoint.request(Method::GET, task.parse().map_err(|e| format!("{e}"))?, None))
+    let task_body = endpoint
+        .call_bytes(&mut conn, Method::GET, &task, None)
         .await?;
-    if status != StatusCode::OK {
-        return Err(format!("GET {task}: {status}"));
-    }
     let monitor: Value = serde_json::from_slice(&task_body).map_err(|e| e.to_string())?;
     if monitor["data"]["raw"].as_str().is_none() {
         return Err(format!("GET {task} has no latest value: {monitor}"));
     }
 
     let folder = format!("{API}/folder/list?parentId={}", seeded.folder);
-    let (status, folder_body) = conn
-        .send(endpoint.request(
-            Method::GET,
-            folder.parse().map_err(|e| format!("{e}"))?,
-            None,
-        ))
+    let folder_body = endpoint
+        .call_bytes(&mut conn, Method::GET, &folder, None)
         .await?;
-    if status != StatusCode::OK {
-        return Err(format!("GET {folder}: {status}"));
-    }
     let listing: Value = serde_json::from_slice(&folder_body).map_err(|e| e.to_string())?;
     let listed = listing["tasks"].as_array().map_or(0, Vec::len);
     let paged = listing["continuationToken"].as_str().is_some();
@@ -984,16 +986,9 @@ async fn prepare_paths(
     );
 
     let newest = format!("{API}/data/list/{id}");
-    let (status, history_body) = conn
-        .send(endpoint.request(
-            Method::GET,
-            newest.parse().map_err(|e| format!("{e}"))?,
-            None,
-        ))
+    let history_body = endpoint
+        .call_bytes(&mut conn, Method::GET, &newest, None)
         .await?;
-    if status != StatusCode::OK {
-        return Err(format!("GET {newest}: {status}"));
-    }
     let page: Value = serde_json::from_slice(&history_body).map_err(|e| e.to_string())?;
     let (n, at, _) = page_span(&page)?;
     let newest_at = check_time(seeded.first_check, options.history - 1);
