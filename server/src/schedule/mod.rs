@@ -209,7 +209,7 @@ pub async fn run(
                     }
                     continue;
                 };
-                let host = crate::store::host_hash(check.monitor.url.as_deref().unwrap_or(""));
+                let host = check.host;
                 let slot = Slot {
                     _permit: permit,
                     _on_host: hosts.enter(host),

@@ -100,6 +100,7 @@ struct DueRow {
     updated_at: i64,
     sample_noise: bool,
     token: i64,
+    host: i64,
 }
 
 /// The due monitors a claim takes, locked as it takes them: the same fair share as on SQLite
@@ -150,7 +151,7 @@ const CLAIM: &str = "\
         WHERE r.place <= greatest(1, $3 / a.n) AND r.on_host <= $10 \
         ORDER BY r.place, r.next_check_at, r.task_id LIMIT $4) \
     SELECT t.id, t.user_id, t.folder_id, t.definition, s.next_check_at, t.updated_at, \
-           t.sample_noise, s.token \
+           t.sample_noise, s.token, s.host \
     FROM picked p JOIN schedules s ON s.task_id = p.task_id JOIN tasks t ON t.id = s.task_id \
     WHERE s.next_check_at <= $2 AND (s.lease_until IS NULL OR s.lease_until < $5) \
     ORDER BY p.place, p.next_check_at, p.task_id \
@@ -346,6 +347,7 @@ impl ScheduleStore for PgStore {
                 version: row.updated_at,
                 sample_noise: row.sample_noise,
                 token: row.token + 1,
+                host: row.host,
                 known: None,
             });
         }

@@ -25,6 +25,7 @@ struct DueRow {
     lease_token: i64,
     alert_state: Option<String>,
     stored_bytes: i64,
+    host: i64,
 }
 
 /// How long a monitor whose stored definition cannot be read waits before it is tried again.
@@ -85,7 +86,7 @@ const CLAIM: &str = "\
         FROM candidates c LEFT JOIN busy b ON b.user_id = c.user_id \
         LEFT JOIN hosts h ON h.host = c.host) \
     SELECT t.id, t.user_id, t.folder_id, t.definition, t.next_check_at, t.updated_at, \
-           t.sample_noise, t.lease_token, t.alert_state, u.stored_bytes \
+           t.sample_noise, t.lease_token, t.alert_state, u.stored_bytes, t.host \
     FROM ranked r JOIN tasks t ON t.id = r.id JOIN users u ON u.id = t.user_id, active a \
     WHERE r.place <= max(1, ?3 / a.n) AND r.on_host <= ?8 \
     ORDER BY r.place, r.next_check_at, r.id LIMIT ?4";
@@ -255,6 +256,7 @@ impl ScheduleStore for SqliteStore {
                 version: row.updated_at,
                 sample_noise: row.sample_noise != 0,
                 token: row.lease_token + 1,
+                host: row.host,
                 known: Some(Known {
                     // Unreadable, it is read again (and reported) by the check's own look.
                     own_state: row
