@@ -116,14 +116,17 @@ async fn bucket_hosts(pool: &PgPool) -> Result<(), sqlx::Error> {
         if rows.is_empty() {
             return Ok(());
         }
+        // A transaction a batch: one commit for 1,000 rows, not one each.
+        let mut tx = pool.begin().await?;
         for (id, url) in rows {
             sqlx::query("UPDATE schedules SET host_bucket = $1, host = $2 WHERE task_id = $3")
                 .bind(crate::store::host_bucket(&url))
                 .bind(crate::store::host_hash(&url))
                 .bind(id)
-                .execute(pool)
+                .execute(&mut *tx)
                 .await?;
         }
+        tx.commit().await?;
     }
 }
 

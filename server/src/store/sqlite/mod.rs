@@ -245,14 +245,17 @@ async fn bucket_hosts(pool: &SqlitePool) -> Result<(), sqlx::Error> {
         if rows.is_empty() {
             return Ok(());
         }
+        // A transaction a batch: one commit for 1,000 rows, not one each.
+        let mut tx = pool.begin().await?;
         for (id, url) in rows {
             sqlx::query("UPDATE tasks SET host_bucket = ?, host = ? WHERE id = ?")
                 .bind(crate::store::host_bucket(&url))
                 .bind(crate::store::host_hash(&url))
                 .bind(id)
-                .execute(pool)
+                .execute(&mut *tx)
                 .await?;
         }
+        tx.commit().await?;
     }
 }
 
