@@ -1918,3 +1918,63 @@ async fn a_beat_waits_for_a_group_of_checks_instead_of_deadlocking_on_postgres()
     pool.close().await;
     store.close().await;
 }
+
+/// Monitors stored before their host was hashed (the migration that added it leaves 0 and sets
+/// the buckets to -1) get both when the store opens, so claims count them on their host.
+#[tokio::test]
+async fn hosts_stored_before_they_were_hashed_are_filled_in_when_the_sqlite_store_opens() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("wachet.db");
+    let url = "https://old.example:8443/page";
+    let store = SqliteStore::open_with(&path, &StoreSettings::default())
+        .await
+        .expect("open");
+    let user = add_user(&store, "old@example.com").await;
+    let task = store
+        .create_task(&user, &monitor(url))
+        .await
+        .expect("create");
+    let task = task.id.expect("an id");
+    store.close().await;
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("connect");
+    sqlx::query("UPDATE tasks SET host = 0, host_bucket = -1")
+        .execute(&pool)
+        .await
+        .expect("as before the migration");
+    pool.close().await;
+    let store = SqliteStore::open_with(&path, &StoreSettings::default())
+        .await
+        .expect("open again");
+    assert_eq!(claimed(&store, &task).await.host, host_hash(url));
+}
+
+/// The same on PostgreSQL, where the host is kept on the schedule's row.
+#[tokio::test]
+async fn hosts_stored_before_they_were_hashed_are_filled_in_when_the_postgres_store_opens() {
+    let Some(db) = crate::pg::database().await else {
+        return;
+    };
+    let url = "https://old.example:8443/page";
+    let store = PgStore::connect(&db, &StoreSettings::default())
+        .await
+        .expect("connect");
+    let user = add_user(&store, "old@example.com").await;
+    let task = store
+        .create_task(&user, &monitor(url))
+        .await
+        .expect("create");
+    let task = task.id.expect("an id");
+    store.close().await;
+    let pool = sqlx::PgPool::connect(&db).await.expect("connect");
+    sqlx::query("UPDATE schedules SET host = 0, host_bucket = -1")
+        .execute(&pool)
+        .await
+        .expect("as before the migration");
+    pool.close().await;
+    let store = PgStore::connect(&db, &StoreSettings::default())
+        .await
+        .expect("connect again");
+    assert_eq!(claimed(&store, &task).await.host, host_hash(url));
+}
