@@ -524,3 +524,46 @@ async fn a_claim_takes_turns_between_users_and_keeps_each_within_their_share() {
         .unwrap());
     assert_eq!(due, vec![plain]);
 }
+
+both!(a_user_with_one_due_monitor_gets_a_turn_behind_another_users_backlog_of_thousands);
+async fn a_user_with_one_due_monitor_gets_a_turn_behind_another_users_backlog_of_thousands() {
+    use wachet_server::store::{Claim, now_millis};
+    let api = Api::start().await;
+    let (ann, bob) = (
+        api.user("ann@example.com").await,
+        api.user("bob@example.com").await,
+    );
+    // More overdue monitors of Ann than a claim reads to find who waits (1,024 on SQLite), all
+    // due before Bob's one.
+    for batch in 0..2 {
+        let monitors: Vec<Value> = (0..800)
+            .map(|i| monitor(&format!("a{batch}-{i}"), "https://example.com/"))
+            .collect();
+        api.put(&ann, "/thirdparty/v1/tasks", json!(monitors))
+            .await
+            .ok();
+    }
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let bobs = id(&api.task(&bob, monitor("b", "https://example.com/")).await);
+    let claim = Claim {
+        limit: 2,
+        share: 4,
+        browser: false,
+        locations: wachet_server::store::Locations::DEFAULT,
+        buckets: wachet_server::store::HostBuckets::ALL,
+        hosts: Default::default(),
+    };
+    let now = now_millis();
+    let due = api
+        .store
+        .claim_due(now, now + 60_000, &claim)
+        .await
+        .unwrap();
+    let owners: Vec<&str> = due.iter().map(|d| d.user.as_str()).collect();
+    assert_eq!(
+        owners,
+        [ann.account.id.as_str(), bob.account.id.as_str()],
+        "one turn each"
+    );
+    assert_eq!(due[1].monitor.id.as_deref(), Some(bobs.as_str()));
+}

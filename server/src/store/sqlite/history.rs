@@ -130,18 +130,86 @@ enum Owner {
 }
 
 /// Appends one check result to a series within the caller's transaction and, when it is the
-/// newest, makes it the monitor's (or page's) latest data. The value-changed time is worked out
-/// here: the check time when the value differs from the previous value, else the previous
-/// entry's. Returns the entry's id; `NotFound` when the monitor does not exist. A value new to
-/// the monitor that would take the owner's history past `max_stored_bytes` is not kept: the
-/// entry records an error instead. A new value that becomes the series' latest retires the one
-/// it replaces ([`retire_in`]): that one may become a delta.
+/// newest, makes it the monitor's (or page's) latest data ([`append_entry_in`]). Returns the
+/// entry's id; `NotFound` when the monitor does not exist.
 pub(super) async fn append_in(
     tx: &mut Transaction<'_, Sqlite>,
     series: &Series,
     data: &ClientData,
     max_stored_bytes: u64,
 ) -> Result<String, StoreError> {
+    let (owner, appended) = append_entry_in(tx, series, data, max_stored_bytes).await?;
+    let id = appended.id.to_string();
+    match &owner {
+        Owner::Task(task) => {
+            sqlx::query(AssertSqlSafe(format!(
+                "UPDATE tasks SET latest_entry_id = ?, failed = ? WHERE id = ? AND ({NEWEST})"
+            )))
+            .bind(&id)
+            .bind(super::flag(appended.failed))
+            .bind(task)
+            .bind(appended.checked_at)
+            .execute(&mut **tx)
+            .await?;
+        }
+        Owner::Page { page, .. } => {
+            sqlx::query(AssertSqlSafe(format!(
+                "UPDATE pages SET latest_entry_id = ? WHERE id = ? AND ({NEWEST})"
+            )))
+            .bind(&id)
+            .bind(page)
+            .bind(appended.checked_at)
+            .execute(&mut **tx)
+            .await?;
+        }
+    }
+    Ok(id)
+}
+
+/// Appends one check result to monitor `task`'s own series ([`append_entry_in`]); the caller
+/// makes it the monitor's latest data.
+pub(super) async fn append_own_in(
+    tx: &mut Transaction<'_, Sqlite>,
+    task: &str,
+    data: &ClientData,
+    max_stored_bytes: u64,
+) -> Result<Appended, StoreError> {
+    let series = Series::Task(task.to_string());
+    Ok(append_entry_in(tx, &series, data, max_stored_bytes)
+        .await?
+        .1)
+}
+
+/// Whether an entry checked at `?` is the newest of the row (monitor or page) being updated: it
+/// becomes its latest data then, and not when a newer one is stored already.
+pub(super) const NEWEST: &str = "latest_entry_id IS NULL OR (SELECT checked_at FROM entries \
+                                 WHERE id = latest_entry_id) <= ?";
+
+/// An entry [`append_entry_in`] wrote, which its caller makes its series' latest data when it is
+/// the newest ([`NEWEST`]).
+pub(super) struct Appended {
+    /// The entry's id.
+    pub(super) id: i64,
+    /// When it was checked.
+    pub(super) checked_at: Millis,
+    /// Whether it records a failure (the check's own, or a value over the quota).
+    pub(super) failed: bool,
+}
+
+/// Appends one check result to a series within the caller's transaction, leaving the series'
+/// latest data to the caller (a check's own series sets it in the statement that ends the
+/// check: one round trip to the writer fewer). The value-changed time is worked out here: the
+/// check time when the value differs from the previous value, else the previous entry's.
+/// `NotFound` when the monitor does not exist. A value new to the monitor that would take the
+/// owner's history past `max_stored_bytes` is not kept: the entry records an error instead. A
+/// new value that becomes the series' latest retires the one it replaces ([`retire_in`]): that
+/// one may become a delta.
+async fn append_entry_in(
+    tx: &mut Transaction<'_, Sqlite>,
+    series: &Series,
+    data: &ClientData,
+    max_stored_bytes: u64,
+) -> Result<(Owner, Appended), StoreError> {
     // A monitor's own series needs no look of its own: the one statement below finds the
     // monitor or nothing.
     let owner = match series {
@@ -301,34 +369,12 @@ pub(super) async fn append_in(
             retire_in(tx, &owner, &prev, &text, size).await?;
         }
     }
-    let id = id.to_string();
-    // The entry becomes the latest unless a newer one is already stored.
-    let newest = "latest_entry_id IS NULL OR (SELECT checked_at FROM entries \
-                  WHERE id = latest_entry_id) <= ?";
-    match &owner {
-        Owner::Task(task) => {
-            sqlx::query(AssertSqlSafe(format!(
-                "UPDATE tasks SET latest_entry_id = ?, failed = ? WHERE id = ? AND ({newest})"
-            )))
-            .bind(&id)
-            .bind(super::flag(error.is_some()))
-            .bind(task)
-            .bind(checked_at)
-            .execute(&mut **tx)
-            .await?;
-        }
-        Owner::Page { page, .. } => {
-            sqlx::query(AssertSqlSafe(format!(
-                "UPDATE pages SET latest_entry_id = ? WHERE id = ? AND ({newest})"
-            )))
-            .bind(&id)
-            .bind(page)
-            .bind(checked_at)
-            .execute(&mut **tx)
-            .await?;
-        }
-    }
-    Ok(id)
+    let appended = Appended {
+        id,
+        checked_at,
+        failed: error.is_some(),
+    };
+    Ok((owner, appended))
 }
 
 /// Retires `prev` (whose text is `text`, `size` bytes stored), the value a new latest value
