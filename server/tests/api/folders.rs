@@ -431,3 +431,44 @@ async fn bad_folder_requests_change_nothing() {
         &before_a
     );
 }
+
+both!(a_listing_read_before_each_write_shows_the_write);
+async fn a_listing_read_before_each_write_shows_the_write() {
+    let api = Api::start().await;
+    let user = api.user("ann@example.com").await;
+    let shops = api.folder(&user, "Shops", None).await;
+    let tea = task_in(&api, &user, "tea", &shops, 3600).await;
+    let coffee = task_in(&api, &user, "coffee", &shops, 3600).await;
+    let listing = || async {
+        api.get(&user, &format!("{LIST}?parentId={shops}"))
+            .await
+            .ok()
+            .clone()
+    };
+    assert_eq!(names(&listing().await, "tasks"), ["coffee", "tea"]);
+    // A check's value.
+    api.store
+        .append_entry(
+            &Series::Task(tea.clone()),
+            &ClientData::value(chrono::Utc::now(), "4.90 EUR".into()),
+        )
+        .await
+        .unwrap();
+    let shown = listing().await;
+    assert_eq!(shown["tasks"][1]["data"]["raw"], "4.90 EUR", "{shown}");
+    // A rename, which also moves the monitor in the order.
+    let mut renamed = monitor("assam", "https://example.com/");
+    renamed["id"] = json!(tea);
+    renamed["folderId"] = json!(shops);
+    api.put(&user, "/thirdparty/v1/task", renamed).await.ok();
+    assert_eq!(names(&listing().await, "tasks"), ["assam", "coffee"]);
+    // A move out of the folder, and a delete.
+    api.post(&user, MOVE, json!({"taskIds": [coffee], "folderId": null}))
+        .await
+        .ok();
+    assert_eq!(names(&listing().await, "tasks"), ["assam"]);
+    api.delete(&user, &format!("/thirdparty/v1/task/{tea}"))
+        .await
+        .ok();
+    assert_eq!(names(&listing().await, "tasks"), Vec::<String>::new());
+}

@@ -1,7 +1,7 @@
 //! [`FolderStore`] on SQLite: the tree, its listings with recursive counts, and moves (which
 //! invalidate the cached monitors they touch).
 
-use super::tasks::{TaskRow, check_folder, monitor};
+use super::tasks::check_folder;
 use super::{SqliteStore, sort_key};
 use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id, new_id, now_millis};
 use async_trait::async_trait;
@@ -198,10 +198,11 @@ impl FolderStore for SqliteStore {
         limit: u32,
     ) -> Result<FolderListing, StoreError> {
         let limit = limit.max(1);
-        let mut conn = self.reader.acquire().await?;
+        let mut lent = self.history_readers.get().await?;
+        let conn = lent.conn()?;
         let mut listing = FolderListing::default();
         if let Some(folder) = folder {
-            listing.path = path(&mut conn, user, folder).await?;
+            listing.path = path(conn, user, folder).await?;
         }
         let want = i64::from(limit) + 1;
         let (mut key, mut id) = match after {
@@ -255,14 +256,13 @@ impl FolderStore for SqliteStore {
             }
         }
         if listing.next.is_none() && room > 0 {
-            let tasks: Vec<TaskRow> = sqlx::query_as(
-                "SELECT t.id, t.folder_id, t.definition, t.noise_notice, e.checked_at, \
-                 e.changed_at, c.codec, c.body, e.error \
-                 FROM tasks t \
-                 LEFT JOIN entries e ON e.id = t.latest_entry_id \
-                 LEFT JOIN contents c ON c.hash = e.content_hash \
-                 WHERE t.user_id = ? AND t.folder_id IS ? AND (t.sort_key, t.id) > (?, ?) \
-                 ORDER BY t.sort_key, t.id LIMIT ?",
+            // The page's monitors by their keys alone (the listing index covers them), then
+            // each from the cache that `GET /task/{id}` reads, so a page costs what 50 cached
+            // monitors cost, not 50 definitions parsed and 50 values decompressed.
+            let mut keys: Vec<(String, String)> = sqlx::query_as(
+                "SELECT id, sort_key FROM tasks \
+                 WHERE user_id = ? AND folder_id IS ? AND (sort_key, id) > (?, ?) \
+                 ORDER BY sort_key, id LIMIT ?",
             )
             .bind(user)
             .bind(folder)
@@ -271,15 +271,14 @@ impl FolderStore for SqliteStore {
             .bind(room + 1)
             .fetch_all(&mut *conn)
             .await?;
-            let more = tasks.len() as i64 > room;
-            for row in tasks.into_iter().take(room as usize) {
-                listing.tasks.push(monitor(row)?);
-            }
-            if more {
-                listing.next = listing.tasks.last().map(|t| FolderKey {
+            let more = keys.len() as i64 > room;
+            keys.truncate(room as usize);
+            listing.tasks = self.tasks_in_order(&mut *conn, user, &keys).await?;
+            if more && let Some((id, sort_key)) = keys.pop() {
+                listing.next = Some(FolderKey {
                     in_tasks: true,
-                    sort_key: sort_key(t.name.as_deref()),
-                    id: t.id.clone().unwrap_or_default(),
+                    sort_key,
+                    id,
                 });
             }
         }

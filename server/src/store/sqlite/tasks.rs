@@ -185,6 +185,55 @@ pub(super) async fn owns(store: &SqliteStore, user: &str, id: &str) -> Result<bo
     Ok(owned.is_some())
 }
 
+impl SqliteStore {
+    /// `user`'s monitors `keys` (ids, each with its sort key) in that order: each from the cache
+    /// of monitors when it is there, the others read in one statement and cached. A monitor
+    /// deleted meanwhile is left out.
+    pub(super) async fn tasks_in_order(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        user: &str,
+        keys: &[(String, String)],
+    ) -> Result<Vec<Monitor>, StoreError> {
+        let mut found: Vec<Option<Monitor>> = keys
+            .iter()
+            .map(|(id, _)| {
+                self.cache
+                    .tasks
+                    .get(id)
+                    .filter(|(owner, _)| owner == user)
+                    .map(|(_, monitor)| monitor)
+            })
+            .collect();
+        if found.iter().any(Option::is_none) {
+            let mut query = sqlx::QueryBuilder::<Sqlite>::new(SELECT);
+            query.push(" WHERE t.user_id = ").push_bind(user);
+            query.push(" AND t.id IN (");
+            let mut ids = query.separated(", ");
+            for ((id, _), _) in keys.iter().zip(&found).filter(|(_, f)| f.is_none()) {
+                ids.push_bind(id.as_str());
+            }
+            query.push(")");
+            let rows: Vec<TaskRow> = query.build_query_as().fetch_all(&mut *conn).await?;
+            let mut read = std::collections::HashMap::with_capacity(rows.len());
+            for row in rows {
+                let monitor = monitor(row)?;
+                let id = monitor.id.clone().unwrap_or_default();
+                self.cache
+                    .tasks
+                    .put(&id, (user.to_string(), monitor.clone()));
+                read.insert(id, monitor);
+            }
+            for ((id, _), slot) in keys.iter().zip(found.iter_mut()) {
+                if slot.is_none() {
+                    *slot = read.remove(id);
+                }
+            }
+        }
+        Ok(found.into_iter().flatten().collect())
+    }
+}
+
 #[async_trait]
 impl TaskStore for SqliteStore {
     async fn create_tasks(
