@@ -30,14 +30,24 @@ struct Cached<T> {
 pub struct Cache<T> {
     entries: DashMap<String, Cached<T>>,
     max: usize,
+    ttl: Duration,
+    /// When a full cache last dropped its expired answers: at most once a `ttl`, so a cache
+    /// full of fresh answers is not walked on every put.
+    swept: std::sync::Mutex<Instant>,
 }
 
 impl<T: Clone> Cache<T> {
     /// An empty cache of at most `max` answers.
     pub fn new(max: usize) -> Self {
+        Cache::with_ttl(max, TTL)
+    }
+
+    fn with_ttl(max: usize, ttl: Duration) -> Self {
         Cache {
             entries: DashMap::new(),
             max,
+            ttl,
+            swept: std::sync::Mutex::new(Instant::now()),
         }
     }
 
@@ -45,21 +55,40 @@ impl<T: Clone> Cache<T> {
     pub fn get(&self, key: &str) -> Option<T> {
         self.entries
             .get(key)
-            .filter(|e| e.at.elapsed() < TTL)
+            .filter(|e| e.at.elapsed() < self.ttl)
             .map(|e| e.value.clone())
     }
 
-    /// Keeps `value` as the answer for `key`, unless the cache is full.
+    /// Keeps `value` as the answer for `key` (replacing the one kept). A full cache first drops
+    /// its expired answers (their slots are otherwise held for ever: `get` only skips them);
+    /// still full, it keeps no new key.
     pub fn put(&self, key: &str, value: T) {
-        if self.entries.len() < self.max {
-            self.entries.insert(
-                key.to_string(),
-                Cached {
-                    value,
-                    at: Instant::now(),
-                },
-            );
+        if self.entries.len() >= self.max && !self.entries.contains_key(key) {
+            self.sweep();
+            if self.entries.len() >= self.max {
+                return;
+            }
         }
+        self.entries.insert(
+            key.to_string(),
+            Cached {
+                value,
+                at: Instant::now(),
+            },
+        );
+    }
+
+    /// Drops the expired answers, unless another caller is at it or did it within a `ttl`.
+    fn sweep(&self) {
+        let Ok(mut swept) = self.swept.try_lock() else {
+            return;
+        };
+        if swept.elapsed() < self.ttl {
+            return;
+        }
+        *swept = Instant::now();
+        drop(swept);
+        self.entries.retain(|_, e| e.at.elapsed() < self.ttl);
     }
 
     /// Drops the answer for `key`.
@@ -128,5 +157,25 @@ mod tests {
         assert!(cache.get("c").is_some());
         cache.clear();
         assert_eq!(cache.get("c"), None);
+    }
+
+    #[test]
+    fn a_full_cache_replaces_a_kept_answer_and_makes_room_once_answers_expire() {
+        let ttl = Duration::from_millis(200);
+        let cache = Cache::with_ttl(2, ttl);
+        cache.put("a", 1);
+        cache.put("b", 2);
+        cache.put("a", 10);
+        assert_eq!(
+            cache.get("a"),
+            Some(10),
+            "a kept key is refreshed when full"
+        );
+        cache.put("c", 3);
+        assert_eq!(cache.get("c"), None, "full of fresh answers: not kept");
+        std::thread::sleep(ttl + Duration::from_millis(50));
+        assert_eq!(cache.get("a"), None, "expired");
+        cache.put("c", 3);
+        assert_eq!(cache.get("c"), Some(3), "the expired answers made room");
     }
 }
