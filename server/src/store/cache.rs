@@ -6,8 +6,8 @@
 //!
 //! Within one process a read after a write therefore sees the write. Entries also expire after
 //! [`TTL`], which bounds how long a write made by another process (another instance on the same
-//! database) can go unseen. Each cache is bounded; when one is full, new answers are simply not
-//! kept.
+//! database) can go unseen. Each cache is bounded; when one is full of answers still in use, new
+//! answers are not kept.
 
 use super::Millis;
 use dashmap::DashMap;
