@@ -198,7 +198,7 @@ impl FolderStore for SqliteStore {
         limit: u32,
     ) -> Result<FolderListing, StoreError> {
         let limit = limit.max(1);
-        let mut lent = self.history_readers.get().await?;
+        let mut lent = self.lent_readers.get().await?;
         let conn = lent.conn()?;
         let mut listing = FolderListing::default();
         if let Some(folder) = folder {
@@ -273,7 +273,8 @@ impl FolderStore for SqliteStore {
             .await?;
             let more = keys.len() as i64 > room;
             keys.truncate(room as usize);
-            listing.tasks = self.tasks_in_order(&mut *conn, user, &keys).await?;
+            let ids: Vec<&str> = keys.iter().map(|(id, _)| id.as_str()).collect();
+            listing.tasks = self.tasks_in_order(&mut *conn, user, &ids).await?;
             if more && let Some((id, sort_key)) = keys.pop() {
                 listing.next = Some(FolderKey {
                     in_tasks: true,

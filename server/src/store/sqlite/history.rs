@@ -761,7 +761,7 @@ impl SqliteStore {
         page: &TimePage,
     ) -> Result<Vec<EntryRow>, StoreError> {
         let (before_at, before_id) = before_key(page);
-        let mut reader = self.history_readers.get().await?;
+        let mut reader = self.lent_readers.get().await?;
         let (json,): (Option<String>,) = sqlx::query_as(AssertSqlSafe(format!(
             "SELECT json_group_array(json_array(id, checked_at, changed_at, codec, \
              CASE WHEN codec = {plain} THEN CAST(body AS TEXT) END, \

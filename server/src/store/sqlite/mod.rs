@@ -109,8 +109,9 @@ impl Default for StoreSettings {
 pub struct SqliteStore {
     writer: SqlitePool,
     reader: SqlitePool,
-    /// Connections of the history pages' reads, lent without sqlx's pings.
-    history_readers: Arc<readers::Readers>,
+    /// Connections of the hottest reads (history pages, folder listings), lent without sqlx's
+    /// pings.
+    lent_readers: Arc<readers::Readers>,
     /// The hot reads' answers, invalidated by the writes below that change them.
     cache: Arc<Caches>,
     history_retention: u32,
@@ -156,7 +157,7 @@ impl SqliteStore {
             .map_err(open_err)?;
         migrate(&writer, &shown).await?;
         let options = options.read_only(true);
-        let history_readers = readers::Readers::new(options.clone(), READERS as usize);
+        let lent_readers = readers::Readers::new(options.clone(), READERS as usize);
         let reader = SqlitePoolOptions::new()
             .max_connections(READERS)
             .acquire_timeout(BUSY_TIMEOUT * 3)
@@ -166,7 +167,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             writer,
             reader,
-            history_readers: Arc::new(history_readers),
+            lent_readers: Arc::new(lent_readers),
             cache: Arc::new(Caches::default()),
             history_retention: settings.history_retention.max(1),
             deliveries_per_hour: std::num::NonZeroU32::new(settings.deliveries_per_hour),
@@ -191,7 +192,7 @@ impl SqliteStore {
 
     /// Closes the pools, checkpointing the WAL.
     pub async fn close(&self) {
-        self.history_readers.close().await;
+        self.lent_readers.close().await;
         self.reader.close().await;
         self.writer.close().await;
     }

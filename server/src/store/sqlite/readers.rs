@@ -1,12 +1,12 @@
-//! Read-only connections held by the store itself, for the hottest read that must reach the
-//! database: a page of history. sqlx's pool pings a SQLite connection when it hands it out and
-//! again when it takes it back (each ping a round trip to the connection's worker thread: a
-//! wake-up and a context switch each way), so a page read through the pool cost three round
-//! trips for one statement; a profile of `GET /data/list` showed those hand-offs as the largest
-//! part of its CPU. A file on the local disk cannot hang up, and these connections only run
-//! single read statements (no transaction is ever left open on them), so neither ping buys
-//! anything here. A statement cut off by a dropped request is harmless: the connection's worker
-//! runs commands in order and resets a statement whose rows nobody takes.
+//! Read-only connections held by the store itself, for the hottest reads that must reach the
+//! database: a page of history, a page of a folder. sqlx's pool pings a SQLite connection when
+//! it hands it out and again when it takes it back (each ping a round trip to the connection's
+//! worker thread: a wake-up and a context switch each way), so a page read through the pool
+//! cost three round trips for one statement; a profile of `GET /data/list` showed those
+//! hand-offs as the largest part of its CPU. A file on the local disk cannot hang up, and these
+//! connections only run read statements (no transaction is ever left open on them), so neither
+//! ping buys anything here. A statement cut off by a dropped request is harmless: the
+//! connection's worker runs commands in order and resets a statement whose rows nobody takes.
 
 use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
 use sqlx::{ConnectOptions, Connection};

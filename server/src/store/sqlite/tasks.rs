@@ -186,18 +186,17 @@ pub(super) async fn owns(store: &SqliteStore, user: &str, id: &str) -> Result<bo
 }
 
 impl SqliteStore {
-    /// `user`'s monitors `keys` (ids, each with its sort key) in that order: each from the cache
-    /// of monitors when it is there, the others read in one statement and cached. A monitor
-    /// deleted meanwhile is left out.
+    /// `user`'s monitors `ids` in that order: each from the cache of monitors when it is there,
+    /// the others read in one statement and cached. A monitor deleted meanwhile is left out.
     pub(super) async fn tasks_in_order(
         &self,
         conn: &mut sqlx::SqliteConnection,
         user: &str,
-        keys: &[(String, String)],
+        ids: &[&str],
     ) -> Result<Vec<Monitor>, StoreError> {
-        let mut found: Vec<Option<Monitor>> = keys
+        let mut found: Vec<Option<Monitor>> = ids
             .iter()
-            .map(|(id, _)| {
+            .map(|id| {
                 self.cache
                     .tasks
                     .get(id)
@@ -209,9 +208,9 @@ impl SqliteStore {
             let mut query = sqlx::QueryBuilder::<Sqlite>::new(SELECT);
             query.push(" WHERE t.user_id = ").push_bind(user);
             query.push(" AND t.id IN (");
-            let mut ids = query.separated(", ");
-            for ((id, _), _) in keys.iter().zip(&found).filter(|(_, f)| f.is_none()) {
-                ids.push_bind(id.as_str());
+            let mut missing = query.separated(", ");
+            for (id, _) in ids.iter().zip(&found).filter(|(_, f)| f.is_none()) {
+                missing.push_bind(*id);
             }
             query.push(")");
             let rows: Vec<TaskRow> = query.build_query_as().fetch_all(&mut *conn).await?;
@@ -224,9 +223,9 @@ impl SqliteStore {
                     .put(&id, (user.to_string(), monitor.clone()));
                 read.insert(id, monitor);
             }
-            for ((id, _), slot) in keys.iter().zip(found.iter_mut()) {
+            for (id, slot) in ids.iter().zip(found.iter_mut()) {
                 if slot.is_none() {
-                    *slot = read.remove(id);
+                    *slot = read.remove(*id);
                 }
             }
         }
