@@ -32,8 +32,9 @@ async fn watched(api: &Api, user: &User, url: &str, more: Value) -> String {
 /// The monitor's history, oldest first, once it holds at least `n` checks (40 s at most).
 async fn checks(api: &Api, user: &User, task: &str, n: usize) -> Vec<Value> {
     let path = format!("/thirdparty/v1/data/list/{task}?count=500");
+    let mut data = Vec::new();
     for _ in 0..400 {
-        let mut data = api.get(user, &path).await.ok()["data"]
+        data = api.get(user, &path).await.ok()["data"]
             .as_array()
             .unwrap()
             .clone();
@@ -43,7 +44,15 @@ async fn checks(api: &Api, user: &User, task: &str, n: usize) -> Vec<Value> {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("fewer than {n} checks of {task} after 40 s");
+    let times: Vec<&str> = data
+        .iter()
+        .rev()
+        .map(|e| e["lastCheckTimestamp"].as_str().unwrap_or("?"))
+        .collect();
+    panic!(
+        "fewer than {n} checks of {task} after 40 s: {} at {times:?}",
+        data.len()
+    );
 }
 
 /// The kinds of the notifications the monitor raised, oldest first.

@@ -1919,6 +1919,88 @@ async fn a_beat_waits_for_a_group_of_checks_instead_of_deadlocking_on_postgres()
     store.close().await;
 }
 
+/// A check that parks its monitor for its quick samples while an edit of it is being saved
+/// leaves the edit's first check as it is: the edited monitor is due at once, not held for the
+/// old definition's samples (a person waited 50 s to see an edit checked).
+#[tokio::test]
+async fn a_park_racing_an_edit_leaves_the_edited_monitor_due_on_postgres() {
+    let Some(url) = crate::pg::database().await else {
+        return;
+    };
+    let store = PgStore::connect(&url, &StoreSettings::default())
+        .await
+        .expect("connect");
+    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
+    let user = add_user(&store, "ada@example.com").await;
+    let task = monitors(&store, &user, 1).await.remove(0);
+    let now = now_millis();
+    let due = store
+        .claim_due(now, now + 60_000, &plain(10))
+        .await
+        .unwrap();
+    assert_eq!(due.len(), 1);
+    let (version, token) = (due[0].version, due[0].token);
+
+    // The edit as the store saves one: the definition's row, then its schedule (due at once).
+    let mut edit = pool.begin().await.unwrap();
+    sqlx::query("UPDATE tasks SET updated_at = $2 WHERE id = $1")
+        .bind(&task)
+        .bind(version + 1_000)
+        .execute(&mut *edit)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE schedules SET next_check_at = $2 WHERE task_id = $1")
+        .bind(&task)
+        .bind(now)
+        .execute(&mut *edit)
+        .await
+        .unwrap();
+    let park = tokio::spawn({
+        let (store, task) = (store.clone(), task.clone());
+        async move {
+            store
+                .finish_check(&task, version, token, now + 50_000)
+                .await
+        }
+    });
+    let waiting = async {
+        loop {
+            let (n,): (i64,) = sqlx::query_as(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+            if n > 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), waiting)
+        .await
+        .expect("the park waits for the edit");
+    edit.commit().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(30), park)
+        .await
+        .expect("the park ends once the edit is saved")
+        .unwrap()
+        .expect("parked");
+
+    let due = store
+        .claim_due(now + 1, now + 60_000, &plain(10))
+        .await
+        .unwrap();
+    assert_eq!(
+        due.iter().map(|d| d.version).collect::<Vec<_>>(),
+        [version + 1_000],
+        "the edited monitor is due at once"
+    );
+    pool.close().await;
+    store.close().await;
+}
+
 /// Monitors stored before their host was hashed (the migration that added it leaves 0 and sets
 /// the buckets to -1) get both when the store opens, so claims count them on their host.
 #[tokio::test]

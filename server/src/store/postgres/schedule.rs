@@ -372,17 +372,28 @@ impl ScheduleStore for PgStore {
         next_check_at: Millis,
     ) -> Result<(), StoreError> {
         // An update during the check set its own next check (at once) and version; keep it.
+        // The definition is read locked, in the order an edit takes its rows, so an edit being
+        // saved is waited for and its version seen. (Read in the UPDATE's join, the version
+        // would be the one from before the edit, compared again after the edit's schedule:
+        // the edited monitor would be parked for its old samples.)
+        let mut tx = self.pool.begin().await?;
+        let stored: Option<(i64,)> =
+            sqlx::query_as("SELECT updated_at FROM tasks WHERE id = $1 FOR SHARE")
+                .bind(task)
+                .fetch_optional(&mut *tx)
+                .await?;
         sqlx::query(
-            "UPDATE schedules s SET lease_until = NULL, \
-             next_check_at = CASE WHEN t.updated_at = $2 THEN $3 ELSE s.next_check_at END \
-             FROM tasks t WHERE t.id = s.task_id AND s.task_id = $1 AND s.token = $4",
+            "UPDATE schedules SET lease_until = NULL, \
+             next_check_at = CASE WHEN $2 THEN $3 ELSE next_check_at END \
+             WHERE task_id = $1 AND token = $4",
         )
         .bind(task)
-        .bind(version)
+        .bind(stored == Some((version,)))
         .bind(next_check_at)
         .bind(token)
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
+        tx.commit().await?;
         Ok(())
     }
 
