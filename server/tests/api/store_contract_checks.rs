@@ -1841,6 +1841,29 @@ contract!(
     }
 );
 
+/// Returns once a session of the test database waits for a lock (30 s at most, else fails
+/// saying `what` did not happen).
+async fn lock_waited_for(pool: &sqlx::PgPool, what: &str) {
+    let waiting = async {
+        loop {
+            let (n,): (i64,) = sqlx::query_as(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
+            )
+            .fetch_one(pool)
+            .await
+            .unwrap();
+            if n > 0 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(30), waiting)
+        .await
+        .expect(what);
+}
+
 /// On PostgreSQL a worker's beat renewing two claims while a transaction holds the first one's
 /// schedule row and then locks the second's (as a group of checks locks them, in the order of
 /// their ids): the beat waits for the first row without holding the second, so the group gets
@@ -1884,25 +1907,7 @@ async fn a_beat_waits_for_a_group_of_checks_instead_of_deadlocking_on_postgres()
                 .await
         }
     });
-    // Until the beat waits for a lock.
-    let waiting = async {
-        loop {
-            let (n,): (i64,) = sqlx::query_as(
-                "SELECT count(*) FROM pg_stat_activity \
-                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
-            )
-            .fetch_one(&pool)
-            .await
-            .unwrap();
-            if n > 0 {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(30), waiting)
-        .await
-        .expect("the beat waits for the row the group holds");
+    lock_waited_for(&pool, "the beat waits for the row the group holds").await;
     sqlx::query(lock)
         .bind(id(1))
         .execute(&mut *group)
@@ -1963,24 +1968,7 @@ async fn a_park_racing_an_edit_leaves_the_edited_monitor_due_on_postgres() {
                 .await
         }
     });
-    let waiting = async {
-        loop {
-            let (n,): (i64,) = sqlx::query_as(
-                "SELECT count(*) FROM pg_stat_activity \
-                 WHERE datname = current_database() AND wait_event_type = 'Lock'",
-            )
-            .fetch_one(&pool)
-            .await
-            .unwrap();
-            if n > 0 {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(30), waiting)
-        .await
-        .expect("the park waits for the edit");
+    lock_waited_for(&pool, "the park waits for the edit").await;
     edit.commit().await.unwrap();
     tokio::time::timeout(Duration::from_secs(30), park)
         .await
@@ -1997,6 +1985,57 @@ async fn a_park_racing_an_edit_leaves_the_edited_monitor_due_on_postgres() {
         [version + 1_000],
         "the edited monitor is due at once"
     );
+    pool.close().await;
+    store.close().await;
+}
+
+/// An edit saved while a check of its monitor is being recorded is no deadlock: the record
+/// waits for the edit (both take the definition's row before the schedule's), which lands, and
+/// the check is then dropped as a check of the old definition. (Taken the other way round,
+/// PostgreSQL ended one of the two after a second: a person's edit failed, or the check.)
+#[tokio::test]
+async fn an_edit_saved_while_its_check_is_recorded_is_no_deadlock_on_postgres() {
+    let Some(url) = crate::pg::database().await else {
+        return;
+    };
+    let store = PgStore::connect(&url, &StoreSettings::default())
+        .await
+        .expect("connect");
+    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
+    let user = add_user(&store, "ada@example.com").await;
+    let task = monitors(&store, &user, 1).await.remove(0);
+    let now = now_millis();
+    let due = store
+        .claim_due(now, now + 60_000, &plain(10))
+        .await
+        .unwrap();
+    assert_eq!(due.len(), 1);
+
+    // The edit as the store saves one: the definition's row, then its schedule.
+    let mut edit = pool.begin().await.unwrap();
+    sqlx::query("UPDATE tasks SET updated_at = $2 WHERE id = $1")
+        .bind(&task)
+        .bind(due[0].version + 1_000)
+        .execute(&mut *edit)
+        .await
+        .unwrap();
+    let record = tokio::spawn({
+        let (store, record) = (store.clone(), check(&task, due[0].claim(), "v1"));
+        async move { store.record_check(&record).await }
+    });
+    lock_waited_for(&pool, "the record waits for the edit").await;
+    sqlx::query("UPDATE schedules SET next_check_at = $2 WHERE task_id = $1")
+        .bind(&task)
+        .bind(now)
+        .execute(&mut *edit)
+        .await
+        .expect("the edit's schedule is saved");
+    edit.commit().await.expect("the edit is saved");
+    let recorded = tokio::time::timeout(Duration::from_secs(30), record)
+        .await
+        .expect("the record ends once the edit is saved")
+        .unwrap();
+    assert_eq!(recorded.expect("no deadlock's victim"), Recorded::Edited);
     pool.close().await;
     store.close().await;
 }

@@ -512,7 +512,19 @@ impl PgStore {
         record: &CheckRecord,
     ) -> Result<Option<Recorded>, StoreError> {
         let quotas = self.quotas;
-        // The schedule's row locked first: a claim (`SKIP LOCKED`) cannot take the monitor over
+        // The definition's row first, shared, as an edit or a delete takes it (before the
+        // schedule's): an edit waits for this check to be stored, or lands first and the
+        // version says so, as SQLite's single writer orders them. Taken after the schedule's,
+        // an edit saved meanwhile deadlocked with the record.
+        let version: Option<(i64, String)> =
+            sqlx::query_as("SELECT updated_at, user_id FROM tasks WHERE id = $1 FOR SHARE")
+                .bind(&record.task)
+                .fetch_optional(&mut **tx)
+                .await?;
+        let Some((version, user)) = version else {
+            return Ok(None);
+        };
+        // Then the schedule's row: a claim (`SKIP LOCKED`) cannot take the monitor over
         // between this test of the token and the commit.
         let token: Option<(i64,)> =
             sqlx::query_as("SELECT token FROM schedules WHERE task_id = $1 FOR UPDATE")
@@ -524,16 +536,6 @@ impl PgStore {
             Some((token,)) if token != record.token => return Ok(Some(Recorded::Fenced)),
             Some(_) => {}
         }
-        // Shared lock: an edit of the definition waits for this check to be stored (or lands
-        // first, and the version says so), as SQLite's single writer orders them.
-        let version: Option<(i64, String)> =
-            sqlx::query_as("SELECT updated_at, user_id FROM tasks WHERE id = $1 FOR SHARE")
-                .bind(&record.task)
-                .fetch_optional(&mut **tx)
-                .await?;
-        let Some((version, user)) = version else {
-            return Ok(None);
-        };
         if version != record.version {
             // Edited during the check: the edit scheduled its own first check.
             sqlx::query("UPDATE schedules SET lease_until = NULL WHERE task_id = $1")

@@ -262,7 +262,8 @@ impl FolderStore for SqliteStore {
             // One row of JSON: sqlx hands each row over from its SQLite thread on its own, and
             // 51 hand-offs cost more than the page's other statements together.
             let (json,): (Option<String>,) = sqlx::query_as(
-                "SELECT json_group_array(json_array(id, sort_key)) FROM (SELECT id, sort_key \
+                "SELECT json_group_array(json_array(id, sort_key) ORDER BY sort_key, id) \
+                 FROM (SELECT id, sort_key \
                  FROM tasks WHERE user_id = ? AND folder_id IS ? AND (sort_key, id) > (?, ?) \
                  ORDER BY sort_key, id LIMIT ?)",
             )
