@@ -1924,14 +1924,10 @@ async fn a_beat_waits_for_a_group_of_checks_instead_of_deadlocking_on_postgres()
     store.close().await;
 }
 
-/// A check that parks its monitor for its quick samples while an edit of it is being saved
-/// leaves the edit's first check as it is: the edited monitor is due at once, not held for the
-/// old definition's samples (a person waited 50 s to see an edit checked).
-#[tokio::test]
-async fn a_park_racing_an_edit_leaves_the_edited_monitor_due_on_postgres() {
-    let Some(url) = crate::pg::database().await else {
-        return;
-    };
+/// A PostgreSQL store with one monitor, claimed at the returned time, and a pool of its own
+/// on the same database for a test's transactions; `None` without PostgreSQL.
+async fn claimed_on_postgres() -> Option<(PgStore, sqlx::PgPool, String, DueCheck, Millis)> {
+    let url = crate::pg::database().await?;
     let store = PgStore::connect(&url, &StoreSettings::default())
         .await
         .expect("connect");
@@ -1939,21 +1935,42 @@ async fn a_park_racing_an_edit_leaves_the_edited_monitor_due_on_postgres() {
     let user = add_user(&store, "ada@example.com").await;
     let task = monitors(&store, &user, 1).await.remove(0);
     let now = now_millis();
-    let due = store
+    let mut due = store
         .claim_due(now, now + 60_000, &plain(10))
         .await
         .unwrap();
     assert_eq!(due.len(), 1);
-    let (version, token) = (due[0].version, due[0].token);
+    Some((store, pool, task, due.remove(0), now))
+}
 
-    // The edit as the store saves one: the definition's row, then its schedule (due at once).
+/// An edit of `task` begun as the store saves one: its definition's row written (a version
+/// after `version`) and held until the caller commits.
+async fn editing(
+    pool: &sqlx::PgPool,
+    task: &str,
+    version: Millis,
+) -> sqlx::Transaction<'static, sqlx::Postgres> {
     let mut edit = pool.begin().await.unwrap();
     sqlx::query("UPDATE tasks SET updated_at = $2 WHERE id = $1")
-        .bind(&task)
+        .bind(task)
         .bind(version + 1_000)
         .execute(&mut *edit)
         .await
         .unwrap();
+    edit
+}
+
+/// A check that parks its monitor for its quick samples while an edit of it is being saved
+/// leaves the edit's first check as it is: the edited monitor is due at once, not held for the
+/// old definition's samples (a person waited 50 s to see an edit checked).
+#[tokio::test]
+async fn a_park_racing_an_edit_leaves_the_edited_monitor_due_on_postgres() {
+    let Some((store, pool, task, due, now)) = claimed_on_postgres().await else {
+        return;
+    };
+    let (version, token) = (due.version, due.token);
+    // The edit as the store saves one: the definition's row, then its schedule (due at once).
+    let mut edit = editing(&pool, &task, version).await;
     sqlx::query("UPDATE schedules SET next_check_at = $2 WHERE task_id = $1")
         .bind(&task)
         .bind(now)
@@ -1995,32 +2012,13 @@ async fn a_park_racing_an_edit_leaves_the_edited_monitor_due_on_postgres() {
 /// PostgreSQL ended one of the two after a second: a person's edit failed, or the check.)
 #[tokio::test]
 async fn an_edit_saved_while_its_check_is_recorded_is_no_deadlock_on_postgres() {
-    let Some(url) = crate::pg::database().await else {
+    let Some((store, pool, task, due, now)) = claimed_on_postgres().await else {
         return;
     };
-    let store = PgStore::connect(&url, &StoreSettings::default())
-        .await
-        .expect("connect");
-    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
-    let user = add_user(&store, "ada@example.com").await;
-    let task = monitors(&store, &user, 1).await.remove(0);
-    let now = now_millis();
-    let due = store
-        .claim_due(now, now + 60_000, &plain(10))
-        .await
-        .unwrap();
-    assert_eq!(due.len(), 1);
-
     // The edit as the store saves one: the definition's row, then its schedule.
-    let mut edit = pool.begin().await.unwrap();
-    sqlx::query("UPDATE tasks SET updated_at = $2 WHERE id = $1")
-        .bind(&task)
-        .bind(due[0].version + 1_000)
-        .execute(&mut *edit)
-        .await
-        .unwrap();
+    let mut edit = editing(&pool, &task, due.version).await;
     let record = tokio::spawn({
-        let (store, record) = (store.clone(), check(&task, due[0].claim(), "v1"));
+        let (store, record) = (store.clone(), check(&task, due.claim(), "v1"));
         async move { store.record_check(&record).await }
     });
     lock_waited_for(&pool, "the record waits for the edit").await;
