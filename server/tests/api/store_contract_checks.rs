@@ -1552,18 +1552,25 @@ contract!(a_deleted_monitor_gives_its_storage_back, |store: Arc<
     assert_eq!(store.stored_bytes(&his).await.unwrap().used, 0, "per user");
 });
 
+/// A PostgreSQL store on a fresh database, and a pool of its own on the same database for a
+/// test's own statements; `None` without PostgreSQL.
+async fn on_postgres() -> Option<(PgStore, sqlx::PgPool)> {
+    let url = crate::pg::database().await?;
+    let store = PgStore::connect(&url, &StoreSettings::default())
+        .await
+        .expect("connect");
+    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
+    Some((store, pool))
+}
+
 /// On PostgreSQL a check writes its monitor's narrow rows (schedule, series), not the
 /// definition's: the `tasks` row keeps its version (`xmin`) through claims and checks, so
 /// checks leave no dead copies of wide definitions behind.
 #[tokio::test]
 async fn a_check_leaves_the_definition_row_alone_on_postgres() {
-    let Some(url) = crate::pg::database().await else {
+    let Some((store, pool)) = on_postgres().await else {
         return;
     };
-    let store = PgStore::connect(&url, &StoreSettings::default())
-        .await
-        .expect("connect");
-    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
     let user = add_user(&store, "ada@example.com").await;
     let task = monitors(&store, &user, 1).await.remove(0);
     let row_version = |table: &'static str, key: &'static str| {
@@ -1872,13 +1879,9 @@ async fn lock_waited_for(pool: &sqlx::PgPool, what: &str) {
 /// after a second by failing one of the two.
 #[tokio::test]
 async fn a_beat_waits_for_a_group_of_checks_instead_of_deadlocking_on_postgres() {
-    let Some(url) = crate::pg::database().await else {
+    let Some((store, pool)) = on_postgres().await else {
         return;
     };
-    let store = PgStore::connect(&url, &StoreSettings::default())
-        .await
-        .expect("connect");
-    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
     let user = add_user(&store, "ada@example.com").await;
     monitors(&store, &user, 2).await;
     let now = now_millis();
@@ -1927,11 +1930,7 @@ async fn a_beat_waits_for_a_group_of_checks_instead_of_deadlocking_on_postgres()
 /// A PostgreSQL store with one monitor, claimed at the returned time, and a pool of its own
 /// on the same database for a test's transactions; `None` without PostgreSQL.
 async fn claimed_on_postgres() -> Option<(PgStore, sqlx::PgPool, String, DueCheck, Millis)> {
-    let url = crate::pg::database().await?;
-    let store = PgStore::connect(&url, &StoreSettings::default())
-        .await
-        .expect("connect");
-    let pool = sqlx::PgPool::connect(&url).await.expect("connect");
+    let (store, pool) = on_postgres().await?;
     let user = add_user(&store, "ada@example.com").await;
     let task = monitors(&store, &user, 1).await.remove(0);
     let now = now_millis();
