@@ -111,6 +111,21 @@ const CLAIM: &str = "\
         lease_token, alert_state, \
         (SELECT u.stored_bytes FROM users u WHERE u.id = tasks.user_id) AS stored_bytes, host";
 
+/// The statement that ends a stored check ([`SqliteStore::record_in`]), written once: its
+/// newest-entry test is [`history::NEWEST`] with the check time as `?9`.
+static END_CHECK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let newest = history::NEWEST.replace('?', "?9");
+    format!(
+        "UPDATE tasks SET noise_notice = ?1, \
+         sample_noise = CASE WHEN ?2 THEN 0 ELSE sample_noise END, \
+         lease_until = NULL, next_check_at = ?3, \
+         latest_entry_id = CASE WHEN {newest} THEN ?5 ELSE latest_entry_id END, \
+         failed = CASE WHEN {newest} THEN ?6 ELSE failed END, \
+         alert_state = CASE WHEN ?7 THEN ?8 ELSE alert_state END \
+         WHERE id = ?4"
+    )
+});
+
 /// Appends masks a check learned (and a line order its samples taught, where the monitor has
 /// none) to the monitor's definition as it is now in the writer's
 /// transaction (a person's edit since the check was claimed is kept:
@@ -234,7 +249,7 @@ impl ScheduleStore for SqliteStore {
     ) -> Result<Vec<DueCheck>, StoreError> {
         let mut tx = self.write().await?;
         // The definition only: a check needs no latest data, and this runs in the writer's lock.
-        let rows: Vec<DueRow> = sqlx::query_as(CLAIM)
+        let mut rows: Vec<DueRow> = sqlx::query_as(CLAIM)
             .bind(super::flag(claim.browser))
             .bind(now)
             .bind(i64::from(claim.share))
@@ -247,7 +262,6 @@ impl ScheduleStore for SqliteStore {
             .fetch_all(&mut *tx)
             .await?;
         // Earliest due first, as the checks were planned.
-        let mut rows = rows;
         rows.sort_unstable_by(|a, b| (a.next_check_at, &a.id).cmp(&(b.next_check_at, &b.id)));
         let mut claimed = Vec::with_capacity(rows.len());
         for row in rows {
@@ -531,27 +545,18 @@ impl SqliteStore {
         // One statement for what every check writes to its monitor's row (its latest data when
         // the entry is the newest, its alert state when the check changed it, its next check):
         // each round trip to the writer's thread costs more than the write itself.
-        let newest = history::NEWEST.replace('?', "?9");
-        sqlx::query(AssertSqlSafe(format!(
-            "UPDATE tasks SET noise_notice = ?1, \
-             sample_noise = CASE WHEN ?2 THEN 0 ELSE sample_noise END, \
-             lease_until = NULL, next_check_at = ?3, \
-             latest_entry_id = CASE WHEN {newest} THEN ?5 ELSE latest_entry_id END, \
-             failed = CASE WHEN {newest} THEN ?6 ELSE failed END, \
-             alert_state = CASE WHEN ?7 THEN ?8 ELSE alert_state END \
-             WHERE id = ?4"
-        )))
-        .bind(&record.noise_notice)
-        .bind(record.sampled)
-        .bind(record.next_check_at)
-        .bind(&record.task)
-        .bind(own.id.to_string())
-        .bind(super::flag(own.failed))
-        .bind(own_state.is_some())
-        .bind(own_state.flatten())
-        .bind(own.checked_at)
-        .execute(&mut **tx)
-        .await?;
+        sqlx::query(AssertSqlSafe(END_CHECK.as_str()))
+            .bind(&record.noise_notice)
+            .bind(record.sampled)
+            .bind(record.next_check_at)
+            .bind(&record.task)
+            .bind(own.id.to_string())
+            .bind(super::flag(own.failed))
+            .bind(own_state.is_some())
+            .bind(own_state.flatten())
+            .bind(own.checked_at)
+            .execute(&mut **tx)
+            .await?;
         Ok(Some(Written {
             recorded: Recorded::Stored,
             prune: full || !record.pages.is_empty(),
