@@ -520,15 +520,15 @@ impl SqliteStore {
                 ),
                 None => None,
             };
+            let Some(url) = page else {
+                own_state = Some(json);
+                continue;
+            };
             // Forgetting a state nobody stored is no write.
             let forget = if json.is_none() {
                 " AND alert_state IS NOT NULL"
             } else {
                 ""
-            };
-            let Some(url) = page else {
-                own_state = Some(json);
-                continue;
             };
             sqlx::query(AssertSqlSafe(format!(
                 "UPDATE pages SET alert_state = ? WHERE task_id = ? AND url = ?{forget}"
