@@ -324,7 +324,9 @@ impl StaticServer {
         let nginx = find_nginx();
         let server = match (kind, nginx) {
             (ServerKind::Nginx, None) => return Err("nginx is not installed".into()),
-            (ServerKind::Nginx | ServerKind::Auto, Some(nginx)) => start_nginx(&nginx, root)?,
+            (ServerKind::Nginx | ServerKind::Auto, Some(nginx)) => {
+                start_nginx(&nginx, root, &[Ipv4Addr::LOCALHOST])?
+            }
             (ServerKind::Rust, _) | (ServerKind::Auto, None) => {
                 let port = free_port()?;
                 let child = Command::new(bench_exe)
@@ -346,6 +348,41 @@ impl StaticServer {
         let mut server = server;
         server.wait_ready()?;
         Ok(server)
+    }
+
+    /// nginx serving `root` on one port of each of `hosts` (loopback addresses): the pages of
+    /// many hosts from one process, as the issue's scheduler figures ask. Files are reopened at
+    /// least once a second, so a file replaced by a rename is served within a second.
+    pub fn nginx_on(root: &Path, hosts: &[Ipv4Addr]) -> Result<StaticServer, String> {
+        let nginx = find_nginx().ok_or("nginx is not installed")?;
+        let mut server = start_nginx(&nginx, root, hosts)?;
+        server.wait_ready()?;
+        Ok(server)
+    }
+
+    /// Requests nginx has answered so far (its `stub_status`, whose own request counts too).
+    pub async fn requests_served(&self) -> Result<u64, String> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut stream = tokio::net::TcpStream::connect(self.addr())
+            .await
+            .map_err(|e| format!("nginx status: {e}"))?;
+        stream
+            .write_all(b"GET /_status HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            .await
+            .map_err(|e| format!("nginx status: {e}"))?;
+        let mut answer = String::new();
+        tokio::time::timeout(Duration::from_secs(5), stream.read_to_string(&mut answer))
+            .await
+            .map_err(|_| "nginx status: no answer in 5 s".to_string())?
+            .map_err(|e| format!("nginx status: {e}"))?;
+        // "... server accepts handled requests\n A B C\n ...": C is the count.
+        answer
+            .lines()
+            .skip_while(|l| !l.contains("accepts handled requests"))
+            .nth(1)
+            .and_then(|l| l.split_whitespace().nth(2))
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(|| format!("nginx status: unexpected answer {answer:?}"))
     }
 
     /// The process id of the server (nginx's master, whose worker is its child).
@@ -437,22 +474,27 @@ fn free_port() -> Result<u16, String> {
         .map_err(|e| e.to_string())
 }
 
-fn start_nginx(nginx: &Path, root: &Path) -> Result<StaticServer, String> {
+fn start_nginx(nginx: &Path, root: &Path, hosts: &[Ipv4Addr]) -> Result<StaticServer, String> {
     let prefix = TempDir::new("wachet-bench-nginx").map_err(|e| e.to_string())?;
     let port = free_port()?;
     let p = prefix.path().display();
     let root = std::fs::canonicalize(root).map_err(|e| e.to_string())?;
+    let listen: String = hosts
+        .iter()
+        .map(|ip| format!("    listen {ip}:{port};\n"))
+        .collect();
     let conf = format!(
         "daemon off;\nmaster_process on;\nworker_processes 1;\nworker_rlimit_nofile 16384;\npid {p}/nginx.pid;\n\
          error_log {p}/error.log warn;\n\
-         events {{ worker_connections 1024; }}\n\
+         events {{ worker_connections 8192; }}\n\
          http {{\n  access_log off;\n  sendfile on;\n  tcp_nopush on;\n  tcp_nodelay on;\n\
          keepalive_requests 1000000;\n  keepalive_timeout 60s;\n\
-         open_file_cache max=4096 inactive=20s;\n\
+         open_file_cache max=4096 inactive=20s;\n  open_file_cache_valid 1s;\n\
          types {{ text/html html; }}\n  default_type application/octet-stream;\n\
          client_body_temp_path {p}/body;\n  proxy_temp_path {p}/proxy;\n\
          fastcgi_temp_path {p}/fastcgi;\n  uwsgi_temp_path {p}/uwsgi;\n  scgi_temp_path {p}/scgi;\n\
-         server {{\n    listen 127.0.0.1:{port};\n    root {root};\n    index index.html;\n  }}\n}}\n",
+         server {{\n{listen}    root {root};\n    index index.html;\n\
+         location = /_status {{ stub_status; }}\n  }}\n}}\n",
         root = root.display()
     );
     let conf_path = prefix.path().join("nginx.conf");

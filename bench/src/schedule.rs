@@ -1,8 +1,10 @@
 //! `schedule`: the scheduler of `wachet serve` (the release binary) under a steady load of
 //! SinglePage monitors.
 //!
-//! It serves small product pages from this process on `--hosts` loopback addresses (127.0.0.1,
-//! 127.0.0.2, ...; one page a monitor, 1 in 100 of them changing its price every minute),
+//! It serves small product pages on `--hosts` loopback addresses (127.0.0.1, 127.0.0.2, ...;
+//! one page a monitor, 1 in 100 of them changing its price every minute): by nginx from files
+//! this bench writes and rewrites each minute (`--server nginx`, the default when nginx is
+//! installed), or from this process (`--server rust`, which then shares the cores' time),
 //! starts `wachet serve --allow-private-networks` on a temporary database, creates `--monitors`
 //! monitors (default 10,000) through the API with a 60 s recurrence and a NotEq alert, lets
 //! them run for `--warmup` (default 90 s: the first checks of new monitors come in a burst, and
@@ -27,7 +29,7 @@ use crate::api::{
     API, Conn, Endpoint, Service, busy_builds, cpu_seconds, load_average, login, memory_mb,
     wachet_exe,
 };
-use crate::harness::TempDir;
+use crate::harness::{ServerKind, StaticServer, TempDir};
 use hyper::Method;
 use serde_json::json;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -57,6 +59,8 @@ pub struct ScheduleOptions {
     pub slow_monitors: usize,
     /// How long the slow host takes to answer a page.
     pub slow: Duration,
+    /// What serves the pages: nginx, or this process.
+    pub server: ServerKind,
 }
 
 impl Default for ScheduleOptions {
@@ -71,13 +75,14 @@ impl Default for ScheduleOptions {
             wachet: None,
             slow_monitors: 0,
             slow: Duration::from_secs(2),
+            server: ServerKind::Auto,
         }
     }
 }
 
 impl ScheduleOptions {
     /// Parses `--monitors N --hosts H --recurrence S --warmup S --duration S
-    /// --checks-in-flight N --wachet PATH --slow-monitors N --slow-ms MS`.
+    /// --checks-in-flight N --wachet PATH --slow-monitors N --slow-ms MS --server nginx|rust|auto`.
     pub fn parse(args: &[String]) -> Option<ScheduleOptions> {
         let mut o = ScheduleOptions::default();
         let mut it = args.iter();
@@ -93,6 +98,14 @@ impl ScheduleOptions {
                 "--wachet" => o.wachet = Some(PathBuf::from(value)),
                 "--slow-monitors" => o.slow_monitors = value.parse().ok()?,
                 "--slow-ms" => o.slow = Duration::from_millis(value.parse().ok()?),
+                "--server" => {
+                    o.server = match value.as_str() {
+                        "nginx" => ServerKind::Nginx,
+                        "rust" => ServerKind::Rust,
+                        "auto" => ServerKind::Auto,
+                        _ => return None,
+                    }
+                }
                 _ => return None,
             }
         }
@@ -109,21 +122,9 @@ impl ScheduleOptions {
 
 /// The fixture site: one page a monitor, about 2 KB of product page; 1 in 100 pages changes its
 /// price every minute, so the history and the alerts see changes too.
-async fn page(
-    path: axum::extract::Path<usize>,
-    hits: Arc<AtomicU64>,
-    delay: Duration,
-) -> axum::response::Html<String> {
-    hits.fetch_add(1, Ordering::Relaxed);
-    if !delay.is_zero() {
-        tokio::time::sleep(delay).await;
-    }
-    let n = path.0;
-    let minute = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() / 60) as usize;
+fn page(n: usize, minute: u64) -> String {
     let price = if n.is_multiple_of(100) {
-        100 + minute % 50
+        100 + minute as usize % 50
     } else {
         100 + n % 50
     };
@@ -135,11 +136,17 @@ async fn page(
         body.push_str(&format!("<li>Feature {i} of product {n}: reliable</li>"));
     }
     body.push_str("</ul></body></html>");
-    axum::response::Html(body)
+    body
 }
 
-/// Serves the pages on 127.0.0.1..=127.0.0.`hosts`, one port each, answering after `delay`;
-/// their addresses, and the count of pages they served.
+fn minute_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() / 60)
+}
+
+/// Serves `/p/{n}.html` from this process on 127.0.0.`host` for each of `hosts`, one port each,
+/// answering after `delay`; their addresses, and the count of pages they served.
 async fn serve_pages(
     hosts: impl IntoIterator<Item = u8>,
     delay: Duration,
@@ -154,14 +161,143 @@ async fn serve_pages(
         addrs.push(listener.local_addr().map_err(|e| e.to_string())?);
         let counted = hits.clone();
         let app = axum::Router::new().route(
-            "/p/{n}",
-            axum::routing::get(move |path: axum::extract::Path<usize>| {
-                page(path, counted.clone(), delay)
+            "/p/{file}",
+            axum::routing::get(move |file: axum::extract::Path<String>| {
+                let counted = counted.clone();
+                async move {
+                    counted.fetch_add(1, Ordering::Relaxed);
+                    if !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                    let n = file.0.strip_suffix(".html").and_then(|n| n.parse().ok());
+                    axum::response::Html(n.map_or_else(String::new, |n| page(n, minute_now())))
+                }
             }),
         );
         tokio::spawn(async move { axum::serve(listener, app).await });
     }
     Ok((addrs, hits))
+}
+
+/// What serves the pages of the hosts that are not slow.
+enum Pages {
+    /// nginx, from files written here; the changing ones are rewritten each minute (by a
+    /// rename, so nginx never serves half a file).
+    Nginx {
+        server: StaticServer,
+        _files: TempDir,
+        _changer: tokio::task::JoinHandle<()>,
+    },
+    /// This process.
+    InProcess(Arc<AtomicU64>),
+}
+
+impl Pages {
+    /// Serves the pages of monitors `0..monitors` on 127.0.0.1..=127.0.0.`hosts`; their
+    /// addresses.
+    async fn start(
+        kind: ServerKind,
+        hosts: u8,
+        monitors: usize,
+    ) -> Result<(Pages, Vec<SocketAddr>), String> {
+        let ips: Vec<Ipv4Addr> = (1..=hosts).map(|h| Ipv4Addr::new(127, 0, 0, h)).collect();
+        let nginx = match kind {
+            ServerKind::Rust => None,
+            ServerKind::Nginx => Some(Self::files(monitors)?),
+            ServerKind::Auto => Self::files(monitors).ok(),
+        };
+        let served = nginx.and_then(|files| {
+            let started = StaticServer::nginx_on(files.path(), &ips);
+            match (kind, started) {
+                (_, Ok(server)) => Some(Ok((server, files))),
+                (ServerKind::Nginx, Err(e)) => Some(Err(e)),
+                (_, Err(_)) => None,
+            }
+        });
+        match served {
+            Some(Ok((server, files))) => {
+                let port = server.addr().port();
+                let addrs = ips.iter().map(|ip| SocketAddr::from((*ip, port))).collect();
+                let dir = files.path().join("p");
+                let changer = tokio::spawn(async move {
+                    loop {
+                        let next = (minute_now() + 1) * 60;
+                        let now = SystemTime::now()
+                            .duration_since(UNIX_EPOCH)
+                            .map_or(0.0, |d| d.as_secs_f64());
+                        tokio::time::sleep(Duration::from_secs_f64((next as f64 - now).max(0.0)))
+                            .await;
+                        let dir = dir.clone();
+                        let _ = tokio::task::spawn_blocking(move || {
+                            let minute = minute_now();
+                            for n in (0..monitors).step_by(100) {
+                                let _ = write_page(&dir, n, minute);
+                            }
+                        })
+                        .await;
+                    }
+                });
+                let pages = Pages::Nginx {
+                    server,
+                    _files: files,
+                    _changer: changer,
+                };
+                Ok((pages, addrs))
+            }
+            Some(Err(e)) => Err(e),
+            None => {
+                let (addrs, hits) = serve_pages(1..=hosts, Duration::ZERO).await?;
+                Ok((Pages::InProcess(hits), addrs))
+            }
+        }
+    }
+
+    /// The pages of monitors `0..monitors` as files `p/{n}.html`.
+    fn files(monitors: usize) -> Result<TempDir, String> {
+        let files = TempDir::new("wachet-bench-pages").map_err(|e| e.to_string())?;
+        let dir = files.path().join("p");
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        // The readiness probe asks for it.
+        std::fs::write(
+            files.path().join("index.html"),
+            "<!doctype html><title>pages</title>",
+        )
+        .map_err(|e| e.to_string())?;
+        let minute = minute_now();
+        for n in 0..monitors {
+            write_page(&dir, n, minute).map_err(|e| format!("cannot write a page: {e}"))?;
+        }
+        Ok(files)
+    }
+
+    /// Pages served so far.
+    async fn served(&self) -> Result<u64, String> {
+        match self {
+            Pages::Nginx { server, .. } => server.requests_served().await,
+            Pages::InProcess(hits) => Ok(hits.load(Ordering::Relaxed)),
+        }
+    }
+
+    fn description(&self) -> String {
+        match self {
+            Pages::Nginx { server, .. } => server.description.clone(),
+            Pages::InProcess(_) => "this process (axum)".into(),
+        }
+    }
+
+    /// The process serving them, when it is not this one.
+    fn pid(&self) -> Option<u32> {
+        match self {
+            Pages::Nginx { server, .. } => Some(server.pid()),
+            Pages::InProcess(_) => None,
+        }
+    }
+}
+
+fn write_page(dir: &Path, n: usize, minute: u64) -> std::io::Result<()> {
+    let temporary = dir.join(format!(".{n}.tmp"));
+    std::fs::write(&temporary, page(n, minute))?;
+    std::fs::rename(temporary, dir.join(format!("{n}.html")))
 }
 
 // ---------------------------------------------------------------- the service's figures
@@ -297,7 +433,7 @@ async fn create_monitors(
                         };
                         json!({
                             "name": format!("product {n:06}"),
-                            "url": format!("http://{addr}/p/{n}"),
+                            "url": format!("http://{addr}/p/{n}.html"),
                             "xPath": "//p[@class='price']",
                             "recurrenceInSeconds": recurrence,
                             "alerts": [{"type": "NotEq"}],
@@ -328,7 +464,8 @@ pub fn run(options: &ScheduleOptions) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     runtime.block_on(async {
-        let (mut addrs, hits) = serve_pages(1..=options.hosts, Duration::ZERO).await?;
+        let (pages, mut addrs) =
+            Pages::start(options.server, options.hosts, options.monitors).await?;
         let slow_host = if options.slow_monitors > 0 {
             let (slow, _) = serve_pages([250], options.slow).await?;
             addrs.extend(slow);
@@ -352,10 +489,11 @@ pub fn run(options: &ScheduleOptions) -> Result<(), String> {
         let service = Service::start_with(&wachet, &db, &work.path().join("serve.log"), &extra)?;
         let pid = service.pid();
         eprintln!(
-            "wachet serve (pid {pid}) on {}, database {}; pages on {} hosts",
+            "wachet serve (pid {pid}) on {}, database {}; pages on {} hosts from {}",
             service.addr,
             db.display(),
-            addrs.len()
+            addrs.len(),
+            pages.description()
         );
         let anonymous = Endpoint::new(service.addr, None)?;
         let token = login(&anonymous, &service).await?;
@@ -374,8 +512,9 @@ pub fn run(options: &ScheduleOptions) -> Result<(), String> {
         let (cpu0, bytes0, hits0) = (
             cpu_seconds(pid, false),
             db_bytes(&db),
-            hits.load(Ordering::Relaxed),
+            pages.served().await?,
         );
+        let pages_cpu0 = pages.pid().map(|p| cpu_seconds(p, true));
         let measured = Instant::now();
         let mut rss_max: f64 = 0.0;
         while measured.elapsed() < options.duration {
@@ -387,8 +526,12 @@ pub fn run(options: &ScheduleOptions) -> Result<(), String> {
         let (cpu1, bytes1, hits1) = (
             cpu_seconds(pid, false),
             db_bytes(&db),
-            hits.load(Ordering::Relaxed),
+            pages.served().await?,
         );
+        let pages_cpu = pages
+            .pid()
+            .zip(pages_cpu0)
+            .map(|(p, before)| cpu_seconds(p, true) - before);
         let (rss, hwm) = memory_mb(pid);
         let checks = end.checks.saturating_sub(start.checks);
         let failed = end.failed.saturating_sub(start.failed);
@@ -435,6 +578,13 @@ pub fn run(options: &ScheduleOptions) -> Result<(), String> {
         } else {
             println!("pages served/s            {served:>10.1}");
         }
+        if let Some(cpu) = pages_cpu {
+            let per_page = cpu * 1e3 / (hits1 - hits0).max(1) as f64;
+            println!(
+                "pages' server CPU/page(ms){per_page:>10.3} ({})",
+                pages.description()
+            );
+        }
         println!("failed checks             {failed:>10}");
         println!("lateness p50 (s)          {p50:>10.3}");
         println!("lateness p99 (s)          {p99:>10.3}");
@@ -465,6 +615,7 @@ pub fn run(options: &ScheduleOptions) -> Result<(), String> {
                 "checks_per_s": checks as f64 / seconds,
                 "slow_monitors": options.slow_monitors,
                 "pages_per_s_other_hosts": served,
+                "pages_server": pages.description(),
                 "planned_other_hosts": planned_others,
                 "failed_checks": failed,
                 "lateness_p50_s": p50,
