@@ -312,6 +312,22 @@ struct Scrape {
     /// Transactions that stored checks, and the checks they stored.
     groups: u64,
     grouped: u64,
+    /// Every histogram's `_sum` and `_count`, by name.
+    totals: std::collections::HashMap<String, f64>,
+}
+
+impl Scrape {
+    /// The mean of histogram `name` between `self` and the later `end` (ms), and its
+    /// observations a second over `seconds`.
+    fn mean_ms(&self, end: &Scrape, name: &str, seconds: f64) -> (f64, f64) {
+        let delta = |suffix: &str| {
+            let key = format!("{name}{suffix}");
+            end.totals.get(&key).copied().unwrap_or(0.0)
+                - self.totals.get(&key).copied().unwrap_or(0.0)
+        };
+        let count = delta("_count");
+        (delta("_sum") * 1e3 / count.max(1.0), count / seconds)
+    }
 }
 
 async fn scrape(endpoint: &Endpoint) -> Result<Scrape, String> {
@@ -335,6 +351,8 @@ async fn scrape(endpoint: &Endpoint) -> Result<Scrape, String> {
             if name.contains("failed") {
                 scrape.failed += value as u64;
             }
+        } else if name.ends_with("_sum") || name.ends_with("_count") {
+            scrape.totals.insert(name.to_string(), value);
         } else if name == "wachet_check_groups_total" {
             scrape.groups = value as u64;
         } else if name == "wachet_checks_grouped_total" {
@@ -593,6 +611,22 @@ pub fn run(options: &ScheduleOptions) -> Result<(), String> {
         let groups = end.groups.saturating_sub(start.groups);
         let per_group = end.grouped.saturating_sub(start.grouped) as f64 / groups.max(1) as f64;
         println!("checks per transaction    {per_group:>10.1}");
+        for (label, name) in [
+            ("check (fetch to verdict)", "wachet_check_duration_seconds"),
+            ("wait for its group", "wachet_check_store_wait_seconds"),
+            ("claim", "wachet_claim_duration_seconds"),
+            (
+                "claim's hold of the writer",
+                "wachet_claim_writer_held_seconds",
+            ),
+            (
+                "group's hold of the writer",
+                "wachet_group_writer_held_seconds",
+            ),
+        ] {
+            let (mean, rate) = start.mean_ms(&end, name, seconds);
+            println!("mean {label:<26} {mean:>7.2} ms ({rate:.0} a second)");
+        }
         println!(
             "DB growth / 100k checks   {growth_mb:>10.2} MB (now {:.1} MB)",
             bytes1 as f64 / 1e6

@@ -1,7 +1,8 @@
 //! The service's metrics in the Prometheus text format (`GET /metrics`): checks by outcome,
-//! check duration and lateness (actual minus planned start) histograms, browser checks in
-//! flight, the transactions that stored checks and how many they stored, and deliveries by
-//! state with the outbox depth. Counts only: no label or value ever carries a monitor's
+//! check duration and lateness (actual minus planned start) histograms, how long claims take and
+//! how long a finished check waits for its group's commit, browser checks in flight, the
+//! transactions that stored checks and how many they stored, and deliveries by state with the
+//! outbox depth. Counts only: no label or value ever carries a monitor's
 //! content, a URL or a secret.
 
 use std::fmt::Write;
@@ -9,8 +10,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Upper bounds of the histogram buckets, in seconds.
-const BUCKETS: [f64; 12] = [
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+const BUCKETS: [f64; 14] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
 
 /// A histogram of durations.
@@ -68,6 +69,14 @@ pub struct Metrics {
     pub check_duration: Histogram,
     /// How late checks started.
     pub check_lateness: Histogram,
+    /// How long claims of due monitors took (the store's statement).
+    pub claim_duration: Histogram,
+    /// How long a finished check waited for its group to be committed.
+    pub store_wait: Histogram,
+    /// How long a claim held the store's writer (SQLite), from its lock to its commit.
+    pub claim_held: Histogram,
+    /// How long a group of checks held the store's writer (SQLite).
+    pub group_held: Histogram,
     /// Checks rendering in Chromium now.
     pub browser_in_flight: AtomicI64,
     /// Transactions that stored checks ([`crate::schedule::group`]).
@@ -82,6 +91,10 @@ pub static METRICS: Metrics = Metrics {
     checks_failed: AtomicU64::new(0),
     check_duration: Histogram::new(),
     check_lateness: Histogram::new(),
+    claim_duration: Histogram::new(),
+    store_wait: Histogram::new(),
+    claim_held: Histogram::new(),
+    group_held: Histogram::new(),
     browser_in_flight: AtomicI64::new(0),
     check_groups: AtomicU64::new(0),
     checks_grouped: AtomicU64::new(0),
@@ -107,6 +120,26 @@ impl Metrics {
             &mut out,
             "wachet_check_lateness_seconds",
             "How much later than planned checks started.",
+        );
+        self.claim_duration.render(
+            &mut out,
+            "wachet_claim_duration_seconds",
+            "How long claims of due monitors took.",
+        );
+        self.store_wait.render(
+            &mut out,
+            "wachet_check_store_wait_seconds",
+            "How long a finished check waited for its group of checks to be committed.",
+        );
+        self.claim_held.render(
+            &mut out,
+            "wachet_claim_writer_held_seconds",
+            "How long a claim held the database's writer, from its lock to its commit.",
+        );
+        self.group_held.render(
+            &mut out,
+            "wachet_group_writer_held_seconds",
+            "How long a group of checks held the database's writer, from its lock to its commit.",
         );
         let _ = writeln!(
             out,

@@ -41,12 +41,15 @@ impl Groups {
     /// Stores `record` with the checks that end with it; answers once its group committed.
     pub async fn record(&self, record: CheckRecord) -> Result<Recorded, StoreError> {
         let (reply, outcome) = oneshot::channel();
+        let handed = std::time::Instant::now();
         self.queue
             .send(Waiting { record, reply })
             .map_err(|_| StoreError::Backend("the writer of checks has stopped".into()))?;
-        outcome
+        let outcome = outcome
             .await
-            .map_err(|_| StoreError::Backend("the writer of checks has stopped".into()))?
+            .map_err(|_| StoreError::Backend("the writer of checks has stopped".into()))?;
+        METRICS.store_wait.observe(handed.elapsed());
+        outcome
     }
 }
 

@@ -186,7 +186,10 @@ pub async fn run(
                 buckets,
                 hosts: hosts.busy(per_host),
             };
-            let due = match store.claim_due(now, until, &claim).await {
+            let claiming = std::time::Instant::now();
+            let due = store.claim_due(now, until, &claim).await;
+            METRICS.claim_duration.observe(claiming.elapsed());
+            let due = match due {
                 Ok(due) => due,
                 Err(err) => {
                     tracing::error!(%err, "cannot claim due monitors");
