@@ -138,7 +138,9 @@ pub(super) async fn append_in(
     data: &ClientData,
     max_stored_bytes: u64,
 ) -> Result<String, StoreError> {
-    let (owner, appended) = append_entry_in(tx, series, data, max_stored_bytes).await?;
+    let (owner, _, appended) = append_entry_in(tx, series, data, max_stored_bytes, None)
+        .await?
+        .map_err(|_| StoreError::Backend("an append without a claim was stopped".into()))?;
     let id = appended.id.to_string();
     match &owner {
         Owner::Task(task) => {
@@ -166,18 +168,65 @@ pub(super) async fn append_in(
     Ok(id)
 }
 
-/// Appends one check result to monitor `task`'s own series ([`append_entry_in`]); the caller
-/// makes it the monitor's latest data.
+/// Appends one check result to monitor `task`'s own series ([`append_entry_in`]) when the
+/// monitor is still as the check claimed it (`expect`: its definition's version and its lease
+/// token); the caller makes the entry the monitor's latest data. The claim is tested by the
+/// same statement that reads what the append depends on: one round trip to the writer's
+/// thread for both, which is what a SinglePage check's record costs most.
 pub(super) async fn append_own_in(
     tx: &mut Transaction<'_, Sqlite>,
     task: &str,
     data: &ClientData,
     max_stored_bytes: u64,
-) -> Result<Appended, StoreError> {
+    (expect, keep): ((Millis, i64), i64),
+) -> Result<OwnAppend, StoreError> {
     let series = Series::Task(task.to_string());
-    Ok(append_entry_in(tx, &series, data, max_stored_bytes)
-        .await?
-        .1)
+    let claim = Claimed { expect, keep };
+    match append_entry_in(tx, &series, data, max_stored_bytes, Some(claim)).await {
+        Ok(Ok((_, Some(monitor), appended))) => Ok(OwnAppend::Appended { appended, monitor }),
+        Ok(Ok((_, None, _))) => Err(StoreError::Backend("the claim was not tested".into())),
+        Ok(Err(Stopped::Fenced)) => Ok(OwnAppend::Fenced),
+        Ok(Err(Stopped::Edited)) => Ok(OwnAppend::Edited),
+        Err(StoreError::NotFound) => Ok(OwnAppend::Gone),
+        Err(err) => Err(err),
+    }
+}
+
+/// What [`append_own_in`] did.
+pub(super) enum OwnAppend {
+    /// The monitor was deleted; nothing written.
+    Gone,
+    /// Its lease is another check's now; nothing written.
+    Fenced,
+    /// Its definition was edited during the check; nothing written.
+    Edited,
+    /// The entry was written.
+    Appended {
+        appended: Appended,
+        monitor: ClaimedMonitor,
+    },
+}
+
+/// What the claim test read of the monitor besides.
+pub(super) struct ClaimedMonitor {
+    /// Its owner.
+    pub(super) user: String,
+    /// Whether one of its series may now hold more entries than the retention keeps.
+    pub(super) full: bool,
+}
+
+/// A claim to test before an append ([`append_own_in`]), and the retention.
+struct Claimed {
+    expect: (Millis, i64),
+    keep: i64,
+}
+
+/// Why an append with a claim to test wrote nothing.
+enum Stopped {
+    /// The lease is another check's.
+    Fenced,
+    /// The definition was edited since the claim.
+    Edited,
 }
 
 /// Whether an entry checked at `?` is the newest of the row (monitor or page) being updated: it
@@ -209,7 +258,8 @@ async fn append_entry_in(
     series: &Series,
     data: &ClientData,
     max_stored_bytes: u64,
-) -> Result<(Owner, Appended), StoreError> {
+    claim: Option<Claimed>,
+) -> Result<Result<(Owner, Option<ClaimedMonitor>, Appended), Stopped>, StoreError> {
     // A monitor's own series needs no look of its own: the one statement below finds the
     // monitor or nothing.
     let owner = match series {
@@ -232,19 +282,31 @@ async fn append_entry_in(
     };
     // What the write depends on, in one round trip to the writer's thread (each costs more
     // than its statement): the value as stored, whether the monitor's history names it
-    // already, what its owner's history takes, and the series' previous value.
-    let prior: Option<Prior> = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT c.codec, length(c.body) AS size,          EXISTS (SELECT 1 FROM task_contents n WHERE n.task_id = t.id AND n.hash = ?2                  AND n.refs > 0) AS named,          (SELECT u.stored_bytes FROM users u WHERE u.id = t.user_id) AS used,          p.content_hash AS previous, p.changed_at AS previous_changed          FROM tasks t LEFT JOIN contents c ON c.hash = ?2          LEFT JOIN entries p ON p.id = (SELECT id FROM entries WHERE {series_filter}              AND content_hash IS NOT NULL AND (checked_at, id) < (?4, '~')              ORDER BY checked_at DESC, id DESC LIMIT 1)          WHERE t.id = ?1",
-        series_filter = series_filter.replace('?', "?3")
-    )))
-    .bind(task)
-    .bind(&hash)
-    .bind(series_id)
-    .bind(checked_at)
-    .fetch_optional(&mut **tx)
-    .await?;
+    // already, what its owner's history takes, and the series' previous value; with a claim
+    // to test, the monitor's version, lease and owner too.
+    let statement = match &owner {
+        Owner::Task(_) => PRIOR_OWN.as_str(),
+        Owner::Page { .. } => PRIOR_PAGE.as_str(),
+    };
+    let prior: Option<Prior> = sqlx::query_as(AssertSqlSafe(statement))
+        .bind(task)
+        .bind(&hash)
+        .bind(series_id)
+        .bind(checked_at)
+        .bind(claim.as_ref().map_or(0, |c| c.keep))
+        .fetch_optional(&mut **tx)
+        .await?;
     let Some(prior) = prior else {
         return Err(StoreError::NotFound);
+    };
+    let claimed = match claim {
+        None => None,
+        Some(claim) if prior.token != Some(claim.expect.1) => return Ok(Err(Stopped::Fenced)),
+        Some(claim) if prior.version != Some(claim.expect.0) => return Ok(Err(Stopped::Edited)),
+        Some(_) => Some(ClaimedMonitor {
+            user: prior.owner.clone().unwrap_or_default(),
+            full: prior.full.unwrap_or(false),
+        }),
     };
     let hash = match (&data.raw, hash) {
         (Some(raw), Some(hash)) => {
@@ -374,7 +436,7 @@ async fn append_entry_in(
         checked_at,
         failed: error.is_some(),
     };
-    Ok((owner, appended))
+    Ok(Ok((owner, claimed, appended)))
 }
 
 /// Retires `prev` (whose text is `text`, `size` bytes stored), the value a new latest value
@@ -519,7 +581,44 @@ struct Prior {
     used: Option<i64>,
     previous: Option<Vec<u8>>,
     previous_changed: Option<i64>,
+    version: Option<i64>,
+    token: Option<i64>,
+    owner: Option<String>,
+    full: Option<bool>,
 }
+
+/// [`Prior`] of a series whose rows `{series}` selects (`?3`: its id), of monitor `?1`, for a
+/// value hashed `?2` checked at `?4`; `{claim}`: the claim columns.
+const PRIOR: &str = "SELECT c.codec, length(c.body) AS size, \
+     EXISTS (SELECT 1 FROM task_contents n WHERE n.task_id = t.id AND n.hash = ?2 \
+             AND n.refs > 0) AS named, \
+     (SELECT u.stored_bytes FROM users u WHERE u.id = t.user_id) AS used, \
+     p.content_hash AS previous, p.changed_at AS previous_changed, {claim} \
+     FROM tasks t LEFT JOIN contents c ON c.hash = ?2 \
+     LEFT JOIN entries p ON p.id = (SELECT id FROM entries WHERE {series} \
+         AND content_hash IS NOT NULL AND (checked_at, id) < (?4, '~') \
+         ORDER BY checked_at DESC, id DESC LIMIT 1) \
+     WHERE t.id = ?1";
+
+/// [`PRIOR`] of a monitor's own series, with its claim (`?5`: the entries the retention keeps).
+static PRIOR_OWN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    PRIOR
+        .replace("{series}", "task_id = ?3 AND page_id IS NULL")
+        .replace(
+            "{claim}",
+            "t.updated_at AS version, t.lease_token AS token, t.user_id AS owner, \
+             t.entry_count + 1 > ?5 OR EXISTS (SELECT 1 FROM pages \
+             WHERE task_id = t.id AND entry_count + 1 > ?5) AS full",
+        )
+});
+
+/// [`PRIOR`] of a page's series, without a claim.
+static PRIOR_PAGE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    PRIOR.replace("{series}", "page_id = ?3").replace(
+        "{claim}",
+        "NULL AS version, NULL AS token, NULL AS owner, NULL AS full",
+    )
+});
 
 async fn resolve_for_write(
     tx: &mut Transaction<'_, Sqlite>,

@@ -149,8 +149,11 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
+        // A connection to a local file does not go stale: a ping before each transaction would
+        // only be one more round trip to its thread, on the writer that every check waits for.
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
+            .test_before_acquire(false)
             .acquire_timeout(BUSY_TIMEOUT * 3)
             .connect_with(options.clone())
             .await
@@ -160,6 +163,7 @@ impl SqliteStore {
         let lent_readers = readers::Readers::new(options.clone(), READERS as usize);
         let reader = SqlitePoolOptions::new()
             .max_connections(READERS)
+            .test_before_acquire(false)
             .acquire_timeout(BUSY_TIMEOUT * 3)
             .connect_with(options)
             .await

@@ -2,6 +2,7 @@
 //! entries, notifications and deliveries in one transaction) and setting the next check, and
 //! what a check reads first: the alert states and the owner's storage.
 
+use super::history::OwnAppend;
 use super::{SqliteStore, history, notifications};
 use crate::store::{
     AlertStates, CheckRecord, Claim, DueCheck, Known, Millis, NewNotification, Recorded,
@@ -248,6 +249,7 @@ impl ScheduleStore for SqliteStore {
         claim: &Claim,
     ) -> Result<Vec<DueCheck>, StoreError> {
         let mut tx = self.write().await?;
+        let held = std::time::Instant::now();
         // The definition only: a check needs no latest data, and this runs in the writer's lock.
         let mut rows: Vec<DueRow> = sqlx::query_as(CLAIM)
             .bind(super::flag(claim.browser))
@@ -303,6 +305,7 @@ impl ScheduleStore for SqliteStore {
             });
         }
         tx.commit().await?;
+        crate::metrics::METRICS.claim_held.observe(held.elapsed());
         Ok(claimed)
     }
 
@@ -436,6 +439,7 @@ impl SqliteStore {
         records: &[CheckRecord],
     ) -> Result<Vec<Result<Written, StoreError>>, StoreError> {
         let mut tx = self.write().await?;
+        let held = std::time::Instant::now();
         let mut outcomes = Vec::with_capacity(records.len());
         for record in records {
             // Any error (a `NotFound` from within the writes too) rolls the group back.
@@ -445,6 +449,7 @@ impl SqliteStore {
             });
         }
         tx.commit().await?;
+        crate::metrics::METRICS.group_held.observe(held.elapsed());
         Ok(outcomes)
     }
 
@@ -456,49 +461,58 @@ impl SqliteStore {
         record: &CheckRecord,
     ) -> Result<Option<Written>, StoreError> {
         let quotas = self.quotas;
-        // Whether a series may pass the retention with this check is read here, in the same
-        // statement, so a check that leaves every series within bounds costs no second look.
         let keep = i64::from(self.history_retention);
-        let found: Option<(i64, String, i64, bool)> = sqlx::query_as(
-            "SELECT updated_at, user_id, lease_token, entry_count + 1 > ?2 \
-             OR EXISTS (SELECT 1 FROM pages WHERE task_id = ?1 AND entry_count + 1 > ?2) \
-             FROM tasks WHERE id = ?1",
-        )
-        .bind(&record.task)
-        .bind(keep)
-        .fetch_optional(&mut **tx)
-        .await?;
-        let Some((version, user, token, full)) = found else {
-            return Ok(None);
-        };
         let ended = |recorded| {
             Some(Written {
                 recorded,
                 prune: false,
             })
         };
-        if token != record.token {
-            return Ok(ended(Recorded::Fenced));
-        }
-        if version != record.version {
+        let edited = async |tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>| {
             // Edited during the check: the edit scheduled its own first check.
             sqlx::query("UPDATE tasks SET lease_until = NULL WHERE id = ?")
                 .bind(&record.task)
                 .execute(&mut **tx)
-                .await?;
-            return Ok(ended(Recorded::Edited));
-        }
-        // Pages first: a page's notification names the page, which must exist by then.
-        for (url, name, data) in &record.pages {
-            let series = Series::Page {
-                task_id: record.task.clone(),
-                url: url.clone(),
-                name: name.clone(),
+                .await
+                .map(|_| ended(Recorded::Edited))
+        };
+        if !record.pages.is_empty() {
+            // Pages are written before the monitor's own entry (a page's notification names
+            // the page, which must exist by then), so the claim is tested first, alone.
+            let found: Option<(i64, i64)> =
+                sqlx::query_as("SELECT updated_at, lease_token FROM tasks WHERE id = ?")
+                    .bind(&record.task)
+                    .fetch_optional(&mut **tx)
+                    .await?;
+            let Some((version, token)) = found else {
+                return Ok(None);
             };
-            history::append_in(tx, &series, data, quotas.stored_bytes).await?;
+            if token != record.token {
+                return Ok(ended(Recorded::Fenced));
+            }
+            if version != record.version {
+                return Ok(edited(tx).await?);
+            }
+            for (url, name, data) in &record.pages {
+                let series = Series::Page {
+                    task_id: record.task.clone(),
+                    url: url.clone(),
+                    name: name.clone(),
+                };
+                history::append_in(tx, &series, data, quotas.stored_bytes).await?;
+            }
         }
-        let own =
-            history::append_own_in(tx, &record.task, &record.own, quotas.stored_bytes).await?;
+        let claim = ((record.version, record.token), keep);
+        let (own, monitor) =
+            match history::append_own_in(tx, &record.task, &record.own, quotas.stored_bytes, claim)
+                .await?
+            {
+                OwnAppend::Gone => return Ok(None),
+                OwnAppend::Fenced => return Ok(ended(Recorded::Fenced)),
+                OwnAppend::Edited => return Ok(edited(tx).await?),
+                OwnAppend::Appended { appended, monitor } => (appended, monitor),
+            };
+        let (user, full) = (monitor.user, monitor.full);
         if !record.notifications.is_empty() {
             let limit = quotas.notifications_per_hour;
             let (sent, held) = within_hourly_limit(tx, &user, limit, &record.notifications).await?;
