@@ -183,8 +183,7 @@ pub(super) async fn append_own_in(
     let series = Series::Task(task.to_string());
     let claim = Claimed { expect, keep };
     match append_entry_in(tx, &series, data, max_stored_bytes, Some(claim)).await {
-        Ok(Ok((_, Some(monitor), appended))) => Ok(OwnAppend::Appended { appended, monitor }),
-        Ok(Ok((_, None, _))) => Err(StoreError::Backend("the claim was not tested".into())),
+        Ok(Ok((_, monitor, appended))) => Ok(OwnAppend::Appended { appended, monitor }),
         Ok(Err(Stopped::Fenced)) => Ok(OwnAppend::Fenced),
         Ok(Err(Stopped::Edited)) => Ok(OwnAppend::Edited),
         Err(StoreError::NotFound) => Ok(OwnAppend::Gone),
@@ -207,7 +206,8 @@ pub(super) enum OwnAppend {
     },
 }
 
-/// What the claim test read of the monitor besides.
+/// What the read before an append found of its monitor besides (for a page's series, which
+/// reads no claim: no owner, not full).
 pub(super) struct ClaimedMonitor {
     /// Its owner.
     pub(super) user: String,
@@ -259,7 +259,7 @@ async fn append_entry_in(
     data: &ClientData,
     max_stored_bytes: u64,
     claim: Option<Claimed>,
-) -> Result<Result<(Owner, Option<ClaimedMonitor>, Appended), Stopped>, StoreError> {
+) -> Result<Result<(Owner, ClaimedMonitor, Appended), Stopped>, StoreError> {
     // A monitor's own series needs no look of its own: the one statement below finds the
     // monitor or nothing.
     let owner = match series {
@@ -299,14 +299,17 @@ async fn append_entry_in(
     let Some(prior) = prior else {
         return Err(StoreError::NotFound);
     };
-    let claimed = match claim {
-        None => None,
-        Some(claim) if prior.token != Some(claim.expect.1) => return Ok(Err(Stopped::Fenced)),
-        Some(claim) if prior.version != Some(claim.expect.0) => return Ok(Err(Stopped::Edited)),
-        Some(_) => Some(ClaimedMonitor {
-            user: prior.owner.clone().unwrap_or_default(),
-            full: prior.full.unwrap_or(false),
-        }),
+    if let Some(claim) = claim {
+        if prior.token != Some(claim.expect.1) {
+            return Ok(Err(Stopped::Fenced));
+        }
+        if prior.version != Some(claim.expect.0) {
+            return Ok(Err(Stopped::Edited));
+        }
+    }
+    let claimed = ClaimedMonitor {
+        user: prior.owner.clone().unwrap_or_default(),
+        full: prior.full.unwrap_or(false),
     };
     let hash = match (&data.raw, hash) {
         (Some(raw), Some(hash)) => {
