@@ -114,14 +114,7 @@ impl ApiOptions {
                 "--monitors" => o.monitors = value.parse().ok()?,
                 "--history" => o.history = value.parse().ok()?,
                 "--client-threads" => o.client_threads = value.parse().ok()?,
-                "--server" => {
-                    o.server = match value.as_str() {
-                        "nginx" => ServerKind::Nginx,
-                        "rust" => ServerKind::Rust,
-                        "auto" => ServerKind::Auto,
-                        _ => return None,
-                    }
-                }
+                "--server" => o.server = ServerKind::parse(value)?,
                 "--wachet" => o.wachet = Some(PathBuf::from(value)),
                 "--rounds" => o.rounds = value.parse().ok()?,
                 _ => return None,

@@ -307,6 +307,18 @@ pub enum ServerKind {
     Rust,
 }
 
+impl ServerKind {
+    /// `nginx`, `rust` or `auto`, as the benches' `--server` takes it.
+    pub fn parse(value: &str) -> Option<ServerKind> {
+        match value {
+            "nginx" => Some(ServerKind::Nginx),
+            "rust" => Some(ServerKind::Rust),
+            "auto" => Some(ServerKind::Auto),
+            _ => None,
+        }
+    }
+}
+
 /// A static server in a separate process (so its memory is not the crawler's); killed on drop.
 #[derive(Debug)]
 pub struct StaticServer {
@@ -608,14 +620,7 @@ impl CompareOptions {
                 "--pages" => options.pages = value.parse().ok()?,
                 "--runs" => options.runs = value.parse().ok()?,
                 "--concurrency" => options.concurrency = value.parse().ok()?,
-                "--server" => {
-                    options.server = match value.as_str() {
-                        "nginx" => ServerKind::Nginx,
-                        "rust" => ServerKind::Rust,
-                        "auto" => ServerKind::Auto,
-                        _ => return None,
-                    }
-                }
+                "--server" => options.server = ServerKind::parse(value)?,
                 "--only" => {
                     options.crawlers = vec![match value.as_str() {
                         "wachet" => Crawler::Wachet,

@@ -379,14 +379,7 @@ impl CompareRenderOptions {
                     options.spider_chromes = value.split(',').map(str::to_string).collect()
                 }
                 "--no-spider" => options.no_spider = value == "1" || value == "true",
-                "--server" => {
-                    options.server = match value.as_str() {
-                        "nginx" => ServerKind::Nginx,
-                        "rust" => ServerKind::Rust,
-                        "auto" => ServerKind::Auto,
-                        _ => return None,
-                    }
-                }
+                "--server" => options.server = ServerKind::parse(value)?,
                 "--trace-dir" => options.trace_dir = Some(PathBuf::from(value)),
                 _ => return None,
             }

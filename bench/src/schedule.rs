@@ -98,14 +98,7 @@ impl ScheduleOptions {
                 "--wachet" => o.wachet = Some(PathBuf::from(value)),
                 "--slow-monitors" => o.slow_monitors = value.parse().ok()?,
                 "--slow-ms" => o.slow = Duration::from_millis(value.parse().ok()?),
-                "--server" => {
-                    o.server = match value.as_str() {
-                        "nginx" => ServerKind::Nginx,
-                        "rust" => ServerKind::Rust,
-                        "auto" => ServerKind::Auto,
-                        _ => return None,
-                    }
-                }
+                "--server" => o.server = ServerKind::parse(value)?,
                 _ => return None,
             }
         }
