@@ -620,6 +620,63 @@ contract!(
     }
 );
 
+contract!(
+    an_unchanged_value_keeps_its_change_time_and_a_stale_check_of_it_stores_nothing,
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let task = monitors(&*store, &user, 1).await.remove(0);
+        let millis = |at: chrono::DateTime<chrono::Utc>| at.timestamp_millis();
+        let first = check(&task, claimed(&*store, &task).await.claim(), "Tea 3.50");
+        assert_eq!(store.record_check(&first).await.unwrap(), Recorded::Stored);
+        let after_first = store.stored_bytes(&task).await.unwrap().used;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+
+        // The same value again, with an alert state to keep: stored, counted and charged, the
+        // newest check the latest data, the value's change time the first check's.
+        let due = claimed(&*store, &task).await;
+        let mut again = check(&task, due.claim(), "Tea 3.50");
+        let mut kept = store.alert_states(&task).await.unwrap().own;
+        kept.failures = 2;
+        again.alert_states = vec![(None, Some(kept))];
+        assert_eq!(store.record_check(&again).await.unwrap(), Recorded::Stored);
+        let after_again = store.stored_bytes(&task).await.unwrap().used;
+        assert!(after_again > after_first, "the entry is charged");
+        let shown = store.task(&user, &task).await.unwrap().data.expect("data");
+        assert_eq!(
+            millis(shown.last_check_timestamp),
+            millis(again.own.last_check_timestamp),
+            "the newest check is the latest data"
+        );
+        assert_eq!(
+            shown.value_changed_timestamp.map(millis),
+            Some(millis(first.own.last_check_timestamp)),
+            "the value last changed at the first check"
+        );
+        assert_eq!(store.alert_states(&task).await.unwrap().own.failures, 2);
+        let two = vec![Some("Tea 3.50".to_string()); 2];
+        assert_eq!(values(&*store, &user, &task).await, two);
+
+        // A check whose claim was taken over stores nothing, nor one of an edited monitor.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let due = claimed(&*store, &task).await;
+        let (version, token) = due.claim();
+        let stale = check(&task, (version, token - 1), "Tea 3.50");
+        assert_eq!(store.record_check(&stale).await.unwrap(), Recorded::Fenced);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let mut renamed = store.task(&user, &task).await.unwrap();
+        renamed.name = Some("Renamed".into());
+        store.update_task(&user, &renamed).await.unwrap();
+        let edited = check(&task, due.claim(), "Tea 3.50");
+        assert_eq!(store.record_check(&edited).await.unwrap(), Recorded::Edited);
+        assert_eq!(values(&*store, &user, &task).await, two, "nothing stored");
+        assert_eq!(
+            store.stored_bytes(&task).await.unwrap().used,
+            after_again,
+            "nothing charged"
+        );
+    }
+);
+
 contract!(a_check_that_fails_in_part_stores_nothing, |store: Arc<
     dyn TestStore,
 >| async move {

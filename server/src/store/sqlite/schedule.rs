@@ -9,6 +9,7 @@ use crate::store::{
     ScheduleStore, Series, StorageUse, StoreError,
 };
 use async_trait::async_trait;
+use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
 use wachet::Monitor;
 use wachet::alerts::confirm::ConfirmState;
@@ -126,6 +127,85 @@ static END_CHECK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
          WHERE id = ?4"
     )
 });
+
+/// A check that found its monitor's value as the previous check left it, recorded in one round
+/// trip to the writer's thread (most checks: the general path takes three). The entry is written
+/// only when the claim still holds (`?3`: lease token, `?4`: version) and the series' previous
+/// value (before check time `?2`) is the one hashed `?5`, stored whole; the update that ends the
+/// check (as [`END_CHECK`]) runs only when that entry was written (`changes()` counts the
+/// insert alone, not its triggers), making it the latest data when it is the newest, and
+/// returns whether a series of the monitor may now hold more than the `?11` entries the
+/// retention keeps. No row: nothing was written, and the general path decides.
+static UNCHANGED_CHECK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let newest = history::NEWEST.replace('?', "?2");
+    let delta = crate::store::codec::DELTA;
+    format!(
+        "INSERT INTO entries (task_id, page_id, checked_at, changed_at, content_hash, error) \
+         SELECT t.id, NULL, ?2, p.changed_at, p.content_hash, NULL \
+         FROM tasks t JOIN entries p ON p.id = (SELECT id FROM entries \
+             WHERE task_id = ?1 AND page_id IS NULL AND content_hash IS NOT NULL \
+             AND (checked_at, id) < (?2, '~') ORDER BY checked_at DESC, id DESC LIMIT 1) \
+         JOIN contents c ON c.hash = p.content_hash \
+         WHERE t.id = ?1 AND t.lease_token = ?3 AND t.updated_at = ?4 \
+             AND p.content_hash = ?5 AND c.codec != {delta}; \
+         UPDATE tasks SET noise_notice = ?6, \
+             sample_noise = CASE WHEN ?7 THEN 0 ELSE sample_noise END, \
+             lease_until = NULL, next_check_at = ?8, \
+             latest_entry_id = CASE WHEN {newest} \
+                 THEN CAST(last_insert_rowid() AS TEXT) ELSE latest_entry_id END, \
+             failed = CASE WHEN {newest} THEN 0 ELSE failed END, \
+             alert_state = CASE WHEN ?9 THEN ?10 ELSE alert_state END \
+         WHERE id = ?1 AND changes() = 1 \
+         RETURNING entry_count > ?11 OR EXISTS (SELECT 1 FROM pages \
+             WHERE task_id = tasks.id AND entry_count + 1 > ?11)"
+    )
+});
+
+/// Records `record` by [`UNCHANGED_CHECK`] when it can be (a SinglePage check that found a
+/// value, raised no notification and learned nothing: what most checks are); `None`, having
+/// written nothing, when it cannot or when its value changed or its claim is gone.
+async fn record_unchanged_in(
+    tx: &mut sqlx::Transaction<'static, sqlx::Sqlite>,
+    record: &CheckRecord,
+    keep: i64,
+) -> Result<Option<Written>, StoreError> {
+    let plain = record.pages.is_empty()
+        && record.notifications.is_empty()
+        && record.learned.is_empty()
+        && record.learned_order.is_none()
+        && record.own.error.is_none()
+        && record.alert_states.iter().all(|(page, _)| page.is_none());
+    let Some(raw) = record.own.raw.as_ref().filter(|_| plain) else {
+        return Ok(None);
+    };
+    let own_state = match record.alert_states.last() {
+        Some((_, Some(state))) => Some(Some(
+            serde_json::to_string(state).map_err(|err| StoreError::Backend(err.to_string()))?,
+        )),
+        Some((_, None)) => Some(None),
+        None => None,
+    };
+    let hash = Sha256::digest(raw.as_bytes()).to_vec();
+    // All rows, not the first: the statements run to their end either way.
+    let full: Vec<(bool,)> = sqlx::query_as(AssertSqlSafe(UNCHANGED_CHECK.as_str()))
+        .bind(&record.task)
+        .bind(record.own.last_check_timestamp.timestamp_millis())
+        .bind(record.token)
+        .bind(record.version)
+        .bind(hash)
+        .bind(&record.noise_notice)
+        .bind(record.sampled)
+        .bind(record.next_check_at)
+        .bind(own_state.is_some())
+        .bind(own_state.flatten())
+        .bind(keep)
+        .fetch_all(&mut **tx)
+        .await?;
+    Ok(full.first().map(|&(full,)| Written {
+        recorded: Recorded::Stored,
+        prune: full,
+    }))
+}
 
 /// Appends masks a check learned (and a line order its samples taught, where the monitor has
 /// none) to the monitor's definition as it is now in the writer's
@@ -462,6 +542,9 @@ impl SqliteStore {
     ) -> Result<Option<Written>, StoreError> {
         let quotas = self.quotas;
         let keep = i64::from(self.history_retention);
+        if let Some(written) = record_unchanged_in(tx, record, keep).await? {
+            return Ok(Some(written));
+        }
         let ended = |recorded| {
             Some(Written {
                 recorded,
