@@ -1,6 +1,7 @@
 //! The [`Store`](super::Store) on one SQLite file: WAL journal, one writer connection (SQLite takes one writer
 //! at a time anyway, and a single connection keeps writers from waiting on each other's locks)
-//! and a small pool of readers that never block on it. Migrations are embedded in the binary and
+//! and a small pool of readers that never block on it; the WAL is copied back into the file by a
+//! connection of its own (`checkpoints`), not in the writer's commits. Migrations are embedded in the binary and
 //! each runs in a transaction. Other processes (`wachet user add`) may open the same file while
 //! the service runs: a busy database is waited for, not failed.
 //!
@@ -10,6 +11,7 @@
 //! `history`, `notifications`, `schedule`, `outbox`, `feeds`); the cache is used, and
 //! invalidated, by those same methods.
 
+mod checkpoints;
 mod feeds;
 mod folders;
 mod history;
@@ -114,6 +116,8 @@ pub struct SqliteStore {
     lent_readers: Arc<readers::Readers>,
     /// The hot reads' answers, invalidated by the writes below that change them.
     cache: Arc<Caches>,
+    /// The WAL's checkpoints, off the writer.
+    checkpoints: Arc<checkpoints::Checkpoints>,
     history_retention: u32,
     deliveries_per_hour: Option<std::num::NonZeroU32>,
     quotas: Quotas,
@@ -149,16 +153,23 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
+        // Checkpoints are taken by a connection of their own (`checkpoints`); the writer's are
+        // the bound on the WAL.
+        let writer_options = options.clone().pragma(
+            "wal_autocheckpoint",
+            checkpoints::WRITER_CHECKPOINT_PAGES.to_string(),
+        );
         // A connection to a local file does not go stale: a ping before each transaction would
         // only be one more round trip to its thread, on the writer that every check waits for.
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .test_before_acquire(false)
             .acquire_timeout(BUSY_TIMEOUT * 3)
-            .connect_with(options.clone())
+            .connect_with(writer_options)
             .await
             .map_err(open_err)?;
         migrate(&writer, &shown).await?;
+        let checkpoints = Arc::new(checkpoints::Checkpoints::start(options.clone()));
         let options = options.read_only(true);
         let lent_readers = readers::Readers::new(options.clone(), READERS as usize);
         let reader = SqlitePoolOptions::new()
@@ -173,6 +184,7 @@ impl SqliteStore {
             reader,
             lent_readers: Arc::new(lent_readers),
             cache: Arc::new(Caches::default()),
+            checkpoints,
             history_retention: settings.history_retention.max(1),
             deliveries_per_hour: std::num::NonZeroU32::new(settings.deliveries_per_hour),
             quotas: settings.quotas,
@@ -196,6 +208,7 @@ impl SqliteStore {
 
     /// Closes the pools, checkpointing the WAL.
     pub async fn close(&self) {
+        self.checkpoints.close().await;
         self.lent_readers.close().await;
         self.reader.close().await;
         self.writer.close().await;
