@@ -103,10 +103,10 @@ pub struct DueCheck {
     /// ran out and was claimed again holds an older one and stores nothing
     /// ([`Recorded::Fenced`]).
     pub token: i64,
-    /// What the check would otherwise ask the store for first, when the claim read it with the
-    /// monitor (one statement for the whole claim instead of two a check).
     /// Its host as claims count it ([`super::host_hash`] of its URL, stored with it).
     pub host: i64,
+    /// What the check would otherwise ask the store for first, when the claim read it with the
+    /// monitor (one statement for the whole claim instead of two a check).
     pub known: Option<Known>,
 }
 
