@@ -34,7 +34,7 @@ use events::{CheckEvents, CheckFinished};
 use futures::StreamExt;
 use prepared::PreparedCache;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore, oneshot, watch};
 use wachet::alerts::compare::Comparator;
@@ -46,9 +46,15 @@ use wachet::{Checker, CrawlEvent, Monitor, PortalFold, PreparedMonitor};
 /// A crawled page as stored: its URL, its name (title) and its result.
 type PageResult = (String, Option<String>, ClientData);
 
-/// How often due monitors are looked for (and at once when a check ends while all slots are
-/// taken).
+/// How often due monitors are looked for when no check of a pool ends (one that ends has its
+/// pool look again: [`GAP`]).
 const POLL: Duration = Duration::from_millis(250);
+/// The least time between two claims of a pool whose last claim left slots free: nothing was
+/// waiting then, so the monitors falling due since are taken together. Without it every check
+/// that ended claimed again, and at 1,667 checks a second each claim found one or two monitors
+/// for a full statement in the writer's lock. A claim that filled every slot is followed as
+/// soon as a slot is free, so a backlog never waits for it.
+const GAP: Duration = Duration::from_millis(10);
 /// Longest a check may run (a crawl of 500 slow pages included) before it is stopped.
 const MAX_CHECK: Duration = Duration::from_secs(30 * 60);
 
@@ -159,17 +165,27 @@ pub async fn run(
     .into_iter()
     .flatten()
     .collect();
-    let finished = Arc::new(Notify::new());
+    let wake = Arc::new(Notify::new());
+    let mut turns: Vec<Turn> = pools.iter().map(|_| Turn::new()).collect();
     let cache = Arc::new(PreparedCache::new(prepared::DEFAULT_CAPACITY));
     let hosts = Arc::new(hosts::Hosts::default());
     let per_host = checker.host_concurrency();
     let groups = group::Groups::start(store.clone());
     loop {
         let mut more = false;
-        for pool in &pools {
+        let mut next = tokio::time::Instant::now() + POLL;
+        for (pool, turn) in pools.iter().zip(&mut turns) {
             let free = pool.permits.available_permits();
             if free == 0 {
                 continue;
+            }
+            let now = tokio::time::Instant::now();
+            match turn.ready(&pool.freed, now) {
+                Ok(()) => {}
+                Err(at) => {
+                    next = next.min(at);
+                    continue;
+                }
             }
             let buckets = worker.buckets();
             if buckets.is_empty() {
@@ -199,7 +215,7 @@ pub async fn run(
             // More may be due: look again at once instead of after the poll. So also when a
             // host reached its limit: the claim took no more of it, and other hosts' monitors
             // due after its backlog may have been left for the next claim.
-            more |= due.len() == free;
+            let mut full = due.len() == free;
             let claimed = due.len();
             for check in due {
                 let Ok(permit) = pool.permits.clone().try_acquire_owned() else {
@@ -217,8 +233,12 @@ pub async fn run(
                     _permit: permit,
                     _on_host: hosts.enter(host),
                 };
-                more |= claimed < free && hosts.full(host, per_host);
-                let (store, checker, finished) = (store.clone(), checker.clone(), finished.clone());
+                full |= claimed < free && hosts.full(host, per_host);
+                let (store, checker) = (store.clone(), checker.clone());
+                let finished = Freed {
+                    pool: pool.freed.clone(),
+                    wake: wake.clone(),
+                };
                 let (settings, cache, events) = (settings.clone(), cache.clone(), events.clone());
                 let groups = groups.clone();
                 let holding = check
@@ -245,16 +265,18 @@ pub async fn run(
                         lease,
                     };
                     run_check(parts, check, held, &settings, &events).await;
-                    finished.notify_one();
+                    finished.tell();
                 });
             }
+            turn.full = full;
+            more |= full;
         }
         if more {
             continue;
         }
         tokio::select! {
-            _ = tokio::time::sleep(POLL) => {}
-            _ = finished.notified() => {}
+            _ = tokio::time::sleep_until(next) => {}
+            _ = wake.notified() => {}
             _ = stop.wait_for(|stop| *stop) => break,
         }
     }
@@ -279,6 +301,9 @@ struct Pool {
     permits: Arc<Semaphore>,
     share: usize,
     browser: bool,
+    /// Set when one of the pool's checks gives its slot back; a pool is looked at again for
+    /// its own freed slots, not for another pool's.
+    freed: Arc<AtomicBool>,
     samplers: Arc<Semaphore>,
     tails: Arc<Semaphore>,
 }
@@ -297,6 +322,7 @@ impl Pool {
             permits: Arc::new(Semaphore::new(share * 2)),
             share,
             browser,
+            freed: Arc::new(AtomicBool::new(false)),
             samplers: Arc::new(Semaphore::new(share)),
             tails: Arc::new(Semaphore::new(share * TAILS_PER_SLOT)),
         }
@@ -312,6 +338,60 @@ impl Pool {
     }
 }
 
+/// When a pool claims next ([`GAP`], [`POLL`]).
+struct Turn {
+    /// When it last claimed; `None` before its first claim.
+    last: Option<tokio::time::Instant>,
+    /// Whether its last claim filled every free slot (or stopped at a host's limit), so more
+    /// may be due.
+    full: bool,
+}
+
+impl Turn {
+    fn new() -> Self {
+        Turn {
+            last: None,
+            full: false,
+        }
+    }
+
+    /// `Ok` when the pool claims now (its last claim was full, a poll is due, or a slot of its
+    /// own was freed at least [`GAP`] after its last claim), and takes the turn; otherwise
+    /// when it is to be looked at again.
+    fn ready(
+        &mut self,
+        freed: &AtomicBool,
+        now: tokio::time::Instant,
+    ) -> Result<(), tokio::time::Instant> {
+        if let Some(last) = self.last
+            && !self.full
+        {
+            let woken = freed.load(Ordering::Acquire);
+            let at = last + if woken { GAP } else { POLL };
+            if now < at {
+                return Err(at);
+            }
+        }
+        freed.store(false, Ordering::Release);
+        self.last = Some(now);
+        Ok(())
+    }
+}
+
+/// Tells the claim loop that a pool's slot was given back.
+#[derive(Clone)]
+struct Freed {
+    pool: Arc<AtomicBool>,
+    wake: Arc<Notify>,
+}
+
+impl Freed {
+    fn tell(&self) {
+        self.pool.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
+}
+
 /// A check slot of a [`Pool`], counted on the check's host ([`hosts`]) while it is held.
 struct Slot {
     _permit: tokio::sync::OwnedSemaphorePermit,
@@ -324,8 +404,8 @@ struct Held {
     holding: crate::worker::Holding,
     slot: Slot,
     tails: Arc<Semaphore>,
-    /// Told when the slot is given back, so the claim loop fills it at once.
-    finished: Arc<Notify>,
+    /// Told when the slot is given back, so the claim loop fills it.
+    finished: Freed,
     /// The worker's lease, which a check's parked monitor waits past its samples' budget.
     lease: Duration,
 }
@@ -418,7 +498,7 @@ async fn run_check(
         let _kept = match tails.try_acquire_owned() {
             Ok(tail) => {
                 drop(slot);
-                finished.notify_one();
+                finished.tell();
                 (Some(tail), None)
             }
             Err(_) => (None, Some(slot)),
@@ -1011,6 +1091,28 @@ fn raise(
 mod tests {
     use super::*;
     use wachet::testing::{FixtureServer, Reply};
+
+    #[test]
+    fn a_pool_claims_at_once_after_a_full_claim_and_otherwise_waits_a_gap_or_a_poll() {
+        let freed = AtomicBool::new(false);
+        let mut turn = Turn::new();
+        let start = tokio::time::Instant::now();
+        assert_eq!(turn.ready(&freed, start), Ok(()), "the first claim");
+        // Slots were left free, so nothing waited: a freed slot is looked at a gap later, and
+        // without one the next look is the poll.
+        assert_eq!(turn.ready(&freed, start + GAP / 2), Err(start + POLL));
+        freed.store(true, Ordering::Release);
+        assert_eq!(turn.ready(&freed, start + GAP / 2), Err(start + GAP));
+        let then = start + GAP;
+        assert_eq!(turn.ready(&freed, then), Ok(()));
+        assert!(!freed.load(Ordering::Acquire), "the turn takes the wake-up");
+        assert_eq!(turn.ready(&freed, then + POLL), Ok(()), "the poll");
+        // A claim that filled every slot: more may be due, so the next one does not wait.
+        turn.full = true;
+        let now = then + POLL + Duration::from_millis(1);
+        assert_eq!(turn.ready(&freed, now), Ok(()));
+        assert_eq!(turn.ready(&freed, now), Ok(()));
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_portal_keeps_pages_now_left_out_and_names_pages_by_title() {
