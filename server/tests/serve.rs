@@ -1633,7 +1633,6 @@ async fn roles_split_the_api_from_workers_and_a_location_is_checked_only_by_its_
         0,
         "nobody checks the default location"
     );
-    let _ = anywhere;
     let path = format!("/thirdparty/v1/task/{id}");
     let (_, shown) = api
         .call(reqwest::Method::GET, &path, Some(&token), None)
@@ -1647,6 +1646,34 @@ async fn roles_split_the_api_from_workers_and_a_location_is_checked_only_by_its_
     assert_eq!(status, 200, "{shown}");
     let notice = shown["locationNotice"].as_str().unwrap_or_default();
     assert!(notice.contains("location Gb"), "{shown}");
+    // A listing of its folder says so too, and of the monitor checked anywhere, nothing.
+    let (status, listed) = api
+        .call(
+            reqwest::Method::GET,
+            "/thirdparty/v1/folder/list",
+            Some(&token),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{listed}");
+    let tasks = listed["tasks"].as_array().cloned().unwrap_or_default();
+    let listed_notice = |id: &str| {
+        tasks
+            .iter()
+            .find(|t| t["id"] == id)
+            .map(|t| t["locationNotice"].clone())
+    };
+    assert_eq!(
+        listed_notice(id),
+        Some(shown["locationNotice"].clone()),
+        "{listed}"
+    );
+    let anywhere_id = anywhere.as_str();
+    assert_eq!(
+        listed_notice(anywhere_id),
+        Some(serde_json::Value::Null),
+        "{listed}"
+    );
     assert_eq!(api.terminate().await, Some(0));
 }
 

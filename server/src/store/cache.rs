@@ -11,6 +11,8 @@
 
 use super::Millis;
 use dashmap::DashMap;
+use serde_json::value::RawValue;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 use wachet::model::Monitor;
 
@@ -108,12 +110,81 @@ impl<T: Clone> Cache<T> {
     }
 }
 
+/// A monitor as the store answers it (with its latest data) and its owner, shared by the cache
+/// and every reader: cloning one copies a pointer. Its JSON is written the first time it is
+/// asked for and kept with it, so a listing that shows it again copies those bytes instead of
+/// serializing the monitor anew.
+#[derive(Clone)]
+pub struct SharedMonitor(Arc<Shared>);
+
+struct Shared {
+    owner: String,
+    monitor: Monitor,
+    json: OnceLock<Option<Box<RawValue>>>,
+}
+
+impl SharedMonitor {
+    /// `monitor`, owned by `owner`.
+    pub fn new(owner: &str, monitor: Monitor) -> Self {
+        SharedMonitor(Arc::new(Shared {
+            owner: owner.to_string(),
+            monitor,
+            json: OnceLock::new(),
+        }))
+    }
+
+    /// The id of its owner.
+    pub fn owner(&self) -> &str {
+        &self.0.owner
+    }
+
+    /// The monitor.
+    pub fn monitor(&self) -> &Monitor {
+        &self.0.monitor
+    }
+
+    /// A copy of the monitor, to change or to hand on.
+    pub fn to_monitor(&self) -> Monitor {
+        self.0.monitor.clone()
+    }
+
+    /// The monitor as JSON, exactly as `serde_json` writes [`Monitor`]; `None` only if it
+    /// cannot be written (then neither can the monitor itself).
+    pub fn json(&self) -> Option<&RawValue> {
+        self.0
+            .json
+            .get_or_init(|| {
+                serde_json::to_string(&self.0.monitor)
+                    .ok()
+                    .and_then(|json| RawValue::from_string(json).ok())
+            })
+            .as_deref()
+    }
+}
+
+impl std::ops::Deref for SharedMonitor {
+    type Target = Monitor;
+
+    fn deref(&self) -> &Monitor {
+        &self.0.monitor
+    }
+}
+
+impl std::fmt::Debug for SharedMonitor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedMonitor")
+            .field("owner", &self.0.owner)
+            .field("monitor", &self.0.monitor)
+            .finish()
+    }
+}
+
 /// The caches of one store.
 pub struct Caches {
     /// Token hash -> (owner, expiry); the expiry is checked on every hit.
     pub tokens: Cache<(String, Millis)>,
-    /// Monitor id -> (owner, monitor with its latest data).
-    pub tasks: Cache<(String, Monitor)>,
+    /// Monitor id -> the monitor with its latest data, and its owner.
+    pub tasks: Cache<SharedMonitor>,
 }
 
 impl Default for Caches {

@@ -1,8 +1,9 @@
 //! Folders: the tree a user's monitors live in, listed a page at a time, and moves within it.
 
 use super::StoreError;
+use super::cache::SharedMonitor;
 use async_trait::async_trait;
-use wachet::model::{Folder, Monitor, MoveRequest};
+use wachet::model::{Folder, MoveRequest};
 
 /// The position in a folder listing: subfolders by name, then monitors by name.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -20,8 +21,8 @@ pub struct FolderKey {
 pub struct FolderListing {
     /// Subfolders with their recursive counts.
     pub subfolders: Vec<Folder>,
-    /// Monitors with their latest data.
-    pub tasks: Vec<Monitor>,
+    /// Monitors with their latest data, as the store's cache shares them.
+    pub tasks: Vec<SharedMonitor>,
     /// From the root's child down to the listed folder (empty for the root).
     pub path: Vec<Folder>,
     /// Where the next page starts, when more items exist.

@@ -347,7 +347,11 @@ async fn listing(
             Err(err) => return pages::from_api(err, Some(session)),
         }
     } else {
-        (listing.tasks.clone(), None, listing.next.is_some())
+        (
+            listing.tasks.iter().map(|t| t.to_monitor()).collect(),
+            None,
+            listing.next.is_some(),
+        )
     };
     let status = if filters.error.is_some() {
         StatusCode::BAD_REQUEST

@@ -87,7 +87,7 @@ pub(super) async fn walk(
                         tree.capped = true;
                         break;
                     }
-                    tree.monitors.extend(task.id);
+                    tree.monitors.extend(task.monitor().id.clone());
                 }
             }
             match listing.next {

@@ -4,6 +4,7 @@
 
 use super::tasks::{TaskRow, check_folder, monitor, select};
 use super::{PgStore, sort_key};
+use crate::store::cache::SharedMonitor;
 use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id, new_id, now_millis};
 use async_trait::async_trait;
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
@@ -271,13 +272,13 @@ impl FolderStore for PgStore {
             .await?;
             let more = tasks.len() as i64 > room;
             for row in tasks.into_iter().take(room as usize) {
-                listing.tasks.push(monitor(row)?);
+                listing.tasks.push(SharedMonitor::new(user, monitor(row)?));
             }
             if more {
                 listing.next = listing.tasks.last().map(|t| FolderKey {
                     in_tasks: true,
-                    sort_key: sort_key(t.name.as_deref()),
-                    id: t.id.clone().unwrap_or_default(),
+                    sort_key: sort_key(t.monitor().name.as_deref()),
+                    id: t.monitor().id.clone().unwrap_or_default(),
                 });
             }
         }

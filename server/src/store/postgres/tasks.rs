@@ -7,6 +7,7 @@
 
 use super::history::{self, DataColumns, data_of};
 use super::{PgStore, schedule, sort_key};
+use crate::store::cache::SharedMonitor;
 use crate::store::{StoreError, TaskStore, is_id, new_id, noise, now_millis};
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
@@ -339,9 +340,9 @@ impl TaskStore for PgStore {
     }
 
     async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError> {
-        if let Some((owner, monitor)) = self.cache.tasks.get(id) {
-            return if owner == user {
-                Ok(monitor)
+        if let Some(shared) = self.cache.tasks.get(id) {
+            return if shared.owner() == user {
+                Ok(shared.to_monitor())
             } else {
                 Err(StoreError::NotFound)
             };
@@ -360,7 +361,7 @@ impl TaskStore for PgStore {
         let monitor = monitor(row.ok_or(StoreError::NotFound)?)?;
         self.cache
             .tasks
-            .put(id, (user.to_string(), monitor.clone()));
+            .put(id, SharedMonitor::new(user, monitor.clone()));
         Ok(monitor)
     }
 

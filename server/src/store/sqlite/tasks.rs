@@ -4,6 +4,7 @@
 
 use super::history::{DataColumns, data_of};
 use super::{SqliteStore, flag, sort_key};
+use crate::store::cache::SharedMonitor;
 use crate::store::{StoreError, TaskStore, is_id, new_id, noise, now_millis};
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
@@ -193,15 +194,14 @@ impl SqliteStore {
         conn: &mut sqlx::SqliteConnection,
         user: &str,
         ids: &[&str],
-    ) -> Result<Vec<Monitor>, StoreError> {
-        let mut found: Vec<Option<Monitor>> = ids
+    ) -> Result<Vec<SharedMonitor>, StoreError> {
+        let mut found: Vec<Option<SharedMonitor>> = ids
             .iter()
             .map(|id| {
                 self.cache
                     .tasks
                     .get(id)
-                    .filter(|(owner, _)| owner == user)
-                    .map(|(_, monitor)| monitor)
+                    .filter(|shared| shared.owner() == user)
             })
             .collect();
         if found.iter().any(Option::is_none) {
@@ -218,10 +218,9 @@ impl SqliteStore {
             for row in rows {
                 let monitor = monitor(row)?;
                 let id = monitor.id.clone().unwrap_or_default();
-                self.cache
-                    .tasks
-                    .put(&id, (user.to_string(), monitor.clone()));
-                read.insert(id, monitor);
+                let shared = SharedMonitor::new(user, monitor);
+                self.cache.tasks.put(&id, shared.clone());
+                read.insert(id, shared);
             }
             for (id, slot) in ids.iter().zip(found.iter_mut()) {
                 if slot.is_none() {
@@ -387,9 +386,9 @@ impl TaskStore for SqliteStore {
     }
 
     async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError> {
-        if let Some((owner, monitor)) = self.cache.tasks.get(id) {
-            return if owner == user {
-                Ok(monitor)
+        if let Some(shared) = self.cache.tasks.get(id) {
+            return if shared.owner() == user {
+                Ok(shared.to_monitor())
             } else {
                 Err(StoreError::NotFound)
             };
@@ -407,7 +406,7 @@ impl TaskStore for SqliteStore {
         let monitor = monitor(row.ok_or(StoreError::NotFound)?)?;
         self.cache
             .tasks
-            .put(id, (user.to_string(), monitor.clone()));
+            .put(id, SharedMonitor::new(user, monitor.clone()));
         Ok(monitor)
     }
 
