@@ -248,13 +248,12 @@ impl TaskStore for SqliteStore {
         }
         // Counted in the writer's transaction, so two creations at once cannot both pass the cap.
         let max = self.quotas.monitors;
-        let (have,): (i64,) = sqlx::query_as(
-            "SELECT count(*) FROM (SELECT 1 FROM tasks WHERE user_id = ? LIMIT ?) AS mine",
-        )
-        .bind(user)
-        .bind(i64::try_from(max).unwrap_or(i64::MAX))
-        .fetch_one(&mut *tx)
-        .await?;
+        // The count the writes keep (migration 0016), not a count of the user's monitors.
+        let have: i64 = sqlx::query_scalar("SELECT task_count FROM users WHERE id = ?")
+            .bind(user)
+            .fetch_optional(&mut *tx)
+            .await?
+            .unwrap_or(0);
         if let Some(message) = super::super::over_quota(have, monitors.len(), max) {
             return Err(StoreError::QuotaExceeded {
                 limit: "maxMonitorsPerUser".into(),

@@ -148,24 +148,77 @@ contract!(
     |store: Arc<dyn TestStore>| async move {
         let ada = add_user(&*store, "ada@example.com").await;
         let bob = add_user(&*store, "bob@example.com").await;
-        for n in 0..2 {
-            store
-                .create_task(&ada, &monitor(&format!("m{n}"), "https://a.example/"))
-                .await
-                .unwrap();
-        }
-        match store
-            .create_task(&ada, &monitor("m2", "https://a.example/"))
+        let folder = store
+            .save_folder(
+                &ada,
+                &wachet::model::Folder {
+                    name: Some("F".into()),
+                    ..Default::default()
+                },
+            )
             .await
-        {
-            Err(StoreError::QuotaExceeded { limit, .. }) => assert_eq!(limit, "maxMonitorsPerUser"),
-            other => panic!("a third monitor: {other:?}"),
-        }
+            .unwrap();
+        let mut first = monitor("m0", "https://a.example/");
+        first.folder_id = folder.id.clone();
+        let first = store.create_task(&ada, &first).await.unwrap();
+        let second = store
+            .create_task(&ada, &monitor("m1", "https://a.example/"))
+            .await
+            .unwrap();
+        let over = || async {
+            match store
+                .create_task(&ada, &monitor("over", "https://a.example/"))
+                .await
+            {
+                Err(StoreError::QuotaExceeded { limit, .. }) => {
+                    assert_eq!(limit, "maxMonitorsPerUser")
+                }
+                other => panic!("a monitor past the quota: {other:?}"),
+            }
+        };
+        over().await;
         // The quota is each user's.
         store
             .create_task(&bob, &monitor("b", "https://b.example/"))
             .await
             .unwrap();
+        // A deleted monitor, and one deleted with its folder, make room again, one each.
+        store
+            .delete_task(&ada, second.id.as_deref().unwrap())
+            .await
+            .unwrap();
+        store
+            .create_task(&ada, &monitor("m2", "https://a.example/"))
+            .await
+            .unwrap();
+        over().await;
+        store
+            .delete_folder(&ada, folder.id.as_deref().unwrap())
+            .await
+            .unwrap();
+        assert!(matches!(
+            store.task(&ada, first.id.as_deref().unwrap()).await,
+            Err(StoreError::NotFound)
+        ));
+        store
+            .create_task(&ada, &monitor("m3", "https://a.example/"))
+            .await
+            .unwrap();
+        over().await;
+        // Many at once count as many.
+        match store
+            .create_tasks(
+                &ada,
+                &[
+                    monitor("x", "https://a.example/"),
+                    monitor("y", "https://a.example/"),
+                ],
+            )
+            .await
+        {
+            Err(StoreError::QuotaExceeded { .. }) => {}
+            other => panic!("two monitors with room for none: {other:?}"),
+        }
     }
 );
 
