@@ -193,18 +193,14 @@ impl TaskStore for PgStore {
         }
         // The owner's row is locked first, so two creations at once are counted one after the
         // other and cannot both pass the cap.
-        sqlx::query("SELECT 1 FROM users WHERE id = $1 FOR UPDATE")
-            .bind(user)
-            .execute(&mut *tx)
-            .await?;
+        // The count the writes keep (migration 0007), not a count of the user's monitors.
+        let have: i64 =
+            sqlx::query_scalar("SELECT task_count::bigint FROM users WHERE id = $1 FOR UPDATE")
+                .bind(user)
+                .fetch_optional(&mut *tx)
+                .await?
+                .unwrap_or(0);
         let max = self.quotas.monitors;
-        let (have,): (i64,) = sqlx::query_as(
-            "SELECT count(*) FROM (SELECT 1 FROM tasks WHERE user_id = $1 LIMIT $2) AS mine",
-        )
-        .bind(user)
-        .bind(i64::try_from(max).unwrap_or(i64::MAX))
-        .fetch_one(&mut *tx)
-        .await?;
         if let Some(message) = super::super::over_quota(have, monitors.len(), max) {
             return Err(StoreError::QuotaExceeded {
                 limit: "maxMonitorsPerUser".into(),
