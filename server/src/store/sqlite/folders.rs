@@ -14,7 +14,6 @@ struct FolderRow {
     id: String,
     name: Option<String>,
     parent_id: Option<String>,
-    sort_key: String,
 }
 
 impl FolderRow {
@@ -89,31 +88,70 @@ fn clamp(n: i64) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
 }
 
-/// The folders from the root's child down to `folder`. `NotFound` when it is not the user's.
-async fn path(
-    conn: &mut sqlx::SqliteConnection,
-    user: &str,
-    folder: &str,
-) -> Result<Vec<Folder>, StoreError> {
-    if !is_id(folder) {
-        return Err(StoreError::NotFound);
+/// A page of a folder in one statement, one row of three JSON arrays: the path from the root's
+/// child down to the folder (`?1`; NULL for the root) and the page's subfolders (when `?3`:
+/// `?6` of them at most after the key `(?4, ?5)`), each with its subtree's counts added up
+/// from the folders' own (kept by the writes: migration 0013), and the keys of the monitors
+/// that fill the rest of the page (after `(?7, ?8)`, one more than fit, to tell whether more
+/// follow). sqlx hands each row and each statement over from its SQLite thread with a wake-up
+/// of its own, and the four statements this took before were most of a listing's time.
+const LISTING: &str = "\
+    WITH RECURSIVE \
+    up (id, name, parent_id, sort_key, depth) AS ( \
+        SELECT id, name, parent_id, sort_key, 0 FROM folders WHERE id = ?1 AND user_id = ?2 \
+        UNION ALL \
+        SELECT f.id, f.name, f.parent_id, f.sort_key, up.depth + 1 \
+        FROM folders f JOIN up ON f.id = up.parent_id), \
+    subs AS MATERIALIZED ( \
+        SELECT id, name, parent_id, sort_key FROM folders \
+        WHERE ?3 AND user_id = ?2 AND parent_id IS ?1 AND (sort_key, id) > (?4, ?5) \
+        ORDER BY sort_key, id LIMIT ?6), \
+    roots (id) AS (SELECT id FROM up UNION SELECT id FROM subs), \
+    sub (root, id) AS ( \
+        SELECT id, id FROM roots \
+        UNION ALL SELECT sub.root, f.id FROM folders f JOIN sub ON f.parent_id = sub.id), \
+    counts AS ( \
+        SELECT sub.root AS id, SUM(f.own_count) AS n, SUM(f.own_failed) AS failed, \
+            SUM(f.own_paused) AS paused \
+        FROM sub JOIN folders f ON f.id = sub.id GROUP BY sub.root) \
+    SELECT \
+        (SELECT json_group_array(json_array(u.id, u.name, u.parent_id, u.sort_key, \
+                c.n, c.failed, c.paused) ORDER BY u.depth DESC) \
+         FROM up u LEFT JOIN counts c ON c.id = u.id), \
+        (SELECT json_group_array(json_array(s.id, s.name, s.parent_id, s.sort_key, \
+                c.n, c.failed, c.paused) ORDER BY s.sort_key, s.id) \
+         FROM subs s LEFT JOIN counts c ON c.id = s.id), \
+        (SELECT json_group_array(json_array(id, sort_key) ORDER BY sort_key, id) FROM ( \
+            SELECT id, sort_key FROM tasks \
+            WHERE (SELECT count(*) FROM subs) < ?6 \
+              AND user_id = ?2 AND folder_id IS ?1 AND (sort_key, id) > (?7, ?8) \
+            ORDER BY sort_key, id LIMIT ?6 - (SELECT count(*) FROM subs)))";
+
+/// A folder of [`LISTING`]: id, name, parent, sort key and its subtree's counts (all,
+/// failed, paused).
+#[derive(serde::Deserialize)]
+struct ListedFolder(
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    Option<i64>,
+    Option<i64>,
+    Option<i64>,
+);
+
+impl ListedFolder {
+    fn folder(self) -> Folder {
+        let ListedFolder(id, name, parent_id, _, count, failed, paused) = self;
+        Folder {
+            id: Some(id),
+            name,
+            parent_id,
+            count: clamp(count.unwrap_or(0)),
+            failed_count: clamp(failed.unwrap_or(0)),
+            paused_count: clamp(paused.unwrap_or(0)),
+        }
     }
-    let rows: Vec<FolderRow> = sqlx::query_as(
-        "WITH RECURSIVE up (id, name, parent_id, sort_key, depth) AS ( \
-             SELECT id, name, parent_id, sort_key, 0 FROM folders WHERE id = ? AND user_id = ? \
-             UNION ALL \
-             SELECT f.id, f.name, f.parent_id, f.sort_key, up.depth + 1 \
-             FROM folders f JOIN up ON f.id = up.parent_id) \
-         SELECT id, name, parent_id, sort_key FROM up ORDER BY depth DESC",
-    )
-    .bind(folder)
-    .bind(user)
-    .fetch_all(&mut *conn)
-    .await?;
-    if rows.is_empty() {
-        return Err(StoreError::NotFound);
-    }
-    Ok(rows.into_iter().map(FolderRow::folder).collect())
 }
 
 #[async_trait]
@@ -171,11 +209,10 @@ impl FolderStore for SqliteStore {
                 id.to_string()
             }
         };
-        let row: FolderRow =
-            sqlx::query_as("SELECT id, name, parent_id, sort_key FROM folders WHERE id = ?")
-                .bind(&id)
-                .fetch_one(&mut *tx)
-                .await?;
+        let row: FolderRow = sqlx::query_as("SELECT id, name, parent_id FROM folders WHERE id = ?")
+            .bind(&id)
+            .fetch_one(&mut *tx)
+            .await?;
         let mut saved = vec![row.folder()];
         fill_counts(&mut *tx, &mut saved).await?;
         tx.commit().await?;
@@ -198,89 +235,72 @@ impl FolderStore for SqliteStore {
         limit: u32,
     ) -> Result<FolderListing, StoreError> {
         let limit = limit.max(1);
-        let mut lent = self.lent_readers.get().await?;
-        let conn = lent.conn()?;
-        let mut listing = FolderListing::default();
-        if let Some(folder) = folder {
-            listing.path = path(conn, user, folder).await?;
+        if folder.is_some_and(|folder| !is_id(folder)) {
+            return Err(StoreError::NotFound);
         }
         let want = i64::from(limit) + 1;
-        let (mut key, mut id) = match after {
-            Some(after) => (after.sort_key.clone(), after.id.clone()),
-            None => (String::new(), String::new()),
+        let none = (String::new(), String::new());
+        let (folders_after, tasks_after) = match after {
+            Some(after) if after.in_tasks => (None, (after.sort_key.clone(), after.id.clone())),
+            Some(after) => (Some((after.sort_key.clone(), after.id.clone())), none),
+            None => (Some(none.clone()), none),
         };
-        if !after.is_some_and(|a| a.in_tasks) {
-            let rows: Vec<FolderRow> = sqlx::query_as(
-                "SELECT id, name, parent_id, sort_key FROM folders \
-                 WHERE user_id = ? AND parent_id IS ? AND (sort_key, id) > (?, ?) \
-                 ORDER BY sort_key, id LIMIT ?",
-            )
-            .bind(user)
+        let (folders_from, folders_from_id) = folders_after.clone().unwrap_or_default();
+        let mut lent = self.lent_readers.get().await?;
+        let conn = lent.conn()?;
+        let (path, subfolders, keys): (String, String, String) = sqlx::query_as(LISTING)
             .bind(folder)
-            .bind(&key)
-            .bind(&id)
+            .bind(user)
+            .bind(folders_after.is_some())
+            .bind(&folders_from)
+            .bind(&folders_from_id)
             .bind(want)
-            .fetch_all(&mut *conn)
+            .bind(&tasks_after.0)
+            .bind(&tasks_after.1)
+            .fetch_one(&mut *conn)
             .await?;
-            if rows.len() as i64 == want {
-                let last = &rows[limit as usize - 1];
-                listing.next = Some(FolderKey {
-                    in_tasks: false,
-                    sort_key: last.sort_key.clone(),
-                    id: last.id.clone(),
-                });
-            }
-            listing.subfolders = rows
+        let read = |what: &str, json: &str| {
+            serde_json::from_str::<Vec<ListedFolder>>(json)
+                .map_err(|err| StoreError::Backend(format!("listing {what}: {err}")))
+        };
+        let mut listing = FolderListing {
+            path: read("path", &path)?
                 .into_iter()
-                .take(limit as usize)
-                .map(FolderRow::folder)
-                .collect();
-            key.clear();
-            id.clear();
+                .map(ListedFolder::folder)
+                .collect(),
+            ..FolderListing::default()
+        };
+        if folder.is_some() && listing.path.is_empty() {
+            return Err(StoreError::NotFound);
         }
-        let room = i64::from(limit) - listing.subfolders.len() as i64;
+        let mut subfolders = read("subfolders", &subfolders)?;
+        if subfolders.len() as i64 == want {
+            subfolders.truncate(limit as usize);
+            listing.next = subfolders.last().map(|last| FolderKey {
+                in_tasks: false,
+                sort_key: last.3.clone(),
+                id: last.0.clone(),
+            });
+        }
+        let room = limit as usize - subfolders.len();
+        listing.subfolders = subfolders.into_iter().map(ListedFolder::folder).collect();
+        // The page's monitors by their keys alone (the listing index covers them), then each
+        // from the cache that `GET /task/{id}` reads, so a page costs what 50 cached monitors
+        // cost, not 50 definitions parsed and 50 values decompressed.
+        let mut keys: Vec<(String, String)> = serde_json::from_str(&keys)
+            .map_err(|err| StoreError::Backend(format!("listing keys: {err}")))?;
         if listing.next.is_none() && room == 0 {
             // The subfolders filled the page exactly: the monitors start the next one, if any.
-            let any: Option<(i64,)> =
-                sqlx::query_as("SELECT 1 FROM tasks WHERE user_id = ? AND folder_id IS ? LIMIT 1")
-                    .bind(user)
-                    .bind(folder)
-                    .fetch_optional(&mut *conn)
-                    .await?;
-            if any.is_some() {
+            if !keys.is_empty() {
                 listing.next = Some(FolderKey {
                     in_tasks: true,
                     sort_key: String::new(),
                     id: String::new(),
                 });
             }
-        }
-        if listing.next.is_none() && room > 0 {
-            // The page's monitors by their keys alone (the listing index covers them), then
-            // each from the cache that `GET /task/{id}` reads, so a page costs what 50 cached
-            // monitors cost, not 50 definitions parsed and 50 values decompressed.
-            // One row of JSON: sqlx hands each row over from its SQLite thread on its own, and
-            // the 51 hand-offs were most of a listing's context switches.
-            let (json,): (Option<String>,) = sqlx::query_as(
-                "SELECT json_group_array(json_array(id, sort_key) ORDER BY sort_key, id) \
-                 FROM (SELECT id, sort_key \
-                 FROM tasks WHERE user_id = ? AND folder_id IS ? AND (sort_key, id) > (?, ?) \
-                 ORDER BY sort_key, id LIMIT ?)",
-            )
-            .bind(user)
-            .bind(folder)
-            .bind(&key)
-            .bind(&id)
-            .bind(room + 1)
-            .fetch_one(&mut *conn)
-            .await?;
-            let mut keys: Vec<(String, String)> = match json {
-                Some(json) => serde_json::from_str(&json)
-                    .map_err(|err| StoreError::Backend(format!("listing keys: {err}")))?,
-                None => Vec::new(),
-            };
-            let more = keys.len() as i64 > room;
-            keys.truncate(room as usize);
+        } else if listing.next.is_none() {
+            let more = keys.len() > room;
+            keys.truncate(room);
             let ids: Vec<&str> = keys.iter().map(|(id, _)| id.as_str()).collect();
             listing.tasks = self.tasks_in_order(&mut *conn, user, &ids).await?;
             if more && let Some((id, sort_key)) = keys.pop() {
@@ -291,8 +311,6 @@ impl FolderStore for SqliteStore {
                 });
             }
         }
-        fill_counts(&mut *conn, &mut listing.subfolders).await?;
-        fill_counts(&mut *conn, &mut listing.path).await?;
         Ok(listing)
     }
 
