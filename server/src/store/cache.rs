@@ -162,14 +162,6 @@ impl SharedMonitor {
     }
 }
 
-impl std::ops::Deref for SharedMonitor {
-    type Target = Monitor;
-
-    fn deref(&self) -> &Monitor {
-        &self.0.monitor
-    }
-}
-
 impl std::fmt::Debug for SharedMonitor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedMonitor")

@@ -103,6 +103,24 @@ pub fn monitor(name: &str, url: &str) -> wachet::model::Monitor {
     }
 }
 
+/// Creates a folder named `name` of `user` under `parent` (the root when `None`) and returns
+/// its id.
+pub async fn folder(store: &dyn TestStore, user: &str, name: &str, parent: Option<&str>) -> String {
+    store
+        .save_folder(
+            user,
+            &wachet::model::Folder {
+                name: Some(name.into()),
+                parent_id: parent.map(str::to_string),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .id
+        .unwrap()
+}
+
 /// Creates a user and returns its id.
 pub async fn add_user(store: &dyn TestStore, email: &str) -> String {
     let user = user_record(email);

@@ -192,8 +192,8 @@ impl TaskStore for PgStore {
             }
         }
         // The owner's row is locked first, so two creations at once are counted one after the
-        // other and cannot both pass the cap.
-        // The count the writes keep (migration 0007), not a count of the user's monitors.
+        // other and cannot both pass the cap; the count is the one the writes keep on it
+        // (migration 0007), not a count of the user's monitors.
         let have: i64 =
             sqlx::query_scalar("SELECT task_count::bigint FROM users WHERE id = $1 FOR UPDATE")
                 .bind(user)

@@ -47,6 +47,22 @@ async fn is_within(
     Ok(found.is_some())
 }
 
+/// The common table expressions `sub` and `counts` of a statement that has `roots (id)`: for
+/// each root folder, the folders' own counts (kept by the writes: SQLite migration 0013,
+/// PostgreSQL 0004) added up over its subtree as `counts (id, n, failed, paused)`, as many rows
+/// as folders, whatever the monitors. In a `WITH RECURSIVE`, after `roots`.
+macro_rules! subtree_counts {
+    () => {
+        "sub (root, id) AS ( \
+            SELECT id, id FROM roots \
+            UNION ALL SELECT sub.root, f.id FROM folders f JOIN sub ON f.parent_id = sub.id), \
+        counts AS ( \
+            SELECT sub.root AS id, SUM(f.own_count) AS n, SUM(f.own_failed) AS failed, \
+                SUM(f.own_paused) AS paused \
+            FROM sub JOIN folders f ON f.id = sub.id GROUP BY sub.root)"
+    };
+}
+
 /// Fills count, failedCount and pausedCount of each folder, over its whole subtree.
 async fn fill_counts<'c, E>(executor: E, folders: &mut [Folder]) -> Result<(), StoreError>
 where
@@ -56,19 +72,17 @@ where
         return Ok(());
     }
     let mut query = sqlx::QueryBuilder::<Sqlite>::new(
-        "WITH RECURSIVE sub (root, id) AS (SELECT id, id FROM folders WHERE id IN (",
+        "WITH RECURSIVE roots (id) AS (SELECT id FROM folders WHERE id IN (",
     );
     let mut ids = query.separated(", ");
     for folder in folders.iter() {
         ids.push_bind(folder.id.clone().unwrap_or_default());
     }
-    // The folders' own counts, kept by the writes (SQLite migration 0013, PostgreSQL 0004), added up over each
-    // subtree: as many rows as folders, whatever the monitors.
-    query.push(
-        ") UNION ALL SELECT sub.root, f.id FROM folders f JOIN sub ON f.parent_id = sub.id) \
-         SELECT sub.root, SUM(f.own_count), SUM(f.own_failed), SUM(f.own_paused) \
-         FROM sub JOIN folders f ON f.id = sub.id GROUP BY sub.root",
-    );
+    query.push(concat!(
+        ")), ",
+        subtree_counts!(),
+        " SELECT id, n, failed, paused FROM counts"
+    ));
     let rows: Vec<(String, i64, i64, i64)> = query.build_query_as().fetch_all(executor).await?;
     let counts: HashMap<String, (i64, i64, i64)> = rows
         .into_iter()
@@ -90,13 +104,12 @@ fn clamp(n: i64) -> i32 {
 
 /// A page of a folder in one statement, one row of three JSON arrays: the path from the root's
 /// child down to the folder (`?1`; NULL for the root) and the page's subfolders (when `?3`:
-/// `?6` of them at most after the key `(?4, ?5)`), each with its subtree's counts added up
-/// from the folders' own (kept by the writes: migration 0013), and the keys of the monitors
-/// that fill the rest of the page (after `(?7, ?8)`, one more than fit, to tell whether more
-/// follow). sqlx hands each row and each statement over from its SQLite thread with a wake-up
+/// `?6` of them at most after the key `(?4, ?5)`), each with its subtree's counts
+/// (`subtree_counts!`), and the keys of the monitors that fill the rest of the page (after
+/// `(?7, ?8)`, one more than fit, to tell whether more follow). sqlx hands each row and each statement over from its SQLite thread with a wake-up
 /// of its own, and the four statements this took before were most of a listing's time.
-const LISTING: &str = "\
-    WITH RECURSIVE \
+const LISTING: &str = concat!(
+    "WITH RECURSIVE \
     up (id, name, parent_id, sort_key, depth) AS ( \
         SELECT id, name, parent_id, sort_key, 0 FROM folders WHERE id = ?1 AND user_id = ?2 \
         UNION ALL \
@@ -106,15 +119,9 @@ const LISTING: &str = "\
         SELECT id, name, parent_id, sort_key FROM folders \
         WHERE ?3 AND user_id = ?2 AND parent_id IS ?1 AND (sort_key, id) > (?4, ?5) \
         ORDER BY sort_key, id LIMIT ?6), \
-    roots (id) AS (SELECT id FROM up UNION SELECT id FROM subs), \
-    sub (root, id) AS ( \
-        SELECT id, id FROM roots \
-        UNION ALL SELECT sub.root, f.id FROM folders f JOIN sub ON f.parent_id = sub.id), \
-    counts AS ( \
-        SELECT sub.root AS id, SUM(f.own_count) AS n, SUM(f.own_failed) AS failed, \
-            SUM(f.own_paused) AS paused \
-        FROM sub JOIN folders f ON f.id = sub.id GROUP BY sub.root) \
-    SELECT \
+    roots (id) AS (SELECT id FROM up UNION SELECT id FROM subs), ",
+    subtree_counts!(),
+    " SELECT \
         (SELECT json_group_array(json_array(u.id, u.name, u.parent_id, u.sort_key, \
                 c.n, c.failed, c.paused) ORDER BY u.depth DESC) \
          FROM up u LEFT JOIN counts c ON c.id = u.id), \
@@ -125,7 +132,8 @@ const LISTING: &str = "\
             SELECT id, sort_key FROM tasks \
             WHERE (SELECT count(*) FROM subs) < ?6 \
               AND user_id = ?2 AND folder_id IS ?1 AND (sort_key, id) > (?7, ?8) \
-            ORDER BY sort_key, id LIMIT ?6 - (SELECT count(*) FROM subs)))";
+            ORDER BY sort_key, id LIMIT ?6 - (SELECT count(*) FROM subs)))"
+);
 
 /// A folder of [`LISTING`]: id, name, parent, sort key and its subtree's counts (all,
 /// failed, paused).
@@ -239,24 +247,25 @@ impl FolderStore for SqliteStore {
             return Err(StoreError::NotFound);
         }
         let want = i64::from(limit) + 1;
-        let none = (String::new(), String::new());
-        let (folders_after, tasks_after) = match after {
-            Some(after) if after.in_tasks => (None, (after.sort_key.clone(), after.id.clone())),
-            Some(after) => (Some((after.sort_key.clone(), after.id.clone())), none),
-            None => (Some(none.clone()), none),
+        // Whether the page lists subfolders, and the keys the subfolders and the monitors
+        // start after.
+        let start = ("", "");
+        let (with_folders, folders_after, tasks_after) = match after {
+            Some(after) if after.in_tasks => (false, start, (&*after.sort_key, &*after.id)),
+            Some(after) => (true, (&*after.sort_key, &*after.id), start),
+            None => (true, start, start),
         };
-        let (folders_from, folders_from_id) = folders_after.clone().unwrap_or_default();
         let mut lent = self.lent_readers.get().await?;
         let conn = lent.conn()?;
         let (path, subfolders, keys): (String, String, String) = sqlx::query_as(LISTING)
             .bind(folder)
             .bind(user)
-            .bind(folders_after.is_some())
-            .bind(&folders_from)
-            .bind(&folders_from_id)
+            .bind(with_folders)
+            .bind(folders_after.0)
+            .bind(folders_after.1)
             .bind(want)
-            .bind(&tasks_after.0)
-            .bind(&tasks_after.1)
+            .bind(tasks_after.0)
+            .bind(tasks_after.1)
             .fetch_one(&mut *conn)
             .await?;
         let read = |what: &str, json: &str| {

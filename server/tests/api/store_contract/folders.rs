@@ -1,25 +1,9 @@
 //! [`FolderStore`]: the tree, listings with counts and paging, moves.
 
-use super::{TestStore, add_user, contract, monitor};
+use super::{TestStore, add_user, contract, folder, monitor};
 use std::sync::Arc;
 use wachet::model::{Folder, MoveRequest};
 use wachet_server::store::*;
-
-async fn folder(store: &dyn TestStore, user: &str, name: &str, parent: Option<&str>) -> String {
-    store
-        .save_folder(
-            user,
-            &Folder {
-                name: Some(name.into()),
-                parent_id: parent.map(str::to_string),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap()
-        .id
-        .unwrap()
-}
 
 contract!(a_listing_counts_over_each_subtree, |store: Arc<
     dyn TestStore,
@@ -62,7 +46,7 @@ contract!(a_listing_counts_over_each_subtree, |store: Arc<
     let names: Vec<_> = inside
         .tasks
         .iter()
-        .map(|m| m.name.clone().unwrap())
+        .map(|m| m.monitor().name.clone().unwrap())
         .collect();
     assert_eq!(names, ["b", "c"]);
 });
@@ -89,7 +73,7 @@ contract!(
                 .unwrap();
             assert!(page.subfolders.len() + page.tasks.len() <= 2);
             seen.extend(page.subfolders.iter().map(|f| f.name.clone().unwrap()));
-            seen.extend(page.tasks.iter().map(|m| m.name.clone().unwrap()));
+            seen.extend(page.tasks.iter().map(|m| m.monitor().name.clone().unwrap()));
             match page.next {
                 Some(next) => after = Some(next),
                 None => break,
@@ -255,7 +239,7 @@ fn recount<'a>(
             .unwrap();
         assert!(listing.next.is_none(), "one page holds the test's tree");
         let mut total = Counts::default();
-        for task in &listing.tasks {
+        for task in listing.tasks.iter().map(|t| t.monitor()) {
             found.1.push(task.id.clone().unwrap());
             total.all += 1;
             total.failed += i32::from(task.data.as_ref().is_some_and(|d| d.error.is_some()));

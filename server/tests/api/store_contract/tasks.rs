@@ -1,6 +1,6 @@
 //! [`TaskStore`]: monitors' definitions, ownership, quota, search.
 
-use super::{TestStore, add_user, contract, monitor};
+use super::{TestStore, add_user, contract, folder, monitor};
 use std::sync::Arc;
 use wachet_server::store::sqlite::StoreSettings;
 use wachet_server::store::*;
@@ -118,18 +118,8 @@ contract!(a_monitor_goes_only_into_an_own_folder, |store: Arc<
 >| async move {
     let ada = add_user(&*store, "ada@example.com").await;
     let bob = add_user(&*store, "bob@example.com").await;
-    let folder = store
-        .save_folder(
-            &bob,
-            &wachet::model::Folder {
-                name: Some("B".into()),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
     let mut wanted = monitor("A", "https://a.example/");
-    wanted.folder_id = folder.id.clone();
+    wanted.folder_id = Some(folder(&*store, &bob, "B", None).await);
     match store.create_task(&ada, &wanted).await {
         Err(StoreError::Invalid { field, .. }) => assert_eq!(field, "folderId"),
         other => panic!("a monitor in another user's folder: {other:?}"),
@@ -148,18 +138,9 @@ contract!(
     |store: Arc<dyn TestStore>| async move {
         let ada = add_user(&*store, "ada@example.com").await;
         let bob = add_user(&*store, "bob@example.com").await;
-        let folder = store
-            .save_folder(
-                &ada,
-                &wachet::model::Folder {
-                    name: Some("F".into()),
-                    ..Default::default()
-                },
-            )
-            .await
-            .unwrap();
+        let folder = folder(&*store, &ada, "F", None).await;
         let mut first = monitor("m0", "https://a.example/");
-        first.folder_id = folder.id.clone();
+        first.folder_id = Some(folder.clone());
         let first = store.create_task(&ada, &first).await.unwrap();
         let second = store
             .create_task(&ada, &monitor("m1", "https://a.example/"))
@@ -192,10 +173,7 @@ contract!(
             .await
             .unwrap();
         over().await;
-        store
-            .delete_folder(&ada, folder.id.as_deref().unwrap())
-            .await
-            .unwrap();
+        store.delete_folder(&ada, &folder).await.unwrap();
         assert!(matches!(
             store.task(&ada, first.id.as_deref().unwrap()).await,
             Err(StoreError::NotFound)
