@@ -1068,6 +1068,6 @@ async fn a_crashed_tab_is_replaced_and_the_check_retried() {
     assert_eq!(server.hits("/crash"), 2, "retried once");
     for _ in 0..3 {
         let ok = engine.check(&dynamic(server.url("/ok"))).await.unwrap();
-        assert_eq!(ok.value(), Some("fine"));
+        assert_eq!(ok.value(), Some("fine"), "{ok:?}");
     }
 }

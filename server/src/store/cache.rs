@@ -1,8 +1,9 @@
-//! The answers a store keeps in memory for its two hottest reads: the owner of a bearer token
-//! (every authenticated request asks) and a monitor by id (dashboards poll it). A store holds
-//! one [`Caches`] and uses it in its own methods: the read looks here first, and each write
-//! that changes a cached answer invalidates it right after, in the method that writes. Any
-//! backend can hold one; nothing here knows about a database.
+//! The answers a store keeps in memory for its hottest reads: the owner of a bearer token
+//! (every authenticated request asks), a monitor by id and a folder's page (dashboards poll
+//! them). A store holds one [`Caches`] and uses it in its own methods: the read looks here
+//! first, and each write that changes a cached answer invalidates it (or moves a
+//! [`Generations`] on) right after its commit, in the method that writes. Any backend can hold
+//! one; nothing here knows about a database.
 //!
 //! Within one process a read after a write therefore sees the write. Entries also expire after
 //! [`TTL`], which bounds how long a write made by another process (another instance on the same
@@ -10,11 +11,13 @@
 //! answers are not kept.
 
 use super::Millis;
+use super::folders::FolderKey;
 use dashmap::DashMap;
 use serde_json::value::RawValue;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-use wachet::model::Monitor;
+use wachet::model::{Folder, Monitor};
 
 /// How long a cached answer is used before the store is asked again.
 pub const TTL: Duration = Duration::from_secs(5);
@@ -22,6 +25,8 @@ pub const TTL: Duration = Duration::from_secs(5);
 const MAX_TOKENS: usize = 50_000;
 /// Most monitors cached.
 const MAX_TASKS: usize = 10_000;
+/// Most folder pages cached (each a few kilobytes: 50 ids and the folders' names).
+const MAX_LISTINGS: usize = 2_000;
 
 struct Cached<T> {
     value: T,
@@ -171,12 +176,75 @@ impl std::fmt::Debug for SharedMonitor {
     }
 }
 
+/// Answers that many kinds of write can change, so that no write names the answers it
+/// changes: each is kept with the generation it was read at, and every such write moves the
+/// generation on once it has committed. A reader takes the generation *before* it reads the
+/// database, so an answer read before a commit is never used after that commit's move; a
+/// write that finished before a read began is always seen by it. Expiry and bounds are
+/// [`Cache`]'s.
+pub struct Generations<T> {
+    answers: Cache<(u64, T)>,
+    generation: AtomicU64,
+}
+
+impl<T: Clone> Generations<T> {
+    /// An empty cache of at most `max` answers.
+    pub fn new(max: usize) -> Self {
+        Generations {
+            answers: Cache::new(max),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    /// The generation to read at (and to [`put`](Self::put) the answer with).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// The answer kept for `key`, when it was read at generation `now`.
+    pub fn get(&self, key: &str, now: u64) -> Option<T> {
+        self.answers
+            .get(key)
+            .and_then(|(at, value)| (at == now).then_some(value))
+    }
+
+    /// Keeps `value`, read at generation `at`, as the answer for `key`.
+    pub fn put(&self, key: &str, at: u64, value: T) {
+        if at == self.generation() {
+            self.answers.put(key, (at, value));
+        }
+    }
+
+    /// A write that may change any answer has committed: none kept so far is used again.
+    pub fn moved_on(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
+    }
+}
+
 /// The caches of one store.
 pub struct Caches {
     /// Token hash -> (owner, expiry); the expiry is checked on every hit.
     pub tokens: Cache<(String, Millis)>,
     /// Monitor id -> the monitor with its latest data, and its owner.
     pub tasks: Cache<SharedMonitor>,
+    /// A folder page's shape (its path and subfolders with their counts, its monitors' ids,
+    /// where the next page starts), by owner, folder and position; moved on by every write
+    /// to a folder, to a monitor's name, place or pause, and by checks that change a folder's
+    /// count of failing monitors. The monitors themselves come from `tasks`.
+    pub listings: Generations<Arc<ListedPage>>,
+}
+
+/// One page of a folder listing without its monitors, as [`Caches::listings`] keeps it.
+#[derive(Debug, Default)]
+pub struct ListedPage {
+    /// From the root's child down to the folder, with counts.
+    pub path: Vec<Folder>,
+    /// The page's subfolders, with counts.
+    pub subfolders: Vec<Folder>,
+    /// The page's monitors, in order.
+    pub tasks: Vec<String>,
+    /// Where the next page starts.
+    pub next: Option<FolderKey>,
 }
 
 impl Default for Caches {
@@ -184,6 +252,7 @@ impl Default for Caches {
         Caches {
             tokens: Cache::new(MAX_TOKENS),
             tasks: Cache::new(MAX_TASKS),
+            listings: Generations::new(MAX_LISTINGS),
         }
     }
 }
@@ -193,6 +262,7 @@ impl std::fmt::Debug for Caches {
         f.debug_struct("Caches")
             .field("tokens", &self.tokens.entries.len())
             .field("tasks", &self.tasks.entries.len())
+            .field("listings", &self.listings.answers.entries.len())
             .finish()
     }
 }
@@ -220,6 +290,29 @@ mod tests {
         assert!(cache.get("c").is_some());
         cache.clear();
         assert_eq!(cache.get("c"), None);
+    }
+
+    #[test]
+    fn an_answer_read_before_a_write_is_not_used_after_it() {
+        let pages = Generations::new(10);
+        let before = pages.generation();
+        pages.put("root", before, "old");
+        assert_eq!(pages.get("root", pages.generation()), Some("old"));
+
+        // A read that began before a write committed and finished after it.
+        let during = pages.generation();
+        pages.moved_on();
+        pages.put("root", during, "read during the write");
+        assert_eq!(pages.get("root", pages.generation()), None);
+
+        let after = pages.generation();
+        pages.put("root", after, "new");
+        assert_eq!(pages.get("root", after), Some("new"));
+        assert_eq!(
+            pages.get("root", before),
+            None,
+            "asked at another generation"
+        );
     }
 
     #[test]

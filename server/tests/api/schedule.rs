@@ -82,7 +82,10 @@ both!(
 );
 async fn a_failing_check_is_stored_as_an_error_and_marks_the_folder_count() {
     let site = FixtureServer::builder()
-        .reply("/gone", wachet::testing::Reply::new(404))
+        .reply(
+            "/gone",
+            wachet::testing::Reply::new(404).delay(Duration::from_secs(1)),
+        )
         .start()
         .await
         .unwrap();
@@ -91,6 +94,14 @@ async fn a_failing_check_is_stored_as_an_error_and_marks_the_folder_count() {
     let folder = api.folder(&user, "broken", None).await;
     let body = json!({"url": site.url("/gone"), "recurrenceInSeconds": 60, "folderId": folder});
     let task = id(&api.task(&user, body).await);
+    // Listed while the check is still waiting for its answer: a listing kept from now on
+    // must not outlive the check's failure.
+    let before = api
+        .get(&user, "/thirdparty/v1/folder/list")
+        .await
+        .ok()
+        .clone();
+    assert_eq!(before["subfolders"][0]["failedCount"], 0, "{before}");
     let entries = history_of(&api, &user, &format!("/thirdparty/v1/data/list/{task}"), 1).await;
     assert!(
         entries[0]["error"].as_str().unwrap().contains("404"),

@@ -3,10 +3,12 @@
 
 use super::tasks::check_folder;
 use super::{SqliteStore, sort_key};
+use crate::store::cache::ListedPage;
 use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id, new_id, now_millis};
 use async_trait::async_trait;
 use sqlx::{Sqlite, Transaction};
 use std::collections::HashMap;
+use std::sync::Arc;
 use wachet::model::{Folder, MoveRequest};
 
 #[derive(sqlx::FromRow)]
@@ -162,6 +164,109 @@ impl ListedFolder {
     }
 }
 
+/// The key of a folder page in [`Caches::listings`](crate::store::cache::Caches): the owner,
+/// the folder, the page's size and where it starts, each part unambiguous (names are counted,
+/// ids never hold the separator).
+fn page_key(user: &str, folder: Option<&str>, after: Option<&FolderKey>, limit: u32) -> String {
+    let folder = folder.unwrap_or("");
+    match after {
+        None => format!("{user}/{folder}/{limit}"),
+        Some(after) => format!(
+            "{user}/{folder}/{limit}/{}/{}:{}/{}",
+            after.in_tasks,
+            after.sort_key.len(),
+            after.sort_key,
+            after.id
+        ),
+    }
+}
+
+impl SqliteStore {
+    /// A page of `folder` as the database holds it now, its monitors by id.
+    async fn read_page(
+        &self,
+        user: &str,
+        folder: Option<&str>,
+        after: Option<&FolderKey>,
+        limit: u32,
+    ) -> Result<ListedPage, StoreError> {
+        let want = i64::from(limit) + 1;
+        // Whether the page lists subfolders, and the keys the subfolders and the monitors
+        // start after.
+        let start = ("", "");
+        let (with_folders, folders_after, tasks_after) = match after {
+            Some(after) if after.in_tasks => (false, start, (&*after.sort_key, &*after.id)),
+            Some(after) => (true, (&*after.sort_key, &*after.id), start),
+            None => (true, start, start),
+        };
+        let mut lent = self.lent_readers.get().await?;
+        let (path, subfolders, keys): (String, String, String) = sqlx::query_as(LISTING)
+            .bind(folder)
+            .bind(user)
+            .bind(with_folders)
+            .bind(folders_after.0)
+            .bind(folders_after.1)
+            .bind(want)
+            .bind(tasks_after.0)
+            .bind(tasks_after.1)
+            .fetch_one(lent.conn()?)
+            .await?;
+        drop(lent);
+        let read = |what: &str, json: &str| {
+            serde_json::from_str::<Vec<ListedFolder>>(json)
+                .map_err(|err| StoreError::Backend(format!("listing {what}: {err}")))
+        };
+        let mut page = ListedPage {
+            path: read("path", &path)?
+                .into_iter()
+                .map(ListedFolder::folder)
+                .collect(),
+            ..ListedPage::default()
+        };
+        if folder.is_some() && page.path.is_empty() {
+            return Err(StoreError::NotFound);
+        }
+        let mut subfolders = read("subfolders", &subfolders)?;
+        if subfolders.len() as i64 == want {
+            subfolders.truncate(limit as usize);
+            page.next = subfolders.last().map(|last| FolderKey {
+                in_tasks: false,
+                sort_key: last.3.clone(),
+                id: last.0.clone(),
+            });
+        }
+        let room = limit as usize - subfolders.len();
+        page.subfolders = subfolders.into_iter().map(ListedFolder::folder).collect();
+        // The page's monitors by their keys alone (the listing index covers them); the
+        // monitors themselves come from the cache that `GET /task/{id}` reads, so a page costs
+        // what 50 cached monitors cost, not 50 definitions parsed and 50 values decompressed.
+        let mut keys: Vec<(String, String)> = serde_json::from_str(&keys)
+            .map_err(|err| StoreError::Backend(format!("listing keys: {err}")))?;
+        if page.next.is_none() && room == 0 {
+            // The subfolders filled the page exactly: the monitors start the next one, if any.
+            if !keys.is_empty() {
+                page.next = Some(FolderKey {
+                    in_tasks: true,
+                    sort_key: String::new(),
+                    id: String::new(),
+                });
+            }
+        } else if page.next.is_none() {
+            let more = keys.len() > room;
+            keys.truncate(room);
+            page.tasks = keys.iter().map(|(id, _)| id.clone()).collect();
+            if more && let Some((id, sort_key)) = keys.pop() {
+                page.next = Some(FolderKey {
+                    in_tasks: true,
+                    sort_key,
+                    id,
+                });
+            }
+        }
+        Ok(page)
+    }
+}
+
 #[async_trait]
 impl FolderStore for SqliteStore {
     async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
@@ -224,6 +329,7 @@ impl FolderStore for SqliteStore {
         let mut saved = vec![row.folder()];
         fill_counts(&mut *tx, &mut saved).await?;
         tx.commit().await?;
+        self.listings_changed();
         Ok(saved.remove(0))
     }
 
@@ -232,6 +338,7 @@ impl FolderStore for SqliteStore {
         super::delete_owned(self, "folders", user, id).await?;
         // Any cached monitor may have gone with it; folder deletes are rare.
         self.cache.tasks.clear();
+        self.listings_changed();
         Ok(())
     }
 
@@ -246,81 +353,23 @@ impl FolderStore for SqliteStore {
         if folder.is_some_and(|folder| !is_id(folder)) {
             return Err(StoreError::NotFound);
         }
-        let want = i64::from(limit) + 1;
-        // Whether the page lists subfolders, and the keys the subfolders and the monitors
-        // start after.
-        let start = ("", "");
-        let (with_folders, folders_after, tasks_after) = match after {
-            Some(after) if after.in_tasks => (false, start, (&*after.sort_key, &*after.id)),
-            Some(after) => (true, (&*after.sort_key, &*after.id), start),
-            None => (true, start, start),
-        };
-        let mut lent = self.lent_readers.get().await?;
-        let conn = lent.conn()?;
-        let (path, subfolders, keys): (String, String, String) = sqlx::query_as(LISTING)
-            .bind(folder)
-            .bind(user)
-            .bind(with_folders)
-            .bind(folders_after.0)
-            .bind(folders_after.1)
-            .bind(want)
-            .bind(tasks_after.0)
-            .bind(tasks_after.1)
-            .fetch_one(&mut *conn)
-            .await?;
-        let read = |what: &str, json: &str| {
-            serde_json::from_str::<Vec<ListedFolder>>(json)
-                .map_err(|err| StoreError::Backend(format!("listing {what}: {err}")))
-        };
-        let mut listing = FolderListing {
-            path: read("path", &path)?
-                .into_iter()
-                .map(ListedFolder::folder)
-                .collect(),
-            ..FolderListing::default()
-        };
-        if folder.is_some() && listing.path.is_empty() {
-            return Err(StoreError::NotFound);
-        }
-        let mut subfolders = read("subfolders", &subfolders)?;
-        if subfolders.len() as i64 == want {
-            subfolders.truncate(limit as usize);
-            listing.next = subfolders.last().map(|last| FolderKey {
-                in_tasks: false,
-                sort_key: last.3.clone(),
-                id: last.0.clone(),
-            });
-        }
-        let room = limit as usize - subfolders.len();
-        listing.subfolders = subfolders.into_iter().map(ListedFolder::folder).collect();
-        // The page's monitors by their keys alone (the listing index covers them), then each
-        // from the cache that `GET /task/{id}` reads, so a page costs what 50 cached monitors
-        // cost, not 50 definitions parsed and 50 values decompressed.
-        let mut keys: Vec<(String, String)> = serde_json::from_str(&keys)
-            .map_err(|err| StoreError::Backend(format!("listing keys: {err}")))?;
-        if listing.next.is_none() && room == 0 {
-            // The subfolders filled the page exactly: the monitors start the next one, if any.
-            if !keys.is_empty() {
-                listing.next = Some(FolderKey {
-                    in_tasks: true,
-                    sort_key: String::new(),
-                    id: String::new(),
-                });
+        let key = page_key(user, folder, after, limit);
+        let generation = self.cache.listings.generation();
+        let page = match self.cache.listings.get(&key, generation) {
+            Some(page) => page,
+            None => {
+                let page = Arc::new(self.read_page(user, folder, after, limit).await?);
+                self.cache.listings.put(&key, generation, page.clone());
+                page
             }
-        } else if listing.next.is_none() {
-            let more = keys.len() > room;
-            keys.truncate(room);
-            let ids: Vec<&str> = keys.iter().map(|(id, _)| id.as_str()).collect();
-            listing.tasks = self.tasks_in_order(&mut *conn, user, &ids).await?;
-            if more && let Some((id, sort_key)) = keys.pop() {
-                listing.next = Some(FolderKey {
-                    in_tasks: true,
-                    sort_key,
-                    id,
-                });
-            }
-        }
-        Ok(listing)
+        };
+        let ids: Vec<&str> = page.tasks.iter().map(String::as_str).collect();
+        Ok(FolderListing {
+            subfolders: page.subfolders.clone(),
+            tasks: self.tasks_in_order(user, &ids).await?,
+            path: page.path.clone(),
+            next: page.next.clone(),
+        })
     }
 
     async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError> {
@@ -380,6 +429,7 @@ impl FolderStore for SqliteStore {
         for id in request.task_ids.iter().flatten() {
             self.cache.tasks.invalidate(id);
         }
+        self.listings_changed();
         Ok(())
     }
 }

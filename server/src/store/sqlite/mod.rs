@@ -33,6 +33,7 @@ use sqlx::sqlite::{
 };
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// How long a call waits for another connection's (or process's) write lock.
@@ -116,6 +117,10 @@ pub struct SqliteStore {
     lent_readers: Arc<readers::Readers>,
     /// The hot reads' answers, invalidated by the writes below that change them.
     cache: Arc<Caches>,
+    /// Set by the writer connection whenever it changes a row of `folders` (their counts
+    /// included, which the monitors' triggers keep): a write that cannot tell whether it did
+    /// (a check's record, changing a monitor's failing state or not) reads it after its commit.
+    folders_written: Arc<AtomicBool>,
     /// The WAL's checkpoints, off the writer.
     checkpoints: Arc<checkpoints::Checkpoints>,
     history_retention: u32,
@@ -161,10 +166,23 @@ impl SqliteStore {
         );
         // A connection to a local file does not go stale: a ping before each transaction would
         // only be one more round trip to its thread, on the writer that every check waits for.
+        let folders_written = Arc::new(AtomicBool::new(false));
+        let written = folders_written.clone();
         let writer = SqlitePoolOptions::new()
             .max_connections(1)
             .test_before_acquire(false)
             .acquire_timeout(BUSY_TIMEOUT * 3)
+            .after_connect(move |conn, _| {
+                let written = written.clone();
+                Box::pin(async move {
+                    conn.lock_handle().await?.set_update_hook(move |change| {
+                        if change.table == "folders" {
+                            written.store(true, Ordering::Release);
+                        }
+                    });
+                    Ok(())
+                })
+            })
             .connect_with(writer_options)
             .await
             .map_err(open_err)?;
@@ -184,6 +202,7 @@ impl SqliteStore {
             reader,
             lent_readers: Arc::new(lent_readers),
             cache: Arc::new(Caches::default()),
+            folders_written,
             checkpoints,
             history_retention: settings.history_retention.max(1),
             deliveries_per_hour: std::num::NonZeroU32::new(settings.deliveries_per_hour),
@@ -196,6 +215,21 @@ impl SqliteStore {
     /// add`) wrote meanwhile, and SQLite fails it instead of waiting.
     async fn write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
         self.writer.begin_with("BEGIN IMMEDIATE").await
+    }
+
+    /// A committed write changed what folder pages show: none listed before it is used again.
+    fn listings_changed(&self) {
+        // The flag stays as it is: it may be another write's, set before its commit, which
+        // then still has to move the listings on after it.
+        self.cache.listings.moved_on();
+    }
+
+    /// A committed write may have changed a folder's counts: when it did (or any write since
+    /// the last look did), the folder pages listed before it are not used again.
+    fn listings_changed_if_folders_were(&self) {
+        if self.folders_written.swap(false, Ordering::AcqRel) {
+            self.cache.listings.moved_on();
+        }
     }
 
     /// Applies the retention to the series of `task` after a write to them. A failure is logged,

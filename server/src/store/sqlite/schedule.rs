@@ -447,6 +447,9 @@ impl ScheduleStore for SqliteStore {
                 Err(err) => Err(err),
             });
         }
+        // A check that failed after a success, or succeeded after a failure, changed its
+        // folders' counts of failing monitors.
+        self.listings_changed_if_folders_were();
         replies
     }
 

@@ -191,7 +191,6 @@ impl SqliteStore {
     /// the others read in one statement and cached. A monitor deleted meanwhile is left out.
     pub(super) async fn tasks_in_order(
         &self,
-        conn: &mut sqlx::SqliteConnection,
         user: &str,
         ids: &[&str],
     ) -> Result<Vec<SharedMonitor>, StoreError> {
@@ -213,7 +212,9 @@ impl SqliteStore {
                 missing.push_bind(*id);
             }
             query.push(")");
-            let rows: Vec<TaskRow> = query.build_query_as().fetch_all(&mut *conn).await?;
+            let mut lent = self.lent_readers.get().await?;
+            let rows: Vec<TaskRow> = query.build_query_as().fetch_all(lent.conn()?).await?;
+            drop(lent);
             let mut read = std::collections::HashMap::with_capacity(rows.len());
             for row in rows {
                 let monitor = monitor(row)?;
@@ -296,6 +297,7 @@ impl TaskStore for SqliteStore {
             created.push(fetch(&mut tx, user, &id).await?);
         }
         tx.commit().await?;
+        self.listings_changed();
         Ok(created)
     }
 
@@ -381,6 +383,7 @@ impl TaskStore for SqliteStore {
         let saved = fetch(&mut tx, user, id).await?;
         tx.commit().await?;
         self.cache.tasks.invalidate(id);
+        self.listings_changed();
         Ok(saved)
     }
 
@@ -413,6 +416,7 @@ impl TaskStore for SqliteStore {
         // Pages, history and notifications go with the monitor (ON DELETE CASCADE).
         super::delete_owned(self, "tasks", user, id).await?;
         self.cache.tasks.invalidate(id);
+        self.listings_changed();
         Ok(())
     }
 

@@ -14,8 +14,9 @@ impl Seed for SqliteStore {
         let mut tx = self.write().await?;
         let id = history::append_in(&mut tx, series, data, self.quotas.stored_bytes).await?;
         tx.commit().await?;
-        // The monitor's latest data may be the new entry.
+        // The monitor's latest data may be the new entry, and its failing state another.
         self.cache.tasks.invalidate(task);
+        self.listings_changed_if_folders_were();
         self.prune(task).await;
         Ok(id)
     }
