@@ -88,6 +88,10 @@ async fn listening(mut child: Child) -> Serve {
 }
 
 impl Serve {
+    async fn get(&self, path: &str, token: Option<&str>) -> (u16, Value) {
+        self.call(reqwest::Method::GET, path, token, None).await
+    }
+
     async fn call(
         &self,
         method: reqwest::Method,
@@ -207,12 +211,7 @@ async fn first_start_prints_a_user_once_and_a_restart_keeps_everything() {
     assert_eq!(second.password, "s3cret pass");
     let second_token = first.login(&second).await;
     let (_, listing) = first
-        .call(
-            reqwest::Method::GET,
-            "/thirdparty/v1/folder/list",
-            Some(&second_token),
-            None,
-        )
+        .get("/thirdparty/v1/folder/list", Some(&second_token))
         .await;
     assert_eq!(
         listing["subfolders"],
@@ -244,9 +243,7 @@ async fn first_start_prints_a_user_once_and_a_restart_keeps_everything() {
     // default the service watches no private address.
     let mut kept = Value::Null;
     for _ in 0..100 {
-        let (status, reply) = again
-            .call(reqwest::Method::GET, &path, Some(&token), None)
-            .await;
+        let (status, reply) = again.get(&path, Some(&token)).await;
         assert_eq!(status, 200);
         kept = reply;
         if !kept["data"].is_null() {
@@ -473,9 +470,7 @@ async fn serve_on_postgresql_checks_alerts_and_keeps_everything_across_a_restart
     let notes = format!("/thirdparty/v1/notification/list?taskId={id}");
     let mut listed = Value::Null;
     for _ in 0..300 {
-        let (status, reply) = first
-            .call(reqwest::Method::GET, &notes, Some(&token), None)
-            .await;
+        let (status, reply) = first.get(&notes, Some(&token)).await;
         assert_eq!(status, 200, "{reply}");
         listed = reply["data"].clone();
         if listed.as_array().is_some_and(|n| !n.is_empty()) {
@@ -495,12 +490,7 @@ async fn serve_on_postgresql_checks_alerts_and_keeps_everything_across_a_restart
         "no new user"
     );
     let (status, history) = again
-        .call(
-            reqwest::Method::GET,
-            &format!("/thirdparty/v1/data/list/{id}"),
-            Some(&token),
-            None,
-        )
+        .get(&format!("/thirdparty/v1/data/list/{id}"), Some(&token))
         .await;
     assert_eq!(status, 200, "{history}");
     let values: Vec<&str> = history["data"]
@@ -601,9 +591,7 @@ async fn a_check_killed_with_the_process_runs_again_after_a_restart() {
     let path = format!("/thirdparty/v1/data/list/{}", task["id"].as_str().unwrap());
     let mut entries = Value::Null;
     for _ in 0..300 {
-        let (status, reply) = again
-            .call(reqwest::Method::GET, &path, Some(&token), None)
-            .await;
+        let (status, reply) = again.get(&path, Some(&token)).await;
         assert_eq!(status, 200, "the monitor and the token survived: {reply}");
         entries = reply["data"].clone();
         if entries.as_array().is_some_and(|e| !e.is_empty()) {
@@ -753,9 +741,7 @@ async fn a_delivery_killed_with_the_process_is_delivered_after_a_restart() {
     assert_eq!(status, 200, "{task}");
     let path = format!("/thirdparty/v1/data/list/{}", task["id"].as_str().unwrap());
     for _ in 0..100 {
-        let (_, reply) = first
-            .call(reqwest::Method::GET, &path, Some(&token), None)
-            .await;
+        let (_, reply) = first.get(&path, Some(&token)).await;
         if reply["data"].as_array().is_some_and(|d| !d.is_empty()) {
             break;
         }
@@ -1363,14 +1349,7 @@ async fn user_password_gives_a_new_password_and_ends_the_sessions() {
     // Every token issued before ended (the service may trust a cached owner for 5 s).
     let mut status = 0;
     for _ in 0..100 {
-        (status, _) = server
-            .call(
-                reqwest::Method::GET,
-                "/thirdparty/v1/folder/list",
-                Some(&token),
-                None,
-            )
-            .await;
+        (status, _) = server.get("/thirdparty/v1/folder/list", Some(&token)).await;
         if status == 401 {
             break;
         }
@@ -1452,9 +1431,7 @@ impl Serve {
     async fn history(&self, token: &str, id: &str) -> Vec<Value> {
         let path = format!("/thirdparty/v1/data/list/{id}");
         for _ in 0..300 {
-            let (status, reply) = self
-                .call(reqwest::Method::GET, &path, Some(token), None)
-                .await;
+            let (status, reply) = self.get(&path, Some(token)).await;
             assert_eq!(status, 200, "{reply}");
             if let Some(entries) = reply["data"].as_array().filter(|e| !e.is_empty()) {
                 return entries.clone();
@@ -1634,27 +1611,16 @@ async fn roles_split_the_api_from_workers_and_a_location_is_checked_only_by_its_
         "nobody checks the default location"
     );
     let path = format!("/thirdparty/v1/task/{id}");
-    let (_, shown) = api
-        .call(reqwest::Method::GET, &path, Some(&token), None)
-        .await;
+    let (_, shown) = api.get(&path, Some(&token)).await;
     assert!(shown.get("locationNotice").is_none(), "{shown}");
     // Once its only worker stopped, the monitor says it is not checked.
     assert_eq!(terminate(gb).await, Some(0));
-    let (status, shown) = api
-        .call(reqwest::Method::GET, &path, Some(&token), None)
-        .await;
+    let (status, shown) = api.get(&path, Some(&token)).await;
     assert_eq!(status, 200, "{shown}");
     let notice = shown["locationNotice"].as_str().unwrap_or_default();
     assert!(notice.contains("location Gb"), "{shown}");
     // A listing of its folder says so too, and of the monitor checked anywhere, nothing.
-    let (status, listed) = api
-        .call(
-            reqwest::Method::GET,
-            "/thirdparty/v1/folder/list",
-            Some(&token),
-            None,
-        )
-        .await;
+    let (status, listed) = api.get("/thirdparty/v1/folder/list", Some(&token)).await;
     assert_eq!(status, 200, "{listed}");
     let tasks = listed["tasks"].as_array().cloned().unwrap_or_default();
     let listed_notice = |id: &str| {
@@ -1809,9 +1775,7 @@ async fn a_database_that_goes_away_for_a_while_loses_no_check_and_the_service_re
             .await
             .unwrap();
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let (status, _) = service
-            .call(reqwest::Method::GET, &path, Some(&token), None)
-            .await;
+        let (status, _) = service.get(&path, Some(&token)).await;
         refused.push(status);
     }
     assert!(
@@ -1829,9 +1793,7 @@ async fn a_database_that_goes_away_for_a_while_loses_no_check_and_the_service_re
     // The service is still there, answers, and checks again: an entry newer than the outage.
     let mut after = 0;
     for _ in 0..300 {
-        let (status, reply) = service
-            .call(reqwest::Method::GET, &path, Some(&token), None)
-            .await;
+        let (status, reply) = service.get(&path, Some(&token)).await;
         if status == 200 {
             after = reply["data"]
                 .as_array()
@@ -1920,14 +1882,7 @@ async fn a_migration_killed_half_way_is_run_again_and_finishes() {
 
     // Run again, it finishes: the service starts, and the folder has its counts.
     let again = serve(db, &["--roles", "api"]).await;
-    let (status, listing) = again
-        .call(
-            reqwest::Method::GET,
-            "/thirdparty/v1/folder/list",
-            Some(&token),
-            None,
-        )
-        .await;
+    let (status, listing) = again.get("/thirdparty/v1/folder/list", Some(&token)).await;
     assert_eq!(status, 200, "{listing}");
     assert_eq!(listing["subfolders"][0]["count"], 0, "{listing}");
     let (done,): (i64,) =
@@ -1996,9 +1951,7 @@ async fn delta_entries(
     let mut entries = std::collections::BTreeMap::new();
     for (page, id) in ids.iter().enumerate() {
         let path = format!("/thirdparty/v1/data/list/{id}?count=500");
-        let (status, reply) = serve
-            .call(reqwest::Method::GET, &path, Some(token), None)
-            .await;
+        let (status, reply) = serve.get(&path, Some(token)).await;
         assert_eq!(status, 200, "{reply}");
         assert!(reply["continuationToken"].is_null(), "one page holds all");
         for entry in reply["data"].as_array().unwrap() {
@@ -2135,9 +2088,7 @@ async fn reported(serve: &Serve, token: &str, ids: &[String]) -> (Vec<String>, V
     let mut checks = Vec::new();
     for id in ids {
         let path = format!("/thirdparty/v1/data/list/{id}?count=500");
-        let (status, reply) = serve
-            .call(reqwest::Method::GET, &path, Some(token), None)
-            .await;
+        let (status, reply) = serve.get(&path, Some(token)).await;
         assert_eq!(status, 200, "{reply}");
         for entry in reply["data"].as_array().unwrap() {
             checks.push(format!(
@@ -2147,12 +2098,7 @@ async fn reported(serve: &Serve, token: &str, ids: &[String]) -> (Vec<String>, V
         }
     }
     let (status, reply) = serve
-        .call(
-            reqwest::Method::GET,
-            "/thirdparty/v1/notification/list?count=500",
-            Some(token),
-            None,
-        )
+        .get("/thirdparty/v1/notification/list?count=500", Some(token))
         .await;
     assert_eq!(status, 200, "{reply}");
     let notes = reply["data"]
