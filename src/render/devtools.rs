@@ -130,6 +130,9 @@ async fn accept(listener: tokio::net::TcpListener, path: &str) -> Option<Ws> {
     let ours = listener.local_addr().ok()?;
     loop {
         let (stream, peer) = listener.accept().await.ok()?;
+        // Messages are small and answer each other: Nagle's algorithm would hold an event
+        // behind the one before it until the peer's delayed ACK, up to 40 ms.
+        let _ = stream.set_nodelay(true);
         // A stranger is dropped before it can send a byte, so it cannot hold up the handshake.
         let own = tokio::task::spawn_blocking(move || connected_from_this_process(peer, ours));
         if !own.await.unwrap_or(false) {
