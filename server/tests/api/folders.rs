@@ -68,6 +68,21 @@ async fn listings_show_subfolders_then_monitors_by_name_with_path_and_recursive_
         (&json!(4), &json!(1), &json!(1)),
         "counts cover the whole subtree: {shops_entry}"
     );
+    // A saved folder comes back with the same counts.
+    let saved = api
+        .post(&user, FOLDER, json!({"id": shops, "name": "Shops"}))
+        .await
+        .ok()
+        .clone();
+    assert_eq!(
+        (
+            &saved["count"],
+            &saved["failedCount"],
+            &saved["pausedCount"]
+        ),
+        (&json!(4), &json!(1), &json!(1)),
+        "{saved}"
+    );
 
     let listed = api
         .get(&user, &format!("{LIST}?parentId={tea}"))

@@ -7,27 +7,8 @@ use crate::store::cache::ListedPage;
 use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id, new_id, now_millis};
 use async_trait::async_trait;
 use sqlx::{Sqlite, Transaction};
-use std::collections::HashMap;
 use std::sync::Arc;
 use wachet::model::{Folder, MoveRequest};
-
-#[derive(sqlx::FromRow)]
-struct FolderRow {
-    id: String,
-    name: Option<String>,
-    parent_id: Option<String>,
-}
-
-impl FolderRow {
-    fn folder(self) -> Folder {
-        Folder {
-            id: Some(self.id),
-            name: self.name,
-            parent_id: self.parent_id,
-            ..Folder::default()
-        }
-    }
-}
 
 /// Whether `folder` is `ancestor` or lies below it.
 async fn is_within(
@@ -65,40 +46,13 @@ macro_rules! subtree_counts {
     };
 }
 
-/// Fills count, failedCount and pausedCount of each folder, over its whole subtree.
-async fn fill_counts<'c, E>(executor: E, folders: &mut [Folder]) -> Result<(), StoreError>
-where
-    E: sqlx::Executor<'c, Database = Sqlite>,
-{
-    if folders.is_empty() {
-        return Ok(());
-    }
-    let mut query = sqlx::QueryBuilder::<Sqlite>::new(
-        "WITH RECURSIVE roots (id) AS (SELECT id FROM folders WHERE id IN (",
-    );
-    let mut ids = query.separated(", ");
-    for folder in folders.iter() {
-        ids.push_bind(folder.id.clone().unwrap_or_default());
-    }
-    query.push(concat!(
-        ")), ",
-        subtree_counts!(),
-        " SELECT id, n, failed, paused FROM counts"
-    ));
-    let rows: Vec<(String, i64, i64, i64)> = query.build_query_as().fetch_all(executor).await?;
-    let counts: HashMap<String, (i64, i64, i64)> = rows
-        .into_iter()
-        .map(|(id, count, failed, paused)| (id, (count, failed, paused)))
-        .collect();
-    for folder in folders {
-        if let Some(&(count, failed, paused)) = folder.id.as_ref().and_then(|id| counts.get(id)) {
-            folder.count = clamp(count);
-            folder.failed_count = clamp(failed);
-            folder.paused_count = clamp(paused);
-        }
-    }
-    Ok(())
-}
+/// The folder `?1` with its subtree's counts, as [`ListedFolder`]'s fields.
+const SAVED: &str = concat!(
+    "WITH RECURSIVE roots (id) AS (SELECT ?1), ",
+    subtree_counts!(),
+    " SELECT f.id, f.name, f.parent_id, f.sort_key, c.n, c.failed, c.paused \
+    FROM folders f LEFT JOIN counts c ON c.id = f.id WHERE f.id = ?1"
+);
 
 fn clamp(n: i64) -> i32 {
     i32::try_from(n).unwrap_or(i32::MAX)
@@ -108,8 +62,9 @@ fn clamp(n: i64) -> i32 {
 /// child down to the folder (`?1`; NULL for the root) and the page's subfolders (when `?3`:
 /// `?6` of them at most after the key `(?4, ?5)`), each with its subtree's counts
 /// (`subtree_counts!`), and the keys of the monitors that fill the rest of the page (after
-/// `(?7, ?8)`, one more than fit, to tell whether more follow). sqlx hands each row and each statement over from its SQLite thread with a wake-up
-/// of its own, and the four statements this took before were most of a listing's time.
+/// `(?7, ?8)`, one more than fit, to tell whether more follow). sqlx hands each row and each
+/// statement over from its SQLite thread with a wake-up of its own, and the four statements
+/// this took before were most of a listing's time.
 const LISTING: &str = concat!(
     "WITH RECURSIVE \
     up (id, name, parent_id, sort_key, depth) AS ( \
@@ -137,8 +92,8 @@ const LISTING: &str = concat!(
             ORDER BY sort_key, id LIMIT ?6 - (SELECT count(*) FROM subs)))"
 );
 
-/// A folder of [`LISTING`]: id, name, parent, sort key and its subtree's counts (all,
-/// failed, paused).
+/// A folder of [`LISTING`] or [`SAVED`]: id, name, parent, sort key and its subtree's counts
+/// (all, failed, paused).
 #[derive(serde::Deserialize)]
 struct ListedFolder(
     String,
@@ -322,15 +277,11 @@ impl FolderStore for SqliteStore {
                 id.to_string()
             }
         };
-        let row: FolderRow = sqlx::query_as("SELECT id, name, parent_id FROM folders WHERE id = ?")
-            .bind(&id)
-            .fetch_one(&mut *tx)
-            .await?;
-        let mut saved = vec![row.folder()];
-        fill_counts(&mut *tx, &mut saved).await?;
+        let (id, name, parent_id, sort_key, count, failed, paused) =
+            sqlx::query_as(SAVED).bind(&id).fetch_one(&mut *tx).await?;
         tx.commit().await?;
         self.listings_changed();
-        Ok(saved.remove(0))
+        Ok(ListedFolder(id, name, parent_id, sort_key, count, failed, paused).folder())
     }
 
     async fn delete_folder(&self, user: &str, id: &str) -> Result<(), StoreError> {
