@@ -98,6 +98,13 @@ impl From<StoreError> for ApiError {
                 detail: message.clone(),
                 errors: BTreeMap::from([(limit, vec![message])]),
             },
+            StoreError::Conflict(detail) => {
+                tracing::warn!(%detail, "a write kept meeting concurrent writes");
+                ApiError::Unavailable(
+                    "other changes were being saved at the same moment; try again".into(),
+                    1,
+                )
+            }
             StoreError::Backend(detail) => ApiError::Internal(detail),
         }
     }

@@ -100,9 +100,30 @@ pub enum StoreError {
         /// What the user has and what the server allows.
         message: String,
     },
+    /// A write that ran at the same moment on the same rows made the database end this one
+    /// (a deadlock or a serialization failure, PostgreSQL's `40P01` and `40001`); nothing of
+    /// it was stored, and the same call made again succeeds. The stores run such a write
+    /// again a few times before they return this.
+    #[error("database conflict: {0}")]
+    Conflict(String),
     /// The database failed (I/O, corruption, a lock held too long). Not the client's fault.
     #[error("database: {0}")]
     Backend(String),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(err: sqlx::Error) -> Self {
+        const DEADLOCK: &str = "40P01";
+        const SERIALIZATION: &str = "40001";
+        let code = err.as_database_error().and_then(|db| db.code());
+        match err {
+            sqlx::Error::RowNotFound => StoreError::NotFound,
+            _ if matches!(code.as_deref(), Some(DEADLOCK | SERIALIZATION)) => {
+                StoreError::Conflict(err.to_string())
+            }
+            other => StoreError::Backend(other.to_string()),
+        }
+    }
 }
 
 impl StoreError {

@@ -118,11 +118,12 @@ async fn path(
     Ok(rows.into_iter().map(FolderRow::folder).collect())
 }
 
-#[async_trait]
-impl FolderStore for PgStore {
-    async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
+impl PgStore {
+    /// [`FolderStore::save_folder`] once; run again on a conflict.
+    async fn try_save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
         super::refuse_nul("name", folder.name.as_deref())?;
         let mut tx = self.pool.begin().await?;
+        super::lock_owner(&mut tx, user).await?;
         if let Some(parent) = folder.parent_id.as_deref() {
             check_folder(&mut tx, user, parent, "parentId").await?;
         }
@@ -183,6 +184,76 @@ impl FolderStore for PgStore {
         fill_counts(&mut *tx, &mut saved).await?;
         tx.commit().await?;
         Ok(saved.remove(0))
+    }
+
+    /// [`FolderStore::move_items`] once; run again on a conflict.
+    async fn try_move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        super::lock_owner(&mut tx, user).await?;
+        let target = request.folder_id.as_deref();
+        if let Some(target) = target {
+            check_folder(&mut tx, user, target, "folderId")
+                .await
+                .map_err(|err| match err {
+                    StoreError::Invalid { .. } => StoreError::NotFound,
+                    other => other,
+                })?;
+        }
+        for id in request.task_ids.iter().flatten() {
+            if !is_id(id) {
+                return Err(StoreError::NotFound);
+            }
+            let moved =
+                sqlx::query("UPDATE tasks SET folder_id = $1 WHERE id = $2 AND user_id = $3")
+                    .bind(target)
+                    .bind(id)
+                    .bind(user)
+                    .execute(&mut *tx)
+                    .await?;
+            if moved.rows_affected() == 0 {
+                return Err(StoreError::NotFound);
+            }
+        }
+        for id in request.folder_ids.iter().flatten() {
+            if !is_id(id) {
+                return Err(StoreError::NotFound);
+            }
+            let owned: Option<(i32,)> =
+                sqlx::query_as("SELECT 1 FROM folders WHERE id = $1 AND user_id = $2")
+                    .bind(id)
+                    .bind(user)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if owned.is_none() {
+                return Err(StoreError::NotFound);
+            }
+            if let Some(target) = target
+                && is_within(&mut tx, target, id).await?
+            {
+                return Err(StoreError::invalid(
+                    "folderIds",
+                    format!("folder {id} cannot move into itself or its own subfolders"),
+                ));
+            }
+            sqlx::query("UPDATE folders SET parent_id = $1 WHERE id = $2")
+                .bind(target)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        // Moved monitors have another folderId.
+        for id in request.task_ids.iter().flatten() {
+            self.cache.tasks.invalidate(id);
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl FolderStore for PgStore {
+    async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
+        super::retrying(|| self.try_save_folder(user, folder)).await
     }
 
     async fn delete_folder(&self, user: &str, id: &str) -> Result<(), StoreError> {
@@ -288,63 +359,6 @@ impl FolderStore for PgStore {
     }
 
     async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let target = request.folder_id.as_deref();
-        if let Some(target) = target {
-            check_folder(&mut tx, user, target, "folderId")
-                .await
-                .map_err(|err| match err {
-                    StoreError::Invalid { .. } => StoreError::NotFound,
-                    other => other,
-                })?;
-        }
-        for id in request.task_ids.iter().flatten() {
-            if !is_id(id) {
-                return Err(StoreError::NotFound);
-            }
-            let moved =
-                sqlx::query("UPDATE tasks SET folder_id = $1 WHERE id = $2 AND user_id = $3")
-                    .bind(target)
-                    .bind(id)
-                    .bind(user)
-                    .execute(&mut *tx)
-                    .await?;
-            if moved.rows_affected() == 0 {
-                return Err(StoreError::NotFound);
-            }
-        }
-        for id in request.folder_ids.iter().flatten() {
-            if !is_id(id) {
-                return Err(StoreError::NotFound);
-            }
-            let owned: Option<(i32,)> =
-                sqlx::query_as("SELECT 1 FROM folders WHERE id = $1 AND user_id = $2")
-                    .bind(id)
-                    .bind(user)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if owned.is_none() {
-                return Err(StoreError::NotFound);
-            }
-            if let Some(target) = target
-                && is_within(&mut tx, target, id).await?
-            {
-                return Err(StoreError::invalid(
-                    "folderIds",
-                    format!("folder {id} cannot move into itself or its own subfolders"),
-                ));
-            }
-            sqlx::query("UPDATE folders SET parent_id = $1 WHERE id = $2")
-                .bind(target)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        // Moved monitors have another folderId.
-        for id in request.task_ids.iter().flatten() {
-            self.cache.tasks.invalidate(id);
-        }
-        Ok(())
+        super::retrying(|| self.try_move_items(user, request)).await
     }
 }

@@ -395,12 +395,18 @@ pub(super) async fn append_in(
             .bind(charged)
             .execute(&mut **tx)
             .await?;
-            // Written only when it changes: the definition's row is not a check's to rewrite.
-            sqlx::query("UPDATE tasks SET failed = $2 WHERE id = $1 AND failed <> $2")
-                .bind(task)
-                .bind(error.is_some())
-                .execute(&mut **tx)
-                .await?;
+            // Written only when it changes (the definition's row is not a check's to rewrite),
+            // and only by the entry that became the latest: a check recorded late must not
+            // mark a monitor failed (and count it in its folder) under a newer success.
+            sqlx::query(
+                "UPDATE tasks SET failed = $2 WHERE id = $1 AND failed <> $2 \
+                 AND (SELECT latest_entry_id FROM task_series WHERE task_id = $1) = $3",
+            )
+            .bind(task)
+            .bind(error.is_some())
+            .bind(id)
+            .execute(&mut **tx)
+            .await?;
         }
         Some(page) => {
             sqlx::query(AssertSqlSafe(format!(

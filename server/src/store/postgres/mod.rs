@@ -154,6 +154,42 @@ async fn migrate(pool: &PgPool, shown: &str) -> Result<(), OpenError> {
     }
 }
 
+/// How many times a write that met a concurrent one ([`StoreError::Conflict`]) is run again.
+const CONFLICT_RETRIES: u32 = 4;
+
+/// Runs `write`, one transaction, again when PostgreSQL ended it to break a deadlock or a
+/// serialization failure with a concurrent write (it stored nothing), after a short wait that
+/// grows with each try; [`StoreError::Conflict`] once the tries are spent.
+async fn retrying<T, F, Fut>(mut write: F) -> Result<T, StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let mut tries = 0;
+    loop {
+        match write().await {
+            Err(StoreError::Conflict(detail)) if tries < CONFLICT_RETRIES => {
+                tries += 1;
+                tracing::debug!(%detail, tries, "a write met a concurrent one; running it again");
+                tokio::time::sleep(Duration::from_millis(5 << tries)).await;
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
+/// Takes the owner's row for the rest of the transaction. Every write to a user's monitors and
+/// folders takes it first, so two of them never lock the rows below it (monitors, the folders'
+/// counts, the user's count of monitors) in opposite orders and deadlock: a user's writes to
+/// the tree run one after another, as SQLite's single writer runs them.
+async fn lock_owner(tx: &mut sqlx::PgConnection, user: &str) -> Result<(), StoreError> {
+    sqlx::query("SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE")
+        .bind(user)
+        .execute(tx)
+        .await?;
+    Ok(())
+}
+
 /// Deletes the row `id` of `table` if it is the user's (what hangs on it cascades, in this one
 /// statement); `NotFound` otherwise.
 async fn delete_owned(
@@ -165,17 +201,23 @@ async fn delete_owned(
     if !super::is_id(id) {
         return Err(StoreError::NotFound);
     }
-    let deleted = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DELETE FROM {table} WHERE id = $1 AND user_id = $2"
-    )))
-    .bind(id)
-    .bind(user)
-    .execute(&store.pool)
-    .await?;
-    if deleted.rows_affected() == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+    retrying(|| async {
+        let mut tx = store.pool.begin().await?;
+        lock_owner(&mut tx, user).await?;
+        let deleted = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DELETE FROM {table} WHERE id = $1 AND user_id = $2"
+        )))
+        .bind(id)
+        .bind(user)
+        .execute(&mut *tx)
+        .await?;
+        if deleted.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        tx.commit().await?;
+        Ok(())
+    })
+    .await
 }
 
 /// PostgreSQL's text cannot hold NUL (SQLite's can), so text with one is refused as `field`'s
@@ -225,7 +267,46 @@ fn before_key(page: &super::TimePage) -> (super::Millis, String) {
 
 #[cfg(test)]
 mod tests {
-    use super::redact;
+    use super::{CONFLICT_RETRIES, StoreError, redact, retrying};
+    use std::cell::Cell;
+
+    #[tokio::test]
+    async fn a_conflict_is_run_again_until_the_tries_are_spent() {
+        let runs = Cell::new(0);
+        let conflict = || StoreError::Conflict("deadlock detected".into());
+        let outcome = retrying(|| async {
+            runs.set(runs.get() + 1);
+            if runs.get() < 3 {
+                Err(conflict())
+            } else {
+                Ok(runs.get())
+            }
+        })
+        .await;
+        assert!(matches!(outcome, Ok(3)), "{outcome:?}");
+
+        runs.set(0);
+        let outcome: Result<(), _> = retrying(|| async {
+            runs.set(runs.get() + 1);
+            Err(conflict())
+        })
+        .await;
+        assert!(
+            matches!(outcome, Err(StoreError::Conflict(_))),
+            "{outcome:?}"
+        );
+        assert_eq!(runs.get(), CONFLICT_RETRIES + 1);
+
+        // Any other outcome is returned at once.
+        runs.set(0);
+        let outcome: Result<(), _> = retrying(|| async {
+            runs.set(runs.get() + 1);
+            Err(StoreError::NotFound)
+        })
+        .await;
+        assert!(matches!(outcome, Err(StoreError::NotFound)));
+        assert_eq!(runs.get(), 1);
+    }
 
     #[test]
     fn a_password_never_shows() {

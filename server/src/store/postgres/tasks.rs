@@ -177,80 +177,9 @@ pub(super) async fn owns(store: &PgStore, user: &str, id: &str) -> Result<bool, 
     Ok(owned.is_some())
 }
 
-#[async_trait]
-impl TaskStore for PgStore {
-    async fn create_tasks(
-        &self,
-        user: &str,
-        monitors: &[Monitor],
-    ) -> Result<Vec<Monitor>, StoreError> {
-        let now = now_millis();
-        let mut tx = self.pool.begin().await?;
-        for (i, monitor) in monitors.iter().enumerate() {
-            if let Some(folder) = monitor.folder_id.as_deref() {
-                check_folder(&mut tx, user, folder, &format!("[{i}].folderId")).await?;
-            }
-        }
-        // The owner's row is locked first, so two creations at once are counted one after the
-        // other and cannot both pass the cap; the count is the one the writes keep on it
-        // (migration 0007), not a count of the user's monitors.
-        let have: i64 =
-            sqlx::query_scalar("SELECT task_count::bigint FROM users WHERE id = $1 FOR UPDATE")
-                .bind(user)
-                .fetch_optional(&mut *tx)
-                .await?
-                .unwrap_or(0);
-        let max = self.quotas.monitors;
-        if let Some(message) = super::super::over_quota(have, monitors.len(), max) {
-            return Err(StoreError::QuotaExceeded {
-                limit: "maxMonitorsPerUser".into(),
-                message,
-            });
-        }
-        let mut created = Vec::with_capacity(monitors.len());
-        for monitor in monitors {
-            let monitor = &Monitor {
-                noise: noise::on_create(monitor.noise.as_deref()),
-                ..monitor.clone()
-            };
-            let c = columns(monitor)?;
-            let id = new_id();
-            sqlx::query(
-                "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
-                 definition, paused, created_at, updated_at, dynamic, sample_noise) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-            )
-            .bind(&id)
-            .bind(user)
-            .bind(&monitor.folder_id)
-            .bind(&c.name)
-            .bind(&c.sort_key)
-            .bind(&c.url)
-            .bind(&c.note)
-            .bind(&c.search_text)
-            .bind(&c.definition)
-            .bind(c.paused)
-            .bind(now)
-            .bind(now)
-            .bind(c.dynamic)
-            .bind(samples_noise(monitor))
-            .execute(&mut *tx)
-            .await?;
-            schedule::schedule_in(
-                &mut tx,
-                &id,
-                user,
-                c.first_check(now),
-                (c.dynamic, c.location, c.host_bucket, c.host),
-            )
-            .await?;
-            created.push(fetch(&mut tx, user, &id).await?);
-        }
-        tx.commit().await?;
-        Ok(created)
-    }
-
-    async fn update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
+impl PgStore {
+    /// [`TaskStore::update_task`] once; run again on a conflict.
+    async fn try_update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
         let id = monitor
             .id
             .as_deref()
@@ -258,6 +187,7 @@ impl TaskStore for PgStore {
             .ok_or(StoreError::NotFound)?;
         let now = now_millis();
         let mut tx = self.pool.begin().await?;
+        super::lock_owner(&mut tx, user).await?;
         if let Some(folder) = monitor.folder_id.as_deref() {
             check_folder(&mut tx, user, folder, "folderId").await?;
         }
@@ -333,6 +263,93 @@ impl TaskStore for PgStore {
         tx.commit().await?;
         self.cache.tasks.invalidate(id);
         Ok(saved)
+    }
+
+    /// [`TaskStore::create_tasks`] once; run again on a conflict.
+    async fn try_create_tasks(
+        &self,
+        user: &str,
+        monitors: &[Monitor],
+    ) -> Result<Vec<Monitor>, StoreError> {
+        let now = now_millis();
+        let mut tx = self.pool.begin().await?;
+        super::lock_owner(&mut tx, user).await?;
+        for (i, monitor) in monitors.iter().enumerate() {
+            if let Some(folder) = monitor.folder_id.as_deref() {
+                check_folder(&mut tx, user, folder, &format!("[{i}].folderId")).await?;
+            }
+        }
+        // The owner's row, locked above, makes two creations at once count one after the other
+        // so they cannot both pass the cap; the count is the one the writes keep on it
+        // (migration 0007), not a count of the user's monitors.
+        let have: i64 = sqlx::query_scalar("SELECT task_count::bigint FROM users WHERE id = $1")
+            .bind(user)
+            .fetch_optional(&mut *tx)
+            .await?
+            .unwrap_or(0);
+        let max = self.quotas.monitors;
+        if let Some(message) = super::super::over_quota(have, monitors.len(), max) {
+            return Err(StoreError::QuotaExceeded {
+                limit: "maxMonitorsPerUser".into(),
+                message,
+            });
+        }
+        let mut created = Vec::with_capacity(monitors.len());
+        for monitor in monitors {
+            let monitor = &Monitor {
+                noise: noise::on_create(monitor.noise.as_deref()),
+                ..monitor.clone()
+            };
+            let c = columns(monitor)?;
+            let id = new_id();
+            sqlx::query(
+                "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
+                 definition, paused, created_at, updated_at, dynamic, sample_noise) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+            )
+            .bind(&id)
+            .bind(user)
+            .bind(&monitor.folder_id)
+            .bind(&c.name)
+            .bind(&c.sort_key)
+            .bind(&c.url)
+            .bind(&c.note)
+            .bind(&c.search_text)
+            .bind(&c.definition)
+            .bind(c.paused)
+            .bind(now)
+            .bind(now)
+            .bind(c.dynamic)
+            .bind(samples_noise(monitor))
+            .execute(&mut *tx)
+            .await?;
+            schedule::schedule_in(
+                &mut tx,
+                &id,
+                user,
+                c.first_check(now),
+                (c.dynamic, c.location, c.host_bucket, c.host),
+            )
+            .await?;
+            created.push(fetch(&mut tx, user, &id).await?);
+        }
+        tx.commit().await?;
+        Ok(created)
+    }
+}
+
+#[async_trait]
+impl TaskStore for PgStore {
+    async fn create_tasks(
+        &self,
+        user: &str,
+        monitors: &[Monitor],
+    ) -> Result<Vec<Monitor>, StoreError> {
+        super::retrying(|| self.try_create_tasks(user, monitors)).await
+    }
+
+    async fn update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
+        super::retrying(|| self.try_update_task(user, monitor)).await
     }
 
     async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError> {

@@ -337,15 +337,6 @@ async fn migrate(writer: &SqlitePool, path: &str) -> Result<(), OpenError> {
     }
 }
 
-impl From<sqlx::Error> for StoreError {
-    fn from(err: sqlx::Error) -> Self {
-        match err {
-            sqlx::Error::RowNotFound => StoreError::NotFound,
-            other => StoreError::Backend(other.to_string()),
-        }
-    }
-}
-
 /// Deletes the row `id` of `table` if it is the user's (what hangs on it cascades, in this one
 /// statement); `NotFound` otherwise.
 async fn delete_owned(

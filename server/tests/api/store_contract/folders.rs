@@ -3,6 +3,7 @@
 use super::{TestStore, add_user, contract, folder, monitor};
 use std::sync::Arc;
 use wachet::model::{Folder, MoveRequest};
+use wachet_server::store::sqlite::StoreSettings;
 use wachet_server::store::*;
 
 contract!(a_listing_counts_over_each_subtree, |store: Arc<
@@ -216,6 +217,37 @@ contract!(deleting_a_folder_takes_its_subtree, |store: Arc<
     );
 });
 
+contract!(
+    a_failure_recorded_late_does_not_count_under_a_newer_success,
+    |store: Arc<dyn TestStore>| async move {
+        let ada = add_user(&*store, "ada@example.com").await;
+        let work = folder(&*store, &ada, "Work", None).await;
+        let mut m = monitor("m", "https://a.example/");
+        m.folder_id = Some(work.clone());
+        let id = store.create_task(&ada, &m).await.unwrap().id.unwrap();
+        let now = chrono::Utc::now();
+        let newer = wachet::model::ClientData::value(now, "up".into());
+        let older =
+            wachet::model::ClientData::failure(now - chrono::Duration::seconds(30), "down".into());
+        store
+            .append_entry(&Series::Task(id.clone()), &newer)
+            .await
+            .unwrap();
+        store
+            .append_entry(&Series::Task(id.clone()), &older)
+            .await
+            .unwrap();
+        let shown = store.task(&ada, &id).await.unwrap().data.expect("data");
+        assert_eq!(shown.error, None, "the newest check is the latest data");
+        let root = store.list_folder(&ada, None, None, 10).await.unwrap();
+        assert_eq!(
+            root.subfolders[0].failed_count, 0,
+            "{:?}",
+            root.subfolders[0]
+        );
+    }
+);
+
 /// A folder's counts over its subtree, recounted from the monitors listed in it.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct Counts {
@@ -262,83 +294,106 @@ fn recount<'a>(
     })
 }
 
+/// A small xorshift: the same operations on both backends, every run.
+fn picker(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut state = seed;
+    move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    }
+}
+
+/// What a random change created, for the next changes to pick from.
+enum Created {
+    Folder(String),
+    Task(String),
+}
+
+/// One random change among creates, saves, checks, pauses, moves and deletes of the given
+/// folders and monitors (refusals, such as a folder moved into its own subtree or an id deleted
+/// meanwhile, change nothing and are part of the test).
+async fn random_change(
+    store: &dyn TestStore,
+    user: &str,
+    step: usize,
+    next: &mut impl FnMut(usize) -> usize,
+    folders: &[String],
+    tasks: &[String],
+) -> Option<Created> {
+    let folder_of = |i: usize| (i < folders.len()).then(|| folders[i].clone());
+    match next(10) {
+        0 | 1 => {
+            let parent = folder_of(next(folders.len() + 2));
+            let folder = wachet::model::Folder {
+                name: Some(format!("f{step}")),
+                parent_id: parent,
+                ..Default::default()
+            };
+            let saved = store.save_folder(user, &folder).await.ok()?;
+            Some(Created::Folder(saved.id?))
+        }
+        2..=4 => {
+            let mut new = monitor(&format!("m{step}"), "https://a.example/");
+            new.folder_id = folder_of(next(folders.len() + 2));
+            if next(3) == 0 {
+                new.recurrence_in_seconds = Some(0);
+            }
+            let created = store.create_task(user, &new).await.ok()?;
+            Some(Created::Task(created.id?))
+        }
+        5 if !tasks.is_empty() => {
+            let id = tasks[next(tasks.len())].clone();
+            let data = match next(2) == 0 {
+                true => wachet::model::ClientData::failure(chrono::Utc::now(), "down".into()),
+                false => wachet::model::ClientData::value(chrono::Utc::now(), "up".into()),
+            };
+            let _ = store.append_entry(&Series::Task(id), &data).await;
+            None
+        }
+        6 if !tasks.is_empty() => {
+            let id = tasks[next(tasks.len())].clone();
+            if let Ok(mut stored) = store.task(user, &id).await {
+                let paused = stored.recurrence_in_seconds.unwrap_or(0) <= 0;
+                stored.recurrence_in_seconds = Some(if paused { 3600 } else { 0 });
+                stored.data = None;
+                let _ = store.update_task(user, &stored).await;
+            }
+            None
+        }
+        7 => {
+            let moved = MoveRequest {
+                task_ids: (!tasks.is_empty()).then(|| vec![tasks[next(tasks.len())].clone()]),
+                folder_ids: (!folders.is_empty() && next(2) == 0)
+                    .then(|| vec![folders[next(folders.len())].clone()]),
+                folder_id: folder_of(next(folders.len() + 2)),
+            };
+            let _ = store.move_items(user, &moved).await;
+            None
+        }
+        8 if !tasks.is_empty() => {
+            let id = tasks[next(tasks.len())].clone();
+            let _ = store.delete_task(user, &id).await;
+            None
+        }
+        9 if !folders.is_empty() && next(4) == 0 => {
+            let id = folders[next(folders.len())].clone();
+            let _ = store.delete_folder(user, &id).await;
+            None
+        }
+        _ => None,
+    }
+}
+
 contract!(
     folder_counts_match_a_recount_after_random_changes,
     |store: Arc<dyn TestStore>| async move {
         let user = add_user(&*store, "ada@example.com").await;
-        // A small xorshift: the same operations on both backends, every run.
-        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n.max(1) as u64) as usize
-        };
+        let mut next = picker(0x9e37_79b9_7f4a_7c15);
         let mut found: (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
         for step in 0..150 {
-            let (folders, tasks) = (&found.0, &found.1);
-            let folder_of = |i: usize| (i < folders.len()).then(|| folders[i].clone());
-            match next(10) {
-                0 | 1 => {
-                    let parent = folder_of(next(folders.len() + 2));
-                    let folder = wachet::model::Folder {
-                        name: Some(format!("f{step}")),
-                        parent_id: parent,
-                        ..Default::default()
-                    };
-                    let saved = store.save_folder(&user, &folder).await.unwrap();
-                    found.0.push(saved.id.unwrap());
-                }
-                2..=4 => {
-                    let mut new = monitor(&format!("m{step}"), "https://a.example/");
-                    new.folder_id = folder_of(next(folders.len() + 2));
-                    if next(3) == 0 {
-                        new.recurrence_in_seconds = Some(0);
-                    }
-                    let created = store.create_task(&user, &new).await.unwrap();
-                    found.1.push(created.id.unwrap());
-                }
-                5 if !tasks.is_empty() => {
-                    let id = tasks[next(tasks.len())].clone();
-                    let failed = next(2) == 0;
-                    let data = match failed {
-                        true => {
-                            wachet::model::ClientData::failure(chrono::Utc::now(), "down".into())
-                        }
-                        false => wachet::model::ClientData::value(chrono::Utc::now(), "up".into()),
-                    };
-                    let _ = store.append_entry(&Series::Task(id), &data).await;
-                }
-                6 if !tasks.is_empty() => {
-                    let id = tasks[next(tasks.len())].clone();
-                    if let Ok(mut stored) = store.task(&user, &id).await {
-                        let paused = stored.recurrence_in_seconds.unwrap_or(0) <= 0;
-                        stored.recurrence_in_seconds = Some(if paused { 3600 } else { 0 });
-                        stored.data = None;
-                        let _ = store.update_task(&user, &stored).await;
-                    }
-                }
-                7 => {
-                    let moved = MoveRequest {
-                        task_ids: (!tasks.is_empty())
-                            .then(|| vec![tasks[next(tasks.len())].clone()]),
-                        folder_ids: (!folders.is_empty() && next(2) == 0)
-                            .then(|| vec![folders[next(folders.len())].clone()]),
-                        folder_id: folder_of(next(folders.len() + 2)),
-                    };
-                    // A folder moved into its own subtree is refused, and moves nothing.
-                    let _ = store.move_items(&user, &moved).await;
-                }
-                8 if !tasks.is_empty() => {
-                    let id = tasks[next(tasks.len())].clone();
-                    let _ = store.delete_task(&user, &id).await;
-                }
-                9 if !folders.is_empty() && next(4) == 0 => {
-                    let id = folders[next(folders.len())].clone();
-                    let _ = store.delete_folder(&user, &id).await;
-                }
-                _ => {}
-            }
+            random_change(&*store, &user, step, &mut next, &found.0, &found.1).await;
             // What exists now, and every count checked against it.
             found = (Vec::new(), Vec::new());
             recount(&*store, &user, None, &mut found).await;
@@ -346,3 +401,112 @@ contract!(
         assert!(found.0.len() > 3 && found.1.len() > 10, "{found:?}");
     }
 );
+
+contract!(
+    counts_stay_exact_under_concurrent_changes,
+    StoreSettings {
+        quotas: Quotas {
+            monitors: 120,
+            ..Quotas::default()
+        },
+        ..StoreSettings::default()
+    },
+    |store: Arc<dyn TestStore>| async move {
+        let user = add_user(&*store, "ada@example.com").await;
+        let known = Arc::new(std::sync::Mutex::new((
+            Vec::<String>::new(),
+            Vec::<String>::new(),
+        )));
+        // Six writers changing one tree at once, and a reader listing it meanwhile, so kept
+        // pages are read while the writes that change them commit.
+        let writers = (0..6u64).map(|writer| {
+            let (store, user, known) = (store.clone(), user.clone(), known.clone());
+            tokio::spawn(async move {
+                let mut next = picker(0x9e37_79b9_7f4a_7c15 ^ ((writer + 1) * 0x1234_5678_9abc));
+                for step in 0..60 {
+                    let (folders, tasks) = known.lock().unwrap().clone();
+                    let step = writer as usize * 1000 + step;
+                    match random_change(&*store, &user, step, &mut next, &folders, &tasks).await {
+                        Some(Created::Folder(id)) => known.lock().unwrap().0.push(id),
+                        Some(Created::Task(id)) => known.lock().unwrap().1.push(id),
+                        None => {}
+                    }
+                }
+            })
+        });
+        let writers: Vec<_> = writers.collect();
+        let reader = {
+            let (store, user, known) = (store.clone(), user.clone(), known.clone());
+            tokio::spawn(async move {
+                for i in 0.. {
+                    let folders = known.lock().unwrap().0.clone();
+                    let folder = (!folders.is_empty()).then(|| folders[i % folders.len()].clone());
+                    let _ = store.list_folder(&user, folder.as_deref(), None, 500).await;
+                    let _ = store.list_folder(&user, None, None, 500).await;
+                    tokio::task::yield_now().await;
+                }
+            })
+        };
+        for writer in writers {
+            writer.await.expect("a writer panicked");
+        }
+        reader.abort();
+
+        // Every folder's counts against a recount of what is listed, read after the writes.
+        let mut found = (Vec::new(), Vec::new());
+        let total = recount(&*store, &user, None, &mut found).await;
+        assert!(found.0.len() > 3 && found.1.len() > 10, "{found:?}");
+        assert_eq!(total.all as usize, found.1.len());
+        // The user's count of monitors: exactly the quota's room is left.
+        for i in found.1.len()..120 {
+            store
+                .create_task(&user, &monitor(&format!("fill{i}"), "https://a.example/"))
+                .await
+                .unwrap_or_else(|e| panic!("monitor {i} of 120 refused: {e:?}"));
+        }
+        match store
+            .create_task(&user, &monitor("over", "https://a.example/"))
+            .await
+        {
+            Err(StoreError::QuotaExceeded { message, .. }) => {
+                assert!(message.contains("you have 120 monitors"), "{message}")
+            }
+            other => panic!("monitor 121 of 120: {other:?}"),
+        }
+    }
+);
+
+/// PostgreSQL's answer to a real deadlock (two transactions locking two rows in opposite
+/// orders) is the error the store runs the write again for, not a server error.
+#[tokio::test]
+async fn a_deadlock_is_a_conflict_to_run_again() {
+    use sqlx::Connection;
+    let Some(url) = crate::pg::database().await else {
+        return;
+    };
+    let mut setup = sqlx::PgConnection::connect(&url).await.unwrap();
+    sqlx::raw_sql("CREATE TABLE rows (id INT PRIMARY KEY); INSERT INTO rows VALUES (1), (2)")
+        .execute(&mut setup)
+        .await
+        .unwrap();
+    let lock = |first: i32, second: i32| {
+        let url = url.clone();
+        async move {
+            let mut conn = sqlx::PgConnection::connect(&url).await.unwrap();
+            let mut tx = conn.begin().await.unwrap();
+            let take =
+                |id: i32| sqlx::query("SELECT 1 FROM rows WHERE id = $1 FOR UPDATE").bind(id);
+            take(first).execute(&mut *tx).await?;
+            tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+            take(second).execute(&mut *tx).await?;
+            tx.rollback().await
+        }
+    };
+    let (a, b) = tokio::join!(lock(1, 2), lock(2, 1));
+    let failed = a
+        .err()
+        .or(b.err())
+        .expect("one of the two is ended by the deadlock");
+    let failed = StoreError::from(failed);
+    assert!(matches!(failed, StoreError::Conflict(_)), "{failed:?}");
+}
