@@ -3,16 +3,30 @@
 //! ([`BusyHosts`]). Past that, a check would only wait for its host's slot while holding a check
 //! slot, and a slow host with thousands of monitors would soon hold every check slot and delay
 //! every other host's monitors; it would also fail its own checks as timeouts the host never
-//! caused. A check counts on its host while it holds its check slot.
+//! caused. A check counts on its host while it holds its check slot, and so does each fetch of
+//! a first check's quick samples, which waits for its host to have room
+//! ([`Hosts::enter_with_room`]) before it takes one of the samplers' permits.
 
 use crate::store::BusyHosts;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::Notify;
+
+/// How often a check waiting for room on its host looks again without a wake-up.
+const LOOK_AGAIN: Duration = Duration::from_millis(250);
 
 /// The count of checks in flight per host, shared by the scheduler's pools.
 #[derive(Debug, Default)]
 pub struct Hosts {
-    in_flight: Mutex<HashMap<i64, u32>>,
+    in_flight: Mutex<HashMap<i64, OnOneHost>>,
+}
+
+/// What one host has in flight, and the wake-up of those waiting for it to have room.
+#[derive(Debug, Default)]
+struct OnOneHost {
+    n: u32,
+    freed: Arc<Notify>,
 }
 
 /// One check counted on its host until dropped.
@@ -28,7 +42,13 @@ impl Hosts {
         let in_flight = self
             .in_flight
             .lock()
-            .map(|counts| counts.iter().map(|(host, n)| (*host, *n)).collect())
+            .map(|counts| {
+                counts
+                    .iter()
+                    .filter(|(_, on)| on.n > 0)
+                    .map(|(host, on)| (*host, on.n))
+                    .collect()
+            })
             .unwrap_or_default();
         BusyHosts {
             per_host: u32::try_from(per_host).unwrap_or(u32::MAX),
@@ -38,33 +58,64 @@ impl Hosts {
 
     /// Whether `host` has `per_host` checks in flight or more (never, when `per_host` is 0).
     pub fn full(&self, host: i64, per_host: usize) -> bool {
-        per_host > 0
-            && self.in_flight.lock().is_ok_and(|counts| {
-                counts
-                    .get(&host)
-                    .is_some_and(|n| usize::try_from(*n).unwrap_or(usize::MAX) >= per_host)
-            })
+        self.in_flight
+            .lock()
+            .is_ok_and(|counts| is_full(counts.get(&host), per_host))
     }
 
     /// Counts one more check on `host` until the returned guard is dropped.
     pub fn enter(self: &Arc<Self>, host: i64) -> OnHost {
         if let Ok(mut counts) = self.in_flight.lock() {
-            *counts.entry(host).or_insert(0) += 1;
+            counts.entry(host).or_default().n += 1;
         }
         OnHost {
             hosts: self.clone(),
             host,
         }
     }
+
+    /// Waits until `host` has fewer than `per_host` checks in flight (0: no limit), then counts
+    /// one more on it until the returned guard is dropped. Waiters are woken one per check that
+    /// ends on the host, so a host's backlog wakes nobody else. Cancel-safe: a waiter dropped
+    /// before it entered counts nothing.
+    pub async fn enter_with_room(self: &Arc<Self>, host: i64, per_host: usize) -> OnHost {
+        loop {
+            let freed = {
+                let Ok(mut counts) = self.in_flight.lock() else {
+                    return self.enter(host);
+                };
+                let on = counts.entry(host).or_default();
+                if !is_full(Some(on), per_host) {
+                    on.n += 1;
+                    return OnHost {
+                        hosts: self.clone(),
+                        host,
+                    };
+                }
+                on.freed.clone()
+            };
+            // A check that ended between the look above and this wait left its wake-up stored
+            // (`notify_one` keeps one for the next waiter). A waiter woken but dropped before
+            // it looked (its samples' budget ended) takes a wake-up with it: the others look
+            // again after a while in any case.
+            let _ = tokio::time::timeout(LOOK_AGAIN, freed.notified()).await;
+        }
+    }
+}
+
+fn is_full(on: Option<&OnOneHost>, per_host: usize) -> bool {
+    per_host > 0 && on.is_some_and(|on| usize::try_from(on.n).unwrap_or(usize::MAX) >= per_host)
 }
 
 impl Drop for OnHost {
     fn drop(&mut self) {
         if let Ok(mut counts) = self.hosts.in_flight.lock()
-            && let Some(n) = counts.get_mut(&self.host)
+            && let Some(on) = counts.get_mut(&self.host)
         {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
+            on.n = on.n.saturating_sub(1);
+            on.freed.notify_one();
+            // Kept while anyone waits on it (they hold its wake-up).
+            if on.n == 0 && Arc::strong_count(&on.freed) == 1 {
                 counts.remove(&self.host);
             }
         }
@@ -90,5 +141,29 @@ mod tests {
         drop(b);
         assert!(hosts.busy(4).in_flight.is_empty(), "no entry is kept");
         assert_eq!(hosts.busy(0).limit(), i64::from(u32::MAX), "0 is no limit");
+    }
+
+    #[tokio::test]
+    async fn a_check_waiting_for_room_on_its_host_enters_when_one_there_ends() {
+        let hosts = Arc::new(Hosts::default());
+        let (a, b) = (hosts.enter(7), hosts.enter(7));
+        let waiting = tokio::spawn({
+            let hosts = hosts.clone();
+            async move { hosts.enter_with_room(7, 2).await }
+        });
+        // Another host has room at once, and a host without a limit always has.
+        let other = hosts.enter_with_room(8, 2).await;
+        let unlimited = hosts.enter_with_room(7, 0).await;
+        drop(unlimited);
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "host 7 has no room");
+        drop(a);
+        let entered = tokio::time::timeout(std::time::Duration::from_secs(10), waiting)
+            .await
+            .expect("woken when a check on its host ends")
+            .unwrap();
+        assert!(hosts.full(7, 2));
+        drop((b, entered, other));
+        assert!(hosts.busy(4).in_flight.is_empty(), "no entry is kept");
     }
 }

@@ -246,7 +246,13 @@ pub async fn run(
                     .id
                     .as_deref()
                     .map(|task| worker.hold_check(task, check.token));
-                let (samplers, tails) = (pool.samplers.clone(), pool.tails.clone());
+                let samplers = SampleSlots {
+                    samplers: pool.samplers.clone(),
+                    hosts: hosts.clone(),
+                    host,
+                    per_host,
+                };
+                let tails = pool.tails.clone();
                 let lease = worker.lease();
                 tokio::spawn(async move {
                     let Some(holding) = holding else { return };
@@ -411,13 +417,26 @@ struct Held {
 }
 
 /// What every check runs with: the store, the writer of groups of checks into it, the engine,
-/// the prepared monitors and the permits of quick samples' fetches ([`Pool`]).
+/// the prepared monitors and what quick samples' fetches wait for ([`SampleSlots`]).
 struct Parts {
     store: Arc<dyn ScheduleStore>,
     groups: group::Groups,
     checker: Arc<dyn Checker>,
     cache: Arc<PreparedCache>,
+    samplers: SampleSlots,
+}
+
+/// What each fetch of a first check's quick samples holds while it runs: room on the monitor's
+/// host among the checks in flight ([`hosts::Hosts::enter_with_room`]), then one of the pool's
+/// sampler permits. In that order, so a slow host's samples wait for their host holding
+/// nothing the other hosts' samples need: 10,000 new monitors on a host that answers in
+/// seconds would otherwise take every sampler permit and stall every other new monitor's
+/// first check.
+struct SampleSlots {
     samplers: Arc<Semaphore>,
+    hosts: Arc<hosts::Hosts>,
+    host: i64,
+    per_host: usize,
 }
 
 /// One check of a claimed monitor: check, raise its alerts, store, schedule the next. The check
@@ -615,7 +634,7 @@ async fn check_and_store(
         &group::Groups,
         &Arc<dyn Checker>,
         &Arc<PreparedCache>,
-        &Semaphore,
+        &SampleSlots,
     ),
     (monitor, known): (&Monitor, Option<Known>),
     (version, token): (crate::store::Millis, i64),
@@ -854,10 +873,11 @@ async fn check_and_store(
 /// `sampling.budget` (pauses included): the successful ones of at most `max_value_bytes` bytes.
 /// A fetch that fails is skipped, and counts toward [`noise::QUICK_SAMPLES_NOISY`] fetches at
 /// most; one still running when the budget ends is dropped, and no pause starts that would end
-/// past it. Each fetch holds a permit of `samplers` while it runs.
+/// past it. Each fetch holds room on its host and a sampler permit while it runs
+/// ([`SampleSlots`]).
 async fn quick_samples(
     checker: &dyn Checker,
-    (prepared, samplers): (&PreparedMonitor, &Semaphore),
+    (prepared, slots): (&PreparedMonitor, &SampleSlots),
     first: &str,
     sampling: Sampling,
     max_value_bytes: usize,
@@ -877,9 +897,13 @@ async fn quick_samples(
             break;
         }
         tokio::time::sleep(sampling.spacing).await;
-        // A permit for the fetch alone: the pauses hold nothing.
+        // Room and a permit for the fetch alone: the pauses hold nothing.
         let fetch = async {
-            let _permit = samplers.acquire().await;
+            let _on_host = slots
+                .hosts
+                .enter_with_room(slots.host, slots.per_host)
+                .await;
+            let _permit = slots.samplers.acquire().await;
             checker.check_prepared(prepared).await
         };
         let Ok(outcome) = tokio::time::timeout_at(deadline, fetch).await else {

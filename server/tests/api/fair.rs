@@ -4,6 +4,8 @@
 
 use super::{Api, Backend, Setup, User, id, monitor};
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use wachet::testing::FixtureServer;
 use wachet_server::schedule::ScheduleSettings;
@@ -156,6 +158,115 @@ async fn a_slow_host_with_many_monitors_holds_only_its_host_slots_and_delays_no_
         4,
         "the slow host holds its 4 host slots' worth of checks, no more"
     );
+}
+
+/// A host that answers each path the first time it is asked and never again: a monitor's first
+/// check of it succeeds at once, and its quick samples then hang. Adds the requests it holds
+/// unanswered to `hanging`.
+async fn answers_once_host(hanging: Arc<AtomicUsize>) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let seen = Arc::new(std::sync::Mutex::new(std::collections::HashSet::new()));
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let (seen, held) = (seen.clone(), hanging.clone());
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match socket.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&head).to_string();
+                let path = head.split(' ').nth(1).unwrap_or("").to_string();
+                if seen.lock().unwrap().insert(path) {
+                    let body = "<p class=price>3.50 EUR</p>";
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\
+                         connection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = socket.write_all(reply.as_bytes()).await;
+                    return;
+                }
+                held.fetch_add(1, Ordering::SeqCst);
+                // Held open without an answer until the client gives up.
+                let _ = socket.read(&mut buf).await;
+                held.fetch_sub(1, Ordering::SeqCst);
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+both!(
+    slow_hosts_new_monitors_taking_samples_delay_no_other_hosts_new_monitors,
+    multi_thread
+);
+/// 84 new monitors on 7 hosts that answer each page once: their first checks succeed, and the
+/// fetches of their quick samples then hang until the samples' budget ends, 4 on each host (its
+/// host slots). 10 new monitors of another host, created while those hang, are checked with
+/// their samples and stored before any of the 84 is. Before, a sample held one of the 32
+/// sampler permits while it waited for its host's slots: the 7 hosts' samples took them all,
+/// and every other new monitor's first check waited for their budget. Now a sample waits for
+/// room on its host first, holding nothing: a host's samples hold at most its slots' worth.
+async fn slow_hosts_new_monitors_taking_samples_delay_no_other_hosts_new_monitors() {
+    let hanging = Arc::new(AtomicUsize::new(0));
+    let mut slow = Vec::new();
+    for _ in 0..7 {
+        slow.push(answers_once_host(hanging.clone()).await);
+    }
+    let site = FixtureServer::builder()
+        .page("/tea", "<p class=price>3.50 EUR</p>")
+        .start()
+        .await
+        .unwrap();
+    let mut setup = Setup::checking();
+    setup.service.schedule.noise_sample_budget = Duration::from_secs(15);
+    let api = Api::start_as(setup).await;
+    let ann = api.user("ann@example.com").await;
+    let mut on_slow = Vec::new();
+    for i in 0..84 {
+        let host = &slow[i % slow.len()];
+        let body = json!({"name": format!("slow {i}"), "url": format!("{host}/page/{i}"),
+                          "recurrenceInSeconds": 3600});
+        on_slow.push(id(&api.task(&ann, body).await));
+    }
+    // The slow hosts' samples have begun: as many hang as their host slots let through.
+    let started = Instant::now();
+    while hanging.load(Ordering::SeqCst) < 28 && started.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        hanging.load(Ordering::SeqCst),
+        28,
+        "4 samples hang on each slow host"
+    );
+    // Time for the samples beyond them to ask for a permit (1.5 s apart).
+    tokio::time::sleep(Duration::from_secs(2)).await;
+
+    let mut fast = Vec::new();
+    for i in 0..10 {
+        let body = json!({"name": format!("tea {i}"), "url": site.url(&format!("/tea?{i}")),
+                          "recurrenceInSeconds": 3600});
+        fast.push(id(&api.task(&ann, body).await));
+    }
+    for task in &fast {
+        let took = first_entry(&api, &ann, task, Duration::from_secs(60)).await;
+        assert!(took.is_some(), "{task} was never checked");
+    }
+    for task in &on_slow {
+        let path = format!("/thirdparty/v1/data/list/{task}");
+        let reply = api.get(&ann, &path).await;
+        assert_eq!(
+            reply.ok()["data"].as_array().map(Vec::len),
+            Some(0),
+            "a slow monitor's samples ended before the other host's new monitors were stored"
+        );
+    }
 }
 
 fn quotas(change: impl FnOnce(&mut Quotas)) -> StoreSettings {
