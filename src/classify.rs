@@ -33,7 +33,8 @@
 //!
 //! Empty: a 2xx response with no body (or only white space; a 204 and an answer to HEAD have
 //! none by definition and are no failure); an HTML document that ends inside
-//! its markup (in a tag, a comment or a script), or whose body holds nothing at all (no text
+//! its markup (in a tag, a comment or a script; one that ends with `</html>` arrived whole),
+//! or whose body holds nothing at all (no text
 //! and no element but scripts and styles); a body shorter than its uncompressed
 //! `Content-Length`. A value that is empty where the page had content before is none of this:
 //! that is the page's own change.
@@ -377,6 +378,11 @@ fn first_heading(html: &str) -> Option<String> {
 /// crawl fetches.
 fn ends_inside_markup(text: &str) -> bool {
     let text = text.trim_end();
+    // A document that ends with its own end tag arrived whole: a transfer cut off at a random
+    // byte does not stop just after `</html>`. Most pages end so, and are not walked back.
+    if ends_with_ignoring_case(text.as_bytes(), b"</html>") {
+        return false;
+    }
     let mut from = text.len().saturating_sub(64 * 1024);
     while !text.is_char_boundary(from) {
         from -= 1;
@@ -456,8 +462,7 @@ fn shows_more_than(html: &str, limit: usize) -> bool {
         let next = memchr::memchr(b'<', &bytes[at..]).map_or(bytes.len(), |n| at + n);
         let text = &bytes[at..next];
         if memchr::memchr(b'&', text).is_none() {
-            // The common case, in a loop the compiler vectorises.
-            count += text.iter().filter(|b| b.is_ascii_alphanumeric()).count();
+            count += count_alphanumeric(text);
         } else {
             let mut reference = false;
             for &b in text {
@@ -484,6 +489,21 @@ fn shows_more_than(html: &str, limit: usize) -> bool {
     false
 }
 
+/// The ASCII letters and digits in `bytes`: the common case of [`shows_more_than`], counted in
+/// blocks of 64 with byte-wide sums, which the compiler turns into whole-register operations
+/// (a running `usize` count it widens lane by lane, several times slower).
+fn count_alphanumeric(bytes: &[u8]) -> usize {
+    let mut blocks = bytes.chunks_exact(64);
+    let mut count = 0;
+    for block in &mut blocks {
+        let n = block
+            .iter()
+            .fold(0u8, |n, b| n + u8::from(b.is_ascii_alphanumeric()));
+        count += usize::from(n);
+    }
+    count + blocks.remainder().iter().filter(|b| b.is_ascii_alphanumeric()).count()
+}
+
 /// Where the markup starting at the `<` at `at` ends: past a comment, a declaration, a tag
 /// (quoted attribute values may hold `>`), or an [`UNSEEN`] element's end tag. `None` when it
 /// runs to the end of the document.
@@ -507,21 +527,30 @@ fn skip_markup(html: &str, at: usize) -> Option<usize> {
         .position(|b| !b.is_ascii_alphanumeric())
         .map_or(rest.len(), |n| n + 1);
     let name = &rest[1..name_end];
+    // Most tags (`a`, `p`, `li`, `div`, end tags) are none of them: told by their length.
+    let maybe_unseen = (3..=9).contains(&name.len());
     match UNSEEN
         .iter()
+        .filter(|_| maybe_unseen)
         .find(|unseen| name.eq_ignore_ascii_case(unseen.as_bytes()))
     {
         Some(unseen) => {
             let close_at = find_tag(html, end, &format!("</{unseen}"))?;
             // One inside another (templates, SVG in SVG) would end at the inner one's end tag:
             // not counted further.
-            if find_tag(html, end, &format!("<{unseen}")).is_some_and(|inner| inner < close_at) {
+            // Looked for up to the end tag only: past it, it would walk the rest of the page.
+            if find_tag(&html[..close_at], end, &format!("<{unseen}")).is_some() {
                 return None;
             }
             memchr::memchr(b'>', &bytes[close_at..]).map(|n| close_at + n + 1)
         }
         None => Some(end),
     }
+}
+
+/// Whether `bytes` end with `suffix` (lower-case ASCII), ASCII case ignored.
+fn ends_with_ignoring_case(bytes: &[u8], suffix: &[u8]) -> bool {
+    bytes.len() >= suffix.len() && bytes[bytes.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
 }
 
 /// Whether `bytes` start with `prefix` (lower-case ASCII), ASCII case ignored.
@@ -1050,6 +1079,24 @@ mod tests {
     }
 
     #[test]
+    fn letters_and_digits_are_counted_alike_in_blocks_and_one_by_one() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for len in [0, 1, 63, 64, 65, 127, 128, 200, 1000] {
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed as u8
+                })
+                .collect();
+            let plain = bytes.iter().filter(|b| b.is_ascii_alphanumeric()).count();
+            assert_eq!(count_alphanumeric(&bytes), plain, "{len} bytes");
+        }
+        assert_eq!(count_alphanumeric(&[b'a'; 640]), 640);
+    }
+
+    #[test]
     fn only_the_end_of_a_document_tells_it_was_cut() {
         for (text, cut) in [
             ("<p>a < b", false),
@@ -1062,6 +1109,8 @@ mod tests {
             ("<p>Tea</p><script>var a = 1", true),
             ("<p>Tea</p><script>var a = 1</script>", false),
             ("<p>Tea</p><STYLE>p{color:red", true),
+            // Its own end tag last: it arrived whole, whatever came before.
+            ("<p>Tea</p><script>var a = 1</html>\n", false),
         ] {
             assert_eq!(ends_inside_markup(text), cut, "{text:?}");
         }
@@ -1145,6 +1194,9 @@ mod tests {
     /// and substring searches), which the fast ones must agree with.
     fn ends_inside_markup_plainly(text: &str) -> bool {
         let tail = text.trim_end().to_ascii_lowercase();
+        if tail.ends_with("</html>") {
+            return false;
+        }
         if let Some(open) = tail.rfind('<')
             && tail[open + 1..]
                 .chars()
@@ -1183,6 +1235,7 @@ mod tests {
             "</style",
             "<",
             "<!doctype html>",
+            "</HTML>",
             "text",
         ];
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;

@@ -84,6 +84,15 @@ pub fn run(dir: &Path, limit: usize) -> Result<(), String> {
         &pages,
         |p| wachet::extract::onepass::scan(p, true).map_or(0, |s| s.text.len() + s.links.len()),
     );
+    let headers = wachet::classify::HeaderMap::new();
+    per_page(
+        "wachet classify (wall or empty page? every page fetched)",
+        &pages,
+        |p| {
+            let response = wachet::classify::Response::new(200, &headers, Some("text/html"), p);
+            usize::from(wachet::classify::classify(&response) == wachet::classify::Verdict::Page)
+        },
+    );
     per_page(
         "wachet parse_document (html5ever + scraper tree)",
         &pages,
