@@ -62,6 +62,7 @@ use crate::normalize::comparison_key;
 use aho_corasick::AhoCorasick;
 /// The response headers' type ([`Response::headers`]).
 pub use reqwest::header::HeaderMap;
+use reqwest::header::{AsHeaderName, CONTENT_ENCODING, CONTENT_LENGTH, HeaderName};
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -295,12 +296,18 @@ pub fn classify(response: &Response<'_>) -> Verdict {
     Verdict::Page
 }
 
-fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+fn header<'h>(headers: &'h HeaderMap, name: impl AsHeaderName) -> Option<&'h str> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
 }
+
+// The headers looked at on every response, named once: a name given as text is parsed again
+// at each lookup.
+static CF_MITIGATED: HeaderName = HeaderName::from_static("cf-mitigated");
+static X_DATADOME: HeaderName = HeaderName::from_static("x-datadome");
+static X_AMZN_WAF_ACTION: HeaderName = HeaderName::from_static("x-amzn-waf-action");
 
 /// Walls that the headers alone name.
 fn by_headers(response: &Response<'_>) -> Option<Blocked> {
@@ -312,14 +319,14 @@ fn by_headers(response: &Response<'_>) -> Option<Blocked> {
             status: response.status,
         })
     };
-    if header(headers, "cf-mitigated").is_some_and(|v| v.eq_ignore_ascii_case("challenge")) {
+    if header(headers, &CF_MITIGATED).is_some_and(|v| v.eq_ignore_ascii_case("challenge")) {
         return blocked(Wall::Challenge, "Cloudflare");
     }
     // DataDome marks every response it passes too; only a refusal is its captcha.
-    if headers.contains_key("x-datadome") && matches!(response.status, 403 | 405 | 429) {
+    if headers.contains_key(&X_DATADOME) && matches!(response.status, 403 | 405 | 429) {
         return blocked(Wall::Captcha, "DataDome");
     }
-    match header(headers, "x-amzn-waf-action").map(str::to_ascii_lowercase) {
+    match header(headers, &X_AMZN_WAF_ACTION).map(str::to_ascii_lowercase) {
         Some(action) if action == "captcha" => return blocked(Wall::Captcha, "AWS WAF"),
         Some(action) if action == "challenge" => return blocked(Wall::Challenge, "AWS WAF"),
         _ => {}
@@ -330,10 +337,10 @@ fn by_headers(response: &Response<'_>) -> Option<Blocked> {
 /// The Content-Length of an uncompressed body, when given (a compressed body's length is not
 /// the decompressed one).
 fn announced_length(headers: &HeaderMap) -> Option<u64> {
-    if header(headers, "content-encoding").is_some_and(|v| !v.eq_ignore_ascii_case("identity")) {
+    if header(headers, CONTENT_ENCODING).is_some_and(|v| !v.eq_ignore_ascii_case("identity")) {
         return None;
     }
-    header(headers, "content-length")?.parse().ok()
+    header(headers, CONTENT_LENGTH)?.parse().ok()
 }
 
 fn is_html(response: &Response<'_>) -> bool {
@@ -535,11 +542,11 @@ fn skip_markup(html: &str, at: usize) -> Option<usize> {
         .find(|unseen| name.eq_ignore_ascii_case(unseen.as_bytes()))
     {
         Some(unseen) => {
-            let close_at = find_tag(html, end, &format!("</{unseen}"))?;
+            let close_at = find_element_tag(html, end, true, unseen)?;
             // One inside another (templates, SVG in SVG) would end at the inner one's end tag:
             // not counted further.
             // Looked for up to the end tag only: past it, it would walk the rest of the page.
-            if find_tag(&html[..close_at], end, &format!("<{unseen}")).is_some() {
+            if find_element_tag(&html[..close_at], end, false, unseen).is_some() {
                 return None;
             }
             memchr::memchr(b'>', &bytes[close_at..]).map(|n| close_at + n + 1)
@@ -560,6 +567,22 @@ fn starts_ignoring_case(bytes: &[u8], prefix: &[u8]) -> bool {
 
 /// Where `needle` (lower-case ASCII, starting with `<`) first occurs in `text` at or after
 /// `from`, ASCII case ignored.
+/// Where the start tag (or with `closing` the end tag) of `name` (lower-case ASCII) first
+/// begins in `text` at or after `from`, ASCII case ignored: [`find_tag`] without building the
+/// needle.
+fn find_element_tag(text: &str, from: usize, closing: bool, name: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let skip = 1 + usize::from(closing);
+    memchr::memchr_iter(b'<', bytes.get(from..)?)
+        .map(|at| from + at)
+        .find(|&at| {
+            (!closing || bytes.get(at + 1) == Some(&b'/'))
+                && bytes
+                    .get(at + skip..)
+                    .is_some_and(|rest| starts_ignoring_case(rest, name.as_bytes()))
+        })
+}
+
 fn find_tag(text: &str, from: usize, needle: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     memchr::memchr_iter(b'<', bytes.get(from..)?)
