@@ -296,7 +296,7 @@ pub fn classify(response: &Response<'_>) -> Verdict {
     Verdict::Page
 }
 
-fn header<'h>(headers: &'h HeaderMap, name: impl AsHeaderName) -> Option<&'h str> {
+fn header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
