@@ -508,7 +508,12 @@ fn count_alphanumeric(bytes: &[u8]) -> usize {
             .fold(0u8, |n, b| n + u8::from(b.is_ascii_alphanumeric()));
         count += usize::from(n);
     }
-    count + blocks.remainder().iter().filter(|b| b.is_ascii_alphanumeric()).count()
+    count
+        + blocks
+            .remainder()
+            .iter()
+            .filter(|b| b.is_ascii_alphanumeric())
+            .count()
 }
 
 /// Where the markup starting at the `<` at `at` ends: past a comment, a declaration, a tag
