@@ -456,6 +456,22 @@ const UNSEEN: &[&str] = &[
     "head",
 ];
 
+/// The shortest and the longest name in [`UNSEEN`].
+const UNSEEN_LENGTHS: (usize, usize) = {
+    let (mut shortest, mut longest, mut i) = (usize::MAX, 0, 0);
+    while i < UNSEEN.len() {
+        let n = UNSEEN[i].len();
+        if n < shortest {
+            shortest = n;
+        }
+        if n > longest {
+            longest = n;
+        }
+        i += 1;
+    }
+    (shortest, longest)
+};
+
 /// Whether the visible text of the HTML document `html` surely holds more than `limit`
 /// characters: a lower bound counted cheaply, letters and digits of ASCII in text outside tags
 /// and outside [`UNSEEN`] elements, not in character references. Each such byte is a
@@ -540,7 +556,7 @@ fn skip_markup(html: &str, at: usize) -> Option<usize> {
         .map_or(rest.len(), |n| n + 1);
     let name = &rest[1..name_end];
     // Most tags (`a`, `p`, `li`, `div`, end tags) are none of them: told by their length.
-    let maybe_unseen = (3..=9).contains(&name.len());
+    let maybe_unseen = (UNSEEN_LENGTHS.0..=UNSEEN_LENGTHS.1).contains(&name.len());
     match UNSEEN
         .iter()
         .filter(|_| maybe_unseen)
@@ -570,8 +586,6 @@ fn starts_ignoring_case(bytes: &[u8], prefix: &[u8]) -> bool {
     bytes.len() >= prefix.len() && bytes[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
 
-/// Where `needle` (lower-case ASCII, starting with `<`) first occurs in `text` at or after
-/// `from`, ASCII case ignored.
 /// Where the start tag (or with `closing` the end tag) of `name` (lower-case ASCII) first
 /// begins in `text` at or after `from`, ASCII case ignored: [`find_tag`] without building the
 /// needle.
@@ -588,6 +602,8 @@ fn find_element_tag(text: &str, from: usize, closing: bool, name: &str) -> Optio
         })
 }
 
+/// Where `needle` (lower-case ASCII, starting with `<`) first occurs in `text` at or after
+/// `from`, ASCII case ignored.
 fn find_tag(text: &str, from: usize, needle: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     memchr::memchr_iter(b'<', bytes.get(from..)?)

@@ -10,11 +10,7 @@
 use crate::store::BusyHosts;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::sync::Notify;
-
-/// How often a check waiting for room on its host looks again without a wake-up.
-const LOOK_AGAIN: Duration = Duration::from_millis(250);
 
 /// The count of checks in flight per host, shared by the scheduler's pools.
 #[derive(Debug, Default)]
@@ -42,13 +38,7 @@ impl Hosts {
         let in_flight = self
             .in_flight
             .lock()
-            .map(|counts| {
-                counts
-                    .iter()
-                    .filter(|(_, on)| on.n > 0)
-                    .map(|(host, on)| (*host, on.n))
-                    .collect()
-            })
+            .map(|counts| counts.iter().map(|(host, on)| (*host, on.n)).collect())
             .unwrap_or_default();
         BusyHosts {
             per_host: u32::try_from(per_host).unwrap_or(u32::MAX),
@@ -76,8 +66,9 @@ impl Hosts {
 
     /// Waits until `host` has fewer than `per_host` checks in flight (0: no limit), then counts
     /// one more on it until the returned guard is dropped. Waiters are woken one per check that
-    /// ends on the host, so a host's backlog wakes nobody else. Cancel-safe: a waiter dropped
-    /// before it entered counts nothing.
+    /// ends on the host (all of them when it has none left), so a host's backlog wakes nobody
+    /// else. Cancel-safe: a waiter dropped before it entered counts nothing, and one dropped
+    /// after it was woken hands its wake-up on to the next (tokio's `Notified` does).
     pub async fn enter_with_room(self: &Arc<Self>, host: i64, per_host: usize) -> OnHost {
         loop {
             let freed = {
@@ -92,13 +83,11 @@ impl Hosts {
                         host,
                     };
                 }
-                on.freed.clone()
+                // Made under the lock, so a check that ends between this look and the wait
+                // still wakes it.
+                on.freed.clone().notified_owned()
             };
-            // A check that ended between the look above and this wait left its wake-up stored
-            // (`notify_one` keeps one for the next waiter). A waiter woken but dropped before
-            // it looked (its samples' budget ended) takes a wake-up with it: the others look
-            // again after a while in any case.
-            let _ = tokio::time::timeout(LOOK_AGAIN, freed.notified()).await;
+            freed.await;
         }
     }
 }
@@ -113,10 +102,12 @@ impl Drop for OnHost {
             && let Some(on) = counts.get_mut(&self.host)
         {
             on.n = on.n.saturating_sub(1);
-            on.freed.notify_one();
-            // Kept while anyone waits on it (they hold its wake-up).
-            if on.n == 0 && Arc::strong_count(&on.freed) == 1 {
+            if on.n == 0 {
+                // Room for every waiter: each looks again, at a new entry.
+                on.freed.notify_waiters();
                 counts.remove(&self.host);
+            } else {
+                on.freed.notify_one();
             }
         }
     }

@@ -251,6 +251,7 @@ pub async fn run(
                     hosts: hosts.clone(),
                     host,
                     per_host,
+                    slot_given_back: Arc::new(AtomicBool::new(false)),
                 };
                 let tails = pool.tails.clone();
                 let lease = worker.lease();
@@ -432,11 +433,17 @@ struct Parts {
 /// nothing the other hosts' samples need: 10,000 new monitors on a host that answers in
 /// seconds would otherwise take every sampler permit and stall every other new monitor's
 /// first check.
+///
+/// A check that could not give its slot back (no tail free, or its monitor could not be parked)
+/// samples within it: it is counted on its host already, and waiting for room there could wait
+/// for itself.
 struct SampleSlots {
     samplers: Arc<Semaphore>,
     hosts: Arc<hosts::Hosts>,
     host: i64,
     per_host: usize,
+    /// Set once the check has given its slot back.
+    slot_given_back: Arc<AtomicBool>,
 }
 
 /// One check of a claimed monitor: check, raise its alerts, store, schedule the next. The check
@@ -489,6 +496,7 @@ async fn run_check(
         .check_lateness
         .observe(Duration::from_millis(late as u64));
     let (parked_tx, mut parked) = oneshot::channel();
+    let slot_given_back = samplers.slot_given_back.clone();
     let mut inner = {
         let store = store.clone();
         tokio::spawn(async move {
@@ -516,6 +524,7 @@ async fn run_check(
         drop(holding);
         let _kept = match tails.try_acquire_owned() {
             Ok(tail) => {
+                slot_given_back.store(true, Ordering::Release);
                 drop(slot);
                 finished.tell();
                 (Some(tail), None)
@@ -899,10 +908,15 @@ async fn quick_samples(
         tokio::time::sleep(sampling.spacing).await;
         // Room and a permit for the fetch alone: the pauses hold nothing.
         let fetch = async {
-            let _on_host = slots
-                .hosts
-                .enter_with_room(slots.host, slots.per_host)
-                .await;
+            let _on_host = match slots.slot_given_back.load(Ordering::Acquire) {
+                true => Some(
+                    slots
+                        .hosts
+                        .enter_with_room(slots.host, slots.per_host)
+                        .await,
+                ),
+                false => None,
+            };
             let _permit = slots.samplers.acquire().await;
             checker.check_prepared(prepared).await
         };

@@ -102,8 +102,9 @@ pub enum StoreError {
     },
     /// A write that ran at the same moment on the same rows made the database end this one
     /// (a deadlock or a serialization failure, PostgreSQL's `40P01` and `40001`); nothing of
-    /// it was stored, and the same call made again succeeds. The stores run such a write
-    /// again a few times before they return this.
+    /// it was stored, and the same call made again may succeed. PostgreSQL's writes of a
+    /// user's monitors and folders are run again a few times before they return this; a group
+    /// of checks is stored check by check instead.
     #[error("database conflict: {0}")]
     Conflict(String),
     /// The database failed (I/O, corruption, a lock held too long). Not the client's fault.

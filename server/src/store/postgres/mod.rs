@@ -178,10 +178,12 @@ where
     }
 }
 
-/// Takes the owner's row for the rest of the transaction. Every write to a user's monitors and
-/// folders takes it first, so two of them never lock the rows below it (monitors, the folders'
-/// counts, the user's count of monitors) in opposite orders and deadlock: a user's writes to
-/// the tree run one after another, as SQLite's single writer runs them.
+/// Takes the owner's row for the rest of the transaction. Every write a user makes to their
+/// monitors and folders takes it first, so two of them never lock the rows below it (monitors,
+/// the folders' counts, the user's count of monitors) in opposite orders and deadlock: a user's
+/// writes to the tree run one after another, as SQLite's single writer runs them. A stored
+/// check does not take it (it locks its monitor, then its folder's counts), so a move can still
+/// meet one: [`retrying`] runs the loser again.
 async fn lock_owner(tx: &mut sqlx::PgConnection, user: &str) -> Result<(), StoreError> {
     sqlx::query("SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE")
         .bind(user)
