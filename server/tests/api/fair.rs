@@ -26,6 +26,35 @@ async fn silent_host() -> (String, tokio::task::JoinHandle<()>) {
     (format!("http://{addr}"), task)
 }
 
+/// Creates 10 monitors of `site`'s `/tea` checked every `recurrence` seconds, waits for each
+/// one's first entry, and then asserts, saying `why` otherwise, that none of `slow` has one yet.
+async fn ten_stored_before(
+    (api, user): (&Api, &User),
+    (site, recurrence): (&FixtureServer, i64),
+    slow: &[String],
+    why: &str,
+) {
+    let mut fast = Vec::new();
+    for i in 0..10 {
+        let body = json!({"name": format!("tea {i}"), "url": site.url(&format!("/tea?{i}")),
+                          "recurrenceInSeconds": recurrence});
+        fast.push(id(&api.task(user, body).await));
+    }
+    for task in &fast {
+        let took = first_entry(api, user, task, Duration::from_secs(60)).await;
+        assert!(took.is_some(), "{task} was never checked");
+    }
+    for task in slow {
+        let path = format!("/thirdparty/v1/data/list/{task}");
+        let reply = api.get(user, &path).await;
+        assert_eq!(
+            reply.ok()["data"].as_array().map(Vec::len),
+            Some(0),
+            "{why}"
+        );
+    }
+}
+
 /// Waits up to `within` until the history at `path` has an entry; returns how long it took.
 async fn first_entry(api: &Api, user: &User, task: &str, within: Duration) -> Option<Duration> {
     let started = Instant::now();
@@ -129,26 +158,14 @@ async fn a_slow_host_with_many_monitors_holds_only_its_host_slots_and_delays_no_
                           "recurrenceInSeconds": 60});
         on_slow.push(id(&api.task(&ann, body).await));
     }
-    let mut fast = Vec::new();
-    for i in 0..10 {
-        let body = json!({"name": format!("tea {i}"), "url": site.url(&format!("/tea?{i}")),
-                          "recurrenceInSeconds": 60});
-        fast.push(id(&api.task(&ann, body).await));
-    }
-    for task in &fast {
-        let took = first_entry(&api, &ann, task, Duration::from_secs(60)).await;
-        assert!(took.is_some(), "{task} was never checked");
-    }
     // Every fast monitor was checked before any of the slow host's checks ended.
-    for task in &on_slow {
-        let path = format!("/thirdparty/v1/data/list/{task}");
-        let reply = api.get(&ann, &path).await;
-        assert_eq!(
-            reply.ok()["data"].as_array().map(Vec::len),
-            Some(0),
-            "a check of the slow host ended before the other host's monitors were checked"
-        );
-    }
+    ten_stored_before(
+        (&api, &ann),
+        (&site, 60),
+        &on_slow,
+        "a check of the slow host ended before the other host's monitors were checked",
+    )
+    .await;
     let leases = match api.backend() {
         Backend::Sqlite => "SELECT count(*) FROM tasks t WHERE t.lease_until IS NOT NULL",
         Backend::Postgres => "SELECT count(*) FROM schedules t WHERE t.lease_until IS NOT NULL",
@@ -249,25 +266,13 @@ async fn slow_hosts_new_monitors_taking_samples_delay_no_other_hosts_new_monitor
     // Time for the samples beyond them to ask for a permit (1.5 s apart).
     tokio::time::sleep(Duration::from_secs(2)).await;
 
-    let mut fast = Vec::new();
-    for i in 0..10 {
-        let body = json!({"name": format!("tea {i}"), "url": site.url(&format!("/tea?{i}")),
-                          "recurrenceInSeconds": 3600});
-        fast.push(id(&api.task(&ann, body).await));
-    }
-    for task in &fast {
-        let took = first_entry(&api, &ann, task, Duration::from_secs(60)).await;
-        assert!(took.is_some(), "{task} was never checked");
-    }
-    for task in &on_slow {
-        let path = format!("/thirdparty/v1/data/list/{task}");
-        let reply = api.get(&ann, &path).await;
-        assert_eq!(
-            reply.ok()["data"].as_array().map(Vec::len),
-            Some(0),
-            "a slow monitor's samples ended before the other host's new monitors were stored"
-        );
-    }
+    ten_stored_before(
+        (&api, &ann),
+        (&site, 3600),
+        &on_slow,
+        "a slow monitor's samples ended before the other host's new monitors were stored",
+    )
+    .await;
 }
 
 fn quotas(change: impl FnOnce(&mut Quotas)) -> StoreSettings {
