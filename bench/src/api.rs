@@ -435,9 +435,9 @@ impl Endpoint {
 pub(crate) struct Measurement {
     pub(crate) requests_per_sec: f64,
     /// CPU of the server process(es) per measured request, over the measured window.
-    server_cpu_us: f64,
+    pub(crate) server_cpu_us: f64,
     /// CPU of this process (the load generator) per measured request.
-    client_cpu_us: f64,
+    pub(crate) client_cpu_us: f64,
     p50_ms: f64,
     p99_ms: f64,
     requests: usize,

@@ -137,6 +137,20 @@ pub async fn crawl_spider(url: &str, max_pages: usize, concurrency: usize) -> us
     website.get_size().await
 }
 
+/// CPU time of this process's live threads (the first field of each `/proc/self/task/*/schedstat`,
+/// in nanoseconds: finer than the 10 ms ticks of `/proc/self/stat`), in seconds; 0 without /proc.
+pub fn threads_cpu_seconds() -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    let nanos: u64 = tasks
+        .filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    nanos as f64 / 1e9
+}
+
 /// This process's peak resident set (VmHWM) in MB (MiB), or 0 where /proc is missing.
 pub fn peak_rss_mb() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -160,6 +174,10 @@ pub struct CrawlResult {
     pub pages_per_sec: f64,
     /// Peak RSS of the crawling process (MiB).
     pub peak_rss_mb: f64,
+    /// CPU (user + system) of the crawling process's threads over the crawl, in seconds.
+    pub cpu_seconds: f64,
+    /// CPU of the static server while it ran (set by `compare`; 10 ms ticks), in seconds.
+    pub server_cpu_seconds: f64,
 }
 
 impl CrawlResult {
@@ -170,6 +188,7 @@ impl CrawlResult {
             "seconds": self.seconds,
             "pages_per_sec": self.pages_per_sec,
             "peak_rss_mb": self.peak_rss_mb,
+            "cpu_seconds": self.cpu_seconds,
         })
         .to_string()
     }
@@ -182,6 +201,8 @@ impl CrawlResult {
             seconds: v["seconds"].as_f64()?,
             pages_per_sec: v["pages_per_sec"].as_f64()?,
             peak_rss_mb: v["peak_rss_mb"].as_f64()?,
+            cpu_seconds: v["cpu_seconds"].as_f64().unwrap_or(0.0),
+            server_cpu_seconds: 0.0,
         })
     }
 }
@@ -208,6 +229,8 @@ pub fn crawl_and_report(
         .block_on(rt.spawn(async move { crawler.crawl(&url_owned, max_pages, concurrency).await }))
         .map_err(|e| format!("the crawl task failed: {e}"))??;
     let seconds = began.elapsed().as_secs_f64();
+    // Read while the runtime's threads still live: an ended thread's time leaves /proc.
+    let cpu_seconds = threads_cpu_seconds();
     drop(rt);
     let result = CrawlResult {
         crawler: crawler.name().to_string(),
@@ -215,6 +238,8 @@ pub fn crawl_and_report(
         seconds,
         pages_per_sec: pages as f64 / seconds.max(1e-9),
         peak_rss_mb: peak_rss_mb(),
+        cpu_seconds,
+        server_cpu_seconds: 0.0,
     };
     println!("{}", result.to_json());
     Ok(())
@@ -685,15 +710,22 @@ pub fn compare(options: &CompareOptions) -> Result<(), String> {
         };
         for i in order {
             let crawler = results[i].0;
-            let result = run_crawl_child(&exe, crawler, &url, options.pages, options.concurrency)?;
+            let server_before = crate::api::cpu_seconds(server.pid(), true);
+            let mut result =
+                run_crawl_child(&exe, crawler, &url, options.pages, options.concurrency)?;
+            result.server_cpu_seconds = crate::api::cpu_seconds(server.pid(), true) - server_before;
+            let per_page = |cpu: f64| cpu * 1e6 / result.pages.max(1) as f64;
             eprintln!(
-                "run {}: {:<6} {:>7} pages in {:>6.3} s = {:>8.0} pages/s, peak RSS {:>6.1} MB",
+                "run {}: {:<6} {:>7} pages in {:>6.3} s = {:>8.0} pages/s, peak RSS {:>6.1} MB, \
+                 CPU a page {:>5.1} µs (server {:>4.1} µs)",
                 run + 1,
                 crawler.name(),
                 result.pages,
                 result.seconds,
                 result.pages_per_sec,
-                result.peak_rss_mb
+                result.peak_rss_mb,
+                per_page(result.cpu_seconds),
+                per_page(result.server_cpu_seconds),
             );
             results[i].1.push(result);
         }
@@ -709,8 +741,14 @@ pub fn compare(options: &CompareOptions) -> Result<(), String> {
         options.runs
     );
     println!(
-        "{:<8} {:>12} {:>16} {:>14} {:>16}",
-        "crawler", "pages found", "median pages/s", "median time s", "peak RSS MB (max)"
+        "{:<8} {:>12} {:>16} {:>14} {:>18} {:>20} {:>22}",
+        "crawler",
+        "pages found",
+        "median pages/s",
+        "median time s",
+        "peak RSS MB (max)",
+        "CPU a page µs (med)",
+        "server CPU a page µs"
     );
     let mut medians = Vec::new();
     for (crawler, runs) in &results {
@@ -725,13 +763,22 @@ pub fn compare(options: &CompareOptions) -> Result<(), String> {
         };
         let rss = runs.iter().map(|r| r.peak_rss_mb).fold(0.0, f64::max);
         let rate = median(&mut rates);
+        let per_page = |cpu: fn(&CrawlResult) -> f64| {
+            let mut values: Vec<f64> = runs
+                .iter()
+                .map(|r| cpu(r) * 1e6 / r.pages.max(1) as f64)
+                .collect();
+            median(&mut values)
+        };
         println!(
-            "{:<8} {:>12} {:>16.0} {:>14.3} {:>16.1}",
+            "{:<8} {:>12} {:>16.0} {:>14.3} {:>18.1} {:>20.1} {:>22.1}",
             crawler.name(),
             pages,
             rate,
             median(&mut times),
-            rss
+            rss,
+            per_page(|r| r.cpu_seconds),
+            per_page(|r| r.server_cpu_seconds),
         );
         if pages_min < options.pages {
             println!(
@@ -753,10 +800,13 @@ pub fn compare(options: &CompareOptions) -> Result<(), String> {
         let ceiling = ceiling(&server, options.concurrency)?;
         println!(
             "ceiling: GET of one page of the site over {} keep-alive connections from this \
-             process (as wrk would, on the same cores): {ceiling:.0} requests/s; \
-             wachet/ceiling {:.2}",
+             process (as wrk would, on the same cores): {:.0} requests/s ({:.1} µs of CPU a \
+             request in the server, {:.1} in this process); wachet/ceiling {:.2}",
             options.concurrency,
-            w / ceiling.max(1e-9)
+            ceiling.requests_per_sec,
+            ceiling.server_cpu_us,
+            ceiling.client_cpu_us,
+            w / ceiling.requests_per_sec.max(1e-9)
         );
     }
     println!(
@@ -769,7 +819,7 @@ pub fn compare(options: &CompareOptions) -> Result<(), String> {
 /// Requests per second the static server answers for one page of the site (the start page)
 /// over `concurrency` keep-alive connections: what no crawl of that server can beat, measured
 /// after the crawls (1 s warm-up, 5 s measured).
-fn ceiling(server: &StaticServer, concurrency: usize) -> Result<f64, String> {
+fn ceiling(server: &StaticServer, concurrency: usize) -> Result<crate::api::Measurement, String> {
     let endpoint = crate::api::Endpoint::new(server.addr(), None)?;
     let measured = runtime()
         .map_err(|e| e.to_string())?
@@ -781,5 +831,5 @@ fn ceiling(server: &StaticServer, concurrency: usize) -> Result<f64, String> {
             Duration::from_secs(1),
             Duration::from_secs(5),
         ))?;
-    Ok(measured.requests_per_sec)
+    Ok(measured)
 }
