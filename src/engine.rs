@@ -222,6 +222,9 @@ impl EngineBuilder {
                 });
             }
         }
+        // Read once: every TLS client of the engine verifies with it.
+        let verification = crate::fetch::tls::Verification::new(&self.http.root_certificates)
+            .map_err(BuildError::RootCertificate)?;
         #[cfg(feature = "chrome")]
         let renderer = {
             let mut render = self.render;
@@ -231,12 +234,12 @@ impl EngineBuilder {
                 render,
                 self.http.policy.clone(),
                 self.proxies.clone(),
-                &self.http.root_certificates,
+                &verification,
             )
             .map_err(BuildError::RootCertificate)?
         };
         let slot_wait = self.http.total_timeout;
-        let fetcher = HttpFetcher::new(self.http, &self.proxies)
+        let fetcher = HttpFetcher::verifying_with(self.http, &self.proxies, Some(&verification))
             .map_err(|e| BuildError::Http(e.to_string()))?;
         let hosts = HostSlots::new(self.hosts);
         Ok(Engine {

@@ -9,6 +9,7 @@
 use super::encoding;
 use super::pin::PinningTunnel;
 use super::policy::{NetworkPolicy, PolicyResolver};
+use super::tls::Verification;
 use super::{FetchError, FetchRequest, FetchedPage, Fetcher, Hop, MAX_URL_LEN};
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -104,10 +105,14 @@ enum Route<'a> {
 }
 
 impl Clients {
-    fn new(settings: &HttpSettings, route: &Route) -> Result<Self, reqwest::Error> {
+    fn new(
+        settings: &HttpSettings,
+        route: &Route,
+        tls: Option<&rustls::ClientConfig>,
+    ) -> Result<Self, reqwest::Error> {
         Ok(Clients {
-            following: build_client(settings, route, true)?,
-            stopping: build_client(settings, route, false)?,
+            following: build_client(settings, route, tls, true)?,
+            stopping: build_client(settings, route, tls, false)?,
         })
     }
 
@@ -126,7 +131,22 @@ impl HttpFetcher {
         settings: HttpSettings,
         proxies: &BTreeMap<String, String>,
     ) -> Result<Self, reqwest::Error> {
-        let direct = Clients::new(&settings, &Route::Direct)?;
+        // Where the roots cannot be loaded here, reqwest tries and reports why.
+        let verification = Verification::new(&settings.root_certificates).ok();
+        Self::verifying_with(settings, proxies, verification.as_ref())
+    }
+
+    /// A fetcher whose clients verify servers with `verification` (an engine's, which its
+    /// other TLS clients share), or with reqwest's own verifier when `None`.
+    pub(crate) fn verifying_with(
+        settings: HttpSettings,
+        proxies: &BTreeMap<String, String>,
+        verification: Option<&Verification>,
+    ) -> Result<Self, reqwest::Error> {
+        // Should this fail, reqwest builds its own configuration and reports what is wrong.
+        let tls = verification.and_then(|v| v.client_config(b"http/1.1").ok());
+        let tls = tls.as_ref();
+        let direct = Clients::new(&settings, &Route::Direct, tls)?;
         let mut proxied = BTreeMap::new();
         let mut tunnels = BTreeMap::new();
         for (location, url) in proxies {
@@ -141,7 +161,7 @@ impl HttpFetcher {
                 Some(tunnel) => Route::Pinned(url, tunnel),
                 None => Route::Proxy(url),
             };
-            proxied.insert(location.clone(), Clients::new(&settings, &route)?);
+            proxied.insert(location.clone(), Clients::new(&settings, &route, tls)?);
             if let Some(tunnel) = tunnel {
                 tunnels.insert(location.clone(), tunnel);
             }
@@ -184,10 +204,11 @@ impl HttpFetcher {
                 reqwest::header::HeaderValue::from_static(encoding::ACCEPT_ENCODING),
             );
         }
+        // No timeout of reqwest's own: [`HttpFetcher::bounded`] bounds the whole exchange, body
+        // included, and a second timer a request cost the crawl CPU for nothing.
         let mut builder = client
             .request(request.method.clone(), request.url.clone())
-            .headers(headers)
-            .timeout(self.settings.total_timeout);
+            .headers(headers);
         if let Some(body) = &request.body {
             builder = builder.body(body.clone());
         }
@@ -230,27 +251,17 @@ impl HttpFetcher {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let limit = self.settings.max_body_bytes;
-        if response.content_length().is_some_and(|len| len > limit) {
-            return Err(FetchError::TooLarge { limit });
-        }
-        let capacity = response.content_length().unwrap_or(0).min(limit);
-        let mut body = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
-        while let Some(chunk) = response.chunk().await.map_err(|e| self.describe(e, None))? {
-            if (body.len() + chunk.len()) as u64 > limit {
-                return Err(FetchError::TooLarge { limit });
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let body = self.read_body(&mut response).await?;
         let codings = encoding::codings(response.headers());
         let body = match codings.is_empty() {
-            true => Bytes::from(body),
+            true => body,
             // Decompression is CPU work: off the async threads once it is more than a trifle.
             false if body.len() > INLINE_DECODE_LIMIT => {
-                tokio::task::spawn_blocking(move || encoding::decode(body.into(), &codings, limit))
+                tokio::task::spawn_blocking(move || encoding::decode(body, &codings, limit))
                     .await
                     .map_err(|e| FetchError::Body(format!("decoding stopped: {e}")))??
             }
-            false => encoding::decode(body.into(), &codings, limit)?,
+            false => encoding::decode(body, &codings, limit)?,
         };
         Ok(Hop::Page(FetchedPage {
             url: final_url,
@@ -265,12 +276,49 @@ impl HttpFetcher {
         }))
     }
 
+    /// Reads a response's body, refusing one larger than the settings allow. A body that
+    /// arrives in one piece (most pages on a fast network) is kept as it came, not copied.
+    async fn read_body(&self, response: &mut reqwest::Response) -> Result<Bytes, FetchError> {
+        let limit = self.settings.max_body_bytes;
+        let too_large = |len: usize| len as u64 > limit;
+        if response.content_length().is_some_and(|len| len > limit) {
+            return Err(FetchError::TooLarge { limit });
+        }
+        let expected = response.content_length().unwrap_or(0).min(limit);
+        let Some(first) = self.chunk(response).await? else {
+            return Ok(Bytes::new());
+        };
+        if too_large(first.len()) {
+            return Err(FetchError::TooLarge { limit });
+        }
+        let Some(second) = self.chunk(response).await? else {
+            return Ok(first);
+        };
+        let capacity = usize::try_from(expected)
+            .unwrap_or(0)
+            .max(first.len() + second.len());
+        let mut body = Vec::with_capacity(capacity);
+        body.extend_from_slice(&first);
+        let mut chunk = Some(second);
+        while let Some(piece) = chunk {
+            if too_large(body.len() + piece.len()) {
+                return Err(FetchError::TooLarge { limit });
+            }
+            body.extend_from_slice(&piece);
+            chunk = self.chunk(response).await?;
+        }
+        Ok(Bytes::from(body))
+    }
+
+    async fn chunk(&self, response: &mut reqwest::Response) -> Result<Option<Bytes>, FetchError> {
+        response.chunk().await.map_err(|e| self.describe(e, None))
+    }
+
     /// One fetch under its deadline: one exchange, or through a location's proxy every hop of
-    /// its redirects.
+    /// its redirects. The deadline covers everything: name resolution, connecting, every
+    /// redirect, the body and its decoding.
     async fn bounded(&self, request: &FetchRequest, follow: bool) -> Result<Hop, FetchError> {
-        // reqwest's own timeout covers the body too; this one also bounds our own work and any
-        // path reqwest might not cover (a slow DNS answer included).
-        let deadline = self.settings.total_timeout + Duration::from_secs(1);
+        let deadline = self.settings.total_timeout;
         let work = async {
             match follow && request.proxy.is_some() {
                 true => self.follow_through_proxy(request).await,
@@ -403,6 +451,7 @@ impl Fetcher for HttpFetcher {
 fn build_client(
     settings: &HttpSettings,
     route: &Route,
+    tls: Option<&rustls::ClientConfig>,
     follow: bool,
 ) -> Result<Client, reqwest::Error> {
     let policy = settings.policy.clone();
@@ -443,8 +492,13 @@ fn build_client(
         .redirect(redirects)
         .dns_resolver(PolicyResolver::shared(settings.policy.clone()))
         .pool_idle_timeout(Duration::from_secs(30));
-    for der in &settings.root_certificates {
-        builder = builder.add_root_certificate(reqwest::Certificate::from_der(der)?);
+    match tls {
+        Some(config) => builder = builder.tls_backend_preconfigured(config.clone()),
+        None => {
+            for der in &settings.root_certificates {
+                builder = builder.add_root_certificate(reqwest::Certificate::from_der(der)?);
+            }
+        }
     }
     builder = match route {
         Route::Direct => builder.no_proxy(),

@@ -11,6 +11,7 @@ pub mod http;
 mod pin;
 pub mod policy;
 pub(crate) mod proxying;
+pub(crate) mod tls;
 
 use async_trait::async_trait;
 use bytes::Bytes;

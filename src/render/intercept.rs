@@ -3,12 +3,13 @@
 //! the browser, one key pair per process ([`authority`]) and a certificate per host, issued
 //! with that key on first use and cached; Chromium is launched trusting that key alone
 //! (`--ignore-certificate-errors-spki-list`). Toward the site, [`UpstreamTls`] verifies the
-//! real server's certificate exactly as the plain fetcher does (reqwest's verifier: the
-//! platform's roots, plus the roots the engine was built to trust), so a certificate the plain
+//! real server's certificate exactly as the plain fetcher does (the engine's one
+//! [`Verification`]: the platform's roots, plus the roots the engine was built to trust), so a certificate the plain
 //! path refuses is refused here too, and a render's https is never less checked than a fetch's.
 
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
-use rustls::{ClientConfig, ServerConfig};
+use crate::fetch::tls::{Verification, provider};
+use rustls::ServerConfig;
+use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use sha2::Digest;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -45,13 +46,6 @@ pub(crate) fn authority() -> Result<&'static Authority, String> {
         .get_or_init(Authority::generate)
         .as_ref()
         .map_err(Clone::clone)
-}
-
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    // As reqwest chooses: the process's default when one is installed, else aws-lc-rs.
-    rustls::crypto::CryptoProvider::get_default()
-        .cloned()
-        .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
 }
 
 impl Authority {
@@ -136,27 +130,9 @@ impl std::fmt::Debug for UpstreamTls {
 }
 
 impl UpstreamTls {
-    /// A client trusting the platform's roots and `extra_roots` (DER), with reqwest's verifier.
-    pub fn new(extra_roots: &[Vec<u8>]) -> Result<Self, String> {
-        let provider = provider();
-        let verifier = if extra_roots.is_empty() {
-            rustls_platform_verifier::Verifier::new(provider.clone())
-        } else {
-            rustls_platform_verifier::Verifier::new_with_extra_roots(
-                extra_roots
-                    .iter()
-                    .map(|der| CertificateDer::from(der.clone())),
-                provider.clone(),
-            )
-        }
-        .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
-        let mut config = ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(verifier))
-            .with_no_client_auth();
-        config.alpn_protocols = vec![ALPN.to_vec()];
+    /// A client verifying servers with the engine's `verification`, as the plain fetcher does.
+    pub fn new(verification: &Verification) -> Result<Self, String> {
+        let config = verification.client_config(ALPN)?;
         Ok(UpstreamTls {
             connector: TlsConnector::from(Arc::new(config)),
         })

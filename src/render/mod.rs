@@ -168,9 +168,9 @@ impl Renderer {
         settings: RenderSettings,
         policy: Arc<NetworkPolicy>,
         proxies: BTreeMap<String, String>,
-        extra_roots: &[Vec<u8>],
+        verification: &crate::fetch::tls::Verification,
     ) -> Result<Self, String> {
-        let tls = intercept::UpstreamTls::new(extra_roots)?;
+        let tls = intercept::UpstreamTls::new(verification)?;
         let tabs = Arc::new(Semaphore::new(settings.tabs.max(1)));
         Ok(Renderer {
             inner: Arc::new(RendererInner {
