@@ -492,7 +492,7 @@ impl Engine {
         // The check's timeout covers the fetch and the extraction together.
         let deadline = crate::extract::Deadline::at(started + self.inner.total_timeout);
         let extracted = analysis::off_runtime(page.body.len(), move || {
-            let text = page.text();
+            let text = page.decoded();
             let value = match (analysis::screen(&page, &text), status) {
                 (Some(failure), _) | (None, Status::Failed(failure)) => Err(failure),
                 // An ignored error page is checked like any other.
@@ -500,7 +500,7 @@ impl Engine {
                     analysis::analyse(&text, &plan.extractor, deadline, false).value
                 }
             };
-            (value, keep_html.then_some(text))
+            (value, keep_html.then(|| text.into_owned()))
         })
         .await;
         let (value, raw_html) = extracted.unwrap_or_else(|failure| (Err(failure), None));

@@ -809,11 +809,66 @@ pub fn compare(options: &CompareOptions) -> Result<(), String> {
             w / ceiling.requests_per_sec.max(1e-9)
         );
     }
+    if rate_of(Crawler::Wachet).is_some() {
+        let (rate, cpu_us) = fetcher_ceiling(&server.start_url(), options.concurrency)?;
+        println!(
+            "the same page through wachet's fetcher (HttpFetcher::fetch_hop, no parsing): \
+             {rate:.0} requests/s, {cpu_us:.1} µs of CPU a request in this process"
+        );
+    }
     println!(
         "server peak RSS (not counted): {:.1} MB",
         server.peak_rss_mb()
     );
     Ok(())
+}
+
+/// Requests per second through wachet's plain fetcher alone (no parsing, no crawl) for the
+/// start page, over `concurrency` tasks for 5 s after a 1 s warm-up, and the CPU a request of
+/// this process: the fetcher's share of a crawled page, beside the ceiling's bare client.
+fn fetcher_ceiling(url: &str, concurrency: usize) -> Result<(f64, f64), String> {
+    use wachet::fetch::http::{HttpFetcher, HttpSettings};
+    use wachet::fetch::{FetchRequest, Fetcher, NetworkPolicy};
+    let url = url::Url::parse(url).map_err(|e| e.to_string())?;
+    let settings = HttpSettings {
+        policy: std::sync::Arc::new(NetworkPolicy::allow_all()),
+        ..HttpSettings::default()
+    };
+    let fetcher = HttpFetcher::new(settings, &Default::default()).map_err(|e| e.to_string())?;
+    let fetcher = std::sync::Arc::new(fetcher);
+    let rt = runtime().map_err(|e| e.to_string())?;
+    rt.block_on(async move {
+        let load = |until: Instant| {
+            let tasks: Vec<_> = (0..concurrency)
+                .map(|_| {
+                    let (fetcher, request) = (fetcher.clone(), FetchRequest::get(url.clone()));
+                    tokio::spawn(async move {
+                        let mut done = 0u64;
+                        while Instant::now() < until {
+                            if fetcher.fetch_hop(&request).await.is_ok() {
+                                done += 1;
+                            }
+                        }
+                        done
+                    })
+                })
+                .collect();
+            async move {
+                let mut done = 0;
+                for task in tasks {
+                    done += task.await.unwrap_or(0);
+                }
+                done
+            }
+        };
+        load(Instant::now() + Duration::from_secs(1)).await;
+        let measured = Duration::from_secs(5);
+        let cpu_before = threads_cpu_seconds();
+        let done = load(Instant::now() + measured).await;
+        let cpu = threads_cpu_seconds() - cpu_before;
+        let done = done.max(1) as f64;
+        Ok((done / measured.as_secs_f64(), cpu * 1e6 / done))
+    })
 }
 
 /// Requests per second the static server answers for one page of the site (the start page)

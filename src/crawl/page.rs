@@ -198,7 +198,7 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
             // A wall served with an error status says more than the status; a large error
             // page is no wall, and is not decoded for nothing.
             let failure = (fetched.body.len() <= crate::classify::SCAN_LIMIT)
-                .then(|| screen(&fetched, &fetched.text()))
+                .then(|| screen(&fetched, &fetched.decoded()))
                 .flatten()
                 .unwrap_or(failure);
             Some(Outcome::Page(page(
@@ -283,7 +283,7 @@ fn analyse_html(
     follow: bool,
     deadline: Deadline,
 ) -> PageAnalysed {
-    let text = fetched.text();
+    let text = fetched.decoded();
     if let Some(failure) = screen(&fetched, &text) {
         // A wall's links and title are not the page's.
         return PageAnalysed {

@@ -4,19 +4,21 @@
 //! in the chosen encoding become U+FFFD, as in a browser, rather than failing the check.
 
 use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
+use std::borrow::Cow;
 
 /// How far into a document a `<meta>` charset is looked for (the HTML prescan's window).
 const PRESCAN: usize = 1024;
 
-/// The decoded text and the encoding used.
-pub fn decode(
-    bytes: &[u8],
+/// The decoded text and the encoding used. UTF-8 without invalid bytes is borrowed, not
+/// copied: most pages are.
+pub fn decode<'a>(
+    bytes: &'a [u8],
     content_type: Option<&str>,
     tld: Option<&[u8]>,
-) -> (String, &'static Encoding) {
+) -> (Cow<'a, str>, &'static Encoding) {
     let encoding = choose(bytes, content_type, tld);
     let (text, used, _had_errors) = encoding.decode(bytes);
-    (text.into_owned(), used)
+    (text, used)
 }
 
 fn choose(bytes: &[u8], content_type: Option<&str>, tld: Option<&[u8]>) -> &'static Encoding {
@@ -65,15 +67,19 @@ fn charset_param(content_type: &str) -> Option<&str> {
 /// A simplified HTML prescan: `<meta charset=X>` or `<meta http-equiv=content-type content="...;
 /// charset=X">`.
 fn meta_charset(head: &[u8]) -> Option<&'static Encoding> {
-    let lower: Vec<u8> = head.iter().map(u8::to_ascii_lowercase).collect();
     let mut from = 0;
-    while let Some(found) = find(&lower[from..], b"<meta") {
-        let start = from + found + 5;
-        let end = lower[start..]
-            .iter()
-            .position(|&b| b == b'>')
-            .map_or(lower.len(), |p| start + p);
-        let tag = String::from_utf8_lossy(&lower[start..end]);
+    while let Some(found) = memchr::memchr(b'<', &head[from..]) {
+        let start = from + found + 1;
+        if !head[start..]
+            .get(..4)
+            .is_some_and(|name| name.eq_ignore_ascii_case(b"meta"))
+        {
+            from = start;
+            continue;
+        }
+        let start = start + 4;
+        let end = memchr::memchr(b'>', &head[start..]).map_or(head.len(), |p| start + p);
+        let tag = String::from_utf8_lossy(&head[start..end]).to_ascii_lowercase();
         if let Some(enc) = charset_in_meta(&tag) {
             return Some(enc);
         }
@@ -92,10 +98,6 @@ fn charset_in_meta(tag: &str) -> Option<&'static Encoding> {
         .take_while(|c| !matches!(c, '"' | '\'' | ';' | ' ' | '/' | '>') && !c.is_whitespace())
         .collect();
     label(&value)
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 #[cfg(test)]
@@ -118,6 +120,28 @@ mod tests {
         assert!(text.contains("日本"));
         let (_, enc) = decode(b"<meta charset='windows-1252'>", None, None);
         assert_eq!(enc, WINDOWS_1252);
+        // Any case, after other tags and a stray `<`.
+        let (_, enc) = decode(
+            b"<!doctype html><a < b><META name=x><Meta CharSet=\"Shift_JIS\">",
+            None,
+            None,
+        );
+        assert_eq!(enc, encoding_rs::SHIFT_JIS);
+        // A document that ends inside `<me` has no declaration.
+        assert_eq!(decode(b"<p>plain</p><me", None, None).1, UTF_8);
+    }
+
+    #[test]
+    fn valid_utf8_is_borrowed_not_copied() {
+        let page = "<p>café</p>".as_bytes();
+        assert!(matches!(
+            decode(page, Some("text/html; charset=utf-8"), None).0,
+            Cow::Borrowed(_)
+        ));
+        assert!(matches!(
+            decode(b"a\xffb", Some("text/html; charset=utf-8"), None).0,
+            Cow::Owned(_)
+        ));
     }
 
     #[test]
@@ -127,7 +151,7 @@ mod tests {
             Some("text/html; charset=windows-1252"),
             None,
         );
-        assert_eq!((text.as_str(), enc), ("ok", UTF_8));
+        assert_eq!((text.as_ref(), enc), ("ok", UTF_8));
         let (text, _) = decode(b"a\xffb", Some("text/html; charset=utf-8"), None);
         assert_eq!(text, "a\u{fffd}b");
     }

@@ -79,6 +79,12 @@ pub struct FetchedPage {
 impl FetchedPage {
     /// The body as text, decoded as a browser would ([`decode`]).
     pub fn text(&self) -> String {
+        self.decoded().into_owned()
+    }
+
+    /// [`FetchedPage::text`] borrowed from the body where the body is that text already (valid
+    /// UTF-8, as most pages are).
+    pub fn decoded(&self) -> std::borrow::Cow<'_, str> {
         let tld = self
             .url
             .host_str()
