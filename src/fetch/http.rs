@@ -197,18 +197,13 @@ impl HttpFetcher {
                 tunnel.start();
             }
         }
-        let mut headers = request.headers.clone();
-        if !headers.contains_key(reqwest::header::ACCEPT_ENCODING) {
-            headers.insert(
-                reqwest::header::ACCEPT_ENCODING,
-                reqwest::header::HeaderValue::from_static(encoding::ACCEPT_ENCODING),
-            );
-        }
         // No timeout of reqwest's own: [`HttpFetcher::bounded`] bounds the whole exchange, body
-        // included, and a second timer a request cost the crawl CPU for nothing.
-        let mut builder = client
-            .request(request.method.clone(), request.url.clone())
-            .headers(headers);
+        // included, and a second timer a request cost the crawl CPU for nothing. The client
+        // adds Accept-Encoding unless the request sets one.
+        let mut builder = client.request(request.method.clone(), request.url.clone());
+        if !request.headers.is_empty() {
+            builder = builder.headers(request.headers.clone());
+        }
         if let Some(body) = &request.body {
             builder = builder.body(body.clone());
         }
@@ -488,6 +483,10 @@ fn build_client(
         .no_brotli()
         .no_zstd()
         .user_agent(settings.user_agent.clone())
+        .default_headers(reqwest::header::HeaderMap::from_iter([(
+            reqwest::header::ACCEPT_ENCODING,
+            reqwest::header::HeaderValue::from_static(encoding::ACCEPT_ENCODING),
+        )]))
         .connect_timeout(settings.connect_timeout)
         .redirect(redirects)
         .dns_resolver(PolicyResolver::shared(settings.policy.clone()))
