@@ -4,6 +4,7 @@
 //! tracking parameters (`utm_*`, `fbclid`, `gclid`) removed. Two links that a server would
 //! answer identically normalize to the same string.
 
+use std::borrow::Cow;
 use url::Url;
 
 /// Resolves `href` against `base` and normalizes it; `None` for links that are not http(s).
@@ -18,12 +19,13 @@ pub fn normalize(mut url: Url, strip_tracking: bool) -> Option<Url> {
         return None;
     }
     url.set_fragment(None);
-    let path = normalize_escapes(url.path());
-    if path != url.path() {
+    if let Cow::Owned(path) = normalize_escapes(url.path())
+        && path != url.path()
+    {
         url.set_path(&path);
     }
     if let Some(query) = url.query() {
-        let mut query = normalize_escapes(query);
+        let mut query = normalize_escapes(query).into_owned();
         if strip_tracking {
             query = query
                 .split('&')
@@ -41,9 +43,10 @@ fn is_tracking(key: &str) -> bool {
 }
 
 /// `%7e` becomes `~`, `%2f` becomes `%2F`; an invalid escape such as `%zz` stays as it is.
-fn normalize_escapes(s: &str) -> String {
+/// Borrowed when there is no escape (most links: each is normalized on every page linking it).
+fn normalize_escapes(s: &str) -> Cow<'_, str> {
     if !s.contains('%') {
-        return s.to_string();
+        return Cow::Borrowed(s);
     }
     let bytes = s.as_bytes();
     let mut out = String::with_capacity(s.len());
@@ -69,7 +72,7 @@ fn normalize_escapes(s: &str) -> String {
         out.push_str(&s[i..i + ch_len]);
         i += ch_len;
     }
-    out
+    Cow::Owned(out)
 }
 
 fn hex(b: u8) -> Option<u8> {
