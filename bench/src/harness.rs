@@ -137,18 +137,20 @@ pub async fn crawl_spider(url: &str, max_pages: usize, concurrency: usize) -> us
     website.get_size().await
 }
 
-/// CPU time of this process's live threads (the first field of each `/proc/self/task/*/schedstat`,
-/// in nanoseconds: finer than the 10 ms ticks of `/proc/self/stat`), in seconds; 0 without /proc.
-pub fn threads_cpu_seconds() -> f64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0.0;
+/// CPU time (user + system) of this process so far, every thread's including those that ended,
+/// in seconds (`CLOCK_PROCESS_CPUTIME_ID`: nanoseconds, where `/proc/self/stat` counts 10 ms
+/// ticks); 0 should the clock be missing.
+pub fn process_cpu_seconds() -> f64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    let nanos: u64 = tasks
-        .filter_map(Result::ok)
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum();
-    nanos as f64 / 1e9
+    // SAFETY: clock_gettime writes one timespec, which `now` is, and reads nothing else.
+    let read = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut now) };
+    if read != 0 {
+        return 0.0;
+    }
+    now.tv_sec as f64 + now.tv_nsec as f64 / 1e9
 }
 
 /// This process's peak resident set (VmHWM) in MB (MiB), or 0 where /proc is missing.
@@ -174,7 +176,7 @@ pub struct CrawlResult {
     pub pages_per_sec: f64,
     /// Peak RSS of the crawling process (MiB).
     pub peak_rss_mb: f64,
-    /// CPU (user + system) of the crawling process's threads over the crawl, in seconds.
+    /// CPU (user + system) of the crawling process over the crawl, in seconds.
     pub cpu_seconds: f64,
     /// CPU of the static server while it ran (set by `compare`; 10 ms ticks), in seconds.
     pub server_cpu_seconds: f64,
@@ -224,13 +226,12 @@ pub fn crawl_and_report(
     let rt = runtime().map_err(|e| e.to_string())?;
     // The crawl runs as a task of the runtime, as a service's crawl would, not on the
     // thread that waits for it: every page's event would otherwise wake that thread.
-    let (url_owned, began) = (url.to_string(), Instant::now());
+    let (url_owned, began, cpu_before) = (url.to_string(), Instant::now(), process_cpu_seconds());
     let pages = rt
         .block_on(rt.spawn(async move { crawler.crawl(&url_owned, max_pages, concurrency).await }))
         .map_err(|e| format!("the crawl task failed: {e}"))??;
     let seconds = began.elapsed().as_secs_f64();
-    // Read while the runtime's threads still live: an ended thread's time leaves /proc.
-    let cpu_seconds = threads_cpu_seconds();
+    let cpu_seconds = process_cpu_seconds() - cpu_before;
     drop(rt);
     let result = CrawlResult {
         crawler: crawler.name().to_string(),
@@ -845,7 +846,9 @@ fn fetcher_ceiling(url: &str, concurrency: usize) -> Result<(f64, f64), String> 
                     tokio::spawn(async move {
                         let mut done = 0u64;
                         while Instant::now() < until {
-                            if fetcher.fetch_hop(&request).await.is_ok() {
+                            if let Ok(wachet::fetch::Hop::Page(_)) =
+                                fetcher.fetch_hop(&request).await
+                            {
                                 done += 1;
                             }
                         }
@@ -862,12 +865,14 @@ fn fetcher_ceiling(url: &str, concurrency: usize) -> Result<(f64, f64), String> 
             }
         };
         load(Instant::now() + Duration::from_secs(1)).await;
-        let measured = Duration::from_secs(5);
-        let cpu_before = threads_cpu_seconds();
-        let done = load(Instant::now() + measured).await;
-        let cpu = threads_cpu_seconds() - cpu_before;
-        let done = done.max(1) as f64;
-        Ok((done / measured.as_secs_f64(), cpu * 1e6 / done))
+        let (began, cpu_before) = (Instant::now(), process_cpu_seconds());
+        let done = load(began + Duration::from_secs(5)).await;
+        let (elapsed, cpu) = (began.elapsed(), process_cpu_seconds() - cpu_before);
+        if done == 0 {
+            return Err("no request through wachet's fetcher got a page".to_string());
+        }
+        let done = done as f64;
+        Ok((done / elapsed.as_secs_f64(), cpu * 1e6 / done))
     })
 }
 

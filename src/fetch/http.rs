@@ -105,13 +105,18 @@ enum Route<'a> {
 }
 
 impl Clients {
+    /// A route's two clients. They share one TLS configuration, so one cache of TLS sessions:
+    /// a route's session is never resumed on another (a site could tell a location proxy's
+    /// traffic from the direct route's by the tickets it issued to each).
     fn new(
         settings: &HttpSettings,
         route: &Route,
-        tls: Option<&rustls::ClientConfig>,
+        verification: Option<&Verification>,
     ) -> Result<Self, reqwest::Error> {
+        // Should this fail, reqwest builds its own configuration and reports what is wrong.
+        let tls = verification.and_then(|v| v.client_config(b"http/1.1").ok());
         Ok(Clients {
-            following: build_client(settings, route, tls, true)?,
+            following: build_client(settings, route, tls.clone(), true)?,
             stopping: build_client(settings, route, tls, false)?,
         })
     }
@@ -143,10 +148,7 @@ impl HttpFetcher {
         proxies: &BTreeMap<String, String>,
         verification: Option<&Verification>,
     ) -> Result<Self, reqwest::Error> {
-        // Should this fail, reqwest builds its own configuration and reports what is wrong.
-        let tls = verification.and_then(|v| v.client_config(b"http/1.1").ok());
-        let tls = tls.as_ref();
-        let direct = Clients::new(&settings, &Route::Direct, tls)?;
+        let direct = Clients::new(&settings, &Route::Direct, verification)?;
         let mut proxied = BTreeMap::new();
         let mut tunnels = BTreeMap::new();
         for (location, url) in proxies {
@@ -161,7 +163,10 @@ impl HttpFetcher {
                 Some(tunnel) => Route::Pinned(url, tunnel),
                 None => Route::Proxy(url),
             };
-            proxied.insert(location.clone(), Clients::new(&settings, &route, tls)?);
+            proxied.insert(
+                location.clone(),
+                Clients::new(&settings, &route, verification)?,
+            );
             if let Some(tunnel) = tunnel {
                 tunnels.insert(location.clone(), tunnel);
             }
@@ -404,6 +409,8 @@ impl HttpFetcher {
             innermost = e.to_string();
             source = e.source();
         }
+        // Only connecting has a timeout of reqwest's own; the exchange's is `bounded`'s, which
+        // reports itself. Another timeout from reqwest is mapped all the same.
         if err.is_timeout() {
             if err.is_connect() {
                 return FetchError::ConnectTimeout {
@@ -446,7 +453,7 @@ impl Fetcher for HttpFetcher {
 fn build_client(
     settings: &HttpSettings,
     route: &Route,
-    tls: Option<&rustls::ClientConfig>,
+    tls: Option<rustls::ClientConfig>,
     follow: bool,
 ) -> Result<Client, reqwest::Error> {
     let policy = settings.policy.clone();
@@ -492,7 +499,7 @@ fn build_client(
         .dns_resolver(PolicyResolver::shared(settings.policy.clone()))
         .pool_idle_timeout(Duration::from_secs(30));
     match tls {
-        Some(config) => builder = builder.tls_backend_preconfigured(config.clone()),
+        Some(config) => builder = builder.tls_backend_preconfigured(config),
         None => {
             for der in &settings.root_certificates {
                 builder = builder.add_root_certificate(reqwest::Certificate::from_der(der)?);

@@ -4,8 +4,9 @@
 //! with that key on first use and cached; Chromium is launched trusting that key alone
 //! (`--ignore-certificate-errors-spki-list`). Toward the site, [`UpstreamTls`] verifies the
 //! real server's certificate exactly as the plain fetcher does (the engine's one
-//! [`Verification`]: the platform's roots, plus the roots the engine was built to trust), so a certificate the plain
-//! path refuses is refused here too, and a render's https is never less checked than a fetch's.
+//! [`Verification`]: the platform's roots, plus the roots the engine was built to trust), so a
+//! certificate the plain path refuses is refused here too, and a render's https is never less
+//! checked than a fetch's.
 
 use crate::fetch::tls::{Verification, provider};
 use rustls::ServerConfig;
