@@ -54,6 +54,21 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 
+/// For tests that serve HTTP by hand over a raw socket (to hang, cut or pace an answer as no
+/// ordinary server would): reads one request's head from `stream` and returns the path it asks
+/// for; `None` when the connection ends first or the head passes 64 KiB.
+pub async fn read_request_path(stream: &mut (impl tokio::io::AsyncRead + Unpin)) -> Option<String> {
+    let (head, _) = crate::fetch::proxying::read_head(stream, 64 * 1024)
+        .await
+        .ok()?;
+    let head = String::from_utf8_lossy(&head);
+    Some(
+        crate::fetch::proxying::RequestHead::parse(&head)
+            .target
+            .to_string(),
+    )
+}
+
 /// For tests that need Chromium: whether the engine finds one, where a render would look
 /// (`CHROME_PATH`, else Debian's and other usual locations). When none is found and the `CI`
 /// variable is set this panics, since CI must install one; elsewhere it prints a loud

@@ -199,14 +199,18 @@ async fn a_50_mb_page_is_refused() {
 /// A server that answers every request with `bytes` of text without a length (the end of the
 /// body is the connection's), written in `pieces` writes.
 async fn unsized_body_server(bytes: usize, pieces: usize) -> std::net::SocketAddr {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         while let Ok((mut socket, _)) = listener.accept().await {
             tokio::spawn(async move {
-                let mut request = [0u8; 4096];
-                let _ = socket.read(&mut request).await;
+                if wachet::testing::read_request_path(&mut socket)
+                    .await
+                    .is_none()
+                {
+                    return;
+                }
                 let head =
                     "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\nconnection: close\r\n\r\n";
                 let mut answer = head.as_bytes().to_vec();

@@ -9,7 +9,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 use wachet::model::ClientJobType;
 use wachet::{Checker, Engine, Monitor};
@@ -39,19 +39,12 @@ impl CountingServer {
                 };
                 let (f, p, a) = (f.clone(), p.clone(), a.clone());
                 tokio::spawn(async move {
-                    let mut head = Vec::new();
-                    let mut buf = [0u8; 1024];
-                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match socket.read(&mut buf).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => head.extend_from_slice(&buf[..n]),
-                        }
-                    }
+                    let Some(path) = wachet::testing::read_request_path(&mut socket).await else {
+                        return;
+                    };
                     let now = f.fetch_add(1, Ordering::SeqCst) + 1;
                     p.fetch_max(now, Ordering::SeqCst);
                     a.lock().unwrap().push(Instant::now());
-                    let line = String::from_utf8_lossy(&head);
-                    let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
                     tokio::time::sleep(delay).await;
                     let body = if path == "/" {
                         (0..links)

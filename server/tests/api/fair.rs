@@ -189,16 +189,9 @@ async fn answers_once_host(hanging: Arc<AtomicUsize>) -> String {
         while let Ok((mut socket, _)) = listener.accept().await {
             let (seen, held) = (seen.clone(), hanging.clone());
             tokio::spawn(async move {
-                let mut head = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match socket.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => head.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&head).to_string();
-                let path = head.split(' ').nth(1).unwrap_or("").to_string();
+                let Some(path) = wachet::testing::read_request_path(&mut socket).await else {
+                    return;
+                };
                 if seen.lock().unwrap().insert(path) {
                     let body = "<p class=price>3.50 EUR</p>";
                     let reply = format!(
@@ -211,7 +204,7 @@ async fn answers_once_host(hanging: Arc<AtomicUsize>) -> String {
                 }
                 held.fetch_add(1, Ordering::SeqCst);
                 // Held open without an answer until the client gives up.
-                let _ = socket.read(&mut buf).await;
+                let _ = socket.read(&mut [0u8; 64]).await;
                 held.fetch_sub(1, Ordering::SeqCst);
             });
         }
