@@ -236,7 +236,6 @@ impl EngineBuilder {
                 self.proxies.clone(),
                 &verification,
             )
-            .map_err(BuildError::RootCertificate)?
         };
         let slot_wait = self.http.total_timeout;
         let fetcher = HttpFetcher::verifying_with(self.http, &self.proxies, Some(&verification))

@@ -149,8 +149,9 @@ pub(crate) struct RendererInner {
     settings: RenderSettings,
     policy: Arc<NetworkPolicy>,
     proxies: BTreeMap<String, String>,
-    /// TLS toward the sites, for the egress proxy's interception of https.
-    tls: intercept::UpstreamTls,
+    /// How the egress proxies verify the sites they open TLS to (each session's proxy makes
+    /// its own client of it, [`intercept::UpstreamTls`]).
+    verification: crate::fetch::tls::Verification,
     browser: tokio::sync::Mutex<Option<Arc<Live>>>,
     /// The live browser's pid, readable without the async lock.
     pid: Mutex<Option<u32>>,
@@ -169,15 +170,14 @@ impl Renderer {
         policy: Arc<NetworkPolicy>,
         proxies: BTreeMap<String, String>,
         verification: &crate::fetch::tls::Verification,
-    ) -> Result<Self, String> {
-        let tls = intercept::UpstreamTls::new(verification)?;
+    ) -> Self {
         let tabs = Arc::new(Semaphore::new(settings.tabs.max(1)));
-        Ok(Renderer {
+        Renderer {
             inner: Arc::new(RendererInner {
                 settings,
                 policy,
                 proxies,
-                tls,
+                verification: verification.clone(),
                 browser: tokio::sync::Mutex::new(None),
                 pid: Mutex::new(None),
                 tabs,
@@ -187,7 +187,7 @@ impl Renderer {
                 last_used: Mutex::new(Instant::now()),
                 idle_watch: Mutex::new(None),
             }),
-        })
+        }
     }
 
     /// A new render session (its browser context is created on first use).

@@ -5,6 +5,7 @@
 
 use super::browser::Live;
 use super::egress::{Egress, Limits};
+use super::intercept::UpstreamTls;
 use super::tab::{COMMAND_TIMEOUT, Tab, TabError};
 use super::{RenderError, RendererInner};
 use crate::fetch::{FetchError, FetchRequest, FetchedPage, Fetcher};
@@ -72,14 +73,12 @@ impl RenderSession {
             response: self.renderer.settings.max_html_bytes,
             render: self.renderer.settings.max_render_bytes,
         };
-        let egress = Egress::start(
-            self.renderer.policy.clone(),
-            upstream,
-            limits,
-            self.renderer.tls.clone(),
-        )
-        .await
-        .map_err(|e| RenderError::Launch(format!("cannot start the egress proxy: {e}")))?;
+        // TLS of its own, so its own cache of TLS sessions: a session resumed by another check,
+        // or through another location's proxy, would let a site link the two.
+        let tls = UpstreamTls::new(&self.renderer.verification).map_err(RenderError::Launch)?;
+        let egress = Egress::start(self.renderer.policy.clone(), upstream, limits, tls)
+            .await
+            .map_err(|e| RenderError::Launch(format!("cannot start the egress proxy: {e}")))?;
         let params = CreateBrowserContextParams::builder()
             .proxy_server(egress.url())
             // Without this Chromium sends loopback requests around the proxy.

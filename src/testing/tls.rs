@@ -15,6 +15,7 @@ use tokio::net::TcpListener;
 pub struct TlsFront {
     addr: SocketAddr,
     handshakes: Arc<AtomicU64>,
+    resumed: Arc<AtomicU64>,
     ca_pem: String,
     task: tokio::task::JoinHandle<()>,
 }
@@ -53,15 +54,21 @@ impl TlsFront {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let handshakes = Arc::new(AtomicU64::new(0));
-        let counted = handshakes.clone();
+        let resumed = Arc::new(AtomicU64::new(0));
+        let (counted, counted_resumed) = (handshakes.clone(), resumed.clone());
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 counted.fetch_add(1, Ordering::AcqRel);
-                let acceptor = acceptor.clone();
+                let (acceptor, resumed) = (acceptor.clone(), counted_resumed.clone());
                 tokio::spawn(async move {
                     let Ok(mut tls) = acceptor.accept(stream).await else {
                         return;
                     };
+                    if tls.get_ref().1.handshake_kind()
+                        == Some(tokio_rustls::rustls::HandshakeKind::Resumed)
+                    {
+                        resumed.fetch_add(1, Ordering::AcqRel);
+                    }
                     let Ok(mut plain) = tokio::net::TcpStream::connect(backend).await else {
                         return;
                     };
@@ -72,6 +79,7 @@ impl TlsFront {
         Ok(TlsFront {
             addr,
             handshakes,
+            resumed,
             ca_pem: ca_cert.pem(),
             task,
         })
@@ -95,6 +103,11 @@ impl TlsFront {
     /// TLS connections accepted so far (handshakes tried, whether or not they succeeded).
     pub fn handshakes(&self) -> u64 {
         self.handshakes.load(Ordering::Acquire)
+    }
+
+    /// Handshakes that resumed a session the client had from an earlier connection.
+    pub fn resumed(&self) -> u64 {
+        self.resumed.load(Ordering::Acquire)
     }
 }
 

@@ -560,6 +560,30 @@ mod through_a_location_proxy {
         monitor
     }
 
+    /// A TLS session a site gave the direct route is not offered through a location's proxy
+    /// (the site could tell the two egresses apart from one client).
+    #[tokio::test]
+    async fn a_location_never_resumes_a_tls_session_of_the_direct_route() {
+        let server = server().await;
+        let front = wachet::testing::tls::TlsFront::start(server.addr())
+            .await
+            .unwrap();
+        let proxy = ForwardProxy::builder().start().await.unwrap();
+        let engine = Engine::builder()
+            .allow_private_networks(true)
+            .root_certificate(front.ca_pem())
+            .proxy("us", proxy.url())
+            .build()
+            .unwrap();
+        let direct = check(&engine, &Monitor::new(front.url("/"))).await;
+        assert_eq!(direct.value(), Some("hello"), "{direct:?}");
+        let proxied = check(&engine, &via("us", front.url("/"))).await;
+        assert_eq!(proxied.value(), Some("hello"), "{proxied:?}");
+        assert_eq!(front.handshakes(), 2);
+        assert_eq!(front.resumed(), 0);
+        assert!(!proxy.requests().is_empty(), "the proxy carried nothing");
+    }
+
     #[tokio::test]
     async fn a_redirect_inside_is_refused_on_every_spelling() {
         let inside = FixtureServer::builder()

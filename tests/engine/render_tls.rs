@@ -176,6 +176,30 @@ async fn an_https_page_renders_with_what_its_script_fetched() {
     engine.renderer().shutdown().await;
 }
 
+/// Each rendered check's TLS toward a site is its own: two checks of one https page never
+/// resume each other's TLS session (a site could otherwise link them, and through a location
+/// proxy link the location to another), while one check's own connections may.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rendered_checks_never_resume_each_others_tls_sessions() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let server = FixtureServer::builder()
+        .page("/a", "<!doctype html><p>first</p>")
+        .start()
+        .await
+        .unwrap();
+    let front = TlsFront::start(server.addr()).await.unwrap();
+    let engine = engine_trusting(Some(front.ca_pem()));
+    for _ in 0..3 {
+        let outcome = engine.check(&dynamic(front.url("/a"))).await.unwrap();
+        assert_eq!(outcome.value(), Some("first"), "{outcome:?}");
+    }
+    assert!(front.handshakes() >= 3, "{} handshakes", front.handshakes());
+    assert_eq!(front.resumed(), 0, "of {} handshakes", front.handshakes());
+    engine.renderer().shutdown().await;
+}
+
 /// A server whose certificate the engine does not trust: the rendered check fails naming the
 /// certificate problem, as the plain check does, and the page is never requested.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
