@@ -245,6 +245,7 @@ impl EngineBuilder {
             inner: Arc::new(Inner {
                 fetcher: Arc::new(Polite::new(Arc::new(fetcher), hosts.clone(), slot_wait)),
                 hosts,
+                #[cfg(feature = "chrome")]
                 slot_wait,
                 total_timeout: slot_wait,
                 proxy_locations: self.proxies.keys().cloned().collect(),
@@ -284,7 +285,8 @@ struct Inner {
     /// The plain HTTP fetcher behind the host slots.
     fetcher: Arc<Polite>,
     hosts: Arc<HostSlots>,
-    /// How long a request waits for its host's slot.
+    /// How long a render's request waits for its host's slot (the plain fetcher has its own).
+    #[cfg(feature = "chrome")]
     slot_wait: Duration,
     /// How long a check's fetch and extraction may take together.
     total_timeout: Duration,
