@@ -237,17 +237,16 @@ impl EngineBuilder {
                 &verification,
             )
         };
-        let slot_wait = self.http.total_timeout;
+        // A request waits for its host's slot as long as a check may take.
+        let total_timeout = self.http.total_timeout;
         let fetcher = HttpFetcher::verifying_with(self.http, &self.proxies, Some(&verification))
             .map_err(|e| BuildError::Http(e.to_string()))?;
         let hosts = HostSlots::new(self.hosts);
         Ok(Engine {
             inner: Arc::new(Inner {
-                fetcher: Arc::new(Polite::new(Arc::new(fetcher), hosts.clone(), slot_wait)),
+                fetcher: Arc::new(Polite::new(Arc::new(fetcher), hosts.clone(), total_timeout)),
                 hosts,
-                #[cfg(feature = "chrome")]
-                slot_wait,
-                total_timeout: slot_wait,
+                total_timeout,
                 proxy_locations: self.proxies.keys().cloned().collect(),
                 location: self.location,
                 crawl: self.crawl,
@@ -285,9 +284,6 @@ struct Inner {
     /// The plain HTTP fetcher behind the host slots.
     fetcher: Arc<Polite>,
     hosts: Arc<HostSlots>,
-    /// How long a render's request waits for its host's slot (the plain fetcher has its own).
-    #[cfg(feature = "chrome")]
-    slot_wait: Duration,
     /// How long a check's fetch and extraction may take together.
     total_timeout: Duration,
     proxy_locations: Vec<String>,
@@ -387,7 +383,7 @@ impl Engine {
             return Arc::new(Polite::new(
                 Arc::new(self.inner.renderer.session(options)),
                 self.inner.hosts.clone(),
-                self.inner.slot_wait,
+                self.inner.total_timeout,
             ));
         }
         let _ = prepared;

@@ -25,8 +25,9 @@ impl std::fmt::Debug for Verification {
 }
 
 impl Verification {
-    /// The platform's roots and `extra_roots` (DER); an error when no root can be loaded or an
-    /// extra one cannot be read.
+    /// The platform's roots and `extra_roots` (DER); an error when no root can be loaded, an
+    /// extra one cannot be read, or no client configuration can be made of them (so clients
+    /// made later cannot fail).
     pub fn new(extra_roots: &[Vec<u8>]) -> Result<Self, String> {
         let provider = provider();
         let verifier = if extra_roots.is_empty() {
@@ -40,13 +41,16 @@ impl Verification {
             )
         }
         .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
-        Ok(Verification {
+        let verification = Verification {
             provider,
             verifier: Arc::new(verifier),
-        })
+        };
+        verification.client_config(b"http/1.1")?;
+        Ok(verification)
     }
 
-    /// A client configuration with this verification, speaking `alpn`.
+    /// A client configuration with this verification, speaking `alpn`, with a new cache of TLS
+    /// sessions of its own (a clone of the result shares its cache).
     pub fn client_config(&self, alpn: &[u8]) -> Result<ClientConfig, String> {
         let mut config = ClientConfig::builder_with_provider(self.provider.clone())
             .with_safe_default_protocol_versions()

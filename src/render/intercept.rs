@@ -118,8 +118,8 @@ impl Authority {
     }
 }
 
-/// TLS toward the real servers, verified as the plain fetcher verifies.
-#[derive(Clone)]
+/// TLS toward the real servers, verified as the plain fetcher verifies: one a render session,
+/// with its own cache of TLS sessions (not `Clone`: a clone would share that cache).
 pub(crate) struct UpstreamTls {
     connector: TlsConnector,
 }
@@ -131,7 +131,8 @@ impl std::fmt::Debug for UpstreamTls {
 }
 
 impl UpstreamTls {
-    /// A client verifying servers with the engine's `verification`, as the plain fetcher does.
+    /// A client verifying servers with the engine's `verification`, as the plain fetcher does,
+    /// resuming only the TLS sessions it made itself.
     pub fn new(verification: &Verification) -> Result<Self, String> {
         let config = verification.client_config(ALPN)?;
         Ok(UpstreamTls {

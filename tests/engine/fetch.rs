@@ -547,7 +547,7 @@ mod private_networks {
 
 /// Through a location's proxy, which resolves names itself and reaches whatever they point at,
 /// the policy still holds on every hop. 127.0.0.2 stands in for a public host (the engine
-/// allows only it); 127.0.0.1 is the inside.
+/// allows only it); 127.0.0.1 is the inside. And a location's TLS is its own.
 mod through_a_location_proxy {
     use super::*;
     use wachet::testing::proxy::ForwardProxy;

@@ -176,9 +176,9 @@ async fn an_https_page_renders_with_what_its_script_fetched() {
     engine.renderer().shutdown().await;
 }
 
-/// Each rendered check's TLS toward a site is its own: two checks of one https page never
-/// resume each other's TLS session (a site could otherwise link them, and through a location
-/// proxy link the location to another), while one check's own connections may.
+/// Each rendered check's TLS toward a site is its own: three checks of one https page (one
+/// connection each: the page loads nothing more) never resume each other's TLS session, which
+/// would let a site link them (and, through a location's proxy, link the location to another).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rendered_checks_never_resume_each_others_tls_sessions() {
     let Some(_serial) = browser_test().await else {
