@@ -590,25 +590,27 @@ fn starts_ignoring_case(bytes: &[u8], prefix: &[u8]) -> bool {
 /// begins in `text` at or after `from`, ASCII case ignored: [`find_tag`] without building the
 /// needle.
 fn find_element_tag(text: &str, from: usize, closing: bool, name: &str) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let skip = 1 + usize::from(closing);
-    memchr::memchr_iter(b'<', bytes.get(from..)?)
-        .map(|at| from + at)
-        .find(|&at| {
-            (!closing || bytes.get(at + 1) == Some(&b'/'))
-                && bytes
-                    .get(at + skip..)
-                    .is_some_and(|rest| starts_ignoring_case(rest, name.as_bytes()))
-        })
+    let open: &[u8] = if closing { b"</" } else { b"<" };
+    find_lt(text, from, |rest| {
+        rest.strip_prefix(open)
+            .is_some_and(|rest| starts_ignoring_case(rest, name.as_bytes()))
+    })
 }
 
 /// Where `needle` (lower-case ASCII, starting with `<`) first occurs in `text` at or after
 /// `from`, ASCII case ignored.
 fn find_tag(text: &str, from: usize, needle: &str) -> Option<usize> {
+    find_lt(text, from, |rest| {
+        starts_ignoring_case(rest, needle.as_bytes())
+    })
+}
+
+/// The first `<` in `text` at or after `from` where the text from it on is `wanted`.
+fn find_lt(text: &str, from: usize, wanted: impl Fn(&[u8]) -> bool) -> Option<usize> {
     let bytes = text.as_bytes();
     memchr::memchr_iter(b'<', bytes.get(from..)?)
         .map(|at| from + at)
-        .find(|&at| starts_ignoring_case(&bytes[at..], needle.as_bytes()))
+        .find(|&at| wanted(&bytes[at..]))
 }
 
 /// What a small HTML document shows: its title and visible text, keyed for comparison and in
