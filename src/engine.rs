@@ -213,8 +213,15 @@ impl EngineBuilder {
         for (location, url) in &self.proxies {
             let parsed = url::Url::parse(url).map_err(|e| BuildError::Proxy {
                 location: location.clone(),
-                reason: format!("\"{url}\" is not a URL ({e})"),
+                // Not the URL itself: it may hold the proxy's password.
+                reason: format!("not a URL ({e})"),
             })?;
+            if parsed.host_str().is_none_or(str::is_empty) {
+                return Err(BuildError::Proxy {
+                    location: location.clone(),
+                    reason: "the URL names no host".into(),
+                });
+            }
             if !matches!(parsed.scheme(), "http" | "https" | "socks5" | "socks5h") {
                 return Err(BuildError::Proxy {
                     location: location.clone(),

@@ -7,6 +7,7 @@
 //! the whole exchange under one deadline.
 
 use super::encoding;
+use super::location_proxy::{CREDENTIALS_REFUSED, LocationProxy};
 use super::pin::PinningTunnel;
 use super::policy::{NetworkPolicy, PolicyResolver};
 use super::tls::Verification;
@@ -152,10 +153,12 @@ impl HttpFetcher {
         let mut proxied = BTreeMap::new();
         let mut tunnels = BTreeMap::new();
         for (location, url) in proxies {
-            // Pinning needs a restricting policy to pin to, and an HTTP proxy to speak to.
+            // Pinning needs a restricting policy to pin to (and an https proxy a verification).
             let tunnel = match Url::parse(url) {
-                Ok(parsed) if parsed.scheme() == "http" && !settings.policy.allows_all() => {
-                    PinningTunnel::new(&parsed, settings.policy.clone()).ok()
+                Ok(parsed) if !settings.policy.allows_all() => {
+                    LocationProxy::new(&parsed, verification)
+                        .ok()
+                        .and_then(|proxy| PinningTunnel::new(proxy, settings.policy.clone()).ok())
                 }
                 _ => None,
             };
@@ -224,6 +227,13 @@ impl HttpFetcher {
             policy.check(final_url.host_str().unwrap_or(""), peer.ip())?;
         }
         let status = response.status().as_u16();
+        if via_proxy && status == 407 {
+            // The location's proxy answering for itself, not the page.
+            return Err(FetchError::Connect {
+                host: request.url.host_str().unwrap_or_default().to_string(),
+                reason: CREDENTIALS_REFUSED.to_string(),
+            });
+        }
         if response.status().is_redirection()
             && let Some(location) = response.headers().get(reqwest::header::LOCATION)
         {
@@ -421,10 +431,19 @@ impl HttpFetcher {
             return FetchError::Timeout(self.settings.total_timeout);
         }
         if err.is_connect() {
-            return FetchError::Connect {
-                host,
-                reason: innermost,
+            // reqwest's words for a location's proxy refusing (through the pinning tunnel, which
+            // answers as the proxy did; a SOCKS proxy's refusal as a 407 or a 502), in the words
+            // the render egress uses.
+            let reason = if innermost.contains("proxy authorization required")
+                || innermost.contains("credentials not accepted")
+            {
+                CREDENTIALS_REFUSED.to_string()
+            } else if innermost == "tunnel error: unsuccessful" {
+                "the location's proxy refused the tunnel".to_string()
+            } else {
+                innermost
             };
+            return FetchError::Connect { host, reason };
         }
         if err.is_body() || err.is_decode() {
             return FetchError::Body(innermost);

@@ -8,6 +8,7 @@ pub mod decode;
 mod encoding;
 pub mod hosts;
 pub mod http;
+pub(crate) mod location_proxy;
 mod pin;
 pub mod policy;
 pub(crate) mod proxying;

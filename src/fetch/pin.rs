@@ -1,18 +1,21 @@
-//! The pinning tunnel: https through a location's HTTP proxy names the address the network
-//! policy checked, not the host.
+//! The pinning tunnel: https through a location's proxy names the address the network policy
+//! checked, not the host.
 //!
-//! reqwest sends a proxy `CONNECT host:port`, and the proxy resolves the host with its own
-//! DNS, which may answer differently from ours (an internal zone at the proxy's site, or a
-//! name rebound since we looked). So the plain fetcher points reqwest's https traffic for a
-//! location at this small local proxy instead: it resolves the host, refuses it unless every
-//! address is allowed, and opens the tunnel at the location's proxy with `CONNECT ip:port`.
+//! reqwest sends a proxy `CONNECT host:port` (a SOCKS proxy the host too), and the proxy
+//! resolves the host with its own DNS, which may answer differently from ours (an internal zone
+//! at the proxy's site, or a name rebound since we looked). So the plain fetcher points
+//! reqwest's https traffic for a location at this small local proxy instead: it resolves the
+//! host, refuses it unless every address is allowed, and opens the tunnel at the location's
+//! proxy to that address ([`LocationProxy::tunnel`], whatever the proxy's scheme).
 //! TLS inside still names the host (SNI, certificate), end to end between reqwest and the
 //! site: the tunnel is passed through blind. It listens on 127.0.0.1 and takes only requests
 //! carrying its own random credentials, so other local users cannot borrow the location's
 //! proxy (or its credentials) through it.
 
+use super::location_proxy::{LocationProxy, Tunnel};
 use super::policy::NetworkPolicy;
 use crate::fetch::proxying::{RequestHead, read_head};
+use base64::Engine as _;
 use std::hash::{BuildHasher, Hasher};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -21,7 +24,6 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
-use url::Url;
 
 /// Longest head read from either side, and how long reading it or connecting may take.
 const MAX_HEAD: usize = 16 * 1024;
@@ -45,7 +47,7 @@ struct Inner {
     password: String,
     /// The `Proxy-Authorization` reqwest sends for `user`.
     expected_auth: String,
-    upstream: Url,
+    upstream: LocationProxy,
     policy: Arc<NetworkPolicy>,
 }
 
@@ -58,13 +60,16 @@ impl Drop for Inner {
 }
 
 impl PinningTunnel {
-    /// A tunnel toward the HTTP proxy at `upstream`, bound now, serving from the first
+    /// A tunnel toward the location's proxy `upstream`, bound now, serving from the first
     /// [`PinningTunnel::start`].
-    pub fn new(upstream: &Url, policy: Arc<NetworkPolicy>) -> std::io::Result<Self> {
+    pub fn new(upstream: LocationProxy, policy: Arc<NetworkPolicy>) -> std::io::Result<Self> {
         let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
         listener.set_nonblocking(true)?;
         let password = random_hex();
-        let expected_auth = format!("Basic {}", base64(format!("wachet:{password}").as_bytes()));
+        let expected_auth = format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(format!("wachet:{password}"))
+        );
         Ok(PinningTunnel {
             inner: Arc::new(Inner {
                 addr: listener.local_addr()?,
@@ -72,7 +77,7 @@ impl PinningTunnel {
                 task: OnceLock::new(),
                 password,
                 expected_auth,
-                upstream: upstream.clone(),
+                upstream,
                 policy,
             }),
         })
@@ -141,40 +146,14 @@ async fn serve(mut client: TcpStream, inner: &Inner) -> std::io::Result<()> {
     let Some(pinned) = pin(&inner.policy, host, port).await else {
         return answer(&mut client, "403 Forbidden").await;
     };
-    let proxy = format!(
-        "{}:{}",
-        inner.upstream.host_str().unwrap_or(""),
-        inner.upstream.port_or_known_default().unwrap_or(80)
-    );
-    let mut server = tokio::time::timeout(WAIT, TcpStream::connect(proxy))
-        .await
-        .map_err(|_| std::io::Error::other("connect timed out"))??;
-    let mut connect = format!("CONNECT {pinned} HTTP/1.1\r\nHost: {pinned}\r\n");
-    if !inner.upstream.username().is_empty() {
-        let user = percent_encoding::percent_decode_str(inner.upstream.username());
-        let password =
-            percent_encoding::percent_decode_str(inner.upstream.password().unwrap_or(""));
-        let mut credentials: Vec<u8> = user.collect();
-        credentials.push(b':');
-        credentials.extend(password);
-        connect.push_str(&format!(
-            "Proxy-Authorization: Basic {}\r\n",
-            base64(&credentials)
-        ));
-    }
-    connect.push_str("\r\n");
-    server.write_all(connect.as_bytes()).await?;
-    let (answer_head, early) = tokio::time::timeout(WAIT, read_head(&mut server, MAX_HEAD))
-        .await
-        .map_err(|_| std::io::Error::other("the location's proxy did not answer"))??;
-    let status = String::from_utf8_lossy(&answer_head)
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse::<u16>().ok())
-        .unwrap_or(0);
-    if !(200..300).contains(&status) {
-        return client.write_all(&answer_head).await;
-    }
+    let (mut server, early) = match inner
+        .upstream
+        .tunnel(&pinned.ip().to_string(), pinned.port())
+        .await?
+    {
+        Tunnel::Open { stream, early } => (stream, early),
+        Tunnel::Refused { answer, .. } => return client.write_all(&answer).await,
+    };
     client
         .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
         .await?;
@@ -185,7 +164,7 @@ async fn serve(mut client: TcpStream, inner: &Inner) -> std::io::Result<()> {
 
 /// The address to tunnel to: the first of `host`'s, when the policy allows every one of them
 /// (the proxy could have picked any); `None` when it refuses one, or the name does not resolve.
-async fn pin(policy: &NetworkPolicy, host: &str, port: u16) -> Option<String> {
+async fn pin(policy: &NetworkPolicy, host: &str, port: u16) -> Option<SocketAddr> {
     policy.check_origin(host, port).ok()?;
     let resolved: Vec<SocketAddr> =
         tokio::time::timeout(WAIT, tokio::net::lookup_host((host, port)))
@@ -196,7 +175,7 @@ async fn pin(policy: &NetworkPolicy, host: &str, port: u16) -> Option<String> {
     if resolved.iter().any(|a| policy.check(host, a.ip()).is_err()) {
         return None;
     }
-    resolved.first().map(SocketAddr::to_string)
+    resolved.first().copied()
 }
 
 async fn answer(client: &mut TcpStream, status: &str) -> std::io::Result<()> {
@@ -215,48 +194,18 @@ fn random_hex() -> String {
     format!("{:016x}{:016x}", word(1), word(2))
 }
 
-/// Standard base64 with padding, for Basic credentials.
-fn base64(data: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18, 12, 6, 0].into_iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use tokio::io::AsyncReadExt;
 
-    #[test]
-    fn base64_is_the_standard_one() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"user:pa ss"), "dXNlcjpwYSBzcw==");
-    }
-
     /// Another local user cannot borrow the tunnel, and a target the policy refuses is refused
     /// before the location's proxy hears of it (nothing listens there).
     #[tokio::test]
     async fn only_its_own_client_gets_a_tunnel_and_only_to_allowed_addresses() {
-        let upstream = Url::parse("http://127.0.0.1:9").unwrap();
-        let tunnel = PinningTunnel::new(&upstream, Arc::new(NetworkPolicy::public_only())).unwrap();
+        let upstream = url::Url::parse("http://127.0.0.1:9").unwrap();
+        let upstream = LocationProxy::new(&upstream, None).unwrap();
+        let tunnel = PinningTunnel::new(upstream, Arc::new(NetworkPolicy::public_only())).unwrap();
         tunnel.start();
         let addr = tunnel.inner.addr;
         let ask = |head: String| async move {

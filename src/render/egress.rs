@@ -19,6 +19,7 @@
 //! a short page, and the cut is remembered so the render fails with the plain path's words.
 
 use super::intercept::UpstreamTls;
+use crate::fetch::location_proxy::{CREDENTIALS_REFUSED, LocationProxy, ProxyStream, Tunnel};
 use crate::fetch::proxying::{RequestHead, read_head, read_head_after, serve_each};
 use crate::fetch::{FetchError, NetworkPolicy, Refused};
 use std::io::Write;
@@ -70,7 +71,7 @@ impl Egress {
     /// when given.
     pub async fn start(
         policy: Arc<NetworkPolicy>,
-        upstream: Option<Url>,
+        upstream: Option<LocationProxy>,
         limits: Limits,
         tls: UpstreamTls,
     ) -> std::io::Result<Self> {
@@ -182,7 +183,7 @@ impl Drop for Egress {
 
 struct Shared {
     policy: Arc<NetworkPolicy>,
-    upstream: Option<Url>,
+    upstream: Option<LocationProxy>,
     refused: Arc<Mutex<Option<Refused>>>,
     /// The latest request the proxy could not carry, and why (a refusal, a certificate).
     failed: Mutex<Option<FetchError>>,
@@ -207,6 +208,19 @@ impl Shared {
         }
         self.cut_signal.send_modify(|n| *n += 1);
         false
+    }
+
+    /// Records that the location's proxy could not be reached on the way to `host`, for the
+    /// render to say so; the error, to end the browser's connection with.
+    fn proxy_failed(&self, host: &str, error: std::io::Error) -> std::io::Error {
+        self.fail(FetchError::Connect {
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+            reason: format!("through the location's proxy: {error}"),
+        });
+        error
     }
 
     fn fail(&self, error: FetchError) {
@@ -263,8 +277,9 @@ impl RequestHead<'_> {
     /// The head to send on with `target` in its request line: hop-by-hop headers dropped, and
     /// only codings the proxy can measure offered (zstd is not one of them). Unless `keep_alive`,
     /// the connection is closed after the response (one connection serves one request), except
-    /// for an upgrade (a websocket), which needs its `Connection: Upgrade`.
-    fn forward(&self, target: &str, keep_alive: bool) -> String {
+    /// for an upgrade (a websocket), which needs its `Connection: Upgrade`. `extra` holds header
+    /// lines to add (each with its CRLF).
+    fn forward(&self, target: &str, keep_alive: bool, extra: &str) -> String {
         let upgrade = self.header("upgrade").is_some();
         let mut out = format!("{} {target} {}\r\n", self.method, self.version);
         for line in &self.headers {
@@ -284,6 +299,7 @@ impl RequestHead<'_> {
             }
         }
         out.push_str("Accept-Encoding: gzip, deflate, br\r\n");
+        out.push_str(extra);
         if !upgrade && !keep_alive {
             out.push_str("Connection: close\r\n");
         }
@@ -300,7 +316,7 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let request = RequestHead::parse(&text);
     if request.method.eq_ignore_ascii_case("CONNECT") {
         let (host, port) = request.authority();
-        return tunnel(client, &head, &rest, host, port, shared).await;
+        return tunnel(client, &rest, host, port, shared).await;
     }
     let (host, port, origin_form) = match Url::parse(request.target) {
         Ok(url) if url.scheme() == "http" => {
@@ -317,19 +333,44 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
         }
         _ => return respond(&mut client, 400, "only http and CONNECT are proxied").await,
     };
-    let Some((mut server, _)) = open(&mut client, &host, port, shared).await? else {
+    let Some(allowed) = open(&mut client, &host, port, shared).await? else {
         return Ok(());
     };
-    // A location's proxy takes the absolute form; a server the origin form.
-    let target = match shared.upstream {
-        Some(_) => request.target,
-        None => origin_form.as_str(),
+    // An HTTP proxy takes the absolute form, with its credentials; a server (straight, or
+    // through a SOCKS tunnel) the origin form.
+    let (mut server, head) = match &shared.upstream {
+        Some(proxy) if proxy.takes_absolute_form() => {
+            let server = match proxy.connect().await {
+                Ok(server) => server,
+                Err(e) => return Err(shared.proxy_failed(&host, e)),
+            };
+            let head = request.forward(
+                request.target,
+                false,
+                &proxy.authorization_line().unwrap_or_default(),
+            );
+            (server, head)
+        }
+        _ => match reach(&host, port, &allowed, shared).await? {
+            Some(server) => (server, request.forward(&origin_form, false, "")),
+            None => return Ok(()),
+        },
     };
-    server
-        .write_all(request.forward(target, false).as_bytes())
-        .await?;
+    server.write_all(head.as_bytes()).await?;
     server.write_all(&rest).await?;
-    let outcome = exchange(&mut client, &mut server, &request, shared, request.target).await;
+    let by_proxy = shared
+        .upstream
+        .as_ref()
+        .is_some_and(LocationProxy::takes_absolute_form);
+    let outcome = exchange(
+        &mut client,
+        &mut server,
+        &request,
+        shared,
+        request.target,
+        by_proxy,
+    )
+    .await;
     if matches!(outcome, Ok(Relay::Cut)) {
         // A reset, not a close: a close would end the body as if it were complete.
         let _ = client.set_zero_linger();
@@ -337,15 +378,14 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
     outcome.map(|_| ())
 }
 
-/// A connection toward `host:port` (through the location's proxy when there is one), after the
-/// policy allowed the addresses, with those addresses; `None` when it refused them, the
-/// browser told so.
+/// The addresses of `host:port` the policy allows (where a location's proxy is to connect, all
+/// of them); `None` when it refused them, the browser told so.
 async fn open(
     client: &mut TcpStream,
     host: &str,
     port: u16,
     shared: &Shared,
-) -> std::io::Result<Option<(TcpStream, Vec<String>)>> {
+) -> std::io::Result<Option<Vec<SocketAddr>>> {
     let bare_host = host.trim_start_matches('[').trim_end_matches(']');
     if let Err(outside) = shared.policy.check_origin(host, port) {
         // Closed without an answer, the browser's load fails and the render reports this.
@@ -378,30 +418,53 @@ async fn open(
         });
         return Ok(None);
     }
-    let server = match &shared.upstream {
-        Some(proxy) => {
-            let proxy_addr = format!(
-                "{}:{}",
-                proxy.host_str().unwrap_or(""),
-                proxy.port_or_known_default().unwrap_or(80)
-            );
-            connect_any(&[proxy_addr]).await?
-        }
-        None => connect_any(&allowed).await?,
-    };
-    Ok(Some((server, allowed)))
+    Ok(Some(allowed))
 }
 
-/// The `CONNECT` head for the location's proxy. Under a restricting policy it names the address
-/// the policy checked, not the host, so the proxy's own resolver (another view of DNS, or an
-/// answer changed since) cannot turn the tunnel inside; TLS in the tunnel still names the
-/// host. Under an allow-all policy the browser's head goes as it came.
-fn upstream_connect(head: &[u8], allowed: &[String], policy: &NetworkPolicy) -> Vec<u8> {
-    match allowed.first() {
-        Some(addr) if !policy.allows_all() => {
-            format!("CONNECT {addr} HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes()
+/// A connection to `host:port`, whose `allowed` addresses the policy checked: straight to them,
+/// or through the location's proxy to the first of them ([`tunnel_target`]). `None` when the
+/// proxy refused the tunnel (recorded for the render).
+async fn reach(
+    host: &str,
+    port: u16,
+    allowed: &[SocketAddr],
+    shared: &Shared,
+) -> std::io::Result<Option<ProxyStream>> {
+    let Some(proxy) = &shared.upstream else {
+        return Ok(Some(ProxyStream::Tcp(connect_any(allowed).await?)));
+    };
+    let (target_host, target_port) = tunnel_target(host, port, allowed, &shared.policy);
+    match proxy.tunnel(&target_host, target_port).await {
+        Ok(Tunnel::Open { stream, .. }) => Ok(Some(stream)),
+        Ok(Tunnel::Refused { reason, .. }) => {
+            // Not the proxy's answer: Chromium would wait on a 407 for credentials it will
+            // never have. Closed without an answer, the load fails and the render says why.
+            shared.fail(FetchError::Connect {
+                host: host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .to_string(),
+                reason,
+            });
+            Ok(None)
         }
-        _ => head.to_vec(),
+        Err(e) => Err(shared.proxy_failed(host, e)),
+    }
+}
+
+/// Where a tunnel through the location's proxy goes. Under a restricting policy, the address
+/// the policy checked, not the host, so the proxy's own resolver (another view of DNS, or an
+/// answer changed since) cannot turn the tunnel inside; TLS in the tunnel still names the host.
+/// Under an allow-all policy the host, as the browser named it.
+fn tunnel_target(
+    host: &str,
+    port: u16,
+    allowed: &[SocketAddr],
+    policy: &NetworkPolicy,
+) -> (String, u16) {
+    match allowed.first() {
+        Some(addr) if !policy.allows_all() => (addr.ip().to_string(), addr.port()),
+        _ => (host.to_string(), port),
     }
 }
 
@@ -414,27 +477,17 @@ const TLS_HANDSHAKE: u8 = 0x16;
 /// ones, measured; plain http in it (Chromium tunnels ws:// too) is relayed the same.
 async fn tunnel(
     mut client: TcpStream,
-    head: &[u8],
     rest: &[u8],
     host: &str,
     port: u16,
     shared: &Shared,
 ) -> std::io::Result<()> {
-    let Some((mut server, allowed)) = open(&mut client, host, port, shared).await? else {
+    let Some(allowed) = open(&mut client, host, port, shared).await? else {
         return Ok(());
     };
-    if shared.upstream.is_some() {
-        server
-            .write_all(&upstream_connect(head, &allowed, &shared.policy))
-            .await?;
-        let (answer, _) = tokio::time::timeout(CONNECT_TIMEOUT, read_head(&mut server, MAX_HEAD))
-            .await
-            .map_err(|_| std::io::Error::other("the location's proxy did not answer"))??;
-        if !(200..300).contains(&ResponseHead::parse(&answer).status) {
-            // The location's proxy refused the tunnel: the browser hears its answer.
-            return client.write_all(&answer).await;
-        }
-    }
+    let Some(mut server) = reach(host, port, &allowed, shared).await? else {
+        return Ok(());
+    };
     if !rest.is_empty() {
         return respond(&mut client, 400, "data before the tunnel was established").await;
     }
@@ -541,14 +594,14 @@ where
         let url = format!("{scheme}://{origin}{}", request.target);
         let Some(length) = request.body_length().filter(|n| *n >= rest.len() as u64) else {
             server
-                .write_all(request.forward(request.target, false).as_bytes())
+                .write_all(request.forward(request.target, false, "").as_bytes())
                 .await?;
             server.write_all(&rest).await?;
             server.flush().await?;
-            return exchange(client, server, &request, shared, &url).await;
+            return exchange(client, server, &request, shared, &url, false).await;
         };
         server
-            .write_all(request.forward(request.target, true).as_bytes())
+            .write_all(request.forward(request.target, true, "").as_bytes())
             .await?;
         server.write_all(&rest).await?;
         let left = length - rest.len() as u64;
@@ -562,6 +615,7 @@ where
         let framing = Framing {
             keep_alive: true,
             head: request.method.eq_ignore_ascii_case("HEAD"),
+            by_proxy: false,
         };
         match relay_response(server, client, shared, &url, framing).await? {
             Relay::Reusable => client.flush().await?,
@@ -571,12 +625,15 @@ where
 }
 
 /// Sends the request's body (if any) up as it comes and relays the response down, measured.
+/// `by_proxy`: the request went to the location's HTTP proxy in absolute form, so a 407 is the
+/// proxy's.
 async fn exchange<C, S>(
     client: &mut C,
     server: &mut S,
     request: &RequestHead<'_>,
     shared: &Shared,
     url: &str,
+    by_proxy: bool,
 ) -> std::io::Result<Relay>
 where
     C: AsyncRead + AsyncWrite + Unpin,
@@ -591,6 +648,7 @@ where
     let framing = Framing {
         keep_alive: false,
         head: request.method.eq_ignore_ascii_case("HEAD"),
+        by_proxy,
     };
     let download = relay_response(&mut server_read, &mut client_write, shared, url, framing);
     tokio::select! {
@@ -616,6 +674,8 @@ struct Framing {
     keep_alive: bool,
     /// The request was a HEAD: the response has no body, whatever its head says.
     head: bool,
+    /// The response comes through the location's HTTP proxy, which may answer for itself.
+    by_proxy: bool,
 }
 
 /// Relays a tunnel's bytes to the browser, adding them to the render's total.
@@ -656,6 +716,22 @@ async fn relay_response(
         head = next;
         pending = rest;
         info = ResponseHead::parse(&head);
+    }
+    if framing.by_proxy && info.status == 407 {
+        // Not relayed: Chromium would wait on a 407 for credentials it will never have.
+        // Closed without an answer, the load fails and the render says why.
+        let host = Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default();
+        shared.fail(FetchError::Connect {
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+            reason: CREDENTIALS_REFUSED.to_string(),
+        });
+        return Err(std::io::Error::other(CREDENTIALS_REFUSED));
     }
     if info.status == 101 {
         // An upgraded connection (a websocket) is a tunnel from here on.
@@ -1004,7 +1080,7 @@ async fn allowed_addrs(
     policy: &NetworkPolicy,
     host: &str,
     port: u16,
-) -> (Vec<String>, Option<Refused>) {
+) -> (Vec<SocketAddr>, Option<Refused>) {
     let resolved: Vec<SocketAddr> =
         match tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::lookup_host((host, port))).await {
             Ok(Ok(addrs)) => addrs.collect(),
@@ -1014,7 +1090,7 @@ async fn allowed_addrs(
     let mut allowed = Vec::new();
     for addr in resolved {
         match policy.check(host, addr.ip()) {
-            Ok(()) => allowed.push(addr.to_string()),
+            Ok(()) => allowed.push(addr),
             Err(r) => {
                 refusal.get_or_insert(r);
             }
@@ -1023,10 +1099,10 @@ async fn allowed_addrs(
     (allowed, refusal)
 }
 
-async fn connect_any(addrs: &[String]) -> std::io::Result<TcpStream> {
+async fn connect_any(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
     let mut last = std::io::Error::other("no address to connect to");
     for addr in addrs {
-        match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr.as_str())).await {
+        match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
             Ok(Ok(stream)) => return Ok(stream),
             Ok(Err(e)) => last = e,
             Err(_) => last = std::io::Error::other("connect timed out"),
@@ -1054,19 +1130,18 @@ mod tests {
 
     #[test]
     fn a_tunnel_through_the_location_proxy_names_the_checked_address() {
-        let head = b"CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n";
-        let allowed = [
-            "93.184.216.34:443".to_string(),
-            "[2606:2800::1]:443".to_string(),
+        let allowed: [SocketAddr; 2] = [
+            "93.184.216.34:443".parse().unwrap(),
+            "[2606:2800::1]:443".parse().unwrap(),
         ];
         assert_eq!(
-            upstream_connect(head, &allowed, &NetworkPolicy::public_only()),
-            b"CONNECT 93.184.216.34:443 HTTP/1.1\r\nHost: 93.184.216.34:443\r\n\r\n"
+            tunnel_target("example.com", 443, &allowed, &NetworkPolicy::public_only()),
+            ("93.184.216.34".to_string(), 443)
         );
         // Nothing to protect: the proxy may resolve as it likes.
         assert_eq!(
-            upstream_connect(head, &allowed, &NetworkPolicy::allow_all()),
-            head
+            tunnel_target("example.com", 443, &allowed, &NetworkPolicy::allow_all()),
+            ("example.com".to_string(), 443)
         );
     }
 
@@ -1098,17 +1173,17 @@ mod tests {
         let head = "GET /x HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip, zstd\r\n\
                     Connection: keep-alive\r\nProxy-Connection: keep-alive\r\n\r\n";
         let request = RequestHead::parse(head);
-        let closed = request.forward("/x", false);
+        let closed = request.forward("/x", false, "");
         assert_eq!(
             closed,
             "GET /x HTTP/1.1\r\nHost: a\r\nAccept-Encoding: gzip, deflate, br\r\n\
              Connection: close\r\n\r\n"
         );
-        assert!(!request.forward("/x", true).contains("Connection"));
+        assert!(!request.forward("/x", true, "").contains("Connection"));
         let upgrade = RequestHead::parse(
             "GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
         );
-        let sent = upgrade.forward("/ws", false);
+        let sent = upgrade.forward("/ws", false, "");
         assert!(sent.contains("Connection: Upgrade\r\n") && !sent.contains("close"));
     }
 

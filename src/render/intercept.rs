@@ -14,7 +14,6 @@ use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
 use sha2::Digest;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use tokio::net::TcpStream;
 use tokio_rustls::{TlsAcceptor, TlsConnector};
 
 /// Certificates kept per host at most; the cache starts over when full (issuing one is cheap).
@@ -140,12 +139,16 @@ impl UpstreamTls {
         })
     }
 
-    /// Opens TLS to `host` over `stream`, verifying its certificate for `host`.
-    pub async fn connect(
+    /// Opens TLS to `host` over `stream` (to the server, or a tunnel to it), verifying its
+    /// certificate for `host`.
+    pub async fn connect<S>(
         &self,
         host: &str,
-        stream: TcpStream,
-    ) -> std::io::Result<tokio_rustls::client::TlsStream<TcpStream>> {
+        stream: S,
+    ) -> std::io::Result<tokio_rustls::client::TlsStream<S>>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    {
         let name = ServerName::try_from(host.to_string()).map_err(|e| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{host}: {e}"))
         })?;

@@ -8,6 +8,7 @@ use super::egress::{Egress, Limits};
 use super::intercept::UpstreamTls;
 use super::tab::{COMMAND_TIMEOUT, Tab, TabError};
 use super::{RenderError, RendererInner};
+use crate::fetch::location_proxy::LocationProxy;
 use crate::fetch::{FetchError, FetchRequest, FetchedPage, Fetcher};
 use async_trait::async_trait;
 use chromiumoxide::cdp::browser_protocol::browser::BrowserContextId;
@@ -63,8 +64,12 @@ impl RenderSession {
                     .proxies
                     .get(location)
                     .and_then(|u| url::Url::parse(u).ok())
-                    .ok_or_else(|| {
-                        RenderError::Launch(format!("no proxy for location {location}"))
+                    .ok_or_else(|| RenderError::Launch(format!("no proxy for location {location}")))
+                    .and_then(|url| {
+                        // Its own TLS to an https proxy too, for the same reason as below.
+                        LocationProxy::new(&url, Some(&self.renderer.verification)).map_err(|e| {
+                            RenderError::Launch(format!("the proxy for location {location}: {e}"))
+                        })
                     })?,
             ),
             None => None,

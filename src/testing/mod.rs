@@ -30,6 +30,7 @@ pub mod hostile;
 #[cfg(feature = "chrome")]
 pub mod memory;
 pub mod proxy;
+pub mod socks;
 pub mod suite;
 #[cfg(feature = "chrome")]
 pub mod tls;

@@ -23,12 +23,23 @@ const WAIT: Duration = Duration::from_secs(10);
 #[derive(Debug, Default)]
 pub struct ForwardProxyBuilder {
     aliases: HashMap<String, SocketAddr>,
+    credentials: Option<String>,
 }
 
 impl ForwardProxyBuilder {
     /// Resolves `name` (any port) to `addr`, for this proxy only.
     pub fn alias(mut self, name: impl Into<String>, addr: SocketAddr) -> Self {
         self.aliases.insert(name.into().to_ascii_lowercase(), addr);
+        self
+    }
+
+    /// Asks every request for these credentials (Basic `Proxy-Authorization`), answering 407
+    /// to a request without them, as a proxy with accounts does.
+    pub fn credentials(mut self, user: &str, password: &str) -> Self {
+        use base64::Engine as _;
+        let encoded =
+            base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        self.credentials = Some(format!("Basic {encoded}"));
         self
     }
 
@@ -39,6 +50,7 @@ impl ForwardProxyBuilder {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let shared = Arc::new(Shared {
             aliases: self.aliases,
+            credentials: self.credentials,
             seen: seen.clone(),
         });
         // Aborting the task closes them all.
@@ -86,6 +98,8 @@ impl Drop for ForwardProxy {
 
 struct Shared {
     aliases: HashMap<String, SocketAddr>,
+    /// The `Proxy-Authorization` every request must carry, if any.
+    credentials: Option<String>,
     seen: Arc<Mutex<Vec<String>>>,
 }
 
@@ -113,6 +127,17 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
         seen.push(text.split("\r\n").next().unwrap_or("").to_string());
     }
     let request = RequestHead::parse(&text);
+    if let Some(expected) = &shared.credentials
+        && request.header("proxy-authorization") != Some(expected.as_str())
+    {
+        return client
+            .write_all(
+                b"HTTP/1.1 407 Proxy Authentication Required\r\n\
+                  Proxy-Authenticate: Basic realm=\"test\"\r\nContent-Length: 0\r\n\
+                  Connection: close\r\n\r\n",
+            )
+            .await;
+    }
     let (method, target, version) = (request.method, request.target, request.version);
     if method.eq_ignore_ascii_case("CONNECT") {
         let (host, port) = request.authority();
@@ -149,9 +174,14 @@ async fn serve(mut client: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let mut forwarded = format!("{method} {path} {version}\r\n");
     for header in &request.headers {
         let name = header.split(':').next().unwrap_or("").trim();
-        if !["connection", "proxy-connection", "keep-alive"]
-            .iter()
-            .any(|h| name.eq_ignore_ascii_case(h))
+        if ![
+            "connection",
+            "proxy-connection",
+            "keep-alive",
+            "proxy-authorization",
+        ]
+        .iter()
+        .any(|h| name.eq_ignore_ascii_case(h))
         {
             forwarded.push_str(header);
             forwarded.push_str("\r\n");

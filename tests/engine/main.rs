@@ -10,6 +10,7 @@ mod engine_api;
 mod extract_budget;
 mod fetch;
 mod fixtures;
+mod location_proxies;
 mod model;
 mod noise;
 mod politeness;

@@ -74,8 +74,9 @@ pub struct ServeArgs {
     /// Allow monitors (and webhooks) to reach private, loopback and link-local addresses.
     #[arg(long, env = "WACHET_ALLOW_PRIVATE_NETWORKS")]
     allow_private_networks: bool,
-    /// A proxy for a location, such as `us=http://proxy:3128`; repeatable (comma-separated in
-    /// the variable).
+    /// A proxy for a location, such as `us=http://proxy:3128` (`http`, `https`, `socks5` or
+    /// `socks5h`; `user:password@` for credentials); repeatable (comma-separated in the
+    /// variable).
     #[arg(
         long = "proxy",
         env = "WACHET_PROXIES",

@@ -1,0 +1,313 @@
+//! A location's proxy as the engine's own tunnels speak to it: the render egress for every
+//! request a rendered page makes, and the pinning tunnel for the plain fetcher's https. It owns
+//! the proxy's scheme and credentials:
+//! - `http://`: a `CONNECT`, or a plain-http request in absolute form;
+//! - `https://`: the same inside TLS to the proxy, verified as servers are;
+//! - `socks5://` and `socks5h://`: a SOCKS5 `CONNECT` (plain http is tunnelled too).
+//!
+//! The URL's user and password are the proxy's credentials (Basic for HTTP, user and password
+//! for SOCKS5); they are never part of an error. A tunnel's target is named as the caller gives
+//! it: an address the network policy checked, so the proxy's own DNS cannot move it (callers
+//! pass a name only under an allow-all policy).
+
+use super::proxying::read_head;
+use super::tls::Verification;
+use base64::Engine as _;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_rustls::client::TlsStream;
+use url::Url;
+
+/// Time allowed to reach the proxy, and again for it to open a tunnel.
+const WAIT: Duration = Duration::from_secs(10);
+/// Longest answer head read from an HTTP proxy.
+const MAX_HEAD: usize = 16 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Http,
+    Https,
+    Socks5,
+}
+
+/// A location's proxy, parsed once.
+pub(crate) struct LocationProxy {
+    kind: Kind,
+    /// Host and port to connect to (an IPv6 address in brackets).
+    address: String,
+    /// The host as TLS names it (an https proxy).
+    host: String,
+    credentials: Option<(String, String)>,
+    /// TLS toward an https proxy; its own cache of sessions.
+    tls: Option<TlsConnector>,
+}
+
+impl std::fmt::Debug for LocationProxy {
+    // Without the credentials.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocationProxy")
+            .field("kind", &self.kind)
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A connection to the proxy, or through it.
+pub(crate) enum ProxyStream {
+    Tcp(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+/// What asking for a tunnel came to.
+pub(crate) enum Tunnel {
+    /// Open to the target; `early` holds bytes the target sent after the proxy's answer.
+    Open { stream: ProxyStream, early: Vec<u8> },
+    /// Refused by the proxy.
+    Refused {
+        /// An HTTP response head saying so, for an HTTP client: an HTTP proxy's own answer as
+        /// it came, or for a SOCKS proxy a 407 (credentials refused) or a 502.
+        answer: Vec<u8>,
+        /// Why, in words for a check's error.
+        reason: String,
+    },
+}
+
+/// Why a check failed when the location's proxy refused the credentials of its URL.
+pub(crate) const CREDENTIALS_REFUSED: &str =
+    "the location's proxy refused its credentials (the user and password of its URL)";
+
+impl LocationProxy {
+    /// The proxy at `url`; an https proxy is verified with `verification`, and cannot be used
+    /// without one.
+    pub fn new(url: &Url, verification: Option<&Verification>) -> Result<Self, String> {
+        let kind = match url.scheme() {
+            "http" => Kind::Http,
+            "https" => Kind::Https,
+            "socks5" | "socks5h" => Kind::Socks5,
+            other => return Err(format!("scheme \"{other}\" is not supported")),
+        };
+        let host = url.host_str().ok_or("the proxy URL names no host")?;
+        let port = url.port_or_known_default().unwrap_or(1080);
+        let credentials = (!url.username().is_empty()).then(|| {
+            let decode = |s: &str| {
+                percent_encoding::percent_decode_str(s)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            };
+            (decode(url.username()), decode(url.password().unwrap_or("")))
+        });
+        let tls = match kind {
+            Kind::Https => {
+                let verification =
+                    verification.ok_or("no certificate verification for an https proxy")?;
+                let config = verification.client_config(b"http/1.1")?;
+                Some(TlsConnector::from(Arc::new(config)))
+            }
+            _ => None,
+        };
+        Ok(LocationProxy {
+            kind,
+            address: format!("{host}:{port}"),
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+            credentials,
+            tls,
+        })
+    }
+
+    /// Whether plain-http requests go to it in absolute form (an HTTP proxy); a SOCKS proxy
+    /// tunnels them instead.
+    pub fn takes_absolute_form(&self) -> bool {
+        self.kind != Kind::Socks5
+    }
+
+    /// The `Proxy-Authorization` header line (with its CRLF) for a request to an HTTP proxy,
+    /// when it has credentials.
+    pub fn authorization_line(&self) -> Option<String> {
+        let (user, password) = self.credentials.as_ref()?;
+        let encoded =
+            base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        Some(format!("Proxy-Authorization: Basic {encoded}\r\n"))
+    }
+
+    /// A connection to the proxy itself, TLS opened for an https proxy.
+    pub async fn connect(&self) -> io::Result<ProxyStream> {
+        let tcp = tokio::time::timeout(WAIT, TcpStream::connect(self.address.as_str()))
+            .await
+            .map_err(|_| io::Error::other("connecting to the location's proxy timed out"))??;
+        match &self.tls {
+            None => Ok(ProxyStream::Tcp(tcp)),
+            Some(connector) => {
+                let name = rustls_pki_types::ServerName::try_from(self.host.clone())
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+                let tls = tokio::time::timeout(WAIT, connector.connect(name, tcp))
+                    .await
+                    .map_err(|_| {
+                        io::Error::other("the TLS handshake with the location's proxy timed out")
+                    })??;
+                Ok(ProxyStream::Tls(Box::new(tls)))
+            }
+        }
+    }
+
+    /// A tunnel to `host:port` (an IPv6 address with or without brackets) through the proxy.
+    pub async fn tunnel(&self, host: &str, port: u16) -> io::Result<Tunnel> {
+        let mut stream = self.connect().await?;
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        if self.kind == Kind::Socks5 {
+            return tokio::time::timeout(WAIT, self.socks_connect(stream, bare, port))
+                .await
+                .map_err(|_| io::Error::other("the location's SOCKS proxy did not answer"))?;
+        }
+        let authority = if bare.contains(':') {
+            format!("[{bare}]:{port}")
+        } else {
+            format!("{bare}:{port}")
+        };
+        let mut head = format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n");
+        if let Some(line) = self.authorization_line() {
+            head.push_str(&line);
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).await?;
+        stream.flush().await?;
+        let (answer, early) = tokio::time::timeout(WAIT, read_head(&mut stream, MAX_HEAD))
+            .await
+            .map_err(|_| io::Error::other("the location's proxy did not answer"))??;
+        let status = String::from_utf8_lossy(&answer)
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse::<u16>().ok())
+            .unwrap_or(0);
+        if (200..300).contains(&status) {
+            return Ok(Tunnel::Open { stream, early });
+        }
+        let reason = if status == 407 {
+            CREDENTIALS_REFUSED.to_string()
+        } else {
+            let line = String::from_utf8_lossy(&answer);
+            let line = line.lines().next().unwrap_or("").trim();
+            format!("the location's proxy refused the tunnel (it answered \"{line}\")")
+        };
+        Ok(Tunnel::Refused { answer, reason })
+    }
+
+    async fn socks_connect(
+        &self,
+        stream: ProxyStream,
+        host: &str,
+        port: u16,
+    ) -> io::Result<Tunnel> {
+        use hyper_util::client::legacy::connect::proxy::SocksV5;
+        use hyper_util::rt::TokioIo;
+        use tower_service::Service as _;
+        let target: http::Uri = if host.contains(':') {
+            format!("http://[{host}]:{port}")
+        } else {
+            format!("http://{host}:{port}")
+        }
+        .parse()
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        // SOCKS5 names the target as given: an address stays one, a name goes to the proxy.
+        let mut socks = SocksV5::new(target.clone(), Connected(Some(TokioIo::new(stream))));
+        if let Some((user, password)) = &self.credentials {
+            socks = socks.with_auth(user.clone(), password.clone());
+        }
+        match socks.call(target).await {
+            Ok(io) => Ok(Tunnel::Open {
+                stream: io.into_inner(),
+                early: Vec::new(),
+            }),
+            Err(e) => {
+                // hyper-util names its errors' types only privately: their words tell the
+                // refused credentials from the rest.
+                let said = e.to_string();
+                let (status, reason) =
+                    if said.contains("credentials") || said.contains("authentication") {
+                        (
+                            "407 Proxy Authentication Required",
+                            CREDENTIALS_REFUSED.to_string(),
+                        )
+                    } else {
+                        (
+                            "502 Bad Gateway",
+                            format!("the location's proxy refused the tunnel ({said})"),
+                        )
+                    };
+                Ok(Tunnel::Refused {
+                    answer: format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\n\r\n").into_bytes(),
+                    reason,
+                })
+            }
+        }
+    }
+}
+
+/// The connector hyper-util's SOCKS handshake runs over: the connection already made.
+struct Connected(Option<hyper_util::rt::TokioIo<ProxyStream>>);
+
+impl tower_service::Service<http::Uri> for Connected {
+    type Response = hyper_util::rt::TokioIo<ProxyStream>;
+    type Error = io::Error;
+    type Future = std::future::Ready<io::Result<Self::Response>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: http::Uri) -> Self::Future {
+        std::future::ready(
+            self.0
+                .take()
+                .ok_or_else(|| io::Error::other("the connection was used already")),
+        )
+    }
+}
+
+impl AsyncRead for ProxyStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            ProxyStream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for ProxyStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            ProxyStream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            ProxyStream::Tcp(s) => Pin::new(s).poll_flush(cx),
+            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            ProxyStream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
