@@ -515,6 +515,9 @@ fn build_client(
         )]))
         .connect_timeout(settings.connect_timeout)
         .redirect(redirects)
+        // reqwest retries only HTTP/2 and HTTP/3 refusals, and this client speaks HTTP/1.1; its
+        // retry layer would still copy every request's headers to have them ready.
+        .retry(reqwest::retry::never().max_retries_per_request(0))
         .dns_resolver(PolicyResolver::shared(settings.policy.clone()))
         .pool_idle_timeout(Duration::from_secs(30));
     match tls {
