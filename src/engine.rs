@@ -246,7 +246,7 @@ impl EngineBuilder {
         };
         // A request waits for its host's slot as long as a check may take.
         let total_timeout = self.http.total_timeout;
-        let fetcher = HttpFetcher::verifying_with(self.http, &self.proxies, Some(&verification))
+        let fetcher = HttpFetcher::verifying_with(self.http, &self.proxies, &verification)
             .map_err(|e| BuildError::Http(e.to_string()))?;
         let hosts = HostSlots::new(self.hosts);
         Ok(Engine {

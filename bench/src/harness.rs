@@ -816,6 +816,11 @@ pub fn compare(options: &CompareOptions) -> Result<(), String> {
             "the same page through wachet's fetcher (HttpFetcher::fetch_hop, no parsing): \
              {rate:.0} requests/s, {cpu_us:.1} µs of CPU a request in this process"
         );
+        let (rate, cpu_us) = pooled_client_ceiling(&server.start_url(), options.concurrency)?;
+        println!(
+            "the same page through hyper-util's pooled client (reqwest's, without its layers): \
+             {rate:.0} requests/s, {cpu_us:.1} µs of CPU a request in this process"
+        );
     }
     println!(
         "server peak RSS (not counted): {:.1} MB",
@@ -837,18 +842,61 @@ fn fetcher_ceiling(url: &str, concurrency: usize) -> Result<(f64, f64), String> 
     };
     let fetcher = HttpFetcher::new(settings, &Default::default()).map_err(|e| e.to_string())?;
     let fetcher = std::sync::Arc::new(fetcher);
+    let request = std::sync::Arc::new(FetchRequest::get(url));
+    requests_alone(concurrency, "wachet's fetcher", move || {
+        let (fetcher, request) = (fetcher.clone(), request.clone());
+        async move {
+            matches!(
+                fetcher.fetch_hop(&request).await,
+                Ok(wachet::fetch::Hop::Page(_))
+            )
+        }
+    })
+}
+
+/// The same loop through hyper-util's pooled client (the client reqwest is built on, without
+/// reqwest's layers), reading each body whole: what the fetcher's HTTP would cost on it.
+fn pooled_client_ceiling(url: &str, concurrency: usize) -> Result<(f64, f64), String> {
+    use http_body_util::BodyExt;
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<http_body_util::Empty<hyper::body::Bytes>>();
+    let uri: hyper::Uri = url
+        .parse()
+        .map_err(|e: hyper::http::uri::InvalidUri| e.to_string())?;
+    requests_alone(concurrency, "hyper-util's pooled client", move || {
+        let (client, uri) = (client.clone(), uri.clone());
+        async move {
+            let Ok(request) = hyper::Request::get(uri)
+                .header("accept-encoding", "gzip, deflate, br")
+                .body(http_body_util::Empty::new())
+            else {
+                return false;
+            };
+            match client.request(request).await {
+                Ok(response) => response.into_body().collect().await.is_ok(),
+                Err(_) => false,
+            }
+        }
+    })
+}
+
+/// Runs `one` (a request; true when it got its page) in a loop on `concurrency` tasks for 5 s
+/// after a 1 s warm-up: requests a second and the CPU a request of this process.
+fn requests_alone<F, Fut>(concurrency: usize, what: &str, one: F) -> Result<(f64, f64), String>
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = bool> + Send + 'static,
+{
     let rt = runtime().map_err(|e| e.to_string())?;
     rt.block_on(async move {
         let load = |until: Instant| {
             let tasks: Vec<_> = (0..concurrency)
                 .map(|_| {
-                    let (fetcher, request) = (fetcher.clone(), FetchRequest::get(url.clone()));
+                    let one = one.clone();
                     tokio::spawn(async move {
                         let mut done = 0u64;
                         while Instant::now() < until {
-                            if let Ok(wachet::fetch::Hop::Page(_)) =
-                                fetcher.fetch_hop(&request).await
-                            {
+                            if one().await {
                                 done += 1;
                             }
                         }
@@ -869,7 +917,7 @@ fn fetcher_ceiling(url: &str, concurrency: usize) -> Result<(f64, f64), String> 
         let done = load(began + Duration::from_secs(5)).await;
         let (elapsed, cpu) = (began.elapsed(), process_cpu_seconds() - cpu_before);
         if done == 0 {
-            return Err("no request through wachet's fetcher got a page".to_string());
+            return Err(format!("no request through {what} got a page"));
         }
         let done = done as f64;
         Ok((done / elapsed.as_secs_f64(), cpu * 1e6 / done))

@@ -1,22 +1,25 @@
-//! The plain HTTP fetcher (reqwest with rustls): redirects followed up to a limit, every hop
-//! and every connection checked against the [`NetworkPolicy`] (through a location's proxy,
-//! which resolves names itself, one exchange per hop with each hop's name resolved and checked
-//! first, and https tunnelled to the checked address by `fetch::pin`), content codings
-//! decoded as browsers decode them ([`encoding`]), the body read in chunks up to a size cap
-//! counted again after decompression (so a gzip bomb is an error, not an out-of-memory), and
-//! the whole exchange under one deadline.
+//! The plain HTTP fetcher: hyper-util's pooled HTTP/1.1 client over the engine's own connector
+//! ([`super::connect`]), which checks every connection against the [`NetworkPolicy`] and
+//! reaches servers directly or through a location's proxy. Redirects are followed here, one
+//! exchange a hop, up to a limit: each hop's URL is checked before it is asked for (through a
+//! location's proxy, which resolves names itself, its name is resolved and checked first).
+//! Content codings are decoded as browsers decode them ([`encoding`]), the body read in
+//! chunks up to a size cap counted again after decompression (so a gzip bomb is an error, not
+//! an out-of-memory), and the whole exchange is under one deadline.
 
+use super::connect::{Connector, Peer};
 use super::encoding;
 use super::location_proxy::{CREDENTIALS_REFUSED, LocationProxy};
-use super::pin::PinningTunnel;
-use super::policy::{NetworkPolicy, PolicyResolver};
+use super::policy::NetworkPolicy;
 use super::tls::Verification;
 use super::{FetchError, FetchRequest, FetchedPage, Fetcher, Hop, MAX_URL_LEN};
 use async_trait::async_trait;
 use bytes::Bytes;
-use reqwest::redirect;
-use reqwest::{Client, Proxy};
-use std::cell::RefCell;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use reqwest::header::{self, HeaderValue};
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
 use std::net::IpAddr;
@@ -24,15 +27,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
 
-tokio::task_local! {
-    /// The redirect target the request in flight on this task went to last. reqwest reports
-    /// an error at a redirect's target under the URL first asked for; the redirect policy
-    /// (which runs inside the request's future, on its task) notes each hop here instead.
-    static LAST_HOP: RefCell<Option<Url>>;
-}
-
 /// Encoded bodies larger than this are decoded on the blocking pool.
 const INLINE_DECODE_LIMIT: usize = 64 * 1024;
+
+/// How long an idle pooled connection is kept.
+const POOL_IDLE: Duration = Duration::from_secs(30);
 
 /// Settings of the HTTP fetcher.
 #[derive(Debug, Clone)]
@@ -68,117 +67,97 @@ impl Default for HttpSettings {
     }
 }
 
-/// A redirect the policy stopped; carried through reqwest's error chain.
-#[derive(Debug, thiserror::Error)]
-enum RedirectStop {
-    #[error("too many redirects")]
-    TooMany,
-    #[error("redirect to a non-http(s) URL")]
-    Scheme(String),
-    #[error("redirect to a URL that is too long")]
-    TooLong(String),
-}
-
-/// The HTTP fetcher: one connection pool per proxy location, and one more of each that stops
-/// at redirects ([`Fetcher::fetch_hop`]).
-#[derive(Debug, Clone)]
+/// The HTTP fetcher: one connection pool for direct requests and one per proxy location.
+#[derive(Clone)]
 pub struct HttpFetcher {
-    direct: Clients,
-    proxied: BTreeMap<String, Clients>,
-    /// The pinning tunnels of the locations whose https goes through one ([`super::pin`]).
-    tunnels: BTreeMap<String, PinningTunnel>,
+    direct: Route,
+    proxied: BTreeMap<String, Route>,
     settings: HttpSettings,
+    user_agent: HeaderValue,
 }
 
-#[derive(Debug, Clone)]
-struct Clients {
-    following: Client,
-    stopping: Client,
+impl std::fmt::Debug for HttpFetcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpFetcher")
+            .field("locations", &self.proxied.keys().collect::<Vec<_>>())
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
 }
 
-/// How a client reaches its targets.
-enum Route<'a> {
-    Direct,
-    /// Everything through this proxy URL.
-    Proxy(&'a str),
-    /// Plain http through this proxy URL, https through the pinning tunnel in front of it.
-    Pinned(&'a str, &'a PinningTunnel),
+/// A way to servers (directly, or through one location's proxy) and its pool. Each has its own
+/// TLS configuration, so its own cache of TLS sessions: a route's session is never resumed on
+/// another (a site could tell a location proxy's traffic from the direct route's by the tickets
+/// it issued to each).
+#[derive(Clone)]
+struct Route {
+    client: Client<Connector, Full<Bytes>>,
+    connector: Connector,
 }
 
-impl Clients {
-    /// A route's two clients. They share one TLS configuration, so one cache of TLS sessions:
-    /// a route's session is never resumed on another (a site could tell a location proxy's
-    /// traffic from the direct route's by the tickets it issued to each).
+impl Route {
     fn new(
         settings: &HttpSettings,
-        route: &Route,
-        verification: Option<&Verification>,
-    ) -> Result<Self, reqwest::Error> {
-        // Should this fail, reqwest builds its own configuration and reports what is wrong.
-        let tls = verification.and_then(|v| v.client_config(b"http/1.1").ok());
-        Ok(Clients {
-            following: build_client(settings, route, tls.clone(), true)?,
-            stopping: build_client(settings, route, tls, false)?,
-        })
-    }
-
-    fn get(&self, follow: bool) -> &Client {
-        if follow {
-            &self.following
-        } else {
-            &self.stopping
-        }
+        verification: &Verification,
+        proxy: Option<LocationProxy>,
+    ) -> Result<Self, FetchError> {
+        let tls = verification
+            .client_config(b"http/1.1")
+            .map_err(FetchError::Other)?;
+        let connector = Connector::new(
+            settings.policy.clone(),
+            settings.connect_timeout,
+            tls,
+            proxy,
+        );
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(POOL_IDLE)
+            .pool_timer(TokioTimer::new())
+            .build(connector.clone());
+        Ok(Route { client, connector })
     }
 }
 
 impl HttpFetcher {
-    /// A fetcher; `proxies` maps a location (lower case) to a proxy URL.
+    /// A fetcher; `proxies` maps a location (lower case) to a proxy URL (`http://`, `https://`,
+    /// `socks5://` or `socks5h://`). An error when the system's certificate roots cannot be
+    /// loaded or a proxy URL cannot be used.
     pub fn new(
         settings: HttpSettings,
         proxies: &BTreeMap<String, String>,
-    ) -> Result<Self, reqwest::Error> {
-        // Where the roots cannot be loaded here, reqwest tries and reports why.
-        let verification = Verification::new(&settings.root_certificates).ok();
-        Self::verifying_with(settings, proxies, verification.as_ref())
+    ) -> Result<Self, FetchError> {
+        let verification =
+            Verification::new(&settings.root_certificates).map_err(FetchError::Other)?;
+        Self::verifying_with(settings, proxies, &verification)
     }
 
-    /// A fetcher whose clients verify servers with `verification` (an engine's, which its
-    /// other TLS clients share), or with reqwest's own verifier when `None`.
+    /// A fetcher whose connections verify servers with `verification` (an engine's, which its
+    /// other TLS clients share).
     pub(crate) fn verifying_with(
         settings: HttpSettings,
         proxies: &BTreeMap<String, String>,
-        verification: Option<&Verification>,
-    ) -> Result<Self, reqwest::Error> {
-        let direct = Clients::new(&settings, &Route::Direct, verification)?;
+        verification: &Verification,
+    ) -> Result<Self, FetchError> {
+        let direct = Route::new(&settings, verification, None)?;
         let mut proxied = BTreeMap::new();
-        let mut tunnels = BTreeMap::new();
         for (location, url) in proxies {
-            // Pinning needs a restricting policy to pin to (and an https proxy a verification).
-            let tunnel = match Url::parse(url) {
-                Ok(parsed) if !settings.policy.allows_all() => {
-                    LocationProxy::new(&parsed, verification)
-                        .ok()
-                        .and_then(|proxy| PinningTunnel::new(proxy, settings.policy.clone()).ok())
-                }
-                _ => None,
+            let unusable = |reason: String| {
+                FetchError::Other(format!("the proxy for location {location}: {reason}"))
             };
-            let route = match &tunnel {
-                Some(tunnel) => Route::Pinned(url, tunnel),
-                None => Route::Proxy(url),
-            };
+            let url = Url::parse(url).map_err(|e| unusable(format!("not a URL ({e})")))?;
+            let proxy = LocationProxy::new(&url, Some(verification)).map_err(unusable)?;
             proxied.insert(
                 location.clone(),
-                Clients::new(&settings, &route, verification)?,
+                Route::new(&settings, verification, Some(proxy))?,
             );
-            if let Some(tunnel) = tunnel {
-                tunnels.insert(location.clone(), tunnel);
-            }
         }
+        let user_agent = HeaderValue::from_str(&settings.user_agent)
+            .map_err(|e| FetchError::Other(format!("the user agent cannot be sent: {e}")))?;
         Ok(HttpFetcher {
             direct,
             proxied,
-            tunnels,
             settings,
+            user_agent,
         })
     }
 
@@ -187,43 +166,31 @@ impl HttpFetcher {
         &self.settings
     }
 
-    async fn exchange(&self, request: &FetchRequest, follow: bool) -> Result<Hop, FetchError> {
+    /// One request and its response, redirects not followed: a redirect is handed back as a
+    /// hop.
+    async fn exchange(&self, request: &FetchRequest) -> Result<Hop, FetchError> {
         let start = Instant::now();
         let policy = &self.settings.policy;
         check_url(policy, &request.url)?;
-        let (client, via_proxy) = match &request.proxy {
+        let (route, via_proxy) = match &request.proxy {
             Some(loc) => match self.proxied.get(loc) {
-                Some(clients) => (clients.get(follow), true),
+                Some(route) => (route, true),
                 None => return Err(FetchError::Other(format!("no proxy for location {loc}"))),
             },
-            None => (self.direct.get(follow), false),
+            None => (&self.direct, false),
         };
         if via_proxy {
             // The proxy resolves the target, so check the name here too.
             check_name(policy, &request.url).await?;
-            if let Some(tunnel) = request.proxy.as_ref().and_then(|l| self.tunnels.get(l)) {
-                tunnel.start();
-            }
         }
-        // No timeout of reqwest's own: [`HttpFetcher::bounded`] bounds the whole exchange, body
-        // included, and a second timer a request cost the crawl CPU for nothing. The client
-        // adds Accept-Encoding unless the request sets one.
-        let mut builder = client.request(request.method.clone(), request.url.clone());
-        if !request.headers.is_empty() {
-            builder = builder.headers(request.headers.clone());
-        }
-        if let Some(body) = &request.body {
-            builder = builder.body(body.clone());
-        }
-        let (sent, hop) = LAST_HOP
-            .scope(RefCell::new(None), async {
-                let sent = builder.send().await;
-                (sent, LAST_HOP.with(|hop| hop.take()))
-            })
-            .await;
-        let mut response = sent.map_err(|e| self.describe(e, hop.as_ref()))?;
-        let final_url = response.url().clone();
-        if !via_proxy && let Some(peer) = response.remote_addr() {
+        let sent = self.http_request(request, route)?;
+        let response = route
+            .client
+            .request(sent)
+            .await
+            .map_err(|e| describe(&e, &request.url))?;
+        let final_url = request.url.clone();
+        if let Some(Peer(peer)) = response.extensions().get::<Peer>() {
             policy.check(final_url.host_str().unwrap_or(""), peer.ip())?;
         }
         let status = response.status().as_u16();
@@ -235,17 +202,14 @@ impl HttpFetcher {
             });
         }
         if response.status().is_redirection()
-            && let Some(location) = response.headers().get(reqwest::header::LOCATION)
+            && let Some(location) = response.headers().get(header::LOCATION)
         {
             if let Some(err) = unfollowed(&final_url, location.as_bytes()) {
                 return Err(err);
             }
-            // Not following, reqwest hands back every redirect: the caller takes the hop.
             let target = final_url.join(String::from_utf8_lossy(location.as_bytes()).trim());
-            // Only the statuses reqwest follows; another 3xx (a 300's choices) is the page.
-            let followed = matches!(status, 301 | 302 | 303 | 307 | 308);
-            if !follow
-                && followed
+            // The statuses browsers follow; another 3xx (a 300's choices) is the page.
+            if matches!(status, 301 | 302 | 303 | 307 | 308)
                 && let Ok(location) = target
             {
                 return Ok(Hop::Redirect {
@@ -255,14 +219,24 @@ impl HttpFetcher {
                 });
             }
         }
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
+        let (parts, body) = response.into_parts();
+        let content_type = parts
+            .headers
+            .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
+        let length = parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let bodiless = request.method == reqwest::Method::HEAD;
+        let body = match bodiless {
+            true => Bytes::new(),
+            false => self.read_body(body, length).await?,
+        };
         let limit = self.settings.max_body_bytes;
-        let body = self.read_body(&mut response).await?;
-        let codings = encoding::codings(response.headers());
+        let codings = encoding::codings(&parts.headers);
         let body = match codings.is_empty() {
             true => body,
             // Decompression is CPU work: off the async threads once it is more than a trifle.
@@ -277,62 +251,122 @@ impl HttpFetcher {
             url: final_url,
             status,
             content_type,
-            // The body is read: the headers are no longer needed where they are.
-            headers: std::mem::take(response.headers_mut()),
+            headers: parts.headers,
             rendered: false,
-            bodiless: request.method == reqwest::Method::HEAD,
+            bodiless,
             body,
             elapsed: start.elapsed(),
         }))
     }
 
+    /// The request as sent: the URL without its credentials (they become Basic
+    /// authorization, as browsers send them) or fragment, and the fetcher's default headers
+    /// where the request sets none of its own.
+    fn http_request(
+        &self,
+        request: &FetchRequest,
+        route: &Route,
+    ) -> Result<hyper::Request<Full<Bytes>>, FetchError> {
+        let url = &request.url;
+        let credentials = !url.username().is_empty() || url.password().is_some();
+        let uri = match credentials {
+            false => hyper::Uri::try_from(&url[..url::Position::AfterQuery]),
+            true => hyper::Uri::try_from(format!(
+                "{}{}",
+                &url[..url::Position::BeforeUsername],
+                &url[url::Position::BeforeHost..url::Position::AfterQuery]
+            )),
+        }
+        .map_err(|e| {
+            FetchError::Other(format!(
+                "{} cannot be requested: {e}",
+                shorten(url.as_str())
+            ))
+        })?;
+        let body = match &request.body {
+            Some(body) => Full::new(Bytes::from(body.clone())),
+            None => Full::new(Bytes::new()),
+        };
+        let mut sent = hyper::Request::new(body);
+        *sent.method_mut() = request.method.clone();
+        *sent.uri_mut() = uri;
+        let headers = sent.headers_mut();
+        *headers = request.headers.clone();
+        if !headers.contains_key(header::USER_AGENT) {
+            headers.insert(header::USER_AGENT, self.user_agent.clone());
+        }
+        if !headers.contains_key(header::ACCEPT) {
+            headers.insert(header::ACCEPT, HeaderValue::from_static("*/*"));
+        }
+        if !headers.contains_key(header::ACCEPT_ENCODING) {
+            headers.insert(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_static(encoding::ACCEPT_ENCODING),
+            );
+        }
+        if credentials
+            && !headers.contains_key(header::AUTHORIZATION)
+            && let Some(value) = url_credentials(url)
+        {
+            headers.insert(header::AUTHORIZATION, value);
+        }
+        if url.scheme() == "http"
+            && let Some(proxy) = route.connector.absolute_form()
+            && let Some(value) = proxy.authorization()
+            && let Ok(value) = HeaderValue::from_str(&value)
+        {
+            headers.insert(header::PROXY_AUTHORIZATION, value);
+        }
+        Ok(sent)
+    }
+
     /// Reads a response's body, refusing one larger than the settings allow. A body that
     /// arrives in one piece (most pages on a fast network) is kept as it came, not copied.
-    async fn read_body(&self, response: &mut reqwest::Response) -> Result<Bytes, FetchError> {
+    async fn read_body(
+        &self,
+        mut body: Incoming,
+        length: Option<u64>,
+    ) -> Result<Bytes, FetchError> {
         let limit = self.settings.max_body_bytes;
         let too_large = |len: usize| len as u64 > limit;
-        if response.content_length().is_some_and(|len| len > limit) {
+        if length.is_some_and(|len| len > limit) {
             return Err(FetchError::TooLarge { limit });
         }
-        let expected = response.content_length().unwrap_or(0).min(limit);
-        let Some(first) = self.chunk(response).await? else {
+        let expected = length.unwrap_or(0).min(limit);
+        let Some(first) = next_chunk(&mut body).await? else {
             return Ok(Bytes::new());
         };
         if too_large(first.len()) {
             return Err(FetchError::TooLarge { limit });
         }
-        let Some(second) = self.chunk(response).await? else {
+        let Some(second) = next_chunk(&mut body).await? else {
             return Ok(first);
         };
         let capacity = usize::try_from(expected)
             .unwrap_or(0)
             .max(first.len() + second.len());
-        let mut body = Vec::with_capacity(capacity);
-        body.extend_from_slice(&first);
+        let mut bytes = Vec::with_capacity(capacity);
+        bytes.extend_from_slice(&first);
         let mut chunk = Some(second);
         while let Some(piece) = chunk {
-            if too_large(body.len() + piece.len()) {
+            if too_large(bytes.len() + piece.len()) {
                 return Err(FetchError::TooLarge { limit });
             }
-            body.extend_from_slice(&piece);
-            chunk = self.chunk(response).await?;
+            bytes.extend_from_slice(&piece);
+            chunk = next_chunk(&mut body).await?;
         }
-        Ok(Bytes::from(body))
+        Ok(Bytes::from(bytes))
     }
 
-    async fn chunk(&self, response: &mut reqwest::Response) -> Result<Option<Bytes>, FetchError> {
-        response.chunk().await.map_err(|e| self.describe(e, None))
-    }
-
-    /// One fetch under its deadline: one exchange, or through a location's proxy every hop of
-    /// its redirects. The deadline covers everything: name resolution, connecting, every
-    /// redirect, the body and its decoding.
+    /// One fetch under its deadline: one exchange, or every hop of its redirects. The deadline
+    /// covers everything: name resolution, connecting, every redirect, the body and its
+    /// decoding.
     async fn bounded(&self, request: &FetchRequest, follow: bool) -> Result<Hop, FetchError> {
         let deadline = self.settings.total_timeout;
         let work = async {
-            match follow && request.proxy.is_some() {
-                true => self.follow_through_proxy(request).await,
-                false => self.exchange(request, follow).await,
+            match follow {
+                true => self.follow_redirects(request).await,
+                false => self.exchange(request).await,
             }
         };
         match tokio::time::timeout(deadline, work).await {
@@ -341,15 +375,14 @@ impl HttpFetcher {
         }
     }
 
-    /// Follows a proxied request's redirects one exchange at a time. reqwest's own following
-    /// hands a redirect's name to the proxy, which resolves it where the network policy never
-    /// sees the answer; one exchange per hop puts each hop's host through
-    /// [`check_name`] first, as the direct path's resolver does.
-    async fn follow_through_proxy(&self, request: &FetchRequest) -> Result<Hop, FetchError> {
+    /// Follows a request's redirects one exchange at a time, each hop's URL checked as the
+    /// first was (through a location's proxy, its name resolved and checked first: the proxy
+    /// would resolve it where the network policy never sees the answer).
+    async fn follow_redirects(&self, request: &FetchRequest) -> Result<Hop, FetchError> {
         let mut hop = request.clone();
         let mut redirects = 0;
         loop {
-            let answer = match self.exchange(&hop, false).await {
+            let answer = match self.exchange(&hop).await {
                 Err(e) if redirects > 0 => return Err(at_redirect(&hop.url, e)),
                 answer => answer?,
             };
@@ -368,88 +401,64 @@ impl HttpFetcher {
             hop = redirected(&hop, status, location);
         }
     }
+}
 
-    /// Turns reqwest's error into one a user can act on; one that happened at a redirect's
-    /// target names the target, since the user asked for another URL.
-    fn describe(&self, err: reqwest::Error, hop: Option<&Url>) -> FetchError {
-        let described = self.describe_at(err, hop);
-        match hop {
-            Some(target) => at_redirect(target, described),
-            None => described,
+/// The next piece of a body; `None` at its end.
+async fn next_chunk(body: &mut Incoming) -> Result<Option<Bytes>, FetchError> {
+    loop {
+        match body.frame().await {
+            None => return Ok(None),
+            Some(Ok(frame)) => {
+                // Trailers carry nothing a check reads.
+                if let Ok(data) = frame.into_data() {
+                    return Ok(Some(data));
+                }
+            }
+            Some(Err(e)) => return Err(describe_body(&e)),
         }
     }
+}
 
-    fn describe_at(&self, err: reqwest::Error, hop: Option<&Url>) -> FetchError {
-        let host = hop
-            .or(err.url())
-            .and_then(|u| u.host_str())
-            .unwrap_or("")
-            .to_string();
-        let mut source: Option<&(dyn StdError + 'static)> = Some(&err);
-        let mut innermost = err.to_string();
-        while let Some(e) = source {
-            if let Some(fetch) = e.downcast_ref::<FetchError>() {
-                return fetch.clone();
-            }
-            if let Some(refused) = e.downcast_ref::<super::Refused>() {
-                return FetchError::Refused(refused.clone());
-            }
-            if let Some(outside) = e.downcast_ref::<super::OutsideOrigins>() {
-                return FetchError::OutsideOrigins(outside.clone());
-            }
-            if let Some(stop) = e.downcast_ref::<RedirectStop>() {
-                return match stop {
-                    RedirectStop::TooMany => FetchError::TooManyRedirects {
-                        limit: self.settings.max_redirects,
-                    },
-                    RedirectStop::Scheme(url) => FetchError::BadRedirect { url: url.clone() },
-                    RedirectStop::TooLong(url) => FetchError::InvalidRedirect {
-                        target: shorten(url),
-                        reason: format!("is longer than {MAX_URL_LEN} characters"),
-                    },
-                };
-            }
-            // hyper ends a body shorter than its Content-Length with an unexpected end of file.
-            if (err.is_body() || err.is_decode())
-                && e.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
-            {
-                return FetchError::CutShort;
-            }
-            innermost = e.to_string();
-            source = e.source();
+/// A body's read error: a connection that closed before the body's announced length is a page
+/// cut short; anything else, what hyper says.
+fn describe_body(error: &hyper::Error) -> FetchError {
+    let mut source: Option<&(dyn StdError + 'static)> = Some(error);
+    let mut innermost = error.to_string();
+    while let Some(e) = source {
+        if e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
+        {
+            return FetchError::CutShort;
         }
-        // Only connecting has a timeout of reqwest's own; the exchange's is `bounded`'s, which
-        // reports itself. Another timeout from reqwest is mapped all the same.
-        if err.is_timeout() {
-            if err.is_connect() {
-                return FetchError::ConnectTimeout {
-                    host,
-                    after: self.settings.connect_timeout,
-                };
-            }
-            return FetchError::Timeout(self.settings.total_timeout);
-        }
-        if err.is_connect() {
-            // reqwest's words for a location's proxy refusing (through the pinning tunnel, which
-            // answers as the proxy did; a SOCKS proxy's refusal as a 407 or a 502), in the words
-            // the render egress uses.
-            let reason = if innermost.contains("proxy authorization required")
-                || innermost.contains("credentials not accepted")
-            {
-                CREDENTIALS_REFUSED.to_string()
-            } else if innermost == "tunnel error: unsuccessful" {
-                "the location's proxy refused the tunnel".to_string()
-            } else {
-                innermost
-            };
-            return FetchError::Connect { host, reason };
-        }
-        if err.is_body() || err.is_decode() {
-            return FetchError::Body(innermost);
-        }
-        FetchError::Other(innermost)
+        innermost = e.to_string();
+        source = e.source();
     }
+    if error.is_incomplete_message() {
+        return FetchError::CutShort;
+    }
+    FetchError::Body(innermost)
+}
+
+/// The client's error as one a user can act on: the connector's own (a refusal, a timeout, a
+/// connection that failed, each naming its host) as it came; what hyper says otherwise.
+fn describe(error: &hyper_util::client::legacy::Error, url: &Url) -> FetchError {
+    let mut source: Option<&(dyn StdError + 'static)> = Some(error);
+    let mut innermost = error.to_string();
+    while let Some(e) = source {
+        if let Some(fetch) = e.downcast_ref::<FetchError>() {
+            return fetch.clone();
+        }
+        innermost = e.to_string();
+        source = e.source();
+    }
+    let host = url.host_str().unwrap_or("").to_string();
+    if error.is_connect() {
+        return FetchError::Connect {
+            host,
+            reason: innermost,
+        };
+    }
+    FetchError::Other(innermost)
 }
 
 #[async_trait]
@@ -457,7 +466,7 @@ impl Fetcher for HttpFetcher {
     async fn fetch(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError> {
         match self.bounded(request, true).await? {
             Hop::Page(page) => Ok(page),
-            // The following client hands back only redirects it cannot follow, as errors.
+            // Following, every redirect is taken or is an error; no hop comes back.
             Hop::Redirect { location, .. } => Err(FetchError::BadRedirect {
                 url: location.to_string(),
             }),
@@ -467,73 +476,6 @@ impl Fetcher for HttpFetcher {
     async fn fetch_hop(&self, request: &FetchRequest) -> Result<Hop, FetchError> {
         self.bounded(request, false).await
     }
-}
-
-fn build_client(
-    settings: &HttpSettings,
-    route: &Route,
-    tls: Option<rustls::ClientConfig>,
-    follow: bool,
-) -> Result<Client, reqwest::Error> {
-    let policy = settings.policy.clone();
-    let max = settings.max_redirects;
-    let redirects = redirect::Policy::custom(move |attempt| {
-        if !follow {
-            return attempt.stop();
-        }
-        if attempt.previous().len() > max {
-            return attempt.error(RedirectStop::TooMany);
-        }
-        let url = attempt.url();
-        if !matches!(url.scheme(), "http" | "https") {
-            let shown = url.to_string();
-            return attempt.error(RedirectStop::Scheme(shown));
-        }
-        if url.as_str().len() > MAX_URL_LEN {
-            let shown = url.to_string();
-            return attempt.error(RedirectStop::TooLong(shown));
-        }
-        if let Err(refused) = check_url(&policy, url) {
-            return attempt.error(refused);
-        }
-        let hop = url.clone();
-        // Outside a fetch's scope (none today) there is nothing to note.
-        let _ = LAST_HOP.try_with(|last| last.replace(Some(hop)));
-        attempt.follow()
-    });
-    // Content codings are decoded by [`encoding`], as browsers decode them (layered, raw
-    // deflate), which reqwest's decoder does not.
-    let mut builder = Client::builder()
-        .no_gzip()
-        .no_deflate()
-        .no_brotli()
-        .no_zstd()
-        .user_agent(settings.user_agent.clone())
-        .default_headers(reqwest::header::HeaderMap::from_iter([(
-            reqwest::header::ACCEPT_ENCODING,
-            reqwest::header::HeaderValue::from_static(encoding::ACCEPT_ENCODING),
-        )]))
-        .connect_timeout(settings.connect_timeout)
-        .redirect(redirects)
-        // reqwest retries only HTTP/2 and HTTP/3 refusals, and this client speaks HTTP/1.1; its
-        // retry layer would still copy every request's headers to have them ready.
-        .retry(reqwest::retry::never().max_retries_per_request(0))
-        .dns_resolver(PolicyResolver::shared(settings.policy.clone()))
-        .pool_idle_timeout(Duration::from_secs(30));
-    match tls {
-        Some(config) => builder = builder.tls_backend_preconfigured(config),
-        None => {
-            for der in &settings.root_certificates {
-                builder = builder.add_root_certificate(reqwest::Certificate::from_der(der)?);
-            }
-        }
-    }
-    builder = match route {
-        Route::Direct => builder.no_proxy(),
-        Route::Proxy(url) => builder.proxy(Proxy::all(*url)?),
-        Route::Pinned(url, tunnel) => builder.proxy(tunnel.proxy()?).proxy(Proxy::http(*url)?),
-    };
-    builder.build()
 }
 
 /// An error met at a redirect's target, named by it where the error does not say where it
@@ -550,18 +492,19 @@ fn at_redirect(target: &Url, error: FetchError) -> FetchError {
     }
 }
 
-/// The request a redirect asks for, as reqwest (and browsers) make it: a 303, and a 301 or
-/// 302 of a POST, become a bodiless GET; credentials stay with their origin.
+/// The request a redirect asks for, as browsers make it: a 303, and a 301 or 302 of a POST,
+/// become a bodiless GET; credentials stay with their origin (a URL's own too); the page
+/// redirected from is the referrer, unless that would tell an http page of an https one.
 fn redirected(previous: &FetchRequest, status: u16, location: Url) -> FetchRequest {
-    use reqwest::header;
+    use reqwest::Method;
     let mut next = previous.clone();
     let to_get = match status {
-        303 => previous.method != reqwest::Method::HEAD,
-        301 | 302 => previous.method == reqwest::Method::POST,
+        303 => previous.method != Method::HEAD,
+        301 | 302 => previous.method == Method::POST,
         _ => false,
     };
     if to_get {
-        next.method = reqwest::Method::GET;
+        next.method = Method::GET;
         next.body = None;
         for name in [header::CONTENT_TYPE, header::CONTENT_ENCODING] {
             next.headers.remove(name);
@@ -577,14 +520,43 @@ fn redirected(previous: &FetchRequest, status: u16, location: Url) -> FetchReque
         ] {
             next.headers.remove(name);
         }
+    } else if !next.headers.contains_key(header::AUTHORIZATION)
+        && location.username().is_empty()
+        && let Some(value) = url_credentials(&previous.url)
+    {
+        next.headers.insert(header::AUTHORIZATION, value);
+    }
+    next.headers.remove(header::REFERER);
+    if !(previous.url.scheme() == "https" && location.scheme() == "http") {
+        let mut referrer = previous.url.clone();
+        let _ = referrer.set_username("");
+        let _ = referrer.set_password(None);
+        referrer.set_fragment(None);
+        if let Ok(value) = HeaderValue::from_str(referrer.as_str()) {
+            next.headers.insert(header::REFERER, value);
+        }
     }
     next.url = location;
     next
 }
 
-/// Why reqwest handed back a redirect unfollowed, when it is an error: a `Location` that is not
-/// ASCII, not a URL, or not http(s). `None` for a target reqwest simply does not follow (the
-/// status of a `300 Multiple Choices`, say): that response is the page.
+/// The Basic authorization a URL's user and password make, as browsers send them.
+fn url_credentials(url: &Url) -> Option<HeaderValue> {
+    use base64::Engine as _;
+    if url.username().is_empty() && url.password().is_none() {
+        return None;
+    }
+    let decode = |s: &str| percent_encoding::percent_decode_str(s).collect::<Vec<u8>>();
+    let mut pair = decode(url.username());
+    pair.push(b':');
+    pair.extend(decode(url.password().unwrap_or("")));
+    let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+    HeaderValue::from_str(&format!("Basic {encoded}")).ok()
+}
+
+/// Why a redirect cannot be followed, when it is an error: a `Location` that is not UTF-8, not
+/// a URL, or not http(s). `None` for a fine target (a `300 Multiple Choices`'s, which is not
+/// followed, say: that response is the page).
 fn unfollowed(base: &Url, location: &[u8]) -> Option<FetchError> {
     let shown = || {
         // Bytes shown as a browser's address bar would: non-ASCII ones percent-encoded.
@@ -597,7 +569,8 @@ fn unfollowed(base: &Url, location: &[u8]) -> Option<FetchError> {
         }
         shorten(&shown)
     };
-    if !location.is_ascii() {
+    // UTF-8 is followed percent-encoded, as browsers follow it; other bytes name no URL.
+    if std::str::from_utf8(location).is_err() {
         return Some(FetchError::InvalidRedirect {
             target: shown(),
             reason: "is not a valid URL (it has bytes that are not ASCII)".into(),
@@ -676,7 +649,7 @@ mod tests {
     #[test]
     fn a_location_in_another_encoding_is_named_as_a_browser_shows_it() {
         let base = Url::parse("http://example.com/a").unwrap();
-        // "/café" in Latin-1: not UTF-8, so no URL a browser or reqwest would follow.
+        // "/café" in Latin-1: not UTF-8, so no URL a browser would follow.
         let err = unfollowed(&base, b"/caf\xe9").unwrap();
         assert_eq!(
             err.to_string(),
@@ -684,7 +657,7 @@ mod tests {
         );
         let err = unfollowed(&base, b"ftp://example.com/file").unwrap();
         assert!(matches!(err, FetchError::BadRedirect { .. }), "{err}");
-        // A fine target reqwest did not follow (a 300's) is no error: that response is the page.
+        // A fine target (a 300's, not followed) is no error: that response is the page.
         assert!(unfollowed(&base, b"/b").is_none());
     }
 }

@@ -1,5 +1,5 @@
-//! A location's proxy as the engine's own tunnels speak to it: the render egress for every
-//! request a rendered page makes, and the pinning tunnel for the plain fetcher's https. It owns
+//! A location's proxy as the engine speaks to it: the plain fetcher's connector
+//! ([`super::connect`]) and the render egress for every request a rendered page makes. It owns
 //! the proxy's scheme and credentials:
 //! - `http://`: a `CONNECT`, or a plain-http request in absolute form;
 //! - `https://`: the same inside TLS to the proxy, verified as servers are;
@@ -66,16 +66,10 @@ pub(crate) enum ProxyStream {
 
 /// What asking for a tunnel came to.
 pub(crate) enum Tunnel {
-    /// Open to the target; `early` holds bytes the target sent after the proxy's answer.
-    Open { stream: ProxyStream, early: Vec<u8> },
-    /// Refused by the proxy.
-    Refused {
-        /// An HTTP response head saying so, for an HTTP client: an HTTP proxy's own answer as
-        /// it came, or for a SOCKS proxy a 407 (credentials refused) or a 502.
-        answer: Vec<u8>,
-        /// Why, in words for a check's error.
-        reason: String,
-    },
+    /// Open to the target.
+    Open(ProxyStream),
+    /// Refused by the proxy, and why, in words for a check's error.
+    Refused(String),
 }
 
 /// Why a check failed when the location's proxy refused the credentials of its URL.
@@ -129,13 +123,20 @@ impl LocationProxy {
         self.kind != Kind::Socks5
     }
 
-    /// The `Proxy-Authorization` header line (with its CRLF) for a request to an HTTP proxy,
-    /// when it has credentials.
-    pub fn authorization_line(&self) -> Option<String> {
+    /// The `Proxy-Authorization` value for a request to an HTTP proxy, when it has credentials.
+    pub fn authorization(&self) -> Option<String> {
         let (user, password) = self.credentials.as_ref()?;
         let encoded =
             base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
-        Some(format!("Proxy-Authorization: Basic {encoded}\r\n"))
+        Some(format!("Basic {encoded}"))
+    }
+
+    /// The same as a header line, with its CRLF.
+    pub fn authorization_line(&self) -> Option<String> {
+        Some(format!(
+            "Proxy-Authorization: {}\r\n",
+            self.authorization()?
+        ))
     }
 
     /// A connection to the proxy itself, TLS opened for an https proxy.
@@ -187,17 +188,21 @@ impl LocationProxy {
             .nth(1)
             .and_then(|s| s.parse::<u16>().ok())
             .unwrap_or(0);
-        if (200..300).contains(&status) {
-            return Ok(Tunnel::Open { stream, early });
+        // Neither HTTP nor TLS lets a server speak first: bytes past the answer are not the
+        // target's, and a tunnel that carries them cannot be trusted to frame its messages.
+        if (200..300).contains(&status) && early.is_empty() {
+            return Ok(Tunnel::Open(stream));
         }
         let reason = if status == 407 {
             CREDENTIALS_REFUSED.to_string()
+        } else if (200..300).contains(&status) {
+            "the location's proxy sent data before the tunnel was used".to_string()
         } else {
             let line = String::from_utf8_lossy(&answer);
             let line = line.lines().next().unwrap_or("").trim();
             format!("the location's proxy refused the tunnel (it answered \"{line}\")")
         };
-        Ok(Tunnel::Refused { answer, reason })
+        Ok(Tunnel::Refused(reason))
     }
 
     async fn socks_connect(
@@ -222,30 +227,18 @@ impl LocationProxy {
             socks = socks.with_auth(user.clone(), password.clone());
         }
         match socks.call(target).await {
-            Ok(io) => Ok(Tunnel::Open {
-                stream: io.into_inner(),
-                early: Vec::new(),
-            }),
+            Ok(io) => Ok(Tunnel::Open(io.into_inner())),
             Err(e) => {
                 // hyper-util names its errors' types only privately: their words tell the
                 // refused credentials from the rest.
                 let said = e.to_string();
-                let (status, reason) =
+                Ok(Tunnel::Refused(
                     if said.contains("credentials") || said.contains("authentication") {
-                        (
-                            "407 Proxy Authentication Required",
-                            CREDENTIALS_REFUSED.to_string(),
-                        )
+                        CREDENTIALS_REFUSED.to_string()
                     } else {
-                        (
-                            "502 Bad Gateway",
-                            format!("the location's proxy refused the tunnel ({said})"),
-                        )
-                    };
-                Ok(Tunnel::Refused {
-                    answer: format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\n\r\n").into_bytes(),
-                    reason,
-                })
+                        format!("the location's proxy refused the tunnel ({said})")
+                    },
+                ))
             }
         }
     }

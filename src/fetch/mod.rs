@@ -4,12 +4,12 @@
 //! Every fetcher the engine uses is wrapped in [`hosts::Polite`], which takes a slot of the
 //! request's host first: the per-host limits hold across every check of an engine.
 
+mod connect;
 pub mod decode;
 mod encoding;
 pub mod hosts;
 pub mod http;
 pub(crate) mod location_proxy;
-mod pin;
 pub mod policy;
 pub(crate) mod proxying;
 pub(crate) mod tls;

@@ -12,9 +12,7 @@
 //! IPv4 one (mapped, compatible, translated, NAT64, 6to4) is judged by the IPv4 address.
 
 use ipnet::IpNet;
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::Arc;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Which addresses may be reached: public ones always; private ones when allowed wholesale
 /// or when they fall in an allowed network (say, one intranet range).
@@ -251,48 +249,6 @@ fn classify_v6(ip: Ipv6Addr) -> Option<&'static str> {
     } else {
         return None;
     })
-}
-
-/// A resolver that drops refused addresses and fails when none is left.
-#[derive(Debug, Clone)]
-pub(crate) struct PolicyResolver {
-    pub policy: Arc<NetworkPolicy>,
-}
-
-impl Resolve for PolicyResolver {
-    fn resolve(&self, name: Name) -> Resolving {
-        let policy = self.policy.clone();
-        Box::pin(async move {
-            let host = name.as_str().to_string();
-            let addrs: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let mut refused = None;
-            let allowed: Vec<SocketAddr> = addrs
-                .into_iter()
-                .filter(|a| match policy.check(&host, a.ip()) {
-                    Ok(()) => true,
-                    Err(e) => {
-                        refused.get_or_insert(e);
-                        false
-                    }
-                })
-                .collect();
-            if allowed.is_empty() {
-                let err: Box<dyn std::error::Error + Send + Sync> = match refused {
-                    Some(r) => Box::new(r),
-                    None => format!("{host} resolved to no address").into(),
-                };
-                return Err(err);
-            }
-            Ok(Box::new(allowed.into_iter()) as Addrs)
-        })
-    }
-}
-
-impl PolicyResolver {
-    pub fn shared(policy: Arc<NetworkPolicy>) -> Arc<Self> {
-        Arc::new(PolicyResolver { policy })
-    }
 }
 
 #[cfg(test)]

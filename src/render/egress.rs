@@ -435,8 +435,8 @@ async fn reach(
     };
     let (target_host, target_port) = tunnel_target(host, port, allowed, &shared.policy);
     match proxy.tunnel(&target_host, target_port).await {
-        Ok(Tunnel::Open { stream, .. }) => Ok(Some(stream)),
-        Ok(Tunnel::Refused { reason, .. }) => {
+        Ok(Tunnel::Open(stream)) => Ok(Some(stream)),
+        Ok(Tunnel::Refused(reason)) => {
             // Not the proxy's answer: Chromium would wait on a 407 for credentials it will
             // never have. Closed without an answer, the load fails and the render says why.
             shared.fail(FetchError::Connect {
