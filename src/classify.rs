@@ -61,8 +61,8 @@
 use crate::normalize::comparison_key;
 use aho_corasick::AhoCorasick;
 /// The response headers' type ([`Response::headers`]).
-pub use reqwest::header::HeaderMap;
-use reqwest::header::{AsHeaderName, CONTENT_ENCODING, CONTENT_LENGTH, HeaderName};
+pub use http::header::HeaderMap;
+use http::header::{AsHeaderName, CONTENT_ENCODING, CONTENT_LENGTH, HeaderName};
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -1051,7 +1051,7 @@ fn asks_for_javascript(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reqwest::header::HeaderValue;
+    use http::header::HeaderValue;
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();

@@ -488,7 +488,7 @@ impl Engine {
         } = page.clone();
         let server_date = page
             .headers
-            .get(reqwest::header::DATE)
+            .get(http::header::DATE)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| chrono::DateTime::parse_from_rfc2822(v).ok())
             .map(|t| t.with_timezone(&Utc));

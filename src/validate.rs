@@ -13,9 +13,9 @@ pub use crate::filter::URL_FILTER_REGEX_BUDGET;
 use crate::filter::{FilterError, FilterSpec, UrlFilterSet};
 use crate::model::{LocationCode, Monitor};
 pub use crate::pattern::{REGEX_SIZE_LIMIT, compile_pattern};
+use http::Method;
+use http::header::{HeaderMap, HeaderName, HeaderValue};
 use regex::Regex;
-use reqwest::Method;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use std::fmt;
 use url::Url;
 

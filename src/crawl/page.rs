@@ -331,13 +331,9 @@ impl PageJob {
 fn is_html(page: &FetchedPage) -> bool {
     match page.content_type.as_deref() {
         Some(ct) => {
-            let mime = ct
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
-            mime == "text/html" || mime == "application/xhtml+xml"
+            let mime = ct.split(';').next().unwrap_or("").trim();
+            mime.eq_ignore_ascii_case("text/html")
+                || mime.eq_ignore_ascii_case("application/xhtml+xml")
         }
         // No type given: sniff for markup, as browsers do.
         None => page

@@ -79,8 +79,7 @@ fn meta_charset(head: &[u8]) -> Option<&'static Encoding> {
         }
         let start = start + 4;
         let end = memchr::memchr(b'>', &head[start..]).map_or(head.len(), |p| start + p);
-        let tag = String::from_utf8_lossy(&head[start..end]).to_ascii_lowercase();
-        if let Some(enc) = charset_in_meta(&tag) {
+        if let Some(enc) = charset_in_meta(&head[start..end]) {
             return Some(enc);
         }
         from = end;
@@ -88,16 +87,30 @@ fn meta_charset(head: &[u8]) -> Option<&'static Encoding> {
     None
 }
 
-fn charset_in_meta(tag: &str) -> Option<&'static Encoding> {
-    let pos = tag.find("charset")?;
-    let rest = tag[pos + 7..].trim_start();
-    let rest = rest.strip_prefix('=')?.trim_start();
-    let rest = rest.trim_start_matches(['"', '\'']);
-    let value: String = rest
-        .chars()
-        .take_while(|c| !matches!(c, '"' | '\'' | ';' | ' ' | '/' | '>') && !c.is_whitespace())
-        .collect();
-    label(&value)
+fn charset_in_meta(tag: &[u8]) -> Option<&'static Encoding> {
+    let pos = tag
+        .windows(7)
+        .position(|w| w.eq_ignore_ascii_case(b"charset"))?;
+    let rest = trim_start(&tag[pos + 7..]);
+    let rest = trim_start(rest.strip_prefix(b"=")?);
+    let start = rest
+        .iter()
+        .position(|&b| b != b'"' && b != b'\'')
+        .unwrap_or(rest.len());
+    let rest = &rest[start..];
+    let end = rest
+        .iter()
+        .position(|&b| matches!(b, b'"' | b'\'' | b';' | b'/' | b'>') || b.is_ascii_whitespace())
+        .unwrap_or(rest.len());
+    label(std::str::from_utf8(&rest[..end]).ok()?)
+}
+
+fn trim_start(bytes: &[u8]) -> &[u8] {
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    &bytes[start..]
 }
 
 #[cfg(test)]

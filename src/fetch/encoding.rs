@@ -7,7 +7,7 @@
 
 use super::FetchError;
 use bytes::Bytes;
-use reqwest::header::{CONTENT_ENCODING, HeaderMap};
+use http::header::{CONTENT_ENCODING, HeaderMap};
 use std::io::Read;
 
 /// What the fetcher tells servers it can decode.
@@ -75,7 +75,7 @@ fn read_capped(reader: impl Read, limit: u64, coding: &str) -> Result<Bytes, Fet
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reqwest::header::HeaderValue;
+    use http::header::HeaderValue;
     use std::io::Write;
 
     fn gzip(data: &[u8]) -> Vec<u8> {

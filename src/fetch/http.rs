@@ -15,11 +15,11 @@ use super::tls::Verification;
 use super::{FetchError, FetchRequest, FetchedPage, Fetcher, Hop, MAX_URL_LEN};
 use async_trait::async_trait;
 use bytes::Bytes;
+use http::header::{self, HeaderValue};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use reqwest::header::{self, HeaderValue};
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
 use std::net::IpAddr;
@@ -230,7 +230,7 @@ impl HttpFetcher {
             .get(header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
-        let bodiless = request.method == reqwest::Method::HEAD;
+        let bodiless = request.method == http::Method::HEAD;
         let body = match bodiless {
             true => Bytes::new(),
             false => self.read_body(body, length).await?,
@@ -496,7 +496,7 @@ fn at_redirect(target: &Url, error: FetchError) -> FetchError {
 /// become a bodiless GET; credentials stay with their origin (a URL's own too); the page
 /// redirected from is the referrer, unless that would tell an http page of an https one.
 fn redirected(previous: &FetchRequest, status: u16, location: Url) -> FetchRequest {
-    use reqwest::Method;
+    use http::Method;
     let mut next = previous.clone();
     let to_get = match status {
         303 => previous.method != Method::HEAD,

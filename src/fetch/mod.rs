@@ -14,16 +14,16 @@ pub mod policy;
 pub(crate) mod proxying;
 pub(crate) mod tls;
 
+use ::http::header::HeaderMap;
 use async_trait::async_trait;
 use bytes::Bytes;
-use reqwest::header::HeaderMap;
 use std::time::Duration;
 use url::Url;
 
+/// The HTTP method of a [`FetchRequest`].
+pub use ::http::Method;
 pub use ipnet::IpNet;
 pub use policy::{NetworkPolicy, OutsideOrigins, Refused};
-/// The HTTP method of a [`FetchRequest`].
-pub use reqwest::Method;
 
 /// Longest URL accepted, as browsers and most servers do.
 pub const MAX_URL_LEN: usize = 2048;
@@ -97,7 +97,7 @@ impl FetchedPage {
 
 /// An error status as users see it in a check's `error`: "HTTP 404 Not Found".
 pub(crate) fn status_text(status: u16) -> String {
-    let reason = reqwest::StatusCode::from_u16(status)
+    let reason = ::http::StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
         .unwrap_or("");

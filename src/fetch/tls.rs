@@ -1,6 +1,6 @@
 //! Certificate verification toward servers, shared by every TLS client of an engine: the plain
-//! fetcher's clients (one per proxy location, each following redirects or not) and the render
-//! egress's connections to real servers. It trusts the platform's roots plus the roots the
+//! fetcher's routes (direct, and one per proxy location) and the render egress's connections to
+//! real servers. It trusts the platform's roots plus the roots the
 //! engine was built to trust. One [`Verification`] reads the system's roots once; each client
 //! building its own read them again, which cost an engine's start about 2 ms a client. Each
 //! route of the plain fetcher and each render session still makes its own configuration of
@@ -63,7 +63,7 @@ impl Verification {
     }
 }
 
-/// As reqwest chooses: the process's default when one is installed, else aws-lc-rs.
+/// The process's default provider when one is installed, else aws-lc-rs.
 pub(crate) fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     rustls::crypto::CryptoProvider::get_default()
         .cloned()

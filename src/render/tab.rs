@@ -384,7 +384,7 @@ impl Tab {
             .collect();
         // A plain GET is sent as the browser makes it: pausing its document would only cost a
         // DevTools round trip in the middle of every navigation.
-        let changes_document = request.method != reqwest::Method::GET
+        let changes_document = request.method != http::Method::GET
             || !request.headers.is_empty()
             || request.body.is_some();
         if changes_document != self.documents_paused {
@@ -626,7 +626,7 @@ impl Tab {
             url,
             status,
             content_type: Some(content_type),
-            headers: reqwest::header::HeaderMap::new(),
+            headers: http::header::HeaderMap::new(),
             rendered: true,
             bodiless: false,
             body: bytes::Bytes::from(html),
