@@ -210,28 +210,19 @@ impl EngineBuilder {
             }
             self.http.policy = Arc::new((*self.http.policy).clone().only_origins(origins));
         }
-        for (location, url) in &self.proxies {
-            let parsed = url::Url::parse(url).map_err(|e| BuildError::Proxy {
-                location: location.clone(),
-                // Not the URL itself: it may hold the proxy's password.
-                reason: format!("not a URL ({e})"),
-            })?;
-            if parsed.host_str().is_none_or(str::is_empty) {
-                return Err(BuildError::Proxy {
-                    location: location.clone(),
-                    reason: "the URL names no host".into(),
-                });
-            }
-            if !matches!(parsed.scheme(), "http" | "https" | "socks5" | "socks5h") {
-                return Err(BuildError::Proxy {
-                    location: location.clone(),
-                    reason: format!("scheme \"{}\" is not supported", parsed.scheme()),
-                });
-            }
-        }
         // Read once: every TLS client of the engine verifies with it.
         let verification = crate::fetch::tls::Verification::new(&self.http.root_certificates)
             .map_err(BuildError::RootCertificate)?;
+        for (location, url) in &self.proxies {
+            // Not the URL itself in an error: it may hold the proxy's password.
+            let unusable = |reason: String| BuildError::Proxy {
+                location: location.clone(),
+                reason,
+            };
+            let parsed = url::Url::parse(url).map_err(|e| unusable(format!("not a URL ({e})")))?;
+            crate::fetch::location_proxy::LocationProxy::new(&parsed, Some(&verification))
+                .map_err(unusable)?;
+        }
         #[cfg(feature = "chrome")]
         let renderer = {
             let mut render = self.render;

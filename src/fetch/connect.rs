@@ -116,7 +116,7 @@ impl Inner {
         };
         let Some(proxy) = &self.proxy else {
             let addrs = allowed_addrs(&self.policy, host, port).await?;
-            let (tcp, peer) = connect_any(&addrs)
+            let (tcp, peer) = connect_any(&addrs, self.timeout)
                 .await
                 .map_err(|e| failed(e.to_string()))?;
             return self
@@ -130,23 +130,26 @@ impl Inner {
                 .map_err(|e| failed(format!("through the location's proxy: {e}")))?;
             return Ok(Conn::new(Transport::Plain(stream), None, true));
         }
-        let (target, target_port) = if self.policy.allows_all() {
-            (host.to_string(), port)
+        let targets: Vec<(String, u16)> = if self.policy.allows_all() && proxy.resolves_names() {
+            vec![(host.to_string(), port)]
         } else {
-            // Every address allowed, as the plain path's name check has made sure: the proxy
-            // could have picked any.
-            let addr = allowed_addrs(&self.policy, host, port)
+            // Every address is allowed (the plain path's name check has made sure under a
+            // restricting policy): each is tried in turn, as a direct connection would.
+            allowed_addrs(&self.policy, host, port)
                 .await?
-                .first()
-                .copied()
-                .ok_or_else(|| failed("the name resolved to no address".into()))?;
-            (addr.ip().to_string(), addr.port())
+                .into_iter()
+                .map(|addr| (addr.ip().to_string(), addr.port()))
+                .collect()
         };
-        match proxy.tunnel(&target, target_port).await {
-            Ok(Tunnel::Open(stream)) => self.finish(stream, host, https, None).await,
-            Ok(Tunnel::Refused(reason)) => Err(failed(reason)),
-            Err(e) => Err(failed(format!("through the location's proxy: {e}"))),
+        let mut failure = failed("the name resolved to no address".into());
+        for (target, target_port) in &targets {
+            match proxy.tunnel(target, *target_port).await {
+                Ok(Tunnel::Open(stream)) => return self.finish(stream, host, https, None).await,
+                Ok(Tunnel::Refused(reason)) => failure = failed(reason),
+                Err(e) => failure = failed(format!("through the location's proxy: {e}")),
+            }
         }
+        Err(failure)
     }
 
     /// TLS over `stream` for https, verified for `host`.
@@ -216,11 +219,22 @@ async fn allowed_addrs(
     }
 }
 
-/// The first of `addrs` that takes the connection.
-async fn connect_any(addrs: &[SocketAddr]) -> std::io::Result<(TcpStream, SocketAddr)> {
+/// The first of `addrs` that takes the connection, each given its share of `timeout`, so one
+/// address that drops packets (a broken IPv6 route, say) leaves time for the others.
+async fn connect_any(
+    addrs: &[SocketAddr],
+    timeout: Duration,
+) -> std::io::Result<(TcpStream, SocketAddr)> {
+    let share = timeout / u32::try_from(addrs.len().max(1)).unwrap_or(u32::MAX);
     let mut last = std::io::Error::other("no address to connect to");
     for &addr in addrs {
-        match TcpStream::connect(addr).await {
+        match tokio::time::timeout(share, TcpStream::connect(addr))
+            .await
+            .unwrap_or_else(|_| {
+                Err(std::io::Error::other(format!(
+                    "{addr} did not answer in time"
+                )))
+            }) {
             Ok(stream) => {
                 // Requests are written whole; waiting to coalesce them only adds latency.
                 stream.set_nodelay(true)?;

@@ -9,7 +9,7 @@
 
 use super::connect::{Connector, Peer};
 use super::encoding;
-use super::location_proxy::{CREDENTIALS_REFUSED, LocationProxy};
+use super::location_proxy::LocationProxy;
 use super::policy::NetworkPolicy;
 use super::tls::Verification;
 use super::{FetchError, FetchRequest, FetchedPage, Fetcher, Hop, MAX_URL_LEN};
@@ -189,25 +189,29 @@ impl HttpFetcher {
             .request(sent)
             .await
             .map_err(|e| describe(&e, &request.url))?;
-        let final_url = request.url.clone();
+        let url = request.url.clone();
         if let Some(Peer(peer)) = response.extensions().get::<Peer>() {
-            policy.check(final_url.host_str().unwrap_or(""), peer.ip())?;
+            policy.check(url.host_str().unwrap_or(""), peer.ip())?;
         }
         let status = response.status().as_u16();
-        if via_proxy && status == 407 {
-            // The location's proxy answering for itself, not the page.
+        // A 407 is the location's proxy's own only where it answered (plain http in absolute
+        // form); through a tunnel, it is the site's.
+        if status == 407
+            && url.scheme() == "http"
+            && let Some(proxy) = route.connector.absolute_form()
+        {
             return Err(FetchError::Connect {
-                host: request.url.host_str().unwrap_or_default().to_string(),
-                reason: CREDENTIALS_REFUSED.to_string(),
+                host: url.host_str().unwrap_or_default().to_string(),
+                reason: proxy.credentials_refused(),
             });
         }
         if response.status().is_redirection()
             && let Some(location) = response.headers().get(header::LOCATION)
         {
-            if let Some(err) = unfollowed(&final_url, location.as_bytes()) {
+            if let Some(err) = unfollowed(&url, location.as_bytes()) {
                 return Err(err);
             }
-            let target = final_url.join(String::from_utf8_lossy(location.as_bytes()).trim());
+            let target = url.join(String::from_utf8_lossy(location.as_bytes()).trim());
             // The statuses browsers follow; another 3xx (a 300's choices) is the page.
             if matches!(status, 301 | 302 | 303 | 307 | 308)
                 && let Ok(location) = target
@@ -225,11 +229,9 @@ impl HttpFetcher {
             .get(header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let length = parts
-            .headers
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok());
+        // The body's own length, as hyper framed it: none for a 204, a 304 or a HEAD's answer,
+        // whatever their Content-Length says, nor for a chunked body.
+        let length = hyper::body::Body::size_hint(&body).exact();
         let bodiless = request.method == http::Method::HEAD;
         let body = match bodiless {
             true => Bytes::new(),
@@ -248,7 +250,7 @@ impl HttpFetcher {
             false => encoding::decode(body, &codings, limit)?,
         };
         Ok(Hop::Page(FetchedPage {
-            url: final_url,
+            url,
             status,
             content_type,
             headers: parts.headers,
@@ -278,9 +280,12 @@ impl HttpFetcher {
             )),
         }
         .map_err(|e| {
+            // Not the URL as given: it may hold a password.
+            let shown = &url[url::Position::BeforeHost..url::Position::AfterQuery];
             FetchError::Other(format!(
-                "{} cannot be requested: {e}",
-                shorten(url.as_str())
+                "{}://{} cannot be requested: {e}",
+                url.scheme(),
+                shorten(shown)
             ))
         })?;
         let body = match &request.body {
@@ -573,7 +578,7 @@ fn unfollowed(base: &Url, location: &[u8]) -> Option<FetchError> {
     if std::str::from_utf8(location).is_err() {
         return Some(FetchError::InvalidRedirect {
             target: shown(),
-            reason: "is not a valid URL (it has bytes that are not ASCII)".into(),
+            reason: "is not a valid URL (it has bytes that are not UTF-8)".into(),
         });
     }
     let text = String::from_utf8_lossy(location);
@@ -653,7 +658,7 @@ mod tests {
         let err = unfollowed(&base, b"/caf\xe9").unwrap();
         assert_eq!(
             err.to_string(),
-            "redirected to \"/caf%E9\", which is not a valid URL (it has bytes that are not ASCII)"
+            "redirected to \"/caf%E9\", which is not a valid URL (it has bytes that are not UTF-8)"
         );
         let err = unfollowed(&base, b"ftp://example.com/file").unwrap();
         assert!(matches!(err, FetchError::BadRedirect { .. }), "{err}");

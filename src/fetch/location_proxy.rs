@@ -33,8 +33,17 @@ const MAX_HEAD: usize = 16 * 1024;
 enum Kind {
     Http,
     Https,
-    Socks5,
+    /// `resolves`: `socks5h`, whose proxy resolves the names it is given; `socks5` names
+    /// are resolved here.
+    Socks5 {
+        resolves: bool,
+    },
 }
+
+/// The most bytes a SOCKS5 user and password may take together: hyper-util's handshake writes
+/// the greeting, the login and the request (an IPv6 address at most, as the engine names
+/// targets under a restricting policy) into one 262-byte buffer.
+const MAX_SOCKS_CREDENTIALS: usize = 234;
 
 /// A location's proxy, parsed once.
 pub(crate) struct LocationProxy {
@@ -72,10 +81,6 @@ pub(crate) enum Tunnel {
     Refused(String),
 }
 
-/// Why a check failed when the location's proxy refused the credentials of its URL.
-pub(crate) const CREDENTIALS_REFUSED: &str =
-    "the location's proxy refused its credentials (the user and password of its URL)";
-
 impl LocationProxy {
     /// The proxy at `url`; an https proxy is verified with `verification`, and cannot be used
     /// without one.
@@ -83,10 +88,14 @@ impl LocationProxy {
         let kind = match url.scheme() {
             "http" => Kind::Http,
             "https" => Kind::Https,
-            "socks5" | "socks5h" => Kind::Socks5,
+            "socks5" => Kind::Socks5 { resolves: false },
+            "socks5h" => Kind::Socks5 { resolves: true },
             other => return Err(format!("scheme \"{other}\" is not supported")),
         };
-        let host = url.host_str().ok_or("the proxy URL names no host")?;
+        let host = url
+            .host_str()
+            .filter(|host| !host.is_empty())
+            .ok_or("the URL names no host")?;
         let port = url.port_or_known_default().unwrap_or(1080);
         let credentials = (!url.username().is_empty()).then(|| {
             let decode = |s: &str| {
@@ -96,6 +105,16 @@ impl LocationProxy {
             };
             (decode(url.username()), decode(url.password().unwrap_or("")))
         });
+        if matches!(kind, Kind::Socks5 { .. })
+            && credentials
+                .as_ref()
+                .is_some_and(|(user, password)| user.len() + password.len() > MAX_SOCKS_CREDENTIALS)
+        {
+            return Err(format!(
+                "a SOCKS proxy's user and password may take at most {MAX_SOCKS_CREDENTIALS} bytes \
+                 together"
+            ));
+        }
         let tls = match kind {
             Kind::Https => {
                 let verification =
@@ -120,7 +139,24 @@ impl LocationProxy {
     /// Whether plain-http requests go to it in absolute form (an HTTP proxy); a SOCKS proxy
     /// tunnels them instead.
     pub fn takes_absolute_form(&self) -> bool {
-        self.kind != Kind::Socks5
+        !matches!(self.kind, Kind::Socks5 { .. })
+    }
+
+    /// Whether the proxy resolves the names it is given: where nothing needs checking (an
+    /// allow-all policy), a tunnel names its target, except through `socks5://`, whose
+    /// names are resolved here, as its scheme says.
+    pub fn resolves_names(&self) -> bool {
+        self.kind != Kind::Socks5 { resolves: false }
+    }
+
+    /// Why a check failed when the proxy answered that it wants credentials.
+    pub fn credentials_refused(&self) -> String {
+        match self.credentials {
+            Some(_) => "the location's proxy refused its credentials (the user and password of \
+                        its URL)"
+                .into(),
+            None => "the location's proxy asks for credentials, and its URL has none".into(),
+        }
     }
 
     /// The `Proxy-Authorization` value for a request to an HTTP proxy, when it has credentials.
@@ -144,6 +180,8 @@ impl LocationProxy {
         let tcp = tokio::time::timeout(WAIT, TcpStream::connect(self.address.as_str()))
             .await
             .map_err(|_| io::Error::other("connecting to the location's proxy timed out"))??;
+        // Requests are written whole; waiting to coalesce them only adds latency.
+        tcp.set_nodelay(true)?;
         match &self.tls {
             None => Ok(ProxyStream::Tcp(tcp)),
             Some(connector) => {
@@ -163,7 +201,7 @@ impl LocationProxy {
     pub async fn tunnel(&self, host: &str, port: u16) -> io::Result<Tunnel> {
         let mut stream = self.connect().await?;
         let bare = host.trim_start_matches('[').trim_end_matches(']');
-        if self.kind == Kind::Socks5 {
+        if !self.takes_absolute_form() {
             return tokio::time::timeout(WAIT, self.socks_connect(stream, bare, port))
                 .await
                 .map_err(|_| io::Error::other("the location's SOCKS proxy did not answer"))?;
@@ -194,7 +232,7 @@ impl LocationProxy {
             return Ok(Tunnel::Open(stream));
         }
         let reason = if status == 407 {
-            CREDENTIALS_REFUSED.to_string()
+            self.credentials_refused()
         } else if (200..300).contains(&status) {
             "the location's proxy sent data before the tunnel was used".to_string()
         } else {
@@ -234,7 +272,9 @@ impl LocationProxy {
                 let said = e.to_string();
                 Ok(Tunnel::Refused(
                     if said.contains("credentials") || said.contains("authentication") {
-                        CREDENTIALS_REFUSED.to_string()
+                        self.credentials_refused()
+                    } else if said.contains("io error") {
+                        format!("the tunnel through the location's proxy failed ({said})")
                     } else {
                         format!("the location's proxy refused the tunnel ({said})")
                     },

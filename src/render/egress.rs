@@ -19,7 +19,7 @@
 //! a short page, and the cut is remembered so the render fails with the plain path's words.
 
 use super::intercept::UpstreamTls;
-use crate::fetch::location_proxy::{CREDENTIALS_REFUSED, LocationProxy, ProxyStream, Tunnel};
+use crate::fetch::location_proxy::{LocationProxy, ProxyStream, Tunnel};
 use crate::fetch::proxying::{RequestHead, read_head, read_head_after, serve_each};
 use crate::fetch::{FetchError, NetworkPolicy, Refused};
 use std::io::Write;
@@ -433,7 +433,8 @@ async fn reach(
     let Some(proxy) = &shared.upstream else {
         return Ok(Some(ProxyStream::Tcp(connect_any(allowed).await?)));
     };
-    let (target_host, target_port) = tunnel_target(host, port, allowed, &shared.policy);
+    let (target_host, target_port) =
+        tunnel_target(host, port, allowed, &shared.policy, proxy.resolves_names());
     match proxy.tunnel(&target_host, target_port).await {
         Ok(Tunnel::Open(stream)) => Ok(Some(stream)),
         Ok(Tunnel::Refused(reason)) => {
@@ -455,15 +456,17 @@ async fn reach(
 /// Where a tunnel through the location's proxy goes. Under a restricting policy, the address
 /// the policy checked, not the host, so the proxy's own resolver (another view of DNS, or an
 /// answer changed since) cannot turn the tunnel inside; TLS in the tunnel still names the host.
-/// Under an allow-all policy the host, as the browser named it.
+/// Under an allow-all policy the host, as the browser named it, when the proxy resolves names
+/// (`names`; a `socks5://` proxy is given addresses, as its scheme says).
 fn tunnel_target(
     host: &str,
     port: u16,
     allowed: &[SocketAddr],
     policy: &NetworkPolicy,
+    names: bool,
 ) -> (String, u16) {
     match allowed.first() {
-        Some(addr) if !policy.allows_all() => (addr.ip().to_string(), addr.port()),
+        Some(addr) if !policy.allows_all() || !names => (addr.ip().to_string(), addr.port()),
         _ => (host.to_string(), port),
     }
 }
@@ -717,9 +720,13 @@ async fn relay_response(
         pending = rest;
         info = ResponseHead::parse(&head);
     }
-    if framing.by_proxy && info.status == 407 {
+    if framing.by_proxy
+        && info.status == 407
+        && let Some(proxy) = &shared.upstream
+    {
         // Not relayed: Chromium would wait on a 407 for credentials it will never have.
         // Closed without an answer, the load fails and the render says why.
+        let refused = proxy.credentials_refused();
         let host = Url::parse(url)
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))
@@ -729,9 +736,9 @@ async fn relay_response(
                 .trim_start_matches('[')
                 .trim_end_matches(']')
                 .to_string(),
-            reason: CREDENTIALS_REFUSED.to_string(),
+            reason: refused.clone(),
         });
-        return Err(std::io::Error::other(CREDENTIALS_REFUSED));
+        return Err(std::io::Error::other(refused));
     }
     if info.status == 101 {
         // An upgraded connection (a websocket) is a tunnel from here on.
@@ -1135,13 +1142,36 @@ mod tests {
             "[2606:2800::1]:443".parse().unwrap(),
         ];
         assert_eq!(
-            tunnel_target("example.com", 443, &allowed, &NetworkPolicy::public_only()),
+            tunnel_target(
+                "example.com",
+                443,
+                &allowed,
+                &NetworkPolicy::public_only(),
+                true
+            ),
             ("93.184.216.34".to_string(), 443)
         );
         // Nothing to protect: the proxy may resolve as it likes.
         assert_eq!(
-            tunnel_target("example.com", 443, &allowed, &NetworkPolicy::allow_all()),
+            tunnel_target(
+                "example.com",
+                443,
+                &allowed,
+                &NetworkPolicy::allow_all(),
+                true
+            ),
             ("example.com".to_string(), 443)
+        );
+        // Unless it is a proxy that is to be given addresses (`socks5://`).
+        assert_eq!(
+            tunnel_target(
+                "example.com",
+                443,
+                &allowed,
+                &NetworkPolicy::allow_all(),
+                false
+            ),
+            ("93.184.216.34".to_string(), 443)
         );
     }
 

@@ -816,3 +816,74 @@ async fn an_engine_checks_its_own_location_directly_or_through_its_proxy_there()
     assert_eq!(outcome.data.raw.as_deref(), Some("from gb"));
     assert!(!proxy.requests().is_empty(), "through the proxy there");
 }
+
+/// A 304 or a 204 has no body, whatever its Content-Length says: one announcing more than the
+/// body cap is still an answer, not a page too large.
+#[tokio::test]
+async fn a_bodiless_answer_with_a_large_content_length_is_no_page_too_large() {
+    use tokio::io::AsyncWriteExt;
+    use wachet::fetch::http::{HttpFetcher, HttpSettings};
+    use wachet::fetch::{FetchRequest, Fetcher, NetworkPolicy};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let Some(path) = wachet::testing::read_request_path(&mut stream).await else {
+                    return;
+                };
+                let status = if path == "/304" {
+                    "304 Not Modified"
+                } else {
+                    "204 No Content"
+                };
+                let head = format!("HTTP/1.1 {status}\r\nContent-Length: 99999999\r\n\r\n");
+                let _ = stream.write_all(head.as_bytes()).await;
+            });
+        }
+    });
+    let fetcher = HttpFetcher::new(
+        HttpSettings {
+            policy: std::sync::Arc::new(NetworkPolicy::allow_all()),
+            max_body_bytes: 4096,
+            ..HttpSettings::default()
+        },
+        &Default::default(),
+    )
+    .unwrap();
+    for (path, status) in [("/304", 304), ("/204", 204)] {
+        let url = url::Url::parse(&format!("http://{addr}{path}")).unwrap();
+        let page = fetcher.fetch(&FetchRequest::get(url)).await;
+        assert!(
+            page.as_ref()
+                .is_ok_and(|p| p.status == status && p.body.is_empty()),
+            "{path}: {page:?}"
+        );
+    }
+}
+
+/// A URL that cannot be sent is named without the password it carries.
+#[tokio::test]
+async fn a_url_that_cannot_be_requested_is_named_without_its_password() {
+    use wachet::fetch::http::{HttpFetcher, HttpSettings};
+    use wachet::fetch::{FetchRequest, Fetcher, NetworkPolicy};
+    let fetcher = HttpFetcher::new(
+        HttpSettings {
+            policy: std::sync::Arc::new(NetworkPolicy::allow_all()),
+            ..HttpSettings::default()
+        },
+        &Default::default(),
+    )
+    .unwrap();
+    let url = url::Url::parse("http://user:s3cret@a{b.localhost/").unwrap();
+    let error = fetcher
+        .fetch(&FetchRequest::get(url))
+        .await
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        error.contains("cannot be requested") && !error.contains("s3cret"),
+        "{error}"
+    );
+}

@@ -272,6 +272,52 @@ async fn a_location_proxy_refusing_the_credentials_fails_the_check_saying_so() {
     assert!(server.requests().is_empty(), "{:?}", server.requests());
 }
 
+/// A proxy asking for credentials of a URL that has none says so; a 407 the site itself sends
+/// through a tunnel is the page's status, not the proxy's refusal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proxy_wanting_credentials_and_a_site_sending_407_are_told_apart() {
+    let server = FixtureServer::builder()
+        .reply(
+            "/407",
+            wachet::testing::Reply::html("<p>no</p>").status(407),
+        )
+        .start()
+        .await
+        .unwrap();
+    let site = TlsFront::start(server.addr()).await.unwrap();
+    let socks = SocksProxy::builder()
+        .credentials(USER, PASSWORD)
+        .start()
+        .await
+        .unwrap();
+    let proxies = Proxies {
+        url: socks.url("socks5", None),
+        http: None,
+        socks: Some(socks),
+        front: None,
+    };
+    let checker = engine(&site, &proxies, false);
+    let url = format!("https://localhost:{}/407", site.addr().port());
+    let outcome = checker.check(&through_us(url, false)).await.unwrap();
+    assert_eq!(
+        outcome.error(),
+        Some(
+            "could not connect to localhost: the location's proxy asks for credentials, and its \
+             URL has none"
+        ),
+        "{outcome:?}"
+    );
+    let proxies = start("http", PASSWORD_IN_URL).await;
+    let checker = engine(&site, &proxies, false);
+    let url = format!("https://localhost:{}/407", site.addr().port());
+    let outcome = checker.check(&through_us(url, false)).await.unwrap();
+    assert_eq!(outcome.status, Some(407), "{outcome:?}");
+    assert!(
+        !outcome.error().unwrap_or_default().contains("proxy"),
+        "{outcome:?}"
+    );
+}
+
 /// A proxy URL the engine cannot use fails the build, naming the location and never the URL
 /// (it may hold the proxy's password).
 #[test]
@@ -294,9 +340,16 @@ fn a_proxy_url_that_cannot_be_used_fails_the_build_without_showing_it() {
             "socks5:proxy.example:1080",
             "proxy for location \"us\": the URL names no host",
         ),
-    ] {
+    ]
+    .into_iter()
+    .map(|(url, expected)| (url.to_string(), expected))
+    .chain([(
+        format!("socks5://{}:s3cret@127.0.0.1:1080", "u".repeat(230)),
+        "proxy for location \"us\": a SOCKS proxy's user and password may take at most 234 \
+         bytes together",
+    )]) {
         let error = Engine::builder()
-            .proxy("us", url)
+            .proxy("us", &url)
             .build()
             .err()
             .map(|e| e.to_string())
