@@ -26,10 +26,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
-use tokio_rustls::client::TlsStream;
 
 /// The address a direct connection reached, in a response's extensions.
 #[derive(Debug, Clone, Copy)]
@@ -128,7 +126,7 @@ impl Inner {
                 .connect()
                 .await
                 .map_err(|e| failed(format!("through the location's proxy: {e}")))?;
-            return Ok(Conn::new(Transport::Plain(stream), None, true));
+            return Ok(Conn::new(stream, None, true));
         }
         let targets: Vec<(String, u16)> = if self.policy.allows_all() && proxy.resolves_names() {
             vec![(host.to_string(), port)]
@@ -161,7 +159,7 @@ impl Inner {
         peer: Option<SocketAddr>,
     ) -> Result<Conn, FetchError> {
         if !https {
-            return Ok(Conn::new(Transport::Plain(stream), peer, false));
+            return Ok(Conn::new(stream, peer, false));
         }
         let name = rustls_pki_types::ServerName::try_from(host.to_string()).map_err(|e| {
             FetchError::Connect {
@@ -177,7 +175,11 @@ impl Inner {
                 host: host.to_string(),
                 reason: e.to_string(),
             })?;
-        Ok(Conn::new(Transport::Tls(Box::new(tls)), peer, false))
+        Ok(Conn::new(
+            ProxyStream::ServerTls(Box::new(tls)),
+            peer,
+            false,
+        ))
     }
 }
 
@@ -246,23 +248,18 @@ async fn connect_any(
     Err(last)
 }
 
-enum Transport {
-    Plain(ProxyStream),
-    Tls(Box<TlsStream<ProxyStream>>),
-}
-
 /// A connection of the client.
 pub(crate) struct Conn {
-    io: TokioIo<Transport>,
+    io: TokioIo<ProxyStream>,
     peer: Option<SocketAddr>,
     /// Requests on it go to an HTTP proxy in absolute form.
     absolute_form: bool,
 }
 
 impl Conn {
-    fn new(transport: Transport, peer: Option<SocketAddr>, absolute_form: bool) -> Self {
+    fn new(stream: ProxyStream, peer: Option<SocketAddr>, absolute_form: bool) -> Self {
         Conn {
-            io: TokioIo::new(transport),
+            io: TokioIo::new(stream),
             peer,
             absolute_form,
         }
@@ -304,45 +301,5 @@ impl hyper::rt::Write for Conn {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
-    }
-}
-
-impl AsyncRead for Transport {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Transport::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Transport::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Transport {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Transport::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Transport::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Transport::Plain(s) => Pin::new(s).poll_flush(cx),
-            Transport::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Transport::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Transport::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
     }
 }

@@ -67,10 +67,13 @@ impl std::fmt::Debug for LocationProxy {
     }
 }
 
-/// A connection to the proxy, or through it.
+/// A connection to a server or a proxy, or through a proxy.
 pub(crate) enum ProxyStream {
     Tcp(TcpStream),
-    Tls(Box<TlsStream<TcpStream>>),
+    /// TLS to an https proxy.
+    ProxyTls(Box<TlsStream<TcpStream>>),
+    /// TLS to the server, over any of these (the plain fetcher's https).
+    ServerTls(Box<TlsStream<ProxyStream>>),
 }
 
 /// What asking for a tunnel came to.
@@ -192,7 +195,7 @@ impl LocationProxy {
                     .map_err(|_| {
                         io::Error::other("the TLS handshake with the location's proxy timed out")
                     })??;
-                Ok(ProxyStream::Tls(Box::new(tls)))
+                Ok(ProxyStream::ProxyTls(Box::new(tls)))
             }
         }
     }
@@ -313,7 +316,8 @@ impl AsyncRead for ProxyStream {
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             ProxyStream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
-            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            ProxyStream::ProxyTls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+            ProxyStream::ServerTls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
         }
     }
 }
@@ -326,21 +330,24 @@ impl AsyncWrite for ProxyStream {
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             ProxyStream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
-            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            ProxyStream::ProxyTls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+            ProxyStream::ServerTls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             ProxyStream::Tcp(s) => Pin::new(s).poll_flush(cx),
-            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            ProxyStream::ProxyTls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+            ProxyStream::ServerTls(s) => Pin::new(s.as_mut()).poll_flush(cx),
         }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             ProxyStream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
-            ProxyStream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            ProxyStream::ProxyTls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+            ProxyStream::ServerTls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
 }
