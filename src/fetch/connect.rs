@@ -21,7 +21,7 @@ use hyper::Uri;
 use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::TokioIo;
 use std::future::Future;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -190,27 +190,13 @@ async fn allowed_addrs(
     host: &str,
     port: u16,
 ) -> Result<Vec<SocketAddr>, FetchError> {
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        policy.check(host, ip)?;
-        return Ok(vec![SocketAddr::new(ip, port)]);
-    }
-    let resolved =
-        tokio::net::lookup_host((host, port))
-            .await
-            .map_err(|e| FetchError::Connect {
-                host: host.to_string(),
-                reason: format!("dns error: {e}"),
-            })?;
-    let mut refused = None;
-    let allowed: Vec<SocketAddr> = resolved
-        .filter(|addr| match policy.check(host, addr.ip()) {
-            Ok(()) => true,
-            Err(e) => {
-                refused.get_or_insert(e);
-                false
-            }
-        })
-        .collect();
+    let (allowed, refused) = policy
+        .screen(host, port)
+        .await
+        .map_err(|e| FetchError::Connect {
+            host: host.to_string(),
+            reason: format!("dns error: {e}"),
+        })?;
     match (allowed.is_empty(), refused) {
         (true, Some(refusal)) => Err(refusal.into()),
         (true, None) => Err(FetchError::Connect {

@@ -12,7 +12,9 @@ use super::encoding;
 use super::location_proxy::LocationProxy;
 use super::policy::NetworkPolicy;
 use super::tls::Verification;
-use super::{FetchError, FetchRequest, FetchedPage, Fetcher, Hop, MAX_URL_LEN};
+use super::{
+    FetchError, FetchRequest, FetchedPage, Fetcher, Hop, MAX_URL_LEN, basic_authorization,
+};
 use async_trait::async_trait;
 use bytes::Bytes;
 use http::header::{self, HeaderValue};
@@ -311,16 +313,15 @@ impl HttpFetcher {
         }
         if credentials
             && !headers.contains_key(header::AUTHORIZATION)
-            && let Some(value) = url_credentials(url)
+            && let Some(value) = basic_authorization(url)
         {
             headers.insert(header::AUTHORIZATION, value);
         }
         if url.scheme() == "http"
             && let Some(proxy) = route.connector.absolute_form()
             && let Some(value) = proxy.authorization()
-            && let Ok(value) = HeaderValue::from_str(&value)
         {
-            headers.insert(header::PROXY_AUTHORIZATION, value);
+            headers.insert(header::PROXY_AUTHORIZATION, value.clone());
         }
         Ok(sent)
     }
@@ -527,7 +528,7 @@ fn redirected(previous: &FetchRequest, status: u16, location: Url) -> FetchReque
         }
     } else if !next.headers.contains_key(header::AUTHORIZATION)
         && location.username().is_empty()
-        && let Some(value) = url_credentials(&previous.url)
+        && let Some(value) = basic_authorization(&previous.url)
     {
         next.headers.insert(header::AUTHORIZATION, value);
     }
@@ -543,20 +544,6 @@ fn redirected(previous: &FetchRequest, status: u16, location: Url) -> FetchReque
     }
     next.url = location;
     next
-}
-
-/// The Basic authorization a URL's user and password make, as browsers send them.
-fn url_credentials(url: &Url) -> Option<HeaderValue> {
-    use base64::Engine as _;
-    if url.username().is_empty() && url.password().is_none() {
-        return None;
-    }
-    let decode = |s: &str| percent_encoding::percent_decode_str(s).collect::<Vec<u8>>();
-    let mut pair = decode(url.username());
-    pair.push(b':');
-    pair.extend(decode(url.password().unwrap_or("")));
-    let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
-    HeaderValue::from_str(&format!("Basic {encoded}")).ok()
 }
 
 /// Why a redirect cannot be followed, when it is an error: a `Location` that is not UTF-8, not
@@ -635,16 +622,17 @@ async fn check_name(policy: &NetworkPolicy, url: &Url) -> Result<(), FetchError>
     let Some(url::Host::Domain(host)) = url.host() else {
         return Ok(());
     };
-    let addrs = tokio::net::lookup_host((host, 0))
+    let (_, refused) = policy
+        .screen(host, 0)
         .await
         .map_err(|e| FetchError::Connect {
             host: host.to_string(),
             reason: e.to_string(),
         })?;
-    for addr in addrs {
-        policy.check(host, addr.ip())?;
+    match refused {
+        Some(refusal) => Err(refusal.into()),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]

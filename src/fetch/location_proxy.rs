@@ -12,7 +12,6 @@
 
 use super::proxying::read_head;
 use super::tls::Verification;
-use base64::Engine as _;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -52,7 +51,10 @@ pub(crate) struct LocationProxy {
     address: String,
     /// The host as TLS names it (an https proxy).
     host: String,
+    /// User and password, for a SOCKS proxy's login.
     credentials: Option<(String, String)>,
+    /// The same as Basic authorization, for an HTTP proxy: made once, sent with every request.
+    authorization: Option<http::HeaderValue>,
     /// TLS toward an https proxy; its own cache of sessions.
     tls: Option<TlsConnector>,
 }
@@ -134,6 +136,8 @@ impl LocationProxy {
                 .trim_start_matches('[')
                 .trim_end_matches(']')
                 .to_string(),
+            // As for SOCKS, only a URL with a user has credentials.
+            authorization: credentials.as_ref().and(super::basic_authorization(url)),
             credentials,
             tls,
         })
@@ -163,19 +167,14 @@ impl LocationProxy {
     }
 
     /// The `Proxy-Authorization` value for a request to an HTTP proxy, when it has credentials.
-    pub fn authorization(&self) -> Option<String> {
-        let (user, password) = self.credentials.as_ref()?;
-        let encoded =
-            base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
-        Some(format!("Basic {encoded}"))
+    pub fn authorization(&self) -> Option<&http::HeaderValue> {
+        self.authorization.as_ref()
     }
 
     /// The same as a header line, with its CRLF.
     pub fn authorization_line(&self) -> Option<String> {
-        Some(format!(
-            "Proxy-Authorization: {}\r\n",
-            self.authorization()?
-        ))
+        let value = self.authorization.as_ref()?.to_str().ok()?;
+        Some(format!("Proxy-Authorization: {value}\r\n"))
     }
 
     /// A connection to the proxy itself, TLS opened for an https proxy.

@@ -28,6 +28,22 @@ pub use policy::{NetworkPolicy, OutsideOrigins, Refused};
 /// Longest URL accepted, as browsers and most servers do.
 pub const MAX_URL_LEN: usize = 2048;
 
+/// A URL's user and password as Basic authorization (percent-decoded, as browsers send them),
+/// when it has either: for a site's `Authorization` and a location proxy's
+/// `Proxy-Authorization` alike.
+pub(crate) fn basic_authorization(url: &Url) -> Option<::http::HeaderValue> {
+    use base64::Engine as _;
+    if url.username().is_empty() && url.password().is_none() {
+        return None;
+    }
+    let decode = |s: &str| percent_encoding::percent_decode_str(s).collect::<Vec<u8>>();
+    let mut pair = decode(url.username());
+    pair.push(b':');
+    pair.extend(decode(url.password().unwrap_or("")));
+    let encoded = base64::engine::general_purpose::STANDARD.encode(pair);
+    ::http::HeaderValue::from_str(&format!("Basic {encoded}")).ok()
+}
+
 /// What to fetch.
 #[derive(Debug, Clone)]
 pub struct FetchRequest {

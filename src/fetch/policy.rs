@@ -12,7 +12,7 @@
 //! IPv4 one (mapped, compatible, translated, NAT64, 6to4) is judged by the IPv4 address.
 
 use ipnet::IpNet;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// Which addresses may be reached: public ones always; private ones when allowed wholesale
 /// or when they fall in an allowed network (say, one intranet range).
@@ -125,6 +125,32 @@ impl NetworkPolicy {
                 reason,
             }),
         }
+    }
+
+    /// `host`'s addresses on `port` (an IP literal is its own), split by the policy: those it
+    /// allows, and its first refusal when it refused one. An error when the name does not
+    /// resolve. The one resolution every connection of the engine is judged by (the plain
+    /// fetcher's connector and name check, the render egress).
+    pub(crate) async fn screen(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> std::io::Result<(Vec<SocketAddr>, Option<Refused>)> {
+        let resolved: Vec<SocketAddr> = match host.parse::<IpAddr>() {
+            Ok(ip) => vec![SocketAddr::new(ip, port)],
+            Err(_) => tokio::net::lookup_host((host, port)).await?.collect(),
+        };
+        let mut refusal = None;
+        let mut allowed = Vec::with_capacity(resolved.len());
+        for addr in resolved {
+            match self.check(host, addr.ip()) {
+                Ok(()) => allowed.push(addr),
+                Err(refused) => {
+                    refusal.get_or_insert(refused);
+                }
+            }
+        }
+        Ok((allowed, refusal))
     }
 }
 

@@ -213,14 +213,19 @@ impl Shared {
     /// Records that the location's proxy could not be reached on the way to `host`, for the
     /// render to say so; the error, to end the browser's connection with.
     fn proxy_failed(&self, host: &str, error: std::io::Error) -> std::io::Error {
+        self.connect_failed(host, format!("through the location's proxy: {error}"));
+        error
+    }
+
+    /// Records that no connection toward `host` (bracketed or not) could be made, and why.
+    fn connect_failed(&self, host: &str, reason: String) {
         self.fail(FetchError::Connect {
             host: host
                 .trim_start_matches('[')
                 .trim_end_matches(']')
                 .to_string(),
-            reason: format!("through the location's proxy: {error}"),
+            reason,
         });
-        error
     }
 
     fn fail(&self, error: FetchError) {
@@ -440,13 +445,7 @@ async fn reach(
         Ok(Tunnel::Refused(reason)) => {
             // Not the proxy's answer: Chromium would wait on a 407 for credentials it will
             // never have. Closed without an answer, the load fails and the render says why.
-            shared.fail(FetchError::Connect {
-                host: host
-                    .trim_start_matches('[')
-                    .trim_end_matches(']')
-                    .to_string(),
-                reason,
-            });
+            shared.connect_failed(host, reason);
             Ok(None)
         }
         Err(e) => Err(shared.proxy_failed(host, e)),
@@ -731,13 +730,7 @@ async fn relay_response(
             .ok()
             .and_then(|u| u.host_str().map(str::to_string))
             .unwrap_or_default();
-        shared.fail(FetchError::Connect {
-            host: host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_string(),
-            reason: refused.clone(),
-        });
+        shared.connect_failed(&host, refused.clone());
         return Err(std::io::Error::other(refused));
     }
     if info.status == 101 {
@@ -1088,22 +1081,10 @@ async fn allowed_addrs(
     host: &str,
     port: u16,
 ) -> (Vec<SocketAddr>, Option<Refused>) {
-    let resolved: Vec<SocketAddr> =
-        match tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::lookup_host((host, port))).await {
-            Ok(Ok(addrs)) => addrs.collect(),
-            _ => Vec::new(),
-        };
-    let mut refusal = None;
-    let mut allowed = Vec::new();
-    for addr in resolved {
-        match policy.check(host, addr.ip()) {
-            Ok(()) => allowed.push(addr),
-            Err(r) => {
-                refusal.get_or_insert(r);
-            }
-        }
+    match tokio::time::timeout(CONNECT_TIMEOUT, policy.screen(host, port)).await {
+        Ok(Ok(screened)) => screened,
+        _ => (Vec::new(), None),
     }
-    (allowed, refusal)
 }
 
 async fn connect_any(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
