@@ -9,6 +9,7 @@ use crate::classify::{Response, Verdict, classify};
 use crate::extract::{Deadline, ExtractError, Extractor, onepass, parse, raw_links};
 use crate::fetch::{FetchedPage, status_text};
 use crate::outcome::ErrorKind;
+use std::borrow::Cow;
 use std::panic::AssertUnwindSafe;
 
 /// Pages larger than this are analysed on the blocking pool; smaller ones inline, which is
@@ -87,18 +88,19 @@ pub(crate) fn screen(page: &FetchedPage, text: &str) -> Option<Failure> {
     })
 }
 
-/// A page's links as written: its first `<base href>` and the raw value of each link.
+/// A page's links as written: its first `<base href>` and the raw value of each link, borrowed
+/// from the page's text where the one pass found them.
 #[derive(Debug, Default)]
-pub(crate) struct RawLinks {
-    pub base: Option<String>,
-    pub hrefs: Vec<String>,
+pub(crate) struct RawLinks<'a> {
+    pub base: Option<Cow<'a, str>>,
+    pub hrefs: Vec<Cow<'a, str>>,
 }
 
 /// The value of a page, and its raw links when asked for.
-pub(crate) struct Analysed {
+pub(crate) struct Analysed<'a> {
     pub value: Result<String, Failure>,
     /// Empty unless links were wanted and the page could be read.
-    pub links: RawLinks,
+    pub links: RawLinks<'a>,
     /// The page's title when the one pass read it on its way (`Some(None)`: it has none);
     /// `None` when [`crate::extract::title::title`] has to.
     pub title: Option<Option<String>>,
@@ -107,12 +109,12 @@ pub(crate) struct Analysed {
 /// Analyses the page `text`: one pass without a tree when the extractor needs none and the page
 /// allows, else one parse (links taken first, because exclusion edits the tree), within
 /// `deadline`.
-pub(crate) fn analyse(
-    text: &str,
+pub(crate) fn analyse<'a>(
+    text: &'a str,
     extractor: &Extractor,
     deadline: Deadline,
     want_links: bool,
-) -> Analysed {
+) -> Analysed<'a> {
     if !extractor.needs_tree()
         && let Some(scanned) = onepass::scan(text, want_links)
     {
@@ -138,8 +140,11 @@ pub(crate) fn analyse(
     let links = if want_links {
         let (base, hrefs) = raw_links(&doc);
         RawLinks {
-            base: base.map(str::to_string),
-            hrefs: hrefs.into_iter().map(str::to_string).collect(),
+            base: base.map(|base| Cow::Owned(base.to_string())),
+            hrefs: hrefs
+                .into_iter()
+                .map(|href| Cow::Owned(href.to_string()))
+                .collect(),
         }
     } else {
         RawLinks::default()

@@ -125,7 +125,7 @@ struct Coordinator {
 
 /// What a worker hands back, whatever happened to it.
 struct Finished {
-    host: String,
+    host: Arc<str>,
     pending: Pending,
     work: Option<PageWork>,
 }

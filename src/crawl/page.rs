@@ -302,7 +302,7 @@ fn analyse_html(
     let links = links::resolve_all(
         &fetched.url,
         links.base.as_deref(),
-        links.hrefs.iter().map(String::as_str),
+        links.hrefs.iter().map(|href| href.as_ref()),
         job.strip_tracking,
     )
     .into_iter()

@@ -11,8 +11,9 @@
 //! and every wait ends with the fetch's timeout: no deadlock, whoever holds the host.
 
 use super::page::Pending;
-use crate::fetch::hosts::host_key;
+use crate::fetch::hosts::with_host_key;
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 /// Limits on this crawl's requests in flight, in all and per host.
 #[derive(Debug, Clone, Copy)]
@@ -29,9 +30,11 @@ struct Host {
 
 pub(crate) struct Scheduler {
     limits: Limits,
-    hosts: HashMap<String, Host>,
+    /// Keyed by [`crate::fetch::hosts::host_key`]; the key is shared by the host's turns and
+    /// its dispatched pages, so a page costs no copy of it.
+    hosts: HashMap<Arc<str>, Host>,
     /// Hosts with queued pages, in turn order.
-    turns: VecDeque<String>,
+    turns: VecDeque<Arc<str>>,
     in_flight: usize,
     queued: usize,
 }
@@ -48,7 +51,12 @@ impl Scheduler {
     }
 
     pub fn push(&mut self, pending: Pending) {
-        let key = host_key(&pending.fetch_url);
+        let key = with_host_key(&pending.fetch_url, |key| {
+            match self.hosts.get_key_value(key) {
+                Some((known, _)) => known.clone(),
+                None => Arc::from(key),
+            }
+        });
         let host = self.hosts.entry(key.clone()).or_insert_with(|| Host {
             queue: VecDeque::new(),
             in_flight: 0,
@@ -62,7 +70,7 @@ impl Scheduler {
 
     /// The next page to dispatch, with its host's key, or `None` when nothing may go out until
     /// a page finishes.
-    pub fn next(&mut self) -> Option<(String, Pending)> {
+    pub fn next(&mut self) -> Option<(Arc<str>, Pending)> {
         if self.in_flight >= self.limits.concurrency {
             return None;
         }

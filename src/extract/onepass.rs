@@ -61,13 +61,14 @@ const MAX_STACK: usize = 512;
 
 /// What one pass found.
 #[derive(Debug, Default, PartialEq)]
-pub struct Scanned {
+pub struct Scanned<'a> {
     /// The rendered text of `<body>`, as [`super::text::rendered_text`] gives it.
     pub text: String,
-    /// The raw `href` of every `a` and `area` and `src` of every `iframe`, in document order.
-    pub links: Vec<String>,
+    /// The raw `href` of every `a` and `area` and `src` of every `iframe`, in document order:
+    /// borrowed from the page unless a character reference had to be decoded.
+    pub links: Vec<Cow<'a, str>>,
     /// The `href` of the first `<base href>`.
-    pub base: Option<String>,
+    pub base: Option<Cow<'a, str>>,
     /// The page's title as [`super::title::title`] gives it (`Some(None)`: it has none);
     /// `None` when only that function can tell.
     pub title: Option<Option<String>>,
@@ -75,7 +76,7 @@ pub struct Scanned {
 
 /// Scans `html`; `None` when the page needs the tree path. Links are collected when
 /// `want_links` is set.
-pub fn scan(html: &str, want_links: bool) -> Option<Scanned> {
+pub fn scan(html: &str, want_links: bool) -> Option<Scanned<'_>> {
     // NUL and CR change what the tokenizer emits; a leading BOM is dropped by it. Rare enough
     // to leave to the tree path.
     if memchr::memchr2(b'\0', b'\r', html.as_bytes()).is_some() || html.starts_with('\u{feff}') {
@@ -121,8 +122,8 @@ struct Scanner<'a> {
     /// A newline right after `<pre>` is not content.
     ignore_lf: bool,
     want_links: bool,
-    links: Vec<String>,
-    base: Option<String>,
+    links: Vec<Cow<'a, str>>,
+    base: Option<Cow<'a, str>>,
     /// [`Scanned::title`] so far: `Some(None)` until the head's first title.
     title: Option<Option<String>>,
 }
@@ -156,7 +157,7 @@ impl<'a> Scanner<'a> {
                 }
                 let (decoded, next) = char_ref(self.src, at)?;
                 self.pos = next;
-                self.text(&decoded)?;
+                self.text(decoded.as_str())?;
             } else {
                 self.markup()?;
             }
@@ -581,7 +582,7 @@ impl<'a> Scanner<'a> {
         if let Some(link) = link
             && self.want_links
         {
-            self.links.push(link.into_owned());
+            self.links.push(link);
         }
     }
 
@@ -590,7 +591,7 @@ impl<'a> Scanner<'a> {
             && self.base.is_none()
             && let Some(href) = &tag.link
         {
-            self.base = Some(href.clone().into_owned());
+            self.base = Some(href.clone());
         }
     }
 
@@ -706,6 +707,10 @@ impl<'a> Scanner<'a> {
         let (content_end, next) = self.raw_end("title")?;
         let content = &self.src[self.pos..content_end];
         self.pos = next;
+        if memchr::memchr(b'&', content.as_bytes()).is_none() {
+            self.title = super::title::from_scan(content, content_end).map(Some);
+            return Some(());
+        }
         let mut decoded = String::with_capacity(content.len());
         let mut at = 0;
         let mut readable = true;
@@ -713,7 +718,7 @@ impl<'a> Scanner<'a> {
             decoded.push_str(&content[at..at + i]);
             match char_ref(content, at + i) {
                 Some((text, next)) => {
-                    decoded.push_str(&text);
+                    decoded.push_str(text.as_str());
                     at = next;
                 }
                 None => {
@@ -773,7 +778,7 @@ fn attribute_value(raw: &str) -> Option<Cow<'_, str>> {
         let at = pos + i;
         out.push_str(&raw[pos..at]);
         let (decoded, next) = char_ref(raw, at)?;
-        out.push_str(&decoded);
+        out.push_str(decoded.as_str());
         pos = next;
     }
     out.push_str(&raw[pos..]);
@@ -783,7 +788,7 @@ fn attribute_value(raw: &str) -> Option<Cow<'_, str>> {
 /// The character reference at `src[at] == '&'`: its text and where the input goes on. Only
 /// references that end in `;` and decode to an ordinary character are taken; the legacy forms
 /// without `;` and odd code points go to the tree path.
-fn char_ref(src: &str, at: usize) -> Option<(Cow<'static, str>, usize)> {
+fn char_ref(src: &str, at: usize) -> Option<(Decoded, usize)> {
     let bytes = src.as_bytes();
     let start = at + 1;
     match bytes.get(start) {
@@ -804,8 +809,7 @@ fn char_ref(src: &str, at: usize) -> Option<(Cow<'static, str>, usize)> {
             if !ordinary {
                 return None;
             }
-            let c = char::from_u32(code)?;
-            Some((Cow::Owned(c.to_string()), end + 1))
+            Some((Decoded::of(&[char::from_u32(code)?]), end + 1))
         }
         Some(c) if c.is_ascii_alphanumeric() => {
             let mut end = start;
@@ -819,12 +823,11 @@ fn char_ref(src: &str, at: usize) -> Option<(Cow<'static, str>, usize)> {
                     html5ever::data::NAMED_ENTITIES.get(&src[start..=end])
                 && first != 0
             {
-                let mut text = String::new();
-                text.push(char::from_u32(first)?);
-                if second != 0 {
-                    text.push(char::from_u32(second)?);
-                }
-                return Some((Cow::Owned(text), end + 1));
+                let text = match second {
+                    0 => Decoded::of(&[char::from_u32(first)?]),
+                    _ => Decoded::of(&[char::from_u32(first)?, char::from_u32(second)?]),
+                };
+                return Some((text, end + 1));
             }
             // A prefix that is a legacy reference (`&copy2024`) would be decoded.
             // Bounded: prefixes beyond the longest name cannot match, and checking them all
@@ -837,9 +840,35 @@ fn char_ref(src: &str, at: usize) -> Option<(Cow<'static, str>, usize)> {
             if legacy {
                 return None;
             }
-            Some((Cow::Borrowed("&"), start))
+            Some((Decoded::of(&['&']), start))
         }
-        _ => Some((Cow::Borrowed("&"), start)),
+        _ => Some((Decoded::of(&['&']), start)),
+    }
+}
+
+/// A character reference's text, one or two characters, kept inline: pages are full of
+/// `&amp;` and `&nbsp;`, and an allocation for each showed in a crawl's profile.
+struct Decoded {
+    bytes: [u8; 8],
+    len: usize,
+}
+
+impl Decoded {
+    fn of(chars: &[char]) -> Decoded {
+        let mut decoded = Decoded {
+            bytes: [0; 8],
+            len: 0,
+        };
+        // At most two characters of at most four bytes each.
+        for c in chars.iter().take(2) {
+            decoded.len += c.encode_utf8(&mut decoded.bytes[decoded.len..]).len();
+        }
+        decoded
+    }
+
+    fn as_str(&self) -> &str {
+        // Whole characters were encoded into the first `len` bytes.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
     }
 }
 
@@ -857,12 +886,15 @@ mod tests {
     use crate::extract::parse::parse_document;
 
     /// What the tree path gives: body text, raw links, first base href.
-    fn tree_path(html: &str) -> Option<Scanned> {
+    fn tree_path(html: &str) -> Option<Scanned<'static>> {
         let doc = parse_document(html).ok()?;
         let text = crate::extract::body_text(&doc);
         let (base, links) = crate::extract::raw_links(&doc);
-        let links = links.into_iter().map(str::to_string).collect();
-        let base = base.map(str::to_string);
+        let links = links
+            .into_iter()
+            .map(|l| Cow::Owned(l.to_string()))
+            .collect();
+        let base = base.map(|b| Cow::Owned(b.to_string()));
         Some(Scanned {
             text,
             links,

@@ -157,11 +157,15 @@ pub(crate) fn is_space_byte(b: u8) -> bool {
     b <= b' ' && matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
 }
 
-/// Builds the output line by line; a line is only emitted when it has content.
+/// Builds the output line by line; a line is only kept when it has content. The current line
+/// is written straight into the output (a separate line buffer cost a second copy of every
+/// page's text); a line that ends blank is cut off again.
 #[derive(Default)]
 pub(crate) struct Lines {
     out: String,
-    line: String,
+    /// Where the current line starts in `out`: after the previous line's `'\n'`, which is
+    /// written as soon as that line ends with content.
+    line_start: usize,
     /// White space seen since the last character of the line.
     space: bool,
     /// A cell ended in this row, so the next cell needs a tab before it.
@@ -173,9 +177,12 @@ impl Lines {
     pub(crate) fn with_capacity(bytes: usize) -> Lines {
         Lines {
             out: String::with_capacity(bytes),
-            line: String::with_capacity(256),
             ..Lines::default()
         }
+    }
+
+    fn line_is_empty(&self) -> bool {
+        self.out.len() == self.line_start
     }
 
     pub(crate) fn push_collapsed(&mut self, text: &str) {
@@ -190,19 +197,19 @@ impl Lines {
                 i += 1;
                 continue;
             }
-            if self.space && !self.line.is_empty() && !self.line.ends_with('\t') {
-                self.line.push(' ');
+            if self.space && !self.line_is_empty() && !self.out.ends_with('\t') {
+                self.out.push(' ');
             }
             self.space = false;
             let run_start = i;
             i = plain_run_end(bytes, i);
-            self.line.push_str(&text[run_start..i]);
+            self.out.push_str(&text[run_start..i]);
         }
     }
 
     pub(crate) fn push_pre(&mut self, text: &str) {
-        if self.space && !self.line.is_empty() {
-            self.line.push(' ');
+        if self.space && !self.line_is_empty() {
+            self.out.push(' ');
         }
         self.space = false;
         let mut first = true;
@@ -211,14 +218,13 @@ impl Lines {
                 self.break_line();
             }
             first = false;
-            self.line
-                .push_str(piece.strip_suffix('\r').unwrap_or(piece));
+            self.out.push_str(piece.strip_suffix('\r').unwrap_or(piece));
         }
     }
 
     fn cell(&mut self) {
         if self.after_cell {
-            self.line.push('\t');
+            self.out.push('\t');
         }
         self.space = false;
         self.after_cell = true;
@@ -230,21 +236,22 @@ impl Lines {
 
     pub(crate) fn break_line(&mut self) {
         self.space = false;
+        let line = &self.out.as_bytes()[self.line_start..];
         // A row of empty cells leaves only tabs: nothing a reader sees.
-        if self.line.chars().all(|c| c == ' ' || c == '\t') {
-            self.line.clear();
+        if line.iter().all(|&b| b == b' ' || b == b'\t') {
+            self.out.truncate(self.line_start);
             return;
         }
-        let line = self.line.trim_end_matches(' ');
-        if !self.out.is_empty() {
-            self.out.push('\n');
-        }
-        self.out.push_str(line);
-        self.line.clear();
+        let trimmed = line.len() - line.iter().rev().take_while(|&&b| b == b' ').count();
+        self.out.truncate(self.line_start + trimmed);
+        self.out.push('\n');
+        self.line_start = self.out.len();
     }
 
     pub(crate) fn finish(mut self) -> String {
         self.break_line();
+        // The last line's separator, written before it was known to be the last.
+        self.out.pop();
         self.out
     }
 }

@@ -114,12 +114,31 @@ pub(crate) fn title(html: &str) -> Option<String> {
 /// A title's decoded text as `document.title` gives it: ASCII white space collapsed, at most
 /// [`MAX_TITLE_CHARS`] characters.
 fn tidy(text: &str) -> String {
-    let collapsed: String = text
+    let mut tidy = String::with_capacity(text.len().min(MAX_TITLE_CHARS * 4));
+    let mut room = MAX_TITLE_CHARS;
+    for word in text
         .split(|c: char| c.is_ascii_whitespace())
         .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    collapsed.chars().take(MAX_TITLE_CHARS).collect()
+    {
+        if !tidy.is_empty() {
+            if room == 0 {
+                break;
+            }
+            tidy.push(' ');
+            room -= 1;
+        }
+        match word.char_indices().nth(room) {
+            Some((cut, _)) => {
+                tidy.push_str(&word[..cut]);
+                break;
+            }
+            None => {
+                tidy.push_str(word);
+                room -= word.chars().count();
+            }
+        }
+    }
+    tidy
 }
 
 /// [`title`] of a page whose first `<title>`, in its head, holds `decoded` (character
@@ -132,7 +151,32 @@ pub(crate) fn from_scan(decoded: &str, end: usize) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::title;
+    use super::{MAX_TITLE_CHARS, tidy, title};
+
+    #[test]
+    fn tidying_collapses_white_space_and_keeps_the_first_characters() {
+        let plain = |text: &str| -> String {
+            let collapsed = text.split_ascii_whitespace().collect::<Vec<_>>().join(" ");
+            collapsed.chars().take(MAX_TITLE_CHARS).collect()
+        };
+        let long_word = "é".repeat(MAX_TITLE_CHARS + 3);
+        let words = "ab ".repeat(MAX_TITLE_CHARS);
+        let cut_at_space = format!("{} z", "x".repeat(MAX_TITLE_CHARS - 1));
+        let exact = format!("{} z", "x".repeat(MAX_TITLE_CHARS));
+        for text in [
+            "",
+            "   ",
+            " Tea \n\t cake ",
+            "one",
+            "\u{a0}kept\u{a0} non-ASCII space",
+            &long_word,
+            &words,
+            &cut_at_space,
+            &exact,
+        ] {
+            assert_eq!(tidy(text), plain(text), "{text:?}");
+        }
+    }
 
     #[test]
     fn titles_as_document_title_gives_them() {

@@ -29,10 +29,6 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
-/// The address a direct connection reached, in a response's extensions.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Peer(pub SocketAddr);
-
 /// A route's connector; cheap to clone (the client clones it for every connection).
 #[derive(Clone)]
 pub(crate) struct Connector {
@@ -114,19 +110,17 @@ impl Inner {
         };
         let Some(proxy) = &self.proxy else {
             let addrs = allowed_addrs(&self.policy, host, port).await?;
-            let (tcp, peer) = connect_any(&addrs, self.timeout)
+            let tcp = connect_any(&addrs, self.timeout)
                 .await
                 .map_err(|e| failed(e.to_string()))?;
-            return self
-                .finish(ProxyStream::Tcp(tcp), host, https, Some(peer))
-                .await;
+            return self.finish(ProxyStream::Tcp(tcp), host, https).await;
         };
         if !https && proxy.takes_absolute_form() {
             let stream = proxy
                 .connect()
                 .await
                 .map_err(|e| failed(format!("through the location's proxy: {e}")))?;
-            return Ok(Conn::new(stream, None, true));
+            return Ok(Conn::new(stream, true));
         }
         let targets: Vec<(String, u16)> = if self.policy.allows_all() && proxy.resolves_names() {
             vec![(host.to_string(), port)]
@@ -142,7 +136,7 @@ impl Inner {
         let mut failure = failed("the name resolved to no address".into());
         for (target, target_port) in &targets {
             match proxy.tunnel(target, *target_port).await {
-                Ok(Tunnel::Open(stream)) => return self.finish(stream, host, https, None).await,
+                Ok(Tunnel::Open(stream)) => return self.finish(stream, host, https).await,
                 Ok(Tunnel::Refused(reason)) => failure = failed(reason),
                 Err(e) => failure = failed(format!("through the location's proxy: {e}")),
             }
@@ -156,10 +150,9 @@ impl Inner {
         stream: ProxyStream,
         host: &str,
         https: bool,
-        peer: Option<SocketAddr>,
     ) -> Result<Conn, FetchError> {
         if !https {
-            return Ok(Conn::new(stream, peer, false));
+            return Ok(Conn::new(stream, false));
         }
         let name = rustls_pki_types::ServerName::try_from(host.to_string()).map_err(|e| {
             FetchError::Connect {
@@ -175,11 +168,7 @@ impl Inner {
                 host: host.to_string(),
                 reason: e.to_string(),
             })?;
-        Ok(Conn::new(
-            ProxyStream::ServerTls(Box::new(tls)),
-            peer,
-            false,
-        ))
+        Ok(Conn::new(ProxyStream::ServerTls(Box::new(tls)), false))
     }
 }
 
@@ -209,10 +198,7 @@ async fn allowed_addrs(
 
 /// The first of `addrs` that takes the connection, each given its share of `timeout`, so one
 /// address that drops packets (a broken IPv6 route, say) leaves time for the others.
-async fn connect_any(
-    addrs: &[SocketAddr],
-    timeout: Duration,
-) -> std::io::Result<(TcpStream, SocketAddr)> {
+async fn connect_any(addrs: &[SocketAddr], timeout: Duration) -> std::io::Result<TcpStream> {
     let share = timeout / u32::try_from(addrs.len().max(1)).unwrap_or(u32::MAX);
     let mut last = std::io::Error::other("no address to connect to");
     for &addr in addrs {
@@ -226,7 +212,7 @@ async fn connect_any(
             Ok(stream) => {
                 // Requests are written whole; waiting to coalesce them only adds latency.
                 stream.set_nodelay(true)?;
-                return Ok((stream, addr));
+                return Ok(stream);
             }
             Err(e) => last = e,
         }
@@ -237,16 +223,14 @@ async fn connect_any(
 /// A connection of the client.
 pub(crate) struct Conn {
     io: TokioIo<ProxyStream>,
-    peer: Option<SocketAddr>,
     /// Requests on it go to an HTTP proxy in absolute form.
     absolute_form: bool,
 }
 
 impl Conn {
-    fn new(stream: ProxyStream, peer: Option<SocketAddr>, absolute_form: bool) -> Self {
+    fn new(stream: ProxyStream, absolute_form: bool) -> Self {
         Conn {
             io: TokioIo::new(stream),
-            peer,
             absolute_form,
         }
     }
@@ -254,11 +238,11 @@ impl Conn {
 
 impl Connection for Conn {
     fn connected(&self) -> Connected {
-        let connected = Connected::new().proxy(self.absolute_form);
-        match self.peer {
-            Some(peer) => connected.extra(Peer(peer)),
-            None => connected,
-        }
+        // No extras: hyper-util copies them into every response's extensions (three
+        // allocations a request), and the address needs no second look: the connection went
+        // only to an address the policy allowed for this host, and the pool keeps it for this
+        // host alone.
+        Connected::new().proxy(self.absolute_form)
     }
 }
 

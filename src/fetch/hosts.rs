@@ -47,6 +47,8 @@ impl Default for HostLimits {
 }
 
 struct Host {
+    /// The registry's key, shared with the permits of this host.
+    key: Arc<str>,
     slots: Option<Arc<Semaphore>>,
     limiter: Option<DefaultDirectRateLimiter>,
     /// Permits handed out and not yet returned, and when the last one was returned.
@@ -57,7 +59,7 @@ struct Host {
 /// The registry of host slots an engine's fetches share.
 pub struct HostSlots {
     limits: HostLimits,
-    hosts: Mutex<HashMap<String, Host>>,
+    hosts: Mutex<HashMap<Arc<str>, Host>>,
     clock: DefaultClock,
 }
 
@@ -73,7 +75,7 @@ impl std::fmt::Debug for HostSlots {
 /// A host's slot, held while its request runs; dropping it frees the slot.
 pub struct HostPermit {
     registry: Arc<HostSlots>,
-    key: String,
+    key: Arc<str>,
     _slot: Option<OwnedSemaphorePermit>,
 }
 
@@ -121,12 +123,16 @@ impl HostSlots {
         wait: Duration,
     ) -> Result<HostPermit, FetchError> {
         let deadline = tokio::time::Instant::now() + wait;
-        let key = host_key(url);
+        let Some((key, semaphore)) = with_host_key(url, |key| self.enter(key)) else {
+            return Err(FetchError::HostBusy {
+                host: host_key(url),
+                after: wait,
+            });
+        };
         let busy = || FetchError::HostBusy {
-            host: key.clone(),
+            host: key.to_string(),
             after: wait,
         };
-        let semaphore = self.enter(&key);
         // From here on the entry counts this request as busy, so it is never evicted under it;
         // the permit's drop undoes that, whatever happens below.
         let mut permit = HostPermit {
@@ -163,40 +169,71 @@ impl HostSlots {
         Ok(permit)
     }
 
-    /// Registers one more request of `key` and returns its semaphore; drops idle hosts when
-    /// the registry has passed its bound.
-    fn enter(&self, key: &str) -> Option<Arc<Semaphore>> {
-        let Ok(mut hosts) = self.hosts.lock() else {
-            return None;
-        };
+    /// Registers one more request of `key`: its entry's shared key and its semaphore. Drops
+    /// idle hosts when the registry has passed its bound. `None` only when the lock is
+    /// poisoned.
+    fn enter(&self, key: &str) -> Option<(Arc<str>, Option<Arc<Semaphore>>)> {
+        let mut hosts = self.hosts.lock().ok()?;
         if hosts.len() >= MAX_IDLE_HOSTS && !hosts.contains_key(key) {
             let now = Instant::now();
             hosts.retain(|_, h| {
                 h.busy > 0 || now.duration_since(h.last_used) < IDLE_BEFORE_EVICTION
             });
         }
-        // A known host (nearly every request of a crawl) is found without copying its key.
+        // A known host (nearly every request of a crawl) costs no allocation: its key is shared.
         if let Some(host) = hosts.get_mut(key) {
             host.busy += 1;
-            return host.slots.clone();
+            return Some((host.key.clone(), host.slots.clone()));
         }
         let limits = self.limits;
-        let host = hosts.entry(key.to_string()).or_insert_with(|| Host {
+        let shared: Arc<str> = Arc::from(key);
+        let host = hosts.entry(shared.clone()).or_insert_with(|| Host {
+            key: shared.clone(),
             slots: (limits.concurrency > 0).then(|| Arc::new(Semaphore::new(limits.concurrency))),
             limiter: NonZeroU32::new(limits.rps).map(|n| RateLimiter::direct(Quota::per_second(n))),
             busy: 0,
             last_used: Instant::now(),
         });
         host.busy += 1;
-        host.slots.clone()
+        Some((shared, host.slots.clone()))
     }
 }
 
 /// Host and port, as a server sees them.
 pub fn host_key(url: &Url) -> String {
-    match url.port_or_known_default() {
-        Some(port) => format!("{}:{port}", url.host_str().unwrap_or("")),
-        None => url.host_str().unwrap_or("").to_string(),
+    with_host_key(url, str::to_string)
+}
+
+/// Calls `f` with [`host_key`] of `url`, built on the stack: the engine looks a host up for
+/// every request, and an allocation each time was a measurable part of a crawl's CPU.
+pub(crate) fn with_host_key<R>(url: &Url, f: impl FnOnce(&str) -> R) -> R {
+    let host = url.host_str().unwrap_or("");
+    let Some(port) = url.port_or_known_default() else {
+        return f(host);
+    };
+    let mut buf = [0u8; 256];
+    let Some(room) = buf.get_mut(..host.len() + 6) else {
+        return f(&format!("{host}:{port}"));
+    };
+    room[..host.len()].copy_from_slice(host.as_bytes());
+    room[host.len()] = b':';
+    let mut digits = [0u8; 5];
+    let mut n = port;
+    let mut len = 0;
+    loop {
+        digits[4 - len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let end = host.len() + 1 + len;
+    room[host.len() + 1..end].copy_from_slice(&digits[5 - len..]);
+    match std::str::from_utf8(&room[..end]) {
+        Ok(key) => f(key),
+        // A host is UTF-8 and so are digits; never reached.
+        Err(_) => f(&format!("{host}:{port}")),
     }
 }
 
@@ -242,6 +279,23 @@ mod tests {
 
     fn url(s: &str) -> Url {
         Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn host_keys_are_host_and_port_as_the_server_sees_them() {
+        let long = format!("http://{}.test:8080/", "a".repeat(300));
+        for (given, key) in [
+            ("http://a.test/", "a.test:80"),
+            ("https://a.test/x", "a.test:443"),
+            ("http://a.test:0/", "a.test:0"),
+            ("http://a.test:65535/", "a.test:65535"),
+            ("http://127.0.0.2:8080/", "127.0.0.2:8080"),
+            ("http://[::1]:9/", "[::1]:9"),
+            ("foo://a.test/", "a.test"),
+            (long.as_str(), &long[7..long.len() - 1]),
+        ] {
+            assert_eq!(host_key(&url(given)), key, "{given}");
+        }
     }
 
     #[tokio::test]

@@ -7,7 +7,7 @@
 //! chunks up to a size cap counted again after decompression (so a gzip bomb is an error, not
 //! an out-of-memory), and the whole exchange is under one deadline.
 
-use super::connect::{Connector, Peer};
+use super::connect::Connector;
 use super::encoding;
 use super::location_proxy::LocationProxy;
 use super::policy::NetworkPolicy;
@@ -192,9 +192,6 @@ impl HttpFetcher {
             .await
             .map_err(|e| describe(&e, &request.url))?;
         let url = request.url.clone();
-        if let Some(Peer(peer)) = response.extensions().get::<Peer>() {
-            policy.check(url.host_str().unwrap_or(""), peer.ip())?;
-        }
         let status = response.status().as_u16();
         // A 407 is the location's proxy's own only where it answered (plain http in absolute
         // form); through a tunnel, it is the site's.
