@@ -58,6 +58,7 @@
 //! assert_eq!(classify(&Response::new(200, &headers, Some("text/html"), article)), Verdict::Page);
 //! ```
 
+use crate::extract::near;
 use crate::normalize::comparison_key;
 use aho_corasick::AhoCorasick;
 /// The response headers' type ([`Response::headers`]).
@@ -482,9 +483,9 @@ fn shows_more_than(html: &str, limit: usize) -> bool {
     let bytes = html.as_bytes();
     let (mut at, mut count) = (0, 0);
     while at < bytes.len() {
-        let next = memchr::memchr(b'<', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+        let next = near::find(b'<', &bytes[at..]).map_or(bytes.len(), |n| at + n);
         let text = &bytes[at..next];
-        if memchr::memchr(b'&', text).is_none() {
+        if near::find(b'&', text).is_none() {
             count += count_alphanumeric(text);
         } else {
             let mut reference = false;
@@ -544,10 +545,10 @@ fn skip_markup(html: &str, at: usize) -> Option<usize> {
     // The first `>` outside quotes, jumping from one quote or `>` to the next.
     let mut i = 1;
     let end = loop {
-        let found = i + memchr::memchr3(b'>', b'"', b'\'', &rest[i..])?;
+        let found = i + near::find3(b'>', b'"', b'\'', &rest[i..])?;
         match rest[found] {
             b'>' => break at + found + 1,
-            quote => i = found + 1 + memchr::memchr(quote, &rest[found + 1..])? + 1,
+            quote => i = found + 1 + near::find(quote, &rest[found + 1..])? + 1,
         }
     };
     let name_end = rest[1..]

@@ -13,6 +13,7 @@
 
 pub mod inert;
 pub mod json;
+pub(crate) mod near;
 pub mod onepass;
 pub mod parse;
 pub mod text;

@@ -12,6 +12,7 @@
 //! path's answer byte for byte; the differential tests below and the extraction fixtures hold
 //! it to that.
 
+use super::near;
 use super::text::{Lines, is_block, is_space_byte as is_space};
 use std::borrow::Cow;
 
@@ -139,7 +140,7 @@ impl<'a> Scanner<'a> {
     fn run(&mut self) -> Option<()> {
         while self.pos < self.bytes.len() {
             let rest = &self.bytes[self.pos..];
-            let Some(at) = memchr::memchr2(b'<', b'&', rest) else {
+            let Some(at) = near::find2(b'<', b'&', rest) else {
                 let text = &self.src[self.pos..];
                 self.pos = self.bytes.len();
                 self.text(text)?;
@@ -327,7 +328,7 @@ impl<'a> Scanner<'a> {
             }
             let (value_start, value_end) = match bytes.get(i)? {
                 q @ (b'"' | b'\'') => {
-                    let close = memchr::memchr(*q, &bytes[i + 1..])?;
+                    let close = near::find(*q, &bytes[i + 1..])?;
                     let span = (i + 1, i + 1 + close);
                     i = span.1 + 1;
                     span
