@@ -109,7 +109,7 @@ pub(crate) fn start(
         hops: 0,
         depth: 0,
         found_on: None,
-        request: Some(start_request),
+        request: Some(Box::new(start_request)),
     };
     tokio::spawn(coordinator.run(start));
     CrawlStream { receiver }
@@ -311,7 +311,7 @@ impl Coordinator {
         pending: &Pending,
         to: url::Url,
         status: u16,
-        request: Option<crate::fetch::FetchRequest>,
+        request: Option<Box<crate::fetch::FetchRequest>>,
     ) -> Result<Pending, Box<CrawlEvent>> {
         let fail = |message: String| {
             let mut page = page::failed(pending, message, ErrorKind::Redirect);

@@ -46,7 +46,8 @@ pub(crate) struct Pending {
     pub depth: u8,
     pub found_on: Option<Arc<str>>,
     /// The start page carries the monitor's own method and body (as do its 307/308 hops).
-    pub request: Option<FetchRequest>,
+    /// Boxed: every other page has none, and a pending page is moved from queue to queue.
+    pub request: Option<Box<FetchRequest>>,
 }
 
 /// One request's figures, for the crawl's statistics.
@@ -65,7 +66,7 @@ pub(crate) enum Outcome {
     Redirect {
         to: Url,
         status: u16,
-        request: Option<FetchRequest>,
+        request: Option<Box<FetchRequest>>,
     },
 }
 
@@ -95,11 +96,14 @@ pub(crate) fn failed(pending: &Pending, error: String, kind: ErrorKind) -> Crawl
 
 pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: bool) -> PageWork {
     let at = Utc::now();
-    let request = pending.request.clone().unwrap_or_else(|| FetchRequest {
-        headers: job.plan.headers.clone(),
-        proxy: job.plan.proxy.clone(),
-        ..FetchRequest::get(pending.fetch_url.clone())
-    });
+    let request = match &pending.request {
+        Some(request) => FetchRequest::clone(request),
+        None => FetchRequest {
+            headers: job.plan.headers.clone(),
+            proxy: job.plan.proxy.clone(),
+            ..FetchRequest::get(pending.fetch_url.clone())
+        },
+    };
     let page = |data: ClientData, kind: Option<ErrorKind>, fetched: &FetchedPage| CrawledPage {
         url: pending.url.to_string(),
         depth: pending.depth,
@@ -139,9 +143,9 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
                     request: matches!(status, 307 | 308)
                         .then(|| pending.request.clone())
                         .flatten()
-                        .map(|r| FetchRequest {
-                            url: to.clone(),
-                            ..r
+                        .map(|mut request| {
+                            request.url = to.clone();
+                            request
                         }),
                     to,
                     status,

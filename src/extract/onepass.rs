@@ -273,6 +273,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Tokenizes a tag whose name starts at `from`; `None` at the end of input inside the tag.
+    #[inline(always)]
     fn tag(&mut self, from: usize, end: bool) -> Option<Tag<'a>> {
         let bytes = self.bytes;
         let mut i = from;
