@@ -210,7 +210,8 @@ impl EngineBuilder {
             }
             self.http.policy = Arc::new((*self.http.policy).clone().only_origins(origins));
         }
-        // Read once: every TLS client of the engine verifies with it.
+        // Made once: every TLS client of the engine verifies with it (the system's roots are
+        // read at its first https request).
         let verification = crate::fetch::tls::Verification::new(&self.http.root_certificates)
             .map_err(BuildError::RootCertificate)?;
         for (location, url) in &self.proxies {

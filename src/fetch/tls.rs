@@ -1,15 +1,17 @@
 //! Certificate verification toward servers, shared by every TLS client of an engine: the plain
 //! fetcher's routes (direct, and one per proxy location) and the render egress's connections to
 //! real servers. It trusts the platform's roots plus the roots the
-//! engine was built to trust. One [`Verification`] reads the system's roots once; each client
-//! building its own read them again, which cost an engine's start about 2 ms a client. Each
-//! route of the plain fetcher and each render session still makes its own configuration of
-//! it, so its own cache of TLS sessions: none is resumed across routes or checks' renders.
+//! engine was built to trust. One [`Verification`] reads the system's roots once, at the first
+//! certificate it verifies: reading them (about 300 files on Debian) was most of the 3 ms an
+//! engine took to build, paid again by every short command and crawl, and by an engine that
+//! never meets https at all. Each route of the plain fetcher and each render session still
+//! makes its own configuration of it, so its own cache of TLS sessions: none is resumed across
+//! routes or checks' renders.
 
-use rustls::ClientConfig;
-use rustls::client::danger::ServerCertVerifier;
-use rustls_pki_types::CertificateDer;
-use std::sync::Arc;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+use std::sync::{Arc, OnceLock};
 
 /// The verifier of an engine's TLS clients.
 #[derive(Clone)]
@@ -25,25 +27,30 @@ impl std::fmt::Debug for Verification {
 }
 
 impl Verification {
-    /// The platform's roots and `extra_roots` (DER); an error when no root can be loaded, an
-    /// extra one cannot be read, or no client configuration can be made of them (so clients
-    /// made later cannot fail).
+    /// The platform's roots and `extra_roots` (DER); an error when an extra root cannot be
+    /// read or no client configuration can be made (so clients made later cannot fail). The
+    /// platform's roots are read at the first verification; a platform without any fails each
+    /// https request then, saying so, and plain http still works.
     pub fn new(extra_roots: &[Vec<u8>]) -> Result<Self, String> {
         let provider = provider();
-        let verifier = if extra_roots.is_empty() {
-            rustls_platform_verifier::Verifier::new(provider.clone())
-        } else {
-            rustls_platform_verifier::Verifier::new_with_extra_roots(
-                extra_roots
-                    .iter()
-                    .map(|der| CertificateDer::from(der.clone())),
-                provider.clone(),
-            )
+        let extra_roots: Vec<CertificateDer<'static>> = extra_roots
+            .iter()
+            .map(|der| CertificateDer::from(der.clone()))
+            .collect();
+        // Read now, so a root the engine was given that is no certificate fails its build.
+        let mut readable = RootCertStore::empty();
+        for root in &extra_roots {
+            readable
+                .add(root.clone())
+                .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
         }
-        .map_err(|e| format!("cannot set up certificate verification: {e}"))?;
         let verification = Verification {
-            provider,
-            verifier: Arc::new(verifier),
+            provider: provider.clone(),
+            verifier: Arc::new(PlatformRoots {
+                provider,
+                extra_roots,
+                verifier: OnceLock::new(),
+            }),
         };
         verification.client_config(b"http/1.1")?;
         Ok(verification)
@@ -60,6 +67,88 @@ impl Verification {
             .with_no_client_auth();
         config.alpn_protocols = vec![alpn.to_vec()];
         Ok(config)
+    }
+}
+
+/// The platform verifier (the system's roots and the engine's own), made at the first
+/// certificate to verify. Signatures are checked as that verifier checks them, by the
+/// provider's algorithms, so a handshake needs the roots only for the chain.
+#[derive(Debug)]
+struct PlatformRoots {
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    extra_roots: Vec<CertificateDer<'static>>,
+    verifier: OnceLock<Result<rustls_platform_verifier::Verifier, String>>,
+}
+
+impl PlatformRoots {
+    fn verifier(&self) -> Result<&rustls_platform_verifier::Verifier, rustls::Error> {
+        self.verifier
+            .get_or_init(|| {
+                let made = if self.extra_roots.is_empty() {
+                    rustls_platform_verifier::Verifier::new(self.provider.clone())
+                } else {
+                    rustls_platform_verifier::Verifier::new_with_extra_roots(
+                        self.extra_roots.iter().cloned(),
+                        self.provider.clone(),
+                    )
+                };
+                made.map_err(|e| format!("cannot set up certificate verification: {e}"))
+            })
+            .as_ref()
+            .map_err(|e| rustls::Error::General(e.clone()))
+    }
+}
+
+impl ServerCertVerifier for PlatformRoots {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.verifier()?.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        )
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
