@@ -166,12 +166,36 @@ pub(crate) async fn off_runtime<T: Send + 'static>(
     bytes: usize,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Failure> {
-    if bytes <= INLINE_LIMIT {
-        return std::panic::catch_unwind(AssertUnwindSafe(work)).map_err(|_| Failure::internal());
+    match start_off_runtime(bytes, work) {
+        Started::Done(result) => result,
+        Started::Blocking(handle) => blocking_result(handle.await),
     }
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|_| Failure::internal())
+}
+
+/// [`off_runtime`] in two steps, for a caller whose future would otherwise keep `work` and
+/// its result in its state across the await: a crawl spawns a task for every page, and a
+/// task past a kilobyte is a large allocation each time.
+pub(crate) enum Started<T> {
+    /// A small page's analysis, done inline.
+    Done(Result<T, Failure>),
+    /// A large page's, running on the blocking pool; [`blocking_result`] reads its end.
+    Blocking(tokio::task::JoinHandle<T>),
+}
+
+pub(crate) fn start_off_runtime<T: Send + 'static>(
+    bytes: usize,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Started<T> {
+    if bytes <= INLINE_LIMIT {
+        return Started::Done(
+            std::panic::catch_unwind(AssertUnwindSafe(work)).map_err(|_| Failure::internal()),
+        );
+    }
+    Started::Blocking(tokio::task::spawn_blocking(work))
+}
+
+pub(crate) fn blocking_result<T>(joined: Result<T, tokio::task::JoinError>) -> Result<T, Failure> {
+    joined.map_err(|_| Failure::internal())
 }
 
 #[cfg(test)]

@@ -4,14 +4,17 @@
 //! is), and returns the page's value, title and its followable links.
 
 use super::{links, normalize};
-use crate::analysis::{Analysed, Failure, Status, analyse, judge_status, off_runtime, screen};
+use crate::analysis::{
+    Analysed, Failure, Started, Status, analyse, blocking_result, judge_status, screen,
+    start_off_runtime,
+};
 use crate::extract::Deadline;
 use crate::extract::title;
 use crate::fetch::{FetchRequest, FetchedPage, Fetcher, Hop};
 use crate::model::ClientData;
 use crate::outcome::{CrawledPage, ErrorKind, LeftOutPage, LeftOutReason};
 use crate::validate::Plan;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -96,15 +99,89 @@ pub(crate) fn failed(pending: &Pending, error: String, kind: ErrorKind) -> Crawl
 
 pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: bool) -> PageWork {
     let at = Utc::now();
-    let request = match &pending.request {
-        Some(request) => FetchRequest::clone(request),
-        None => FetchRequest {
-            headers: job.plan.headers.clone(),
-            proxy: job.plan.proxy.clone(),
-            ..FetchRequest::get(pending.fetch_url.clone())
-        },
+    let deadline = Deadline::at(Instant::now() + job.page_timeout);
+    let sent = Instant::now();
+    // The request lives only as long as its fetch.
+    let hop = {
+        let request = match &pending.request {
+            Some(request) => FetchRequest::clone(request),
+            None => FetchRequest {
+                headers: job.plan.headers.clone(),
+                proxy: job.plan.proxy.clone(),
+                ..FetchRequest::get(pending.fetch_url.clone())
+            },
+        };
+        job.fetcher.fetch_hop(&request).await
     };
-    let page = |data: ClientData, kind: Option<ErrorKind>, fetched: &FetchedPage| CrawledPage {
+    // What follows the fetch is synchronous (but for a large page's analysis), so this future
+    // keeps none of it in its state: a crawl spawns a task a page, and one past a kilobyte was
+    // a large allocation each time.
+    match after_fetch(&job, pending, follow, at, deadline, sent, hop) {
+        AfterFetch::Done(work) => work,
+        AfterFetch::Analysing { handle, report } => {
+            report.finish(pending, blocking_result(handle.await))
+        }
+    }
+}
+
+/// Where a page stands once its response is in. Returned once and matched at once, never
+/// stored: boxing the finished page would cost every page an allocation.
+#[allow(clippy::large_enum_variant)]
+enum AfterFetch {
+    Done(PageWork),
+    /// A large page's analysis runs on the blocking pool.
+    Analysing {
+        handle: tokio::task::JoinHandle<PageAnalysed>,
+        report: Report,
+    },
+}
+
+/// What a page's report needs besides its analysis.
+struct Report {
+    at: DateTime<Utc>,
+    final_url: Option<Url>,
+    fetch: Option<FetchStat>,
+}
+
+impl Report {
+    fn finish(self, pending: &Pending, analysed: Result<PageAnalysed, Failure>) -> PageWork {
+        let analysed = match analysed {
+            Ok(analysed) => analysed,
+            Err(failure) => {
+                return PageWork {
+                    outcome: Outcome::Page(failed(pending, failure.message, failure.kind)),
+                    links: Vec::new(),
+                    final_url: self.final_url,
+                    fetch: self.fetch,
+                };
+            }
+        };
+        let (data, kind) = match analysed.value {
+            Ok(raw) => (ClientData::value(self.at, raw), None),
+            Err(failure) => (
+                ClientData::failure(self.at, failure.message),
+                Some(failure.kind),
+            ),
+        };
+        let mut reported = page_of(pending, data, kind, &analysed.fetched);
+        reported.title = analysed.title;
+        PageWork {
+            outcome: Outcome::Page(reported),
+            links: analysed.links,
+            final_url: self.final_url,
+            fetch: self.fetch,
+        }
+    }
+}
+
+/// A fetched page's report, under its link's URL.
+fn page_of(
+    pending: &Pending,
+    data: ClientData,
+    kind: Option<ErrorKind>,
+    fetched: &FetchedPage,
+) -> CrawledPage {
+    CrawledPage {
         url: pending.url.to_string(),
         depth: pending.depth,
         found_on: pending.found_on.as_deref().map(str::to_string),
@@ -114,18 +191,33 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
         title: None,
         data,
         error_kind: kind,
-    };
-    let deadline = Deadline::at(Instant::now() + job.page_timeout);
-    let left_out = |reason: LeftOutReason, fetched: &FetchedPage| LeftOutPage {
+    }
+}
+
+/// A fetched page left out of the crawl's results.
+fn left_out(pending: &Pending, reason: LeftOutReason, fetched: &FetchedPage) -> LeftOutPage {
+    LeftOutPage {
         url: pending.url.to_string(),
         depth: pending.depth,
         found_on: pending.found_on.as_deref().map(str::to_string),
         status: Some(fetched.status),
         final_url: Some(fetched.url.to_string()),
         reason,
-    };
-    let sent = Instant::now();
-    let fetched = match job.fetcher.fetch_hop(&request).await {
+    }
+}
+
+fn after_fetch(
+    job: &Arc<PageJob>,
+    pending: &Pending,
+    follow: bool,
+    at: DateTime<Utc>,
+    deadline: Deadline,
+    sent: Instant,
+    hop: Result<Hop, crate::fetch::FetchError>,
+) -> AfterFetch {
+    let page = |data, kind, fetched: &FetchedPage| page_of(pending, data, kind, fetched);
+    let left_out = |reason, fetched: &FetchedPage| left_out(pending, reason, fetched);
+    let fetched = match hop {
         Ok(Hop::Page(fetched)) => fetched,
         Ok(Hop::Redirect {
             status,
@@ -160,15 +252,15 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
                     Outcome::Page(page)
                 }
             };
-            return PageWork {
+            return AfterFetch::Done(PageWork {
                 outcome,
                 links: Vec::new(),
                 final_url: None,
                 fetch,
-            };
+            });
         }
         Err(err) => {
-            return PageWork {
+            return AfterFetch::Done(PageWork {
                 outcome: Outcome::Page(failed(pending, err.to_string(), ErrorKind::of_fetch(&err))),
                 links: Vec::new(),
                 final_url: None,
@@ -177,7 +269,7 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
                     bytes: 0,
                     latency: sent.elapsed(),
                 }),
-            };
+            });
         }
     };
     let fetch = Some(FetchStat {
@@ -217,12 +309,12 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
         ))),
     };
     if let Some(outcome) = outcome {
-        return PageWork {
+        return AfterFetch::Done(PageWork {
             outcome,
             links: Vec::new(),
             final_url,
             fetch,
-        };
+        });
     }
     if !is_html(&fetched) {
         let outcome = if start || job.binary {
@@ -234,41 +326,25 @@ pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: boo
         } else {
             Outcome::LeftOut(left_out(LeftOutReason::BinaryContent, &fetched))
         };
-        return PageWork {
+        return AfterFetch::Done(PageWork {
             outcome,
             links: Vec::new(),
             final_url,
             fetch,
-        };
+        });
     }
     let work_job = job.clone();
     let bytes = fetched.body.len();
-    let analysed = match off_runtime(bytes, move || {
-        analyse_html(&work_job, fetched, follow, deadline)
-    })
-    .await
-    {
-        Ok(analysed) => analysed,
-        Err(failure) => {
-            return PageWork {
-                outcome: Outcome::Page(failed(pending, failure.message, failure.kind)),
-                links: Vec::new(),
-                final_url,
-                fetch,
-            };
-        }
-    };
-    let (data, kind) = match analysed.value {
-        Ok(raw) => (ClientData::value(at, raw), None),
-        Err(failure) => (ClientData::failure(at, failure.message), Some(failure.kind)),
-    };
-    let mut reported = page(data, kind, &analysed.fetched);
-    reported.title = analysed.title;
-    PageWork {
-        outcome: Outcome::Page(reported),
-        links: analysed.links,
+    let report = Report {
+        at,
         final_url,
         fetch,
+    };
+    match start_off_runtime(bytes, move || {
+        analyse_html(&work_job, fetched, follow, deadline)
+    }) {
+        Started::Done(analysed) => AfterFetch::Done(report.finish(pending, analysed)),
+        Started::Blocking(handle) => AfterFetch::Analysing { handle, report },
     }
 }
 
