@@ -182,6 +182,7 @@ pub(crate) enum Started<T> {
     Blocking(tokio::task::JoinHandle<T>),
 }
 
+/// Starts [`off_runtime`]'s work: done at once for a small page, spawned for a large one.
 pub(crate) fn start_off_runtime<T: Send + 'static>(
     bytes: usize,
     work: impl FnOnce() -> T + Send + 'static,
@@ -194,6 +195,7 @@ pub(crate) fn start_off_runtime<T: Send + 'static>(
     Started::Blocking(tokio::task::spawn_blocking(work))
 }
 
+/// The end of work started on the blocking pool: a panic in it is an internal error.
 pub(crate) fn blocking_result<T>(joined: Result<T, tokio::task::JoinError>) -> Result<T, Failure> {
     joined.map_err(|_| Failure::internal())
 }

@@ -239,9 +239,9 @@ impl Conn {
 impl Connection for Conn {
     fn connected(&self) -> Connected {
         // No extras: hyper-util copies them into every response's extensions (three
-        // allocations a request), and the address needs no second look: the connection went
-        // only to an address the policy allowed for this host, and the pool keeps it for this
-        // host alone.
+        // allocations a request), and the address needs no second look: the policy judges an
+        // address alone, and the connection went only to an address it allowed (the pool keeps
+        // it for this scheme and authority).
         Connected::new().proxy(self.absolute_form)
     }
 }

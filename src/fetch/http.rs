@@ -122,8 +122,9 @@ impl Route {
 
 impl HttpFetcher {
     /// A fetcher; `proxies` maps a location (lower case) to a proxy URL (`http://`, `https://`,
-    /// `socks5://` or `socks5h://`). An error when the system's certificate roots cannot be
-    /// loaded or a proxy URL cannot be used.
+    /// `socks5://` or `socks5h://`). An error when a root certificate of the settings cannot be
+    /// read or a proxy URL cannot be used; the system's roots are read at the first https
+    /// request, which fails saying so when there are none.
     pub fn new(
         settings: HttpSettings,
         proxies: &BTreeMap<String, String>,

@@ -5,8 +5,7 @@
 //! addresses: a monitoring service fetches URLs its users choose, and must not become a way into
 //! the network it runs in. The check applies to the addresses a name resolves to (the resolver
 //! below only ever hands the connector allowed addresses, so a DNS answer pointing inside is
-//! refused at connect time), to IP-literal URLs and redirect targets, and to the peer address
-//! of the response. Through a location's proxy, which resolves names itself, each hop's name is
+//! refused at connect time), and to IP-literal URLs and redirect targets. Through a location's proxy, which resolves names itself, each hop's name is
 //! resolved and refused unless every address is allowed (one that does not resolve here is
 //! refused too), and https tunnels name the checked address. An IPv6 address that carries an
 //! IPv4 one (mapped, compatible, translated, NAT64, 6to4) is judged by the IPv4 address.

@@ -2,7 +2,7 @@
 //! fetcher's routes (direct, and one per proxy location) and the render egress's connections to
 //! real servers. It trusts the platform's roots plus the roots the
 //! engine was built to trust. One [`Verification`] reads the system's roots once, at the first
-//! certificate it verifies: reading them (about 300 files on Debian) was most of the 3 ms an
+//! certificate it verifies (again at the next one if that failed): reading them (about 300 files on Debian) was most of the 3 ms an
 //! engine took to build, paid again by every short command and crawl, and by an engine that
 //! never meets https at all. Each route of the plain fetcher and each render session still
 //! makes its own configuration of it, so its own cache of TLS sessions: none is resumed across
@@ -77,25 +77,32 @@ impl Verification {
 struct PlatformRoots {
     provider: Arc<rustls::crypto::CryptoProvider>,
     extra_roots: Vec<CertificateDer<'static>>,
-    verifier: OnceLock<Result<rustls_platform_verifier::Verifier, String>>,
+    verifier: OnceLock<rustls_platform_verifier::Verifier>,
 }
 
 impl PlatformRoots {
+    /// The verifier, made at the first call that succeeds: a failure (no roots yet, in a
+    /// container still starting, say) is not kept, so a later request tries again. The first
+    /// call reads the roots on the caller's thread, a few milliseconds once an engine.
     fn verifier(&self) -> Result<&rustls_platform_verifier::Verifier, rustls::Error> {
-        self.verifier
-            .get_or_init(|| {
-                let made = if self.extra_roots.is_empty() {
-                    rustls_platform_verifier::Verifier::new(self.provider.clone())
-                } else {
-                    rustls_platform_verifier::Verifier::new_with_extra_roots(
-                        self.extra_roots.iter().cloned(),
-                        self.provider.clone(),
-                    )
-                };
-                made.map_err(|e| format!("cannot set up certificate verification: {e}"))
-            })
-            .as_ref()
-            .map_err(|e| rustls::Error::General(e.clone()))
+        if let Some(verifier) = self.verifier.get() {
+            return Ok(verifier);
+        }
+        let made = if self.extra_roots.is_empty() {
+            rustls_platform_verifier::Verifier::new(self.provider.clone())
+        } else {
+            rustls_platform_verifier::Verifier::new_with_extra_roots(
+                self.extra_roots.iter().cloned(),
+                self.provider.clone(),
+            )
+        };
+        match made {
+            // Two first handshakes at once may both have made one; the first kept is used.
+            Ok(verifier) => Ok(self.verifier.get_or_init(|| verifier)),
+            Err(e) => Err(rustls::Error::General(format!(
+                "cannot set up certificate verification: {e}"
+            ))),
+        }
     }
 }
 
