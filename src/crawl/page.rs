@@ -99,8 +99,8 @@ pub(crate) fn failed(pending: &Pending, error: String, kind: ErrorKind) -> Crawl
 
 pub(crate) async fn crawl_page(job: Arc<PageJob>, pending: &Pending, follow: bool) -> PageWork {
     let at = Utc::now();
-    let deadline = Deadline::at(Instant::now() + job.page_timeout);
     let sent = Instant::now();
+    let deadline = Deadline::at(sent + job.page_timeout);
     // The request lives only as long as its fetch.
     let hop = {
         let request = match &pending.request {

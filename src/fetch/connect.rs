@@ -122,26 +122,18 @@ impl Inner {
                 .map_err(|e| failed(format!("through the location's proxy: {e}")))?;
             return Ok(Conn::new(stream, true));
         }
-        let targets: Vec<(String, u16)> = if self.policy.allows_all() && proxy.resolves_names() {
-            vec![(host.to_string(), port)]
-        } else {
-            // Every address is allowed (the plain path's name check has made sure under a
-            // restricting policy): each is tried in turn, as a direct connection would.
-            allowed_addrs(&self.policy, host, port)
-                .await?
-                .into_iter()
-                .map(|addr| (addr.ip().to_string(), addr.port()))
-                .collect()
+        // Every address is allowed (the plain path's name check has made sure under a
+        // restricting policy); none is looked up when the tunnel names the host.
+        let allowed = match proxy.tunnels_by_name(&self.policy) {
+            true => Vec::new(),
+            false => allowed_addrs(&self.policy, host, port).await?,
         };
-        let mut failure = failed("the name resolved to no address".into());
-        for (target, target_port) in &targets {
-            match proxy.tunnel(target, *target_port).await {
-                Ok(Tunnel::Open(stream)) => return self.finish(stream, host, https).await,
-                Ok(Tunnel::Refused(reason)) => failure = failed(reason),
-                Err(e) => failure = failed(format!("through the location's proxy: {e}")),
-            }
+        let targets = proxy.tunnel_targets(host, port, &allowed, &self.policy);
+        match proxy.tunnel_any(&targets).await {
+            Ok(Tunnel::Open(stream)) => self.finish(stream, host, https).await,
+            Ok(Tunnel::Refused(reason)) => Err(failed(reason)),
+            Err(e) => Err(failed(format!("through the location's proxy: {e}"))),
         }
-        Err(failure)
     }
 
     /// TLS over `stream` for https, verified for `host`.
@@ -197,8 +189,12 @@ async fn allowed_addrs(
 }
 
 /// The first of `addrs` that takes the connection, each given its share of `timeout`, so one
-/// address that drops packets (a broken IPv6 route, say) leaves time for the others.
-async fn connect_any(addrs: &[SocketAddr], timeout: Duration) -> std::io::Result<TcpStream> {
+/// address that drops packets (a broken IPv6 route, say) leaves time for the others. The plain
+/// fetcher's direct connections and the render egress's alike.
+pub(crate) async fn connect_any(
+    addrs: &[SocketAddr],
+    timeout: Duration,
+) -> std::io::Result<TcpStream> {
     let share = timeout / u32::try_from(addrs.len().max(1)).unwrap_or(u32::MAX);
     let mut last = std::io::Error::other("no address to connect to");
     for &addr in addrs {

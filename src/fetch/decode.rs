@@ -91,8 +91,8 @@ fn charset_in_meta(tag: &[u8]) -> Option<&'static Encoding> {
     let pos = tag
         .windows(7)
         .position(|w| w.eq_ignore_ascii_case(b"charset"))?;
-    let rest = trim_start(&tag[pos + 7..]);
-    let rest = trim_start(rest.strip_prefix(b"=")?);
+    let rest = tag[pos + 7..].trim_ascii_start();
+    let rest = rest.strip_prefix(b"=")?.trim_ascii_start();
     let start = rest
         .iter()
         .position(|&b| b != b'"' && b != b'\'')
@@ -103,14 +103,6 @@ fn charset_in_meta(tag: &[u8]) -> Option<&'static Encoding> {
         .position(|&b| matches!(b, b'"' | b'\'' | b';' | b'/' | b'>') || b.is_ascii_whitespace())
         .unwrap_or(rest.len());
     label(std::str::from_utf8(&rest[..end]).ok()?)
-}
-
-fn trim_start(bytes: &[u8]) -> &[u8] {
-    let start = bytes
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(bytes.len());
-    &bytes[start..]
 }
 
 #[cfg(test)]

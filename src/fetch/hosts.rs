@@ -211,28 +211,18 @@ pub(crate) fn with_host_key<R>(url: &Url, f: impl FnOnce(&str) -> R) -> R {
     let Some(port) = url.port_or_known_default() else {
         return f(host);
     };
-    let mut buf = [0u8; 256];
-    let Some(room) = buf.get_mut(..host.len() + 6) else {
+    use std::io::Write as _;
+    const ROOM: usize = 256;
+    let mut buf = [0u8; ROOM];
+    let mut room = &mut buf[..];
+    // A host too long for the buffer (no DNS name is) gets an allocated key.
+    if write!(room, "{host}:{port}").is_err() {
         return f(&format!("{host}:{port}"));
-    };
-    room[..host.len()].copy_from_slice(host.as_bytes());
-    room[host.len()] = b':';
-    let mut digits = [0u8; 5];
-    let mut n = port;
-    let mut len = 0;
-    loop {
-        digits[4 - len] = b'0' + (n % 10) as u8;
-        len += 1;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
     }
-    let end = host.len() + 1 + len;
-    room[host.len() + 1..end].copy_from_slice(&digits[5 - len..]);
-    match std::str::from_utf8(&room[..end]) {
+    let written = ROOM - room.len();
+    match std::str::from_utf8(&buf[..written]) {
         Ok(key) => f(key),
-        // A host is UTF-8 and so are digits; never reached.
+        // What was written is a host and digits, UTF-8; never reached.
         Err(_) => f(&format!("{host}:{port}")),
     }
 }

@@ -10,9 +10,11 @@
 //! it: an address the network policy checked, so the proxy's own DNS cannot move it (callers
 //! pass a name only under an allow-all policy).
 
+use super::NetworkPolicy;
 use super::proxying::read_head;
 use super::tls::Verification;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -149,11 +151,45 @@ impl LocationProxy {
         !matches!(self.kind, Kind::Socks5 { .. })
     }
 
-    /// Whether the proxy resolves the names it is given: where nothing needs checking (an
-    /// allow-all policy), a tunnel names its target, except through `socks5://`, whose
-    /// names are resolved here, as its scheme says.
-    pub fn resolves_names(&self) -> bool {
-        self.kind != Kind::Socks5 { resolves: false }
+    /// Whether a tunnel under `policy` names its target as given, so it needs no resolution
+    /// here: nothing needs checking (an allow-all policy) and the proxy resolves the names it
+    /// is given (`socks5://` does not: its names are resolved here, as its scheme says).
+    pub fn tunnels_by_name(&self, policy: &NetworkPolicy) -> bool {
+        policy.allows_all() && self.kind != Kind::Socks5 { resolves: false }
+    }
+
+    /// Where a tunnel to `host:port` may go, in order, given the addresses of it that `policy`
+    /// allowed. Unless it [tunnels by name](Self::tunnels_by_name) (or no address is known),
+    /// those addresses, never the host, so the proxy's own resolver (another view of DNS, or an
+    /// answer changed since) cannot turn the tunnel inside; TLS in the tunnel still names the
+    /// host.
+    pub fn tunnel_targets(
+        &self,
+        host: &str,
+        port: u16,
+        allowed: &[SocketAddr],
+        policy: &NetworkPolicy,
+    ) -> Vec<(String, u16)> {
+        if allowed.is_empty() || self.tunnels_by_name(policy) {
+            return vec![(host.to_string(), port)];
+        }
+        allowed
+            .iter()
+            .map(|addr| (addr.ip().to_string(), addr.port()))
+            .collect()
+    }
+
+    /// A tunnel to the first of `targets` the proxy opens one to, trying each in turn as a
+    /// direct connection tries a name's addresses; else how the last try ended.
+    pub async fn tunnel_any(&self, targets: &[(String, u16)]) -> io::Result<Tunnel> {
+        let mut last = Err(io::Error::other("no address to tunnel to"));
+        for (target, target_port) in targets {
+            match self.tunnel(target, *target_port).await {
+                Ok(Tunnel::Open(stream)) => return Ok(Tunnel::Open(stream)),
+                other => last = other,
+            }
+        }
+        last
     }
 
     /// Why a check failed when the proxy answered that it wants credentials.
@@ -347,6 +383,82 @@ impl AsyncWrite for ProxyStream {
             ProxyStream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
             ProxyStream::ProxyTls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
             ProxyStream::ServerTls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proxy(url: &str) -> LocationProxy {
+        LocationProxy::new(&Url::parse(url).unwrap(), None).unwrap()
+    }
+
+    #[test]
+    fn a_tunnel_names_the_checked_addresses_unless_nothing_needs_checking() {
+        let allowed: [SocketAddr; 2] = [
+            "93.184.216.34:443".parse().unwrap(),
+            "[2606:2800::1]:443".parse().unwrap(),
+        ];
+        let addresses = vec![
+            ("93.184.216.34".to_string(), 443),
+            ("2606:2800::1".to_string(), 443),
+        ];
+        let by_name = vec![("example.com".to_string(), 443)];
+        let targets = |proxy: &LocationProxy, policy: &NetworkPolicy| {
+            proxy.tunnel_targets("example.com", 443, &allowed, policy)
+        };
+        let (http, socks5h, socks5) = (
+            proxy("http://p.test:3128"),
+            proxy("socks5h://p.test:1080"),
+            proxy("socks5://p.test:1080"),
+        );
+        for proxy in [&http, &socks5h, &socks5] {
+            assert_eq!(targets(proxy, &NetworkPolicy::public_only()), addresses);
+        }
+        // Nothing to protect: a proxy that resolves names may resolve as it likes.
+        assert_eq!(targets(&http, &NetworkPolicy::allow_all()), by_name);
+        assert_eq!(targets(&socks5h, &NetworkPolicy::allow_all()), by_name);
+        // Unless it is a proxy that is to be given addresses (`socks5://`).
+        assert_eq!(targets(&socks5, &NetworkPolicy::allow_all()), addresses);
+        // No address known (a name only resolved under an allow-all policy): the name.
+        assert_eq!(
+            socks5.tunnel_targets("example.com", 443, &[], &NetworkPolicy::allow_all()),
+            by_name
+        );
+    }
+
+    /// The first address answers nothing (a name whose first address is unreachable, say a
+    /// broken IPv6 route): the tunnel goes on to the next one, as a direct connection would.
+    #[tokio::test]
+    async fn a_tunnel_goes_on_to_the_next_address_when_one_cannot_be_reached() {
+        let site = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = site.local_addr().unwrap().port();
+        let forward = crate::testing::proxy::ForwardProxy::builder()
+            .start()
+            .await
+            .unwrap();
+        let location = proxy(&forward.url());
+        // Nothing listens on 127.0.0.2 at that port: the proxy answers 502 for it.
+        let targets = [
+            ("127.0.0.2".to_string(), port),
+            ("127.0.0.1".to_string(), port),
+        ];
+        let tunnel = location.tunnel_any(&targets).await.unwrap();
+        assert!(matches!(tunnel, Tunnel::Open(_)));
+        assert_eq!(
+            forward.requests(),
+            [
+                format!("CONNECT 127.0.0.2:{port} HTTP/1.1"),
+                format!("CONNECT 127.0.0.1:{port} HTTP/1.1")
+            ]
+        );
+        // Every address refused: the last refusal is the answer.
+        let closed = [("127.0.0.2".to_string(), port)];
+        match location.tunnel_any(&closed).await.unwrap() {
+            Tunnel::Refused(reason) => assert!(reason.contains("502"), "{reason}"),
+            Tunnel::Open(_) => panic!("a tunnel to nothing opened"),
         }
     }
 }

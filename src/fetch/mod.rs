@@ -4,7 +4,7 @@
 //! Every fetcher the engine uses is wrapped in [`hosts::Polite`], which takes a slot of the
 //! request's host first: the per-host limits hold across every check of an engine.
 
-mod connect;
+pub(crate) mod connect;
 pub mod decode;
 mod encoding;
 pub mod hosts;

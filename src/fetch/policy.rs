@@ -5,10 +5,11 @@
 //! addresses: a monitoring service fetches URLs its users choose, and must not become a way into
 //! the network it runs in. The check applies to the addresses a name resolves to (the resolver
 //! below only ever hands the connector allowed addresses, so a DNS answer pointing inside is
-//! refused at connect time), and to IP-literal URLs and redirect targets. Through a location's proxy, which resolves names itself, each hop's name is
-//! resolved and refused unless every address is allowed (one that does not resolve here is
-//! refused too), and https tunnels name the checked address. An IPv6 address that carries an
-//! IPv4 one (mapped, compatible, translated, NAT64, 6to4) is judged by the IPv4 address.
+//! refused at connect time), and to IP-literal URLs and redirect targets. Through a location's
+//! proxy, which resolves names itself, each hop's name is resolved and refused unless every
+//! address is allowed (one that does not resolve here is refused too), and https tunnels name
+//! the checked addresses. An IPv6 address that carries an IPv4 one (mapped, compatible,
+//! translated, NAT64, 6to4) is judged by the IPv4 address.
 
 use ipnet::IpNet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};

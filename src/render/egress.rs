@@ -19,6 +19,7 @@
 //! a short page, and the cut is remembered so the render fails with the plain path's words.
 
 use super::intercept::UpstreamTls;
+use crate::fetch::connect::connect_any;
 use crate::fetch::location_proxy::{LocationProxy, ProxyStream, Tunnel};
 use crate::fetch::proxying::{RequestHead, read_head, read_head_after, serve_each};
 use crate::fetch::{FetchError, NetworkPolicy, Refused};
@@ -427,8 +428,8 @@ async fn open(
 }
 
 /// A connection to `host:port`, whose `allowed` addresses the policy checked: straight to them,
-/// or through the location's proxy to each of them in turn ([`tunnel_targets`]), as a direct
-/// connection tries them. `None` when the proxy refused the tunnel (recorded for the render).
+/// or through the location's proxy to each of them in turn
+/// ([`LocationProxy::tunnel_targets`]), as a direct connection tries them. `None` when the proxy refused the tunnel (recorded for the render).
 async fn reach(
     host: &str,
     port: u16,
@@ -436,10 +437,12 @@ async fn reach(
     shared: &Shared,
 ) -> std::io::Result<Option<ProxyStream>> {
     let Some(proxy) = &shared.upstream else {
-        return Ok(Some(ProxyStream::Tcp(connect_any(allowed).await?)));
+        return Ok(Some(ProxyStream::Tcp(
+            connect_any(allowed, CONNECT_TIMEOUT).await?,
+        )));
     };
-    let targets = tunnel_targets(host, port, allowed, &shared.policy, proxy.resolves_names());
-    match tunnel_any(proxy, &targets).await {
+    let targets = proxy.tunnel_targets(host, port, allowed, &shared.policy);
+    match proxy.tunnel_any(&targets).await {
         Ok(Tunnel::Open(stream)) => Ok(Some(stream)),
         Ok(Tunnel::Refused(reason)) => {
             // Not the proxy's answer: Chromium would wait on a 407 for credentials it will
@@ -449,40 +452,6 @@ async fn reach(
         }
         Err(e) => Err(shared.proxy_failed(host, e)),
     }
-}
-
-/// A tunnel through `proxy` to the first of `targets` it opens one to; else how the last try
-/// ended.
-async fn tunnel_any(proxy: &LocationProxy, targets: &[(String, u16)]) -> std::io::Result<Tunnel> {
-    let mut last = Err(std::io::Error::other("no address to tunnel to"));
-    for (target, target_port) in targets {
-        match proxy.tunnel(target, *target_port).await {
-            Ok(Tunnel::Open(stream)) => return Ok(Tunnel::Open(stream)),
-            other => last = other,
-        }
-    }
-    last
-}
-
-/// Where a tunnel through the location's proxy may go, in order. Under a restricting policy,
-/// the addresses the policy checked, not the host, so the proxy's own resolver (another view of
-/// DNS, or an answer changed since) cannot turn the tunnel inside; TLS in the tunnel still names
-/// the host. Under an allow-all policy the host, as the browser named it, when the proxy
-/// resolves names (`names`; a `socks5://` proxy is given addresses, as its scheme says).
-fn tunnel_targets(
-    host: &str,
-    port: u16,
-    allowed: &[SocketAddr],
-    policy: &NetworkPolicy,
-    names: bool,
-) -> Vec<(String, u16)> {
-    if allowed.is_empty() || (policy.allows_all() && names) {
-        return vec![(host.to_string(), port)];
-    }
-    allowed
-        .iter()
-        .map(|addr| (addr.ip().to_string(), addr.port()))
-        .collect()
 }
 
 /// The first byte of a TLS handshake record: a tunnel that starts with it carries TLS.
@@ -1102,18 +1071,6 @@ async fn allowed_addrs(
     }
 }
 
-async fn connect_any(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
-    let mut last = std::io::Error::other("no address to connect to");
-    for addr in addrs {
-        match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(addr)).await {
-            Ok(Ok(stream)) => return Ok(stream),
-            Ok(Err(e)) => last = e,
-            Err(_) => last = std::io::Error::other("connect timed out"),
-        }
-    }
-    Err(last)
-}
-
 async fn respond(client: &mut TcpStream, status: u16, message: &str) -> std::io::Result<()> {
     let reason = if status == 403 {
         "Forbidden"
@@ -1130,63 +1087,6 @@ async fn respond(client: &mut TcpStream, status: u16, message: &str) -> std::io:
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_tunnel_through_the_location_proxy_names_the_checked_addresses() {
-        let allowed: [SocketAddr; 2] = [
-            "93.184.216.34:443".parse().unwrap(),
-            "[2606:2800::1]:443".parse().unwrap(),
-        ];
-        let addresses = vec![
-            ("93.184.216.34".to_string(), 443),
-            ("2606:2800::1".to_string(), 443),
-        ];
-        let targets = |policy: &NetworkPolicy, names| {
-            tunnel_targets("example.com", 443, &allowed, policy, names)
-        };
-        assert_eq!(targets(&NetworkPolicy::public_only(), true), addresses);
-        // Nothing to protect: the proxy may resolve as it likes.
-        assert_eq!(
-            targets(&NetworkPolicy::allow_all(), true),
-            [("example.com".to_string(), 443)]
-        );
-        // Unless it is a proxy that is to be given addresses (`socks5://`).
-        assert_eq!(targets(&NetworkPolicy::allow_all(), false), addresses);
-    }
-
-    /// The first address answers nothing (a name whose first address is unreachable, say a
-    /// broken IPv6 route): the tunnel goes on to the next one, as a direct connection would.
-    #[tokio::test]
-    async fn a_tunnel_goes_on_to_the_next_address_when_one_cannot_be_reached() {
-        let site = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = site.local_addr().unwrap().port();
-        let proxy = crate::testing::proxy::ForwardProxy::builder()
-            .start()
-            .await
-            .unwrap();
-        let location = LocationProxy::new(&Url::parse(&proxy.url()).unwrap(), None).unwrap();
-        // Nothing listens on 127.0.0.2 at that port: the proxy answers 502 for it.
-        let targets = [
-            ("127.0.0.2".to_string(), port),
-            ("127.0.0.1".to_string(), port),
-        ];
-        let tunnel = tunnel_any(&location, &targets).await.unwrap();
-        assert!(matches!(tunnel, Tunnel::Open(_)));
-        let asked = proxy.requests();
-        assert_eq!(
-            asked,
-            [
-                format!("CONNECT 127.0.0.2:{port} HTTP/1.1"),
-                format!("CONNECT 127.0.0.1:{port} HTTP/1.1")
-            ]
-        );
-        // Every address refused: the last refusal is the answer.
-        let closed = [("127.0.0.2".to_string(), port)];
-        match tunnel_any(&location, &closed).await.unwrap() {
-            Tunnel::Refused(reason) => assert!(reason.contains("502"), "{reason}"),
-            Tunnel::Open(_) => panic!("a tunnel to nothing opened"),
-        }
-    }
 
     #[test]
     fn a_request_is_kept_alive_only_when_its_body_is_framed_by_its_length() {
