@@ -5,7 +5,7 @@
 //! blocking pool ([`off_runtime`]). What each path makes of the result (a check's outcome; a
 //! crawled page's title, links and place in the crawl) stays with the path.
 
-use crate::classify::{Response, Verdict, classify};
+use crate::classify::{Response, Verdict, classify_shown};
 use crate::extract::{Deadline, ExtractError, Extractor, onepass, parse, raw_links};
 use crate::fetch::{FetchedPage, status_text};
 use crate::outcome::ErrorKind;
@@ -68,15 +68,23 @@ pub(crate) fn judge_status(status: u16, ignore_invalid_pages: bool) -> Status {
 /// document ([`crate::classify`]); `text` is its decoded body. Checked before its status: a
 /// challenge served with 403 is a wall, not "HTTP 403".
 pub(crate) fn screen(page: &FetchedPage, text: &str) -> Option<Failure> {
-    let verdict = classify(&Response {
-        status: page.status,
-        headers: &page.headers,
-        content_type: page.content_type.as_deref(),
-        text,
-        body_len: page.body.len(),
-        rendered: page.rendered,
-        bodiless: page.bodiless,
-    });
+    screen_shown(page, text, None)
+}
+
+/// [`screen`], given the page's rendered text when its one pass has read it already.
+fn screen_shown(page: &FetchedPage, text: &str, shown: Option<&str>) -> Option<Failure> {
+    let verdict = classify_shown(
+        &Response {
+            status: page.status,
+            headers: &page.headers,
+            content_type: page.content_type.as_deref(),
+            text,
+            body_len: page.body.len(),
+            rendered: page.rendered,
+            bodiless: page.bodiless,
+        },
+        shown,
+    );
     let kind = match verdict {
         Verdict::Blocked(_) => ErrorKind::Blocked,
         Verdict::Empty(_) => ErrorKind::Empty,
@@ -106,27 +114,52 @@ pub(crate) struct Analysed<'a> {
     pub title: Option<Option<String>>,
 }
 
-/// Analyses the page `text`: one pass without a tree when the extractor needs none and the page
-/// allows, else one parse (links taken first, because exclusion edits the tree), within
-/// `deadline`.
+/// Analyses `page`, whose decoded body is `text`: [`screen`]s it for a wall or an empty
+/// document (the failure it is then), else reads its value and, when `want_links`, its raw
+/// links, in one pass without a tree when the extractor needs none and the page allows, else
+/// in one parse, within `deadline`. The one pass runs before the screen: its text tells the
+/// screen that a page shows more than any wall, which the screen would otherwise count from
+/// the markup (a sixth of a crawled page's analysis). A page that needs the tree is screened
+/// before it is parsed.
 pub(crate) fn analyse<'a>(
+    page: &FetchedPage,
+    text: &'a str,
+    extractor: &Extractor,
+    deadline: Deadline,
+    want_links: bool,
+) -> Result<Analysed<'a>, Failure> {
+    if !extractor.needs_tree()
+        && let Some(scanned) = onepass::scan(text, want_links)
+    {
+        if let Some(failure) = screen_shown(page, text, Some(&scanned.text)) {
+            return Err(failure);
+        }
+        return Ok(from_scan(scanned, extractor));
+    }
+    if let Some(failure) = screen(page, text) {
+        return Err(failure);
+    }
+    Ok(from_tree(text, extractor, deadline, want_links))
+}
+
+fn from_scan<'a>(scanned: onepass::Scanned<'a>, extractor: &Extractor) -> Analysed<'a> {
+    Analysed {
+        value: extractor.finish(scanned.text).map_err(Failure::extraction),
+        links: RawLinks {
+            base: scanned.base,
+            hrefs: scanned.links,
+        },
+        title: scanned.title,
+    }
+}
+
+/// The page parsed into a tree, links taken first (exclusion edits the tree).
+fn from_tree<'a>(
     text: &'a str,
     extractor: &Extractor,
     deadline: Deadline,
     want_links: bool,
 ) -> Analysed<'a> {
-    if !extractor.needs_tree()
-        && let Some(scanned) = onepass::scan(text, want_links)
-    {
-        return Analysed {
-            value: extractor.finish(scanned.text).map_err(Failure::extraction),
-            links: RawLinks {
-                base: scanned.base,
-                hrefs: scanned.links,
-            },
-            title: scanned.title,
-        };
-    }
     let mut doc = match parse::parse_document_within(text, deadline) {
         Ok(doc) => doc,
         Err(error) => {
@@ -210,6 +243,35 @@ mod tests {
         Extractor::new(compile_xpath(xpath).unwrap(), None, None)
     }
 
+    fn page(status: u16, html: &str) -> FetchedPage {
+        FetchedPage {
+            url: url::Url::parse("http://127.0.0.1/").unwrap(),
+            status,
+            content_type: Some("text/html".into()),
+            headers: http::HeaderMap::new(),
+            rendered: false,
+            bodiless: false,
+            body: bytes::Bytes::copy_from_slice(html.as_bytes()),
+            elapsed: Duration::ZERO,
+        }
+    }
+
+    /// `html` analysed as the body of a 200 response.
+    fn analysed<'a>(
+        html: &'a str,
+        xpath: Option<&str>,
+        want_links: bool,
+    ) -> Result<Analysed<'a>, Failure> {
+        let deadline = Deadline::after(Duration::from_secs(10));
+        analyse(
+            &page(200, html),
+            html,
+            &extractor(xpath),
+            deadline,
+            want_links,
+        )
+    }
+
     #[test]
     fn error_statuses_fail_unless_ignored() {
         assert_eq!(judge_status(399, false), Status::Fine);
@@ -227,28 +289,62 @@ mod tests {
 
     #[test]
     fn scan_and_tree_give_the_same_links_and_value() {
-        let page = r#"<base href="/d/"><p>Tea <a href="a.html">A</a></p><iframe src="f"></iframe>"#;
-        let deadline = Deadline::after(Duration::from_secs(10));
+        let html = r#"<base href="/d/"><p>Tea <a href="a.html">A</a></p><iframe src="f"></iframe>"#;
         // No xPath: the one-pass scan; an xPath: the tree.
-        let scanned = analyse(page, &extractor(None), deadline, true);
-        let tree = analyse(page, &extractor(Some("/html/body")), deadline, true);
+        let scanned = analysed(html, None, true).unwrap();
+        let tree = analysed(html, Some("/html/body"), true).unwrap();
         assert_eq!(scanned.value, Ok("Tea A".to_string()));
         assert_eq!(tree.value, scanned.value);
         for links in [&scanned.links, &tree.links] {
             assert_eq!(links.base.as_deref(), Some("/d/"));
             assert_eq!(links.hrefs, ["a.html", "f"]);
         }
-        let unwanted = analyse(page, &extractor(Some("//a")), deadline, false);
+        let unwanted = analysed(html, Some("//a"), false).unwrap();
         assert!(unwanted.links.hrefs.is_empty() && unwanted.links.base.is_none());
     }
 
     #[test]
     fn extraction_errors_carry_their_kind() {
-        let deadline = Deadline::after(Duration::from_secs(10));
-        let analysed = analyse("<p>x</p>", &extractor(Some("//table")), deadline, true);
-        let failure = analysed.value.unwrap_err();
+        let failure = analysed("<p>x</p>", Some("//table"), true)
+            .unwrap()
+            .value
+            .unwrap_err();
         assert_eq!(failure.message, "xPath matched nothing");
         assert_eq!(failure.kind, ErrorKind::NothingMatched);
+    }
+
+    #[test]
+    fn a_wall_is_screened_out_on_the_scan_and_the_tree_path_alike() {
+        let wall = "<html><head><title>Just a moment...</title></head>\
+                    <body><p>Checking your browser before accessing the site.</p></body></html>";
+        let article = format!(
+            "<title>Just a moment...</title><p>{}</p>",
+            "A long article about waiting for a page, with a wall's title. ".repeat(40)
+        );
+        for xpath in [None, Some("/html/body")] {
+            let failure = analysed(wall, xpath, true).err().unwrap();
+            assert_eq!(failure.kind, ErrorKind::Blocked, "{xpath:?}");
+            assert!(
+                failure.message.contains("bot challenge"),
+                "{}",
+                failure.message
+            );
+            let page = analysed(&article, xpath, true).unwrap();
+            assert!(
+                page.value.unwrap().starts_with("A long article"),
+                "{xpath:?}"
+            );
+        }
+        // An error page that is no wall is screened as any page: its own value.
+        let deadline = Deadline::after(Duration::from_secs(10));
+        let not_found = analyse(
+            &page(404, "<p>gone</p>"),
+            "<p>gone</p>",
+            &extractor(None),
+            deadline,
+            false,
+        );
+        assert_eq!(not_found.unwrap().value, Ok("gone".to_string()));
     }
 
     #[tokio::test(flavor = "current_thread")]

@@ -255,6 +255,14 @@ impl fmt::Display for Empty {
 /// document is one, never [`Verdict::Empty`] (its status says enough); nor is a 204, or an
 /// answer to HEAD ([`Response::bodiless`]), which have no body by definition.
 pub fn classify(response: &Response<'_>) -> Verdict {
+    classify_shown(response, None)
+}
+
+/// [`classify`], given the document's rendered text when the caller has it already (a page's
+/// one-pass scan): the text then says whether the document shows more than any wall, which
+/// `classify` would otherwise count from the markup, and the wall rules read it instead of
+/// scanning the page again. The verdict is `classify`'s: its rules judge that same text.
+pub(crate) fn classify_shown(response: &Response<'_>, shown: Option<&str>) -> Verdict {
     if (300..400).contains(&response.status) {
         return Verdict::Page;
     }
@@ -284,10 +292,14 @@ pub fn classify(response: &Response<'_>) -> Verdict {
     }
     // A document showing more text than any wall is the page (and not empty): most pages a
     // check or a crawl fetches end here, after a look at their first few kilobytes.
-    if !html || response.text.len() > SCAN_LIMIT || shows_more_than(response.text, WALL_TEXT) {
+    let long = match shown {
+        Some(text) => alphanumeric_more_than(text, WALL_TEXT),
+        None => shows_more_than(response.text, WALL_TEXT),
+    };
+    if !html || response.text.len() > SCAN_LIMIT || long {
         return Verdict::Page;
     }
-    let document = Document::read(response);
+    let document = Document::read(response, shown);
     if let Some(blocked) = document.wall(response) {
         return Verdict::Blocked(blocked);
     }
@@ -513,6 +525,20 @@ fn shows_more_than(html: &str, limit: usize) -> bool {
     false
 }
 
+/// Whether the rendered `text` holds more than `limit` ASCII letters and digits: then
+/// [`Document::wall`] counts more than `limit` characters in it too (its comparison key keeps
+/// every one of them, one character each). Counted a block at a time, stopping once past.
+fn alphanumeric_more_than(text: &str, limit: usize) -> bool {
+    let mut count = 0;
+    for block in text.as_bytes().chunks(512) {
+        count += count_alphanumeric(block);
+        if count > limit {
+            return true;
+        }
+    }
+    false
+}
+
 /// The ASCII letters and digits in `bytes`: the common case of [`shows_more_than`], counted in
 /// blocks of 64 with byte-wide sums, which the compiler turns into whole-register operations
 /// (a running `usize` count it widens lane by lane, several times slower).
@@ -631,7 +657,7 @@ struct Document {
 impl Document {
     /// Reads what the rules need; the visible text (a second pass over the page) only when
     /// the source or the title shows a sign of a wall, as walls always do.
-    fn read(response: &Response<'_>) -> Document {
+    fn read(response: &Response<'_>, shown: Option<&str>) -> Document {
         let (html, headers) = (response.text, response.headers);
         // A wall a site writes by hand often has no title, only its heading.
         let title = crate::extract::title::title(html)
@@ -656,8 +682,9 @@ impl Document {
             return document;
         }
         document.source = source;
-        let text = crate::extract::onepass::scan(html, false)
-            .map(|scanned| scanned.text)
+        let text = shown
+            .map(str::to_string)
+            .or_else(|| crate::extract::onepass::scan(html, false).map(|scanned| scanned.text))
             .or_else(|| {
                 let extractor = crate::extract::Extractor::new(None, None, None);
                 let deadline = crate::extract::Deadline::after(std::time::Duration::from_secs(2));
@@ -1308,20 +1335,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_text_counted_cheaply_is_never_more_than_the_extracted_text() {
-        fn pages(dir: &std::path::Path, out: &mut Vec<String>) {
+    /// Every HTML page of the fixtures (walls, articles, crawled sites, extraction cases) and
+    /// some made to sit on the counts' edges.
+    fn pages() -> Vec<String> {
+        fn read(dir: &std::path::Path, out: &mut Vec<String>) {
             for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
                 let path = entry.path();
                 if path.is_dir() {
-                    pages(&path, out);
+                    read(&path, out);
                 } else if path.extension().is_some_and(|e| e == "html") {
                     out.extend(std::fs::read_to_string(&path));
                 }
             }
         }
         let mut all = Vec::new();
-        pages(
+        read(
             &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
             &mut all,
         );
@@ -1334,8 +1362,27 @@ mod tests {
             format!("<SCRIPT>var a = '{words}';</Script><p>tiny</p>"),
             format!("<svg><svg>x</svg><text>{words}</text></svg>"),
             format!("<p>AT&T {words}</p>"),
+            // Walls at the length where a wall stops being one, counted in characters.
+            format!(
+                "<title>Just a moment...</title><p>{}</p>",
+                "a".repeat(WALL_TEXT)
+            ),
+            format!(
+                "<title>Just a moment...</title><p>{}</p>",
+                "a".repeat(WALL_TEXT + 1)
+            ),
+            format!(
+                "<title>Just a moment...</title><p>{}</p>",
+                "été ".repeat(300)
+            ),
         ]);
         assert!(all.len() > 30, "{} pages", all.len());
+        all
+    }
+
+    #[test]
+    fn the_text_counted_cheaply_is_never_more_than_the_extracted_text() {
+        let all = pages();
         let extractor = crate::extract::Extractor::new(None, None, None);
         let mut counted = 0;
         for page in &all {
@@ -1352,5 +1399,40 @@ mod tests {
             }
         }
         assert!(counted > 20, "the cheap count decided only {counted} times");
+    }
+
+    #[test]
+    fn the_scans_text_gives_the_verdict_the_markup_gives() {
+        // A crawl hands the one pass's text to the screen; every page the pass reads must get
+        // the verdict it gets without it, walls and the longest pages alike.
+        let mut walls = 0;
+        let mut pages_read = 0;
+        for page in pages() {
+            let Some(scanned) = crate::extract::onepass::scan(&page, true) else {
+                continue;
+            };
+            pages_read += 1;
+            let shown = comparison_key(&scanned.text).chars().count();
+            for limit in [0, 10, 300, 1500] {
+                if alphanumeric_more_than(&scanned.text, limit) {
+                    assert!(shown > limit, "{shown} <= {limit}: {page:.300}");
+                }
+            }
+            for status in [200, 403, 503] {
+                let headers = headers(&[]);
+                let response = Response::new(status, &headers, Some("text/html"), &page);
+                let verdict = classify(&response);
+                walls += usize::from(matches!(verdict, Verdict::Blocked(_)));
+                assert_eq!(
+                    classify_shown(&response, Some(&scanned.text)),
+                    verdict,
+                    "{status}: {page:.300}"
+                );
+            }
+        }
+        assert!(
+            pages_read > 30 && walls > 20,
+            "{pages_read} pages, {walls} walls"
+        );
     }
 }

@@ -489,11 +489,13 @@ impl Engine {
         let deadline = crate::extract::Deadline::at(started + self.inner.total_timeout);
         let extracted = analysis::off_runtime(page.body.len(), move || {
             let text = page.decoded();
-            let value = match (analysis::screen(&page, &text), status) {
-                (Some(failure), _) | (None, Status::Failed(failure)) => Err(failure),
+            let value = match status {
+                // A wall served with an error status says more than the status.
+                Status::Failed(failure) => Err(analysis::screen(&page, &text).unwrap_or(failure)),
                 // An ignored error page is checked like any other.
-                (None, Status::Fine | Status::Ignored) => {
-                    analysis::analyse(&text, &plan.extractor, deadline, false).value
+                Status::Fine | Status::Ignored => {
+                    analysis::analyse(&page, &text, &plan.extractor, deadline, false)
+                        .and_then(|analysed| analysed.value)
                 }
             };
             (value, keep_html.then(|| text.into_owned()))

@@ -364,20 +364,23 @@ fn analyse_html(
     deadline: Deadline,
 ) -> PageAnalysed {
     let text = fetched.decoded();
-    if let Some(failure) = screen(&fetched, &text) {
-        // A wall's links and title are not the page's.
-        return PageAnalysed {
-            value: Err(failure),
-            title: None,
-            links: Vec::new(),
-            fetched,
-        };
-    }
+    let analysed = analyse(&fetched, &text, &job.plan.extractor, deadline, follow);
     let Analysed {
         value,
         links,
         title,
-    } = analyse(&text, &job.plan.extractor, deadline, follow);
+    } = match analysed {
+        Ok(analysed) => analysed,
+        // A wall's links and title are not the page's.
+        Err(failure) => {
+            return PageAnalysed {
+                value: Err(failure),
+                title: None,
+                links: Vec::new(),
+                fetched,
+            };
+        }
+    };
     let title = title.unwrap_or_else(|| title::title(&text));
     let links = links::resolve_all(
         &fetched.url,
