@@ -87,9 +87,13 @@ pub fn scan(html: &str, want_links: bool) -> Option<Scanned<'_>> {
         src: html,
         bytes: html.as_bytes(),
         pos: 0,
-        // Text is most of an ordinary page.
-        lines: Lines::with_capacity(html.len() * 3 / 4),
-        stack: Vec::with_capacity(32),
+        // Text is most of an ordinary page (four fifths of a crawled article's bytes), and
+        // never more than all of it but for a few rare character references: sized once, as
+        // growing it copied the whole text again.
+        lines: Lines::with_capacity(html.len()),
+        // Deep enough for most pages, and under the allocator's per-thread cache's largest
+        // size (a kilobyte), past which every allocation takes its slower path.
+        stack: Vec::with_capacity(24),
         open_p: 0,
         in_body: false,
         pre: 0,
@@ -886,6 +890,23 @@ fn lower(name: &str) -> Cow<'_, str> {
 mod tests {
     use super::*;
     use crate::extract::parse::parse_document;
+
+    #[test]
+    fn a_page_of_markup_keeps_only_its_texts_worth_of_memory() {
+        // The text is sized for the whole page while it is written; a value is kept for
+        // long (a crawl's pages, a check's outcome), so it must not keep the page's size.
+        let page = format!(
+            "<p>Tea</p>{}<p>Cake</p>",
+            "<div class=x></div>".repeat(10_000)
+        );
+        let text = scan(&page, false).unwrap().text;
+        assert_eq!(text, "Tea\nCake");
+        assert!(text.capacity() < 2048, "{} bytes kept", text.capacity());
+        // An article, most of it text, keeps its text as written.
+        let article = format!("<p>{}</p>", "Tea and cake. ".repeat(500));
+        let text = scan(&article, false).unwrap().text;
+        assert!(text.len() > 6000 && text.capacity() <= article.len());
+    }
 
     /// What the tree path gives: body text, raw links, first base href.
     fn tree_path(html: &str) -> Option<Scanned<'static>> {

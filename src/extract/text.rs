@@ -252,6 +252,11 @@ impl Lines {
         self.break_line();
         // The last line's separator, written before it was known to be the last.
         self.out.pop();
+        // Sized for the whole page: a page that is mostly markup keeps only its text's worth
+        // (shrinking in place costs no copy).
+        if self.out.capacity() - self.out.len() > self.out.len() / 4 + 1024 {
+            self.out.shrink_to_fit();
+        }
         self.out
     }
 }
