@@ -266,6 +266,47 @@ mod tests {
     use super::*;
     use crate::extract::parse::parse_document;
 
+    #[test]
+    fn collapsing_white_space_agrees_with_its_plain_form() {
+        // Every byte the word-at-a-time masks tell apart, at every offset of a word: white
+        // space, ' ' and its neighbours ('!' is one bit from it), control bytes that are no
+        // white space, UTF-8.
+        let parts = [
+            " ",
+            "  ",
+            "\n",
+            "\t",
+            "\r\n",
+            "\x0c",
+            "\x01",
+            "\x1f",
+            "!",
+            "a",
+            "word",
+            "é",
+            "\u{a0}",
+            "long words in a row ",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..50_000 {
+            let mut text = String::from("x");
+            for _ in 0..(seed % 12) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                text.push_str(parts[(seed % parts.len() as u64) as usize]);
+            }
+            let mut lines = Lines::with_capacity(0);
+            lines.push_collapsed(&text);
+            let plain = text
+                .split(|c: char| c.is_ascii() && is_space_byte(c as u8))
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ");
+            assert_eq!(lines.finish(), plain, "{text:?}");
+        }
+    }
+
     fn body_text(html: &str) -> String {
         let doc = parse_document(html).unwrap();
         rendered_text(doc.tree.root())
