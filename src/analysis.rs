@@ -1,8 +1,9 @@
 //! One analysis of a fetched page, shared by the single-page check ([`crate::engine`]) and
 //! every page of a Portal crawl ([`crate::crawl`]) so the two cannot drift: what an error
-//! status means ([`judge_status`]), the one-pass scan or the parsed tree, the value or the
-//! extraction error with its [`ErrorKind`] ([`analyse`]), and which pages are analysed on the
-//! blocking pool ([`off_runtime`]). What each path makes of the result (a check's outcome; a
+//! status means ([`judge_status`]), whether the page is a wall or an empty document
+//! ([`screen`], which [`analyse`] runs itself), the one-pass scan or the parsed tree, the
+//! value or the extraction error with its [`ErrorKind`] ([`analyse`]), and which pages are
+//! analysed on the blocking pool ([`off_runtime`]). What each path makes of the result (a check's outcome; a
 //! crawled page's title, links and place in the crawl) stays with the path.
 
 use crate::classify::{Response, Verdict, classify_shown};
@@ -256,15 +257,16 @@ mod tests {
         }
     }
 
-    /// `html` analysed as the body of a 200 response.
+    /// `html` analysed as the body of a response of `status`.
     fn analysed<'a>(
+        status: u16,
         html: &'a str,
         xpath: Option<&str>,
         want_links: bool,
     ) -> Result<Analysed<'a>, Failure> {
         let deadline = Deadline::after(Duration::from_secs(10));
         analyse(
-            &page(200, html),
+            &page(status, html),
             html,
             &extractor(xpath),
             deadline,
@@ -291,21 +293,21 @@ mod tests {
     fn scan_and_tree_give_the_same_links_and_value() {
         let html = r#"<base href="/d/"><p>Tea <a href="a.html">A</a></p><iframe src="f"></iframe>"#;
         // No xPath: the one-pass scan; an xPath: the tree.
-        let scanned = analysed(html, None, true).unwrap();
-        let tree = analysed(html, Some("/html/body"), true).unwrap();
+        let scanned = analysed(200, html, None, true).unwrap();
+        let tree = analysed(200, html, Some("/html/body"), true).unwrap();
         assert_eq!(scanned.value, Ok("Tea A".to_string()));
         assert_eq!(tree.value, scanned.value);
         for links in [&scanned.links, &tree.links] {
             assert_eq!(links.base.as_deref(), Some("/d/"));
             assert_eq!(links.hrefs, ["a.html", "f"]);
         }
-        let unwanted = analysed(html, Some("//a"), false).unwrap();
+        let unwanted = analysed(200, html, Some("//a"), false).unwrap();
         assert!(unwanted.links.hrefs.is_empty() && unwanted.links.base.is_none());
     }
 
     #[test]
     fn extraction_errors_carry_their_kind() {
-        let failure = analysed("<p>x</p>", Some("//table"), true)
+        let failure = analysed(200, "<p>x</p>", Some("//table"), true)
             .unwrap()
             .value
             .unwrap_err();
@@ -322,29 +324,22 @@ mod tests {
             "A long article about waiting for a page, with a wall's title. ".repeat(40)
         );
         for xpath in [None, Some("/html/body")] {
-            let failure = analysed(wall, xpath, true).err().unwrap();
+            let failure = analysed(200, wall, xpath, true).err().unwrap();
             assert_eq!(failure.kind, ErrorKind::Blocked, "{xpath:?}");
             assert!(
                 failure.message.contains("bot challenge"),
                 "{}",
                 failure.message
             );
-            let page = analysed(&article, xpath, true).unwrap();
+            let page = analysed(200, &article, xpath, true).unwrap();
             assert!(
                 page.value.unwrap().starts_with("A long article"),
                 "{xpath:?}"
             );
         }
         // An error page that is no wall is screened as any page: its own value.
-        let deadline = Deadline::after(Duration::from_secs(10));
-        let not_found = analyse(
-            &page(404, "<p>gone</p>"),
-            "<p>gone</p>",
-            &extractor(None),
-            deadline,
-            false,
-        );
-        assert_eq!(not_found.unwrap().value, Ok("gone".to_string()));
+        let not_found = analysed(404, "<p>gone</p>", None, false).unwrap();
+        assert_eq!(not_found.value, Ok("gone".to_string()));
     }
 
     #[tokio::test(flavor = "current_thread")]

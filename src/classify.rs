@@ -261,7 +261,11 @@ pub fn classify(response: &Response<'_>) -> Verdict {
 /// [`classify`], given the document's rendered text when the caller has it already (a page's
 /// one-pass scan): the text then says whether the document shows more than any wall, which
 /// `classify` would otherwise count from the markup, and the wall rules read it instead of
-/// scanning the page again. The verdict is `classify`'s: its rules judge that same text.
+/// scanning the page again. The verdict is `classify`'s, whose wall rules judge that same
+/// text, with one exception: a document whose text, shown in its body, is longer than any
+/// wall is the page even where the markup puts it inside `<head>` (`<head><p>...`, which the
+/// parser moves to the body), which `classify`'s cheaper reading of the markup takes for an
+/// empty body.
 pub(crate) fn classify_shown(response: &Response<'_>, shown: Option<&str>) -> Verdict {
     if (300..400).contains(&response.status) {
         return Verdict::Page;
@@ -292,11 +296,11 @@ pub(crate) fn classify_shown(response: &Response<'_>, shown: Option<&str>) -> Ve
     }
     // A document showing more text than any wall is the page (and not empty): most pages a
     // check or a crawl fetches end here, after a look at their first few kilobytes.
-    let long = match shown {
+    let long = || match shown {
         Some(text) => alphanumeric_more_than(text, WALL_TEXT),
         None => shows_more_than(response.text, WALL_TEXT),
     };
-    if !html || response.text.len() > SCAN_LIMIT || long {
+    if !html || response.text.len() > SCAN_LIMIT || long() {
         return Verdict::Page;
     }
     let document = Document::read(response, shown);
@@ -525,13 +529,33 @@ fn shows_more_than(html: &str, limit: usize) -> bool {
     false
 }
 
-/// Whether the rendered `text` holds more than `limit` ASCII letters and digits: then
-/// [`Document::wall`] counts more than `limit` characters in it too (its comparison key keeps
-/// every one of them, one character each). Counted a block at a time, stopping once past.
+/// Whether the rendered `text` holds more than `limit` ASCII letters and digits outside what
+/// reads as a character reference: then [`Document::wall`] counts more than `limit`
+/// characters in it too. Its comparison key keeps each such letter as one character, but
+/// decodes a reference written in the text (a page's `&amp;amp;` shows as `&amp;`, one
+/// character in the key), so a reference's name is not counted. Counted a block at a time,
+/// stopping once past.
 fn alphanumeric_more_than(text: &str, limit: usize) -> bool {
-    let mut count = 0;
-    for block in text.as_bytes().chunks(512) {
-        count += count_alphanumeric(block);
+    let bytes = text.as_bytes();
+    let (mut at, mut count) = (0, 0);
+    while at < bytes.len() {
+        // A block at a time, so a long text is read only as far as the count needs.
+        let block = &bytes[at..bytes.len().min(at + 512)];
+        match memchr::memchr(b'&', block) {
+            None => {
+                count += count_alphanumeric(block);
+                at += block.len();
+            }
+            Some(n) => {
+                count += count_alphanumeric(&block[..n]);
+                let name = &bytes[at + n + 1..];
+                let name_len = name
+                    .iter()
+                    .take_while(|b| b.is_ascii_alphanumeric() || **b == b'#')
+                    .count();
+                at += n + 1 + name_len;
+            }
+        }
         if count > limit {
             return true;
         }
@@ -1375,6 +1399,20 @@ mod tests {
                 "<title>Just a moment...</title><p>{}</p>",
                 "été ".repeat(300)
             ),
+            // References written in the text: letters the markup shows, one character each in
+            // the comparison key.
+            format!(
+                "<head><title>Just a moment...</title><p>{}</p></head><body></body>",
+                "&amp;amp; ".repeat(600)
+            ),
+            format!(
+                "<title>Just a moment...</title><p><a title=it's>x</a>{}</p>",
+                "&amp;amp; ".repeat(600)
+            ),
+            format!(
+                "<title>Just a moment...</title><p>{}</p>",
+                "&amp;#65; ".repeat(600)
+            ),
         ]);
         assert!(all.len() > 30, "{} pages", all.len());
         all
@@ -1434,5 +1472,28 @@ mod tests {
             pages_read > 30 && walls > 20,
             "{pages_read} pages, {walls} walls"
         );
+    }
+
+    #[test]
+    fn the_text_shown_decides_where_the_markup_reads_otherwise() {
+        let headers = headers(&[]);
+        // Text inside <head> is moved to the body by the parser and shown there: the page
+        // shows two thousand letters, which the markup's reading takes for an empty body.
+        let words = "tea ".repeat(700);
+        let page = format!("<html><head><title>T</title><p>{words}</p></head><body></body></html>");
+        let response = Response::new(200, &headers, Some("text/html"), &page);
+        let shown = crate::extract::onepass::scan(&page, false).unwrap().text;
+        assert_eq!(shown.trim(), words.trim());
+        assert_eq!(classify_shown(&response, Some(&shown)), Verdict::Page);
+        assert_eq!(
+            classify(&response),
+            Verdict::Empty(Empty::NoContent),
+            "the markup's reading changed: the exception in classify_shown's docs may be gone"
+        );
+        // The text given is what decides: a wall's markup with a long text is the page.
+        let wall = "<title>Just a moment...</title><p>Checking your browser.</p>";
+        let response = Response::new(503, &headers, Some("text/html"), wall);
+        assert!(matches!(classify(&response), Verdict::Blocked(_)));
+        assert_eq!(classify_shown(&response, Some(&words)), Verdict::Page);
     }
 }
