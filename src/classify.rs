@@ -262,10 +262,10 @@ pub fn classify(response: &Response<'_>) -> Verdict {
 /// one-pass scan): the text then says whether the document shows more than any wall, which
 /// `classify` would otherwise count from the markup, and the wall rules read it instead of
 /// scanning the page again. The verdict is `classify`'s, whose wall rules judge that same
-/// text, with one exception: a document whose text, shown in its body, is longer than any
-/// wall is the page even where the markup puts it inside `<head>` (`<head><p>...`, which the
-/// parser moves to the body), which `classify`'s cheaper reading of the markup takes for an
-/// empty body.
+/// text, with one exception, and no wall among it: a document showing more text than any
+/// wall is the page even where `classify`'s cheaper reading of the markup takes its body for
+/// empty, as when the text sits inside `<head>` or before a late `<body>` tag (the parser
+/// puts it in the body, where a browser shows it).
 pub(crate) fn classify_shown(response: &Response<'_>, shown: Option<&str>) -> Verdict {
     if (300..400).contains(&response.status) {
         return Verdict::Page;
@@ -1479,17 +1479,22 @@ mod tests {
         let headers = headers(&[]);
         // Text inside <head> is moved to the body by the parser and shown there: the page
         // shows two thousand letters, which the markup's reading takes for an empty body.
+        // So is text before a late <body> tag, past markup the cheap count gives up at.
         let words = "tea ".repeat(700);
-        let page = format!("<html><head><title>T</title><p>{words}</p></head><body></body></html>");
-        let response = Response::new(200, &headers, Some("text/html"), &page);
-        let shown = crate::extract::onepass::scan(&page, false).unwrap().text;
-        assert_eq!(shown.trim(), words.trim());
-        assert_eq!(classify_shown(&response, Some(&shown)), Verdict::Page);
-        assert_eq!(
-            classify(&response),
-            Verdict::Empty(Empty::NoContent),
-            "the markup's reading changed: the exception in classify_shown's docs may be gone"
-        );
+        for page in [
+            format!("<html><head><title>T</title><p>{words}</p></head><body></body></html>"),
+            format!("<a title=it's>x</a>{words}<body></body>"),
+        ] {
+            let response = Response::new(200, &headers, Some("text/html"), &page);
+            let shown = crate::extract::onepass::scan(&page, false).unwrap().text;
+            assert!(shown.ends_with(words.trim()), "{shown:.100}");
+            assert_eq!(classify_shown(&response, Some(&shown)), Verdict::Page);
+            assert_eq!(
+                classify(&response),
+                Verdict::Empty(Empty::NoContent),
+                "the markup's reading changed: the exception in classify_shown's docs may be gone"
+            );
+        }
         // The text given is what decides: a wall's markup with a long text is the page.
         let wall = "<title>Just a moment...</title><p>Checking your browser.</p>";
         let response = Response::new(503, &headers, Some("text/html"), wall);
