@@ -3,8 +3,8 @@
 //! status means ([`judge_status`]), whether the page is a wall or an empty document
 //! ([`screen`], which [`analyse`] runs itself), the one-pass scan or the parsed tree, the
 //! value or the extraction error with its [`ErrorKind`] ([`analyse`]), and which pages are
-//! analysed on the blocking pool ([`off_runtime`]). What each path makes of the result (a check's outcome; a
-//! crawled page's title, links and place in the crawl) stays with the path.
+//! analysed on the blocking pool ([`off_runtime`]). What each path makes of the result (a
+//! check's outcome; a crawled page's title, links and place in the crawl) stays with the path.
 
 use crate::classify::{Response, Verdict, classify_shown};
 use crate::extract::{Deadline, ExtractError, Extractor, onepass, parse, raw_links};
@@ -120,7 +120,7 @@ pub(crate) struct Analysed<'a> {
 /// links, in one pass without a tree when the extractor needs none and the page allows, else
 /// in one parse, within `deadline`. The one pass runs before the screen: its text tells the
 /// screen that a page shows more than any wall, which the screen would otherwise count from
-/// the markup (a sixth of a crawled page's analysis). A page that needs the tree is screened
+/// the markup (a fifth of a crawled page's analysis). A page that needs the tree is screened
 /// before it is parsed.
 pub(crate) fn analyse<'a>(
     page: &FetchedPage,
