@@ -500,21 +500,7 @@ fn shows_more_than(html: &str, limit: usize) -> bool {
     let (mut at, mut count) = (0, 0);
     while at < bytes.len() {
         let next = near::find(b'<', &bytes[at..]).map_or(bytes.len(), |n| at + n);
-        let text = &bytes[at..next];
-        if near::find(b'&', text).is_none() {
-            count += count_alphanumeric(text);
-        } else {
-            let mut reference = false;
-            for &b in text {
-                if b == b'&' {
-                    reference = true;
-                } else if reference && !(b.is_ascii_alphanumeric() || b == b'#') {
-                    reference = false;
-                } else if !reference && b.is_ascii_alphanumeric() {
-                    count += 1;
-                }
-            }
-        }
+        count += letters_shown(&bytes[at..next], limit - count);
         if count > limit {
             return true;
         }
@@ -530,25 +516,29 @@ fn shows_more_than(html: &str, limit: usize) -> bool {
 }
 
 /// Whether the rendered `text` holds more than `limit` ASCII letters and digits outside what
-/// reads as a character reference: then [`Document::wall`] counts more than `limit`
-/// characters in it too. Its comparison key keeps each such letter as one character, but
-/// decodes a reference written in the text (a page's `&amp;amp;` shows as `&amp;`, one
-/// character in the key), so a reference's name is not counted. Counted a block at a time,
-/// stopping once past.
+/// reads as a character reference ([`letters_shown`]): then [`Document::wall`] counts more
+/// than `limit` characters in it too. Its comparison key keeps each such letter as one
+/// character, but decodes a reference written in the text (a page's `&amp;amp;` shows as
+/// `&amp;`, one character in the key), so a reference's name is not counted.
 fn alphanumeric_more_than(text: &str, limit: usize) -> bool {
-    let bytes = text.as_bytes();
+    letters_shown(text.as_bytes(), limit) > limit
+}
+
+/// The ASCII letters and digits in `text` outside the names of character references (`&amp;`
+/// shows none of its letters), counted a block at a time until past `limit`: a long text is
+/// read only as far as the count needs, and the count then is above `limit`, not all of it.
+fn letters_shown(text: &[u8], limit: usize) -> usize {
     let (mut at, mut count) = (0, 0);
-    while at < bytes.len() {
-        // A block at a time, so a long text is read only as far as the count needs.
-        let block = &bytes[at..bytes.len().min(at + 512)];
-        match memchr::memchr(b'&', block) {
+    while at < text.len() && count <= limit {
+        let block = &text[at..text.len().min(at + 512)];
+        match near::find(b'&', block) {
             None => {
                 count += count_alphanumeric(block);
                 at += block.len();
             }
             Some(n) => {
                 count += count_alphanumeric(&block[..n]);
-                let name = &bytes[at + n + 1..];
+                let name = &text[at + n + 1..];
                 let name_len = name
                     .iter()
                     .take_while(|b| b.is_ascii_alphanumeric() || **b == b'#')
@@ -556,14 +546,11 @@ fn alphanumeric_more_than(text: &str, limit: usize) -> bool {
                 at += n + 1 + name_len;
             }
         }
-        if count > limit {
-            return true;
-        }
     }
-    false
+    count
 }
 
-/// The ASCII letters and digits in `bytes`: the common case of [`shows_more_than`], counted in
+/// The ASCII letters and digits in `bytes`: the common case of [`letters_shown`], counted in
 /// blocks of 64 with byte-wide sums, which the compiler turns into whole-register operations
 /// (a running `usize` count it widens lane by lane, several times slower).
 fn count_alphanumeric(bytes: &[u8]) -> usize {
