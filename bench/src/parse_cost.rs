@@ -84,6 +84,41 @@ pub fn run(dir: &Path, limit: usize) -> Result<(), String> {
         &pages,
         |p| wachet::extract::onepass::scan(p, true).map_or(0, |s| s.text.len() + s.links.len()),
     );
+    // Each page as the crawl reaches it: its links resolved against its own URL.
+    let page_url = |i: usize| {
+        let path = if i == 0 {
+            "index.html".to_string()
+        } else {
+            format!("p/{i}.html")
+        };
+        url::Url::parse(&format!("http://127.0.0.1:18082/{path}")).ok()
+    };
+    let scanned: Vec<(url::Url, Vec<String>)> = pages
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| {
+            let links = wachet::extract::onepass::scan(p, true)?.links;
+            Some((page_url(i)?, links.iter().map(|l| l.to_string()).collect()))
+        })
+        .collect();
+    let resolve_started = Instant::now();
+    let mut resolved = 0usize;
+    let rounds = 3;
+    for _ in 0..rounds {
+        for (url, links) in &scanned {
+            resolved += links
+                .iter()
+                .filter_map(|href| wachet::crawl::normalize::resolve(url, href, false))
+                .count();
+        }
+    }
+    let links_per_page =
+        scanned.iter().map(|(_, l)| l.len()).sum::<usize>() as f64 / scanned.len().max(1) as f64;
+    println!(
+        "{:<58} {:>8.1} µs/page  ({links_per_page:.1} links a page, check {resolved})",
+        "wachet link resolution (Url::join + normalize, every link)",
+        resolve_started.elapsed().as_secs_f64() * 1e6 / (rounds * scanned.len().max(1)) as f64
+    );
     let headers = wachet::classify::HeaderMap::new();
     per_page(
         "wachet classify (wall or empty page? every page fetched)",

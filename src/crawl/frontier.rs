@@ -4,13 +4,13 @@
 //! each new URL's depth is its shortest distance from the start. Until then they wait here,
 //! per level, and are released level by level in order. Every URL is claimed once (links,
 //! redirect hops, a browser's own redirect targets alike), so none is fetched twice; the page
-//! budget caps the links claimed. Bounds: the seen set holds at most the budget's links plus
+//! budget caps the links claimed. Bounds: the claimed set holds at most the budget's links plus
 //! the redirect hops taken (each page's bounded by the hop limit); the waiting links are those
 //! of finished pages, each page's bounded by its size. Owned by the coordinator alone, so it
 //! needs no lock.
 
+use super::claimed::Claimed;
 use super::page::Pending;
-use std::collections::HashSet;
 use std::sync::Arc;
 use url::Url;
 
@@ -23,7 +23,10 @@ struct Found {
 pub(crate) struct Frontier {
     max_depth: u8,
     max_pages: usize,
-    seen: HashSet<String>,
+    /// Shared with the workers, who read it; written here alone.
+    claimed: Arc<Claimed>,
+    /// URLs in `claimed`: the frontier makes every claim, so it counts them.
+    claims: usize,
     /// Pages out (queued, in flight or between redirect hops) per depth, 0 to `max_depth`.
     outstanding: Vec<usize>,
     /// Links found on finished pages, per depth of the page they were found on (0 to
@@ -35,7 +38,7 @@ pub(crate) struct Frontier {
 impl Frontier {
     /// A frontier with the start page claimed and out; links are followed from pages of depth
     /// below `max_depth`, and at most `max_pages` links (the start included) are claimed.
-    pub fn new(start: &Url, max_depth: u8, max_pages: usize) -> Self {
+    pub fn new(start: &Url, max_depth: u8, max_pages: usize, claimed: Arc<Claimed>) -> Self {
         let mut outstanding = vec![0; usize::from(max_depth) + 1];
         outstanding[0] = 1;
         // Pages of the deepest level follow no links.
@@ -44,7 +47,8 @@ impl Frontier {
         Frontier {
             max_depth,
             max_pages,
-            seen: HashSet::from([start.as_str().to_string()]),
+            claims: usize::from(claimed.claim(start.as_str())),
+            claimed,
             outstanding,
             waiting,
             budget_reached: false,
@@ -58,7 +62,9 @@ impl Frontier {
 
     /// Claims `url` (a redirect hop's target): false when the crawl already has it.
     pub fn claim(&mut self, url: &Url) -> bool {
-        self.seen.insert(url.as_str().to_string())
+        let claimed = self.claimed.claim(url.as_str());
+        self.claims += usize::from(claimed);
+        claimed
     }
 
     /// A page finished (reported, left out or failed) with the in-scope `links` found on it;
@@ -99,14 +105,14 @@ impl Frontier {
             let depth = u8::try_from(level + 1).unwrap_or(u8::MAX);
             for found in std::mem::take(&mut self.waiting[level]) {
                 for link in found.links {
-                    if self.seen.contains(link.as_str()) {
+                    if self.claimed.contains(link.as_str()) {
                         continue;
                     }
-                    if self.seen.len() >= self.max_pages {
+                    if self.claims >= self.max_pages {
                         self.budget_reached = true;
                         break;
                     }
-                    self.seen.insert(link.as_str().to_string());
+                    self.claim(&link);
                     self.outstanding[usize::from(depth)] += 1;
                     released.push(Pending {
                         fetch_url: link.clone(),
@@ -173,7 +179,7 @@ mod tests {
 
     #[test]
     fn each_url_is_claimed_once() {
-        let mut frontier = Frontier::new(&url(""), 2, 100);
+        let mut frontier = Frontier::new(&url(""), 2, 100, Arc::default());
         let released = frontier.finished(&start(), None, urls(&["a", "a", "b", ""]));
         assert_eq!(
             described(&released),
@@ -196,7 +202,7 @@ mod tests {
 
     #[test]
     fn links_are_followed_only_below_the_depth_limit() {
-        let mut frontier = Frontier::new(&url(""), 1, 100);
+        let mut frontier = Frontier::new(&url(""), 1, 100, Arc::default());
         assert!(frontier.follows(0));
         assert!(!frontier.follows(1));
         let released = frontier.finished(&start(), None, urls(&["a"]));
@@ -213,7 +219,7 @@ mod tests {
 
     #[test]
     fn outstanding_pages_reach_zero_when_every_page_finished() {
-        let mut frontier = Frontier::new(&url(""), 3, 100);
+        let mut frontier = Frontier::new(&url(""), 3, 100, Arc::default());
         assert_eq!(frontier.outstanding(), 1);
         let mut queue = frontier.finished(&start(), None, urls(&["a", "b"]));
         assert_eq!(frontier.outstanding(), 2);
@@ -231,7 +237,7 @@ mod tests {
 
     #[test]
     fn deferred_links_wait_for_shallower_pages_and_come_out_in_level_order() {
-        let mut frontier = Frontier::new(&url(""), 3, 100);
+        let mut frontier = Frontier::new(&url(""), 3, 100, Arc::default());
         let level1 = frontier.finished(&start(), None, urls(&["slow", "fast"]));
         let (slow, fast) = (&level1[0], &level1[1]);
         let level2 = frontier.finished(fast, None, urls(&["c"]));
@@ -259,7 +265,7 @@ mod tests {
 
     #[test]
     fn the_page_budget_caps_the_links_claimed() {
-        let mut frontier = Frontier::new(&url(""), 2, 3);
+        let mut frontier = Frontier::new(&url(""), 2, 3, Arc::default());
         let released = frontier.finished(&start(), None, urls(&["a", "b", "c", "d"]));
         assert_eq!(
             released.len(),
@@ -268,7 +274,7 @@ mod tests {
         );
         assert!(frontier.budget_reached());
         // Known links are no new pages: they never reach the budget.
-        let mut frontier = Frontier::new(&url(""), 2, 3);
+        let mut frontier = Frontier::new(&url(""), 2, 3, Arc::default());
         let released = frontier.finished(&start(), None, urls(&["a", "a", "b", ""]));
         assert_eq!(released.len(), 2);
         assert!(!frontier.budget_reached());

@@ -1,26 +1,81 @@
 //! Link resolution: the raw values of a page's `a[href]`, `area[href]`, `frame[src]` and
 //! `iframe[src]` (found by the page's analysis, from its tree or its one-pass scan) resolved
 //! against the first `<base href>` (itself resolved against the page's final URL), as browsers
-//! do, and normalized for the crawl's dedup.
+//! do, and normalized for the crawl's dedup. Links the crawl has already claimed are dropped
+//! here, most of them before the URL parser sees them: a plain relative path is joined to its
+//! base as text and looked up, and only a link that is new (or not plain) is parsed.
 
 use super::normalize;
-use url::Url;
+use std::collections::HashSet;
+use url::{Position, Url};
 
-/// Resolves raw link values against the page's base and normalizes them; links that are not
-/// http(s) are dropped.
-pub fn resolve_all<'a>(
+/// Resolves raw link values against the page's base and normalizes them, leaving out links
+/// that are not http(s) and those in `claimed`.
+pub fn resolve_new<'a>(
     page_url: &Url,
     base_href: Option<&str>,
     hrefs: impl IntoIterator<Item = &'a str>,
     strip_tracking: bool,
+    claimed: &HashSet<Box<str>>,
 ) -> Vec<Url> {
     let base = base_href.and_then(|href| page_url.join(href.trim()).ok());
     let base = base.as_ref().unwrap_or(page_url);
-    let hrefs = hrefs.into_iter();
-    // Sized once: grown from empty, a page's forty links were three large reallocations.
-    let mut links = Vec::with_capacity(hrefs.size_hint().0);
-    links.extend(hrefs.filter_map(|href| normalize::resolve(base, href, strip_tracking)));
+    let mut plain = String::new();
+    let mut links = Vec::new();
+    for href in hrefs {
+        let href = href.trim();
+        if plain_join(base, href, &mut plain) && claimed.contains(plain.as_str()) {
+            continue;
+        }
+        if let Some(url) = normalize::resolve(base, href, strip_tracking)
+            && !claimed.contains(url.as_str())
+        {
+            links.push(url);
+        }
+    }
     links
+}
+
+/// Writes to `out` the normalized URL of `href` joined to `base`, when plain text can: `href` is
+/// a path of unreserved characters (letters, digits, `-`, `.`, `_`, `~`) and slashes, with no
+/// dot segment and no empty segment but a leading or trailing one, so no scheme, authority,
+/// query, fragment, escape or white space; and `base` is an http(s) URL whose path has no
+/// escape. Such a path is the base's scheme and authority followed by it (from `/`) or by the
+/// base's directory and it: what the URL parser and [`normalize`] make of it. False for any
+/// other link, which then takes the parser.
+fn plain_join(base: &Url, href: &str, out: &mut String) -> bool {
+    let plain_byte =
+        |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/');
+    if href.is_empty()
+        || !href.as_bytes().iter().all(plain_byte)
+        || !matches!(base.scheme(), "http" | "https")
+        || base.path().contains('%')
+    {
+        return false;
+    }
+    let last = href.split('/').count() - 1;
+    let plain_segments = href
+        .split('/')
+        .enumerate()
+        .all(|(i, segment)| match segment {
+            "." | ".." => false,
+            "" => i == 0 || i == last,
+            _ => true,
+        });
+    if !plain_segments {
+        return false;
+    }
+    out.clear();
+    out.push_str(&base[..Position::BeforePath]);
+    if !href.starts_with('/') {
+        // An http(s) URL's path starts with a slash.
+        let Some(directory) = base.path().rfind('/') else {
+            return false;
+        };
+        out.push_str(&base.path()[..=directory]);
+    }
+    out.push_str(href);
+    true
 }
 
 #[cfg(test)]
@@ -39,7 +94,7 @@ mod tests {
         .unwrap();
         let page = Url::parse("http://s.example/index.html").unwrap();
         let (base, hrefs) = raw_links(&doc);
-        let found: Vec<String> = resolve_all(&page, base, hrefs, false)
+        let found: Vec<String> = resolve_new(&page, base, hrefs, false, &HashSet::new())
             .into_iter()
             .map(String::from)
             .collect();
@@ -53,5 +108,74 @@ mod tests {
                 "http://s.example/docs/c"
             ]
         );
+    }
+
+    #[test]
+    fn claimed_links_are_left_out_whether_plain_or_not() {
+        let page = Url::parse("http://s.example/docs/index.html?page=2").unwrap();
+        let claimed: HashSet<Box<str>> = ["http://s.example/docs/a.html", "http://s.example/b?x=1"]
+            .into_iter()
+            .map(Box::from)
+            .collect();
+        let hrefs = [
+            "a.html",
+            "./a.html",
+            " /docs/a.html#top",
+            "/b?x=1",
+            "c.html",
+            "/d/",
+        ];
+        let found: Vec<String> = resolve_new(&page, None, hrefs, false, &claimed)
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert_eq!(
+            found,
+            ["http://s.example/docs/c.html", "http://s.example/d/"]
+        );
+    }
+
+    /// Whenever a link is joined as text, the text is the URL the parser and normalization make
+    /// of it: random links of characters plain and not, against bases of every shape.
+    #[test]
+    fn a_link_joined_as_text_is_the_parsed_url() {
+        let bases = [
+            "http://s.example/index.html",
+            "http://s.example/",
+            "https://User:pw@S.Example:8443/a/b/c.html?q=1#frag",
+            "http://127.0.0.1:18082/p/5.html",
+            "http://s.example/dir/",
+            "http://s.example/a%7e/b.html",
+            "https://xn--bcher-kva.example/%C3%BC/x",
+            "http://[::1]:8080/x/y",
+        ];
+        let pieces = [
+            "a", "B", "0", "-", ".", "_", "~", "/", "..", "./", "%7e", "%2F", "?", "#", ":", "\\",
+            " ", "\t", "é", "//", "p/", "x.html",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut joined, mut out) = (0, String::new());
+        for base in bases {
+            let base = Url::parse(base).unwrap();
+            for _ in 0..20_000 {
+                let len = next() % 6;
+                let href: String = (0..len)
+                    .map(|_| pieces[(next() % pieces.len() as u64) as usize])
+                    .collect();
+                if plain_join(&base, &href, &mut out) {
+                    joined += 1;
+                    let parsed = normalize::resolve(&base, &href, true).map(String::from);
+                    assert_eq!(Some(out.as_str()), parsed.as_deref(), "{base} + {href:?}");
+                }
+            }
+        }
+        // Most random links are not plain; enough are to make the comparison mean something.
+        assert!(joined > 10_000, "{joined} links joined as text");
     }
 }

@@ -2,14 +2,16 @@
 //! within scope and URL filters, never fetching one normalized URL twice, under a page budget
 //! and rate limits.
 //!
-//! One coordinator task owns the `frontier` (the seen set, the pages out per depth, the links
+//! One coordinator task owns the `frontier` (the claims, the pages out per depth, the links
 //! waiting for their depth) and the [`scheduler`]; workers ([`page`]) fetch and parse pages
-//! concurrently and hand back values and links. Because only the coordinator touches shared
-//! state there is no lock on the hot path, and dedup is exact even when two pages link to the
-//! same URL at once. Levels are crawled in turn, so every page's depth is its shortest distance
-//! from the start. Results stream out over a bounded channel ([`CrawlStream`]), so a large
+//! concurrently and hand back values and links. Only the coordinator claims a URL, so dedup is
+//! exact even when two pages link to the same URL at once; workers only read the set of claimed
+//! URLs ([`claimed`], one read lock a page) to drop the links the crawl already has before they
+//! are parsed and sent. Levels are crawled in turn, so every page's depth is its shortest
+//! distance from the start. Results stream out over a bounded channel ([`CrawlStream`]), so a large
 //! crawl is never held in memory by the crawler.
 
+mod claimed;
 mod frontier;
 pub(crate) mod links;
 pub mod normalize;
@@ -92,6 +94,7 @@ pub(crate) fn start(
         max_url_len: settings.max_url_len,
         redirected_site: std::sync::OnceLock::new(),
         page_timeout,
+        claimed: Arc::default(),
     });
     let coordinator = Coordinator {
         job,
@@ -199,7 +202,12 @@ impl Coordinator {
     /// ([`LeftOutReason::RedirectToKnownPage`]); a hop keeps its page's place in the count.
     async fn run(mut self, start: Pending) {
         let began = Instant::now();
-        let mut frontier = Frontier::new(&start.url, self.max_depth, self.max_pages);
+        let mut frontier = Frontier::new(
+            &start.url,
+            self.max_depth,
+            self.max_pages,
+            self.job.claimed.clone(),
+        );
         let mut progress = Progress::default();
         let mut tally = Tally::default();
         let mut scheduler = Scheduler::new(self.limits);

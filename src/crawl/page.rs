@@ -35,6 +35,8 @@ pub(crate) struct PageJob {
     pub redirected_site: std::sync::OnceLock<String>,
     /// A page's fetch and extraction together end within this.
     pub page_timeout: std::time::Duration,
+    /// The URLs the crawl has claimed: a page's links among them are dropped at once.
+    pub claimed: Arc<super::claimed::Claimed>,
 }
 
 /// A page to crawl, at one hop of its redirects.
@@ -382,11 +384,12 @@ fn analyse_html(
         }
     };
     let title = title.unwrap_or_else(|| title::title(&text));
-    let links = links::resolve_all(
+    let links = links::resolve_new(
         &fetched.url,
         links.base.as_deref(),
         links.hrefs.iter().map(|href| href.as_ref()),
         job.strip_tracking,
+        &job.claimed.read(),
     )
     .into_iter()
     .filter(|url| job.allows(url))
