@@ -5,8 +5,8 @@
 //! here, most of them before the URL parser sees them: a plain relative path is joined to its
 //! base as text and looked up, and only a link that is new (or not plain) is parsed.
 
+use super::claimed::UrlSet;
 use super::normalize;
-use std::collections::HashSet;
 use url::{Position, Url};
 
 /// Resolves raw link values against the page's base and normalizes them, leaving out links
@@ -16,7 +16,7 @@ pub fn resolve_new<'a>(
     base_href: Option<&str>,
     hrefs: impl IntoIterator<Item = &'a str>,
     strip_tracking: bool,
-    claimed: &HashSet<Box<str>>,
+    claimed: &UrlSet,
 ) -> Vec<Url> {
     let base = base_href.and_then(|href| page_url.join(href.trim()).ok());
     let base = base.as_ref().unwrap_or(page_url);
@@ -94,7 +94,7 @@ mod tests {
         .unwrap();
         let page = Url::parse("http://s.example/index.html").unwrap();
         let (base, hrefs) = raw_links(&doc);
-        let found: Vec<String> = resolve_new(&page, base, hrefs, false, &HashSet::new())
+        let found: Vec<String> = resolve_new(&page, base, hrefs, false, &UrlSet::default())
             .into_iter()
             .map(String::from)
             .collect();
@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn claimed_links_are_left_out_whether_plain_or_not() {
         let page = Url::parse("http://s.example/docs/index.html?page=2").unwrap();
-        let claimed: HashSet<Box<str>> = ["http://s.example/docs/a.html", "http://s.example/b?x=1"]
+        let claimed: UrlSet = ["http://s.example/docs/a.html", "http://s.example/b?x=1"]
             .into_iter()
             .map(Box::from)
             .collect();

@@ -87,7 +87,7 @@ pub(crate) struct PageWork {
 /// A failed page, reported under its link's URL.
 pub(crate) fn failed(pending: &Pending, error: String, kind: ErrorKind) -> CrawledPage {
     CrawledPage {
-        url: pending.url.to_string(),
+        url: pending.url.as_str().to_owned(),
         depth: pending.depth,
         found_on: pending.found_on.as_deref().map(str::to_string),
         status: None,
@@ -184,12 +184,12 @@ fn page_of(
     fetched: &FetchedPage,
 ) -> CrawledPage {
     CrawledPage {
-        url: pending.url.to_string(),
+        url: pending.url.as_str().to_owned(),
         depth: pending.depth,
         found_on: pending.found_on.as_deref().map(str::to_string),
         status: Some(fetched.status),
         content_type: fetched.content_type.clone(),
-        final_url: Some(fetched.url.to_string()),
+        final_url: Some(fetched.url.as_str().to_owned()),
         title: None,
         data,
         error_kind: kind,
@@ -199,11 +199,11 @@ fn page_of(
 /// A fetched page left out of the crawl's results.
 fn left_out(pending: &Pending, reason: LeftOutReason, fetched: &FetchedPage) -> LeftOutPage {
     LeftOutPage {
-        url: pending.url.to_string(),
+        url: pending.url.as_str().to_owned(),
         depth: pending.depth,
         found_on: pending.found_on.as_deref().map(str::to_string),
         status: Some(fetched.status),
-        final_url: Some(fetched.url.to_string()),
+        final_url: Some(fetched.url.as_str().to_owned()),
         reason,
     }
 }
