@@ -114,26 +114,20 @@ pub(crate) fn is_block(name: &str) -> bool {
 /// The end of the run from `start` (a non-space byte) of words joined by single spaces: the
 /// next white space that is not a lone `' '` between words, or the end of `bytes`.
 fn plain_run_end(bytes: &[u8], start: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
     let mut i = start;
-    // Eight bytes at a time while they hold no byte below ' ' and no two spaces in a row
-    // (also across the boundary). The bit tricks may flag a clean word, never miss a dirty one;
-    // a flagged word is looked at byte by byte.
+    // Sixteen bytes at a time while they hold no byte below ' ' and no two spaces in a row
+    // (also across the boundary); the first block that does is looked at byte by byte.
     let mut last_was_space = false;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word);
-        let below_space = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
-        let spaces = x ^ (ONES * 0x20);
-        let space_bytes = spaces.wrapping_sub(ONES) & !spaces & HIGHS;
-        let adjacent = space_bytes & (space_bytes >> 8);
-        if below_space != 0 || adjacent != 0 || (last_was_space && chunk[0] == b' ') {
+    while let Some(block) = bytes
+        .get(i..i + 16)
+        .and_then(|b| <&[u8; 16]>::try_from(b).ok())
+    {
+        let (white, spaces) = white_masks(block);
+        if white != spaces || spaces & (spaces >> 1) != 0 || (last_was_space && spaces & 1 != 0) {
             break;
         }
-        last_was_space = chunk[7] == b' ';
-        i += 8;
+        last_was_space = spaces & 0x8000 != 0;
+        i += 16;
     }
     // A run never ends in a space: step back onto it and let the byte loop decide.
     if i > start && bytes[i - 1] == b' ' {
@@ -149,6 +143,40 @@ fn plain_run_end(bytes: &[u8], start: usize) -> usize {
         }
         return i;
     }
+}
+
+/// Bit k of the first mask is set when byte k of `block` is `' '` or below, of the second
+/// when it is `' '`: one vector compare each and a byte mask on x86_64.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn white_masks(block: &[u8; 16]) -> (u16, u16) {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of every x86_64 target, and the load reads the 16 bytes of `block`.
+    let (white, spaces) = unsafe {
+        let v = _mm_loadu_si128(block.as_ptr().cast());
+        let space = _mm_set1_epi8(b' ' as i8);
+        // Unsigned `b <= ' '`: the smaller of the two is `b`.
+        let white = _mm_cmpeq_epi8(_mm_min_epu8(v, space), v);
+        (
+            _mm_movemask_epi8(white),
+            _mm_movemask_epi8(_mm_cmpeq_epi8(v, space)),
+        )
+    };
+    // A byte mask of 16 lanes fills the low 16 bits.
+    (white as u16, spaces as u16)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn white_masks(block: &[u8; 16]) -> (u16, u16) {
+    let (mut white, mut spaces) = (0u16, 0u16);
+    for (k, &b) in block.iter().enumerate() {
+        white |= u16::from(b <= b' ') << k;
+        spaces |= u16::from(b == b' ') << k;
+    }
+    (white, spaces)
 }
 
 /// HTML's ASCII white space.
