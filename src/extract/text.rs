@@ -296,7 +296,7 @@ mod tests {
 
     #[test]
     fn collapsing_white_space_agrees_with_its_plain_form() {
-        // Every byte the word-at-a-time masks tell apart, at every offset of a word: white
+        // Every byte the sixteen-byte masks tell apart, at every offset of a block: white
         // space, ' ' and its neighbours ('!' is one bit from it), control bytes that are no
         // white space, UTF-8.
         let parts = [
