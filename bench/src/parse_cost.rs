@@ -59,13 +59,20 @@ fn per_page<F: FnMut(&str) -> usize>(label: &str, pages: &[String], mut f: F) {
 
 /// Runs the measurements on up to `limit` pages below `dir`.
 pub fn run(dir: &Path, limit: usize) -> Result<(), String> {
+    // Each page with the path the crawl reaches it under, to resolve its links against.
     let mut pages = Vec::new();
+    let mut paths = Vec::new();
     if let Ok(index) = std::fs::read_to_string(dir.join("index.html")) {
         pages.push(index);
+        paths.push("index.html".to_string());
     }
     for i in 1..limit {
-        match std::fs::read_to_string(dir.join(format!("p/{i}.html"))) {
-            Ok(page) => pages.push(page),
+        let path = format!("p/{i}.html");
+        match std::fs::read_to_string(dir.join(&path)) {
+            Ok(page) => {
+                pages.push(page);
+                paths.push(path);
+            }
             Err(_) => break,
         }
     }
@@ -84,21 +91,16 @@ pub fn run(dir: &Path, limit: usize) -> Result<(), String> {
         &pages,
         |p| wachet::extract::onepass::scan(p, true).map_or(0, |s| s.text.len() + s.links.len()),
     );
-    // Each page as the crawl reaches it: its links resolved against its own URL.
-    let page_url = |i: usize| {
-        let path = if i == 0 {
-            "index.html".to_string()
-        } else {
-            format!("p/{i}.html")
-        };
-        url::Url::parse(&format!("http://127.0.0.1:18082/{path}")).ok()
-    };
+    // Every link of every page through the URL parser, against the page's own URL: what a
+    // crawl did before it looked links up among those it has (it now parses only new links and
+    // those it cannot join as text).
     let scanned: Vec<(url::Url, Vec<String>)> = pages
         .iter()
-        .enumerate()
-        .filter_map(|(i, p)| {
-            let links = wachet::extract::onepass::scan(p, true)?.links;
-            Some((page_url(i)?, links.iter().map(|l| l.to_string()).collect()))
+        .zip(&paths)
+        .filter_map(|(page, path)| {
+            let links = wachet::extract::onepass::scan(page, true)?.links;
+            let url = url::Url::parse(&format!("http://127.0.0.1:18082/{path}")).ok()?;
+            Some((url, links.iter().map(|l| l.to_string()).collect()))
         })
         .collect();
     let resolve_started = Instant::now();

@@ -6,10 +6,10 @@
 //! redirect hops, a browser's own redirect targets alike), so none is fetched twice; the page
 //! budget caps the links claimed. Bounds: the claimed set holds at most the budget's links plus
 //! the redirect hops taken (each page's bounded by the hop limit); the waiting links are those
-//! of finished pages, each page's bounded by its size. Owned by the coordinator alone, so it
-//! needs no lock.
+//! of finished pages, each page's bounded by its size. Owned by the coordinator alone; only the
+//! claimed set is shared, with the workers, who read it (each claim here takes its lock).
 
-use super::claimed::Claimed;
+use super::claimed::{Claim, Claimed};
 use super::page::Pending;
 use std::sync::Arc;
 use url::Url;
@@ -25,8 +25,6 @@ pub(crate) struct Frontier {
     max_pages: usize,
     /// Shared with the workers, who read it; written here alone.
     claimed: Arc<Claimed>,
-    /// URLs in `claimed`: the frontier makes every claim, so it counts them.
-    claims: usize,
     /// Pages out (queued, in flight or between redirect hops) per depth, 0 to `max_depth`.
     outstanding: Vec<usize>,
     /// Links found on finished pages, per depth of the page they were found on (0 to
@@ -44,10 +42,10 @@ impl Frontier {
         // Pages of the deepest level follow no links.
         let mut waiting = Vec::with_capacity(usize::from(max_depth));
         waiting.resize_with(usize::from(max_depth), Vec::new);
+        claimed.claim(start.as_str(), usize::MAX);
         Frontier {
             max_depth,
             max_pages,
-            claims: usize::from(claimed.claim(start.as_str())),
             claimed,
             outstanding,
             waiting,
@@ -60,11 +58,10 @@ impl Frontier {
         depth < self.max_depth
     }
 
-    /// Claims `url` (a redirect hop's target): false when the crawl already has it.
+    /// Claims `url` (a redirect hop's target, or where a browser's redirects ended), whatever
+    /// the budget: false when the crawl already has it.
     pub fn claim(&mut self, url: &Url) -> bool {
-        let claimed = self.claimed.claim(url.as_str());
-        self.claims += usize::from(claimed);
-        claimed
+        self.claimed.claim(url.as_str(), usize::MAX) == Claim::New
     }
 
     /// A page finished (reported, left out or failed) with the in-scope `links` found on it;
@@ -105,14 +102,14 @@ impl Frontier {
             let depth = u8::try_from(level + 1).unwrap_or(u8::MAX);
             for found in std::mem::take(&mut self.waiting[level]) {
                 for link in found.links {
-                    if self.claimed.contains(link.as_str()) {
-                        continue;
+                    match self.claimed.claim(link.as_str(), self.max_pages) {
+                        Claim::Known => continue,
+                        Claim::Full => {
+                            self.budget_reached = true;
+                            break;
+                        }
+                        Claim::New => {}
                     }
-                    if self.claims >= self.max_pages {
-                        self.budget_reached = true;
-                        break;
-                    }
-                    self.claim(&link);
                     self.outstanding[usize::from(depth)] += 1;
                     released.push(Pending {
                         fetch_url: link.clone(),

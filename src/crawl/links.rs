@@ -1,39 +1,45 @@
 //! Link resolution: the raw values of a page's `a[href]`, `area[href]`, `frame[src]` and
 //! `iframe[src]` (found by the page's analysis, from its tree or its one-pass scan) resolved
 //! against the first `<base href>` (itself resolved against the page's final URL), as browsers
-//! do, and normalized for the crawl's dedup. Links the crawl has already claimed are dropped
-//! here, most of them before the URL parser sees them: a plain relative path is joined to its
-//! base as text and looked up, and only a link that is new (or not plain) is parsed.
+//! do, and normalized for the crawl's dedup. A link written as a plain path is joined to its
+//! base as text and looked up among the URLs the crawl has claimed, and dropped here when found,
+//! before the URL parser sees it; any other link is parsed, and the frontier drops those it has.
 
-use super::claimed::UrlSet;
+use super::claimed::Claimed;
 use super::normalize;
 use url::{Position, Url};
 
+/// Links looked up under one hold of the claimed set's read lock: the frontier's next claim
+/// waits for no more than this many lookups, whatever the size of the page.
+const LOOKUP_BATCH: usize = 64;
+
 /// Resolves raw link values against the page's base and normalizes them, leaving out links
-/// that are not http(s) and those in `claimed`.
+/// that are not http(s) and plain links the crawl has already `claimed` (a link it has that
+/// only the parser can join is left to the frontier, which drops it).
 pub fn resolve_new<'a>(
     page_url: &Url,
     base_href: Option<&str>,
     hrefs: impl IntoIterator<Item = &'a str>,
     strip_tracking: bool,
-    claimed: &UrlSet,
+    claimed: &Claimed,
 ) -> Vec<Url> {
     let base = base_href.and_then(|href| page_url.join(href.trim()).ok());
     let base = base.as_ref().unwrap_or(page_url);
+    let mut hrefs = hrefs.into_iter().map(str::trim).peekable();
     let mut plain = String::new();
-    let mut links = Vec::new();
-    for href in hrefs {
-        let href = href.trim();
-        if plain_join(base, href, &mut plain) && claimed.contains(plain.as_str()) {
-            continue;
-        }
-        if let Some(url) = normalize::resolve(base, href, strip_tracking)
-            && !claimed.contains(url.as_str())
-        {
-            links.push(url);
+    let mut unknown = Vec::new();
+    while hrefs.peek().is_some() {
+        let known = claimed.read();
+        for href in hrefs.by_ref().take(LOOKUP_BATCH) {
+            if !(plain_join(base, href, &mut plain) && known.contains(plain.as_str())) {
+                unknown.push(href);
+            }
         }
     }
-    links
+    unknown
+        .into_iter()
+        .filter_map(|href| normalize::resolve(base, href, strip_tracking))
+        .collect()
 }
 
 /// Writes to `out` the normalized URL of `href` joined to `base`, when plain text can: `href` is
@@ -94,7 +100,7 @@ mod tests {
         .unwrap();
         let page = Url::parse("http://s.example/index.html").unwrap();
         let (base, hrefs) = raw_links(&doc);
-        let found: Vec<String> = resolve_new(&page, base, hrefs, false, &UrlSet::default())
+        let found: Vec<String> = resolve_new(&page, base, hrefs, false, &Claimed::default())
             .into_iter()
             .map(String::from)
             .collect();
@@ -111,27 +117,36 @@ mod tests {
     }
 
     #[test]
-    fn claimed_links_are_left_out_whether_plain_or_not() {
+    fn plain_links_the_crawl_has_are_left_out_and_the_rest_left_to_the_frontier() {
         let page = Url::parse("http://s.example/docs/index.html?page=2").unwrap();
-        let claimed: UrlSet = ["http://s.example/docs/a.html", "http://s.example/b?x=1"]
-            .into_iter()
-            .map(Box::from)
-            .collect();
-        let hrefs = [
-            "a.html",
-            "./a.html",
-            " /docs/a.html#top",
-            "/b?x=1",
-            "c.html",
-            "/d/",
-        ];
-        let found: Vec<String> = resolve_new(&page, None, hrefs, false, &claimed)
-            .into_iter()
-            .map(String::from)
-            .collect();
+        let claimed = Claimed::default();
+        for url in ["http://s.example/docs/a.html", "http://s.example/b?x=1"] {
+            claimed.claim(url, usize::MAX);
+        }
+        // More links than one batch of lookups, the claimed ones after the first batch.
+        let mut hrefs: Vec<String> = (0..100).map(|i| format!("n{i}.html")).collect();
+        hrefs.extend(["a.html", " /docs/a.html", "./a.html", "/b?x=1", "c.html"].map(String::from));
+        let found: Vec<String> = resolve_new(
+            &page,
+            None,
+            hrefs.iter().map(String::as_str),
+            false,
+            &claimed,
+        )
+        .into_iter()
+        .map(String::from)
+        .collect();
+        assert_eq!(found.len(), 103, "{found:?}");
+        assert_eq!(found[0], "http://s.example/docs/n0.html");
+        // A claimed link only the parser can join (a dot segment, a query) goes on to the
+        // frontier, which has it.
         assert_eq!(
-            found,
-            ["http://s.example/docs/c.html", "http://s.example/d/"]
+            found[100..],
+            [
+                "http://s.example/docs/a.html",
+                "http://s.example/b?x=1",
+                "http://s.example/docs/c.html"
+            ]
         );
     }
 
@@ -148,6 +163,9 @@ mod tests {
             "http://s.example/a%7e/b.html",
             "https://xn--bcher-kva.example/%C3%BC/x",
             "http://[::1]:8080/x/y",
+            "http://s.example",
+            "http://s.example.:80/x/",
+            "http://us%20er:p@s.example/a/b",
         ];
         let pieces = [
             "a", "B", "0", "-", ".", "_", "~", "/", "..", "./", "%7e", "%2F", "?", "#", ":", "\\",
@@ -170,8 +188,11 @@ mod tests {
                     .collect();
                 if plain_join(&base, &href, &mut out) {
                     joined += 1;
-                    let parsed = normalize::resolve(&base, &href, true).map(String::from);
-                    assert_eq!(Some(out.as_str()), parsed.as_deref(), "{base} + {href:?}");
+                    for strip_tracking in [false, true] {
+                        let parsed = normalize::resolve(&base, &href, strip_tracking);
+                        let parsed = parsed.as_ref().map(Url::as_str);
+                        assert_eq!(Some(out.as_str()), parsed, "{base} + {href:?}");
+                    }
                 }
             }
         }

@@ -196,7 +196,7 @@ impl Coordinator {
     /// the [`Frontier`] while pages already known keep being fetched, so a slow host holds back
     /// only the links that might still be found closer to the start.
     ///
-    /// Redirects are followed hop by hop here, each hop's URL claimed in the seen-set like a
+    /// Redirects are followed hop by hop here, each hop's URL claimed like a
     /// link's, so a page reached both by a redirect and by a link is fetched once, whichever
     /// comes first. A page that redirects to a page already claimed is left out
     /// ([`LeftOutReason::RedirectToKnownPage`]); a hop keeps its page's place in the count.

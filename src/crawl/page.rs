@@ -35,7 +35,7 @@ pub(crate) struct PageJob {
     pub redirected_site: std::sync::OnceLock<String>,
     /// A page's fetch and extraction together end within this.
     pub page_timeout: std::time::Duration,
-    /// The URLs the crawl has claimed: a page's links among them are dropped at once.
+    /// The URLs the crawl has claimed: a page's plain links among them are dropped at once.
     pub claimed: Arc<super::claimed::Claimed>,
 }
 
@@ -389,7 +389,7 @@ fn analyse_html(
         links.base.as_deref(),
         links.hrefs.iter().map(|href| href.as_ref()),
         job.strip_tracking,
-        &job.claimed.read(),
+        &job.claimed,
     )
     .into_iter()
     .filter(|url| job.allows(url))

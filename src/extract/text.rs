@@ -171,6 +171,12 @@ fn white_masks(block: &[u8; 16]) -> (u16, u16) {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn white_masks(block: &[u8; 16]) -> (u16, u16) {
+    white_masks_by_byte(block)
+}
+
+/// [`white_masks`] a byte at a time: elsewhere than x86_64, and the vector form's reference.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn white_masks_by_byte(block: &[u8; 16]) -> (u16, u16) {
     let (mut white, mut spaces) = (0u16, 0u16);
     for (k, &b) in block.iter().enumerate() {
         white |= u16::from(b <= b' ') << k;
@@ -332,6 +338,24 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join(" ");
             assert_eq!(lines.finish(), plain, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_vector_masks_agree_with_the_byte_loop() {
+        // Every byte value in every lane, among letters and among spaces.
+        for lane in 0..16 {
+            for byte in 0..=u8::MAX {
+                for background in [b'a', b' '] {
+                    let mut block = [background; 16];
+                    block[lane] = byte;
+                    assert_eq!(
+                        white_masks(&block),
+                        white_masks_by_byte(&block),
+                        "{byte:#x} in lane {lane} among {background:#x}"
+                    );
+                }
+            }
         }
     }
 
