@@ -25,13 +25,17 @@ pub fn resolve_new<'a>(
 ) -> Vec<Url> {
     let base = base_href.and_then(|href| page_url.join(href.trim()).ok());
     let base = base.as_ref().unwrap_or(page_url);
+    let plain_base = PlainBase::of(base);
     let mut hrefs = hrefs.into_iter().map(str::trim).peekable();
     let mut plain = String::new();
     let mut unknown = Vec::new();
     while hrefs.peek().is_some() {
         let known = claimed.read();
         for href in hrefs.by_ref().take(LOOKUP_BATCH) {
-            if !(plain_join(base, href, &mut plain) && known.contains(plain.as_str())) {
+            let joined = plain_base
+                .as_ref()
+                .is_some_and(|b| b.join(href, &mut plain));
+            if !(joined && known.contains(plain.as_str())) {
                 unknown.push(href);
             }
         }
@@ -42,46 +46,55 @@ pub fn resolve_new<'a>(
         .collect()
 }
 
-/// Writes to `out` the normalized URL of `href` joined to `base`, when plain text can: `href` is
-/// a path of unreserved characters (letters, digits, `-`, `.`, `_`, `~`) and slashes, with no
-/// dot segment and no empty segment but a leading or trailing one, so no scheme, authority,
-/// query, fragment, escape or white space; and `base` is an http(s) URL whose path has no
-/// escape. Such a path is the base's scheme and authority followed by it (from `/`) or by the
-/// base's directory and it: what the URL parser and [`normalize`] make of it. False for any
-/// other link, which then takes the parser.
-fn plain_join(base: &Url, href: &str, out: &mut String) -> bool {
-    let plain_byte =
-        |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/');
-    if href.is_empty()
-        || !href.as_bytes().iter().all(plain_byte)
-        || !matches!(base.scheme(), "http" | "https")
-        || base.path().contains('%')
-    {
-        return false;
-    }
-    let last = href.split('/').count() - 1;
-    let plain_segments = href
-        .split('/')
-        .enumerate()
-        .all(|(i, segment)| match segment {
-            "." | ".." => false,
-            "" => i == 0 || i == last,
-            _ => true,
-        });
-    if !plain_segments {
-        return false;
-    }
-    out.clear();
-    out.push_str(&base[..Position::BeforePath]);
-    if !href.starts_with('/') {
+/// A base URL as plain text joins paths to it: an http(s) URL whose path has no escape, split
+/// once a page into its scheme and authority and its directory.
+struct PlainBase<'a> {
+    /// Up to the path: `http://host:port`.
+    origin: &'a str,
+    /// The path up to its last slash: `/dir/`.
+    directory: &'a str,
+}
+
+impl<'a> PlainBase<'a> {
+    fn of(base: &'a Url) -> Option<Self> {
+        let path = base.path();
+        if !matches!(base.scheme(), "http" | "https") || path.contains('%') {
+            return None;
+        }
         // An http(s) URL's path starts with a slash.
-        let Some(directory) = base.path().rfind('/') else {
-            return false;
-        };
-        out.push_str(&base.path()[..=directory]);
+        let directory = path.rfind('/')?;
+        Some(PlainBase {
+            origin: &base[..Position::BeforePath],
+            directory: &path[..=directory],
+        })
     }
-    out.push_str(href);
-    true
+
+    /// Writes to `out` the normalized URL of `href` joined to the base, when plain text can:
+    /// `href` is a path of unreserved characters (letters, digits, `-`, `.`, `_`, `~`) and
+    /// slashes, with no dot segment and no two slashes in a row, so no scheme, authority,
+    /// query, fragment, escape or white space. Such a path is the base's origin followed by it
+    /// (from `/`) or by the base's directory and it: what the URL parser and [`normalize`] make
+    /// of it. False for any other link, which then takes the parser.
+    fn join(&self, href: &str, out: &mut String) -> bool {
+        let plain_byte =
+            |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/');
+        if href.is_empty()
+            || !href.as_bytes().iter().all(plain_byte)
+            || href.contains("//")
+            || href
+                .split('/')
+                .any(|segment| segment == "." || segment == "..")
+        {
+            return false;
+        }
+        out.clear();
+        out.push_str(self.origin);
+        if !href.starts_with('/') {
+            out.push_str(self.directory);
+        }
+        out.push_str(href);
+        true
+    }
 }
 
 #[cfg(test)]
@@ -181,12 +194,13 @@ mod tests {
         let (mut joined, mut out) = (0, String::new());
         for base in bases {
             let base = Url::parse(base).unwrap();
+            let plain_base = PlainBase::of(&base);
             for _ in 0..20_000 {
                 let len = next() % 6;
                 let href: String = (0..len)
                     .map(|_| pieces[(next() % pieces.len() as u64) as usize])
                     .collect();
-                if plain_join(&base, &href, &mut out) {
+                if plain_base.as_ref().is_some_and(|b| b.join(&href, &mut out)) {
                     joined += 1;
                     for strip_tracking in [false, true] {
                         let parsed = normalize::resolve(&base, &href, strip_tracking);

@@ -6,10 +6,10 @@
 //! waiting for their depth) and the [`scheduler`]; workers ([`page`]) fetch and parse pages
 //! concurrently and hand back values and links. Only the coordinator claims a URL, so dedup is
 //! exact even when two pages link to the same URL at once; workers only read the set of claimed
-//! URLs ([`claimed`], one read lock a page) to drop the links the crawl already has before they
-//! are parsed and sent. Levels are crawled in turn, so every page's depth is its shortest
-//! distance from the start. Results stream out over a bounded channel ([`CrawlStream`]), so a large
-//! crawl is never held in memory by the crawler.
+//! URLs ([`claimed`], a read lock a batch of links) to drop the links the crawl already has
+//! before they are parsed and sent. Levels are crawled in turn, so every page's depth is its
+//! shortest distance from the start. Results stream out over a bounded channel
+//! ([`CrawlStream`]), so a large crawl is never held in memory by the crawler.
 
 mod claimed;
 mod frontier;
