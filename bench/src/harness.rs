@@ -496,6 +496,28 @@ impl Drop for StaticServer {
     }
 }
 
+/// Requests per second of `wrk` (one thread: on two cores a second one only takes the server's
+/// CPU) over `connections` keep-alive connections for 5 s against `url`: the issue's ceiling,
+/// measured by the tool it names, beside the in-process one whose CPU the bench can split.
+fn wrk_ceiling(url: &str, connections: usize) -> Result<f64, String> {
+    let output = Command::new("wrk")
+        .args(["-t1", &format!("-c{}", connections.max(1)), "-d5s", url])
+        .output()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => "wrk is not installed: apt-get install wrk".into(),
+            _ => format!("cannot run wrk: {e}"),
+        })?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        return Err(format!("wrk failed: {}", stdout.trim()));
+    }
+    stdout
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("Requests/sec:"))
+        .and_then(|rate| rate.trim().parse().ok())
+        .ok_or_else(|| format!("no Requests/sec in wrk's output: {}", stdout.trim()))
+}
+
 fn find_nginx() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
@@ -818,6 +840,17 @@ pub fn compare(options: &CompareOptions) -> Result<(), String> {
             ceiling.client_cpu_us,
             w / ceiling.requests_per_sec.max(1e-9)
         );
+    }
+    if let Some(w) = rate_of(Crawler::Wachet) {
+        match wrk_ceiling(&server.start_url(), options.concurrency) {
+            Ok(rate) => println!(
+                "ceiling by wrk (-t1 -c{} -d5s, the same page, on the same cores): {rate:.0} \
+                 requests/s; wachet/ceiling {:.2}",
+                options.concurrency,
+                w / rate.max(1e-9)
+            ),
+            Err(e) => println!("ceiling by wrk: not measured ({e})"),
+        }
     }
     if rate_of(Crawler::Wachet).is_some() {
         let (rate, cpu_us) = fetcher_ceiling(&server.start_url(), options.concurrency)?;
