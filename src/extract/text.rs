@@ -322,13 +322,17 @@ mod tests {
             "long words in a row ",
         ];
         let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
         for _ in 0..50_000 {
+            // Up to two dozen parts: runs of several blocks, ending anywhere in one.
             let mut text = String::from("x");
-            for _ in 0..(seed % 12) {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                text.push_str(parts[(seed % parts.len() as u64) as usize]);
+            for _ in 0..next() % 24 {
+                text.push_str(parts[(next() % parts.len() as u64) as usize]);
             }
             let mut lines = Lines::with_capacity(0);
             lines.push_collapsed(&text);
