@@ -1324,14 +1324,20 @@ mod tests {
             "text",
         ];
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut pages = std::collections::HashSet::new();
         for _ in 0..20_000 {
+            // Every page drawn afresh (a length drawn once stayed zero once it was).
             let mut page = String::new();
-            for _ in 0..(seed % 7) {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                page.push_str(parts[(seed % parts.len() as u64) as usize]);
+            for _ in 0..next() % 7 {
+                page.push_str(parts[(next() % parts.len() as u64) as usize]);
             }
+            pages.insert(page.clone());
             assert_eq!(
                 ends_inside_markup(&page),
                 ends_inside_markup_plainly(&page),
@@ -1344,6 +1350,7 @@ mod tests {
                 "{page:?}"
             );
         }
+        assert!(pages.len() > 10_000, "only {} pages", pages.len());
     }
 
     /// Every HTML page of the fixtures (walls, articles, crawled sites, extraction cases) and

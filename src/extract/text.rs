@@ -328,12 +328,14 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
+        let mut texts = std::collections::HashSet::new();
         for _ in 0..50_000 {
             // Up to two dozen parts: runs of several blocks, ending anywhere in one.
             let mut text = String::from("x");
             for _ in 0..next() % 24 {
                 text.push_str(parts[(next() % parts.len() as u64) as usize]);
             }
+            texts.insert(text.clone());
             let mut lines = Lines::with_capacity(0);
             lines.push_collapsed(&text);
             let plain = text
@@ -343,6 +345,7 @@ mod tests {
                 .join(" ");
             assert_eq!(lines.finish(), plain, "{text:?}");
         }
+        assert!(texts.len() > 40_000, "only {} texts", texts.len());
     }
 
     #[test]
