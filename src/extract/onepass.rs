@@ -145,15 +145,14 @@ impl<'a> Scanner<'a> {
         while self.pos < self.bytes.len() {
             let rest = &self.bytes[self.pos..];
             let Some(at) = near::find2(b'<', b'&', rest) else {
-                let text = &self.src[self.pos..];
+                let start = self.pos;
                 self.pos = self.bytes.len();
-                self.text(text)?;
+                self.text_within(self.src, start, self.bytes.len())?;
                 break;
             };
             let at = self.pos + at;
             if at > self.pos {
-                let text = &self.src[self.pos..at];
-                self.text(text)?;
+                self.text_within(self.src, self.pos, at)?;
             }
             self.pos = at;
             if self.bytes[at] == b'&' {
@@ -172,24 +171,28 @@ impl<'a> Scanner<'a> {
 
     /// Character data in the current position of the tree.
     fn text(&mut self, text: &str) -> Option<()> {
-        if text.is_empty() {
+        self.text_within(text, 0, text.len())
+    }
+
+    /// [`Scanner::text`] of `page[start..end]`, whose bytes after `end` the white-space
+    /// collapsing may read.
+    fn text_within(&mut self, page: &str, mut start: usize, end: usize) -> Option<()> {
+        if start == end {
             return Some(());
         }
         if !self.in_body {
-            if text.bytes().all(is_space) {
+            if page.as_bytes()[start..end].iter().all(|&b| is_space(b)) {
                 return Some(());
             }
             self.in_body = true;
         }
-        let text = if std::mem::take(&mut self.ignore_lf) {
-            text.strip_prefix('\n').unwrap_or(text)
-        } else {
-            text
-        };
+        if std::mem::take(&mut self.ignore_lf) && page.as_bytes()[start] == b'\n' {
+            start += 1;
+        }
         if self.pre > 0 {
-            self.lines.push_pre(text);
+            self.lines.push_pre(&page[start..end]);
         } else {
-            self.lines.push_collapsed(text);
+            self.lines.push_collapsed_within(page, start, end);
         }
         Some(())
     }

@@ -112,32 +112,49 @@ pub(crate) fn is_block(name: &str) -> bool {
 }
 
 /// The end of the run from `start` (a non-space byte) of words joined by single spaces: the
-/// next white space that is not a lone `' '` between words, or the end of `bytes`.
-fn plain_run_end(bytes: &[u8], start: usize) -> usize {
+/// next white space that is not a lone `' '` between words, or `end`. The text is
+/// `page[..end]`; the bytes of `page` past `end` are only read, so that a short run near the
+/// markup after it is still looked at sixteen bytes at a time.
+fn plain_run_end(page: &[u8], start: usize, end: usize) -> usize {
     let mut i = start;
     // Sixteen bytes at a time while they hold no byte below ' ' and no two spaces in a row
-    // (also across the boundary); the first block that does is looked at byte by byte.
+    // (also across the boundary), and do not go past `end`; in the first block that does, the
+    // bytes before the first such byte are words and lone spaces, and the byte loop goes on
+    // from it (a byte below ' ' may be no white space at all).
     let mut last_was_space = false;
-    while let Some(block) = bytes
-        .get(i..i + 16)
-        .and_then(|b| <&[u8; 16]>::try_from(b).ok())
+    while i < end
+        && let Some(block) = page
+            .get(i..i + 16)
+            .and_then(|b| <&[u8; 16]>::try_from(b).ok())
     {
         let (white, spaces) = white_masks(block);
-        if white != spaces || spaces & (spaces >> 1) != 0 || (last_was_space && spaces & 1 != 0) {
+        let past_end = if end - i >= 16 {
+            0
+        } else {
+            u16::MAX << (end - i)
+        };
+        // Lanes where a word ends: white space, or the end of the text.
+        let breaks = white | past_end;
+        let stops = (white & !spaces)
+            | (spaces & (breaks >> 1))
+            | (u16::from(last_was_space) & breaks)
+            | past_end;
+        if stops != 0 {
+            i += stops.trailing_zeros() as usize;
             break;
         }
         last_was_space = spaces & 0x8000 != 0;
         i += 16;
     }
     // A run never ends in a space: step back onto it and let the byte loop decide.
-    if i > start && bytes[i - 1] == b' ' {
+    if i > start && page[i - 1] == b' ' {
         i -= 1;
     }
     loop {
-        while i < bytes.len() && !is_space_byte(bytes[i]) {
+        while i < end && !is_space_byte(page[i]) {
             i += 1;
         }
-        if bytes.get(i) == Some(&b' ') && bytes.get(i + 1).is_some_and(|&b| !is_space_byte(b)) {
+        if i + 1 < end && page[i] == b' ' && !is_space_byte(page[i + 1]) {
             i += 1;
             continue;
         }
@@ -220,12 +237,18 @@ impl Lines {
     }
 
     pub(crate) fn push_collapsed(&mut self, text: &str) {
+        self.push_collapsed_within(text, 0, text.len());
+    }
+
+    /// [`Lines::push_collapsed`] of `page[start..end]`: the bytes of `page` after `end` are
+    /// read (never written out), so runs that end near them are still looked at in blocks.
+    pub(crate) fn push_collapsed_within(&mut self, page: &str, start: usize, end: usize) {
         // Bytes, not chars: HTML white space is ASCII, so every word boundary is a char
         // boundary. Words joined by single spaces need no change and are copied as one run
         // (word by word, this was a sixth of a crawl's CPU).
-        let bytes = text.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
+        let bytes = page.as_bytes();
+        let mut i = start;
+        while i < end {
             if is_space_byte(bytes[i]) {
                 self.space = true;
                 i += 1;
@@ -236,8 +259,8 @@ impl Lines {
             }
             self.space = false;
             let run_start = i;
-            i = plain_run_end(bytes, i);
-            self.out.push_str(&text[run_start..i]);
+            i = plain_run_end(bytes, i, end);
+            self.out.push_str(&page[run_start..i]);
         }
     }
 
@@ -336,14 +359,26 @@ mod tests {
                 text.push_str(parts[(next() % parts.len() as u64) as usize]);
             }
             texts.insert(text.clone());
-            let mut lines = Lines::with_capacity(0);
-            lines.push_collapsed(&text);
             let plain = text
                 .split(|c: char| c.is_ascii() && is_space_byte(c as u8))
                 .filter(|w| !w.is_empty())
                 .collect::<Vec<_>>()
                 .join(" ");
+            let mut lines = Lines::with_capacity(0);
+            lines.push_collapsed(&text);
             assert_eq!(lines.finish(), plain, "{text:?}");
+            // Within a page: whatever comes before and after the text changes nothing.
+            let (mut before, mut after) = (String::new(), String::new());
+            for _ in 0..next() % 3 {
+                before.push_str(parts[(next() % parts.len() as u64) as usize]);
+            }
+            for _ in 0..next() % 4 {
+                after.push_str(parts[(next() % parts.len() as u64) as usize]);
+            }
+            let page = format!("{before}{text}{after}");
+            let mut lines = Lines::with_capacity(0);
+            lines.push_collapsed_within(&page, before.len(), before.len() + text.len());
+            assert_eq!(lines.finish(), plain, "{before:?} {text:?} {after:?}");
         }
         assert!(texts.len() > 40_000, "only {} texts", texts.len());
     }
