@@ -509,7 +509,14 @@ fn wrk_ceiling(url: &str, connections: usize) -> Result<f64, String> {
         })?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
-        return Err(format!("wrk failed: {}", stdout.trim()));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!("wrk failed: {} {}", stdout.trim(), stderr.trim()));
+    }
+    // Its rate counts every response and stops at none: a ceiling of errors is no ceiling.
+    if let Some(errors) = stdout.lines().map(str::trim).find(|line| {
+        line.starts_with("Non-2xx or 3xx responses:") || line.starts_with("Socket errors:")
+    }) {
+        return Err(format!("wrk saw errors ({errors})"));
     }
     stdout
         .lines()
@@ -840,8 +847,6 @@ pub fn compare(options: &CompareOptions) -> Result<(), String> {
             ceiling.client_cpu_us,
             w / ceiling.requests_per_sec.max(1e-9)
         );
-    }
-    if let Some(w) = rate_of(Crawler::Wachet) {
         match wrk_ceiling(&server.start_url(), options.concurrency) {
             Ok(rate) => println!(
                 "ceiling by wrk (-t1 -c{} -d5s, the same page, on the same cores): {rate:.0} \
@@ -851,8 +856,6 @@ pub fn compare(options: &CompareOptions) -> Result<(), String> {
             ),
             Err(e) => println!("ceiling by wrk: not measured ({e})"),
         }
-    }
-    if rate_of(Crawler::Wachet).is_some() {
         let (rate, cpu_us) = fetcher_ceiling(&server.start_url(), options.concurrency)?;
         println!(
             "the same page through wachet's fetcher (HttpFetcher::fetch_hop, no parsing): \

@@ -120,7 +120,8 @@ fn plain_run_end(page: &[u8], start: usize, end: usize) -> usize {
     // Sixteen bytes at a time while they hold no byte below ' ' and no two spaces in a row
     // (also across the boundary), and do not go past `end`; in the first block that does, the
     // bytes before the first such byte are words and lone spaces, and the byte loop goes on
-    // from it (a byte below ' ' may be no white space at all).
+    // from it (a byte below ' ' may be no white space at all, and a space just before the
+    // stop is stepped back onto below).
     let mut last_was_space = false;
     while i < end
         && let Some(block) = page
@@ -133,11 +134,9 @@ fn plain_run_end(page: &[u8], start: usize, end: usize) -> usize {
         } else {
             u16::MAX << (end - i)
         };
-        // Lanes where a word ends: white space, or the end of the text.
-        let breaks = white | past_end;
         let stops = (white & !spaces)
-            | (spaces & (breaks >> 1))
-            | (u16::from(last_was_space) & breaks)
+            | (spaces & (spaces >> 1))
+            | (u16::from(last_was_space) & spaces)
             | past_end;
         if stops != 0 {
             i += stops.trailing_zeros() as usize;
@@ -240,9 +239,15 @@ impl Lines {
         self.push_collapsed_within(text, 0, text.len());
     }
 
-    /// [`Lines::push_collapsed`] of `page[start..end]`: the bytes of `page` after `end` are
-    /// read (never written out), so runs that end near them are still looked at in blocks.
+    /// [`Lines::push_collapsed`] of `page[start..end]` (`start` and `end` char boundaries of
+    /// `page`): the bytes of `page` after `end` are read (never written out), so runs that end
+    /// near them are still looked at in blocks.
     pub(crate) fn push_collapsed_within(&mut self, page: &str, start: usize, end: usize) {
+        debug_assert!(
+            start <= end && page.is_char_boundary(start) && page.is_char_boundary(end),
+            "{start}..{end} of {} bytes",
+            page.len()
+        );
         // Bytes, not chars: HTML white space is ASCII, so every word boundary is a char
         // boundary. Words joined by single spaces need no change and are copied as one run
         // (word by word, this was a sixth of a crawl's CPU).
@@ -381,6 +386,39 @@ mod tests {
             assert_eq!(lines.finish(), plain, "{before:?} {text:?} {after:?}");
         }
         assert!(texts.len() > 40_000, "only {} texts", texts.len());
+    }
+
+    #[test]
+    fn runs_end_where_they_should_at_the_edges_of_a_block() {
+        let collapse = |page: &str, start: usize, end: usize| {
+            let mut lines = Lines::with_capacity(0);
+            lines.push_collapsed_within(page, start, end);
+            lines.finish()
+        };
+        let a15 = "a".repeat(15);
+        // Two spaces across a block's boundary, and one space followed by white space or by a
+        // byte below ' ' that is none, in a block's last lane.
+        assert_eq!(
+            collapse(&format!("{a15}  b{a15}"), 0, 33),
+            format!("{a15} b{a15}")
+        );
+        assert_eq!(
+            collapse(&format!("{a15} \nb{a15}"), 0, 33),
+            format!("{a15} b{a15}")
+        );
+        assert_eq!(
+            collapse(&format!("{a15} \x01b{a15}"), 0, 33),
+            format!("{a15} \x01b{a15}")
+        );
+        // Sixteen bytes ending in a space, inside a longer page: the space is not the run's.
+        let page = format!("{a15} word and more");
+        assert_eq!(collapse(&page, 0, 16), a15);
+        // A run that ends one byte into a block, and text at the very end of a page.
+        assert_eq!(
+            collapse(&format!("{a15}b<p>{a15}"), 0, 16),
+            format!("{a15}b")
+        );
+        assert_eq!(collapse(&format!("<p>{a15} x"), 3, 20), format!("{a15} x"));
     }
 
     #[test]
