@@ -867,23 +867,24 @@ impl Decimal {
         let mut decimal_marks: &[char] = &['.', ','];
         // Thousands groups: only after 1 to 3 digits that do not start with 0 (`0.125` is a
         // fraction), and only groups of exactly three digits.
-        if (1..=3).contains(&first) && chars[0] != '0' {
-            if let Some(&separator) = chars.get(first) {
-                let grouping = matches!(separator, ',' | '.') || is_group_space(separator);
-                if grouping && group_of_three(first + 1) {
-                    while chars.get(at).is_some_and(|&c| {
-                        c == separator || (is_group_space(separator) && is_group_space(c))
-                    }) && group_of_three(at + 1)
-                    {
-                        integer.extend(&chars[at + 1..at + 4]);
-                        at += 4;
-                    }
-                    decimal_marks = match separator {
-                        ',' => &['.'],
-                        '.' => &[','],
-                        _ => &['.', ','],
-                    };
+        if (1..=3).contains(&first)
+            && chars[0] != '0'
+            && let Some(&separator) = chars.get(first)
+        {
+            let grouping = matches!(separator, ',' | '.') || is_group_space(separator);
+            if grouping && group_of_three(first + 1) {
+                while chars.get(at).is_some_and(|&c| {
+                    c == separator || (is_group_space(separator) && is_group_space(c))
+                }) && group_of_three(at + 1)
+                {
+                    integer.extend(&chars[at + 1..at + 4]);
+                    at += 4;
                 }
+                decimal_marks = match separator {
+                    ',' => &['.'],
+                    '.' => &[','],
+                    _ => &['.', ','],
+                };
             }
         }
         let mut fraction = String::new();

@@ -1068,7 +1068,7 @@ mod tests {
 
         /// Mostly from the first `common` items, which the scan handles.
         fn pick_mostly<'a>(&mut self, items: &[&'a str], common: usize) -> &'a str {
-            if self.next() % 12 == 0 {
+            if self.next().is_multiple_of(12) {
                 self.pick(items)
             } else {
                 self.pick(&items[..common])
@@ -1251,7 +1251,7 @@ mod tests {
                     if matches!(
                         name,
                         "script" | "style" | "title" | "textarea" | "iframe" | "noscript" | "xmp"
-                    ) && rng.next() % 4 != 0
+                    ) && !rng.next().is_multiple_of(4)
                     {
                         page.push_str(rng.pick_mostly(TEXT, COMMON_TEXT));
                         page.push_str(rng.pick(&["<p>", "</p>", "<!--", "</scrip", "x"]));
@@ -1302,7 +1302,7 @@ mod tests {
                     out.push_str(rng.pick(ATTRS));
                     out.push('>');
                     nested_page(rng, depth + 1, out);
-                    if rng.next() % 5 != 0 {
+                    if !rng.next().is_multiple_of(5) {
                         out.push_str("</");
                         out.push_str(name);
                         out.push('>');

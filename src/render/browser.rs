@@ -170,14 +170,13 @@ impl Live {
             .execute(chromiumoxide::cdp::browser_protocol::browser::CloseParams::default());
         let _ = tokio::time::timeout(Duration::from_secs(2), close).await;
         let child = self.child.lock().ok().and_then(|mut c| c.take());
-        if let Some(mut child) = child {
-            if tokio::time::timeout(Duration::from_secs(3), child.wait())
+        if let Some(mut child) = child
+            && tokio::time::timeout(Duration::from_secs(3), child.wait())
                 .await
                 .is_err()
-            {
-                self.kill();
-                let _ = child.wait().await;
-            }
+        {
+            self.kill();
+            let _ = child.wait().await;
         }
         self.kill();
     }
@@ -482,10 +481,10 @@ pub(crate) async fn launch(
     let heap_events = memory.clone();
     tokio::spawn(async move {
         while let Ok(Some(line)) = lines.next_line().await {
-            if line.contains("JavaScript out of memory") || line.contains("Reached heap limit") {
-                if let Ok(mut events) = heap_events.lock() {
-                    remember(&mut events.heap);
-                }
+            if (line.contains("JavaScript out of memory") || line.contains("Reached heap limit"))
+                && let Ok(mut events) = heap_events.lock()
+            {
+                remember(&mut events.heap);
             }
             tracing::trace!(target: "wachet::chromium", "{line}");
         }

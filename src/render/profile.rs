@@ -118,14 +118,15 @@ pub(crate) fn remove_stale(dir: &Path) {
             continue;
         };
         let gone = !PathBuf::from(format!("/proc/{owner}")).exists();
-        if gone && entry.file_type().is_ok_and(|t| t.is_dir()) {
-            if let Err(e) = std::fs::remove_dir_all(entry.path()) {
-                tracing::debug!(
-                    target: "wachet::render",
-                    "cannot remove the stale profile {}: {e}",
-                    entry.path().display()
-                );
-            }
+        if gone
+            && entry.file_type().is_ok_and(|t| t.is_dir())
+            && let Err(e) = std::fs::remove_dir_all(entry.path())
+        {
+            tracing::debug!(
+                target: "wachet::render",
+                "cannot remove the stale profile {}: {e}",
+                entry.path().display()
+            );
         }
     }
 }

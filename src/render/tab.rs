@@ -416,7 +416,7 @@ impl Tab {
         }
         self.state.in_flight.clear();
 
-        if self.renders % RENDERS_PER_GC == 0 {
+        if self.renders.is_multiple_of(RENDERS_PER_GC) {
             // Not waited for: the renderer collects while the browser fetches the next
             // document (waiting cost the crawl 16 ms a page). Best effort: a tab that does not
             // answer fails the navigation below anyway.

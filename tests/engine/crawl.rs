@@ -923,7 +923,7 @@ async fn a_5_mb_page_of_links_ends_at_the_budget() {
     let mut html = String::from("<h1>links</h1>\n");
     let mut i = 0usize;
     while html.len() < 5 * 1024 * 1024 {
-        if i % 2 == 0 {
+        if i.is_multiple_of(2) {
             html.push_str(&format!("<a href=\"/same{}.html\">s</a>\n", i % 5));
         } else {
             html.push_str(&format!("<a href=\"/d/{i}.html\">d</a>\n"));
