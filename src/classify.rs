@@ -1090,6 +1090,7 @@ fn asks_for_javascript(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::Xorshift;
     use http::header::HeaderValue;
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
@@ -1165,16 +1166,9 @@ mod tests {
 
     #[test]
     fn letters_and_digits_are_counted_alike_in_blocks_and_one_by_one() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rng = Xorshift(0x2545_f491_4f6c_dd1d);
         for len in [0, 1, 63, 64, 65, 127, 128, 200, 1000] {
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 7;
-                    seed ^= seed << 17;
-                    seed as u8
-                })
-                .collect();
+            let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
             let plain = bytes.iter().filter(|b| b.is_ascii_alphanumeric()).count();
             assert_eq!(count_alphanumeric(&bytes), plain, "{len} bytes");
         }
@@ -1323,19 +1317,13 @@ mod tests {
             "</HTML>",
             "text",
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = Xorshift(0x9e37_79b9_7f4a_7c15);
         let mut pages = std::collections::HashSet::new();
         for _ in 0..20_000 {
             // Every page drawn afresh (a length drawn once stayed zero once it was).
             let mut page = String::new();
-            for _ in 0..next() % 7 {
-                page.push_str(parts[(next() % parts.len() as u64) as usize]);
+            for _ in 0..rng.next() % 7 {
+                page.push_str(rng.pick(&parts));
             }
             pages.insert(page.clone());
             assert_eq!(

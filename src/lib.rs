@@ -86,6 +86,9 @@ pub mod render;
 pub mod testing;
 pub mod validate;
 
+#[cfg(test)]
+mod test_rng;
+
 pub use check::{
     CheckOutcome, Checker, CrawlReport, ErrorKind, PageSource, PreparedMonitor, SourceError,
     Timings,

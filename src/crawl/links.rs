@@ -102,6 +102,7 @@ mod tests {
     use super::*;
     use crate::extract::parse::parse_document;
     use crate::extract::raw_links;
+    use crate::test_rng::Xorshift;
 
     #[test]
     fn links_come_from_anchors_areas_and_frames_against_base() {
@@ -184,22 +185,14 @@ mod tests {
             "a", "B", "0", "-", ".", "_", "~", "/", "..", "./", "%7e", "%2F", "?", "#", ":", "\\",
             " ", "\t", "é", "//", "p/", "x.html",
         ];
-        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
         let (mut joined, mut out) = (0, String::new());
         for base in bases {
             let base = Url::parse(base).unwrap();
             let plain_base = PlainBase::of(&base);
             for _ in 0..20_000 {
-                let len = next() % 6;
-                let href: String = (0..len)
-                    .map(|_| pieces[(next() % pieces.len() as u64) as usize])
-                    .collect();
+                let len = rng.next() % 6;
+                let href: String = (0..len).map(|_| rng.pick(&pieces)).collect();
                 if plain_base.as_ref().is_some_and(|b| b.join(&href, &mut out)) {
                     joined += 1;
                     for strip_tracking in [false, true] {

@@ -893,6 +893,7 @@ fn lower(name: &str) -> Cow<'_, str> {
 mod tests {
     use super::*;
     use crate::extract::parse::parse_document;
+    use crate::test_rng::Xorshift;
 
     #[test]
     fn a_page_of_markup_keeps_only_its_texts_worth_of_memory() {
@@ -1052,18 +1053,15 @@ mod tests {
     }
 
     /// A small deterministic generator of messy markup.
-    struct Rng(u64);
+    struct Rng(Xorshift);
 
     impl Rng {
         fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
+            self.0.next()
         }
 
         fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-            items[(self.next() % items.len() as u64) as usize]
+            self.0.pick(items)
         }
 
         /// Mostly from the first `common` items, which the scan handles.
@@ -1274,7 +1272,7 @@ mod tests {
     /// Checks `rounds` generated pages; the scan must answer for a good share of them, or it
     /// is not exercised.
     fn check_random_pages(seed: u64, page: impl Fn(&mut Rng, usize) -> String) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng(Xorshift(seed));
         let rounds = 6000;
         let scanned = (0..rounds)
             .filter(|&round| agrees(&page(&mut rng, round)))

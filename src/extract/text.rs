@@ -327,6 +327,7 @@ impl Lines {
 mod tests {
     use super::*;
     use crate::extract::parse::parse_document;
+    use crate::test_rng::Xorshift;
 
     #[test]
     fn collapsing_white_space_agrees_with_its_plain_form() {
@@ -349,19 +350,13 @@ mod tests {
             "\u{a0}",
             "long words in a row ",
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = Xorshift(0x2545_f491_4f6c_dd1d);
         let mut texts = std::collections::HashSet::new();
         for _ in 0..50_000 {
             // Up to two dozen parts: runs of several blocks, ending anywhere in one.
             let mut text = String::from("x");
-            for _ in 0..next() % 24 {
-                text.push_str(parts[(next() % parts.len() as u64) as usize]);
+            for _ in 0..rng.next() % 24 {
+                text.push_str(rng.pick(&parts));
             }
             texts.insert(text.clone());
             let plain = text
@@ -374,11 +369,11 @@ mod tests {
             assert_eq!(lines.finish(), plain, "{text:?}");
             // Within a page: whatever comes before and after the text changes nothing.
             let (mut before, mut after) = (String::new(), String::new());
-            for _ in 0..next() % 3 {
-                before.push_str(parts[(next() % parts.len() as u64) as usize]);
+            for _ in 0..rng.next() % 3 {
+                before.push_str(rng.pick(&parts));
             }
-            for _ in 0..next() % 4 {
-                after.push_str(parts[(next() % parts.len() as u64) as usize]);
+            for _ in 0..rng.next() % 4 {
+                after.push_str(rng.pick(&parts));
             }
             let page = format!("{before}{text}{after}");
             let mut lines = Lines::with_capacity(0);
