@@ -237,6 +237,12 @@ pub struct Raised {
     /// judges one check alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_seen: Option<chrono::DateTime<chrono::Utc>>,
+    /// Why the rules were in doubt, when they were: the change sits where the monitor's noise
+    /// masks would have hidden it, and is notified because some of its lines are news
+    /// ([`noise::lines`]). A notification says it, so a person knows the part changed often
+    /// before. `None` from [`evaluate`] and for plain changes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doubt: Option<String>,
 }
 
 impl Raised {
@@ -349,6 +355,7 @@ pub fn evaluate(
                 synthetic_expression: found.expression,
                 matches: found.matches,
                 first_seen: None,
+                doubt: None,
             });
         }
     }
@@ -384,6 +391,7 @@ fn error_alerts(
             synthetic_expression: expression.to_string(),
             matches: Vec::new(),
             first_seen: None,
+            doubt: None,
         })
         .collect()
 }

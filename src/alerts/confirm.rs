@@ -67,7 +67,13 @@
 //! # Learned noise
 //!
 //! A check teaches noise masks ([`Decision::learned`], rules in [`super::noise`]); when they
-//! explain the whole difference, it raises nothing. The caller keeps them where the next
+//! explain the whole difference, it raises nothing, unless some of its lines are news
+//! ([`LineMemory`]): a line no accepted value ever showed, or lines whose order never changed
+//! that moved. Masks never hide news: such a value is a candidate like any change, confirmed
+//! when a later check shows the same news again, and its notification says the rules were in
+//! doubt ([`Raised::doubt`]). A new line that does not last (a rotating wording) is not taken
+//! for seen, so a real change whose confirming check met a stale replica is news again when it
+//! comes back; a move that does not last teaches that those lines are shuffled. The caller keeps them where the next
 //! [`Confirmation`] will find them: on the monitor, or, for a subject whose masks have no home
 //! of their own (each page of a crawl), in its state ([`Confirmation::keep_learned`]).
 //!
@@ -111,6 +117,7 @@ pub mod variants;
 
 use super::compare::Comparator;
 use super::noise::LearnState;
+use super::noise::lines::{Evidence, LineMemory};
 use super::{AlertState, Check, LastCheck, Raised, Subject, error_alerts, evaluate};
 use crate::model::{Alert, AlertType, Monitor, NoiseMask};
 use chrono::{DateTime, Utc};
@@ -215,6 +222,9 @@ pub struct ConfirmState {
     /// the policy's comparator.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub masks: Vec<NoiseMask>,
+    /// The lines the accepted values showed, so no mask hides a new line or a move of lines
+    /// whose order never changed ([`LineMemory`]).
+    pub lines: LineMemory,
 }
 
 /// The most noise masks a [`ConfirmState`] keeps ([`Confirmation::keep_learned`]): the state is
@@ -231,6 +241,64 @@ impl ConfirmState {
     pub fn remember(&mut self, comparator: &Comparator, value: &str) {
         self.variants.saw(Print::of(&comparator.key(value)));
     }
+
+    /// Learns from a new monitor's quick samples, fetched seconds after its first check
+    /// showed `first` (call it after that check's [`decide`]): a sample the page went on from
+    /// (a later sample differs from it) is a variant ([`ConfirmState::remember`]), and the
+    /// lines that came and went among them, or moved, are churn ([`LineMemory::warm_up`]).
+    /// A sample the page stayed at to the last is neither: it may show a real change that came
+    /// while the monitor was being made, which its next checks confirm and notify.
+    ///
+    /// When the last two samples show the same change from `first` (the same value as the
+    /// comparator keys it, or the same new lines), the change already lasted: it waits as a
+    /// candidate seen at `at` that the next check confirms, so it is notified as soon as a
+    /// change after the samples would be.
+    pub fn warm_up(
+        &mut self,
+        comparator: &Comparator,
+        first: &str,
+        samples: &[&str],
+        at: DateTime<Utc>,
+    ) {
+        let keys: Vec<String> = samples.iter().map(|s| comparator.key(s)).collect();
+        for (i, sample) in samples.iter().enumerate() {
+            if keys[i + 1..].iter().any(|later| *later != keys[i]) {
+                self.remember(comparator, sample);
+            }
+        }
+        let forms: Vec<String> = samples.iter().map(|s| comparator.line_form(s)).collect();
+        let first_form = comparator.line_form(first);
+        let refs: Vec<&str> = forms.iter().map(String::as_str).collect();
+        self.lines.warm_up(&first_form, &refs);
+        let [.., (_, before_last_form), (last, last_form)] =
+            &samples.iter().zip(&forms).collect::<Vec<_>>()[..]
+        else {
+            return;
+        };
+        let first_key = comparator.key(first);
+        let (a, b) = (&keys[keys.len() - 2], &keys[keys.len() - 1]);
+        let evidence = self.lines.evidence(&first_form, last_form);
+        let lasted_key = a == b && *b != first_key;
+        let lasted_news = !evidence.is_empty()
+            && evidence.lasts_in(&self.lines.evidence(&first_form, before_last_form));
+        if self.pending.is_empty() && (lasted_key || lasted_news) {
+            let doubt = match *b == first_key {
+                true => evidence.describe().map(|news| {
+                    format!(
+                        "This part of the page changed while the monitor was being made: {news}."
+                    )
+                }),
+                false => None,
+            };
+            self.pending.push(Candidate {
+                value: last.to_string(),
+                first_seen: at,
+                evidence,
+                doubt,
+                confirmations: 1,
+            });
+        }
+    }
 }
 
 /// A value seen and not yet confirmed.
@@ -241,6 +309,22 @@ pub struct Candidate {
     pub value: String,
     /// When it was first seen.
     pub first_seen: DateTime<Utc>,
+    /// Its new and moved lines ([`LineMemory::evidence`]): when the masks call it the same as
+    /// the confirmed value, these are the change, and a later check must show them again.
+    #[serde(default, skip_serializing_if = "Evidence::is_empty")]
+    pub evidence: Evidence,
+    /// What to tell a person when it is notified: why the rules were in doubt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doubt: Option<String>,
+    /// How many checks showed its news again so far. News the masks hide waits for two: a box
+    /// of recommendations drawn anew on every request shows an unseen item twice in a row
+    /// far more often than three times.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub confirmations: u8,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
 }
 
 impl From<AlertState> for ConfirmState {
@@ -382,6 +466,7 @@ fn judge_value(
         raised
     };
     next.variants.tick();
+    let comparator = &policy.comparator;
     let Some(confirmed) = state.alerts.last_value.as_deref() else {
         // The baseline. After failed first checks, conditions true of it raise (as evaluate
         // decides); the very first check raises nothing.
@@ -389,7 +474,8 @@ fn judge_value(
             Some(_) => value_alerts(None),
             None => Vec::new(),
         };
-        next.variants.saw(Print::of(&policy.comparator.key(value)));
+        next.variants.saw(Print::of(&comparator.key(value)));
+        next.lines.accept(&comparator.line_form(value));
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {
@@ -397,29 +483,53 @@ fn judge_value(
             ..Judged::default()
         };
     };
-    let comparator = &policy.comparator;
+    // The same bytes have the same key and the same lines: most checks find the page as it
+    // was, and building the confirmed value's key again would double their cost.
     let key = comparator.key(value);
     let print = Print::of(&key);
-    // The same bytes have the same key: most checks find the page as it was, and building the
-    // confirmed value's key again would double their cost.
-    if value == confirmed || comparator.key(confirmed) == key {
+    if value == confirmed {
+        return unchanged(next, value, print, policy, at, None);
+    }
+    let (confirmed_form, form) = (comparator.line_form(confirmed), comparator.line_form(value));
+    if next.lines.is_empty() {
+        // A state kept before lines were remembered: the confirmed value is what is known.
+        next.lines.accept(&confirmed_form);
+    }
+    // What no mask may hide: lines never seen, lines whose order never changed that moved.
+    let mut evidence = next.lines.evidence(&confirmed_form, &form);
+    let masked_same = comparator.key(confirmed) == key;
+    if let Some(candidate) = state.pending.last()
+        && !candidate.evidence.moving.is_empty()
+        && !evidence.moving.is_empty()
+        && !candidate.evidence.lasts_in(&evidence)
+    {
+        // Lines moved, then moved again seconds later: they are a list the page shuffles.
+        next.lines.learn_movers(&candidate.evidence.moving);
+        next.lines.learn_movers(&evidence.moving);
+        evidence = next.lines.evidence(&confirmed_form, &form);
+    }
+    if masked_same && evidence.is_empty() {
         // No change, or a revert while a change waited: nothing to raise. The spelling seen
         // last is kept, as the history shows it.
-        next.variants.saw(print);
-        next.noise.quiet_at(Some(policy.page_clock.unwrap_or(at)));
-        next.alerts.last_value = Some(value.to_string());
-        next.pending.clear();
-        return Judged::default();
+        return unchanged(next, value, print, policy, at, Some(&form));
     }
-    if next.variants.is_recent(print) || next.variants.same_change(print) {
+    // A value the masks call the same as the confirmed one matches every variant's print, so
+    // only a value with no news may be taken for a flip by its print.
+    let flip = match evidence.is_empty() {
+        true => next.variants.is_recent(print) || next.variants.same_change(print),
+        false => !masked_same && next.variants.same_change(print),
+    };
+    if flip {
         // A flip to a variant that lasted lately, or the change already raised seen through
-        // another template: the confirmed value switches silently. Its spans still move for
-        // learning: an ad rotating through wordings that each lasted once flips for ever.
+        // another template (whose wording of the changed line is new, and no news): the
+        // confirmed value switches silently. Its spans still move for learning: an ad rotating
+        // through wordings that each lasted once flips for ever.
         let learned = next.noise.observe_flip(
             &comparator.masked_line_key(confirmed),
             &comparator.masked_line_key(value),
         );
         next.variants.flipped_to(print);
+        next.lines.accept(&form);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {
@@ -428,8 +538,8 @@ fn judge_value(
         };
     }
     // A span that keeps changing from check to check becomes noise; when that explains the
-    // whole difference, there is no change. A check while a change waits is the early check
-    // asked for to confirm it, seconds after the one before.
+    // whole difference and no line is news, there is no change. A check while a change waits
+    // is the early check asked for to confirm it, seconds after the one before.
     let (before, after) = (
         comparator.masked_line_key(confirmed),
         comparator.masked_line_key(value),
@@ -444,6 +554,7 @@ fn judge_value(
     // noise notice says so), or it would raise on every third check for ever.
     if next.noise.is_unstable() {
         next.variants.saw(print);
+        next.lines.accept(&form);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {
@@ -451,7 +562,9 @@ fn judge_value(
             ..Judged::default()
         };
     }
-    if !learned.is_empty() && comparator.with(&learned).same(confirmed, value) {
+    let explained = !learned.is_empty() && comparator.with(&learned).same(confirmed, value);
+    if explained && evidence.is_empty() {
+        next.lines.accept(&form);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {
@@ -459,29 +572,71 @@ fn judge_value(
             ..Judged::default()
         };
     }
-    if let Some(candidate) = state.pending.last()
-        && comparator.key(&candidate.value) == key
-    {
-        let mut raised = value_alerts(Some(confirmed));
-        stamp(&mut raised, candidate.first_seen);
-        next.variants.raised(print);
-        next.noise.confirmed();
-        next.alerts.last_value = Some(value.to_string());
-        next.pending.clear();
-        return Judged {
-            raised,
-            recheck: false,
-            learned,
-        };
+    // The masks (or what this check taught) call the value the same, but some of its lines
+    // are news: in doubt, the change is notified once it lasts, and says why.
+    let hidden = masked_same || explained;
+    let doubt = match hidden {
+        true => evidence
+            .describe()
+            .map(|news| format!("This part of the page changed often before: {news}.")),
+        false => None,
+    };
+    if let Some(candidate) = state.pending.last() {
+        let same_key = comparator.key(&candidate.value) == key;
+        let lasted = (same_key && !masked_same)
+            || (!candidate.evidence.is_empty() && candidate.evidence.lasts_in(&evidence));
+        if lasted && candidate.doubt.is_some() && candidate.confirmations == 0 {
+            next.pending = vec![Candidate {
+                confirmations: 1,
+                ..candidate.clone()
+            }];
+            return Judged {
+                raised: Vec::new(),
+                recheck: true,
+                learned,
+            };
+        }
+        if lasted {
+            let mut raised = value_alerts(Some(confirmed));
+            stamp(&mut raised, candidate.first_seen);
+            let doubt = candidate.doubt.clone().or(doubt);
+            for r in &mut raised {
+                r.doubt.clone_from(&doubt);
+            }
+            next.variants.raised(print);
+            next.noise.confirmed();
+            next.lines.accept(&form);
+            next.alerts.last_value = Some(value.to_string());
+            next.pending.clear();
+            return Judged {
+                raised,
+                recheck: false,
+                learned,
+            };
+        }
     }
+    let waiting = Candidate {
+        value: value.to_string(),
+        first_seen: at,
+        evidence,
+        doubt,
+        confirmations: 0,
+    };
     if state.pending.len() < MAX_PENDING {
-        next.pending.push(Candidate {
-            value: value.to_string(),
-            first_seen: at,
-        });
+        next.pending.push(waiting);
         return Judged {
             raised: Vec::new(),
             recheck: true,
+            learned,
+        };
+    }
+    if hidden {
+        // News the masks hide that did not last either (a rotating wording never shown
+        // before): it waits for the next regular check, where it raises if it is still there.
+        next.pending = vec![waiting];
+        return Judged {
+            raised: Vec::new(),
+            recheck: false,
             learned,
         };
     }
@@ -493,6 +648,7 @@ fn judge_value(
     stamp(&mut raised, first_seen);
     next.variants.raised(print);
     next.noise.confirmed();
+    next.lines.accept(&form);
     next.alerts.last_value = Some(value.to_string());
     next.pending.clear();
     Judged {
@@ -500,6 +656,27 @@ fn judge_value(
         recheck: false,
         learned,
     }
+}
+
+/// A check whose value is the confirmed one, as far as the masks and the lines tell: nothing
+/// raises and any waiting change is dropped (a revert). `form` is its line form when it was
+/// built (a value spelled otherwise than the confirmed one), so its lines are remembered.
+fn unchanged(
+    next: &mut ConfirmState,
+    value: &str,
+    print: Print,
+    policy: &Confirmation,
+    at: DateTime<Utc>,
+    form: Option<&str>,
+) -> Judged {
+    next.variants.saw(print);
+    next.noise.quiet_at(Some(policy.page_clock.unwrap_or(at)));
+    if let Some(form) = form {
+        next.lines.accept(form);
+    }
+    next.alerts.last_value = Some(value.to_string());
+    next.pending.clear();
+    Judged::default()
 }
 
 fn stamp(raised: &mut [Raised], first_seen: DateTime<Utc>) {
@@ -565,6 +742,9 @@ mod tests {
             pending: vec![Candidate {
                 value: "B".into(),
                 first_seen: Utc.timestamp_opt(5, 0).unwrap(),
+                evidence: Evidence::default(),
+                doubt: None,
+                confirmations: 0,
             }],
             failures: 1,
             ..ConfirmState::default()
@@ -640,10 +820,10 @@ mod tests {
                     .map(|ad| shop(ad, "129.99"))
                     .chain([u, u, f, a].iter().map(|ad| shop(ad, "128.99")))
                     .collect(),
-                // The first wording to last raises (nothing told it from a change yet), the
-                // price change once; without the flips' moves, the second wording to last
-                // raised too.
-                1..3,
+                // Each wording the monitor never saw raises once, when it first lasts (a line
+                // never shown before is news until it is known), and the price change once;
+                // once seen, the wordings flip silently.
+                1..4,
                 (shop(a, "129.99"), shop(a, "128.99")),
             ),
             (

@@ -24,6 +24,9 @@
 //! Some noise is known by its words and masked whether or not it was seen to move: a
 //! copyright line's year, a paywall meter, a cookie-consent banner ([`known`]).
 //!
+//! Masks hide noise, never news: whatever they cover, a line the monitor never saw before and
+//! a move of lines whose order never changed still count ([`lines`]).
+//!
 //! Learning never returns a mask that would leave nothing to compare: when no part of the
 //! value stays the same, [`study`] (and [`LearnState::notice`] for later checks) says so in
 //! words for a person instead, and the monitor keeps recording its history.
@@ -53,6 +56,7 @@
 pub(crate) mod classes;
 mod dates;
 mod known;
+pub mod lines;
 pub(crate) mod spans;
 pub mod state;
 
@@ -199,7 +203,7 @@ pub fn study(comparator: &Comparator, samples: &[&str]) -> Study {
             }
             for f in found.found {
                 let known = masks.iter().chain(&more).any(|m| m.pattern == f.pattern);
-                if !known && usable(&f.pattern) {
+                if !known && usable(&f.pattern) && !settled(&f, &first_key, &keys) {
                     more.push(NoiseMask {
                         pattern: f.pattern,
                         learned: true,
@@ -318,6 +322,37 @@ fn shuffled_only(comparator: &Comparator, samples: &[&str]) -> bool {
             .count();
         2 * (lines.len().saturating_sub(head + tail)) >= lines.len()
     })
+}
+
+/// Whether the span `found` covers changed once during the samples and stayed changed to the
+/// last of them (its texts in `first`, then `later`, the samples' masked keys): that is no
+/// proof of noise but maybe a real change that came while the monitor was being made, so it
+/// is not masked; noise comes and goes or keeps moving. A date or a time is the exception: it
+/// moves with the clock, once in a few seconds.
+fn settled(found: &spans::Found, first: &str, later: &[String]) -> bool {
+    use classes::Class;
+    if matches!(found.class, Class::DateTime | Class::Relative) {
+        return false;
+    }
+    let Ok(re) = crate::pattern::compile_pattern(&format!("(?m){}", found.pattern)) else {
+        return false;
+    };
+    let text = |key: &str| -> Option<String> {
+        re.captures(key).map(|caps| {
+            caps.iter()
+                .skip(1)
+                .flatten()
+                .map(|m| m.as_str())
+                .collect::<Vec<_>>()
+                .join("\u{1f}")
+        })
+    };
+    let texts: Vec<Option<String>> = std::iter::once(first)
+        .chain(later.iter().map(String::as_str))
+        .map(text)
+        .collect();
+    let moves = texts.windows(2).filter(|w| w[0] != w[1]).count();
+    moves == 1 && texts.first() != texts.last()
 }
 
 /// The lines of `key` sorted: its lines as a multiset.

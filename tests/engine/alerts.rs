@@ -1606,9 +1606,13 @@ mod flapping {
     fn created(first: &str, samples: &[String]) -> ConfirmState {
         let mut state = ConfirmState::default();
         raised_at(&mut state, &[first.to_string()]);
-        for sample in samples {
-            state.remember(&Comparator::default(), sample);
-        }
+        let samples: Vec<&str> = samples.iter().map(String::as_str).collect();
+        state.warm_up(
+            &Comparator::default(),
+            first,
+            &samples,
+            Utc.timestamp_opt(0, 0).unwrap(),
+        );
         state
     }
 
@@ -1676,7 +1680,9 @@ mod flapping {
             let mut coin = Coin(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             let a = template(false, "$29", true);
             let b = template(true, "$29", true);
-            let mut state = created(&a, &[b]);
+            // The samples saw the page go back from the other template (one it stayed at to
+            // the last may be a change that came while the monitor was made).
+            let mut state = created(&a, &[b, a.clone()]);
             // A one-character edit in both templates at check 20, reverted at check 40.
             let mut checks = ab(&mut coin, 20, "$29", true);
             checks.extend(ab(&mut coin, 20, "$39", true));
@@ -1694,7 +1700,7 @@ mod flapping {
             let mut coin = Coin(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
             let mut state = created(
                 &template(false, "$29", true),
-                &[template(true, "$29", true)],
+                &[template(true, "$29", true), template(false, "$29", true)],
             );
             let mut checks = ab(&mut coin, 20, "$29", true);
             checks.extend(ab(&mut coin, 40, "$29", false));

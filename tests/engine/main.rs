@@ -12,6 +12,7 @@ mod fetch;
 mod fixtures;
 mod location_proxies;
 mod model;
+mod news;
 mod noise;
 mod politeness;
 mod render;

@@ -25,6 +25,9 @@ pub struct Content<'a> {
     pub expression: &'a str,
     /// The check's error, if it failed.
     pub error: Option<&'a str>,
+    /// Why the rules were in doubt about the change, when they were
+    /// ([`wachet::alerts::Raised::doubt`]).
+    pub doubt: Option<&'a str>,
     /// The change to show: from the previous value to the current one, when the check
     /// succeeded.
     pub change: Option<&'a VisibleChange>,
@@ -70,6 +73,9 @@ pub fn html(content: &Content<'_>) -> String {
     if let Some(error) = content.error {
         let _ = write!(out, "<p class=\"error\">{}</p>", escape(error));
     }
+    if let Some(doubt) = content.doubt {
+        let _ = write!(out, "<p class=\"doubt\">{}</p>", escape(doubt));
+    }
     if let Some(change) = content.change {
         if change.has_noise() {
             let _ = write!(
@@ -106,6 +112,9 @@ pub fn plain(content: &Content<'_>) -> String {
     if let Some(error) = content.error {
         let _ = writeln!(out, "error: {error}");
     }
+    if let Some(doubt) = content.doubt {
+        let _ = writeln!(out, "{doubt}");
+    }
     if let Some(change) = content.change {
         out.push('\n');
         out.push_str(&change.plain());
@@ -133,6 +142,7 @@ mod tests {
             first_seen: None,
             expression: "content changed",
             error: None,
+            doubt: None,
             change: Some(&VisibleChange::between(
                 &Default::default(),
                 Some("Price 3.50 EUR"),
@@ -173,6 +183,7 @@ mod tests {
             first_seen: None,
             expression: "content changed",
             error: None,
+            doubt: None,
             change: Some(&VisibleChange::between(
                 &Default::default(),
                 Some(&previous),

@@ -71,9 +71,25 @@ pub fn notification(
         .clone()
         .or_else(|| monitor.url.clone())
         .unwrap_or_default();
+    // A change the learned masks would hide, raised because some of its lines are news, is
+    // shown through the masks a person wrote only: the news must be visible.
+    let written;
+    let shown = match raised.doubt {
+        Some(_) => {
+            written = Monitor {
+                noise: monitor
+                    .noise
+                    .as_ref()
+                    .map(|masks| masks.iter().filter(|m| !m.learned).cloned().collect()),
+                ..monitor.clone()
+            };
+            &written
+        }
+        None => monitor,
+    };
     let change = raised.current.as_deref().map(|current| {
-        let order = monitor.compare_lines.unwrap_or_default();
-        VisibleChange::with_order(&Comparator::lenient(monitor), order, previous, current)
+        let order = shown.compare_lines.unwrap_or_default();
+        VisibleChange::with_order(&Comparator::lenient(shown), order, previous, current)
     });
     if previous.is_some()
         && let Some(change) = &change
@@ -94,6 +110,7 @@ pub fn notification(
         first_seen: raised.first_seen,
         expression: &raised.synthetic_expression,
         error: raised.error.as_deref(),
+        doubt: raised.doubt.as_deref(),
         change: change.as_ref(),
     };
     let html = content::html(&content);
@@ -139,6 +156,7 @@ mod tests {
             synthetic_expression: "content changed".into(),
             matches: Vec::new(),
             first_seen: None,
+            doubt: None,
         }
     }
 

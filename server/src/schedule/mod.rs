@@ -802,14 +802,14 @@ async fn check_and_store(
                 confirm_after,
             );
             if !samples.is_empty() {
-                // The samples show the content as it is now: a template among them that shows
-                // up later is a flip, not a change.
+                // The samples show the content as it is now: a template among them that the
+                // page went on from is a flip when it shows up later, not a change; one it
+                // stayed at may be a change that came while the monitor was made.
                 let comparator = Comparator::lenient(&monitor).with(&decided.learned);
                 let own_state = decided.states.iter_mut().find(|(page, _)| page.is_none());
-                if let Some((_, Some(state))) = own_state {
-                    for sample in &samples {
-                        state.remember(&comparator, sample);
-                    }
+                if let (Some((_, Some(state))), Some(first)) = (own_state, own.raw.as_deref()) {
+                    let samples: Vec<&str> = samples.iter().map(String::as_str).collect();
+                    state.warm_up(&comparator, first, &samples, at);
                 }
             }
             // A mask learned by this very check dims its span in the notification too.

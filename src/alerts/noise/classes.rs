@@ -130,6 +130,22 @@ static CLASSES: LazyLock<Vec<Compiled>> = LazyLock::new(|| {
     .collect()
 });
 
+/// Every span of a kind known to be volatile (dates and times, relative times, UUIDs,
+/// numbers, hex hashes, tokens), most specific first: what a line's identity leaves out
+/// ([`super::lines`]). Currency marks stay (a price in another currency is news) and so do
+/// words.
+pub(crate) static VOLATILE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    let alternatives: Vec<String> = CLASSES
+        .iter()
+        .filter(|c| c.class != Class::Currency)
+        .map(|c| format!("(?:{})", c.fragment))
+        .collect();
+    regex::RegexBuilder::new(&alternatives.join("|"))
+        .size_limit(64 << 20)
+        .build()
+        .ok()
+});
+
 impl Class {
     /// The regular-expression fragment of this class, without capture groups.
     pub(crate) fn fragment(self) -> &'static str {

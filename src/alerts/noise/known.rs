@@ -167,6 +167,19 @@ pub(crate) fn explaining(before: &str, after: &str) -> Vec<NoiseMask> {
         .collect()
 }
 
+/// Which of `lines` are noise known by their words, whatever they say: the lines of a consent
+/// banner and a paywall meter's line. Such a line is never news ([`super::lines`]).
+pub(crate) fn known_lines(lines: &[&str]) -> Vec<bool> {
+    let mut known: Vec<bool> = lines
+        .iter()
+        .map(|line| METER.as_ref().is_some_and(|re| re.is_match(line)))
+        .collect();
+    for run in banners(lines) {
+        known[run].iter_mut().for_each(|k| *k = true);
+    }
+    known
+}
+
 /// The runs of `lines` that are consent banners: consent sentences and lines of buttons next
 /// to each other, holding at least one of each.
 fn banners(lines: &[&str]) -> Vec<Range<usize>> {

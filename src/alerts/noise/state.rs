@@ -462,7 +462,7 @@ pub const UNSTABLE: &str = "Every part of this page changes on every check, so w
 changes but does not alert on them. Choose a part of the page (xPath) that stays the same.";
 
 /// FNV-1a: a hash that stays the same across builds and versions (it is stored).
-fn hash(text: &str) -> u32 {
+pub(crate) fn hash(text: &str) -> u32 {
     text.bytes().fold(0x811c_9dc5_u32, |h, b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
     })

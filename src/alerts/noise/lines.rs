@@ -1,0 +1,464 @@
+//! Line memory: which lines of a value are news, whatever the masks say.
+//!
+//! Masks hide the volatile parts of a value, and learning may generalise them wider than the
+//! noise they were learned on (a block of lines between two stable ones, the words between
+//! two anchors). They must never hide news, so [`super::super::confirm::decide`] asks this
+//! memory after the masks have had their say:
+//!
+//! - A line's **identity** is its text in the comparison's line form (a JSON document's
+//!   canonical lines, any other value's line key) with every span of a volatile kind (a date,
+//!   a time, a relative time, a number, a UUID, a hash, a token: [`super::classes`]) left out,
+//!   hashed. "Fed chief resigns · 12 min ago" and "Fed chief resigns · 14 min ago" are one line;
+//!   "Fed chief stays · 12 min ago" is another.
+//! - A line is **new** when no value the monitor accepted (its baseline, its quick samples
+//!   that came and went, every value it confirmed or found unchanged) ever showed its identity.
+//!   A new line is news: a new headline at the top of a list, a product added to a grid, a
+//!   JSON value never seen. The values a candidate change showed are not accepted until the
+//!   change lasts, so a real change whose confirming check met a stale replica is still new
+//!   when it comes back.
+//! - A line **moved** when it stood in the value before and now stands elsewhere relative to
+//!   the others (two ranked entries swapped). A line seen moving on its own before (a list
+//!   shuffled on every request, learned from samples or from a move that did not last) is a
+//!   **mover**, and its moves are no news; any other move is.
+//!
+//! The memory is bounded: at most [`MAX_SEEN`] identities seen (the oldest forgotten first)
+//! and [`MAX_MOVERS`] movers, kept as 32-bit hashes, and a value is read for it up to
+//! [`MAX_FORM_BYTES`]; past that the masks alone decide. It is stored with every check's
+//! state, so it serializes compactly (base64 of the hashes).
+
+use super::classes::VOLATILE;
+use super::known::known_lines;
+use super::state::hash;
+use crate::alerts::compare::PLACEHOLDER;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// The most line identities a monitor remembers as seen.
+pub const MAX_SEEN: usize = 16_384;
+
+/// The most line identities a monitor remembers as movers.
+pub const MAX_MOVERS: usize = 4_096;
+
+/// How much of a value's line form is read for new and moved lines.
+pub const MAX_FORM_BYTES: usize = 4 << 20;
+
+/// The most lines of each kind a piece of evidence keeps (the count of the rest is known).
+const MAX_SHOWN: usize = 32;
+
+/// How long finding moved lines may take: a diff of two long shuffled lists is quadratic, and
+/// past the deadline its answer is an approximation that may call more lines moved.
+const MOVE_DEADLINE: Duration = Duration::from_millis(200);
+
+/// What a monitor remembers of the lines its accepted values showed (see the
+/// [module documentation](self)).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct LineMemory {
+    /// Identities of the lines seen, oldest first.
+    #[serde(with = "packed", skip_serializing_if = "Vec::is_empty")]
+    seen: Vec<u32>,
+    /// Identities of the lines seen moving on their own, oldest first.
+    #[serde(with = "packed", skip_serializing_if = "Vec::is_empty")]
+    movers: Vec<u32>,
+}
+
+/// What makes a value news beside its masks: its new and moved lines ([`LineMemory::evidence`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Evidence {
+    /// The new lines, at most [`MAX_SHOWN`], as the value shows them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub new: Vec<String>,
+    /// The lines that moved and are no movers, at most [`MAX_SHOWN`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moved: Vec<String>,
+    /// The identities of the new lines: one of them shown again, the news lasted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub marks: Vec<u32>,
+    /// Each moved line's identity with the line now before it: all of them shown again, the
+    /// move lasted (a shuffled list puts some lines back beside the same neighbour by chance).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub placements: Vec<u32>,
+    /// The identities of every line that moved, movers or not: the lines to learn as movers
+    /// when the move does not last.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub moving: Vec<u32>,
+}
+
+impl Evidence {
+    /// Whether there is no news.
+    pub fn is_empty(&self) -> bool {
+        self.marks.is_empty() && self.placements.is_empty()
+    }
+
+    /// Whether `later` shows this news again: a new line still there, or every moved line
+    /// still where it moved to.
+    pub fn lasts_in(&self, later: &Evidence) -> bool {
+        let marks: HashSet<u32> = later.marks.iter().copied().collect();
+        let placements: HashSet<u32> = later.placements.iter().copied().collect();
+        self.marks.iter().any(|m| marks.contains(m))
+            || (!self.placements.is_empty()
+                && self.placements.iter().all(|p| placements.contains(p)))
+    }
+
+    /// The news in words for a person, or `None` when there is none.
+    pub fn describe(&self) -> Option<String> {
+        let quote = |lines: &[String]| {
+            lines
+                .iter()
+                .take(3)
+                .map(|l| format!("\u{201c}{}\u{201d}", shorten(l)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut parts = Vec::new();
+        if !self.new.is_empty() {
+            parts.push(format!(
+                "{} never shown before: {}",
+                plural(self.new.len(), "line", "lines"),
+                quote(&self.new)
+            ));
+        }
+        if !self.moved.is_empty() {
+            parts.push(format!(
+                "{} in an order that had not changed before: {}",
+                plural(self.moved.len(), "line", "lines"),
+                quote(&self.moved)
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    match n {
+        1 => format!("1 {one}"),
+        n if n >= MAX_SHOWN => format!("{n} or more {many}"),
+        n => format!("{n} {many}"),
+    }
+}
+
+fn shorten(line: &str) -> String {
+    const MAX: usize = 80;
+    match line.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}\u{2026}", &line[..at]),
+        None => line.to_string(),
+    }
+}
+
+/// The lines of a line form that count, with their identities, in order: lines left with a
+/// letter once volatile spans are out (a lone timestamp or counter is never news), other than
+/// noise known by its words (a consent banner, a paywall meter).
+fn identities(form: &str) -> Vec<(u32, &str)> {
+    let form = match form.char_indices().nth(MAX_FORM_BYTES) {
+        Some(_) => {
+            let mut end = MAX_FORM_BYTES;
+            while !form.is_char_boundary(end) {
+                end -= 1;
+            }
+            &form[..end]
+        }
+        None => form,
+    };
+    let volatile = VOLATILE.as_ref();
+    let lines: Vec<&str> = form.split('\n').map(str::trim).collect();
+    let known = known_lines(&lines);
+    lines
+        .into_iter()
+        .zip(known)
+        .filter_map(|(line, known)| {
+            if line.is_empty() || known {
+                return None;
+            }
+            let identity = match volatile {
+                Some(re) => re.replace_all(line, PLACEHOLDER),
+                None => std::borrow::Cow::Borrowed(line),
+            };
+            identity
+                .chars()
+                .any(|c| c.is_alphabetic() && c.to_string() != PLACEHOLDER)
+                .then(|| (hash(&identity), line))
+        })
+        .collect()
+}
+
+/// The identity of a moved line with the line before it.
+fn placed(identity: u32, before: Option<u32>) -> u32 {
+    let mut bytes = identity.to_le_bytes().to_vec();
+    bytes.extend(before.unwrap_or(u32::MAX).to_le_bytes());
+    bytes.push(b'm');
+    hash(&String::from_utf8_lossy(&bytes))
+}
+
+impl LineMemory {
+    /// Whether nothing was seen yet (a monitor whose state predates this memory).
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+
+    /// Remembers every line of `form` (a line form of an accepted value) as seen.
+    pub fn accept(&mut self, form: &str) {
+        let lines: Vec<u32> = identities(form).iter().map(|l| l.0).collect();
+        add_new(&mut self.seen, &lines, MAX_SEEN);
+    }
+
+    /// Remembers the lines `moving` as movers: they moved and the move did not last.
+    pub fn learn_movers(&mut self, moving: &[u32]) {
+        add_new(&mut self.movers, moving, MAX_MOVERS);
+    }
+
+    /// The news of `value` against `before` (both line forms): its lines never seen, and its
+    /// lines that moved relative to `before` and are no movers. Empty while the memory is
+    /// empty (nothing is known to be old yet).
+    pub fn evidence(&self, before: &str, value: &str) -> Evidence {
+        let mut evidence = Evidence::default();
+        if self.seen.is_empty() {
+            return evidence;
+        }
+        let seen: HashSet<u32> = self.seen.iter().copied().collect();
+        let now = identities(value);
+        for (identity, line) in &now {
+            if !seen.contains(identity) && !evidence.marks.contains(identity) {
+                evidence.marks.push(*identity);
+                if evidence.new.len() < MAX_SHOWN {
+                    evidence.new.push(line.to_string());
+                }
+            }
+        }
+        self.moves(&identities(before), &now, &mut evidence);
+        evidence
+    }
+
+    /// Adds the lines that moved from `before` to `now` to `evidence`: lines both show once
+    /// each, compared in their order; a line a diff of the two orders cannot keep in place
+    /// moved.
+    fn moves(&self, before: &[(u32, &str)], now: &[(u32, &str)], evidence: &mut Evidence) {
+        let once = |lines: &[(u32, &str)]| {
+            let mut count: HashMap<u32, usize> = HashMap::new();
+            for (identity, _) in lines {
+                *count.entry(*identity).or_default() += 1;
+            }
+            count
+        };
+        let (count_before, count_now) = (once(before), once(now));
+        let common = |id: &u32| count_before.get(id) == Some(&1) && count_now.get(id) == Some(&1);
+        let old: Vec<u32> = before.iter().map(|l| l.0).filter(common).collect();
+        let new: Vec<&(u32, &str)> = now.iter().filter(|l| common(&l.0)).collect();
+        let new_ids: Vec<u32> = new.iter().map(|l| l.0).collect();
+        if old == new_ids {
+            return;
+        }
+        let ops = similar::capture_diff_slices_deadline(
+            similar::Algorithm::Myers,
+            &old,
+            &new_ids,
+            Some(Instant::now() + MOVE_DEADLINE),
+        );
+        let movers: HashSet<u32> = self.movers.iter().copied().collect();
+        // Where each line stands now, so a moved line's old neighbours can be found.
+        let at_now: HashMap<u32, usize> =
+            new_ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        let at_old: HashMap<u32, usize> = old.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        let mut moving = vec![false; new.len()];
+        for op in ops {
+            if let similar::DiffOp::Insert {
+                new_index, new_len, ..
+            } = op
+            {
+                for at in new_index..new_index + new_len {
+                    let (identity, line) = *new[at];
+                    // The lines it jumped over moved with it, relative to it: between where
+                    // it stands now and where its old neighbours stand.
+                    let old_at = at_old.get(&identity).copied().unwrap_or(0);
+                    let neighbours = [old_at.checked_sub(1), Some(old_at + 1)];
+                    let (mut from, mut to) = (at, at);
+                    for n in neighbours.into_iter().flatten() {
+                        if let Some(there) = old.get(n).and_then(|id| at_now.get(id)) {
+                            from = from.min(*there);
+                            to = to.max(*there);
+                        }
+                    }
+                    moving[from..=to].iter_mut().for_each(|m| *m = true);
+                    if movers.contains(&identity) {
+                        continue;
+                    }
+                    let before = at.checked_sub(1).map(|i| new[i].0);
+                    evidence.placements.push(placed(identity, before));
+                    if evidence.moved.len() < MAX_SHOWN {
+                        evidence.moved.push(line.to_string());
+                    }
+                }
+            }
+        }
+        evidence
+            .moving
+            .extend(new.iter().zip(moving).filter(|(_, m)| *m).map(|(l, _)| l.0));
+    }
+
+    /// Learns from a new monitor's first value and its quick samples, taken seconds apart:
+    /// lines that moved between samples are movers, and the lines of the first value and of
+    /// every sample that the next sample no longer showed (they came and went) are seen. A
+    /// line that appeared in the samples and stayed to the last of them is not: it may be a
+    /// real change that came while the monitor was being made, and stays news until it lasts
+    /// through a check.
+    pub fn warm_up(&mut self, first: &str, samples: &[&str]) {
+        self.accept(first);
+        let mut previous = first;
+        for (i, sample) in samples.iter().enumerate() {
+            let mut evidence = Evidence::default();
+            let before = identities(previous);
+            let now = identities(sample);
+            self.moves(&before, &now, &mut evidence);
+            self.learn_movers(&evidence.moving);
+            if let Some(later) = samples.get(i + 1) {
+                let stays: HashSet<u32> = identities(later).iter().map(|l| l.0).collect();
+                // Lines that came and went are the page's churn.
+                let went: Vec<u32> = now
+                    .iter()
+                    .map(|l| l.0)
+                    .filter(|id| !stays.contains(id))
+                    .collect();
+                add_new(&mut self.seen, &went, MAX_SEEN);
+            }
+            previous = sample;
+        }
+    }
+}
+
+/// Appends the hashes of `more` that `list` lacks, then forgets the oldest beyond `max`.
+fn add_new(list: &mut Vec<u32>, more: &[u32], max: usize) {
+    let mut known: HashSet<u32> = list.iter().copied().collect();
+    for h in more {
+        if known.insert(*h) {
+            list.push(*h);
+        }
+    }
+    if list.len() > max {
+        let excess = list.len() - max;
+        list.drain(..excess);
+    }
+}
+
+/// Hashes as base64 of their little-endian bytes: a tenth of their size as JSON numbers.
+mod packed {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(hashes: &[u32], s: S) -> Result<S::Ok, S::Error> {
+        let bytes: Vec<u8> = hashes.iter().flat_map(|h| h.to_le_bytes()).collect();
+        s.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u32>, D::Error> {
+        let text = String::deserialize(d)?;
+        let bytes = STANDARD
+            .decode(text.as_bytes())
+            .map_err(serde::de::Error::custom)?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory(values: &[&str]) -> LineMemory {
+        let mut m = LineMemory::default();
+        for v in values {
+            m.accept(v);
+        }
+        m
+    }
+
+    #[test]
+    fn a_line_is_known_by_its_words_not_its_times_counts_or_tokens() {
+        let m = memory(&["Fed chief resigns · 12 min ago\nViewed 1,204 times\nsession=a8F3kQ9z"]);
+        let later = "Fed chief resigns · 1 h ago\nViewed 1,377 times\nsession=Zk29aPq1";
+        assert!(m.evidence("", later).is_empty());
+        let news = "Fed chief stays · 1 h ago\nViewed 1,377 times\nsession=Zk29aPq1";
+        let e = m.evidence("", news);
+        assert_eq!(e.new, vec!["Fed chief stays · 1 h ago"]);
+    }
+
+    #[test]
+    fn a_swap_in_a_list_that_never_moved_is_news_and_a_mover_is_not() {
+        let before = "Top\n1 Alpha\n2 Beta\n3 Gamma\nShuffled\nRed\nGreen\nBlue";
+        let mut m = memory(&[before]);
+        m.warm_up(
+            before,
+            &["Top\n1 Alpha\n2 Beta\n3 Gamma\nShuffled\nBlue\nRed\nGreen"],
+        );
+        let shuffled = "Top\n1 Alpha\n2 Beta\n3 Gamma\nShuffled\nGreen\nBlue\nRed";
+        assert!(m.evidence(before, shuffled).is_empty());
+        let swapped = "Top\n1 Beta\n2 Alpha\n3 Gamma\nShuffled\nGreen\nBlue\nRed";
+        let e = m.evidence(before, swapped);
+        assert!(!e.is_empty(), "{e:?}");
+        assert!(e.new.is_empty(), "{e:?}");
+        assert!(e.lasts_in(&m.evidence(before, swapped)));
+    }
+
+    #[test]
+    fn a_line_that_appeared_during_the_samples_and_stayed_is_still_news() {
+        let first = "Prices\nTea 3 EUR";
+        let mut m = LineMemory::default();
+        m.warm_up(first, &[first, "Prices\nTea 3 EUR\nCoffee 4 EUR"]);
+        assert_eq!(
+            m.evidence(first, "Prices\nTea 3 EUR\nCoffee 4 EUR").new,
+            vec!["Coffee 4 EUR"]
+        );
+        // Churn that came and went in the samples is known.
+        let mut m = LineMemory::default();
+        m.warm_up(first, &["Prices\nTea 3 EUR\nAd: shoes", first]);
+        assert!(m.evidence(first, "Prices\nTea 3 EUR\nAd: shoes").is_empty());
+        // A line that stayed beside churn that went is still news.
+        let mut m = LineMemory::default();
+        let (a, b) = (
+            "Prices\nTea 3 EUR\nCoffee 4 EUR\nAd: shoes",
+            "Prices\nTea 3 EUR\nCoffee 4 EUR\nAd: hats",
+        );
+        m.warm_up(first, &[a, b]);
+        assert_eq!(m.evidence(first, b).new, vec!["Coffee 4 EUR", "Ad: hats"]);
+    }
+
+    #[test]
+    fn the_memory_is_bounded_and_survives_serialization() {
+        let mut m = LineMemory::default();
+        let big: String = (0..20_000)
+            .map(|i| format!("line {}\n", words(i)))
+            .collect();
+        m.accept(&big);
+        assert!(m.seen.len() <= MAX_SEEN);
+        let json = serde_json::to_string(&m).unwrap();
+        assert!(json.len() < MAX_SEEN * 6 + 100, "{}", json.len());
+        assert_eq!(serde_json::from_str::<LineMemory>(&json).unwrap(), m);
+    }
+
+    /// A word for `i`, without digits (digits are volatile).
+    fn words(mut i: usize) -> String {
+        let mut out = String::new();
+        loop {
+            out.push((b'a' + (i % 26) as u8) as char);
+            i /= 26;
+            if i == 0 {
+                return out;
+            }
+        }
+    }
+
+    #[test]
+    fn one_new_line_among_ten_thousand_is_found() {
+        let list: Vec<String> = (0..10_000).map(|i| format!("Item {}", words(i))).collect();
+        let before = list.join("\n");
+        let m = memory(&[&before]);
+        let mut after = list.clone();
+        after.insert(5_000, "Item brand new".into());
+        let e = m.evidence(&before, &after.join("\n"));
+        assert_eq!(e.new, vec!["Item brand new"]);
+        assert!(e.moved.is_empty(), "{:?}", &e.moved[..e.moved.len().min(3)]);
+    }
+}
