@@ -16,8 +16,9 @@
 //! wachet-bench schedule [--monitors N] [--hosts H] [--recurrence S] [--warmup S] [--duration S]
 //!                       [--checks-in-flight N] [--wachet PATH] [--slow-monitors N] [--slow-ms MS]
 //! wachet-bench history [--changes N] [--reads R]
-//! wachet-bench noise [--checks N] [--seed S] [--window W] [--cdio-recheck S] [--no-cdio 1] [--keep DIR]
-//!                    [--no-wachet 1] [--wachet PATH] [--timeout-minutes M]
+//! wachet-bench noise [--checks N] [--seed S] [--corpus first|second|both] [--window W]
+//!                    [--cdio-recheck S] [--no-cdio 1] [--keep DIR] [--no-wachet 1] [--wachet PATH]
+//!                    [--timeout-minutes M]
 //! ```
 //!
 //! `history` writes a ~100 KB page and `--changes` (1,000) one-word changes of it through the
@@ -25,9 +26,10 @@
 //! (the codec before delta history) and reads them again: bytes a change, read time per entry
 //! (median, max) and the ratios.
 //!
-//! `noise` serves 17 noisy pages with real changes at known requests, watches them with the
-//! release `wachet serve` and changedetection.io 0.60.10 at once, and prints the false, missed
-//! and true alerts of each page side by side.
+//! `noise` serves noisy pages with real changes at known requests (the first corpus's 17 pages,
+//! or with `--corpus second` 15 pages written apart from it and from wachet's alert rules),
+//! watches them with the release `wachet serve` and changedetection.io 0.60.10 at once, and
+//! prints the false, missed and true alerts of each page side by side.
 //!
 //! `schedule` runs the release `wachet serve` checking `--monitors` (10,000) SinglePage
 //! monitors every 60 s against pages this process serves on 127.0.0.1..=127.0.0.`H`, and
@@ -72,7 +74,8 @@ fn usage() -> ExitCode {
          [--duration S] [--checks-in-flight N] [--wachet PATH] [--slow-monitors N] \
          [--slow-ms MS]\n  \
          wachet-bench history [--changes N] [--reads R]\n  \
-         wachet-bench noise [--checks N] [--seed S] [--window W] [--cdio-recheck S] \
+         wachet-bench noise [--checks N] [--seed S] [--corpus first|second|both] [--window W] \
+         [--cdio-recheck S] \
          [--no-cdio 1] [--no-wachet 1] [--wachet PATH] [--timeout-minutes M] [--keep DIR]"
     );
     ExitCode::from(2)

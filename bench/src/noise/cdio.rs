@@ -38,7 +38,10 @@ const START_TIMEOUT: Duration = Duration::from_secs(90);
 /// off a line), `json:` filters for the JSON API, and whitespace trimming. Pages whose noise
 /// sits inside the lines that matter (number formats, Unicode variants, an A/B template's
 /// words) have no setting that removes it; the rendered events page would need a browser
-/// fetcher, which this installation does not have.
+/// fetcher, which this installation does not have. The second corpus's settings were written the
+/// same way, from its pages alone: what a user would select, counters and relative times cut off
+/// with `substring-before` where they share a line with what matters, promoted listings left out
+/// by class, the download button's `href` read as an attribute.
 pub fn expert(page: &str) -> Value {
     match page {
         "shop-product" => json!({"include_filters": [
@@ -70,6 +73,36 @@ pub fn expert(page: &str) -> Value {
             "xpath://div[@id='availability']/p[2]/substring-before(., ' ·')"]}),
         "json-api" => json!({"include_filters": ["json:$.name", "json:$.price", "json:$.offers"]}),
         "quiet-control" => json!({"include_filters": ["#about"]}),
+        // The second corpus.
+        "news-wire" => json!({"include_filters": ["xpath://ul[@id='latest']/li/a"],
+            "trim_text_whitespace": true}),
+        "price-api" => json!({"include_filters": [
+            "json:$.sku", "json:$.name", "json:$.price", "json:$.currency", "json:$.stock",
+            "json:$.discount_pct"]}),
+        "shop-grid" => json!({"include_filters": ["#grid .product h3", "#grid .product .price"]}),
+        "chart-swap" => json!({"include_filters": ["#chart li"]}),
+        "replica-docs" => json!({"include_filters": ["#content"], "trim_text_whitespace": true}),
+        "de-amtsblatt" => json!({"include_filters": [
+            "#bekanntmachungen", "xpath://p[@id='sitzung']/substring-before(., ' ·')",
+            "#gebuehren"], "trim_text_whitespace": true}),
+        "jp-weather" => {
+            json!({"include_filters": ["#keiho", "#yoho"], "trim_text_whitespace": true})
+        }
+        "slow-tracking" => json!({"include_filters": ["#events"]}),
+        "server-clock" => json!({"include_filters": ["#tz .zone", "#tz .dst", "#tz .notice"]}),
+        "visitor-count" => json!({"include_filters": [
+            "#exhibition h1", "xpath://p[@class='dates']/substring-before(., ' ·')",
+            "#exhibition .tickets"]}),
+        "token-links" => json!({"include_filters": ["#documents ul"]}),
+        "link-target" => json!({"include_filters": ["xpath://a[@id='dl-latest']/@href"]}),
+        "job-board" => json!({"include_filters": [
+            "xpath://ul[@id='jobs']/li[not(contains(@class, 'promoted'))]/*[not(@class='meta')]"],
+            "trim_text_whitespace": true}),
+        "release-page" => json!({"include_filters": [
+            "#releases h2", "#releases .notes", "#releases .assets a", "#releases .assets .size"]}),
+        "flight-status" => json!({"include_filters": [
+            "xpath://p[@class='status']/substring-before(., ' ·')", "#flight table"],
+            "trim_text_whitespace": true}),
         _ => json!({}),
     }
 }

@@ -30,6 +30,10 @@ pub enum ChangeKind {
     Reorder,
     /// An item added.
     Added,
+    /// An attribute changes while the text around it stays (a link's target).
+    Attribute,
+    /// A value of a JSON document changes (its key and the document's shape stay).
+    JsonValue,
 }
 
 /// A real change: from request `at` on (of one monitor's URL), the page shows it.
@@ -198,7 +202,13 @@ impl<'a> Ctx<'a> {
 
     /// The virtual time of this request, in Unix seconds.
     pub fn now(&self) -> i64 {
-        CLOCK_START + i64::from(self.n) * CLOCK_STEP
+        self.time_at(self.n)
+    }
+
+    /// The virtual time of request `n` of the same page (when an item that arrived at an
+    /// earlier request was published).
+    pub fn time_at(&self, n: u32) -> i64 {
+        CLOCK_START + i64::from(n) * CLOCK_STEP
     }
 
     /// No real change became visible in the last `checks` requests (nor at this one): error

@@ -1,8 +1,9 @@
 //! `noise`: false and missed alerts on a corpus of noisy pages, wachet beside
 //! changedetection.io (issue 19 item 1).
 //!
-//! The bench serves the corpus ([`pages`], generated from a seed and each monitor's request
-//! count by [`corpus`]), runs the release `wachet serve` ([`wachet`]) and changedetection.io
+//! The bench serves a corpus (the first, [`pages`], or the second, [`pages2`], written apart from
+//! the first and from wachet's alert rules; each generated from a seed and each monitor's
+//! request count by [`corpus`]), runs the release `wachet serve` ([`wachet`]) and changedetection.io
 //! 0.60.10 ([`cdio`]) against it at once, each with two monitors a page (wachet: the whole page
 //! and the page's natural xPath; changedetection.io: its defaults and an expert's settings),
 //! lets every monitor make `--checks` requests, then scores each alert against the pages'
@@ -11,6 +12,7 @@
 pub mod cdio;
 pub mod corpus;
 pub mod pages;
+pub mod pages2;
 pub mod score;
 pub mod wachet;
 
@@ -55,6 +57,30 @@ impl Mode {
     }
 }
 
+/// Which corpus a run serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Corpus {
+    /// The first corpus ([`pages::PAGES`]).
+    First,
+    /// The second corpus ([`pages2::PAGES2`]).
+    Second,
+    /// The first, then the second, each with its own tables.
+    Both,
+}
+
+impl Corpus {
+    /// The corpora a run serves, in order, with their names.
+    fn runs(self) -> Vec<(&'static str, &'static [Page])> {
+        let first: (&'static str, &'static [Page]) = ("first", &pages::PAGES);
+        let second: (&'static str, &'static [Page]) = ("second", &pages2::PAGES2);
+        match self {
+            Corpus::First => vec![first],
+            Corpus::Second => vec![second],
+            Corpus::Both => vec![first, second],
+        }
+    }
+}
+
 /// Options of `noise`.
 #[derive(Debug, Clone)]
 pub struct NoiseOptions {
@@ -62,6 +88,8 @@ pub struct NoiseOptions {
     pub checks: u32,
     /// Seed of the corpus.
     pub seed: u64,
+    /// The corpus (or corpora) served.
+    pub corpus: Corpus,
     /// Checks after a real change within which an alert is true.
     pub window: u32,
     /// changedetection.io's recheck interval, seconds.
@@ -84,6 +112,7 @@ impl Default for NoiseOptions {
         NoiseOptions {
             checks: 80,
             seed: 19,
+            corpus: Corpus::First,
             window: 3,
             cdio_recheck: 2,
             cdio: true,
@@ -96,7 +125,7 @@ impl Default for NoiseOptions {
 }
 
 impl NoiseOptions {
-    /// Parses `--checks N --seed S --window W --cdio-recheck S --no-cdio 1 --no-wachet 1
+    /// Parses `--checks N --seed S --corpus first|second|both --window W --cdio-recheck S --no-cdio 1 --no-wachet 1
     /// --wachet PATH --timeout-minutes M --keep DIR`.
     pub fn parse(args: &[String]) -> Option<NoiseOptions> {
         let mut o = NoiseOptions::default();
@@ -106,6 +135,14 @@ impl NoiseOptions {
             match flag.as_str() {
                 "--checks" => o.checks = value.parse().ok()?,
                 "--seed" => o.seed = value.parse().ok()?,
+                "--corpus" => {
+                    o.corpus = match value.as_str() {
+                        "first" => Corpus::First,
+                        "second" => Corpus::Second,
+                        "both" => Corpus::Both,
+                        _ => return None,
+                    }
+                }
                 "--window" => o.window = value.parse().ok()?,
                 "--cdio-recheck" => o.cdio_recheck = value.parse().ok()?,
                 "--no-cdio" => o.cdio = !matches!(value.as_str(), "1" | "true"),
@@ -156,9 +193,21 @@ fn keep(dir: &std::path::Path, work: &std::path::Path, alerts: &str) -> std::io:
     std::fs::write(dir.join("alerts.tsv"), alerts)
 }
 
-/// `noise`: run both tools against the corpus, print the tables and one JSON line.
+/// `noise`: run both tools against the chosen corpus (or each corpus in turn), print the tables
+/// and one JSON line a corpus.
 pub fn run(options: &NoiseOptions) -> Result<(), String> {
-    let pages: &'static [Page] = &pages::PAGES;
+    for (name, pages) in options.corpus.runs() {
+        run_corpus(name, pages, options)?;
+    }
+    Ok(())
+}
+
+/// One run of both tools against `pages`.
+fn run_corpus(
+    corpus_name: &str,
+    pages: &'static [Page],
+    options: &NoiseOptions,
+) -> Result<(), String> {
     let work = TempDir::new("wachet-bench-noise").map_err(|e| e.to_string())?;
     let wachet_exe = match options.wachet {
         true => Some(wachet_exe(options.wachet_exe.as_deref())?),
@@ -293,7 +342,7 @@ pub fn run(options: &NoiseOptions) -> Result<(), String> {
                 );
             }
         }
-        print_tables(pages, options, wachet_scores.as_ref(), cdio_scores.as_ref());
+        print_tables(corpus_name, pages, options, wachet_scores.as_ref(), cdio_scores.as_ref());
         let builds = busy_builds();
         println!(
             "run took {:.0} s; load {}{}",
@@ -333,13 +382,18 @@ fn total(scores: Option<&Scores>, mode: Mode) -> Option<Score> {
 }
 
 fn print_tables(
+    corpus_name: &str,
     pages: &[Page],
     options: &NoiseOptions,
     wachet: Option<&Scores>,
     cdio: Option<&Scores>,
 ) {
     println!(
-        "noise: {} pages, {} checks a monitor, seed {}, an alert is true within {} checks of a real change",
+        "noise{}: {} pages, {} checks a monitor, seed {}, an alert is true within {} checks of a real change",
+        match corpus_name {
+            "first" => String::new(),
+            name => format!(" ({name} corpus)"),
+        },
         pages.len(),
         options.checks,
         options.seed,
@@ -432,6 +486,38 @@ fn print_tables(
     );
     println!(
         "{}",
-        json!({"bench": "noise", "checks": options.checks, "seed": options.seed, "window": options.window, "modes": summary})
+        json!({"bench": "noise", "corpus": corpus_name, "checks": options.checks, "seed": options.seed, "window": options.window, "modes": summary})
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Option<NoiseOptions> {
+        NoiseOptions::parse(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn the_corpus_is_the_first_unless_asked_and_an_unknown_one_is_refused() {
+        let names = |o: Option<NoiseOptions>| {
+            o.map(|o| {
+                o.corpus
+                    .runs()
+                    .iter()
+                    .map(|(name, pages)| (*name, pages.len()))
+                    .collect::<Vec<_>>()
+            })
+        };
+        assert_eq!(names(parse(&[])), Some(vec![("first", 17)]));
+        assert_eq!(
+            names(parse(&["--corpus", "second", "--seed", "3"])),
+            Some(vec![("second", 15)])
+        );
+        assert_eq!(
+            names(parse(&["--corpus", "both"])),
+            Some(vec![("first", 17), ("second", 15)])
+        );
+        assert!(parse(&["--corpus", "third"]).is_none());
+    }
 }
