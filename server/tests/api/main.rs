@@ -46,6 +46,8 @@ mod fair;
 mod folders;
 mod history;
 mod http;
+// What clients written for Wachete's API send and read.
+mod interop;
 mod isolation;
 // One start for every test: the parts chosen by the settings, a shutdown in order.
 mod lifecycle;
