@@ -493,6 +493,23 @@ pub fn monitor(name: &str, url: &str) -> Value {
     json!({"name": name, "url": url, "recurrenceInSeconds": 3600})
 }
 
+/// The `data` of a monitor not checked yet: never null (the specification types it so), its
+/// time the least date-time, everything else null.
+pub fn not_checked() -> Value {
+    json!({
+        "lastCheckTimestamp": "0001-01-01T00:00:00Z",
+        "valueChangedTimestamp": null,
+        "raw": null,
+        "error": null,
+        "diff": null
+    })
+}
+
+/// Whether a monitor (or a crawled page) as the API writes it has been checked.
+pub fn checked(monitor: &Value) -> bool {
+    monitor["data"] != not_checked()
+}
+
 /// The id of a created resource.
 pub fn id(value: &Value) -> String {
     value["id"].as_str().unwrap().to_string()
