@@ -33,8 +33,9 @@
 //!
 //! Empty: a 2xx response with no body (or only white space; a 204 and an answer to HEAD have
 //! none by definition and are no failure); an HTML document that ends inside
-//! its markup (in a tag, a comment or a script; one that ends with `</html>` arrived whole),
-//! or whose body holds nothing at all (no text
+//! something whose content a browser would lose (a comment, a script or a style running to
+//! the end, an attribute value, a start tag; one that only lacks end tags or stops inside one,
+//! as `</html`, is whole), or whose body holds nothing at all (no text
 //! and no element but scripts and styles); a body shorter than its uncompressed
 //! `Content-Length`. A value that is empty where the page had content before is none of this:
 //! that is the page's own change.
@@ -174,7 +175,8 @@ pub enum Empty {
     },
     /// An HTML document whose body holds nothing.
     NoContent,
-    /// An HTML document that ends inside its markup.
+    /// An HTML document that ends inside a comment, a script, a style, an attribute value or a
+    /// start tag: what a browser would show of it lacks content the whole page has.
     EndsInsideMarkup,
     /// Fewer bytes than the `Content-Length` announced.
     ShorterThanLength {
@@ -397,9 +399,12 @@ fn first_heading(html: &str) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-/// Whether an HTML document stops inside a tag, a comment or a script: a body cut off in
-/// transfer. Looks at the end only, and copies nothing: this runs on every page a check or a
-/// crawl fetches.
+/// Whether an HTML document stops inside something whose content a browser would lose: a
+/// comment, a script or a style whose text runs to the end, an attribute value, or a start
+/// tag (the element it opens is dropped, with all it would have held). A document that only
+/// lacks end tags, or stops inside one (`</html`, `</bo`, as some sites serve their pages), is
+/// whole: a browser shows all of it. Looks at the end only, and copies nothing: this runs on
+/// every page a check or a crawl fetches.
 fn ends_inside_markup(text: &str) -> bool {
     let text = text.trim_end();
     // A document that ends with its own end tag arrived whole: a transfer cut off at a random
@@ -412,14 +417,21 @@ fn ends_inside_markup(text: &str) -> bool {
         from -= 1;
     }
     let tail = &text.as_bytes()[from..];
-    // In a tag: a `<` that starts one (a letter, `/` or `!` after it) with no `>` after it.
-    if let Some(open) = memchr::memrchr(b'<', tail)
-        && tail
-            .get(open + 1)
-            .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'/' || *c == b'!')
-        && memchr::memchr(b'>', &tail[open..]).is_none()
+    // In a tag: the first `<` after the last `>` that starts one (a letter, `/` or `!` after
+    // it). A start tag, a comment or a declaration that never ends is cut; an end tag only
+    // when it stops inside a quoted value.
+    let after_last_close = memchr::memrchr(b'>', tail).map_or(0, |at| at + 1);
+    if let Some(open) = memchr::memchr_iter(b'<', &tail[after_last_close..])
+        .map(|at| after_last_close + at)
+        .find(|&at| {
+            tail.get(at + 1)
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'/' || *c == b'!')
+        })
     {
-        return true;
+        match tail[open + 1] {
+            b'/' if !unclosed_quote(&tail[open + 2..]) => {}
+            _ => return true,
+        }
     }
     // In a comment, a script or a style, found in one pass going back from `<` to `<` (a
     // vectorised search; a page with neither comments nor scripts is walked once, to its
@@ -448,6 +460,18 @@ fn ends_inside_markup(text: &str) -> bool {
         }
         if comment.is_some() && script.is_some() && style.is_some() {
             return false;
+        }
+    }
+    false
+}
+
+/// Whether the text of a tag (after its name's first character) stops inside a quoted value.
+fn unclosed_quote(tag: &[u8]) -> bool {
+    let mut at = 0;
+    while let Some(quote) = memchr::memchr2(b'"', b'\'', &tag[at..]).map(|n| at + n) {
+        match memchr::memchr(tag[quote], &tag[quote + 1..]) {
+            Some(end) => at = quote + 1 + end + 1,
+            None => return true,
         }
     }
     false
@@ -1182,8 +1206,12 @@ mod tests {
             ("<p>x <3", false),
             ("<p>Tea</p>", false),
             ("<p>Tea", false),
+            // A start tag that never ends drops the element it opens, with all it would hold.
             ("<p>Tea</p><a hr", true),
-            ("<p>Tea</p></di", true),
+            ("<p>Tea</p><a href=\"/more", true),
+            // An end tag that never ends loses nothing a reader sees.
+            ("<p>Tea</p></di", false),
+            ("<p>Tea</p></div title=\"x", true),
             ("<p>Tea</p><!-- note", true),
             ("<p>Tea</p><script>var a = 1", true),
             ("<p>Tea</p><script>var a = 1</script>", false),
@@ -1276,14 +1304,34 @@ mod tests {
         if tail.ends_with("</html>") {
             return false;
         }
-        if let Some(open) = tail.rfind('<')
-            && tail[open + 1..]
+        let after = tail.rfind('>').map_or(0, |at| at + 1);
+        let starts_tag = |(at, _): &(usize, char)| {
+            tail[after + at + 1..]
                 .chars()
                 .next()
                 .is_some_and(|c| c.is_ascii_alphabetic() || c == '/' || c == '!')
-            && !tail[open..].contains('>')
+        };
+        if let Some((open, _)) = tail[after..]
+            .char_indices()
+            .filter(|(_, c)| *c == '<')
+            .find(starts_tag)
         {
-            return true;
+            let tag = &tail[after + open..];
+            let Some(end_tag) = tag.strip_prefix("</") else {
+                return true;
+            };
+            // Quotes pair up; an odd one left open is a value that runs to the end.
+            let mut open_quote: Option<char> = None;
+            for c in end_tag.chars() {
+                match open_quote {
+                    Some(q) if c == q => open_quote = None,
+                    None if c == '"' || c == '\'' => open_quote = Some(c),
+                    _ => {}
+                }
+            }
+            if open_quote.is_some() {
+                return true;
+            }
         }
         let after = |open: &str, close: &str| match tail.rfind(open) {
             Some(at) => !tail[at..].contains(close),
@@ -1312,6 +1360,12 @@ mod tests {
             "é",
             "<scripts>",
             "</style",
+            "</ht",
+            "<a href=\"x",
+            "</div title='",
+            "\"",
+            "'",
+            " > ",
             "<",
             "<!doctype html>",
             "</HTML>",

@@ -46,8 +46,9 @@ pub enum ErrorKind {
     /// any status ([`crate::classify`]).
     Blocked,
     /// The document was empty or cut short: a 2xx response with no body, an HTML document
-    /// ending inside its markup or with nothing in its body, fewer bytes than its
-    /// Content-Length ([`crate::classify`]).
+    /// ending inside a comment, script, style, attribute value or start tag or with nothing in
+    /// its body, fewer bytes than its Content-Length, a chunked body without its last chunk, a
+    /// connection reset while the body arrived ([`crate::classify`], [`crate::fetch::CutShort`]).
     Empty,
     /// The engine failed (a bug; please report it).
     Internal,
@@ -91,7 +92,7 @@ impl ErrorKind {
             }
             F::AfterRedirect { error, .. } => ErrorKind::of_fetch(error),
             F::TooLarge { .. } => ErrorKind::TooLarge,
-            F::CutShort => ErrorKind::Empty,
+            F::CutShort(_) => ErrorKind::Empty,
             F::Connect { .. } | F::Body(_) | F::Other(_) => ErrorKind::Network,
             F::Render(_) => ErrorKind::Render,
         }

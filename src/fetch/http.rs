@@ -13,7 +13,7 @@ use super::location_proxy::LocationProxy;
 use super::policy::NetworkPolicy;
 use super::tls::Verification;
 use super::{
-    FetchError, FetchRequest, FetchedPage, Fetcher, Hop, MAX_URL_LEN, basic_authorization,
+    CutShort, FetchError, FetchRequest, FetchedPage, Fetcher, Hop, MAX_URL_LEN, basic_authorization,
 };
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -327,7 +327,19 @@ impl HttpFetcher {
 
     /// Reads a response's body, refusing one larger than the settings allow. A body that
     /// arrives in one piece (most pages on a fast network) is kept as it came, not copied.
-    async fn read_body(
+    async fn read_body(&self, body: Incoming, length: Option<u64>) -> Result<Bytes, FetchError> {
+        // A body that stopped short of its announced length says so by that length.
+        self.read_body_of(body, length)
+            .await
+            .map_err(|err| match (err, length) {
+                (FetchError::CutShort(CutShort::LastChunk), Some(_)) => {
+                    FetchError::CutShort(CutShort::ContentLength)
+                }
+                (err, _) => err,
+            })
+    }
+
+    async fn read_body_of(
         &self,
         mut body: Incoming,
         length: Option<u64>,
@@ -424,22 +436,29 @@ async fn next_chunk(body: &mut Incoming) -> Result<Option<Bytes>, FetchError> {
     }
 }
 
-/// A body's read error: a connection that closed before the body's announced length is a page
-/// cut short; anything else, what hyper says.
+/// A body's read error: a connection that closed before the body's end (its Content-Length,
+/// or the last chunk of a chunked body) or was reset while it arrived is a page cut short;
+/// anything else, what hyper says.
 fn describe_body(error: &hyper::Error) -> FetchError {
+    use std::io::ErrorKind as Io;
+    // hyper frames a body by its Content-Length or by chunks; without either it ends at the
+    // connection's close, which is no error.
+    let unfinished = FetchError::CutShort(CutShort::LastChunk);
     let mut source: Option<&(dyn StdError + 'static)> = Some(error);
     let mut innermost = error.to_string();
     while let Some(e) = source {
-        if e.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::UnexpectedEof)
-        {
-            return FetchError::CutShort;
+        match e.downcast_ref::<std::io::Error>().map(std::io::Error::kind) {
+            Some(Io::UnexpectedEof) => return unfinished,
+            Some(Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe) => {
+                return FetchError::CutShort(CutShort::Reset);
+            }
+            _ => {}
         }
         innermost = e.to_string();
         source = e.source();
     }
     if error.is_incomplete_message() {
-        return FetchError::CutShort;
+        return unfinished;
     }
     FetchError::Body(innermost)
 }

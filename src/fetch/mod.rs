@@ -120,6 +120,22 @@ pub(crate) fn status_text(status: u16) -> String {
     format!("HTTP {status} {reason}").trim_end().to_string()
 }
 
+/// How the transfer of a body stopped before its end: the response said how long its body
+/// is, and the connection did not carry all of it. (A body sent without a length ends when the
+/// connection closes, and only a reset tells it was cut.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum CutShort {
+    /// The connection closed before the body reached its Content-Length.
+    #[error("the connection closed before the body's Content-Length was reached")]
+    ContentLength,
+    /// The connection closed before the last chunk of a chunked body.
+    #[error("the connection closed before the body's last chunk")]
+    LastChunk,
+    /// The connection was reset (or aborted) while the body was arriving.
+    #[error("the connection was reset while the body was arriving")]
+    Reset,
+}
+
 /// Why a fetch failed. The text is what users see in a check's `error`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FetchError {
@@ -187,12 +203,9 @@ pub enum FetchError {
     /// The body could not be read or decompressed.
     #[error("the response could not be read: {0}")]
     Body(String),
-    /// The connection closed before the body reached the length its Content-Length announced.
-    #[error(
-        "the page was cut short (the connection closed before the body's Content-Length was \
-         reached)"
-    )]
-    CutShort,
+    /// The transfer of the body stopped before its end ([`CutShort`] says how).
+    #[error("the page was cut short ({0})")]
+    CutShort(CutShort),
     /// No slot of the host freed in time: the engine's per-host limits
     /// ([`hosts`]) were taken by other requests for longer than a fetch may wait.
     #[error("waited {} s for a free slot of {host} (per-host limit)", .after.as_secs_f64())]

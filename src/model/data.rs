@@ -25,7 +25,30 @@ pub struct ClientData {
     pub diff: Option<Vec<DiffElement>>,
 }
 
+/// Seconds from the Unix epoch back to `0001-01-01T00:00:00Z`.
+const YEAR_ONE: i64 = -62_135_596_800;
+
+/// The `lastCheckTimestamp` of a monitor not checked yet: `0001-01-01T00:00:00Z`, the least
+/// date-time of .NET (`DateTime.MinValue`), which typed clients of the specification read as
+/// no time.
+pub fn not_checked_at() -> DateTime<Utc> {
+    DateTime::from_timestamp(YEAR_ONE, 0).unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
 impl ClientData {
+    /// The data of a monitor or page not checked yet. The specification types `data` and its
+    /// `lastCheckTimestamp` as never null, so it is written with [`not_checked_at`] and every
+    /// other field null, and read back as no data.
+    pub fn not_checked_yet() -> Self {
+        ClientData {
+            last_check_timestamp: not_checked_at(),
+            value_changed_timestamp: None,
+            raw: None,
+            error: None,
+            diff: None,
+        }
+    }
+
     /// A successful check result.
     pub fn value(at: DateTime<Utc>, raw: String) -> Self {
         ClientData {
@@ -47,6 +70,26 @@ impl ClientData {
             diff: None,
         }
     }
+}
+
+/// Writes a monitor's or a page's data, never null: [`ClientData::not_checked_yet`] when
+/// there is none.
+pub(crate) fn write_data<S: serde::Serializer>(
+    data: &Option<ClientData>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match data {
+        Some(data) => data.serialize(serializer),
+        None => ClientData::not_checked_yet().serialize(serializer),
+    }
+}
+
+/// Reads what [`write_data`] writes: null or [`ClientData::not_checked_yet`] is no data.
+pub(crate) fn read_data<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<ClientData>, D::Error> {
+    let data = Option::<ClientData>::deserialize(deserializer)?;
+    Ok(data.filter(|data| *data != ClientData::not_checked_yet()))
 }
 
 /// What a diff element does, in diff-match-patch order. Written as a plain integer.
@@ -135,7 +178,9 @@ pub struct ClientPage {
     pub name: Option<String>,
     /// Page URL.
     pub url: Option<String>,
-    /// Latest check result of the page.
+    /// Latest check result of the page (never null: see [`ClientData::not_checked_yet`]).
+    #[serde(default, serialize_with = "write_data", deserialize_with = "read_data")]
+    #[cfg_attr(feature = "openapi", schema(value_type = ClientData))]
     pub data: Option<ClientData>,
     /// Noise masks this page learned from its checks (extension, read-only; absent when it
     /// learned none): kept with the page and never applied to another page

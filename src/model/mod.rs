@@ -1,7 +1,10 @@
 //! The resources of the REST API (part 2 of the specification) as Rust types.
 //!
 //! JSON names are exactly the specification's (`xPath`, `excludeXPath`, `recurrenceInSeconds`,
-//! ...). Nullable fields are `Option`s and are written as `null`; booleans default to `false`.
+//! ...). Nullable fields are `Option`s and are written as `null`; a field the specification
+//! types as not nullable is never written `null`, even where it is an `Option` (a monitor's
+//! `data`, `crawlingDepth`, `urlFilter`, an alert's `parameters`: their defaults are written);
+//! booleans default to `false`.
 //! Enumerations read a name in any case or the integer and write the name ([`enums`]).
 //! [`from_json`] parses a request body and names the field that failed, for 400 responses.
 

@@ -39,7 +39,13 @@ pub struct Monitor {
     pub recurrence_in_seconds: Option<i32>,
     /// Containing folder (root when null).
     pub folder_id: Option<String>,
-    /// Latest check result (read-only).
+    /// Latest check result (read-only; never null: a monitor not checked yet has
+    /// [`ClientData::not_checked_yet`]).
+    #[serde(
+        serialize_with = "super::data::write_data",
+        deserialize_with = "super::data::read_data"
+    )]
+    #[cfg_attr(feature = "openapi", schema(value_type = ClientData))]
     pub data: Option<ClientData>,
     /// Where notifications go; empty means every endpoint of the user.
     pub notification_endpoints: Option<Vec<NotificationEndpoint>>,
@@ -57,11 +63,20 @@ pub struct Monitor {
     pub collect_raw_html: bool,
     /// SinglePage (default) or Portal.
     pub job_type: ClientJobType,
-    /// Portal only: how many hops of links to follow (1..=3, default 2).
+    /// Portal only: how many hops of links to follow (1..=3, default 2). Written with its
+    /// default when not set, on every monitor: the specification types it as never null.
+    #[serde(serialize_with = "write_crawling_depth")]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(value_type = i32, default = 2, minimum = 1, maximum = 3)
+    )]
     pub crawling_depth: Option<i32>,
     /// Portal only: keep non-HTML responses.
     pub crawl_binary_content: bool,
-    /// Portal only: which links to follow.
+    /// Portal only: which links to follow. Written as a filter with no lists when not set: the
+    /// specification types it as never null.
+    #[serde(serialize_with = "write_url_filter")]
+    #[cfg_attr(feature = "openapi", schema(value_type = UrlFilter))]
     pub url_filter: Option<UrlFilter>,
     /// Portal only: follow links to other hosts.
     pub crawl_pages_from_all_domains: bool,
@@ -134,6 +149,41 @@ pub enum LineOrder {
     Set,
 }
 
+/// The crawling depth of a monitor that sets none.
+pub const DEFAULT_CRAWLING_DEPTH: i32 = 2;
+
+fn write_crawling_depth<S: serde::Serializer>(
+    depth: &Option<i32>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_i32(depth.unwrap_or(DEFAULT_CRAWLING_DEPTH))
+}
+
+fn write_url_filter<S: serde::Serializer>(
+    filter: &Option<UrlFilter>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    const NONE: UrlFilter = UrlFilter {
+        include: None,
+        exclude: None,
+    };
+    filter.as_ref().unwrap_or(&NONE).serialize(serializer)
+}
+
+fn write_parameters<S: serde::Serializer>(
+    parameters: &Option<AlertParameters>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    const DEFAULT: AlertParameters = AlertParameters {
+        compare: CompareType::All,
+        value: None,
+    };
+    parameters
+        .as_ref()
+        .unwrap_or(&DEFAULT)
+        .serialize(serializer)
+}
+
 impl Monitor {
     /// A single-page monitor of `url` with everything else at its default.
     pub fn new(url: impl Into<String>) -> Self {
@@ -145,7 +195,7 @@ impl Monitor {
 
     /// The Portal crawling depth with its default applied.
     pub fn effective_crawling_depth(&self) -> i32 {
-        self.crawling_depth.unwrap_or(2)
+        self.crawling_depth.unwrap_or(DEFAULT_CRAWLING_DEPTH)
     }
 }
 
@@ -160,8 +210,10 @@ pub struct Alert {
     /// The operand; `parameters.value` is used when this is empty.
     #[serde(default)]
     pub value: Option<String>,
-    /// Further parameters.
-    #[serde(default)]
+    /// Further parameters. Written with their defaults when not set: the specification types
+    /// them as never null.
+    #[serde(default, serialize_with = "write_parameters")]
+    #[cfg_attr(feature = "openapi", schema(value_type = AlertParameters))]
     pub parameters: Option<AlertParameters>,
 }
 

@@ -1056,7 +1056,7 @@ fn evaluate_does_not_change_the_state() {
     assert_eq!(
         serde_json::to_value(&first[0]).unwrap(),
         serde_json::json!({
-            "alert": {"type": "NotEq", "value": null, "parameters": null},
+            "alert": {"type": "NotEq", "value": null, "parameters": {"compare": "All", "value": null}},
             "jobType": "SinglePage",
             "pageUrl": null,
             "current": "B",

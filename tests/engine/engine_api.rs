@@ -492,7 +492,7 @@ async fn a_redirect_loop_in_a_crawl_fails_its_page() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Walls and empty documents are failures (issue 19, item 4)
+// Walls and empty documents are failures
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_cut_short_of_its_content_length_is_an_empty_check() {
@@ -530,6 +530,165 @@ async fn a_body_cut_short_of_its_content_length_is_an_empty_check() {
             "the page was cut short (the connection closed before the body's Content-Length was reached)"
         )
     );
+}
+
+/// A server on loopback that answers every request with `head` and `body`, then ends the
+/// connection as `end` says: `false` closes it, `true` resets it (after a pause, so the client
+/// has read what came before the reset).
+async fn answer_and_end(head: &'static str, body: &'static [u8], reset: bool) -> String {
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            if wachet::testing::read_request_path(&mut socket)
+                .await
+                .is_none()
+            {
+                continue;
+            }
+            let _ = socket.write_all(head.as_bytes()).await;
+            let _ = socket.write_all(body).await;
+            let _ = socket.flush().await;
+            if reset {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                // A zero linger makes the close a reset (RST), not an orderly end.
+                let _ = socket2::SockRef::from(&socket).set_linger(Some(Duration::ZERO));
+                drop(socket);
+            } else {
+                let _ = socket.shutdown().await;
+            }
+        }
+    });
+    url
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transfer_cut_in_any_framing_is_cut_short() {
+    let chunked =
+        "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ntransfer-encoding: chunked\r\n\r\n";
+    let sized = "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 1000\r\n\r\n";
+    let lengthless = "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\nconnection: close\r\n\r\n";
+    let page = b"<html><body><p>Earl Grey 3.50 EUR</p>";
+    for (head, body, reset, error) in [
+        (
+            chunked,
+            &b"25\r\n<html><body><p>Earl Grey 3.50 EUR</p>\r\n"[..],
+            false,
+            "the page was cut short (the connection closed before the body's last chunk)",
+        ),
+        (
+            sized,
+            &page[..],
+            true,
+            "the page was cut short (the connection was reset while the body was arriving)",
+        ),
+        (
+            lengthless,
+            &page[..],
+            true,
+            "the page was cut short (the connection was reset while the body was arriving)",
+        ),
+        (
+            chunked,
+            &b"25\r\n<html><body><p>Earl Grey 3.50 EUR</p>\r\n"[..],
+            true,
+            "the page was cut short (the connection was reset while the body was arriving)",
+        ),
+    ] {
+        let url = answer_and_end(head, body, reset).await;
+        let outcome = engine().check(&Monitor::new(url)).await.unwrap();
+        assert_eq!(outcome.error(), Some(error), "{head:?} reset {reset}");
+        assert_eq!(outcome.error_kind, Some(ErrorKind::Empty));
+        assert!(outcome.is_transient_failure());
+    }
+    // A body without a length ends where the connection closes: it is whole.
+    let url = answer_and_end(lengthless, page, false).await;
+    let outcome = engine().check(&Monitor::new(url)).await.unwrap();
+    assert_eq!(outcome.error(), None);
+    assert_eq!(outcome.data.raw.as_deref(), Some("Earl Grey 3.50 EUR"));
+}
+
+/// A document is cut short only where a browser would lose content: a comment, a script or an
+/// attribute value that runs to the end, or a start tag that never ends. One that only lacks
+/// end tags, or stops inside one (as a real news page is served: `</body>\n\n</html`), is the
+/// page, and its value is the whole page's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_is_cut_short_only_where_a_browser_would_lose_content() {
+    let news = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/blocked/ends-inside-html-end-tag/page.html"
+    ))
+    .unwrap();
+    let body = news.strip_suffix("</body>\n\n</html").unwrap();
+    let cases = [
+        ("the news page's own ending", news.clone(), false),
+        ("</html> whole", format!("{body}</body>\n\n</html>"), false),
+        (
+            "</html and white space",
+            format!("{body}</body>\n</html \n\t\n"),
+            false,
+        ),
+        (
+            "</html and a newline",
+            format!("{body}</body></html\n"),
+            false,
+        ),
+        ("no </html> at all", format!("{body}</body>\n"), false),
+        ("no end tags at all", body.to_string(), false),
+        ("</body></ht", format!("{body}</body></ht"), false),
+        ("</bo", format!("{body}</bo"), false),
+        (
+            "inside <script> text",
+            format!("{body}<script>window.edition = {{\"sections\": [\"local\", \"spo"),
+            true,
+        ),
+        (
+            "inside an attribute value",
+            format!("{body}<a href=\"/local/2026/12/ferry-timet"),
+            true,
+        ),
+        (
+            "inside a comment",
+            format!("{body}<!-- sidebar ad slot, filled by"),
+            true,
+        ),
+        (
+            "inside a start tag",
+            format!("{body}<div class=more-sto"),
+            true,
+        ),
+    ];
+    let mut server = FixtureServer::builder();
+    for (i, (_, page, _)) in cases.iter().enumerate() {
+        server = server.page(format!("/{i}"), page.clone());
+    }
+    let server = server.start().await.unwrap();
+    let monitor = |i: usize| Monitor {
+        x_path: Some("//main".into()),
+        ..Monitor::new(server.url(&format!("/{i}")))
+    };
+    let whole = engine().check(&monitor(1)).await.unwrap();
+    let value = whole.data.raw.clone().unwrap();
+    assert!(
+        value.contains("Harbour town votes to keep its ferry"),
+        "{value}"
+    );
+    assert!(value.contains("Bridge repairs delayed again"), "{value}");
+    for (i, (ending, _, cut)) in cases.iter().enumerate() {
+        let outcome = engine().check(&monitor(i)).await.unwrap();
+        if *cut {
+            assert_eq!(outcome.error_kind, Some(ErrorKind::Empty), "{ending}");
+            assert_eq!(
+                outcome.error(),
+                Some("the page was cut short (it ends inside its HTML markup)"),
+                "{ending}"
+            );
+        } else {
+            assert_eq!(outcome.error(), None, "{ending}");
+            assert_eq!(outcome.data.raw.as_deref(), Some(&*value), "{ending}");
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

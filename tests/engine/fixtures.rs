@@ -65,7 +65,7 @@ async fn every_extract_case_gives_its_expected_outcome() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_blocked_case_is_the_wall_or_page_it_is() {
-    run_project_suite(&fixtures("blocked"), 27).await;
+    run_project_suite(&fixtures("blocked"), 28).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

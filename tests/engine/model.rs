@@ -43,7 +43,7 @@ fn single_page_monitor_request_round_trips() {
     }
     assert_eq!(
         out["alerts"][0],
-        json!({"type": "Error", "value": null, "parameters": null})
+        json!({"type": "Error", "value": null, "parameters": {"compare": "All", "value": null}})
     );
     assert_eq!(
         out["alerts"][1]["parameters"],
@@ -52,7 +52,16 @@ fn single_page_monitor_request_round_trips() {
     // Defaults are written out.
     assert_eq!(out["dynamicContent"], json!(false));
     assert_eq!(out["location"], json!("Default"));
-    assert_eq!(out["crawlingDepth"], Value::Null);
+    // The specification types these as never null.
+    assert_eq!(out["crawlingDepth"], json!(2));
+    assert_eq!(out["urlFilter"], json!({"include": null, "exclude": null}));
+    assert_eq!(
+        out["data"],
+        json!({"lastCheckTimestamp": "0001-01-01T00:00:00Z", "valueChangedTimestamp": null,
+               "raw": null, "error": null, "diff": null})
+    );
+    let back: Monitor = from_json(out.to_string().as_bytes()).unwrap();
+    assert_eq!(back.data, None, "read back as no data");
 }
 
 #[test]

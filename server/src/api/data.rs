@@ -27,7 +27,7 @@ pub struct DataQuery {
     /// Entries per page, 1 to 500, default 50.
     count: Option<i64>,
     /// Fill `diff` of each entry with the change against the previous value.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::query::deserialize_boolean")]
     return_diff: bool,
     /// Where the next page starts, from the previous page.
     continuation_token: Option<String>,

@@ -15,6 +15,7 @@ pub(crate) mod notifications;
 pub mod openapi;
 mod paging;
 pub mod problem;
+mod query;
 mod rules;
 pub(crate) mod tasks;
 pub(crate) mod user;

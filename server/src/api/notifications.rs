@@ -26,7 +26,7 @@ pub struct NotificationQuery {
     /// Where the next page starts, from the previous page.
     pub(crate) continuation_token: Option<String>,
     /// Include the HTML content.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::query::deserialize_boolean")]
     pub(crate) html: bool,
 }
 

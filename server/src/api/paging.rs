@@ -32,18 +32,13 @@ pub fn page_size(count: Option<i64>) -> Result<u32, ApiError> {
     }
 }
 
-/// Parses an ISO 8601 date-time query parameter into UTC milliseconds.
+/// Reads a date-time query parameter ([`super::query::date_time`]) into UTC milliseconds.
 pub fn date_time(field: &str, value: Option<&str>) -> Result<Option<i64>, ApiError> {
     value
         .map(|v| {
-            chrono::DateTime::parse_from_rfc3339(v)
+            super::query::date_time(v)
                 .map(|t| t.timestamp_millis())
-                .map_err(|err| {
-                    ApiError::field(
-                        field,
-                        format!("not an ISO 8601 date-time such as 2026-01-31T12:00:00Z: {err}"),
-                    )
-                })
+                .map_err(|err| ApiError::field(field, err))
         })
         .transpose()
 }

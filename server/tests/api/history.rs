@@ -12,7 +12,7 @@ fn at(base: DateTime<Utc>, seconds: i64) -> DateTime<Utc> {
     base + Duration::seconds(seconds)
 }
 
-fn notification(task: &str, created: DateTime<Utc>, n: usize) -> NewNotification {
+pub(super) fn notification(task: &str, created: DateTime<Utc>, n: usize) -> NewNotification {
     NewNotification {
         task_id: task.to_string(),
         page_url: None,

@@ -46,6 +46,8 @@ mod fair;
 mod folders;
 mod history;
 mod http;
+// What clients written for Wachete's API send and read.
+mod interop;
 mod isolation;
 // One start for every test: the parts chosen by the settings, a shutdown in order.
 mod lifecycle;
@@ -489,6 +491,23 @@ impl Reply {
 /// A monitor body with the given name and URL, checked hourly.
 pub fn monitor(name: &str, url: &str) -> Value {
     json!({"name": name, "url": url, "recurrenceInSeconds": 3600})
+}
+
+/// The `data` of a monitor not checked yet: never null (the specification types it so), its
+/// time the least date-time, everything else null.
+pub fn not_checked() -> Value {
+    json!({
+        "lastCheckTimestamp": "0001-01-01T00:00:00Z",
+        "valueChangedTimestamp": null,
+        "raw": null,
+        "error": null,
+        "diff": null
+    })
+}
+
+/// Whether a monitor (or a crawled page) as the API writes it has been checked.
+pub fn checked(monitor: &Value) -> bool {
+    monitor["data"] != not_checked()
 }
 
 /// The id of a created resource.
