@@ -4,7 +4,7 @@
 //! and browser tabs.
 
 use super::Api;
-use super::web::{PASSWORD, client, sign_in};
+use super::web::{PASSWORD, client, session_cookie, set_cookie, sign_in};
 use serde_json::json;
 use wachet_server::api::{ApiSettings, LimitSettings};
 use wachet_server::web::WebSettings;
@@ -136,4 +136,108 @@ async fn the_public_url_and_allowed_hosts_are_answered() {
         let answer = with_host(&api, get.clone(), "/signin", host).await;
         assert_eq!(answer.status(), 421, "{host}");
     }
+}
+
+/// Where `path` sends a browser carrying `cookie`: 200 and the page, or the redirect's target.
+async fn visit(api: &Api, cookie: &str, path: &str) -> (u16, String) {
+    let answer = client()
+        .get(api.url(path))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    let status = answer.status().as_u16();
+    match answer.headers().get("location") {
+        Some(location) => (status, location.to_str().unwrap().to_string()),
+        None => (status, answer.text().await.unwrap()),
+    }
+}
+
+both!(two_session_cookies_sign_out_and_say_so);
+async fn two_session_cookies_sign_out_and_say_so() {
+    let api = Api::start().await;
+    let victim = api.user("victim@example.com").await;
+    let attacker = api.user("attacker@example.com").await;
+    let mine = session_cookie(&api, &victim).await;
+    let theirs = session_cookie(&api, &attacker).await;
+    assert!(mine.starts_with("wachet_session="), "{mine}");
+    let (status, page) = visit(&api, &mine, "/").await;
+    assert_eq!(status, 200);
+    assert!(page.contains("victim@example.com"));
+    // The attacker's cookie tossed in beside the victim's, in either order, in one header or
+    // two: signed out, never the first one's user, and sent to a sign-in page that says why.
+    for cookie in [
+        format!("{theirs}; {mine}"),
+        format!("{mine}; {theirs}"),
+        format!("{mine}; other=1; {mine}"),
+    ] {
+        let (status, location) = visit(&api, &cookie, "/monitors/new").await;
+        assert_eq!(status, 303, "{cookie}");
+        assert_eq!(
+            location, "/signin?next=%2Fmonitors%2Fnew&cookies=2",
+            "{cookie}"
+        );
+        let (status, page) = visit(&api, &cookie, &location).await;
+        assert_eq!(status, 200);
+        assert!(page.contains("sent two session cookies"), "{page}");
+        assert!(!page.contains("attacker@example.com"));
+    }
+    let answer = client()
+        .get(api.url("/"))
+        .header("cookie", &theirs)
+        .header("cookie", &mine)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 303);
+    // Alone, each cookie is still its own user's session.
+    assert_eq!(visit(&api, &mine, "/").await.0, 200);
+}
+
+both!(a_secure_session_cookie_is_host_prefixed_and_only_that_name_is_read);
+async fn a_secure_session_cookie_is_host_prefixed_and_only_that_name_is_read() {
+    let api = Api::start_with(ApiSettings {
+        web: WebSettings {
+            public_url: Some("https://watch.example.com".into()),
+            ..WebSettings::default()
+        },
+        ..ApiSettings::default()
+    })
+    .await;
+    let victim = api.user("victim@example.com").await;
+    let attacker = api.user("attacker@example.com").await;
+    let line = set_cookie(&sign_in(&api, &victim.account.email, PASSWORD).await);
+    assert!(line.starts_with("__Host-wachet_session="), "{line}");
+    assert!(
+        line.contains("; Secure") && line.contains("; Path=/;"),
+        "{line}"
+    );
+    assert!(!line.to_ascii_lowercase().contains("domain="), "{line}");
+    let mine = line.split(';').next().unwrap().to_string();
+    let theirs = session_cookie(&api, &attacker).await;
+    let tossed = theirs.replacen("__Host-wachet_session=", "wachet_session=", 1);
+    assert_eq!(visit(&api, &mine, "/").await.0, 200);
+    // A cookie without the prefix (which any subdomain or http page could set) is not read.
+    assert_eq!(visit(&api, &tossed, "/").await.0, 303);
+    let (status, page) = visit(&api, &format!("{tossed}; {mine}"), "/").await;
+    assert_eq!(status, 200);
+    assert!(page.contains("victim@example.com") && !page.contains("attacker@example.com"));
+    // Two prefixed ones: signed out.
+    let (status, location) = visit(&api, &format!("{theirs}; {mine}"), "/settings").await;
+    assert_eq!(
+        (status, location.as_str()),
+        (303, "/signin?next=%2Fsettings&cookies=2")
+    );
+    // Signing out clears the prefixed cookie.
+    let (_, settings) = visit(&api, &mine, "/settings").await;
+    let csrf = super::web::csrf_of(&settings);
+    let out = client()
+        .post(api.url("/signout"))
+        .header("cookie", &mine)
+        .form(&[("csrf", csrf)])
+        .send()
+        .await
+        .unwrap();
+    let cleared = set_cookie(&out);
+    assert!(cleared.starts_with("__Host-wachet_session=;") && cleared.contains("Max-Age=0"));
 }
