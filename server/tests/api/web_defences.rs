@@ -241,3 +241,137 @@ async fn a_secure_session_cookie_is_host_prefixed_and_only_that_name_is_read() {
     let cleared = set_cookie(&out);
     assert!(cleared.starts_with("__Host-wachet_session=;") && cleared.contains("Max-Age=0"));
 }
+
+/// The mutation-XSS vectors (`tests/assets/mxss`), `{canary}` filled in.
+fn vectors(canary: &str) -> Vec<String> {
+    include_str!("../assets/mxss/vectors.txt")
+        .lines()
+        .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
+        .map(|line| line.replace("{canary}", canary))
+        .collect()
+}
+
+/// The picker's inert copy of `url`, as its frame serves it, or `None` when the picker refused
+/// to show the page because it could not be made safe (which is inert too).
+async fn picked_copy(api: &Api, cookie: &str, url: &str) -> Option<String> {
+    let (status, location) = visit(
+        api,
+        cookie,
+        &format!(
+            "/monitors/pick?{}",
+            serde_urlencoded::to_string([("url", url)]).unwrap()
+        ),
+    )
+    .await;
+    if status == 422 && location.contains("cannot be shown safely") {
+        return None;
+    }
+    assert_eq!(status, 303, "{url}: {location}");
+    let token = location
+        .split("token=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap()
+        .to_string();
+    let (status, copy) = visit(api, cookie, &format!("/monitors/pick/frame/{token}")).await;
+    assert_eq!(status, 200);
+    Some(copy)
+}
+
+// SQLite only: the store plays no part in what a browser makes of the copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pickers_copy_runs_loads_and_navigates_nothing_in_chromium_without_sandbox_or_policy() {
+    use chromiumoxide::cdp::browser_protocol::page::EventJavascriptDialogOpening;
+    use futures::StreamExt;
+    use std::time::Duration;
+    use wachet::testing::{FixtureServer, Reply};
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    // Whatever a copy loads or navigates to lands here.
+    let canary = FixtureServer::builder().start().await.unwrap();
+    let vectors = vectors(&canary.url(""));
+    assert!(vectors.len() >= 60, "{}", vectors.len());
+    let mut site = FixtureServer::builder();
+    for (i, vector) in vectors.iter().enumerate() {
+        site = site.page(format!("/v{i}"), vector.clone());
+    }
+    let site = site.start().await.unwrap();
+    // The copies are served from here with no policy and no sandbox: only the copy itself
+    // stands between the vector and the browser.
+    let copies = FixtureServer::builder().start().await.unwrap();
+    let api = Api::start().await;
+    let user = api.user("picker@example.com").await;
+    let cookie = session_cookie(&api, &user).await;
+    let mut shown = Vec::new();
+    for (i, vector) in vectors.iter().enumerate() {
+        match picked_copy(&api, &cookie, &site.url(&format!("/v{i}"))).await {
+            Some(copy) => {
+                copies.set(format!("/copy{i}"), Reply::html(copy));
+                shown.push((i, vector));
+            }
+            None => eprintln!("refused as unsafe to show: {vector}"),
+        }
+    }
+    // Refusing is inert too, but a sanitiser that refuses most pages is no picker.
+    assert!(
+        shown.len() + 2 >= vectors.len(),
+        "{} of {} shown",
+        shown.len(),
+        vectors.len()
+    );
+
+    let driver = super::web::Driver::launch().await;
+    let page = driver.browser.new_page("about:blank").await.unwrap();
+    let mut dialogs = page
+        .event_listener::<EventJavascriptDialogOpening>()
+        .await
+        .unwrap();
+    // The harness sees what a page does: the same kind of markup, not made inert, runs and loads.
+    let control = FixtureServer::builder().start().await.unwrap();
+    copies.set(
+        "/control",
+        Reply::html(format!(
+            "<img src=x onerror=\"document.title='ran'\"><img src=\"{}\">",
+            control.url("/loaded.png")
+        )),
+    );
+    page.goto(copies.url("/control").as_str()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(
+        super::web::eval::<String>(&page, "document.title").await,
+        "ran"
+    );
+    assert_eq!(control.hits("/loaded.png"), 1);
+    for (i, vector) in shown {
+        let address = copies.url(&format!("/copy{i}"));
+        page.goto(address.as_str()).await.unwrap();
+        // Long enough for load events, animations' begin, focus and a refresh of 0 s.
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let at: String = super::web::eval(&page, "location.href").await;
+        assert_eq!(at, address, "navigated: {vector}");
+        assert!(
+            tokio::time::timeout(Duration::from_millis(10), dialogs.next())
+                .await
+                .is_err(),
+            "a script ran: {vector}"
+        );
+        let loaded: Vec<String> = canary.requests().into_iter().map(|r| r.path).collect();
+        assert!(loaded.is_empty(), "loaded {loaded:?}: {vector}");
+        let own: Vec<String> = copies
+            .requests()
+            .into_iter()
+            .map(|r| r.path)
+            .filter(|path| {
+                !path.starts_with("/copy")
+                    && !matches!(path.as_str(), "/favicon.ico" | "/control" | "/x")
+            })
+            .collect();
+        assert!(own.is_empty(), "loaded {own:?}: {vector}");
+        let copy_hits = copies.hits(&format!("/copy{i}"));
+        assert_eq!(copy_hits, 1, "reloaded: {vector}");
+    }
+    driver.close().await;
+}
