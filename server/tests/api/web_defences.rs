@@ -375,3 +375,122 @@ async fn the_pickers_copy_runs_loads_and_navigates_nothing_in_chromium_without_s
     }
     driver.close().await;
 }
+
+/// The picker's value of `x_path` on the kept page `token`: the JSON answer and how long it took.
+async fn pick_value(
+    api: &Api,
+    cookie: &str,
+    token: &str,
+    x_path: &str,
+) -> (serde_json::Value, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let (status, body) = visit(
+        api,
+        cookie,
+        &format!(
+            "/monitors/pick/value?{}",
+            serde_urlencoded::to_string([("token", token), ("xPath", x_path)]).unwrap()
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    (serde_json::from_str(&body).unwrap(), started.elapsed())
+}
+
+/// The token of a page kept by the picker for the holder of `cookie`.
+async fn kept_page(api: &Api, cookie: &str, url: &str) -> String {
+    let (status, location) = visit(
+        api,
+        cookie,
+        &format!(
+            "/monitors/pick?{}",
+            serde_urlencoded::to_string([("url", url)]).unwrap()
+        ),
+    )
+    .await;
+    assert_eq!(status, 303, "{location}");
+    location
+        .split("token=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+// SQLite only: the store plays no part in the picker's evaluations, and one run at a time keeps
+// the two cores to the two users of the test.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_users_slow_picker_expressions_never_make_another_wait() {
+    use wachet::testing::FixtureServer;
+    // About 1 MB for the slow user, a short page for the other.
+    let big = format!(
+        "<html><body>{}</body></html>",
+        (0..60_000)
+            .map(|i| format!("<p>n{i}</p>"))
+            .collect::<String>()
+    );
+    let small = format!(
+        "<html><body>{}</body></html>",
+        (0..200).map(|i| format!("<p>n{i}</p>")).collect::<String>()
+    );
+    let site = FixtureServer::builder()
+        .page("/big", big)
+        .page("/small", small)
+        .start()
+        .await
+        .unwrap();
+    let api = Api::start().await;
+    let slow_user = api.user("slow@example.com").await;
+    let other = api.user("other@example.com").await;
+    let slow_cookie = session_cookie(&api, &slow_user).await;
+    let other_cookie = session_cookie(&api, &other).await;
+    let slow_token = kept_page(&api, &slow_cookie, &site.url("/big")).await;
+    let other_token = kept_page(&api, &other_cookie, &site.url("/small")).await;
+    let quick = "//p[@class='none'] | /html/body/p[2]";
+    let (answer, alone) = pick_value(&api, &other_cookie, &other_token, quick).await;
+    assert_eq!(answer["value"], "n1", "{answer}");
+
+    // Quadratic: runs until the picker's time limit.
+    let slow = "//p[count(preceding::p) > count(following::p)]";
+    let slow_started = std::time::Instant::now();
+    let slow_requests = (0..4)
+        .map(|_| {
+            let (api, cookie, token) = (&api, &slow_cookie, &slow_token);
+            async move { pick_value(api, cookie, token, slow).await }
+        })
+        .collect::<Vec<_>>();
+    let others = async {
+        // Once the slow user's evaluations hold their turns.
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            let (answer, took) = pick_value(&api, &other_cookie, &other_token, quick).await;
+            assert_eq!(answer["value"], "n1", "{answer}");
+            times.push(took);
+        }
+        (times, slow_started.elapsed())
+    };
+    let (slow_answers, (times, others_done)) =
+        tokio::join!(futures::future::join_all(slow_requests), others);
+    let slow_took = slow_started.elapsed();
+    eprintln!(
+        "alone {alone:?}, beside the slow user {times:?}; the slow user's four {slow_took:?}"
+    );
+    // The slow user's expressions ran for seconds (each until the picker's time limit), two at
+    // a time, the third and fourth waiting for the user's own turns.
+    assert!(
+        slow_took > others_done * 2,
+        "the slow user's took {slow_took:?}, the other's ended at {others_done:?}"
+    );
+    assert_eq!(slow_answers.len(), 4);
+    // The other user's never waited for them: each had a value (no "busy" after the picker's
+    // 10 s wait), near its alone time (the two cores are shared with the slow evaluations).
+    for took in times {
+        assert!(
+            took < alone * 10 + std::time::Duration::from_secs(1),
+            "{took:?} against {alone:?} alone"
+        );
+    }
+}
