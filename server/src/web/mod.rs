@@ -30,6 +30,7 @@ mod session;
 mod settings;
 mod signin;
 mod tree;
+mod turns;
 
 use crate::api::AppState;
 use axum::Router;
@@ -180,6 +181,7 @@ pub fn routes(state: AppState) -> Router {
         .layer(axum::Extension(std::sync::Arc::new(
             pick_store::PickStore::default(),
         )))
+        .layer(axum::Extension(std::sync::Arc::new(diff::Diffs::default())))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM_BYTES))
         .layer(axum::middleware::from_fn_with_state(
             settings,

@@ -3,7 +3,7 @@
 //! Bounded every way: each page by [`MAX_PAGE_BYTES`], each user by [`PER_USER`] pages (the
 //! oldest goes), the process by [`TOTAL`] pages (the oldest of anyone's goes), each page by
 //! [`KEPT_FOR`]; at most one fetch per user at a time, and XPath evaluations in turns of each
-//! user's own ([`PickStore::evaluation_turn`]). A page is found only by its random token
+//! user's own ([`super::turns`]). A page is found only by its random token
 //! together with its owner, so another user's token is as unknown as a made-up one. Nothing
 //! is written to the database: a restart forgets the pages, and the picker fetches again.
 
@@ -77,37 +77,16 @@ pub const EVALUATIONS: usize = 16;
 #[derive(Debug)]
 pub struct PickStore {
     inner: Mutex<Inner>,
-    /// Turns to evaluate XPaths on a kept page, in all ([`EVALUATIONS`]).
-    evaluations: Arc<tokio::sync::Semaphore>,
-    /// Each user's turns ([`EVALUATIONS_PER_USER`]), present while the user has one out or
-    /// waiting.
-    per_user: Mutex<HashMap<String, Arc<tokio::sync::Semaphore>>>,
+    /// Turns to evaluate XPaths on a kept page ([`EVALUATIONS_PER_USER`], [`EVALUATIONS`]).
+    pub evaluations: Arc<super::turns::Turns>,
 }
 
 impl Default for PickStore {
     fn default() -> Self {
         PickStore {
             inner: Mutex::default(),
-            evaluations: Arc::new(tokio::sync::Semaphore::new(EVALUATIONS)),
-            per_user: Mutex::default(),
+            evaluations: Arc::new(super::turns::Turns::new(EVALUATIONS_PER_USER, EVALUATIONS)),
         }
-    }
-}
-
-/// A turn to evaluate XPaths: one of its user's and one of all.
-#[derive(Debug)]
-pub struct EvaluationTurn {
-    store: Arc<PickStore>,
-    user: String,
-    own: Option<tokio::sync::OwnedSemaphorePermit>,
-    _all: tokio::sync::OwnedSemaphorePermit,
-}
-
-impl Drop for EvaluationTurn {
-    fn drop(&mut self) {
-        // The permit holds the user's semaphore too: let it go before looking.
-        self.own = None;
-        self.store.forget_idle(&self.user);
     }
 }
 
@@ -148,58 +127,6 @@ impl PickStore {
             store: self.clone(),
             user: user.to_string(),
         })
-    }
-
-    /// A turn for `user` to evaluate XPaths, waiting first for one of the user's own turns, then
-    /// for one of all; `None` when none came within `wait`.
-    pub async fn evaluation_turn(
-        self: &Arc<Self>,
-        user: &str,
-        wait: Duration,
-    ) -> Option<EvaluationTurn> {
-        let own = self
-            .users()
-            .entry(user.to_string())
-            .or_insert_with(|| Arc::new(tokio::sync::Semaphore::new(EVALUATIONS_PER_USER)))
-            .clone();
-        let permits = tokio::time::timeout(wait, async {
-            let own = own.acquire_owned().await.ok()?;
-            let all = self.evaluations.clone().acquire_owned().await.ok()?;
-            Some((own, all))
-        })
-        .await
-        .ok()
-        .flatten();
-        match permits {
-            Some((own, all)) => Some(EvaluationTurn {
-                store: self.clone(),
-                user: user.to_string(),
-                own: Some(own),
-                _all: all,
-            }),
-            None => {
-                self.forget_idle(user);
-                None
-            }
-        }
-    }
-
-    fn users(&self) -> MutexGuard<'_, HashMap<String, Arc<tokio::sync::Semaphore>>> {
-        self.per_user
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Forgets `user`'s turns once nobody of theirs evaluates or waits (only the map holds them),
-    /// so the map holds only users at work.
-    fn forget_idle(&self, user: &str) {
-        let mut users = self.users();
-        if users
-            .get(user)
-            .is_some_and(|turns| Arc::strong_count(turns) == 1)
-        {
-            users.remove(user);
-        }
     }
 
     /// Keeps `pick`; its token.
@@ -281,31 +208,5 @@ mod tests {
         assert!(store.fetch_turn("bob").is_some());
         drop(turn);
         assert!(store.fetch_turn("ann").is_some());
-    }
-
-    #[tokio::test]
-    async fn each_user_evaluates_in_their_own_turns() {
-        let store = Arc::new(PickStore::default());
-        let wait = Duration::from_millis(50);
-        let mut ann = Vec::new();
-        for _ in 0..EVALUATIONS_PER_USER {
-            ann.push(store.evaluation_turn("ann", wait).await.unwrap());
-        }
-        // Ann's next waits for her own, and gives up after the wait.
-        assert!(store.evaluation_turn("ann", wait).await.is_none());
-        // Bob's does not wait for hers.
-        let bob = store.evaluation_turn("bob", Duration::ZERO).await;
-        assert!(bob.is_some());
-        drop(bob);
-        ann.pop();
-        assert!(store.evaluation_turn("ann", wait).await.is_some());
-        drop(ann);
-        assert!(store.users().is_empty(), "idle users are forgotten");
-        // In all, no more than EVALUATIONS at once.
-        let mut many = Vec::new();
-        for i in 0..EVALUATIONS {
-            many.push(store.evaluation_turn(&format!("u{i}"), wait).await.unwrap());
-        }
-        assert!(store.evaluation_turn("late", wait).await.is_none());
     }
 }

@@ -368,7 +368,7 @@ async fn evaluate(
     monitor.exclude_x_path = query.exclude_x_path.clone();
     // A user's evaluations wait only for that user's own (and, under heavy load, for a turn
     // of all); another user's slow expressions never hold them.
-    let Some(_turn) = store.evaluation_turn(&pick.user, WORK_TIME).await else {
+    let Some(_turn) = store.evaluations.take(&pick.user, WORK_TIME).await else {
         tried.error =
             Some("Your earlier tries are still being evaluated; try again in a moment.".into());
         return tried;

@@ -494,3 +494,130 @@ async fn one_users_slow_picker_expressions_never_make_another_wait() {
         );
     }
 }
+
+/// A value of about `bytes` in numbered lines, every other line's word `word`.
+fn lines_value(bytes: usize, word: &str) -> String {
+    let mut value = String::with_capacity(bytes + 64);
+    let mut n = 0;
+    while value.len() < bytes {
+        n += 1;
+        let shown = if n % 2 == 0 { word } else { "same" };
+        value.push_str(&format!("Line {n} of the page says {shown} <b>&</b>\n"));
+    }
+    value
+}
+
+/// A monitor of `user` whose history holds `old`, then `new`; its id.
+async fn monitor_with_values(api: &Api, user: &super::User, old: String, new: String) -> String {
+    let monitor = super::id(
+        &api.task(
+            user,
+            json!({"name": "Large", "url": "https://example.com/", "recurrenceInSeconds": 3600}),
+        )
+        .await,
+    );
+    let base = chrono::Utc::now() - chrono::Duration::hours(1);
+    for (n, value) in [old, new].into_iter().enumerate() {
+        api.store
+            .append_entry(
+                &wachet_server::store::Series::Task(monitor.clone()),
+                &wachet::model::ClientData::value(
+                    base + chrono::Duration::minutes(n as i64),
+                    value,
+                ),
+            )
+            .await
+            .unwrap();
+    }
+    monitor
+}
+
+/// How long one save of a monitor by `user` takes (the API's update, as the form's save does).
+async fn timed_save(api: &Api, user: &super::User, monitor: &str, n: usize) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    let reply = api
+        .put(
+            user,
+            "/thirdparty/v1/task",
+            json!({"id": monitor, "name": format!("Saved {n}"), "url": "https://example.com/",
+                   "recurrenceInSeconds": 3600, "xPath": "//p[1]"}),
+        )
+        .await;
+    assert_eq!(reply.ok()["name"], format!("Saved {n}"));
+    started.elapsed()
+}
+
+both!(
+    difference_pages_of_large_values_are_bounded_and_never_slow_another_users_save,
+    multi_thread
+);
+async fn difference_pages_of_large_values_are_bounded_and_never_slow_another_users_save() {
+    // What a difference page may weigh: its markup bound for each column, and the page around.
+    const MAX_PAGE: usize = 600 * 1024;
+    let api = Api::start().await;
+    let heavy = api.user("heavy@example.com").await;
+    let other = api.user("other@example.com").await;
+    let monitor = monitor_with_values(
+        &api,
+        &heavy,
+        lines_value(2 * 1024 * 1024, "before"),
+        lines_value(2 * 1024 * 1024, "after"),
+    )
+    .await;
+    let cookie = session_cookie(&api, &heavy).await;
+    let other_monitor = super::id(
+        &api.task(
+            &other,
+            json!({"name": "Mine", "url": "https://example.com/", "recurrenceInSeconds": 3600}),
+        )
+        .await,
+    );
+    let mut alone = Vec::new();
+    for n in 0..3 {
+        alone.push(timed_save(&api, &other, &other_monitor, n).await);
+    }
+    let alone = alone.into_iter().max().unwrap();
+
+    // Twelve at once, in both layouts.
+    let started = std::time::Instant::now();
+    let pages = (0..12).map(|n| {
+        let path = format!(
+            "/monitors/{monitor}/diff?view={}",
+            if n % 2 == 0 { "inline" } else { "split" }
+        );
+        let (api, cookie) = (&api, &cookie);
+        async move { visit(api, cookie, &path).await }
+    });
+    let saves = async {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let mut times = Vec::new();
+        for n in 0..5 {
+            times.push(timed_save(&api, &other, &other_monitor, 10 + n).await);
+        }
+        times
+    };
+    let (pages, beside) = tokio::join!(futures::future::join_all(pages), saves);
+    eprintln!(
+        "12 difference pages in {:?}; the other user's save {alone:?} alone, {beside:?} beside them",
+        started.elapsed()
+    );
+    for (n, (status, page)) in pages.iter().enumerate() {
+        assert_eq!(*status, 200, "{page:.2000}");
+        assert!(page.len() < MAX_PAGE, "page {n} weighs {}", page.len());
+        assert!(page.contains("<del>before</del>") && page.contains("<ins>after</ins>"));
+        // It says what it left out and where the whole values are.
+        assert!(
+            page.contains("The rest of the difference is not shown"),
+            "{n}"
+        );
+        assert!(page.contains(&format!("GET /thirdparty/v1/data/list/{monitor}")));
+    }
+    // The same pair in the same layout is the same page (computed once, then kept).
+    assert!(pages.iter().step_by(2).all(|p| p.1 == pages[0].1));
+    for took in beside {
+        assert!(
+            took < alone * 10 + std::time::Duration::from_millis(500),
+            "a save took {took:?} beside the difference pages, {alone:?} alone"
+        );
+    }
+}
