@@ -12,6 +12,7 @@
 //! - [`web`]: the web interface at `/`, rendered on the server, reaching data only through the
 //!   API's own code.
 //! - [`connections`]: the listener's connections: how many, how slow, drained on shutdown.
+//! - [`hosts`]: the `Host` names the service answers to, checked before any route.
 //! - [`store`]: everything kept, behind one trait per resource ([`store::UserStore`],
 //!   [`store::TaskStore`], [`store::FolderStore`], [`store::HistoryStore`],
 //!   [`store::NotificationStore`], [`store::ScheduleStore`], [`store::OutboxStore`],
@@ -93,6 +94,7 @@
 pub mod api;
 pub mod cli;
 pub mod connections;
+pub mod hosts;
 pub mod metrics;
 pub mod notify;
 pub mod schedule;

@@ -257,6 +257,7 @@ pub async fn start(
             let shared = api::Shared {
                 checks: checks.clone(),
                 stopping: stop.subscribe(),
+                listen: addr,
             };
             let connections = settings.api.connections.clone();
             let router =

@@ -49,6 +49,10 @@ pub enum ExtractError {
         /// What went wrong.
         source: xpath::XPathError,
     },
+    /// A page made inert for showing ([`inert::inert_html`]) read back differently each time it
+    /// was written out (markup built to change when a browser parses it again).
+    #[error("the page changes each time it is read back, so it cannot be shown safely")]
+    Unsettled,
     /// Parsing and evaluation ran past the [`Deadline`]; `limit` is the time they were given.
     #[error("extraction took longer than {} s", seconds(*.limit))]
     TimedOut {

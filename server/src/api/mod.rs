@@ -42,6 +42,9 @@ pub struct ApiSettings {
     pub connections: crate::connections::ConnectionSettings,
     /// The web interface's settings.
     pub web: crate::web::WebSettings,
+    /// Host names answered besides the public URL's, the listening address and (listening on
+    /// loopback) the loopback names ([`crate::hosts`]).
+    pub allowed_hosts: Vec<String>,
 }
 
 impl Default for ApiSettings {
@@ -51,6 +54,7 @@ impl Default for ApiSettings {
             limits: LimitSettings::default(),
             connections: crate::connections::ConnectionSettings::default(),
             web: crate::web::WebSettings::default(),
+            allowed_hosts: Vec::new(),
         }
     }
 }
@@ -124,6 +128,8 @@ pub struct Shared {
     pub checks: crate::schedule::events::CheckEvents,
     /// Turns true when the service stops.
     pub stopping: tokio::sync::watch::Receiver<bool>,
+    /// The address the listener is bound to (whose names the service answers to).
+    pub listen: std::net::SocketAddr,
 }
 
 /// Building the API failed (the store could not give the paging secret).
@@ -153,6 +159,11 @@ pub async fn router(
     let cursors = paging::Cursors::new(&secret).map_err(ApiSetupError)?;
     let (routes, document) = openapi::routes().split_for_parts();
     let body_timeout = body::BodyReadTimeout(settings.connections.body_read_timeout);
+    let hosts = Arc::new(crate::hosts::AllowedHosts::new(
+        shared.listen,
+        settings.web.public_url.as_deref(),
+        &settings.allowed_hosts,
+    ));
     let state = AppState {
         inner: Arc::new(Inner {
             store,
@@ -176,7 +187,12 @@ pub async fn router(
             .with_state(state),
     )
     .merge(web)
-    .layer(axum::Extension(body_timeout)))
+    .layer(axum::Extension(body_timeout))
+    // Outermost: a request for another name is answered before any route or limit sees it.
+    .layer(axum::middleware::from_fn_with_state(
+        hosts,
+        crate::hosts::check,
+    )))
 }
 
 /// `GET /metrics`: the Prometheus text format ([`crate::metrics`]); counts only, no secrets.

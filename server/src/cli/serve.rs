@@ -61,6 +61,18 @@ pub struct ServeArgs {
     /// cookie `Secure`, and forms posted from it are accepted.
     #[arg(long, env = "WACHET_PUBLIC_URL", value_parser = parse_public_url)]
     public_url: Option<String>,
+    /// A host name the service answers to besides the `--public-url` host and the listening
+    /// address (and, listening on loopback, `localhost` and the loopback addresses); requests
+    /// naming any other `Host` are answered 421, so DNS rebinding cannot reach the service;
+    /// repeatable (comma-separated in the variable).
+    #[arg(
+        long = "allowed-host",
+        env = "WACHET_ALLOWED_HOSTS",
+        value_name = "HOST",
+        value_delimiter = ',',
+        value_parser = crate::hosts::parse_name
+    )]
+    allowed_hosts: Vec<String>,
     /// Seconds a web interface session lasts at most after signing in (30 days at most).
     #[arg(long, env = "WACHET_SESSION_LIFETIME",
           default_value_t = crate::web::DEFAULT_LIFETIME_SECONDS,
@@ -407,6 +419,7 @@ fn settings(args: &ServeArgs) -> service::Settings {
             password_checks: args.password_checks,
         },
         connections: args.connections.settings(),
+        allowed_hosts: args.allowed_hosts.clone(),
         web: crate::web::WebSettings {
             public_url: args.public_url.clone(),
             session_lifetime: args.session_lifetime,

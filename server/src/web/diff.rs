@@ -7,21 +7,28 @@
 //! A malformed or unknown entry is a 400 page saying which; another user's monitor is the
 //! 404 page. Values of many megabytes give a bounded page in bounded time: they are diffed by
 //! lines first (word by word only inside changed lines), long unchanged runs and long changes
-//! are cut short, and the page says so and where the whole values are.
+//! are cut short, the page's markup is bounded (each change counted with its links), and the
+//! page says so and where the whole values are. The work runs on the blocking pool in turns
+//! ([`Diffs`]): two pages per user at once, CPU work on half the cores in all, and a page of a
+//! pair of entries already computed comes from a bounded cache (entries never change).
 
 use super::history::{EntryKey, Subject, bad_entry, bad_request, value_before};
 use super::layout::page;
 use super::monitor::own_monitor;
 use super::pages;
 use super::session::Session;
+use super::turns::Turns;
 use crate::api::AppState;
 use crate::api::problem::ApiError;
 use crate::store::{TimeKey, TimePage};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
-use maud::{Markup, html};
+use maud::{Markup, PreEscaped, html};
 use serde::Deserialize;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use wachet::model::{ClientData, DiffElement, DiffOperation};
 
 /// Lines of context kept beside a change when the unchanged run between is folded.
@@ -36,16 +43,97 @@ const LINE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
 /// Largest changed run of lines (both sides) diffed word by word; a larger one shows as
 /// deleted, then inserted.
 const WORD_DIFF_BYTES: usize = 64 * 1024;
-/// Bytes of changed runs diffed word by word on one page; past it, runs show whole.
-const WORD_DIFF_TOTAL_BYTES: usize = 1024 * 1024;
+/// Bytes of changed runs diffed word by word on one page; past it, runs show whole. About what
+/// a page shows ([`SHOWN_BYTES`]): more would be work for changes the page never shows.
+const WORD_DIFF_TOTAL_BYTES: usize = 256 * 1024;
 /// An unchanged run longer than this shows only its two ends.
 const LONG_SAME_BYTES: usize = 16 * 1024;
 /// Bytes kept at each end of a long unchanged run.
 const SAME_END_BYTES: usize = 2 * 1024;
 /// Bytes shown of one side of a change.
 const CHANGE_BYTES: usize = 32 * 1024;
-/// Bytes of text a column of the difference shows; the changes after are counted, not shown.
+/// Bytes of markup a column of the difference shows (text as escaped, each change with its
+/// anchor and links); the changes after are counted, not shown.
 const SHOWN_BYTES: usize = 200 * 1024;
+/// Bytes of markup one change adds around its text (its anchor, `<del>`/`<ins>`, its links).
+const CHANGE_MARKUP_BYTES: usize = 400;
+/// Difference pages one user may have computed at once; more wait for them.
+const DIFFS_PER_USER: usize = 2;
+/// Difference pages computed at once in all (their CPU work is bounded apart, see [`Diffs`]).
+const DIFFS_IN_ALL: usize = 32;
+/// How long a page waits for its turn before answering "try again".
+const TURN_WAIT: Duration = Duration::from_secs(30);
+/// Bytes of rendered differences kept.
+const CACHE_BYTES: usize = 32 * 1024 * 1024;
+
+/// The turns of difference pages and the cache of those computed lately.
+#[derive(Debug)]
+pub struct Diffs {
+    /// Pages being made, per user and in all (from reading the values to the markup).
+    pages: Arc<Turns>,
+    /// Diffs being computed at once: half the cores, the rest left to the API's requests.
+    cpu: tokio::sync::Semaphore,
+    cache: Mutex<Cache>,
+}
+
+impl Default for Diffs {
+    fn default() -> Self {
+        Diffs {
+            pages: Arc::new(Turns::new(DIFFS_PER_USER, DIFFS_IN_ALL)),
+            cpu: tokio::sync::Semaphore::new(Turns::half_the_cores()),
+            cache: Mutex::default(),
+        }
+    }
+}
+
+/// A difference as shown, whatever page it is on.
+#[derive(Debug)]
+struct Rendered {
+    body: String,
+    count: usize,
+    cut: bool,
+}
+
+/// Rendered differences by their pair of entries and layout, the oldest going first past
+/// [`CACHE_BYTES`].
+#[derive(Debug, Default)]
+struct Cache {
+    order: VecDeque<String>,
+    rendered: HashMap<String, Arc<Rendered>>,
+    bytes: usize,
+}
+
+impl Diffs {
+    fn cached(&self, key: &str) -> Option<Arc<Rendered>> {
+        self.cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .rendered
+            .get(key)
+            .cloned()
+    }
+
+    fn keep(&self, key: String, rendered: Arc<Rendered>) {
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if cache.rendered.contains_key(&key) || rendered.body.len() > CACHE_BYTES / 8 {
+            return;
+        }
+        cache.bytes += rendered.body.len();
+        cache.order.push_back(key.clone());
+        cache.rendered.insert(key, rendered);
+        while cache.bytes > CACHE_BYTES {
+            let Some(oldest) = cache.order.pop_front() else {
+                break;
+            };
+            if let Some(gone) = cache.rendered.remove(&oldest) {
+                cache.bytes -= gone.body.len();
+            }
+        }
+    }
+}
 
 #[derive(Debug, Default, Deserialize)]
 struct DiffQuery {
@@ -115,6 +203,7 @@ async fn latest_change(
 /// `GET /monitors/{id}/diff`.
 pub async fn show(
     State(state): State<AppState>,
+    axum::Extension(diffs): axum::Extension<Arc<Diffs>>,
     headers: HeaderMap,
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
@@ -125,6 +214,7 @@ pub async fn show(
     };
     show_of(
         &state,
+        &diffs,
         &session,
         &Subject::monitor(&monitor),
         query.as_deref(),
@@ -135,6 +225,7 @@ pub async fn show(
 /// The difference page of `subject` (a monitor, or a crawled page of one).
 pub(super) async fn show_of(
     state: &AppState,
+    diffs: &Diffs,
     session: &Session,
     subject: &Subject,
     query: Option<&str>,
@@ -173,6 +264,11 @@ pub(super) async fn show_of(
         }
     };
     let user = session.user.clone();
+    // A user's pages wait for that user's own turns: many at once delay only them, and their
+    // values are read only a few at a time.
+    let Some(_turn) = diffs.pages.take(&user, TURN_WAIT).await else {
+        return busy(session);
+    };
     // The newer side: the entry asked for, else the latest change.
     let to = match to_key {
         Some(key) => match entry(state, &user, id, &key).await {
@@ -238,15 +334,68 @@ pub(super) async fn show_of(
         data: Some(to_data),
         value: to_value,
     };
-    // Diffing large values is CPU work: off the async threads.
-    let (old, new) = (from.value.clone(), to.value.clone());
-    let elements = match tokio::task::spawn_blocking(move || bounded_diff(&old, &new)).await {
-        Ok(elements) => elements,
-        Err(err) => {
-            return pages::from_api(ApiError::Internal(format!("diff: {err}")), Some(session));
+    let param = |key: &Option<TimeKey>| {
+        key.as_ref()
+            .map_or_else(|| "-".to_string(), |k| EntryKey(k.clone()).to_param())
+    };
+    let cache_key = format!(
+        "{user}\n{id}\n{}\n{}\n{view:?}",
+        param(&from.key),
+        param(&to.key)
+    );
+    let rendered = match diffs.cached(&cache_key) {
+        Some(rendered) => rendered,
+        None => {
+            // Diffing large values is CPU work: off the async threads, on half the cores.
+            let Ok(Ok(_cpu)) = tokio::time::timeout(TURN_WAIT, diffs.cpu.acquire()).await else {
+                return busy(session);
+            };
+            // Another request for the same pair may have computed it meanwhile.
+            if let Some(rendered) = diffs.cached(&cache_key) {
+                return page_of(session, subject, &from, &to, &rendered, view);
+            }
+            let (old, new) = (from.value.clone(), to.value.clone());
+            let work = tokio::task::spawn_blocking(move || {
+                let elements = bounded_diff(&old, &new);
+                let (body, count, cut) = render(&elements, view);
+                Rendered {
+                    body: body.into_string(),
+                    count,
+                    cut,
+                }
+            });
+            match work.await {
+                Ok(rendered) => {
+                    let rendered = Arc::new(rendered);
+                    diffs.keep(cache_key, rendered.clone());
+                    rendered
+                }
+                Err(err) => {
+                    return pages::from_api(
+                        ApiError::Internal(format!("diff: {err}")),
+                        Some(session),
+                    );
+                }
+            }
         }
     };
-    let (body, count, cut) = render(&elements, view);
+    page_of(session, subject, &from, &to, &rendered, view)
+}
+
+/// The difference page around a rendered difference.
+fn page_of(
+    session: &Session,
+    subject: &Subject,
+    from: &Side,
+    to: &Side,
+    rendered: &Rendered,
+    view: View,
+) -> Response {
+    let id = subject.entries.as_str();
+    let name = subject.name.as_str();
+    let base = subject.base.clone();
+    let (count, cut) = (rendered.count, rendered.cut);
+    let body = PreEscaped(rendered.body.as_str());
     let large = from.value.len().max(to.value.len());
     let link = |view: &str| {
         let mut query = vec![];
@@ -267,8 +416,8 @@ pub(super) async fn show_of(
         }
         div.card.diff-head {
             p.sides {
-                span { span.legend.legend-del { "Before" } " " (side_label(&from)) }
-                span { span.legend.legend-ins { "After" } " " (side_label(&to)) }
+                span { span.legend.legend-del { "Before" } " " (side_label(from)) }
+                span { span.legend.legend-ins { "After" } " " (side_label(to)) }
             }
             @if from.key.is_none() {
                 p.hint { "This is the first value of the monitor: all of it is new." }
@@ -307,6 +456,11 @@ pub(super) async fn show_of(
         main,
     )
     .into_response()
+}
+
+/// 429 with a wait: the user's other difference pages (or everyone's) are still being made.
+fn busy(session: &Session) -> Response {
+    pages::too_many(TURN_WAIT.as_secs(), Some(session))
 }
 
 fn breadcrumbs(base: &str, name: &str) -> Markup {
@@ -449,6 +603,15 @@ fn tail(text: &str, max: usize) -> &str {
     &text[start..]
 }
 
+/// Bytes of markup `text` becomes: each character that is escaped counts as its escape.
+fn weight(text: &str) -> usize {
+    text.len()
+        + 5 * text
+            .bytes()
+            .filter(|b| matches!(b, b'<' | b'>' | b'&' | b'"'))
+            .count()
+}
+
 /// The parts as shown: long unchanged runs reduced to their ends, long changes to their
 /// start, and nothing past [`SHOWN_BYTES`] but the number of changes left. Whether anything
 /// was cut.
@@ -475,17 +638,18 @@ fn bound<'a>(parts: Vec<Part<'a>>) -> (Vec<Part<'a>>, bool) {
                 let start = start.rfind('\n').map_or(start, |at| &start[..=at]);
                 let end = tail(text, SAME_END_BYTES);
                 let end = end.find('\n').map_or(end, |at| &end[at + 1..]);
-                bytes += start.len() + end.len();
+                bytes += weight(start) + weight(end) + CHANGE_MARKUP_BYTES;
                 shown.push(Part::Same(start));
                 shown.push(Part::Left(text.len() - start.len() - end.len(), false));
                 shown.push(Part::Same(end));
             }
             Part::Change(deleted, inserted) => {
                 seen += 1;
+                bytes += CHANGE_MARKUP_BYTES;
                 let mut side = |text: Option<&'a str>| {
                     text.map(|text| {
                         let start = head(text, CHANGE_BYTES);
-                        bytes += start.len();
+                        bytes += weight(start);
                         (start, text.len() - start.len())
                     })
                 };
@@ -502,7 +666,7 @@ fn bound<'a>(parts: Vec<Part<'a>>) -> (Vec<Part<'a>>, bool) {
             }
             other => {
                 if let Part::Same(text) = other {
-                    bytes += text.len();
+                    bytes += weight(text);
                 }
                 shown.push(other);
             }

@@ -30,6 +30,7 @@ mod session;
 mod settings;
 mod signin;
 mod tree;
+mod turns;
 
 use crate::api::AppState;
 use axum::Router;
@@ -75,6 +76,7 @@ impl Default for WebSettings {
 
 /// The interface's routes, with its own layers (security headers, panic guard, form limit).
 pub fn routes(state: AppState) -> Router {
+    let settings = std::sync::Arc::new(state.settings().web.clone());
     Router::new()
         .route("/", get(folders::root))
         .route("/folders/{id}", get(folders::folder))
@@ -179,8 +181,12 @@ pub fn routes(state: AppState) -> Router {
         .layer(axum::Extension(std::sync::Arc::new(
             pick_store::PickStore::default(),
         )))
+        .layer(axum::Extension(std::sync::Arc::new(diff::Diffs::default())))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM_BYTES))
-        .layer(axum::middleware::from_fn(sign_in_returns))
+        .layer(axum::middleware::from_fn_with_state(
+            settings,
+            sign_in_returns,
+        ))
         .layer(axum::middleware::from_fn(security_headers))
         .layer(CatchPanicLayer::custom(|_| pages::internal_error()))
 }
@@ -199,13 +205,16 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-
 
 /// A page read without a live session sends the browser to the sign-in page; this keeps where
 /// it was going (for after the sign-in) and, when it carried a session cookie, says that its
-/// session ended. Only reads are sent back to: a form's answer is no page to return to.
+/// session ended (or that it carried two session cookies, which sign out). Only reads are sent
+/// back to: a form's answer is no page to return to.
 async fn sign_in_returns(
+    axum::extract::State(settings): axum::extract::State<std::sync::Arc<WebSettings>>,
     request: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
     let is_read = request.method() == axum::http::Method::GET;
     let ended = session::has_cookie(request.headers());
+    let twice = session::several_cookies(request.headers(), &settings);
     let going = request
         .uri()
         .path_and_query()
@@ -227,7 +236,10 @@ async fn sign_in_returns(
         location.extend(form_urlencoded::byte_serialize(path.as_bytes()));
         separator = '&';
     }
-    if ended {
+    if twice {
+        location.push(separator);
+        location.push_str("cookies=2");
+    } else if ended {
         location.push(separator);
         location.push_str("ended=1");
     }

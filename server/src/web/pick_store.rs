@@ -2,7 +2,8 @@
 //! the value requests all work on the very page that was fetched, without fetching it again.
 //! Bounded every way: each page by [`MAX_PAGE_BYTES`], each user by [`PER_USER`] pages (the
 //! oldest goes), the process by [`TOTAL`] pages (the oldest of anyone's goes), each page by
-//! [`KEPT_FOR`]; at most one fetch per user at a time. A page is found only by its random token
+//! [`KEPT_FOR`]; at most one fetch per user at a time, and XPath evaluations in turns of each
+//! user's own ([`super::turns`]). A page is found only by its random token
 //! together with its owner, so another user's token is as unknown as a made-up one. Nothing
 //! is written to the database: a restart forgets the pages, and the picker fetches again.
 
@@ -64,23 +65,27 @@ impl Pick {
     }
 }
 
-/// Evaluations of XPaths on kept pages running at once, in all (each is a parse of a page of
-/// up to [`MAX_PAGE_BYTES`] on the blocking pool).
-pub const EVALUATIONS: usize = 2;
+/// Evaluations of XPaths on kept pages one user may run at once (each is a parse of a page of
+/// up to [`MAX_PAGE_BYTES`] on the blocking pool); the user's next waits for one of them.
+pub const EVALUATIONS_PER_USER: usize = 2;
+/// Evaluations running at once in all, so that many users together cannot take every thread of
+/// the blocking pool; each user's share is bounded first, so one user's slow expressions never
+/// hold the turns of others.
+pub const EVALUATIONS: usize = 16;
 
 /// The kept pages.
 #[derive(Debug)]
 pub struct PickStore {
     inner: Mutex<Inner>,
-    /// Turns to evaluate XPaths on a kept page ([`EVALUATIONS`]).
-    pub evaluations: tokio::sync::Semaphore,
+    /// Turns to evaluate XPaths on a kept page ([`EVALUATIONS_PER_USER`], [`EVALUATIONS`]).
+    pub evaluations: Arc<super::turns::Turns>,
 }
 
 impl Default for PickStore {
     fn default() -> Self {
         PickStore {
             inner: Mutex::default(),
-            evaluations: tokio::sync::Semaphore::new(EVALUATIONS),
+            evaluations: Arc::new(super::turns::Turns::new(EVALUATIONS_PER_USER, EVALUATIONS)),
         }
     }
 }

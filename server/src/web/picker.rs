@@ -346,7 +346,7 @@ pub(super) struct Tried {
 /// of the picked monitor (or of a new one) would.
 async fn evaluate(
     state: &AppState,
-    store: &PickStore,
+    store: &Arc<PickStore>,
     pick: &Arc<Pick>,
     query: &PickQuery,
 ) -> Tried {
@@ -366,8 +366,11 @@ async fn evaluate(
     monitor.job_type = ClientJobType::SinglePage;
     monitor.x_path = query.x_path.clone();
     monitor.exclude_x_path = query.exclude_x_path.clone();
-    let Ok(Ok(_permit)) = tokio::time::timeout(WORK_TIME, store.evaluations.acquire()).await else {
-        tried.error = Some("The server is busy; try again in a moment.".into());
+    // A user's evaluations wait only for that user's own (and, under heavy load, for a turn
+    // of all); another user's slow expressions never hold them.
+    let Some(_turn) = store.evaluations.take(&pick.user, WORK_TIME).await else {
+        tried.error =
+            Some("Your earlier tries are still being evaluated; try again in a moment.".into());
         return tried;
     };
     let checker = state.checker().clone();

@@ -222,12 +222,15 @@ pub async fn page_history_latest(
 /// `GET /monitors/{id}/pages/{page}/diff`.
 pub async fn page_diff(
     State(state): State<AppState>,
+    axum::Extension(diffs): axum::Extension<std::sync::Arc<diff::Diffs>>,
     headers: HeaderMap,
     Path((id, page)): Path<(String, String)>,
     RawQuery(query): RawQuery,
 ) -> Response {
     match own_page(&state, &headers, &id, &page).await {
-        Ok((session, subject)) => diff::show_of(&state, &session, &subject, query.as_deref()).await,
+        Ok((session, subject)) => {
+            diff::show_of(&state, &diffs, &session, &subject, query.as_deref()).await
+        }
         Err(response) => response,
     }
 }

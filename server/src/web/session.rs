@@ -6,6 +6,12 @@
 //! origin (`Sec-Fetch-Site`, else `Origin`). A session ends at its absolute lifetime (the
 //! token's expiry) or after an idle time without use (its last use is written at most once a
 //! minute, so a page view is rarely a write).
+//!
+//! Cookies set by another site cannot stand in for ours: whenever the cookie is `Secure` it is
+//! named with the `__Host-` prefix (which browsers let only this host set, over https, for the
+//! whole site), and only that name is read then; a request carrying two session cookies (one
+//! tossed in beside ours for a narrower path or a parent domain) is signed out and told so,
+//! never taken as either one's user.
 
 use super::WebSettings;
 use crate::api::AppState;
@@ -15,8 +21,10 @@ use axum::http::{HeaderMap, header};
 use hmac::{Hmac, Mac};
 use subtle::ConstantTimeEq;
 
-/// The session cookie's name.
+/// The session cookie's name over plain http.
 pub const SESSION_COOKIE: &str = "wachet_session";
+/// The session cookie's name whenever it is `Secure`.
+pub const SECURE_SESSION_COOKIE: &str = "__Host-wachet_session";
 /// How long a session lasts at most by default: the API's 30-day bound on tokens.
 pub const DEFAULT_LIFETIME_SECONDS: i64 = 30 * 86_400;
 /// How long a session lasts without use by default: a week.
@@ -40,22 +48,49 @@ pub struct Session {
     pub csrf: String,
 }
 
-fn cookie_token(headers: &HeaderMap) -> Option<&str> {
+/// The session cookie's name: `__Host-` prefixed whenever the cookie is `Secure`.
+fn cookie_name(secure: bool) -> &'static str {
+    if secure {
+        SECURE_SESSION_COOKIE
+    } else {
+        SESSION_COOKIE
+    }
+}
+
+/// Every value of the cookie `name` the request carries (browsers send one per path and
+/// domain it was set for).
+fn cookie_values<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == SESSION_COOKIE)
-        .map(|(_, token)| token.trim())
-        .filter(|token| !token.is_empty() && token.len() <= MAX_TOKEN_LEN)
+        .filter(move |(cookie, _)| *cookie == name)
+        .map(|(_, value)| value.trim())
+        .filter(|value| !value.is_empty())
+}
+
+/// The session token of the request: its one session cookie of the name this request's
+/// security gives it. Two of them (another site tossed one in) are no session at all.
+fn cookie_token<'a>(headers: &'a HeaderMap, settings: &WebSettings) -> Option<&'a str> {
+    let mut values = cookie_values(headers, cookie_name(secure(headers, settings)));
+    let token = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    Some(token).filter(|token| token.len() <= MAX_TOKEN_LEN)
+}
+
+/// Whether the request carries more than one session cookie (and is signed out for it).
+pub fn several_cookies(headers: &HeaderMap, settings: &WebSettings) -> bool {
+    cookie_values(headers, cookie_name(secure(headers, settings))).count() > 1
 }
 
 /// The session of the request, if it carries a live one. A signed-in browser counts against
 /// the user's request rate like the API does.
 pub async fn current(state: &AppState, headers: &HeaderMap) -> Result<Option<Session>, ApiError> {
-    let Some(token) = cookie_token(headers) else {
+    let Some(token) = cookie_token(headers, &state.settings().web) else {
         return Ok(None);
     };
     let token_hash = crate::secrets::sha256_hex(token);
@@ -146,16 +181,13 @@ pub fn secure(headers: &HeaderMap, settings: &WebSettings) -> bool {
     public_https || forwarded_https
 }
 
-/// Whether the request carries a session cookie at all (live or not): a browser sent to the
-/// sign-in page with one had its session end.
+/// Whether the request carries a session cookie at all (live or not, of either name): a
+/// browser sent to the sign-in page with one had its session end.
 pub fn has_cookie(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .any(|(name, value)| name == SESSION_COOKIE && !value.trim().is_empty())
+    cookie_values(headers, SESSION_COOKIE)
+        .chain(cookie_values(headers, SECURE_SESSION_COOKIE))
+        .next()
+        .is_some()
 }
 
 /// Longest "where you were going" kept through the sign-in.
@@ -176,7 +208,8 @@ pub fn local_path(next: &str) -> Option<&str> {
 /// The `Set-Cookie` value of a new session lasting `seconds` at most.
 pub fn cookie(token: &str, seconds: i64, secure: bool) -> String {
     format!(
-        "{SESSION_COOKIE}={token}; Path=/; Max-Age={seconds}; HttpOnly; SameSite=Lax{}",
+        "{}={token}; Path=/; Max-Age={seconds}; HttpOnly; SameSite=Lax{}",
+        cookie_name(secure),
         if secure { "; Secure" } else { "" }
     )
 }
@@ -184,7 +217,8 @@ pub fn cookie(token: &str, seconds: i64, secure: bool) -> String {
 /// The `Set-Cookie` value that removes the session cookie.
 pub fn clear_cookie(secure: bool) -> String {
     format!(
-        "{SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{}",
+        "{}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax{}",
+        cookie_name(secure),
         if secure { "; Secure" } else { "" }
     )
 }

@@ -30,6 +30,8 @@ pub struct SignInForm {
 pub struct SignInQuery {
     next: Option<String>,
     ended: Option<String>,
+    /// Set when the browser sent two session cookies.
+    cookies: Option<String>,
 }
 
 /// Where a browser signed in goes: where it was going if that is a page of this site.
@@ -105,9 +107,20 @@ pub async fn form(
     match session::current(&state, &headers).await {
         Ok(Some(_)) => Redirect::to(next).into_response(),
         Ok(None) => {
-            let ended = query.ended.is_some().then(|| {
-                Failure::Message("Your session has ended. Sign in again to go on.".to_string())
-            });
+            let twice = query.cookies.is_some()
+                || session::several_cookies(&headers, &state.settings().web);
+            let ended = if twice {
+                Some(Failure::Message(
+                    "Your browser sent two session cookies for this site, so you are signed \
+                     out: a page of another site may have set one. Sign in again; if this \
+                     happens again, clear this site's cookies in your browser."
+                        .to_string(),
+                ))
+            } else {
+                query.ended.is_some().then(|| {
+                    Failure::Message("Your session has ended. Sign in again to go on.".to_string())
+                })
+            };
             render(StatusCode::OK, "", next, ended)
         }
         Err(err) => pages::from_api(err, None),

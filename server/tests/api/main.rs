@@ -67,6 +67,8 @@ mod store_contract_delta;
 mod tasks;
 mod web;
 mod web_account;
+// Defences against browsers led by other sites and users crowding others out.
+mod web_defences;
 mod web_folders;
 mod web_form;
 mod web_guard;
