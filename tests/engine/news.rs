@@ -268,7 +268,7 @@ fn grid(n: u32, added: u32) -> String {
 
 /// A ranked chart where two entries swap at `swap`, beside a list shuffled on every request.
 fn chart(n: u32, swap: u32) -> String {
-    let mut ranked = vec![
+    let mut ranked = [
         "Northern Lights - The Hollows",
         "Paper Boats - Ida Lane",
         "Slow River - Marten",
