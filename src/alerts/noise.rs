@@ -324,14 +324,16 @@ fn shuffled_only(comparator: &Comparator, samples: &[&str]) -> bool {
     })
 }
 
-/// Whether the span `found` covers changed once during the samples and stayed changed to the
-/// last of them (its texts in `first`, then `later`, the samples' masked keys): that is no
-/// proof of noise but maybe a real change that came while the monitor was being made, so it
-/// is not masked; noise comes and goes or keeps moving. A date or a time is the exception: it
-/// moves with the clock, once in a few seconds.
+/// Whether the number `found` covers changed once during the samples and stayed changed to
+/// the last of them (its texts in `first`, then `later`, the samples' masked keys, three at
+/// least): that is no proof of noise but maybe a real change that came while the monitor was
+/// being made (a price), so it is not masked; noise comes and goes or keeps moving. Only
+/// numbers and amounts: a line's other words are guarded by the memory of lines whatever the
+/// masks ([`lines`]), a number is left out of a line's identity. Two values alone cannot tell
+/// a move that stayed from one that keeps moving.
 fn settled(found: &spans::Found, first: &str, later: &[String]) -> bool {
     use classes::Class;
-    if matches!(found.class, Class::DateTime | Class::Relative) {
+    if !matches!(found.class, Class::Number | Class::Currency) || later.len() < 2 {
         return false;
     }
     let Ok(re) = crate::pattern::compile_pattern(&format!("(?m){}", found.pattern)) else {
