@@ -182,6 +182,9 @@ pub fn routes(state: AppState) -> Router {
             pick_store::PickStore::default(),
         )))
         .layer(axum::Extension(std::sync::Arc::new(diff::Diffs::default())))
+        .layer(axum::Extension(std::sync::Arc::new(
+            feeds::FeedWork::default(),
+        )))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM_BYTES))
         .layer(axum::middleware::from_fn_with_state(
             settings,

@@ -621,3 +621,155 @@ async fn difference_pages_of_large_values_are_bounded_and_never_slow_another_use
         );
     }
 }
+
+/// CPU time this process has used so far (the service runs in it).
+fn cpu_used() -> std::time::Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // Past the command name in parentheses: state is field 3, utime 14 and stime 15.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    std::time::Duration::from_millis(ticks * 10)
+}
+
+/// A client sending from `ip` (one of the loopback addresses).
+fn client_from(ip: [u8; 4]) -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .local_address(std::net::IpAddr::from(ip))
+        .build()
+        .unwrap()
+}
+
+both!(
+    a_feed_costs_its_changes_once_and_guessers_are_slowed,
+    multi_thread
+);
+async fn a_feed_costs_its_changes_once_and_guessers_are_slowed() {
+    let api = Api::start().await;
+    let owner = api.user("owner@example.com").await;
+    let other = api.user("other@example.com").await;
+    let monitor = super::id(
+        &api.task(
+            &owner,
+            json!({"name": "Large", "url": "https://example.com/", "recurrenceInSeconds": 3600}),
+        )
+        .await,
+    );
+    // 51 values of about 200 KB, each differing from the one before on every other line: 50
+    // changes whose differences are real work.
+    let base = chrono::Utc::now() - chrono::Duration::hours(2);
+    for n in 0..51 {
+        api.store
+            .append_entry(
+                &wachet_server::store::Series::Task(monitor.clone()),
+                &wachet::model::ClientData::value(
+                    base + chrono::Duration::minutes(n),
+                    lines_value(200 * 1024, &format!("version{n}")),
+                ),
+            )
+            .await
+            .unwrap();
+    }
+    let feed = api
+        .post(&owner, "/thirdparty/v1/user/feeds", json!({"scope": "all"}))
+        .await;
+    let key = feed.ok()["url"]
+        .as_str()
+        .and_then(|url| url.split("key=").nth(1))
+        .unwrap()
+        .to_string();
+    let path = format!("/feeds/all.atom?key={key}");
+    let other_cookie = session_cookie(&api, &other).await;
+    let (_, alone) = {
+        let started = std::time::Instant::now();
+        (visit(&api, &other_cookie, "/").await, started.elapsed())
+    };
+
+    // The first fetch computes the 50 differences.
+    let before = cpu_used();
+    let first = client_from([127, 0, 0, 11])
+        .get(api.url(&path))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 200);
+    let first = first.text().await.unwrap();
+    assert_eq!(first.matches("<entry>").count(), 50);
+    let one = cpu_used() - before;
+
+    // Twenty at once, each from its own address (as readers are): the changes are not
+    // computed again.
+    let before = cpu_used();
+    let started = std::time::Instant::now();
+    let fetches = (0..20u8).map(|n| {
+        let url = api.url(&path);
+        async move {
+            let answer = client_from([127, 0, 1, n + 1])
+                .get(url)
+                .send()
+                .await
+                .unwrap();
+            (answer.status().as_u16(), answer.text().await.unwrap())
+        }
+    });
+    let page = async {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let started = std::time::Instant::now();
+        let (status, _) = visit(&api, &other_cookie, "/").await;
+        (status, started.elapsed())
+    };
+    let (answers, (page_status, beside)) = tokio::join!(futures::future::join_all(fetches), page);
+    let twenty = cpu_used() - before;
+    eprintln!(
+        "one feed fetch {one:?} of CPU; twenty more {twenty:?} in {:?}; another user's page {alone:?} alone, {beside:?} beside them",
+        started.elapsed()
+    );
+    for (status, body) in &answers {
+        assert_eq!(*status, 200);
+        assert_eq!(body, &first);
+    }
+    // Cached: twenty fetches cost less than the one that computed the changes.
+    assert!(
+        twenty < one,
+        "twenty fetches took {twenty:?} of CPU, the first {one:?}"
+    );
+    assert_eq!(page_status, 200);
+    assert!(
+        beside < alone * 10 + std::time::Duration::from_millis(500),
+        "{beside:?} against {alone:?} alone"
+    );
+
+    // Keys guessed quickly from one address: slowed after a burst, with the wait said; the
+    // owner's reader on another address is not.
+    let guesser = client_from([127, 0, 2, 1]);
+    let mut limited = None;
+    for n in 0..200 {
+        let answer = guesser
+            .get(api.url(&format!("/feeds/all.atom?key=guess{n}")))
+            .send()
+            .await
+            .unwrap();
+        match answer.status().as_u16() {
+            404 => continue,
+            429 => {
+                limited = Some((
+                    n,
+                    answer.headers()["retry-after"]
+                        .to_str()
+                        .unwrap()
+                        .to_string(),
+                ));
+                break;
+            }
+            other => panic!("guess {n}: {other}"),
+        }
+    }
+    let (n, wait) = limited.expect("guesses are limited");
+    assert!(n < 100 && wait.parse::<u64>().unwrap() >= 1, "{n} {wait}");
+    let reader = client_from([127, 0, 2, 2])
+        .get(api.url(&path))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reader.status(), 200);
+}
