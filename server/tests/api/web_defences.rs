@@ -3,8 +3,8 @@
 //! picker's inert copy, and the per-user bounds on picker evaluations, difference pages, feeds
 //! and browser tabs.
 
-use super::Api;
 use super::web::{PASSWORD, client, session_cookie, set_cookie, sign_in};
+use super::{Api, Setup};
 use serde_json::json;
 use wachet_server::api::{ApiSettings, LimitSettings};
 use wachet_server::web::WebSettings;
@@ -772,4 +772,116 @@ async fn a_feed_costs_its_changes_once_and_guessers_are_slowed() {
         .await
         .unwrap();
     assert_eq!(reader.status(), 200);
+}
+
+/// How long a new rendered monitor of `user` at `url` takes to its first stored check.
+async fn first_check_time(api: &Api, user: &super::User, url: &str) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    let task = super::id(
+        &api.task(
+            user,
+            json!({"name": "Rendered", "url": url, "dynamicContent": true, "recurrenceInSeconds": 3600}),
+        )
+        .await,
+    );
+    let path = format!("/thirdparty/v1/data/list/{task}");
+    for _ in 0..900 {
+        let reply = api.get(user, &path).await;
+        if reply.ok()["data"].as_array().is_some_and(|d| !d.is_empty()) {
+            return started.elapsed();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("{url}: no check in 90 s");
+}
+
+// SQLite only: the store plays no part in who gets a browser tab.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_users_hanging_previews_and_picks_never_delay_anothers_rendered_check() {
+    use wachet::testing::{FixtureServer, Reply};
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .reply(
+            "/hang",
+            Reply::html("<html><body><p>loading").never_finish(),
+        )
+        .page("/fine", "<html><body><p id=v>Price 3</p></body></html>")
+        .start()
+        .await
+        .unwrap();
+    // One browser slot, and the renderer's tabs sized as `wachet serve` sizes them.
+    let mut setup = Setup::checking();
+    setup.service.schedule.browser_checks_in_flight = 1;
+    setup.engine = setup
+        .engine
+        .render_settings(wachet::render::RenderSettings {
+            tabs: wachet_server::web::renderer_tabs(1),
+            ..Default::default()
+        });
+    let api = Api::start_as(setup).await;
+    let hanging = api.user("hanging@example.com").await;
+    let other = api.user("other@example.com").await;
+    let alone = first_check_time(&api, &other, &site.url("/fine?alone")).await;
+
+    // The hanging user's renders: picks of a rendered monitor and previews, all of a page that
+    // never finishes loading (each holds its tab until the renderer's navigation timeout).
+    let cookie = session_cookie(&api, &hanging).await;
+    let paused = super::id(
+        &api.task(
+            &hanging,
+            json!({"name": "Hangs", "url": site.url("/hang"), "dynamicContent": true, "recurrenceInSeconds": 0}),
+        )
+        .await,
+    );
+    let (_, form) = visit(&api, &cookie, "/monitors/new").await;
+    let csrf = super::web::csrf_of(&form);
+    let url = site.url("/hang");
+    let renders = (0..4).map(|n| {
+        let (api, cookie, csrf, url, paused) = (&api, &cookie, &csrf, &url, &paused);
+        async move {
+            if n % 2 == 0 {
+                visit(api, cookie, &format!("/monitors/{paused}/pick"))
+                    .await
+                    .0
+            } else {
+                client()
+                    .post(api.url("/monitors/preview"))
+                    .header("cookie", cookie)
+                    .form(&[
+                        ("csrf", csrf.as_str()),
+                        ("url", url.as_str()),
+                        ("recurrence", "3600"),
+                        ("dynamicContent", "on"),
+                    ])
+                    .send()
+                    .await
+                    .unwrap()
+                    .status()
+                    .as_u16()
+            }
+        }
+    });
+    let beside = async {
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        first_check_time(&api, &other, &site.url("/fine?beside")).await
+    };
+    let started = std::time::Instant::now();
+    let (statuses, beside) = tokio::join!(futures::future::join_all(renders), beside);
+    eprintln!(
+        "the other user's rendered check: {alone:?} alone, {beside:?} beside the hanging renders \
+         ({statuses:?} after {:?})",
+        started.elapsed()
+    );
+    // The hanging renders held their tab for seconds; all but one of them found the user's tab
+    // taken and were told so.
+    assert!(
+        statuses.iter().filter(|s| **s == 429).count() >= 2,
+        "{statuses:?}"
+    );
+    assert!(
+        beside < alone * 3 + std::time::Duration::from_secs(5),
+        "{beside:?} beside the hanging renders, {alone:?} alone"
+    );
 }
