@@ -1064,7 +1064,7 @@ async fn slow_and_greedy_clients_are_cut_off_while_others_are_served() {
         let stream = connect_from("127.0.0.3", addr).await;
         trickle(
             stream,
-            b"GET /thirdparty/v1/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"GET /thirdparty/v1/openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n",
             b"",
             Duration::from_secs(3600),
         )
@@ -1075,7 +1075,7 @@ async fn slow_and_greedy_clients_are_cut_off_while_others_are_served() {
         let stream = connect_from("127.0.0.4", addr).await;
         trickle(
             stream,
-            b"POST /thirdparty/v1/user/apilogin HTTP/1.1\r\nHost: x\r\n\
+            b"POST /thirdparty/v1/user/apilogin HTTP/1.1\r\nHost: localhost\r\n\
               Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{",
             b" ",
             Duration::from_millis(300),

@@ -330,7 +330,9 @@ fn engine(args: &ServeArgs) -> anyhow::Result<Engine> {
         // hanging renders of another.
         .location(args.location.unwrap_or_default())
         .render_settings(wachet::render::RenderSettings {
-            tabs: args.browser_checks_in_flight.max(1) * 2,
+            // Plus the web interface's own renders (previews, picker fetches), which have
+            // tabs of their own so they never take one a check needs.
+            tabs: crate::web::renderer_tabs(args.browser_checks_in_flight),
             ..Default::default()
         });
     for proxy in &args.proxies {

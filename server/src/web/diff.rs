@@ -514,7 +514,7 @@ enum Column {
 /// The engine's word diff of `old` and `new` when they are small; for larger values, a diff by
 /// lines whose changed runs are diffed word by word when they are small enough, so that the
 /// work is bounded by the values' size rather than its square.
-fn bounded_diff(old: &str, new: &str) -> Vec<DiffElement> {
+pub(super) fn bounded_diff(old: &str, new: &str) -> Vec<DiffElement> {
     if old.len() <= WHOLE_DIFF_BYTES && new.len() <= WHOLE_DIFF_BYTES {
         return wachet::diff::diff(old, new);
     }

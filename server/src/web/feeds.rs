@@ -8,6 +8,13 @@
 //! characters XML 1.0 forbids even escaped (most control characters) are dropped first.
 //! Also here: the `<link rel="alternate">` that the monitor's and folder's pages carry when a
 //! feed of theirs exists.
+//!
+//! A feed is read without a session, so its cost is bounded here ([`FeedWork`]): requests per
+//! client network and per feed are rate limited (429 with `Retry-After`), a feed's entries are
+//! gathered in turns (two per feed owner at once, half the cores in all), and each change's
+//! summary is computed once (its difference bounded like a difference page's) and kept, and
+//! the document is kept until a newer change arrives: a feed fetched again costs a look at its
+//! latest change, and a new change costs one difference.
 
 use super::WebSettings;
 use super::assets::Asset;
@@ -16,11 +23,16 @@ use super::pages;
 use super::session::{self, Session};
 use crate::api::AppState;
 use crate::store::{FeedChange, FeedScope, FeedStore};
-use axum::extract::{Path, Query, State};
+use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use wachet::model::DiffOperation;
 
 /// Entries in a feed: the latest changes.
@@ -29,6 +41,121 @@ const ENTRIES: u32 = 50;
 const SUMMARY_CHARS: usize = 300;
 /// Longest `key` looked at; ours are 43 characters.
 const MAX_KEY_LEN: usize = 256;
+/// Feed requests a second from one client network (an IPv4 address, an IPv6 /64), and the
+/// burst above it: a reader polls every few minutes, a guesser is slowed to this.
+const PER_NETWORK: (u32, u32) = (5, 20);
+/// Requests a second for one feed, and the burst: many readers of one feed are fine.
+const PER_FEED: (u32, u32) = (10, 40);
+/// Feeds of one owner gathered at once; more wait for them.
+const GATHERS_PER_OWNER: usize = 2;
+/// How long a feed request waits for its turn before answering 429.
+const TURN_WAIT: Duration = Duration::from_secs(20);
+/// Change summaries kept (each at most a few hundred characters).
+const KEPT_SUMMARIES: usize = 20_000;
+/// Feed documents kept (each 50 entries of a few hundred characters); past it they are
+/// forgotten all at once and made again when asked for.
+const KEPT_DOCUMENTS: usize = 1_000;
+
+/// What bounds the work of feeds: rate limits, turns and the summaries computed.
+pub struct FeedWork {
+    networks: governor::DefaultKeyedRateLimiter<std::net::IpAddr>,
+    feeds: governor::DefaultKeyedRateLimiter<String>,
+    turns: Arc<super::turns::Turns>,
+    summaries: Mutex<SummaryCache>,
+    /// Documents by feed and address, with the latest change they hold.
+    documents: Mutex<HashMap<String, (String, Arc<String>)>>,
+}
+
+impl std::fmt::Debug for FeedWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FeedWork").finish_non_exhaustive()
+    }
+}
+
+fn quota((rate, burst): (u32, u32)) -> governor::Quota {
+    let rate = NonZeroU32::new(rate).unwrap_or(NonZeroU32::MIN);
+    governor::Quota::per_second(rate).allow_burst(NonZeroU32::new(burst).unwrap_or(rate))
+}
+
+impl Default for FeedWork {
+    fn default() -> Self {
+        FeedWork {
+            networks: governor::RateLimiter::keyed(quota(PER_NETWORK)),
+            feeds: governor::RateLimiter::keyed(quota(PER_FEED)),
+            turns: Arc::new(super::turns::Turns::new(
+                GATHERS_PER_OWNER,
+                super::turns::Turns::half_the_cores(),
+            )),
+            summaries: Mutex::default(),
+            documents: Mutex::default(),
+        }
+    }
+}
+
+/// Summaries by change (its entry's key), the oldest going first.
+#[derive(Default)]
+struct SummaryCache {
+    order: VecDeque<String>,
+    kept: HashMap<String, Arc<Summary>>,
+}
+
+impl FeedWork {
+    /// Seconds to wait when `key`'s limiter has no request left.
+    fn limited<K: std::hash::Hash + Eq + Clone>(
+        limiter: &governor::DefaultKeyedRateLimiter<K>,
+        key: &K,
+    ) -> Option<u64> {
+        use governor::clock::Clock;
+        if limiter.len() > 100_000 {
+            limiter.retain_recent();
+        }
+        limiter.check_key(key).err().map(|not_until| {
+            let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+            wait.as_secs().max(1)
+        })
+    }
+
+    fn summary(&self, key: &str) -> Option<Arc<Summary>> {
+        self.lock().kept.get(key).cloned()
+    }
+
+    fn keep(&self, key: String, summary: Arc<Summary>) {
+        let mut cache = self.lock();
+        if cache.kept.insert(key.clone(), summary).is_none() {
+            cache.order.push_back(key);
+        }
+        while cache.order.len() > KEPT_SUMMARIES {
+            if let Some(oldest) = cache.order.pop_front() {
+                cache.kept.remove(&oldest);
+            }
+        }
+    }
+
+    fn documents(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, Arc<String>)>> {
+        self.documents
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SummaryCache> {
+        self.summaries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// 429 for a feed reader, with the wait.
+fn too_many(seconds: u64) -> Response {
+    let mut response = (
+        StatusCode::TOO_MANY_REQUESTS,
+        format!("Too many requests for feeds; try again in {seconds} s.\n"),
+    )
+        .into_response();
+    if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+        response.headers_mut().insert(header::RETRY_AFTER, value);
+    }
+    response
+}
 
 /// Where the feed of `scope` is served (without its secret).
 pub fn feed_path(scope: &FeedScope) -> String {
@@ -121,42 +248,73 @@ pub struct FeedQuery {
 /// `GET /feeds/all.atom`.
 pub async fn all(
     State(state): State<AppState>,
+    axum::Extension(work): axum::Extension<Arc<FeedWork>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     Query(query): Query<FeedQuery>,
 ) -> Response {
-    serve(&state, &headers, FeedScope::All, query).await
+    let request = Request {
+        state: &state,
+        work: &work,
+        client,
+        headers: &headers,
+    };
+    serve(&request, FeedScope::All, query).await
 }
 
 /// `GET /feeds/folders/{id}.atom`.
 pub async fn folder(
     State(state): State<AppState>,
+    axum::Extension(work): axum::Extension<Arc<FeedWork>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     Path(file): Path<String>,
     Query(query): Query<FeedQuery>,
 ) -> Response {
-    serve_file(&state, &headers, &file, FeedScope::Folder, query).await
+    let request = Request {
+        state: &state,
+        work: &work,
+        client,
+        headers: &headers,
+    };
+    serve_file(&request, &file, FeedScope::Folder, query).await
 }
 
 /// `GET /feeds/monitors/{id}.atom`.
 pub async fn monitor(
     State(state): State<AppState>,
+    axum::Extension(work): axum::Extension<Arc<FeedWork>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     Path(file): Path<String>,
     Query(query): Query<FeedQuery>,
 ) -> Response {
-    serve_file(&state, &headers, &file, FeedScope::Monitor, query).await
+    let request = Request {
+        state: &state,
+        work: &work,
+        client,
+        headers: &headers,
+    };
+    serve_file(&request, &file, FeedScope::Monitor, query).await
+}
+
+/// A feed request: the service, the bounds on feeds, and who asks.
+struct Request<'a> {
+    state: &'a AppState,
+    work: &'a FeedWork,
+    client: SocketAddr,
+    headers: &'a HeaderMap,
 }
 
 /// The feed of the folder or monitor `file` names (`{id}.atom`), or the 404 page.
 async fn serve_file(
-    state: &AppState,
-    headers: &HeaderMap,
+    request: &Request<'_>,
     file: &str,
     scope: fn(String) -> FeedScope,
     query: FeedQuery,
 ) -> Response {
     match file.strip_suffix(".atom") {
-        Some(id) => serve(state, headers, scope(id.to_string()), query).await,
+        Some(id) => serve(request, scope(id.to_string()), query).await,
         None => pages::not_found(None),
     }
 }
@@ -193,16 +351,26 @@ async fn reader(
     }
 }
 
-async fn serve(
-    state: &AppState,
-    headers: &HeaderMap,
-    scope: FeedScope,
-    query: FeedQuery,
-) -> Response {
+async fn serve(request: &Request<'_>, scope: FeedScope, query: FeedQuery) -> Response {
+    let (state, headers, work) = (request.state, request.headers, request.work);
+    // Guessed keys from one network are slowed before any lookup.
+    let network = crate::api::limits::client_network(request.client.ip());
+    if let Some(seconds) = FeedWork::limited(&work.networks, &network) {
+        return too_many(seconds);
+    }
     let user = match reader(state, headers, &scope, query.key.as_deref()).await {
         Ok(Some(user)) => user,
         Ok(None) => return pages::not_found(None),
         Err(err) => return pages::from_api(err, None),
+    };
+    let feed_key = format!("{user}\n{}", feed_path(&scope));
+    if let Some(seconds) = FeedWork::limited(&work.feeds, &feed_key) {
+        return too_many(seconds);
+    }
+    // The owner's feeds are gathered a few at a time: many readers of one user's feeds wait
+    // for that user's turns, never for another's.
+    let Some(_turn) = work.turns.take(&user, TURN_WAIT).await else {
+        return too_many(TURN_WAIT.as_secs());
     };
     let title = match state.store().feeds(&user).await {
         Ok(feeds) => feeds
@@ -211,35 +379,83 @@ async fn serve(
             .and_then(|feed| feed.name),
         Err(err) => return pages::from_api(err.into(), None),
     };
+    let base = base_url(headers, &state.settings().web);
+    // The document made for the latest change is served until a newer change arrives.
+    let document_key = format!("{feed_key}\n{base}\n{title:?}");
+    let latest = match state.store().feed_changes(&user, &scope, 1).await {
+        Ok(changes) => changes.first().map(summary_key).unwrap_or_default(),
+        Err(err) => return pages::from_api(err.into(), None),
+    };
+    let kept = work
+        .documents()
+        .get(&document_key)
+        .filter(|(at, _)| *at == latest)
+        .map(|(_, body)| body.clone());
+    if let Some(body) = kept {
+        return atom(body.as_str().to_owned());
+    }
     let changes = match state.store().feed_changes(&user, &scope, ENTRIES).await {
         Ok(changes) => changes,
         Err(err) => return pages::from_api(err.into(), None),
     };
-    // Differences are CPU work (values up to the store's cut each): off the async threads.
-    let summaries = match tokio::task::spawn_blocking(move || {
-        changes
-            .into_iter()
-            .map(|change| {
-                let summary = summary(&change);
-                (change, summary)
-            })
-            .collect::<Vec<_>>()
-    })
-    .await
-    {
-        Ok(summaries) => summaries,
-        Err(err) => {
-            tracing::error!(%err, "feed summaries failed");
-            return pages::internal_error();
-        }
-    };
-    let base = base_url(headers, &state.settings().web);
+    // Each change is summarised once: those kept are taken, the new ones computed (a bounded
+    // difference each, CPU work off the async threads) and kept.
+    let mut summaries: Vec<(FeedChange, Option<Arc<Summary>>)> = changes
+        .into_iter()
+        .map(|change| {
+            let kept = work.summary(&summary_key(&change));
+            (change, kept)
+        })
+        .collect();
+    if summaries.iter().any(|(_, kept)| kept.is_none()) {
+        summaries = match tokio::task::spawn_blocking(move || {
+            summaries
+                .into_iter()
+                .map(|(change, kept)| {
+                    let summary = kept.unwrap_or_else(|| Arc::new(summary(&change)));
+                    (change, Some(summary))
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        {
+            Ok(summaries) => summaries,
+            Err(err) => {
+                tracing::error!(%err, "feed summaries failed");
+                return pages::internal_error();
+            }
+        };
+    }
+    let summaries: Vec<(FeedChange, Arc<Summary>)> = summaries
+        .into_iter()
+        .filter_map(|(change, summary)| {
+            let summary = summary?;
+            work.keep(summary_key(&change), summary.clone());
+            Some((change, summary))
+        })
+        .collect();
     let title = match (&scope, title) {
         (FeedScope::All, _) => "All monitors".to_string(),
         (_, Some(name)) => name,
         (_, None) => "(unnamed)".to_string(),
     };
     let body = document(&base, &scope, &title, &summaries);
+    let newest = summaries
+        .first()
+        .map(|(change, _)| summary_key(change))
+        .unwrap_or_default();
+    {
+        let mut documents = work.documents();
+        if documents.len() >= KEPT_DOCUMENTS {
+            documents.clear();
+        }
+        documents.insert(document_key, (newest, Arc::new(body.clone())));
+    }
+    atom(body)
+}
+
+/// The answer carrying a feed document.
+fn atom(body: String) -> Response {
     (
         StatusCode::OK,
         [(
@@ -251,6 +467,11 @@ async fn serve(
         .into_response()
 }
 
+/// What names a change for its kept summary: its monitor and its entry (entries never change).
+fn summary_key(change: &FeedChange) -> String {
+    format!("{}\n{}\n{}", change.task_id, change.key.at, change.key.id)
+}
+
 /// What a change removed and added, in short.
 struct Summary {
     removed: String,
@@ -260,7 +481,8 @@ struct Summary {
 fn summary(change: &FeedChange) -> Summary {
     let mut removed = String::new();
     let mut added = String::new();
-    for element in wachet::diff::diff(&change.previous, &change.current) {
+    // Bounded like a difference page: large values are diffed by lines first.
+    for element in super::diff::bounded_diff(&change.previous, &change.current) {
         let text = element.text.as_deref().unwrap_or("");
         let into = match element.operation {
             DiffOperation::Delete => &mut removed,
@@ -312,7 +534,7 @@ fn document(
     base: &str,
     scope: &FeedScope,
     title: &str,
-    entries: &[(FeedChange, Summary)],
+    entries: &[(FeedChange, Arc<Summary>)],
 ) -> String {
     let updated = entries
         .first()

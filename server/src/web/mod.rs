@@ -29,6 +29,7 @@ mod preview;
 mod session;
 mod settings;
 mod signin;
+mod tabs;
 mod tree;
 mod turns;
 
@@ -42,6 +43,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 pub use feeds::{feed_path, feed_url};
 pub use live::LiveStreams;
 pub use session::{DEFAULT_IDLE_SECONDS, DEFAULT_LIFETIME_SECONDS, SESSION_COOKIE};
+pub use tabs::{ON_DEMAND_TABS, renderer_tabs};
 
 /// Largest form body read (a URL and a few short fields).
 const MAX_FORM_BYTES: usize = 16 * 1024;
@@ -182,6 +184,12 @@ pub fn routes(state: AppState) -> Router {
             pick_store::PickStore::default(),
         )))
         .layer(axum::Extension(std::sync::Arc::new(diff::Diffs::default())))
+        .layer(axum::Extension(std::sync::Arc::new(
+            tabs::BrowserTabs::default(),
+        )))
+        .layer(axum::Extension(std::sync::Arc::new(
+            feeds::FeedWork::default(),
+        )))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM_BYTES))
         .layer(axum::middleware::from_fn_with_state(
             settings,

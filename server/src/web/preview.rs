@@ -46,6 +46,7 @@ const MARKER: &str = "<!--wachet:pages-->";
 /// `POST /monitors/preview`.
 pub async fn preview(
     State(state): State<AppState>,
+    axum::Extension(tabs): axum::Extension<std::sync::Arc<super::tabs::BrowserTabs>>,
     headers: HeaderMap,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
@@ -105,6 +106,20 @@ pub async fn preview(
         }
         Err(other) => return pages::from_api(other, Some(&session)),
     };
+    // A rendered preview takes one of the interface's tabs, the user's own.
+    let tab = match monitor.dynamic_content {
+        true => match tabs.take(&session.user).await {
+            Some(tab) => Some(tab),
+            None => {
+                return show(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    &Problems::default(),
+                    section(html! { p.alert { (super::tabs::BUSY) } }),
+                );
+            }
+        },
+        false => None,
+    };
     let checker = state.checker().clone();
     let portal = monitor.job_type == ClientJobType::Portal;
     // Compiling is CPU work; validation just did it within its bounds, so this is as cheap.
@@ -146,11 +161,11 @@ pub async fn preview(
             }),
         )
         .into_string();
-        return stream_crawl(&state, page, prepared, turn);
+        return stream_crawl(&state, page, prepared, (turn, tab));
     }
     let checker = state.checker().clone();
     let outcome = tokio::time::timeout(CHECK_TIME, checker.check_prepared(&prepared)).await;
-    drop(turn);
+    drop((turn, tab));
     let result = match outcome {
         Ok(outcome) => outcome_markup(&outcome),
         Err(_) => html! {
@@ -227,7 +242,7 @@ fn stream_crawl(
     state: &AppState,
     page: String,
     prepared: wachet::PreparedMonitor,
-    turn: Turn,
+    turn: (Turn, Option<super::turns::Turn>),
 ) -> Response {
     let (head, tail) = match page.split_once(MARKER) {
         Some((head, tail)) => (head.to_string(), tail.to_string()),

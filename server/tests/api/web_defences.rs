@@ -3,8 +3,8 @@
 //! picker's inert copy, and the per-user bounds on picker evaluations, difference pages, feeds
 //! and browser tabs.
 
-use super::Api;
 use super::web::{PASSWORD, client, session_cookie, set_cookie, sign_in};
+use super::{Api, Setup};
 use serde_json::json;
 use wachet_server::api::{ApiSettings, LimitSettings};
 use wachet_server::web::WebSettings;
@@ -620,4 +620,268 @@ async fn difference_pages_of_large_values_are_bounded_and_never_slow_another_use
             "a save took {took:?} beside the difference pages, {alone:?} alone"
         );
     }
+}
+
+/// CPU time this process has used so far (the service runs in it).
+fn cpu_used() -> std::time::Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // Past the command name in parentheses: state is field 3, utime 14 and stime 15.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    std::time::Duration::from_millis(ticks * 10)
+}
+
+/// A client sending from `ip` (one of the loopback addresses).
+fn client_from(ip: [u8; 4]) -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .local_address(std::net::IpAddr::from(ip))
+        .build()
+        .unwrap()
+}
+
+both!(
+    a_feed_costs_its_changes_once_and_guessers_are_slowed,
+    multi_thread
+);
+async fn a_feed_costs_its_changes_once_and_guessers_are_slowed() {
+    let api = Api::start().await;
+    let owner = api.user("owner@example.com").await;
+    let other = api.user("other@example.com").await;
+    let monitor = super::id(
+        &api.task(
+            &owner,
+            json!({"name": "Large", "url": "https://example.com/", "recurrenceInSeconds": 3600}),
+        )
+        .await,
+    );
+    // 51 values of about 200 KB, each differing from the one before on every other line: 50
+    // changes whose differences are real work.
+    let base = chrono::Utc::now() - chrono::Duration::hours(2);
+    for n in 0..51 {
+        api.store
+            .append_entry(
+                &wachet_server::store::Series::Task(monitor.clone()),
+                &wachet::model::ClientData::value(
+                    base + chrono::Duration::minutes(n),
+                    lines_value(200 * 1024, &format!("version{n}")),
+                ),
+            )
+            .await
+            .unwrap();
+    }
+    let feed = api
+        .post(&owner, "/thirdparty/v1/user/feeds", json!({"scope": "all"}))
+        .await;
+    let key = feed.ok()["url"]
+        .as_str()
+        .and_then(|url| url.split("key=").nth(1))
+        .unwrap()
+        .to_string();
+    let path = format!("/feeds/all.atom?key={key}");
+    let other_cookie = session_cookie(&api, &other).await;
+    let (_, alone) = {
+        let started = std::time::Instant::now();
+        (visit(&api, &other_cookie, "/").await, started.elapsed())
+    };
+
+    // The first fetch computes the 50 differences.
+    let before = cpu_used();
+    let first = client_from([127, 0, 0, 11])
+        .get(api.url(&path))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 200);
+    let first = first.text().await.unwrap();
+    assert_eq!(first.matches("<entry>").count(), 50);
+    let one = cpu_used() - before;
+
+    // Twenty at once, each from its own address (as readers are): the changes are not
+    // computed again.
+    let before = cpu_used();
+    let started = std::time::Instant::now();
+    let fetches = (0..20u8).map(|n| {
+        let url = api.url(&path);
+        async move {
+            let answer = client_from([127, 0, 1, n + 1])
+                .get(url)
+                .send()
+                .await
+                .unwrap();
+            (answer.status().as_u16(), answer.text().await.unwrap())
+        }
+    });
+    let page = async {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        let started = std::time::Instant::now();
+        let (status, _) = visit(&api, &other_cookie, "/").await;
+        (status, started.elapsed())
+    };
+    let (answers, (page_status, beside)) = tokio::join!(futures::future::join_all(fetches), page);
+    let twenty = cpu_used() - before;
+    eprintln!(
+        "one feed fetch {one:?} of CPU; twenty more {twenty:?} in {:?}; another user's page {alone:?} alone, {beside:?} beside them",
+        started.elapsed()
+    );
+    for (status, body) in &answers {
+        assert_eq!(*status, 200);
+        assert_eq!(body, &first);
+    }
+    // Cached: twenty fetches cost less than the one that computed the changes.
+    assert!(
+        twenty < one,
+        "twenty fetches took {twenty:?} of CPU, the first {one:?}"
+    );
+    assert_eq!(page_status, 200);
+    assert!(
+        beside < alone * 10 + std::time::Duration::from_millis(500),
+        "{beside:?} against {alone:?} alone"
+    );
+
+    // Keys guessed quickly from one address: slowed after a burst, with the wait said; the
+    // owner's reader on another address is not.
+    let guesser = client_from([127, 0, 2, 1]);
+    let mut limited = None;
+    for n in 0..200 {
+        let answer = guesser
+            .get(api.url(&format!("/feeds/all.atom?key=guess{n}")))
+            .send()
+            .await
+            .unwrap();
+        match answer.status().as_u16() {
+            404 => continue,
+            429 => {
+                limited = Some((
+                    n,
+                    answer.headers()["retry-after"]
+                        .to_str()
+                        .unwrap()
+                        .to_string(),
+                ));
+                break;
+            }
+            other => panic!("guess {n}: {other}"),
+        }
+    }
+    let (n, wait) = limited.expect("guesses are limited");
+    assert!(n < 100 && wait.parse::<u64>().unwrap() >= 1, "{n} {wait}");
+    let reader = client_from([127, 0, 2, 2])
+        .get(api.url(&path))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reader.status(), 200);
+}
+
+/// How long a new rendered monitor of `user` at `url` takes to its first stored check.
+async fn first_check_time(api: &Api, user: &super::User, url: &str) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    let task = super::id(
+        &api.task(
+            user,
+            json!({"name": "Rendered", "url": url, "dynamicContent": true, "recurrenceInSeconds": 3600}),
+        )
+        .await,
+    );
+    let path = format!("/thirdparty/v1/data/list/{task}");
+    for _ in 0..900 {
+        let reply = api.get(user, &path).await;
+        if reply.ok()["data"].as_array().is_some_and(|d| !d.is_empty()) {
+            return started.elapsed();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("{url}: no check in 90 s");
+}
+
+// SQLite only: the store plays no part in who gets a browser tab.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_users_hanging_previews_and_picks_never_delay_anothers_rendered_check() {
+    use wachet::testing::{FixtureServer, Reply};
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let site = FixtureServer::builder()
+        .reply(
+            "/hang",
+            Reply::html("<html><body><p>loading").never_finish(),
+        )
+        .page("/fine", "<html><body><p id=v>Price 3</p></body></html>")
+        .start()
+        .await
+        .unwrap();
+    // One browser slot, and the renderer's tabs sized as `wachet serve` sizes them.
+    let mut setup = Setup::checking();
+    setup.service.schedule.browser_checks_in_flight = 1;
+    setup.engine = setup
+        .engine
+        .render_settings(wachet::render::RenderSettings {
+            tabs: wachet_server::web::renderer_tabs(1),
+            ..Default::default()
+        });
+    let api = Api::start_as(setup).await;
+    let hanging = api.user("hanging@example.com").await;
+    let other = api.user("other@example.com").await;
+    let alone = first_check_time(&api, &other, &site.url("/fine?alone")).await;
+
+    // The hanging user's renders: picks of a rendered monitor and previews, all of a page that
+    // never finishes loading (each holds its tab until the renderer's navigation timeout).
+    let cookie = session_cookie(&api, &hanging).await;
+    let paused = super::id(
+        &api.task(
+            &hanging,
+            json!({"name": "Hangs", "url": site.url("/hang"), "dynamicContent": true, "recurrenceInSeconds": 0}),
+        )
+        .await,
+    );
+    let (_, form) = visit(&api, &cookie, "/monitors/new").await;
+    let csrf = super::web::csrf_of(&form);
+    let url = site.url("/hang");
+    let renders = (0..4).map(|n| {
+        let (api, cookie, csrf, url, paused) = (&api, &cookie, &csrf, &url, &paused);
+        async move {
+            if n % 2 == 0 {
+                visit(api, cookie, &format!("/monitors/{paused}/pick"))
+                    .await
+                    .0
+            } else {
+                client()
+                    .post(api.url("/monitors/preview"))
+                    .header("cookie", cookie)
+                    .form(&[
+                        ("csrf", csrf.as_str()),
+                        ("url", url.as_str()),
+                        ("recurrence", "3600"),
+                        ("dynamicContent", "on"),
+                    ])
+                    .send()
+                    .await
+                    .unwrap()
+                    .status()
+                    .as_u16()
+            }
+        }
+    });
+    let beside = async {
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        first_check_time(&api, &other, &site.url("/fine?beside")).await
+    };
+    let started = std::time::Instant::now();
+    let (statuses, beside) = tokio::join!(futures::future::join_all(renders), beside);
+    eprintln!(
+        "the other user's rendered check: {alone:?} alone, {beside:?} beside the hanging renders \
+         ({statuses:?} after {:?})",
+        started.elapsed()
+    );
+    // The hanging renders held their tab for seconds; all but one of them found the user's tab
+    // taken and were told so.
+    assert!(
+        statuses.iter().filter(|s| **s == 429).count() >= 2,
+        "{statuses:?}"
+    );
+    assert!(
+        beside < alone * 3 + std::time::Duration::from_secs(5),
+        "{beside:?} beside the hanging renders, {alone:?} alone"
+    );
 }
