@@ -291,9 +291,11 @@ fn counters() {
     assert_learned(&Case {
         name: "counters in a line, alone before words, with a grouping",
         samples: vec![
+            // Every counter keeps moving: a number that moved once and stayed through the
+            // samples may be a real change (a price) and is not masked from them alone.
             product(12, 31, "4,812"),
             product(15, 29, "4,815"),
-            product(15, 33, "4,817"),
+            product(17, 33, "4,817"),
         ],
         later: product(208, 7, "12,040"),
         changes: vec![
