@@ -1,5 +1,5 @@
 //! `noise`: false and missed alerts on a corpus of noisy pages, wachet beside
-//! changedetection.io (issue 19 item 1).
+//! changedetection.io.
 //!
 //! The bench serves the corpus ([`pages`], generated from a seed and each monitor's request
 //! count by [`corpus`]), runs the release `wachet serve` ([`wachet`]) and changedetection.io
