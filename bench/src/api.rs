@@ -625,7 +625,7 @@ pub(crate) async fn login(endpoint: &Endpoint, service: &Service) -> Result<Stri
         .ok_or_else(|| format!("apilogin answered no token: {answer}"))
 }
 
-/// Connections that create the monitors one `PUT /task` each (issue 21's figure).
+/// Connections that create the monitors one `PUT /task` each (the creation rate's figure).
 const CREATE_CONNECTIONS: usize = 8;
 /// Monitors a `PUT /tasks` creates at once (the most it takes).
 const BULK: usize = 1_000;

@@ -389,7 +389,7 @@ impl StaticServer {
     }
 
     /// nginx serving `root` on one port of each of `hosts` (loopback addresses): the pages of
-    /// many hosts from one process, as the scheduler figures ask. Files are reopened at
+    /// many hosts from one process, as the scheduler's target figures ask. Files are reopened at
     /// least once a second, so a file replaced by a rename is served within a second.
     pub fn nginx_on(root: &Path, hosts: &[Ipv4Addr]) -> Result<StaticServer, String> {
         let nginx = find_nginx().ok_or("nginx is not installed")?;
@@ -497,7 +497,7 @@ impl Drop for StaticServer {
 }
 
 /// Requests per second of `wrk` (one thread: on two cores a second one only takes the server's
-/// CPU) over `connections` keep-alive connections for 5 s against `url`: the ceiling,
+/// CPU) over `connections` keep-alive connections for 5 s against `url`: the ceiling,
 /// measured by the tool it names, beside the in-process one whose CPU the bench can split.
 fn wrk_ceiling(url: &str, connections: usize) -> Result<f64, String> {
     let output = Command::new("wrk")

@@ -1,4 +1,4 @@
-//! `wachet-bench history`: what delta history (issue 21 item 5) costs, beside what the same
+//! `wachet-bench history`: what delta history costs, beside what the same
 //! history cost before it, in one run. A ~100 KB page and 1,000 one-word changes of it are
 //! written through the SQLite store's own write path (`append_in`, which a check takes) into a
 //! temporary database; then each entry is read alone through the store's history read, as a

@@ -242,6 +242,7 @@ pub async fn start(
     let checker: Arc<dyn Checker> = Arc::new(engine.clone());
     let (stop, stopped) = watch::channel(false);
     let checks = CheckEvents::new();
+    let public_url = settings.api.web.public_url.clone();
     let (addr, api) = match settings.parts.api {
         true => {
             let listener =
@@ -304,10 +305,15 @@ pub async fn start(
         parts.push(("scheduler", tokio::spawn(scheduler)));
     }
     if let Some(worker) = worker.filter(|_| settings.parts.delivery) {
+        let mut delivery_settings = settings.delivery;
+        delivery_settings.links = deliver::Links {
+            public_url,
+            listen: Some(format!("http://{}", addr.unwrap_or(settings.listen))),
+        };
         let delivery = deliver::run(
             store.clone(),
             engine.fetcher(),
-            settings.delivery,
+            delivery_settings,
             worker,
             stop.subscribe(),
         );

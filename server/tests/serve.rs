@@ -1684,7 +1684,7 @@ async fn three_workers_together_keep_the_per_host_limit_at_the_host() {
     // The buckets settle among the three (a lease, 2 s, for those handed back) before the
     // monitors come.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    // The issue's figure: 500 monitors of one host, made at once with the bulk form (Portal
+    // The target figure: 500 monitors of one host, made at once with the bulk form (Portal
     // monitors, one request a check).
     let monitors = 500;
     let bulk: Vec<Value> = (0..monitors)
@@ -1976,7 +1976,7 @@ async fn delta_entries(
     entries
 }
 
-/// Issue 21's bad input for delta history: ~100 KB pages whose one word changes on every
+/// Bad input for delta history: ~100 KB pages whose one word changes on every
 /// check, many of their values stored as deltas, and the process killed with SIGKILL while
 /// checks are being written. Every entry the API listed before the kill reads back whole and
 /// exact after the restart, as the page server sent it.
@@ -2125,7 +2125,7 @@ async fn counter(serve: &Serve, name: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Issue 21's bad input: checks of many monitors stored together (a group a transaction) and
+/// Bad input for grouped writes: checks of many monitors stored together (a group a transaction) and
 /// the process killed with SIGKILL while they run. Every check the API showed before the kill
 /// and every notification it listed are there after the restart, and every monitor is checked
 /// again (a group the kill cut off held its monitors' leases only until they ran out).

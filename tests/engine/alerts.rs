@@ -1,7 +1,7 @@
 //! `wachet::alerts` against DECISIONS.md's table: every AlertType and CompareType, Portal pages,
-//! the baseline, number forms, edge-triggering, and the flapping and always-failing pages of
-//! issue 10's bad input. Each case runs a sequence of checks through one `AlertState` and
-//! compares what every check raised.
+//! the baseline, number forms, edge-triggering, and flapping and always-failing pages. Each
+//! case runs a sequence of checks through one `AlertState` and compares what every check
+//! raised.
 
 use wachet::alerts::{
     AlertState, Check, LastCheck, Raised, Subject, evaluate, first_number, operand,
@@ -1097,7 +1097,7 @@ fn several_alerts_raise_in_their_order() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Normalised comparison (issue 19, item 2)
+// Normalised comparison
 
 /// Spellings of one text: white space, NFC, invisible characters, quotes, dashes, references.
 const VARIANTS: &[&str] = &[
@@ -1304,8 +1304,8 @@ mod confirmation {
         );
         // A -> B -> C -> B: no value lasted, but the page never came back to A in three
         // checks: the change raises (first seen at B), and B is the value compared with next.
-        // A coming back right after is a flip to a variant that lasted lately (issue 19 item
-        // 7): silent, where it used to be a candidate.
+        // A coming back right after is a flip to a variant that lasted lately (flapping):
+        // silent, where it used to be a candidate.
         let got = steps(&both(), Confirmation::default(), &["A", "B", "C", "B", "A"]);
         assert_eq!(
             got,
@@ -1530,7 +1530,7 @@ mod confirmation {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Flapping (issue 19 item 7): A/B templates and stale replicas through `confirm::decide`
+// Flapping: A/B templates and stale replicas through `confirm::decide`
 
 mod flapping {
     use chrono::{TimeZone, Utc};
@@ -1794,7 +1794,7 @@ mod flapping {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Order and format where they do not matter (issue 19 item 6): `compare::Comparator`
+// Order and format where they do not matter: `compare::Comparator`
 
 mod comparison {
     use chrono::{TimeZone, Utc};

@@ -1,4 +1,4 @@
-//! Extraction under a time budget: the two hostile pages of issue 12 (one element with 400,000
+//! Extraction under a time budget: two hostile pages (one element with 400,000
 //! attributes; a quadratic XPath over a million paragraphs) end fast, the second with the budget
 //! error, through the library and through a real check against a loopback server; a normal
 //! page is unaffected. Bounds are generous (these are debug builds on a shared machine): they

@@ -1,9 +1,9 @@
-//! `wachet::alerts::noise` on each kind of noise a page shows (issue 19 items 5 and 11): for
+//! `wachet::alerts::noise` on each kind of noise a page shows: for
 //! every kind, masks learned from values taken seconds apart make them the same and keep a
 //! later value of the same page (more noise, no change) the same, while a real change of that
 //! page (a one-character edit, a removed sentence, a change inside the noisy line, a
 //! reordering that matters) still differs. Then learning from later checks through the
-//! confirmation, and the bad input of the issue: no stable part, 10 MB, one huge line,
+//! confirmation, and bad input: no stable part, 10 MB, one huge line,
 //! 100,000 lines, binary-looking text, a page alternating between two errors.
 
 use chrono::{DateTime, TimeZone, Utc};

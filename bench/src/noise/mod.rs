@@ -1,5 +1,5 @@
 //! `noise`: false and missed alerts on a corpus of noisy pages, wachet beside
-//! changedetection.io (issue 19 item 1).
+//! changedetection.io.
 //!
 //! The bench serves a corpus (the first, [`pages`], or the second, [`pages2`], written apart from
 //! the first and from wachet's alert rules; each generated from a seed and each monitor's

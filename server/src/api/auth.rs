@@ -136,6 +136,7 @@ const APILOGIN_FAILED: &str = "wrong user id or API key";
 pub async fn login(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: axum::http::HeaderMap,
     ApiJson(request): ApiJson<ClientLoginRequest>,
 ) -> Result<ApiJson<ClientLoginResponse>, ApiError> {
     let email = required("email", &request.email)?.trim().to_lowercase();
@@ -168,7 +169,17 @@ pub async fn login(
         .unwrap_or_else(|| secrets::decoy_password_hash().to_string());
     let verified = check_password(&state, password, stored).await?;
     let user = user.filter(|_| verified).map(|u| u.id);
-    finish(&state, account, peer.ip(), user, seconds, LOGIN_FAILED).await
+    let issued = finish(
+        &state,
+        account,
+        peer.ip(),
+        user.clone(),
+        seconds,
+        LOGIN_FAILED,
+    )
+    .await?;
+    remember_base(&state, user.as_deref(), &headers).await?;
+    Ok(issued)
 }
 
 /// Whether `password` matches the `stored` argon2 hash, computed off the async threads in one
@@ -205,6 +216,7 @@ pub(super) async fn check_password(
 pub async fn api_login(
     State(state): State<AppState>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    headers: axum::http::HeaderMap,
     ApiJson(request): ApiJson<ApiLoginRequest>,
 ) -> Result<ApiJson<ClientLoginResponse>, ApiError> {
     let user_id = required("userId", &request.user_id)?;
@@ -227,7 +239,47 @@ pub async fn api_login(
     let user = user
         .filter(|u| secrets::matches_hash(key, &u.api_key_hash))
         .map(|u| u.id);
-    finish(&state, account, peer.ip(), user, seconds, APILOGIN_FAILED).await
+    let issued = finish(
+        &state,
+        account,
+        peer.ip(),
+        user.clone(),
+        seconds,
+        APILOGIN_FAILED,
+    )
+    .await?;
+    remember_base(&state, user.as_deref(), &headers).await?;
+    Ok(issued)
+}
+
+/// Keeps where `user` logged in from: the base of the links in the user's webhook payloads
+/// when the service has no public address.
+async fn remember_base(
+    state: &AppState,
+    user: Option<&str>,
+    headers: &axum::http::HeaderMap,
+) -> Result<(), ApiError> {
+    if let (Some(user), Some(base)) = (user, request_base(headers)) {
+        state.store().set_login_base(user, &base).await?;
+    }
+    Ok(())
+}
+
+/// The scheme and host a request was sent to (`https://wachet.example:8443`): its `Host`
+/// header, https when `X-Forwarded-Proto` says so (behind a proxy). `None` without a `Host`
+/// that is a plain host name or address with an optional port.
+pub(crate) fn request_base(headers: &axum::http::HeaderMap) -> Option<String> {
+    let host = headers.get(axum::http::header::HOST)?.to_str().ok()?.trim();
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']');
+    if host.is_empty() || host.len() > 255 || !host.chars().all(plain) {
+        return None;
+    }
+    let https = headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|proto| proto.trim().eq_ignore_ascii_case("https"));
+    let scheme = if https { "https" } else { "http" };
+    Some(format!("{scheme}://{}", host.to_ascii_lowercase()))
 }
 
 /// The end of a login: a token for `user` when the credentials held (and the failures of this

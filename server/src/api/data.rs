@@ -20,9 +20,10 @@ const DIFF_LOOKBACK: u32 = 100;
 #[into_params(parameter_in = Query)]
 #[serde(rename_all = "camelCase")]
 pub struct DataQuery {
-    /// Oldest check time included (ISO 8601).
+    /// Oldest check time included (ISO 8601 date-time; no offset is UTC, a bare date its
+    /// midnight).
     from: Option<String>,
-    /// Newest check time included (ISO 8601).
+    /// Newest check time included (ISO 8601 date-time, read as `from` is).
     to: Option<String>,
     /// Entries per page, 1 to 500, default 50.
     count: Option<i64>,

@@ -17,9 +17,9 @@ use wachet::model::{ClientAlertContentResponse, ClientNotificationRange};
 pub struct NotificationQuery {
     /// Only this monitor's notifications; all when omitted.
     pub(crate) task_id: Option<String>,
-    /// Oldest time included (ISO 8601).
+    /// Oldest time included (ISO 8601 date-time; no offset is UTC, a bare date its midnight).
     pub(crate) from: Option<String>,
-    /// Newest time included (ISO 8601).
+    /// Newest time included (ISO 8601 date-time, read as `from` is).
     pub(crate) to: Option<String>,
     /// Notifications per page, 1 to 500, default 50.
     pub(crate) count: Option<i64>,

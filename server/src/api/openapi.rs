@@ -31,7 +31,13 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        `errorAfterFailures`; `noise` (noise masks: learned ones are kept when \
                        a PUT leaves them out, switch one off with `active: false`; `learned` \
                        and `example` are read-only), `compareLines` and the read-only \
-                       `noiseNotice` (issue 19: learned noise).",
+                       `noiseNotice` (what wachet found about a value's noise). Requests are \
+                       JSON sent as application/json, application/json-patch+json, text/json \
+                       or any application/*+json; answers are application/json, or text/json \
+                       or text/plain when the Accept header prefers them. Query date-times \
+                       (`from`, `to`) are ISO 8601: `Z`, an offset or none (UTC), 0 to 9 \
+                       fractional digits, or a bare date (midnight UTC); query booleans are \
+                       `true`/`false` in any case, or `1`/`0`.",
     ),
     modifiers(&BearerScheme),
     components(schemas(super::problem::Problem)),
@@ -99,9 +105,86 @@ pub fn routes() -> OpenApiRouter<AppState> {
 /// The document (as JSON) and Swagger UI, which loads it.
 pub fn docs_routes(mut document: utoipa::openapi::OpenApi) -> Router<AppState> {
     read_only(&mut document);
+    media_types(&mut document);
+    date_times(&mut document);
     utoipa_swagger_ui::SwaggerUi::new(DOCS_PATH)
         .url(OPENAPI_PATH, document)
         .into()
+}
+
+/// The request media types the service reads a JSON body from ([`super::body`]).
+pub const REQUEST_TYPES: [&str; 4] = [
+    "application/json",
+    "application/json-patch+json",
+    "text/json",
+    "application/*+json",
+];
+/// The media types it answers JSON with, as the Accept header prefers.
+pub const RESPONSE_TYPES: [&str; 3] = ["application/json", "text/json", "text/plain"];
+
+/// Every operation of the document.
+fn operations(
+    document: &mut utoipa::openapi::OpenApi,
+) -> impl Iterator<Item = &mut utoipa::openapi::path::Operation> {
+    document.paths.paths.values_mut().flat_map(|item| {
+        [
+            item.get.as_mut(),
+            item.put.as_mut(),
+            item.post.as_mut(),
+            item.delete.as_mut(),
+            item.patch.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+    })
+}
+
+/// Lists, beside `application/json`, the other request media types a JSON body is read from
+/// and the other types a JSON answer is offered in, with the same schema (the handlers'
+/// annotations name `application/json` only).
+fn media_types(document: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::RefOr;
+    for operation in operations(document) {
+        if let Some(RefOr::T(body)) = operation.request_body.as_mut()
+            && let Some(json) = body.content.get(REQUEST_TYPES[0]).cloned()
+        {
+            for kind in &REQUEST_TYPES[1..] {
+                body.content.insert(kind.to_string(), json.clone());
+            }
+        }
+        for response in operation.responses.responses.values_mut() {
+            if let RefOr::T(response) = response
+                && let Some(json) = response.content.get(RESPONSE_TYPES[0]).cloned()
+            {
+                for kind in &RESPONSE_TYPES[1..] {
+                    response.content.insert(kind.to_string(), json.clone());
+                }
+            }
+        }
+    }
+}
+
+/// Types the query parameters `from` and `to` as ISO 8601 date-times (the handlers read them
+/// as text, to name the parameter in a 400).
+fn date_times(document: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::path::ParameterIn;
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    use utoipa::openapi::{KnownFormat, RefOr, SchemaFormat};
+    for operation in operations(document) {
+        for parameter in operation.parameters.iter_mut().flatten() {
+            if let RefOr::T(parameter) = parameter
+                && parameter.parameter_in == ParameterIn::Query
+                && matches!(parameter.name.as_str(), "from" | "to")
+            {
+                parameter.schema = Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+                        .into(),
+                );
+            }
+        }
+    }
 }
 
 /// Marks the fields the service fills and ignores on input as `readOnly` (the schemas come

@@ -20,8 +20,8 @@ const WORTH_KEEPING: Duration = Duration::from_micros(25);
 /// pool.
 const SMALL_PATTERNS: usize = 512;
 
-/// Prepared monitors kept by default: above the 100,000 monitors a minute one process checks
-/// (issue 21), since a cache smaller than the monitors cycling through it misses on every
+/// Prepared monitors kept by default: above the 100,000 monitors a minute one process is built
+/// to check, since a cache smaller than the monitors cycling through it misses on every
 /// check (each then compiled again on the blocking pool, and a tenth of the cache sorted out
 /// every so often). Only monitors slow to compile take a place.
 pub const DEFAULT_CAPACITY: usize = 120_000;

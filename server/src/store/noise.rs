@@ -1,4 +1,4 @@
-//! The rules of a stored monitor's noise masks (`Monitor::noise`, issue 19): what a person's
+//! The rules of a stored monitor's noise masks (`Monitor::noise`, learned noise): what a person's
 //! edit does to the list, what learning adds to it, and when what a monitor watches changed so
 //! its learned masks no longer apply. Pure functions; the store applies them inside the
 //! transaction that writes the monitor, so an edit and a check's learning never overwrite each

@@ -26,6 +26,11 @@ pub struct Delivery {
     pub alert: Alert,
     /// The key of the webhook signature: the user's webhook secret.
     pub secret: String,
+    /// The user the notification is for.
+    pub user: String,
+    /// Where the user last logged in to the API from (`https://host[:port]`), when known: the
+    /// base of the webhook's `alertUrl` when the service has no public address.
+    pub login_base: Option<String>,
     /// The notification's content as HTML (the e-mail body).
     pub html: String,
     /// What fired, such as `content changed` (the e-mail subject).

@@ -111,6 +111,9 @@ pub trait UserStore: Send + Sync + 'static {
     /// Replaces the key of the user's webhook signatures (pending deliveries are signed with
     /// the new one).
     async fn set_webhook_secret(&self, user: &str, secret: &str) -> Result<(), StoreError>;
+    /// Keeps where the user last logged in to the API from (`https://host[:port]`), the base of
+    /// the links in the user's webhook payloads.
+    async fn set_login_base(&self, user: &str, base: &str) -> Result<(), StoreError>;
     /// Replaces the user's password hash and ends every token of the user but the one whose
     /// hash is `keep_token`, in one transaction.
     async fn set_password(

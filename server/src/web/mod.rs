@@ -152,6 +152,7 @@ pub fn routes(state: AppState) -> Router {
         .route("/monitors/{id}/history/latest", get(history::latest))
         .route("/monitors/{id}/diff", get(diff::show))
         .route("/notifications", get(notifications::list))
+        .route("/notifications/{id}", get(notifications::show))
         .route(
             "/notifications/{id}/deliveries/{delivery}/retry",
             post(notifications::retry),

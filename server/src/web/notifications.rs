@@ -109,6 +109,66 @@ pub async fn list(
     page("Notifications", Some(&session), main).into_response()
 }
 
+/// `GET /notifications/{id}`: one notification, where a webhook's `alertUrl` points when the
+/// service has a public address: what fired, when, its content and its deliveries.
+pub async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let session = match signed_in(&state, &headers).await {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let content = match state.store().notification(&session.user, &id).await {
+        Ok(content) => content,
+        Err(err) => return pages::from_api(err.into(), Some(&session)),
+    };
+    let deliveries = match crate::api::notifications::deliveries(&state, &session.user, &id).await {
+        Ok(deliveries) => deliveries,
+        Err(err) => return pages::from_api(err, Some(&session)),
+    };
+    let html = content.html.clone().unwrap_or_default();
+    let clean = match tokio::task::spawn_blocking(move || sanitise(&html)).await {
+        Ok(clean) => clean,
+        Err(err) => {
+            return pages::from_api(
+                ApiError::Internal(format!("sanitise: {err}")),
+                Some(&session),
+            );
+        }
+    };
+    let name = content
+        .name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .or(content.url.as_deref())
+        .unwrap_or("(unnamed monitor)")
+        .to_string();
+    let main = html! {
+        div.page-head {
+            h1 { (name) }
+            a.button href="/notifications" { "All notifications" }
+        }
+        article.card.notification {
+            p.notification-meta {
+                span.alert-type { (content.synthetic_expression.as_deref().unwrap_or("")) }
+                " · "
+                (when(Some(content.timestamp_utc), Utc::now()))
+            }
+            // Sanitised above by ammonia: only inert markup and web links remain.
+            div.notification-content { (PreEscaped(clean)) }
+            @if !deliveries.is_empty() {
+                h2.visually-hidden { "Deliveries" }
+                ul.deliveries aria-label="Deliveries" {
+                    @for delivery in &deliveries { (delivery_row(&session, &id, delivery)) }
+                }
+            }
+        }
+    };
+    page(&name, Some(&session), main).into_response()
+}
+
 fn urlencode(text: &str) -> String {
     form_urlencoded::byte_serialize(text.as_bytes()).collect()
 }

@@ -147,7 +147,14 @@ pub async fn submit(
         expires_in_sec: Some(lifetime),
     };
     let secure = session::secure(&headers, settings);
-    match crate::api::auth::login(State(state.clone()), connect, ApiJson(request)).await {
+    match crate::api::auth::login(
+        State(state.clone()),
+        connect,
+        headers.clone(),
+        ApiJson(request),
+    )
+    .await
+    {
         Ok(ApiJson(answer)) => {
             let Some(token) = answer.token else {
                 return pages::internal_error();

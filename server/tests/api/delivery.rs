@@ -121,7 +121,7 @@ async fn first_notification(api: &Api, user: &User, task: &str) -> String {
 }
 
 /// A monitor of a page whose price changes once, with a NotEq alert.
-async fn changing_monitor(
+pub(super) async fn changing_monitor(
     api: &Api,
     user: &User,
     site: &FixtureServer,

@@ -1,4 +1,4 @@
-//! Notifications that explain themselves (issue 19 item 8), through the real service, a real
+//! Notifications that explain themselves, through the real service, a real
 //! webhook receiver and a real SMTP server: pages whose only differences are noise (white
 //! space, entities, Unicode forms, a counter, a date and a token the monitor masks, a paywall
 //! meter and a cookie banner known by their words) never

@@ -630,3 +630,90 @@ async fn no_field_the_specification_types_as_not_nullable_is_ever_null() {
     let after = api.get(&user, "/thirdparty/v1/task/search").await;
     assert_eq!(after.ok().as_array().unwrap().len(), before);
 }
+
+both!(a_webhook_reads_as_a_wachete_receiver_reads_it, multi_thread);
+async fn a_webhook_reads_as_a_wachete_receiver_reads_it() {
+    use super::delivery::{Receiver, changing_monitor};
+    use wachet::testing::FixtureServer;
+
+    /// What a receiver written for Wachete reads of a webhook.
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct WacheteAlert {
+        alert_id: String,
+        name: String,
+        current: String,
+        previous: String,
+        user_id: String,
+        task_id: String,
+        alert_url: String,
+        timestamp: String,
+    }
+
+    let site = FixtureServer::builder()
+        .page("/tea", "<p>3.50 EUR</p>")
+        .start()
+        .await
+        .unwrap();
+    // The receiver fails the first delivery: it is tried again.
+    let (receiver, hook) = Receiver::start(1).await;
+    let api = Api::start_checking().await;
+    let user = api.user("ann@example.com").await;
+    // The user's last login reached the service as https://wachet.example:8443 (a proxy in
+    // front of it): the payload links there.
+    let login = api
+        .raw(
+            api.client()
+                .post(api.url("/thirdparty/v1/user/apilogin"))
+                .header("host", "Wachet.example:8443")
+                .header("x-forwarded-proto", "https")
+                .json(&json!({"userId": user.account.id, "apiKey": user.account.api_key})),
+        )
+        .await;
+    login.ok();
+    let task = changing_monitor(
+        &api,
+        &user,
+        &site,
+        json!([{"type": "Webhook", "value": hook}]),
+    )
+    .await;
+    let seen = receiver.wait_for(2).await;
+    let (_, body) = &seen[1];
+    let alert: WacheteAlert = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    let payload: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(alert.alert_id, payload["id"].as_str().unwrap());
+    assert_eq!(alert.name, "Tea");
+    assert_eq!(payload["taskName"], "Tea");
+    assert_eq!(alert.current, "3.90 EUR");
+    assert_eq!(alert.previous, "3.50 EUR");
+    assert_eq!(payload["comparand"], "3.50 EUR");
+    assert_eq!(alert.user_id, user.account.id);
+    assert_eq!(alert.task_id, task);
+    assert_eq!(
+        alert.alert_url,
+        format!(
+            "https://wachet.example:8443/thirdparty/v1/notification/{}",
+            alert.alert_id
+        )
+    );
+    // Every time in milliseconds.
+    let millis = regex::Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$").unwrap();
+    assert!(millis.is_match(&alert.timestamp), "{body}");
+    for field in ["serverTime", "firstSeen"] {
+        if let Some(time) = payload.get(field) {
+            assert!(millis.is_match(time.as_str().unwrap()), "{field}: {body}");
+        }
+    }
+    assert!(payload.get("firstSeen").is_some(), "{body}");
+    // The failed try and the one that went, as the owner sees them.
+    let deliveries = api
+        .get(
+            &user,
+            &format!("/thirdparty/v1/notification/{}/deliveries", alert.alert_id),
+        )
+        .await;
+    let delivery = &deliveries.ok()[0];
+    assert_eq!(delivery["state"], "delivered", "{delivery}");
+    assert_eq!(delivery["attempts"], 2, "{delivery}");
+}

@@ -1,4 +1,4 @@
-//! Noise masks over the real service (issue 19): validation of the `noise` and `compareLines`
+//! Noise masks over the real service: validation of the `noise` and `compareLines`
 //! extension fields, a person's masks and the line order deciding what raises with the real
 //! scheduler on pages driven by request count, the rule between a person's edits and the masks
 //! the service learns, and learning itself (quick samples at creation, later checks, a new

@@ -217,6 +217,87 @@ async fn the_document_describes_schemas_enums_bearer_and_problems() {
     }
 }
 
+both!(the_document_lists_media_types_date_times_and_speaks_of_the_product_only);
+async fn the_document_lists_media_types_date_times_and_speaks_of_the_product_only() {
+    let api = Api::start().await;
+    let doc = document(&api).await;
+    // "issued" (a token) is the product's word; an issue (or its number) is not.
+    let text = doc.to_string();
+    let issue = regex::Regex::new(r"(?i)\bissues?\b|#\d{2}\b").unwrap();
+    if let Some(found) = issue.find(&text) {
+        let from = text[..found.start()]
+            .char_indices()
+            .rev()
+            .nth(150)
+            .map_or(0, |(i, _)| i);
+        panic!(
+            "the document speaks of issues: {}",
+            &text[from..found.end()]
+        );
+    }
+    let keys = |value: &Value| -> Vec<String> {
+        let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    let requests = [
+        "application/*+json",
+        "application/json",
+        "application/json-patch+json",
+        "text/json",
+    ];
+    let responses = ["application/json", "text/json", "text/plain"];
+    let paths = &doc["paths"];
+    let mut bodies = 0;
+    for (path, item) in paths.as_object().unwrap() {
+        for method in METHODS {
+            let Some(operation) = item.get(method) else {
+                continue;
+            };
+            if let Some(body) = operation.get("requestBody") {
+                assert_eq!(keys(&body["content"]), requests, "{method} {path}");
+                let schemas: Vec<&Value> = requests
+                    .iter()
+                    .map(|kind| &body["content"][kind]["schema"])
+                    .collect();
+                assert!(schemas.iter().all(|s| *s == schemas[0]), "{method} {path}");
+                bodies += 1;
+            }
+            if let Some(content) = operation["responses"]["200"].get("content") {
+                assert_eq!(keys(content), responses, "{method} {path}");
+            }
+        }
+    }
+    assert!(bodies >= 8, "{bodies} request bodies");
+    assert_eq!(
+        keys(&paths["/thirdparty/v1/task/{id}"]["get"]["responses"]["200"]["content"]),
+        responses
+    );
+    for path in [
+        "/thirdparty/v1/data/list/{id}",
+        "/thirdparty/v1/notification/list",
+    ] {
+        for name in ["from", "to"] {
+            let parameter = paths[path]["get"]["parameters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["name"] == name)
+                .unwrap();
+            assert_eq!(parameter["schema"]["type"], "string", "{path} {name}");
+            assert_eq!(parameter["schema"]["format"], "date-time", "{path} {name}");
+        }
+    }
+    // What the specification types as never null is no nullable type here.
+    let monitor = &doc["components"]["schemas"]["Monitor"]["properties"];
+    assert_eq!(
+        monitor["crawlingDepth"]["type"], "integer",
+        "{}",
+        monitor["crawlingDepth"]
+    );
+    assert_eq!(monitor["crawlingDepth"]["default"], 2);
+}
+
 both!(
     swagger_ui_lists_the_operations_in_a_real_browser,
     multi_thread

@@ -120,7 +120,8 @@ async fn hour_full_until(
 const DUE_COLUMNS: &str = "d.id, d.kind::BIGINT AS kind, d.target, d.attempts::BIGINT AS attempts, \
      n.id AS notification_id, n.alert_type::BIGINT AS alert_type, n.alert, n.current_value, \
      n.comparand, n.error, n.created_at, n.task_id, n.task_name, n.url, u.webhook_secret, n.html, \
-     n.synthetic_expression, d.user_id, d.released_at, n.explanation, d.lease_token";
+     n.synthetic_expression, d.user_id, d.released_at, n.explanation, d.lease_token, \
+     u.id AS owner, u.login_base";
 
 /// The columns of [`RecordRow`], widened alike.
 fn record_columns() -> String {

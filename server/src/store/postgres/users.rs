@@ -293,6 +293,10 @@ impl UserStore for PgStore {
         set_column(self, "webhook_secret", user, secret).await
     }
 
+    async fn set_login_base(&self, user: &str, base: &str) -> Result<(), StoreError> {
+        set_column(self, "login_base", user, base).await
+    }
+
     async fn set_password(
         &self,
         user: &str,

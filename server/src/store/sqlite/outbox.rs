@@ -129,6 +129,10 @@ pub(in crate::store) struct DueRow {
     explanation: Option<String>,
     /// The token of the claim before this one: this claim's is the next.
     lease_token: i64,
+    /// The user the delivery is for (the webhook's `userId`).
+    owner: String,
+    /// Where the user last logged in to the API from.
+    login_base: Option<String>,
 }
 
 /// The delivery of a raised notification.
@@ -174,6 +178,8 @@ pub(in crate::store) fn notified(
         },
         alert,
         secret: row.webhook_secret,
+        user: row.owner,
+        login_base: row.login_base,
         html: row.html.unwrap_or_default(),
         synthetic_expression: row.synthetic_expression.unwrap_or_default(),
         explanation,
@@ -207,6 +213,8 @@ pub(in crate::store) fn test(row: DueRow, kind: MessagingServiceType, now: Milli
             parameters: None,
         },
         secret: row.webhook_secret,
+        user: row.owner,
+        login_base: row.login_base,
         html: format!("<p>{TEST_TEXT}</p>"),
         synthetic_expression: TEST_NAME.to_string(),
         explanation: None,
@@ -276,7 +284,7 @@ impl OutboxStore for SqliteStore {
             "SELECT d.id, d.kind, d.target, d.attempts, n.id AS notification_id, n.alert_type, \
              n.alert, n.current_value, n.comparand, n.error, n.created_at, n.task_id, n.task_name, \
              n.url, u.webhook_secret, n.html, n.synthetic_expression, d.user_id, d.released_at, \
-             n.explanation, d.lease_token \
+             n.explanation, d.lease_token, u.id AS owner, u.login_base \
              FROM deliveries d \
              LEFT JOIN notifications n ON n.id = d.notification_id \
              JOIN users u ON u.id = d.user_id \
