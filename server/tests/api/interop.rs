@@ -657,7 +657,10 @@ async fn a_webhook_reads_as_a_wachete_receiver_reads_it() {
         .unwrap();
     // The receiver fails the first delivery: it is tried again.
     let (receiver, hook) = Receiver::start(1).await;
-    let api = Api::start_checking().await;
+    // The service answers to the name its proxy forwards (any other Host is refused).
+    let mut setup = Setup::checking();
+    setup.service.api.allowed_hosts = vec!["wachet.example".into()];
+    let api = Api::start_as(setup).await;
     let user = api.user("ann@example.com").await;
     // The user's last login reached the service as https://wachet.example:8443 (a proxy in
     // front of it): the payload links there.

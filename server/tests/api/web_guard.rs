@@ -217,6 +217,7 @@ const CASES: &[Case] = &[
         "/notifications/{note}/deliveries/{delivery}/retry",
         &[],
     ),
+    get("/notifications/{id}", "/notifications/{note}"),
     same(get("/notifications", "/notifications?task={monitor}")),
     same(post(
         "/settings/endpoints/remove",
