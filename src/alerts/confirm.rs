@@ -319,12 +319,8 @@ pub struct Candidate {
     /// How many checks showed its news again so far. News the masks hide waits for two: a box
     /// of recommendations drawn anew on every request shows an unseen item twice in a row
     /// far more often than three times.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::noise::state::is_zero")]
     pub confirmations: u8,
-}
-
-fn is_zero(n: &u8) -> bool {
-    *n == 0
 }
 
 impl From<AlertState> for ConfirmState {

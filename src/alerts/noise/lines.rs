@@ -306,15 +306,18 @@ impl LineMemory {
     /// through a check.
     pub fn warm_up(&mut self, first: &str, samples: &[&str]) {
         self.accept(first);
-        let mut previous = first;
-        for (i, sample) in samples.iter().enumerate() {
+        // Each value's lines are read once: the samples are compared with their neighbours.
+        let values: Vec<Vec<(u32, &str)>> = std::iter::once(first)
+            .chain(samples.iter().copied())
+            .map(identities)
+            .collect();
+        for (i, pair) in values.windows(2).enumerate() {
+            let (before, now) = (&pair[0], &pair[1]);
             let mut evidence = Evidence::default();
-            let before = identities(previous);
-            let now = identities(sample);
-            self.moves(&before, &now, &mut evidence);
+            self.moves(before, now, &mut evidence);
             self.learn_movers(&evidence.moving);
-            if let Some(later) = samples.get(i + 1) {
-                let stays: HashSet<u32> = identities(later).iter().map(|l| l.0).collect();
+            if let Some(later) = values.get(i + 2) {
+                let stays: HashSet<u32> = later.iter().map(|l| l.0).collect();
                 // Lines that came and went are the page's churn.
                 let went: Vec<u32> = now
                     .iter()
@@ -323,7 +326,6 @@ impl LineMemory {
                     .collect();
                 add_new(&mut self.seen, &went, MAX_SEEN);
             }
-            previous = sample;
         }
     }
 }

@@ -92,7 +92,7 @@ pub struct LearnState {
     pub clock: Option<NaiveDate>,
 }
 
-fn is_zero(bits: &u8) -> bool {
+pub(crate) fn is_zero(bits: &u8) -> bool {
     *bits == 0
 }
 
