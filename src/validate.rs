@@ -7,8 +7,8 @@
 //! monitor costs no more than counting it. What is compiled then is bounded too: each regex by
 //! [`REGEX_SIZE_LIMIT`], the URL filters' regexes together by [`URL_FILTER_REGEX_BUDGET`].
 
-use crate::extract::Extractor;
 use crate::extract::xpath::XPath;
+use crate::extract::{Extractor, Links};
 pub use crate::filter::URL_FILTER_REGEX_BUDGET;
 use crate::filter::{FilterError, FilterSpec, UrlFilterSet};
 use crate::model::{LocationCode, Monitor};
@@ -148,7 +148,8 @@ pub(crate) fn compile(
                 method,
                 headers,
                 body: monitor.body.clone(),
-                extractor: Extractor::new(xpath, exclude, regex),
+                extractor: Extractor::new(xpath, exclude, regex)
+                    .with_links(Links::of(monitor.watch_links)),
                 proxy,
                 crawling_depth: u8::try_from(depth).unwrap_or(2),
                 url_filter,

@@ -504,15 +504,34 @@ fn judge_value(
         next.lines.learn_movers(&evidence.moving);
         evidence = next.lines.evidence(&confirmed_form, &form);
     }
+    if let Some(candidate) = state.pending.last() {
+        // Lines a waiting change no longer showed are back: they come and go.
+        next.lines
+            .learn_comers(&candidate.evidence.returned_in(&evidence));
+    }
     if masked_same && evidence.is_empty() {
         // No change, or a revert while a change waited: nothing to raise. The spelling seen
         // last is kept, as the history shows it.
-        return unchanged(next, value, print, policy, at, Some(&form));
+        return unchanged(
+            next,
+            value,
+            print,
+            policy,
+            at,
+            Some((&confirmed_form, &form)),
+        );
     }
     // A value the masks call the same as the confirmed one matches every variant's print, so
     // only a value with no news may be taken for a flip by its print.
+    // A value the masks tell apart that is a variant seen lately lacks nothing news: lines
+    // gone from the confirmed value were missing from that variant too (a page flipping back
+    // to its other template).
+    let only_gone = evidence.marks.is_empty() && evidence.placements.is_empty();
     let flip = match evidence.is_empty() {
         true => next.variants.is_recent(print) || next.variants.same_change(print),
+        false if only_gone && !masked_same => {
+            next.variants.is_recent(print) || next.variants.same_change(print)
+        }
         false => !masked_same && next.variants.same_change(print),
     };
     if flip {
@@ -525,7 +544,7 @@ fn judge_value(
             &comparator.masked_line_key(value),
         );
         next.variants.flipped_to(print);
-        next.lines.accept(&form);
+        next.lines.accept_after(&confirmed_form, &form);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {
@@ -550,7 +569,7 @@ fn judge_value(
     // noise notice says so), or it would raise on every third check for ever.
     if next.noise.is_unstable() {
         next.variants.saw(print);
-        next.lines.accept(&form);
+        next.lines.accept_after(&confirmed_form, &form);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {
@@ -560,7 +579,7 @@ fn judge_value(
     }
     let explained = !learned.is_empty() && comparator.with(&learned).same(confirmed, value);
     if explained && evidence.is_empty() {
-        next.lines.accept(&form);
+        next.lines.accept_after(&confirmed_form, &form);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
         return Judged {
@@ -601,7 +620,7 @@ fn judge_value(
             }
             next.variants.raised(print);
             next.noise.confirmed();
-            next.lines.accept(&form);
+            next.lines.accept_after(&confirmed_form, &form);
             next.alerts.last_value = Some(value.to_string());
             next.pending.clear();
             return Judged {
@@ -644,7 +663,7 @@ fn judge_value(
     stamp(&mut raised, first_seen);
     next.variants.raised(print);
     next.noise.confirmed();
-    next.lines.accept(&form);
+    next.lines.accept_after(&confirmed_form, &form);
     next.alerts.last_value = Some(value.to_string());
     next.pending.clear();
     Judged {
@@ -655,20 +674,21 @@ fn judge_value(
 }
 
 /// A check whose value is the confirmed one, as far as the masks and the lines tell: nothing
-/// raises and any waiting change is dropped (a revert). `form` is its line form when it was
-/// built (a value spelled otherwise than the confirmed one), so its lines are remembered.
+/// raises and any waiting change is dropped (a revert). `forms` are the confirmed value's
+/// line form and its own when they were built (a value spelled otherwise than the confirmed
+/// one), so its lines are remembered.
 fn unchanged(
     next: &mut ConfirmState,
     value: &str,
     print: Print,
     policy: &Confirmation,
     at: DateTime<Utc>,
-    form: Option<&str>,
+    forms: Option<(&str, &str)>,
 ) -> Judged {
     next.variants.saw(print);
     next.noise.quiet_at(Some(policy.page_clock.unwrap_or(at)));
-    if let Some(form) = form {
-        next.lines.accept(form);
+    if let Some((confirmed, form)) = forms {
+        next.lines.accept_after(confirmed, form);
     }
     next.alerts.last_value = Some(value.to_string());
     next.pending.clear();

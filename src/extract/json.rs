@@ -2,10 +2,12 @@
 //! hash map sends the same document with its members in another order on every request, and
 //! the matches of a regex over it would come in that order, so a list whose order matters
 //! (ranked offers) could only be compared as a set. [`sorted_keys`] writes the document with
-//! the members of every object sorted by key and everything else as the server wrote it
-//! (strings with their escapes, numbers with their digits, arrays in their order), without the
-//! white space between tokens: the matches then come in an order that only the document's
-//! content decides.
+//! the members of every object sorted by key, every number in one spelling
+//! ([`canonical_number`]: an API that writes a price `89`, `89.0` or `8.9e1` on different
+//! requests shows one price, so its spelling is not taken for noise that hides the price),
+//! and everything else as the server wrote it (strings with their escapes, arrays in their
+//! order), without the white space between tokens: the matches then come in an order and a
+//! spelling that only the document's content decides.
 //!
 //! One strict pass ([`read`], the reader [`crate::alerts::compare`] uses too) builds a tree of
 //! byte ranges (no value is copied), a second writes it; nesting is bounded by [`MAX_DEPTH`],
@@ -60,7 +62,8 @@ pub(crate) fn read(text: &str) -> Option<Raw> {
 
 fn write(text: &str, node: &Raw, out: &mut String) {
     match node {
-        Raw::Str(range) | Raw::Num(range) | Raw::Word(range) => out.push_str(&text[range.clone()]),
+        Raw::Str(range) | Raw::Word(range) => out.push_str(&text[range.clone()]),
+        Raw::Num(range) => out.push_str(&canonical_number(&text[range.clone()])),
         Raw::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -87,6 +90,83 @@ fn write(text: &str, node: &Raw, out: &mut String) {
             out.push('}');
         }
     }
+}
+
+/// The most digits a number is written with in plain notation; longer ones take an exponent.
+const PLAIN_DIGITS: i64 = 21;
+
+/// The one spelling of the number `text` (valid JSON number syntax): its significant digits,
+/// exactly, in plain notation (`1250`, `0.125`) when that needs at most [`PLAIN_DIGITS`]
+/// digits, else as `d.ddde±N`; `0` for any zero.
+pub(crate) fn canonical_number(text: &str) -> String {
+    let (negative, rest) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match rest.find(['e', 'E']) {
+        Some(at) => (&rest[..at], exponent_of(&rest[at + 1..])),
+        None => (rest, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = format!("{int}{frac}");
+    let significant = all.trim_start_matches('0');
+    let digits = significant.trim_end_matches('0');
+    if digits.is_empty() {
+        return "0".to_string();
+    }
+    let trailing = significant.len() - digits.len();
+    // The number is digits × 10^scale.
+    let scale = exponent
+        .saturating_sub(frac.len() as i64)
+        .saturating_add(trailing as i64);
+    let count = digits.len() as i64;
+    // Digits before the decimal point.
+    let point = count.saturating_add(scale);
+    let mut out = String::with_capacity(digits.len() + 8);
+    if negative {
+        out.push('-');
+    }
+    if scale >= 0 && point <= PLAIN_DIGITS {
+        out.push_str(digits);
+        out.extend(std::iter::repeat_n('0', scale as usize));
+    } else if scale < 0 && point > 0 {
+        let (whole, fraction) = digits.split_at(point as usize);
+        out.push_str(whole);
+        out.push('.');
+        out.push_str(fraction);
+    } else if scale < 0 && point <= 0 && count - point <= PLAIN_DIGITS {
+        out.push_str("0.");
+        out.extend(std::iter::repeat_n('0', (-point) as usize));
+        out.push_str(digits);
+    } else {
+        let (first, more) = digits.split_at(1);
+        out.push_str(first);
+        if !more.is_empty() {
+            out.push('.');
+            out.push_str(more);
+        }
+        out.push('e');
+        out.push_str(&point.saturating_sub(1).to_string());
+    }
+    out
+}
+
+/// An exponent's value; one too large for any real number is held at a bound far beyond
+/// every digit count a value can have, so it still orders and compares sensibly.
+fn exponent_of(text: &str) -> i64 {
+    const BOUND: i64 = 1 << 48;
+    let (negative, digits) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let digits = digits.trim_start_matches('0');
+    let magnitude = if digits.len() > 15 {
+        BOUND
+    } else {
+        digits.parse::<i64>().unwrap_or(0).min(BOUND)
+    };
+    if negative { -magnitude } else { magnitude }
 }
 
 struct Reader<'a> {
@@ -240,10 +320,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn members_come_in_key_order_and_everything_else_as_written() {
-        let a = r#"{"price": 49.90, "offers": [{"seller":"b","price":51.00}, {"price":49.90,"seller":"a"}], "name":"Lamp \"400\""}"#;
-        let b = r#"{"name":"Lamp \"400\"","offers":[{"price":51.00,"seller":"b"},{"seller":"a","price":49.90}],"price":49.90}"#;
-        let want = r#"{"name":"Lamp \"400\"","offers":[{"price":51.00,"seller":"b"},{"price":49.90,"seller":"a"}],"price":49.90}"#;
+    fn members_come_in_key_order_numbers_in_one_spelling_and_the_rest_as_written() {
+        let a = r#"{"price": 49.90, "offers": [{"seller":"b","price":51.00}, {"price":4.99e1,"seller":"a"}], "name":"Lamp \"400\""}"#;
+        let b = r#"{"name":"Lamp \"400\"","offers":[{"price":51,"seller":"b"},{"seller":"a","price":49.9}],"price":49.900}"#;
+        let want = r#"{"name":"Lamp \"400\"","offers":[{"price":51,"seller":"b"},{"price":49.9,"seller":"a"}],"price":49.9}"#;
         assert_eq!(sorted_keys(a).as_deref(), Some(want));
         assert_eq!(sorted_keys(b).as_deref(), Some(want));
     }

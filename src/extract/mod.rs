@@ -122,12 +122,39 @@ impl Deadline {
     }
 }
 
+/// Which links' targets a value shows after their text ([`text::rendered_text_with_links`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Links {
+    /// The targets of the links `xPath` selects itself (`//a[@class='download']`), where a
+    /// person chose links to watch; none on a whole page, whose links carry session ids and
+    /// tracking parameters that would be noise.
+    #[default]
+    Selected,
+    /// Every link's target in the value.
+    All,
+    /// No link's target.
+    Never,
+}
+
+impl Links {
+    /// The choice a monitor's `watchLinks` makes: null for [`Links::Selected`], true for
+    /// [`Links::All`], false for [`Links::Never`].
+    pub fn of(watch_links: Option<bool>) -> Links {
+        match watch_links {
+            None => Links::Selected,
+            Some(true) => Links::All,
+            Some(false) => Links::Never,
+        }
+    }
+}
+
 /// The compiled extraction of one monitor: reusable across pages and threads.
 #[derive(Debug, Clone, Default)]
 pub struct Extractor {
     xpath: Option<XPath>,
     exclude: Option<XPath>,
     regex: Option<Regex>,
+    links: Links,
 }
 
 impl Extractor {
@@ -137,7 +164,13 @@ impl Extractor {
             xpath,
             exclude,
             regex,
+            links: Links::default(),
         }
+    }
+
+    /// This extractor showing the targets `links` chooses.
+    pub fn with_links(self, links: Links) -> Self {
+        Extractor { links, ..self }
     }
 
     /// The value of the page `html`, however long it takes.
@@ -175,7 +208,7 @@ impl Extractor {
     /// Whether the value needs the document tree; without `xPath` and `excludeXPath` it is the
     /// body text, which [`onepass::scan`] gives for most pages without one.
     pub fn needs_tree(&self) -> bool {
-        self.xpath.is_some() || self.exclude.is_some()
+        self.xpath.is_some() || self.exclude.is_some() || self.links == Links::All
     }
 
     /// The value from the page's body text, for extractors that need no tree. A regex reads
@@ -222,8 +255,8 @@ impl Extractor {
             }
         }
         let (value, matched) = match &self.xpath {
-            Some(xpath) => select(doc, xpath, deadline),
-            None => (Ok(body_text(doc)), None),
+            Some(xpath) => select(doc, xpath, self.links, deadline),
+            None => (Ok(body_text(doc, self.links)), None),
         };
         Evaluation {
             value: value.and_then(|value| self.finish(value)),
@@ -282,13 +315,18 @@ fn evaluate<'a>(
     })
 }
 
-/// The rendered text of `<body>` (of the whole document when there is none).
-fn body_text(doc: &Html) -> String {
+/// The rendered text of `<body>` (of the whole document when there is none), with every
+/// link's target when `links` asks for all.
+fn body_text(doc: &Html, links: Links) -> String {
     let root = doc.tree.root();
     let body = root
         .descendants()
-        .find(|n| matches!(n.value(), Node::Element(el) if el.name() == "body"));
-    text::rendered_text(body.unwrap_or(root))
+        .find(|n| matches!(n.value(), Node::Element(el) if el.name() == "body"))
+        .unwrap_or(root);
+    match links {
+        Links::All => text::rendered_text_with_links(body),
+        Links::Selected | Links::Never => text::rendered_text(body),
+    }
 }
 
 /// The first `<base href>` and the raw values of every `a[href]`, `area[href]`, `frame[src]`
@@ -322,6 +360,7 @@ pub(crate) fn raw_links(doc: &Html) -> (Option<&str>, Vec<&str>) {
 fn select(
     doc: &Html,
     xpath: &XPath,
+    links: Links,
     deadline: Option<Deadline>,
 ) -> (Result<String, ExtractError>, Option<usize>) {
     let nodes = match evaluate(doc, xpath, "xPath", deadline) {
@@ -337,7 +376,13 @@ fn select(
     for node in nodes {
         let line = match node {
             XNode::Node(n) if matches!(n.value(), Node::Element(_) | Node::Document) => {
-                text::rendered_text(n)
+                let link =
+                    matches!(n.value(), Node::Element(el) if text::link_target(el).is_some());
+                match links {
+                    Links::All => text::rendered_text_with_links(n),
+                    Links::Selected if link => text::rendered_text_with_links(n),
+                    Links::Selected | Links::Never => text::rendered_text(n),
+                }
             }
             other => other.string_value(),
         };
@@ -419,6 +464,43 @@ fn apply_regex(regex: &Regex, value: &str) -> Result<String, ExtractError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn link_targets_show_where_links_are_watched() {
+        let page = |target: &str| {
+            format!(
+                "<body><h1>Download</h1><p><a id=dl href=\"/files/app-{target}.msi\">Download for \
+                 Windows</a> · <a href=\"/notes?utm_content=x1\">Release notes</a> \
+                 <a href=\"#top\">Top</a> <a href=\"javascript:void(0)\">Menu</a></p></body>"
+            )
+        };
+        let xpath = |x: &str| xpath::XPath::compile(x).unwrap();
+        let value = |extractor: &Extractor, target: &str| extractor.extract(&page(target)).unwrap();
+        // A whole page shows no targets unless asked: its links carry tracking tokens.
+        let whole = Extractor::default();
+        assert_eq!(value(&whole, "4.2.0"), value(&whole, "4.2.1"));
+        let all = Extractor::default().with_links(Links::All);
+        assert_eq!(
+            value(&all, "4.2.1"),
+            "Download\nDownload for Windows </files/app-4.2.1.msi> · Release notes \
+             </notes?utm_content=x1> Top Menu"
+        );
+        // An xPath that selects links shows their targets; one that selects their container
+        // does not, unless asked.
+        let links = Extractor::new(Some(xpath("//a[@id='dl']")), None, None);
+        assert_eq!(
+            value(&links, "4.2.0"),
+            "Download for Windows </files/app-4.2.0.msi>"
+        );
+        assert_ne!(value(&links, "4.2.0"), value(&links, "4.2.1"));
+        let never = links.clone().with_links(Links::Never);
+        assert_eq!(value(&never, "4.2.0"), "Download for Windows");
+        let container = Extractor::new(Some(xpath("//p")), None, None);
+        assert_eq!(value(&container, "4.2.0"), value(&container, "4.2.1"));
+        assert_eq!(Links::of(None), Links::Selected);
+        assert_eq!(Links::of(Some(true)), Links::All);
+        assert_eq!(Links::of(Some(false)), Links::Never);
+    }
 
     #[test]
     fn regex_gives_every_match_or_its_first_group() {

@@ -915,7 +915,7 @@ mod tests {
     /// What the tree path gives: body text, raw links, first base href.
     fn tree_path(html: &str) -> Option<Scanned<'static>> {
         let doc = parse_document(html).ok()?;
-        let text = crate::extract::body_text(&doc);
+        let text = crate::extract::body_text(&doc, crate::extract::Links::Selected);
         let (base, links) = crate::extract::raw_links(&doc);
         let links = links
             .into_iter()

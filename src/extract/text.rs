@@ -4,6 +4,10 @@
 //! lines; table cells of a row are separated by a tab; runs of white space collapse to one space
 //! (kept as they are inside `pre`); lines are trimmed and empty lines dropped. The walk is
 //! iterative, so the depth of the tree costs no stack.
+//!
+//! With link targets ([`rendered_text_with_links`]) a link's target follows its text, as
+//! plain-text mail writes links (`Download <https://example.org/app-4.2.1.zip>`), so a link
+//! whose text stays while its target changes is a changed value that shows both targets.
 
 use ego_tree::NodeRef;
 use ego_tree::iter::Edge;
@@ -11,6 +15,29 @@ use scraper::Node;
 
 /// The rendered text of `node` and its descendants.
 pub fn rendered_text(node: NodeRef<'_, Node>) -> String {
+    render(node, false)
+}
+
+/// The rendered text of `node` and its descendants with each link's target after its text
+/// (see the [module documentation](self)).
+pub fn rendered_text_with_links(node: NodeRef<'_, Node>) -> String {
+    render(node, true)
+}
+
+/// The target of a link element worth showing: an `a` or `area` with an `href` that leads
+/// somewhere (not an empty one, a fragment of the same page or a script).
+pub(crate) fn link_target<'a>(el: &'a scraper::node::Element) -> Option<&'a str> {
+    if !matches!(el.name(), "a" | "area") {
+        return None;
+    }
+    let href = el.attr("href")?.trim();
+    let script = href
+        .get(..11)
+        .is_some_and(|s| s.eq_ignore_ascii_case("javascript:"));
+    (!href.is_empty() && !href.starts_with('#') && !script).then_some(href)
+}
+
+fn render(node: NodeRef<'_, Node>, links: bool) -> String {
     let mut out = Lines::default();
     // Depth inside a skipped subtree, and inside `pre`.
     let mut skipping = 0usize;
@@ -54,6 +81,9 @@ pub fn rendered_text(node: NodeRef<'_, Node>) -> String {
                     }
                     if name == "tr" {
                         out.end_row();
+                    }
+                    if links && let Some(href) = link_target(el) {
+                        out.push_collapsed(&format!(" <{href}>"));
                     }
                     if is_block(name) || name == "br" {
                         out.break_line();

@@ -99,6 +99,12 @@ pub struct Monitor {
     /// line is). See `wachet::alerts::compare`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compare_lines: Option<LineOrder>,
+    /// Extension: whether the value shows each link's target after its text, so a link whose
+    /// text stays while its target changes (a download button pointing at a new release) is a
+    /// change. Null: the targets of links the `xPath` selects itself (`//a[...]`), none on a
+    /// whole page; true: every link in the value; false: none. See `wachet::extract::Links`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watch_links: Option<bool>,
     /// Extension, read-only: what wachet found about the value's noise when it is worth a
     /// person's attention, for example that no part of the page stays the same from one check
     /// to the next (so changes are shown but not alerted on); null otherwise.

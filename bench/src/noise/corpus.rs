@@ -94,6 +94,9 @@ pub struct Page {
     pub regex: Option<&'static str>,
     /// Rendered by a browser (content arrives by XHR or lazy loading).
     pub dynamic: bool,
+    /// wachet's monitors watch link targets (`watchLinks`), as a person watching a download
+    /// button whose target changes under the same text would set.
+    pub watch_links: bool,
     /// The real changes, by request count, in order.
     pub changes: &'static [Change],
     /// The generator.

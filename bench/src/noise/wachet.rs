@@ -136,6 +136,9 @@ pub(crate) async fn start(
                 "alerts": [{"type": "NotEq"}, {"type": "Error"}],
                 "notificationEndpoints": [{"type": "Webhook", "value": format!("http://{hook}/hook")}],
             });
+            if page.watch_links {
+                task["watchLinks"] = json!(true);
+            }
             if mode == Mode::Natural {
                 if let Some(x) = page.x_path {
                     task["xPath"] = json!(x);

@@ -111,6 +111,8 @@ pub struct Fields {
     pub noise_add: String,
     /// `ordered` or `set`.
     pub compare_lines: String,
+    /// `selected` (the default), `all` or `none`: which links show their targets.
+    pub watch_links: String,
     /// What wachet found about the value's noise (read-only, shown in the Noise section).
     pub noise_notice: Option<String>,
 }
@@ -269,6 +271,7 @@ impl Fields {
                 .collect(),
             noise_add: String::new(),
             compare_lines: line_order_name(monitor.compare_lines.unwrap_or_default()).into(),
+            watch_links: links_name(monitor.watch_links).into(),
             noise_notice: monitor.noise_notice.clone(),
         }
     }
@@ -386,6 +389,15 @@ impl Fields {
             _ => {
                 problems.add("compareLines", "choose in order or as a set");
                 LineOrder::Ordered
+            }
+        };
+        let watch_links = match self.watch_links.trim() {
+            "" | "selected" => None,
+            "all" => Some(true),
+            "none" => Some(false),
+            _ => {
+                problems.add("watchLinks", "choose which links show their targets");
+                None
             }
         };
         let location = or_default(&self.location, LocationCode::parse).unwrap_or_else(|| {
@@ -513,6 +525,7 @@ impl Fields {
                     .collect(),
             ),
             compare_lines: Some(compare_lines),
+            watch_links,
             noise_notice: None,
             location_notice: None,
         })
@@ -520,6 +533,23 @@ impl Fields {
 }
 
 /// The form's name of a line order.
+/// The form's name for a monitor's `watchLinks`.
+fn links_name(watch_links: Option<bool>) -> &'static str {
+    match watch_links {
+        None => "selected",
+        Some(true) => "all",
+        Some(false) => "none",
+    }
+}
+
+/// The choice to show checked: what was posted, the default when nothing or nonsense was.
+fn links_chosen(posted: &str) -> &str {
+    match posted {
+        "all" | "none" => posted,
+        _ => "selected",
+    }
+}
+
 fn line_order_name(order: LineOrder) -> &'static str {
     match order {
         LineOrder::Ordered => "ordered",
@@ -574,6 +604,7 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
             "remove" => posted.remove = Some(value),
             "noiseAdd" => f.noise_add = value,
             "compareLines" => f.compare_lines = value,
+            "watchLinks" => f.watch_links = value,
             "id" => f.id = Some(value).filter(|v| !v.is_empty()),
             "name" => f.name = value,
             "url" => f.url = value,
@@ -717,6 +748,7 @@ fn slots(fields: &Fields) -> Vec<String> {
         "noise",
         "noiseAdd",
         "compareLines",
+        "watchLinks",
         "recurrenceInSeconds",
         "notificationEndpoints",
         "urlFilter",
@@ -1134,6 +1166,19 @@ fn noise_group(fields: &Fields, problems: &Problems) -> Markup {
                 }
                 (message("compareLines", problems))
                 p.hint #compareLines-hint { "As a set: a list shown in another order is no change; a line added or removed is." }
+            }
+            div.field {
+                span.label #watchLinks-label { "Link targets" }
+                div.choices role="radiogroup" aria-labelledby="watchLinks-label" aria-describedby="watchLinks-hint" {
+                    @for (value, label) in [("selected", "Links the xPath selects"), ("all", "Every link"), ("none", "None")] {
+                        label.choice {
+                            input type="radio" name="watchLinks" value=(value) checked[links_chosen(&fields.watch_links) == value];
+                            " " (label)
+                        }
+                    }
+                }
+                (message("watchLinks", problems))
+                p.hint #watchLinks-hint { "A link's target is shown after its text, so a button whose text stays while its address changes is a change. Every link: also on a whole page, where tracking parameters in links are noise." }
             }
         }
     }

@@ -28,7 +28,7 @@
 //! each array of more than one element around it, so that form takes time linear in the value
 //! times its array nesting (at most [`MAX_DEPTH`]).
 
-use crate::extract::json::{Raw, read};
+use crate::extract::json::{Raw, canonical_number, read};
 use crate::normalize::comparison_key;
 use std::ops::Range;
 
@@ -345,83 +345,6 @@ fn hex4(text: &str, at: &mut usize) -> Option<u32> {
     }
     *at += 4;
     u32::from_str_radix(digits, 16).ok()
-}
-
-/// The most digits a number is written with in plain notation; longer ones take an exponent.
-const PLAIN_DIGITS: i64 = 21;
-
-/// The one spelling of the number `text` (valid JSON number syntax): its significant digits,
-/// exactly, in plain notation (`1250`, `0.125`) when that needs at most [`PLAIN_DIGITS`]
-/// digits, else as `d.ddde±N`; `0` for any zero.
-fn canonical_number(text: &str) -> String {
-    let (negative, rest) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
-    };
-    let (mantissa, exponent) = match rest.find(['e', 'E']) {
-        Some(at) => (&rest[..at], exponent_of(&rest[at + 1..])),
-        None => (rest, 0),
-    };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let all = format!("{int}{frac}");
-    let significant = all.trim_start_matches('0');
-    let digits = significant.trim_end_matches('0');
-    if digits.is_empty() {
-        return "0".to_string();
-    }
-    let trailing = significant.len() - digits.len();
-    // The number is digits × 10^scale.
-    let scale = exponent
-        .saturating_sub(frac.len() as i64)
-        .saturating_add(trailing as i64);
-    let count = digits.len() as i64;
-    // Digits before the decimal point.
-    let point = count.saturating_add(scale);
-    let mut out = String::with_capacity(digits.len() + 8);
-    if negative {
-        out.push('-');
-    }
-    if scale >= 0 && point <= PLAIN_DIGITS {
-        out.push_str(digits);
-        out.extend(std::iter::repeat_n('0', scale as usize));
-    } else if scale < 0 && point > 0 {
-        let (whole, fraction) = digits.split_at(point as usize);
-        out.push_str(whole);
-        out.push('.');
-        out.push_str(fraction);
-    } else if scale < 0 && point <= 0 && count - point <= PLAIN_DIGITS {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-point) as usize));
-        out.push_str(digits);
-    } else {
-        let (first, more) = digits.split_at(1);
-        out.push_str(first);
-        if !more.is_empty() {
-            out.push('.');
-            out.push_str(more);
-        }
-        out.push('e');
-        out.push_str(&point.saturating_sub(1).to_string());
-    }
-    out
-}
-
-/// An exponent's value; one too large for any real number is held at a bound far beyond
-/// every digit count a value can have, so it still orders and compares sensibly.
-fn exponent_of(text: &str) -> i64 {
-    const BOUND: i64 = 1 << 48;
-    let (negative, digits) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let digits = digits.trim_start_matches('0');
-    let magnitude = if digits.len() > 15 {
-        BOUND
-    } else {
-        digits.parse::<i64>().unwrap_or(0).min(BOUND)
-    };
-    if negative { -magnitude } else { magnitude }
 }
 
 #[cfg(test)]

@@ -20,6 +20,10 @@
 //!   the others (two ranked entries swapped). A line seen moving on its own before (a list
 //!   shuffled on every request, learned from samples or from a move that did not last) is a
 //!   **mover**, and its moves are no news; any other move is.
+//! - A line is **gone** when it stood in the value before and no longer does (a job taken
+//!   down, a section removed). A line seen to go and come back before (a rotating banner,
+//!   a promoted listing, learned from samples, from a value that showed a line again, or from
+//!   a removal that did not last) is a **comer**, and its absence is no news; any other is.
 //!
 //! The memory is bounded: at most [`MAX_SEEN`] identities seen (the oldest forgotten first)
 //! and [`MAX_MOVERS`] movers, kept as 32-bit hashes, and a value is read for it up to
@@ -39,7 +43,7 @@ use std::time::{Duration, Instant};
 /// The most line identities a monitor remembers as seen.
 pub const MAX_SEEN: usize = 16_384;
 
-/// The most line identities a monitor remembers as movers.
+/// The most line identities a monitor remembers as movers, and as comers.
 pub const MAX_MOVERS: usize = 4_096;
 
 /// How much of a value's line form is read for new and moved lines.
@@ -63,6 +67,9 @@ pub struct LineMemory {
     /// Identities of the lines seen moving on their own, oldest first.
     #[serde(with = "packed", skip_serializing_if = "Vec::is_empty")]
     movers: Vec<u32>,
+    /// Identities of the lines seen to go and come back, oldest first.
+    #[serde(with = "packed", skip_serializing_if = "Vec::is_empty")]
+    comers: Vec<u32>,
 }
 
 /// What makes a value news beside its masks: its new and moved lines ([`LineMemory::evidence`]).
@@ -86,22 +93,44 @@ pub struct Evidence {
     /// when the move does not last.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub moving: Vec<u32>,
+    /// The lines gone that are no comers, at most [`MAX_SHOWN`], as the value before showed
+    /// them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gone: Vec<String>,
+    /// The identities of the gone lines: one of them still gone later, the news lasted; back
+    /// again, they are comers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub losses: Vec<u32>,
 }
 
 impl Evidence {
     /// Whether there is no news.
     pub fn is_empty(&self) -> bool {
-        self.marks.is_empty() && self.placements.is_empty()
+        self.marks.is_empty() && self.placements.is_empty() && self.losses.is_empty()
     }
 
     /// Whether `later` shows this news again: a new line still there, or every moved line
-    /// still where it moved to.
+    /// still where it moved to; for news that is only lines gone, one of them still gone.
+    /// Lines gone alone do not decide when there is more: two different values that both
+    /// lack a line are not one change lasting.
     pub fn lasts_in(&self, later: &Evidence) -> bool {
         let marks: HashSet<u32> = later.marks.iter().copied().collect();
         let placements: HashSet<u32> = later.placements.iter().copied().collect();
+        let only_gone = self.marks.is_empty() && self.placements.is_empty();
         self.marks.iter().any(|m| marks.contains(m))
             || (!self.placements.is_empty()
                 && self.placements.iter().all(|p| placements.contains(p)))
+            || (only_gone && self.losses.iter().any(|m| later.losses.contains(m)))
+    }
+
+    /// The gone lines of this news that `later` shows again: lines that come and go.
+    pub fn returned_in(&self, later: &Evidence) -> Vec<u32> {
+        let losses: HashSet<u32> = later.losses.iter().copied().collect();
+        self.losses
+            .iter()
+            .copied()
+            .filter(|m| !losses.contains(m))
+            .collect()
     }
 
     /// The news in words for a person, or `None` when there is none.
@@ -127,6 +156,13 @@ impl Evidence {
                 "{} in an order that had not changed before: {}",
                 plural(self.moved.len(), "line", "lines"),
                 quote(&self.moved)
+            ));
+        }
+        if !self.gone.is_empty() {
+            parts.push(format!(
+                "{} no longer shown: {}",
+                plural(self.gone.len(), "line", "lines"),
+                quote(&self.gone)
             ));
         }
         (!parts.is_empty()).then(|| parts.join("; "))
@@ -205,6 +241,26 @@ impl LineMemory {
         add_new(&mut self.seen, &lines, MAX_SEEN);
     }
 
+    /// Remembers every line of `form`, accepted after the value `before`, as seen, and the
+    /// lines it shows again (seen before, not in `before`) as comers: they went and came back.
+    pub fn accept_after(&mut self, before: &str, form: &str) {
+        let lines: Vec<u32> = identities(form).iter().map(|l| l.0).collect();
+        let had: HashSet<u32> = identities(before).iter().map(|l| l.0).collect();
+        let seen: HashSet<u32> = self.seen.iter().copied().collect();
+        let back: Vec<u32> = lines
+            .iter()
+            .copied()
+            .filter(|id| !had.contains(id) && seen.contains(id))
+            .collect();
+        add_new(&mut self.comers, &back, MAX_MOVERS);
+        add_new(&mut self.seen, &lines, MAX_SEEN);
+    }
+
+    /// Remembers the lines `returned` as comers: they went and came back.
+    pub fn learn_comers(&mut self, returned: &[u32]) {
+        add_new(&mut self.comers, returned, MAX_MOVERS);
+    }
+
     /// Remembers the lines `moving` as movers: they moved and the move did not last.
     pub fn learn_movers(&mut self, moving: &[u32]) {
         add_new(&mut self.movers, moving, MAX_MOVERS);
@@ -228,7 +284,29 @@ impl LineMemory {
                 }
             }
         }
-        self.moves(&identities(before), &now, &mut evidence);
+        let before = identities(before);
+        let shown: HashSet<u32> = now.iter().map(|l| l.0).collect();
+        let had: HashSet<u32> = before.iter().map(|l| l.0).collect();
+        let comers: HashSet<u32> = self.comers.iter().copied().collect();
+        // A line seen before, and not known to come and go, that took the place of lines
+        // gone: the list exchanged its items (a feed whose oldest item fell off as an earlier
+        // one came back), and what left is no news.
+        let exchanged = now
+            .iter()
+            .any(|(id, _)| !had.contains(id) && seen.contains(id) && !comers.contains(id));
+        for (identity, line) in &before {
+            if !exchanged
+                && !shown.contains(identity)
+                && !comers.contains(identity)
+                && !evidence.losses.contains(identity)
+            {
+                evidence.losses.push(*identity);
+                if evidence.gone.len() < MAX_SHOWN {
+                    evidence.gone.push(line.to_string());
+                }
+            }
+        }
+        self.moves(&before, &now, &mut evidence);
         evidence
     }
 
@@ -299,8 +377,9 @@ impl LineMemory {
     }
 
     /// Learns from a new monitor's first value and its quick samples, taken seconds apart:
-    /// lines that moved between samples are movers, and the lines of the first value and of
-    /// every sample that the next sample no longer showed (they came and went) are seen. A
+    /// lines that moved between samples are movers, lines that a sample no longer showed and a
+    /// later one showed again are comers, and the lines of the first value and of every sample that the next sample no
+    /// longer showed (they came and went) are seen. A
     /// line that appeared in the samples and stayed to the last of them is not: it may be a
     /// real change that came while the monitor was being made, and stays news until it lasts
     /// through a check.
@@ -316,6 +395,19 @@ impl LineMemory {
             let mut evidence = Evidence::default();
             self.moves(before, now, &mut evidence);
             self.learn_movers(&evidence.moving);
+            // Lines that went and came back in a later sample come and go; a line that went
+            // for good may be a real change made while the monitor was being made.
+            let shown: HashSet<u32> = now.iter().map(|l| l.0).collect();
+            let back: HashSet<u32> = values[i + 2..]
+                .iter()
+                .flat_map(|v| v.iter().map(|l| l.0))
+                .collect();
+            let returned: Vec<u32> = before
+                .iter()
+                .map(|l| l.0)
+                .filter(|id| !shown.contains(id) && back.contains(id))
+                .collect();
+            add_new(&mut self.comers, &returned, MAX_MOVERS);
             if let Some(later) = values.get(i + 2) {
                 let stays: HashSet<u32> = later.iter().map(|l| l.0).collect();
                 // Lines that came and went are the page's churn.
@@ -425,6 +517,39 @@ mod tests {
         );
         m.warm_up(first, &[a, b]);
         assert_eq!(m.evidence(first, b).new, vec!["Coffee 4 EUR", "Ad: hats"]);
+    }
+
+    #[test]
+    fn a_line_gone_from_a_list_that_kept_it_is_news_and_a_comer_is_not() {
+        let jobs = "Jobs\nRust engineer, Berlin\nData analyst, Hamburg\nDesigner, Köln";
+        let promoted = "Jobs\nRust engineer, Berlin\nPromoted: Sales lead\nData analyst, Hamburg\nDesigner, Köln";
+        let mut m = LineMemory::default();
+        // The promoted listing came, went and came back during the samples.
+        m.warm_up(jobs, &[promoted, jobs, promoted]);
+        assert!(
+            m.evidence(promoted, jobs).is_empty(),
+            "{:?}",
+            m.evidence(promoted, jobs)
+        );
+        let taken_down = "Jobs\nRust engineer, Berlin\nPromoted: Sales lead\nDesigner, Köln";
+        let e = m.evidence(promoted, taken_down);
+        assert_eq!(e.gone, vec!["Data analyst, Hamburg"]);
+        assert!(e.lasts_in(&m.evidence(promoted, taken_down)));
+        assert!(e.describe().unwrap().contains("1 line no longer shown"));
+        // Back again: the line comes and goes, and its next absence is no news.
+        let back = m.evidence(promoted, promoted);
+        assert!(!e.lasts_in(&back));
+        m.learn_comers(&e.returned_in(&back));
+        assert!(m.evidence(promoted, taken_down).is_empty());
+    }
+
+    #[test]
+    fn a_line_accepted_again_after_it_went_is_a_comer() {
+        let (a, b) = ("News\nBanner: winter sale", "News\nBanner: free shipping");
+        let mut m = memory(&[a, b]);
+        assert_eq!(m.evidence(a, b).gone, vec!["Banner: winter sale"]);
+        m.accept_after(b, a);
+        assert!(m.evidence(a, b).is_empty(), "{:?}", m.evidence(a, b));
     }
 
     #[test]
