@@ -400,6 +400,15 @@ fn no_page_names_an_internal_tracker_number() {
 }
 
 #[test]
+fn the_readme_fits_on_a_few_screens() {
+    let lines = read(&root().join("README.md")).lines().count();
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines; the guide in docs/ holds the rest"
+    );
+}
+
+#[test]
 fn the_link_checker_finds_what_it_should() {
     // The checker itself, on made-up pages: a test that cannot fail is no test.
     let dir = std::env::temp_dir().join(format!("wachet-docs-check-{}", std::process::id()));
