@@ -105,3 +105,41 @@ pub use validate::{FieldError, InvalidMonitor};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// The user guide's chapters (`docs/src/`), each a doc test, so its Rust code is compiled and
+/// run by `cargo test` as the README's is. `tests/docs.rs` fails when a chapter is missing here.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../docs/src/introduction.md")]
+    struct Introduction;
+    #[doc = include_str!("../docs/src/install.md")]
+    struct Install;
+    #[doc = include_str!("../docs/src/web.md")]
+    struct Web;
+    #[doc = include_str!("../docs/src/api.md")]
+    struct Api;
+    #[doc = include_str!("../docs/src/cli.md")]
+    struct Cli;
+    #[doc = include_str!("../docs/src/values.md")]
+    struct Values;
+    #[doc = include_str!("../docs/src/alerts.md")]
+    struct Alerts;
+    #[doc = include_str!("../docs/src/notifications.md")]
+    struct Notifications;
+    #[doc = include_str!("../docs/src/service.md")]
+    struct Service;
+    #[doc = include_str!("../docs/src/postgres.md")]
+    struct Postgres;
+    #[doc = include_str!("../docs/src/security.md")]
+    struct Security;
+    #[doc = include_str!("../docs/src/library.md")]
+    struct Library;
+    #[doc = include_str!("../docs/src/fixtures.md")]
+    struct Fixtures;
+    #[doc = include_str!("../docs/src/benchmarks.md")]
+    struct Benchmarks;
+    #[doc = include_str!("../docs/src/design.md")]
+    struct Design;
+    #[doc = include_str!("../docs/src/contributing.md")]
+    struct Contributing;
+}
