@@ -380,13 +380,13 @@ pub struct FeedRequest {
     target_id: Option<String>,
 }
 
-/// A feed with its URL, shown this once.
+/// A feed with its URL (shown again on the folder's or monitor's page in the web interface).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewFeed {
     /// The feed.
     feed: Feed,
-    /// Its URL with the secret, for a feed reader; shown this once.
+    /// Its URL with the secret, for a feed reader.
     url: String,
 }
 
