@@ -260,6 +260,49 @@ async fn a_monitors_feed_is_created_shown_and_renewed_on_its_page() {
     assert_eq!(answers[0], answers[1]);
     assert_eq!(fetch_feed(&url).await.0, 200, "still the owner's address");
 
+    // Bad input: an unknown kind of target is a clear 400; a way back off this service is
+    // never followed; neither changes the feed.
+    let (_, html) = page_text(&api, &cookie, &page).await;
+    let csrf = csrf_of(&html);
+    let response = post_form(
+        &api,
+        &cookie,
+        "/feeds/renew",
+        &[("csrf", &csrf), ("target", "everything"), ("back", &page)],
+    )
+    .await;
+    assert_eq!(response.status(), 400);
+    assert!(
+        response
+            .text()
+            .await
+            .unwrap()
+            .contains("Choose what the feed follows.")
+    );
+    for back in [
+        "//evil.example/",
+        "https://evil.example/",
+        "/\\evil.example",
+    ] {
+        let target = format!("folder:{folder}");
+        let response = post_form(
+            &api,
+            &cookie,
+            "/feeds/renew",
+            &[("csrf", &csrf), ("target", &target), ("back", back)],
+        )
+        .await;
+        assert_eq!(response.status(), 303);
+        assert_eq!(
+            response.headers()["location"],
+            format!("/folders/{folder}#feed").as_str(),
+            "{back}"
+        );
+    }
+    sql.execute("DELETE FROM feeds WHERE scope = 'folder'")
+        .await;
+    assert_eq!(fetch_feed(&url).await.0, 200);
+
     // Renewed: a new address; the old one stops working.
     let (status, _) = renew(&api, &cookie, &page, &format!("monitor:{monitor}")).await;
     assert_eq!(status, 303);
