@@ -428,6 +428,7 @@ impl Engine {
                 total,
             },
             raw_html: None,
+            title: None,
             server_date: None,
             crawl: Some(CrawlReport {
                 pages,
@@ -463,6 +464,7 @@ impl Engine {
                         total,
                     },
                     raw_html: None,
+                    title: None,
                     server_date: None,
                     crawl: None,
                 };
@@ -487,21 +489,38 @@ impl Engine {
         let extract_start = Instant::now();
         // The check's timeout covers the fetch and the extraction together.
         let deadline = crate::extract::Deadline::at(started + self.inner.total_timeout);
+        let html = content_type
+            .as_deref()
+            .is_none_or(|kind| kind.to_ascii_lowercase().contains("html"));
         let extracted = analysis::off_runtime(page.body.len(), move || {
             let text = page.decoded();
-            let value = match status {
+            let (value, title) = match status {
                 // A wall served with an error status says more than the status.
-                Status::Failed(failure) => Err(analysis::screen(&page, &text).unwrap_or(failure)),
+                Status::Failed(failure) => {
+                    (Err(analysis::screen(&page, &text).unwrap_or(failure)), None)
+                }
                 // An ignored error page is checked like any other.
                 Status::Fine | Status::Ignored => {
-                    analysis::analyse(&page, &text, &plan.extractor, deadline, false)
-                        .and_then(|analysed| analysed.value)
+                    match analysis::analyse(&page, &text, &plan.extractor, deadline, false) {
+                        Ok(analysed) => {
+                            // The one pass read the title on its way; a tree parse leaves it
+                            // to the head's tokenizer, which stops at the title's end.
+                            let title = match analysed.title {
+                                Some(title) => title,
+                                None if html => crate::extract::title::title(&text),
+                                None => None,
+                            };
+                            (analysed.value, title.filter(|_| html))
+                        }
+                        Err(failure) => (Err(failure), None),
+                    }
                 }
             };
-            (value, keep_html.then(|| text.into_owned()))
+            (value, keep_html.then(|| text.into_owned()), title)
         })
         .await;
-        let (value, raw_html) = extracted.unwrap_or_else(|failure| (Err(failure), None));
+        let (value, raw_html, title) =
+            extracted.unwrap_or_else(|failure| (Err(failure), None, None));
         let (data, error_kind) = match value {
             Ok(raw) => (ClientData::value(at, raw), None),
             Err(failure) => (ClientData::failure(at, failure.message), Some(failure.kind)),
@@ -518,6 +537,7 @@ impl Engine {
                 total: started.elapsed(),
             },
             raw_html,
+            title,
             server_date,
             crawl: None,
         }

@@ -133,6 +133,10 @@ pub struct CheckOutcome {
     pub timings: Timings,
     /// The page's HTML as fetched, when the monitor has `collectRawHtml`.
     pub raw_html: Option<String>,
+    /// The page's title as `document.title` gives it, when a SinglePage check read an HTML
+    /// page that has one (what a monitor named after its page is named).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// For a Portal monitor: every page crawled.
     pub crawl: Option<CrawlReport>,
 }

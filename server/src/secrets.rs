@@ -1,7 +1,9 @@
 //! The service's secrets: bearer tokens, API keys, passwords and webhook secrets, and how each
 //! is kept. Tokens and API keys carry 256 random bits and are stored as SHA-256 hashes (a fast
 //! hash is enough for random secrets: there is nothing to guess); passwords, which people
-//! choose, are stored as argon2id hashes.
+//! choose, are stored as argon2id hashes. A secret the service must show again (a feed's key,
+//! part of the address a person copies) is kept both ways: its hash, which a request is looked
+//! up by, and a copy sealed with the service's key ([`Sealer`]), which only the service opens.
 
 use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
 use base64::Engine as _;
@@ -92,6 +94,76 @@ pub fn decoy_password_hash() -> &'static str {
     DECOY.get_or_init(|| hash_password(&new_password()).unwrap_or_default())
 }
 
+/// What [`Sealer`] binds a sealed secret to besides the key: a feed's owner and address, so a
+/// sealed copy moved to another row does not open.
+const SEAL_KEY_LABEL: &[u8] = b"wachet sealed secrets v1";
+
+/// Seals and opens secrets with AES-256-GCM under a key derived from the service's secret (the
+/// store's own random secret, which also signs continuation tokens): a read of the feeds table
+/// alone, a backup of it or a log of its rows shows no feed's key. Each sealing takes a fresh
+/// random nonce; the text is the nonce and the ciphertext with its tag, base64.
+pub struct Sealer {
+    key: aws_lc_rs::aead::LessSafeKey,
+}
+
+impl std::fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sealer").finish_non_exhaustive()
+    }
+}
+
+impl Sealer {
+    /// A sealer whose key is derived from `service_secret` (HMAC-SHA256 with a label of its
+    /// own, so the key is never the secret used elsewhere).
+    pub fn new(service_secret: &[u8]) -> Result<Self, String> {
+        use hmac::{Hmac, Mac};
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(service_secret)
+            .map_err(|err| format!("sealing key: {err}"))?;
+        mac.update(SEAL_KEY_LABEL);
+        let derived = mac.finalize().into_bytes();
+        let unbound = aws_lc_rs::aead::UnboundKey::new(&aws_lc_rs::aead::AES_256_GCM, &derived)
+            .map_err(|_| "sealing key: not an AES-256 key".to_string())?;
+        Ok(Sealer {
+            key: aws_lc_rs::aead::LessSafeKey::new(unbound),
+        })
+    }
+
+    /// `secret` sealed for `context` (what it belongs to), as text to store.
+    pub fn seal(&self, secret: &str, context: &str) -> Result<String, String> {
+        use aws_lc_rs::aead::{Aad, NONCE_LEN, Nonce};
+        let mut nonce = [0u8; NONCE_LEN];
+        rand::rng().fill_bytes(&mut nonce);
+        let mut sealed = secret.as_bytes().to_vec();
+        self.key
+            .seal_in_place_append_tag(
+                Nonce::assume_unique_for_key(nonce),
+                Aad::from(context.as_bytes()),
+                &mut sealed,
+            )
+            .map_err(|_| "cannot seal the secret".to_string())?;
+        let mut text = nonce.to_vec();
+        text.extend_from_slice(&sealed);
+        Ok(URL_SAFE_NO_PAD.encode(text))
+    }
+
+    /// The secret `sealed` holds, if it was sealed with this key for `context`.
+    pub fn open(&self, sealed: &str, context: &str) -> Option<String> {
+        use aws_lc_rs::aead::{Aad, NONCE_LEN, Nonce};
+        let bytes = URL_SAFE_NO_PAD.decode(sealed).ok()?;
+        if bytes.len() <= NONCE_LEN {
+            return None;
+        }
+        let (nonce, rest) = bytes.split_at(NONCE_LEN);
+        let nonce = Nonce::try_assume_unique_for_key(nonce).ok()?;
+        let mut rest = rest.to_vec();
+        let opened = self
+            .key
+            .open_in_place(nonce, Aad::from(context.as_bytes()), &mut rest)
+            .ok()?;
+        String::from_utf8(opened.to_vec()).ok()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +184,21 @@ mod tests {
         assert_eq!(a.len(), 43); // 32 bytes in unpadded base64
         assert!(matches_hash(&a, &sha256_hex(&a)));
         assert!(!matches_hash(&b, &sha256_hex(&a)));
+    }
+
+    #[test]
+    fn a_sealed_secret_opens_only_with_its_key_and_context() {
+        let sealer = Sealer::new(b"service secret").unwrap();
+        let secret = new_token();
+        let sealed = sealer.seal(&secret, "u1\n/feeds/all.atom").unwrap();
+        assert!(!sealed.contains(&secret));
+        // A fresh nonce each time.
+        assert_ne!(sealed, sealer.seal(&secret, "u1\n/feeds/all.atom").unwrap());
+        assert_eq!(sealer.open(&sealed, "u1\n/feeds/all.atom"), Some(secret));
+        assert_eq!(sealer.open(&sealed, "u2\n/feeds/all.atom"), None);
+        let other = Sealer::new(b"another service").unwrap();
+        assert_eq!(other.open(&sealed, "u1\n/feeds/all.atom"), None);
+        assert_eq!(sealer.open("not sealed", "u1\n/feeds/all.atom"), None);
+        assert_eq!(sealer.open("", "u1\n/feeds/all.atom"), None);
     }
 }

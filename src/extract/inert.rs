@@ -11,7 +11,8 @@
 //! What goes: the content and attributes of `<script>` (the element stays, typed `text/plain`),
 //! the content of `<noscript>` and `<plaintext>`, every `on…` event attribute, `http-equiv` (refresh, cookies,
 //! policies), `href` and `target` of `<base>`, `href` of `<link>`, `action` and `formaction`,
-//! `srcdoc`, links but to web, mail and phone addresses, and every URL that loads something
+//! `srcdoc`, links but to web, mail and phone addresses, a script address (`javascript:`,
+//! `vbscript:`) in any attribute but the words shown to people, and every URL that loads something
 //! but `data:` images (`src` of images only); in CSS, `url()` but of `data:` images,
 //! `@import` and the other functions that load, and a `<style>` whose text holds a `<`.
 //!
@@ -647,9 +648,30 @@ fn attribute_stays(element: &QualName, attr: &QualName, value: &str) -> bool {
         "cite" | "itemtype" | "itemid" => url_stays(value, Use::Link),
         "target" => !(html && name == "base"),
         "style" => inert_css(value).is_some(),
+        // Words shown to people may read like a script address and stay; any other attribute
+        // holding one goes, whatever it means today (`<param value>` to a plugin, an `x` a
+        // later mutation could make a link).
+        _ if SHOWN_TEXT.contains(&lower.as_str())
+            || lower.starts_with("aria-")
+            || lower.starts_with("data-") =>
+        {
+            !loads_by_url(value)
+        }
         // SVG's `fill="url(#g)"` names a part of the page; any other `url()` could load.
-        _ => !loads_by_url(value),
+        _ => !loads_by_url(value) && !script_url(value),
     }
+}
+
+/// Attributes whose values are words shown to people (or kept for them), never followed.
+const SHOWN_TEXT: &[&str] = &["title", "alt", "label", "placeholder", "summary"];
+
+/// Whether `value`, read as a URL the way browsers read one, runs script when followed.
+fn script_url(value: &str) -> bool {
+    !url_stays(value, Use::Link)
+        && matches!(
+            url_scheme(value).as_deref(),
+            Some("javascript" | "vbscript" | "livescript")
+        )
 }
 
 /// Whether an attribute's value holds a CSS `url()` of anything but a part of the page.
@@ -671,23 +693,35 @@ enum Use {
     Image,
 }
 
-/// Whether a URL may stay in an attribute used so, judged on its scheme as browsers read it:
-/// leading spaces and control characters, and tabs and newlines anywhere, ignored; any case.
-fn url_stays(value: &str, usage: Use) -> bool {
-    let cleaned: String = value
+/// The start of a URL as browsers read it: leading spaces and control characters, and tabs
+/// and newlines anywhere, ignored; lower case.
+fn url_start(value: &str) -> String {
+    value
         .trim_start_matches(|c: char| c <= ' ')
         .chars()
         .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
         .take(64)
         .collect::<String>()
-        .to_ascii_lowercase();
-    let scheme = cleaned
+        .to_ascii_lowercase()
+}
+
+/// The scheme of a URL as browsers read it ([`url_start`]), if it names one.
+fn url_scheme(value: &str) -> Option<String> {
+    let cleaned = url_start(value);
+    cleaned
         .find([':', '/', '?', '#'])
         .filter(|at| cleaned[*at..].starts_with(':'))
-        .map(|at| &cleaned[..at]);
+        .map(|at| cleaned[..at].to_string())
+}
+
+/// Whether a URL may stay in an attribute used so, judged on its scheme as browsers read it.
+fn url_stays(value: &str, usage: Use) -> bool {
     match usage {
-        Use::Image => cleaned.starts_with("data:image/"),
-        Use::Link => matches!(scheme, None | Some("http" | "https" | "mailto" | "tel")),
+        Use::Image => url_start(value).starts_with("data:image/"),
+        Use::Link => matches!(
+            url_scheme(value).as_deref(),
+            None | Some("http" | "https" | "mailto" | "tel")
+        ),
     }
 }
 
@@ -884,7 +918,9 @@ mod tests {
                     || (local == "src" && !v.starts_with("data:image/"))
                     || (local == "href"
                         && (name == "base" || name == "link" || !url_stays(&v, Use::Link)))
-                    || (local == "style" && v.contains("url("));
+                    || (local == "style" && v.contains("url("))
+                    || (!["title", "alt"].contains(&local.as_str())
+                        && matches!(url_scheme(&v).as_deref(), Some("javascript" | "vbscript")));
                 if bad {
                     found.push(format!("<{name} {local}={value}>"));
                 }
@@ -908,16 +944,19 @@ mod tests {
             "<svg><script>alert(1)</script><image href=//x.test/i.png /><use href=//x.test/u.svg#a /><use href=#local /></svg>",
             "<style>@im\\port '//x.test/a.css'; body{background:u\\72l(//x.test/b.png)}</style><div style=\"background:url(//x.test/c.png)\">d</div>",
             "<img src=//x.test/i.png srcset=//x.test/s.png><img src=\"data:image/png;base64,AAAA\"><video poster=//x.test/p.png></video>",
+            "<object><param name=DataURL value=\"java&#x09;script:alert(1)\"></object><input x=javascript: autofocus><svg><text x=\" VBScript:msgbox\">t</text></svg>",
         ] {
             let out = inert(vector);
             assert_eq!(acting(&out), Vec::<String>::new(), "{vector}\n-> {out}");
             assert_eq!(inert(&out), out, "not stable: {vector}");
         }
-        // What is harmless stays: data images, links to web pages, local SVG references, CSS.
+        // What is harmless stays: data images, links to web pages, local SVG references, CSS,
+        // words that only read like a script address.
         let out = inert(
-            "<style>p{color:red;background:url(data:image/png;base64,AA)}</style><img src=\"data:image/png;base64,AA\"><a href=\"https://example.com/\">w</a><svg><use href=\"#i\"/></svg><p data-price=\"3\" aria-label=\"l\" style=\"color:blue\">p</p>",
+            "<style>p{color:red;background:url(data:image/png;base64,AA)}</style><img src=\"data:image/png;base64,AA\"><a href=\"https://example.com/\">w</a><svg><use href=\"#i\"/></svg><p data-price=\"3\" aria-label=\"l\" style=\"color:blue\" title=\"javascript: a tutorial\">p</p>",
         );
         for kept in [
+            "title=\"javascript: a tutorial\"",
             "color:red;background:url(data:image/png;base64,AA)",
             "<img src=\"data:image/png;base64,AA\">",
             "href=\"https://example.com/\"",

@@ -871,3 +871,40 @@ mod page_source_and_evaluation {
         assert_eq!(err.kind, ErrorKind::TooLarge, "{err}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_check_gives_the_pages_title_as_a_browser_shows_it() {
+    let server = FixtureServer::builder()
+        .page(
+            "/titled",
+            "<html><head><title> Tea &amp;\n coffee </title></head><body><p>3.50</p></body></html>",
+        )
+        .page(
+            "/tree",
+            "<html><head><title>Picked</title></head><body><p id=a>3.50</p></body></html>",
+        )
+        .page("/untitled", "<html><body><p>3.50</p></body></html>")
+        .reply(
+            "/data.json",
+            Reply::new(200)
+                .header("content-type", "application/json")
+                .body("{\"a\": \"<title>not a page</title>\"}"),
+        )
+        .start()
+        .await
+        .unwrap();
+    let engine = engine();
+    let title = async |path: &str| {
+        let monitor = Monitor::new(server.url(path));
+        engine.check(&monitor).await.unwrap().title
+    };
+    assert_eq!(title("/titled").await.as_deref(), Some("Tea & coffee"));
+    // A tree parse (an XPath) reads the title too.
+    let mut by_xpath = Monitor::new(server.url("/tree"));
+    by_xpath.x_path = Some("//p[@id='a']".into());
+    let outcome = engine.check(&by_xpath).await.unwrap();
+    assert_eq!(outcome.value(), Some("3.50"));
+    assert_eq!(outcome.title.as_deref(), Some("Picked"));
+    assert_eq!(title("/untitled").await, None);
+    assert_eq!(title("/data.json").await, None);
+}

@@ -70,6 +70,8 @@ struct Inner {
     checker: Arc<dyn Checker>,
     settings: ApiSettings,
     cursors: paging::Cursors,
+    /// Seals the secrets shown again (feed keys) with a key derived from the same secret.
+    sealer: crate::secrets::Sealer,
     limits: limits::Limits,
     /// Turns to compile monitors on the blocking pool: half the cores, so validations never
     /// take every core from the requests of others.
@@ -104,6 +106,11 @@ impl AppState {
     /// The continuation tokens of lists, for the web interface's pages of the same lists.
     pub(crate) fn cursors(&self) -> &paging::Cursors {
         &self.inner.cursors
+    }
+
+    /// Seals and opens the secrets the service shows again (feed keys).
+    pub(crate) fn sealer(&self) -> &crate::secrets::Sealer {
+        &self.inner.sealer
     }
 
     /// The scheduler's announcements of stored checks.
@@ -157,6 +164,7 @@ pub async fn router(
         .await
         .map_err(|err| ApiSetupError(err.to_string()))?;
     let cursors = paging::Cursors::new(&secret).map_err(ApiSetupError)?;
+    let sealer = crate::secrets::Sealer::new(&secret).map_err(ApiSetupError)?;
     let (routes, document) = openapi::routes().split_for_parts();
     let body_timeout = body::BodyReadTimeout(settings.connections.body_read_timeout);
     let hosts = Arc::new(crate::hosts::AllowedHosts::new(
@@ -171,6 +179,7 @@ pub async fn router(
             limits: limits::Limits::new(settings.limits),
             settings,
             cursors,
+            sealer,
             validations: Arc::new(tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
             )),

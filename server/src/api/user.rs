@@ -380,13 +380,13 @@ pub struct FeedRequest {
     target_id: Option<String>,
 }
 
-/// A feed with its URL, shown this once.
+/// A feed with its URL (shown again on the folder's or monitor's page in the web interface).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewFeed {
     /// The feed.
     feed: Feed,
-    /// Its URL with the secret, for a feed reader; shown this once.
+    /// Its URL with the secret, for a feed reader.
     url: String,
 }
 
@@ -411,8 +411,9 @@ pub async fn list_feeds(
 #[utoipa::path(post, path = "/thirdparty/v1/user/feeds", tag = "user",
     description = "Extension: creates the Atom feed of a scope (`all`; `folder` or `monitor` with \
                    `targetId`), or renews its secret when it exists: the old URL is a 404 from \
-                   now on. The answer has the URL with the new secret, shown this once (only \
-                   its hash is kept). Another user's folder or monitor is a 404.",
+                   now on. The answer has the URL with the new secret (kept as its hash and \
+                   sealed with the service's key: the web interface shows it again on the \
+                   folder's or monitor's page). Another user's folder or monitor is a 404.",
     security(("bearer" = [])),
     request_body(content = FeedRequest, content_type = "application/json"),
     responses(
@@ -457,10 +458,10 @@ pub(crate) async fn renew_feed(
     user: &str,
     scope: &FeedScope,
 ) -> Result<(FeedRecord, String), ApiError> {
-    let secret = secrets::new_token();
+    let (secret, stored) = crate::web::new_feed_secret(state, user, scope)?;
     let feed = state
         .store()
-        .renew_feed(user, scope, &secrets::sha256_hex(&secret), now_millis())
+        .renew_feed(user, scope, &stored, now_millis())
         .await?;
     let url = crate::web::feed_url(headers, &state.settings().web, &feed.scope, &secret);
     Ok((feed, url))

@@ -98,6 +98,9 @@ mod tests {
 
     #[async_trait::async_trait]
     impl ScheduleStore for Sizes {
+        async fn name_after_page(&self, _: &str, _: &str) -> Result<bool, StoreError> {
+            Ok(false)
+        }
         async fn claim_due(
             &self,
             _: Millis,

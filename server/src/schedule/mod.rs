@@ -20,6 +20,7 @@
 pub mod events;
 pub mod group;
 pub mod hosts;
+pub mod naming;
 pub mod prepared;
 pub mod slots;
 
@@ -681,6 +682,7 @@ async fn check_and_store(
         Ok(prepared) => {
             let outcome = checker.check_prepared(prepared).await;
             page_clock = outcome.server_date;
+            naming::name_after_page(store, monitor, outcome.title.as_deref()).await;
             (outcome.data, Vec::new())
         }
         // The definition was valid when stored; what changed since (a proxy location removed

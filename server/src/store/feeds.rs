@@ -14,8 +14,9 @@ pub enum FeedScope {
     Monitor(String),
 }
 
-/// A feed as stored (its secret only as a hash).
-#[derive(Debug, Clone)]
+/// A feed as stored: its secret as a hash (what a request is looked up by) and, for a feed
+/// made since secrets are shown again, sealed with the service's key.
+#[derive(Clone)]
 pub struct FeedRecord {
     /// The feed's id.
     pub id: String,
@@ -27,6 +28,21 @@ pub struct FeedRecord {
     pub name: Option<String>,
     /// When its secret was made.
     pub created_at: Millis,
+    /// Its secret sealed with the service's key ([`crate::secrets::Sealer`]); `None` for a
+    /// feed whose secret was kept only as its hash, which cannot be shown again.
+    pub sealed_secret: Option<String>,
+}
+
+impl std::fmt::Debug for FeedRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FeedRecord")
+            .field("id", &self.id)
+            .field("user_id", &self.user_id)
+            .field("scope", &self.scope)
+            .field("name", &self.name)
+            .field("created_at", &self.created_at)
+            .finish_non_exhaustive()
+    }
 }
 
 /// One change of a monitor's value, for a feed: the entry that changed it and the value before.
@@ -46,6 +62,15 @@ pub struct FeedChange {
     pub current: String,
 }
 
+/// A feed's new secret as stored: its SHA-256 and its sealed copy, never the secret itself.
+#[derive(Clone)]
+pub struct FeedSecret {
+    /// The secret's SHA-256, hex.
+    pub hash: String,
+    /// The secret sealed with the service's key.
+    pub sealed: String,
+}
+
 /// The feeds of a user.
 ///
 /// Every method keeps to [the store's rules](super): only the user's own data, each write one
@@ -54,14 +79,14 @@ pub struct FeedChange {
 pub trait FeedStore: Send + Sync + 'static {
     /// The user's feeds, the one of all monitors first, then by name.
     async fn feeds(&self, user: &str) -> Result<Vec<FeedRecord>, StoreError>;
-    /// Gives the user's feed of `scope` the secret hashing to `secret_hash`, creating the feed
-    /// or replacing its old secret (which stops working). `NotFound` when the folder or monitor
-    /// is not the user's.
+    /// Gives the user's feed of `scope` the secret hashing to `secret.hash` (and sealed as
+    /// `secret.sealed`), creating the feed or replacing its old secret (which stops working).
+    /// `NotFound` when the folder or monitor is not the user's.
     async fn renew_feed(
         &self,
         user: &str,
         scope: &FeedScope,
-        secret_hash: &str,
+        secret: &FeedSecret,
         now: Millis,
     ) -> Result<FeedRecord, StoreError>;
     /// Deletes the user's feed `id`. `NotFound` when it is not the user's.
@@ -105,11 +130,12 @@ pub(in crate::store) struct FeedRow {
     pub task_id: Option<String>,
     pub name: Option<String>,
     pub created_at: i64,
+    pub secret_sealed: Option<String>,
 }
 
 /// The columns of [`FeedRow`], with the name of the folder or monitor, over `feeds f`.
 pub(in crate::store) const FEED_SELECT: &str = "SELECT f.id, f.user_id, f.scope, f.folder_id, f.task_id, \
-     COALESCE(t.name, t.url, fo.name) AS name, f.created_at FROM feeds f \
+     COALESCE(t.name, t.url, fo.name) AS name, f.created_at, f.secret_sealed FROM feeds f \
      LEFT JOIN tasks t ON t.id = f.task_id LEFT JOIN folders fo ON fo.id = f.folder_id";
 
 pub(in crate::store) fn record(row: FeedRow) -> Result<FeedRecord, StoreError> {
@@ -130,6 +156,7 @@ pub(in crate::store) fn record(row: FeedRow) -> Result<FeedRecord, StoreError> {
         scope,
         name: row.name,
         created_at: row.created_at,
+        sealed_secret: row.secret_sealed,
     })
 }
 

@@ -39,7 +39,7 @@ pub mod testing;
 pub mod users;
 pub mod workers;
 
-pub use feeds::{FeedChange, FeedRecord, FeedScope, FeedStore};
+pub use feeds::{FeedChange, FeedRecord, FeedScope, FeedSecret, FeedStore};
 pub use folders::{FolderKey, FolderListing, FolderStore};
 pub use history::{HistoryStore, Series};
 pub use notifications::{NewNotification, NotificationStore};

@@ -269,4 +269,9 @@ pub trait ScheduleStore: Send + Sync + 'static {
     /// ([`super::Quotas::stored_bytes`]), read from the counter the writes keep. `NotFound` when
     /// the monitor was deleted.
     async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError>;
+    /// Names monitor `task` `name` (a title its check read) when its name is still the one the
+    /// service gave it ([`super::TaskStore::name_automatically`]); a name a person chose is
+    /// never touched. Its definition's version is left alone: a name changes nothing a check
+    /// does. Whether it was renamed; a monitor deleted meanwhile is no error.
+    async fn name_after_page(&self, task: &str, name: &str) -> Result<bool, StoreError>;
 }

@@ -45,6 +45,11 @@ pub trait TaskStore: Send + Sync + 'static {
     /// takes quick samples again. `NotFound` when the id is not the user's; `Invalid { field:
     /// "noise" }` when the masks kept and given are too many.
     async fn update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError>;
+    /// Marks the user's monitor `id` as named by the service (after its URL): a check that
+    /// reads its page's title names it after the title
+    /// ([`super::ScheduleStore::name_after_page`]), until an update gives it another name,
+    /// which is a person's from then on. `NotFound` when it is not the user's.
+    async fn name_automatically(&self, user: &str, id: &str) -> Result<(), StoreError>;
     /// The monitor with its latest data. `NotFound` when it is not the user's.
     async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError>;
     /// Deletes the monitor with its pages, history and notifications. `NotFound` when it is not

@@ -1,13 +1,15 @@
 //! Atom feeds of changes: of all of a user's monitors (`/feeds/all.atom`), of a folder with its
 //! subfolders (`/feeds/folders/{id}.atom`) and of one monitor (`/feeds/monitors/{id}.atom`),
-//! each read with the secret of that feed (`?key=`, kept only as its SHA-256), so a feed reader
+//! each read with the secret of that feed (`?key=`, looked up by its SHA-256), so a feed reader
 //! follows without a session; the owner's signed-in browser needs no key. A wrong, renewed or
 //! removed secret, or a secret of another feed, is the same 404 as an unknown id. Entries are
 //! the changes the history holds: time, monitor name, the difference in short, a link to the
 //! difference page. The document is written with maud, which escapes `&`, `<`, `>` and `"`;
 //! characters XML 1.0 forbids even escaped (most control characters) are dropped first.
-//! Also here: the `<link rel="alternate">` that the monitor's and folder's pages carry when a
-//! feed of theirs exists.
+//! Also here: the feed's part of the monitor's and folder's pages ([`feed_parts`]): a "Create
+//! a feed" form, or the whole address with its secret (kept sealed with the service's key to be
+//! shown again, [`crate::secrets::Sealer`]) to copy and renew, announced in the page's head
+//! by a `<link rel="alternate">` that a feed reader can fetch.
 //!
 //! A feed is read without a session, so its cost is bounded here ([`FeedWork`]): requests per
 //! client network and per feed are rate limited (429 with `Retry-After`), a feed's entries are
@@ -17,12 +19,10 @@
 //! latest change, and a new change costs one difference.
 
 use super::WebSettings;
-use super::assets::Asset;
-use super::layout::page_with_head;
 use super::pages;
 use super::session::{self, Session};
 use crate::api::AppState;
-use crate::store::{FeedChange, FeedScope, FeedStore};
+use crate::store::{FeedChange, FeedScope, FeedSecret};
 use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -202,41 +202,193 @@ pub fn feed_url(
     )
 }
 
-/// A whole page like [`super::layout::page_with_scripts`], announcing the feed of `scope` in
-/// its head when the user has one (a lookup failure only leaves the announcement out).
-pub async fn page_with_feed(
-    feeds: &dyn FeedStore,
-    session: &Session,
-    scope: FeedScope,
-    title: &str,
-    scripts: &[&Asset],
-    main: Markup,
-) -> Markup {
-    let exists = feeds
-        .feeds(&session.user)
-        .await
-        .map(|feeds| feeds.iter().any(|feed| feed.scope == scope))
-        .unwrap_or(false);
-    let head = html! {
-        @if exists {
-            link rel="alternate" type="application/atom+xml" title={ "Changes of " (title) }
-                href=(feed_path(&scope));
-        }
-    };
-    page_with_head(title, Some(session), scripts, head, main)
+/// What the context of a feed's sealed secret is: its owner and address, so a sealed copy
+/// opens only for the feed it was made for.
+fn seal_context(user: &str, scope: &FeedScope) -> String {
+    format!("{user}\n{}", feed_path(scope))
 }
 
-/// [`page_with_feed`] for a folder's page (`None`: the root, whose feed is of all monitors).
-pub async fn page_for_folder(
-    feeds: &dyn FeedStore,
+/// A new secret for the user's feed of `scope`: the secret (for the address shown) and what
+/// the store keeps of it (its hash and its sealed copy).
+pub fn new_secret(
+    state: &AppState,
+    user: &str,
+    scope: &FeedScope,
+) -> Result<(String, FeedSecret), crate::api::problem::ApiError> {
+    let secret = crate::secrets::new_token();
+    let sealed = state
+        .sealer()
+        .seal(&secret, &seal_context(user, scope))
+        .map_err(crate::api::problem::ApiError::Internal)?;
+    let stored = FeedSecret {
+        hash: crate::secrets::sha256_hex(&secret),
+        sealed,
+    };
+    Ok((secret, stored))
+}
+
+/// What a page knows of the user's feed of its scope.
+enum FeedState {
+    /// The user has none.
+    None,
+    /// One, whose whole address (with its secret) can be shown.
+    Shown(String),
+    /// One whose secret was kept only as its hash (made before secrets were sealed): its
+    /// address cannot be shown again, only renewed.
+    Hidden,
+}
+
+/// The user's feed of `scope` as the page shows it (a lookup failure shows none).
+async fn feed_state(
+    state: &AppState,
+    headers: &HeaderMap,
     session: &Session,
-    folder: Option<&str>,
+    scope: &FeedScope,
+) -> FeedState {
+    let feeds = state.store().feeds(&session.user).await.unwrap_or_default();
+    let Some(feed) = feeds.into_iter().find(|feed| &feed.scope == scope) else {
+        return FeedState::None;
+    };
+    let secret = feed.sealed_secret.as_deref().and_then(|sealed| {
+        state
+            .sealer()
+            .open(sealed, &seal_context(&session.user, scope))
+    });
+    match secret {
+        Some(secret) => FeedState::Shown(feed_url(headers, &state.settings().web, scope, &secret)),
+        None => FeedState::Hidden,
+    }
+}
+
+/// A folder's or monitor's page with its feed: announced in the head (the whole address with
+/// its secret, which a feed reader fetches without a session) and offered in the page by the
+/// `#feed` section: "Create a feed", or the address with copy and renew.
+pub struct FeedParts {
+    /// The `<link rel="alternate">` for the head, or nothing.
+    pub head: Markup,
+    /// The section for the page.
+    pub section: Markup,
+}
+
+/// [`FeedParts`] of `scope` for a page titled `title`; the feed is renewed through a form that
+/// comes back to `back` (a path of this service).
+pub async fn feed_parts(
+    state: &AppState,
+    headers: &HeaderMap,
+    session: &Session,
+    scope: &FeedScope,
     title: &str,
-    scripts: &[&Asset],
-    main: Markup,
-) -> Markup {
-    let scope = folder.map_or(FeedScope::All, |id| FeedScope::Folder(id.to_string()));
-    page_with_feed(feeds, session, scope, title, scripts, main).await
+    back: &str,
+) -> FeedParts {
+    let found = feed_state(state, headers, session, scope).await;
+    let target = match scope {
+        FeedScope::All => "all".to_string(),
+        FeedScope::Folder(id) => format!("folder:{id}"),
+        FeedScope::Monitor(id) => format!("monitor:{id}"),
+    };
+    let what = match scope {
+        FeedScope::All => "all your monitors",
+        FeedScope::Folder(_) => "the monitors in this folder and its subfolders",
+        FeedScope::Monitor(_) => "this monitor",
+    };
+    let renew_form = |label: &str, primary: bool| {
+        html! {
+            form.feed-renew method="post" action="/feeds/renew" {
+                input type="hidden" name="csrf" value=(session.csrf);
+                input type="hidden" name="target" value=(target);
+                input type="hidden" name="back" value=(back);
+                @if primary {
+                    button.button.primary type="submit" { (label) }
+                } @else {
+                    button.button type="submit" { (label) }
+                }
+            }
+        }
+    };
+    let head = match &found {
+        FeedState::Shown(url) => html! {
+            link rel="alternate" type="application/atom+xml" title={ "Changes of " (title) }
+                href=(url);
+        },
+        FeedState::None | FeedState::Hidden => html! {},
+    };
+    let section = html! {
+        section #feed aria-labelledby="feed-title" {
+            h2 #feed-title { "Feed" }
+            div.card.feed-panel {
+                @match &found {
+                    FeedState::None => {
+                        p.hint { "Follow the changes of " (what) " in a feed reader, without signing in." }
+                        (renew_form("Create a feed", true))
+                    }
+                    FeedState::Shown(url) => {
+                        label.feed-label for="feed-url" { "Atom feed address" }
+                        div.feed-row {
+                            input #feed-url.secret-value type="text" readonly value=(url)
+                                aria-describedby="feed-hint";
+                            button.button.copy type="button" data-copy="feed-url" hidden { "Copy" }
+                            (renew_form("Renew address", false))
+                        }
+                        p.hint #feed-hint {
+                            "Paste it into your feed reader to follow " (what)
+                            ". Anyone with this address can read the feed; renewing it stops the old address."
+                        }
+                    }
+                    FeedState::Hidden => {
+                        p.hint {
+                            "This feed's address was made before addresses could be shown again, so it "
+                            "cannot be shown. Renew it to get an address to copy; the old one stops working."
+                        }
+                        (renew_form("Renew address", true))
+                    }
+                }
+            }
+        }
+    };
+    FeedParts { head, section }
+}
+
+/// The form renewing a feed from its folder's or monitor's page.
+#[derive(Debug, Default, Deserialize)]
+pub struct RenewForm {
+    csrf: Option<String>,
+    target: Option<String>,
+    back: Option<String>,
+}
+
+/// `POST /feeds/renew`: creates the user's feed of `target` (`all`, `folder:{id}`,
+/// `monitor:{id}`) or gives it a new secret (the old address stops working), then back to the
+/// page it was asked from, which shows the address. Another user's folder or monitor is the
+/// same 404 page as an unknown one.
+pub async fn renew(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    super::form::Form(form): super::form::Form<RenewForm>,
+) -> Response {
+    let session = match super::monitor::signed_in_form(&state, &headers, form.csrf.as_deref()).await
+    {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let target = form.target.as_deref().unwrap_or("");
+    let (kind, id) = target.split_once(':').unwrap_or((target, ""));
+    let Ok(scope) = crate::api::user::feed_scope(Some(kind), Some(id.to_string())) else {
+        return pages::bad_input(StatusCode::BAD_REQUEST, "Choose what the feed follows.");
+    };
+    if let Err(err) = crate::api::user::renew_feed(&state, &headers, &session.user, &scope).await {
+        return pages::from_api(err, Some(&session));
+    }
+    // Back to the page asked from, only ever a path of this service.
+    let back = form
+        .back
+        .filter(|back| back.starts_with('/') && !back.starts_with("//") && !back.contains('\\'))
+        .unwrap_or_else(|| match &scope {
+            FeedScope::All => "/".to_string(),
+            FeedScope::Folder(id) => format!("/folders/{id}"),
+            FeedScope::Monitor(id) => format!("/monitors/{id}"),
+        });
+    let back = back.split('#').next().unwrap_or("/").to_string();
+    axum::response::Redirect::to(&format!("{back}#feed")).into_response()
 }
 
 /// The query of a feed.

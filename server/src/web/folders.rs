@@ -17,7 +17,7 @@ use crate::api::AppState;
 use crate::api::auth::CurrentUser;
 use crate::api::body::{ApiJson, ApiQuery};
 use crate::api::problem::ApiError;
-use crate::store::TimePage;
+use crate::store::{FeedScope, TimePage};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -206,6 +206,7 @@ async fn show(
         .and_then(Done::parse)
         .map(|done| done.sentence(query.n.unwrap_or(0)));
     let view = View {
+        headers,
         folder,
         quick: QuickAdd::default(),
         filters,
@@ -216,6 +217,8 @@ async fn show(
 
 /// What one rendering of the list shows.
 struct View<'a> {
+    /// The request's headers: the feed's address is written with the host it came to.
+    headers: &'a HeaderMap,
     folder: Option<&'a str>,
     quick: QuickAdd,
     filters: Filters,
@@ -326,6 +329,7 @@ async fn listing(
     status: StatusCode,
 ) -> Response {
     let View {
+        headers,
         folder,
         quick,
         mut filters,
@@ -378,6 +382,8 @@ async fn listing(
         Some(id) => format!("/folders/new?parent={id}"),
         None => "/folders/new".to_string(),
     };
+    let scope = folder.map_or(FeedScope::All, |id| FeedScope::Folder(id.to_string()));
+    let feed = super::feeds::feed_parts(state, headers, session, &scope, &title, &here).await;
     let main = html! {
         nav.breadcrumbs aria-label="Breadcrumbs" {
             ol {
@@ -469,20 +475,16 @@ async fn listing(
                 p.hint { "Only the first " (if filters.active() { crate::api::tasks::MAX_SEARCH_RESULTS } else { PAGE_ITEMS }) " are shown; narrow the search to see others." }
             }
         }
+        (feed.section)
     };
-    (
-        status,
-        super::feeds::page_for_folder(
-            state.store(),
-            session,
-            folder,
-            &title,
-            &[&super::assets::LIVE_JS],
-            main,
-        )
-        .await,
-    )
-        .into_response()
+    let page = super::layout::page_with_head(
+        &title,
+        Some(session),
+        &[&super::assets::LIVE_JS],
+        feed.head,
+        main,
+    );
+    (status, page).into_response()
 }
 
 /// "3 monitors · 1 failed · 2 paused".
@@ -707,7 +709,8 @@ pub struct QuickAddForm {
     once: Option<String>,
 }
 
-/// `POST /monitors/quick-add`: a monitor of the URL named after its host, checked every hour
+/// `POST /monitors/quick-add`: a monitor of the URL named after its host and path until its
+/// first check reads its page's title ([`crate::schedule::naming`]), checked every hour
 /// (or the service's minimum, if longer), alerting on every change, stored through
 /// [`crate::api::tasks::put_task`]; then back to the folder (post, redirect, get).
 pub async fn quick_add(
@@ -726,12 +729,9 @@ pub async fn quick_add(
     };
     let folder = form.folder.filter(|f| !f.is_empty());
     let url = form.url.unwrap_or_default().trim().to_string();
-    let host = url
-        .parse::<axum::http::Uri>()
-        .ok()
-        .and_then(|uri| uri.host().map(str::to_string));
     let monitor = Monitor {
-        name: Some(host.unwrap_or_else(|| url.clone())),
+        // Named after its host and path until its first check reads its page's title.
+        name: Some(crate::schedule::naming::name_from_url(&url)),
         recurrence_in_seconds: Some(QUICK_ADD_RECURRENCE.max(state.settings().min_recurrence)),
         alerts: Some(vec![Alert {
             kind: AlertType::NotEq,
@@ -747,6 +747,14 @@ pub async fn quick_add(
         ApiJson(monitor),
     )
     .await;
+    // Marked in the store as the service's name, which the page's title replaces; a failure
+    // only leaves the name to the person.
+    if let Ok(ApiJson(created)) = &stored
+        && let Some(id) = created.id.as_deref()
+        && let Err(err) = state.store().name_automatically(&session.user, id).await
+    {
+        tracing::warn!(%err, "cannot mark the quick-added monitor's name as automatic");
+    }
     match stored {
         Ok(_) => {
             let location = folder.map_or_else(|| "/".to_string(), |id| format!("/folders/{id}"));
@@ -770,6 +778,7 @@ pub async fn quick_add(
                 error: Some(message),
             };
             let view = View {
+                headers: &headers,
                 folder: folder.as_deref(),
                 quick,
                 filters: Filters::default(),

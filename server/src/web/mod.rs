@@ -40,7 +40,7 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use tower_http::catch_panic::CatchPanicLayer;
 
-pub use feeds::{feed_path, feed_url};
+pub use feeds::{feed_path, feed_url, new_secret as new_feed_secret};
 pub use live::LiveStreams;
 pub use session::{DEFAULT_IDLE_SECONDS, DEFAULT_LIFETIME_SECONDS, SESSION_COOKIE};
 pub use tabs::{ON_DEMAND_TABS, renderer_tabs};
@@ -173,6 +173,7 @@ pub fn routes(state: AppState) -> Router {
         )
         .route("/settings/feeds", post(settings::create_feed))
         .route("/settings/feeds/{id}/delete", post(settings::delete_feed))
+        .route("/feeds/renew", post(feeds::renew))
         .route("/feeds/all.atom", get(feeds::all))
         .route("/feeds/folders/{file}", get(feeds::folder))
         .route("/feeds/monitors/{file}", get(feeds::monitor))

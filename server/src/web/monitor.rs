@@ -1,6 +1,6 @@
 //! A monitor's page (`/monitors/{id}`): its name, URL, state with the error of a failed check,
 //! last check and change, the current value, its settings in brief, the way to its history,
-//! and pausing and resuming, which store the monitor through the API's own `PUT /task` code
+//! its Atom feed ([`super::feeds::feed_parts`]), and pausing and resuming, which store the monitor through the API's own `PUT /task` code
 //! (recurrence 0 pauses; resuming restores an hour, or the service's minimum if longer).
 //! Another user's monitor is the same 404 page as an unknown id.
 
@@ -106,6 +106,8 @@ pub async fn show(
     let paused = monitor.recurrence_in_seconds.unwrap_or(0) == 0;
     let now = Utc::now();
     let base = format!("/monitors/{id}");
+    let scope = crate::store::FeedScope::Monitor(id.clone());
+    let feed = super::feeds::feed_parts(&state, &headers, &session, &scope, name, &base).await;
     let main = html! {
         nav.breadcrumbs aria-label="Breadcrumbs" {
             ol {
@@ -142,17 +144,10 @@ pub async fn show(
             h2 #settings-title { "Settings" }
             (settings(&monitor))
         }
+        (feed.section)
     };
-    super::feeds::page_with_feed(
-        state.store(),
-        &session,
-        crate::store::FeedScope::Monitor(id.clone()),
-        name,
-        &[&LIVE_JS],
-        main,
-    )
-    .await
-    .into_response()
+    super::layout::page_with_head(name, Some(&session), &[&LIVE_JS], feed.head, main)
+        .into_response()
 }
 
 /// The state, last check and change, error and current value of monitor `id`: the part of its

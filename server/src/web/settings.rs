@@ -45,6 +45,10 @@ const FEED_FOLDERS: usize = 200;
 /// Most monitors offered for a feed.
 const FEED_MONITORS: u32 = 500;
 
+/// What a new feed's address is called; unlike the other secrets it is shown again, on the
+/// folder's or monitor's page.
+const FEED_ADDRESS: &str = "feed address";
+
 /// A secret shown this once, or what a form did.
 #[derive(Debug, Default)]
 enum Flash {
@@ -144,7 +148,11 @@ fn flash_panel(flash: &Flash) -> Markup {
             Flash::Secret { what, value, note } => {
                 section.card.flash.secret aria-labelledby="secret-title" role="status" {
                     h2 #secret-title { "Your new " (what) }
-                    p { "Copy it now: it is shown this once and cannot be shown again." }
+                    @if *what == FEED_ADDRESS {
+                        p { "It is shown again on the page of what the feed follows." }
+                    } @else {
+                        p { "Copy it now: it is shown this once and cannot be shown again." }
+                    }
                     label.visually-hidden for="shown-secret" { (what) }
                     input #shown-secret.secret-value type="text" readonly value=(value);
                     p.hint { (note) }
@@ -746,7 +754,7 @@ pub async fn create_feed(
     };
     let renewed = crate::api::user::renew_feed(&state, &headers, &session.user, &scope).await;
     let flash = renewed.map(|(feed, url)| Flash::Secret {
-        what: "feed address",
+        what: FEED_ADDRESS,
         value: url,
         note: format!(
             "Paste it into your feed reader to follow the changes of {}. Anyone with the address can read the feed.",

@@ -69,6 +69,8 @@ mod web;
 mod web_account;
 // Defences against browsers led by other sites and users crowding others out.
 mod web_defences;
+// A new user's first day: names from page titles, feeds on their pages.
+mod web_first_day;
 mod web_folders;
 mod web_form;
 mod web_guard;

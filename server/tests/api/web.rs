@@ -623,7 +623,8 @@ async fn sign_in_quick_add_escaping_csrf_and_sign_out_in_a_real_browser() {
         .await;
     let stored = stored.ok().as_array().unwrap().clone();
     assert_eq!(stored.len(), 1);
-    assert_eq!(stored[0]["name"], "127.0.0.1");
+    // A page without a title: named after its host and path.
+    assert_eq!(stored[0]["name"], "127.0.0.1/gone");
     assert_eq!(stored[0]["recurrenceInSeconds"], 3600);
     assert_eq!(stored[0]["alerts"][0]["type"], "NotEq");
 

@@ -644,10 +644,10 @@ async fn feeds_list_the_changes_behind_a_secret_of_their_own() {
         "{diff_page}"
     );
 
-    // The monitor's page announces it now; another monitor's page does not.
+    // The monitor's page announces it now, with its key; another monitor's page does not.
     let (_, monitor_page) = page_text(&api, &cookie, &format!("/monitors/{id}")).await;
     assert!(monitor_page.contains(&format!(
-        "<link rel=\"alternate\" type=\"application/atom+xml\" title=\"Changes of &lt;script&gt;alert(1)&lt;/script&gt;\" href=\"/feeds/monitors/{id}.atom\">"
+        "<link rel=\"alternate\" type=\"application/atom+xml\" title=\"Changes of &lt;script&gt;alert(1)&lt;/script&gt;\" href=\"{url}\">"
     )), "{monitor_page}");
     let (_, quiet_page) = page_text(&api, &cookie, &format!("/monitors/{quiet}")).await;
     assert!(!quiet_page.contains("application/atom+xml"));
@@ -685,7 +685,7 @@ async fn feeds_list_the_changes_behind_a_secret_of_their_own() {
     let (_, _, xml) = get_feed(all.ok()["url"].as_str().unwrap()).await;
     assert_eq!(entries(&xml).len(), 1, "{xml}");
     let (_, folder_page) = page_text(&api, &cookie, &format!("/folders/{folder}")).await;
-    assert!(folder_page.contains(&format!("href=\"/feeds/folders/{folder}.atom\"")));
+    assert!(folder_page.contains(&format!("href=\"{folder_url}\"")));
 
     // Another user: cannot make a feed of this monitor, and their own key opens nothing here.
     let foreign = api

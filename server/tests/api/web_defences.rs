@@ -251,6 +251,71 @@ fn vectors(canary: &str) -> Vec<String> {
         .collect()
 }
 
+/// The payloads of DOMPurify's test corpus (`tests/assets/dompurify`, vendored with its
+/// licence), all 223 of them.
+fn dompurify_vectors() -> Vec<String> {
+    let corpus: Vec<serde_json::Value> =
+        serde_json::from_str(include_str!("../assets/dompurify/expect.json")).unwrap();
+    corpus
+        .iter()
+        .map(|entry| entry["payload"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// What of the page as Chromium parsed it could still act: event handler attributes, a
+/// `javascript:`/`vbscript:` URL in any attribute but the words shown to people (`title`,
+/// `alt`, ...), `data:` URLs but an image's, `srcdoc`, a `<meta http-equiv>`, a `<base href>`,
+/// a form's `action`, a script not typed `text/plain`, SVG animation, in the document, its
+/// templates and its open shadow roots. Each is named with its element.
+const RESIDUE: &str = r#"(() => {
+  // Through the prototypes: a page's own markup may clobber an element's properties
+  // (`<input name=attributes>` in a form) or the document's.
+  const E = Element.prototype;
+  const get = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
+  const localName = get(E, "localName");
+  const shadowRoot = get(E, "shadowRoot");
+  const content = get(HTMLTemplateElement.prototype, "content");
+  const all = (root) => (root.nodeType === 9 ? Document.prototype : DocumentFragment.prototype)
+    .querySelectorAll.call(root, "*");
+  const found = [];
+  // A URL as browsers read it: leading spaces and controls, and tabs and newlines, ignored.
+  const url = (v) => v.replace(/^[\u0000-\u0020]+/, "").replace(/[\t\n\r]/g, "").toLowerCase();
+  // Words shown to people, which may read like a script address and are never followed.
+  const text = (n) => ["title", "alt", "label", "placeholder", "summary"].includes(n)
+    || n.startsWith("aria-") || n.startsWith("data-");
+  const namespace = get(Element.prototype, "namespaceURI");
+  const visit = (root) => {
+    for (const el of all(root)) {
+      const tag = localName.call(el);
+      const attr = (n) => E.getAttribute.call(el, n);
+      for (const name of E.getAttributeNames.call(el)) {
+        const value = attr(name);
+        const n = name.toLowerCase();
+        const v = url(value);
+        if (n.startsWith("on")) found.push(`${tag} ${n}`);
+        if (!text(n) && /^(javascript|vbscript|livescript):/.test(v)) found.push(`${tag} ${n}=${value}`);
+        if (v.startsWith("data:") && n !== "style"
+            && !(tag === "img" && n === "src" && v.startsWith("data:image/"))
+            && !(tag === "image" && /href$/.test(n) && v.startsWith("data:image/")))
+          found.push(`${tag} ${n}=${value.slice(0, 60)}`);
+        if (["srcdoc", "action", "formaction"].includes(n)) found.push(`${tag} ${n}`);
+      }
+      if (tag === "meta" && E.hasAttribute.call(el, "http-equiv")) found.push("meta http-equiv");
+      if (tag === "base" && E.hasAttribute.call(el, "href")) found.push("base href");
+      if (tag === "script" && (attr("type") || "").toLowerCase() !== "text/plain")
+        found.push(`script type=${attr("type")}`);
+      if (namespace.call(el) === "http://www.w3.org/2000/svg"
+          && ["animate", "set", "animatemotion", "animatetransform", "discard"].includes(tag.toLowerCase()))
+        found.push(`svg ${tag}`);
+      const shadow = shadowRoot.call(el);
+      if (shadow) visit(shadow);
+      if (el instanceof HTMLTemplateElement) visit(content.call(el));
+    }
+  };
+  visit(document);
+  return found;
+})()"#;
+
 /// The picker's inert copy of `url`, as its frame serves it, or `None` when the picker refused
 /// to show the page because it could not be made safe (which is inert too).
 async fn picked_copy(api: &Api, cookie: &str, url: &str) -> Option<String> {
@@ -283,7 +348,10 @@ async fn picked_copy(api: &Api, cookie: &str, url: &str) -> Option<String> {
 // SQLite only: the store plays no part in what a browser makes of the copy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pickers_copy_runs_loads_and_navigates_nothing_in_chromium_without_sandbox_or_policy() {
-    use chromiumoxide::cdp::browser_protocol::page::EventJavascriptDialogOpening;
+    use chromiumoxide::cdp::browser_protocol::network::EventRequestWillBeSent;
+    use chromiumoxide::cdp::browser_protocol::page::{
+        EventJavascriptDialogOpening, HandleJavaScriptDialogParams,
+    };
     use futures::StreamExt;
     use std::time::Duration;
     use wachet::testing::{FixtureServer, Reply};
@@ -292,8 +360,12 @@ async fn the_pickers_copy_runs_loads_and_navigates_nothing_in_chromium_without_s
     };
     // Whatever a copy loads or navigates to lands here.
     let canary = FixtureServer::builder().start().await.unwrap();
-    let vectors = vectors(&canary.url(""));
+    // Ours, then DOMPurify's whole corpus.
+    let mut vectors = vectors(&canary.url(""));
     assert!(vectors.len() >= 60, "{}", vectors.len());
+    let ours = vectors.len();
+    vectors.extend(dompurify_vectors());
+    assert_eq!(vectors.len() - ours, 223);
     let mut site = FixtureServer::builder();
     for (i, vector) in vectors.iter().enumerate() {
         site = site.page(format!("/v{i}"), vector.clone());
@@ -329,6 +401,18 @@ async fn the_pickers_copy_runs_loads_and_navigates_nothing_in_chromium_without_s
         .event_listener::<EventJavascriptDialogOpening>()
         .await
         .unwrap();
+    // Every request the page makes, to any host (a vector may name one the canary is not).
+    let requested = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let mut requests = page
+        .event_listener::<EventRequestWillBeSent>()
+        .await
+        .unwrap();
+    let log = requested.clone();
+    let listening = tokio::spawn(async move {
+        while let Some(event) = requests.next().await {
+            log.lock().unwrap().push(event.request.url.clone());
+        }
+    });
     // The harness sees what a page does: the same kind of markup, not made inert, runs and loads.
     let control = FixtureServer::builder().start().await.unwrap();
     copies.set(
@@ -345,21 +429,45 @@ async fn the_pickers_copy_runs_loads_and_navigates_nothing_in_chromium_without_s
         "ran"
     );
     assert_eq!(control.hits("/loaded.png"), 1);
+    assert!(
+        requested
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|url| url.ends_with("/loaded.png")),
+        "the request listener sees loads"
+    );
+    let residue: Vec<String> = super::web::eval(&page, RESIDUE).await;
+    assert_eq!(residue, ["img onerror"], "the residue check sees handlers");
+    let mut failures = Vec::new();
+    let (mut canary_seen, mut own_seen) = (0, 0);
     for (i, vector) in shown {
         let address = copies.url(&format!("/copy{i}"));
+        requested.lock().unwrap().clear();
         page.goto(address.as_str()).await.unwrap();
         // Long enough for load events, animations' begin, focus and a refresh of 0 s.
         tokio::time::sleep(Duration::from_millis(400)).await;
+        // A dialog open would hold every evaluation: each is noted and dismissed first.
+        let mut ran = 0;
+        while let Ok(Some(_)) =
+            tokio::time::timeout(Duration::from_millis(10), dialogs.next()).await
+        {
+            ran += 1;
+            let _ = page.execute(HandleJavaScriptDialogParams::new(false)).await;
+        }
+        if ran > 0 {
+            failures.push(format!("a script ran: {vector}"));
+        }
         let at: String = super::web::eval(&page, "location.href").await;
-        assert_eq!(at, address, "navigated: {vector}");
-        assert!(
-            tokio::time::timeout(Duration::from_millis(10), dialogs.next())
-                .await
-                .is_err(),
-            "a script ran: {vector}"
-        );
+        if at != address {
+            failures.push(format!("navigated to {at}: {vector}"));
+        }
+        // Only what this copy made the servers see is its own.
         let loaded: Vec<String> = canary.requests().into_iter().map(|r| r.path).collect();
-        assert!(loaded.is_empty(), "loaded {loaded:?}: {vector}");
+        if loaded.len() > canary_seen {
+            failures.push(format!("loaded {:?}: {vector}", &loaded[canary_seen..]));
+            canary_seen = loaded.len();
+        }
         let own: Vec<String> = copies
             .requests()
             .into_iter()
@@ -369,10 +477,39 @@ async fn the_pickers_copy_runs_loads_and_navigates_nothing_in_chromium_without_s
                     && !matches!(path.as_str(), "/favicon.ico" | "/control" | "/x")
             })
             .collect();
-        assert!(own.is_empty(), "loaded {own:?}: {vector}");
+        if own.len() > own_seen {
+            failures.push(format!("loaded {:?}: {vector}", &own[own_seen..]));
+            own_seen = own.len();
+        }
         let copy_hits = copies.hits(&format!("/copy{i}"));
-        assert_eq!(copy_hits, 1, "reloaded: {vector}");
+        if copy_hits != 1 {
+            failures.push(format!("reloaded {copy_hits} times: {vector}"));
+        }
+        // Nothing but the copy itself (and data: images) was asked for, from any host.
+        let elsewhere: Vec<String> = requested
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|url| **url != address && !url.starts_with("data:image/"))
+            .filter(|url| !url.ends_with("/favicon.ico"))
+            .cloned()
+            .collect();
+        if !elsewhere.is_empty() {
+            failures.push(format!("requested {elsewhere:?}: {vector}"));
+        }
+        // And nothing left in the parsed page could act on a click, a focus or a timer.
+        let residue: Vec<String> = super::web::eval(&page, RESIDUE).await;
+        if !residue.is_empty() {
+            failures.push(format!("left {residue:?}: {vector}"));
+        }
     }
+    assert!(
+        failures.is_empty(),
+        "{} of the copies are not inert:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    listening.abort();
     driver.close().await;
 }
 

@@ -239,6 +239,20 @@ const CASES: &[Case] = &[
         "/settings/feeds",
         &[("target", "folder:{folder}")],
     )),
+    // A feed made or renewed from its folder's or monitor's page.
+    post(
+        "/feeds/renew",
+        "/feeds/renew",
+        &[
+            ("target", "monitor:{monitor}"),
+            ("back", "/monitors/{monitor}"),
+        ],
+    ),
+    post(
+        "/feeds/renew",
+        "/feeds/renew",
+        &[("target", "folder:{folder}"), ("back", "/folders/{folder}")],
+    ),
     // A second submit finds the feed gone and shows the list, as asked: so does an unknown id.
     same(post(
         "/settings/feeds/{id}/delete",

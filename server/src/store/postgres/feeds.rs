@@ -6,7 +6,8 @@ use super::PgStore;
 use super::history::decode_layers;
 use crate::store::feeds::{FEED_SELECT, FeedRow, columns, cut, record};
 use crate::store::{
-    FeedChange, FeedRecord, FeedScope, FeedStore, Millis, StoreError, TimeKey, is_id, new_id,
+    FeedChange, FeedRecord, FeedScope, FeedSecret, FeedStore, Millis, StoreError, TimeKey, is_id,
+    new_id,
 };
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
@@ -45,7 +46,7 @@ impl FeedStore for PgStore {
         &self,
         user: &str,
         scope: &FeedScope,
-        secret_hash: &str,
+        secret: &FeedSecret,
         now: Millis,
     ) -> Result<FeedRecord, StoreError> {
         let (kind, folder, task) = columns(scope);
@@ -70,26 +71,31 @@ impl FeedStore for PgStore {
         .await?;
         let id = match existing {
             Some((id,)) => {
-                sqlx::query("UPDATE feeds SET secret_hash = $1, created_at = $2 WHERE id = $3")
-                    .bind(secret_hash)
-                    .bind(now)
-                    .bind(&id)
-                    .execute(&mut *tx)
-                    .await?;
+                sqlx::query(
+                    "UPDATE feeds SET secret_hash = $1, secret_sealed = $2, created_at = $3 \
+                     WHERE id = $4",
+                )
+                .bind(&secret.hash)
+                .bind(&secret.sealed)
+                .bind(now)
+                .bind(&id)
+                .execute(&mut *tx)
+                .await?;
                 id
             }
             None => {
                 let id = new_id();
                 sqlx::query(
                     "INSERT INTO feeds (id, user_id, scope, folder_id, task_id, secret_hash, \
-                     created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                     secret_sealed, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
                 )
                 .bind(&id)
                 .bind(user)
                 .bind(kind)
                 .bind(folder)
                 .bind(task)
-                .bind(secret_hash)
+                .bind(&secret.hash)
+                .bind(&secret.sealed)
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;

@@ -282,6 +282,10 @@ impl PgStore {
 
 #[async_trait]
 impl ScheduleStore for PgStore {
+    async fn name_after_page(&self, task: &str, name: &str) -> Result<bool, StoreError> {
+        self.rename_automatic(task, name).await
+    }
+
     /// On PostgreSQL `now` decides which monitors are due (their due times are on the callers'
     /// clocks) and the lease is `lease_until - now` long on the database's clock, as is the test
     /// whether another claim's lease ran out.

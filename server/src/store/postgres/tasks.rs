@@ -232,7 +232,8 @@ impl PgStore {
         let updated = sqlx::query(
             "UPDATE tasks SET folder_id = COALESCE($1, folder_id), name = $2, sort_key = $3, url = $4, \
              note = $5, search_text = $6, definition = $7, paused = $8, updated_at = $9, \
-             dynamic = $10 WHERE id = $11 AND user_id = $12",
+             dynamic = $10, name_auto = name_auto AND name IS NOT DISTINCT FROM $2 \
+             WHERE id = $11 AND user_id = $12",
         )
         .bind(&monitor.folder_id)
         .bind(&c.name)
@@ -352,6 +353,19 @@ impl TaskStore for PgStore {
         super::retrying(|| self.try_update_task(user, monitor)).await
     }
 
+    async fn name_automatically(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        let marked =
+            sqlx::query("UPDATE tasks SET name_auto = TRUE WHERE id = $1 AND user_id = $2")
+                .bind(id)
+                .bind(user)
+                .execute(&self.pool)
+                .await?;
+        if marked.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
     async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError> {
         if let Some(shared) = self.cache.tasks.get(id) {
             return if shared.owner() == user {
@@ -415,5 +429,46 @@ impl TaskStore for PgStore {
             return Err(StoreError::NotFound);
         }
         history::pages_of(self, id).await
+    }
+}
+
+impl PgStore {
+    /// [`crate::store::ScheduleStore::name_after_page`]: the row locked while its definition is
+    /// read and written, so a person's edit is either before (and the name theirs) or after.
+    pub(super) async fn rename_automatic(
+        &self,
+        task: &str,
+        name: &str,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        let stored: Option<(String,)> = sqlx::query_as(
+            "SELECT definition FROM tasks WHERE id = $1 AND name_auto \
+             AND name IS DISTINCT FROM $2 FOR UPDATE",
+        )
+        .bind(task)
+        .bind(name)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some((definition,)) = stored else {
+            return Ok(false);
+        };
+        let mut monitor: Monitor = serde_json::from_str(&definition)
+            .map_err(|err| StoreError::Backend(format!("stored monitor {task}: {err}")))?;
+        monitor.name = Some(name.to_string());
+        let c = columns(&monitor)?;
+        sqlx::query(
+            "UPDATE tasks SET name = $1, sort_key = $2, search_text = $3, definition = $4 \
+             WHERE id = $5",
+        )
+        .bind(&c.name)
+        .bind(&c.sort_key)
+        .bind(&c.search_text)
+        .bind(&c.definition)
+        .bind(task)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.cache.tasks.invalidate(task);
+        Ok(true)
     }
 }

@@ -5,7 +5,8 @@ use super::SqliteStore;
 use super::history::decode_layers;
 use crate::store::feeds::{FEED_SELECT, FeedRow, columns, cut, record};
 use crate::store::{
-    FeedChange, FeedRecord, FeedScope, FeedStore, Millis, StoreError, TimeKey, is_id, new_id,
+    FeedChange, FeedRecord, FeedScope, FeedSecret, FeedStore, Millis, StoreError, TimeKey, is_id,
+    new_id,
 };
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
@@ -64,7 +65,7 @@ impl FeedStore for SqliteStore {
         &self,
         user: &str,
         scope: &FeedScope,
-        secret_hash: &str,
+        secret: &FeedSecret,
         now: Millis,
     ) -> Result<FeedRecord, StoreError> {
         let (kind, folder, task) = columns(scope);
@@ -88,26 +89,31 @@ impl FeedStore for SqliteStore {
         .await?;
         let id = match existing {
             Some((id,)) => {
-                sqlx::query("UPDATE feeds SET secret_hash = ?, created_at = ? WHERE id = ?")
-                    .bind(secret_hash)
-                    .bind(now)
-                    .bind(&id)
-                    .execute(&mut *tx)
-                    .await?;
+                sqlx::query(
+                    "UPDATE feeds SET secret_hash = ?, secret_sealed = ?, created_at = ? \
+                     WHERE id = ?",
+                )
+                .bind(&secret.hash)
+                .bind(&secret.sealed)
+                .bind(now)
+                .bind(&id)
+                .execute(&mut *tx)
+                .await?;
                 id
             }
             None => {
                 let id = new_id();
                 sqlx::query(
                     "INSERT INTO feeds (id, user_id, scope, folder_id, task_id, secret_hash, \
-                     created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     secret_sealed, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 )
                 .bind(&id)
                 .bind(user)
                 .bind(kind)
                 .bind(folder)
                 .bind(task)
-                .bind(secret_hash)
+                .bind(&secret.hash)
+                .bind(&secret.sealed)
                 .bind(now)
                 .execute(&mut *tx)
                 .await?;

@@ -322,6 +322,10 @@ impl StateRow {
 
 #[async_trait]
 impl ScheduleStore for SqliteStore {
+    async fn name_after_page(&self, task: &str, name: &str) -> Result<bool, StoreError> {
+        self.rename_automatic(task, name).await
+    }
+
     async fn claim_due(
         &self,
         now: Millis,

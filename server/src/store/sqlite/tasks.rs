@@ -354,11 +354,14 @@ impl TaskStore for SqliteStore {
             .await?;
         }
         let updated = sqlx::query(
-            "UPDATE tasks SET folder_id = COALESCE(?, folder_id), name = ?, sort_key = ?, url = ?, \
+            "UPDATE tasks SET name_auto = name_auto AND name IS ?, \
+             folder_id = COALESCE(?, folder_id), name = ?, sort_key = ?, url = ?, \
              note = ?, search_text = ?, definition = ?, paused = ?, updated_at = ?, \
              next_check_at = ?, dynamic = ?, location = ?, host_bucket = ?, host = ? \
              WHERE id = ? AND user_id = ?",
         )
+        // A name the person changed is theirs from now on; the same name kept is not a choice.
+        .bind(&c.name)
         .bind(&monitor.folder_id)
         .bind(&c.name)
         .bind(&c.sort_key)
@@ -385,6 +388,20 @@ impl TaskStore for SqliteStore {
         self.cache.tasks.invalidate(id);
         self.listings_changed();
         Ok(saved)
+    }
+
+    async fn name_automatically(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        let mut tx = self.write().await?;
+        let marked = sqlx::query("UPDATE tasks SET name_auto = 1 WHERE id = ? AND user_id = ?")
+            .bind(id)
+            .bind(user)
+            .execute(&mut *tx)
+            .await?;
+        if marked.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        tx.commit().await?;
+        Ok(())
     }
 
     async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError> {
@@ -466,5 +483,45 @@ impl TaskStore for SqliteStore {
                 })
             })
             .collect()
+    }
+}
+
+impl SqliteStore {
+    /// [`crate::store::ScheduleStore::name_after_page`]: the definition read and written in the
+    /// writer's transaction, so a person's edit is either before (and the name theirs) or after.
+    pub(super) async fn rename_automatic(
+        &self,
+        task: &str,
+        name: &str,
+    ) -> Result<bool, StoreError> {
+        let mut tx = self.write().await?;
+        let stored: Option<(String,)> = sqlx::query_as(
+            "SELECT definition FROM tasks WHERE id = ? AND name_auto = 1 AND name IS NOT ?",
+        )
+        .bind(task)
+        .bind(name)
+        .fetch_optional(&mut *tx)
+        .await?;
+        let Some((definition,)) = stored else {
+            return Ok(false);
+        };
+        let mut monitor: Monitor = serde_json::from_str(&definition)
+            .map_err(|err| StoreError::Backend(format!("stored monitor {task}: {err}")))?;
+        monitor.name = Some(name.to_string());
+        let c = columns(&monitor)?;
+        sqlx::query(
+            "UPDATE tasks SET name = ?, sort_key = ?, search_text = ?, definition = ? WHERE id = ?",
+        )
+        .bind(&c.name)
+        .bind(&c.sort_key)
+        .bind(&c.search_text)
+        .bind(&c.definition)
+        .bind(task)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        self.cache.tasks.invalidate(task);
+        self.listings_changed();
+        Ok(true)
     }
 }

@@ -100,3 +100,23 @@
     histories().forEach(grow);
   });
 })();
+
+/* A feed's address copied with one click: the Copy button shows only where this runs; without
+   it the address is selected text to copy by hand. */
+(() => {
+  for (const button of document.querySelectorAll("button[data-copy]")) {
+    const field = document.getElementById(button.dataset.copy);
+    if (!field) continue;
+    button.hidden = false;
+    button.addEventListener("click", async () => {
+      field.select();
+      try {
+        await navigator.clipboard.writeText(field.value);
+      } catch {
+        document.execCommand("copy");
+      }
+      button.textContent = "Copied";
+      setTimeout(() => { button.textContent = "Copy"; }, 2000);
+    });
+  }
+})();

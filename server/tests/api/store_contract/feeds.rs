@@ -5,22 +5,37 @@ use std::sync::Arc;
 use wachet::model::Folder;
 use wachet_server::store::*;
 
+/// A feed secret as the store keeps it: a hash of `digit`s and a sealed copy named after it.
+fn secret(digit: &str) -> FeedSecret {
+    FeedSecret {
+        hash: digit.repeat(64),
+        sealed: format!("sealed-{digit}"),
+    }
+}
+
 contract!(a_feed_is_renewed_not_doubled, |store: Arc<
     dyn TestStore,
 >| async move {
     let ada = add_user(&*store, "ada@example.com").await;
     let now = now_millis();
     let first = store
-        .renew_feed(&ada, &FeedScope::All, &"1".repeat(64), now)
+        .renew_feed(&ada, &FeedScope::All, &secret("1"), now)
         .await
         .unwrap();
     assert_eq!(first.scope, FeedScope::All);
     let again = store
-        .renew_feed(&ada, &FeedScope::All, &"2".repeat(64), now + 1)
+        .renew_feed(&ada, &FeedScope::All, &secret("2"), now + 1)
         .await
         .unwrap();
     assert_eq!(again.id, first.id);
     assert_eq!(again.created_at, now + 1);
+    // The sealed copy is the renewed one, in every read.
+    assert_eq!(first.sealed_secret.as_deref(), Some("sealed-1"));
+    assert_eq!(again.sealed_secret.as_deref(), Some("sealed-2"));
+    assert_eq!(
+        store.feeds(&ada).await.unwrap()[0].sealed_secret.as_deref(),
+        Some("sealed-2")
+    );
     assert!(
         store
             .feed_by_secret(&"1".repeat(64))
@@ -65,26 +80,24 @@ contract!(feeds_follow_their_folder_and_monitor, |store: Arc<
     let of_folder = FeedScope::Folder(folder.clone());
     // Another user's folder or monitor has no feed for them.
     assert!(matches!(
-        store.renew_feed(&bob, &of_task, &"9".repeat(64), now).await,
+        store.renew_feed(&bob, &of_task, &secret("9"), now).await,
         Err(StoreError::NotFound)
     ));
     assert!(matches!(
-        store
-            .renew_feed(&bob, &of_folder, &"9".repeat(64), now)
-            .await,
+        store.renew_feed(&bob, &of_folder, &secret("9"), now).await,
         Err(StoreError::NotFound)
     ));
     store
-        .renew_feed(&ada, &of_folder, &"3".repeat(64), now)
+        .renew_feed(&ada, &of_folder, &secret("3"), now)
         .await
         .unwrap();
     let monitor_feed = store
-        .renew_feed(&ada, &of_task, &"4".repeat(64), now)
+        .renew_feed(&ada, &of_task, &secret("4"), now)
         .await
         .unwrap();
     assert_eq!(monitor_feed.name.as_deref(), Some("Alpha"));
     store
-        .renew_feed(&ada, &FeedScope::All, &"5".repeat(64), now)
+        .renew_feed(&ada, &FeedScope::All, &secret("5"), now)
         .await
         .unwrap();
     let scopes: Vec<_> = store
