@@ -422,7 +422,7 @@ impl ScheduleStore for PgStore {
         for (record, outcome) in records.iter().zip(outcomes) {
             if let Ok(Recorded::Stored) = outcome {
                 // The monitor's latest data, noise notice and masks are the check's now.
-                self.cache.tasks.invalidate(&record.task);
+                crate::store::shape::invalidate::checked(&self.cache, &record.task);
                 self.prune(&record.task).await;
             }
             replies.push(outcome);

@@ -7,10 +7,11 @@
 //! row), with the integer width a backend's schema uses as a type parameter where they differ.
 
 // pub(crate) mod feeds;
-// pub(crate) mod invalidate;
+pub(crate) mod invalidate;
 // pub(crate) mod notifications;
-// pub(crate) mod tasks;
-// pub(crate) mod users;
+pub(crate) mod history;
+pub(crate) mod tasks;
+pub(crate) mod users;
 
 use super::{Millis, StoreError, TimePage};
 use std::borrow::Cow;
@@ -26,6 +27,12 @@ pub(crate) fn refuse_nul(field: &str, value: Option<&str>) -> Result<(), StoreEr
         ));
     }
     Ok(())
+}
+
+/// Whether some of `terms` holds a NUL, which no stored text does: a lookup by it finds
+/// nothing, without asking the database.
+pub(crate) fn any_nul<'a>(terms: impl IntoIterator<Item = &'a str>) -> bool {
+    terms.into_iter().any(|term| term.contains('\0'))
 }
 
 /// Text from a fetched page, storable: a NUL (which PostgreSQL's text cannot hold, and a page

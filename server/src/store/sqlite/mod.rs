@@ -160,13 +160,6 @@ impl SqliteStore {
         self.writer.begin_with("BEGIN IMMEDIATE").await
     }
 
-    /// A committed write changed what folder pages show: none listed before it is used again.
-    fn listings_changed(&self) {
-        // The flag stays as it is: it may be another write's, set before its commit, which
-        // then still has to move the listings on after it.
-        self.cache.listings.moved_on();
-    }
-
     /// A committed write may have changed a folder's counts: when it did (or any write since
     /// the last look did), the folder pages listed before it are not used again.
     fn listings_changed_if_folders_were(&self) {

@@ -437,7 +437,7 @@ impl ScheduleStore for SqliteStore {
                 Ok(Written { recorded, prune }) => {
                     if recorded == Recorded::Stored {
                         // The monitor's latest data, noise notice and masks are the check's now.
-                        self.cache.tasks.invalidate(&record.task);
+                        crate::store::shape::invalidate::checked(&self.cache, &record.task);
                     }
                     if prune {
                         self.prune(&record.task).await;
