@@ -8,12 +8,14 @@
 //! [`schedule_in`] and [`forget_learning_in`].
 
 use super::{PgStore, history};
+use crate::store::shape::notifications::{counted_up_to, hour_before, within_hourly_limit};
 use crate::store::{
     AlertStates, CheckRecord, Claim, DueCheck, Millis, NewNotification, Recorded, ScheduleStore,
     Series, StorageUse, StoreError, now_millis,
 };
 use async_trait::async_trait;
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
+use std::borrow::Cow;
 use wachet::Monitor;
 use wachet::alerts::confirm::ConfirmState;
 use wachet::alerts::{AlertState, LastCheck};
@@ -23,9 +25,6 @@ pub(super) const DB_NOW: &str = "(extract(epoch FROM clock_timestamp()) * 1000):
 
 /// How long a monitor whose stored definition cannot be read waits before it is tried again.
 const UNREADABLE_RETRY: Millis = 3_600_000;
-/// The window of the notifications limit.
-const HOUR: Millis = 3_600_000;
-
 /// The database's clock now.
 pub(super) async fn db_now(conn: &mut sqlx::PgConnection) -> Result<Millis, StoreError> {
     let (now,): (i64,) = sqlx::query_as(AssertSqlSafe(format!("SELECT {DB_NOW}")))
@@ -197,35 +196,26 @@ async fn learn_in(
     Ok(())
 }
 
-/// Splits a check's notifications into those the user's hourly limit lets through and, when
-/// some are left out, the first of them with how many: it becomes the one notification saying
-/// so, stored only when it is the one that fills the hour (so an hour never sends more than
-/// `limit + 1`). Counted over the user's notifications of the last hour (an index range of at
-/// most `limit` rows).
-async fn within_hourly_limit<'a>(
+/// The notifications of a check to store within the user's hourly limit
+/// ([`within_hourly_limit`]), counted over the user's notifications of the last hour (an index
+/// range of at most `limit` rows) in the check's transaction.
+async fn hourly_limited<'a>(
     tx: &mut Transaction<'_, Postgres>,
+    task: &str,
     user: &str,
     limit: u32,
     raised: &'a [NewNotification],
-) -> Result<(&'a [NewNotification], Option<(&'a NewNotification, usize)>), StoreError> {
-    let since = now_millis() - HOUR;
+) -> Result<Vec<Cow<'a, NewNotification>>, StoreError> {
     let (recent,): (i64,) = sqlx::query_as(
         "SELECT count(*) FROM (SELECT 1 FROM notifications \
          WHERE user_id = $1 AND created_at > $2 LIMIT $3) AS recent",
     )
     .bind(user)
-    .bind(since)
-    .bind(i64::from(limit) + 1)
+    .bind(hour_before(now_millis()))
+    .bind(counted_up_to(limit))
     .fetch_one(&mut **tx)
     .await?;
-    let recent = usize::try_from(recent).unwrap_or(usize::MAX);
-    let room = (limit as usize).saturating_sub(recent).min(raised.len());
-    let (sent, left) = raised.split_at(room);
-    let held = match left.first() {
-        Some(first) if recent + room == limit as usize => Some((first, left.len())),
-        _ => None,
-    };
-    Ok((sent, held))
+    Ok(within_hourly_limit(task, recent, limit, raised))
 }
 
 /// The latest successful value of a series, as columns `codec` and `body`, when no alert state
@@ -557,13 +547,10 @@ impl PgStore {
         history::append_in(tx, &own, &record.own, quotas.stored_bytes).await?;
         if !record.notifications.is_empty() {
             let limit = quotas.notifications_per_hour;
-            let (sent, held) = within_hourly_limit(tx, &user, limit, &record.notifications).await?;
-            for notification in sent {
-                super::notifications::insert_in(tx, notification).await?;
-            }
-            if let Some((first, held)) = held {
-                tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
-                super::notifications::insert_in(tx, &first.clone().held(held, limit)).await?;
+            for notification in
+                hourly_limited(tx, &record.task, &user, limit, &record.notifications).await?
+            {
+                super::notifications::insert_in(tx, &notification).await?;
             }
         }
         for (page, state) in &record.alert_states {

@@ -4,6 +4,7 @@
 
 use super::history::OwnAppend;
 use super::{SqliteStore, history, notifications};
+use crate::store::shape::notifications::{counted_up_to, hour_before, within_hourly_limit};
 use crate::store::{
     AlertStates, CheckRecord, Claim, DueCheck, Known, Millis, NewNotification, Recorded,
     ScheduleStore, Series, StorageUse, StoreError,
@@ -11,6 +12,7 @@ use crate::store::{
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
+use std::borrow::Cow;
 use wachet::Monitor;
 use wachet::alerts::confirm::ConfirmState;
 use wachet::alerts::{AlertState, LastCheck};
@@ -245,39 +247,27 @@ async fn learn_in(
     Ok(())
 }
 
-/// Splits a check's notifications into those the user's hourly limit lets through and, when
-/// some are left out, the first of them with how many: it becomes the one notification saying
-/// so, stored only when it is the one that fills the hour (so an hour never sends more than
-/// `limit + 1`). Counted in the writer's transaction, over the user's notifications of the
-/// last hour (an index range of at most `limit` rows).
-async fn within_hourly_limit<'a>(
+/// The notifications of a check to store within the user's hourly limit
+/// ([`within_hourly_limit`]), counted over the user's notifications of the last hour (an index
+/// range of at most `limit` rows) in the check's transaction.
+async fn hourly_limited<'a>(
     tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    task: &str,
     user: &str,
     limit: u32,
     raised: &'a [NewNotification],
-) -> Result<(&'a [NewNotification], Option<(&'a NewNotification, usize)>), StoreError> {
-    let since = crate::store::now_millis() - HOUR;
+) -> Result<Vec<Cow<'a, NewNotification>>, StoreError> {
     let (recent,): (i64,) = sqlx::query_as(
         "SELECT count(*) FROM (SELECT 1 FROM notifications \
          WHERE user_id = ? AND created_at > ? LIMIT ?) AS recent",
     )
     .bind(user)
-    .bind(since)
-    .bind(i64::from(limit) + 1)
+    .bind(hour_before(crate::store::now_millis()))
+    .bind(counted_up_to(limit))
     .fetch_one(&mut **tx)
     .await?;
-    let recent = usize::try_from(recent).unwrap_or(usize::MAX);
-    let room = (limit as usize).saturating_sub(recent).min(raised.len());
-    let (sent, left) = raised.split_at(room);
-    let held = match left.first() {
-        Some(first) if recent + room == limit as usize => Some((first, left.len())),
-        _ => None,
-    };
-    Ok((sent, held))
+    Ok(within_hourly_limit(task, recent, limit, raised))
 }
-
-/// The window of the notifications limit.
-const HOUR: Millis = 3_600_000;
 
 /// The latest successful value of a series, as columns `codec` and `body`, when no alert state
 /// was stored (`{state}`: the column that would hold it): only then is it needed.
@@ -601,13 +591,10 @@ impl SqliteStore {
         let (user, full) = (monitor.user, monitor.full);
         if !record.notifications.is_empty() {
             let limit = quotas.notifications_per_hour;
-            let (sent, held) = within_hourly_limit(tx, &user, limit, &record.notifications).await?;
-            for notification in sent {
-                notifications::insert_in(tx, notification).await?;
-            }
-            if let Some((first, held)) = held {
-                tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
-                notifications::insert_in(tx, &first.clone().held(held, limit)).await?;
+            for notification in
+                hourly_limited(tx, &record.task, &user, limit, &record.notifications).await?
+            {
+                notifications::insert_in(tx, &notification).await?;
             }
         }
         // The monitor's own state is set by the statement that ends the check, below.
