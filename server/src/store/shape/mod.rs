@@ -6,6 +6,7 @@
 //! knows which database it runs on: a row type is read by sqlx from either (`FromRow` over any
 //! row), with the integer width a backend's schema uses as a type parameter where they differ.
 
+pub(crate) mod feeds;
 pub(crate) mod history;
 pub(crate) mod invalidate;
 pub(crate) mod notifications;
