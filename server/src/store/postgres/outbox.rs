@@ -2,13 +2,13 @@
 //! SKIP LOCKED` under leases on the database's clock, and the confirmation mails of e-mail
 //! addresses (rows of `email_addresses`, asked for in `users.rs`), claimed alike. A
 //! notification's deliveries are written by [`create_in`] in the transaction that stores it.
-//! The rows and texts are those of the SQLite outbox (`store/sqlite/outbox.rs`), so both
-//! backends deliver the same message.
+//! The rows and texts are the shared ones of `store/shape/outbox.rs`, so both backends
+//! deliver the same message.
 
 use super::PgStore;
 use super::schedule::{DB_NOW, db_now};
-use crate::store::sqlite::outbox::{
-    DueRow, RECORD_COLUMNS, RecordRow, UNCONFIRMED, notified, record, test,
+use crate::store::shape::outbox::{
+    DueRow, RECORD_COLUMNS, RecordRow, UNCONFIRMED, counted, delivery, free_at, nth_offset, record,
 };
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
@@ -104,16 +104,15 @@ async fn hour_full_until(
     per_hour: std::num::NonZeroU32,
     now: Millis,
 ) -> Result<Option<Millis>, StoreError> {
-    const HOUR: Millis = 3_600_000;
     let nth: Option<(Millis,)> = sqlx::query_as(
         "SELECT released_at FROM deliveries WHERE user_id = $1 AND released_at IS NOT NULL \
          ORDER BY released_at DESC LIMIT 1 OFFSET $2",
     )
     .bind(user)
-    .bind(i64::from(per_hour.get()) - 1)
+    .bind(nth_offset(per_hour))
     .fetch_optional(conn)
     .await?;
-    Ok(nth.map(|(at,)| at + HOUR).filter(|free_at| *free_at > now))
+    Ok(free_at(nth.map(|(at,)| at), now))
 }
 
 /// The columns of [`DueRow`], PostgreSQL's integers widened to SQLite's.
@@ -163,8 +162,8 @@ impl OutboxStore for PgStore {
             // A first try is released only when the user's deliveries of the last hour leave
             // room; otherwise it waits (pending, its time moved) until they do. Retries were
             // counted.
-            let held = match (row.released_at, &row.user_id, self.deliveries_per_hour) {
-                (None, Some(user), Some(per_hour)) => {
+            let held = match counted(&row, self.deliveries_per_hour) {
+                Some((user, per_hour)) => {
                     sqlx::query("SELECT pg_advisory_xact_lock(hashtext('wachet.release:' || $1))")
                         .bind(user)
                         .execute(&mut *tx)
@@ -190,12 +189,7 @@ impl OutboxStore for PgStore {
             .bind(now)
             .execute(&mut *tx)
             .await?;
-            let kind = MessagingServiceType::from_code(row.kind)
-                .ok_or_else(|| StoreError::Backend(format!("delivery {}: kind", row.id)))?;
-            claimed.push(match row.notification_id.clone() {
-                Some(_) => notified(row, kind, now)?,
-                None => test(row, kind, now),
-            });
+            claimed.push(delivery(row, now)?);
         }
         tx.commit().await?;
         Ok(claimed)

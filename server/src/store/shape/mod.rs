@@ -10,6 +10,7 @@ pub(crate) mod feeds;
 pub(crate) mod history;
 pub(crate) mod invalidate;
 pub(crate) mod notifications;
+pub(crate) mod outbox;
 pub(crate) mod tasks;
 pub(crate) mod users;
 

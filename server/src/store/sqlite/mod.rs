@@ -16,9 +16,8 @@ mod feeds;
 mod folders;
 mod history;
 mod notifications;
+mod outbox;
 mod readers;
-// Its row types and texts are PostgreSQL's too (store/postgres/outbox.rs).
-pub(in crate::store) mod outbox;
 mod schedule;
 mod tasks;
 #[cfg(any(test, feature = "testing"))]
