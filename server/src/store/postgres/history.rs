@@ -11,8 +11,9 @@
 //! by `schedule.rs` with [`append_in`].
 
 use super::PgStore;
+use crate::store::shape::history::changed_at;
 use crate::store::shape::history::{PageRow, page};
-pub(super) use crate::store::shape::history::{decode, decode_layers, encode};
+pub(super) use crate::store::shape::history::{decode_layers, encode};
 use crate::store::{
     HistoryStore, Millis, Series, StorageUse, StoreError, TimeKey, TimePage, codec, is_id, new_id,
 };
@@ -275,20 +276,15 @@ pub(super) async fn append_in(
             .map(|(text, size)| (prev.clone(), text, size)),
         _ => None,
     };
-    // A value spelled otherwise (white space, quotes, entities, ...) is no change: it is
-    // stored as seen, and keeps the time of the last real change.
-    let respelled = match (&replaced, &data.raw) {
-        (Some((_, old, _)), Some(raw)) => wachet::normalize::same(old, raw),
-        _ => false,
-    };
-    let changed_at = match (&hash, previous) {
-        (Some(hash), Some((Some(prev), prev_changed))) if *hash == prev || respelled => {
-            prev_changed
-        }
-        (Some(_), _) => Some(checked_at),
-        (None, Some((_, prev_changed))) => prev_changed,
-        (None, None) => None,
-    };
+    let changed_at = changed_at(
+        hash.as_deref(),
+        previous
+            .as_ref()
+            .map(|(prev, changed)| (prev.as_deref(), *changed)),
+        replaced.as_ref().map(|(_, old, _)| old.as_str()),
+        data.raw.as_deref(),
+        checked_at,
+    );
     let (id,): (i64,) = sqlx::query_as(
         "INSERT INTO entries (task_id, page_id, checked_at, changed_at, content_hash, error) \
          VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",

@@ -9,6 +9,7 @@
 
 use super::{PgStore, history};
 use crate::store::shape::notifications::{counted_up_to, hour_before, within_hourly_limit};
+use crate::store::shape::schedule::{claimed_monitor, retry_unreadable};
 use crate::store::{
     AlertStates, CheckRecord, Claim, DueCheck, Millis, NewNotification, Recorded, ScheduleStore,
     Series, StorageUse, StoreError, now_millis,
@@ -18,13 +19,10 @@ use sqlx::{AssertSqlSafe, Postgres, Transaction};
 use std::borrow::Cow;
 use wachet::Monitor;
 use wachet::alerts::confirm::ConfirmState;
-use wachet::alerts::{AlertState, LastCheck};
 
 /// The database's clock in UTC milliseconds, the clock of every lease.
 pub(super) const DB_NOW: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT";
 
-/// How long a monitor whose stored definition cannot be read waits before it is tried again.
-const UNREADABLE_RETRY: Millis = 3_600_000;
 /// The database's clock now.
 pub(super) async fn db_now(conn: &mut sqlx::PgConnection) -> Result<Millis, StoreError> {
     let (now,): (i64,) = sqlx::query_as(AssertSqlSafe(format!("SELECT {DB_NOW}")))
@@ -224,40 +222,8 @@ const LAST_VALUE: &str = "LEFT JOIN contents c ON {state} IS NULL AND c.hash = (
                           v.content_hash FROM entries v WHERE {series} AND v.content_hash IS \
                           NOT NULL ORDER BY v.checked_at DESC, v.id DESC LIMIT 1)";
 
-#[derive(sqlx::FromRow)]
-struct StateRow {
-    url: Option<String>,
-    checked: bool,
-    error: Option<String>,
-    codec: Option<i32>,
-    body: Option<Vec<u8>>,
-    alert_state: Option<String>,
-}
-
-impl StateRow {
-    fn state(self) -> Result<(Option<String>, ConfirmState), StoreError> {
-        if let Some(stored) = &self.alert_state {
-            match serde_json::from_str::<ConfirmState>(stored) {
-                Ok(state) => return Ok((self.url, state)),
-                // The history still tells what was confirmed last; only a pending
-                // confirmation is lost.
-                Err(err) => {
-                    tracing::error!(%err, "stored alert state cannot be read; history used")
-                }
-            }
-        }
-        let last_check = match (self.checked, &self.error) {
-            (false, _) => None,
-            (true, Some(_)) => Some(LastCheck::Failed),
-            (true, None) => Some(LastCheck::Succeeded),
-        };
-        let state = AlertState {
-            last_check,
-            last_value: history::decode(self.codec, self.body)?,
-        };
-        Ok((self.url, ConfirmState::from(state)))
-    }
-}
+/// A monitor's or page's state in this schema's types.
+type StateRow = crate::store::shape::schedule::StateRow<bool, i32>;
 
 impl PgStore {
     /// Applies the retention to the series of `task` after a check. A failure is logged, not
@@ -314,22 +280,16 @@ impl ScheduleStore for PgStore {
         let mut claimed = Vec::with_capacity(rows.len());
         let mut held = Vec::with_capacity(rows.len());
         for row in rows {
-            let mut monitor: Monitor = match serde_json::from_str(&row.definition) {
-                Ok(monitor) => monitor,
-                Err(err) => {
-                    // One unreadable row must not stop every other monitor's checks.
-                    tracing::error!(task = %row.id, %err, "stored monitor cannot be read; skipped");
-                    sqlx::query("UPDATE schedules SET next_check_at = $2 WHERE task_id = $1")
-                        .bind(&row.id)
-                        .bind(now + UNREADABLE_RETRY)
-                        .execute(&mut *tx)
-                        .await?;
-                    continue;
-                }
+            let Some(monitor) = claimed_monitor(&row.id, row.folder_id.clone(), &row.definition)
+            else {
+                sqlx::query("UPDATE schedules SET next_check_at = $2 WHERE task_id = $1")
+                    .bind(&row.id)
+                    .bind(retry_unreadable(now))
+                    .execute(&mut *tx)
+                    .await?;
+                continue;
             };
             held.push(row.id.clone());
-            monitor.id = Some(row.id);
-            monitor.folder_id = row.folder_id;
             claimed.push(DueCheck {
                 monitor,
                 user: row.user_id,

@@ -91,3 +91,28 @@ pub(crate) fn page<C: Into<i64>>(row: PageRow<C>) -> Result<ClientPage, StoreErr
         noise: crate::store::noise::learned_by_page(row.alert_state.as_deref()),
     })
 }
+
+/// When the value of a new entry last changed (its `changed_at`), from its value's `hash`
+/// (none for a failed check), the series' `previous` entry (its value's hash and change time),
+/// the text of the value it replaces (`replaced`, when another) and the new text `raw`, at
+/// `checked_at`. A value spelled otherwise (white space, quotes, entities, ...) is no change:
+/// it is stored as seen, and keeps the time of the last real change; a failed check keeps the
+/// previous time.
+pub(crate) fn changed_at(
+    hash: Option<&[u8]>,
+    previous: Option<(Option<&[u8]>, Option<i64>)>,
+    replaced: Option<&str>,
+    raw: Option<&str>,
+    checked_at: i64,
+) -> Option<i64> {
+    let respelled = match (replaced, raw) {
+        (Some(old), Some(raw)) => wachet::normalize::same(old, raw),
+        _ => false,
+    };
+    match (hash, previous) {
+        (Some(hash), Some((Some(prev), prev_changed))) if hash == prev || respelled => prev_changed,
+        (Some(_), _) => Some(checked_at),
+        (None, Some((_, prev_changed))) => prev_changed,
+        (None, None) => None,
+    }
+}

@@ -11,6 +11,7 @@ pub(crate) mod history;
 pub(crate) mod invalidate;
 pub(crate) mod notifications;
 pub(crate) mod outbox;
+pub(crate) mod schedule;
 pub(crate) mod tasks;
 pub(crate) mod users;
 

@@ -6,7 +6,8 @@
 //! [`append_in`].
 
 use super::{SqliteStore, before_key, time};
-pub(super) use crate::store::shape::history::{decode, decode_layers, encode};
+use crate::store::shape::history::changed_at;
+pub(super) use crate::store::shape::history::{decode_layers, encode};
 use crate::store::{
     HistoryStore, Millis, Series, StoreError, TimeKey, TimePage, codec, is_id, new_id,
 };
@@ -329,20 +330,15 @@ async fn append_entry_in(
             .map(|(text, size)| (prev.clone(), text, size)),
         _ => None,
     };
-    // A value spelled otherwise (white space, quotes, entities, ...) is no change: it is
-    // stored as seen, and keeps the time of the last real change.
-    let respelled = match (&replaced, &data.raw) {
-        (Some((_, old, _)), Some(raw)) => wachet::normalize::same(old, raw),
-        _ => false,
-    };
-    let changed_at = match (&hash, previous) {
-        (Some(hash), Some((Some(prev), prev_changed))) if *hash == prev || respelled => {
-            prev_changed
-        }
-        (Some(_), _) => Some(checked_at),
-        (None, Some((_, prev_changed))) => prev_changed,
-        (None, None) => None,
-    };
+    let changed_at = changed_at(
+        hash.as_deref(),
+        previous
+            .as_ref()
+            .map(|(prev, changed)| (prev.as_deref(), *changed)),
+        replaced.as_ref().map(|(_, old, _)| old.as_str()),
+        data.raw.as_deref(),
+        checked_at,
+    );
     let (task_id, page_id) = match &owner {
         Owner::Task(task) => (task.as_str(), None),
         Owner::Page { task, page } => (task.as_str(), Some(page.as_str())),

@@ -5,6 +5,7 @@
 use super::history::OwnAppend;
 use super::{SqliteStore, history, notifications};
 use crate::store::shape::notifications::{counted_up_to, hour_before, within_hourly_limit};
+use crate::store::shape::schedule::{claimed_monitor, retry_unreadable};
 use crate::store::{
     AlertStates, CheckRecord, Claim, DueCheck, Known, Millis, NewNotification, Recorded,
     ScheduleStore, Series, StorageUse, StoreError,
@@ -14,8 +15,6 @@ use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
 use std::borrow::Cow;
 use wachet::Monitor;
-use wachet::alerts::confirm::ConfirmState;
-use wachet::alerts::{AlertState, LastCheck};
 
 #[derive(sqlx::FromRow)]
 struct DueRow {
@@ -31,9 +30,6 @@ struct DueRow {
     stored_bytes: i64,
     host: i64,
 }
-
-/// How long a monitor whose stored definition cannot be read waits before it is tried again.
-const UNREADABLE_RETRY: Millis = 3_600_000;
 
 /// The due monitors a claim takes, leased by the same statement (`?9`: the lease's end), which
 /// returns them with their new lease token. Each user may hold at most
@@ -275,40 +271,8 @@ const LAST_VALUE: &str = "LEFT JOIN contents c ON {state} IS NULL AND c.hash = (
                           FROM entries v WHERE {series} AND v.content_hash IS NOT NULL \
                           ORDER BY v.checked_at DESC, v.id DESC LIMIT 1)";
 
-#[derive(sqlx::FromRow)]
-struct StateRow {
-    url: Option<String>,
-    checked: i64,
-    error: Option<String>,
-    codec: Option<i64>,
-    body: Option<Vec<u8>>,
-    alert_state: Option<String>,
-}
-
-impl StateRow {
-    fn state(self) -> Result<(Option<String>, ConfirmState), StoreError> {
-        if let Some(stored) = &self.alert_state {
-            match serde_json::from_str::<ConfirmState>(stored) {
-                Ok(state) => return Ok((self.url, state)),
-                // The history still tells what was confirmed last; only a pending
-                // confirmation is lost.
-                Err(err) => {
-                    tracing::error!(%err, "stored alert state cannot be read; history used")
-                }
-            }
-        }
-        let last_check = match (self.checked, &self.error) {
-            (0, _) => None,
-            (_, Some(_)) => Some(LastCheck::Failed),
-            (_, None) => Some(LastCheck::Succeeded),
-        };
-        let state = AlertState {
-            last_check,
-            last_value: history::decode(self.codec, self.body)?,
-        };
-        Ok((self.url, ConfirmState::from(state)))
-    }
-}
+/// A monitor's or page's state in this schema's types.
+type StateRow = crate::store::shape::schedule::StateRow<i64, i64>;
 
 #[async_trait]
 impl ScheduleStore for SqliteStore {
@@ -337,23 +301,15 @@ impl ScheduleStore for SqliteStore {
         rows.sort_unstable_by(|a, b| (a.next_check_at, &a.id).cmp(&(b.next_check_at, &b.id)));
         let mut claimed = Vec::with_capacity(rows.len());
         for row in rows {
-            let mut monitor: Monitor = match serde_json::from_str(&row.definition) {
-                Ok(monitor) => monitor,
-                Err(err) => {
-                    // One unreadable row must not stop every other monitor's checks.
-                    tracing::error!(task = %row.id, %err, "stored monitor cannot be read; skipped");
-                    sqlx::query(
-                        "UPDATE tasks SET next_check_at = ?, lease_until = NULL WHERE id = ?",
-                    )
-                    .bind(now + UNREADABLE_RETRY)
+            let Some(monitor) = claimed_monitor(&row.id, row.folder_id.clone(), &row.definition)
+            else {
+                sqlx::query("UPDATE tasks SET next_check_at = ?, lease_until = NULL WHERE id = ?")
+                    .bind(retry_unreadable(now))
                     .bind(&row.id)
                     .execute(&mut *tx)
                     .await?;
-                    continue;
-                }
+                continue;
             };
-            monitor.id = Some(row.id);
-            monitor.folder_id = row.folder_id;
             claimed.push(DueCheck {
                 monitor,
                 user: row.user_id,
