@@ -3,7 +3,10 @@
 
 use super::time;
 use crate::store::{Delivery, DeliveryRecord, Millis, StoreError};
-use wachet::model::{Alert, AlertType, ClientNotification, MessagingServiceType};
+use std::borrow::Cow;
+use wachet::model::{
+    Alert, AlertType, ClientNotification, MessagingServiceType, NotificationEndpoint,
+};
 
 /// What a test notification says (its e-mail subject and the webhook's `taskName`).
 pub(crate) const TEST_NAME: &str = "wachet test notification";
@@ -195,4 +198,42 @@ pub(crate) fn nth_offset(per_hour: std::num::NonZeroU32) -> i64 {
 pub(crate) fn free_at(nth: Option<Millis>, now: Millis) -> Option<Millis> {
     const HOUR: Millis = 3_600_000;
     nth.map(|at| at + HOUR).filter(|free_at| *free_at > now)
+}
+
+/// The endpoints a notification goes to: those it names, or (none named) every endpoint of
+/// the monitor's owner, stored as `stored` (JSON).
+pub(crate) fn endpoints_to_notify<'a>(
+    named: &'a [NotificationEndpoint],
+    stored: &str,
+) -> Result<Cow<'a, [NotificationEndpoint]>, StoreError> {
+    if !named.is_empty() {
+        return Ok(Cow::Borrowed(named));
+    }
+    serde_json::from_str::<Vec<NotificationEndpoint>>(stored)
+        .map(Cow::Owned)
+        .map_err(|err| StoreError::Backend(format!("stored endpoints: {err}")))
+}
+
+/// An e-mail endpoint's address as addresses are confirmed: trimmed, lower-cased.
+pub(crate) fn mail_address(target: &str) -> String {
+    target.trim().to_lowercase()
+}
+
+/// A new delivery's state and error: failed at once, saying why, when it goes to an address
+/// nobody confirmed; pending otherwise.
+pub(crate) fn first_state(unconfirmed: bool) -> (&'static str, Option<&'static str>) {
+    if unconfirmed {
+        ("failed", Some(UNCONFIRMED))
+    } else {
+        ("pending", None)
+    }
+}
+
+/// The outcome of asking for a confirmation message on a notification's way out: the owner
+/// having too many addresses waiting only means none is sent this time.
+pub(crate) fn asked(result: Result<(), StoreError>) -> Result<(), StoreError> {
+    match result {
+        Ok(()) | Err(StoreError::Invalid { .. }) => Ok(()),
+        Err(err) => Err(err),
+    }
 }

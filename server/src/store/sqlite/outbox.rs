@@ -5,7 +5,8 @@
 
 use super::SqliteStore;
 use crate::store::shape::outbox::{
-    DueRow, RECORD_COLUMNS, RecordRow, UNCONFIRMED, counted, delivery, free_at, nth_offset, record,
+    DueRow, RECORD_COLUMNS, RecordRow, asked, counted, delivery, endpoints_to_notify, first_state,
+    free_at, mail_address, nth_offset, record,
 };
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
@@ -34,25 +35,15 @@ pub(super) async fn create_in(
     .bind(task)
     .fetch_one(&mut **tx)
     .await?;
-    let owned;
-    let endpoints = if endpoints.is_empty() {
-        owned = serde_json::from_str::<Vec<NotificationEndpoint>>(&json)
-            .map_err(|err| StoreError::Backend(format!("stored endpoints: {err}")))?;
-        &owned[..]
-    } else {
-        endpoints
-    };
-    for endpoint in endpoints {
+    for endpoint in endpoints_to_notify(endpoints, &json)?.iter() {
         let target = endpoint.value.as_deref().unwrap_or("");
         let unconfirmed = endpoint.kind == MessagingServiceType::Email
             && !confirmed(tx, &user, &email, target).await?;
         if unconfirmed {
-            let address = target.trim().to_lowercase();
-            match super::users::request_in(tx, &user, &address, now, false).await {
-                Ok(()) | Err(StoreError::Invalid { .. }) => {}
-                Err(err) => return Err(err),
-            }
+            let address = mail_address(target);
+            asked(super::users::request_in(tx, &user, &address, now, false).await)?;
         }
+        let (state, error) = first_state(unconfirmed);
         sqlx::query(
             "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
              updated_at, user_id, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -61,11 +52,11 @@ pub(super) async fn create_in(
         .bind(notification)
         .bind(endpoint.kind.code())
         .bind(target)
-        .bind(if unconfirmed { "failed" } else { "pending" })
+        .bind(state)
         .bind(now)
         .bind(now)
         .bind(&user)
-        .bind(unconfirmed.then_some(UNCONFIRMED))
+        .bind(error)
         .execute(&mut **tx)
         .await?;
     }
@@ -79,7 +70,7 @@ async fn confirmed(
     own: &str,
     address: &str,
 ) -> Result<bool, StoreError> {
-    let address = address.trim().to_lowercase();
+    let address = mail_address(address);
     if address == own {
         return Ok(true);
     }
