@@ -20,6 +20,27 @@
 //! half of a write and a crash loses at most the call in flight; `Err(StoreError::Backend)`
 //! means the database failed and nothing was changed. Ids are made by the service
 //! ([`new_id`]); times are UTC milliseconds.
+//!
+//! What both backends share that is not SQL lives once, outside them: the settings they open
+//! with and how opening fails ([`settings`]); the columns derived from a request, the mapping
+//! of rows to the API's types, quotas and hourly limits, refusals and what each write
+//! invalidates in the cache (`shape`). A backend's own module holds its statements, binds and
+//! transactions only.
+//!
+//! ## A new backend
+//!
+//! 1. A module beside `sqlite/` and `postgres/` whose store type implements each resource's
+//!    trait ([`UserStore`], [`TaskStore`], [`FolderStore`], [`HistoryStore`],
+//!    [`NotificationStore`], [`ScheduleStore`], [`OutboxStore`], [`FeedStore`],
+//!    [`WorkerStore`]; [`Store`] then follows), and [`testing::Seed`] for the tests, each
+//!    method calling `shape` for its derived columns, row mapping, limits, refusals and cache
+//!    invalidation, so only the SQL is new.
+//! 2. An opening function taking [`StoreSettings`] and returning [`OpenError`], which runs
+//!    the embedded migrations of a folder of its own (`server/migrations/<backend>/`, one
+//!    schema equal to the others') through [`settings::migrate`].
+//! 3. An arm for it in the test macros (`both!` in `tests/api/main.rs`, `contract!` in
+//!    `tests/api/store_contract.rs`) and in the test support's `Database::open`, so every
+//!    contract and API test runs on it too, and in `wachet serve`'s choice of store by `--db`.
 
 pub mod cache;
 pub mod codec;
@@ -32,6 +53,8 @@ pub mod notifications;
 pub mod outbox;
 pub mod postgres;
 pub mod schedule;
+pub mod settings;
+pub(crate) mod shape;
 pub mod sqlite;
 pub mod tasks;
 #[cfg(any(test, feature = "testing"))]
@@ -48,6 +71,7 @@ pub use schedule::{
     AlertStates, BusyHosts, CheckRecord, Claim, DueCheck, Known, Locations, Recorded,
     ScheduleStore, StorageUse,
 };
+pub use settings::{OpenError, StoreSettings};
 pub use tasks::TaskStore;
 pub use users::{EmailAddress, TokenRecord, UserRecord, UserStore};
 pub use workers::{

@@ -3,10 +3,10 @@
 //! the history.
 
 use super::PgStore;
-use super::history::decode_layers;
-use crate::store::feeds::{FEED_SELECT, FeedRow, columns, cut, record};
+use crate::store::feeds::{FEED_SELECT, FeedRow, columns, record};
+use crate::store::shape::feeds::change;
 use crate::store::{
-    FeedChange, FeedRecord, FeedScope, FeedSecret, FeedStore, Millis, StoreError, TimeKey, is_id,
+    FeedChange, FeedRecord, FeedScope, FeedSecret, FeedStore, Millis, StoreError, is_id,
     new_id,
 };
 use async_trait::async_trait;
@@ -149,8 +149,9 @@ impl FeedStore for PgStore {
         };
         // The value before a change is the latest value stored before it (failed checks between
         // carry none); a monitor's first value has none and is no change.
-        let rows: Vec<ChangeRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "WITH RECURSIVE subtree (id) AS ( \
+        let rows: Vec<crate::store::shape::feeds::ChangeRow<i64, i32>> =
+            sqlx::query_as(AssertSqlSafe(format!(
+                "WITH RECURSIVE subtree (id) AS ( \
                  SELECT id FROM folders WHERE id = $2 AND user_id = $1 \
                  UNION ALL SELECT f.id FROM folders f JOIN subtree s ON f.parent_id = s.id) \
              SELECT e.id, e.checked_at, t.id AS task_id, t.name, t.url, c.codec, c.body, \
@@ -174,58 +175,13 @@ impl FeedStore for PgStore {
              WHERE t.user_id = $1 AND e.page_id IS NULL AND e.changed_at = e.checked_at \
              AND pc.hash <> c.hash AND {within} \
              ORDER BY e.checked_at DESC, e.id DESC LIMIT $4"
-        )))
-        .bind(user)
-        .bind(folder.unwrap_or(""))
-        .bind(task.unwrap_or(""))
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await?;
-        rows.into_iter()
-            .map(|row| {
-                Ok(FeedChange {
-                    key: TimeKey {
-                        at: row.checked_at,
-                        id: row.id.to_string(),
-                    },
-                    task_id: row.task_id,
-                    task_name: row.name,
-                    url: row.url,
-                    current: cut(decode_layers([
-                        (row.codec, row.body),
-                        (row.base_codec, row.base_body),
-                        (row.root_codec, row.root_body),
-                    ])?
-                    .unwrap_or_default()),
-                    previous: cut(decode_layers([
-                        (row.prev_codec, row.prev_body),
-                        (row.prev_base_codec, row.prev_base_body),
-                        (row.prev_root_codec, row.prev_root_body),
-                    ])?
-                    .unwrap_or_default()),
-                })
-            })
-            .collect()
+            )))
+            .bind(user)
+            .bind(folder.unwrap_or(""))
+            .bind(task.unwrap_or(""))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.into_iter().map(change).collect()
     }
-}
-
-#[derive(sqlx::FromRow)]
-struct ChangeRow {
-    id: i64,
-    checked_at: i64,
-    task_id: String,
-    name: Option<String>,
-    url: String,
-    codec: Option<i32>,
-    body: Option<Vec<u8>>,
-    base_codec: Option<i32>,
-    base_body: Option<Vec<u8>>,
-    root_codec: Option<i32>,
-    root_body: Option<Vec<u8>>,
-    prev_codec: Option<i32>,
-    prev_body: Option<Vec<u8>>,
-    prev_base_codec: Option<i32>,
-    prev_base_body: Option<Vec<u8>>,
-    prev_root_codec: Option<i32>,
-    prev_root_body: Option<Vec<u8>>,
 }

@@ -5,6 +5,7 @@
 use super::tasks::{TaskRow, check_folder, monitor, select};
 use super::{PgStore, sort_key};
 use crate::store::cache::SharedMonitor;
+use crate::store::shape::invalidate;
 use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id, new_id, now_millis};
 use async_trait::async_trait;
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
@@ -243,9 +244,10 @@ impl PgStore {
         }
         tx.commit().await?;
         // Moved monitors have another folderId.
-        for id in request.task_ids.iter().flatten() {
-            self.cache.tasks.invalidate(id);
-        }
+        invalidate::tasks_moved(
+            &self.cache,
+            request.task_ids.iter().flatten().map(String::as_str),
+        );
         Ok(())
     }
 }
@@ -253,14 +255,16 @@ impl PgStore {
 #[async_trait]
 impl FolderStore for PgStore {
     async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
-        super::retrying(|| self.try_save_folder(user, folder)).await
+        let saved = super::retrying(|| self.try_save_folder(user, folder)).await?;
+        invalidate::folders_changed(&self.cache);
+        Ok(saved)
     }
 
     async fn delete_folder(&self, user: &str, id: &str) -> Result<(), StoreError> {
         // Subfolders, their monitors, pages, history and notifications cascade from this row.
         super::delete_owned(self, "folders", user, id).await?;
         // Any cached monitor may have gone with it; folder deletes are rare.
-        self.cache.tasks.clear();
+        invalidate::folder_deleted(&self.cache);
         Ok(())
     }
 

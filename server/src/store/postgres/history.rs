@@ -11,6 +11,9 @@
 //! by `schedule.rs` with [`append_in`].
 
 use super::PgStore;
+use crate::store::shape::history::changed_at;
+use crate::store::shape::history::{PageRow, page};
+pub(super) use crate::store::shape::history::{decode_layers, encode};
 use crate::store::{
     HistoryStore, Millis, Series, StorageUse, StoreError, TimeKey, TimePage, codec, is_id, new_id,
 };
@@ -39,68 +42,6 @@ pub(super) const DATA_COLUMNS: &str = "le.checked_at, le.changed_at, lc.codec, l
 pub(super) const DATA_JOIN: &str = "LEFT JOIN task_series ts ON ts.task_id = t.id \
      LEFT JOIN entries le ON le.id = ts.latest_entry_id \
      LEFT JOIN contents lc ON lc.hash = le.content_hash";
-
-/// A monitor's latest data as [`DATA_COLUMNS`] gives it.
-#[derive(sqlx::FromRow)]
-pub(super) struct DataColumns {
-    checked_at: Option<i64>,
-    changed_at: Option<i64>,
-    codec: Option<i32>,
-    body: Option<Vec<u8>>,
-    error: Option<String>,
-}
-
-/// The API's data of a monitor from its row; `None` when it was never checked.
-pub(super) fn data_of(row: DataColumns) -> Result<Option<ClientData>, StoreError> {
-    let Some(checked_at) = row.checked_at else {
-        return Ok(None);
-    };
-    let raw = decode(row.codec, row.body)?;
-    Ok(Some(ClientData {
-        last_check_timestamp: super::time(checked_at),
-        value_changed_timestamp: row.changed_at.map(super::time),
-        raw,
-        error: row.error,
-        diff: None,
-    }))
-}
-
-/// A value as stored whole: its codec and body.
-fn encode(raw: &str) -> (i32, std::borrow::Cow<'_, [u8]>) {
-    let (codec, body) = codec::encode(raw);
-    (i32::from(codec), body)
-}
-
-/// The text of a value stored whole (each series' latest value is).
-pub(super) fn decode(
-    codec: Option<i32>,
-    body: Option<Vec<u8>>,
-) -> Result<Option<String>, StoreError> {
-    match (codec, body) {
-        (Some(codec), Some(body)) => {
-            codec::unpack(codec::codec_of(codec.into())?, body, None).map(Some)
-        }
-        _ => Ok(None),
-    }
-}
-
-/// The text of a stored value from its columns and those of its base and its base's base
-/// (NULL past its last layer), as [`codec::LAYERS`] joins them.
-pub(super) fn decode_layers(
-    layers: [(Option<i32>, Option<Vec<u8>>); 3],
-) -> Result<Option<String>, StoreError> {
-    let mut found = Vec::with_capacity(3);
-    for layer in layers {
-        match layer {
-            (Some(codec), Some(body)) => found.push((codec::codec_of(codec.into())?, body)),
-            _ => break,
-        }
-    }
-    if found.is_empty() {
-        return Ok(None);
-    }
-    codec::unpack_layers(found).map(Some)
-}
 
 /// A keyframe's codec, body and base, with its base's codec and body (a root's).
 type KeyframeRow = (i32, Vec<u8>, Option<Vec<u8>>, Option<i32>, Option<Vec<u8>>);
@@ -235,7 +176,7 @@ pub(super) async fn append_in(
                 // again, and the latest is read whole. Of two checks doing it at once, the
                 // second finds it whole already and rewrites nothing.
                 Some((DELTA, old)) => {
-                    let (codec, body) = encode(raw);
+                    let (codec, body) = encode::<i32>(raw);
                     let base: Option<(Option<Vec<u8>>,)> = sqlx::query_as(
                         "UPDATE contents SET codec = $2, body = $3, base_hash = NULL \
                          WHERE hash = $1 AND codec = $4 \
@@ -266,7 +207,7 @@ pub(super) async fn append_in(
             };
             let encoded = match known {
                 Some(_) => None,
-                None => Some(encode(raw)),
+                None => Some(encode::<i32>(raw)),
             };
             let size = match (&known, &encoded) {
                 (Some(size), _) => *size,
@@ -335,20 +276,15 @@ pub(super) async fn append_in(
             .map(|(text, size)| (prev.clone(), text, size)),
         _ => None,
     };
-    // A value spelled otherwise (white space, quotes, entities, ...) is no change: it is
-    // stored as seen, and keeps the time of the last real change.
-    let respelled = match (&replaced, &data.raw) {
-        (Some((_, old, _)), Some(raw)) => wachet::normalize::same(old, raw),
-        _ => false,
-    };
-    let changed_at = match (&hash, previous) {
-        (Some(hash), Some((Some(prev), prev_changed))) if *hash == prev || respelled => {
-            prev_changed
-        }
-        (Some(_), _) => Some(checked_at),
-        (None, Some((_, prev_changed))) => prev_changed,
-        (None, None) => None,
-    };
+    let changed_at = changed_at(
+        hash.as_deref(),
+        previous
+            .as_ref()
+            .map(|(prev, changed)| (prev.as_deref(), *changed)),
+        replaced.as_ref().map(|(_, old, _)| old.as_str()),
+        data.raw.as_deref(),
+        checked_at,
+    );
     let (id,): (i64,) = sqlx::query_as(
         "INSERT INTO entries (task_id, page_id, checked_at, changed_at, content_hash, error) \
          VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
@@ -682,16 +618,7 @@ async fn resolve_for_write(
 /// The pages a Portal monitor crawled, by URL, with their latest data. The caller has checked
 /// that `task` is the user's.
 pub(super) async fn pages_of(store: &PgStore, task: &str) -> Result<Vec<ClientPage>, StoreError> {
-    #[derive(sqlx::FromRow)]
-    struct PageRow {
-        id: String,
-        url: String,
-        name: Option<String>,
-        alert_state: Option<String>,
-        #[sqlx(flatten)]
-        data: DataColumns,
-    }
-    let rows: Vec<PageRow> = sqlx::query_as(
+    let rows: Vec<PageRow<i32>> = sqlx::query_as(
         "SELECT p.id, p.url, p.name, p.alert_state, le.checked_at, le.changed_at, lc.codec, lc.body, le.error \
          FROM pages p \
          LEFT JOIN entries le ON le.id = p.latest_entry_id \
@@ -701,17 +628,7 @@ pub(super) async fn pages_of(store: &PgStore, task: &str) -> Result<Vec<ClientPa
     .bind(task)
     .fetch_all(&store.pool)
     .await?;
-    rows.into_iter()
-        .map(|row| {
-            Ok(ClientPage {
-                id: Some(row.id),
-                name: Some(row.name.unwrap_or_else(|| row.url.clone())),
-                url: Some(row.url),
-                data: data_of(row.data)?,
-                noise: crate::store::noise::learned_by_page(row.alert_state.as_deref()),
-            })
-        })
-        .collect()
+    rows.into_iter().map(page).collect()
 }
 
 /// Deletes the oldest entries of each series of `task` (its own, each crawled page's) beyond

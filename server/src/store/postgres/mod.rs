@@ -23,7 +23,8 @@ mod users;
 mod workers;
 
 use super::cache::Caches;
-use super::sqlite::{OpenError, StoreSettings};
+use super::settings::{OpenError, StoreSettings, migrate};
+use super::shape::{before_key, refuse_nul, sort_key, storable, time};
 use super::{Quotas, StoreError};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use std::str::FromStr;
@@ -66,12 +67,12 @@ impl PgStore {
             .connect_with(options)
             .await
             .map_err(open_err)?;
-        migrate(&pool, &shown).await?;
+        migrate(&MIGRATOR, &pool, &shown, || bucket_hosts(&pool)).await?;
         Ok(PgStore {
             pool,
             cache: Arc::new(Caches::default()),
-            history_retention: settings.history_retention.max(1),
-            deliveries_per_hour: std::num::NonZeroU32::new(settings.deliveries_per_hour),
+            history_retention: settings.retention(),
+            deliveries_per_hour: settings.delivery_limit(),
             quotas: settings.quotas,
         })
     }
@@ -127,30 +128,6 @@ async fn bucket_hosts(pool: &PgPool) -> Result<(), sqlx::Error> {
                 .await?;
         }
         tx.commit().await?;
-    }
-}
-
-async fn migrate(pool: &PgPool, shown: &str) -> Result<(), OpenError> {
-    let known = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
-    match MIGRATOR.run(pool).await {
-        Ok(()) => bucket_hosts(pool).await.map_err(|err| OpenError::Migrate {
-            path: shown.to_string(),
-            reason: err.to_string(),
-        }),
-        Err(sqlx::migrate::MigrateError::VersionMissing(found))
-        | Err(sqlx::migrate::MigrateError::VersionTooNew(found, _))
-            if found > known =>
-        {
-            Err(OpenError::TooNew {
-                path: shown.to_string(),
-                found,
-                known,
-            })
-        }
-        Err(err) => Err(OpenError::Migrate {
-            path: shown.to_string(),
-            reason: err.to_string(),
-        }),
     }
 }
 
@@ -220,51 +197,6 @@ async fn delete_owned(
         Ok(())
     })
     .await
-}
-
-/// PostgreSQL's text cannot hold NUL (SQLite's can), so text with one is refused as `field`'s
-/// fault rather than failing in the database as a server error.
-fn refuse_nul(field: &str, value: Option<&str>) -> Result<(), StoreError> {
-    if value.is_some_and(|v| v.contains('\0')) {
-        return Err(StoreError::invalid(
-            field,
-            "must not contain NUL characters",
-        ));
-    }
-    Ok(())
-}
-
-/// Text from a fetched page, storable: a NUL (which PostgreSQL's text cannot hold, and a page
-/// may well contain) becomes U+FFFD, so a check of such a page still stores what it raised.
-fn storable(value: Option<&str>) -> Option<std::borrow::Cow<'_, str>> {
-    value.map(|v| {
-        if v.contains('\0') {
-            std::borrow::Cow::Owned(v.replace('\0', "\u{FFFD}"))
-        } else {
-            std::borrow::Cow::Borrowed(v)
-        }
-    })
-}
-
-/// Lower-cased name for sorting by name; unnamed items sort first, by id (creation order).
-fn sort_key(name: Option<&str>) -> String {
-    name.unwrap_or("").to_lowercase()
-}
-
-fn time(millis: super::Millis) -> chrono::DateTime<chrono::Utc> {
-    chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default()
-}
-
-/// The upper keyset bound of a newest-first page: rows strictly before `after`, and no later
-/// than `to`, as one row-value bound so the index range starts at the page.
-fn before_key(page: &super::TimePage) -> (super::Millis, String) {
-    // Above every stored (time, id) of that time: ids compare byte-wise ("C"), and the
-    // characters of UUIDs and of decimal entry ids sort below '~'.
-    let to = (page.to.unwrap_or(super::Millis::MAX), "~".to_string());
-    match &page.after {
-        Some(key) if (key.at, key.id.as_str()) < (to.0, to.1.as_str()) => (key.at, key.id.clone()),
-        _ => to,
-    }
 }
 
 #[cfg(test)]

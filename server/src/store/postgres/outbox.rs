@@ -2,13 +2,14 @@
 //! SKIP LOCKED` under leases on the database's clock, and the confirmation mails of e-mail
 //! addresses (rows of `email_addresses`, asked for in `users.rs`), claimed alike. A
 //! notification's deliveries are written by [`create_in`] in the transaction that stores it.
-//! The rows and texts are those of the SQLite outbox (`store/sqlite/outbox.rs`), so both
-//! backends deliver the same message.
+//! The rows and texts are the shared ones of `store/shape/outbox.rs`, so both backends
+//! deliver the same message.
 
 use super::PgStore;
 use super::schedule::{DB_NOW, db_now};
-use crate::store::sqlite::outbox::{
-    DueRow, RECORD_COLUMNS, RecordRow, UNCONFIRMED, notified, record, test,
+use crate::store::shape::outbox::{
+    DueRow, RECORD_COLUMNS, RecordRow, asked, counted, delivery, endpoints_to_notify, first_state,
+    free_at, mail_address, nth_offset, record,
 };
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
@@ -36,25 +37,15 @@ pub(super) async fn create_in(
     .bind(task)
     .fetch_one(&mut **tx)
     .await?;
-    let owned;
-    let endpoints = if endpoints.is_empty() {
-        owned = serde_json::from_str::<Vec<NotificationEndpoint>>(&json)
-            .map_err(|err| StoreError::Backend(format!("stored endpoints: {err}")))?;
-        &owned[..]
-    } else {
-        endpoints
-    };
-    for endpoint in endpoints {
+    for endpoint in endpoints_to_notify(endpoints, &json)?.iter() {
         let target = endpoint.value.as_deref().unwrap_or("");
         let unconfirmed = endpoint.kind == MessagingServiceType::Email
             && !confirmed(tx, &user, &email, target).await?;
         if unconfirmed {
-            let address = target.trim().to_lowercase();
-            match super::users::request_in(tx, &user, &address, now, false).await {
-                Ok(()) | Err(StoreError::Invalid { .. }) => {}
-                Err(err) => return Err(err),
-            }
+            let address = mail_address(target);
+            asked(super::users::request_in(tx, &user, &address, now, false).await)?;
         }
+        let (state, error) = first_state(unconfirmed);
         sqlx::query(
             "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
              updated_at, user_id, last_error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -63,11 +54,11 @@ pub(super) async fn create_in(
         .bind(notification)
         .bind(endpoint.kind.code() as i32)
         .bind(target)
-        .bind(if unconfirmed { "failed" } else { "pending" })
+        .bind(state)
         .bind(now)
         .bind(now)
         .bind(&user)
-        .bind(unconfirmed.then_some(UNCONFIRMED))
+        .bind(error)
         .execute(&mut **tx)
         .await?;
     }
@@ -81,7 +72,7 @@ async fn confirmed(
     own: &str,
     address: &str,
 ) -> Result<bool, StoreError> {
-    let address = address.trim().to_lowercase();
+    let address = mail_address(address);
     if address == own {
         return Ok(true);
     }
@@ -104,16 +95,15 @@ async fn hour_full_until(
     per_hour: std::num::NonZeroU32,
     now: Millis,
 ) -> Result<Option<Millis>, StoreError> {
-    const HOUR: Millis = 3_600_000;
     let nth: Option<(Millis,)> = sqlx::query_as(
         "SELECT released_at FROM deliveries WHERE user_id = $1 AND released_at IS NOT NULL \
          ORDER BY released_at DESC LIMIT 1 OFFSET $2",
     )
     .bind(user)
-    .bind(i64::from(per_hour.get()) - 1)
+    .bind(nth_offset(per_hour))
     .fetch_optional(conn)
     .await?;
-    Ok(nth.map(|(at,)| at + HOUR).filter(|free_at| *free_at > now))
+    Ok(free_at(nth.map(|(at,)| at), now))
 }
 
 /// The columns of [`DueRow`], PostgreSQL's integers widened to SQLite's.
@@ -163,8 +153,8 @@ impl OutboxStore for PgStore {
             // A first try is released only when the user's deliveries of the last hour leave
             // room; otherwise it waits (pending, its time moved) until they do. Retries were
             // counted.
-            let held = match (row.released_at, &row.user_id, self.deliveries_per_hour) {
-                (None, Some(user), Some(per_hour)) => {
+            let held = match counted(&row, self.deliveries_per_hour) {
+                Some((user, per_hour)) => {
                     sqlx::query("SELECT pg_advisory_xact_lock(hashtext('wachet.release:' || $1))")
                         .bind(user)
                         .execute(&mut *tx)
@@ -190,12 +180,7 @@ impl OutboxStore for PgStore {
             .bind(now)
             .execute(&mut *tx)
             .await?;
-            let kind = MessagingServiceType::from_code(row.kind)
-                .ok_or_else(|| StoreError::Backend(format!("delivery {}: kind", row.id)))?;
-            claimed.push(match row.notification_id.clone() {
-                Some(_) => notified(row, kind, now)?,
-                None => test(row, kind, now),
-            });
+            claimed.push(delivery(row, now)?);
         }
         tx.commit().await?;
         Ok(claimed)

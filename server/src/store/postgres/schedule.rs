@@ -8,23 +8,20 @@
 //! [`schedule_in`] and [`forget_learning_in`].
 
 use super::{PgStore, history};
+use crate::store::shape::notifications::{counted_up_to, hour_before, within_hourly_limit};
+use crate::store::shape::schedule::{claimed_monitor, retry_unreadable};
 use crate::store::{
     AlertStates, CheckRecord, Claim, DueCheck, Millis, NewNotification, Recorded, ScheduleStore,
     Series, StorageUse, StoreError, now_millis,
 };
 use async_trait::async_trait;
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
+use std::borrow::Cow;
 use wachet::Monitor;
 use wachet::alerts::confirm::ConfirmState;
-use wachet::alerts::{AlertState, LastCheck};
 
 /// The database's clock in UTC milliseconds, the clock of every lease.
 pub(super) const DB_NOW: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT";
-
-/// How long a monitor whose stored definition cannot be read waits before it is tried again.
-const UNREADABLE_RETRY: Millis = 3_600_000;
-/// The window of the notifications limit.
-const HOUR: Millis = 3_600_000;
 
 /// The database's clock now.
 pub(super) async fn db_now(conn: &mut sqlx::PgConnection) -> Result<Millis, StoreError> {
@@ -197,35 +194,26 @@ async fn learn_in(
     Ok(())
 }
 
-/// Splits a check's notifications into those the user's hourly limit lets through and, when
-/// some are left out, the first of them with how many: it becomes the one notification saying
-/// so, stored only when it is the one that fills the hour (so an hour never sends more than
-/// `limit + 1`). Counted over the user's notifications of the last hour (an index range of at
-/// most `limit` rows).
-async fn within_hourly_limit<'a>(
+/// The notifications of a check to store within the user's hourly limit
+/// ([`within_hourly_limit`]), counted over the user's notifications of the last hour (an index
+/// range of at most `limit` rows) in the check's transaction.
+async fn hourly_limited<'a>(
     tx: &mut Transaction<'_, Postgres>,
+    task: &str,
     user: &str,
     limit: u32,
     raised: &'a [NewNotification],
-) -> Result<(&'a [NewNotification], Option<(&'a NewNotification, usize)>), StoreError> {
-    let since = now_millis() - HOUR;
+) -> Result<Vec<Cow<'a, NewNotification>>, StoreError> {
     let (recent,): (i64,) = sqlx::query_as(
         "SELECT count(*) FROM (SELECT 1 FROM notifications \
          WHERE user_id = $1 AND created_at > $2 LIMIT $3) AS recent",
     )
     .bind(user)
-    .bind(since)
-    .bind(i64::from(limit) + 1)
+    .bind(hour_before(now_millis()))
+    .bind(counted_up_to(limit))
     .fetch_one(&mut **tx)
     .await?;
-    let recent = usize::try_from(recent).unwrap_or(usize::MAX);
-    let room = (limit as usize).saturating_sub(recent).min(raised.len());
-    let (sent, left) = raised.split_at(room);
-    let held = match left.first() {
-        Some(first) if recent + room == limit as usize => Some((first, left.len())),
-        _ => None,
-    };
-    Ok((sent, held))
+    Ok(within_hourly_limit(task, recent, limit, raised))
 }
 
 /// The latest successful value of a series, as columns `codec` and `body`, when no alert state
@@ -234,40 +222,8 @@ const LAST_VALUE: &str = "LEFT JOIN contents c ON {state} IS NULL AND c.hash = (
                           v.content_hash FROM entries v WHERE {series} AND v.content_hash IS \
                           NOT NULL ORDER BY v.checked_at DESC, v.id DESC LIMIT 1)";
 
-#[derive(sqlx::FromRow)]
-struct StateRow {
-    url: Option<String>,
-    checked: bool,
-    error: Option<String>,
-    codec: Option<i32>,
-    body: Option<Vec<u8>>,
-    alert_state: Option<String>,
-}
-
-impl StateRow {
-    fn state(self) -> Result<(Option<String>, ConfirmState), StoreError> {
-        if let Some(stored) = &self.alert_state {
-            match serde_json::from_str::<ConfirmState>(stored) {
-                Ok(state) => return Ok((self.url, state)),
-                // The history still tells what was confirmed last; only a pending
-                // confirmation is lost.
-                Err(err) => {
-                    tracing::error!(%err, "stored alert state cannot be read; history used")
-                }
-            }
-        }
-        let last_check = match (self.checked, &self.error) {
-            (false, _) => None,
-            (true, Some(_)) => Some(LastCheck::Failed),
-            (true, None) => Some(LastCheck::Succeeded),
-        };
-        let state = AlertState {
-            last_check,
-            last_value: history::decode(self.codec, self.body)?,
-        };
-        Ok((self.url, ConfirmState::from(state)))
-    }
-}
+/// A monitor's or page's state in this schema's types.
+type StateRow = crate::store::shape::schedule::StateRow<bool, i32>;
 
 impl PgStore {
     /// Applies the retention to the series of `task` after a check. A failure is logged, not
@@ -328,22 +284,16 @@ impl ScheduleStore for PgStore {
         let mut claimed = Vec::with_capacity(rows.len());
         let mut held = Vec::with_capacity(rows.len());
         for row in rows {
-            let mut monitor: Monitor = match serde_json::from_str(&row.definition) {
-                Ok(monitor) => monitor,
-                Err(err) => {
-                    // One unreadable row must not stop every other monitor's checks.
-                    tracing::error!(task = %row.id, %err, "stored monitor cannot be read; skipped");
-                    sqlx::query("UPDATE schedules SET next_check_at = $2 WHERE task_id = $1")
-                        .bind(&row.id)
-                        .bind(now + UNREADABLE_RETRY)
-                        .execute(&mut *tx)
-                        .await?;
-                    continue;
-                }
+            let Some(monitor) = claimed_monitor(&row.id, row.folder_id.clone(), &row.definition)
+            else {
+                sqlx::query("UPDATE schedules SET next_check_at = $2 WHERE task_id = $1")
+                    .bind(&row.id)
+                    .bind(retry_unreadable(now))
+                    .execute(&mut *tx)
+                    .await?;
+                continue;
             };
             held.push(row.id.clone());
-            monitor.id = Some(row.id);
-            monitor.folder_id = row.folder_id;
             claimed.push(DueCheck {
                 monitor,
                 user: row.user_id,
@@ -426,7 +376,7 @@ impl ScheduleStore for PgStore {
         for (record, outcome) in records.iter().zip(outcomes) {
             if let Ok(Recorded::Stored) = outcome {
                 // The monitor's latest data, noise notice and masks are the check's now.
-                self.cache.tasks.invalidate(&record.task);
+                crate::store::shape::invalidate::checked(&self.cache, &record.task);
                 self.prune(&record.task).await;
             }
             replies.push(outcome);
@@ -561,13 +511,10 @@ impl PgStore {
         history::append_in(tx, &own, &record.own, quotas.stored_bytes).await?;
         if !record.notifications.is_empty() {
             let limit = quotas.notifications_per_hour;
-            let (sent, held) = within_hourly_limit(tx, &user, limit, &record.notifications).await?;
-            for notification in sent {
-                super::notifications::insert_in(tx, notification).await?;
-            }
-            if let Some((first, held)) = held {
-                tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
-                super::notifications::insert_in(tx, &first.clone().held(held, limit)).await?;
+            for notification in
+                hourly_limited(tx, &record.task, &user, limit, &record.notifications).await?
+            {
+                super::notifications::insert_in(tx, &notification).await?;
             }
         }
         for (page, state) in &record.alert_states {

@@ -5,14 +5,22 @@
 //! monitor's latest data and pages are read through the history ([`history::DATA_COLUMNS`],
 //! [`history::pages_of`]).
 
-use super::history::{self, DataColumns, data_of};
-use super::{PgStore, schedule, sort_key};
-use crate::store::cache::SharedMonitor;
+use super::history;
+use super::{PgStore, schedule};
+pub(super) use crate::store::shape::tasks::monitor;
+use crate::store::shape::tasks::{
+    cache_task, cached_task, columns, contains_pattern, samples_noise, stored_definition,
+    within_quota,
+};
+use crate::store::shape::{any_nul, invalidate};
 use crate::store::{StoreError, TaskStore, is_id, new_id, noise, now_millis};
+
+/// A monitor's row in this schema's integer width.
+pub(super) type TaskRow = crate::store::shape::tasks::TaskRow<i32>;
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
 use sqlx::{Postgres, Transaction};
-use wachet::model::{ClientJobType, ClientPage, Monitor};
+use wachet::model::{ClientPage, Monitor};
 
 /// A monitor row with its latest data, `{SELECT} WHERE ...`.
 pub(super) fn select() -> String {
@@ -21,87 +29,6 @@ pub(super) fn select() -> String {
         history::DATA_COLUMNS,
         history::DATA_JOIN
     )
-}
-
-#[derive(sqlx::FromRow)]
-pub(super) struct TaskRow {
-    id: String,
-    folder_id: Option<String>,
-    definition: String,
-    noise_notice: Option<String>,
-    #[sqlx(flatten)]
-    data: DataColumns,
-}
-
-/// Rebuilds the API's monitor from its row.
-pub(super) fn monitor(row: TaskRow) -> Result<Monitor, StoreError> {
-    let mut monitor: Monitor = serde_json::from_str(&row.definition)
-        .map_err(|err| StoreError::Backend(format!("stored monitor {}: {err}", row.id)))?;
-    monitor.id = Some(row.id);
-    monitor.folder_id = row.folder_id;
-    monitor.noise_notice = row.noise_notice;
-    monitor.data = data_of(row.data)?;
-    Ok(monitor)
-}
-
-/// The columns a monitor's definition fills.
-struct Columns {
-    definition: String,
-    name: Option<String>,
-    sort_key: String,
-    url: String,
-    note: Option<String>,
-    search_text: String,
-    paused: bool,
-    dynamic: bool,
-    location: i16,
-    host_bucket: i16,
-    host: i64,
-}
-
-impl Columns {
-    /// A new or changed active monitor is checked at once; a paused one never.
-    fn first_check(&self, now: i64) -> Option<i64> {
-        (!self.paused).then_some(now)
-    }
-}
-
-fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
-    super::refuse_nul("name", monitor.name.as_deref())?;
-    super::refuse_nul("url", monitor.url.as_deref())?;
-    super::refuse_nul("note", monitor.note.as_deref())?;
-    // What the service fills in when it reads the monitor is not part of its definition.
-    let stored = Monitor {
-        id: None,
-        folder_id: None,
-        data: None,
-        noise_notice: None,
-        location_notice: None,
-        ..monitor.clone()
-    };
-    let definition =
-        serde_json::to_string(&stored).map_err(|err| StoreError::Backend(err.to_string()))?;
-    let url = monitor.url.clone().unwrap_or_default();
-    let search_text = [
-        monitor.name.as_deref().unwrap_or(""),
-        &url,
-        monitor.note.as_deref().unwrap_or(""),
-    ]
-    .join("\n")
-    .to_lowercase();
-    Ok(Columns {
-        definition,
-        name: monitor.name.clone(),
-        sort_key: sort_key(monitor.name.as_deref()),
-        host_bucket: crate::store::host_bucket(&url),
-        host: crate::store::host_hash(&url),
-        url,
-        note: monitor.note.clone(),
-        search_text,
-        paused: monitor.recurrence_in_seconds.unwrap_or(0) <= 0,
-        dynamic: monitor.dynamic_content,
-        location: i16::try_from(monitor.location.code()).unwrap_or(0),
-    })
 }
 
 /// Checks that `folder` is one of the user's folders.
@@ -126,13 +53,6 @@ pub(super) async fn check_folder(
     }
 }
 
-/// Whether a monitor's first check (after it is created or what it watches changed) takes
-/// quick samples to learn its noise: SinglePage monitors only (a Portal's pages are not
-/// sampled; a person's masks apply to every page).
-fn samples_noise(monitor: &Monitor) -> bool {
-    monitor.job_type == ClientJobType::SinglePage
-}
-
 async fn fetch(
     tx: &mut Transaction<'_, Postgres>,
     user: &str,
@@ -147,20 +67,6 @@ async fn fetch(
     .fetch_one(&mut **tx)
     .await?;
     monitor(row)
-}
-
-/// `term` as a LIKE pattern that matches it literally anywhere.
-fn contains_pattern(term: &str) -> String {
-    let mut pattern = String::with_capacity(term.len() + 2);
-    pattern.push('%');
-    for ch in term.to_lowercase().chars() {
-        if matches!(ch, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(ch);
-    }
-    pattern.push('%');
-    pattern
 }
 
 /// Whether `id` is one of the user's monitors.
@@ -203,8 +109,7 @@ impl PgStore {
         let Some((definition,)) = stored else {
             return Err(StoreError::NotFound);
         };
-        let before: Monitor = serde_json::from_str(&definition)
-            .map_err(|err| StoreError::Backend(format!("stored monitor {id}: {err}")))?;
+        let before = stored_definition(id, &definition)?;
         let masks =
             noise::after_edit(&before, monitor).map_err(|m| StoreError::invalid("noise", m))?;
         let monitor = &Monitor {
@@ -262,7 +167,7 @@ impl PgStore {
         .await?;
         let saved = fetch(&mut tx, user, id).await?;
         tx.commit().await?;
-        self.cache.tasks.invalidate(id);
+        invalidate::task_changed(&self.cache, id);
         Ok(saved)
     }
 
@@ -289,12 +194,7 @@ impl PgStore {
             .await?
             .unwrap_or(0);
         let max = self.quotas.monitors;
-        if let Some(message) = super::super::over_quota(have, monitors.len(), max) {
-            return Err(StoreError::QuotaExceeded {
-                limit: "maxMonitorsPerUser".into(),
-                message,
-            });
-        }
+        within_quota(have, monitors.len(), max)?;
         let mut created = Vec::with_capacity(monitors.len());
         for monitor in monitors {
             let monitor = &Monitor {
@@ -346,7 +246,9 @@ impl TaskStore for PgStore {
         user: &str,
         monitors: &[Monitor],
     ) -> Result<Vec<Monitor>, StoreError> {
-        super::retrying(|| self.try_create_tasks(user, monitors)).await
+        let created = super::retrying(|| self.try_create_tasks(user, monitors)).await?;
+        invalidate::tasks_created(&self.cache);
+        Ok(created)
     }
 
     async fn update_task(&self, user: &str, monitor: &Monitor) -> Result<Monitor, StoreError> {
@@ -367,12 +269,8 @@ impl TaskStore for PgStore {
     }
 
     async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError> {
-        if let Some(shared) = self.cache.tasks.get(id) {
-            return if shared.owner() == user {
-                Ok(shared.to_monitor())
-            } else {
-                Err(StoreError::NotFound)
-            };
+        if let Some(cached) = cached_task(&self.cache, user, id) {
+            return cached;
         }
         if !is_id(id) {
             return Err(StoreError::NotFound);
@@ -386,16 +284,14 @@ impl TaskStore for PgStore {
         .fetch_optional(&self.pool)
         .await?;
         let monitor = monitor(row.ok_or(StoreError::NotFound)?)?;
-        self.cache
-            .tasks
-            .put(id, SharedMonitor::new(user, monitor.clone()));
+        cache_task(&self.cache, user, id, &monitor);
         Ok(monitor)
     }
 
     async fn delete_task(&self, user: &str, id: &str) -> Result<(), StoreError> {
         // Pages, history and notifications go with the monitor (ON DELETE CASCADE).
         super::delete_owned(self, "tasks", user, id).await?;
-        self.cache.tasks.invalidate(id);
+        invalidate::task_changed(&self.cache, id);
         Ok(())
     }
 
@@ -405,8 +301,7 @@ impl TaskStore for PgStore {
         terms: &[String],
         limit: u32,
     ) -> Result<Vec<Monitor>, StoreError> {
-        if terms.iter().any(|term| term.contains('\0')) {
-            // No stored text holds a NUL.
+        if any_nul(terms.iter().map(String::as_str)) {
             return Ok(Vec::new());
         }
         let mut query = sqlx::QueryBuilder::<Postgres>::new(select());
@@ -468,7 +363,7 @@ impl PgStore {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        self.cache.tasks.invalidate(task);
+        invalidate::task_changed(&self.cache, task);
         Ok(true)
     }
 }

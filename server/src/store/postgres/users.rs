@@ -4,32 +4,17 @@
 //! paging secret. The SQL is SQLite's with numbered parameters: both keep to standard SQL here.
 
 use super::PgStore;
+use crate::store::shape::invalidate;
+use crate::store::shape::users::{
+    USER_COLUMNS, UserRow, cache_owner, cached_owner, email_address, email_taken, endpoints_json,
+    new_user_endpoints, room_to_wait, to_ask, user, waiting_since,
+};
 use crate::store::{
     EmailAddress, Millis, StoreError, TokenRecord, UserRecord, UserStore, now_millis,
 };
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
 use wachet::model::NotificationEndpoint;
-
-type UserRow = (String, String, String, String, String, String, i64);
-
-const USER_COLUMNS: &str = "id, email, password_hash, api_key_hash, webhook_secret, \
-                            notification_endpoints, created_at";
-
-fn user(row: UserRow) -> Result<UserRecord, StoreError> {
-    let (id, email, password_hash, api_key_hash, webhook_secret, endpoints, created_at) = row;
-    let notification_endpoints = serde_json::from_str(&endpoints)
-        .map_err(|err| StoreError::Backend(format!("stored endpoints of user {id}: {err}")))?;
-    Ok(UserRecord {
-        id,
-        email,
-        password_hash,
-        api_key_hash,
-        webhook_secret,
-        notification_endpoints,
-        created_at,
-    })
-}
 
 async fn set_column(
     store: &PgStore,
@@ -50,13 +35,6 @@ async fn set_column(
     Ok(())
 }
 
-/// How long an unconfirmed address counts as waiting; after it, it may be asked for again.
-const PENDING_FOR: Millis = 7 * 86_400_000;
-/// The shortest time between two confirmation messages to one address.
-const RESEND_AFTER: Millis = 3_600_000;
-/// Most addresses of one user waiting for confirmation at once.
-const MAX_PENDING_ADDRESSES: i64 = 20;
-
 /// Asks for a confirmation message to `address` (lower-cased) unless it is confirmed or one
 /// went out lately; within the caller's transaction. `resend` says the user asked explicitly,
 /// so an address asked for lately is an error rather than nothing to do.
@@ -74,38 +52,19 @@ pub(super) async fn request_in(
     .bind(address)
     .fetch_optional(&mut *tx)
     .await?;
-    match known {
-        Some((Some(_), _)) => return Ok(()),
-        Some((None, requested_at)) if requested_at > now - RESEND_AFTER => {
-            return if resend {
-                Err(StoreError::invalid(
-                    "address",
-                    "a confirmation message went to this address less than an hour ago",
-                ))
-            } else {
-                Ok(())
-            };
-        }
-        _ => {}
+    if !to_ask(known, now, resend)? {
+        return Ok(());
     }
     let (pending,): (i64,) = sqlx::query_as(
         "SELECT COUNT(*) FROM email_addresses WHERE user_id = $1 AND confirmed_at IS NULL \
          AND requested_at > $2 AND address <> $3",
     )
     .bind(user)
-    .bind(now - PENDING_FOR)
+    .bind(waiting_since(now))
     .bind(address)
     .fetch_one(&mut *tx)
     .await?;
-    if pending >= MAX_PENDING_ADDRESSES {
-        return Err(StoreError::invalid(
-            "notificationEndpoints",
-            format!(
-                "at most {MAX_PENDING_ADDRESSES} e-mail addresses may wait for confirmation at \
-                 once"
-            ),
-        ));
-    }
+    room_to_wait(pending)?;
     sqlx::query(
         "INSERT INTO email_addresses (user_id, address, requested_at, mail_due_at) \
          VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, address) DO UPDATE SET \
@@ -144,9 +103,7 @@ impl UserStore for PgStore {
     }
 
     async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError> {
-        super::refuse_nul("email", Some(&user.email))?;
-        let endpoints = serde_json::to_string(&user.notification_endpoints)
-            .map_err(|err| StoreError::Backend(err.to_string()))?;
+        let endpoints = new_user_endpoints(user)?;
         let inserted = sqlx::query(AssertSqlSafe(format!(
             "INSERT INTO users ({USER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) \
              ON CONFLICT (email) DO NOTHING"
@@ -161,16 +118,13 @@ impl UserStore for PgStore {
         .execute(&self.pool)
         .await?;
         if inserted.rows_affected() == 0 {
-            return Err(StoreError::invalid(
-                "email",
-                "a user with this e-mail address exists",
-            ));
+            return Err(email_taken());
         }
         Ok(())
     }
 
     async fn user_by_email(&self, email: &str) -> Result<Option<UserRecord>, StoreError> {
-        if email.contains('\0') {
+        if super::super::shape::any_nul([email]) {
             return Ok(None);
         }
         let row: Option<UserRow> = sqlx::query_as(AssertSqlSafe(format!(
@@ -216,8 +170,8 @@ impl UserStore for PgStore {
         hash: &str,
         now: Millis,
     ) -> Result<Option<(String, Millis)>, StoreError> {
-        if let Some((owner, expires_at)) = self.cache.tokens.get(hash) {
-            return Ok((expires_at > now).then_some((owner, expires_at)));
+        if let Some(known) = cached_owner(&self.cache, hash, now) {
+            return Ok(known);
         }
         let found: Option<(String, Millis)> = sqlx::query_as(
             "SELECT user_id, expires_at FROM tokens WHERE hash = $1 AND expires_at > $2",
@@ -226,9 +180,7 @@ impl UserStore for PgStore {
         .bind(now)
         .fetch_optional(&self.pool)
         .await?;
-        if let Some(owner) = &found {
-            self.cache.tokens.put(hash, owner.clone());
-        }
+        cache_owner(&self.cache, hash, &found);
         Ok(found)
     }
 
@@ -260,9 +212,7 @@ impl UserStore for PgStore {
             .bind(user)
             .execute(&self.pool)
             .await?;
-        self.cache
-            .tokens
-            .invalidate_where(|_, (owner, _)| owner == user);
+        invalidate::tokens_of(&self.cache, user);
         Ok(())
     }
 
@@ -271,7 +221,7 @@ impl UserStore for PgStore {
             .bind(hash)
             .execute(&self.pool)
             .await?;
-        self.cache.tokens.invalidate(hash);
+        invalidate::token(&self.cache, hash);
         Ok(())
     }
 
@@ -280,9 +230,13 @@ impl UserStore for PgStore {
         user: &str,
         endpoints: &[NotificationEndpoint],
     ) -> Result<(), StoreError> {
-        let json =
-            serde_json::to_string(endpoints).map_err(|err| StoreError::Backend(err.to_string()))?;
-        set_column(self, "notification_endpoints", user, &json).await
+        set_column(
+            self,
+            "notification_endpoints",
+            user,
+            &endpoints_json(endpoints)?,
+        )
+        .await
     }
 
     async fn set_api_key(&self, user: &str, api_key_hash: &str) -> Result<(), StoreError> {
@@ -318,9 +272,7 @@ impl UserStore for PgStore {
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        self.cache
-            .tokens
-            .invalidate_where(|hash, (owner, _)| owner == user && hash != keep_token);
+        invalidate::tokens_but(&self.cache, user, keep_token);
         Ok(())
     }
 
@@ -332,14 +284,7 @@ impl UserStore for PgStore {
         .bind(user)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(address, confirmed_at, last_error)| EmailAddress {
-                address,
-                confirmed: confirmed_at.is_some(),
-                last_error,
-            })
-            .collect())
+        Ok(rows.into_iter().map(email_address).collect())
     }
 
     async fn request_email_confirmation(
@@ -348,7 +293,7 @@ impl UserStore for PgStore {
         address: &str,
         resend: bool,
     ) -> Result<(), StoreError> {
-        super::refuse_nul("address", Some(address))?;
+        super::super::shape::refuse_nul("address", Some(address))?;
         let mut tx = self.pool.begin().await?;
         request_in(&mut tx, user, address, now_millis(), resend).await?;
         tx.commit().await?;

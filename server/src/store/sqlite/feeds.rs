@@ -2,10 +2,10 @@
 //! folder's subtree or one monitor, and the changes a feed shows, read from the history.
 
 use super::SqliteStore;
-use super::history::decode_layers;
-use crate::store::feeds::{FEED_SELECT, FeedRow, columns, cut, record};
+use crate::store::feeds::{FEED_SELECT, FeedRow, columns, record};
+use crate::store::shape::feeds::change;
 use crate::store::{
-    FeedChange, FeedRecord, FeedScope, FeedSecret, FeedStore, Millis, StoreError, TimeKey, is_id,
+    FeedChange, FeedRecord, FeedScope, FeedSecret, FeedStore, Millis, StoreError, is_id,
     new_id,
 };
 use async_trait::async_trait;
@@ -25,27 +25,6 @@ async fn owns(
     .fetch_optional(&mut **tx)
     .await?;
     Ok(found.is_some())
-}
-
-#[derive(sqlx::FromRow)]
-struct ChangeRow {
-    id: String,
-    checked_at: i64,
-    task_id: String,
-    name: Option<String>,
-    url: String,
-    codec: Option<i64>,
-    body: Option<Vec<u8>>,
-    base_codec: Option<i64>,
-    base_body: Option<Vec<u8>>,
-    root_codec: Option<i64>,
-    root_body: Option<Vec<u8>>,
-    prev_codec: Option<i64>,
-    prev_body: Option<Vec<u8>>,
-    prev_base_codec: Option<i64>,
-    prev_base_body: Option<Vec<u8>>,
-    prev_root_codec: Option<i64>,
-    prev_root_body: Option<Vec<u8>>,
 }
 
 #[async_trait]
@@ -129,6 +108,9 @@ impl FeedStore for SqliteStore {
     }
 
     async fn delete_feed(&self, user: &str, id: &str) -> Result<(), StoreError> {
+        if !is_id(id) {
+            return Err(StoreError::NotFound);
+        }
         let deleted = sqlx::query("DELETE FROM feeds WHERE id = ? AND user_id = ?")
             .bind(id)
             .bind(user)
@@ -164,7 +146,7 @@ impl FeedStore for SqliteStore {
         };
         // The value before a change is the latest value stored before it (failed checks between
         // carry none); a monitor's first value has none and is no change.
-        let rows: Vec<ChangeRow> = sqlx::query_as(AssertSqlSafe(format!(
+        let rows: Vec<crate::store::shape::feeds::ChangeRow<String, i64>> = sqlx::query_as(AssertSqlSafe(format!(
             "WITH RECURSIVE subtree (id) AS ( \
                  SELECT id FROM folders WHERE id = ?2 AND user_id = ?1 \
                  UNION ALL SELECT f.id FROM folders f JOIN subtree s ON f.parent_id = s.id) \
@@ -196,30 +178,6 @@ impl FeedStore for SqliteStore {
         .bind(i64::from(limit))
         .fetch_all(&self.reader)
         .await?;
-        rows.into_iter()
-            .map(|row| {
-                Ok(FeedChange {
-                    key: TimeKey {
-                        at: row.checked_at,
-                        id: row.id,
-                    },
-                    task_id: row.task_id,
-                    task_name: row.name,
-                    url: row.url,
-                    current: cut(decode_layers([
-                        (row.codec, row.body),
-                        (row.base_codec, row.base_body),
-                        (row.root_codec, row.root_body),
-                    ])?
-                    .unwrap_or_default()),
-                    previous: cut(decode_layers([
-                        (row.prev_codec, row.prev_body),
-                        (row.prev_base_codec, row.prev_base_body),
-                        (row.prev_root_codec, row.prev_root_body),
-                    ])?
-                    .unwrap_or_default()),
-                })
-            })
-            .collect()
+        rows.into_iter().map(change).collect()
     }
 }

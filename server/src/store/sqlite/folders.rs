@@ -4,6 +4,7 @@
 use super::tasks::check_folder;
 use super::{SqliteStore, sort_key};
 use crate::store::cache::ListedPage;
+use crate::store::shape::{invalidate, refuse_nul};
 use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id, new_id, now_millis};
 use async_trait::async_trait;
 use sqlx::{Sqlite, Transaction};
@@ -225,6 +226,7 @@ impl SqliteStore {
 #[async_trait]
 impl FolderStore for SqliteStore {
     async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
+        refuse_nul("name", folder.name.as_deref())?;
         let mut tx = self.write().await?;
         if let Some(parent) = folder.parent_id.as_deref() {
             check_folder(&mut tx, user, parent, "parentId").await?;
@@ -280,7 +282,7 @@ impl FolderStore for SqliteStore {
         let (id, name, parent_id, sort_key, count, failed, paused) =
             sqlx::query_as(SAVED).bind(&id).fetch_one(&mut *tx).await?;
         tx.commit().await?;
-        self.listings_changed();
+        invalidate::folders_changed(&self.cache);
         Ok(ListedFolder(id, name, parent_id, sort_key, count, failed, paused).folder())
     }
 
@@ -288,8 +290,7 @@ impl FolderStore for SqliteStore {
         // Subfolders, their monitors, pages, history and notifications cascade from this row.
         super::delete_owned(self, "folders", user, id).await?;
         // Any cached monitor may have gone with it; folder deletes are rare.
-        self.cache.tasks.clear();
-        self.listings_changed();
+        invalidate::folder_deleted(&self.cache);
         Ok(())
     }
 
@@ -377,10 +378,10 @@ impl FolderStore for SqliteStore {
         }
         tx.commit().await?;
         // Moved monitors have another folderId.
-        for id in request.task_ids.iter().flatten() {
-            self.cache.tasks.invalidate(id);
-        }
-        self.listings_changed();
+        invalidate::tasks_moved(
+            &self.cache,
+            request.task_ids.iter().flatten().map(String::as_str),
+        );
         Ok(())
     }
 }

@@ -6,6 +6,8 @@
 //! [`append_in`].
 
 use super::{SqliteStore, before_key, time};
+use crate::store::shape::history::changed_at;
+pub(super) use crate::store::shape::history::{decode_layers, encode};
 use crate::store::{
     HistoryStore, Millis, Series, StoreError, TimeKey, TimePage, codec, is_id, new_id,
 };
@@ -19,65 +21,6 @@ use wachet::model::ClientData;
 /// Most entries one prune deletes from one series, so a lowered retention is reached over a few
 /// checks instead of in one large transaction.
 const PRUNE_BATCH: i64 = 500;
-/// A value as stored whole: its codec and body.
-fn encode(raw: &str) -> (i64, std::borrow::Cow<'_, [u8]>) {
-    let (codec, body) = codec::encode(raw);
-    (i64::from(codec), body)
-}
-
-/// The columns of one entry joined with its content; all null when there is no entry.
-#[derive(sqlx::FromRow)]
-pub(super) struct DataColumns {
-    checked_at: Option<i64>,
-    changed_at: Option<i64>,
-    codec: Option<i64>,
-    body: Option<Vec<u8>>,
-    error: Option<String>,
-}
-
-/// The check result in `row`, if there is one.
-pub(super) fn data_of(row: DataColumns) -> Result<Option<ClientData>, StoreError> {
-    let Some(checked_at) = row.checked_at else {
-        return Ok(None);
-    };
-    let raw = decode(row.codec, row.body)?;
-    Ok(Some(ClientData {
-        last_check_timestamp: time(checked_at),
-        value_changed_timestamp: row.changed_at.map(time),
-        raw,
-        error: row.error,
-        diff: None,
-    }))
-}
-
-/// The text of a value stored whole (each series' latest value is).
-pub(super) fn decode(
-    codec: Option<i64>,
-    body: Option<Vec<u8>>,
-) -> Result<Option<String>, StoreError> {
-    match (codec, body) {
-        (Some(codec), Some(body)) => codec::unpack(codec::codec_of(codec)?, body, None).map(Some),
-        _ => Ok(None),
-    }
-}
-
-/// The text of a stored value from its columns and those of its base and its base's base
-/// (NULL past its last layer), as [`codec::LAYERS`] joins them.
-pub(super) fn decode_layers(
-    layers: [(Option<i64>, Option<Vec<u8>>); 3],
-) -> Result<Option<String>, StoreError> {
-    let mut found = Vec::with_capacity(3);
-    for layer in layers {
-        match layer {
-            (Some(codec), Some(body)) => found.push((codec::codec_of(codec)?, body)),
-            _ => break,
-        }
-    }
-    if found.is_empty() {
-        return Ok(None);
-    }
-    codec::unpack_layers(found).map(Some)
-}
 
 /// A keyframe's codec, body and base, with its base's codec and body (a root's).
 type KeyframeRow = (i64, Vec<u8>, Option<Vec<u8>>, Option<i64>, Option<Vec<u8>>);
@@ -320,7 +263,7 @@ async fn append_entry_in(
                 // A value named again (a page that went back to an older text) is latest
                 // again, and the latest is read whole.
                 Some((codec, _)) if codec == i64::from(codec::DELTA) => {
-                    let (codec, body) = encode(raw);
+                    let (codec, body) = encode::<i64>(raw);
                     sqlx::query(
                         "UPDATE contents SET codec = ?, body = ?, base_hash = NULL WHERE hash = ?",
                     )
@@ -345,7 +288,7 @@ async fn append_entry_in(
             };
             let encoded = match known {
                 Some(_) => None,
-                None => Some(encode(raw)),
+                None => Some(encode::<i64>(raw)),
             };
             let size = match (&known, &encoded) {
                 (Some(size), _) => *size,
@@ -387,20 +330,15 @@ async fn append_entry_in(
             .map(|(text, size)| (prev.clone(), text, size)),
         _ => None,
     };
-    // A value spelled otherwise (white space, quotes, entities, ...) is no change: it is
-    // stored as seen, and keeps the time of the last real change.
-    let respelled = match (&replaced, &data.raw) {
-        (Some((_, old, _)), Some(raw)) => wachet::normalize::same(old, raw),
-        _ => false,
-    };
-    let changed_at = match (&hash, previous) {
-        (Some(hash), Some((Some(prev), prev_changed))) if *hash == prev || respelled => {
-            prev_changed
-        }
-        (Some(_), _) => Some(checked_at),
-        (None, Some((_, prev_changed))) => prev_changed,
-        (None, None) => None,
-    };
+    let changed_at = changed_at(
+        hash.as_deref(),
+        previous
+            .as_ref()
+            .map(|(prev, changed)| (prev.as_deref(), *changed)),
+        replaced.as_ref().map(|(_, old, _)| old.as_str()),
+        data.raw.as_deref(),
+        checked_at,
+    );
     let (task_id, page_id) = match &owner {
         Owner::Task(task) => (task.as_str(), None),
         Owner::Page { task, page } => (task.as_str(), Some(page.as_str())),

@@ -16,9 +16,8 @@ mod feeds;
 mod folders;
 mod history;
 mod notifications;
+mod outbox;
 mod readers;
-// Its row types and texts are PostgreSQL's too (store/postgres/outbox.rs).
-pub(in crate::store) mod outbox;
 mod schedule;
 mod tasks;
 #[cfg(any(test, feature = "testing"))]
@@ -27,7 +26,13 @@ mod users;
 mod workers;
 
 use super::cache::Caches;
-use super::{Millis, Quotas, StoreError, TimePage};
+use super::settings::migrate;
+// Where the settings were first defined, and where callers of the SQLite store still name them.
+pub use super::settings::{
+    DEFAULT_DELIVERIES_PER_HOUR, DEFAULT_HISTORY_RETENTION, OpenError, StoreSettings,
+};
+use super::shape::{before_key, sort_key, time};
+use super::{Quotas, StoreError};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
@@ -43,69 +48,6 @@ const READERS: u32 = 4;
 
 /// The migrations, embedded at build time.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
-
-/// Opening the database failed.
-#[derive(Debug, thiserror::Error)]
-pub enum OpenError {
-    /// The file could not be opened or created.
-    #[error("cannot open the database {path}: {reason}")]
-    Open {
-        /// The file.
-        path: String,
-        /// Why.
-        reason: String,
-    },
-    /// The database was written by a newer wachet.
-    #[error(
-        "the database {path} has schema version {found}, newer than this wachet knows (up to \
-         {known}): run a newer wachet on it"
-    )]
-    TooNew {
-        /// The file.
-        path: String,
-        /// The version found.
-        found: i64,
-        /// The newest version this binary has.
-        known: i64,
-    },
-    /// A migration failed; the database is as it was before it.
-    #[error("cannot migrate the database {path}: {reason}")]
-    Migrate {
-        /// The file.
-        path: String,
-        /// Why.
-        reason: String,
-    },
-}
-
-/// How many entries each series keeps unless told otherwise.
-pub const DEFAULT_HISTORY_RETENTION: u32 = 10_000;
-
-/// Deliveries per user and hour unless told otherwise: more than a personal server sends.
-pub const DEFAULT_DELIVERIES_PER_HOUR: u32 = 1_000;
-
-/// Settings of a [`SqliteStore`].
-#[derive(Debug, Clone)]
-pub struct StoreSettings {
-    /// Entries kept in each series (a monitor's own history, each crawled page's): a check
-    /// beyond it prunes the oldest. At least 1.
-    pub history_retention: u32,
-    /// Notification deliveries released per user in any hour; more wait, pending, until the
-    /// hour has room (0: no limit).
-    pub deliveries_per_hour: u32,
-    /// What one user may keep.
-    pub quotas: Quotas,
-}
-
-impl Default for StoreSettings {
-    fn default() -> Self {
-        StoreSettings {
-            history_retention: DEFAULT_HISTORY_RETENTION,
-            deliveries_per_hour: DEFAULT_DELIVERIES_PER_HOUR,
-            quotas: Quotas::default(),
-        }
-    }
-}
 
 /// The SQLite store. Cheap to clone (the pools and the cache are shared).
 #[derive(Clone, Debug)]
@@ -186,7 +128,7 @@ impl SqliteStore {
             .connect_with(writer_options)
             .await
             .map_err(open_err)?;
-        migrate(&writer, &shown).await?;
+        migrate(&MIGRATOR, &writer, &shown, || bucket_hosts(&writer)).await?;
         let checkpoints = Arc::new(checkpoints::Checkpoints::start(options.clone()));
         let options = options.read_only(true);
         let lent_readers = readers::Readers::new(options.clone(), READERS as usize);
@@ -204,8 +146,8 @@ impl SqliteStore {
             cache: Arc::new(Caches::default()),
             folders_written,
             checkpoints,
-            history_retention: settings.history_retention.max(1),
-            deliveries_per_hour: std::num::NonZeroU32::new(settings.deliveries_per_hour),
+            history_retention: settings.retention(),
+            deliveries_per_hour: settings.delivery_limit(),
             quotas: settings.quotas,
         })
     }
@@ -215,13 +157,6 @@ impl SqliteStore {
     /// add`) wrote meanwhile, and SQLite fails it instead of waiting.
     async fn write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
         self.writer.begin_with("BEGIN IMMEDIATE").await
-    }
-
-    /// A committed write changed what folder pages show: none listed before it is used again.
-    fn listings_changed(&self) {
-        // The flag stays as it is: it may be another write's, set before its commit, which
-        // then still has to move the listings on after it.
-        self.cache.listings.moved_on();
     }
 
     /// A committed write may have changed a folder's counts: when it did (or any write since
@@ -311,32 +246,6 @@ async fn bucket_hosts(pool: &SqlitePool) -> Result<(), sqlx::Error> {
     }
 }
 
-async fn migrate(writer: &SqlitePool, path: &str) -> Result<(), OpenError> {
-    let known = MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0);
-    match MIGRATOR.run(writer).await {
-        Ok(()) => bucket_hosts(writer)
-            .await
-            .map_err(|err| OpenError::Migrate {
-                path: path.to_string(),
-                reason: err.to_string(),
-            }),
-        Err(sqlx::migrate::MigrateError::VersionMissing(found))
-        | Err(sqlx::migrate::MigrateError::VersionTooNew(found, _))
-            if found > known =>
-        {
-            Err(OpenError::TooNew {
-                path: path.to_string(),
-                found,
-                known,
-            })
-        }
-        Err(err) => Err(OpenError::Migrate {
-            path: path.to_string(),
-            reason: err.to_string(),
-        }),
-    }
-}
-
 /// Deletes the row `id` of `table` if it is the user's (what hangs on it cascades, in this one
 /// statement); `NotFound` otherwise.
 async fn delete_owned(
@@ -364,26 +273,4 @@ async fn delete_owned(
 /// `true`/`false` as stored.
 fn flag(value: bool) -> i64 {
     i64::from(value)
-}
-
-/// Lower-cased name for sorting by name; unnamed items sort first, by id (creation order).
-fn sort_key(name: Option<&str>) -> String {
-    name.unwrap_or("").to_lowercase()
-}
-
-fn time(millis: Millis) -> chrono::DateTime<chrono::Utc> {
-    chrono::DateTime::from_timestamp_millis(millis).unwrap_or_default()
-}
-
-/// The upper keyset bound of a newest-first page: rows strictly before `after`, and no later
-/// than `to`. One row-value bound (rather than a separate `<= to`) lets the index range start
-/// at the page, so a page deep in a long history costs what the first page costs.
-fn before_key(page: &TimePage) -> (Millis, String) {
-    // Above every stored (time, id) of that time: notification ids are UUIDs, whose characters
-    // sort below '~', and entry ids are integers, which SQLite sorts below any text.
-    let to = (page.to.unwrap_or(Millis::MAX), "~".to_string());
-    match &page.after {
-        Some(key) if (key.at, key.id.as_str()) < (to.0, to.1.as_str()) => (key.at, key.id.clone()),
-        _ => to,
-    }
 }

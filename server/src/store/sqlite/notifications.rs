@@ -2,13 +2,14 @@
 //! ([`insert_in`], from `schedule.rs`) with their deliveries, and read back by their owner.
 
 use super::{SqliteStore, before_key, time};
+use crate::store::shape::notifications::{content, json_columns, listed, row_columns};
 use crate::store::{
     Millis, NewNotification, NotificationStore, StoreError, TimeKey, TimePage, is_id, new_id,
     now_millis,
 };
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
-use wachet::model::{AlertType, ClientAlertContentResponse, ClientNotification, JobType};
+use wachet::model::{ClientAlertContentResponse, ClientNotification};
 
 /// Stores a raised notification and its deliveries within the caller's transaction; returns
 /// its id.
@@ -16,14 +17,7 @@ pub(super) async fn insert_in(
     tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
     n: &NewNotification,
 ) -> Result<String, StoreError> {
-    let alert =
-        serde_json::to_string(&n.alert).map_err(|err| StoreError::Backend(err.to_string()))?;
-    let explanation = n
-        .explanation
-        .as_ref()
-        .map(serde_json::to_string)
-        .transpose()
-        .map_err(|err| StoreError::Backend(err.to_string()))?;
+    let (alert, explanation) = json_columns(n)?;
     let id = new_id();
     let inserted = sqlx::query(
         "INSERT INTO notifications (id, user_id, task_id, page_id, job_type, alert_type, alert, \
@@ -57,34 +51,9 @@ pub(super) async fn insert_in(
     Ok(id)
 }
 
-#[derive(sqlx::FromRow)]
-struct Row {
-    id: String,
-    alert_type: i64,
-    current_value: Option<String>,
-    comparand: Option<String>,
-    html: Option<String>,
-    error: Option<String>,
-    created_at: i64,
-    task_id: String,
-    task_name: Option<String>,
-    url: Option<String>,
-}
-
-fn alert_type(code: i64) -> Result<AlertType, StoreError> {
-    AlertType::from_code(code)
-        .ok_or_else(|| StoreError::Backend(format!("stored alert type {code}")))
-}
-
-#[derive(sqlx::FromRow)]
-struct ContentRow {
-    job_type: i64,
-    synthetic_expression: Option<String>,
-    url: Option<String>,
-    task_name: Option<String>,
-    html: Option<String>,
-    created_at: i64,
-}
+/// A notification's rows in this schema's integer width.
+type Row = crate::store::shape::notifications::Row<i64>;
+type ContentRow = crate::store::shape::notifications::ContentRow<i64>;
 
 #[async_trait]
 impl NotificationStore for SqliteStore {
@@ -100,7 +69,7 @@ impl NotificationStore for SqliteStore {
         {
             return Err(StoreError::NotFound);
         }
-        let html = if with_html { "html" } else { "NULL AS html" };
+        let columns = row_columns(if with_html { "html" } else { "NULL AS html" });
         let scope = if task.is_some() {
             "task_id = ?"
         } else {
@@ -108,8 +77,7 @@ impl NotificationStore for SqliteStore {
         };
         let (before_at, before_id) = before_key(page);
         let rows: Vec<Row> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT id, alert_type, current_value, comparand, {html}, error, created_at, task_id, \
-             task_name, url FROM notifications \
+            "SELECT {columns} FROM notifications \
              WHERE {scope} AND created_at >= ? AND (created_at, id) < (?, ?) \
              ORDER BY created_at DESC, id DESC LIMIT ?"
         )))
@@ -122,26 +90,7 @@ impl NotificationStore for SqliteStore {
         .await?;
         let server_time = time(now_millis());
         rows.into_iter()
-            .map(|row| {
-                let key = TimeKey {
-                    at: row.created_at,
-                    id: row.id.clone(),
-                };
-                let notification = ClientNotification {
-                    id: Some(row.id),
-                    kind: alert_type(row.alert_type)?,
-                    current: row.current_value,
-                    comparand: row.comparand,
-                    html: row.html,
-                    error: row.error,
-                    timestamp: time(row.created_at),
-                    server_time,
-                    task_id: Some(row.task_id),
-                    task_name: row.task_name,
-                    url: row.url,
-                };
-                Ok((key, notification))
-            })
+            .map(|row| listed(row, server_time))
             .collect()
     }
 
@@ -161,15 +110,6 @@ impl NotificationStore for SqliteStore {
         .bind(user)
         .fetch_optional(&self.reader)
         .await?;
-        let row = row.ok_or(StoreError::NotFound)?;
-        Ok(ClientAlertContentResponse {
-            job_type: JobType::from_code(row.job_type)
-                .ok_or_else(|| StoreError::Backend(format!("stored job type {}", row.job_type)))?,
-            synthetic_expression: row.synthetic_expression,
-            url: row.url,
-            name: row.task_name,
-            html: row.html,
-            timestamp_utc: time(row.created_at),
-        })
+        content(row.ok_or(StoreError::NotFound)?)
     }
 }

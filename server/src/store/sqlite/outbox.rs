@@ -3,27 +3,18 @@
 //! the owner; and the confirmation mails of e-mail addresses (rows of `email_addresses`, asked
 //! for in `users.rs`), claimed and retried alike.
 
-use super::{SqliteStore, time};
+use super::SqliteStore;
+use crate::store::shape::outbox::{
+    DueRow, RECORD_COLUMNS, RecordRow, asked, counted, delivery, endpoints_to_notify, first_state,
+    free_at, mail_address, nth_offset, record,
+};
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
     is_id, new_id, now_millis,
 };
 use async_trait::async_trait;
 use sqlx::{Sqlite, Transaction};
-use wachet::model::{
-    Alert, AlertType, ClientNotification, MessagingServiceType, NotificationEndpoint,
-};
-
-/// What a test notification says (its e-mail subject and the webhook's `taskName`).
-pub const TEST_NAME: &str = "wachet test notification";
-/// The body of a test notification.
-const TEST_TEXT: &str = "This is a test notification from wachet: this endpoint receives \
-                         the notifications of your monitors.";
-
-/// Why a delivery to an address nobody confirmed is not sent.
-pub const UNCONFIRMED: &str = "the address has not confirmed that it wants notifications: a \
-                               confirmation code was mailed to it, to enter with POST \
-                               /thirdparty/v1/user/notificationEndpoints/confirm";
+use wachet::model::{MessagingServiceType, NotificationEndpoint};
 
 /// Writes a notification's deliveries, in the transaction that stores it: to `endpoints`, or
 /// (when empty) to every endpoint of the monitor's owner. An e-mail address other than the
@@ -44,25 +35,15 @@ pub(super) async fn create_in(
     .bind(task)
     .fetch_one(&mut **tx)
     .await?;
-    let owned;
-    let endpoints = if endpoints.is_empty() {
-        owned = serde_json::from_str::<Vec<NotificationEndpoint>>(&json)
-            .map_err(|err| StoreError::Backend(format!("stored endpoints: {err}")))?;
-        &owned[..]
-    } else {
-        endpoints
-    };
-    for endpoint in endpoints {
+    for endpoint in endpoints_to_notify(endpoints, &json)?.iter() {
         let target = endpoint.value.as_deref().unwrap_or("");
         let unconfirmed = endpoint.kind == MessagingServiceType::Email
             && !confirmed(tx, &user, &email, target).await?;
         if unconfirmed {
-            let address = target.trim().to_lowercase();
-            match super::users::request_in(tx, &user, &address, now, false).await {
-                Ok(()) | Err(StoreError::Invalid { .. }) => {}
-                Err(err) => return Err(err),
-            }
+            let address = mail_address(target);
+            asked(super::users::request_in(tx, &user, &address, now, false).await)?;
         }
+        let (state, error) = first_state(unconfirmed);
         sqlx::query(
             "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
              updated_at, user_id, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -71,11 +52,11 @@ pub(super) async fn create_in(
         .bind(notification)
         .bind(endpoint.kind.code())
         .bind(target)
-        .bind(if unconfirmed { "failed" } else { "pending" })
+        .bind(state)
         .bind(now)
         .bind(now)
         .bind(&user)
-        .bind(unconfirmed.then_some(UNCONFIRMED))
+        .bind(error)
         .execute(&mut **tx)
         .await?;
     }
@@ -89,7 +70,7 @@ async fn confirmed(
     own: &str,
     address: &str,
 ) -> Result<bool, StoreError> {
-    let address = address.trim().to_lowercase();
+    let address = mail_address(address);
     if address == own {
         return Ok(true);
     }
@@ -104,123 +85,6 @@ async fn confirmed(
     Ok(found.is_some())
 }
 
-/// A due delivery with its notification, as both backends' claims read it.
-#[derive(sqlx::FromRow)]
-pub(in crate::store) struct DueRow {
-    pub(in crate::store) id: String,
-    pub(in crate::store) kind: i64,
-    target: String,
-    attempts: i64,
-    pub(in crate::store) notification_id: Option<String>,
-    alert_type: Option<i64>,
-    alert: Option<String>,
-    current_value: Option<String>,
-    comparand: Option<String>,
-    error: Option<String>,
-    created_at: Option<i64>,
-    task_id: Option<String>,
-    task_name: Option<String>,
-    url: Option<String>,
-    webhook_secret: String,
-    html: Option<String>,
-    synthetic_expression: Option<String>,
-    pub(in crate::store) user_id: Option<String>,
-    pub(in crate::store) released_at: Option<i64>,
-    explanation: Option<String>,
-    /// The token of the claim before this one: this claim's is the next.
-    lease_token: i64,
-    /// The user the delivery is for (the webhook's `userId`).
-    owner: String,
-    /// Where the user last logged in to the API from.
-    login_base: Option<String>,
-}
-
-/// The delivery of a raised notification.
-pub(in crate::store) fn notified(
-    row: DueRow,
-    kind: MessagingServiceType,
-    now: Millis,
-) -> Result<Delivery, StoreError> {
-    let broken = |what: &str| StoreError::Backend(format!("delivery {}: {what}", row.id));
-    let alert_type = row
-        .alert_type
-        .and_then(AlertType::from_code)
-        .ok_or_else(|| broken("type"))?;
-    let alert = row
-        .alert
-        .as_deref()
-        .and_then(|alert| serde_json::from_str(alert).ok())
-        .ok_or_else(|| broken("alert"))?;
-    // Only what deliveries add to the notification: one unreadable is left out, never a
-    // reason to hold the delivery.
-    let explanation = row
-        .explanation
-        .as_deref()
-        .and_then(|json| serde_json::from_str(json).ok());
-    Ok(Delivery {
-        id: row.id,
-        kind,
-        target: row.target,
-        attempts: u32::try_from(row.attempts).unwrap_or(0),
-        token: row.lease_token + 1,
-        notification: ClientNotification {
-            id: row.notification_id,
-            kind: alert_type,
-            current: row.current_value,
-            comparand: row.comparand,
-            html: None,
-            error: row.error,
-            timestamp: time(row.created_at.unwrap_or(now)),
-            server_time: time(now),
-            task_id: row.task_id,
-            task_name: row.task_name,
-            url: row.url,
-        },
-        alert,
-        secret: row.webhook_secret,
-        user: row.owner,
-        login_base: row.login_base,
-        html: row.html.unwrap_or_default(),
-        synthetic_expression: row.synthetic_expression.unwrap_or_default(),
-        explanation,
-    })
-}
-
-/// The delivery of a test notification: no notification id, no monitor, a fixed text.
-pub(in crate::store) fn test(row: DueRow, kind: MessagingServiceType, now: Millis) -> Delivery {
-    Delivery {
-        id: row.id,
-        kind,
-        target: row.target,
-        attempts: u32::try_from(row.attempts).unwrap_or(0),
-        token: row.lease_token + 1,
-        notification: ClientNotification {
-            id: None,
-            kind: AlertType::NotEq,
-            current: Some(TEST_TEXT.to_string()),
-            comparand: None,
-            html: None,
-            error: None,
-            timestamp: time(now),
-            server_time: time(now),
-            task_id: None,
-            task_name: Some(TEST_NAME.to_string()),
-            url: None,
-        },
-        alert: Alert {
-            kind: AlertType::NotEq,
-            value: None,
-            parameters: None,
-        },
-        secret: row.webhook_secret,
-        user: row.owner,
-        login_base: row.login_base,
-        html: format!("<p>{TEST_TEXT}</p>"),
-        synthetic_expression: TEST_NAME.to_string(),
-        explanation: None,
-    }
-}
-
 /// When `user` may have another delivery released, if the last hour already holds `per_hour`
 /// of theirs: an hour after the `per_hour`-th newest.
 async fn hour_full_until(
@@ -229,46 +93,15 @@ async fn hour_full_until(
     per_hour: std::num::NonZeroU32,
     now: Millis,
 ) -> Result<Option<Millis>, StoreError> {
-    const HOUR: Millis = 3_600_000;
     let nth: Option<(Millis,)> = sqlx::query_as(
         "SELECT released_at FROM deliveries WHERE user_id = ? AND released_at IS NOT NULL \
          ORDER BY released_at DESC LIMIT 1 OFFSET ?",
     )
     .bind(user)
-    .bind(i64::from(per_hour.get()) - 1)
+    .bind(nth_offset(per_hour))
     .fetch_optional(&mut **tx)
     .await?;
-    Ok(nth.map(|(at,)| at + HOUR).filter(|free_at| *free_at > now))
-}
-
-/// A delivery as its owner sees it, as both backends read it.
-#[derive(sqlx::FromRow)]
-pub(in crate::store) struct RecordRow {
-    id: String,
-    notification_id: Option<String>,
-    kind: i64,
-    target: String,
-    state: String,
-    attempts: i64,
-    last_error: Option<String>,
-    updated_at: i64,
-}
-
-pub(in crate::store) const RECORD_COLUMNS: &str =
-    "id, notification_id, kind, target, state, attempts, last_error, updated_at";
-
-pub(in crate::store) fn record(row: RecordRow) -> Result<DeliveryRecord, StoreError> {
-    Ok(DeliveryRecord {
-        kind: MessagingServiceType::from_code(row.kind)
-            .ok_or_else(|| StoreError::Backend(format!("delivery {}: kind", row.id)))?,
-        id: row.id,
-        notification: row.notification_id,
-        target: row.target,
-        state: row.state,
-        attempts: u32::try_from(row.attempts).unwrap_or(0),
-        last_error: row.last_error,
-        updated_at: row.updated_at,
-    })
+    Ok(free_at(nth.map(|(at,)| at), now))
 }
 
 #[async_trait]
@@ -301,10 +134,8 @@ impl OutboxStore for SqliteStore {
         for row in rows {
             // A first try is released only when the user's deliveries of the last hour leave room;
             // otherwise it waits (pending, its time moved) until they do. Retries were counted.
-            let held = match (row.released_at, &row.user_id, self.deliveries_per_hour) {
-                (None, Some(user), Some(per_hour)) => {
-                    hour_full_until(&mut tx, user, per_hour, now).await?
-                }
+            let held = match counted(&row, self.deliveries_per_hour) {
+                Some((user, per_hour)) => hour_full_until(&mut tx, user, per_hour, now).await?,
                 _ => None,
             };
             if let Some(free_at) = held {
@@ -324,12 +155,7 @@ impl OutboxStore for SqliteStore {
             .bind(&row.id)
             .execute(&mut *tx)
             .await?;
-            let kind = MessagingServiceType::from_code(row.kind)
-                .ok_or_else(|| StoreError::Backend(format!("delivery {}: kind", row.id)))?;
-            claimed.push(match row.notification_id.clone() {
-                Some(_) => notified(row, kind, now)?,
-                None => test(row, kind, now),
-            });
+            claimed.push(delivery(row, now)?);
         }
         tx.commit().await?;
         Ok(claimed)

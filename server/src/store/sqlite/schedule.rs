@@ -4,6 +4,8 @@
 
 use super::history::OwnAppend;
 use super::{SqliteStore, history, notifications};
+use crate::store::shape::notifications::{counted_up_to, hour_before, within_hourly_limit};
+use crate::store::shape::schedule::{claimed_monitor, retry_unreadable};
 use crate::store::{
     AlertStates, CheckRecord, Claim, DueCheck, Known, Millis, NewNotification, Recorded,
     ScheduleStore, Series, StorageUse, StoreError,
@@ -11,9 +13,8 @@ use crate::store::{
 use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
+use std::borrow::Cow;
 use wachet::Monitor;
-use wachet::alerts::confirm::ConfirmState;
-use wachet::alerts::{AlertState, LastCheck};
 
 #[derive(sqlx::FromRow)]
 struct DueRow {
@@ -29,9 +30,6 @@ struct DueRow {
     stored_bytes: i64,
     host: i64,
 }
-
-/// How long a monitor whose stored definition cannot be read waits before it is tried again.
-const UNREADABLE_RETRY: Millis = 3_600_000;
 
 /// The due monitors a claim takes, leased by the same statement (`?9`: the lease's end), which
 /// returns them with their new lease token. Each user may hold at most
@@ -245,39 +243,27 @@ async fn learn_in(
     Ok(())
 }
 
-/// Splits a check's notifications into those the user's hourly limit lets through and, when
-/// some are left out, the first of them with how many: it becomes the one notification saying
-/// so, stored only when it is the one that fills the hour (so an hour never sends more than
-/// `limit + 1`). Counted in the writer's transaction, over the user's notifications of the
-/// last hour (an index range of at most `limit` rows).
-async fn within_hourly_limit<'a>(
+/// The notifications of a check to store within the user's hourly limit
+/// ([`within_hourly_limit`]), counted over the user's notifications of the last hour (an index
+/// range of at most `limit` rows) in the check's transaction.
+async fn hourly_limited<'a>(
     tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    task: &str,
     user: &str,
     limit: u32,
     raised: &'a [NewNotification],
-) -> Result<(&'a [NewNotification], Option<(&'a NewNotification, usize)>), StoreError> {
-    let since = crate::store::now_millis() - HOUR;
+) -> Result<Vec<Cow<'a, NewNotification>>, StoreError> {
     let (recent,): (i64,) = sqlx::query_as(
         "SELECT count(*) FROM (SELECT 1 FROM notifications \
          WHERE user_id = ? AND created_at > ? LIMIT ?) AS recent",
     )
     .bind(user)
-    .bind(since)
-    .bind(i64::from(limit) + 1)
+    .bind(hour_before(crate::store::now_millis()))
+    .bind(counted_up_to(limit))
     .fetch_one(&mut **tx)
     .await?;
-    let recent = usize::try_from(recent).unwrap_or(usize::MAX);
-    let room = (limit as usize).saturating_sub(recent).min(raised.len());
-    let (sent, left) = raised.split_at(room);
-    let held = match left.first() {
-        Some(first) if recent + room == limit as usize => Some((first, left.len())),
-        _ => None,
-    };
-    Ok((sent, held))
+    Ok(within_hourly_limit(task, recent, limit, raised))
 }
-
-/// The window of the notifications limit.
-const HOUR: Millis = 3_600_000;
 
 /// The latest successful value of a series, as columns `codec` and `body`, when no alert state
 /// was stored (`{state}`: the column that would hold it): only then is it needed.
@@ -285,40 +271,8 @@ const LAST_VALUE: &str = "LEFT JOIN contents c ON {state} IS NULL AND c.hash = (
                           FROM entries v WHERE {series} AND v.content_hash IS NOT NULL \
                           ORDER BY v.checked_at DESC, v.id DESC LIMIT 1)";
 
-#[derive(sqlx::FromRow)]
-struct StateRow {
-    url: Option<String>,
-    checked: i64,
-    error: Option<String>,
-    codec: Option<i64>,
-    body: Option<Vec<u8>>,
-    alert_state: Option<String>,
-}
-
-impl StateRow {
-    fn state(self) -> Result<(Option<String>, ConfirmState), StoreError> {
-        if let Some(stored) = &self.alert_state {
-            match serde_json::from_str::<ConfirmState>(stored) {
-                Ok(state) => return Ok((self.url, state)),
-                // The history still tells what was confirmed last; only a pending
-                // confirmation is lost.
-                Err(err) => {
-                    tracing::error!(%err, "stored alert state cannot be read; history used")
-                }
-            }
-        }
-        let last_check = match (self.checked, &self.error) {
-            (0, _) => None,
-            (_, Some(_)) => Some(LastCheck::Failed),
-            (_, None) => Some(LastCheck::Succeeded),
-        };
-        let state = AlertState {
-            last_check,
-            last_value: history::decode(self.codec, self.body)?,
-        };
-        Ok((self.url, ConfirmState::from(state)))
-    }
-}
+/// A monitor's or page's state in this schema's types.
+type StateRow = crate::store::shape::schedule::StateRow<i64, i64>;
 
 #[async_trait]
 impl ScheduleStore for SqliteStore {
@@ -351,23 +305,15 @@ impl ScheduleStore for SqliteStore {
         rows.sort_unstable_by(|a, b| (a.next_check_at, &a.id).cmp(&(b.next_check_at, &b.id)));
         let mut claimed = Vec::with_capacity(rows.len());
         for row in rows {
-            let mut monitor: Monitor = match serde_json::from_str(&row.definition) {
-                Ok(monitor) => monitor,
-                Err(err) => {
-                    // One unreadable row must not stop every other monitor's checks.
-                    tracing::error!(task = %row.id, %err, "stored monitor cannot be read; skipped");
-                    sqlx::query(
-                        "UPDATE tasks SET next_check_at = ?, lease_until = NULL WHERE id = ?",
-                    )
-                    .bind(now + UNREADABLE_RETRY)
+            let Some(monitor) = claimed_monitor(&row.id, row.folder_id.clone(), &row.definition)
+            else {
+                sqlx::query("UPDATE tasks SET next_check_at = ?, lease_until = NULL WHERE id = ?")
+                    .bind(retry_unreadable(now))
                     .bind(&row.id)
                     .execute(&mut *tx)
                     .await?;
-                    continue;
-                }
+                continue;
             };
-            monitor.id = Some(row.id);
-            monitor.folder_id = row.folder_id;
             claimed.push(DueCheck {
                 monitor,
                 user: row.user_id,
@@ -441,7 +387,7 @@ impl ScheduleStore for SqliteStore {
                 Ok(Written { recorded, prune }) => {
                     if recorded == Recorded::Stored {
                         // The monitor's latest data, noise notice and masks are the check's now.
-                        self.cache.tasks.invalidate(&record.task);
+                        crate::store::shape::invalidate::checked(&self.cache, &record.task);
                     }
                     if prune {
                         self.prune(&record.task).await;
@@ -605,13 +551,10 @@ impl SqliteStore {
         let (user, full) = (monitor.user, monitor.full);
         if !record.notifications.is_empty() {
             let limit = quotas.notifications_per_hour;
-            let (sent, held) = within_hourly_limit(tx, &user, limit, &record.notifications).await?;
-            for notification in sent {
-                notifications::insert_in(tx, notification).await?;
-            }
-            if let Some((first, held)) = held {
-                tracing::warn!(task = %record.task, held, limit, "alerts over the hourly limit not sent");
-                notifications::insert_in(tx, &first.clone().held(held, limit)).await?;
+            for notification in
+                hourly_limited(tx, &record.task, &user, limit, &record.notifications).await?
+            {
+                notifications::insert_in(tx, &notification).await?;
             }
         }
         // The monitor's own state is set by the statement that ends the check, below.

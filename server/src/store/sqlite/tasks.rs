@@ -2,15 +2,22 @@
 //! monitors. A monitor read by id is cached; the writes here, and those of other resources that
 //! change a monitor (a check, a move, a folder's deletion), invalidate it.
 
-use super::history::{DataColumns, data_of};
-use super::{SqliteStore, flag, sort_key};
+use super::SqliteStore;
 use crate::store::cache::SharedMonitor;
+use crate::store::shape::history::{PageRow, page};
+use crate::store::shape::tasks::{
+    cache_task, cached_task, columns, contains_pattern, forget_learning, monitor, samples_noise,
+    stored_definition, within_quota,
+};
+use crate::store::shape::{any_nul, invalidate};
 use crate::store::{StoreError, TaskStore, is_id, new_id, noise, now_millis};
+
+/// A monitor's row in this schema's integer width.
+pub(super) type TaskRow = crate::store::shape::tasks::TaskRow<i64>;
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
-use wachet::alerts::confirm::ConfirmState;
-use wachet::model::{ClientJobType, ClientPage, Monitor};
+use wachet::model::{ClientPage, Monitor};
 
 /// A monitor row with its latest data.
 const SELECT: &str = "SELECT t.id, t.folder_id, t.definition, t.noise_notice, e.checked_at, \
@@ -18,94 +25,6 @@ const SELECT: &str = "SELECT t.id, t.folder_id, t.definition, t.noise_notice, e.
                       FROM tasks t \
                       LEFT JOIN entries e ON e.id = t.latest_entry_id \
                       LEFT JOIN contents c ON c.hash = e.content_hash";
-
-#[derive(sqlx::FromRow)]
-pub(super) struct TaskRow {
-    id: String,
-    folder_id: Option<String>,
-    definition: String,
-    noise_notice: Option<String>,
-    #[sqlx(flatten)]
-    data: DataColumns,
-}
-
-#[derive(sqlx::FromRow)]
-struct PageRow {
-    id: String,
-    url: String,
-    name: Option<String>,
-    alert_state: Option<String>,
-    #[sqlx(flatten)]
-    data: DataColumns,
-}
-
-/// Rebuilds the API's monitor from its row.
-pub(super) fn monitor(row: TaskRow) -> Result<Monitor, StoreError> {
-    let mut monitor: Monitor = serde_json::from_str(&row.definition)
-        .map_err(|err| StoreError::Backend(format!("stored monitor {}: {err}", row.id)))?;
-    monitor.id = Some(row.id);
-    monitor.folder_id = row.folder_id;
-    monitor.noise_notice = row.noise_notice;
-    monitor.data = data_of(row.data)?;
-    Ok(monitor)
-}
-
-/// The columns a monitor's definition fills.
-struct Columns {
-    definition: String,
-    name: Option<String>,
-    sort_key: String,
-    url: String,
-    note: Option<String>,
-    search_text: String,
-    paused: i64,
-    dynamic: i64,
-    location: i64,
-    host_bucket: i16,
-    host: i64,
-}
-
-impl Columns {
-    /// A new or changed active monitor is checked at once; a paused one never.
-    fn first_check(&self, now: i64) -> Option<i64> {
-        (self.paused == 0).then_some(now)
-    }
-}
-
-fn columns(monitor: &Monitor) -> Result<Columns, StoreError> {
-    // What the service fills in when it reads the monitor is not part of its definition.
-    let stored = Monitor {
-        id: None,
-        folder_id: None,
-        data: None,
-        noise_notice: None,
-        location_notice: None,
-        ..monitor.clone()
-    };
-    let definition =
-        serde_json::to_string(&stored).map_err(|err| StoreError::Backend(err.to_string()))?;
-    let url = monitor.url.clone().unwrap_or_default();
-    let search_text = [
-        monitor.name.as_deref().unwrap_or(""),
-        &url,
-        monitor.note.as_deref().unwrap_or(""),
-    ]
-    .join("\n")
-    .to_lowercase();
-    Ok(Columns {
-        definition,
-        name: monitor.name.clone(),
-        sort_key: sort_key(monitor.name.as_deref()),
-        host_bucket: crate::store::host_bucket(&url),
-        host: crate::store::host_hash(&url),
-        url,
-        note: monitor.note.clone(),
-        search_text,
-        paused: flag(monitor.recurrence_in_seconds.unwrap_or(0) <= 0),
-        dynamic: flag(monitor.dynamic_content),
-        location: monitor.location.code(),
-    })
-}
 
 /// Checks that `folder` is one of the user's folders.
 pub(super) async fn check_folder(
@@ -129,21 +48,6 @@ pub(super) async fn check_folder(
     }
 }
 
-/// Whether a monitor's first check (after it is created or what it watches changed) takes
-/// quick samples to learn its noise: SinglePage monitors only (a Portal's pages are not
-/// sampled; a person's masks apply to every page).
-fn samples_noise(monitor: &Monitor) -> bool {
-    monitor.job_type == ClientJobType::SinglePage
-}
-
-/// A stored confirmation state (`ConfirmState` as JSON) without what learning remembered.
-fn forget_learning(json: String) -> Result<String, StoreError> {
-    let mut state: ConfirmState =
-        serde_json::from_str(&json).map_err(|err| StoreError::Backend(err.to_string()))?;
-    state.noise = Default::default();
-    serde_json::to_string(&state).map_err(|err| StoreError::Backend(err.to_string()))
-}
-
 async fn fetch(
     tx: &mut Transaction<'_, Sqlite>,
     user: &str,
@@ -157,20 +61,6 @@ async fn fetch(
     .fetch_one(&mut **tx)
     .await?;
     monitor(row)
-}
-
-/// `term` as a LIKE pattern that matches it literally anywhere.
-fn contains_pattern(term: &str) -> String {
-    let mut pattern = String::with_capacity(term.len() + 2);
-    pattern.push('%');
-    for ch in term.to_lowercase().chars() {
-        if matches!(ch, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(ch);
-    }
-    pattern.push('%');
-    pattern
 }
 
 /// Whether `id` is one of the user's monitors.
@@ -255,12 +145,7 @@ impl TaskStore for SqliteStore {
             .fetch_optional(&mut *tx)
             .await?
             .unwrap_or(0);
-        if let Some(message) = super::super::over_quota(have, monitors.len(), max) {
-            return Err(StoreError::QuotaExceeded {
-                limit: "maxMonitorsPerUser".into(),
-                message,
-            });
-        }
+        within_quota(have, monitors.len(), max)?;
         let mut created = Vec::with_capacity(monitors.len());
         for monitor in monitors {
             let monitor = &Monitor {
@@ -288,7 +173,7 @@ impl TaskStore for SqliteStore {
             .bind(now)
             .bind(c.first_check(now))
             .bind(c.dynamic)
-            .bind(flag(samples_noise(monitor)))
+            .bind(samples_noise(monitor))
             .bind(c.location)
             .bind(c.host_bucket)
             .bind(c.host)
@@ -297,7 +182,7 @@ impl TaskStore for SqliteStore {
             created.push(fetch(&mut tx, user, &id).await?);
         }
         tx.commit().await?;
-        self.listings_changed();
+        invalidate::tasks_created(&self.cache);
         Ok(created)
     }
 
@@ -324,8 +209,7 @@ impl TaskStore for SqliteStore {
         let Some((definition, alert_state)) = stored else {
             return Err(StoreError::NotFound);
         };
-        let before: Monitor = serde_json::from_str(&definition)
-            .map_err(|err| StoreError::Backend(format!("stored monitor {id}: {err}")))?;
+        let before = stored_definition(id, &definition)?;
         let masks =
             noise::after_edit(&before, monitor).map_err(|m| StoreError::invalid("noise", m))?;
         let monitor = &Monitor {
@@ -339,7 +223,7 @@ impl TaskStore for SqliteStore {
             sqlx::query(
                 "UPDATE tasks SET sample_noise = ?, noise_notice = NULL, alert_state = ? WHERE id = ?",
             )
-            .bind(flag(samples_noise(monitor)))
+            .bind(samples_noise(monitor))
             .bind(alert_state)
             .bind(id)
             .execute(&mut *tx)
@@ -385,8 +269,7 @@ impl TaskStore for SqliteStore {
         }
         let saved = fetch(&mut tx, user, id).await?;
         tx.commit().await?;
-        self.cache.tasks.invalidate(id);
-        self.listings_changed();
+        invalidate::task_changed(&self.cache, id);
         Ok(saved)
     }
 
@@ -405,12 +288,8 @@ impl TaskStore for SqliteStore {
     }
 
     async fn task(&self, user: &str, id: &str) -> Result<Monitor, StoreError> {
-        if let Some(shared) = self.cache.tasks.get(id) {
-            return if shared.owner() == user {
-                Ok(shared.to_monitor())
-            } else {
-                Err(StoreError::NotFound)
-            };
+        if let Some(cached) = cached_task(&self.cache, user, id) {
+            return cached;
         }
         if !is_id(id) {
             return Err(StoreError::NotFound);
@@ -423,17 +302,14 @@ impl TaskStore for SqliteStore {
         .fetch_optional(&self.reader)
         .await?;
         let monitor = monitor(row.ok_or(StoreError::NotFound)?)?;
-        self.cache
-            .tasks
-            .put(id, SharedMonitor::new(user, monitor.clone()));
+        cache_task(&self.cache, user, id, &monitor);
         Ok(monitor)
     }
 
     async fn delete_task(&self, user: &str, id: &str) -> Result<(), StoreError> {
         // Pages, history and notifications go with the monitor (ON DELETE CASCADE).
         super::delete_owned(self, "tasks", user, id).await?;
-        self.cache.tasks.invalidate(id);
-        self.listings_changed();
+        invalidate::task_changed(&self.cache, id);
         Ok(())
     }
 
@@ -443,6 +319,9 @@ impl TaskStore for SqliteStore {
         terms: &[String],
         limit: u32,
     ) -> Result<Vec<Monitor>, StoreError> {
+        if any_nul(terms.iter().map(String::as_str)) {
+            return Ok(Vec::new());
+        }
         let mut query = sqlx::QueryBuilder::<Sqlite>::new(SELECT);
         query.push(" WHERE t.user_id = ").push_bind(user);
         for term in terms {
@@ -462,7 +341,7 @@ impl TaskStore for SqliteStore {
         if !owns(self, user, id).await? {
             return Err(StoreError::NotFound);
         }
-        let rows: Vec<PageRow> = sqlx::query_as(
+        let rows: Vec<PageRow<i64>> = sqlx::query_as(
             "SELECT p.id, p.url, p.name, p.alert_state, e.checked_at, e.changed_at, c.codec, c.body, e.error \
              FROM pages p \
              LEFT JOIN entries e ON e.id = p.latest_entry_id \
@@ -472,17 +351,7 @@ impl TaskStore for SqliteStore {
         .bind(id)
         .fetch_all(&self.reader)
         .await?;
-        rows.into_iter()
-            .map(|row| {
-                Ok(ClientPage {
-                    id: Some(row.id),
-                    name: Some(row.name.unwrap_or_else(|| row.url.clone())),
-                    url: Some(row.url),
-                    data: data_of(row.data)?,
-                    noise: crate::store::noise::learned_by_page(row.alert_state.as_deref()),
-                })
-            })
-            .collect()
+        rows.into_iter().map(page).collect()
     }
 }
 
@@ -520,8 +389,7 @@ impl SqliteStore {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        self.cache.tasks.invalidate(task);
-        self.listings_changed();
+        invalidate::task_changed(&self.cache, task);
         Ok(true)
     }
 }

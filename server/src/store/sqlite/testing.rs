@@ -15,7 +15,7 @@ impl Seed for SqliteStore {
         let id = history::append_in(&mut tx, series, data, self.quotas.stored_bytes).await?;
         tx.commit().await?;
         // The monitor's latest data may be the new entry, and its failing state another.
-        self.cache.tasks.invalidate(task);
+        crate::store::shape::invalidate::checked(&self.cache, task);
         self.listings_changed_if_folders_were();
         self.prune(task).await;
         Ok(id)

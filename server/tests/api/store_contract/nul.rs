@@ -112,3 +112,54 @@ contract!(a_pages_nul_still_raises_its_notification, |store: Arc<
         "{html}"
     );
 });
+
+contract!(a_nul_in_what_a_user_sends_is_refused_alike, |store: Arc<
+    dyn TestStore,
+>| async move {
+    // Both backends refuse it, naming the field, so a SQLite server never keeps text that the
+    // same data moved to PostgreSQL could not hold.
+    let refused = |result: Result<(), StoreError>, field: &str| match result {
+        Err(StoreError::Invalid { field: blamed, .. }) => assert_eq!(blamed, field),
+        other => panic!("a NUL in {field}: {other:?}"),
+    };
+    let ada = add_user(&*store, "ada@example.com").await;
+    refused(
+        store.create_user(&user_record("nul\0@example.com")).await,
+        "email",
+    );
+    for (name, url, field) in [
+        ("a\0b", "https://a.example/", "name"),
+        ("a", "https://a.example/\0", "url"),
+    ] {
+        refused(
+            store.create_task(&ada, &monitor(name, url)).await.map(drop),
+            field,
+        );
+    }
+    let noted = wachet::model::Monitor {
+        note: Some("n\0".into()),
+        ..monitor("a", "https://a.example/")
+    };
+    refused(store.create_task(&ada, &noted).await.map(drop), "note");
+    refused(
+        store
+            .save_folder(
+                &ada,
+                &Folder {
+                    name: Some("f\0".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map(drop),
+        "name",
+    );
+    refused(
+        store
+            .request_email_confirmation(&ada, "x\0@example.com", false)
+            .await,
+        "address",
+    );
+    assert!(store.search_tasks(&ada, &[], 10).await.unwrap().is_empty());
+    assert!(store.email_addresses(&ada).await.unwrap().is_empty());
+});
