@@ -282,6 +282,80 @@ async fn lines_compared_as_a_set_ignore_a_shuffle_but_not_an_added_line() {
 }
 
 both!(
+    a_link_whose_target_changes_under_the_same_text_raises_where_links_are_watched,
+    multi_thread
+);
+async fn a_link_whose_target_changes_under_the_same_text_raises_where_links_are_watched() {
+    let site = FixtureServer::builder().start().await.unwrap();
+    // A download button: its text stays, its target moves to a new release from the 8th
+    // request on; a tracking token in another link changes on every request.
+    counted(&site, "/download", |n| {
+        let file = if n >= 8 { "4.2.1" } else { "4.2.0" };
+        format!(
+            "<p><a id=\"dl\" href=\"/files/app-{file}.msi\">Download for Windows</a></p>\
+             <p><a href=\"/notes?ref=t{n}x\">Release notes</a></p>"
+        )
+    });
+    let api = start().await;
+    let user = api.user("links@example.com").await;
+    let url = site.url("/download");
+    // An xPath that selects the link itself watches its target by default.
+    let button = watched(&api, &user, &url, json!({"xPath": "//a[@id='dl']"})).await;
+    // The whole page does not, unless asked.
+    let whole = watched(&api, &user, &url, json!({"xPath": null})).await;
+    let asked = watched(
+        &api,
+        &user,
+        &url,
+        json!({"xPath": null, "watchLinks": true}),
+    )
+    .await;
+    let refused = watched(
+        &api,
+        &user,
+        &url,
+        json!({"xPath": "//a[@id='dl']", "watchLinks": false}),
+    )
+    .await;
+    assert_eq!(task(&api, &user, &asked).await["watchLinks"], true);
+    assert!(task(&api, &user, &button).await.get("watchLinks").is_none());
+
+    for monitor in [&button, &whole, &asked, &refused] {
+        checks(&api, &user, monitor, 14).await;
+    }
+    let first = checks(&api, &user, &button, 1).await;
+    assert_eq!(
+        first[0]["raw"], "Download for Windows </files/app-4.2.0.msi>",
+        "the value shows the link's target after its text"
+    );
+    assert_eq!(raised(&api, &user, &button).await, ["NotEq"]);
+    assert_eq!(raised(&api, &user, &asked).await, ["NotEq"]);
+    assert_eq!(raised(&api, &user, &whole).await, Vec::<String>::new());
+    assert_eq!(raised(&api, &user, &refused).await, Vec::<String>::new());
+    // The notification shows the old and the new target.
+    let path = format!("/thirdparty/v1/notification/list?taskId={button}");
+    let list = api.get(&user, &path).await.ok().clone();
+    let notification = &list["data"][0];
+    assert!(
+        notification["comparand"]
+            .as_str()
+            .unwrap()
+            .contains("app-4.2.0.msi"),
+        "{notification}"
+    );
+    assert!(
+        notification["current"]
+            .as_str()
+            .unwrap()
+            .contains("app-4.2.1.msi"),
+        "{notification}"
+    );
+    // The field takes a boolean or null, nothing else.
+    let bad = json!({"name": "n", "url": url, "recurrenceInSeconds": 3600, "watchLinks": "yes"});
+    assert_eq!(api.put(&user, "/thirdparty/v1/task", bad).await.status, 400);
+}
+
+both!(
     the_openapi_document_describes_the_noise_fields,
     multi_thread
 );
