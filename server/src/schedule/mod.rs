@@ -6,8 +6,9 @@
 //!
 //! Concurrency is bounded and shared out fairly: `checks_in_flight` plain checks and
 //! `browser_checks_in_flight` checks rendering in Chromium (`dynamicContent`) are each divided
-//! among the users with checks due or running ([`Pool`]), so one user's hanging hosts delay
-//! only that user's monitors; and a host gets no more checks at once than the engine's host
+//! among the users with checks due or running ([`Pool`]), and each page a check renders takes
+//! one of its owner's browser tabs ([`crate::tabs`]), so one user's hanging hosts delay only
+//! that user's monitors; and a host gets no more checks at once than the engine's host
 //! slots let through ([`hosts`]), so one slow host's thousands of monitors hold only those
 //! slots and delay no other host's.
 //!
@@ -29,6 +30,7 @@ use crate::store::{
     AlertStates, CheckRecord, Claim, DueCheck, Known, Recorded, ScheduleStore, StorageUse,
     StoreError, now_millis,
 };
+use crate::tabs::BrowserTabs;
 use crate::worker::Worker;
 use events::{CheckEvents, CheckFinished};
 use futures::StreamExt;
@@ -148,6 +150,7 @@ pub async fn run(
     worker: Arc<Worker>,
     mut stop: watch::Receiver<bool>,
     events: CheckEvents,
+    tabs: Arc<BrowserTabs>,
 ) {
     if settings.checks_in_flight == 0 {
         return;
@@ -255,6 +258,7 @@ pub async fn run(
                 };
                 let tails = pool.tails.clone();
                 let lease = worker.lease();
+                let tabs = tabs.clone();
                 tokio::spawn(async move {
                     let Some(holding) = holding else { return };
                     let parts = Parts {
@@ -263,6 +267,7 @@ pub async fn run(
                         checker,
                         cache,
                         samplers,
+                        tabs,
                     };
                     let held = Held {
                         holding,
@@ -425,6 +430,8 @@ struct Parts {
     checker: Arc<dyn Checker>,
     cache: Arc<PreparedCache>,
     samplers: SampleSlots,
+    /// The browser tabs each user's renders take ([`crate::tabs`]).
+    tabs: Arc<BrowserTabs>,
 }
 
 /// What each fetch of a first check's quick samples holds while it runs: room on the monitor's
@@ -464,6 +471,7 @@ async fn run_check(
         checker,
         cache,
         samplers,
+        tabs,
     }: Parts,
     check: DueCheck,
     held: Held,
@@ -483,6 +491,10 @@ async fn run_check(
     let recurrence = effective_recurrence(&check.monitor, settings);
     let (version, token, monitor, user) = (check.version, check.token, check.monitor, check.user);
     let known = check.known;
+    // Each page the check renders (a Portal's, a quick sample's) takes one of its owner's tabs.
+    let gate = monitor
+        .dynamic_content
+        .then(|| tabs.for_user(&user, None) as Arc<dyn wachet::TabGate>);
     let sampling = (check.sample_noise && settings.noise_samples > 0).then_some(Sampling {
         samples: settings.noise_samples,
         spacing: settings.noise_spacing,
@@ -503,7 +515,7 @@ async fn run_check(
             check_and_store(
                 store.as_ref(),
                 (&groups, &checker, &cache, &samplers),
-                (&monitor, known),
+                (&monitor, known, gate),
                 (version, token),
                 recurrence,
                 max_value_bytes,
@@ -645,7 +657,7 @@ async fn check_and_store(
         &Arc<PreparedCache>,
         &SampleSlots,
     ),
-    (monitor, known): (&Monitor, Option<Known>),
+    (monitor, known, gate): (&Monitor, Option<Known>, Option<Arc<dyn wachet::TabGate>>),
     (version, token): (crate::store::Millis, i64),
     recurrence: i32,
     max_value_bytes: usize,
@@ -670,7 +682,13 @@ async fn check_and_store(
     let storage = known.map(|k| k.storage);
     let started = std::time::Instant::now();
     let rendering = monitor.dynamic_content.then(Rendering::start);
-    let prepared = cache.get_off_thread(checker, &task, version, monitor).await;
+    let prepared = cache
+        .get_off_thread(checker, &task, version, monitor)
+        .await
+        .map(|prepared| match gate {
+            Some(gate) => prepared.with_tabs(gate),
+            None => prepared,
+        });
     let checker = checker.as_ref();
     // The server's clock, which the page's own dates follow (a Portal's pages have none).
     let mut page_clock = None;
