@@ -162,6 +162,8 @@ pub struct PreparedMonitor {
     pub(crate) monitor: Arc<Monitor>,
     pub(crate) plan: Arc<Plan>,
     /// What each of its renders enters before it takes a browser tab ([`Self::with_tabs`]).
+    /// Without the browser (feature `chrome`) nothing renders, and nothing reads it.
+    #[cfg_attr(not(feature = "chrome"), allow(dead_code))]
     pub(crate) tabs: Option<Arc<dyn TabGate>>,
 }
 
