@@ -101,24 +101,15 @@ struct Owned {
 
 impl Owned {
     fn decide(self, confirm_after: Duration) -> Judged {
+        let at = chrono::Utc::now();
+        let mut decided = self.raise(confirm_after);
         let Owned {
             states,
             monitor,
-            alerts,
             own,
-            page_clock,
-            pages,
             samples,
+            ..
         } = self;
-        let at = chrono::Utc::now();
-        let mut decided = raise(
-            &states,
-            &monitor,
-            &alerts,
-            (&own, page_clock),
-            &pages,
-            confirm_after,
-        );
         if !samples.is_empty() {
             // The samples show the content as it is now: a template among them that the
             // page went on from is a flip when it shows up later, not a change; one it
@@ -179,7 +170,7 @@ pub(super) async fn coverage(
 }
 
 /// What a check's alerts decided ([`raise`]).
-pub(super) struct Decided {
+struct Decided {
     /// The notifications to raise, each with the value its change is shown against.
     raised: Vec<(Raised, Option<String>)>,
     /// The alert states that changed, for [`CheckRecord::alert_states`].
@@ -191,78 +182,74 @@ pub(super) struct Decided {
     learned: Vec<NoiseMask>,
 }
 
-/// The notifications a check raises once confirmed ([`wachet::alerts::confirm`]), for the
-/// monitor's own result and each crawled page's, with the states to keep.
-pub(super) fn raise(
-    states: &AlertStates,
-    monitor: &Monitor,
-    alerts: &[Alert],
-    (data, page_clock): (&ClientData, Option<chrono::DateTime<chrono::Utc>>),
-    pages: &[PageResult],
-    confirm_after: Duration,
-) -> Decided {
-    // A failure lasts when the early check `confirm_after` later still fails, not when a
-    // monitor checked every second failed twice in a row.
-    // Only a one-page check knows the server's clock, and only a Portal check has pages: the
-    // clock never reaches a crawled page's decision.
-    let policy = Confirmation {
-        failing_for: confirm_after,
-        page_clock,
-        ..Confirmation::of(monitor)
-    };
-    let subject = match monitor.job_type {
-        ClientJobType::Portal => Subject::Portal,
-        ClientJobType::SinglePage => Subject::SinglePage,
-    };
-    let mut decided = Decided {
-        raised: Vec::new(),
-        states: Vec::new(),
-        recheck: false,
-        learned: Vec::new(),
-    };
-    let page_policy = Confirmation {
-        keep_learned: true,
-        ..policy.clone()
-    };
-    let mut take = |state: &ConfirmState, data: &ClientData, subject, page: Option<&String>| {
-        let at = data.last_check_timestamp;
-        let policy = if page.is_some() {
-            &page_policy
-        } else {
-            &policy
+impl Owned {
+    /// The notifications a check raises once confirmed ([`wachet::alerts::confirm`]), for the
+    /// monitor's own result and each crawled page's, with the states to keep.
+    fn raise(&self, confirm_after: Duration) -> Decided {
+        let (states, monitor, alerts) = (&self.states, &self.monitor, &self.alerts[..]);
+        let (data, page_clock, pages) = (&self.own, self.page_clock, &self.pages[..]);
+        // A failure lasts when the early check `confirm_after` later still fails, not when a
+        // monitor checked every second failed twice in a row.
+        // Only a one-page check knows the server's clock, and only a Portal check has pages: the
+        // clock never reaches a crawled page's decision.
+        let policy = Confirmation {
+            failing_for: confirm_after,
+            page_clock,
+            ..Confirmation::of(monitor)
         };
-        let decision = decide(state, Check::from(data), at, alerts, subject, policy);
-        let previous = &state.alerts.last_value;
-        decided
-            .raised
-            .extend(decision.raised.into_iter().map(|r| (r, previous.clone())));
-        decided.recheck |= decision.recheck;
-        if page.is_none() && subject == Subject::SinglePage {
-            decided.learned.extend(decision.learned);
-        }
-        // A page never keeps a mask the person switched off, even learned again just now.
-        let next = match page {
-            Some(_) => {
-                crate::store::noise::for_page(monitor, &decision.state).unwrap_or(decision.state)
+        let subject = match monitor.job_type {
+            ClientJobType::Portal => Subject::Portal,
+            ClientJobType::SinglePage => Subject::SinglePage,
+        };
+        let mut decided = Decided {
+            raised: Vec::new(),
+            states: Vec::new(),
+            recheck: false,
+            learned: Vec::new(),
+        };
+        let page_policy = Confirmation {
+            keep_learned: true,
+            ..policy.clone()
+        };
+        let mut take = |state: &ConfirmState, data: &ClientData, subject, page: Option<&String>| {
+            let at = data.last_check_timestamp;
+            let policy = if page.is_some() {
+                &page_policy
+            } else {
+                &policy
+            };
+            let decision = decide(state, Check::from(data), at, alerts, subject, policy);
+            let previous = &state.alerts.last_value;
+            decided
+                .raised
+                .extend(decision.raised.into_iter().map(|r| (r, previous.clone())));
+            decided.recheck |= decision.recheck;
+            if page.is_none() && subject == Subject::SinglePage {
+                decided.learned.extend(decision.learned);
             }
-            None => decision.state,
+            // A page never keeps a mask the person switched off, even learned again just now.
+            let next = match page {
+                Some(_) => crate::store::noise::for_page(monitor, &decision.state)
+                    .unwrap_or(decision.state),
+                None => decision.state,
+            };
+            if next != *state {
+                decided.states.push((page.cloned(), Some(next)));
+            }
         };
-        if next != *state {
-            decided.states.push((page.cloned(), Some(next)));
+        take(&states.own, data, subject, None);
+        let fresh = ConfirmState::default();
+        for (url, _, data) in pages {
+            let state = states.pages.get(url).unwrap_or(&fresh);
+            // A mask the person switched off on the monitor is dropped before it can apply.
+            let kept = crate::store::noise::for_page(monitor, state);
+            take(
+                kept.as_ref().unwrap_or(state),
+                data,
+                Subject::PortalPage { url },
+                Some(url),
+            );
         }
-    };
-    take(&states.own, data, subject, None);
-    let fresh = ConfirmState::default();
-    for (url, _, data) in pages {
-        let state = states.pages.get(url).unwrap_or(&fresh);
-        // A mask the person switched off on the monitor is dropped before it can apply.
-        let kept = crate::store::noise::for_page(monitor, state);
-        take(
-            kept.as_ref().unwrap_or(state),
-            data,
-            Subject::PortalPage { url },
-            Some(url),
-        );
+        decided
     }
-    decided
 }

@@ -2,8 +2,9 @@
 //! scheduler's size limit ([`within_value_limit`]) and a changed value its owner's history has
 //! no room for ([`within_stored_bytes`]) become failed checks saying so.
 
+use super::check::Job;
 use super::portal::PageResult;
-use crate::store::{AlertStates, ScheduleStore, StorageUse, StoreError};
+use crate::store::{AlertStates, ScheduleStore, StoreError};
 use wachet::alerts::confirm::ConfirmState;
 use wachet::model::ClientData;
 
@@ -28,15 +29,16 @@ pub(super) fn within_value_limit(data: &mut ClientData, max: usize) {
 /// may take less). The store checks again, exactly, as it writes.
 pub(super) async fn within_stored_bytes(
     store: &dyn ScheduleStore,
-    (task, claimed): (&str, Option<StorageUse>),
+    job: &Job,
     states: &AlertStates,
     own: &mut ClientData,
     pages: &mut [PageResult],
 ) -> Result<(), StoreError> {
     let size = |data: &ClientData| data.raw.as_ref().map_or(0, |raw| raw.len() as u64);
     let total = size(own) + pages.iter().map(|(_, _, data)| size(data)).sum::<u64>();
+    let task = job.task.as_str();
     // As the claim read it, when it did: the store checks again, exactly, as it writes.
-    let mut usage = match claimed {
+    let mut usage = match job.known.as_ref().map(|known| known.storage) {
         Some(usage) => usage,
         None => store.stored_bytes(task).await?,
     };

@@ -32,7 +32,6 @@ pub(super) async fn check_and_store(
     let alerts = job.monitor.alerts.clone().unwrap_or_default();
     let portal = job.monitor.job_type == ClientJobType::Portal;
     let states = states_before(parts.store.as_ref(), &job, alerts.is_empty()).await?;
-    let storage = job.known.as_ref().map(|k| k.storage);
     let started = std::time::Instant::now();
     let rendering = job.monitor.dynamic_content.then(Rendering::start);
     let previous = states.own.alerts.last_value.as_deref();
@@ -63,7 +62,7 @@ pub(super) async fn check_and_store(
         within_value_limit(data, settings.max_value_bytes);
     }
     let (task, store) = (job.task.as_str(), parts.store.as_ref());
-    within_stored_bytes(store, (task, storage), &states, &mut own, &mut pages).await?;
+    within_stored_bytes(store, &job, &states, &mut own, &mut pages).await?;
     count(task, &own, started.elapsed());
     let studied = samples::study(&job.monitor, own.raw.clone(), &samples).await?;
     let mut states = states;

@@ -73,14 +73,8 @@ pub(super) async fn take(
             tracing::warn!(%err, task = %job.task, "cannot park the monitor for its samples; they hold its slot");
         }
     }
-    quick_samples(
-        parts.checker.as_ref(),
-        (of.prepared, &job.samplers),
-        of.first,
-        of.sampling,
-        parts.settings.max_value_bytes,
-    )
-    .await
+    let max_value_bytes = parts.settings.max_value_bytes;
+    quick_samples(parts.checker.as_ref(), &job.samplers, of, max_value_bytes).await
 }
 
 /// What samples are taken of: the monitor as compiled, the check's value, and how.
@@ -159,11 +153,15 @@ pub(super) fn taught(
 /// ([`SampleSlots`]).
 async fn quick_samples(
     checker: &dyn Checker,
-    (prepared, slots): (&PreparedMonitor, &SampleSlots),
-    first: &str,
-    sampling: Sampling,
+    slots: &SampleSlots,
+    of: Of<'_>,
     max_value_bytes: usize,
 ) -> Vec<String> {
+    let Of {
+        prepared,
+        first,
+        sampling,
+    } = of;
     let deadline = tokio::time::Instant::now() + sampling.budget;
     let mut values: Vec<String> = Vec::with_capacity(noise::QUICK_SAMPLES_NOISY);
     // A failed fetch counts as taken, so a page that keeps failing is not fetched forever.
