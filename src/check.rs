@@ -68,6 +68,13 @@ pub trait Checker: Send + Sync {
         0
     }
 
+    /// How many pages this checker renders in the browser at once (its renderer's tabs); 0
+    /// when it renders none, as a checker that does not say. A frontend counting its users'
+    /// tabs ([`TabGate`]) shares out this many.
+    fn browser_tabs(&self) -> usize {
+        0
+    }
+
     /// Compiles `monitor` (URL, headers, XPath, exclusion XPath, regex, URL filters, proxy
     /// location) once, for any number of checks; `Err` with every problem found when it
     /// cannot be checked.
@@ -110,6 +117,21 @@ pub trait Checker: Send + Sync {
     async fn page_source(&self, monitor: &PreparedMonitor) -> Result<PageSource, SourceError>;
 }
 
+/// A frontend's count of the browser tabs its renders hold, for a frontend rendering pages for
+/// many people: it decides when a render of one of them may take a tab (for instance: each
+/// person holds at most a share of the renderer's tabs, so one person's hanging pages never
+/// hold every tab). See [`PreparedMonitor::with_tabs`].
+#[async_trait]
+pub trait TabGate: Send + Sync + std::fmt::Debug {
+    /// Resolves once the render may take a tab; what it returns is held until the render ends,
+    /// then dropped (giving the turn back). Cancel-safe: a render stopped while it waits
+    /// holds nothing.
+    async fn enter(&self) -> TabPass;
+}
+
+/// What a [`TabGate`] gave a render, held while it renders.
+pub type TabPass = Box<dyn std::any::Any + Send>;
+
 /// A page's text as a check fetched it ([`Checker::page_source`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageSource {
@@ -139,12 +161,27 @@ pub struct SourceError {
 pub struct PreparedMonitor {
     pub(crate) monitor: Arc<Monitor>,
     pub(crate) plan: Arc<Plan>,
+    /// What each of its renders enters before it takes a browser tab ([`Self::with_tabs`]).
+    /// Without the browser (feature `chrome`) nothing renders, and nothing reads it.
+    #[cfg_attr(not(feature = "chrome"), allow(dead_code))]
+    pub(crate) tabs: Option<Arc<dyn TabGate>>,
 }
 
 impl PreparedMonitor {
     /// The monitor as it was when prepared.
     pub fn monitor(&self) -> &Monitor {
         &self.monitor
+    }
+
+    /// This monitor with each page it renders in the browser (a check's, each crawled page's,
+    /// a page source's) counted by `gate`: a render enters it before it takes one of the
+    /// renderer's tabs, and holds what it gave until the render ends. Without a gate a render
+    /// waits only for a tab. Compiles nothing again.
+    pub fn with_tabs(&self, gate: Arc<dyn TabGate>) -> PreparedMonitor {
+        PreparedMonitor {
+            tabs: Some(gate),
+            ..self.clone()
+        }
     }
 
     /// Extracts this monitor's value from `html` exactly as a check of a page with that text

@@ -331,6 +331,7 @@ impl Engine {
         Ok(PreparedMonitor {
             monitor: Arc::new(monitor.clone()),
             plan: Arc::new(plan),
+            tabs: None,
         })
     }
 
@@ -376,6 +377,7 @@ impl Engine {
             let options = crate::render::SessionOptions {
                 proxy: prepared.plan.proxy.clone(),
                 scroll: prepared.monitor.scroll_page,
+                tabs: prepared.tabs.clone(),
             };
             // The document's navigation takes its host's slot like any fetch; the page's own
             // subresources are the browser's business.
@@ -552,6 +554,13 @@ impl Checker for Engine {
 
     fn host_concurrency(&self) -> usize {
         self.inner.hosts.limits().concurrency
+    }
+
+    fn browser_tabs(&self) -> usize {
+        #[cfg(feature = "chrome")]
+        return self.inner.renderer.tabs();
+        #[cfg(not(feature = "chrome"))]
+        0
     }
 
     fn prepare(&self, monitor: &Monitor) -> Result<PreparedMonitor, InvalidMonitor> {

@@ -91,7 +91,7 @@ mod test_rng;
 
 pub use check::{
     CheckOutcome, Checker, CrawlReport, ErrorKind, PageSource, PreparedMonitor, SourceError,
-    Timings,
+    TabGate, TabPass, Timings,
 };
 pub use crawl::{
     CrawlEvent, CrawlSettings, CrawlStats, CrawlStream, CrawledPage, LeftOutPage, LeftOutReason,

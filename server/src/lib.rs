@@ -101,5 +101,6 @@ pub mod schedule;
 pub mod secrets;
 pub mod service;
 pub mod store;
+pub mod tabs;
 pub mod web;
 pub mod worker;

@@ -10,6 +10,7 @@ use crate::notify::deliver::{self, DeliverySettings};
 use crate::schedule::events::CheckEvents;
 use crate::schedule::{self, ScheduleSettings};
 use crate::store::Store;
+use crate::tabs::BrowserTabs;
 use crate::worker::Worker;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -132,6 +133,7 @@ pub enum StartError {
 /// what was in flight goes on); [`Running::shutdown`] stops them gracefully.
 pub struct Running {
     addr: Option<SocketAddr>,
+    tabs: Arc<BrowserTabs>,
     stop: watch::Sender<bool>,
     api: Option<JoinHandle<std::io::Result<()>>>,
     /// The background parts, named for the log.
@@ -144,6 +146,11 @@ impl Running {
     /// The address it listens on; `None` without the API ([`Parts::api`]).
     pub fn addr(&self) -> Option<SocketAddr> {
         self.addr
+    }
+
+    /// The count of the browser tabs rendering for each user.
+    pub fn browser_tabs(&self) -> &Arc<BrowserTabs> {
+        &self.tabs
     }
 
     /// Stops the service in order: every part stops taking work (the API new connections, the
@@ -240,6 +247,8 @@ pub async fn start(
     engine: &Engine,
 ) -> Result<Running, StartError> {
     let checker: Arc<dyn Checker> = Arc::new(engine.clone());
+    // One count of the browser's tabs for the checks and the interface's renders alike.
+    let tabs = BrowserTabs::new(checker.browser_tabs());
     let (stop, stopped) = watch::channel(false);
     let checks = CheckEvents::new();
     let public_url = settings.api.web.public_url.clone();
@@ -259,6 +268,7 @@ pub async fn start(
                 checks: checks.clone(),
                 stopping: stop.subscribe(),
                 listen: addr,
+                tabs: tabs.clone(),
             };
             let connections = settings.api.connections.clone();
             let router =
@@ -301,6 +311,7 @@ pub async fn start(
             worker,
             stop.subscribe(),
             checks,
+            tabs.clone(),
         );
         parts.push(("scheduler", tokio::spawn(scheduler)));
     }
@@ -325,6 +336,7 @@ pub async fn start(
     }
     Ok(Running {
         addr,
+        tabs,
         stop,
         api,
         parts,

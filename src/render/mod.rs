@@ -195,6 +195,11 @@ impl Renderer {
         RenderSession::new(self.inner.clone(), options)
     }
 
+    /// How many pages render at once ([`RenderSettings::tabs`]).
+    pub fn tabs(&self) -> usize {
+        self.inner.settings.tabs.max(1)
+    }
+
     /// The process id of the running Chromium, if one runs.
     pub fn browser_pid(&self) -> Option<u32> {
         self.inner.pid.lock().ok().and_then(|p| *p)

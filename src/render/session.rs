@@ -22,6 +22,8 @@ pub struct SessionOptions {
     pub proxy: Option<String>,
     /// Scroll each page to the bottom until it stops growing (`scrollPage`).
     pub scroll: bool,
+    /// What each render enters before it takes a tab ([`crate::PreparedMonitor::with_tabs`]).
+    pub tabs: Option<Arc<dyn crate::TabGate>>,
 }
 
 struct Context {
@@ -162,6 +164,12 @@ impl RenderSession {
     /// Renders one request, retrying once after a crashed tab or a dead browser (not after a
     /// tab killed for its memory: the page would do it again).
     pub async fn render(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError> {
+        // The frontend's turn first, then the tab: a render waiting for its turn holds no tab
+        // another's render could use.
+        let _turn = match &self.options.tabs {
+            Some(gate) => Some(gate.enter().await),
+            None => None,
+        };
         let _permit = self.renderer.acquire_tab().await?;
         let mut last = FetchError::Render("rendering failed".into());
         for _attempt in 0..2 {

@@ -82,6 +82,9 @@ struct Inner {
     stopping: tokio::sync::watch::Receiver<bool>,
     /// The web interface's live streams open, per user and in all.
     live: crate::web::LiveStreams,
+    /// The browser tabs rendering for each user (the scheduler's checks and the interface's
+    /// previews and picks).
+    tabs: Arc<crate::tabs::BrowserTabs>,
 }
 
 impl AppState {
@@ -127,6 +130,11 @@ impl AppState {
     pub(crate) fn live(&self) -> &crate::web::LiveStreams {
         &self.inner.live
     }
+
+    /// The browser tabs rendering for each user.
+    pub(crate) fn browser_tabs(&self) -> &Arc<crate::tabs::BrowserTabs> {
+        &self.inner.tabs
+    }
 }
 
 /// What the API shares with the rest of the running service.
@@ -137,6 +145,8 @@ pub struct Shared {
     pub stopping: tokio::sync::watch::Receiver<bool>,
     /// The address the listener is bound to (whose names the service answers to).
     pub listen: std::net::SocketAddr,
+    /// The browser tabs rendering for each user, which the interface's renders take too.
+    pub tabs: Arc<crate::tabs::BrowserTabs>,
 }
 
 /// Building the API failed (the store could not give the paging secret).
@@ -186,6 +196,7 @@ pub async fn router(
             checks: shared.checks,
             stopping: shared.stopping,
             live: crate::web::LiveStreams::default(),
+            tabs: shared.tabs,
         }),
     };
     let web = crate::web::routes(state.clone());

@@ -325,14 +325,12 @@ fn engine(args: &ServeArgs) -> anyhow::Result<Engine> {
         .allow_private_networks(args.allow_private_networks)
         .per_host_concurrency(args.per_host_concurrency)
         .per_host_rps(args.per_host_rps)
-        // As many tabs as the scheduler's browser pool may run, lent slots included (see
-        // `schedule::Pool`): a user's render lent a slot must not queue for a tab behind the
-        // hanging renders of another.
         .location(args.location.unwrap_or_default())
         .render_settings(wachet::render::RenderSettings {
-            // Plus the web interface's own renders (previews, picker fetches), which have
-            // tabs of their own so they never take one a check needs.
-            tabs: crate::web::renderer_tabs(args.browser_checks_in_flight),
+            // Shared out per user by the service's count of tabs (`crate::tabs`), which has
+            // as many: a user rendering alone holds half at most, for their browser checks
+            // and a preview or pick, so another user's render finds a tab free.
+            tabs: crate::tabs::renderer_tabs(args.browser_checks_in_flight),
             ..Default::default()
         });
     for proxy in &args.proxies {

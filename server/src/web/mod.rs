@@ -29,7 +29,6 @@ mod preview;
 mod session;
 mod settings;
 mod signin;
-mod tabs;
 mod tree;
 mod turns;
 
@@ -43,7 +42,6 @@ use tower_http::catch_panic::CatchPanicLayer;
 pub use feeds::{feed_path, feed_url, new_secret as new_feed_secret};
 pub use live::LiveStreams;
 pub use session::{DEFAULT_IDLE_SECONDS, DEFAULT_LIFETIME_SECONDS, SESSION_COOKIE};
-pub use tabs::{ON_DEMAND_TABS, renderer_tabs};
 
 /// Largest form body read (a URL and a few short fields).
 const MAX_FORM_BYTES: usize = 16 * 1024;
@@ -186,9 +184,6 @@ pub fn routes(state: AppState) -> Router {
             pick_store::PickStore::default(),
         )))
         .layer(axum::Extension(std::sync::Arc::new(diff::Diffs::default())))
-        .layer(axum::Extension(std::sync::Arc::new(
-            tabs::BrowserTabs::default(),
-        )))
         .layer(axum::Extension(std::sync::Arc::new(
             feeds::FeedWork::default(),
         )))

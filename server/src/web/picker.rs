@@ -17,8 +17,8 @@ use super::picker_page::{
     address_page, count_text, gone, gone_text, picker_page, retry_page, use_link,
 };
 use super::session::{self, Session};
-use super::tabs::BrowserTabs;
 use crate::api::AppState;
+use crate::tabs::{BUSY, INTERFACE_WAIT};
 use axum::Extension;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -61,7 +61,6 @@ impl PickQuery {
 pub async fn pick(
     State(state): State<AppState>,
     Extension(store): Extension<Arc<PickStore>>,
-    Extension(tabs): Extension<Arc<BrowserTabs>>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
@@ -92,7 +91,7 @@ pub async fn pick(
         return address_page(&session, url, None, StatusCode::OK);
     }
     let monitor = Monitor::new(url.to_string());
-    match fetch_and_keep(&state, &store, &tabs, &session, monitor, false).await {
+    match fetch_and_keep(&state, &store, &session, monitor, false).await {
         Ok(token) => Redirect::to(&picker_address(&token, &query)).into_response(),
         Err(failed) => address_page(&session, url, Some(&failed), failed.status),
     }
@@ -103,7 +102,6 @@ pub async fn pick(
 pub async fn pick_monitor(
     State(state): State<AppState>,
     Extension(store): Extension<Arc<PickStore>>,
-    Extension(tabs): Extension<Arc<BrowserTabs>>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
@@ -119,7 +117,7 @@ pub async fn pick_monitor(
     if !session::same_origin(&headers, &state.settings().web) {
         return retry_page(&session, &monitor, None, StatusCode::OK);
     }
-    match fetch_and_keep(&state, &store, &tabs, &session, monitor.clone(), true).await {
+    match fetch_and_keep(&state, &store, &session, monitor.clone(), true).await {
         Ok(token) => Redirect::to(&picker_address(&token, &query)).into_response(),
         Err(failed) => retry_page(&session, &monitor, Some(&failed), failed.status),
     }
@@ -236,7 +234,6 @@ impl Failed {
 async fn fetch_and_keep(
     state: &AppState,
     store: &Arc<PickStore>,
-    tabs: &BrowserTabs,
     session: &Session,
     mut monitor: Monitor,
     of_monitor: bool,
@@ -268,18 +265,16 @@ async fn fetch_and_keep(
                 .collect();
             Failed::new(StatusCode::BAD_REQUEST, words.join("; "))
         })?;
-    // A rendered page takes one of the interface's tabs, the user's own.
-    let _tab = match monitor.dynamic_content {
-        true => match tabs.take(&session.user).await {
-            Some(tab) => Some(tab),
-            None => {
-                return Err(Failed::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    super::tabs::BUSY,
-                ));
+    // A rendered page renders in one of the user's own tabs, counted with their checks'.
+    let prepared = match monitor.dynamic_content {
+        true => {
+            let tabs = state.browser_tabs();
+            match tabs.take_within(&session.user, INTERFACE_WAIT).await {
+                Some(tab) => prepared.with_tabs(tabs.for_user(&session.user, Some(tab))),
+                None => return Err(Failed::new(StatusCode::TOO_MANY_REQUESTS, BUSY)),
             }
-        },
-        false => None,
+        }
+        false => prepared,
     };
     let source = state
         .checker()

@@ -13,6 +13,7 @@ use super::monitor_form::{self, Problems};
 use super::pages;
 use crate::api::AppState;
 use crate::api::problem::ApiError;
+use crate::tabs::{BUSY, INTERFACE_WAIT};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -46,7 +47,6 @@ const MARKER: &str = "<!--wachet:pages-->";
 /// `POST /monitors/preview`.
 pub async fn preview(
     State(state): State<AppState>,
-    axum::Extension(tabs): axum::Extension<std::sync::Arc<super::tabs::BrowserTabs>>,
     headers: HeaderMap,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
@@ -106,25 +106,31 @@ pub async fn preview(
         }
         Err(other) => return pages::from_api(other, Some(&session)),
     };
-    // A rendered preview takes one of the interface's tabs, the user's own.
+    // A rendered preview renders in the user's own tabs, counted with their checks'; one is
+    // taken now, so a user whose tabs are all held is told at once.
+    let tabs = state.browser_tabs();
     let tab = match monitor.dynamic_content {
-        true => match tabs.take(&session.user).await {
+        true => match tabs.take_within(&session.user, INTERFACE_WAIT).await {
             Some(tab) => Some(tab),
             None => {
                 return show(
                     StatusCode::TOO_MANY_REQUESTS,
                     &Problems::default(),
-                    section(html! { p.alert { (super::tabs::BUSY) } }),
+                    section(html! { p.alert { (BUSY) } }),
                 );
             }
         },
         false => None,
     };
+    let gate = tab.map(|first| tabs.for_user(&session.user, Some(first)));
     let checker = state.checker().clone();
     let portal = monitor.job_type == ClientJobType::Portal;
     // Compiling is CPU work; validation just did it within its bounds, so this is as cheap.
     let prepared = match tokio::task::spawn_blocking(move || checker.prepare(&monitor)).await {
-        Ok(Ok(prepared)) => prepared,
+        Ok(Ok(prepared)) => match gate {
+            Some(gate) => prepared.with_tabs(gate),
+            None => prepared,
+        },
         Ok(Err(invalid)) => {
             let errors =
                 invalid
@@ -161,11 +167,11 @@ pub async fn preview(
             }),
         )
         .into_string();
-        return stream_crawl(&state, page, prepared, (turn, tab));
+        return stream_crawl(&state, page, prepared, turn);
     }
     let checker = state.checker().clone();
     let outcome = tokio::time::timeout(CHECK_TIME, checker.check_prepared(&prepared)).await;
-    drop((turn, tab));
+    drop((turn, prepared));
     let result = match outcome {
         Ok(outcome) => outcome_markup(&outcome),
         Err(_) => html! {
@@ -242,7 +248,7 @@ fn stream_crawl(
     state: &AppState,
     page: String,
     prepared: wachet::PreparedMonitor,
-    turn: (Turn, Option<super::turns::Turn>),
+    turn: Turn,
 ) -> Response {
     let (head, tail) = match page.split_once(MARKER) {
         Some((head, tail)) => (head.to_string(), tail.to_string()),

@@ -347,6 +347,14 @@ impl Api {
         format!("{}{path}", self.base)
     }
 
+    /// The running service's count of browser tabs per user.
+    pub fn browser_tabs(&self) -> &Arc<wachet_server::tabs::BrowserTabs> {
+        self.running
+            .as_ref()
+            .expect("the service runs")
+            .browser_tabs()
+    }
+
     /// The backend this service runs on.
     pub fn backend(&self) -> Backend {
         match self.database {

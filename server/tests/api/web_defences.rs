@@ -954,7 +954,7 @@ async fn one_users_hanging_previews_and_picks_never_delay_anothers_rendered_chec
     setup.engine = setup
         .engine
         .render_settings(wachet::render::RenderSettings {
-            tabs: wachet_server::web::renderer_tabs(1),
+            tabs: wachet_server::tabs::renderer_tabs(1),
             ..Default::default()
         });
     let api = Api::start_as(setup).await;
@@ -1021,4 +1021,115 @@ async fn one_users_hanging_previews_and_picks_never_delay_anothers_rendered_chec
         beside < alone * 3 + std::time::Duration::from_secs(5),
         "{beside:?} beside the hanging renders, {alone:?} alone"
     );
+}
+
+/// How long the hanging user's pages take to answer: each tab rendering one is held that long.
+const SLOW_PAGE: std::time::Duration = std::time::Duration::from_secs(25);
+
+// SQLite only: the store plays no part in who gets a browser tab.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_users_hanging_checks_previews_and_picks_never_hold_anothers_tab() {
+    use wachet::testing::{FixtureServer, Reply};
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    // The hanging user's site: a start page listing pages that answer only after seconds, so
+    // a rendered crawl of it renders several of them at once, each holding a tab meanwhile.
+    let slow = Reply::html("<html><body><p>late</p></body></html>").delay(SLOW_PAGE);
+    let links: String = (0..6)
+        .map(|n| format!("<a href=/slow{n}>{n}</a>"))
+        .collect();
+    let mut hanging_site = FixtureServer::builder().page("/", format!("<html><body>{links}"));
+    for n in 0..6 {
+        hanging_site = hanging_site.reply(format!("/slow{n}"), slow.clone());
+    }
+    let hanging_site = hanging_site.start().await.unwrap();
+    let site = FixtureServer::builder()
+        .page("/fine", "<html><body><p id=v>Price 3</p></body></html>")
+        .start()
+        .await
+        .unwrap();
+    // One browser slot, and the renderer's tabs sized as `wachet serve` sizes them.
+    let mut setup = Setup::checking();
+    setup.service.schedule.browser_checks_in_flight = 1;
+    setup.engine = setup
+        .engine
+        .render_settings(wachet::render::RenderSettings {
+            tabs: wachet_server::tabs::renderer_tabs(1),
+            ..Default::default()
+        });
+    let api = Api::start_as(setup).await;
+    let hanging = api.user("hanging@example.com").await;
+    let other = api.user("other@example.com").await;
+    let alone = first_check_time(&api, &other, &site.url("/fine?alone")).await;
+
+    // The hanging user's rendered crawl, checked at once, then a rendered preview of it and a
+    // pick of a rendered monitor of one of its slow pages.
+    api.task(
+        &hanging,
+        json!({"name": "Crawl", "url": hanging_site.url("/"), "jobType": "Portal",
+               "crawlingDepth": 1, "dynamicContent": true, "recurrenceInSeconds": 3600}),
+    )
+    .await;
+    let slow_requests = || {
+        hanging_site
+            .requests()
+            .iter()
+            .filter(|r| r.path.starts_with("/slow"))
+            .count()
+    };
+    let mut waited = 0;
+    while slow_requests() < 2 {
+        waited += 1;
+        assert!(waited < 600, "the crawl never reached its slow pages");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // The hanging user's tabs are held until their pages answer, no sooner than this.
+    let released = std::time::Instant::now() + SLOW_PAGE - std::time::Duration::from_millis(500);
+    let cookie = session_cookie(&api, &hanging).await;
+    let paused = super::id(
+        &api.task(
+            &hanging,
+            json!({"name": "Slow", "url": hanging_site.url("/slow5"), "dynamicContent": true,
+                   "recurrenceInSeconds": 0}),
+        )
+        .await,
+    );
+    let (_, form) = visit(&api, &cookie, "/monitors/new").await;
+    let csrf = super::web::csrf_of(&form);
+    let preview = client()
+        .post(api.url("/monitors/preview"))
+        .header("cookie", &cookie)
+        .form(&[
+            ("csrf", csrf.as_str()),
+            ("url", hanging_site.url("/").as_str()),
+            ("jobType", "Portal"),
+            ("crawlingDepth", "1"),
+            ("recurrence", "3600"),
+            ("dynamicContent", "on"),
+        ])
+        .send();
+    let pick_path = format!("/monitors/{paused}/pick");
+    let pick = visit(&api, &cookie, &pick_path);
+    let beside = async {
+        // Once the preview and the pick are under way.
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        let beside = first_check_time(&api, &other, &site.url("/fine?beside")).await;
+        (beside, std::time::Instant::now())
+    };
+    let (preview, pick, (beside, ended)) = tokio::join!(preview, pick, beside);
+    let figures = format!(
+        "the other user's rendered check took {alone:?} alone and {beside:?} beside the hanging \
+         user's crawl, preview (HTTP {}) and pick (HTTP {}), whose pages hold their tabs for \
+         {SLOW_PAGE:?}",
+        preview.map_or(0, |p| p.status().as_u16()),
+        pick.0,
+    );
+    eprintln!("{figures}");
+    // Its check never waited for the hanging user's pages to answer, nor for any of their tabs,
+    // while the hanging user's own renders waited for theirs.
+    assert!(ended < released, "{figures}");
+    let tabs = api.browser_tabs();
+    assert_eq!(tabs.waits(&other.account.id).for_others, 0, "{figures}");
+    assert!(tabs.waits(&hanging.account.id).for_own > 0, "{figures}");
 }

@@ -6,8 +6,7 @@ use super::PgStore;
 use crate::store::feeds::{FEED_SELECT, FeedRow, columns, record};
 use crate::store::shape::feeds::change;
 use crate::store::{
-    FeedChange, FeedRecord, FeedScope, FeedSecret, FeedStore, Millis, StoreError, is_id,
-    new_id,
+    FeedChange, FeedRecord, FeedScope, FeedSecret, FeedStore, Millis, StoreError, is_id, new_id,
 };
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
