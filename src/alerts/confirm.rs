@@ -505,9 +505,15 @@ fn judge_value(
         evidence = next.lines.evidence(&confirmed_form, &form);
     }
     if let Some(candidate) = state.pending.last() {
-        // Lines a waiting change no longer showed are back: they come and go.
+        // Lines a waiting change no longer showed are back: they come and go. Numbers or dates
+        // it changed that changed again (or back) change on their own.
         next.lines
             .learn_comers(&candidate.evidence.returned_in(&evidence));
+        let churn = candidate.evidence.unlasting_slots(&evidence);
+        if !churn.is_empty() {
+            next.lines.learn_churn(&churn);
+            evidence = next.lines.evidence(&confirmed_form, &form);
+        }
     }
     if masked_same && evidence.is_empty() {
         // No change, or a revert while a change waited: nothing to raise. The spelling seen
@@ -526,7 +532,8 @@ fn judge_value(
     // A value the masks tell apart that is a variant seen lately lacks nothing news: lines
     // gone from the confirmed value were missing from that variant too (a page flipping back
     // to its other template).
-    let only_gone = evidence.marks.is_empty() && evidence.placements.is_empty();
+    let only_gone =
+        evidence.marks.is_empty() && evidence.placements.is_empty() && evidence.shifts.is_empty();
     let flip = match evidence.is_empty() {
         true => next.variants.is_recent(print) || next.variants.same_change(print),
         false if only_gone && !masked_same => {
@@ -566,8 +573,16 @@ fn judge_value(
         next.noise.observe_early(&before, &after, clock)
     };
     // A value with no stable part: its changes are recorded, never alerted on (the monitor's
-    // noise notice says so), or it would raise on every third check for ever.
-    if next.noise.is_unstable() {
+    // noise notice says so), or it would raise on every third check for ever. Its news still
+    // raises once it lasts (a new headline in a list whose every line carries a relative
+    // time): news waits when nothing else does, and goes on when the news waiting is still
+    // there; news that never lasts (a page new in every line) stays recorded only.
+    let news_waits = !evidence.is_empty() && state.pending.is_empty();
+    let news_lasted = state
+        .pending
+        .last()
+        .is_some_and(|c| !c.evidence.is_empty() && c.evidence.lasts_in(&evidence));
+    if next.noise.is_unstable() && !news_waits && !news_lasted {
         next.variants.saw(print);
         next.lines.accept_after(&confirmed_form, &form);
         next.alerts.last_value = Some(value.to_string());
@@ -620,6 +635,7 @@ fn judge_value(
             }
             next.variants.raised(print);
             next.noise.confirmed();
+            next.lines.notified(&evidence);
             next.lines.accept_after(&confirmed_form, &form);
             next.alerts.last_value = Some(value.to_string());
             next.pending.clear();
@@ -663,6 +679,7 @@ fn judge_value(
     stamp(&mut raised, first_seen);
     next.variants.raised(print);
     next.noise.confirmed();
+    next.lines.notified(&waiting.evidence);
     next.lines.accept_after(&confirmed_form, &form);
     next.alerts.last_value = Some(value.to_string());
     next.pending.clear();

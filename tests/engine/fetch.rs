@@ -737,7 +737,10 @@ async fn a_regex_reads_a_json_document_in_key_order_so_only_a_real_reordering_ch
     for _ in 0..5 {
         values.push(check(&engine, &monitor).await.value().unwrap().to_string());
     }
-    let first = "\"name\":\"Trail headlamp\n\"price\":49.90\n\"seller\":\"a\n\"price\":51.00\n\"seller\":\"b";
+    // Numbers in one spelling (49.90 and 4.99e1 are one price), so a server that spells a
+    // number differently on each request does not change the value.
+    let first =
+        "\"name\":\"Trail headlamp\n\"price\":49.9\n\"seller\":\"a\n\"price\":51\n\"seller\":\"b";
     assert_eq!(values[0], first);
     assert_eq!(values[1], first, "another key order is the same value");
     assert_eq!(values[2], first);

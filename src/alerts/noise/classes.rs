@@ -146,6 +146,23 @@ pub(crate) static VOLATILE: LazyLock<Option<Regex>> = LazyLock::new(|| {
         .ok()
 });
 
+/// Whether `span` (a match of [`VOLATILE`]) is wholly a number (a price, a salary, a
+/// temperature), not a date, a year, a time, a relative time or a token: the kind of span whose change
+/// in a line may be news however noisy the rest of the line is. Dates follow the page's clock,
+/// which the learning of masks reads and these rules do not.
+pub(crate) fn is_plain_number(span: &str) -> bool {
+    let whole = |class: Class| {
+        CLASSES.iter().filter(|c| c.class == class).any(|c| {
+            c.regex
+                .find(span)
+                .is_some_and(|m| m.start() == 0 && m.end() == span.len())
+        })
+    };
+    // A bare year (the footer's copyright) turns with the clock too.
+    let year = span.len() == 4 && span.parse::<u32>().is_ok_and(|y| (1900..2200).contains(&y));
+    whole(Class::Number) && !whole(Class::DateTime) && !year
+}
+
 impl Class {
     /// The regular-expression fragment of this class, without capture groups.
     pub(crate) fn fragment(self) -> &'static str {

@@ -24,13 +24,20 @@
 //!   down, a section removed). A line seen to go and come back before (a rotating banner,
 //!   a promoted listing, learned from samples, from a value that showed a line again, or from
 //!   a removal that did not last) is a **comer**, and its absence is no news; any other is.
+//! - A line **shifted** when it keeps its identity but a number in it changed (a salary in a
+//!   line with an applicant count, a forecast high beside the observations): each volatile
+//!   span of a line is a **slot**, and a slot seen changing on its own (changing again before a
+//!   change of it lasted, more than once in the samples, or notified twice) is **churn**, whose
+//!   changes are no news; a number changed in any other slot is, whatever mask was learned
+//!   over the line. Dates and times follow the page's clock, which the masks' learning reads;
+//!   relative times, UUIDs, hashes and tokens are noise by their kind: none shifts a line.
 //!
 //! The memory is bounded: at most [`MAX_SEEN`] identities seen (the oldest forgotten first)
 //! and [`MAX_MOVERS`] movers, kept as 32-bit hashes, and a value is read for it up to
 //! [`MAX_FORM_BYTES`]; past that the masks alone decide. It is stored with every check's
 //! state, so it serializes compactly (base64 of the hashes).
 
-use super::classes::VOLATILE;
+use super::classes::{VOLATILE, is_plain_number};
 use super::known::known_lines;
 use super::state::hash;
 use crate::alerts::compare::PLACEHOLDER;
@@ -70,6 +77,12 @@ pub struct LineMemory {
     /// Identities of the lines seen to go and come back, oldest first.
     #[serde(with = "packed", skip_serializing_if = "Vec::is_empty")]
     comers: Vec<u32>,
+    /// Slots (a line's identity with a span's place in it) seen changing on their own.
+    #[serde(with = "packed", skip_serializing_if = "Vec::is_empty")]
+    churn: Vec<u32>,
+    /// Slots whose change was notified once: notified again, they are churn.
+    #[serde(with = "packed", skip_serializing_if = "Vec::is_empty")]
+    notified: Vec<u32>,
 }
 
 /// What makes a value news beside its masks: its new and moved lines ([`LineMemory::evidence`]).
@@ -101,12 +114,25 @@ pub struct Evidence {
     /// again, they are comers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub losses: Vec<u32>,
+    /// The shifted lines, at most [`MAX_SHOWN`], as "before → now".
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shifted: Vec<String>,
+    /// Each shifted slot with its new text: one shown again, the news lasted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shifts: Vec<u32>,
+    /// The slot of each of [`Evidence::shifts`], in the same order: the slots to learn as
+    /// churn when their change does not last.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub slots: Vec<u32>,
 }
 
 impl Evidence {
     /// Whether there is no news.
     pub fn is_empty(&self) -> bool {
-        self.marks.is_empty() && self.placements.is_empty() && self.losses.is_empty()
+        self.marks.is_empty()
+            && self.placements.is_empty()
+            && self.losses.is_empty()
+            && self.shifts.is_empty()
     }
 
     /// Whether `later` shows this news again: a new line still there, or every moved line
@@ -116,11 +142,24 @@ impl Evidence {
     pub fn lasts_in(&self, later: &Evidence) -> bool {
         let marks: HashSet<u32> = later.marks.iter().copied().collect();
         let placements: HashSet<u32> = later.placements.iter().copied().collect();
-        let only_gone = self.marks.is_empty() && self.placements.is_empty();
+        let only_gone =
+            self.marks.is_empty() && self.placements.is_empty() && self.shifts.is_empty();
         self.marks.iter().any(|m| marks.contains(m))
+            || self.shifts.iter().any(|s| later.shifts.contains(s))
             || (!self.placements.is_empty()
                 && self.placements.iter().all(|p| placements.contains(p)))
             || (only_gone && self.losses.iter().any(|m| later.losses.contains(m)))
+    }
+
+    /// The slots of this news whose change `later` does not show as it was: spans that
+    /// change on their own (a counter that moved again, a value that went back).
+    pub fn unlasting_slots(&self, later: &Evidence) -> Vec<u32> {
+        self.slots
+            .iter()
+            .zip(&self.shifts)
+            .filter(|(_, shift)| !later.shifts.contains(shift))
+            .map(|(slot, _)| *slot)
+            .collect()
     }
 
     /// The gone lines of this news that `later` shows again: lines that come and go.
@@ -156,6 +195,13 @@ impl Evidence {
                 "{} in an order that had not changed before: {}",
                 plural(self.moved.len(), "line", "lines"),
                 quote(&self.moved)
+            ));
+        }
+        if !self.shifted.is_empty() {
+            parts.push(format!(
+                "{} with a value that had not changed before: {}",
+                plural(self.shifted.len(), "line", "lines"),
+                quote(&self.shifted)
             ));
         }
         if !self.gone.is_empty() {
@@ -218,6 +264,59 @@ fn identities(form: &str) -> Vec<(u32, &str)> {
                 .any(|c| c.is_alphabetic() && c.to_string() != PLACEHOLDER)
                 .then(|| (hash(&identity), line))
         })
+        .collect()
+}
+
+/// The volatile spans of `line`, in order.
+fn spans(line: &str) -> Vec<&str> {
+    match VOLATILE.as_ref() {
+        Some(re) => re.find_iter(line).map(|m| m.as_str()).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// The slot of the `place`-th volatile span of the line `identity`.
+fn slot(identity: u32, place: usize) -> u32 {
+    let mut bytes = identity.to_le_bytes().to_vec();
+    bytes.extend((place as u32).to_le_bytes());
+    bytes.push(b's');
+    hash(&String::from_utf8_lossy(&bytes))
+}
+
+/// A slot with the text it now shows.
+fn shift(slot: u32, text: &str) -> u32 {
+    let mut key = String::from_utf8_lossy(&slot.to_le_bytes()).into_owned();
+    key.push('\u{1f}');
+    key.push_str(text);
+    hash(&key)
+}
+
+/// Each line `lines` show once, by identity.
+fn once<'a>(lines: &[(u32, &'a str)]) -> HashMap<u32, &'a str> {
+    let mut count: HashMap<u32, usize> = HashMap::new();
+    for (identity, _) in lines {
+        *count.entry(*identity).or_default() += 1;
+    }
+    lines
+        .iter()
+        .filter(|(identity, _)| count.get(identity) == Some(&1))
+        .map(|(identity, line)| (*identity, *line))
+        .collect()
+}
+
+/// The slots whose span changed from `old` to `new` (one line's two texts, of one identity),
+/// with the new span's text, for spans that are plain numbers on both sides. Lines whose spans
+/// differ in number give none: their spans cannot be paired.
+fn changed_slots<'a>(identity: u32, old: &str, new: &'a str) -> Vec<(u32, &'a str)> {
+    let (a, b) = (spans(old), spans(new));
+    if a.len() != b.len() {
+        return Vec::new();
+    }
+    a.iter()
+        .zip(&b)
+        .enumerate()
+        .filter(|(_, (x, y))| x != y && is_plain_number(x) && is_plain_number(y))
+        .map(|(place, (_, y))| (slot(identity, place), *y))
         .collect()
 }
 
@@ -307,7 +406,50 @@ impl LineMemory {
             }
         }
         self.moves(&before, &now, &mut evidence);
+        self.shifts(&before, &now, &mut evidence);
         evidence
+    }
+
+    /// Adds the lines shown once in both `before` and `now` whose numbers or dates changed in
+    /// slots that are no churn to `evidence`.
+    fn shifts(&self, before: &[(u32, &str)], now: &[(u32, &str)], evidence: &mut Evidence) {
+        let old = once(before);
+        let churn: HashSet<u32> = self.churn.iter().copied().collect();
+        for (identity, line) in once(now) {
+            let Some(was) = old.get(&identity).filter(|was| **was != line) else {
+                continue;
+            };
+            let mut shifted = false;
+            for (slot, text) in changed_slots(identity, was, line) {
+                if churn.contains(&slot) {
+                    continue;
+                }
+                evidence.slots.push(slot);
+                evidence.shifts.push(shift(slot, text));
+                shifted = true;
+            }
+            if shifted && evidence.shifted.len() < MAX_SHOWN {
+                evidence.shifted.push(format!("{was} \u{2192} {line}"));
+            }
+        }
+    }
+
+    /// Remembers the slots `slots` as churn: they changed and the change did not last.
+    pub fn learn_churn(&mut self, slots: &[u32]) {
+        add_new(&mut self.churn, slots, MAX_MOVERS);
+    }
+
+    /// Remembers that the shifts of `evidence` were notified: a slot notified before is churn
+    /// from now on (a span that changes every few checks, such as a clock read once an hour).
+    pub fn notified(&mut self, evidence: &Evidence) {
+        let before: HashSet<u32> = self.notified.iter().copied().collect();
+        let (again, first): (Vec<u32>, Vec<u32>) = evidence
+            .slots
+            .iter()
+            .copied()
+            .partition(|s| before.contains(s));
+        add_new(&mut self.churn, &again, MAX_MOVERS);
+        add_new(&mut self.notified, &first, MAX_MOVERS);
     }
 
     /// Adds the lines that moved from `before` to `now` to `evidence`: lines both show once
@@ -385,6 +527,7 @@ impl LineMemory {
     /// through a check.
     pub fn warm_up(&mut self, first: &str, samples: &[&str]) {
         self.accept(first);
+        self.warm_up_slots(first, samples);
         // Each value's lines are read once: the samples are compared with their neighbours.
         let values: Vec<Vec<(u32, &str)>> = std::iter::once(first)
             .chain(samples.iter().copied())
@@ -419,6 +562,34 @@ impl LineMemory {
                 add_new(&mut self.seen, &went, MAX_SEEN);
             }
         }
+    }
+}
+
+impl LineMemory {
+    /// Learns the slots that changed more than once among a new monitor's first value and its
+    /// samples (a counter, a clock) as churn. A slot that changed once and stayed may be a real
+    /// change that came while the monitor was being made.
+    fn warm_up_slots(&mut self, first: &str, samples: &[&str]) {
+        let values: Vec<HashMap<u32, &str>> = std::iter::once(first)
+            .chain(samples.iter().copied())
+            .map(|v| once(&identities(v)).into_iter().collect())
+            .collect();
+        let mut changes: HashMap<u32, usize> = HashMap::new();
+        for pair in values.windows(2) {
+            for (identity, line) in &pair[1] {
+                if let Some(was) = pair[0].get(identity).filter(|was| *was != line) {
+                    for (slot, _) in changed_slots(*identity, was, line) {
+                        *changes.entry(slot).or_default() += 1;
+                    }
+                }
+            }
+        }
+        let churn: Vec<u32> = changes
+            .into_iter()
+            .filter(|(_, n)| *n > 1)
+            .map(|(slot, _)| slot)
+            .collect();
+        add_new(&mut self.churn, &churn, MAX_MOVERS);
     }
 }
 
@@ -544,12 +715,73 @@ mod tests {
     }
 
     #[test]
+    fn a_number_that_never_changed_in_a_line_whose_counter_does_is_news() {
+        let job = |salary: &str, applicants: u32, days: u32| {
+            format!(
+                "Jobs\nRust engineer · Berlin · €{salary} · {applicants} applicants · {days} days ago"
+            )
+        };
+        let first = job("62,000", 11, 3);
+        let samples = [
+            job("62,000", 12, 3),
+            job("62,000", 14, 4),
+            job("62,000", 15, 4),
+        ];
+        let refs: Vec<&str> = samples.iter().map(String::as_str).collect();
+        let mut m = LineMemory::default();
+        m.warm_up(&first, &refs);
+        // The counter and the relative date move on their own: no news.
+        assert!(m.evidence(&first, &job("62,000", 19, 5)).is_empty());
+        // The salary never moved: its change is news, and lasts while it stays.
+        let raised = m.evidence(&first, &job("65,000", 19, 5));
+        assert_eq!(raised.shifted.len(), 1, "{raised:?}");
+        assert!(raised.describe().unwrap().contains("€62,000"), "{raised:?}");
+        assert!(raised.lasts_in(&m.evidence(&first, &job("65,000", 21, 5))));
+        assert!(!raised.lasts_in(&m.evidence(&first, &job("64,000", 21, 5))));
+    }
+
+    #[test]
+    fn a_value_that_changed_once_in_the_samples_and_stayed_is_news_and_one_that_moves_is_churn() {
+        let page = |high: u32, temp: &str| format!("Forecast\nTuesday high {high} C\nNow {temp} C");
+        let first = page(11, "4.1");
+        let samples = [page(11, "4.3"), page(12, "3.9"), page(12, "4.4")];
+        let refs: Vec<&str> = samples.iter().map(String::as_str).collect();
+        let mut m = LineMemory::default();
+        m.warm_up(&first, &refs);
+        let e = m.evidence(&first, &samples[2]);
+        assert_eq!(
+            e.shifted,
+            vec!["Tuesday high 11 C \u{2192} Tuesday high 12 C"]
+        );
+        // A change that did not last teaches that its slot moves on its own.
+        let mut m = LineMemory::default();
+        m.warm_up(&first, &refs[..1]);
+        let once = m.evidence(&first, &page(11, "5.0"));
+        assert!(!once.is_empty());
+        let later = m.evidence(&first, &page(11, "5.2"));
+        m.learn_churn(&once.unlasting_slots(&later));
+        assert!(m.evidence(&first, &page(11, "5.4")).is_empty());
+        // A slot notified twice is churn.
+        let mut m = LineMemory::default();
+        m.accept(&first);
+        let e = m.evidence(&first, &page(13, "4.1"));
+        m.notified(&e);
+        assert!(!m.evidence(&first, &page(14, "4.1")).is_empty());
+        m.notified(&m.evidence(&first, &page(14, "4.1")));
+        assert!(m.evidence(&first, &page(15, "4.1")).is_empty());
+    }
+
+    #[test]
     fn a_line_accepted_again_after_it_went_is_a_comer() {
-        let (a, b) = ("News\nBanner: winter sale", "News\nBanner: free shipping");
+        let (a, b) = ("News\nBanner: winter sale\nStory", "News\nStory");
         let mut m = memory(&[a, b]);
         assert_eq!(m.evidence(a, b).gone, vec!["Banner: winter sale"]);
         m.accept_after(b, a);
         assert!(m.evidence(a, b).is_empty(), "{:?}", m.evidence(a, b));
+        // A line that takes the place of one gone (a banner rotating) is an exchange.
+        let c = "News\nBanner: free shipping\nStory";
+        let mut m = memory(&[a, c]);
+        assert!(m.evidence(a, c).gone.is_empty());
     }
 
     #[test]
