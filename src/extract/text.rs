@@ -26,7 +26,7 @@ pub fn rendered_text_with_links(node: NodeRef<'_, Node>) -> String {
 
 /// The target of a link element worth showing: an `a` or `area` with an `href` that leads
 /// somewhere (not an empty one, a fragment of the same page or a script).
-pub(crate) fn link_target<'a>(el: &'a scraper::node::Element) -> Option<&'a str> {
+pub(crate) fn link_target(el: &scraper::node::Element) -> Option<&str> {
     if !matches!(el.name(), "a" | "area") {
         return None;
     }

@@ -780,7 +780,7 @@ mod tests {
         assert!(m.evidence(a, b).is_empty(), "{:?}", m.evidence(a, b));
         // A line that takes the place of one gone (a banner rotating) is an exchange.
         let c = "News\nBanner: free shipping\nStory";
-        let mut m = memory(&[a, c]);
+        let m = memory(&[a, c]);
         assert!(m.evidence(a, c).gone.is_empty());
     }
 
