@@ -573,16 +573,8 @@ fn judge_value(
         next.noise.observe_early(&before, &after, clock)
     };
     // A value with no stable part: its changes are recorded, never alerted on (the monitor's
-    // noise notice says so), or it would raise on every third check for ever. Its news still
-    // raises once it lasts (a new headline in a list whose every line carries a relative
-    // time): news waits when nothing else does, and goes on when the news waiting is still
-    // there; news that never lasts (a page new in every line) stays recorded only.
-    let news_waits = !evidence.is_empty() && state.pending.is_empty();
-    let news_lasted = state
-        .pending
-        .last()
-        .is_some_and(|c| !c.evidence.is_empty() && c.evidence.lasts_in(&evidence));
-    if next.noise.is_unstable() && !news_waits && !news_lasted {
+    // noise notice says so), or it would raise on every third check for ever.
+    if next.noise.is_unstable() {
         next.variants.saw(print);
         next.lines.accept_after(&confirmed_form, &form);
         next.alerts.last_value = Some(value.to_string());
