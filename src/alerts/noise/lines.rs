@@ -375,8 +375,11 @@ impl LineMemory {
         }
         let seen: HashSet<u32> = self.seen.iter().copied().collect();
         let now = identities(value);
+        // Each new or gone line once, however often the value shows it: a set, not a scan of
+        // the list so far, so a value of 100,000 new lines costs linear time.
+        let mut listed: HashSet<u32> = HashSet::new();
         for (identity, line) in &now {
-            if !seen.contains(identity) && !evidence.marks.contains(identity) {
+            if !seen.contains(identity) && listed.insert(*identity) {
                 evidence.marks.push(*identity);
                 if evidence.new.len() < MAX_SHOWN {
                     evidence.new.push(line.to_string());
@@ -397,7 +400,7 @@ impl LineMemory {
             if !exchanged
                 && !shown.contains(identity)
                 && !comers.contains(identity)
-                && !evidence.losses.contains(identity)
+                && listed.insert(*identity)
             {
                 evidence.losses.push(*identity);
                 if evidence.gone.len() < MAX_SHOWN {
@@ -456,15 +459,8 @@ impl LineMemory {
     /// each, compared in their order; a line a diff of the two orders cannot keep in place
     /// moved.
     fn moves(&self, before: &[(u32, &str)], now: &[(u32, &str)], evidence: &mut Evidence) {
-        let once = |lines: &[(u32, &str)]| {
-            let mut count: HashMap<u32, usize> = HashMap::new();
-            for (identity, _) in lines {
-                *count.entry(*identity).or_default() += 1;
-            }
-            count
-        };
-        let (count_before, count_now) = (once(before), once(now));
-        let common = |id: &u32| count_before.get(id) == Some(&1) && count_now.get(id) == Some(&1);
+        let (once_before, once_now) = (once(before), once(now));
+        let common = |id: &u32| once_before.contains_key(id) && once_now.contains_key(id);
         let old: Vec<u32> = before.iter().map(|l| l.0).filter(common).collect();
         let new: Vec<&(u32, &str)> = now.iter().filter(|l| common(&l.0)).collect();
         let new_ids: Vec<u32> = new.iter().map(|l| l.0).collect();
