@@ -15,6 +15,15 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+
+/// Longest a request body may take to arrive (`--body-read-timeout`), for the extractors of
+/// both frontends; set by the router as a request extension, [`DEFAULT_BODY_READ_TIMEOUT`]
+/// without it.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyReadTimeout(pub std::time::Duration);
+
+/// The body read timeout of a router that sets none.
+pub const DEFAULT_BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};

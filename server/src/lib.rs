@@ -7,10 +7,16 @@
 //! - [`service`]: the running service. [`service::start`] starts every part over one store and
 //!   engine, [`service::Running::shutdown`] stops them in order; the binary and every test
 //!   start the service so.
-//! - [`api`]: the REST API under `/thirdparty/v1`: routing, logins and limits, validation,
-//!   problem+json errors, the OpenAPI document.
-//! - [`web`]: the web interface at `/`, rendered on the server, reaching data only through the
-//!   API's own code.
+//! - [`ops`]: what the service does for a user, once for every frontend: monitors, folders,
+//!   accounts, endpoints, feeds, notifications, history, with the validation rules and limits.
+//!   The only callers of the store among the frontends' code; [`ops::OpError`] says what went
+//!   wrong.
+//! - [`api`]: the REST API under `/thirdparty/v1`: JSON in, operations called, JSON and
+//!   problem+json out; the OpenAPI document.
+//! - [`web`]: the web interface at `/`, rendered on the server: forms in, the same operations
+//!   called, pages out.
+//! - [`http`]: the one router composing the API and the web interface (they never import each
+//!   other).
 //! - [`connections`]: the listener's connections: how many, how slow, drained on shutdown.
 //! - [`hosts`]: the `Host` names the service answers to, checked before any route.
 //! - [`store`]: everything kept, behind one trait per resource ([`store::UserStore`],
@@ -95,8 +101,10 @@ pub mod api;
 pub mod cli;
 pub mod connections;
 pub mod hosts;
+pub mod http;
 pub mod metrics;
 pub mod notify;
+pub mod ops;
 pub mod schedule;
 pub mod secrets;
 pub mod service;

@@ -5,7 +5,7 @@
 //! service through it, so the tests run the service users run, and a new background part is
 //! added here once.
 
-use crate::api::{self, ApiSettings};
+use crate::api::ApiSettings;
 use crate::notify::deliver::{self, DeliverySettings};
 use crate::schedule::events::CheckEvents;
 use crate::schedule::{self, ScheduleSettings};
@@ -126,7 +126,7 @@ pub enum StartError {
     },
     /// The API could not be built.
     #[error(transparent)]
-    Api(#[from] api::ApiSetupError),
+    Api(#[from] crate::http::SetupError),
 }
 
 /// A service that is serving. Dropping it stops every part at once, as a crash would (only
@@ -263,8 +263,8 @@ pub async fn start(
                     })?;
             let addr = listener
                 .local_addr()
-                .map_err(|err| api::ApiSetupError::io(err.to_string()))?;
-            let shared = api::Shared {
+                .map_err(|err| crate::http::SetupError::io(err.to_string()))?;
+            let shared = crate::http::Shared {
                 checks: checks.clone(),
                 stopping: stop.subscribe(),
                 listen: addr,
@@ -272,7 +272,8 @@ pub async fn start(
             };
             let connections = settings.api.connections.clone();
             let router =
-                api::router(store.clone(), checker.clone(), settings.api.clone(), shared).await?;
+                crate::http::router(store.clone(), checker.clone(), settings.api.clone(), shared)
+                    .await?;
             let api = tokio::spawn(crate::connections::serve(
                 listener,
                 router,

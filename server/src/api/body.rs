@@ -13,13 +13,7 @@ use serde::de::DeserializeOwned;
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// Longest a request body may take to arrive (`--body-read-timeout`), for the extractors; set
-/// by the router as a request extension, [`DEFAULT_BODY_READ_TIMEOUT`] without it.
-#[derive(Debug, Clone, Copy)]
-pub struct BodyReadTimeout(pub std::time::Duration);
-
-/// The body read timeout of a router that sets none.
-const DEFAULT_BODY_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+use crate::connections::{BodyReadTimeout, DEFAULT_BODY_READ_TIMEOUT};
 
 /// The largest buffer a thread keeps for the next response ([`ApiJson`]); a larger body's goes.
 const MAX_SCRATCH_BYTES: usize = 1024 * 1024;

@@ -2,7 +2,8 @@
 //! from the routes), served at `/thirdparty/v1/openapi.json`, and Swagger UI at
 //! `/thirdparty/v1/docs`, served from inside the binary.
 
-use super::{AppState, auth, data, folders, notifications, tasks, user};
+use super::{auth, data, folders, notifications, tasks, user};
+use crate::ops::Ctx;
 use axum::Router;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -73,7 +74,7 @@ impl Modify for BearerScheme {
 }
 
 /// Every endpoint of the API with its documentation.
-pub fn routes() -> OpenApiRouter<AppState> {
+pub fn routes() -> OpenApiRouter<Ctx> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(auth::login))
         .routes(routes!(auth::api_login))
@@ -103,7 +104,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 }
 
 /// The document (as JSON) and Swagger UI, which loads it.
-pub fn docs_routes(mut document: utoipa::openapi::OpenApi) -> Router<AppState> {
+pub fn docs_routes(mut document: utoipa::openapi::OpenApi) -> Router<Ctx> {
     read_only(&mut document);
     media_types(&mut document);
     date_times(&mut document);

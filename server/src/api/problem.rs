@@ -3,7 +3,7 @@
 //! naming each bad field. [`ApiError`] is what handlers return; [`ensure_problem`] turns the
 //! responses axum makes itself (unknown path, wrong method) into the same shape.
 
-use crate::store::StoreError;
+use crate::ops::OpError;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -59,12 +59,6 @@ pub enum ApiError {
     Internal(String),
 }
 
-/// What a 400 says first, for a page that shows one sentence: its first field message, else
-/// its summary.
-pub fn first_message(detail: String, errors: &BTreeMap<String, Vec<String>>) -> String {
-    errors.values().flatten().next().cloned().unwrap_or(detail)
-}
-
 impl ApiError {
     /// A 400 for one field.
     pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
@@ -89,23 +83,22 @@ impl ApiError {
     }
 }
 
-impl From<StoreError> for ApiError {
-    fn from(err: StoreError) -> Self {
+impl From<OpError> for ApiError {
+    fn from(err: OpError) -> Self {
         match err {
-            StoreError::NotFound => ApiError::NotFound,
-            StoreError::Invalid { field, message } => ApiError::field(field, message),
-            StoreError::QuotaExceeded { limit, message } => ApiError::BadRequest {
+            OpError::Invalid { detail, errors } => ApiError::BadRequest { detail, errors },
+            OpError::NotFound => ApiError::NotFound,
+            OpError::Quota { limit, message } => ApiError::BadRequest {
                 detail: message.clone(),
                 errors: BTreeMap::from([(limit, vec![message])]),
             },
-            StoreError::Conflict(detail) => {
-                tracing::warn!(%detail, "a write kept meeting concurrent writes");
-                ApiError::Unavailable(
-                    "other changes were being saved at the same moment; try again".into(),
-                    1,
-                )
-            }
-            StoreError::Backend(detail) => ApiError::Internal(detail),
+            OpError::TooMany(seconds) => ApiError::TooManyRequests(seconds),
+            OpError::Unauthorized(detail) => ApiError::Unauthorized(detail),
+            OpError::Unavailable {
+                detail,
+                retry_after,
+            } => ApiError::Unavailable(detail, retry_after),
+            OpError::Internal(detail) => ApiError::Internal(detail),
         }
     }
 }

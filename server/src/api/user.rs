@@ -4,18 +4,18 @@
 //! account's own (`POST /user/notificationEndpoints/confirm`), the rotation of the webhook
 //! secret (`POST /user/webhookSecret`), test notifications to an endpoint
 //! (`/user/notificationEndpoints/test`), and the Atom feeds with their secrets (`/user/feeds`).
-//! All extensions.
+//! All extensions, over [`crate::ops::endpoints`] and [`crate::ops::feeds`].
 
 use super::auth::CurrentUser;
 use super::body::ApiJson;
 use super::problem::{ApiError, Problem};
-use super::{AppState, rules};
-use crate::secrets;
-use crate::store::{FeedRecord, FeedScope, UserRecord, now_millis};
+use crate::ops::endpoints::{self, Confirm, Endpoints};
+use crate::ops::{Ctx, feeds};
+use crate::store::{FeedRecord, FeedScope};
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use serde::{Deserialize, Serialize};
-use wachet::model::{MessagingServiceType, NotificationEndpoint};
+use wachet::model::NotificationEndpoint;
 
 /// The user's notification settings.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -36,59 +36,13 @@ pub struct EndpointsUpdate {
     pub(crate) notification_endpoints: Vec<NotificationEndpoint>,
 }
 
-async fn settings(state: &AppState, user: &str) -> Result<ApiJson<NotificationSettings>, ApiError> {
-    let record = account(state, user).await?;
-    let mut endpoints = record.notification_endpoints;
-    mark_confirmed(state, user, endpoints.iter_mut()).await?;
-    Ok(ApiJson(NotificationSettings {
-        notification_endpoints: endpoints,
-        webhook_secret: record.webhook_secret,
-    }))
-}
-
-/// Sets `confirmed` on each e-mail endpoint of `user` (their own address always is); reads
-/// nothing when there is no e-mail endpoint, so monitors without one cost nothing more.
-pub(crate) async fn mark_confirmed<'a>(
-    state: &AppState,
-    user: &str,
-    endpoints: impl Iterator<Item = &'a mut NotificationEndpoint>,
-) -> Result<(), ApiError> {
-    let mut emails: Vec<&mut NotificationEndpoint> = endpoints
-        .filter(|endpoint| endpoint.kind == MessagingServiceType::Email)
-        .collect();
-    if emails.is_empty() {
-        return Ok(());
+impl From<Endpoints> for NotificationSettings {
+    fn from(settings: Endpoints) -> Self {
+        NotificationSettings {
+            notification_endpoints: settings.notification_endpoints,
+            webhook_secret: settings.webhook_secret,
+        }
     }
-    let own = account(state, user).await?.email;
-    let addresses = state.store().email_addresses(user).await?;
-    for endpoint in &mut emails {
-        let address = normalized(endpoint);
-        endpoint.confirmed = Some(
-            address == own
-                || addresses
-                    .iter()
-                    .any(|a| a.confirmed && a.address == address),
-        );
-    }
-    Ok(())
-}
-
-async fn account(state: &AppState, user: &str) -> Result<UserRecord, ApiError> {
-    state
-        .store()
-        .user_by_id(user)
-        .await?
-        .ok_or(ApiError::NotFound)
-}
-
-/// An e-mail endpoint's address as addresses are kept: trimmed, lower-cased.
-fn normalized(endpoint: &NotificationEndpoint) -> String {
-    endpoint
-        .value
-        .as_deref()
-        .unwrap_or("")
-        .trim()
-        .to_lowercase()
 }
 
 /// The user's notification endpoints and webhook secret (extension).
@@ -101,10 +55,10 @@ fn normalized(endpoint: &NotificationEndpoint) -> String {
         (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn get_endpoints(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     CurrentUser(user): CurrentUser,
 ) -> Result<ApiJson<NotificationSettings>, ApiError> {
-    settings(&state, &user).await
+    Ok(ApiJson(endpoints::get(&state, &user).await?.into()))
 }
 
 /// Replaces the user's notification endpoints (extension). An e-mail address other than the
@@ -123,25 +77,12 @@ pub async fn get_endpoints(
         (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn put_endpoints(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     CurrentUser(user): CurrentUser,
     ApiJson(update): ApiJson<EndpointsUpdate>,
 ) -> Result<ApiJson<NotificationSettings>, ApiError> {
-    rules::endpoint_list(&update.notification_endpoints)?;
-    let own = account(&state, &user).await?.email;
-    for endpoint in &update.notification_endpoints {
-        if endpoint.kind == MessagingServiceType::Email && normalized(endpoint) != own {
-            state
-                .store()
-                .request_email_confirmation(&user, &normalized(endpoint), false)
-                .await?;
-        }
-    }
-    state
-        .store()
-        .set_notification_endpoints(&user, &update.notification_endpoints)
-        .await?;
-    settings(&state, &user).await
+    let settings = endpoints::replace(&state, &user, &update.notification_endpoints).await?;
+    Ok(ApiJson(settings.into()))
 }
 
 /// The body of `POST /user/notificationEndpoints/confirm`: a code, or an address to mail one to.
@@ -173,33 +114,18 @@ pub struct Confirmation {
         (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn confirm_address(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     CurrentUser(user): CurrentUser,
     ApiJson(request): ApiJson<Confirmation>,
 ) -> Result<ApiJson<NotificationSettings>, ApiError> {
-    match (request.code.as_deref(), request.address.as_deref()) {
-        (Some(code), _) if !code.trim().is_empty() => {
-            state
-                .store()
-                .confirm_email(&user, &secrets::sha256_hex(code.trim()))
-                .await?
-                .ok_or_else(|| ApiError::field("code", "no address waits for this code"))?;
-        }
-        (_, Some(address)) => {
-            let address = address.trim().to_lowercase();
-            if !rules::is_email(&address) {
-                return Err(ApiError::field("address", "not an e-mail address"));
-            }
-            if address != account(&state, &user).await?.email {
-                state
-                    .store()
-                    .request_email_confirmation(&user, &address, true)
-                    .await?;
-            }
-        }
+    let what = match (request.code.as_deref(), request.address.as_deref()) {
+        (Some(code), _) if !code.trim().is_empty() => Confirm::Code(code),
+        (_, Some(address)) => Confirm::Address(address),
         _ => return Err(ApiError::field("code", "is required (or address)")),
-    }
-    settings(&state, &user).await
+    };
+    Ok(ApiJson(
+        endpoints::confirm(&state, &user, what).await?.into(),
+    ))
 }
 
 /// The answer of `POST /user/webhookSecret`.
@@ -221,20 +147,13 @@ pub struct WebhookSecret {
         (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn rotate_webhook_secret(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     CurrentUser(user): CurrentUser,
 ) -> Result<ApiJson<WebhookSecret>, ApiError> {
-    let secret = secrets::new_webhook_secret();
-    state.store().set_webhook_secret(&user, &secret).await?;
     Ok(ApiJson(WebhookSecret {
-        webhook_secret: secret,
+        webhook_secret: endpoints::rotate_webhook_secret(&state, &user).await?,
     }))
 }
-
-/// Test notifications of a user that may wait in the outbox at once.
-pub const MAX_WAITING_TESTS: u32 = 5;
-/// Test deliveries listed.
-const TESTS_LISTED: u32 = 20;
 
 /// The body of `POST /user/notificationEndpoints/test`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -268,37 +187,13 @@ pub struct TestQueued {
         (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn test_endpoint(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     CurrentUser(user): CurrentUser,
     ApiJson(request): ApiJson<TestRequest>,
 ) -> Result<ApiJson<TestQueued>, ApiError> {
     let value = request.value.as_deref().unwrap_or("").trim();
-    let delivery_id = send_test(&state, &user, value).await?;
+    let delivery_id = endpoints::send_test(&state, &user, value).await?;
     Ok(ApiJson(TestQueued { delivery_id }))
-}
-
-/// Puts a test notification to the user's endpoint of value `value` in the outbox.
-pub(crate) async fn send_test(
-    state: &AppState,
-    user: &str,
-    value: &str,
-) -> Result<String, ApiError> {
-    let ApiJson(settings) = settings(state, user).await?;
-    let endpoint = settings
-        .notification_endpoints
-        .iter()
-        .find(|endpoint| endpoint.value.as_deref().map(str::trim) == Some(value))
-        .ok_or_else(|| ApiError::field("value", "is none of your notification endpoints"))?;
-    if endpoint.confirmed == Some(false) {
-        return Err(ApiError::field(
-            "value",
-            "has not confirmed it wants notifications: enter the code mailed to it first",
-        ));
-    }
-    Ok(state
-        .store()
-        .queue_test_delivery(user, endpoint.kind, value, now_millis(), MAX_WAITING_TESTS)
-        .await?)
 }
 
 /// The user's latest test notifications and how each went (extension).
@@ -311,24 +206,10 @@ pub(crate) async fn send_test(
         (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn test_deliveries(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     CurrentUser(user): CurrentUser,
 ) -> Result<ApiJson<Vec<super::notifications::DeliveryState>>, ApiError> {
-    Ok(ApiJson(tests(&state, &user).await?))
-}
-
-/// The user's latest test deliveries.
-pub(crate) async fn tests(
-    state: &AppState,
-    user: &str,
-) -> Result<Vec<super::notifications::DeliveryState>, ApiError> {
-    Ok(state
-        .store()
-        .test_deliveries(user, TESTS_LISTED)
-        .await?
-        .into_iter()
-        .map(Into::into)
-        .collect())
+    Ok(ApiJson(endpoints::tests(&state, &user).await?))
 }
 
 /// A feed as the API shows it (its secret never: only the answer that made it has the URL).
@@ -361,7 +242,7 @@ impl From<&FeedRecord> for Feed {
             scope: scope.to_string(),
             target_id: target,
             name: record.name.clone(),
-            path: crate::web::feed_path(&record.scope),
+            path: feeds::path(&record.scope),
             created_at: chrono::DateTime::from_timestamp_millis(record.created_at)
                 .unwrap_or_default(),
         }
@@ -400,10 +281,10 @@ pub struct NewFeed {
         (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn list_feeds(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     CurrentUser(user): CurrentUser,
 ) -> Result<ApiJson<Vec<Feed>>, ApiError> {
-    let feeds = state.store().feeds(&user).await?;
+    let feeds = feeds::list(&state, &user).await?;
     Ok(ApiJson(feeds.iter().map(Feed::from).collect()))
 }
 
@@ -423,48 +304,18 @@ pub async fn list_feeds(
         (status = 404, description = "No such folder or monitor", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn create_feed(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     CurrentUser(user): CurrentUser,
     headers: HeaderMap,
     ApiJson(request): ApiJson<FeedRequest>,
 ) -> Result<ApiJson<NewFeed>, ApiError> {
-    let scope = feed_scope(request.scope.as_deref(), request.target_id)?;
-    let (feed, url) = renew_feed(&state, &headers, &user, &scope).await?;
+    let scope = feeds::scope(request.scope.as_deref(), request.target_id)?;
+    let base = crate::hosts::base_url(&headers, &state.settings().web);
+    let (feed, url) = feeds::renew(&state, &user, &scope, &base).await?;
     Ok(ApiJson(NewFeed {
         feed: Feed::from(&feed),
         url,
     }))
-}
-
-/// The scope a request names.
-pub(crate) fn feed_scope(
-    scope: Option<&str>,
-    target: Option<String>,
-) -> Result<FeedScope, ApiError> {
-    let target = target.filter(|t| !t.trim().is_empty());
-    match (scope.unwrap_or("").trim(), target) {
-        ("all", _) => Ok(FeedScope::All),
-        ("folder", Some(id)) => Ok(FeedScope::Folder(id)),
-        ("monitor", Some(id)) => Ok(FeedScope::Monitor(id)),
-        ("folder" | "monitor", None) => Err(ApiError::field("targetId", "is required")),
-        _ => Err(ApiError::field("scope", "must be all, folder or monitor")),
-    }
-}
-
-/// Gives the user's feed of `scope` a new secret (creating the feed); the feed and its URL.
-pub(crate) async fn renew_feed(
-    state: &AppState,
-    headers: &HeaderMap,
-    user: &str,
-    scope: &FeedScope,
-) -> Result<(FeedRecord, String), ApiError> {
-    let (secret, stored) = crate::web::new_feed_secret(state, user, scope)?;
-    let feed = state
-        .store()
-        .renew_feed(user, scope, &stored, now_millis())
-        .await?;
-    let url = crate::web::feed_url(headers, &state.settings().web, &feed.scope, &secret);
-    Ok((feed, url))
 }
 
 /// Deletes a feed (extension).
@@ -478,10 +329,10 @@ pub(crate) async fn renew_feed(
         (status = 404, description = "No such feed", body = Problem, content_type = "application/problem+json"),
     ))]
 pub async fn delete_feed(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     CurrentUser(user): CurrentUser,
     Path(id): Path<String>,
 ) -> Result<axum::http::StatusCode, ApiError> {
-    state.store().delete_feed(&user, &id).await?;
+    feeds::delete(&state, &user, &id).await?;
     Ok(axum::http::StatusCode::OK)
 }

@@ -2,10 +2,11 @@
 //! environment variable. On a database without users it creates one and prints its four lines
 //! (`user id:`, `email:`, `password:`, `api key:`) once, then where it listens.
 
-use crate::api::{ApiSettings, LimitSettings, create_account};
+use crate::api::{ApiSettings, LimitSettings};
 use crate::connections::ConnectionSettings;
 use crate::notify::deliver::DeliverySettings;
 use crate::notify::email::{SmtpSettings, SmtpTls};
+use crate::ops::account::create_account;
 use crate::schedule::ScheduleSettings;
 use crate::service;
 use crate::store::postgres::{self, PgStore};
@@ -75,13 +76,13 @@ pub struct ServeArgs {
     allowed_hosts: Vec<String>,
     /// Seconds a web interface session lasts at most after signing in (30 days at most).
     #[arg(long, env = "WACHET_SESSION_LIFETIME",
-          default_value_t = crate::web::DEFAULT_LIFETIME_SECONDS,
-          value_parser = clap::value_parser!(i64).range(60..=crate::api::auth::MAX_TOKEN_SECONDS))]
+          default_value_t = crate::ops::settings::DEFAULT_LIFETIME_SECONDS,
+          value_parser = clap::value_parser!(i64).range(60..=crate::ops::account::MAX_TOKEN_SECONDS))]
     session_lifetime: i64,
     /// Seconds a web interface session lasts without being used.
     #[arg(long, env = "WACHET_SESSION_IDLE",
-          default_value_t = crate::web::DEFAULT_IDLE_SECONDS,
-          value_parser = clap::value_parser!(i64).range(60..=crate::api::auth::MAX_TOKEN_SECONDS))]
+          default_value_t = crate::ops::settings::DEFAULT_IDLE_SECONDS,
+          value_parser = clap::value_parser!(i64).range(60..=crate::ops::account::MAX_TOKEN_SECONDS))]
     session_idle: i64,
     /// Allow monitors (and webhooks) to reach private, loopback and link-local addresses.
     #[arg(long, env = "WACHET_ALLOW_PRIVATE_NETWORKS")]
@@ -420,7 +421,7 @@ fn settings(args: &ServeArgs) -> service::Settings {
         },
         connections: args.connections.settings(),
         allowed_hosts: args.allowed_hosts.clone(),
-        web: crate::web::WebSettings {
+        web: crate::ops::WebSettings {
             public_url: args.public_url.clone(),
             session_lifetime: args.session_lifetime,
             session_idle: args.session_idle,

@@ -3,7 +3,7 @@
 //! it. Both work while the service runs on the same database.
 
 use super::serve::DbArg;
-use crate::api::{create_account, reset_password};
+use crate::ops::account::{create_account, reset_password};
 use clap::{Args, Subcommand};
 use std::process::ExitCode;
 
@@ -21,7 +21,8 @@ enum UserCommand {
         /// The user's e-mail address (the login).
         #[arg(long)]
         email: String,
-        /// The password; a random one is made and printed when omitted.
+        /// The password (8 to 1,024 characters); a random one is made and printed when
+        /// omitted.
         #[arg(long, env = "WACHET_USER_PASSWORD")]
         password: Option<String>,
         #[command(flatten)]

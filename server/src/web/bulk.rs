@@ -13,12 +13,10 @@ use super::form::Form;
 use super::layout::page;
 use super::monitor::{RESUME_RECURRENCE, display_name, signed_in_form};
 use super::pages;
+use super::pages::PageError;
 use super::session::Session;
 use super::tree;
-use crate::api::AppState;
-use crate::api::auth::CurrentUser;
-use crate::api::body::ApiJson;
-use crate::api::problem::ApiError;
+use crate::ops::Ctx;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -86,7 +84,7 @@ fn back_with(back: &str, done: Done, n: usize) -> String {
 
 /// The selected monitors, every one the user's (else the 404 page: nothing is changed).
 async fn selected(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     ids: &[String],
 ) -> Result<Vec<Monitor>, Response> {
@@ -106,9 +104,9 @@ async fn selected(
     }
     let mut monitors = Vec::with_capacity(ids.len());
     for id in ids {
-        match state.store().task(&session.user, id).await {
+        match crate::ops::monitors::stored(state, &session.user, id).await {
             Ok(monitor) => monitors.push(monitor),
-            Err(err) => return Err(pages::from_api(err.into(), Some(session))),
+            Err(err) => return Err(pages::from_error(err.into(), Some(session))),
         }
     }
     Ok(monitors)
@@ -116,7 +114,7 @@ async fn selected(
 
 /// A bulk form from the signed-in user with the monitors it selected, or the page to answer.
 async fn selection(
-    state: &AppState,
+    state: &Ctx,
     headers: &HeaderMap,
     pairs: Pairs,
 ) -> Result<(Bulk, Session, Vec<Monitor>), Response> {
@@ -128,7 +126,7 @@ async fn selection(
 
 /// `POST /monitors/bulk`.
 pub async fn act(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(pairs): Form<Pairs>,
 ) -> Response {
@@ -150,7 +148,7 @@ pub async fn act(
 /// Monitors already as asked are left alone (a double submit changes nothing more); a paused
 /// monitor is not checked now (resume it first).
 async fn store_each(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     back: &str,
     monitors: Vec<Monitor>,
@@ -170,20 +168,17 @@ async fn store_each(
         }
         monitor.data = None;
         let name = display_name(&monitor).to_string();
-        let stored = crate::api::tasks::put_task(
-            State(state.clone()),
-            CurrentUser(session.user.clone()),
-            ApiJson(monitor),
-        )
-        .await;
+        let stored = crate::ops::monitors::save(state, &session.user, monitor)
+            .await
+            .map_err(PageError::from);
         match stored {
             Ok(_) => changed += 1,
             // Deleted meanwhile (another tab): nothing left to change.
-            Err(ApiError::NotFound) => {}
+            Err(PageError::NotFound) => {}
             // A monitor the API no longer accepts as stored (the server's settings changed
             // since): the page says exactly what was done and what was not.
-            Err(ApiError::BadRequest { detail, errors }) => {
-                let reason = crate::api::problem::first_message(detail, &errors);
+            Err(PageError::BadRequest { detail, errors }) => {
+                let reason = super::pages::first_message(detail, &errors);
                 return super::history::bad_request(
                     session,
                     &format!(
@@ -193,7 +188,7 @@ async fn store_each(
                     ),
                 );
             }
-            Err(err) => return pages::from_api(err, Some(session)),
+            Err(err) => return pages::from_error(err, Some(session)),
         }
     }
     Redirect::to(&back_with(back, done, changed)).into_response()
@@ -223,7 +218,7 @@ fn monitors_word(n: usize) -> String {
 
 /// The page asking where to move the selected monitors, with `error` at the field.
 async fn ask_folder(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     bulk: &Bulk,
     monitors: &[Monitor],
@@ -231,7 +226,7 @@ async fn ask_folder(
 ) -> Response {
     let tree = match tree::walk(state, &session.user, None, false).await {
         Ok(tree) => tree,
-        Err(err) => return pages::from_api(err.into(), Some(session)),
+        Err(err) => return pages::from_error(err.into(), Some(session)),
     };
     let invalid = error.is_some();
     let title = format!("Move {}", monitors_word(monitors.len()));
@@ -270,10 +265,10 @@ async fn ask_folder(
     (status, page(&title, Some(session), main)).into_response()
 }
 
-/// `POST /monitors/bulk/move`: moves through [`crate::api::folders::move_items`], then to the
+/// `POST /monitors/bulk/move`: moves through [`crate::ops::folders::move_items`], then to the
 /// folder they went to.
 pub async fn move_to(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(pairs): Form<Pairs>,
 ) -> Response {
@@ -282,23 +277,24 @@ pub async fn move_to(
         Err(response) => return response,
     };
     let target = bulk.folder.clone().filter(|f| !f.is_empty());
-    let moved = crate::api::folders::move_items(
-        State(state.clone()),
-        CurrentUser(session.user.clone()),
-        ApiJson(MoveRequest {
+    let moved = crate::ops::folders::move_items(
+        &state,
+        &session.user,
+        &MoveRequest {
             task_ids: Some(bulk.ids.clone()),
             folder_ids: None,
             folder_id: target.clone(),
-        }),
+        },
     )
-    .await;
+    .await
+    .map_err(PageError::from);
     match moved {
         Ok(_) => {
             let to = target.map_or_else(|| "/".to_string(), |id| format!("/folders/{id}"));
             Redirect::to(&back_with(&to, Done::Moved, monitors.len())).into_response()
         }
         // The folder was deleted meanwhile (the monitors were checked just before).
-        Err(ApiError::NotFound) => {
+        Err(PageError::NotFound) => {
             ask_folder(
                 &state,
                 &session,
@@ -308,13 +304,13 @@ pub async fn move_to(
             )
             .await
         }
-        Err(err) => pages::from_api(err, Some(&session)),
+        Err(err) => pages::from_error(err, Some(&session)),
     }
 }
 
 /// The page stating what deleting the selected monitors takes with them.
 async fn confirm_delete(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     bulk: &Bulk,
     monitors: &[Monitor],
@@ -329,7 +325,7 @@ async fn confirm_delete(
                 entries.add(e);
                 notifications.add(n);
             }
-            Err(err) => return pages::from_api(err.into(), Some(session)),
+            Err(err) => return pages::from_error(err.into(), Some(session)),
         }
     }
     let title = format!("Delete {}?", monitors_word(monitors.len()));
@@ -358,10 +354,10 @@ async fn confirm_delete(
     page(&title, Some(session), main).into_response()
 }
 
-/// `POST /monitors/bulk/delete`: deletes each through [`crate::api::tasks::delete_task`]
+/// `POST /monitors/bulk/delete`: deletes each through [`crate::ops::monitors::delete`]
 /// (one already gone, a double submit, is skipped), then back to the list.
 pub async fn delete(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(pairs): Form<Pairs>,
 ) -> Response {
@@ -378,16 +374,13 @@ pub async fn delete(
     }
     let mut deleted = 0;
     for id in &bulk.ids {
-        let result = crate::api::tasks::delete_task(
-            State(state.clone()),
-            CurrentUser(session.user.clone()),
-            axum::extract::Path(id.clone()),
-        )
-        .await;
+        let result = crate::ops::monitors::delete(&state, &session.user, id)
+            .await
+            .map_err(PageError::from);
         match result {
             Ok(_) => deleted += 1,
-            Err(ApiError::NotFound) => {}
-            Err(err) => return pages::from_api(err, Some(&session)),
+            Err(PageError::NotFound) => {}
+            Err(err) => return pages::from_error(err, Some(&session)),
         }
     }
     Redirect::to(&back_with(&bulk.back, Done::Deleted, deleted)).into_response()

@@ -16,10 +16,10 @@ use super::history::{EntryKey, Subject, bad_entry, bad_request, value_before};
 use super::layout::page;
 use super::monitor::own_monitor;
 use super::pages;
+use super::pages::PageError;
 use super::session::Session;
 use super::turns::Turns;
-use crate::api::AppState;
-use crate::api::problem::ApiError;
+use crate::ops::Ctx;
 use crate::store::{TimeKey, TimePage};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
@@ -152,12 +152,12 @@ struct Side {
 /// What went wrong finding an entry: a page for the user, or an error of the store.
 enum Lookup {
     Bad(&'static str),
-    Failed(ApiError),
+    Failed(PageError),
 }
 
 /// The entry `key` of monitor `id`, with its value.
 async fn entry(
-    state: &AppState,
+    state: &Ctx,
     user: &str,
     id: &str,
     key: &TimeKey,
@@ -168,9 +168,7 @@ async fn entry(
         limit: 20,
         after: None,
     };
-    let rows = state
-        .store()
-        .entries(user, id, &page)
+    let rows = crate::ops::history::entries(state, user, id, &page)
         .await
         .map_err(|err| Lookup::Failed(err.into()))?;
     let Some((found, data)) = rows.into_iter().find(|(k, _)| k == key) else {
@@ -184,17 +182,17 @@ async fn entry(
 
 /// The entry where the monitor's value last changed.
 async fn latest_change(
-    state: &AppState,
+    state: &Ctx,
     user: &str,
     id: &str,
     changed_at: i64,
-) -> Result<Option<(TimeKey, ClientData, String)>, ApiError> {
+) -> Result<Option<(TimeKey, ClientData, String)>, PageError> {
     let page = TimePage {
         to: Some(changed_at),
         limit: 1,
         ..TimePage::default()
     };
-    let rows = state.store().entries(user, id, &page).await?;
+    let rows = crate::ops::history::entries(state, user, id, &page).await?;
     Ok(rows
         .into_iter()
         .find_map(|(key, data)| data.raw.clone().map(|raw| (key, data, raw))))
@@ -202,7 +200,7 @@ async fn latest_change(
 
 /// `GET /monitors/{id}/diff`.
 pub async fn show(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     axum::Extension(diffs): axum::Extension<Arc<Diffs>>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -224,7 +222,7 @@ pub async fn show(
 
 /// The difference page of `subject` (a monitor, or a crawled page of one).
 pub(super) async fn show_of(
-    state: &AppState,
+    state: &Ctx,
     diffs: &Diffs,
     session: &Session,
     subject: &Subject,
@@ -274,7 +272,7 @@ pub(super) async fn show_of(
         Some(key) => match entry(state, &user, id, &key).await {
             Ok(found) => Some(found),
             Err(Lookup::Bad(problem)) => return bad_entry(session, "to", problem),
-            Err(Lookup::Failed(err)) => return pages::from_api(err, Some(session)),
+            Err(Lookup::Failed(err)) => return pages::from_error(err, Some(session)),
         },
         None => {
             let changed = subject
@@ -285,7 +283,7 @@ pub(super) async fn show_of(
             match changed {
                 Some(at) => match latest_change(state, &user, id, at).await {
                     Ok(found) => found,
-                    Err(err) => return pages::from_api(err, Some(session)),
+                    Err(err) => return pages::from_error(err, Some(session)),
                 },
                 None => None,
             }
@@ -313,7 +311,7 @@ pub(super) async fn show_of(
                 value,
             },
             Err(Lookup::Bad(problem)) => return bad_entry(session, "from", problem),
-            Err(Lookup::Failed(err)) => return pages::from_api(err, Some(session)),
+            Err(Lookup::Failed(err)) => return pages::from_error(err, Some(session)),
         },
         None => match value_before(state, &user, id, &to_key).await {
             Ok(Some((key, value))) => Side {
@@ -326,7 +324,7 @@ pub(super) async fn show_of(
                 data: None,
                 value: String::new(),
             },
-            Err(err) => return pages::from_api(err, Some(session)),
+            Err(err) => return pages::from_error(err, Some(session)),
         },
     };
     let to = Side {
@@ -371,8 +369,8 @@ pub(super) async fn show_of(
                     rendered
                 }
                 Err(err) => {
-                    return pages::from_api(
-                        ApiError::Internal(format!("diff: {err}")),
+                    return pages::from_error(
+                        PageError::Internal(format!("diff: {err}")),
                         Some(session),
                     );
                 }

@@ -16,11 +16,9 @@ use super::monitor::{own_monitor, signed_in};
 use super::monitor_form::{self, Context, Fields, Posted, Problems};
 use super::once;
 use super::pages;
+use super::pages::PageError;
 use super::session::{self, Session};
-use crate::api::AppState;
-use crate::api::auth::CurrentUser;
-use crate::api::body::ApiJson;
-use crate::api::problem::ApiError;
+use crate::ops::Ctx;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -68,7 +66,7 @@ pub(super) struct Choices {
 
 impl Choices {
     /// The user's folders (breadth first, their paths in words) and own endpoints.
-    pub(super) async fn load(state: &AppState, session: &Session) -> Result<Choices, ApiError> {
+    pub(super) async fn load(state: &Ctx, session: &Session) -> Result<Choices, PageError> {
         let mut folders: Vec<(String, String)> = Vec::new();
         let mut queue: std::collections::VecDeque<(Option<String>, String)> =
             std::collections::VecDeque::from([(None, String::new())]);
@@ -78,10 +76,14 @@ impl Choices {
                 break;
             }
             listings += 1;
-            let listing = state
-                .store()
-                .list_folder(&session.user, folder.as_deref(), None, MAX_FOLDERS as u32)
-                .await?;
+            let listing = crate::ops::folders::contents(
+                state,
+                &session.user,
+                folder.as_deref(),
+                None,
+                MAX_FOLDERS as u32,
+            )
+            .await?;
             for sub in listing.subfolders {
                 let Some(id) = sub.id else { continue };
                 let name = sub.name.unwrap_or_else(|| "(unnamed)".into());
@@ -96,17 +98,12 @@ impl Choices {
         }
         folders.truncate(MAX_FOLDERS);
         folders.sort_by(|a, b| a.1.cmp(&b.1));
-        let default_endpoints = state
-            .store()
-            .user_by_id(&session.user)
+        let default_endpoints = crate::ops::endpoints::get(state, &session.user)
             .await?
-            .map(|user| {
-                user.notification_endpoints
-                    .iter()
-                    .map(|e| format!("{} {}", e.kind, e.value.as_deref().unwrap_or("")))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .notification_endpoints
+            .iter()
+            .map(|e| format!("{} {}", e.kind, e.value.as_deref().unwrap_or("")))
+            .collect();
         Ok(Choices {
             folders,
             default_endpoints,
@@ -116,7 +113,7 @@ impl Choices {
 
 /// The form page: the form with its problems, and `below` it (a preview).
 pub(super) fn form_page(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     choices: &Choices,
     fields: &Fields,
@@ -154,7 +151,7 @@ pub(super) fn form_page(
 }
 
 async fn respond(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     fields: &Fields,
     problems: &Problems,
@@ -167,13 +164,13 @@ async fn respond(
             form_page(state, session, &choices, fields, problems, token, html! {}),
         )
             .into_response(),
-        Err(err) => pages::from_api(err, Some(session)),
+        Err(err) => pages::from_error(err, Some(session)),
     }
 }
 
 /// `GET /monitors/new`: the form with a new monitor's defaults and a fresh one-time token.
 pub async fn new_monitor(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Query(prefill): Query<Prefill>,
 ) -> Response {
@@ -197,7 +194,7 @@ pub async fn new_monitor(
 
 /// `GET /monitors/{id}/edit`: the form of the user's monitor.
 pub async fn edit(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
     Query(prefill): Query<Prefill>,
@@ -227,7 +224,7 @@ pub async fn edit(
 /// The session of a posted form whose CSRF token and origin are right, and the form read;
 /// otherwise the page to answer with.
 pub(super) async fn posted(
-    state: &AppState,
+    state: &Ctx,
     headers: &HeaderMap,
     pairs: Vec<(String, String)>,
 ) -> Result<(Session, Posted), Response> {
@@ -255,7 +252,7 @@ fn capitalized(text: &str) -> String {
 
 /// `POST /monitors/new`: stores a new monitor, or shows the form again with its problems.
 pub async fn create(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
@@ -277,7 +274,7 @@ pub async fn create(
 
 /// `POST /monitors/{id}/edit`: stores the user's monitor, or shows the form again.
 pub async fn update(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
     Form(pairs): Form<Vec<(String, String)>>,
@@ -288,8 +285,8 @@ pub async fn update(
         Err(response) => return response,
     };
     // Another user's id is the same 404 as an unknown one, before anything is read.
-    if let Err(err) = state.store().task(&session.user, &id).await {
-        return pages::from_api(err.into(), Some(&session));
+    if let Err(err) = crate::ops::monitors::stored(&state, &session.user, &id).await {
+        return pages::from_error(err.into(), Some(&session));
     }
     if pick {
         // The saved monitor's page, fetched with its own request settings; the picker leads
@@ -324,7 +321,7 @@ fn to_picker(fields: &Fields) -> Response {
 /// Stores the monitor the fields describe; or, for an "Add another" or "Remove" button
 /// (`rows`: the list to grow, the row to drop), shows the form again with the rows changed.
 async fn save(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     mut fields: Fields,
     rows: (Option<String>, Option<String>),
@@ -369,21 +366,18 @@ async fn save(
         Err(response) => return response,
     };
     let existing_folder = match &monitor.id {
-        Some(id) => match state.store().task(&session.user, id).await {
+        Some(id) => match crate::ops::monitors::stored(state, &session.user, id).await {
             Ok(current) => current.folder_id,
-            Err(err) => return pages::from_api(err.into(), Some(session)),
+            Err(err) => return pages::from_error(err.into(), Some(session)),
         },
         None => None,
     };
     let to_root = monitor.id.is_some() && monitor.folder_id.is_none() && existing_folder.is_some();
-    let stored = crate::api::tasks::put_task(
-        State(state.clone()),
-        CurrentUser(session.user.clone()),
-        ApiJson(monitor),
-    )
-    .await;
+    let stored = crate::ops::monitors::save(state, &session.user, monitor)
+        .await
+        .map_err(PageError::from);
     match stored {
-        Ok(ApiJson(stored)) => {
+        Ok(stored) => {
             let id = stored.id.unwrap_or_default();
             if to_root {
                 // An update keeps the folder when it names none; the top level is a move,
@@ -393,16 +387,18 @@ async fn save(
                     task_ids: Some(vec![id.clone()]),
                     folder_ids: None,
                 };
-                if let Err(err) = state.store().move_items(&session.user, &request).await {
-                    return pages::from_api(err.into(), Some(session));
+                if let Err(err) =
+                    crate::ops::folders::move_items(state, &session.user, &request).await
+                {
+                    return pages::from_op(err, Some(session));
                 }
             }
             let location = format!("/monitors/{id}");
             turn.done(&location);
             Redirect::to(&location).into_response()
         }
-        Err(ApiError::BadRequest { detail, errors }) => {
-            let mut problems = monitor_form::from_api(errors, &fields);
+        Err(PageError::BadRequest { detail, errors }) => {
+            let mut problems = monitor_form::from_error(errors, &fields);
             if problems.is_empty() {
                 problems.add("form", detail);
             }
@@ -416,7 +412,7 @@ async fn save(
             )
             .await
         }
-        Err(other) => pages::from_api(other, Some(session)),
+        Err(other) => pages::from_error(other, Some(session)),
     }
 }
 

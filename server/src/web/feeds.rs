@@ -18,11 +18,12 @@
 //! the document is kept until a newer change arrives: a feed fetched again costs a look at its
 //! latest change, and a new change costs one difference.
 
-use super::WebSettings;
 use super::pages;
+use super::pages::PageError;
 use super::session::{self, Session};
-use crate::api::AppState;
-use crate::store::{FeedChange, FeedScope, FeedSecret};
+use crate::ops::Ctx;
+use crate::ops::feeds::{self, Shown};
+use crate::store::{FeedChange, FeedScope};
 use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -157,107 +158,17 @@ fn too_many(seconds: u64) -> Response {
     response
 }
 
-/// Where the feed of `scope` is served (without its secret).
-pub fn feed_path(scope: &FeedScope) -> String {
-    match scope {
-        FeedScope::All => "/feeds/all.atom".to_string(),
-        FeedScope::Folder(id) => format!("/feeds/folders/{id}.atom"),
-        FeedScope::Monitor(id) => format!("/feeds/monitors/{id}.atom"),
-    }
-}
-
-/// The address of this service as the request reached it: the public URL when one is set,
-/// else the `Host` the browser used (https when a proxy in front says so).
-pub fn base_url(headers: &HeaderMap, settings: &WebSettings) -> String {
-    if let Some(public) = settings.public_url.as_deref() {
-        return public.trim_end_matches('/').to_string();
-    }
-    let host = headers
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .filter(|host| {
-            host.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
-        })
-        .unwrap_or("localhost");
-    let scheme = if session::secure(headers, settings) {
-        "https"
-    } else {
-        "http"
-    };
-    format!("{scheme}://{host}")
-}
-
-/// The feed's whole URL with its secret, for a feed reader.
-pub fn feed_url(
-    headers: &HeaderMap,
-    settings: &WebSettings,
-    scope: &FeedScope,
-    secret: &str,
-) -> String {
-    format!(
-        "{}{}?key={secret}",
-        base_url(headers, settings),
-        feed_path(scope)
-    )
-}
-
-/// What the context of a feed's sealed secret is: its owner and address, so a sealed copy
-/// opens only for the feed it was made for.
-fn seal_context(user: &str, scope: &FeedScope) -> String {
-    format!("{user}\n{}", feed_path(scope))
-}
-
-/// A new secret for the user's feed of `scope`: the secret (for the address shown) and what
-/// the store keeps of it (its hash and its sealed copy).
-pub fn new_secret(
-    state: &AppState,
-    user: &str,
-    scope: &FeedScope,
-) -> Result<(String, FeedSecret), crate::api::problem::ApiError> {
-    let secret = crate::secrets::new_token();
-    let sealed = state
-        .sealer()
-        .seal(&secret, &seal_context(user, scope))
-        .map_err(crate::api::problem::ApiError::Internal)?;
-    let stored = FeedSecret {
-        hash: crate::secrets::sha256_hex(&secret),
-        sealed,
-    };
-    Ok((secret, stored))
-}
-
-/// What a page knows of the user's feed of its scope.
-enum FeedState {
-    /// The user has none.
-    None,
-    /// One, whose whole address (with its secret) can be shown.
-    Shown(String),
-    /// One whose secret was kept only as its hash (made before secrets were sealed): its
-    /// address cannot be shown again, only renewed.
-    Hidden,
-}
-
 /// The user's feed of `scope` as the page shows it (a lookup failure shows none).
 async fn feed_state(
-    state: &AppState,
+    state: &Ctx,
     headers: &HeaderMap,
     session: &Session,
     scope: &FeedScope,
-) -> FeedState {
-    let feeds = state.store().feeds(&session.user).await.unwrap_or_default();
-    let Some(feed) = feeds.into_iter().find(|feed| &feed.scope == scope) else {
-        return FeedState::None;
-    };
-    let secret = feed.sealed_secret.as_deref().and_then(|sealed| {
-        state
-            .sealer()
-            .open(sealed, &seal_context(&session.user, scope))
-    });
-    match secret {
-        Some(secret) => FeedState::Shown(feed_url(headers, &state.settings().web, scope, &secret)),
-        None => FeedState::Hidden,
-    }
+) -> Shown {
+    let base = crate::hosts::base_url(headers, &state.settings().web);
+    feeds::shown(state, &session.user, scope, &base)
+        .await
+        .unwrap_or(Shown::None)
 }
 
 /// A folder's or monitor's page with its feed: announced in the head (the whole address with
@@ -273,7 +184,7 @@ pub struct FeedParts {
 /// [`FeedParts`] of `scope` for a page titled `title`; the feed is renewed through a form that
 /// comes back to `back` (a path of this service).
 pub async fn feed_parts(
-    state: &AppState,
+    state: &Ctx,
     headers: &HeaderMap,
     session: &Session,
     scope: &FeedScope,
@@ -306,22 +217,22 @@ pub async fn feed_parts(
         }
     };
     let head = match &found {
-        FeedState::Shown(url) => html! {
+        Shown::Address(url) => html! {
             link rel="alternate" type="application/atom+xml" title={ "Changes of " (title) }
                 href=(url);
         },
-        FeedState::None | FeedState::Hidden => html! {},
+        Shown::None | Shown::Hidden => html! {},
     };
     let section = html! {
         section #feed aria-labelledby="feed-title" {
             h2 #feed-title { "Feed" }
             div.card.feed-panel {
                 @match &found {
-                    FeedState::None => {
+                    Shown::None => {
                         p.hint { "Follow the changes of " (what) " in a feed reader, without signing in." }
                         (renew_form("Create a feed", true))
                     }
-                    FeedState::Shown(url) => {
+                    Shown::Address(url) => {
                         label.feed-label for="feed-url" { "Atom feed address" }
                         div.feed-row {
                             input #feed-url.secret-value type="text" readonly value=(url)
@@ -334,7 +245,7 @@ pub async fn feed_parts(
                             ". Anyone with this address can read the feed; renewing it stops the old address."
                         }
                     }
-                    FeedState::Hidden => {
+                    Shown::Hidden => {
                         p.hint {
                             "This feed's address was made before addresses could be shown again, so it "
                             "cannot be shown. Renew it to get an address to copy; the old one stops working."
@@ -361,7 +272,7 @@ pub struct RenewForm {
 /// page it was asked from, which shows the address. Another user's folder or monitor is the
 /// same 404 page as an unknown one.
 pub async fn renew(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     super::form::Form(form): super::form::Form<RenewForm>,
 ) -> Response {
@@ -372,11 +283,12 @@ pub async fn renew(
     };
     let target = form.target.as_deref().unwrap_or("");
     let (kind, id) = target.split_once(':').unwrap_or((target, ""));
-    let Ok(scope) = crate::api::user::feed_scope(Some(kind), Some(id.to_string())) else {
+    let Ok(scope) = feeds::scope(Some(kind), Some(id.to_string())) else {
         return pages::bad_input(StatusCode::BAD_REQUEST, "Choose what the feed follows.");
     };
-    if let Err(err) = crate::api::user::renew_feed(&state, &headers, &session.user, &scope).await {
-        return pages::from_api(err, Some(&session));
+    let base = crate::hosts::base_url(&headers, &state.settings().web);
+    if let Err(err) = feeds::renew(&state, &session.user, &scope, &base).await {
+        return pages::from_op(err, Some(&session));
     }
     // Back to the page asked from, only ever a path of this service.
     let back = form
@@ -399,7 +311,7 @@ pub struct FeedQuery {
 
 /// `GET /feeds/all.atom`.
 pub async fn all(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     axum::Extension(work): axum::Extension<Arc<FeedWork>>,
     ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
@@ -416,7 +328,7 @@ pub async fn all(
 
 /// `GET /feeds/folders/{id}.atom`.
 pub async fn folder(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     axum::Extension(work): axum::Extension<Arc<FeedWork>>,
     ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
@@ -434,7 +346,7 @@ pub async fn folder(
 
 /// `GET /feeds/monitors/{id}.atom`.
 pub async fn monitor(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     axum::Extension(work): axum::Extension<Arc<FeedWork>>,
     ConnectInfo(client): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
@@ -452,7 +364,7 @@ pub async fn monitor(
 
 /// A feed request: the service, the bounds on feeds, and who asks.
 struct Request<'a> {
-    state: &'a AppState,
+    state: &'a Ctx,
     work: &'a FeedWork,
     client: SocketAddr,
     headers: &'a HeaderMap,
@@ -474,31 +386,21 @@ async fn serve_file(
 /// Whose feed of `scope` the request may read: the owner of the feed whose secret it carries,
 /// or (without a key) the signed-in user who has a feed of that scope.
 async fn reader(
-    state: &AppState,
+    state: &Ctx,
     headers: &HeaderMap,
     scope: &FeedScope,
     key: Option<&str>,
-) -> Result<Option<String>, crate::api::problem::ApiError> {
+) -> Result<Option<String>, PageError> {
     match key.filter(|key| !key.is_empty()) {
         Some(key) if key.len() <= MAX_KEY_LEN => {
-            let hash = crate::secrets::sha256_hex(key);
-            Ok(state
-                .store()
-                .feed_by_secret(&hash)
-                .await?
-                .filter(|feed| &feed.scope == scope)
-                .map(|feed| feed.user_id))
+            Ok(feeds::reader(state, scope, Some(key), None).await?)
         }
         Some(_) => Ok(None),
         None => {
             let Some(session) = session::current(state, headers).await? else {
                 return Ok(None);
             };
-            let feeds = state.store().feeds(&session.user).await?;
-            Ok(feeds
-                .iter()
-                .any(|feed| &feed.scope == scope)
-                .then_some(session.user))
+            Ok(feeds::reader(state, scope, None, Some(&session.user)).await?)
         }
     }
 }
@@ -506,16 +408,16 @@ async fn reader(
 async fn serve(request: &Request<'_>, scope: FeedScope, query: FeedQuery) -> Response {
     let (state, headers, work) = (request.state, request.headers, request.work);
     // Guessed keys from one network are slowed before any lookup.
-    let network = crate::api::limits::client_network(request.client.ip());
+    let network = crate::ops::limits::client_network(request.client.ip());
     if let Some(seconds) = FeedWork::limited(&work.networks, &network) {
         return too_many(seconds);
     }
     let user = match reader(state, headers, &scope, query.key.as_deref()).await {
         Ok(Some(user)) => user,
         Ok(None) => return pages::not_found(None),
-        Err(err) => return pages::from_api(err, None),
+        Err(err) => return pages::from_error(err, None),
     };
-    let feed_key = format!("{user}\n{}", feed_path(&scope));
+    let feed_key = format!("{user}\n{}", feeds::path(&scope));
     if let Some(seconds) = FeedWork::limited(&work.feeds, &feed_key) {
         return too_many(seconds);
     }
@@ -524,19 +426,19 @@ async fn serve(request: &Request<'_>, scope: FeedScope, query: FeedQuery) -> Res
     let Some(_turn) = work.turns.take(&user, TURN_WAIT).await else {
         return too_many(TURN_WAIT.as_secs());
     };
-    let title = match state.store().feeds(&user).await {
+    let title = match feeds::list(state, &user).await {
         Ok(feeds) => feeds
             .into_iter()
             .find(|feed| feed.scope == scope)
             .and_then(|feed| feed.name),
-        Err(err) => return pages::from_api(err.into(), None),
+        Err(err) => return pages::from_op(err, None),
     };
-    let base = base_url(headers, &state.settings().web);
+    let base = crate::hosts::base_url(headers, &state.settings().web);
     // The document made for the latest change is served until a newer change arrives.
     let document_key = format!("{feed_key}\n{base}\n{title:?}");
-    let latest = match state.store().feed_changes(&user, &scope, 1).await {
+    let latest = match feeds::changes(state, &user, &scope, 1).await {
         Ok(changes) => changes.first().map(summary_key).unwrap_or_default(),
-        Err(err) => return pages::from_api(err.into(), None),
+        Err(err) => return pages::from_op(err, None),
     };
     let kept = work
         .documents()
@@ -546,9 +448,9 @@ async fn serve(request: &Request<'_>, scope: FeedScope, query: FeedQuery) -> Res
     if let Some(body) = kept {
         return atom(body.as_str().to_owned());
     }
-    let changes = match state.store().feed_changes(&user, &scope, ENTRIES).await {
+    let changes = match feeds::changes(state, &user, &scope, ENTRIES).await {
         Ok(changes) => changes,
-        Err(err) => return pages::from_api(err.into(), None),
+        Err(err) => return pages::from_op(err, None),
     };
     // Each change is summarised once: those kept are taken, the new ones computed (a bounded
     // difference each, CPU work off the async threads) and kept.
@@ -696,7 +598,7 @@ fn document(
         FeedScope::Folder(id) => format!("{base}/folders/{id}"),
         FeedScope::Monitor(id) => format!("{base}/monitors/{id}"),
     };
-    let feed_id = format!("{base}{}", feed_path(scope));
+    let feed_id = format!("{base}{}", feeds::path(scope));
     // Empty elements are written open and closed (`{}`): maud writes `<link ...>` otherwise,
     // which is no XML.
     let markup = html! {

@@ -13,12 +13,10 @@ use super::monitor::signed_in;
 use super::monitor::signed_in_form;
 use super::once;
 use super::pages;
+use super::pages::PageError;
 use super::session::Session;
 use super::tree::{self, name_of};
-use crate::api::AppState;
-use crate::api::auth::CurrentUser;
-use crate::api::body::ApiJson;
-use crate::api::problem::ApiError;
+use crate::ops::Ctx;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -29,20 +27,16 @@ use wachet::model::{Folder, MoveRequest};
 /// The folder `id` of the signed-in user, with its path from the top (for breadcrumbs and
 /// counts), or the response to give instead.
 async fn own_folder(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     id: &str,
 ) -> Result<(Folder, Vec<Folder>), Response> {
-    match state
-        .store()
-        .list_folder(&session.user, Some(id), None, 1)
-        .await
-    {
+    match crate::ops::folders::contents(state, &session.user, Some(id), None, 1).await {
         Ok(listing) => match listing.path.last().cloned() {
             Some(folder) => Ok((folder, listing.path)),
             None => Err(pages::not_found(Some(session))),
         },
-        Err(err) => Err(pages::from_api(err.into(), Some(session))),
+        Err(err) => Err(pages::from_error(err.into(), Some(session))),
     }
 }
 
@@ -78,9 +72,9 @@ fn form_page(title: &str, session: &Session, status: StatusCode, body: Markup) -
 }
 
 /// The message of a refused name, from the API's validation.
-fn name_error(err: &ApiError) -> Option<String> {
+fn name_error(err: &PageError) -> Option<String> {
     match err {
-        ApiError::BadRequest { detail, errors } => Some(
+        PageError::BadRequest { detail, errors } => Some(
             errors
                 .get("name")
                 .and_then(|m| m.first())
@@ -137,7 +131,7 @@ fn new_form(
 
 /// `GET /folders/new`: the form, for a folder in `parent` (the top when none).
 pub async fn new_folder(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Query(query): Query<NewQuery>,
 ) -> Response {
@@ -154,10 +148,10 @@ pub async fn new_folder(
     new_form(&session, parent.as_deref(), "", None, StatusCode::OK)
 }
 
-/// `POST /folders/new`: creates through [`crate::api::folders::save_folder`], then to the
+/// `POST /folders/new`: creates through [`crate::ops::folders::save`], then to the
 /// folder it was made in.
 pub async fn create(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(form): Form<NameForm>,
 ) -> Response {
@@ -192,10 +186,10 @@ pub async fn create(
     response
 }
 
-/// Stores `folder` with the name posted through [`crate::api::folders::save_folder`], then to
+/// Stores `folder` with the name posted through [`crate::ops::folders::save`], then to
 /// `done`; a name it refuses is shown at the field by `refused` (with the name and message).
 async fn save_name(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     folder: Folder,
     name: Option<String>,
@@ -206,24 +200,25 @@ async fn save_name(
     if name.is_empty() {
         return refused("", Some("Give the folder a name."));
     }
-    let saved = crate::api::folders::save_folder(
-        State(state.clone()),
-        CurrentUser(session.user.clone()),
-        ApiJson(Folder {
+    let saved = crate::ops::folders::save(
+        state,
+        &session.user,
+        &Folder {
             name: Some(name.clone()),
             ..folder
-        }),
+        },
     )
-    .await;
+    .await
+    .map_err(PageError::from);
     match saved {
         Ok(_) => Redirect::to(done).into_response(),
         // The parent is not the user's (or was deleted meanwhile): as for an unknown folder.
-        Err(ApiError::BadRequest { errors, .. }) if errors.contains_key("parentId") => {
+        Err(PageError::BadRequest { errors, .. }) if errors.contains_key("parentId") => {
             pages::not_found(Some(session))
         }
         Err(err) => match name_error(&err) {
             Some(message) => refused(&name, Some(&message)),
-            None => pages::from_api(err, Some(session)),
+            None => pages::from_error(err, Some(session)),
         },
     }
 }
@@ -256,7 +251,7 @@ fn rename_form(
 
 /// `GET /folders/{id}/rename`.
 pub async fn rename_page(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
@@ -270,10 +265,10 @@ pub async fn rename_page(
     }
 }
 
-/// `POST /folders/{id}/rename`: stores the name through [`crate::api::folders::save_folder`]
+/// `POST /folders/{id}/rename`: stores the name through [`crate::ops::folders::save`]
 /// (a null parent keeps the folder where it is).
 pub async fn rename(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
     Form(form): Form<NameForm>,
@@ -304,7 +299,7 @@ pub struct MoveForm {
 
 /// The move form: every folder outside this one's subtree (moving there is refused anyway).
 async fn move_form(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     id: &str,
     chosen: Option<&str>,
@@ -320,7 +315,7 @@ async fn move_form(
         tree::walk(state, &session.user, Some(id), false).await,
     ) {
         (Ok(everything), Ok(below)) => (everything, below),
-        (Err(err), _) | (_, Err(err)) => return pages::from_api(err.into(), Some(session)),
+        (Err(err), _) | (_, Err(err)) => return pages::from_error(err.into(), Some(session)),
     };
     let parent = path.len().checked_sub(2).and_then(|i| path[i].id.clone());
     let invalid = error.is_some();
@@ -361,7 +356,7 @@ async fn move_form(
 
 /// `GET /folders/{id}/move`.
 pub async fn move_page(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
@@ -372,10 +367,10 @@ pub async fn move_page(
     move_form(&state, &session, &id, None, None, StatusCode::OK).await
 }
 
-/// `POST /folders/{id}/move`: moves through [`crate::api::folders::move_items`], all or
+/// `POST /folders/{id}/move`: moves through [`crate::ops::folders::move_items`], all or
 /// nothing; into its own subtree it is refused with the message at the field.
 pub async fn move_folder(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
     Form(form): Form<MoveForm>,
@@ -388,26 +383,27 @@ pub async fn move_folder(
         return response;
     }
     let into = form.into.filter(|f| !f.is_empty());
-    let moved = crate::api::folders::move_items(
-        State(state.clone()),
-        CurrentUser(session.user.clone()),
-        ApiJson(MoveRequest {
+    let moved = crate::ops::folders::move_items(
+        &state,
+        &session.user,
+        &MoveRequest {
             task_ids: None,
             folder_ids: Some(vec![id.clone()]),
             folder_id: into.clone(),
-        }),
+        },
     )
-    .await;
+    .await
+    .map_err(PageError::from);
     let message = match moved {
         Ok(_) => return Redirect::to(&folder_href(Some(&id))).into_response(),
-        Err(ApiError::BadRequest { .. }) => {
+        Err(PageError::BadRequest { .. }) => {
             "A folder cannot move into itself or into one of its own subfolders. Nothing was moved."
         }
         // The folder itself exists (just checked): the one chosen was deleted meanwhile.
-        Err(ApiError::NotFound) => {
+        Err(PageError::NotFound) => {
             "That folder no longer exists; choose another. Nothing was moved."
         }
-        Err(err) => return pages::from_api(err, Some(&session)),
+        Err(err) => return pages::from_error(err, Some(&session)),
     };
     move_form(
         &state,
@@ -430,7 +426,7 @@ pub struct DeleteForm {
 
 /// `GET /folders/{id}/delete`: what goes with the folder, and the button.
 pub async fn delete_page(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
@@ -444,7 +440,7 @@ pub async fn delete_page(
     };
     let below = match tree::walk(&state, &session.user, Some(&id), true).await {
         Ok(below) => below,
-        Err(err) => return pages::from_api(err.into(), Some(&session)),
+        Err(err) => return pages::from_error(err.into(), Some(&session)),
     };
     let (mut entries, mut notifications) = (Count::default(), Count::default());
     for task in &below.monitors {
@@ -456,7 +452,7 @@ pub async fn delete_page(
                 entries.add(e);
                 notifications.add(n);
             }
-            Err(err) => return pages::from_api(err.into(), Some(&session)),
+            Err(err) => return pages::from_error(err.into(), Some(&session)),
         }
     }
     let count = |n: usize| Count {
@@ -488,10 +484,10 @@ pub async fn delete_page(
     page(&title, Some(&session), main).into_response()
 }
 
-/// `POST /folders/{id}/delete`: deletes through [`crate::api::folders::delete_folder`], then to
+/// `POST /folders/{id}/delete`: deletes through [`crate::ops::folders::delete`], then to
 /// the folder it was in.
 pub async fn delete(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
     Form(form): Form<DeleteForm>,
@@ -505,14 +501,11 @@ pub async fn delete(
         Err(response) => return response,
     };
     let parent = path.len().checked_sub(2).and_then(|i| path[i].id.clone());
-    let deleted = crate::api::folders::delete_folder(
-        State(state.clone()),
-        CurrentUser(session.user.clone()),
-        Path(id),
-    )
-    .await;
+    let deleted = crate::ops::folders::delete(&state, &session.user, &id)
+        .await
+        .map_err(PageError::from);
     match deleted {
         Ok(_) => Redirect::to(&folder_href(parent.as_deref())).into_response(),
-        Err(err) => pages::from_api(err, Some(&session)),
+        Err(err) => pages::from_error(err, Some(&session)),
     }
 }

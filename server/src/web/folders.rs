@@ -11,12 +11,11 @@ use super::form::Form;
 use super::monitor::signed_in_form;
 use super::once;
 use super::pages;
+use super::pages::PageError;
 use super::session::{self, Session};
 use super::tree::{self, name_of};
-use crate::api::AppState;
-use crate::api::auth::CurrentUser;
-use crate::api::body::{ApiJson, ApiQuery};
-use crate::api::problem::ApiError;
+use crate::ops::Ctx;
+use crate::ops::{OpError, folders as folder_ops, history, monitors};
 use crate::store::{FeedScope, TimePage};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -146,7 +145,7 @@ impl Done {
 
 /// `GET /`: the root folder.
 pub async fn root(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
@@ -155,7 +154,7 @@ pub async fn root(
 
 /// `GET /folders/{id}`.
 pub async fn folder(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
@@ -164,7 +163,7 @@ pub async fn folder(
 }
 
 async fn show(
-    state: &AppState,
+    state: &Ctx,
     headers: &HeaderMap,
     folder: Option<&str>,
     query: Option<&str>,
@@ -172,7 +171,7 @@ async fn show(
     let session = match session::current(state, headers).await {
         Ok(Some(session)) => session,
         Ok(None) => return Redirect::to("/signin").into_response(),
-        Err(err) => return pages::from_api(err, None),
+        Err(err) => return pages::from_error(err, None),
     };
     let query: ListQuery = match serde_urlencoded::from_str(query.unwrap_or("")) {
         Ok(query) => query,
@@ -228,22 +227,15 @@ struct View<'a> {
 /// The monitors the search and filters select, with the folder path of each (when searching
 /// everywhere), and whether the API's search stopped at its most results.
 async fn search(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     folder: Option<&str>,
     filters: &mut Filters,
-) -> Result<(Vec<Monitor>, Option<tree::Tree>, bool), ApiError> {
-    let found = crate::api::tasks::search_tasks(
-        State(state.clone()),
-        CurrentUser(session.user.clone()),
-        ApiQuery(crate::api::tasks::SearchQuery {
-            query: Some(filters.q.clone()),
-        }),
-    )
-    .await;
+) -> Result<(Vec<Monitor>, Option<tree::Tree>, bool), PageError> {
+    let found = monitors::search(state, &session.user, &filters.q).await;
     let found = match found {
-        Ok(ApiJson(found)) => found,
-        Err(ApiError::BadRequest { detail, errors }) => {
+        Ok(found) => found,
+        Err(OpError::Invalid { detail, errors }) => {
             let message = errors
                 .get("query")
                 .and_then(|m| m.first())
@@ -252,9 +244,9 @@ async fn search(
             filters.error = Some(format!("The search {message}."));
             return Ok((Vec::new(), None, false));
         }
-        Err(other) => return Err(other),
+        Err(other) => return Err(other.into()),
     };
-    let truncated = found.len() >= crate::api::tasks::MAX_SEARCH_RESULTS as usize;
+    let truncated = found.len() >= monitors::MAX_SEARCH_RESULTS as usize;
     // Everywhere: the tree names each monitor's folder. In a folder: the tree says what lies
     // below it.
     let start = if filters.everywhere { None } else { folder };
@@ -288,12 +280,12 @@ fn error_of(monitor: &Monitor) -> Option<&str> {
 
 /// The last [`STRIP`] checks of `id`, oldest first; none when the history cannot be read (the
 /// strip is a hint, the page does not fail for it).
-pub(super) async fn strip_of(state: &AppState, user: &str, id: &str) -> Vec<ClientData> {
+pub(super) async fn strip_of(state: &Ctx, user: &str, id: &str) -> Vec<ClientData> {
     let page = TimePage {
         limit: STRIP,
         ..TimePage::default()
     };
-    match state.store().entries(user, id, &page).await {
+    match history::entries(state, user, id, &page).await {
         Ok(rows) => {
             let mut data: Vec<ClientData> = rows
                 .into_iter()
@@ -310,7 +302,7 @@ pub(super) async fn strip_of(state: &AppState, user: &str, id: &str) -> Vec<Clie
     }
 }
 
-async fn strips(state: &AppState, user: &str, monitors: &[Monitor]) -> Vec<Vec<ClientData>> {
+async fn strips(state: &Ctx, user: &str, monitors: &[Monitor]) -> Vec<Vec<ClientData>> {
     let mut strips = Vec::with_capacity(monitors.len());
     for chunk in monitors.chunks(STRIP_READS) {
         let reads: Vec<_> = chunk
@@ -322,12 +314,7 @@ async fn strips(state: &AppState, user: &str, monitors: &[Monitor]) -> Vec<Vec<C
     strips
 }
 
-async fn listing(
-    state: &AppState,
-    session: &Session,
-    view: View<'_>,
-    status: StatusCode,
-) -> Response {
+async fn listing(state: &Ctx, session: &Session, view: View<'_>, status: StatusCode) -> Response {
     let View {
         headers,
         folder,
@@ -337,18 +324,14 @@ async fn listing(
     } = view;
     // The folder itself (breadcrumbs, counts), and its items when not searching.
     let limit = if filters.active() { 1 } else { PAGE_ITEMS };
-    let listing = match state
-        .store()
-        .list_folder(&session.user, folder, None, limit)
-        .await
-    {
+    let listing = match folder_ops::contents(state, &session.user, folder, None, limit).await {
         Ok(listing) => listing,
-        Err(err) => return pages::from_api(err.into(), Some(session)),
+        Err(err) => return pages::from_op(err, Some(session)),
     };
     let (monitors, tree, truncated) = if filters.active() {
         match search(state, session, folder, &mut filters).await {
             Ok(found) => found,
-            Err(err) => return pages::from_api(err, Some(session)),
+            Err(err) => return pages::from_error(err, Some(session)),
         }
     } else {
         (
@@ -472,7 +455,7 @@ async fn listing(
                 }
             }
             @if truncated {
-                p.hint { "Only the first " (if filters.active() { crate::api::tasks::MAX_SEARCH_RESULTS } else { PAGE_ITEMS }) " are shown; narrow the search to see others." }
+                p.hint { "Only the first " (if filters.active() { monitors::MAX_SEARCH_RESULTS } else { PAGE_ITEMS }) " are shown; narrow the search to see others." }
             }
         }
         (feed.section)
@@ -712,9 +695,9 @@ pub struct QuickAddForm {
 /// `POST /monitors/quick-add`: a monitor of the URL named after its host and path until its
 /// first check reads its page's title ([`crate::schedule::naming`]), checked every hour
 /// (or the service's minimum, if longer), alerting on every change, stored through
-/// [`crate::api::tasks::put_task`]; then back to the folder (post, redirect, get).
+/// [`crate::ops::monitors::save`]; then back to the folder (post, redirect, get).
 pub async fn quick_add(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(form): Form<QuickAddForm>,
 ) -> Response {
@@ -741,17 +724,14 @@ pub async fn quick_add(
         folder_id: folder.clone(),
         ..Monitor::new(url.clone())
     };
-    let stored = crate::api::tasks::put_task(
-        State(state.clone()),
-        CurrentUser(session.user.clone()),
-        ApiJson(monitor),
-    )
-    .await;
+    let stored = crate::ops::monitors::save(&state, &session.user, monitor)
+        .await
+        .map_err(PageError::from);
     // Marked in the store as the service's name, which the page's title replaces; a failure
     // only leaves the name to the person.
-    if let Ok(ApiJson(created)) = &stored
+    if let Ok(created) = &stored
         && let Some(id) = created.id.as_deref()
-        && let Err(err) = state.store().name_automatically(&session.user, id).await
+        && let Err(err) = monitors::name_automatically(&state, &session.user, id).await
     {
         tracing::warn!(%err, "cannot mark the quick-added monitor's name as automatic");
     }
@@ -761,7 +741,7 @@ pub async fn quick_add(
             turn.done(&location);
             Redirect::to(&location).into_response()
         }
-        Err(ApiError::BadRequest { detail, errors }) => {
+        Err(PageError::BadRequest { detail, errors }) => {
             // The URL's own message at the field; any other field's (a quota) there too, since
             // the URL is the only thing this form asks for.
             let message = match errors.get("url").and_then(|messages| messages.first()) {
@@ -786,6 +766,6 @@ pub async fn quick_add(
             };
             listing(&state, &session, view, StatusCode::BAD_REQUEST).await
         }
-        Err(other) => pages::from_api(other, Some(&session)),
+        Err(other) => pages::from_error(other, Some(&session)),
     }
 }

@@ -3,7 +3,7 @@
 //! (408, 413, 400), never a bare text answer.
 
 use super::pages;
-use crate::api::body::BodyReadTimeout;
+use crate::connections::BodyReadTimeout;
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;

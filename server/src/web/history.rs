@@ -9,9 +9,9 @@ use super::folders::when;
 use super::layout::page_with_scripts;
 use super::monitor::{display_name, own_monitor};
 use super::pages;
+use super::pages::PageError;
 use super::session::Session;
-use crate::api::AppState;
-use crate::api::problem::ApiError;
+use crate::ops::Ctx;
 use crate::store::{TimeKey, TimePage};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
@@ -65,8 +65,8 @@ struct HistoryQuery {
 
 /// A 400 page naming what was wrong with the address.
 pub(super) fn bad_request(session: &Session, text: &str) -> Response {
-    pages::from_api(
-        ApiError::BadRequest {
+    pages::from_error(
+        PageError::BadRequest {
             detail: text.to_string(),
             errors: Default::default(),
         },
@@ -76,17 +76,17 @@ pub(super) fn bad_request(session: &Session, text: &str) -> Response {
 
 /// The newest entry with a value older than `key`, within [`LOOKBACK`] entries.
 pub(super) async fn value_before(
-    state: &AppState,
+    state: &Ctx,
     user: &str,
     id: &str,
     key: &TimeKey,
-) -> Result<Option<(TimeKey, String)>, ApiError> {
+) -> Result<Option<(TimeKey, String)>, PageError> {
     let page = TimePage {
         after: Some(key.clone()),
         limit: LOOKBACK,
         ..TimePage::default()
     };
-    let older = state.store().entries(user, id, &page).await?;
+    let older = crate::ops::history::entries(state, user, id, &page).await?;
     Ok(older
         .into_iter()
         .find_map(|(key, data)| data.raw.map(|raw| (key, raw))))
@@ -129,7 +129,7 @@ impl Subject {
 
 /// `GET /monitors/{id}/history`; a Portal monitor's also lists its pages.
 pub async fn history(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
@@ -154,7 +154,7 @@ pub async fn history(
 
 /// The history of `subject`, with `above` (a Portal monitor's pages) before the checks.
 pub(super) async fn show(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     subject: &Subject,
     query: Option<&str>,
@@ -180,9 +180,9 @@ pub(super) async fn show(
             );
         }
     };
-    let mut rows = match state.store().entries(&session.user, id, &page_of).await {
+    let mut rows = match crate::ops::history::entries(state, &session.user, id, &page_of).await {
         Ok(rows) => rows,
-        Err(err) => return pages::from_api(err.into(), Some(session)),
+        Err(err) => return pages::from_op(err, Some(session)),
     };
     let (older, next) = state.cursors().page_end(&scope, &mut rows, page_of.limit);
     // The value before the page's oldest entry decides whether that entry changed anything.
@@ -192,7 +192,7 @@ pub(super) async fn show(
     {
         match value_before(state, &session.user, id, last).await {
             Ok(found) => previous = found.map(|(_, raw)| raw),
-            Err(err) => return pages::from_api(err, Some(session)),
+            Err(err) => return pages::from_error(err, Some(session)),
         }
     }
     let changed = changes(&rows, previous);
@@ -286,7 +286,7 @@ struct LatestQuery {
 /// `GET /monitors/{id}/history/latest?after={key}`: the entries newer than `after`, as an
 /// `ol` of the history page's own items, for the live updates to put at the top.
 pub async fn latest(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
@@ -306,7 +306,7 @@ pub async fn latest(
 
 /// The fragment of [`latest`] for `subject` (a monitor, or a Portal monitor's page).
 pub(super) async fn latest_of(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     subject: &Subject,
     query: Option<&str>,
@@ -324,9 +324,9 @@ pub(super) async fn latest_of(
         limit: PAGE_SIZE,
         ..TimePage::default()
     };
-    let mut rows = match state.store().entries(&session.user, id, &page_of).await {
+    let mut rows = match crate::ops::history::entries(state, &session.user, id, &page_of).await {
         Ok(rows) => rows,
-        Err(err) => return pages::from_api(err.into(), Some(session)),
+        Err(err) => return pages::from_op(err, Some(session)),
     };
     // What the page already shows is not sent again; past a page of new checks, the newest
     // page is sent whole.
@@ -336,7 +336,7 @@ pub(super) async fn latest_of(
     let previous = match rows.last() {
         Some((last, _)) => match value_before(state, &session.user, id, last).await {
             Ok(found) => found.map(|(_, raw)| raw),
-            Err(err) => return pages::from_api(err, Some(session)),
+            Err(err) => return pages::from_error(err, Some(session)),
         },
         None => None,
     };

@@ -10,9 +10,8 @@
 use super::folders::{monitor_row, strip_of};
 use super::monitor::{live_part, own_monitor};
 use super::session;
-use crate::api::AppState;
+use crate::ops::Ctx;
 use crate::schedule::events::CheckFinished;
-use crate::store::now_millis;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, Sse};
@@ -20,7 +19,7 @@ use axum::response::{Html, IntoResponse, Response};
 use chrono::Utc;
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 
@@ -47,8 +46,8 @@ pub struct LiveStreams {
 }
 
 /// One open stream, counted until dropped.
-struct Opened<'a> {
-    streams: &'a LiveStreams,
+struct Opened {
+    streams: Arc<LiveStreams>,
     user: String,
 }
 
@@ -77,7 +76,7 @@ impl LiveStreams {
     }
 }
 
-impl Drop for Opened<'_> {
+impl Drop for Opened {
     fn drop(&mut self) {
         self.streams.close(&self.user);
     }
@@ -85,13 +84,17 @@ impl Drop for Opened<'_> {
 
 /// `GET /live`: the stream. Without a session it is 204, which tells `EventSource` not to
 /// come back; over the bounds, 429.
-pub async fn stream(State(state): State<AppState>, headers: HeaderMap) -> Response {
+pub async fn stream(
+    State(state): State<Ctx>,
+    axum::Extension(streams): axum::Extension<Arc<LiveStreams>>,
+    headers: HeaderMap,
+) -> Response {
     let session = match session::current(&state, &headers).await {
         Ok(Some(session)) => session,
         Ok(None) => return StatusCode::NO_CONTENT.into_response(),
-        Err(err) => return super::pages::from_api(err, None),
+        Err(err) => return super::pages::from_error(err, None),
     };
-    if !state.live().open(&session.user) {
+    if !streams.open(&session.user) {
         return (
             StatusCode::TOO_MANY_REQUESTS,
             "too many live streams open; close other tabs",
@@ -102,7 +105,7 @@ pub async fn stream(State(state): State<AppState>, headers: HeaderMap) -> Respon
     let events = state.checks().subscribe();
     tokio::spawn(async move {
         let _opened = Opened {
-            streams: state.live(),
+            streams,
             user: session.user.clone(),
         };
         feed(&state, &session.user, &session.token_hash, events, tx).await;
@@ -117,7 +120,7 @@ pub async fn stream(State(state): State<AppState>, headers: HeaderMap) -> Respon
 
 /// Writes the user's events into `tx` until the session, the service or the browser ends.
 async fn feed(
-    state: &AppState,
+    state: &Ctx,
     user: &str,
     token_hash: &str,
     mut events: broadcast::Receiver<CheckFinished>,
@@ -181,10 +184,9 @@ async fn stopped(stopping: &mut tokio::sync::watch::Receiver<bool>) {
 
 /// Whether the session of `token_hash` still exists (sign-out and `invalidateTokens` end it).
 /// A failing database keeps the stream: it only carries what the session could already see.
-async fn alive(state: &AppState, user: &str, token_hash: &str) -> bool {
-    match state.store().token_owner(token_hash, now_millis()).await {
-        Ok(Some((owner, _))) => owner == user,
-        Ok(None) => false,
+async fn alive(state: &Ctx, user: &str, token_hash: &str) -> bool {
+    match crate::ops::account::token_alive(state, user, token_hash).await {
+        Ok(alive) => alive,
         Err(err) => {
             tracing::warn!(%err, "cannot check a live stream's session");
             true
@@ -193,11 +195,7 @@ async fn alive(state: &AppState, user: &str, token_hash: &str) -> bool {
 }
 
 /// `GET /monitors/{id}/row`: the monitor's row of the list, as the list renders it.
-pub async fn row(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    Path(id): Path<String>,
-) -> Response {
+pub async fn row(State(state): State<Ctx>, headers: HeaderMap, Path(id): Path<String>) -> Response {
     let (session, monitor) = match own_monitor(&state, &headers, &id).await {
         Ok(found) => found,
         Err(response) => return response,
@@ -208,7 +206,7 @@ pub async fn row(
 
 /// `GET /monitors/{id}/status`: the state and value part of the monitor's page.
 pub async fn status(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {

@@ -1,8 +1,8 @@
 //! The web interface served at `/` beside the API, by the same process and port: pages rendered
 //! on the server with maud (escaping everything it shows), its embedded assets, the sign-in
 //! session and the layer of security headers every page passes. It reaches data only through
-//! the API's own code (the same logins, limits, validation and store calls), so a browser can
-//! do nothing the API would refuse.
+//! the operations the API calls too ([`crate::ops`]: the same logins, limits, validation and
+//! store calls), so a browser can do nothing the API would refuse.
 
 mod assets;
 mod bulk;
@@ -32,14 +32,13 @@ mod signin;
 mod tree;
 mod turns;
 
-use crate::api::AppState;
+use crate::ops::Ctx;
 use axum::Router;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use tower_http::catch_panic::CatchPanicLayer;
 
-pub use feeds::{feed_path, feed_url, new_secret as new_feed_secret};
 pub use live::LiveStreams;
 pub use session::{DEFAULT_IDLE_SECONDS, DEFAULT_LIFETIME_SECONDS, SESSION_COOKIE};
 
@@ -50,32 +49,10 @@ const MAX_FORM_BYTES: usize = 16 * 1024;
 /// regex, URL filters and alerts, percent-encoded.
 const MAX_MONITOR_FORM_BYTES: usize = 512 * 1024;
 
-/// What the web interface needs from the service's settings.
-#[derive(Debug, Clone)]
-pub struct WebSettings {
-    /// The address people reach the service at (`https://watch.example.com`), when it differs
-    /// from the listening address (behind a proxy). An https address marks the session cookie
-    /// `Secure` and is an accepted `Origin` of forms.
-    pub public_url: Option<String>,
-    /// Seconds a browser session lasts at most from its sign-in (at most the API's 30-day
-    /// bound on tokens).
-    pub session_lifetime: i64,
-    /// Seconds a browser session lasts without use.
-    pub session_idle: i64,
-}
-
-impl Default for WebSettings {
-    fn default() -> Self {
-        WebSettings {
-            public_url: None,
-            session_lifetime: session::DEFAULT_LIFETIME_SECONDS,
-            session_idle: session::DEFAULT_IDLE_SECONDS,
-        }
-    }
-}
+pub use crate::ops::WebSettings;
 
 /// The interface's routes, with its own layers (security headers, panic guard, form limit).
-pub fn routes(state: AppState) -> Router {
+pub fn routes(state: Ctx) -> Router {
     let settings = std::sync::Arc::new(state.settings().web.clone());
     Router::new()
         .route("/", get(folders::root))
@@ -184,6 +161,7 @@ pub fn routes(state: AppState) -> Router {
             pick_store::PickStore::default(),
         )))
         .layer(axum::Extension(std::sync::Arc::new(diff::Diffs::default())))
+        .layer(axum::Extension(std::sync::Arc::new(LiveStreams::default())))
         .layer(axum::Extension(std::sync::Arc::new(
             feeds::FeedWork::default(),
         )))

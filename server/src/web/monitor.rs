@@ -8,10 +8,9 @@ use super::assets::LIVE_JS;
 use super::folders::{linkable, state_of, when};
 use super::form::Form;
 use super::pages;
+use super::pages::PageError;
 use super::session::{self, Session};
-use crate::api::AppState;
-use crate::api::auth::CurrentUser;
-use crate::api::body::ApiJson;
+use crate::ops::Ctx;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -29,30 +28,30 @@ const SHOWN_VALUE_BYTES: usize = 200 * 1024;
 /// The signed-in session with its monitor `id`, or the response to give instead: sign-in, or
 /// the 404 page for another user's monitor as for an unknown one.
 pub(super) async fn own_monitor(
-    state: &AppState,
+    state: &Ctx,
     headers: &HeaderMap,
     id: &str,
 ) -> Result<(Session, Monitor), Response> {
     let session = signed_in(state, headers).await?;
-    match state.store().task(&session.user, id).await {
+    match crate::ops::monitors::stored(state, &session.user, id).await {
         Ok(monitor) => Ok((session, monitor)),
-        Err(err) => Err(pages::from_api(err.into(), Some(&session))),
+        Err(err) => Err(pages::from_error(err.into(), Some(&session))),
     }
 }
 
 /// The signed-in session, or the response to give instead (sign-in, or an error page).
-pub(super) async fn signed_in(state: &AppState, headers: &HeaderMap) -> Result<Session, Response> {
+pub(super) async fn signed_in(state: &Ctx, headers: &HeaderMap) -> Result<Session, Response> {
     match session::current(state, headers).await {
         Ok(Some(session)) => Ok(session),
         Ok(None) => Err(Redirect::to("/signin").into_response()),
-        Err(err) => Err(pages::from_api(err, None)),
+        Err(err) => Err(pages::from_error(err, None)),
     }
 }
 
 /// The session of a state-changing form, or the response to give instead: sign-in, or the
 /// refusal of a form without the session's CSRF token or from another site.
 pub(super) async fn signed_in_form(
-    state: &AppState,
+    state: &Ctx,
     headers: &HeaderMap,
     csrf: Option<&str>,
 ) -> Result<Session, Response> {
@@ -77,7 +76,7 @@ pub(super) fn display_name(monitor: &Monitor) -> &str {
 
 /// `GET /monitors/{id}`.
 pub async fn show(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
@@ -86,12 +85,11 @@ pub async fn show(
         Err(response) => return response,
     };
     // Without the live workers the page still shows, only without the location's notice.
-    let _ = crate::api::locations::annotate(&state, std::slice::from_mut(&mut monitor)).await;
+    let _ =
+        crate::ops::monitors::annotate_locations(&state, std::slice::from_mut(&mut monitor)).await;
     // The folder path for the breadcrumbs; a folder deleted meanwhile only shortens them.
     let folders = match &monitor.folder_id {
-        Some(folder) => state
-            .store()
-            .list_folder(&session.user, Some(folder), None, 1)
+        Some(folder) => crate::ops::folders::contents(&state, &session.user, Some(folder), None, 1)
             .await
             .map(|listing| listing.path)
             .unwrap_or_default(),
@@ -317,7 +315,7 @@ pub struct ActionForm {
 
 /// `POST /monitors/{id}/pause`.
 pub async fn pause(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
     Form(form): Form<ActionForm>,
@@ -327,7 +325,7 @@ pub async fn pause(
 
 /// `POST /monitors/{id}/resume`.
 pub async fn resume(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
     Form(form): Form<ActionForm>,
@@ -335,10 +333,10 @@ pub async fn resume(
     set_recurrence(&state, &headers, &id, form, true).await
 }
 
-/// Stores the monitor with its recurrence set (through [`crate::api::tasks::put_task`], so
+/// Stores the monitor with its recurrence set (through [`crate::ops::monitors::save`], so
 /// with the API's validation), then back to its page (post, redirect, get).
 async fn set_recurrence(
-    state: &AppState,
+    state: &Ctx,
     headers: &HeaderMap,
     id: &str,
     form: ActionForm,
@@ -348,9 +346,9 @@ async fn set_recurrence(
         Ok(session) => session,
         Err(response) => return response,
     };
-    let mut monitor = match state.store().task(&session.user, id).await {
+    let mut monitor = match crate::ops::monitors::stored(state, &session.user, id).await {
         Ok(monitor) => monitor,
-        Err(err) => return pages::from_api(err.into(), Some(&session)),
+        Err(err) => return pages::from_error(err.into(), Some(&session)),
     };
     let running = monitor.recurrence_in_seconds.unwrap_or(0) > 0;
     // A double submit, or a second tab: already as asked, nothing to store.
@@ -361,14 +359,11 @@ async fn set_recurrence(
             0
         });
         monitor.data = None;
-        let stored = crate::api::tasks::put_task(
-            State(state.clone()),
-            CurrentUser(session.user.clone()),
-            ApiJson(monitor),
-        )
-        .await;
+        let stored = crate::ops::monitors::save(state, &session.user, monitor)
+            .await
+            .map_err(PageError::from);
         if let Err(err) = stored {
-            return pages::from_api(err, Some(&session));
+            return pages::from_error(err, Some(&session));
         }
     }
     Redirect::to(&format!("/monitors/{id}")).into_response()

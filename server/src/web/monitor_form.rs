@@ -698,7 +698,7 @@ fn row_of<'a>(name: &'a str, prefix: &str) -> Result<Option<(usize, &'a str)>, F
 /// The API's field errors (`alerts[0].parameters.value`, `proxies[1].location`, ...) at the
 /// slots of this form. A path with no control of its own goes to the nearest enclosing one
 /// (`proxies[1].location` to `proxies`); what fits none goes to the form as a whole.
-pub fn from_api(errors: BTreeMap<String, Vec<String>>, fields: &Fields) -> Problems {
+pub fn from_error(errors: BTreeMap<String, Vec<String>>, fields: &Fields) -> Problems {
     let mut problems = Problems::default();
     for (path, messages) in errors {
         let slot = slot_of(&path, fields);
@@ -1515,7 +1515,7 @@ mod tests {
         errors.insert("alerts[0].parameters.value".to_string(), vec!["bad".into()]);
         errors.insert("xPath".to_string(), vec!["broken".into()]);
         errors.insert("somethingElse".to_string(), vec!["?".into()]);
-        let problems = from_api(errors, &fields);
+        let problems = from_error(errors, &fields);
         let slots: Vec<&str> = problems.0.keys().map(String::as_str).collect();
         assert_eq!(
             slots,

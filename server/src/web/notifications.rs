@@ -13,10 +13,12 @@ use super::form::Form;
 use super::layout::page;
 use super::monitor::{ActionForm, signed_in, signed_in_form};
 use super::pages;
+use super::pages::PageError;
 use super::session::Session;
-use crate::api::AppState;
-use crate::api::notifications::{DeliveryState, NotificationQuery};
-use crate::api::problem::ApiError;
+use crate::ops::Ctx;
+use crate::ops::OpError;
+use crate::ops::notifications::{self as ops, DeliveryState};
+use crate::ops::paging::PageQuery;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -37,7 +39,7 @@ pub struct ListQuery {
 
 /// `GET /notifications`.
 pub async fn list(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Query(query): Query<ListQuery>,
 ) -> Response {
@@ -46,40 +48,39 @@ pub async fn list(
         Err(response) => return response,
     };
     let first = query.page.is_none();
-    let api_query = NotificationQuery {
+    let token = query.page.filter(|p| !p.is_empty());
+    let page_query = PageQuery {
         count: Some(PAGE_SIZE),
-        continuation_token: query.page.filter(|p| !p.is_empty()),
-        html: true,
-        ..NotificationQuery::default()
+        token: token.as_deref(),
+        ..PageQuery::default()
     };
-    let range = match crate::api::notifications::page(&state, &session.user, &api_query).await {
+    let range = match ops::page(&state, &session.user, None, page_query, true).await {
         Ok(range) => range,
-        Err(ApiError::BadRequest { .. }) => {
+        Err(OpError::Invalid { .. }) => {
             return pages::bad_input(
                 StatusCode::BAD_REQUEST,
                 "The page of notifications asked for does not exist (the link is damaged or from another list).",
             );
         }
-        Err(err) => return pages::from_api(err, Some(&session)),
+        Err(err) => return pages::from_op(err, Some(&session)),
     };
     let notifications = range.data.unwrap_or_default();
     let mut items = Vec::with_capacity(notifications.len());
     for notification in &notifications {
         let id = notification.id.as_deref().unwrap_or("");
-        let deliveries =
-            match crate::api::notifications::deliveries(&state, &session.user, id).await {
-                Ok(deliveries) => deliveries,
-                // Deleted with its monitor between the two reads: show it without deliveries.
-                Err(ApiError::NotFound) => Vec::new(),
-                Err(err) => return pages::from_api(err, Some(&session)),
-            };
+        let deliveries = match ops::deliveries(&state, &session.user, id).await {
+            Ok(deliveries) => deliveries,
+            // Deleted with its monitor between the two reads: show it without deliveries.
+            Err(OpError::NotFound) => Vec::new(),
+            Err(err) => return pages::from_op(err, Some(&session)),
+        };
         // Sanitising parses HTML: off the async threads, as values may be large.
         let html = notification.html.clone().unwrap_or_default();
         let clean = match tokio::task::spawn_blocking(move || sanitise(&html)).await {
             Ok(clean) => clean,
             Err(err) => {
-                return pages::from_api(
-                    ApiError::Internal(format!("sanitise: {err}")),
+                return pages::from_error(
+                    PageError::Internal(format!("sanitise: {err}")),
                     Some(&session),
                 );
             }
@@ -112,7 +113,7 @@ pub async fn list(
 /// `GET /notifications/{id}`: one notification, where a webhook's `alertUrl` points when the
 /// service has a public address: what fired, when, its content and its deliveries.
 pub async fn show(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
@@ -120,20 +121,20 @@ pub async fn show(
         Ok(session) => session,
         Err(response) => return response,
     };
-    let content = match state.store().notification(&session.user, &id).await {
+    let content = match ops::get(&state, &session.user, &id).await {
         Ok(content) => content,
-        Err(err) => return pages::from_api(err.into(), Some(&session)),
+        Err(err) => return pages::from_op(err, Some(&session)),
     };
-    let deliveries = match crate::api::notifications::deliveries(&state, &session.user, &id).await {
+    let deliveries = match ops::deliveries(&state, &session.user, &id).await {
         Ok(deliveries) => deliveries,
-        Err(err) => return pages::from_api(err, Some(&session)),
+        Err(err) => return pages::from_op(err, Some(&session)),
     };
     let html = content.html.clone().unwrap_or_default();
     let clean = match tokio::task::spawn_blocking(move || sanitise(&html)).await {
         Ok(clean) => clean,
         Err(err) => {
-            return pages::from_api(
-                ApiError::Internal(format!("sanitise: {err}")),
+            return pages::from_error(
+                PageError::Internal(format!("sanitise: {err}")),
                 Some(&session),
             );
         }
@@ -273,7 +274,7 @@ fn delivery_row(session: &Session, notification: &str, delivery: &DeliveryState)
 /// `POST /notifications/{id}/deliveries/{delivery}/retry`: the delivery is due now; back to the
 /// list at the notification (post, redirect, get).
 pub async fn retry(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path((id, delivery)): Path<(String, String)>,
     Form(form): Form<ActionForm>,
@@ -282,8 +283,8 @@ pub async fn retry(
         Ok(session) => session,
         Err(response) => return response,
     };
-    match crate::api::notifications::retry(&state, &session.user, &id, &delivery).await {
+    match ops::retry(&state, &session.user, &id, &delivery).await {
         Ok(()) => Redirect::to(&format!("/notifications#n-{id}")).into_response(),
-        Err(err) => pages::from_api(err, Some(&session)),
+        Err(err) => pages::from_op(err, Some(&session)),
     }
 }

@@ -5,8 +5,8 @@
 //! second one. Tokens are kept per user for an hour, at most [`MAX_TOKENS`] in all.
 
 use super::pages;
+use super::pages::PageError;
 use super::session::Session;
-use crate::api::problem::ApiError;
 use axum::response::{IntoResponse, Redirect, Response};
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -61,11 +61,8 @@ pub async fn go_on(session: &Session, token: Option<&str>) -> Result<Turn, Respo
     let turn = turn(&session.user, token).await;
     match &turn {
         Turn::Done(location) => Err(Redirect::to(location).into_response()),
-        Turn::Busy => Err(pages::from_api(
-            ApiError::Unavailable(
-                "the first submit of this form is still being saved".into(),
-                5,
-            ),
+        Turn::Busy => Err(pages::from_error(
+            PageError::Unavailable("the first submit of this form is still being saved".into()),
             Some(session),
         )),
         Turn::First(_) | Turn::Untracked => Ok(turn),

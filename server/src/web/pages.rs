@@ -1,13 +1,15 @@
 //! Pages for what went wrong: not found (also for what belongs to someone else, so the two
 //! cannot be told apart), a refused form, too many attempts, bad input and a failure on the
-//! server; and the mapping of the API's errors onto them, so a browser never sees problem+json.
+//! server; and [`PageError`], what a page handler fails with, mapped from the operations'
+//! errors ([`OpError`]) onto those pages, so a browser never sees problem+json.
 
 use super::layout::page;
 use super::session::Session;
-use crate::api::problem::ApiError;
+use crate::ops::OpError;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
+use std::collections::BTreeMap;
 
 fn message(status: StatusCode, title: &str, session: Option<&Session>, body: Markup) -> Response {
     let markup = page(
@@ -81,13 +83,63 @@ pub fn internal_error() -> Response {
     )
 }
 
-/// A page for an error of the API's code.
-pub fn from_api(err: ApiError, session: Option<&Session>) -> Response {
+/// What a page handler fails with: an operation's error as the interface answers it.
+#[derive(Debug)]
+pub enum PageError {
+    /// 400: a field fails validation (or a quota would be passed).
+    BadRequest {
+        /// Summary.
+        detail: String,
+        /// Field path -> messages.
+        errors: BTreeMap<String, Vec<String>>,
+    },
+    /// Not signed in (any more), or credentials that do not sign in.
+    Unauthorized,
+    /// 404: nothing of this user under that address.
+    NotFound,
+    /// 503: the work could not be done now (what to tell the user).
+    Unavailable(String),
+    /// 429: over a rate limit; retry after this many seconds.
+    TooManyRequests(u64),
+    /// 500: the detail goes to the log.
+    Internal(String),
+}
+
+impl From<OpError> for PageError {
+    fn from(err: OpError) -> Self {
+        match err {
+            OpError::Invalid { detail, errors } => PageError::BadRequest { detail, errors },
+            OpError::NotFound => PageError::NotFound,
+            OpError::Quota { limit, message } => PageError::BadRequest {
+                detail: message.clone(),
+                errors: BTreeMap::from([(limit, vec![message])]),
+            },
+            OpError::TooMany(seconds) => PageError::TooManyRequests(seconds),
+            OpError::Unauthorized(_) => PageError::Unauthorized,
+            OpError::Unavailable { detail, .. } => PageError::Unavailable(detail),
+            OpError::Internal(detail) => PageError::Internal(detail),
+        }
+    }
+}
+
+/// What a 400 says first, for a page that shows one sentence: its first field message, else
+/// its summary.
+pub fn first_message(detail: String, errors: &BTreeMap<String, Vec<String>>) -> String {
+    errors.values().flatten().next().cloned().unwrap_or(detail)
+}
+
+/// The page for an operation's error.
+pub fn from_op(err: OpError, session: Option<&Session>) -> Response {
+    from_error(err.into(), session)
+}
+
+/// The page for a page handler's error.
+pub fn from_error(err: PageError, session: Option<&Session>) -> Response {
     match err {
-        ApiError::NotFound => not_found(session),
-        ApiError::TooManyRequests(seconds) => too_many(seconds, session),
-        ApiError::Unauthorized(_) => Redirect::to("/signin").into_response(),
-        ApiError::BadRequest { detail, errors } => message(
+        PageError::NotFound => not_found(session),
+        PageError::TooManyRequests(seconds) => too_many(seconds, session),
+        PageError::Unauthorized => Redirect::to("/signin").into_response(),
+        PageError::BadRequest { detail, errors } => message(
             StatusCode::BAD_REQUEST,
             "That did not work",
             session,
@@ -96,14 +148,14 @@ pub fn from_api(err: ApiError, session: Option<&Session>) -> Response {
                 ul { @for (field, messages) in &errors { @for m in messages { li { (field) ": " (m) } } } }
             },
         ),
-        ApiError::Unavailable(detail, _) => message(
+        PageError::Unavailable(detail) => message(
             StatusCode::SERVICE_UNAVAILABLE,
             "The server is busy",
             session,
             html! { p { (detail) } },
         ),
-        other => {
-            tracing::error!(error = ?other, "web interface request failed");
+        PageError::Internal(detail) => {
+            tracing::error!(error = %detail, "web interface request failed");
             internal_error()
         }
     }

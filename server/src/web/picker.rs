@@ -17,7 +17,7 @@ use super::picker_page::{
     address_page, count_text, gone, gone_text, picker_page, retry_page, use_link,
 };
 use super::session::{self, Session};
-use crate::api::AppState;
+use crate::ops::Ctx;
 use crate::tabs::{BUSY, INTERFACE_WAIT};
 use axum::Extension;
 use axum::extract::{Path, RawQuery, State};
@@ -59,7 +59,7 @@ impl PickQuery {
 /// `GET /monitors/pick`: with `token`, the kept page with the xPath tried; with `url`, fetches
 /// the page and leads to it; without either, a field for the address.
 pub async fn pick(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     Extension(store): Extension<Arc<PickStore>>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
@@ -100,7 +100,7 @@ pub async fn pick(
 /// `GET /monitors/{id}/pick`: fetches the monitor's page with its own request and rendering
 /// settings, then leads to the picker with its xPath and excludeXPath.
 pub async fn pick_monitor(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     Extension(store): Extension<Arc<PickStore>>,
     headers: HeaderMap,
     Path(id): Path<String>,
@@ -125,7 +125,7 @@ pub async fn pick_monitor(
 
 /// `GET /monitors/pick/frame/{token}`: the kept page, inert, with the frame's own headers.
 pub async fn frame(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     Extension(store): Extension<Arc<PickStore>>,
     headers: HeaderMap,
     Path(token): Path<String>,
@@ -160,7 +160,7 @@ pub async fn frame(
 /// `GET /monitors/pick/value?token=…&xPath=…&excludeXPath=…`: the engine's value and counts
 /// as JSON, for `picker.js`.
 pub async fn value(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     Extension(store): Extension<Arc<PickStore>>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
@@ -181,7 +181,7 @@ pub async fn value(
                 serde_json::json!({"error": "Signed out: sign in again."}),
             );
         }
-        Err(err) => return pages::from_api(err, None),
+        Err(err) => return pages::from_error(err, None),
     };
     let Some(query) = PickQuery::read(query.as_deref()) else {
         return json(
@@ -232,7 +232,7 @@ impl Failed {
 
 /// Fetches `monitor`'s page through the engine, makes it inert and keeps it; its token.
 async fn fetch_and_keep(
-    state: &AppState,
+    state: &Ctx,
     store: &Arc<PickStore>,
     session: &Session,
     mut monitor: Monitor,
@@ -357,7 +357,7 @@ pub(super) struct Tried {
 /// Evaluates the query's xPath and excludeXPath on the kept page with the engine, as a check
 /// of the picked monitor (or of a new one) would.
 async fn evaluate(
-    state: &AppState,
+    state: &Ctx,
     store: &Arc<PickStore>,
     pick: &Arc<Pick>,
     query: &PickQuery,

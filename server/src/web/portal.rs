@@ -12,8 +12,7 @@ use super::history::{self, Subject};
 use super::monitor::{display_name, own_monitor};
 use super::pages;
 use super::session::Session;
-use crate::api::AppState;
-use crate::api::auth::CurrentUser;
+use crate::ops::Ctx;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -25,21 +24,16 @@ use wachet::model::{ClientJobType, ClientPage};
 /// Most pages listed; a crawl visits at most 500 by default.
 const MAX_LISTED: usize = 500;
 
-/// The monitor's pages through the API's own handler (so exactly what the API would give).
+/// The monitor's pages through the operation the API answers with (so exactly what it gives).
 async fn pages_of(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     monitor: &Monitor,
 ) -> Result<Vec<ClientPage>, Response> {
     let id = monitor.id.clone().unwrap_or_default();
-    crate::api::tasks::task_pages(
-        State(state.clone()),
-        CurrentUser(session.user.clone()),
-        Path(id),
-    )
-    .await
-    .map(|pages| pages.0)
-    .map_err(|err| pages::from_api(err, Some(session)))
+    crate::ops::monitors::pages(state, &session.user, &id)
+        .await
+        .map_err(|err| pages::from_op(err, Some(session)))
 }
 
 /// How a page fared in the monitor's last crawl: a badge's class and label.
@@ -73,7 +67,7 @@ fn state_of(monitor: &Monitor, page: &ClientPage) -> (&'static str, &'static str
 /// The pages of a Portal monitor as a section of its page or history; `None` for a
 /// SinglePage monitor.
 pub(super) async fn pages_section(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     monitor: &Monitor,
 ) -> Result<Option<Markup>, Response> {
@@ -149,7 +143,7 @@ pub(super) async fn pages_section(
 /// The signed-in user's Portal monitor `id` with its page `page`, as a [`Subject`]; or the
 /// response to give instead (sign-in, or the 404 page).
 async fn own_page(
-    state: &AppState,
+    state: &Ctx,
     headers: &HeaderMap,
     id: &str,
     page: &str,
@@ -178,7 +172,7 @@ async fn own_page(
 
 /// `GET /monitors/{id}/pages/{page}`: a page's place is its history.
 pub async fn page(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path((id, page)): Path<(String, String)>,
 ) -> Response {
@@ -190,7 +184,7 @@ pub async fn page(
 
 /// `GET /monitors/{id}/pages/{page}/history`.
 pub async fn page_history(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path((id, page)): Path<(String, String)>,
     RawQuery(query): RawQuery,
@@ -206,7 +200,7 @@ pub async fn page_history(
 /// `GET /monitors/{id}/pages/{page}/history/latest`: the page's newest entries, for the live
 /// updates of its history.
 pub async fn page_history_latest(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path((id, page)): Path<(String, String)>,
     RawQuery(query): RawQuery,
@@ -221,7 +215,7 @@ pub async fn page_history_latest(
 
 /// `GET /monitors/{id}/pages/{page}/diff`.
 pub async fn page_diff(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     axum::Extension(diffs): axum::Extension<std::sync::Arc<diff::Diffs>>,
     headers: HeaderMap,
     Path((id, page)): Path<(String, String)>,

@@ -11,8 +11,8 @@ use super::edit::{Choices, form_page, posted};
 use super::form::Form;
 use super::monitor_form::{self, Problems};
 use super::pages;
-use crate::api::AppState;
-use crate::api::problem::ApiError;
+use super::pages::PageError;
+use crate::ops::Ctx;
 use crate::tabs::{BUSY, INTERFACE_WAIT};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -46,7 +46,7 @@ const MARKER: &str = "<!--wachet:pages-->";
 
 /// `POST /monitors/preview`.
 pub async fn preview(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
@@ -58,13 +58,13 @@ pub async fn preview(
     let mut fields = posted.fields;
     fields.compact();
     if let Some(id) = &fields.id
-        && let Err(err) = state.store().task(&session.user, id).await
+        && let Err(err) = crate::ops::monitors::stored(&state, &session.user, id).await
     {
-        return pages::from_api(err.into(), Some(&session));
+        return pages::from_error(err.into(), Some(&session));
     }
     let choices = match Choices::load(&state, &session).await {
         Ok(choices) => choices,
-        Err(err) => return pages::from_api(err, Some(&session)),
+        Err(err) => return pages::from_error(err, Some(&session)),
     };
     let show = |status: StatusCode, problems: &Problems, below: Markup| {
         (
@@ -95,16 +95,16 @@ pub async fn preview(
             );
         }
     };
-    let monitor = match crate::api::tasks::validate(&state, monitor).await {
+    let monitor = match crate::ops::monitors::validate(&state, monitor).await {
         Ok(monitor) => monitor,
-        Err(ApiError::BadRequest { detail, errors }) => {
-            let mut problems = monitor_form::from_api(errors, &fields);
+        Err(crate::ops::OpError::Invalid { detail, errors }) => {
+            let mut problems = monitor_form::from_error(errors, &fields);
             if problems.is_empty() {
                 problems.add("form", detail);
             }
             return show(StatusCode::BAD_REQUEST, &problems, html! {});
         }
-        Err(other) => return pages::from_api(other, Some(&session)),
+        Err(other) => return pages::from_op(other, Some(&session)),
     };
     // A rendered preview renders in the user's own tabs, counted with their checks'; one is
     // taken now, so a user whose tabs are all held is told at once.
@@ -140,12 +140,12 @@ pub async fn preview(
                         map.entry(e.field).or_insert_with(Vec::new).push(e.message);
                         map
                     });
-            let problems = monitor_form::from_api(errors, &fields);
+            let problems = monitor_form::from_error(errors, &fields);
             return show(StatusCode::BAD_REQUEST, &problems, html! {});
         }
         Err(err) => {
-            return pages::from_api(
-                ApiError::Internal(format!("preparing a preview: {err}")),
+            return pages::from_error(
+                PageError::Internal(format!("preparing a preview: {err}")),
                 Some(&session),
             );
         }
@@ -245,7 +245,7 @@ fn page_item(page: &CrawledPage) -> Markup {
 /// summary, and the rest of the page. A client that goes away drops the body, which ends the
 /// task and with it the crawl.
 fn stream_crawl(
-    state: &AppState,
+    state: &Ctx,
     page: String,
     prepared: wachet::PreparedMonitor,
     turn: Turn,

@@ -1,6 +1,6 @@
 //! The sign-in session of a browser and the checks every form passes. A session is an API
 //! token (256 random bits, stored only as its SHA-256, [`crate::store::UserStore::insert_token`])
-//! issued by the API's own login and carried in an HttpOnly cookie instead of a header, so
+//! issued by the same login as the API's ([`crate::ops::account::login`]) and carried in an HttpOnly cookie instead of a header, so
 //! `invalidateTokens` and a password change end sessions like any token. Forms carry a CSRF
 //! token derived from the session token (HMAC, nothing more to store) and must come from this
 //! origin (`Sec-Fetch-Site`, else `Origin`). A session ends at its absolute lifetime (the
@@ -14,9 +14,9 @@
 //! never taken as either one's user.
 
 use super::WebSettings;
-use crate::api::AppState;
-use crate::api::problem::ApiError;
-use crate::store::now_millis;
+use super::pages::PageError;
+use crate::ops::Ctx;
+use crate::ops::account;
 use axum::http::{HeaderMap, header};
 use hmac::{Hmac, Mac};
 use subtle::ConstantTimeEq;
@@ -25,13 +25,7 @@ use subtle::ConstantTimeEq;
 pub const SESSION_COOKIE: &str = "wachet_session";
 /// The session cookie's name whenever it is `Secure`.
 pub const SECURE_SESSION_COOKIE: &str = "__Host-wachet_session";
-/// How long a session lasts at most by default: the API's 30-day bound on tokens.
-pub const DEFAULT_LIFETIME_SECONDS: i64 = 30 * 86_400;
-/// How long a session lasts without use by default: a week.
-pub const DEFAULT_IDLE_SECONDS: i64 = 7 * 86_400;
-/// A session's last use is written again only when older than this, so that reading pages is
-/// not a write each time.
-const SEEN_RESOLUTION_MILLIS: i64 = 60_000;
+pub use crate::ops::settings::{DEFAULT_IDLE_SECONDS, DEFAULT_LIFETIME_SECONDS};
 /// Longest cookie value looked at; ours are 43 characters.
 const MAX_TOKEN_LEN: usize = 256;
 
@@ -89,36 +83,17 @@ pub fn several_cookies(headers: &HeaderMap, settings: &WebSettings) -> bool {
 
 /// The session of the request, if it carries a live one. A signed-in browser counts against
 /// the user's request rate like the API does.
-pub async fn current(state: &AppState, headers: &HeaderMap) -> Result<Option<Session>, ApiError> {
+pub async fn current(state: &Ctx, headers: &HeaderMap) -> Result<Option<Session>, PageError> {
     let Some(token) = cookie_token(headers, &state.settings().web) else {
         return Ok(None);
     };
     let token_hash = crate::secrets::sha256_hex(token);
-    let now = now_millis();
-    let Some((user, _expires)) = state.store().token_owner(&token_hash, now).await? else {
-        return Ok(None);
-    };
-    let Some(seen) = state.store().session_seen(&token_hash, now).await? else {
-        return Ok(None);
-    };
-    let idle_millis = state.settings().web.session_idle.saturating_mul(1000);
-    if seen.is_some_and(|seen| now.saturating_sub(seen) > idle_millis) {
-        state.store().delete_token(&token_hash).await?;
-        return Ok(None);
-    }
-    if seen.is_none_or(|seen| now.saturating_sub(seen) >= SEEN_RESOLUTION_MILLIS) {
-        state.store().touch_session(&token_hash, now).await?;
-    }
-    state
-        .limits()
-        .request(&user)
-        .map_err(ApiError::TooManyRequests)?;
-    let Some(record) = state.store().user_by_id(&user).await? else {
+    let Some(found) = account::session(state, &token_hash).await? else {
         return Ok(None);
     };
     Ok(Some(Session {
-        user,
-        email: record.email,
+        user: found.user,
+        email: found.email,
         token_hash,
         csrf: csrf_token(token),
     }))
@@ -170,15 +145,7 @@ pub fn same_origin(headers: &HeaderMap, settings: &WebSettings) -> bool {
 /// Whether the cookie must be `Secure`: the public URL is https, or a proxy in front says the
 /// request came over https (trusting it only makes the cookie stricter).
 pub fn secure(headers: &HeaderMap, settings: &WebSettings) -> bool {
-    let public_https = settings
-        .public_url
-        .as_deref()
-        .is_some_and(|url| url.to_ascii_lowercase().starts_with("https://"));
-    let forwarded_https = headers
-        .get("x-forwarded-proto")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|proto| proto.eq_ignore_ascii_case("https"));
-    public_https || forwarded_https
+    crate::hosts::secure(headers, settings)
 }
 
 /// Whether the request carries a session cookie at all (live or not, of either name): a

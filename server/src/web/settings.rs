@@ -1,4 +1,4 @@
-//! The settings page (`/settings`) and its forms, each through the API's own code: the user's
+//! The settings page (`/settings`) and its forms, each through the operations the API calls: the user's
 //! notification endpoints with their confirmation state (`PUT /user/notificationEndpoints`),
 //! a test notification to each (through the outbox, under the hourly bound), the webhook
 //! secret and the API key (regenerated and shown once, on the page answering the form), the
@@ -7,20 +7,16 @@
 //! (created or renewed with their URL shown once, removed). Secrets shown once are answered
 //! directly (no redirect), under the interface's `Cache-Control: no-store`.
 
-use super::feeds::feed_path;
 use super::folders::when;
 use super::form::Form;
 use super::layout::page;
 use super::monitor::{signed_in, signed_in_form};
 use super::notifications::{delivery_badge, tries};
 use super::pages;
+use super::pages::{PageError, first_message};
 use super::session::{self, Session};
-use crate::api::AppState;
-use crate::api::auth::{CurrentSession, CurrentUser, PasswordChange};
-use crate::api::body::ApiJson;
-use crate::api::notifications::DeliveryState;
-use crate::api::problem::{ApiError, first_message};
-use crate::api::user::{EndpointsUpdate, NotificationSettings};
+use crate::ops::notifications::DeliveryState;
+use crate::ops::{Ctx, account, endpoints, feeds, folders, monitors};
 use crate::store::{FeedRecord, FeedScope};
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -74,7 +70,7 @@ struct FieldErrors {
 }
 
 /// `GET /settings`.
-pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response {
+pub async fn show(State(state): State<Ctx>, headers: HeaderMap) -> Response {
     let session = match signed_in(&state, &headers).await {
         Ok(session) => session,
         Err(response) => return response,
@@ -83,7 +79,7 @@ pub async fn show(State(state): State<AppState>, headers: HeaderMap) -> Response
 }
 
 /// The page answering a form: what it did or the secret it made, or the API's refusal.
-async fn answer(state: &AppState, session: &Session, outcome: Result<Flash, ApiError>) -> Response {
+async fn answer(state: &Ctx, session: &Session, outcome: Result<Flash, PageError>) -> Response {
     match outcome {
         Ok(flash) => {
             render(
@@ -95,38 +91,37 @@ async fn answer(state: &AppState, session: &Session, outcome: Result<Flash, ApiE
             )
             .await
         }
-        Err(err) => pages::from_api(err, Some(session)),
+        Err(err) => pages::from_error(err, Some(session)),
     }
 }
 
 /// The page answering a form refused at its fields.
-async fn refused(state: &AppState, session: &Session, errors: FieldErrors) -> Response {
+async fn refused(state: &Ctx, session: &Session, errors: FieldErrors) -> Response {
     render(state, session, Flash::None, errors, StatusCode::BAD_REQUEST).await
 }
 
 async fn render(
-    state: &AppState,
+    state: &Ctx,
     session: &Session,
     flash: Flash,
     errors: FieldErrors,
     status: StatusCode,
 ) -> Response {
-    let user = CurrentUser(session.user.clone());
-    let settings = match crate::api::user::get_endpoints(State(state.clone()), user).await {
-        Ok(ApiJson(settings)) => settings,
-        Err(err) => return pages::from_api(err, Some(session)),
+    let settings = match endpoints::get(state, &session.user).await {
+        Ok(settings) => settings,
+        Err(err) => return pages::from_op(err, Some(session)),
     };
-    let tests = match crate::api::user::tests(state, &session.user).await {
+    let tests = match endpoints::tests(state, &session.user).await {
         Ok(tests) => tests,
-        Err(err) => return pages::from_api(err, Some(session)),
+        Err(err) => return pages::from_op(err, Some(session)),
     };
-    let feeds = match state.store().feeds(&session.user).await {
+    let feeds = match feeds::list(state, &session.user).await {
         Ok(feeds) => feeds,
-        Err(err) => return pages::from_api(err.into(), Some(session)),
+        Err(err) => return pages::from_op(err, Some(session)),
     };
     let targets = match feed_targets(state, &session.user).await {
         Ok(targets) => targets,
-        Err(err) => return pages::from_api(err, Some(session)),
+        Err(err) => return pages::from_error(err, Some(session)),
     };
     let main = html! {
         div.page-head { h1 { "Settings" } }
@@ -168,7 +163,7 @@ fn endpoint_kind_label(kind: MessagingServiceType) -> String {
 
 fn endpoints_section(
     session: &Session,
-    settings: &NotificationSettings,
+    settings: &endpoints::Endpoints,
     tests: &[DeliveryState],
     errors: &FieldErrors,
 ) -> Markup {
@@ -273,9 +268,8 @@ fn endpoints_section(
 }
 
 /// What a feed can follow: every monitor, a folder, a monitor; as (form value, label).
-async fn feed_targets(state: &AppState, user: &str) -> Result<Vec<(String, String)>, ApiError> {
+async fn feed_targets(state: &Ctx, user: &str) -> Result<Vec<(String, String)>, PageError> {
     let mut targets = vec![("all".to_string(), "All monitors".to_string())];
-    let store = state.store();
     // Breadth first from the root, each folder labelled with its path.
     let mut queue: std::collections::VecDeque<(Option<String>, String)> =
         std::collections::VecDeque::from([(None, String::new())]);
@@ -284,9 +278,8 @@ async fn feed_targets(state: &AppState, user: &str) -> Result<Vec<(String, Strin
         if folders.len() >= FEED_FOLDERS {
             break;
         }
-        let listing = store
-            .list_folder(user, folder.as_deref(), None, FEED_FOLDERS as u32)
-            .await?;
+        let listing =
+            folders::contents(state, user, folder.as_deref(), None, FEED_FOLDERS as u32).await?;
         for sub in listing.subfolders {
             let Some(id) = sub.id else { continue };
             let name = format!("{path}{}", sub.name.as_deref().unwrap_or("(unnamed)"));
@@ -297,7 +290,7 @@ async fn feed_targets(state: &AppState, user: &str) -> Result<Vec<(String, Strin
         }
     }
     targets.extend(folders);
-    let monitors = store.search_tasks(user, &[], FEED_MONITORS).await?;
+    let monitors = monitors::by_name(state, user, FEED_MONITORS).await?;
     for monitor in monitors {
         let Some(id) = monitor.id.as_deref() else {
             continue;
@@ -344,7 +337,7 @@ fn feeds_section(session: &Session, feeds: &[FeedRecord], targets: &[(String, St
                         li.feed {
                             div.feed-main {
                                 span.feed-name { (feed_label(feed)) }
-                                span.hint { code { (feed_path(&feed.scope)) "?key=…" } " · made " (when(chrono::DateTime::from_timestamp_millis(feed.created_at), now)) }
+                                span.hint { code { (crate::ops::feeds::path(&feed.scope)) "?key=…" } " · made " (when(chrono::DateTime::from_timestamp_millis(feed.created_at), now)) }
                             }
                             div.actions {
                                 form method="post" action="/settings/feeds" {
@@ -467,12 +460,10 @@ pub struct SettingsForm {
 
 /// The user's endpoints as stored (without the output-only `confirmed`).
 async fn current_endpoints(
-    state: &AppState,
+    state: &Ctx,
     user: &str,
-) -> Result<Vec<NotificationEndpoint>, ApiError> {
-    let ApiJson(settings) =
-        crate::api::user::get_endpoints(State(state.clone()), CurrentUser(user.to_string()))
-            .await?;
+) -> Result<Vec<NotificationEndpoint>, PageError> {
+    let settings = endpoints::get(state, user).await?;
     Ok(settings
         .notification_endpoints
         .into_iter()
@@ -484,25 +475,18 @@ async fn current_endpoints(
 }
 
 async fn store_endpoints(
-    state: &AppState,
+    state: &Ctx,
     user: &str,
-    endpoints: Vec<NotificationEndpoint>,
-) -> Result<(), ApiError> {
-    crate::api::user::put_endpoints(
-        State(state.clone()),
-        CurrentUser(user.to_string()),
-        ApiJson(EndpointsUpdate {
-            notification_endpoints: endpoints,
-        }),
-    )
-    .await
-    .map(|_| ())
+    list: Vec<NotificationEndpoint>,
+) -> Result<(), PageError> {
+    endpoints::replace(state, user, &list).await?;
+    Ok(())
 }
 
 /// `POST /settings/endpoints`: adds an endpoint through `PUT /user/notificationEndpoints`'s
 /// code; what it refuses is shown at the field.
 pub async fn add_endpoint(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
@@ -527,7 +511,7 @@ pub async fn add_endpoint(
     };
     let mut endpoints = match current_endpoints(&state, &session.user).await {
         Ok(endpoints) => endpoints,
-        Err(err) => return pages::from_api(err, Some(&session)),
+        Err(err) => return pages::from_error(err, Some(&session)),
     };
     if endpoints
         .iter()
@@ -543,19 +527,19 @@ pub async fn add_endpoint(
     });
     match store_endpoints(&state, &session.user, endpoints).await {
         Ok(()) => Redirect::to("/settings#endpoints").into_response(),
-        Err(ApiError::BadRequest { detail, errors }) => {
+        Err(PageError::BadRequest { detail, errors }) => {
             let message = first_message(detail, &errors);
             let errors = refuse(format!("This endpoint cannot be used: {message}."));
             refused(&state, &session, errors).await
         }
-        Err(err) => pages::from_api(err, Some(&session)),
+        Err(err) => pages::from_error(err, Some(&session)),
     }
 }
 
 /// `POST /settings/endpoints/remove`: removes the endpoint of that type and value (a second
 /// submit finds nothing to remove and changes nothing).
 pub async fn remove_endpoint(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
@@ -567,21 +551,21 @@ pub async fn remove_endpoint(
     let kind = form.kind.as_deref().and_then(|k| k.parse::<i64>().ok());
     let mut endpoints = match current_endpoints(&state, &session.user).await {
         Ok(endpoints) => endpoints,
-        Err(err) => return pages::from_api(err, Some(&session)),
+        Err(err) => return pages::from_error(err, Some(&session)),
     };
     let before = endpoints.len();
     endpoints.retain(|e| !(Some(e.kind.code()) == kind && e.value.as_deref() == Some(value)));
     if endpoints.len() != before
         && let Err(err) = store_endpoints(&state, &session.user, endpoints).await
     {
-        return pages::from_api(err, Some(&session));
+        return pages::from_error(err, Some(&session));
     }
     Redirect::to("/settings#endpoints").into_response()
 }
 
 /// `POST /settings/endpoints/test`: a test notification to that endpoint, into the outbox.
 pub async fn test_endpoint(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
@@ -590,9 +574,12 @@ pub async fn test_endpoint(
         Err(response) => return response,
     };
     let value = form.value.as_deref().unwrap_or("").trim();
-    match crate::api::user::send_test(&state, &session.user, value).await {
+    match endpoints::send_test(&state, &session.user, value)
+        .await
+        .map_err(PageError::from)
+    {
         Ok(_) => Redirect::to("/settings#tests").into_response(),
-        Err(ApiError::BadRequest { detail, errors }) => {
+        Err(PageError::BadRequest { detail, errors }) => {
             let message = first_message(detail, &errors);
             let flash = Flash::Done(format!(
                 "No test notification was sent to {value}: {message}."
@@ -606,13 +593,13 @@ pub async fn test_endpoint(
             )
             .await
         }
-        Err(err) => pages::from_api(err, Some(&session)),
+        Err(err) => pages::from_error(err, Some(&session)),
     }
 }
 
 /// `POST /settings/webhook-secret`: a new secret, shown once.
 pub async fn webhook_secret(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
@@ -620,11 +607,10 @@ pub async fn webhook_secret(
         Ok(session) => session,
         Err(response) => return response,
     };
-    let user = CurrentUser(session.user.clone());
-    let secret = crate::api::user::rotate_webhook_secret(State(state.clone()), user).await;
-    let flash = secret.map(|ApiJson(secret)| Flash::Secret {
+    let secret = endpoints::rotate_webhook_secret(&state, &session.user).await;
+    let flash = secret.map_err(PageError::from).map(|secret| Flash::Secret {
         what: "webhook secret",
-        value: secret.webhook_secret,
+        value: secret,
         note: "Give it to your webhook receivers: deliveries from now on are signed with it."
             .into(),
     });
@@ -633,7 +619,7 @@ pub async fn webhook_secret(
 
 /// `POST /settings/api-key`: a new API key (the old one stops working), shown once.
 pub async fn api_key(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
@@ -641,11 +627,10 @@ pub async fn api_key(
         Ok(session) => session,
         Err(response) => return response,
     };
-    let user = CurrentUser(session.user.clone());
-    let key = crate::api::auth::rotate_api_key(State(state.clone()), user).await;
-    let flash = key.map(|ApiJson(key)| Flash::Secret {
+    let key = account::rotate_api_key(&state, &session.user).await;
+    let flash = key.map_err(PageError::from).map(|key| Flash::Secret {
         what: "API key",
-        value: key.api_key,
+        value: key,
         note: format!(
             "Sign in with user id {} and this key. The old key no longer works; tokens already issued do until they expire.",
             session.user
@@ -654,10 +639,10 @@ pub async fn api_key(
     answer(&state, &session, flash).await
 }
 
-/// `POST /settings/password`: through `PUT /user/password`'s code (the current password is
+/// `POST /settings/password`: through the operation `PUT /user/password` calls (the current password is
 /// checked as a login, with its limits); this session stays, the others end.
 pub async fn password(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     connect: ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
@@ -666,16 +651,19 @@ pub async fn password(
         Ok(session) => session,
         Err(response) => return response,
     };
-    let current = CurrentSession {
+    let current = account::Authenticated {
         user: session.user.clone(),
         token_hash: session.token_hash.clone(),
     };
-    let change = PasswordChange {
-        current_password: form.current_password,
-        new_password: form.new_password,
-    };
-    match crate::api::auth::change_password(State(state.clone()), connect, current, ApiJson(change))
-        .await
+    match account::change_password(
+        &state,
+        &current,
+        connect.0.ip(),
+        &form.current_password,
+        &form.new_password,
+    )
+    .await
+    .map_err(PageError::from)
     {
         Ok(_) => {
             let flash = Flash::Done(
@@ -683,7 +671,7 @@ pub async fn password(
             );
             answer(&state, &session, Ok(flash)).await
         }
-        Err(ApiError::BadRequest { detail, errors }) => {
+        Err(PageError::BadRequest { detail, errors }) => {
             let first = |field: &str| errors.get(field).and_then(|m| m.first()).cloned();
             let mut field_errors = FieldErrors {
                 current_password: first("currentPassword").map(|m| match m.as_str() {
@@ -704,14 +692,14 @@ pub async fn password(
             }
             refused(&state, &session, field_errors).await
         }
-        Err(err) => pages::from_api(err, Some(&session)),
+        Err(err) => pages::from_error(err, Some(&session)),
     }
 }
 
 /// `POST /settings/sign-out-everywhere`: `invalidateTokens`' code ends every token and session
 /// of the user, this one too; the cookie goes and the browser is at the sign-in page.
 pub async fn sign_out_everywhere(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
@@ -719,9 +707,8 @@ pub async fn sign_out_everywhere(
         Ok(session) => session,
         Err(response) => return response,
     };
-    let user = CurrentUser(session.user.clone());
-    if let Err(err) = crate::api::auth::invalidate_tokens(State(state.clone()), user).await {
-        return pages::from_api(err, Some(&session));
+    if let Err(err) = account::invalidate_tokens(&state, &session.user).await {
+        return pages::from_op(err, Some(&session));
     }
     let settings = &state.settings().web;
     let mut response = Redirect::to("/signin").into_response();
@@ -736,7 +723,7 @@ pub async fn sign_out_everywhere(
 /// `POST /settings/feeds`: creates the feed of the chosen target, or renews its secret; its
 /// URL is shown once.
 pub async fn create_feed(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(form): Form<SettingsForm>,
 ) -> Response {
@@ -746,14 +733,15 @@ pub async fn create_feed(
     };
     let target = form.target.as_deref().unwrap_or("");
     let (scope, id) = target.split_once(':').unwrap_or((target, ""));
-    let scope = match crate::api::user::feed_scope(Some(scope), Some(id.to_string())) {
+    let scope = match feeds::scope(Some(scope), Some(id.to_string())) {
         Ok(scope) => scope,
         Err(_) => {
             return pages::bad_input(StatusCode::BAD_REQUEST, "Choose what the feed follows.");
         }
     };
-    let renewed = crate::api::user::renew_feed(&state, &headers, &session.user, &scope).await;
-    let flash = renewed.map(|(feed, url)| Flash::Secret {
+    let base = crate::hosts::base_url(&headers, &state.settings().web);
+    let renewed = feeds::renew(&state, &session.user, &scope, &base).await;
+    let flash = renewed.map_err(PageError::from).map(|(feed, url)| Flash::Secret {
         what: FEED_ADDRESS,
         value: url,
         note: format!(
@@ -766,7 +754,7 @@ pub async fn create_feed(
 
 /// `POST /settings/feeds/{id}/delete`: the feed's address stops working.
 pub async fn delete_feed(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Path(id): Path<String>,
     Form(form): Form<SettingsForm>,
@@ -775,11 +763,11 @@ pub async fn delete_feed(
         Ok(session) => session,
         Err(response) => return response,
     };
-    match state.store().delete_feed(&session.user, &id).await {
+    match feeds::delete(&state, &session.user, &id).await {
         // A second submit finds it gone: the list is what was asked for either way.
-        Ok(()) | Err(crate::store::StoreError::NotFound) => {
+        Ok(()) | Err(crate::ops::OpError::NotFound) => {
             Redirect::to("/settings#feeds").into_response()
         }
-        Err(err) => pages::from_api(err.into(), Some(&session)),
+        Err(err) => pages::from_op(err, Some(&session)),
     }
 }

@@ -1,14 +1,14 @@
 //! Sign-in and sign-out. Signing in is the API's own password login
-//! ([`crate::api::auth::login`]: the same rate limits, turns and password slots), whose token
+//! ([`crate::ops::account::login`], as the API's: the same rate limits, turns and password slots), whose token
 //! becomes the session cookie; signing out deletes that one token.
 
 use super::form::Form;
 use super::layout::page;
 use super::pages;
+use super::pages::PageError;
 use super::session;
-use crate::api::AppState;
-use crate::api::body::ApiJson;
-use crate::api::problem::ApiError;
+use crate::ops::Ctx;
+use crate::ops::account;
 use axum::extract::{ConnectInfo, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -96,7 +96,7 @@ fn render(status: StatusCode, email: &str, next: &str, failure: Option<Failure>)
 
 /// `GET /signin`: the form (signed-in browsers go to their monitors).
 pub async fn form(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     RawQuery(query): RawQuery,
 ) -> Response {
@@ -123,13 +123,13 @@ pub async fn form(
             };
             render(StatusCode::OK, "", next, ended)
         }
-        Err(err) => pages::from_api(err, None),
+        Err(err) => pages::from_error(err, None),
     }
 }
 
 /// `POST /signin`: checks the password through the API's login and starts a session.
 pub async fn submit(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     connect: ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     Form(form): Form<SignInForm>,
@@ -147,26 +147,22 @@ pub async fn submit(
         expires_in_sec: Some(lifetime),
     };
     let secure = session::secure(&headers, settings);
-    match crate::api::auth::login(
-        State(state.clone()),
-        connect,
-        headers.clone(),
-        ApiJson(request),
-    )
-    .await
+    let client = account::Client {
+        address: connect.0.ip(),
+        base: crate::hosts::request_base(&headers),
+    };
+    match account::login(&state, &client, request)
+        .await
+        .map_err(PageError::from)
     {
-        Ok(ApiJson(answer)) => {
+        Ok(answer) => {
             let Some(token) = answer.token else {
                 return pages::internal_error();
             };
             // The idle time counts from the sign-in.
             let hash = crate::secrets::sha256_hex(&token);
-            if let Err(err) = state
-                .store()
-                .touch_session(&hash, crate::store::now_millis())
-                .await
-            {
-                return pages::from_api(err.into(), None);
+            if let Err(err) = account::start_session(&state, &hash).await {
+                return pages::from_op(err, None);
             }
             let mut response = Redirect::to(&next).into_response();
             if let Ok(cookie) = HeaderValue::from_str(&session::cookie(&token, lifetime, secure)) {
@@ -174,7 +170,7 @@ pub async fn submit(
             }
             response
         }
-        Err(ApiError::Unauthorized(_)) => render(
+        Err(PageError::Unauthorized) => render(
             StatusCode::UNAUTHORIZED,
             &email,
             &next,
@@ -182,7 +178,7 @@ pub async fn submit(
                 "Wrong e-mail address or password.".to_string(),
             )),
         ),
-        Err(ApiError::TooManyRequests(seconds)) => {
+        Err(PageError::TooManyRequests(seconds)) => {
             let mut response = render(
                 StatusCode::TOO_MANY_REQUESTS,
                 &email,
@@ -196,7 +192,7 @@ pub async fn submit(
             }
             response
         }
-        Err(ApiError::BadRequest { errors, .. }) => {
+        Err(PageError::BadRequest { errors, .. }) => {
             let failure = ["email", "password"]
                 .into_iter()
                 .find_map(|field| {
@@ -208,7 +204,7 @@ pub async fn submit(
                 .unwrap_or_else(|| Failure::Message("Fill in both fields.".to_string()));
             render(StatusCode::BAD_REQUEST, &email, &next, Some(failure))
         }
-        Err(other) => pages::from_api(other, None),
+        Err(other) => pages::from_error(other, None),
     }
 }
 
@@ -220,14 +216,14 @@ pub struct CsrfForm {
 
 /// `POST /signout`: ends this session (its token) and removes the cookie.
 pub async fn sign_out(
-    State(state): State<AppState>,
+    State(state): State<Ctx>,
     headers: HeaderMap,
     Form(form): Form<CsrfForm>,
 ) -> Response {
     let session = match session::current(&state, &headers).await {
         Ok(Some(session)) => session,
         Ok(None) => return Redirect::to("/signin").into_response(),
-        Err(err) => return pages::from_api(err, None),
+        Err(err) => return pages::from_error(err, None),
     };
     let settings = &state.settings().web;
     if !session::same_origin(&headers, settings)
@@ -235,8 +231,8 @@ pub async fn sign_out(
     {
         return pages::form_refused(Some(&session));
     }
-    if let Err(err) = state.store().delete_token(&session.token_hash).await {
-        return pages::from_api(err.into(), Some(&session));
+    if let Err(err) = account::end_session(&state, &session.token_hash).await {
+        return pages::from_op(err, Some(&session));
     }
     let mut response = Redirect::to("/signin").into_response();
     if let Ok(cookie) =

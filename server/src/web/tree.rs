@@ -3,8 +3,9 @@
 //! them, walked through the store's own folder listing ([`crate::store::FolderStore::list_folder`],
 //! what `GET /folder/list` reads) a page at a time, and bounded in folders and monitors.
 
-use crate::api::AppState;
-use crate::store::{FolderKey, StoreError};
+use crate::ops::Ctx;
+use crate::ops::OpError;
+use crate::store::FolderKey;
 use wachet::model::Folder;
 
 /// Most folders walked; past it the tree is cut short (and says so).
@@ -56,11 +57,11 @@ pub(super) fn name_of(folder: &Folder) -> &str {
 /// Walks the folders below `start` (the root when `None`), with their monitors when
 /// `monitors`. `NotFound` when `start` is not the user's.
 pub(super) async fn walk(
-    state: &AppState,
+    state: &Ctx,
     user: &str,
     start: Option<&str>,
     monitors: bool,
-) -> Result<Tree, StoreError> {
+) -> Result<Tree, OpError> {
     let mut tree = Tree::default();
     // Folders to visit, with their paths; the start is visited but not part of the result.
     let mut stack: Vec<(Option<String>, String)> = vec![(start.map(str::to_string), String::new())];
@@ -76,10 +77,14 @@ pub(super) async fn walk(
         let mut children = Vec::new();
         let mut after: Option<FolderKey> = None;
         loop {
-            let listing = state
-                .store()
-                .list_folder(user, folder.as_deref(), after.as_ref(), WALK_PAGE)
-                .await?;
+            let listing = crate::ops::folders::contents(
+                state,
+                user,
+                folder.as_deref(),
+                after.as_ref(),
+                WALK_PAGE,
+            )
+            .await?;
             children.extend(listing.subfolders);
             if monitors {
                 for task in listing.tasks {

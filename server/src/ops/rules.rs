@@ -2,7 +2,7 @@
 //! paused or a recurrence of at least the minimum, bounded lengths and counts, and notification
 //! endpoints this server can deliver to. Every problem is reported with its field.
 
-use super::problem::ApiError;
+use super::OpError;
 use wachet::Checker;
 use wachet::alerts::compare::{Comparator, CompareError, MAX_MASKS};
 use wachet::model::{Folder, MessagingServiceType, Monitor, NoiseMask, NotificationEndpoint};
@@ -37,11 +37,11 @@ impl Problems {
         }
     }
 
-    fn finish(self) -> Result<(), ApiError> {
+    fn finish(self) -> Result<(), OpError> {
         if self.0.is_empty() {
             Ok(())
         } else {
-            Err(ApiError::fields(self.0))
+            Err(OpError::fields(self.0))
         }
     }
 }
@@ -51,7 +51,7 @@ pub fn monitor(
     checker: &dyn Checker,
     monitor: &Monitor,
     min_recurrence: i32,
-) -> Result<(), ApiError> {
+) -> Result<(), OpError> {
     let mut problems = Problems(Vec::new());
     problems.too_long("name", monitor.name.as_deref(), MAX_NAME_CHARS);
     problems.too_long("note", monitor.note.as_deref(), MAX_NOTE_CHARS);
@@ -153,14 +153,14 @@ fn noise(monitor: &Monitor, problems: &mut Problems) {
 }
 
 /// Checks a folder for storing.
-pub fn folder(folder: &Folder) -> Result<(), ApiError> {
+pub fn folder(folder: &Folder) -> Result<(), OpError> {
     let mut problems = Problems(Vec::new());
     problems.too_long("name", folder.name.as_deref(), MAX_NAME_CHARS);
     problems.finish()
 }
 
 /// Checks a user's own list of notification endpoints.
-pub fn endpoint_list(list: &[NotificationEndpoint]) -> Result<(), ApiError> {
+pub fn endpoint_list(list: &[NotificationEndpoint]) -> Result<(), OpError> {
     let mut problems = Problems(Vec::new());
     endpoints("notificationEndpoints", list, &mut problems);
     problems.finish()

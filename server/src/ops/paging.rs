@@ -3,7 +3,7 @@
 //! paging secret, so it is opaque to clients, stable while new entries are written, and a
 //! tampered token or one from another list is a 400, never a peek at other data.
 
-use super::problem::ApiError;
+use super::OpError;
 use crate::store::{TimeKey, TimePage};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -21,11 +21,11 @@ pub const MAX_COUNT: u32 = 500;
 const MAX_TOKEN_LEN: usize = 2048;
 
 /// The page size asked for, checked: 1 to 500, default 50.
-pub fn page_size(count: Option<i64>) -> Result<u32, ApiError> {
+pub fn page_size(count: Option<i64>) -> Result<u32, OpError> {
     match count {
         None => Ok(DEFAULT_COUNT),
         Some(n) if (1..=i64::from(MAX_COUNT)).contains(&n) => Ok(n as u32),
-        Some(n) => Err(ApiError::field(
+        Some(n) => Err(OpError::field(
             "count",
             format!("must be between 1 and {MAX_COUNT}, not {n}"),
         )),
@@ -33,14 +33,28 @@ pub fn page_size(count: Option<i64>) -> Result<u32, ApiError> {
 }
 
 /// Reads a date-time query parameter ([`super::query::date_time`]) into UTC milliseconds.
-pub fn date_time(field: &str, value: Option<&str>) -> Result<Option<i64>, ApiError> {
+pub fn date_time(field: &str, value: Option<&str>) -> Result<Option<i64>, OpError> {
     value
         .map(|v| {
             super::query::date_time(v)
                 .map(|t| t.timestamp_millis())
-                .map_err(|err| ApiError::field(field, err))
+                .map_err(|err| OpError::field(field, err))
         })
         .transpose()
+}
+
+/// A page of a newest-first list as a client asks for it: a time range, a size and where the
+/// page starts (the previous page's token).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PageQuery<'a> {
+    /// Oldest time included (a date-time as [`super::query::date_time`] reads it).
+    pub from: Option<&'a str>,
+    /// Newest time included.
+    pub to: Option<&'a str>,
+    /// Entries asked for, 1 to [`MAX_COUNT`], default [`DEFAULT_COUNT`].
+    pub count: Option<i64>,
+    /// The previous page's continuation token.
+    pub token: Option<&'a str>,
 }
 
 /// Seals and opens continuation tokens with the service's paging secret.
@@ -77,9 +91,9 @@ impl Cursors {
     }
 
     /// The key in `token`, if it was sealed for `scope`; otherwise a 400 on `continuationToken`.
-    pub fn open<T: DeserializeOwned>(&self, scope: &str, token: &str) -> Result<T, ApiError> {
+    pub fn open<T: DeserializeOwned>(&self, scope: &str, token: &str) -> Result<T, OpError> {
         let invalid =
-            || ApiError::field("continuationToken", "not a continuation token of this list");
+            || OpError::field("continuationToken", "not a continuation token of this list");
         if token.len() > MAX_TOKEN_LEN {
             return Err(invalid());
         }
@@ -105,7 +119,7 @@ impl Cursors {
         to: Option<&str>,
         count: Option<i64>,
         token: Option<&str>,
-    ) -> Result<TimePage, ApiError> {
+    ) -> Result<TimePage, OpError> {
         Ok(TimePage {
             from: date_time("from", from)?,
             to: date_time("to", to)?,

@@ -4,13 +4,13 @@
 //! monitor whose location nobody serves any more says so ([`annotate`]: `locationNotice`)
 //! instead of waiting silently.
 
-use super::AppState;
-use super::problem::ApiError;
+use super::Ctx;
+use super::OpError;
 use std::collections::HashSet;
 use wachet::model::{LocationCode, Monitor};
 
 /// The non-default locations live workers check from, as lower-case names.
-async fn worker_locations(state: &AppState) -> Result<HashSet<String>, ApiError> {
+async fn worker_locations(state: &Ctx) -> Result<HashSet<String>, OpError> {
     let live = state.store().live_workers(crate::worker::LIVE).await?;
     Ok(live
         .into_iter()
@@ -22,9 +22,9 @@ async fn worker_locations(state: &AppState) -> Result<HashSet<String>, ApiError>
 /// Whether a live worker checks monitors of `location` from there; the default location and
 /// the engine's own are left to the engine's rules.
 pub(crate) async fn served_by_workers(
-    state: &AppState,
+    state: &Ctx,
     location: LocationCode,
-) -> Result<bool, ApiError> {
+) -> Result<bool, OpError> {
     if location == LocationCode::Default || state.checker().serves(location) {
         return Ok(false);
     }
@@ -34,7 +34,7 @@ pub(crate) async fn served_by_workers(
 
 /// Sets `locationNotice` on each of `monitors` whose location neither the engine nor a live
 /// worker serves. The workers are read once, and only when some monitor needs them.
-pub(crate) async fn annotate(state: &AppState, monitors: &mut [Monitor]) -> Result<(), ApiError> {
+pub(crate) async fn annotate(state: &Ctx, monitors: &mut [Monitor]) -> Result<(), OpError> {
     let checker = state.checker();
     if monitors.iter().all(|m| checker.serves(m.location)) {
         return Ok(());

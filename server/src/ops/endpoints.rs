@@ -1,0 +1,175 @@
+//! A user's own notification endpoints (used by monitors with none of their own), the webhook
+//! secret that signs webhook deliveries, the confirmation of e-mail addresses other than the
+//! account's own, and test notifications to an endpoint.
+
+use super::notifications::DeliveryState;
+use super::{Ctx, OpError, UserId, rules};
+use crate::secrets;
+use crate::store::{UserRecord, now_millis};
+use wachet::model::{MessagingServiceType, Monitor, NotificationEndpoint};
+
+/// Test notifications of a user that may wait in the outbox at once.
+pub const MAX_WAITING_TESTS: u32 = 5;
+/// Test deliveries listed.
+const TESTS_LISTED: u32 = 20;
+
+/// The user's notification settings.
+#[derive(Debug, Clone)]
+pub struct Endpoints {
+    /// Where notifications of monitors without endpoints of their own go, each e-mail endpoint
+    /// with `confirmed`.
+    pub notification_endpoints: Vec<NotificationEndpoint>,
+    /// The key of the `X-Wachet-Signature` HMAC of webhook deliveries (its UTF-8 bytes).
+    pub webhook_secret: String,
+}
+
+/// What a confirmation asks: a code mailed to an address, or a (new) code for an address.
+#[derive(Debug, Clone, Copy)]
+pub enum Confirm<'a> {
+    /// The code a confirmation message brought: confirms its address.
+    Code(&'a str),
+    /// An address to mail a code to.
+    Address(&'a str),
+}
+
+/// The user's endpoints and webhook secret.
+pub async fn get(ctx: &Ctx, user: &UserId) -> Result<Endpoints, OpError> {
+    let record = account(ctx, user).await?;
+    let mut endpoints = record.notification_endpoints;
+    mark_confirmed(ctx, user, endpoints.iter_mut()).await?;
+    Ok(Endpoints {
+        notification_endpoints: endpoints,
+        webhook_secret: record.webhook_secret,
+    })
+}
+
+/// Replaces the user's endpoints with `list`, once valid. An e-mail address other than the
+/// account's own is mailed a confirmation code first.
+pub async fn replace(
+    ctx: &Ctx,
+    user: &UserId,
+    list: &[NotificationEndpoint],
+) -> Result<Endpoints, OpError> {
+    rules::endpoint_list(list)?;
+    let own = account(ctx, user).await?.email;
+    for endpoint in list {
+        if endpoint.kind == MessagingServiceType::Email && normalized(endpoint) != own {
+            ctx.store()
+                .request_email_confirmation(user, &normalized(endpoint), false)
+                .await?;
+        }
+    }
+    ctx.store().set_notification_endpoints(user, list).await?;
+    get(ctx, user).await
+}
+
+/// Confirms an address with its code, or mails a (new) code to an address.
+pub async fn confirm(ctx: &Ctx, user: &UserId, what: Confirm<'_>) -> Result<Endpoints, OpError> {
+    match what {
+        Confirm::Code(code) => {
+            ctx.store()
+                .confirm_email(user, &secrets::sha256_hex(code.trim()))
+                .await?
+                .ok_or_else(|| OpError::field("code", "no address waits for this code"))?;
+        }
+        Confirm::Address(address) => {
+            let address = address.trim().to_lowercase();
+            if !rules::is_email(&address) {
+                return Err(OpError::field("address", "not an e-mail address"));
+            }
+            if address != account(ctx, user).await?.email {
+                ctx.store()
+                    .request_email_confirmation(user, &address, true)
+                    .await?;
+            }
+        }
+    }
+    get(ctx, user).await
+}
+
+/// Replaces the webhook secret with a new random one; the new secret.
+pub async fn rotate_webhook_secret(ctx: &Ctx, user: &UserId) -> Result<String, OpError> {
+    let secret = secrets::new_webhook_secret();
+    ctx.store().set_webhook_secret(user, &secret).await?;
+    Ok(secret)
+}
+
+/// Puts a test notification to the user's endpoint of value `value` in the outbox; the test
+/// delivery's id.
+pub async fn send_test(ctx: &Ctx, user: &UserId, value: &str) -> Result<String, OpError> {
+    let settings = get(ctx, user).await?;
+    let endpoint = settings
+        .notification_endpoints
+        .iter()
+        .find(|endpoint| endpoint.value.as_deref().map(str::trim) == Some(value))
+        .ok_or_else(|| OpError::field("value", "is none of your notification endpoints"))?;
+    if endpoint.confirmed == Some(false) {
+        return Err(OpError::field(
+            "value",
+            "has not confirmed it wants notifications: enter the code mailed to it first",
+        ));
+    }
+    Ok(ctx
+        .store()
+        .queue_test_delivery(user, endpoint.kind, value, now_millis(), MAX_WAITING_TESTS)
+        .await?)
+}
+
+/// The user's latest test deliveries, newest first.
+pub async fn tests(ctx: &Ctx, user: &UserId) -> Result<Vec<DeliveryState>, OpError> {
+    Ok(ctx
+        .store()
+        .test_deliveries(user, TESTS_LISTED)
+        .await?
+        .into_iter()
+        .map(Into::into)
+        .collect())
+}
+
+/// Sets `confirmed` on each e-mail endpoint of `user` (their own address always is); reads
+/// nothing when there is no e-mail endpoint, so monitors without one cost nothing more.
+pub async fn mark_confirmed<'a>(
+    ctx: &Ctx,
+    user: &UserId,
+    endpoints: impl Iterator<Item = &'a mut NotificationEndpoint>,
+) -> Result<(), OpError> {
+    let mut emails: Vec<&mut NotificationEndpoint> = endpoints
+        .filter(|endpoint| endpoint.kind == MessagingServiceType::Email)
+        .collect();
+    if emails.is_empty() {
+        return Ok(());
+    }
+    let own = account(ctx, user).await?.email;
+    let addresses = ctx.store().email_addresses(user).await?;
+    for endpoint in &mut emails {
+        let address = normalized(endpoint);
+        endpoint.confirmed = Some(
+            address == own
+                || addresses
+                    .iter()
+                    .any(|a| a.confirmed && a.address == address),
+        );
+    }
+    Ok(())
+}
+
+/// The notification endpoints of `monitors`, for [`mark_confirmed`].
+pub fn of_monitors(monitors: &mut [Monitor]) -> impl Iterator<Item = &mut NotificationEndpoint> {
+    monitors
+        .iter_mut()
+        .flat_map(|monitor| monitor.notification_endpoints.iter_mut().flatten())
+}
+
+async fn account(ctx: &Ctx, user: &UserId) -> Result<UserRecord, OpError> {
+    ctx.store().user_by_id(user).await?.ok_or(OpError::NotFound)
+}
+
+/// An e-mail endpoint's address as addresses are kept: trimmed, lower-cased.
+fn normalized(endpoint: &NotificationEndpoint) -> String {
+    endpoint
+        .value
+        .as_deref()
+        .unwrap_or("")
+        .trim()
+        .to_lowercase()
+}
