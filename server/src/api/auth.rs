@@ -79,7 +79,7 @@ pub async fn login(
 ) -> Result<ApiJson<ClientLoginResponse>, ApiError> {
     let client = account::Client {
         address: peer.ip(),
-        base: crate::hosts::request_base(&headers),
+        base: crate::origin::request_base(&headers),
     };
     Ok(ApiJson(account::login(&state, &client, request).await?))
 }
@@ -101,7 +101,7 @@ pub async fn api_login(
 ) -> Result<ApiJson<ClientLoginResponse>, ApiError> {
     let client = account::Client {
         address: peer.ip(),
-        base: crate::hosts::request_base(&headers),
+        base: crate::origin::request_base(&headers),
     };
     Ok(ApiJson(account::api_login(&state, &client, request).await?))
 }

@@ -310,7 +310,7 @@ pub async fn create_feed(
     ApiJson(request): ApiJson<FeedRequest>,
 ) -> Result<ApiJson<NewFeed>, ApiError> {
     let scope = feeds::scope(request.scope.as_deref(), request.target_id)?;
-    let base = crate::hosts::base_url(&headers, &state.settings().web);
+    let base = crate::origin::base_url(&headers, &state.settings().web);
     let (feed, url) = feeds::renew(&state, &user, &scope, &base).await?;
     Ok(ApiJson(NewFeed {
         feed: Feed::from(&feed),

@@ -165,7 +165,7 @@ async fn feed_state(
     session: &Session,
     scope: &FeedScope,
 ) -> Shown {
-    let base = crate::hosts::base_url(headers, &state.settings().web);
+    let base = crate::origin::base_url(headers, &state.settings().web);
     feeds::shown(state, &session.user, scope, &base)
         .await
         .unwrap_or(Shown::None)
@@ -286,7 +286,7 @@ pub async fn renew(
     let Ok(scope) = feeds::scope(Some(kind), Some(id.to_string())) else {
         return pages::bad_input(StatusCode::BAD_REQUEST, "Choose what the feed follows.");
     };
-    let base = crate::hosts::base_url(&headers, &state.settings().web);
+    let base = crate::origin::base_url(&headers, &state.settings().web);
     if let Err(err) = feeds::renew(&state, &session.user, &scope, &base).await {
         return pages::from_op(err, Some(&session));
     }
@@ -433,7 +433,7 @@ async fn serve(request: &Request<'_>, scope: FeedScope, query: FeedQuery) -> Res
             .and_then(|feed| feed.name),
         Err(err) => return pages::from_op(err, None),
     };
-    let base = crate::hosts::base_url(headers, &state.settings().web);
+    let base = crate::origin::base_url(headers, &state.settings().web);
     // The document made for the latest change is served until a newer change arrives.
     let document_key = format!("{feed_key}\n{base}\n{title:?}");
     let latest = match feeds::changes(state, &user, &scope, 1).await {

@@ -145,7 +145,7 @@ pub fn same_origin(headers: &HeaderMap, settings: &WebSettings) -> bool {
 /// Whether the cookie must be `Secure`: the public URL is https, or a proxy in front says the
 /// request came over https (trusting it only makes the cookie stricter).
 pub fn secure(headers: &HeaderMap, settings: &WebSettings) -> bool {
-    crate::hosts::secure(headers, settings)
+    crate::origin::secure(headers, settings)
 }
 
 /// Whether the request carries a session cookie at all (live or not, of either name): a

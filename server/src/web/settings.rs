@@ -739,7 +739,7 @@ pub async fn create_feed(
             return pages::bad_input(StatusCode::BAD_REQUEST, "Choose what the feed follows.");
         }
     };
-    let base = crate::hosts::base_url(&headers, &state.settings().web);
+    let base = crate::origin::base_url(&headers, &state.settings().web);
     let renewed = feeds::renew(&state, &session.user, &scope, &base).await;
     let flash = renewed.map_err(PageError::from).map(|(feed, url)| Flash::Secret {
         what: FEED_ADDRESS,

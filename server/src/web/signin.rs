@@ -149,7 +149,7 @@ pub async fn submit(
     let secure = session::secure(&headers, settings);
     let client = account::Client {
         address: connect.0.ip(),
-        base: crate::hosts::request_base(&headers),
+        base: crate::origin::request_base(&headers),
     };
     match account::login(&state, &client, request)
         .await
