@@ -37,6 +37,8 @@ macro_rules! both {
 }
 
 mod auth;
+// Notification URLs: each service's request against its documentation, sealed secrets.
+mod channels;
 // Changes and failures raise only once confirmed by the scheduler's early checks.
 mod confirm;
 mod delivery;
