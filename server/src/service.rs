@@ -127,6 +127,9 @@ pub enum StartError {
     /// The API could not be built.
     #[error(transparent)]
     Api(#[from] api::ApiSetupError),
+    /// The key that opens notification URLs' secrets could not be read.
+    #[error("the sealing key: {0}")]
+    Sealing(String),
 }
 
 /// A service that is serving. Dropping it stops every part at once, as a crash would (only
@@ -321,6 +324,14 @@ pub async fn start(
             public_url,
             listen: Some(format!("http://{}", addr.unwrap_or(settings.listen))),
         };
+        // The key the API seals notification URLs' secrets with.
+        let secret = store
+            .paging_secret()
+            .await
+            .map_err(|err| StartError::Sealing(err.to_string()))?;
+        let sealer = crate::secrets::Sealer::new(&secret).map_err(StartError::Sealing)?;
+        delivery_settings.sealer = Some(Arc::new(sealer));
+        delivery_settings.network = engine.network_policy();
         let delivery = deliver::run(
             store.clone(),
             engine.fetcher(),

@@ -105,6 +105,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 /// The document (as JSON) and Swagger UI, which loads it.
 pub fn docs_routes(mut document: utoipa::openapi::OpenApi) -> Router<AppState> {
     read_only(&mut document);
+    delivered_kinds(&mut document);
     media_types(&mut document);
     date_times(&mut document);
     utoipa_swagger_ui::SwaggerUi::new(DOCS_PATH)
@@ -184,6 +185,31 @@ fn date_times(document: &mut utoipa::openapi::OpenApi) {
                 );
             }
         }
+    }
+}
+
+/// Says in NotificationEndpoint's description which kinds this server delivers to and which
+/// notification URLs it reads, as its channels list them ([`crate::notify::channel`]).
+fn delivered_kinds(document: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = document.components.as_mut() else {
+        return;
+    };
+    if let Some(RefOr::T(Schema::Object(object))) =
+        components.schemas.get_mut("NotificationEndpoint")
+    {
+        let said = object.description.clone().unwrap_or_default();
+        object.description = Some(format!(
+            "{said} This server delivers to: {}; other kinds are refused. A Url endpoint's \
+             value is a notification URL in Apprise's syntax with one of the schemes {}; its \
+             secret parts are sealed when it is saved (shown as sealed~...; give the value \
+             back as shown to keep them).",
+            crate::notify::channel::offered_list(),
+            crate::notify::channel::url::schemes()
+                .map(|s| format!("{s}://"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
     }
 }
 

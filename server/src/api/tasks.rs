@@ -67,6 +67,17 @@ pub(crate) async fn validate(state: &AppState, monitor: Monitor) -> Result<Monit
         .map_err(|_| busy())?
 }
 
+/// `monitor` with the secrets of its notification URLs sealed for `user`.
+fn sealed(state: &AppState, user: &str, mut monitor: Monitor) -> Result<Monitor, ApiError> {
+    super::user::seal(
+        state,
+        user,
+        "notificationEndpoints",
+        monitor.notification_endpoints.iter_mut().flatten(),
+    )?;
+    Ok(monitor)
+}
+
 /// Endpoint 11: creates a monitor (no `id`) or replaces one (`id`). An update with a null
 /// `folderId` keeps the monitor's folder; moving is `POST /folder/move`.
 #[utoipa::path(put, path = "/thirdparty/v1/task", tag = "task",
@@ -85,6 +96,7 @@ pub async fn put_task(
     ApiJson(monitor): ApiJson<Monitor>,
 ) -> Result<ApiJson<Monitor>, ApiError> {
     let monitor = validate(&state, monitor).await?;
+    let monitor = sealed(&state, &user, monitor)?;
     let mut stored = match monitor.id {
         None => state.store().create_task(&user, &monitor).await?,
         Some(_) => state.store().update_task(&user, &monitor).await?,
@@ -133,7 +145,10 @@ pub async fn put_tasks(
             );
             continue;
         }
-        match validate(&state, monitor).await {
+        match validate(&state, monitor)
+            .await
+            .and_then(|monitor| sealed(&state, &user, monitor))
+        {
             Ok(monitor) => valid.push(monitor),
             Err(ApiError::BadRequest { errors: found, .. }) => {
                 for (field, messages) in found {

@@ -127,7 +127,14 @@ pub async fn put_endpoints(
     CurrentUser(user): CurrentUser,
     ApiJson(update): ApiJson<EndpointsUpdate>,
 ) -> Result<ApiJson<NotificationSettings>, ApiError> {
+    let mut update = update;
     rules::endpoint_list(&update.notification_endpoints)?;
+    seal(
+        &state,
+        &user,
+        "notificationEndpoints",
+        update.notification_endpoints.iter_mut(),
+    )?;
     let own = account(&state, &user).await?.email;
     for endpoint in &update.notification_endpoints {
         if endpoint.kind == MessagingServiceType::Email && normalized(endpoint) != own {
@@ -142,6 +149,19 @@ pub async fn put_endpoints(
         .set_notification_endpoints(&user, &update.notification_endpoints)
         .await?;
     settings(&state, &user).await
+}
+
+/// Seals the secret parts of the notification URLs among `endpoints` (the list `field`) for
+/// `user`, as they are stored and shown from then on.
+pub(crate) fn seal<'a>(
+    state: &AppState,
+    user: &str,
+    field: &str,
+    endpoints: impl IntoIterator<Item = &'a mut NotificationEndpoint>,
+) -> Result<(), ApiError> {
+    let policy = state.checker().network_policy();
+    crate::notify::channel::url::seal_endpoints(state.sealer(), &policy, user, endpoints)
+        .map_err(|(i, message)| ApiError::field(format!("{field}[{i}].value"), message))
 }
 
 /// The body of `POST /user/notificationEndpoints/confirm`: a code, or an address to mail one to.

@@ -54,7 +54,7 @@ enum Command {
     /// Runs fixture regression suites and records new cases from live pages.
     Fixtures(fixtures::FixturesArgs),
     /// Runs the REST service (API under /thirdparty/v1) on a SQLite file.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Manages the service's users.
     User(user::UserArgs),
 }
@@ -66,7 +66,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Crawl(args) => until_interrupted(crawl::run(args)).await,
         Command::Fixtures(args) => until_interrupted(fixtures::run(args)).await,
         // The service shuts down gracefully on these signals itself.
-        Command::Serve(args) => serve::run(args).await,
+        Command::Serve(args) => serve::run(*args).await,
         Command::User(args) => user::run(args).await,
     }
 }

@@ -210,6 +210,13 @@ pub struct ServeArgs {
     /// Sender address of notification e-mails.
     #[arg(long, env = "WACHET_SMTP_FROM", default_value = "wachet@localhost")]
     smtp_from: String,
+    /// Another base address for a notification URL service that names no host, as
+    /// SERVICE=URL (repeatable; the variable takes them comma-separated): tgram, slack,
+    /// discord, pover, gchat, workflows or ntfy (`ntfy://topic`), such as a compatible
+    /// self-hosted server; requests keep the service's documented paths under it.
+    #[arg(long = "channel-base", env = "WACHET_CHANNEL_BASES", value_delimiter = ',',
+          value_parser = crate::notify::channel::url::Bases::parse)]
+    channel_base: Vec<(String, url::Url)>,
     /// E-mail address of the user created on a database without users.
     #[arg(long, env = "WACHET_ADMIN_EMAIL", default_value = "admin@localhost")]
     admin_email: String,
@@ -445,8 +452,13 @@ fn settings(args: &ServeArgs) -> service::Settings {
         credentials: args.smtp_user.clone().zip(args.smtp_password.clone()),
         from: args.smtp_from.clone(),
     });
+    let mut bases = crate::notify::channel::url::Bases::default();
+    for (service, base) in &args.channel_base {
+        bases.insert(service.clone(), base.clone());
+    }
     let delivery = DeliverySettings {
         smtp,
+        bases,
         attempt_timeout: Duration::from_secs(args.delivery_timeout),
         ..DeliverySettings::default()
     };

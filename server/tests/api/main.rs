@@ -58,6 +58,8 @@ macro_rules! in_browser {
 }
 
 mod auth;
+// Notification URLs: each service's request against its documentation, sealed secrets.
+mod channels;
 // Changes and failures raise only once confirmed by the scheduler's early checks.
 mod confirm;
 mod delivery;
