@@ -16,7 +16,7 @@ pub mod openapi;
 mod paging;
 pub mod problem;
 mod query;
-mod rules;
+pub(crate) mod rules;
 pub(crate) mod tasks;
 pub(crate) mod user;
 
