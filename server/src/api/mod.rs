@@ -18,6 +18,7 @@ pub mod problem;
 mod query;
 pub(crate) mod rules;
 pub(crate) mod tasks;
+pub(crate) mod transfer;
 pub(crate) mod user;
 
 use crate::store::Store;
