@@ -355,11 +355,7 @@ fn unmapped(plan: &mut Plan, item: &str, data: &Map<String, Value>) {
     for (key, what, reason) in lists {
         let n = count(key);
         if n > 0 {
-            plan.leave_out(
-                item,
-                format!("{what} ({n})"),
-                format!("not carried over: {reason}"),
-            );
+            plan.leave_out(item, format!("{what} ({n})"), reason);
         }
     }
     if let Some(processor) = data.get("processor").and_then(Value::as_str)

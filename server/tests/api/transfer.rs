@@ -152,3 +152,66 @@ async fn a_backup_is_imported_all_or_nothing_and_exported_again() {
     let anns = ids(document);
     assert!(ids(&bobs.body).iter().all(|id| !anns.contains(id)));
 }
+
+/// The settings page in real Chromium: a backup uploaded, its report read (what comes in,
+/// what does not) and confirmed, the export downloaded. On SQLite only: the storage behind it
+/// is the same operation the API test runs on both backends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_page_reads_confirms_and_exports_in_a_real_browser() {
+    use super::web::{click_and_wait, eval, screenshot, until};
+    use chromiumoxide::cdp::browser_protocol::dom::SetFileInputFilesParams;
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let api = Api::start().await;
+    let user = api.user("mover@example.com").await;
+    let (_driver, page, _dialogs) = super::web_steps::signed_in_browser(&api, &user).await;
+    page.goto(api.url("/settings")).await.unwrap();
+    until(&page, "!!document.querySelector('#import-file')").await;
+    let input = page.find_element("#import-file").await.unwrap();
+    let backup = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import/changedetection-0.60.10-backup.zip");
+    page.execute(
+        SetFileInputFilesParams::builder()
+            .file(backup.display().to_string())
+            .backend_node_id(input.backend_node_id)
+            .build()
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    click_and_wait(
+        &page,
+        "form[action='/settings/import'] button",
+        "document.querySelector('h1')?.textContent === 'Import: what comes in'",
+    )
+    .await;
+    let text: String = eval(&page, "document.body.innerText").await;
+    for words in [
+        "9 monitor(s) will come in, 2 new folder(s)",
+        "watch \"Status JSON\": filter jq:.status",
+        "watch \"With browser steps\": browser steps (1)",
+        "https://example.net/articles",
+    ] {
+        assert!(text.contains(words), "{words:?} not in {text}");
+    }
+    assert!(
+        monitors(&api, &user).await.is_empty(),
+        "nothing before the confirmation"
+    );
+    screenshot(&page, "import-report", 1440).await;
+    screenshot(&page, "import-report", 375).await;
+    click_and_wait(
+        &page,
+        "form[action='/settings/import/confirm'] button",
+        "document.querySelector('h1')?.textContent === 'Imported'",
+    )
+    .await;
+    assert_eq!(monitors(&api, &user).await.len(), 9);
+
+    // The download link gives the export, with this session.
+    let export: String = eval(&page, "fetch('/settings/export').then(r => r.text())").await;
+    let document: Value = serde_json::from_str(&export).unwrap();
+    assert_eq!(document["format"], "wachet-export");
+    assert_eq!(document["monitors"].as_array().unwrap().len(), 9);
+}
