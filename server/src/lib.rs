@@ -25,6 +25,8 @@
 //!   delivery to webhooks, chats and e-mail ([`notify::deliver`]).
 //! - [`worker`]: this process as a worker of the service: its heartbeat, the leases and host
 //!   buckets it holds, handed back when it stops.
+//! - [`transfer`]: moving in and out: a user's export, and imports from wachet,
+//!   changedetection.io, urlwatch and Wachete files, stored all or nothing.
 //! - [`metrics`]: `/metrics`. [`secrets`]: how tokens, keys and passwords are made and kept.
 //!
 //! The engine (`wachet`) is reached only through its public API: [`wachet::Checker`] to
@@ -102,5 +104,6 @@ pub mod secrets;
 pub mod service;
 pub mod store;
 pub mod tabs;
+pub mod transfer;
 pub mod web;
 pub mod worker;

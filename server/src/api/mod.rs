@@ -16,8 +16,9 @@ pub mod openapi;
 mod paging;
 pub mod problem;
 mod query;
-mod rules;
+pub(crate) mod rules;
 pub(crate) mod tasks;
+pub(crate) mod transfer;
 pub(crate) mod user;
 
 use crate::store::Store;

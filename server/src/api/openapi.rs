@@ -2,7 +2,7 @@
 //! from the routes), served at `/thirdparty/v1/openapi.json`, and Swagger UI at
 //! `/thirdparty/v1/docs`, served from inside the binary.
 
-use super::{AppState, auth, data, folders, notifications, tasks, user};
+use super::{AppState, auth, data, folders, notifications, tasks, transfer, user};
 use axum::Router;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -27,7 +27,7 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        `GET /notification/{alertId}/deliveries`, \
                        `POST /notification/{alertId}/deliveries/{deliveryId}/retry`, \
                        `GET`/`POST /user/notificationEndpoints/test`, `GET`/`POST /user/feeds`, \
-                       `DELETE /user/feeds/{feedId}`. Extension fields of a monitor: \
+                       `DELETE /user/feeds/{feedId}`, `POST /import`, `GET /export`. Extension fields of a monitor: \
                        `errorAfterFailures`; `noise` (noise masks: learned ones are kept when \
                        a PUT leaves them out, switch one off with `active: false`; `learned` \
                        and `example` are read-only), `compareLines` and the read-only \
@@ -100,6 +100,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(tasks::get_task, tasks::delete_task))
         .routes(routes!(tasks::search_tasks))
         .routes(routes!(tasks::task_pages))
+        .routes(routes!(transfer::import))
+        .routes(routes!(transfer::export))
 }
 
 /// The document (as JSON) and Swagger UI, which loads it.

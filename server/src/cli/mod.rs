@@ -5,6 +5,7 @@ mod crawl;
 mod fixtures;
 mod page;
 mod serve;
+mod transfer;
 mod user;
 
 use clap::{Parser, Subcommand};
@@ -51,8 +52,13 @@ enum Command {
     Check(check::CheckArgs),
     /// Crawls a site from a start page (a Portal check) and prints each page.
     Crawl(crawl::CrawlArgs),
+    /// Writes a user's folders, monitors and endpoints (and history) as one JSON document.
+    Export(transfer::ExportArgs),
     /// Runs fixture regression suites and records new cases from live pages.
     Fixtures(fixtures::FixturesArgs),
+    /// Brings in monitors from a file: a wachet export, a changedetection.io backup, an
+    /// urlwatch or webchanges jobs file, a Wachete XLSX export.
+    Import(transfer::ImportArgs),
     /// Runs the REST service (API under /thirdparty/v1) on a SQLite file.
     Serve(Box<serve::ServeArgs>),
     /// Manages the service's users.
@@ -64,7 +70,9 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check(args) => until_interrupted(check::run(args)).await,
         Command::Crawl(args) => until_interrupted(crawl::run(args)).await,
+        Command::Export(args) => transfer::run_export(args).await,
         Command::Fixtures(args) => until_interrupted(fixtures::run(args)).await,
+        Command::Import(args) => transfer::run_import(args).await,
         // The service shuts down gracefully on these signals itself.
         Command::Serve(args) => serve::run(*args).await,
         Command::User(args) => user::run(args).await,

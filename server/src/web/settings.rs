@@ -124,6 +124,7 @@ async fn render(
         (flash_panel(&flash))
         (endpoints_section(session, &settings, &tests, &errors))
         (feeds_section(session, &feeds, &targets))
+        (super::transfer::section(session))
         (api_key_section(session))
         (password_section(session, &errors))
         (sessions_section(session))

@@ -88,6 +88,8 @@ mod store_contract_checks;
 // Values stored as deltas read back after many changes, pruning, deletes and failed checks.
 mod store_contract_delta;
 mod tasks;
+// Moving in (imports of other tools' files) and out (the export).
+mod transfer;
 mod web;
 mod web_account;
 // Defences against browsers led by other sites and users crowding others out.
