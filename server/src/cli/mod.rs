@@ -1,9 +1,11 @@
 //! Command-line parsing and dispatch. Each subcommand has its own module.
 
+mod backup;
 mod check;
 mod crawl;
 mod fixtures;
 mod page;
+mod restore;
 mod serve;
 mod user;
 
@@ -47,14 +49,18 @@ pub enum LogFormat {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Backs up the service's SQLite database while it runs (a consistent, checked copy).
+    Backup(backup::BackupArgs),
     /// Checks one page once and prints its value.
     Check(check::CheckArgs),
     /// Crawls a site from a start page (a Portal check) and prints each page.
     Crawl(crawl::CrawlArgs),
     /// Runs fixture regression suites and records new cases from live pages.
     Fixtures(fixtures::FixturesArgs),
+    /// Puts a backup in place of a SQLite database no wachet process is using.
+    Restore(restore::RestoreArgs),
     /// Runs the REST service (API under /thirdparty/v1) on a SQLite file.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Manages the service's users.
     User(user::UserArgs),
 }
@@ -66,8 +72,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Crawl(args) => until_interrupted(crawl::run(args)).await,
         Command::Fixtures(args) => until_interrupted(fixtures::run(args)).await,
         // The service shuts down gracefully on these signals itself.
-        Command::Serve(args) => serve::run(args).await,
+        Command::Serve(args) => serve::run(*args).await,
         Command::User(args) => user::run(args).await,
+        Command::Backup(args) => backup::run(args).await,
+        Command::Restore(args) => restore::run(args).await,
     }
 }
 

@@ -3,8 +3,12 @@
 
 use std::process::{Command, Output};
 
+// Backups taken while the service runs, and restores.
+mod backup;
 mod check;
 mod fixtures;
+// What the service logs of a failed request.
+mod logs;
 
 /// Runs the real binary with `args` and waits for it.
 fn wachet(args: &[&str]) -> Output {
