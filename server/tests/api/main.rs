@@ -36,6 +36,27 @@ macro_rules! both {
     };
 }
 
+/// A test that drives a real browser through the web interface, run on SQLite only (named
+/// `NAME::sqlite` as [`both!`] names it): the pages reach the store through the same calls on
+/// both backends, which the API's and the store's tests run on each, and a browser's minutes
+/// are spent once.
+macro_rules! in_browser {
+    ($name:ident) => {
+        in_browser!(@ $name, #[tokio::test]);
+    };
+    ($name:ident, multi_thread) => {
+        in_browser!(@ $name, #[tokio::test(flavor = "multi_thread", worker_threads = 2)]);
+    };
+    (@ $name:ident, #[$test:meta]) => {
+        mod $name {
+            #[$test]
+            async fn sqlite() {
+                $crate::Backend::Sqlite.run(super::$name()).await;
+            }
+        }
+    };
+}
+
 mod auth;
 // Changes and failures raise only once confirmed by the scheduler's early checks.
 mod confirm;

@@ -511,7 +511,7 @@ pub(crate) async fn screenshot(page: &Page, name: &str, px: i64) -> std::path::P
     path
 }
 
-both!(
+in_browser!(
     sign_in_quick_add_escaping_csrf_and_sign_out_in_a_real_browser,
     multi_thread
 );
@@ -761,7 +761,7 @@ async fn sign_in_quick_add_escaping_csrf_and_sign_out_in_a_real_browser() {
     driver.close().await;
 }
 
-both!(
+in_browser!(
     another_users_folder_is_the_same_404_page_as_an_unknown_one_in_a_real_browser,
     multi_thread
 );
@@ -868,7 +868,7 @@ pub(crate) fn price_page(price: &str) -> String {
     )
 }
 
-both!(
+in_browser!(
     a_monitors_page_history_and_difference_in_a_real_browser,
     multi_thread
 );
@@ -1129,7 +1129,7 @@ async fn a_monitors_page_history_and_difference_in_a_real_browser() {
     driver.close().await;
 }
 
-both!(
+in_browser!(
     deleting_a_monitor_states_what_goes_with_it_then_deletes_in_a_real_browser,
     multi_thread
 );

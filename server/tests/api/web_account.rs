@@ -66,7 +66,7 @@ async fn text_of(page: &Page, selector: &str) -> String {
     .await
 }
 
-both!(
+in_browser!(
     notifications_show_each_delivery_and_retry_now_delivers_in_a_real_browser,
     multi_thread
 );
@@ -267,7 +267,7 @@ async fn notifications_show_each_delivery_and_retry_now_delivers_in_a_real_brows
     driver.close().await;
 }
 
-both!(
+in_browser!(
     settings_endpoints_test_notification_api_key_sign_out_everywhere_and_password_in_a_real_browser,
     multi_thread
 );

@@ -493,7 +493,7 @@ async fn click_text(page: &chromiumoxide::Page, text: &str, marker: &str) {
     until(page, marker).await;
 }
 
-both!(
+in_browser!(
     folders_are_created_renamed_moved_and_deleted_through_the_pages_in_a_real_browser,
     multi_thread
 );
@@ -798,7 +798,7 @@ fn price(p: &str) -> String {
     format!("<html><body><p>Tea {p}</p></body></html>")
 }
 
-both!(
+in_browser!(
     the_list_and_a_monitors_page_update_live_without_a_reload_in_a_real_browser,
     multi_thread
 );

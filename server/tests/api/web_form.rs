@@ -39,7 +39,7 @@ async fn click(page: &chromiumoxide::Page, selector: &str) {
         .unwrap();
 }
 
-both!(
+in_browser!(
     create_with_a_preview_fix_errors_edit_and_preview_a_portal_in_a_real_browser,
     multi_thread
 );

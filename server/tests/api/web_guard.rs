@@ -1357,7 +1357,7 @@ async fn check_inert(
     );
 }
 
-both!(
+in_browser!(
     markup_in_every_field_shows_as_text_on_every_page_in_a_real_browser,
     multi_thread
 );
@@ -1584,7 +1584,7 @@ async fn markup_in_every_field_shows_as_text_on_every_page_in_a_real_browser() {
     assert_eq!(super::web::monitor_count(&api, &user).await, 3);
 }
 
-both!(
+in_browser!(
     an_ended_session_and_a_cut_difference_in_a_real_browser,
     multi_thread
 );

@@ -101,7 +101,7 @@ async fn set(page: &chromiumoxide::Page, id: &str, value: &str) {
     assert!(eval::<bool>(page, &js).await, "{id}");
 }
 
-both!(
+in_browser!(
     the_noise_section_switches_removes_and_adds_masks_in_a_real_browser,
     multi_thread
 );

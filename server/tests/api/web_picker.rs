@@ -86,7 +86,7 @@ async fn open_picker(page: &Page, api: &Api, url: &str, ready: &str) {
     .await;
 }
 
-both!(
+in_browser!(
     clicking_proposes_an_xpath_highlights_its_matches_and_shows_the_engines_value_in_a_real_browser,
     multi_thread
 );
@@ -275,7 +275,7 @@ const HOSTILE: &str = r#"<html><head>
 <script>document.write('<p id=written>written</p>'); parent.document.title = 'owned too';</script>
 </body></html>"#;
 
-both!(
+in_browser!(
     a_hostile_page_runs_nothing_and_changes_nothing_in_a_real_browser,
     multi_thread
 );
@@ -619,7 +619,7 @@ async fn crawled(api: &Api, user: &super::User, id: &str) -> Vec<(String, String
         .collect()
 }
 
-both!(
+in_browser!(
     a_portal_monitors_pages_with_their_state_and_each_pages_history_in_a_real_browser,
     multi_thread
 );
@@ -835,7 +835,7 @@ async fn a_monitor_with_dynamic_content_is_picked_on_its_rendered_page() {
     );
 }
 
-both!(
+in_browser!(
     a_portal_pages_learned_noise_is_shown_under_it_in_a_real_browser,
     multi_thread
 );

@@ -28,7 +28,7 @@ fn two_prices(tea: &str, coffee: &str) -> String {
     )
 }
 
-both!(
+in_browser!(
     an_open_history_shows_new_checks_and_the_change_without_a_reload_in_a_real_browser,
     multi_thread
 );
@@ -515,7 +515,7 @@ async fn monitors_of(api: &Api, user: &User) -> Vec<serde_json::Value> {
         .clone()
 }
 
-both!(
+in_browser!(
     with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browser,
     multi_thread
 );
@@ -759,7 +759,7 @@ async fn with_scripts_off_every_form_works_and_shows_its_result_in_a_real_browse
 
 // --- the form's way to the picker
 
-both!(
+in_browser!(
     the_monitor_form_leads_to_the_picker_with_the_url_typed_in_a_real_browser,
     multi_thread
 );

@@ -151,16 +151,24 @@ pub(crate) static VOLATILE: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// in a line may be news however noisy the rest of the line is. Dates follow the page's clock,
 /// which the learning of masks reads and these rules do not.
 pub(crate) fn is_plain_number(span: &str) -> bool {
-    let whole = |class: Class| {
-        CLASSES.iter().filter(|c| c.class == class).any(|c| {
-            c.regex
-                .find(span)
-                .is_some_and(|m| m.start() == 0 && m.end() == span.len())
-        })
-    };
     // A bare year (the footer's copyright) turns with the clock too.
     let year = span.len() == 4 && span.parse::<u32>().is_ok_and(|y| (1900..2200).contains(&y));
-    whole(Class::Number) && !whole(Class::DateTime) && !year
+    whole(span, Class::Number) && !whole(span, Class::DateTime) && !year
+}
+
+/// Whether `span` (a match of [`VOLATILE`]) is wholly a date or a time ("Friday", "31 Dec",
+/// "14:05"), not a relative time ("3 days ago").
+pub(crate) fn is_date(span: &str) -> bool {
+    whole(span, Class::DateTime) && !whole(span, Class::Relative)
+}
+
+/// Whether a match of `class` covers all of `span`.
+fn whole(span: &str, class: Class) -> bool {
+    CLASSES.iter().filter(|c| c.class == class).any(|c| {
+        c.regex
+            .find(span)
+            .is_some_and(|m| m.start() == 0 && m.end() == span.len())
+    })
 }
 
 impl Class {

@@ -1,5 +1,5 @@
-//! Reading the calendar day a date span shows, for one question: does this span show the day
-//! of the check ([`shows`])? Numeric forms (ISO 8601, `2026/12/31`, `31.12.2026`,
+//! Reading the calendar day a date span shows, for two questions: does this span show the day
+//! of the check ([`shows`])? Did it move as a clock moves it, or to another day ([`jumped`])? Numeric forms (ISO 8601, `2026/12/31`, `31.12.2026`,
 //! `12/31/2026`, Japanese `2026年12月31日`) and month names in English, German, French and
 //! Spanish are read; a form that is ambiguous (day and month both at most 12) is read both
 //! ways.
@@ -128,6 +128,80 @@ fn named(text: &str, year: i32) -> Option<NaiveDate> {
     date(y.unwrap_or(year), month?, day?)
 }
 
+/// Weekday names and their numbers from Monday (0), by the first letters that tell them
+/// apart, in English, German, French and Spanish.
+const WEEKDAYS: [(&str, u32); 28] = [
+    ("mon", 0),
+    ("tue", 1),
+    ("wed", 2),
+    ("thu", 3),
+    ("fri", 4),
+    ("sat", 5),
+    ("sun", 6),
+    ("montag", 0),
+    ("dienstag", 1),
+    ("mittwoch", 2),
+    ("donnerstag", 3),
+    ("freitag", 4),
+    ("samstag", 5),
+    ("sonntag", 6),
+    ("lundi", 0),
+    ("mardi", 1),
+    ("mercredi", 2),
+    ("jeudi", 3),
+    ("vendredi", 4),
+    ("samedi", 5),
+    ("dimanche", 6),
+    ("lunes", 0),
+    ("martes", 1),
+    ("miércoles", 2),
+    ("jueves", 3),
+    ("viernes", 4),
+    ("sábado", 5),
+    ("domingo", 6),
+];
+
+/// The weekday a span names: its first word of letters, when that is a weekday's name or the
+/// start of one ("Friday", "Fri", "freitags", "Friday 2" as a line may run a weekday into the
+/// count after it).
+fn weekday(text: &str) -> Option<u32> {
+    let word = text
+        .split(|c: char| !c.is_alphabetic())
+        .find(|w| !w.is_empty())?
+        .to_lowercase();
+    if word.chars().count() < 3 {
+        return None;
+    }
+    WEEKDAYS
+        .iter()
+        .find(|(name, _)| word.starts_with(name) || (name.len() > 3 && name.starts_with(&word)))
+        .map(|(_, n)| *n)
+}
+
+/// Whether the date span `old` became `new` by a move no clock makes: both show a day (or a
+/// weekday alone), and no reading of them moves by zero days (a time beside the date changed)
+/// or one day forward (the page's day turned, in whatever time zone it keeps). "until Friday"
+/// becoming "until Monday" jumped; "Thu 31 Dec" becoming "Fri 1 Jan" did not. A span either
+/// side cannot read (a clock time) never jumped; the caller leaves relative times out.
+pub(crate) fn jumped(old: &str, new: &str) -> bool {
+    // Any year will do for dates written without one, and the next for a new year between.
+    const YEAR: i32 = 2001;
+    let (before, after) = (read(old, YEAR), read(new, YEAR));
+    if before.is_empty() || after.is_empty() {
+        return match (weekday(old), weekday(new)) {
+            (Some(a), Some(b)) => !matches!((b + 7 - a) % 7, 0 | 1),
+            _ => false,
+        };
+    }
+    let later = read(new, YEAR + 1);
+    !before.iter().any(|o| {
+        after
+            .iter()
+            .chain(&later)
+            .any(|n| matches!((*n - *o).num_days(), 0 | 1))
+    })
+}
+
 fn date(y: i32, m: u32, d: u32) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt(y, m, d)
 }
@@ -155,6 +229,31 @@ mod tests {
         }
         for text in ["March 3, 2026", "03.03.2026", "14:05", "Sat 10 Jan"] {
             assert!(!shows(text, day), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_date_moved_by_the_clock_did_not_jump_and_one_moved_by_a_person_did() {
+        for (old, new) in [
+            ("Friday", "Saturday"),
+            ("Sun", "Mon"),
+            ("Thu 31 Dec", "Fri 1 Jan"),
+            ("31.12.2026", "01.01.2027"),
+            ("12月31日", "1月1日"),
+            ("14 February 2027, 10:00", "14 February 2027, 11:00"),
+            ("14:05", "09:30"),
+        ] {
+            assert!(!jumped(old, new), "{old} -> {new}");
+        }
+        for (old, new) in [
+            ("Friday", "Monday"),
+            ("freitag", "Montag"),
+            ("Friday 2", "Monday 14"),
+            ("14 February 2027", "28 February 2027"),
+            ("12.03.2027", "19.03.2027"),
+            ("Thu 31 Dec", "Wed 30 Dec"),
+        ] {
+            assert!(jumped(old, new), "{old} -> {new}");
         }
     }
 }

@@ -10,7 +10,13 @@
 //!   then two) would; what tells them apart is its words: the count is of free articles the
 //!   *reader* has left, state of the visitor, not of the page;
 //! - a **cookie-consent banner** rotates its wording, and some servers leave it out of one
-//!   response in a few, so whole lines come and go.
+//!   response in a few, so whole lines come and go;
+//! - an **audience counter** ("1,350 reading", "♥ 4,213", "12 people are viewing this page")
+//!   counts the people who come by, at whatever pace they come: a slow one (likes every few
+//!   checks) lasts past every confirmation, exactly as a real change does. It is no mask (a
+//!   fast one is learned as any counter, and masking it before it moves would change which
+//!   lines anchor the blocks learned around it); [`audience_counts`] tells the line memory
+//!   that its change in a line is no news ([`super::lines`]).
 //!
 //! [`masks`] gives the masks of the meter and the banners a value shows (for a new monitor,
 //! beside what its quick samples teach), and [`explaining`] the ones that explain a difference
@@ -44,6 +50,47 @@ pub(crate) const PAYWALL_METER: &str = concat!(
 );
 
 static METER: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(PAYWALL_METER).ok());
+
+/// An audience counter: how many people visit, read, view, like, follow, share,
+/// download or lately bought the page or one of its items ("1,350 reading", "12 people are
+/// viewing this page", "♥ 4,213", "Sie sind Besucher Nr. 48.213", "viewed 3.4k times"). Such a
+/// count is the page's audience, not its subject: it moves whenever people come by, at any
+/// pace, and a person watching the page never acts on it. Only the number is masked, so the
+/// words around it (an exhibition's closing date in the same line) are compared as ever. The
+/// numbers are its capture groups.
+pub(crate) const AUDIENCE_COUNT: &str = concat!(
+    r"(?i)",
+    // A count, then who (optional) and what they do: "12 people are viewing", "1,140 reading".
+    r"\b([0-9](?:[0-9.,'\u{a0}\u{202f}]*[0-9])?(?:[km]\b)?)\+? ",
+    r"(?:(?:people|persons|users|others|visitors|viewers|readers|shoppers|customers|members|guests|personen|benutzer|nutzer|besucher|personnes|membres) )?",
+    r"(?:(?:are|were|is|have|sind|ist|sont) )?",
+    r"(?:visitors?|views?|viewers?|likes?|followers?|subscribers?|shares?|reactions?|readers?|reading|watching|viewing|looking|online|plays?|listens?|downloads?",
+    r"|aufrufe|besucher(?:innen)?|leser(?:innen)?|zugriffe|vues|visiteurs|lecteurs|abonnés",
+    r"|(?:bought|sold|booked|purchased|ordered)(?: in the (?:last|past)| today| this (?:week|month)| recently))\b",
+    // A sign or a word, then the count: "♥ 4,213", "Views: 1,204", "Besucher Nr. 48.213".
+    r"|(?:♥|❤\u{fe0f}?|👍|👁\u{fe0f}?|\b(?:visitors?|views|likes|followers|downloads|besucher|aufrufe|visiteurs|vues)\b:?) ?",
+    r"(?:no\.? |nr\.? |#)?([0-9](?:[0-9.,'\u{a0}\u{202f}]*[0-9])?(?:[km]\b)?)",
+    // "viewed 3.4k times", "1.204 mal gelesen" is the first form's.
+    r"|\b(?:viewed|read|seen|liked|shared|played|watched|downloaded) ([0-9](?:[0-9.,'\u{a0}\u{202f}]*[0-9])?(?:[km]\b)?) times\b",
+);
+
+static AUDIENCE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(AUDIENCE_COUNT).ok());
+
+/// The byte ranges of `line` that are audience counts ([`AUDIENCE_COUNT`]'s numbers).
+pub(crate) fn audience_counts(line: &str) -> Vec<Range<usize>> {
+    let Some(re) = AUDIENCE.as_ref() else {
+        return Vec::new();
+    };
+    re.captures_iter(line)
+        .flat_map(|caps| {
+            caps.iter()
+                .skip(1)
+                .flatten()
+                .map(|m| m.range())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
 
 /// The most bytes a line of a consent banner has: a banner's sentence is short; a paragraph
 /// of a privacy policy is not one.
@@ -306,6 +353,79 @@ mod tests {
             assert!(
                 !comparator.same(first, &first.replace("Sweet peas", "Sweet pea")),
                 "{first:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_audience_counter_is_found_by_its_words_and_the_rest_of_its_line_is_not() {
+        // (first, later): the same page, some visits later.
+        let cases = [
+            (
+                "Northern Light\nOpen until 14 February 2027 · 12,409 visitors so far\nTickets €14",
+                "Northern Light\nOpen until 14 February 2027 · 12,481 visitors so far\nTickets €14",
+            ),
+            (
+                "Northern Light\n7 people are viewing this page\n♥ 4,213 · Comments (56)",
+                "Northern Light\n31 people are viewing this page\n♥ 4,215 · Comments (56)",
+            ),
+            (
+                "Harbour closed\nRoad closures around the harbour 175 reading",
+                "Harbour closed\nRoad closures around the harbour 2,433 reading",
+            ),
+            (
+                "Heizung tropft\n1.203 Aufrufe · 4 Benutzer online",
+                "Heizung tropft\n1.206 Aufrufe · 9 Benutzer online",
+            ),
+            (
+                "Amtsblatt\nSie sind Besucher Nr. 48.213",
+                "Amtsblatt\nSie sind Besucher Nr. 48.222",
+            ),
+            (
+                "Walnut desk organiser 34.90 EUR\n12 bought in the last hour",
+                "Walnut desk organiser 34.90 EUR\n15 bought in the last hour",
+            ),
+            (
+                "ingot 2.4.0\nViewed 3.4k times · 12,400 downloads",
+                "ingot 2.4.0\nViewed 3.5k times · 12,402 downloads",
+            ),
+        ];
+        for (first, later) in cases {
+            // Masking the counts found makes the two visits one.
+            let masked = |text: &str| {
+                let mut out = text.to_string();
+                for r in audience_counts(text).into_iter().rev() {
+                    out.replace_range(r, "#");
+                }
+                out
+            };
+            assert_eq!(masked(first), masked(later), "{first:?} -> {later:?}");
+            // The words and the other numbers of the lines are still compared.
+            let edited = first
+                .replace("14 February", "28 February")
+                .replace("Comments (56)", "Comments (57)")
+                .replace("34.90", "36.90")
+                .replace("2.4.0", "2.4.1");
+            if edited != first {
+                assert_ne!(masked(first), masked(&edited), "{first:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn counts_of_what_a_page_offers_are_no_audience() {
+        for text in [
+            "Concert\n3 tickets left\nBook now",
+            "Aurora\nOnly 2 left in stock",
+            "Release 2.4.1\n3.1 MB",
+            "Forum\nComments (56)",
+            "Flat\n3 rooms, 84 m²",
+            "Shop\n1,204 products",
+        ] {
+            assert!(
+                audience_counts(text).is_empty(),
+                "{text:?}: {:?}",
+                audience_counts(text)
             );
         }
     }

@@ -29,16 +29,20 @@
 //!   span of a line is a **slot**, and a slot seen changing on its own (changing again before a
 //!   change of it lasted, more than once in the samples, or notified twice) is **churn**, whose
 //!   changes are no news; a number changed in any other slot is, whatever mask was learned
-//!   over the line. Dates and times follow the page's clock, which the masks' learning reads;
-//!   relative times, UUIDs, hashes and tokens are noise by their kind: none shifts a line.
+//!   over the line, unless it counts the page's audience (readers, likes: [`super::known`]).
+//!   A date (or a weekday) counts when it moved as no clock moves it ("until Friday" became
+//!   "until Monday"; [`super::dates::jumped`]): one day forward is the page's day turning.
+//!   Times, relative times, UUIDs, hashes and tokens are noise by their kind: none shifts a
+//!   line.
 //!
 //! The memory is bounded: at most [`MAX_SEEN`] identities seen (the oldest forgotten first)
 //! and [`MAX_MOVERS`] movers, kept as 32-bit hashes, and a value is read for it up to
 //! [`MAX_FORM_BYTES`]; past that the masks alone decide. It is stored with every check's
 //! state, so it serializes compactly (base64 of the hashes).
 
-use super::classes::{VOLATILE, is_plain_number};
-use super::known::known_lines;
+use super::classes::{VOLATILE, is_date, is_plain_number};
+use super::dates;
+use super::known::{audience_counts, known_lines};
 use super::state::hash;
 use crate::alerts::compare::PLACEHOLDER;
 use base64::Engine as _;
@@ -312,10 +316,22 @@ fn changed_slots<'a>(identity: u32, old: &str, new: &'a str) -> Vec<(u32, &'a st
     if a.len() != b.len() {
         return Vec::new();
     }
+    // An audience count (readers, likes, visitors) is noise by its words, whatever its pace.
+    let audience = audience_counts(new);
     a.iter()
         .zip(&b)
         .enumerate()
-        .filter(|(_, (x, y))| x != y && is_plain_number(x) && is_plain_number(y))
+        .filter(|(_, (x, y))| {
+            x != y
+                && ((is_plain_number(x) && is_plain_number(y))
+                    || (is_date(x) && is_date(y) && dates::jumped(x, y)))
+        })
+        .filter(|(_, (_, y))| {
+            let at = y.as_ptr() as usize - new.as_ptr() as usize;
+            !audience
+                .iter()
+                .any(|r| r.start <= at && at + y.len() <= r.end)
+        })
         .map(|(place, (_, y))| (slot(identity, place), *y))
         .collect()
 }
@@ -734,6 +750,43 @@ mod tests {
         assert!(raised.describe().unwrap().contains("€62,000"), "{raised:?}");
         assert!(raised.lasts_in(&m.evidence(&first, &job("65,000", 21, 5))));
         assert!(!raised.lasts_in(&m.evidence(&first, &job("64,000", 21, 5))));
+    }
+
+    #[test]
+    fn a_day_moved_in_a_line_is_news_and_the_pages_day_turning_is_not() {
+        let wire = |until: &str, ago: &str, updated: &str| {
+            format!(
+                "Latest\nHarbour bridge closed for repairs until {until} {ago}\n\
+                 Updated {updated}\nTram line 4 extension delayed to spring 3 h ago"
+            )
+        };
+        let first = wire("Friday", "2 min ago", "Thursday 31 December");
+        let m = memory(&[&first]);
+        // Times move and the page's day turns: no news.
+        let later = wire("Friday", "14 min ago", "Friday 1 January");
+        assert!(
+            m.evidence(&first, &later).is_empty(),
+            "{:?}",
+            m.evidence(&first, &later)
+        );
+        // The day the bridge opens moved: news.
+        let moved = m.evidence(&first, &wire("Monday", "14 min ago", "Friday 1 January"));
+        assert_eq!(moved.shifted.len(), 1, "{moved:?}");
+        assert!(
+            moved.shifted[0].ends_with("until Monday 14 min ago"),
+            "{moved:?}"
+        );
+    }
+
+    #[test]
+    fn an_audience_count_in_a_line_is_no_news_and_the_number_beside_it_is() {
+        let line = |visitors: &str, price: &str| {
+            format!("Museum\nTickets €{price} · {visitors} visitors today\nOpen daily")
+        };
+        let first = line("1,204", "14");
+        let m = memory(&[&first]);
+        assert!(m.evidence(&first, &line("1,311", "14")).is_empty());
+        assert_eq!(m.evidence(&first, &line("1,311", "16")).shifted.len(), 1);
     }
 
     #[test]

@@ -34,6 +34,18 @@
 //!   through an A/B page's other template shows two texts in its round, and a countdown whose
 //!   every step is confirmed one.
 //!
+//! Noise slower than the window is learned over the last [`HORIZON`] checks, where each of its
+//! steps lasts past confirmation as a real change does:
+//!
+//! - it was fresh on five of them (a ticker that never repeats, every few checks), or
+//! - it came back to a text it showed before, other than the one just before, on two of them,
+//!   having shown three texts or more (a box rotating through a few products, a wind
+//!   direction): a real change and its revert show two texts, and a third real change that
+//!   brings back the first text comes back once.
+//!
+//! Lines are never hidden by it: a new line, a line gone and a number changed in a line are
+//! news whatever the masks ([`super::lines`]).
+//!
 //! A counter that moves more slowly than that (three tickets left, then two) is not learned:
 //! nothing tells it from a real change people want to hear of. Noise known by its words (a
 //! paywall meter's count, a consent banner that came or went: [`super::known`]) is learned on
@@ -62,6 +74,15 @@ use serde::{Deserialize, Serialize};
 
 /// How many recent checks the learning looks at.
 pub const WINDOW: u32 = 8;
+
+/// How many recent checks the learning of slow noise looks at.
+pub const HORIZON: u32 = 24;
+
+/// The bits of [`HORIZON`] checks.
+const HORIZON_BITS: u32 = (1 << HORIZON) - 1;
+
+/// The bits of [`WINDOW`] checks.
+const WINDOW_BITS: u32 = (1 << WINDOW) - 1;
 
 /// The most candidate spans a monitor's learning keeps.
 pub const MAX_CANDIDATES: usize = 32;
@@ -96,6 +117,10 @@ pub(crate) fn is_zero(bits: &u8) -> bool {
     *bits == 0
 }
 
+fn is_zero_u32(bits: &u32) -> bool {
+    *bits == 0
+}
+
 /// A span seen changing ([`LearnState`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -104,9 +129,9 @@ pub struct SpanCandidate {
     pub pattern: String,
     /// Its latest text, shortened.
     pub example: String,
-    /// Of the last [`WINDOW`] checks, those on which it showed a text not seen before: bit 0
+    /// Of the last [`HORIZON`] checks, those on which it showed a text not seen before: bit 0
     /// is the latest.
-    pub fresh: u8,
+    pub fresh: u32,
     /// Hashes of the texts it showed (at most eight).
     pub texts: Vec<u32>,
     /// For a date span: the days on which it showed that day's date.
@@ -120,6 +145,10 @@ pub struct SpanCandidate {
     /// before (a check showing the same text again confirms a move, it makes none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub moved: u8,
+    /// Of the last [`HORIZON`] checks, those on which it came back to a text shown before,
+    /// other than the one just before, having shown three or more: bit 0 is the latest.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub returned: u32,
     /// Hash of the text it showed last.
     #[serde(default)]
     pub last: u32,
@@ -268,14 +297,15 @@ impl LearnState {
     fn tick(&mut self) {
         self.unstable <<= 1;
         for c in &mut self.candidates {
-            c.fresh <<= 1;
+            c.fresh = (c.fresh << 1) & HORIZON_BITS;
+            c.returned = (c.returned << 1) & HORIZON_BITS;
             c.changed <<= 1;
             c.moved <<= 1;
         }
-        // A candidate with nothing fresh in the window is forgotten, unless it remembers the
-        // days of a date or the course of a counter: those move too slowly for the window.
+        // A candidate with nothing fresh or back in the horizon is forgotten, unless it
+        // remembers the days of a date or the course of a counter: those move too slowly.
         self.candidates
-            .retain(|c| c.fresh != 0 || c.changed != 0 || !c.today.is_empty());
+            .retain(|c| c.fresh != 0 || c.returned != 0 || c.changed != 0 || !c.today.is_empty());
     }
 
     /// Counts `found` for its candidate; the mask when the candidate is now noise.
@@ -315,6 +345,7 @@ impl LearnState {
                     today: Vec::new(),
                     changed: 0,
                     moved: 0,
+                    returned: 0,
                     last: 0,
                     block: false,
                     since: vec![hash(&found.old)],
@@ -338,6 +369,10 @@ impl LearnState {
             && c.last != h
             && c.since.len() >= 3
             && c.since.contains(&h);
+        // Back to a text shown before, not the one just before, once three were shown: a slow
+        // rotation's step (a flip is one already, and is handled as such).
+        let back = how != How::Flip && !fresh && c.last != h && c.texts.len() >= 3;
+        c.returned |= u32::from(back);
         c.changed |= 1;
         c.moved |= u8::from(!confirming);
         c.last = h;
@@ -362,8 +397,10 @@ impl LearnState {
         let with_clock = turned.is_some_and(|t| t.moved(&found));
         // A block of lines with new text on three of the last checks is a feed: a real edit of
         // a section, confirmed, shows new text once.
-        let feed = c.block && c.fresh.count_ones() >= 3;
+        let feed = c.block && (c.fresh & WINDOW_BITS).count_ones() >= 3;
+        let slow = (c.fresh & HORIZON_BITS).count_ones() >= 5 || c.returned.count_ones() >= 2;
         let noise = often(c.fresh)
+            || slow
             || rotating
             || feed
             || third
@@ -444,7 +481,8 @@ impl Turn {
 
 /// Whether a window of fresh checks (bit 0 the latest) makes a span noise: three fresh
 /// checks, two of them in a row, or four.
-fn often(fresh: u8) -> bool {
+fn often(fresh: u32) -> bool {
+    let fresh = fresh & WINDOW_BITS;
     let n = fresh.count_ones();
     (n >= 3 && fresh & (fresh >> 1) != 0) || n >= 4
 }
@@ -555,5 +593,55 @@ mod tests {
         for (name, steps, expected) in cases {
             assert_eq!(learned(steps), expected, "{name}");
         }
+    }
+
+    /// Runs a span through `texts`, one a check, each step lasting `lasting` checks (the
+    /// changed check, then checks equal to the confirmed value): the check at which it was
+    /// learned, if it was.
+    fn learned_at(texts: &[&str], lasting: usize) -> Option<usize> {
+        let mut state = LearnState::default();
+        let page = |box_: &str| format!("Pottery shop\nRecommended: {box_}\nCustomers also bought");
+        let mut check = 0;
+        for pair in texts.windows(2) {
+            let (before, after) = (page(pair[0]), page(pair[1]));
+            check += 1;
+            if !state.observe(&before, &after).is_empty() {
+                return Some(check);
+            }
+            // The change lasted: confirmed, then quiet.
+            state.confirmed();
+            for _ in 1..lasting {
+                check += 1;
+                state.quiet();
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn slow_noise_is_learned_over_the_horizon_and_real_changes_are_not() {
+        // A box rotating among a few products every fourth check: learned once it came back
+        // twice.
+        let rotation = [
+            "Oak board",
+            "Enamel mug",
+            "Linen apron",
+            "Oak board",
+            "Enamel mug",
+            "Linen apron",
+            "Oak board",
+        ];
+        assert_eq!(learned_at(&rotation, 4), Some(13));
+        // A ticker that never repeats, every fourth check: learned on its fifth new text.
+        let ticker = ["a", "b", "c", "d", "e", "f", "g"];
+        assert_eq!(learned_at(&ticker, 4), Some(17));
+        // Too slow for the horizon: a new text every eighth check.
+        assert_eq!(learned_at(&ticker, 8), None);
+        // Real changes: one and its revert, three with the first text back once.
+        assert_eq!(learned_at(&["In stock", "Sold out", "In stock"], 4), None);
+        assert_eq!(
+            learned_at(&["In stock", "Only 2 left", "Sold out", "In stock"], 4),
+            None
+        );
     }
 }
