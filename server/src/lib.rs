@@ -99,11 +99,16 @@ pub mod connections;
 pub mod hosts;
 pub mod metrics;
 pub mod notify;
+pub mod probes;
 pub mod schedule;
 pub mod secrets;
 pub mod service;
 pub mod store;
 pub mod tabs;
+<<<<<<< HEAD
 pub mod transfer;
+=======
+pub mod trace;
+>>>>>>> run
 pub mod web;
 pub mod worker;

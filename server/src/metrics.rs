@@ -169,6 +169,7 @@ impl Metrics {
                 .map_or(0, |(_, n)| *n);
             let _ = writeln!(out, "wachet_deliveries{{state=\"{state}\"}} {n}");
         }
+        crate::store::health::render_metrics(&mut out);
         out
     }
 }

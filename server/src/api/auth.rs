@@ -62,6 +62,7 @@ impl FromRequestParts<AppState> for CurrentSession {
             .ok_or(ApiError::Unauthorized(
                 "the token is invalid, expired or invalidated",
             ))?;
+        crate::trace::record_user(&user);
         state
             .inner
             .limits

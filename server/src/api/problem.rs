@@ -106,6 +106,13 @@ impl From<StoreError> for ApiError {
                 )
             }
             StoreError::Backend(detail) => ApiError::Internal(detail),
+            unavailable @ StoreError::Unavailable(_) => {
+                crate::store::health::outage(&unavailable, "a request");
+                ApiError::Unavailable(
+                    "the database cannot be written or reached now; try again later".into(),
+                    30,
+                )
+            }
         }
     }
 }

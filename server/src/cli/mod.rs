@@ -1,9 +1,11 @@
 //! Command-line parsing and dispatch. Each subcommand has its own module.
 
+mod backup;
 mod check;
 mod crawl;
 mod fixtures;
 mod page;
+mod restore;
 mod serve;
 mod transfer;
 mod user;
@@ -48,6 +50,8 @@ pub enum LogFormat {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Backs up the service's SQLite database while it runs (a consistent, checked copy).
+    Backup(backup::BackupArgs),
     /// Checks one page once and prints its value.
     Check(check::CheckArgs),
     /// Crawls a site from a start page (a Portal check) and prints each page.
@@ -56,9 +60,14 @@ enum Command {
     Export(transfer::ExportArgs),
     /// Runs fixture regression suites and records new cases from live pages.
     Fixtures(fixtures::FixturesArgs),
+<<<<<<< HEAD
     /// Brings in monitors from a file: a wachet export, a changedetection.io backup, an
     /// urlwatch or webchanges jobs file, a Wachete XLSX export.
     Import(transfer::ImportArgs),
+=======
+    /// Puts a backup in place of a SQLite database no wachet process is using.
+    Restore(restore::RestoreArgs),
+>>>>>>> run
     /// Runs the REST service (API under /thirdparty/v1) on a SQLite file.
     Serve(Box<serve::ServeArgs>),
     /// Manages the service's users.
@@ -76,6 +85,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         // The service shuts down gracefully on these signals itself.
         Command::Serve(args) => serve::run(*args).await,
         Command::User(args) => user::run(args).await,
+        Command::Backup(args) => backup::run(args).await,
+        Command::Restore(args) => restore::run(args).await,
     }
 }
 

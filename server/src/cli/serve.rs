@@ -28,6 +28,11 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "WACHET_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
+    /// An address to answer the health probes on (`/healthz`, `/readyz`) besides the API's: how
+    /// a process without the `api` role is probed (with it, the API's address answers them
+    /// too).
+    #[arg(long, env = "WACHET_HEALTH_LISTEN")]
+    health_listen: Option<SocketAddr>,
     /// What this process does, any of: `api` (the REST API and the web interface), `worker`
     /// (checks monitors), `deliver` (sends notifications). Any number of processes of each
     /// share one PostgreSQL database.
@@ -386,8 +391,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             )
         }
         None => format!(
-            "running without the api: {}\n",
-            settings(&args).parts.roles()
+            "running without the api: {}\n{}",
+            settings(&args).parts.roles(),
+            running
+                .health_addr()
+                .map(|addr| format!("health probes on http://{addr}\n"))
+                .unwrap_or_default()
         ),
     };
     {
@@ -465,6 +474,7 @@ fn settings(args: &ServeArgs) -> service::Settings {
     let has = |role| args.roles.contains(&role);
     service::Settings {
         listen: args.listen,
+        health_listen: args.health_listen,
         api,
         parts: service::Parts {
             api: has(Role::Api),

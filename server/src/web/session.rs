@@ -98,6 +98,7 @@ pub async fn current(state: &AppState, headers: &HeaderMap) -> Result<Option<Ses
     let Some((user, _expires)) = state.store().token_owner(&token_hash, now).await? else {
         return Ok(None);
     };
+    crate::trace::record_user(&user);
     let Some(seen) = state.store().session_seen(&token_hash, now).await? else {
         return Ok(None);
     };

@@ -67,6 +67,8 @@ mod delivery;
 mod explain;
 mod fair;
 mod folders;
+// A disk that fills under the database, then is freed.
+mod full_disk;
 mod history;
 mod http;
 // What clients written for Wachete's API send and read.
@@ -79,6 +81,8 @@ mod noise;
 mod openapi;
 // A private PostgreSQL cluster, a fresh database per test.
 mod pg;
+// Health probes, request ids, and what a failing request logs.
+mod probes;
 mod schedule;
 mod storage;
 // Every store test once, run on SQLite and on PostgreSQL.

@@ -4,8 +4,13 @@
 
 use std::process::{Command, Output};
 
+// Backups taken while the service runs, and restores.
+mod backup;
 mod check;
 mod fixtures;
+// What the service logs of a failed request.
+mod logs;
+// Moving in from other tools and out again.
 mod transfer;
 
 /// Runs the real binary with `args` and waits for it.
