@@ -105,10 +105,7 @@ pub mod secrets;
 pub mod service;
 pub mod store;
 pub mod tabs;
-<<<<<<< HEAD
-pub mod transfer;
-=======
 pub mod trace;
->>>>>>> run
+pub mod transfer;
 pub mod web;
 pub mod worker;

@@ -60,14 +60,11 @@ enum Command {
     Export(transfer::ExportArgs),
     /// Runs fixture regression suites and records new cases from live pages.
     Fixtures(fixtures::FixturesArgs),
-<<<<<<< HEAD
     /// Brings in monitors from a file: a wachet export, a changedetection.io backup, an
     /// urlwatch or webchanges jobs file, a Wachete XLSX export.
     Import(transfer::ImportArgs),
-=======
     /// Puts a backup in place of a SQLite database no wachet process is using.
     Restore(restore::RestoreArgs),
->>>>>>> run
     /// Runs the REST service (API under /thirdparty/v1) on a SQLite file.
     Serve(Box<serve::ServeArgs>),
     /// Manages the service's users.
