@@ -132,6 +132,8 @@ mod guide {
     struct Postgres;
     #[doc = include_str!("../docs/src/backups.md")]
     struct Backups;
+    #[doc = include_str!("../docs/src/moving.md")]
+    struct Moving;
     #[doc = include_str!("../docs/src/security.md")]
     struct Security;
     #[doc = include_str!("../docs/src/library.md")]
