@@ -3,6 +3,7 @@
 //! noise between `⟨` and `⟩`), sent through the service's SMTP server
 //! ([`crate::notify::email::Mailer`]).
 
+use super::message::{monitor_name, title};
 use super::{Channel, Context, Outgoing};
 use crate::notify::SendError;
 use crate::store::Delivery;
@@ -28,14 +29,8 @@ impl MailParts {
     /// The e-mail of `delivery` to `to`.
     pub fn of(delivery: &Delivery, to: &str) -> MailParts {
         let n = &delivery.notification;
-        let name = n
-            .task_name
-            .as_deref()
-            .or(n.url.as_deref())
-            .unwrap_or("monitor");
-        // Header values are one line: a name or expression with a line break cannot add headers.
-        let subject =
-            format!("{name}: {}", delivery.synthetic_expression).replace(['\r', '\n'], " ");
+        let name = monitor_name(delivery);
+        let subject = title(delivery);
         // The plain text made with the HTML; notifications stored before it get the current
         // value whole.
         let plain = match &delivery.explanation {

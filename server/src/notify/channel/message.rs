@@ -6,6 +6,26 @@ use super::Links;
 use crate::notify::content::escape;
 use crate::store::Delivery;
 
+/// The name `delivery`'s monitor goes by: its name, else its page's address.
+pub(crate) fn monitor_name(delivery: &Delivery) -> &str {
+    let n = &delivery.notification;
+    n.task_name
+        .as_deref()
+        .or(n.url.as_deref())
+        .unwrap_or("monitor")
+}
+
+/// The monitor's name and what fired, on one line (a subject or a title): a name or an
+/// expression with a line break cannot add a header.
+pub(crate) fn title(delivery: &Delivery) -> String {
+    format!(
+        "{}: {}",
+        monitor_name(delivery),
+        delivery.synthetic_expression
+    )
+    .replace(['\r', '\n'], " ")
+}
+
 /// A delivery as a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
@@ -23,12 +43,8 @@ impl Message {
     /// The message of `delivery`, its links built on `links`.
     pub fn of(delivery: &Delivery, links: &Links) -> Message {
         let n = &delivery.notification;
-        let name = n
-            .task_name
-            .as_deref()
-            .or(n.url.as_deref())
-            .unwrap_or("monitor");
-        let title = format!("{name}: {}", delivery.synthetic_expression).replace(['\r', '\n'], " ");
+        let name = monitor_name(delivery);
+        let title = title(delivery);
         let text = match &delivery.explanation {
             Some(explanation) if !explanation.text.is_empty() => explanation.text.clone(),
             _ => {
