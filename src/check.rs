@@ -75,6 +75,13 @@ pub trait Checker: Send + Sync {
         0
     }
 
+    /// Which addresses this checker may reach, for a frontend checking addresses it will
+    /// connect to itself (a notification URL's host). A checker that does not say reaches
+    /// public addresses only.
+    fn network_policy(&self) -> std::sync::Arc<crate::fetch::NetworkPolicy> {
+        std::sync::Arc::new(crate::fetch::NetworkPolicy::public_only())
+    }
+
     /// Compiles `monitor` (URL, headers, XPath, exclusion XPath, regex, URL filters, proxy
     /// location) once, for any number of checks; `Err` with every problem found when it
     /// cannot be checked.

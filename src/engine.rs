@@ -238,6 +238,7 @@ impl EngineBuilder {
         };
         // A request waits for its host's slot as long as a check may take.
         let total_timeout = self.http.total_timeout;
+        let policy = self.http.policy.clone();
         let fetcher = HttpFetcher::verifying_with(self.http, &self.proxies, &verification)
             .map_err(|e| BuildError::Http(e.to_string()))?;
         let hosts = HostSlots::new(self.hosts);
@@ -249,6 +250,7 @@ impl EngineBuilder {
                 proxy_locations: self.proxies.keys().cloned().collect(),
                 location: self.location,
                 crawl: self.crawl,
+                policy,
                 #[cfg(feature = "chrome")]
                 renderer,
             }),
@@ -288,6 +290,8 @@ struct Inner {
     proxy_locations: Vec<String>,
     location: LocationCode,
     crawl: CrawlSettings,
+    /// Which addresses its fetchers may reach.
+    policy: Arc<NetworkPolicy>,
     #[cfg(feature = "chrome")]
     renderer: crate::render::Renderer,
 }
@@ -361,6 +365,12 @@ impl Engine {
     /// politely. Any HTTP status is an `Ok`.
     pub fn fetcher(&self) -> Arc<dyn crate::fetch::Fetcher> {
         self.inner.fetcher.clone()
+    }
+
+    /// Which addresses the engine may reach: for a frontend's connections that do not go
+    /// through [`Engine::fetcher`] (an SMTP server a notification URL names).
+    pub fn network_policy(&self) -> Arc<NetworkPolicy> {
+        self.inner.policy.clone()
     }
 
     /// The shared browser (feature `chrome`), for inspection and shutdown.
@@ -550,6 +560,10 @@ impl Engine {
 impl Checker for Engine {
     fn serves(&self, location: LocationCode) -> bool {
         Engine::serves(self, location)
+    }
+
+    fn network_policy(&self) -> Arc<NetworkPolicy> {
+        Engine::network_policy(self)
     }
 
     fn host_concurrency(&self) -> usize {

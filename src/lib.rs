@@ -130,6 +130,10 @@ mod guide {
     struct Service;
     #[doc = include_str!("../docs/src/postgres.md")]
     struct Postgres;
+    #[doc = include_str!("../docs/src/backups.md")]
+    struct Backups;
+    #[doc = include_str!("../docs/src/moving.md")]
+    struct Moving;
     #[doc = include_str!("../docs/src/security.md")]
     struct Security;
     #[doc = include_str!("../docs/src/library.md")]

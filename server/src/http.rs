@@ -1,7 +1,9 @@
 //! The service's one HTTP router: the REST API ([`crate::api`]) and the web interface
 //! ([`crate::web`]) side by side over one operations context ([`crate::ops::Ctx`]), behind the
-//! layers both share (the accepted `Host` names, the body read timeout). The only module that
-//! knows both frontends: they never import each other.
+//! layers both share (the accepted `Host` names, the body read timeout), with the health
+//! probes ([`crate::probes`]) beside them, answered for any `Host` (a load balancer probes by
+//! address), and every request's id and span ([`crate::trace`]) around it all. The only module
+//! that knows both frontends: they never import each other.
 
 use crate::ops::{self, Ctx};
 use crate::store::Store;
@@ -19,6 +21,8 @@ pub struct Shared {
     pub listen: std::net::SocketAddr,
     /// The browser tabs rendering for each user, which the interface's renders take too.
     pub tabs: Arc<crate::tabs::BrowserTabs>,
+    /// What the health probes look at.
+    pub probes: crate::probes::Probes,
 }
 
 /// Building the router failed (the store could not give the paging secret).
@@ -60,12 +64,28 @@ pub async fn router(
     .await
     .map_err(SetupError)?;
     let web = crate::web::routes(ctx.clone());
-    Ok(crate::api::routes(ctx)
+    let frontends = crate::api::routes(ctx)
         .merge(web)
         .layer(axum::Extension(body_timeout))
-        // Outermost: a request for another name is answered before any route or limit sees it.
+        // A request for another name is answered before any route or limit sees it.
         .layer(axum::middleware::from_fn_with_state(
             hosts,
             crate::hosts::check,
-        )))
+        ));
+    Ok(traced(
+        frontends.merge(crate::probes::routes(shared.probes)),
+    ))
+}
+
+/// The health probes alone, for a listener of their own (`--health-listen`).
+pub fn probes(probes: crate::probes::Probes) -> Router {
+    traced(crate::probes::routes(probes))
+}
+
+/// `router` with every request's id and span ([`crate::trace`]): the route that matched is
+/// recorded by a route layer, inside the span the outer layer opened.
+fn traced(router: Router) -> Router {
+    router
+        .route_layer(axum::middleware::from_fn(crate::trace::route))
+        .layer(axum::middleware::from_fn(crate::trace::request))
 }

@@ -16,7 +16,8 @@
 //! - [`web`]: the web interface at `/`, rendered on the server: forms in, the same operations
 //!   called, pages out.
 //! - [`http`]: the one router composing the API and the web interface (they never import each
-//!   other).
+//!   other), with the health probes ([`probes`]) beside them and every request's id and span
+//!   ([`trace`]) around them.
 //! - [`connections`]: the listener's connections: how many, how slow, drained on shutdown.
 //! - [`hosts`]: the `Host` names the service answers to, checked before any route;
 //!   [`origin`]: the address a request reached the service at, for the links handed out.
@@ -32,6 +33,9 @@
 //!   delivery to webhooks, chats and e-mail ([`notify::deliver`]).
 //! - [`worker`]: this process as a worker of the service: its heartbeat, the leases and host
 //!   buckets it holds, handed back when it stops.
+//! - [`transfer`]: moving in and out: a user's export, and imports from wachet,
+//!   changedetection.io, urlwatch and Wachete files, stored all or nothing, each monitor checked
+//!   by the rules the operations give it ([`ops::transfer`]).
 //! - [`metrics`]: `/metrics`. [`secrets`]: how tokens, keys and passwords are made and kept.
 //!
 //! The engine (`wachet`) is reached only through its public API: [`wachet::Checker`] to
@@ -107,11 +111,14 @@ pub mod metrics;
 pub mod notify;
 pub mod ops;
 pub mod origin;
+pub mod probes;
 pub mod schedule;
 pub mod secrets;
 pub mod service;
 pub mod store;
 pub mod tabs;
+pub mod trace;
+pub mod transfer;
 pub mod web;
 pub mod worker;
 

@@ -101,7 +101,9 @@ pub static METRICS: Metrics = Metrics {
 };
 
 impl Metrics {
-    /// The text exposition, with the deliveries by state read from the store.
+    /// The text exposition, with the deliveries by state read from the store. The database's
+    /// failing writes are the store's to say and follow it (`ops::notifications::metrics`):
+    /// this module imports nothing of the service, which records into it from everywhere.
     pub fn render(&self, deliveries: &[(String, u64)]) -> String {
         let mut out = String::new();
         let _ = writeln!(

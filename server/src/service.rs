@@ -32,6 +32,10 @@ pub const COLLECT_EVERY: Duration = Duration::from_secs(30);
 pub struct Settings {
     /// Where the API listens (port 0: any free port, see [`Running::addr`]).
     pub listen: SocketAddr,
+    /// Where the probes (`/healthz`, `/readyz`: [`crate::probes`]) are answered besides the
+    /// API's listener: how a process without the API is probed (port 0: any free port, see
+    /// [`Running::health_addr`]).
+    pub health_listen: Option<SocketAddr>,
     /// The API's and web interface's settings.
     pub api: ApiSettings,
     /// Which parts run beside the API.
@@ -53,6 +57,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            health_listen: None,
             api: ApiSettings::default(),
             parts: Parts::ALL,
             schedule: ScheduleSettings::default(),
@@ -124,15 +129,27 @@ pub enum StartError {
         /// Why.
         source: std::io::Error,
     },
+    /// The probes' listener could not be bound.
+    #[error("cannot listen for health probes on {addr}")]
+    HealthListen {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
     /// The API could not be built.
     #[error(transparent)]
     Api(#[from] crate::http::SetupError),
+    /// The key that opens notification URLs' secrets could not be read.
+    #[error("the sealing key: {0}")]
+    Sealing(String),
 }
 
 /// A service that is serving. Dropping it stops every part at once, as a crash would (only
 /// what was in flight goes on); [`Running::shutdown`] stops them gracefully.
 pub struct Running {
     addr: Option<SocketAddr>,
+    health_addr: Option<SocketAddr>,
     tabs: Arc<BrowserTabs>,
     stop: watch::Sender<bool>,
     api: Option<JoinHandle<std::io::Result<()>>>,
@@ -146,6 +163,11 @@ impl Running {
     /// The address it listens on; `None` without the API ([`Parts::api`]).
     pub fn addr(&self) -> Option<SocketAddr> {
         self.addr
+    }
+
+    /// The address the probes listen on besides the API's (`--health-listen`), if any.
+    pub fn health_addr(&self) -> Option<SocketAddr> {
+        self.health_addr
     }
 
     /// The count of the browser tabs rendering for each user.
@@ -252,6 +274,53 @@ pub async fn start(
     let (stop, stopped) = watch::channel(false);
     let checks = CheckEvents::new();
     let public_url = settings.api.web.public_url.clone();
+    let worker = (settings.parts.checks || settings.parts.delivery).then(|| {
+        Worker::new(
+            store.clone(),
+            settings.parts.roles(),
+            settings
+                .location
+                .filter(|l| *l != LocationCode::Default)
+                .map(|l| l.name().to_ascii_lowercase()),
+            settings.schedule.kinds(),
+            settings.schedule.lease,
+            settings.heartbeat,
+        )
+    });
+    let probes = crate::probes::Probes {
+        store: store.clone(),
+        stopping: stop.subscribe(),
+        worker: worker.clone(),
+    };
+    let mut parts = Vec::new();
+    let health_addr = match settings.health_listen {
+        Some(listen) => {
+            let listener =
+                TcpListener::bind(listen)
+                    .await
+                    .map_err(|source| StartError::HealthListen {
+                        addr: listen,
+                        source,
+                    })?;
+            let addr = listener
+                .local_addr()
+                .map_err(|err| crate::http::SetupError::io(err.to_string()))?;
+            let served = crate::connections::serve(
+                listener,
+                crate::http::probes(probes.clone()),
+                settings.api.connections.clone(),
+                stop.subscribe(),
+            );
+            let health = async move {
+                if let Err(err) = served.await {
+                    tracing::error!(%err, "the health probes' listener failed");
+                }
+            };
+            parts.push(("health probes", tokio::spawn(health)));
+            Some(addr)
+        }
+        None => None,
+    };
     let (addr, api) = match settings.parts.api {
         true => {
             let listener =
@@ -269,6 +338,7 @@ pub async fn start(
                 stopping: stop.subscribe(),
                 listen: addr,
                 tabs: tabs.clone(),
+                probes,
             };
             let connections = settings.api.connections.clone();
             let router =
@@ -284,20 +354,6 @@ pub async fn start(
         }
         false => (None, None),
     };
-    let mut parts = Vec::new();
-    let worker = (settings.parts.checks || settings.parts.delivery).then(|| {
-        Worker::new(
-            store.clone(),
-            settings.parts.roles(),
-            settings
-                .location
-                .filter(|l| *l != LocationCode::Default)
-                .map(|l| l.name().to_ascii_lowercase()),
-            settings.schedule.kinds(),
-            settings.schedule.lease,
-            settings.heartbeat,
-        )
-    });
     if let Some(worker) = &worker {
         worker.start().await;
     }
@@ -322,6 +378,14 @@ pub async fn start(
             public_url,
             listen: Some(format!("http://{}", addr.unwrap_or(settings.listen))),
         };
+        // The key the API seals notification URLs' secrets with.
+        let secret = store
+            .paging_secret()
+            .await
+            .map_err(|err| StartError::Sealing(err.to_string()))?;
+        let sealer = crate::secrets::Sealer::new(&secret).map_err(StartError::Sealing)?;
+        delivery_settings.sealer = Some(Arc::new(sealer));
+        delivery_settings.network = engine.network_policy();
         let delivery = deliver::run(
             store.clone(),
             engine.fetcher(),
@@ -337,6 +401,7 @@ pub async fn start(
     }
     Ok(Running {
         addr,
+        health_addr,
         tabs,
         stop,
         api,

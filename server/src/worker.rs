@@ -13,7 +13,7 @@ use crate::store::{
     Held, Holdings, HostBuckets, StoreError, WorkerInfo, WorkerStore, new_id, now_millis,
 };
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, watch};
@@ -48,6 +48,9 @@ pub struct Worker {
     held: Mutex<Claims>,
     /// The host buckets the last beat left this worker ([`HostBuckets::bits`]).
     buckets: AtomicI64,
+    /// Whether the last beat failed because the database could not be written
+    /// ([`StoreError::Unavailable`]): the readiness probe's answer for this process's writes.
+    writes_failing: AtomicBool,
 }
 
 impl std::fmt::Debug for Worker {
@@ -90,6 +93,7 @@ impl Worker {
             every: every.min(lease / 3).max(Duration::from_millis(10)),
             held: Mutex::new(HashMap::new()),
             buckets: AtomicI64::new(HostBuckets::NONE.bits()),
+            writes_failing: AtomicBool::new(false),
         })
     }
 
@@ -113,6 +117,12 @@ impl Worker {
     /// this process hold at each host ([`crate::store::WorkerStore::beat`]).
     pub fn buckets(&self) -> HostBuckets {
         HostBuckets::from_bits(self.buckets.load(Ordering::Acquire))
+    }
+
+    /// Whether the last beat could not write the database (a full disk, an I/O error, a lock
+    /// held past the busy timeout).
+    pub fn writes_failing(&self) -> bool {
+        self.writes_failing.load(Ordering::Acquire)
     }
 
     /// Holds the claim of a check of monitor `id` under `token` until the returned guard is
@@ -170,7 +180,9 @@ impl Worker {
     /// The first beat, before the worker takes work: it is live (and holds its host buckets)
     /// once this returns. A failure is logged; the beats that follow try again.
     pub async fn start(&self) {
-        if let Err(err) = self.beat().await {
+        if let Err(err) = self.beat().await
+            && !crate::store::health::outage(&err, "the first heartbeat")
+        {
             tracing::error!(%err, "first heartbeat failed");
         }
     }
@@ -181,7 +193,13 @@ impl Worker {
         let beat = self
             .store
             .beat(&self.info, &self.holdings(), self.lease)
-            .await?;
+            .await;
+        self.writes_failing.store(
+            matches!(beat, Err(StoreError::Unavailable(_))),
+            Ordering::Release,
+        );
+        let beat = beat?;
+        crate::store::health::writes_resumed();
         self.buckets.store(beat.buckets.bits(), Ordering::Release);
         let lost = beat.lost;
         let claims = self.claims();
@@ -214,7 +232,9 @@ impl Worker {
                 _ = stop.wait_for(|stop| *stop) => return,
             }
             if let Err(err) = self.beat().await {
-                tracing::error!(%err, "heartbeat failed");
+                if !crate::store::health::outage(&err, "a heartbeat") {
+                    tracing::error!(%err, "heartbeat failed");
+                }
                 self.buckets
                     .store(HostBuckets::NONE.bits(), Ordering::Release);
             }

@@ -288,6 +288,9 @@ api_enum! {
         Ntfy = 64,
         /// SMS.
         Sms = 92,
+        /// Extension: a notification URL in Apprise's syntax (`tgram://...`, `ntfys://...`,
+        /// `mailto://...`), the service named by its scheme.
+        Url = 128,
     }
 }
 

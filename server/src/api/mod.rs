@@ -13,6 +13,7 @@ pub(crate) mod notifications;
 pub mod openapi;
 pub mod problem;
 pub(crate) mod tasks;
+pub(crate) mod transfer;
 pub(crate) mod user;
 
 use crate::ops::Ctx;
@@ -42,8 +43,7 @@ async fn metrics(
     axum::extract::State(state): axum::extract::State<Ctx>,
 ) -> Result<Response, problem::ApiError> {
     use axum::response::IntoResponse;
-    let deliveries = crate::ops::notifications::delivery_counts(&state).await?;
-    let text = crate::metrics::METRICS.render(&deliveries);
+    let text = crate::ops::notifications::metrics(&state).await?;
     Ok((
         [(
             axum::http::header::CONTENT_TYPE,

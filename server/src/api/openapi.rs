@@ -2,7 +2,7 @@
 //! from the routes), served at `/thirdparty/v1/openapi.json`, and Swagger UI at
 //! `/thirdparty/v1/docs`, served from inside the binary.
 
-use super::{auth, data, folders, notifications, tasks, user};
+use super::{auth, data, folders, notifications, tasks, transfer, user};
 use crate::ops::Ctx;
 use axum::Router;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -28,7 +28,7 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        `GET /notification/{alertId}/deliveries`, \
                        `POST /notification/{alertId}/deliveries/{deliveryId}/retry`, \
                        `GET`/`POST /user/notificationEndpoints/test`, `GET`/`POST /user/feeds`, \
-                       `DELETE /user/feeds/{feedId}`. Extension fields of a monitor: \
+                       `DELETE /user/feeds/{feedId}`, `POST /import`, `GET /export`. Extension fields of a monitor: \
                        `errorAfterFailures`; `noise` (noise masks: learned ones are kept when \
                        a PUT leaves them out, switch one off with `active: false`; `learned` \
                        and `example` are read-only), `compareLines` and the read-only \
@@ -101,11 +101,14 @@ pub fn routes() -> OpenApiRouter<Ctx> {
         .routes(routes!(tasks::get_task, tasks::delete_task))
         .routes(routes!(tasks::search_tasks))
         .routes(routes!(tasks::task_pages))
+        .routes(routes!(transfer::import))
+        .routes(routes!(transfer::export))
 }
 
 /// The document (as JSON) and Swagger UI, which loads it.
 pub fn docs_routes(mut document: utoipa::openapi::OpenApi) -> Router<Ctx> {
     read_only(&mut document);
+    delivered_kinds(&mut document);
     media_types(&mut document);
     date_times(&mut document);
     utoipa_swagger_ui::SwaggerUi::new(DOCS_PATH)
@@ -185,6 +188,31 @@ fn date_times(document: &mut utoipa::openapi::OpenApi) {
                 );
             }
         }
+    }
+}
+
+/// Says in NotificationEndpoint's description which kinds this server delivers to and which
+/// notification URLs it reads, as its channels list them ([`crate::notify::channel`]).
+fn delivered_kinds(document: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{RefOr, Schema};
+    let Some(components) = document.components.as_mut() else {
+        return;
+    };
+    if let Some(RefOr::T(Schema::Object(object))) =
+        components.schemas.get_mut("NotificationEndpoint")
+    {
+        let said = object.description.clone().unwrap_or_default();
+        object.description = Some(format!(
+            "{said} This server delivers to: {}; other kinds are refused. A Url endpoint's \
+             value is a notification URL in Apprise's syntax with one of the schemes {}; its \
+             secret parts are sealed when it is saved (shown as sealed~...; give the value \
+             back as shown to keep them).",
+            crate::notify::channel::offered_list(),
+            crate::notify::channel::url::schemes()
+                .map(|s| format!("{s}://"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
     }
 }
 

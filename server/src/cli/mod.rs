@@ -1,10 +1,13 @@
 //! Command-line parsing and dispatch. Each subcommand has its own module.
 
+mod backup;
 mod check;
 mod crawl;
 mod fixtures;
 mod page;
+mod restore;
 mod serve;
+mod transfer;
 mod user;
 
 use clap::{Parser, Subcommand};
@@ -47,14 +50,23 @@ pub enum LogFormat {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Backs up the service's SQLite database while it runs (a consistent, checked copy).
+    Backup(backup::BackupArgs),
     /// Checks one page once and prints its value.
     Check(check::CheckArgs),
     /// Crawls a site from a start page (a Portal check) and prints each page.
     Crawl(crawl::CrawlArgs),
+    /// Writes a user's folders, monitors and endpoints (and history) as one JSON document.
+    Export(transfer::ExportArgs),
     /// Runs fixture regression suites and records new cases from live pages.
     Fixtures(fixtures::FixturesArgs),
+    /// Brings in monitors from a file: a wachet export, a changedetection.io backup, an
+    /// urlwatch or webchanges jobs file, a Wachete XLSX export.
+    Import(transfer::ImportArgs),
+    /// Puts a backup in place of a SQLite database no wachet process is using.
+    Restore(restore::RestoreArgs),
     /// Runs the REST service (API under /thirdparty/v1) on a SQLite file.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Manages the service's users.
     User(user::UserArgs),
 }
@@ -64,10 +76,14 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Check(args) => until_interrupted(check::run(args)).await,
         Command::Crawl(args) => until_interrupted(crawl::run(args)).await,
+        Command::Export(args) => transfer::run_export(args).await,
         Command::Fixtures(args) => until_interrupted(fixtures::run(args)).await,
+        Command::Import(args) => transfer::run_import(args).await,
         // The service shuts down gracefully on these signals itself.
-        Command::Serve(args) => serve::run(args).await,
+        Command::Serve(args) => serve::run(*args).await,
         Command::User(args) => user::run(args).await,
+        Command::Backup(args) => backup::run(args).await,
+        Command::Restore(args) => restore::run(args).await,
     }
 }
 

@@ -29,6 +29,11 @@ pub struct ServeArgs {
     /// Address to listen on.
     #[arg(long, env = "WACHET_LISTEN", default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
+    /// An address to answer the health probes on (`/healthz`, `/readyz`) besides the API's: how
+    /// a process without the `api` role is probed (with it, the API's address answers them
+    /// too).
+    #[arg(long, env = "WACHET_HEALTH_LISTEN")]
+    health_listen: Option<SocketAddr>,
     /// What this process does, any of: `api` (the REST API and the web interface), `worker`
     /// (checks monitors), `deliver` (sends notifications). Any number of processes of each
     /// share one PostgreSQL database.
@@ -211,6 +216,13 @@ pub struct ServeArgs {
     /// Sender address of notification e-mails.
     #[arg(long, env = "WACHET_SMTP_FROM", default_value = "wachet@localhost")]
     smtp_from: String,
+    /// Another base address for a notification URL service that names no host, as
+    /// SERVICE=URL (repeatable; the variable takes them comma-separated): tgram, slack,
+    /// discord, pover, gchat, workflows or ntfy (`ntfy://topic`), such as a compatible
+    /// self-hosted server; requests keep the service's documented paths under it.
+    #[arg(long = "channel-base", env = "WACHET_CHANNEL_BASES", value_delimiter = ',',
+          value_parser = crate::notify::channel::url::Bases::parse)]
+    channel_base: Vec<(String, url::Url)>,
     /// E-mail address of the user created on a database without users.
     #[arg(long, env = "WACHET_ADMIN_EMAIL", default_value = "admin@localhost")]
     admin_email: String,
@@ -380,8 +392,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             )
         }
         None => format!(
-            "running without the api: {}\n",
-            settings(&args).parts.roles()
+            "running without the api: {}\n{}",
+            settings(&args).parts.roles(),
+            running
+                .health_addr()
+                .map(|addr| format!("health probes on http://{addr}\n"))
+                .unwrap_or_default()
         ),
     };
     {
@@ -446,14 +462,20 @@ fn settings(args: &ServeArgs) -> service::Settings {
         credentials: args.smtp_user.clone().zip(args.smtp_password.clone()),
         from: args.smtp_from.clone(),
     });
+    let mut bases = crate::notify::channel::url::Bases::default();
+    for (service, base) in &args.channel_base {
+        bases.insert(service.clone(), base.clone());
+    }
     let delivery = DeliverySettings {
         smtp,
+        bases,
         attempt_timeout: Duration::from_secs(args.delivery_timeout),
         ..DeliverySettings::default()
     };
     let has = |role| args.roles.contains(&role);
     service::Settings {
         listen: args.listen,
+        health_listen: args.health_listen,
         api,
         parts: service::Parts {
             api: has(Role::Api),

@@ -1,9 +1,9 @@
-//! E-mail delivery over SMTP (lettre): the subject names the monitor and what fired, the body is
-//! the notification's HTML content with a plain-text alternative (the same change, marked
-//! `[-removed-]`, `{+added+}`, noise between `⟨` and `⟩`).
+//! The SMTP transport (lettre): sends the e-mails channels make ([`MailParts`]) and the
+//! confirmation codes of e-mail addresses.
 
-use super::deliver::SendError;
-use crate::store::{ConfirmationMail, Delivery};
+use super::SendError;
+use super::channel::MailParts;
+use crate::store::ConfirmationMail;
 use lettre::message::{Mailbox, MultiPart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
@@ -83,41 +83,17 @@ impl Mailer {
         })
     }
 
-    /// Sends one notification to the delivery's address. An address that cannot be one, or
-    /// a permanent (5xx) answer such as a rejected recipient, is a permanent error.
-    pub async fn send(&self, delivery: &Delivery) -> Result<(), SendError> {
-        let to = mailbox(&delivery.target)?;
-        let n = &delivery.notification;
-        let name = n
-            .task_name
-            .as_deref()
-            .or(n.url.as_deref())
-            .unwrap_or("monitor");
-        // Header values are one line: a name or expression with a line break cannot add headers.
-        let subject =
-            format!("{name}: {}", delivery.synthetic_expression).replace(['\r', '\n'], " ");
-        // The plain text made with the HTML; notifications stored before it get the current
-        // value whole.
-        let plain = match &delivery.explanation {
-            Some(explanation) if !explanation.text.is_empty() => explanation.text.clone(),
-            _ => format!(
-                "{name}\n{}\n{}\n\n{}{}",
-                n.url.as_deref().unwrap_or(""),
-                delivery.synthetic_expression,
-                n.current.as_deref().unwrap_or(""),
-                n.error
-                    .as_deref()
-                    .map(|e| format!("error: {e}"))
-                    .unwrap_or_default(),
-            ),
-        };
+    /// Sends `mail`. An address that cannot be one, or a permanent (5xx) answer such as a
+    /// rejected recipient, is a permanent error.
+    pub async fn send(&self, mail: &MailParts) -> Result<(), SendError> {
+        let to = mailbox(&mail.to)?;
         let message = Message::builder()
             .from(self.from.clone())
             .to(to)
-            .subject(subject)
+            .subject(mail.subject.replace(['\r', '\n'], " "))
             .multipart(MultiPart::alternative_plain_html(
-                plain,
-                delivery.html.clone(),
+                mail.plain.clone(),
+                mail.html.clone(),
             ))
             .map_err(|err| format!("building the e-mail: {err}"))?;
         self.transmit(message).await

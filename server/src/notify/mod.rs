@@ -4,6 +4,7 @@
 //! notification, so it is where an alert about a change nobody could see is dropped.
 
 pub mod change;
+pub mod channel;
 pub mod content;
 pub mod deliver;
 pub mod email;
@@ -15,6 +16,30 @@ use wachet::Monitor;
 use wachet::alerts::Raised;
 use wachet::alerts::compare::Comparator;
 use wachet::model::{AlertType, CompareType};
+
+/// Why a try to send failed; `permanent` when no retry can change it.
+#[derive(Debug)]
+pub struct SendError {
+    /// What went wrong.
+    pub message: String,
+    /// Whether no retry can change it.
+    pub permanent: bool,
+}
+
+impl From<String> for SendError {
+    fn from(message: String) -> Self {
+        SendError {
+            message,
+            permanent: false,
+        }
+    }
+}
+
+impl From<&str> for SendError {
+    fn from(message: &str) -> Self {
+        message.to_string().into()
+    }
+}
 
 /// What a notification carries beside the API's ClientNotification, for its deliveries: the
 /// webhook payload's `firstSeen` and `change`, and the e-mail's plain-text part.

@@ -58,6 +58,7 @@ pub async fn authenticate(ctx: &Ctx, token: &str) -> Result<Authenticated, OpErr
         .ok_or(OpError::Unauthorized(
             "the token is invalid, expired or invalidated",
         ))?;
+    crate::trace::record_user(&user);
     ctx.limits().request(&user).map_err(OpError::TooMany)?;
     Ok(Authenticated { user, token_hash })
 }
@@ -79,6 +80,7 @@ pub async fn session(ctx: &Ctx, token_hash: &str) -> Result<Option<BrowserSessio
     let Some((user, _expires)) = ctx.store().token_owner(token_hash, now).await? else {
         return Ok(None);
     };
+    crate::trace::record_user(&user);
     let Some(seen) = ctx.store().session_seen(token_hash, now).await? else {
         return Ok(None);
     };

@@ -43,14 +43,18 @@ pub async fn get(ctx: &Ctx, user: &UserId) -> Result<Endpoints, OpError> {
     })
 }
 
-/// Replaces the user's endpoints with `list`, once valid. An e-mail address other than the
-/// account's own is mailed a confirmation code first.
+/// Replaces the user's endpoints with `list`, once valid, the secrets of its notification URLs
+/// sealed ([`seal`]). An e-mail address other than the account's own is mailed a confirmation
+/// code first.
 pub async fn replace(
     ctx: &Ctx,
     user: &UserId,
     list: &[NotificationEndpoint],
 ) -> Result<Endpoints, OpError> {
     rules::endpoint_list(list)?;
+    let mut list = list.to_vec();
+    seal(ctx, user, "notificationEndpoints", list.iter_mut())?;
+    let list = list.as_slice();
     let own = account(ctx, user).await?.email;
     for endpoint in list {
         if endpoint.kind == MessagingServiceType::Email && normalized(endpoint) != own {
@@ -61,6 +65,20 @@ pub async fn replace(
     }
     ctx.store().set_notification_endpoints(user, list).await?;
     get(ctx, user).await
+}
+
+/// Seals the secret parts of the notification URLs among `endpoints` (the list `field`) for
+/// `user`, as they are stored and shown from then on; a URL whose host the service may not
+/// reach, or with a sealed part that is not this user's, is refused at `field[i].value`.
+pub fn seal<'a>(
+    ctx: &Ctx,
+    user: &UserId,
+    field: &str,
+    endpoints: impl IntoIterator<Item = &'a mut NotificationEndpoint>,
+) -> Result<(), OpError> {
+    let policy = ctx.checker().network_policy();
+    crate::notify::channel::url::seal_endpoints(ctx.sealer(), &policy, user, endpoints)
+        .map_err(|(i, message)| OpError::field(format!("{field}[{i}].value"), message))
 }
 
 /// Confirms an address with its code, or mails a (new) code to an address.

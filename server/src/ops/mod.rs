@@ -7,7 +7,7 @@
 //! its own answer (problem+json, a page, a message and an exit code).
 //!
 //! One module a resource: [`monitors`], [`folders`], [`account`], [`endpoints`], [`feeds`],
-//! [`notifications`], [`history`]. The rule the layering test below checks: the frontends never
+//! [`notifications`], [`history`], and moving a user's monitors in and out ([`transfer`]). The rule the layering test below checks: the frontends never
 //! import each other and never call the store; only these operations do.
 
 pub mod account;
@@ -23,6 +23,7 @@ pub mod paging;
 pub mod query;
 pub mod rules;
 pub mod settings;
+pub mod transfer;
 
 use crate::store::{Store, StoreError};
 use std::collections::BTreeMap;
@@ -129,6 +130,13 @@ impl From<StoreError> for OpError {
                 }
             }
             StoreError::Backend(detail) => OpError::Internal(detail),
+            unavailable @ StoreError::Unavailable(_) => {
+                crate::store::health::outage(&unavailable, "a request");
+                OpError::Unavailable {
+                    detail: "the database cannot be written or reached now; try again later".into(),
+                    retry_after: 30,
+                }
+            }
         }
     }
 }
@@ -146,7 +154,8 @@ struct Inner {
     checker: Arc<dyn Checker>,
     settings: Settings,
     cursors: paging::Cursors,
-    /// Seals the secrets shown again (feed keys) with a key derived from the same secret.
+    /// Seals the secrets shown again (feed keys, notification URLs) with a key derived from the
+    /// same secret.
     sealer: crate::secrets::Sealer,
     limits: limits::Limits,
     /// Turns to compile monitors on the blocking pool: half the cores, so validations never
@@ -226,7 +235,8 @@ impl Ctx {
         &self.inner.cursors
     }
 
-    /// Seals and opens the secrets the service shows again (feed keys).
+    /// Seals and opens the secrets the service shows again (feed keys) and the secret parts of
+    /// notification URLs (the key delivery opens them with is made from the same secret).
     pub(crate) fn sealer(&self) -> &crate::secrets::Sealer {
         &self.inner.sealer
     }

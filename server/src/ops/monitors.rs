@@ -62,10 +62,23 @@ pub async fn validate(ctx: &Ctx, monitor: Monitor) -> Result<Monitor, OpError> {
         .map_err(|_| busy())?
 }
 
-/// Creates `monitor` (no `id`) or replaces the user's monitor of its `id`, once valid; the
-/// stored monitor. An update with no folder keeps the monitor's folder.
+/// `monitor` with the secrets of its notification URLs sealed for `user`
+/// ([`endpoints::seal`]).
+fn sealed(ctx: &Ctx, user: &UserId, mut monitor: Monitor) -> Result<Monitor, OpError> {
+    endpoints::seal(
+        ctx,
+        user,
+        "notificationEndpoints",
+        monitor.notification_endpoints.iter_mut().flatten(),
+    )?;
+    Ok(monitor)
+}
+
+/// Creates `monitor` (no `id`) or replaces the user's monitor of its `id`, once valid, the
+/// secrets of its notification URLs sealed; the stored monitor. An update with no folder keeps
+/// the monitor's folder.
 pub async fn save(ctx: &Ctx, user: &UserId, monitor: Monitor) -> Result<Monitor, OpError> {
-    let monitor = validate(ctx, monitor).await?;
+    let monitor = sealed(ctx, user, validate(ctx, monitor).await?)?;
     let stored = match monitor.id {
         None => ctx.store().create_task(user, &monitor).await?,
         Some(_) => ctx.store().update_task(user, &monitor).await?,
@@ -73,7 +86,7 @@ pub async fn save(ctx: &Ctx, user: &UserId, monitor: Monitor) -> Result<Monitor,
     annotated(ctx, user, vec![stored]).await.map(first)
 }
 
-/// Creates several monitors, all of them or none: each is validated, and a problem is named
+/// Creates several monitors, all of them or none: each is validated and sealed, and a problem is named
 /// `[i].field` for the i-th; an `id` is refused (the bulk form only creates).
 pub async fn create_many(
     ctx: &Ctx,
@@ -96,7 +109,10 @@ pub async fn create_many(
             );
             continue;
         }
-        match validate(ctx, monitor).await {
+        match validate(ctx, monitor)
+            .await
+            .and_then(|monitor| sealed(ctx, user, monitor))
+        {
             Ok(monitor) => valid.push(monitor),
             Err(OpError::Invalid { errors: found, .. }) => {
                 for (field, messages) in found {

@@ -85,7 +85,12 @@ pub async fn retry(ctx: &Ctx, user: &UserId, id: &str, delivery: &str) -> Result
     Ok(())
 }
 
-/// The deliveries of every user by state, for the metrics.
-pub async fn delivery_counts(ctx: &Ctx) -> Result<Vec<(String, u64)>, OpError> {
-    Ok(ctx.store().delivery_counts().await?)
+/// The service's metrics in the Prometheus text format: the process's own
+/// ([`crate::metrics`]), the deliveries of every user by state, and the database's failing
+/// writes, which the store keeps ([`crate::store::health`]).
+pub async fn metrics(ctx: &Ctx) -> Result<String, OpError> {
+    let deliveries = ctx.store().delivery_counts().await?;
+    let mut text = crate::metrics::METRICS.render(&deliveries);
+    crate::store::health::render_metrics(&mut text);
+    Ok(text)
 }

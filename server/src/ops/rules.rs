@@ -3,9 +3,10 @@
 //! endpoints this server can deliver to. Every problem is reported with its field.
 
 use super::OpError;
+use crate::notify::channel::Refusal;
 use wachet::Checker;
 use wachet::alerts::compare::{Comparator, CompareError, MAX_MASKS};
-use wachet::model::{Folder, MessagingServiceType, Monitor, NoiseMask, NotificationEndpoint};
+use wachet::model::{Folder, Monitor, NoiseMask, NotificationEndpoint};
 use wachet::validate::FieldError;
 
 /// Longest name of a monitor or folder.
@@ -174,55 +175,15 @@ fn endpoints(field: &str, list: &[NotificationEndpoint], problems: &mut Problems
     for (i, endpoint) in list.iter().enumerate() {
         let at = format!("{field}[{i}]");
         let value = endpoint.value.as_deref().unwrap_or("");
-        match endpoint.kind {
-            MessagingServiceType::Telegram | MessagingServiceType::Sms => problems.add(
-                format!("{at}.type"),
-                format!("{} is not supported by this server", endpoint.kind),
-            ),
-            MessagingServiceType::Email => {
-                if !is_email(value) {
-                    problems.add(format!("{at}.value"), "must be an e-mail address");
-                }
-            }
-            MessagingServiceType::Webhook
-            | MessagingServiceType::Slack
-            | MessagingServiceType::Discord
-            | MessagingServiceType::Teams
-            | MessagingServiceType::Ntfy => {
-                if let Err(err) = wachet::validate::parse_url(value) {
-                    problems.add(
-                        format!("{at}.value"),
-                        format!("must be an http(s) URL: {err}"),
-                    );
-                }
-            }
+        match crate::notify::channel::check(endpoint.kind, value) {
+            Ok(()) => {}
+            Err(Refusal::Kind(message)) => problems.add(format!("{at}.type"), message),
+            Err(Refusal::Value(message)) => problems.add(format!("{at}.value"), message),
         }
     }
 }
 
-/// A plausible e-mail address: one `@` with text on both sides, no white space or control
-/// characters, at most 254 characters. Delivery tells the rest.
+/// A plausible e-mail address ([`crate::notify::channel::is_email`]).
 pub fn is_email(value: &str) -> bool {
-    let Some((local, domain)) = value.split_once('@') else {
-        return false;
-    };
-    !local.is_empty()
-        && !domain.is_empty()
-        && !domain.contains('@')
-        && value.len() <= 254
-        && !value.chars().any(|c| c.is_whitespace() || c.is_control())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn email_addresses() {
-        assert!(is_email("a@b"));
-        assert!(is_email("first.last+tag@example.com"));
-        for bad in ["", "a", "@b", "a@", "a@b@c", "a b@c", "a@b\r\nBcc: x@y"] {
-            assert!(!is_email(bad), "{bad}");
-        }
-    }
+    crate::notify::channel::is_email(value)
 }

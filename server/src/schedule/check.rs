@@ -28,6 +28,10 @@ use wachet::{Checker, Monitor, PreparedMonitor, TabGate};
 /// Longest a check may run (a crawl of 500 slow pages included) before it is stopped.
 const MAX_CHECK: Duration = Duration::from_secs(30 * 60);
 
+/// How soon a check the database could not store (a full disk) is run again, when its next
+/// slot is later: what it found is not lost for a whole period.
+const RETRY_UNSTORED: Duration = Duration::from_secs(15);
+
 /// What every check runs with: the store, the writer of groups of checks into it, the engine,
 /// the prepared monitors, the users' browser tabs, the settings, and where stored checks are
 /// announced.
@@ -178,13 +182,20 @@ pub(super) async fn run_check(parts: &Arc<Parts>, check: DueCheck, held: Held) {
     if matches!(ended, Ended::TakenOver | Ended::TimedOut) {
         inner.abort();
     }
+    let unstored = matches!(ended, Ended::NotStored(StoreError::Unavailable(_)));
     if !told(ended, &task, user, &parts.events) {
-        // Nothing of the check was stored: free the monitor for its next slot.
-        let next = next_check(&task, recurrence, now_millis());
+        // Nothing of the check was stored: free the monitor for its next slot, or sooner when
+        // the database could not store it.
+        let now = now_millis();
+        let mut next = next_check(&task, recurrence, now);
+        if unstored {
+            next = next.min(now + RETRY_UNSTORED.as_millis() as i64);
+        }
         if let Err(err) = parts
             .store
             .finish_check(&task, version, check.token, next)
             .await
+            && !crate::store::health::outage(&err, "scheduling a check")
         {
             tracing::error!(%err, task = %task, "cannot schedule the next check");
         }
@@ -209,7 +220,9 @@ fn told(ended: Ended, task: &str, user: String, events: &CheckEvents) -> bool {
         }
         Ended::Gone => true,
         Ended::NotStored(err) => {
-            tracing::error!(%err, task = %task, "cannot store a check");
+            if !crate::store::health::outage(&err, "storing a check") {
+                tracing::error!(%err, task = %task, "cannot store a check");
+            }
             false
         }
         Ended::Failed(err) => {

@@ -158,7 +158,9 @@ impl Claims {
         let due = match due {
             Ok(due) => due,
             Err(err) => {
-                tracing::error!(%err, "cannot claim due monitors");
+                if !crate::store::health::outage(&err, "claiming due monitors") {
+                    tracing::error!(%err, "cannot claim due monitors");
+                }
                 return Look::Skipped;
             }
         };

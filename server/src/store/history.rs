@@ -35,6 +35,17 @@ pub trait HistoryStore: Send + Sync + 'static {
         id: &str,
         page: &TimePage,
     ) -> Result<Vec<(TimeKey, ClientData)>, StoreError>;
+    /// Appends history brought in by an import to monitors of the user's own (each with its
+    /// entries oldest first), all in one transaction, as a check appends its result: the
+    /// value-changed time worked out against the entry before, values over the history quota
+    /// kept as an error saying so, the newest entry becoming the monitor's latest data, the
+    /// oldest beyond the retention pruned after. `NotFound` (and nothing written) when a
+    /// monitor is not the user's.
+    async fn import_entries(
+        &self,
+        user: &str,
+        series: &[(String, Vec<ClientData>)],
+    ) -> Result<(), StoreError>;
     /// Deletes up to `limit` stored values that no history entry names any more (pruned by the
     /// retention, or left by a deleted monitor or folder), in one transaction, and returns how
     /// many went: fewer than `limit` means none is left for now. Called in a loop by

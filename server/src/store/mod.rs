@@ -47,6 +47,7 @@ pub mod codec;
 pub mod feeds;
 pub mod folders;
 pub mod gc;
+pub mod health;
 pub mod history;
 pub mod noise;
 pub mod notifications;
@@ -64,6 +65,7 @@ pub mod workers;
 
 pub use feeds::{FeedChange, FeedRecord, FeedScope, FeedSecret, FeedStore};
 pub use folders::{FolderKey, FolderListing, FolderStore};
+pub use health::{HealthStore, NotReady};
 pub use history::{HistoryStore, Series};
 pub use notifications::{NewNotification, NotificationStore};
 pub use outbox::{ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, OutboxStore};
@@ -134,6 +136,11 @@ pub enum StoreError {
     /// The database failed (I/O, corruption, a lock held too long). Not the client's fault.
     #[error("database: {0}")]
     Backend(String),
+    /// The database cannot be written or reached for now (a full disk, an I/O error, a lock
+    /// held past the busy timeout, a lost connection: [`health::unavailable`]); nothing of the
+    /// call was stored, and it will fail the same until the cause goes away.
+    #[error("database unavailable: {0}")]
+    Unavailable(String),
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -146,6 +153,7 @@ impl From<sqlx::Error> for StoreError {
             _ if matches!(code.as_deref(), Some(DEADLOCK | SERIALIZATION)) => {
                 StoreError::Conflict(err.to_string())
             }
+            _ if health::unavailable(&err) => StoreError::Unavailable(err.to_string()),
             other => StoreError::Backend(other.to_string()),
         }
     }
@@ -239,6 +247,7 @@ pub trait Store:
     + OutboxStore
     + FeedStore
     + WorkerStore
+    + HealthStore
 {
 }
 
@@ -252,5 +261,6 @@ impl<S> Store for S where
         + OutboxStore
         + FeedStore
         + WorkerStore
+        + HealthStore
 {
 }

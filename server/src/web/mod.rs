@@ -29,6 +29,7 @@ mod preview;
 mod session;
 mod settings;
 mod signin;
+mod transfer;
 mod tree;
 mod turns;
 
@@ -133,6 +134,15 @@ pub fn routes(state: Ctx) -> Router {
             post(notifications::retry),
         )
         .route("/settings", get(settings::show))
+        .route(
+            "/settings/import",
+            post(transfer::upload).layer(form::larger_limit(transfer::MAX_WEB_FORM_BYTES)),
+        )
+        .route(
+            "/settings/import/confirm",
+            post(transfer::confirm).layer(form::larger_limit(transfer::MAX_WEB_FORM_BYTES)),
+        )
+        .route("/settings/export", get(transfer::download))
         .route("/settings/endpoints", post(settings::add_endpoint))
         .route(
             "/settings/endpoints/remove",

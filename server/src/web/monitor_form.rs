@@ -26,16 +26,6 @@ pub const PRESETS: &[(i32, &str)] = &[
     (0, "Paused"),
 ];
 
-/// The endpoint kinds this server delivers to (the API refuses Telegram and SMS).
-const ENDPOINT_KINDS: &[MessagingServiceType] = &[
-    MessagingServiceType::Email,
-    MessagingServiceType::Webhook,
-    MessagingServiceType::Slack,
-    MessagingServiceType::Discord,
-    MessagingServiceType::Teams,
-    MessagingServiceType::Ntfy,
-];
-
 /// One alert row.
 #[derive(Debug, Clone, Default)]
 pub struct AlertRow {
@@ -1207,8 +1197,8 @@ fn endpoints_group(fields: &Fields, problems: &Problems, ctx: &Context<'_>) -> M
                         select id=(id_of(&kind)) name=(kind)
                             aria-invalid=[invalid(&kind, problems)]
                             aria-describedby=[describedby_opt(&kind, problems)] {
-                            @for t in ENDPOINT_KINDS {
-                                option value=(t.name()) selected[MessagingServiceType::parse(&row.first) == Some(*t)] { (t.name()) }
+                            @for t in crate::notify::channel::offered() {
+                                option value=(t.name()) selected[MessagingServiceType::parse(&row.first) == Some(t)] { (t.name()) }
                             }
                         }
                         (message(&kind, problems))

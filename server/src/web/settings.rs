@@ -27,15 +27,6 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 use wachet::model::{MessagingServiceType, NotificationEndpoint};
 
-/// Endpoint kinds the add form offers (those this server delivers).
-const KINDS: [MessagingServiceType; 6] = [
-    MessagingServiceType::Webhook,
-    MessagingServiceType::Email,
-    MessagingServiceType::Slack,
-    MessagingServiceType::Discord,
-    MessagingServiceType::Teams,
-    MessagingServiceType::Ntfy,
-];
 /// Most folders offered for a feed (walked breadth first).
 const FEED_FOLDERS: usize = 200;
 /// Most monitors offered for a feed.
@@ -128,6 +119,7 @@ async fn render(
         (flash_panel(&flash))
         (endpoints_section(session, &settings, &tests, &errors))
         (feeds_section(session, &feeds, &targets))
+        (super::transfer::section(session))
         (api_key_section(session))
         (password_section(session, &errors))
         (sessions_section(session))
@@ -215,7 +207,7 @@ fn endpoints_section(
                     div.field {
                         label for="endpoint-kind" { "Type" }
                         select #endpoint-kind name="kind" {
-                            @for kind in KINDS {
+                            @for kind in crate::notify::channel::offered() {
                                 option value=(kind.code()) selected[kind.code() == chosen] { (endpoint_kind_label(kind)) }
                             }
                         }
@@ -504,7 +496,7 @@ pub async fn add_endpoint(
     };
     let Some(kind) = code
         .and_then(MessagingServiceType::from_code)
-        .filter(|kind| KINDS.contains(kind))
+        .filter(|kind| crate::notify::channel::of(*kind).is_some())
     else {
         let errors = refuse("Choose one of the types offered.".to_string());
         return refused(&state, &session, errors).await;

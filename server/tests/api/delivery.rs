@@ -91,7 +91,7 @@ async fn deliveries_of(api: &Api, note: &str) -> Vec<(String, String, u32, Optio
 
 /// The deliveries of `note` (target, state, attempts, error) once `settled` holds, waited for
 /// 15 s at most.
-async fn deliveries_when(
+pub(super) async fn deliveries_when(
     api: &Api,
     note: &str,
     settled: impl Fn(&[(String, String, u32, Option<String>)]) -> bool,
@@ -108,7 +108,7 @@ async fn deliveries_when(
 }
 
 /// The id of the first notification of `task`, waited for 15 s at most.
-async fn first_notification(api: &Api, user: &User, task: &str) -> String {
+pub(super) async fn first_notification(api: &Api, user: &User, task: &str) -> String {
     let path = format!("/thirdparty/v1/notification/list?taskId={task}");
     for _ in 0..150 {
         let notes = api.get(user, &path).await.ok()["data"].clone();

@@ -58,6 +58,8 @@ macro_rules! in_browser {
 }
 
 mod auth;
+// Notification URLs: each service's request against its documentation, sealed secrets.
+mod channels;
 // Changes and failures raise only once confirmed by the scheduler's early checks.
 mod confirm;
 mod delivery;
@@ -65,6 +67,8 @@ mod delivery;
 mod explain;
 mod fair;
 mod folders;
+// A disk that fills under the database, then is freed.
+mod full_disk;
 mod history;
 mod http;
 // What clients written for Wachete's API send and read.
@@ -77,6 +81,8 @@ mod noise;
 mod openapi;
 // A private PostgreSQL cluster, a fresh database per test.
 mod pg;
+// Health probes, request ids, and what a failing request logs.
+mod probes;
 mod schedule;
 mod storage;
 // Every store test once, run on SQLite and on PostgreSQL.
@@ -86,6 +92,8 @@ mod store_contract_checks;
 // Values stored as deltas read back after many changes, pruning, deletes and failed checks.
 mod store_contract_delta;
 mod tasks;
+// Moving in (imports of other tools' files) and out (the export).
+mod transfer;
 mod web;
 mod web_account;
 // Defences against browsers led by other sites and users crowding others out.

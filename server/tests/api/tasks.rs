@@ -180,8 +180,8 @@ async fn invalid_monitors_are_400_naming_each_field_and_store_nothing() {
         ),
         (
             json!({"url": "https://e.com/", "notificationEndpoints": [{"type": "Telegram", "value": "x"}]}),
-            "notificationEndpoints[0].type",
-            "not supported by this server",
+            "notificationEndpoints[0].value",
+            "tgram:// URL",
         ),
         (
             json!({"url": "https://e.com/", "notificationEndpoints": [{"type": 92, "value": "+4912345"}]}),

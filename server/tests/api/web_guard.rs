@@ -51,6 +51,10 @@ const WITHOUT_IDS: &[&str] = &[
     "/settings/api-key",
     "/settings/password",
     "/settings/sign-out-everywhere",
+    // Import and export act on the signed-in user's own monitors: no id to guess.
+    "/settings/export",
+    "/settings/import",
+    "/settings/import/confirm",
     "/feeds/all.atom",
     "/assets/{name}",
     "/favicon.ico",

@@ -1,10 +1,17 @@
 //! The command line as a user runs it: the real `wachet` binary, as a child process, against
-//! real servers on loopback. `check` and `crawl` in [`check`], `fixtures` in [`fixtures`].
+//! real servers on loopback. `check` and `crawl` in [`check`], `fixtures` in [`fixtures`],
+//! `import` and `export` in [`transfer`].
 
 use std::process::{Command, Output};
 
+// Backups taken while the service runs, and restores.
+mod backup;
 mod check;
 mod fixtures;
+// What the service logs of a failed request.
+mod logs;
+// Moving in from other tools and out again.
+mod transfer;
 
 /// Runs the real binary with `args` and waits for it.
 fn wachet(args: &[&str]) -> Output {

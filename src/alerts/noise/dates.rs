@@ -1,8 +1,8 @@
 //! Reading the calendar day a date span shows, for two questions: does this span show the day
-//! of the check ([`shows`])? Did it move as a clock moves it, or to another day ([`jumped`])? Numeric forms (ISO 8601, `2026/12/31`, `31.12.2026`,
-//! `12/31/2026`, Japanese `2026年12月31日`) and month names in English, German, French and
-//! Spanish are read; a form that is ambiguous (day and month both at most 12) is read both
-//! ways.
+//! of the check ([`shows`])? Did it move as a clock moves it, or to another day ([`jumped`])?
+//! Numeric forms (ISO 8601, `2026/12/31`, `31.12.2026`, `12/31/2026`, Japanese
+//! `2026年12月31日`), month names in English, German, French and Spanish, and weekday names
+//! alone are read; a form that is ambiguous (day and month both at most 12) is read both ways.
 
 use chrono::{Datelike, NaiveDate};
 use regex::Regex;

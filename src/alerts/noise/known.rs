@@ -55,28 +55,32 @@ static METER: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(PAYWALL_METE
 /// download or lately bought the page or one of its items ("1,350 reading", "12 people are
 /// viewing this page", "♥ 4,213", "Sie sind Besucher Nr. 48.213", "viewed 3.4k times"). Such a
 /// count is the page's audience, not its subject: it moves whenever people come by, at any
-/// pace, and a person watching the page never acts on it. Only the number is masked, so the
-/// words around it (an exhibition's closing date in the same line) are compared as ever. The
-/// numbers are its capture groups.
-pub(crate) const AUDIENCE_COUNT: &str = concat!(
-    r"(?i)",
-    // A count, then who (optional) and what they do: "12 people are viewing", "1,140 reading".
-    r"\b([0-9](?:[0-9.,'\u{a0}\u{202f}]*[0-9])?(?:[km]\b)?)\+? ",
-    r"(?:(?:people|persons|users|others|visitors|viewers|readers|shoppers|customers|members|guests|personen|benutzer|nutzer|besucher|personnes|membres) )?",
-    r"(?:(?:are|were|is|have|sind|ist|sont) )?",
-    r"(?:visitors?|views?|viewers?|likes?|followers?|subscribers?|shares?|reactions?|readers?|reading|watching|viewing|looking|online|plays?|listens?|downloads?",
-    r"|aufrufe|besucher(?:innen)?|leser(?:innen)?|zugriffe|vues|visiteurs|lecteurs|abonnés",
-    r"|(?:bought|sold|booked|purchased|ordered)(?: in the (?:last|past)| today| this (?:week|month)| recently))\b",
-    // A sign or a word, then the count: "♥ 4,213", "Views: 1,204", "Besucher Nr. 48.213".
-    r"|(?:♥|❤\u{fe0f}?|👍|👁\u{fe0f}?|\b(?:visitors?|views|likes|followers|downloads|besucher|aufrufe|visiteurs|vues)\b:?) ?",
-    r"(?:no\.? |nr\.? |#)?([0-9](?:[0-9.,'\u{a0}\u{202f}]*[0-9])?(?:[km]\b)?)",
-    // "viewed 3.4k times", "1.204 mal gelesen" is the first form's.
-    r"|\b(?:viewed|read|seen|liked|shared|played|watched|downloaded) ([0-9](?:[0-9.,'\u{a0}\u{202f}]*[0-9])?(?:[km]\b)?) times\b",
-);
+/// pace, and a person watching the page never acts on it. Only the number is the audience's,
+/// so the words around it (an exhibition's closing date in the same line) are compared as
+/// ever. The numbers are the expression's capture groups.
+static AUDIENCE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    // A count: "4,213", "48.213", "3.4k".
+    const COUNT: &str = r"([0-9](?:[0-9.,'\u{a0}\u{202f}]*[0-9])?(?:[km]\b)?)";
+    let pattern = [
+        "(?i)".to_string(),
+        // A count, then who (optional) and what they do: "12 people are viewing", "1,140 reading".
+        format!(r"\b{COUNT}\+? "),
+        r"(?:(?:people|persons|users|others|visitors|viewers|readers|shoppers|customers|members|guests|personen|benutzer|nutzer|besucher|personnes|membres) )?".to_string(),
+        r"(?:(?:are|were|is|have|sind|ist|sont) )?".to_string(),
+        r"(?:visitors?|views?|viewers?|likes?|followers?|subscribers?|shares?|reactions?|readers?|reading|watching|viewing|looking|online|plays?|listens?|downloads?".to_string(),
+        r"|aufrufe|besucher(?:innen)?|leser(?:innen)?|zugriffe|vues|visiteurs|lecteurs|abonnés".to_string(),
+        r"|(?:bought|sold|booked|purchased|ordered)(?: in the (?:last|past)| today| this (?:week|month)| recently))\b".to_string(),
+        // A sign or a word, then the count: "♥ 4,213", "Views: 1,204", "Besucher Nr. 48.213".
+        r"|(?:♥|❤\u{fe0f}?|👍|👁\u{fe0f}?|\b(?:visitors?|views|likes|followers|downloads|besucher|aufrufe|visiteurs|vues)\b:?) ?".to_string(),
+        format!(r"(?:no\.? |nr\.? |#)?{COUNT}"),
+        // "viewed 3.4k times" ("1.204 mal gelesen" is the first form's).
+        format!(r"|\b(?:viewed|read|seen|liked|shared|played|watched|downloaded) {COUNT} times\b"),
+    ]
+    .concat();
+    Regex::new(&pattern).ok()
+});
 
-static AUDIENCE: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(AUDIENCE_COUNT).ok());
-
-/// The byte ranges of `line` that are audience counts ([`AUDIENCE_COUNT`]'s numbers).
+/// The byte ranges of `line` that are audience counts ([`AUDIENCE`]'s numbers).
 pub(crate) fn audience_counts(line: &str) -> Vec<Range<usize>> {
     let Some(re) = AUDIENCE.as_ref() else {
         return Vec::new();

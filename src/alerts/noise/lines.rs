@@ -272,9 +272,9 @@ fn identities(form: &str) -> Vec<(u32, &str)> {
 }
 
 /// The volatile spans of `line`, in order.
-fn spans(line: &str) -> Vec<&str> {
+fn spans(line: &str) -> Vec<regex::Match<'_>> {
     match VOLATILE.as_ref() {
-        Some(re) => re.find_iter(line).map(|m| m.as_str()).collect(),
+        Some(re) => re.find_iter(line).collect(),
         None => Vec::new(),
     }
 }
@@ -316,23 +316,31 @@ fn changed_slots<'a>(identity: u32, old: &str, new: &'a str) -> Vec<(u32, &'a st
     if a.len() != b.len() {
         return Vec::new();
     }
-    // An audience count (readers, likes, visitors) is noise by its words, whatever its pace.
-    let audience = audience_counts(new);
-    a.iter()
-        .zip(&b)
+    let changed: Vec<(usize, regex::Match<'a>)> = a
+        .iter()
+        .zip(b)
         .enumerate()
         .filter(|(_, (x, y))| {
+            let (x, y) = (x.as_str(), y.as_str());
             x != y
                 && ((is_plain_number(x) && is_plain_number(y))
                     || (is_date(x) && is_date(y) && dates::jumped(x, y)))
         })
-        .filter(|(_, (_, y))| {
-            let at = y.as_ptr() as usize - new.as_ptr() as usize;
+        .map(|(place, (_, y))| (place, y))
+        .collect();
+    if changed.is_empty() {
+        return Vec::new();
+    }
+    // An audience count (readers, likes, visitors) is noise by its words, whatever its pace.
+    let audience = audience_counts(new);
+    changed
+        .into_iter()
+        .filter(|(_, y)| {
             !audience
                 .iter()
-                .any(|r| r.start <= at && at + y.len() <= r.end)
+                .any(|r| r.start <= y.start() && y.end() <= r.end)
         })
-        .map(|(place, (_, y))| (slot(identity, place), *y))
+        .map(|(place, y)| (slot(identity, place), y.as_str()))
         .collect()
 }
 

@@ -398,7 +398,8 @@ impl LearnState {
         // A block of lines with new text on three of the last checks is a feed: a real edit of
         // a section, confirmed, shows new text once.
         let feed = c.block && (c.fresh & WINDOW_BITS).count_ones() >= 3;
-        let slow = (c.fresh & HORIZON_BITS).count_ones() >= 5 || c.returned.count_ones() >= 2;
+        // Both windows are cut to the horizon as they move (`tick`).
+        let slow = c.fresh.count_ones() >= 5 || c.returned.count_ones() >= 2;
         let noise = often(c.fresh)
             || slow
             || rotating

@@ -854,6 +854,35 @@ impl PgStore {
 
 #[async_trait]
 impl HistoryStore for PgStore {
+    async fn import_entries(
+        &self,
+        user: &str,
+        series: &[(String, Vec<ClientData>)],
+    ) -> Result<(), StoreError> {
+        let mut tx = self.pool.begin().await?;
+        for (task, entries) in series {
+            let owned: Option<(i32,)> =
+                sqlx::query_as("SELECT 1 FROM tasks WHERE id = $1 AND user_id = $2")
+                    .bind(task)
+                    .bind(user)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if !is_id(task) || owned.is_none() {
+                return Err(StoreError::NotFound);
+            }
+            let own = Series::Task(task.clone());
+            for data in entries {
+                append_in(&mut tx, &own, data, self.quotas.stored_bytes).await?;
+            }
+        }
+        tx.commit().await?;
+        for (task, _) in series {
+            crate::store::shape::invalidate::checked(&self.cache, task);
+            self.prune(task).await;
+        }
+        Ok(())
+    }
+
     async fn entries(
         &self,
         user: &str,

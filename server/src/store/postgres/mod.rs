@@ -199,6 +199,16 @@ async fn delete_owned(
     .await
 }
 
+#[async_trait::async_trait]
+impl super::HealthStore for PgStore {
+    async fn readiness(&self) -> Result<(), super::NotReady> {
+        let row = sqlx::query_as(super::health::MIGRATIONS_APPLIED)
+            .fetch_one(&self.pool)
+            .await;
+        super::health::judge(row, &MIGRATOR)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{CONFLICT_RETRIES, StoreError, redact, retrying};

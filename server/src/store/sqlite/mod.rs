@@ -11,6 +11,7 @@
 //! `history`, `notifications`, `schedule`, `outbox`, `feeds`); the cache is used, and
 //! invalidated, by those same methods.
 
+pub mod backup;
 mod checkpoints;
 mod feeds;
 mod folders;
@@ -68,6 +69,9 @@ pub struct SqliteStore {
     history_retention: u32,
     deliveries_per_hour: Option<std::num::NonZeroU32>,
     quotas: Quotas,
+    /// The shared lock every process using the file holds, so a restore refuses while it is
+    /// used ([`backup::Lock`]).
+    _lock: Arc<backup::Lock>,
 }
 
 impl SqliteStore {
@@ -84,6 +88,10 @@ impl SqliteStore {
     ) -> Result<SqliteStore, OpenError> {
         let shown = path.display().to_string();
         private_file(path).map_err(|err| OpenError::Open {
+            path: shown.clone(),
+            reason: err.to_string(),
+        })?;
+        let lock = backup::Lock::shared(path).map_err(|err| OpenError::Open {
             path: shown.clone(),
             reason: err.to_string(),
         })?;
@@ -125,6 +133,7 @@ impl SqliteStore {
                     Ok(())
                 })
             })
+            .after_release(|conn, _| Box::pin(discard_if_in_transaction(conn)))
             .connect_with(writer_options)
             .await
             .map_err(open_err)?;
@@ -149,6 +158,7 @@ impl SqliteStore {
             history_retention: settings.retention(),
             deliveries_per_hour: settings.delivery_limit(),
             quotas: settings.quotas,
+            _lock: Arc::new(lock),
         })
     }
 
@@ -182,6 +192,27 @@ impl SqliteStore {
         self.reader.close().await;
         self.writer.close().await;
     }
+}
+
+/// Whether the writer connection coming back to its pool may be lent again (`false`: it is
+/// closed, and the pool opens a new one for the next write). A transaction dropped without its
+/// commit (its write failed, or its caller was cancelled) queued a `ROLLBACK`; the ping waits
+/// for it. When that `ROLLBACK` failed too (SQLite had already rolled the transaction back
+/// itself, as it does on a full disk or an I/O error, so there was none to roll back), sqlx
+/// still counts the connection inside a transaction, and would refuse every later `BEGIN` on
+/// it ("attempted to call begin_with at non-zero transaction depth"): every write would fail
+/// from then on, even once the disk has room again. Such a connection is not lent again.
+async fn discard_if_in_transaction(conn: &mut sqlx::SqliteConnection) -> Result<bool, sqlx::Error> {
+    use sqlx::Connection;
+    if !conn.is_in_transaction() {
+        return Ok(true);
+    }
+    conn.ping().await?;
+    if conn.is_in_transaction() {
+        tracing::debug!("the writer was left inside a failed transaction; it is replaced");
+        return Ok(false);
+    }
+    Ok(true)
 }
 
 /// Makes the database file readable by its owner only (0600), creating it so when it is new,
@@ -273,4 +304,16 @@ async fn delete_owned(
 /// `true`/`false` as stored.
 fn flag(value: bool) -> i64 {
     i64::from(value)
+}
+
+#[async_trait::async_trait]
+impl super::HealthStore for SqliteStore {
+    async fn readiness(&self) -> Result<(), super::NotReady> {
+        // A reader: the probe must not queue behind the writer, and reads go on when the
+        // disk is full.
+        let row = sqlx::query_as(super::health::MIGRATIONS_APPLIED)
+            .fetch_one(&self.reader)
+            .await;
+        super::health::judge(row, &MIGRATOR)
+    }
 }

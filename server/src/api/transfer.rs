@@ -1,0 +1,128 @@
+//! Moving in and out (extensions): `POST /import` takes a file (a wachet export, a
+//! changedetection.io backup, an urlwatch or webchanges jobs file, a Wachete XLSX export; its
+//! media type names its format, or its first bytes do) and answers what came in and what was
+//! not carried over; `GET /export` streams the user's export. Both are
+//! [`crate::ops::transfer`]'s operations, as the web interface calls them.
+
+use super::auth::CurrentUser;
+use super::body::{ApiJson, ApiQuery};
+use super::problem::{ApiError, Problem};
+use crate::ops::Ctx;
+use crate::ops::transfer::{self, ImportRequest, Report};
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+/// The import's query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportQuery {
+    /// Only answer what would come in; store nothing.
+    #[serde(default, deserialize_with = "crate::ops::query::deserialize_boolean")]
+    dry_run: bool,
+    /// Bring the history too (changedetection.io's snapshots, an export's entries).
+    #[serde(default, deserialize_with = "crate::ops::query::deserialize_boolean")]
+    history: bool,
+}
+
+/// The export's query.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ExportQuery {
+    /// Write each monitor's history too.
+    #[serde(default, deserialize_with = "crate::ops::query::deserialize_boolean")]
+    history: bool,
+}
+
+/// A file's bytes, read up to [`transfer::MAX_FILE_BYTES`] (the API's 1 MiB body limit is for
+/// JSON requests, not for a backup).
+async fn file_bytes(body: Body) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(body, transfer::MAX_FILE_BYTES)
+        .await
+        .map_err(|_| ApiError::PayloadTooLarge)
+}
+
+/// Imports a file (extension).
+#[utoipa::path(post, path = "/thirdparty/v1/import", tag = "task",
+    description = "Extension: brings monitors in from a file, all of them or none: a wachet \
+                   export (application/json), a changedetection.io backup zip, either layout \
+                   (application/zip), an urlwatch urls.yaml or webchanges jobs.yaml \
+                   (application/yaml), a Wachete XLSX export (application/vnd.openxmlformats-\
+                   officedocument.spreadsheetml.sheet); another media type (such as \
+                   application/octet-stream) has the format read from the file's first bytes. \
+                   At most 64 MiB. Each monitor is validated as PUT /task validates one, the \
+                   quota counts them together, and one already watched (same URL, method, body \
+                   and selection) or twice in the file is left out. The answer names what came \
+                   in and, item by item, what was not carried over and why.",
+    security(("bearer" = [])),
+    params(ImportQuery),
+    request_body(content = Vec<u8>, description = "The file", content_type = "application/octet-stream"),
+    responses(
+        (status = 200, description = "What came in (or, with dryRun, would come in) and what was not carried over", body = Object),
+        (status = 400, description = "The file cannot be read, is refused (unsafe or too large archive, newer tool version), or monitors of it are invalid (each named by its item); nothing was stored", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+        (status = 413, description = "The file is over 64 MiB", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn import(
+    State(state): State<Ctx>,
+    CurrentUser(user): CurrentUser,
+    ApiQuery(query): ApiQuery<ImportQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<ApiJson<Report>, ApiError> {
+    let bytes = file_bytes(body).await?;
+    let media_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok());
+    let request = ImportRequest {
+        bytes: &bytes,
+        media_type,
+        history: query.history,
+        dry_run: query.dry_run,
+    };
+    Ok(ApiJson(transfer::import(&state, &user, request).await?))
+}
+
+/// The user's export as an attachment, streamed.
+fn export_response(state: &Ctx, user: &str, history: bool) -> Response {
+    let disposition = format!("attachment; filename=\"{}\"", transfer::EXPORT_FILE_NAME);
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            (
+                header::CONTENT_DISPOSITION,
+                HeaderValue::from_str(&disposition)
+                    .unwrap_or(HeaderValue::from_static("attachment")),
+            ),
+        ],
+        Body::from_stream(transfer::export(state, user, history)),
+    )
+        .into_response()
+}
+
+/// Exports the user's folders, monitors and endpoints (extension).
+#[utoipa::path(get, path = "/thirdparty/v1/export", tag = "task",
+    description = "Extension: the user's folders, monitors (as GET /task gives them) and \
+                   notification endpoints (a URL endpoint without its value, which is a secret), \
+                   and with history=true each monitor's history, as one JSON document \
+                   {\"format\":\"wachet-export\",\"version\":1,...,\"complete\":true}, streamed. \
+                   POST /import reads it back.",
+    security(("bearer" = [])),
+    params(ExportQuery),
+    responses(
+        (status = 200, description = "The export", body = Object),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn export(
+    State(state): State<Ctx>,
+    CurrentUser(user): CurrentUser,
+    ApiQuery(query): ApiQuery<ExportQuery>,
+) -> Response {
+    export_response(&state, &user, query.history)
+}

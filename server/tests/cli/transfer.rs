@@ -1,0 +1,305 @@
+//! `wachet import` and `wachet export` as a user runs them: the real binary on a SQLite file,
+//! with files the real tools made (`tests/fixtures/import/`, see its README) and hostile ones.
+
+use super::{stderr, stdout, wachet};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// A database with the users `me@example.com` and `other@example.com`.
+fn database(dir: &Path) -> String {
+    let db = dir.join("w.db").display().to_string();
+    for email in ["me@example.com", "other@example.com"] {
+        let out = wachet(&["user", "add", "--email", email, "--db", &db]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    db
+}
+
+fn export(db: &str, user: &str, dir: &Path) -> Value {
+    let file: PathBuf = dir.join(format!("{user}.json"));
+    let path = file.display().to_string();
+    let out = wachet(&[
+        "export",
+        "--db",
+        db,
+        "--user",
+        user,
+        "--history",
+        "-o",
+        &path,
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap()
+}
+
+fn monitor<'a>(document: &'a Value, name: &str) -> &'a Value {
+    document["monitors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no monitor {name} in {document}"))
+}
+
+/// A changedetection.io 0.60.10 backup comes in with its tags as folders, its filters as
+/// XPath, its history; what does not map is named; the export carries it all out and into
+/// another account again.
+#[test]
+fn a_changedetection_backup_moves_in_and_out_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path());
+    let backup = fixture("changedetection-0.60.10-backup.zip");
+    let me = ["--db", db.as_str(), "--user", "me@example.com"];
+
+    let out = wachet(&[&["import", &backup, "--history"][..], &me[..]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let printed = stdout(&out);
+    for line in [
+        "format: changedetection.io backup",
+        "folder: News (new)",
+        "monitor: watch \"Articles (CSS)\" -> https://example.net/articles in Shopping",
+        "not carried over: watch \"Status JSON\": filter jq:.status:",
+        "not carried over: watch \"With browser steps\": browser steps (1):",
+        "not carried over: watch \"With conditions\": conditions (1):",
+        "not carried over: watch \"Articles (CSS)\": tag News: a monitor is in one folder",
+        "imported 9 monitor(s), 2 new folder(s), 2 history entries",
+    ] {
+        assert!(printed.contains(line), "{line:?} not in:\n{printed}");
+    }
+
+    let document = export(&db, "me@example.com", dir.path());
+    assert_eq!(document["format"], "wachet-export");
+    assert_eq!(document["version"], 1);
+    assert_eq!(document["complete"], true);
+    let folders: Vec<&str> = document["folders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(folders, ["News", "Shopping"]);
+    assert_eq!(document["monitors"].as_array().unwrap().len(), 9);
+    let news = monitor(&document, "News page");
+    assert_eq!(news["xPath"], "//div[@id='main']");
+    assert_eq!(news["excludeXPath"], "//*[@id='ads']");
+    assert_eq!(news["recurrenceInSeconds"], 3600);
+    assert_eq!(
+        monitor(&document, "Prices")["xPath"],
+        "//table[@class='prices']"
+    );
+    let css = monitor(&document, "Articles (CSS)");
+    assert_eq!(
+        css["xPath"],
+        "//div[contains(concat(' ', normalize-space(@class), ' '), ' content ')]/p"
+    );
+    assert_eq!(css["dynamicContent"], true);
+    assert_eq!(monitor(&document, "Paused one")["recurrenceInSeconds"], 0);
+    // No interval of its own: the backup's default, three hours.
+    assert_eq!(
+        monitor(&document, "Status JSON")["recurrenceInSeconds"],
+        10_800
+    );
+    assert_eq!(monitor(&document, "Status JSON")["xPath"], Value::Null);
+    let post = monitor(&document, "POST with headers");
+    assert_eq!(post["method"], "POST");
+    assert_eq!(post["body"], "{\"q\": 1}");
+    assert!(post["headers"].to_string().contains("X-Token"), "{post}");
+    let local = monitor(&document, "Local page")["id"].clone();
+    let history = document["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["monitorId"] == local)
+        .unwrap();
+    let values: Vec<&str> = history["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["raw"].as_str().unwrap().trim())
+        .collect();
+    assert_eq!(values, ["Version 2", "Version 1"], "newest first");
+
+    // Importing the same backup again adds nothing: each watch is already there.
+    let out = wachet(&[&["import", &backup][..], &me[..]].concat());
+    assert!(
+        stdout(&out).contains("imported 0 monitor(s), 0 new folder(s)"),
+        "{}",
+        stdout(&out)
+    );
+
+    // The export moves into another account whole, history too.
+    let file = dir.path().join("me@example.com.json").display().to_string();
+    let other = ["--db", db.as_str(), "--user", "other@example.com"];
+    let out = wachet(&[&["import", &file, "--history"][..], &other[..]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("imported 9 monitor(s), 2 new folder(s), 2 history entries"),
+        "{}",
+        stdout(&out)
+    );
+    let copy = export(&db, "other@example.com", dir.path());
+    assert_eq!(monitor(&copy, "Articles (CSS)")["xPath"], css["xPath"]);
+    assert_ne!(monitor(&copy, "Articles (CSS)")["id"], css["id"]);
+}
+
+/// The older changedetection.io layout, urlwatch's jobs and Wachete's XLSX, read dry: what
+/// would come in and what would not, nothing stored.
+#[test]
+fn other_tools_files_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path());
+    let me = ["--db", db.as_str(), "--user", "me@example.com", "--dry-run"];
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "changedetection-0.49.18-backup.zip",
+            &[
+                "monitor: watch \"Prices\" -> https://example.org/prices in Shopping",
+                "would import 9 monitor(s), 2 new folder(s)",
+            ],
+        ),
+        (
+            "urlwatch-2.29-urls.yaml",
+            &[
+                "format: urlwatch / webchanges jobs",
+                "not carried over: job 8 \"Disk space\": the whole job: a shell command job",
+                "not carried over: job 7 \"Sorted lines\": filter sort:",
+                "would import 7 monitor(s)",
+            ],
+        ),
+        (
+            "wachete.xlsx",
+            &[
+                "monitor: row 2 \"Shop front\" -> https://example.com/shop in Shopping",
+                "would import 3 monitor(s), 2 new folder(s)",
+            ],
+        ),
+        (
+            "wachete-extra-column.xlsx",
+            &[
+                "not carried over: the sheet: column notes:",
+                "would import 3 monitor(s)",
+            ],
+        ),
+    ];
+    for (file, lines) in cases {
+        let out = wachet(&[&["import", &fixture(file)][..], &me[..]].concat());
+        assert!(out.status.success(), "{file}: {}", stderr(&out));
+        for line in lines {
+            assert!(
+                stdout(&out).contains(line),
+                "{file}: {line:?} not in:\n{}",
+                stdout(&out)
+            );
+        }
+    }
+    let document = export(&db, "me@example.com", dir.path());
+    assert_eq!(
+        document["monitors"].as_array().unwrap().len(),
+        0,
+        "dry runs store nothing"
+    );
+}
+
+/// Broken and hostile files, an invalid monitor among valid ones, and an import past the
+/// quota: each refused with what is wrong (exit 1), and nothing of any of them stored.
+#[test]
+fn bad_files_are_refused_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path());
+    let write = |name: &str, bytes: &[u8]| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path.display().to_string()
+    };
+    let backup = std::fs::read(fixture("changedetection-0.60.10-backup.zip")).unwrap();
+    let truncated = write("truncated.zip", &backup[..backup.len() / 2]);
+    let newer = write(
+        "url-watches.json",
+        br#"{"watching": {}, "settings": {"application": {"schema_version": 99}}}"#,
+    );
+    let newer_export = write(
+        "export.json",
+        br#"{"format":"wachet-export","version":2,"folders":[],"monitors":[],"complete":true}"#,
+    );
+    let unknown = write("notes.txt", b"just some notes\n");
+    let invalid = write(
+        "jobs.yaml",
+        b"name: Fine\nurl: https://example.com/a\n---\nname: Broken\nurl: https://example.com/b\n\
+          filter:\n  - xpath: '//div['\n---\nname: Also fine\nurl: https://example.com/c\n",
+    );
+    let cases = [
+        (truncated, "was it cut short"),
+        (
+            fixture("bad-traversal.zip"),
+            "outside itself (\"../../etc/evil/watch.json\")",
+        ),
+        (fixture("bad-symlink.zip"), "symbolic link"),
+        (fixture("bad-bomb.zip"), "more than 512 MiB"),
+        (newer, "newer changedetection.io (settings schema 99)"),
+        (newer_export, "version 2, made by a newer wachet"),
+        (fixture("wachete-missing-url.xlsx"), "no URL column"),
+        (unknown, "none of the formats wachet imports"),
+        (invalid, "job 2 \"Broken\": xPath:"),
+    ];
+    let me = ["--db", db.as_str(), "--user", "me@example.com"];
+    for (file, message) in &cases {
+        let out = wachet(&[&["import", file.as_str()][..], &me[..]].concat());
+        assert_eq!(out.status.code(), Some(1), "{file}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(message),
+            "{file}: {message:?} not in {}",
+            stderr(&out)
+        );
+    }
+
+    // Two jobs of one page: the second is named as a duplicate, the first comes in.
+    let twice = write(
+        "twice.yaml",
+        b"url: https://example.com/same\n---\nname: Again\nurl: https://example.com/same\n",
+    );
+    let out = wachet(&[&["import", twice.as_str(), "--dry-run"][..], &me[..]].concat());
+    assert!(
+        stdout(&out).contains(
+            "not carried over: job 2 \"Again\": the whole item: it watches the same as job 1"
+        ),
+        "{}",
+        stdout(&out)
+    );
+
+    // Nine monitors into an account allowed five: none, and the two folders made for them are
+    // removed again.
+    let backup = fixture("changedetection-0.60.10-backup.zip");
+    let out = wachet(
+        &[
+            &["import", backup.as_str(), "--max-monitors-per-user", "5"][..],
+            &me[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("maxMonitorsPerUser"),
+        "{}",
+        stderr(&out)
+    );
+
+    let document = export(&db, "me@example.com", dir.path());
+    assert_eq!(
+        document["monitors"].as_array().unwrap().len(),
+        0,
+        "{document}"
+    );
+    assert_eq!(
+        document["folders"].as_array().unwrap().len(),
+        0,
+        "{document}"
+    );
+}
