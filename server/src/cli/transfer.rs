@@ -139,8 +139,11 @@ pub async fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let result = async {
         let user = args.user.id(store.store()).await?;
         let checker: Arc<dyn wachet::Checker> = Arc::new(wachet::Engine::builder().build()?);
-        // The rules the service's saves pass, as its import checks them.
-        let context = crate::ops::transfer::import_context(checker, args.min_recurrence);
+        // The rules the service's saves pass, and its key for notification URLs' secrets.
+        let secret = store.store().paging_secret().await?;
+        let sealer = crate::secrets::Sealer::new(&secret).map_err(anyhow::Error::msg)?;
+        let context =
+            crate::ops::transfer::import_context(checker, args.min_recurrence, Arc::new(sealer));
         let request = ImportRequest {
             bytes: &bytes,
             media_type: None,

@@ -76,8 +76,19 @@ pub fn seal<'a>(
     field: &str,
     endpoints: impl IntoIterator<Item = &'a mut NotificationEndpoint>,
 ) -> Result<(), OpError> {
-    let policy = ctx.checker().network_policy();
-    crate::notify::channel::url::seal_endpoints(ctx.sealer(), &policy, user, endpoints)
+    seal_with(ctx.sealer(), ctx.checker().as_ref(), user, field, endpoints)
+}
+
+/// [`seal`] with this sealer, and the network policy of this engine.
+pub fn seal_with<'a>(
+    sealer: &crate::secrets::Sealer,
+    checker: &dyn wachet::Checker,
+    user: &UserId,
+    field: &str,
+    endpoints: impl IntoIterator<Item = &'a mut NotificationEndpoint>,
+) -> Result<(), OpError> {
+    let policy = checker.network_policy();
+    crate::notify::channel::url::seal_endpoints(sealer, &policy, user, endpoints)
         .map_err(|(i, message)| OpError::field(format!("{field}[{i}].value"), message))
 }
 

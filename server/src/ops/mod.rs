@@ -156,7 +156,7 @@ struct Inner {
     cursors: paging::Cursors,
     /// Seals the secrets shown again (feed keys, notification URLs) with a key derived from the
     /// same secret.
-    sealer: crate::secrets::Sealer,
+    sealer: Arc<crate::secrets::Sealer>,
     limits: limits::Limits,
     /// Turns to compile monitors on the blocking pool: half the cores, so validations never
     /// take every core from the requests of others.
@@ -191,7 +191,7 @@ impl Ctx {
     ) -> Result<Self, String> {
         let secret = store.paging_secret().await.map_err(|err| err.to_string())?;
         let cursors = paging::Cursors::new(&secret)?;
-        let sealer = crate::secrets::Sealer::new(&secret)?;
+        let sealer = Arc::new(crate::secrets::Sealer::new(&secret)?);
         Ok(Ctx {
             inner: Arc::new(Inner {
                 store,
@@ -237,7 +237,7 @@ impl Ctx {
 
     /// Seals and opens the secrets the service shows again (feed keys) and the secret parts of
     /// notification URLs (the key delivery opens them with is made from the same secret).
-    pub(crate) fn sealer(&self) -> &crate::secrets::Sealer {
+    pub(crate) fn sealer(&self) -> &Arc<crate::secrets::Sealer> {
         &self.inner.sealer
     }
 

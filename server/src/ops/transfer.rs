@@ -1,10 +1,12 @@
 //! Moving in and out for a user, as the API's `POST /import` and `GET /export` and the settings
 //! page's import and export ask for it: an import of a file ([`crate::transfer::import`]) with
-//! every folder and monitor checked by the rules a save of one passes ([`SaveRules`]), and the
+//! every folder and monitor checked by the rules a save of one passes, and the secrets of its
+//! notification URLs sealed as a save seals them ([`SaveRules`]), and the
 //! user's export as a stream of chunks. The command line's `wachet import` takes the same
 //! rules ([`import_context`]).
 
-use super::{Ctx, OpError, UserId, rules};
+use super::{Ctx, OpError, UserId, endpoints, rules};
+use crate::secrets::Sealer;
 use crate::transfer::{self, ImportContext, ImportError, export};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -16,11 +18,12 @@ pub use crate::transfer::{ImportRequest, MAX_FILE_BYTES, Report};
 /// The name an export is downloaded as.
 pub const EXPORT_FILE_NAME: &str = "wachet-export.json";
 
-/// The rules a save of a folder or a monitor passes ([`rules::folder`], [`rules::monitor`]),
-/// for an import to check each of its file's against.
+/// The rules a save of a folder or a monitor passes ([`rules::folder`], [`rules::monitor`],
+/// [`endpoints::seal`]), for an import to check and seal each of its file's with.
 pub struct SaveRules {
     checker: Arc<dyn Checker>,
     min_recurrence: i32,
+    sealer: Arc<Sealer>,
 }
 
 impl transfer::Rules for SaveRules {
@@ -33,6 +36,16 @@ impl transfer::Rules for SaveRules {
             self.checker.as_ref(),
             monitor,
             self.min_recurrence,
+        ))
+    }
+
+    fn seal(&self, user: &str, monitor: &mut Monitor) -> Vec<(String, String)> {
+        problems(endpoints::seal_with(
+            &self.sealer,
+            self.checker.as_ref(),
+            user,
+            "notificationEndpoints",
+            monitor.notification_endpoints.iter_mut().flatten(),
         ))
     }
 }
@@ -49,12 +62,18 @@ fn problems(checked: Result<(), OpError>) -> Vec<(String, String)> {
     }
 }
 
-/// An import's context on a service with this engine and shortest interval.
-pub fn import_context(checker: Arc<dyn Checker>, min_recurrence: i32) -> ImportContext {
+/// An import's context on a service with this engine, shortest interval and sealing key (made
+/// from the store's secret, as the service's: [`crate::secrets::Sealer::new`]).
+pub fn import_context(
+    checker: Arc<dyn Checker>,
+    min_recurrence: i32,
+    sealer: Arc<Sealer>,
+) -> ImportContext {
     ImportContext {
         rules: Arc::new(SaveRules {
             checker,
             min_recurrence,
+            sealer,
         }),
         min_recurrence,
     }
@@ -69,7 +88,11 @@ pub async fn import(
     user: &UserId,
     request: ImportRequest<'_>,
 ) -> Result<Report, OpError> {
-    let context = import_context(ctx.checker().clone(), ctx.settings().min_recurrence);
+    let context = import_context(
+        ctx.checker().clone(),
+        ctx.settings().min_recurrence,
+        ctx.sealer().clone(),
+    );
     transfer::import(ctx.store(), &context, user, request)
         .await
         .map_err(refused)

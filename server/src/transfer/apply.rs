@@ -140,6 +140,33 @@ pub fn validate(plan: &Plan, rules: &dyn Rules) -> Vec<Problem> {
     problems
 }
 
+/// Seals the secrets of the notification URLs of every monitor of the plan for `user`
+/// ([`Rules::seal`]); the problems of those that cannot be sealed.
+pub fn seal(plan: &mut Plan, rules: &dyn Rules, user: &str) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut more = 0usize;
+    for planned in &mut plan.monitors {
+        for (field, message) in rules.seal(user, &mut planned.monitor) {
+            match problems.len() < MAX_PROBLEMS {
+                true => problems.push(Problem {
+                    item: planned.item.clone(),
+                    field,
+                    message,
+                }),
+                false => more += 1,
+            }
+        }
+    }
+    if more > 0 {
+        problems.push(Problem {
+            item: "the file".into(),
+            field: String::new(),
+            message: format!("and {more} more problem(s)"),
+        });
+    }
+    problems
+}
+
 /// For each folder of the plan, the id of the user's folder of that name under the same
 /// parent, if there is one (else the import creates it).
 pub async fn existing_folders(

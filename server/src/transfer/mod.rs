@@ -342,6 +342,9 @@ pub trait Rules: Send + Sync {
     fn folder(&self, folder: &Folder) -> Vec<(String, String)>;
     /// What is wrong with `monitor`, each as its field (as the API names it) and a message.
     fn monitor(&self, monitor: &Monitor) -> Vec<(String, String)>;
+    /// Seals the secrets of `monitor`'s notification URLs for `user` as saving it seals them;
+    /// what cannot be sealed, as [`Rules::monitor`] names it.
+    fn seal(&self, user: &str, monitor: &mut Monitor) -> Vec<(String, String)>;
 }
 
 /// What the service's settings give an import.
@@ -412,8 +415,9 @@ pub struct ReportMonitor {
     pub id: Option<String>,
 }
 
-/// Reads the file, checks every monitor as the API checks one, and (unless dry) stores the
-/// folders and monitors all or nothing ([`apply::store`]).
+/// Reads the file, checks every monitor as the API checks one and seals the secrets of its
+/// notification URLs, and (unless dry) stores the folders and monitors all or nothing
+/// ([`apply::store`]).
 pub async fn import(
     store: &dyn Store,
     context: &ImportContext,
@@ -433,6 +437,11 @@ pub async fn import(
     })
     .await
     .map_err(|err| StoreError::Backend(format!("validating the monitors: {err}")))?;
+    if !problems.is_empty() {
+        return Err(ImportError::Invalid(problems));
+    }
+    let mut plan = plan;
+    let problems = apply::seal(&mut plan, context.rules.as_ref(), user);
     if !problems.is_empty() {
         return Err(ImportError::Invalid(problems));
     }

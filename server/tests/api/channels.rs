@@ -532,3 +532,60 @@ async fn a_service_refusing_the_token_fails_the_delivery_at_once_with_its_answer
     assert!(!target.contains("REVOKED"));
     assert!(error.as_deref().unwrap().contains("401"), "{error:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_settings_form_and_an_import_seal_a_notification_url_as_the_api_does() {
+    // SQLite only: the secret is sealed before anything is stored.
+    let api = Api::start().await;
+    let ann = api.user("ann@example.com").await;
+    let sealed = |value: &Value| {
+        let value = value.as_str().unwrap_or_default().to_string();
+        assert!(
+            value.contains("sealed~") && !value.contains("SECRET") && value.ends_with("/42"),
+            "{value}"
+        );
+    };
+
+    // Added on the settings page: stored and shown sealed.
+    let cookie = super::web::session_cookie(&api, &ann).await;
+    let (_, page) = super::web::page_text(&api, &cookie, "/settings").await;
+    let csrf = super::web::csrf_of(&page);
+    let fields = [
+        ("csrf", csrf.as_str()),
+        ("kind", "128"),
+        ("value", "tgram://123:SECRET/42"),
+    ];
+    let response = super::web_steps::post_form(&api, &cookie, "/settings/endpoints", &fields).await;
+    assert_eq!(response.status(), 303);
+    let stored = api
+        .get(&ann, "/thirdparty/v1/user/notificationEndpoints")
+        .await;
+    sealed(&stored.ok()["notificationEndpoints"][0]["value"]);
+    let (_, page) = super::web::page_text(&api, &cookie, "/settings").await;
+    assert!(!page.contains("SECRET"), "{page}");
+
+    // A monitor of an imported file: stored sealed.
+    let file = json!({
+        "format": "wachet-export",
+        "version": 1,
+        "monitors": [{
+            "name": "Sealed",
+            "url": "https://example.com/",
+            "recurrenceInSeconds": 3600,
+            "notificationEndpoints": [{"type": "Url", "value": "tgram://123:SECRET/42"}],
+        }],
+        "complete": true,
+    });
+    let reply = api
+        .raw(
+            api.client()
+                .post(api.url("/thirdparty/v1/import"))
+                .header("authorization", format!("bearer {}", ann.token))
+                .header("content-type", "application/json")
+                .body(file.to_string()),
+        )
+        .await;
+    assert_eq!(reply.ok()["monitors"].as_array().map(Vec::len), Some(1));
+    let monitors = api.get(&ann, "/thirdparty/v1/task/search").await;
+    sealed(&monitors.ok()[0]["notificationEndpoints"][0]["value"]);
+}
