@@ -167,7 +167,7 @@ impl RenderSession {
         // The frontend's turn first, then the tab: a render waiting for its turn holds no tab
         // another's render could use.
         let _turn = match &self.options.tabs {
-            Some(gate) => Some(gate.enter().await),
+            Some(gate) => Some(gate.enter().await?),
             None => None,
         };
         let _permit = self.renderer.acquire_tab().await?;
