@@ -189,8 +189,9 @@ impl PreparedMonitor {
     }
 
     /// This monitor with each page it renders in the browser (a check's, each crawled page's,
-    /// a page source's) counted by `gate`: a render enters it before it takes one of the
-    /// renderer's tabs, and holds what it gave until the render ends. Without a gate a render
+    /// a page source's) counted by `gate`: a render enters it before it takes its host's slot
+    /// or one of the renderer's tabs (so a render waiting at the gate holds neither), and
+    /// holds what it gave until the render ends. Without a gate a render
     /// waits only for a tab. Compiles nothing again.
     pub fn with_tabs(&self, gate: Arc<dyn TabGate>) -> PreparedMonitor {
         PreparedMonitor {
