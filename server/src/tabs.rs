@@ -13,8 +13,9 @@
 //! another's. Every wait is bounded: a use from the interface waits [`INTERFACE_WAIT`] for its
 //! first tab, any render [`RENDER_WAIT`], and at most [`MAX_WAITING`] renders of one user wait
 //! at once; past those the use or the render is refused ([`TabsError`]). A render waits for a
-//! tab holding nothing of the renderer's (a check waiting holds its scheduler slot, but no tab
-//! another user's render could use), so no wait here waits on itself. A user's entry lives only
+//! tab holding nothing another user's render could use (a check waiting holds its scheduler
+//! slot, but neither a renderer's tab nor its host's slot: the engine enters the gate first),
+//! so no wait here waits on another's. A user's entry lives only
 //! while they render or wait; the count of their waits ([`Waits`]) stays.
 
 use std::collections::HashMap;
