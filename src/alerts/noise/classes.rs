@@ -146,6 +146,38 @@ pub(crate) static VOLATILE: LazyLock<Option<Regex>> = LazyLock::new(|| {
         .ok()
 });
 
+/// The volatile spans of `line` ([`VOLATILE`]), in order, with relative times read first: a
+/// count belongs to its unit, not to the date before it, so "until Monday 59 min ago" is
+/// "Monday" and "59 min ago", and an hour later "Monday" and "1 h ago" (a date run into the
+/// count would leave "min" and then "h" in the line's words, making it another line).
+pub(crate) fn volatile_spans(line: &str) -> Vec<Range<usize>> {
+    let Some(volatile) = VOLATILE.as_ref() else {
+        return Vec::new();
+    };
+    let relative = CLASSES.iter().find(|c| c.class == Class::Relative);
+    let mut spans = Vec::new();
+    let mut from = 0;
+    let firsts = relative
+        .into_iter()
+        .flat_map(|c| c.regex.find_iter(line))
+        .map(|m| m.range())
+        .chain(std::iter::once(line.len()..line.len()));
+    for first in firsts {
+        // The stretch before this relative time, read with every class.
+        let gap = &line[from..first.start];
+        spans.extend(
+            volatile
+                .find_iter(gap)
+                .map(|m| from + m.start()..from + m.end()),
+        );
+        if !first.is_empty() {
+            spans.push(first.clone());
+        }
+        from = first.end;
+    }
+    spans
+}
+
 /// Whether `span` (a match of [`VOLATILE`]) is wholly a number (a price, a salary, a
 /// temperature), not a date, a year, a time, a relative time or a token: the kind of span whose change
 /// in a line may be news however noisy the rest of the line is. Dates follow the page's clock,

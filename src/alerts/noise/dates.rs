@@ -1,5 +1,7 @@
 //! Reading the calendar day a date span shows, for two questions: does this span show the day
 //! of the check ([`shows`])? Did it move as a clock moves it, or to another day ([`jumped`])?
+//! And reading how long ago a relative time says ([`ago`]), for one: did it only grow older
+//! ([`aged`])?
 //! Numeric forms (ISO 8601, `2026/12/31`, `31.12.2026`, `12/31/2026`, Japanese
 //! `2026年12月31日`), month names in English, German, French and Spanish, and weekday names
 //! alone are read; a form that is ambiguous (day and month both at most 12) is read both ways.
@@ -202,6 +204,123 @@ pub(crate) fn jumped(old: &str, new: &str) -> bool {
     })
 }
 
+/// The day a date span names, in one spelling: the days it may show (ISO 8601), else its
+/// weekday, else the span itself. "Monday 7" and "Monday 8" name one day, as do "12.03.2027"
+/// and "12.03.2027, 14:05".
+pub(crate) fn day(text: &str) -> String {
+    // Any year will do: two spans of one page are read alike.
+    let days = read(text, 2001);
+    if !days.is_empty() {
+        let mut days: Vec<String> = days.iter().map(NaiveDate::to_string).collect();
+        days.sort();
+        days.dedup();
+        return days.join(" ");
+    }
+    match weekday(text) {
+        Some(n) => format!("weekday {n}"),
+        None => text.to_string(),
+    }
+}
+
+/// How long ago, in seconds, a relative time in the past says ("just now" 0, "12 min ago"
+/// 720, "vor 2 Stunden" 7,200, "yesterday" a day, "3日前" three days); `None` for one this
+/// cannot read or one in the future ("in 5 minutes", "tomorrow").
+pub(crate) fn ago(text: &str) -> Option<i64> {
+    const NOW: [&str; 12] = [
+        "just now",
+        "right now",
+        "moment",
+        "few seconds ago",
+        "gerade eben",
+        "soeben",
+        "vorhin",
+        "à l'instant",
+        "à l’instant",
+        "ahora mismo",
+        "hace un",
+        "たった今",
+    ];
+    const DAY: i64 = 86_400;
+    let text = text.trim().to_lowercase();
+    if NOW.iter().any(|w| text.contains(w)) {
+        return Some(0);
+    }
+    match text.as_str() {
+        "today" | "heute" | "aujourd'hui" | "hoy" | "今日" => return Some(0),
+        "yesterday" | "gestern" | "hier" | "ayer" | "昨日" | "last night" => return Some(DAY),
+        "last week" => return Some(7 * DAY),
+        "last month" => return Some(30 * DAY),
+        "last year" => return Some(365 * DAY),
+        _ => {}
+    }
+    let past = text.ends_with("ago")
+        || text.ends_with('前')
+        || text.starts_with("vor ")
+        || text.starts_with("il y a ")
+        || text.starts_with("hace ");
+    if !past {
+        return None;
+    }
+    let digits: String = text
+        .chars()
+        .skip_while(|c| !c.is_ascii_digit())
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let count: i64 = match digits.parse() {
+        Ok(n) => n,
+        Err(_) if text.contains("few") || text.contains("quelques") || text.contains("unos") => 3,
+        Err(_) if text.contains("two") => 2,
+        Err(_) if text.contains("three") => 3,
+        // "an hour ago", "vor einer Stunde", "il y a une heure", "hace un día".
+        Err(_) => 1,
+    };
+    // Counts spelled out, which are no unit.
+    const SPELLED: [&str; 15] = [
+        "a", "an", "one", "two", "three", "few", "einer", "einem", "eine", "une", "un", "quelques",
+        "una", "unos", "unas",
+    ];
+    // The unit is the first word of letters after the count (or after the marker word for
+    // counts spelled out); Japanese units stand before 前.
+    let unit = text
+        .trim_start_matches("il y a ")
+        .trim_start_matches("vor ")
+        .trim_start_matches("hace ")
+        .split(|c: char| !c.is_alphabetic())
+        .find(|w| !w.is_empty() && !SPELLED.contains(w))?
+        .to_string();
+    let starts = |names: &[&str]| names.iter().any(|n| unit.starts_with(n));
+    let per = if unit == "s" || starts(&["sec", "sek", "seg", "秒"]) {
+        1
+    } else if unit == "m" || starts(&["min", "分"]) {
+        60
+    } else if starts(&["h", "std", "stund", "時"]) {
+        3_600
+    } else if starts(&["d", "tag", "jour", "日"]) {
+        DAY
+    } else if starts(&["w", "woch", "semain", "semana", "週"]) {
+        7 * DAY
+    } else if starts(&["mo", "mes", "か月", "ヶ月"]) {
+        30 * DAY
+    } else if starts(&["y", "jahr", "an", "año", "年"]) {
+        365 * DAY
+    } else {
+        return None;
+    };
+    Some(count * per)
+}
+
+/// Whether the relative time `old` became `new` only by growing older as the clock runs ("12
+/// min ago" then "13 min ago", "59 min ago" then "1 hour ago", "just now" then "2 min ago"), or
+/// stayed as old in other words: what the same item shows a little later, never news. One that
+/// grew younger ("3 hours ago" then "just now": the item was posted again) or that this cannot
+/// read is not.
+pub(crate) fn aged(old: &str, new: &str) -> bool {
+    match (ago(old), ago(new)) {
+        (Some(a), Some(b)) => b >= a,
+        _ => false,
+    }
+}
+
 fn date(y: i32, m: u32, d: u32) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt(y, m, d)
 }
@@ -255,5 +374,55 @@ mod tests {
         ] {
             assert!(jumped(old, new), "{old} -> {new}");
         }
+    }
+
+    #[test]
+    fn relative_times_are_read_and_one_that_only_grew_older_aged() {
+        for (text, seconds) in [
+            ("just now", 0),
+            ("12 min ago", 720),
+            ("1 h ago", 3_600),
+            ("an hour ago", 3_600),
+            ("2 hours ago", 7_200),
+            ("3d ago", 3 * 86_400),
+            ("yesterday", 86_400),
+            ("vor 2 Stunden", 7_200),
+            ("vor einer Minute", 60),
+            ("il y a 5 minutes", 300),
+            ("hace 3 días", 3 * 86_400),
+            ("3日前", 3 * 86_400),
+            ("5分前", 300),
+        ] {
+            assert_eq!(ago(text), Some(seconds), "{text}");
+        }
+        for text in ["in 5 minutes", "tomorrow", "dans 2 jours", "a while"] {
+            assert_eq!(ago(text), None, "{text}");
+        }
+        for (old, new) in [
+            ("12 min ago", "13 min ago"),
+            ("59 min ago", "1 h ago"),
+            ("just now", "2 min ago"),
+            ("4 min ago", "4 minutes ago"),
+            ("vor 59 Minuten", "vor einer Stunde"),
+        ] {
+            assert!(aged(old, new), "{old} -> {new}");
+        }
+        for (old, new) in [
+            ("3 hours ago", "just now"),
+            ("2 days ago", "5 min ago"),
+            ("5 min ago", "in 5 minutes"),
+        ] {
+            assert!(!aged(old, new), "{old} -> {new}");
+        }
+    }
+
+    #[test]
+    fn a_day_is_named_alike_whatever_runs_into_it() {
+        assert_eq!(day("Monday 7"), day("Monday 8"));
+        assert_eq!(day("Monday"), day("montag"));
+        assert_ne!(day("Monday 7"), day("Friday 7"));
+        assert_eq!(day("12.03.2027"), day("12.03.2027, 14:05"));
+        assert_ne!(day("12.03.2027"), day("19.03.2027"));
+        assert_eq!(day("14 February 2027"), "2027-02-14");
     }
 }

@@ -40,7 +40,7 @@
 //! [`MAX_FORM_BYTES`]; past that the masks alone decide. It is stored with every check's
 //! state, so it serializes compactly (base64 of the hashes).
 
-use super::classes::{VOLATILE, is_date, is_plain_number};
+use super::classes::{is_date, is_plain_number, volatile_spans};
 use super::dates;
 use super::known::{audience_counts, known_lines};
 use super::state::hash;
@@ -249,7 +249,6 @@ fn identities(form: &str) -> Vec<(u32, &str)> {
         }
         None => form,
     };
-    let volatile = VOLATILE.as_ref();
     let lines: Vec<&str> = form.split('\n').map(str::trim).collect();
     let known = known_lines(&lines);
     lines
@@ -259,10 +258,7 @@ fn identities(form: &str) -> Vec<(u32, &str)> {
             if line.is_empty() || known {
                 return None;
             }
-            let identity = match volatile {
-                Some(re) => re.replace_all(line, PLACEHOLDER),
-                None => std::borrow::Cow::Borrowed(line),
-            };
+            let identity = without_spans(line);
             identity
                 .chars()
                 .any(|c| c.is_alphabetic() && c.to_string() != PLACEHOLDER)
@@ -271,12 +267,25 @@ fn identities(form: &str) -> Vec<(u32, &str)> {
         .collect()
 }
 
-/// The volatile spans of `line`, in order.
-fn spans(line: &str) -> Vec<regex::Match<'_>> {
-    match VOLATILE.as_ref() {
-        Some(re) => re.find_iter(line).collect(),
-        None => Vec::new(),
+/// `line` with each of its volatile spans ([`volatile_spans`]) written as the placeholder.
+fn without_spans(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut from = 0;
+    for span in volatile_spans(line) {
+        out.push_str(&line[from..span.start]);
+        out.push_str(PLACEHOLDER);
+        from = span.end;
     }
+    out.push_str(&line[from..]);
+    out
+}
+
+/// The volatile spans of `line`, in order, as text with its place.
+fn spans(line: &str) -> Vec<(&str, std::ops::Range<usize>)> {
+    volatile_spans(line)
+        .into_iter()
+        .map(|span| (&line[span.clone()], span))
+        .collect()
 }
 
 /// The slot of the `place`-th volatile span of the line `identity`.
@@ -309,19 +318,21 @@ fn once<'a>(lines: &[(u32, &'a str)]) -> HashMap<u32, &'a str> {
 }
 
 /// The slots whose span changed from `old` to `new` (one line's two texts, of one identity),
-/// with the new span's text, for spans that are plain numbers on both sides. Lines whose spans
-/// differ in number give none: their spans cannot be paired.
-fn changed_slots<'a>(identity: u32, old: &str, new: &'a str) -> Vec<(u32, &'a str)> {
+/// with what the new span now shows, for spans that are plain numbers on both sides or dates
+/// that jumped. A date shows its day ([`dates::day`]), not its spelling: a weekday run into
+/// the relative time after it ("until Monday 7 min ago" is read "Monday 7") names the same
+/// day on the next check, when the count beside it has moved on. Lines whose spans differ in
+/// number give none: their spans cannot be paired.
+fn changed_slots(identity: u32, old: &str, new: &str) -> Vec<(u32, String)> {
     let (a, b) = (spans(old), spans(new));
     if a.len() != b.len() {
         return Vec::new();
     }
-    let changed: Vec<(usize, regex::Match<'a>)> = a
+    let changed: Vec<(usize, (&str, std::ops::Range<usize>))> = a
         .iter()
         .zip(b)
         .enumerate()
-        .filter(|(_, (x, y))| {
-            let (x, y) = (x.as_str(), y.as_str());
+        .filter(|(_, ((x, _), (y, _)))| {
             x != y
                 && ((is_plain_number(x) && is_plain_number(y))
                     || (is_date(x) && is_date(y) && dates::jumped(x, y)))
@@ -335,12 +346,18 @@ fn changed_slots<'a>(identity: u32, old: &str, new: &'a str) -> Vec<(u32, &'a st
     let audience = audience_counts(new);
     changed
         .into_iter()
-        .filter(|(_, y)| {
+        .filter(|(_, (_, at))| {
             !audience
                 .iter()
-                .any(|r| r.start <= y.start() && y.end() <= r.end)
+                .any(|r| r.start <= at.start && at.end <= r.end)
         })
-        .map(|(place, y)| (slot(identity, place), y.as_str()))
+        .map(|(place, (text, _))| {
+            let shows = match is_plain_number(text) {
+                true => text.to_string(),
+                false => dates::day(text),
+            };
+            (slot(identity, place), shows)
+        })
         .collect()
 }
 
@@ -452,7 +469,7 @@ impl LineMemory {
                     continue;
                 }
                 evidence.slots.push(slot);
-                evidence.shifts.push(shift(slot, text));
+                evidence.shifts.push(shift(slot, &text));
                 shifted = true;
             }
             if shifted && evidence.shifted.len() < MAX_SHOWN {
@@ -783,6 +800,26 @@ mod tests {
         assert!(
             moved.shifted[0].ends_with("until Monday 14 min ago"),
             "{moved:?}"
+        );
+        // A minute later the weekday still names Monday, though the count run into it moved
+        // on: the news lasts.
+        let next = m.evidence(&first, &wire("Monday", "15 min ago", "Friday 1 January"));
+        assert!(moved.lasts_in(&next), "{moved:?} then {next:?}");
+    }
+
+    #[test]
+    fn a_line_is_the_same_line_as_its_age_passes_an_hour_beside_a_weekday() {
+        let line = |ago: &str| format!("Latest\nHarbour bridge closed until Monday {ago}\nMore");
+        let first = line("59 min ago");
+        let m = memory(&[&first]);
+        let later = m.evidence(&first, &line("1 h ago"));
+        assert!(later.is_empty(), "{later:?}");
+        assert_eq!(
+            spans("until Monday 59 min ago")
+                .iter()
+                .map(|(text, _)| *text)
+                .collect::<Vec<_>>(),
+            ["Monday", "59 min ago"]
         );
     }
 

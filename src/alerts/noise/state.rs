@@ -64,6 +64,11 @@
 //!
 //! A real date change to any other day, or on a check where the clock did not turn, never
 //! counts.
+//!
+//! A relative time that only grew older ("12 min ago" then "13 min ago", "59 min ago" then "1
+//! h ago") moves with the clock too, and is learned at once wherever it stands ([`dates::aged`]):
+//! a new headline's age ticks on from its first check, before any mask learned beside older
+//! headlines can cover it. One that grew younger (an item posted again) counts as any change.
 
 use super::classes::Class;
 use super::dates;
@@ -394,7 +399,8 @@ impl LearnState {
             }
         }
         let rotating = c.moved.count_ones() >= 4 && c.texts.len() >= 3;
-        let with_clock = turned.is_some_and(|t| t.moved(&found));
+        let with_clock = turned.is_some_and(|t| t.moved(&found))
+            || (found.class == Class::Relative && dates::aged(&found.old, &found.new));
         // A block of lines with new text on three of the last checks is a feed: a real edit of
         // a section, confirmed, shows new text once.
         let feed = c.block && (c.fresh & WINDOW_BITS).count_ones() >= 3;
