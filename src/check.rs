@@ -131,13 +131,21 @@ pub trait Checker: Send + Sync {
 #[async_trait]
 pub trait TabGate: Send + Sync + std::fmt::Debug {
     /// Resolves once the render may take a tab; what it returns is held until the render ends,
-    /// then dropped (giving the turn back). Cancel-safe: a render stopped while it waits
-    /// holds nothing.
-    async fn enter(&self) -> TabPass;
+    /// then dropped (giving the turn back). `Err` refuses the render (the gate's wait ran out,
+    /// or too many of its renders wait already): it then fails at once as
+    /// [`FetchError::NoTab`](crate::fetch::FetchError::NoTab), with the refusal's words, and
+    /// takes no tab. The gate bounds its own wait: the engine waits as long as it does.
+    /// Cancel-safe: a render stopped while it waits holds nothing.
+    async fn enter(&self) -> Result<TabPass, TabRefused>;
 }
 
 /// What a [`TabGate`] gave a render, held while it renders.
 pub type TabPass = Box<dyn std::any::Any + Send>;
+
+/// Why a [`TabGate`] gave a render no tab, in words a check stores as its error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct TabRefused(pub String);
 
 /// A page's text as a check fetched it ([`Checker::page_source`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,8 +189,9 @@ impl PreparedMonitor {
     }
 
     /// This monitor with each page it renders in the browser (a check's, each crawled page's,
-    /// a page source's) counted by `gate`: a render enters it before it takes one of the
-    /// renderer's tabs, and holds what it gave until the render ends. Without a gate a render
+    /// a page source's) counted by `gate`: a render enters it before it takes its host's slot
+    /// or one of the renderer's tabs (so a render waiting at the gate holds neither), and
+    /// holds what it gave until the render ends. Without a gate a render
     /// waits only for a tab. Compiles nothing again.
     pub fn with_tabs(&self, gate: Arc<dyn TabGate>) -> PreparedMonitor {
         PreparedMonitor {

@@ -387,15 +387,25 @@ impl Engine {
             let options = crate::render::SessionOptions {
                 proxy: prepared.plan.proxy.clone(),
                 scroll: prepared.monitor.scroll_page,
-                tabs: prepared.tabs.clone(),
+                tabs: None,
             };
             // The document's navigation takes its host's slot like any fetch; the page's own
             // subresources are the browser's business.
-            return Arc::new(Polite::new(
+            let polite: Arc<dyn Fetcher> = Arc::new(Polite::new(
                 Arc::new(self.inner.renderer.session(options)),
                 self.inner.hosts.clone(),
                 self.inner.total_timeout,
             ));
+            // The frontend's turn comes before the host's slot: a render waiting for its turn
+            // (its person's tabs all held) holds no slot another person's render of the host
+            // could use.
+            return match prepared.tabs.clone() {
+                Some(gate) => Arc::new(crate::render::Gated {
+                    gate,
+                    inner: polite,
+                }),
+                None => polite,
+            };
         }
         let _ = prepared;
         self.inner.fetcher.clone()

@@ -91,7 +91,7 @@ mod test_rng;
 
 pub use check::{
     CheckOutcome, Checker, CrawlReport, ErrorKind, PageSource, PreparedMonitor, SourceError,
-    TabGate, TabPass, Timings,
+    TabGate, TabPass, TabRefused, Timings,
 };
 pub use crawl::{
     CrawlEvent, CrawlSettings, CrawlStats, CrawlStream, CrawledPage, LeftOutPage, LeftOutReason,

@@ -85,7 +85,9 @@ impl ErrorKind {
     pub fn of_fetch(error: &crate::fetch::FetchError) -> ErrorKind {
         use crate::fetch::FetchError as F;
         match error {
-            F::Timeout(_) | F::ConnectTimeout { .. } | F::HostBusy { .. } => ErrorKind::Timeout,
+            F::Timeout(_) | F::ConnectTimeout { .. } | F::HostBusy { .. } | F::NoTab(_) => {
+                ErrorKind::Timeout
+            }
             F::Refused(_) | F::OutsideOrigins(_) => ErrorKind::Refused,
             F::TooManyRedirects { .. } | F::BadRedirect { .. } | F::InvalidRedirect { .. } => {
                 ErrorKind::Redirect

@@ -1,21 +1,28 @@
 //! The browser tabs the service renders with on its users' behalf, counted per user in one
 //! place: every page a scheduled check renders (each crawled page of a Portal, each quick
-//! sample), a preview's and a picker fetch's. The renderer's tabs are shared out the way the
-//! scheduler shares its slots: a user rendering alone may hold half of them, and while others
-//! render too each may hold `max(1, half / users rendering)`; past that a user's render waits
-//! for one of that user's own tabs. So a user whose pages hang holds at most their share, and
-//! another user's render finds a tab free instead of waiting for those pages to time out.
+//! sample), a preview's and a picker fetch's; a later use (a recording of browser steps, a
+//! screenshot) is one more [`Use`] and takes its tabs through the same [`BrowserTabs::open`].
+//! The renderer's tabs are shared out the way the scheduler shares its slots: a user rendering
+//! alone may hold half of them, and while others render too each may hold
+//! `max(1, half / users rendering)`; past that a user's render waits for one of that user's own
+//! tabs. So a user whose pages hang holds at most their share, and another user's render finds a
+//! tab free instead of waiting for those pages to time out.
 //! Every render enters the ledger ([`UserTabs`], the engine's [`TabGate`]) before it takes one
 //! of the renderer's tabs, and the ledger has as many tabs as the renderer
 //! ([`wachet::Checker::browser_tabs`]), so the renderer never queues one user's render behind
-//! another's. A user's entry lives only while they render or wait; the count of their waits
-//! ([`Waits`]) stays.
+//! another's. Every wait is bounded: a use from the interface waits [`INTERFACE_WAIT`] for its
+//! first tab, any render [`RENDER_WAIT`], and at most [`MAX_WAITING`] renders of one user wait
+//! at once; past those the use or the render is refused ([`TabsError`]). A render waits for a
+//! tab holding nothing another user's render could use (a check waiting holds its scheduler
+//! slot, but neither a renderer's tab nor its host's slot: the engine enters the gate first),
+//! so no wait here waits on another's. A user's entry lives only
+//! while they render or wait; the count of their waits ([`Waits`]) stays.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 use tokio::sync::Notify;
-use wachet::{TabGate, TabPass};
+use wachet::{TabGate, TabPass, TabRefused};
 
 /// The renderer's tabs for a service running `browser_checks` browser checks at once: twice a
 /// user's share, which is their checks and one preview or pick; so a user rendering alone
@@ -24,12 +31,70 @@ pub fn renderer_tabs(browser_checks: usize) -> usize {
     (browser_checks.max(1) + 1) * 2
 }
 
-/// How long a preview or a pick waits for one of its user's tabs before it is refused ([`BUSY`]).
+/// How long a use from the interface (a preview, a pick) waits for one of its user's tabs
+/// before it is refused ([`TabsError::Busy`]): someone is waiting for the page.
 pub const INTERFACE_WAIT: Duration = Duration::from_secs(5);
 
-/// What a user is told when their preview or pick found no tab.
-pub const BUSY: &str = "Your pages already hold every browser tab you have (a check of one of your \
-     monitors, a preview or a pick). Wait for them, then try again.";
+/// How long any render waits for one of its user's tabs before it fails
+/// ([`TabsError::Busy`]). A tab comes free within one render timeout (30 s by default), so only
+/// a user's many renders queued behind their own hanging pages wait this long (a crawl's
+/// last pages); it is well within a check's own limit.
+pub const RENDER_WAIT: Duration = Duration::from_secs(10 * 60);
+
+/// Renders of one user waiting for a tab at once; one more is refused at once
+/// ([`TabsError::Queue`]). Above what a user's checks, crawls, previews and picks wait for
+/// together at the default settings.
+pub const MAX_WAITING: usize = 256;
+
+/// What a tab is used for on a user's behalf: each use takes its tabs through
+/// [`BrowserTabs::open`], counted in the same share, and differs only in how long its first
+/// render may wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Use {
+    /// A scheduled check (its page, each page of its crawl, each quick sample): its renders
+    /// wait for their tabs as they come, no tab is taken up front.
+    Check,
+    /// A preview from the monitor form: someone waits, so its first tab is taken up front
+    /// within [`INTERFACE_WAIT`], or the preview is refused.
+    Preview,
+    /// A picker's fetch of a page: as a preview.
+    Pick,
+}
+
+impl Use {
+    /// How long the use waits for its first tab when it opens; `None` when it takes none then.
+    fn first_wait(self) -> Option<Duration> {
+        match self {
+            Use::Check => None,
+            Use::Preview | Use::Pick => Some(INTERFACE_WAIT),
+        }
+    }
+}
+
+/// Why a use or a render got no tab. Its words are for the user (a page shows them, a check
+/// stores them as its error).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TabsError {
+    /// The user's own tabs stayed held for the whole wait.
+    #[error(
+        "Your pages already hold every browser tab you have (a check of one of your monitors, \
+         a preview or a pick), and none came free within {} s. Wait for them, then try again.",
+        .waited.as_secs()
+    )]
+    Busy {
+        /// How long the use waited.
+        waited: Duration,
+    },
+    /// [`MAX_WAITING`] renders of the user wait for a tab already.
+    #[error(
+        "{waiting} of your pages already wait for a browser tab (pages of yours that do not \
+         answer hold your tabs); this one was not queued behind them."
+    )]
+    Queue {
+        /// The user's renders waiting.
+        waiting: usize,
+    },
+}
 
 /// Users whose [`Waits`] are kept; past that only those already counted are.
 const COUNTED_USERS: usize = 10_000;
@@ -102,9 +167,18 @@ impl BrowserTabs {
         self.ledger.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A tab for `user`, once they are within their share and a tab is free. Cancel-safe: a
-    /// render stopped while it waits holds nothing.
-    pub async fn take(self: &Arc<Self>, user: &str) -> Tab {
+    /// A tab for `user`, once they are within their share and a tab is free, waiting at most
+    /// `wait`. Cancel-safe: a render stopped while it waits holds nothing.
+    pub async fn take(self: &Arc<Self>, user: &str, wait: Duration) -> Result<Tab, TabsError> {
+        match tokio::time::timeout(wait, self.take_unbounded(user)).await {
+            Ok(taken) => taken,
+            Err(_) => Err(TabsError::Busy { waited: wait }),
+        }
+    }
+
+    /// [`Self::take`] without its time limit; refused only when [`MAX_WAITING`] of the user's
+    /// renders wait already.
+    async fn take_unbounded(self: &Arc<Self>, user: &str) -> Result<Tab, TabsError> {
         let mut waiting = None;
         loop {
             let changed = {
@@ -121,12 +195,17 @@ impl BrowserTabs {
                         usage.waiting -= 1;
                         std::mem::forget::<Waiting>(waiting);
                     }
-                    return Tab {
+                    return Ok(Tab {
                         tabs: self.clone(),
                         user: user.to_string(),
-                    };
+                    });
                 }
                 if waiting.is_none() {
+                    if usage.waiting >= MAX_WAITING {
+                        let waiting = usage.waiting;
+                        Self::forget_idle(ledger, user);
+                        return Err(TabsError::Queue { waiting });
+                    }
                     usage.waiting += 1;
                     waiting = Some(Waiting { tabs: self, user });
                     let room = ledger.waits.len() < COUNTED_USERS;
@@ -149,19 +228,35 @@ impl BrowserTabs {
         }
     }
 
-    /// [`Self::take`], or `None` when no tab came within `wait`.
-    pub async fn take_within(self: &Arc<Self>, user: &str, wait: Duration) -> Option<Tab> {
-        tokio::time::timeout(wait, self.take(user)).await.ok()
+    /// The one way a use of the browser for `user` takes its tabs: the gate each of its renders
+    /// enters ([`wachet::PreparedMonitor::with_tabs`]), with its first tab already taken when
+    /// the use waits for none later ([`Use`]: a preview, a pick), so a user whose tabs are all
+    /// held is told at once. `Err` when that first tab did not come in time.
+    pub async fn open(
+        self: &Arc<Self>,
+        user: &str,
+        usage: Use,
+    ) -> Result<Arc<UserTabs>, TabsError> {
+        let first = match usage.first_wait() {
+            Some(wait) => Some(self.take(user, wait).await?),
+            None => None,
+        };
+        Ok(Arc::new(UserTabs {
+            tabs: self.clone(),
+            user: user.to_string(),
+            usage,
+            first: Mutex::new(first),
+        }))
     }
 
-    /// The gate of one use of the browser for `user` (a check, a preview, a picker fetch):
-    /// each of its renders takes one of the user's tabs; `first`, a tab taken before the use
-    /// began, serves its first render.
-    pub fn for_user(self: &Arc<Self>, user: &str, first: Option<Tab>) -> Arc<UserTabs> {
+    /// [`Self::open`] for a use that takes no tab up front ([`Use::Check`]), which cannot be
+    /// refused then: its renders wait for their tabs as they come.
+    pub fn open_lazily(self: &Arc<Self>, user: &str, usage: Use) -> Arc<UserTabs> {
         Arc::new(UserTabs {
             tabs: self.clone(),
             user: user.to_string(),
-            first: Mutex::new(first),
+            usage,
+            first: Mutex::new(None),
         })
     }
 
@@ -215,18 +310,28 @@ impl Drop for Waiting<'_> {
     }
 }
 
-/// One use of the browser for one user ([`BrowserTabs::for_user`]), handed to the engine with
-/// the monitor it renders ([`wachet::PreparedMonitor::with_tabs`]).
+/// One use of the browser for one user ([`BrowserTabs::open`]), handed to the engine with
+/// the monitor it renders ([`wachet::PreparedMonitor::with_tabs`]): its first render takes the
+/// tab taken when it opened, if any, and each other render one of the user's tabs, waiting at
+/// most [`RENDER_WAIT`].
 #[derive(Debug)]
 pub struct UserTabs {
     tabs: Arc<BrowserTabs>,
     user: String,
+    usage: Use,
     first: Mutex<Option<Tab>>,
+}
+
+impl UserTabs {
+    /// What this use is.
+    pub fn usage(&self) -> Use {
+        self.usage
+    }
 }
 
 #[async_trait::async_trait]
 impl TabGate for UserTabs {
-    async fn enter(&self) -> TabPass {
+    async fn enter(&self) -> Result<TabPass, TabRefused> {
         let first = self
             .first
             .lock()
@@ -234,9 +339,13 @@ impl TabGate for UserTabs {
             .take();
         let tab = match first {
             Some(tab) => tab,
-            None => self.tabs.take(&self.user).await,
+            None => self
+                .tabs
+                .take(&self.user, RENDER_WAIT)
+                .await
+                .map_err(|refused| TabRefused(refused.to_string()))?,
         };
-        Box::new(tab)
+        Ok(Box::new(tab))
     }
 }
 
@@ -252,9 +361,9 @@ mod tests {
         // Alone: half of the tabs.
         let mut ann: Vec<Tab> = Vec::new();
         for _ in 0..3 {
-            ann.push(tabs.take_within("ann", NOW).await.unwrap());
+            ann.push(tabs.take("ann", NOW).await.unwrap());
         }
-        assert!(tabs.take_within("ann", NOW).await.is_none());
+        assert!(tabs.take("ann", NOW).await.is_err());
         assert_eq!(
             tabs.waits("ann"),
             Waits {
@@ -263,13 +372,13 @@ mod tests {
             }
         );
         // Another user finds the other half free, and never waits for hers.
-        let bob: Vec<Tab> = vec![tabs.take_within("bob", NOW).await.unwrap()];
+        let bob: Vec<Tab> = vec![tabs.take("bob", NOW).await.unwrap()];
         assert_eq!(tabs.held("bob"), 1);
         // Now two render: a share is one each, so neither takes more until Ann gives back.
-        assert!(tabs.take_within("bob", NOW).await.is_none());
+        assert!(tabs.take("bob", NOW).await.is_err());
         let waiting = tokio::spawn({
             let tabs = tabs.clone();
-            async move { tabs.take("ann").await }
+            async move { tabs.take("ann", Duration::from_secs(60)).await }
         });
         tokio::time::sleep(NOW).await;
         drop(ann.pop());
@@ -279,6 +388,7 @@ mod tests {
         let again = tokio::time::timeout(Duration::from_secs(5), waiting)
             .await
             .expect("woken once within her share")
+            .unwrap()
             .unwrap();
         assert_eq!((tabs.held("ann"), tabs.held("bob")), (1, 1));
         assert_eq!(
@@ -296,9 +406,9 @@ mod tests {
     #[tokio::test]
     async fn a_render_within_its_share_waits_for_others_only_when_every_tab_is_held() {
         let tabs = BrowserTabs::new(2);
-        let ann = tabs.take_within("ann", NOW).await.unwrap();
-        let bob = tabs.take_within("bob", NOW).await.unwrap();
-        assert!(tabs.take_within("cat", NOW).await.is_none());
+        let ann = tabs.take("ann", NOW).await.unwrap();
+        let bob = tabs.take("bob", NOW).await.unwrap();
+        assert!(tabs.take("cat", NOW).await.is_err());
         assert_eq!(
             tabs.waits("cat"),
             Waits {
@@ -313,17 +423,52 @@ mod tests {
     #[tokio::test]
     async fn a_gate_serves_its_first_render_from_the_tab_taken_before_it() {
         let tabs = BrowserTabs::new(2);
-        let first = tabs.take_within("ann", NOW).await.unwrap();
-        let gate = tabs.for_user("ann", Some(first));
-        let pass = gate.enter().await;
+        let gate = tabs.open("ann", Use::Pick).await.unwrap();
+        assert_eq!(tabs.held("ann"), 1, "taken when it opened");
+        let pass = gate.enter().await.unwrap();
         assert_eq!(tabs.held("ann"), 1, "the same tab");
         // The next render waits for Ann's share (one of two) to have room.
         let second = tokio::time::timeout(NOW, gate.enter()).await;
         assert!(second.is_err());
         drop(pass);
-        let pass = tokio::time::timeout(NOW, gate.enter()).await.unwrap();
+        let pass = tokio::time::timeout(NOW, gate.enter())
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(tabs.held("ann"), 1);
         drop((pass, gate));
         assert_eq!(tabs.held("ann"), 0);
+    }
+
+    #[tokio::test]
+    async fn every_wait_is_bounded_and_says_why_it_ended() {
+        let tabs = BrowserTabs::new(2);
+        let held = tabs.take("ann", NOW).await.unwrap();
+        // Ann's next render finds her one tab held, and is refused once its wait ran out.
+        let refused = tabs.take("ann", NOW).await.unwrap_err();
+        assert_eq!(refused, TabsError::Busy { waited: NOW });
+        assert!(refused.to_string().contains("none came free"), "{refused}");
+        // A check's gate takes nothing up front; its renders queue, a bounded number of them.
+        let gate = tabs.open("ann", Use::Check).await.unwrap();
+        assert_eq!(tabs.held("ann"), 1);
+        let queued: Vec<_> = (0..MAX_WAITING)
+            .map(|_| {
+                let gate = gate.clone();
+                tokio::spawn(async move { gate.enter().await.map(|_| ()) })
+            })
+            .collect();
+        while tabs.ledger().users.get("ann").map_or(0, |u| u.waiting) < MAX_WAITING {
+            tokio::task::yield_now().await;
+        }
+        let Err(refused) = gate.enter().await else {
+            panic!("one render too many was let through");
+        };
+        assert!(refused.0.contains("256 of your pages"), "{refused}");
+        // Bob's render is neither refused nor held behind Ann's queue.
+        let bob = tabs.take("bob", NOW).await.unwrap();
+        drop((bob, held));
+        for render in queued {
+            render.abort();
+        }
     }
 }

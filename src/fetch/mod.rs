@@ -218,6 +218,11 @@ pub enum FetchError {
     /// Rendering in the browser failed.
     #[error("{0}")]
     Render(String),
+    /// The frontend's count of browser tabs gave the render none
+    /// ([`TabGate`](crate::TabGate)): its own wait ran out, or too many renders of the same
+    /// person wait already.
+    #[error(transparent)]
+    NoTab(#[from] crate::TabRefused),
     /// Any other failure of the request.
     #[error("the request failed: {0}")]
     Other(String),

@@ -18,6 +18,7 @@ mod scripts;
 mod session;
 mod tab;
 
+pub(crate) use session::Gated;
 pub use session::{RenderSession, SessionOptions};
 
 #[cfg(feature = "testing")]

@@ -23,7 +23,31 @@ pub struct SessionOptions {
     /// Scroll each page to the bottom until it stops growing (`scrollPage`).
     pub scroll: bool,
     /// What each render enters before it takes a tab ([`crate::PreparedMonitor::with_tabs`]).
+    /// The engine leaves it empty and enters the gate itself, before the page's host slot
+    /// ([`Gated`]), so a render waiting at its gate holds no slot another's render of the host
+    /// could use.
     pub tabs: Option<Arc<dyn crate::TabGate>>,
+}
+
+/// A fetcher whose every request first enters `gate` ([`crate::TabGate`]) and holds what it
+/// gave until the request ends: the engine wraps a session's host slots in it, so a render
+/// waiting for its frontend's turn holds nothing of anyone else's.
+pub(crate) struct Gated {
+    pub(crate) gate: Arc<dyn crate::TabGate>,
+    pub(crate) inner: Arc<dyn Fetcher>,
+}
+
+#[async_trait]
+impl Fetcher for Gated {
+    async fn fetch(&self, request: &FetchRequest) -> Result<FetchedPage, FetchError> {
+        let _turn = self.gate.enter().await?;
+        self.inner.fetch(request).await
+    }
+
+    async fn fetch_hop(&self, request: &FetchRequest) -> Result<crate::fetch::Hop, FetchError> {
+        let _turn = self.gate.enter().await?;
+        self.inner.fetch_hop(request).await
+    }
 }
 
 struct Context {
@@ -167,7 +191,7 @@ impl RenderSession {
         // The frontend's turn first, then the tab: a render waiting for its turn holds no tab
         // another's render could use.
         let _turn = match &self.options.tabs {
-            Some(gate) => Some(gate.enter().await),
+            Some(gate) => Some(gate.enter().await?),
             None => None,
         };
         let _permit = self.renderer.acquire_tab().await?;

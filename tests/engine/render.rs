@@ -1071,3 +1071,60 @@ async fn a_crashed_tab_is_replaced_and_the_check_retried() {
         assert_eq!(ok.value(), Some("fine"), "{ok:?}");
     }
 }
+
+/// A frontend's gate that lets no render through, and says when one came to it.
+#[derive(Debug, Default)]
+struct ClosedGate {
+    entered: std::sync::atomic::AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl wachet::TabGate for ClosedGate {
+    async fn enter(&self) -> Result<wachet::TabPass, wachet::TabRefused> {
+        self.entered
+            .store(true, std::sync::atomic::Ordering::Release);
+        std::future::pending().await
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_render_waiting_at_its_gate_holds_no_slot_of_its_host() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let server = FixtureServer::builder()
+        .page("/a", "<html><body><p>a</p></body></html>")
+        .page("/b", "<html><body><p>b</p></body></html>")
+        .start()
+        .await
+        .unwrap();
+    let total = Duration::from_secs(10);
+    let engine = Engine::builder()
+        .allow_private_networks(true)
+        .total_timeout(total)
+        .per_host_concurrency(1)
+        .build()
+        .unwrap();
+    // One person's render of the host waits at its gate (their tabs are all held)...
+    let gate = std::sync::Arc::new(ClosedGate::default());
+    let waiting = engine
+        .prepare(&dynamic(server.url("/a")))
+        .unwrap()
+        .with_tabs(gate.clone());
+    let waiting = tokio::spawn({
+        let engine = engine.clone();
+        async move { engine.check_prepared(&waiting).await }
+    });
+    let mut polls = 0;
+    while !gate.entered.load(std::sync::atomic::Ordering::Acquire) {
+        polls += 1;
+        assert!(polls < 500, "the render never came to its gate");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // ...while another's render of the same host, its one slot, goes through at once.
+    let started = std::time::Instant::now();
+    let other = engine.check(&dynamic(server.url("/b"))).await.unwrap();
+    assert_eq!(other.value(), Some("b"), "{other:?}");
+    assert!(started.elapsed() < total / 2, "{:?}", started.elapsed());
+    waiting.abort();
+}

@@ -17,7 +17,7 @@ use crate::schedule::events::{CheckEvents, CheckFinished};
 use crate::store::{
     AlertStates, DueCheck, Known, Millis, Recorded, ScheduleStore, StoreError, now_millis,
 };
-use crate::tabs::BrowserTabs;
+use crate::tabs::{BrowserTabs, Use};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -138,7 +138,7 @@ pub(super) async fn run_check(parts: &Arc<Parts>, check: DueCheck, held: Held) {
         tabs: check
             .monitor
             .dynamic_content
-            .then(|| parts.tabs.for_user(&user, None) as Arc<dyn TabGate>),
+            .then(|| parts.tabs.open_lazily(&user, Use::Check) as Arc<dyn TabGate>),
         monitor: check.monitor,
         known: check.known,
         version,

@@ -18,7 +18,7 @@ use super::picker_page::{
 };
 use super::session::{self, Session};
 use crate::ops::Ctx;
-use crate::tabs::{BUSY, INTERFACE_WAIT};
+use crate::tabs::Use;
 use axum::Extension;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -267,13 +267,15 @@ async fn fetch_and_keep(
         })?;
     // A rendered page renders in one of the user's own tabs, counted with their checks'.
     let prepared = match monitor.dynamic_content {
-        true => {
-            let tabs = state.browser_tabs();
-            match tabs.take_within(&session.user, INTERFACE_WAIT).await {
-                Some(tab) => prepared.with_tabs(tabs.for_user(&session.user, Some(tab))),
-                None => return Err(Failed::new(StatusCode::TOO_MANY_REQUESTS, BUSY)),
+        true => match state.browser_tabs().open(&session.user, Use::Pick).await {
+            Ok(gate) => prepared.with_tabs(gate),
+            Err(refused) => {
+                return Err(Failed::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    refused.to_string(),
+                ));
             }
-        }
+        },
         false => prepared,
     };
     let source = state

@@ -13,7 +13,7 @@ use super::monitor_form::{self, Problems};
 use super::pages;
 use super::pages::PageError;
 use crate::ops::Ctx;
-use crate::tabs::{BUSY, INTERFACE_WAIT};
+use crate::tabs::Use;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -108,21 +108,19 @@ pub async fn preview(
     };
     // A rendered preview renders in the user's own tabs, counted with their checks'; one is
     // taken now, so a user whose tabs are all held is told at once.
-    let tabs = state.browser_tabs();
-    let tab = match monitor.dynamic_content {
-        true => match tabs.take_within(&session.user, INTERFACE_WAIT).await {
-            Some(tab) => Some(tab),
-            None => {
+    let gate = match monitor.dynamic_content {
+        true => match state.browser_tabs().open(&session.user, Use::Preview).await {
+            Ok(gate) => Some(gate),
+            Err(refused) => {
                 return show(
                     StatusCode::TOO_MANY_REQUESTS,
                     &Problems::default(),
-                    section(html! { p.alert { (BUSY) } }),
+                    section(html! { p.alert { (refused.to_string()) } }),
                 );
             }
         },
         false => None,
     };
-    let gate = tab.map(|first| tabs.for_user(&session.user, Some(first)));
     let checker = state.checker().clone();
     let portal = monitor.job_type == ClientJobType::Portal;
     // Compiling is CPU work; validation just did it within its bounds, so this is as cheap.

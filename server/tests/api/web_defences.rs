@@ -932,95 +932,209 @@ async fn first_check_time(api: &Api, user: &super::User, url: &str) -> std::time
     panic!("{url}: no check in 90 s");
 }
 
+/// The render timeout of [`one_users_hanging_pages_delay_only_their_own_work`]: each of the
+/// hanging user's renders holds its tab this long.
+const RENDER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(6);
+
+/// One of the hanging user's browser uses from the interface, started again as soon as it
+/// ends until `stop` (the one under way then is answered): a preview of `form` (a Portal's, whose page streams as its crawl goes, is
+/// read until then) or, without one, a pick of the monitor `pick`. The statuses it got.
+async fn keep_rendering(
+    api: &Api,
+    cookie: &str,
+    form: Option<Vec<(&str, String)>>,
+    pick: &str,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> Vec<u16> {
+    let mut statuses = Vec::new();
+    while !*stop.borrow() {
+        let request = match &form {
+            Some(form) => client()
+                .post(api.url("/monitors/preview"))
+                .header("cookie", cookie)
+                .form(form),
+            None => client()
+                .get(api.url(&format!("/monitors/{pick}/pick")))
+                .header("cookie", cookie),
+        };
+        // Each use started is answered; only a preview's crawl still streaming is left.
+        let mut response = request.send().await.unwrap();
+        statuses.push(response.status().as_u16());
+        if response.status() == 429 {
+            // As a person would: not at once.
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+        tokio::select! {
+            _ = async { while let Ok(Some(_)) = response.chunk().await {} } => {}
+            _ = stop.wait_for(|stop| *stop) => break,
+        }
+    }
+    statuses
+}
+
 // SQLite only: the store plays no part in who gets a browser tab.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_users_hanging_previews_and_picks_never_delay_anothers_rendered_check() {
+async fn one_users_hanging_pages_delay_only_their_own_work() {
     use wachet::testing::{FixtureServer, Reply};
     let Some(_guard) = wachet::testing::browser_test().await else {
         return;
     };
+    // The hanging user's host: a start page linking pages that never finish loading, so each
+    // render of one holds its tab until the render timeout, and a crawl renders several.
+    // The checks' crawl starts at /crawl, the previews' at /.
+    let hang = Reply::html("<html><body><p>loading").never_finish();
+    let links = |to: &str| -> String {
+        let links: String = (0..6).map(|n| format!("<a href={to}{n}>{n}</a>")).collect();
+        format!("<html><body>{links}")
+    };
+    let mut hanging_site = FixtureServer::builder()
+        .page("/", links("/hang"))
+        .page("/crawl", links("/crawled"))
+        .reply("/hang", hang.clone());
+    for n in 0..6 {
+        hanging_site = hanging_site
+            .reply(format!("/hang{n}"), hang.clone())
+            .reply(format!("/crawled{n}"), hang.clone());
+    }
+    let hanging_site = hanging_site.start().await.unwrap();
     let site = FixtureServer::builder()
-        .reply(
-            "/hang",
-            Reply::html("<html><body><p>loading").never_finish(),
-        )
         .page("/fine", "<html><body><p id=v>Price 3</p></body></html>")
         .start()
         .await
         .unwrap();
-    // One browser slot, and the renderer's tabs sized as `wachet serve` sizes them.
+    // One browser slot, the renderer's tabs sized as `wachet serve` sizes them, a short render
+    // timeout, and no quick samples (a first check is then one render).
     let mut setup = Setup::checking();
     setup.service.schedule.browser_checks_in_flight = 1;
-    setup.engine = setup
-        .engine
-        .render_settings(wachet::render::RenderSettings {
+    setup.service.schedule.noise_samples = 0;
+    setup.engine = setup.engine.total_timeout(RENDER_TIMEOUT).render_settings(
+        wachet::render::RenderSettings {
             tabs: wachet_server::tabs::renderer_tabs(1),
             ..Default::default()
-        });
+        },
+    );
     let api = Api::start_as(setup).await;
     let hanging = api.user("hanging@example.com").await;
     let other = api.user("other@example.com").await;
+    // The browser started, then the other user's rendered check alone.
+    first_check_time(&api, &other, &site.url("/fine?warm")).await;
     let alone = first_check_time(&api, &other, &site.url("/fine?alone")).await;
 
-    // The hanging user's renders: picks of a rendered monitor and previews, all of a page that
-    // never finishes loading (each holds its tab until the renderer's navigation timeout).
-    let cookie = session_cookie(&api, &hanging).await;
-    let paused = super::id(
+    // The hanging user's rendered monitors, checked every second: one of the hanging host's
+    // pages, and a crawl of it (which the user's one check slot takes next); then previews and picks of its pages, each started again as soon
+    // as it ends (or is refused).
+    let checked = super::id(
         &api.task(
             &hanging,
-            json!({"name": "Hangs", "url": site.url("/hang"), "dynamicContent": true, "recurrenceInSeconds": 0}),
+            json!({"name": "Hangs", "url": hanging_site.url("/hang"), "dynamicContent": true,
+                   "recurrenceInSeconds": 1}),
         )
         .await,
     );
+    api.task(
+        &hanging,
+        json!({"name": "Crawl", "url": hanging_site.url("/crawl"), "jobType": "Portal",
+               "crawlingDepth": 1, "dynamicContent": true, "recurrenceInSeconds": 1}),
+    )
+    .await;
+    let crawled = || {
+        let requests = hanging_site.requests();
+        requests.iter().any(|r| r.path.starts_with("/crawled"))
+    };
+    let mut waited = 0;
+    while !crawled() {
+        waited += 1;
+        assert!(waited < 400, "the crawl never reached its pages");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let cookie = session_cookie(&api, &hanging).await;
     let (_, form) = visit(&api, &cookie, "/monitors/new").await;
     let csrf = super::web::csrf_of(&form);
-    let url = site.url("/hang");
-    let renders = (0..4).map(|n| {
-        let (api, cookie, csrf, url, paused) = (&api, &cookie, &csrf, &url, &paused);
-        async move {
-            if n % 2 == 0 {
-                visit(api, cookie, &format!("/monitors/{paused}/pick"))
-                    .await
-                    .0
-            } else {
-                client()
-                    .post(api.url("/monitors/preview"))
-                    .header("cookie", cookie)
-                    .form(&[
-                        ("csrf", csrf.as_str()),
-                        ("url", url.as_str()),
-                        ("recurrence", "3600"),
-                        ("dynamicContent", "on"),
-                    ])
-                    .send()
-                    .await
-                    .unwrap()
-                    .status()
-                    .as_u16()
-            }
+    let preview = |url: String, portal: bool| {
+        let mut form = vec![
+            ("csrf", csrf.clone()),
+            ("url", url),
+            ("recurrence", "3600".to_string()),
+            ("dynamicContent", "on".to_string()),
+        ];
+        if portal {
+            form.extend([("jobType", "Portal".into()), ("crawlingDepth", "1".into())]);
         }
-    });
-    let beside = async {
-        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
-        first_check_time(&api, &other, &site.url("/fine?beside")).await
+        Some(form)
     };
-    let started = std::time::Instant::now();
-    let (statuses, beside) = tokio::join!(futures::future::join_all(renders), beside);
-    eprintln!(
-        "the other user's rendered check: {alone:?} alone, {beside:?} beside the hanging renders \
-         ({statuses:?} after {:?})",
-        started.elapsed()
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let renders = futures::future::join3(
+        keep_rendering(
+            &api,
+            &cookie,
+            preview(hanging_site.url("/"), true),
+            "",
+            stopped.clone(),
+        ),
+        keep_rendering(
+            &api,
+            &cookie,
+            preview(hanging_site.url("/hang1"), false),
+            "",
+            stopped.clone(),
+        ),
+        keep_rendering(&api, &cookie, None, &checked, stopped),
     );
-    // The hanging renders held their tab for seconds; all but one of them found the user's tab
-    // taken and were told so.
+    let beside = async {
+        // Once the hanging user's renders hold every tab they may.
+        let tabs = api.browser_tabs();
+        let mut waited = 0;
+        while tabs.held(&hanging.account.id) < 2 || tabs.waits(&hanging.account.id).for_own == 0 {
+            waited += 1;
+            assert!(
+                waited < 400,
+                "the hanging user's renders never held their tabs"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let beside = first_check_time(&api, &other, &site.url("/fine?beside")).await;
+        let _ = stop.send(true);
+        beside
+    };
+    let ((crawls, previews, picks), beside) = tokio::join!(renders, beside);
+    let figures = format!(
+        "the other user's rendered check took {alone:?} alone and {beside:?} beside the hanging \
+         user's checks, previews (HTTP {crawls:?} {previews:?}) and picks (HTTP {picks:?}), whose \
+         pages hold their tabs {RENDER_TIMEOUT:?}"
+    );
+    eprintln!("{figures}");
+    // Beside them, the other user's check waited for none of their pages: at most a fraction
+    // of one render timeout more than alone.
+    assert!(beside < alone + RENDER_TIMEOUT / 3, "{figures}");
+    let tabs = api.browser_tabs();
+    assert_eq!(tabs.waits(&other.account.id).for_others, 0, "{figures}");
+    // The hanging user's own work waited for their own tabs, and ended cleanly: a preview
+    // answered (or was refused for want of a tab), a pick failed on the page's timeout (or was
+    // refused), and their monitor's checks were stored as timed out.
+    assert!(tabs.waits(&hanging.account.id).for_own > 0, "{figures}");
     assert!(
-        statuses.iter().filter(|s| **s == 429).count() >= 2,
-        "{statuses:?}"
+        crawls
+            .iter()
+            .chain(&previews)
+            .all(|s| [200, 429].contains(s)),
+        "{figures}"
     );
-    assert!(
-        beside < alone * 3 + std::time::Duration::from_secs(5),
-        "{beside:?} beside the hanging renders, {alone:?} alone"
-    );
+    assert!(picks.iter().all(|s| [429, 502].contains(s)), "{figures}");
+    let path = format!("/thirdparty/v1/data/list/{checked}");
+    let mut waited = 0;
+    let error = loop {
+        let data = api.get(&hanging, &path).await.ok()["data"].clone();
+        if let Some(error) = data[0]["error"].as_str() {
+            break error.to_string();
+        }
+        waited += 1;
+        assert!(
+            waited < 200,
+            "the hanging monitor was never checked: {data}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert!(error.contains("timed out"), "{error}");
 }
 
 /// How long the hanging user's pages take to answer: each tab rendering one is held that long.

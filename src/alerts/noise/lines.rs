@@ -304,6 +304,93 @@ fn shift(slot: u32, text: &str) -> u32 {
     hash(&key)
 }
 
+/// The most lines of one identity [`paired`] pairs.
+const MAX_TWINS: usize = 8;
+
+/// The lines of `now` with the line of `before` each is the same line as: a line of an
+/// identity both show once, and, for an identity both show as often (up to [`MAX_TWINS`]
+/// times: two downloads of a release, "ingot-2.4.1.tar.gz 3.1 MB" and "ingot-2.4.0.tar.gz 3.1
+/// MB", differ only in spans), the twins paired by [`twins`].
+fn paired<'a>(before: &[(u32, &'a str)], now: &[(u32, &'a str)]) -> Vec<(u32, &'a str, &'a str)> {
+    let group = |lines: &[(u32, &'a str)]| {
+        let mut by: HashMap<u32, Vec<&'a str>> = HashMap::new();
+        for (identity, line) in lines {
+            by.entry(*identity).or_default().push(*line);
+        }
+        by
+    };
+    let old = group(before);
+    let mut pairs = Vec::new();
+    for (identity, lines) in group(now) {
+        let Some(was) = old.get(&identity).filter(|was| was.len() == lines.len()) else {
+            continue;
+        };
+        if lines.len() == 1 {
+            pairs.push((identity, was[0], lines[0]));
+            continue;
+        }
+        if lines.len() > MAX_TWINS {
+            continue;
+        }
+        pairs.extend(
+            twins(was, &lines)
+                .into_iter()
+                .map(|(a, b)| (identity, a, b)),
+        );
+    }
+    pairs
+}
+
+/// Lines of one identity paired across two values: a line shown unchanged in both is itself;
+/// the others pair closest first, by the spans they share (more than half of them): twins that
+/// traded places pair with themselves, and a line whose size changed beside its version still
+/// pairs with its version's line while every download count beside it moves.
+fn twins<'a>(before: &[&'a str], now: &[&'a str]) -> Vec<(&'a str, &'a str)> {
+    let mut old: Vec<&str> = before.to_vec();
+    let mut new: Vec<&str> = Vec::new();
+    for line in now {
+        match old.iter().position(|was| was == line) {
+            Some(at) => {
+                old.remove(at);
+            }
+            None => new.push(line),
+        }
+    }
+    let texts = |lines: &[&'a str]| -> Vec<Vec<&'a str>> {
+        lines
+            .iter()
+            .map(|l| spans(l).into_iter().map(|s| s.0).collect())
+            .collect()
+    };
+    let (old_spans, new_spans) = (texts(&old), texts(&new));
+    let shared = |a: &[&str], b: &[&str]| match a.len() == b.len() {
+        true => a.iter().zip(b).filter(|(x, y)| x == y).count(),
+        false => 0,
+    };
+    // The closest pairs first (the most spans shared, then the nearest in order), each line
+    // in one pair at most.
+    let mut candidates: Vec<(usize, usize, usize)> = Vec::new();
+    for (i, n) in new_spans.iter().enumerate() {
+        for (j, o) in old_spans.iter().enumerate() {
+            let score = shared(n, o);
+            if score * 2 > n.len() {
+                candidates.push((score, i, j));
+            }
+        }
+    }
+    candidates.sort_by_key(|&(score, i, j)| (std::cmp::Reverse(score), i.abs_diff(j), i));
+    let (mut used_new, mut used_old) = (vec![false; new.len()], vec![false; old.len()]);
+    let mut pairs = Vec::new();
+    for (_, i, j) in candidates {
+        if !used_new[i] && !used_old[j] {
+            used_new[i] = true;
+            used_old[j] = true;
+            pairs.push((old[j], new[i]));
+        }
+    }
+    pairs
+}
+
 /// Each line `lines` show once, by identity.
 fn once<'a>(lines: &[(u32, &'a str)]) -> HashMap<u32, &'a str> {
     let mut count: HashMap<u32, usize> = HashMap::new();
@@ -454,15 +541,14 @@ impl LineMemory {
         evidence
     }
 
-    /// Adds the lines shown once in both `before` and `now` whose numbers or dates changed in
-    /// slots that are no churn to `evidence`.
+    /// Adds the lines of `now` paired with a line of `before` ([`paired`]) whose numbers or
+    /// dates changed in slots that are no churn to `evidence`.
     fn shifts(&self, before: &[(u32, &str)], now: &[(u32, &str)], evidence: &mut Evidence) {
-        let old = once(before);
         let churn: HashSet<u32> = self.churn.iter().copied().collect();
-        for (identity, line) in once(now) {
-            let Some(was) = old.get(&identity).filter(|was| **was != line) else {
+        for (identity, was, line) in paired(before, now) {
+            if was == line {
                 continue;
-            };
+            }
             let mut shifted = false;
             for (slot, text) in changed_slots(identity, was, line) {
                 if churn.contains(&slot) {
@@ -821,6 +907,28 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["Monday", "59 min ago"]
         );
+    }
+
+    #[test]
+    fn a_number_changed_in_one_of_two_lines_alike_but_for_their_numbers_is_news() {
+        // Two downloads alike but for their version, size and count; the counts move on every
+        // check (an audience count).
+        let page = |size: &str, count: u32, shuffled: bool| {
+            let (a, b) = (
+                format!("ingot-2.4.1-x86_64-linux.tar.gz {size} MB {count} downloads"),
+                format!("ingot-2.4.0-x86_64-linux.tar.gz 3.1 MB 1,{count} downloads"),
+            );
+            let (a, b) = if shuffled { (b, a) } else { (a, b) };
+            format!("Releases\n{a}\n{b}\nSponsors")
+        };
+        let first = page("3.1", 90, false);
+        let m = memory(&[&first]);
+        assert!(m.evidence(&first, &page("3.1", 93, false)).is_empty());
+        let replaced = m.evidence(&first, &page("3.2", 93, false));
+        assert_eq!(replaced.shifted.len(), 1, "{replaced:?}");
+        assert!(replaced.shifted[0].contains("3.2 MB"), "{replaced:?}");
+        // The two lines trading places each pair with their own line: no news of numbers.
+        assert!(m.evidence(&first, &page("3.1", 93, true)).shifts.is_empty());
     }
 
     #[test]

@@ -584,6 +584,14 @@ impl<'a> Pair<'a> {
             let prev_end = k.checked_sub(1).map_or(0, |p| spans[p].1.end);
             let next_start = spans.get(k + 1).map_or(self.a.len(), |s| s.1.start);
             let left = left_context(self.a, prev_end, ra.start, above);
+            // A span that runs to the end of its line after words of its own line ends with
+            // the line: the next line's words would stop the mask matching once that line
+            // changes (a ranked list's first two entries trading places), and the noise would
+            // be back just when a real change needs telling apart from it.
+            let own_left = suffix_words(&self.a[prev_end..ra.start], CONTEXT_WORDS, CONTEXT_BYTES)
+                .chars()
+                .any(char::is_alphanumeric);
+            let below = if own_left { None } else { below };
             let right = right_context(self.a, ra.end, next_start, below);
             if let Some(pattern) = write(*class, &left, &right) {
                 found.push(Found {
