@@ -360,6 +360,42 @@ fn slow_data(n: u32, change: u32) -> String {
     )
 }
 
+/// A release page: two downloads alike but for version, size and a download count that moves
+/// on every request, a "released N min ago" line, and rotating sponsors; at `replaced` the
+/// newest asset is replaced by a larger build.
+fn release(n: u32, replaced: u32) -> String {
+    let size = if n >= replaced { "3.2" } else { "3.1" };
+    let sponsors = shuffled(&["@lpetrova", "@driftwood-io", "@fernbrook"], n, 11).join(" ");
+    format!(
+        "ingot releases\nv2.4.1\nreleased {} min ago by ingot-bot · 9c41e07\n\
+         ingot-2.4.1-x86_64-linux.tar.gz {size} MB {} downloads\n\
+         ingot-2.4.0-x86_64-linux.tar.gz 3.1 MB 1,{} downloads\n\
+         Sponsored by {sponsors}\n© 2027 ingot",
+        n + 3,
+        40 + 3 * n,
+        200 + 2 * n
+    )
+}
+
+/// A news list whose lines end in their age; at `corrected` a headline's weekday is corrected
+/// in its line ("until Friday" to "until Monday") while its age runs on.
+fn corrected(n: u32, corrected: u32) -> String {
+    let day = if n >= corrected { "Monday" } else { "Friday" };
+    let ago = |base: u32| match base + n {
+        m if m < 60 => format!("{m} min ago"),
+        m => format!("{} h ago", m / 60),
+    };
+    format!(
+        "The Harbour Courier\nLatest\nFireworks light up the harbour {}\n\
+         Harbour bridge closed for repairs until {day} {}\n\
+         Rail union calls off New Year's Day strike {}\nTrending\n{}\n© 2027 Harbour Courier",
+        ago(0),
+        ago(5),
+        ago(70),
+        shuffled(&["Night buses", "Where to watch", "Road closures"], n, 5).join("\n")
+    )
+}
+
 #[test]
 fn every_real_change_on_noisy_pages_raises() {
     type Page = (&'static str, Box<dyn Fn(u32) -> String>, Vec<u32>, usize);
@@ -408,6 +444,18 @@ fn every_real_change_on_noisy_pages_raises() {
             "events arriving by a slow request",
             Box::new(|n| slow_data(n, 35)),
             vec![35],
+            3,
+        ),
+        (
+            "a release's download replaced beside moving download counts",
+            Box::new(|n| release(n, 48)),
+            vec![48],
+            3,
+        ),
+        (
+            "a headline's weekday corrected beside its age",
+            Box::new(|n| corrected(n, 40)),
+            vec![40],
             3,
         ),
     ];
