@@ -4,6 +4,7 @@ mod backup;
 mod check;
 mod crawl;
 mod fixtures;
+mod migrate;
 mod page;
 mod restore;
 mod serve;
@@ -63,6 +64,9 @@ enum Command {
     /// Brings in monitors from a file: a wachet export, a changedetection.io backup, an
     /// urlwatch or webchanges jobs file, a Wachete XLSX export.
     Import(transfer::ImportArgs),
+    /// Moves the service from its SQLite file to an empty PostgreSQL database: every table,
+    /// checked by its counts.
+    Migrate(migrate::MigrateArgs),
     /// Puts a backup in place of a SQLite database no wachet process is using.
     Restore(restore::RestoreArgs),
     /// Runs the REST service (API under /thirdparty/v1) on a SQLite file.
@@ -84,6 +88,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::User(args) => user::run(args).await,
         Command::Backup(args) => backup::run(args).await,
         Command::Restore(args) => restore::run(args).await,
+        Command::Migrate(args) => migrate::run(args).await,
     }
 }
 

@@ -60,6 +60,7 @@ pub mod sqlite;
 pub mod tasks;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod to_postgres;
 pub mod users;
 pub mod workers;
 

@@ -10,6 +10,12 @@ mod check;
 mod fixtures;
 // What the service logs of a failed request.
 mod logs;
+// Moving a service from SQLite to PostgreSQL.
+mod migrate;
+// The private PostgreSQL cluster of the API tests.
+#[allow(dead_code)]
+#[path = "../api/pg.rs"]
+mod pg;
 // Moving in from other tools and out again.
 mod transfer;
 

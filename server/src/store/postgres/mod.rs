@@ -77,6 +77,11 @@ impl PgStore {
         })
     }
 
+    /// The pool, for a command that writes every table as it is (`wachet migrate`).
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
     /// Closes the pool.
     pub async fn close(&self) {
         self.pool.close().await;

@@ -296,6 +296,24 @@ pub struct Restored {
     pub replaced: Option<PathBuf>,
 }
 
+/// Checks that the file `path` exists and is a wachet database this binary can open, reading
+/// it only (a file of something else is never migrated into one); answers its counts of
+/// monitors and history entries.
+pub async fn check(path: &Path) -> Result<(i64, i64), BackupError> {
+    if !path.is_file() {
+        return Err(BackupError::NoDatabase(path.display().to_string()));
+    }
+    let mut conn = connect(path, true)
+        .await
+        .map_err(|err| BackupError::NotWachet {
+            path: path.display().to_string(),
+            reason: err.to_string(),
+        })?;
+    let verified = verify(&mut conn, path).await;
+    conn.close().await.ok();
+    verified
+}
+
 /// Puts the backup `from` in place of the database `db`: see the module's documentation.
 pub async fn restore(from: &Path, db: &Path) -> Result<Restored, BackupError> {
     if !from.is_file() {

@@ -185,6 +185,12 @@ impl SqliteStore {
         }
     }
 
+    /// The pool of read-only connections, for a command that reads every table as it is
+    /// (`wachet migrate`).
+    pub(crate) fn read_pool(&self) -> &SqlitePool {
+        &self.reader
+    }
+
     /// Closes the pools, checkpointing the WAL.
     pub async fn close(&self) {
         self.checkpoints.close().await;
