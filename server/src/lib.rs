@@ -26,7 +26,9 @@
 //!   [`store::NotificationStore`], [`store::ScheduleStore`], [`store::OutboxStore`],
 //!   [`store::FeedStore`]; [`store::Store`] is all of them), on SQLite in [`store::sqlite`] with
 //!   its cache inside; a part takes the resources it uses (the scheduler a `ScheduleStore`,
-//!   delivery an `OutboxStore`). Also the collection of values no entry names ([`store::gc`]).
+//!   delivery an `OutboxStore`). The types it keeps are its own, such as a notification's
+//!   [`store::Explanation`], so it imports none of the modules above it. Also the collection
+//!   of values no entry names ([`store::gc`]).
 //! - [`schedule`]: the scheduler. It claims due monitors, checks them through the engine,
 //!   raises their alerts and records each check.
 //! - [`notify`]: what a raised alert becomes (a notification, its HTML, its deliveries), and
