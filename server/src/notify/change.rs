@@ -14,7 +14,7 @@
 //! as one word; the diff searches for at most the engine's diff deadline, then settles for a
 //! coarser script (linear memory, bounded time).
 
-use serde::{Deserialize, Serialize};
+use crate::store::ChangeData;
 use similar::{Algorithm, DiffTag};
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write;
@@ -40,18 +40,6 @@ const MAX_SHOWN_BYTES: usize = 64 * 1024;
 const PART_MARKUP_BYTES: usize = 64;
 /// The most pieces listed in [`ChangeData::removed`] and [`ChangeData::added`].
 pub const MAX_PIECES: usize = 100;
-
-/// The change as data, for the webhook payload: the removed and added pieces in key form, each
-/// masked span written as [`PLACEHOLDER`], at most [`MAX_PIECES`] of each, listed until they
-/// hold about 64 KiB, each at most [`MAX_CHANGE_CHARS`] characters.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ChangeData {
-    /// Text the previous value had and the current one has not.
-    pub removed: Vec<String>,
-    /// Text the current value has and the previous one had not.
-    pub added: Vec<String>,
-}
 
 /// What a stretch of the shown change is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

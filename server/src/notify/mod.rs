@@ -9,9 +9,8 @@ pub mod content;
 pub mod deliver;
 pub mod email;
 
-use crate::store::NewNotification;
-use change::{ChangeData, VisibleChange};
-use serde::{Deserialize, Serialize};
+use crate::store::{Explanation, NewNotification};
+use change::VisibleChange;
 use wachet::Monitor;
 use wachet::alerts::Raised;
 use wachet::alerts::compare::Comparator;
@@ -39,23 +38,6 @@ impl From<&str> for SendError {
     fn from(message: &str) -> Self {
         message.to_string().into()
     }
-}
-
-/// What a notification carries beside the API's ClientNotification, for its deliveries: the
-/// webhook payload's `firstSeen` and `change`, and the e-mail's plain-text part.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Explanation {
-    /// When what it reports was first seen, when earlier than the notification (a change or a
-    /// failure confirmed by later checks).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub first_seen: Option<chrono::DateTime<chrono::Utc>>,
-    /// The change, in key form with noise masked, when the check had a value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub change: Option<ChangeData>,
-    /// The content as plain text (the e-mail's alternative to the HTML).
-    #[serde(default)]
-    pub text: String,
 }
 
 /// Whether `change` holds what `raised` reports, when it reports a change.

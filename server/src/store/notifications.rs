@@ -1,7 +1,11 @@
-//! Notifications: what a check's alerts raised, as the owner reads them back.
+//! Notifications: what a check's alerts raised, as stored with the check and as the owner
+//! reads them back, with what their deliveries carry beside the API's form ([`Explanation`]).
+//! They are made in [`crate::notify`], which imports these types; the store imports nothing
+//! of it.
 
 use super::{Millis, StoreError, TimeKey, TimePage};
 use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
 use wachet::model::{
     Alert, ClientAlertContentResponse, ClientNotification, JobType, NotificationEndpoint,
 };
@@ -34,7 +38,40 @@ pub struct NewNotification {
     /// Where it goes: the monitor's endpoints, or (when empty) every endpoint of the user.
     pub endpoints: Vec<NotificationEndpoint>,
     /// What its deliveries carry beside it (first seen, the change as data, plain text).
-    pub explanation: Option<crate::notify::Explanation>,
+    pub explanation: Option<Explanation>,
+}
+
+/// What a notification carries beside the API's ClientNotification, for its deliveries: the
+/// webhook payload's `firstSeen` and `change`, and the e-mail's plain-text part.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explanation {
+    /// When what it reports was first seen, when earlier than the notification (a change or a
+    /// failure confirmed by later checks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_seen: Option<chrono::DateTime<chrono::Utc>>,
+    /// The change, in key form with noise masked, when the check had a value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<ChangeData>,
+    /// The content as plain text (the e-mail's alternative to the HTML).
+    #[serde(default)]
+    pub text: String,
+}
+
+/// The change as data, for the webhook payload: the removed and added pieces in key form, each
+/// masked span written as [`PLACEHOLDER`], at most [`MAX_PIECES`] of each, listed until they
+/// hold about 64 KiB, each at most [`MAX_CHANGE_CHARS`] characters.
+///
+/// [`PLACEHOLDER`]: wachet::alerts::compare::PLACEHOLDER
+/// [`MAX_PIECES`]: crate::notify::change::MAX_PIECES
+/// [`MAX_CHANGE_CHARS`]: crate::notify::change::MAX_CHANGE_CHARS
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangeData {
+    /// Text the previous value had and the current one has not.
+    pub removed: Vec<String>,
+    /// Text the current value has and the previous one had not.
+    pub added: Vec<String>,
 }
 
 impl NewNotification {

@@ -2,7 +2,7 @@
 //! lease and retried until they go or fail for good. The deliveries of notifications (and of
 //! test notifications) to endpoints, and the confirmation codes of e-mail addresses.
 
-use super::{Millis, StoreError};
+use super::{Explanation, Millis, StoreError};
 use async_trait::async_trait;
 use wachet::model::{Alert, ClientNotification};
 
@@ -37,7 +37,7 @@ pub struct Delivery {
     pub synthetic_expression: String,
     /// What the notification carries beside it: the webhook's `firstSeen` and `change`, the
     /// e-mail's plain text. `None` for test notifications and those stored before it existed.
-    pub explanation: Option<crate::notify::Explanation>,
+    pub explanation: Option<Explanation>,
 }
 
 /// How a delivery attempt ended.
