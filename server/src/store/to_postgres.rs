@@ -13,6 +13,10 @@
 //! processes running on the old database and stay behind. The service's secret key (which
 //! signs continuation tokens and seals feed keys and webhook secrets) is a row of `settings`,
 //! so it moves with everything else; hashes and sealed values move as the bytes they are.
+//!
+//! A table or column of the target that this copy neither fills nor leaves to the target's
+//! own counting stops it before it copies anything ([`MoveError::Unknown`]): a migration that
+//! adds one must add it here too, and the command-line test of the move says so.
 
 use super::StoreError;
 use super::postgres::PgStore;
@@ -312,6 +316,24 @@ const MUST_BE_EMPTY: &[&str] = &[
     "feeds",
 ];
 
+/// Tables of the target the copy leaves alone: filled by [`FINISH`] from the copied rows, or
+/// the processes' registrations, or the migrations' own record.
+const NOT_COPIED: &[&str] = &[
+    "user_storage",
+    "contents_unnamed",
+    "workers",
+    "host_buckets",
+    "_sqlx_migrations",
+];
+
+/// Columns of copied tables that the target's triggers count as the rows arrive.
+const COUNTED: &[(&str, &str)] = &[
+    ("users", "task_count"),
+    ("folders", "own_count"),
+    ("folders", "own_failed"),
+    ("folders", "own_paused"),
+];
+
 /// What the target computes once the rows are in: each monitor's shard of its owner's
 /// stored-bytes count (as a new monitor's is chosen), the owners' counts from them, the
 /// values no entry names as candidates for garbage collection, and the history's ids going on
@@ -353,6 +375,10 @@ pub enum MoveError {
         /// What failed.
         reason: String,
     },
+    /// The target has a table or column this copy does not know: a newer schema than the copy
+    /// was written for, which would otherwise leave data behind.
+    #[error("wachet migrate does not know how to fill {0}")]
+    Unknown(String),
     /// The database failed outside any one table.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -417,6 +443,25 @@ pub async fn sqlite_to_postgres(from: &SqliteStore, to: &PgStore) -> Result<Vec<
         .map_err(StoreError::from)?;
         if any {
             return Err(MoveError::NotEmpty(table));
+        }
+    }
+    let columns: Vec<(String, String)> = sqlx::query_as(
+        "SELECT table_name::TEXT, column_name::TEXT FROM information_schema.columns \
+         WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position",
+    )
+    .fetch_all(&mut *target)
+    .await
+    .map_err(StoreError::from)?;
+    for (table, column) in &columns {
+        if NOT_COPIED.contains(&table.as_str()) {
+            continue;
+        }
+        let known = TABLES.iter().find(|t| t.name == table).is_some_and(|t| {
+            t.columns.iter().any(|(name, _)| name == column)
+                || COUNTED.contains(&(t.name, column.as_str()))
+        });
+        if !known {
+            return Err(MoveError::Unknown(format!("{table}.{column}")));
         }
     }
     let mut moved = Vec::with_capacity(TABLES.len());
