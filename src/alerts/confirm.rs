@@ -621,7 +621,17 @@ fn judge_value(
         if lasted {
             let mut raised = value_alerts(Some(confirmed));
             stamp(&mut raised, candidate.first_seen);
-            let doubt = candidate.doubt.clone().or(doubt);
+            // A mask this very check learned may cover the news it confirms (a block of
+            // lines above the list's oldest stable line, learned as a new headline's age
+            // ticked): the doubt is said, so the notification shows the change through the
+            // masks a person wrote and never finds nothing visible to send.
+            let taught = match learned.is_empty() {
+                true => None,
+                false => evidence
+                    .describe()
+                    .map(|news| format!("This part of the page changed often before: {news}.")),
+            };
+            let doubt = candidate.doubt.clone().or(doubt).or(taught);
             for r in &mut raised {
                 r.doubt.clone_from(&doubt);
             }
