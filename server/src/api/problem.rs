@@ -60,26 +60,14 @@ pub enum ApiError {
 }
 
 impl ApiError {
-    /// A 400 for one field.
+    /// A 400 for one field: the operations' invalid input, as the API answers it.
     pub fn field(field: impl Into<String>, message: impl Into<String>) -> Self {
-        let mut errors = BTreeMap::new();
-        errors.insert(field.into(), vec![message.into()]);
-        ApiError::BadRequest {
-            detail: "the request has invalid fields".into(),
-            errors,
-        }
+        OpError::field(field, message).into()
     }
 
     /// A 400 for several fields.
     pub fn fields(list: Vec<FieldError>) -> Self {
-        let mut errors: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for e in list {
-            errors.entry(e.field).or_default().push(e.message);
-        }
-        ApiError::BadRequest {
-            detail: "the request has invalid fields".into(),
-            errors,
-        }
+        OpError::fields(list).into()
     }
 }
 
