@@ -927,6 +927,25 @@ mod tests {
     }
 
     #[test]
+    fn words_that_end_a_line_are_masked_to_its_end_and_still_match_when_the_next_line_changes() {
+        let page = |on_air: &str, top: &str| {
+            format!("Radio Meridian\nOn air now: {on_air}\n{top}\nSlow Comet - Mira Okafor")
+        };
+        let p = patterns(
+            &page("Iron & Ivy - Marlow", "Glass Harbour - The Lanterns"),
+            &page("Blue Hour - Sana Idris", "Glass Harbour - The Lanterns"),
+        );
+        assert_eq!(p.len(), 1, "{p:?}");
+        let mask = regex::RegexBuilder::new(&p[0])
+            .multi_line(true)
+            .build()
+            .unwrap();
+        // The chart's first two entries traded places: the mask still finds the line.
+        let swapped = page("Tin Roof Rain - Hollis", "Slow Comet - Mira Okafor");
+        assert!(mask.is_match(&swapped), "{p:?}");
+    }
+
+    #[test]
     fn a_counter_is_masked_between_its_words() {
         let p = patterns(
             "Aurora\nIn stock - 12 bought in the last hour\nEnd",
