@@ -226,7 +226,7 @@ pub(crate) fn day(text: &str) -> String {
 /// 720, "vor 2 Stunden" 7,200, "yesterday" a day, "3日前" three days); `None` for one this
 /// cannot read or one in the future ("in 5 minutes", "tomorrow").
 pub(crate) fn ago(text: &str) -> Option<i64> {
-    const NOW: [&str; 12] = [
+    const NOW: [&str; 13] = [
         "just now",
         "right now",
         "moment",
@@ -237,7 +237,8 @@ pub(crate) fn ago(text: &str) -> Option<i64> {
         "à l'instant",
         "à l’instant",
         "ahora mismo",
-        "hace un",
+        "hace un momento",
+        "hace un rato",
         "たった今",
     ];
     const DAY: i64 = 86_400;
@@ -390,6 +391,8 @@ mod tests {
             ("vor einer Minute", 60),
             ("il y a 5 minutes", 300),
             ("hace 3 días", 3 * 86_400),
+            ("hace un día", 86_400),
+            ("hace un momento", 0),
             ("3日前", 3 * 86_400),
             ("5分前", 300),
         ] {
