@@ -356,6 +356,12 @@ pub struct Decision {
     pub learned: Vec<NoiseMask>,
 }
 
+/// Why the rules were in doubt about a change whose lines carry `news`, for its notification.
+fn in_doubt(news: &Evidence) -> Option<String> {
+    news.describe()
+        .map(|news| format!("This part of the page changed often before: {news}."))
+}
+
 /// The most values kept waiting: the candidate and one value that disagreed with it.
 const MAX_PENDING: usize = 2;
 
@@ -598,9 +604,7 @@ fn judge_value(
     // are news: in doubt, the change is notified once it lasts, and says why.
     let hidden = masked_same || explained;
     let doubt = match hidden {
-        true => evidence
-            .describe()
-            .map(|news| format!("This part of the page changed often before: {news}.")),
+        true => in_doubt(&evidence),
         false => None,
     };
     if let Some(candidate) = state.pending.last() {
@@ -627,9 +631,7 @@ fn judge_value(
             // masks a person wrote and never finds nothing visible to send.
             let taught = match learned.is_empty() {
                 true => None,
-                false => evidence
-                    .describe()
-                    .map(|news| format!("This part of the page changed often before: {news}.")),
+                false => in_doubt(&evidence),
             };
             let doubt = candidate.doubt.clone().or(doubt).or(taught);
             for r in &mut raised {
