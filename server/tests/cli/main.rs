@@ -14,7 +14,7 @@ mod logs;
 mod migrate;
 // The private PostgreSQL cluster of the API tests.
 #[allow(dead_code)]
-#[path = "../api/pg.rs"]
+#[path = "../service/support/pg.rs"]
 mod pg;
 // Moving in from other tools and out again.
 mod transfer;
