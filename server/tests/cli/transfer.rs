@@ -340,7 +340,10 @@ fn an_import_on_a_disk_that_fills_writes_nothing_and_comes_in_once_there_is_room
     // 2: the database failed, not the file (that is 1).
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let said = stderr(&out);
-    assert!(said.contains("disk is full"), "no word of the full disk: {said}");
+    assert!(
+        said.contains("disk is full"),
+        "no word of the full disk: {said}"
+    );
     assert!(!said.contains("panicked"), "{said}");
     assert!(
         said.contains("nothing was imported"),
