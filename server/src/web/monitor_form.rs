@@ -518,6 +518,8 @@ impl Fields {
             watch_links,
             noise_notice: None,
             location_notice: None,
+            steps: None,
+            login: None,
         })
     }
 }

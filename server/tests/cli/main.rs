@@ -12,6 +12,8 @@ mod fixtures;
 mod logs;
 // Moving a service from SQLite to PostgreSQL.
 mod migrate;
+// Browser steps from a file.
+mod steps;
 // The private PostgreSQL cluster of the API tests.
 #[allow(dead_code)]
 #[path = "../api/pg.rs"]

@@ -844,6 +844,7 @@ impl PgStore {
                     raw,
                     error: row.error,
                     diff: None,
+                    logged_in: false,
                 };
                 Ok((key, data))
             })

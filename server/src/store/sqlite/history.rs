@@ -957,6 +957,7 @@ impl SqliteStore {
                     raw,
                     error: row.error,
                     diff: None,
+                    logged_in: false,
                 };
                 Ok((key, data))
             })
