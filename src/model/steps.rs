@@ -98,3 +98,26 @@ pub struct Login {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub logged_in_when: Option<String>,
 }
+
+impl super::Monitor {
+    /// Whether a step of the monitor (its login's included) holds a value marked secret.
+    pub fn has_secret_steps(&self) -> bool {
+        let login = self.login.as_ref().map(|l| l.steps.as_slice());
+        self.steps
+            .as_deref()
+            .into_iter()
+            .chain(login)
+            .flatten()
+            .any(|s| s.secret)
+    }
+
+    /// Drops the values of the secret steps: how a monitor is shown and exported.
+    pub fn hide_secret_steps(&mut self) {
+        let login = self.login.as_mut().map(|l| &mut l.steps);
+        for list in [self.steps.as_mut(), login].into_iter().flatten() {
+            for step in list.iter_mut().filter(|s| s.secret) {
+                step.value = None;
+            }
+        }
+    }
+}

@@ -78,7 +78,9 @@ mod isolation;
 mod lifecycle;
 // Noise masks, learned and a person's, and the line order deciding what raises.
 mod noise;
+// Browser steps, logins, their secrets and kept sessions.
 mod openapi;
+mod steps;
 // A private PostgreSQL cluster, a fresh database per test.
 mod pg;
 // Health probes, request ids, and what a failing request logs.
