@@ -29,6 +29,7 @@ mod preview;
 mod session;
 mod settings;
 mod signin;
+mod steps_form;
 mod transfer;
 mod tree;
 mod turns;
