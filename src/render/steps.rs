@@ -217,6 +217,11 @@ impl Tab {
                 self.run_list("login step", &plan.login, &pace, waits)
                     .await?;
                 run.logged_in.store(true, Ordering::Release);
+                // A sign-in answered with a challenge (a captcha) is a wall like any: the page
+                // is taken as it is, and its analysis says the check was blocked.
+                if self.walled(settings).await? {
+                    return Ok(());
+                }
                 // Back to the monitor's page, now signed in.
                 self.navigate(request, settings).await?;
                 self.settle(settings, long_polls, waits).await?;
@@ -452,6 +457,28 @@ impl Tab {
         self.settle_after_requests(long_polls, waits, deadline, quiet, settings)
             .await?;
         Ok(())
+    }
+
+    /// Whether the page now shown is a wall (a bot challenge, a captcha, access denied).
+    async fn walled(&self, settings: &RenderSettings) -> Result<bool, TabError> {
+        let serialized = self
+            .eval(&scripts::serialize(settings.max_html_bytes), settings)
+            .await?;
+        let html = serialized
+            .get("html")
+            .and_then(|v| v.as_str())
+            .unwrap_or("");
+        let headers = http::HeaderMap::new();
+        let verdict = crate::classify::classify(&crate::classify::Response {
+            status: self.status(),
+            headers: &headers,
+            content_type: Some("text/html"),
+            text: html,
+            body_len: html.len(),
+            rendered: true,
+            bodiless: false,
+        });
+        Ok(matches!(verdict, crate::classify::Verdict::Blocked(_)))
     }
 
     /// Whether `selector` matches, waiting up to `wait`.

@@ -823,6 +823,16 @@ impl Tab {
         }
     }
 
+    /// The HTTP status of the main document now shown (0 before any).
+    pub(super) fn status(&self) -> u16 {
+        self.state
+            .response
+            .lock()
+            .ok()
+            .and_then(|r| r.as_ref().map(|(status, _, _)| *status))
+            .unwrap_or(0)
+    }
+
     /// A watch on the navigations the main frame starts.
     pub(super) fn loading_starts(&self) -> tokio::sync::watch::Receiver<u64> {
         self.state.started.subscribe()

@@ -170,4 +170,16 @@ async fn a_login_that_does_not_sign_in_is_an_error_not_a_loop() {
     );
     assert!(!error.contains("wrong horse"), "{error}");
     assert_eq!(site.sign_ins(), 1);
+
+    // A sign-in answered with a captcha is a wall, said as walls are.
+    site.ask_captcha(true);
+    m.login = Some(login(SignInSite::PASSWORD));
+    let outcome = engine.check(&m).await.unwrap();
+    assert_eq!(
+        outcome.error_kind,
+        Some(wachet::ErrorKind::Blocked),
+        "{:?}",
+        outcome.data.error
+    );
+    assert_eq!(site.sign_ins(), 2);
 }
