@@ -494,6 +494,16 @@ impl Engine {
         if let Some(run) = steps {
             outcome.data.logged_in = run.logged_in();
         }
+        // A page that shows what was typed into it (a field's value kept in its markup) must
+        // not carry a secret into the value, its error or the stored HTML.
+        if let Some(plan) = prepared.plan.steps.as_ref().filter(|s| s.has_secrets()) {
+            let data = &mut outcome.data;
+            for text in [&mut data.raw, &mut data.error, &mut outcome.raw_html] {
+                if let Some(text) = text.as_mut() {
+                    *text = plan.scrub(text);
+                }
+            }
+        }
         outcome
     }
 

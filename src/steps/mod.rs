@@ -140,6 +140,14 @@ impl Steps {
         !self.login.is_empty()
     }
 
+    /// Whether a step holds a secret value.
+    pub fn has_secrets(&self) -> bool {
+        self.steps
+            .iter()
+            .chain(&self.login)
+            .any(|s| s.secret && s.value.as_deref().is_some_and(|v| !v.is_empty()))
+    }
+
     /// `message` with every secret value of the steps masked, so a page that echoes what was
     /// typed (or a URL holding it) never carries it into an error.
     pub fn scrub(&self, message: &str) -> String {

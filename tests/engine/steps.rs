@@ -151,6 +151,22 @@ async fn a_failing_step_is_named_with_the_page_and_without_secrets() {
             && private.contains("private"),
         "{private}"
     );
+
+    // A page that shows what was typed shows no secret in the value or the stored HTML.
+    let mut typed = Step::new(StepAction::Type).on("#user").with("hunter2");
+    typed.secret = true;
+    let mut m = Monitor::new(form.clone());
+    m.x_path = Some("//h1".into());
+    m.collect_raw_html = true;
+    m.steps = Some(vec![
+        typed,
+        Step::new(StepAction::Script).with(
+            "document.querySelector('h1').textContent = document.querySelector('#user').value",
+        ),
+    ]);
+    let outcome = engine.check(&m).await.unwrap();
+    assert_eq!(outcome.value(), Some("•••"), "{:?}", outcome.data.error);
+    assert!(!outcome.raw_html.unwrap_or_default().contains("hunter2"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
