@@ -230,6 +230,10 @@ fn check_list(field: &str, steps: &[Step], problems: &mut Vec<(String, String)>)
             (_, None) => {}
         }
         match (value, &step.value) {
+            (Need::Required, None) if step.secret => problems.push((
+                at("value"),
+                "the secret is missing (exports leave secrets out): type it again".into(),
+            )),
             (Need::Required, None) => problems.push((at("value"), format!("{name} needs a value"))),
             (Need::Unused, Some(_)) => {
                 problems.push((at("value"), format!("{name} takes no value")))

@@ -152,3 +152,40 @@ impl std::fmt::Debug for dyn SessionStore {
         f.write_str("SessionStore")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_larger_than_kept_is_refused_and_expired_cookies_go() {
+        let cookie = |name: &str, value: String, expires: Option<f64>| SavedCookie {
+            name: name.into(),
+            value,
+            domain: "example.com".into(),
+            path: "/".into(),
+            expires,
+            http_only: true,
+            secure: false,
+            same_site: None,
+        };
+        let huge = SavedSession {
+            cookies: vec![cookie("sid", "x".repeat(MAX_SESSION_BYTES), None)],
+            storage: Vec::new(),
+        };
+        assert!(matches!(huge.to_json(), Err(SessionError::TooLarge { .. })));
+        let session = SavedSession {
+            cookies: vec![
+                cookie("old", "1".into(), Some(100.0)),
+                cookie("sid", "2".into(), Some(300.0)),
+            ],
+            storage: Vec::new(),
+        };
+        let live = session.clone().live_at(200.0).unwrap();
+        assert_eq!(live.cookies.len(), 1);
+        assert_eq!(live.cookies[0].name, "sid");
+        assert_eq!(session.live_at(400.0), None);
+        let json = live.to_json().unwrap();
+        assert_eq!(SavedSession::from_json(&json).unwrap(), live);
+    }
+}
