@@ -232,7 +232,7 @@ impl RenderSession {
                     &self.renderer.settings,
                     &self.renderer.long_polls,
                     self.options.scroll,
-                    self.options.steps.as_ref(),
+                    self.options.steps.as_ref().filter(|run| !run.done()),
                 );
                 tokio::pin!(render);
                 loop {

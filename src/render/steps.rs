@@ -36,6 +36,9 @@ pub struct StepRun {
     pub(crate) logged_in: Arc<AtomicBool>,
     /// Set when a kept session was restored before the page loaded.
     restored: Arc<AtomicBool>,
+    /// Set once the steps ran in the session: a crawl signs in at its start page only, and
+    /// its later pages load with that session.
+    done: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for StepRun {
@@ -59,7 +62,13 @@ impl StepRun {
             policy,
             logged_in: Arc::new(AtomicBool::new(false)),
             restored: Arc::new(AtomicBool::new(false)),
+            done: Arc::new(AtomicBool::new(false)),
         }
+    }
+
+    /// Whether the steps already ran in this render session (a crawl's start page).
+    pub(crate) fn done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
     }
 
     /// Whether the check ran its login steps.
@@ -261,6 +270,7 @@ impl Tab {
                 });
             }
         }
+        run.done.store(true, Ordering::Release);
         Ok(())
     }
 

@@ -177,11 +177,12 @@ pub(crate) fn compile(monitor: &Monitor, problems: &mut Vec<(String, String)>) -
     if steps.is_empty() && monitor.login.is_none() {
         return None;
     }
-    if monitor.job_type == crate::model::ClientJobType::Portal {
-        let field = if steps.is_empty() { "login" } else { "steps" };
+    // A crawl signs in once, at its start page, and crawls with that session; steps on every
+    // crawled page would be another thing.
+    if monitor.job_type == crate::model::ClientJobType::Portal && !steps.is_empty() {
         problems.push((
-            field.into(),
-            "only single-page monitors run browser steps".into(),
+            "steps".into(),
+            "a Portal monitor runs no steps (its login, once, at the start page)".into(),
         ));
     }
     check_list("steps", &steps, problems);

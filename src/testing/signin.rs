@@ -2,7 +2,8 @@
 //! `/` shows orders only to a signed-in browser, `/login` signs in with a form POST (user
 //! `tea`, password [`SignInSite::PASSWORD`]) and sets a cookie whose session lasts a given
 //! number of loads of `/`; a cookie banner covers the page on some loads, and a region list
-//! changes the price shown. It counts sign-ins and page loads.
+//! changes the price shown; `/orders/17`, linked from `/`, shows its detail to a signed-in
+//! browser only. It counts sign-ins and loads of `/`.
 //!
 //! ```no_run
 //! # async fn f() -> std::io::Result<()> {
@@ -122,7 +123,7 @@ const BANNER: &str = r#"<div id="cookies" style="position:fixed;inset:0;backgrou
 </div>"#;
 
 const ORDERS: &str = r#"<h1>Orders</h1><p id="account">Signed in as tea</p>
-<p id="orders">Order 17: shipped</p>
+<p id="orders">Order 17: shipped</p><p><a href="/orders/17">Order 17</a></p>
 <select id="region" onchange="document.getElementById('price').textContent = this.value === 'eu' ? '12 EUR' : '13 USD'">
   <option value="">Choose</option><option value="us">United States</option><option value="eu">Europe</option>
 </select>
@@ -156,6 +157,16 @@ async fn handle(State(site): State<Arc<Site>>, request: Request) -> Response {
             };
             match signed_in {
                 true => page("Orders", &format!("{banner}{ORDERS}")),
+                false => page("Orders", SIGNED_OUT),
+            }
+        }
+        (Method::GET, "/orders/17") => {
+            let signed_in = cookie.is_some_and(|sid| {
+                let sessions = site.sessions.lock().unwrap_or_else(|p| p.into_inner());
+                sessions.get(&sid).is_some_and(|left| *left > 0)
+            });
+            match signed_in {
+                true => page("Order 17", "<p id=\"detail\">17: tea, shipped</p>"),
                 false => page("Orders", SIGNED_OUT),
             }
         }

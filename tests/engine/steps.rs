@@ -199,3 +199,32 @@ async fn a_login_that_does_not_sign_in_is_an_error_not_a_loop() {
     );
     assert_eq!(site.sign_ins(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_portal_signs_in_once_and_crawls_with_the_session() {
+    let Some(_serial) = browser_test().await else {
+        return;
+    };
+    let site = SignInSite::start(5).await.unwrap();
+    let mut m = Monitor::new(site.url("/"));
+    m.job_type = wachet::model::ClientJobType::Portal;
+    m.crawling_depth = Some(1);
+    m.login = Some(login(SignInSite::PASSWORD));
+    let outcome = engine().check(&m).await.unwrap();
+    let pages = outcome.crawl.expect("a crawl").pages;
+    let detail = pages
+        .iter()
+        .find(|p| p.url.ends_with("/orders/17"))
+        .expect("the order's page was crawled");
+    assert_eq!(
+        detail.data.raw.as_deref(),
+        Some("17: tea, shipped"),
+        "{:?}",
+        detail.data.error
+    );
+    assert_eq!(site.sign_ins(), 1);
+
+    m.steps = Some(vec![Step::new(StepAction::Scroll)]);
+    let refused = engine().validate(&m).unwrap_err();
+    assert_eq!(refused.errors[0].field, "steps");
+}
