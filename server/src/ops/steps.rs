@@ -9,14 +9,6 @@ use super::{OpError, UserId};
 use crate::secrets::Sealer;
 use wachet::model::{Monitor, Step};
 
-/// What a stored secret value starts with, before the sealed text.
-const SEALED: &str = "sealed~";
-
-/// What a step's secret is sealed for: its owner, so a row copied to another user opens not.
-fn context(user: &UserId) -> String {
-    format!("{user}\nstep secret")
-}
-
 /// Every step of `monitor`, its login's after its own, with the list's field name.
 fn lists(monitor: &mut Monitor) -> [(&'static str, Option<&mut Vec<Step>>); 2] {
     [
@@ -56,7 +48,7 @@ pub fn keep_secrets(
             let Some(sealed) = same.and_then(|o| o.value.as_deref()) else {
                 continue;
             };
-            let opened = open_value(sealer, user, sealed).ok_or_else(|| {
+            let opened = crate::secrets::open_step(sealer, user, sealed).ok_or_else(|| {
                 OpError::field(
                     format!("{field}[{i}].value"),
                     "the stored secret cannot be opened (the server's key changed); type it again",
@@ -75,13 +67,11 @@ pub fn seal(sealer: &Sealer, user: &UserId, monitor: &mut Monitor) -> Result<(),
             let Some(value) = step.value.as_mut().filter(|_| step.secret) else {
                 continue;
             };
-            if value.starts_with(SEALED) {
+            if crate::secrets::is_sealed_step(value) {
                 continue;
             }
-            let sealed = sealer
-                .seal(value, &context(user))
+            *value = crate::secrets::seal_step(sealer, user, value)
                 .map_err(|e| OpError::field(format!("{field}[{i}].value"), e))?;
-            *value = format!("{SEALED}{sealed}");
         }
     }
     Ok(())
@@ -92,21 +82,10 @@ pub fn hide(monitor: &mut Monitor) {
     monitor.hide_secret_steps();
 }
 
-/// `monitor` with its secret values opened, for the check that types them. A value that does
-/// not open (the key changed) is left out, so the step fails naming itself.
+/// `monitor` with its secret values opened, for the check that types them
+/// ([`crate::secrets::open_steps`]).
 pub fn open(sealer: &Sealer, user: &UserId, monitor: &mut Monitor) {
-    for (_, list) in lists(monitor) {
-        for step in list.into_iter().flatten().filter(|s| s.secret) {
-            step.value = step
-                .value
-                .as_deref()
-                .and_then(|v| open_value(sealer, user, v));
-        }
-    }
-}
-
-fn open_value(sealer: &Sealer, user: &UserId, stored: &str) -> Option<String> {
-    sealer.open(stored.strip_prefix(SEALED)?, &context(user))
+    crate::secrets::open_steps(sealer, user, monitor);
 }
 
 #[cfg(test)]

@@ -68,7 +68,7 @@ pub(super) fn opened(sealer: Option<&Sealer>, user: &str, monitor: &Monitor) -> 
     }
     let mut opened = monitor.clone();
     match sealer {
-        Some(sealer) => crate::ops::steps::open(sealer, user, &mut opened),
+        Some(sealer) => crate::secrets::open_steps(sealer, user, &mut opened),
         None => opened.hide_secret_steps(),
     }
     Some(opened)
