@@ -180,6 +180,9 @@ pub struct PreparedMonitor {
     /// Without the browser (feature `chrome`) nothing renders, and nothing reads it.
     #[cfg_attr(not(feature = "chrome"), allow(dead_code))]
     pub(crate) tabs: Option<Arc<dyn TabGate>>,
+    /// Where its browser session is kept between checks ([`Self::with_sessions`]).
+    #[cfg_attr(not(feature = "chrome"), allow(dead_code))]
+    pub(crate) sessions: Option<Arc<dyn crate::steps::SessionStore>>,
 }
 
 impl PreparedMonitor {
@@ -198,6 +201,21 @@ impl PreparedMonitor {
             tabs: Some(gate),
             ..self.clone()
         }
+    }
+
+    /// This monitor with its browser session (the cookies and local storage its `login` left)
+    /// kept in `store` between checks, so the login runs again only when the site forgot the
+    /// session. Without a store the login runs on every check. Compiles nothing again.
+    pub fn with_sessions(&self, store: Arc<dyn crate::steps::SessionStore>) -> PreparedMonitor {
+        PreparedMonitor {
+            sessions: Some(store),
+            ..self.clone()
+        }
+    }
+
+    /// Whether checks of this monitor render the page (`dynamicContent`, or browser steps).
+    pub fn renders(&self) -> bool {
+        self.monitor.dynamic_content || self.plan.steps.is_some()
     }
 
     /// Extracts this monitor's value from `html` exactly as a check of a page with that text

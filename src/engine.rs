@@ -324,7 +324,7 @@ impl Engine {
     pub fn prepare(&self, monitor: &Monitor) -> Result<PreparedMonitor, InvalidMonitor> {
         let plan = validate::compile(monitor, &self.inner.proxy_locations, self.inner.location)?;
         #[cfg(not(feature = "chrome"))]
-        if monitor.dynamic_content {
+        if monitor.dynamic_content || plan.steps.is_some() {
             return Err(InvalidMonitor {
                 errors: vec![crate::validate::FieldError {
                     field: "dynamicContent".into(),
@@ -336,6 +336,7 @@ impl Engine {
             monitor: Arc::new(monitor.clone()),
             plan: Arc::new(plan),
             tabs: None,
+            sessions: None,
         })
     }
 
@@ -382,12 +383,32 @@ impl Engine {
     /// The plain HTTP fetcher, or for `dynamicContent` a new render session (one isolation
     /// domain: its cookies and storage are its own, and go when it is dropped).
     fn fetcher_for(&self, prepared: &PreparedMonitor) -> Arc<dyn Fetcher> {
+        self.fetcher_with_steps(prepared, None)
+    }
+
+    /// [`Self::fetcher_for`], a render running `steps` (the monitor's, with its session store).
+    fn fetcher_with_steps(
+        &self,
+        prepared: &PreparedMonitor,
+        #[cfg(feature = "chrome")] steps: Option<crate::render::StepRun>,
+        #[cfg(not(feature = "chrome"))] steps: Option<()>,
+    ) -> Arc<dyn Fetcher> {
         #[cfg(feature = "chrome")]
-        if prepared.monitor.dynamic_content {
+        if prepared.renders() {
+            let steps = steps.or_else(|| {
+                prepared.plan.steps.clone().map(|s| {
+                    crate::render::StepRun::new(
+                        s,
+                        prepared.sessions.clone(),
+                        self.inner.policy.clone(),
+                    )
+                })
+            });
             let options = crate::render::SessionOptions {
                 proxy: prepared.plan.proxy.clone(),
                 scroll: prepared.monitor.scroll_page,
                 tabs: None,
+                steps,
             };
             // The document's navigation takes its host's slot like any fetch; the page's own
             // subresources are the browser's business.
@@ -407,7 +428,7 @@ impl Engine {
                 None => polite,
             };
         }
-        let _ = prepared;
+        let _ = (prepared, steps);
         self.inner.fetcher.clone()
     }
 
@@ -462,7 +483,37 @@ impl Engine {
     }
 
     async fn check_page(&self, prepared: &PreparedMonitor) -> CheckOutcome {
-        let fetcher = self.fetcher_for(prepared);
+        #[cfg(feature = "chrome")]
+        let steps = prepared.plan.steps.clone().map(|s| {
+            crate::render::StepRun::new(s, prepared.sessions.clone(), self.inner.policy.clone())
+        });
+        #[cfg(not(feature = "chrome"))]
+        let steps: Option<()> = None;
+        let mut outcome = self.check_fetched(prepared, steps.clone()).await;
+        #[cfg(feature = "chrome")]
+        if let Some(run) = steps {
+            outcome.data.logged_in = run.logged_in();
+        }
+        // A page that shows what was typed into it (a field's value kept in its markup) must
+        // not carry a secret into the value, its error or the stored HTML.
+        if let Some(plan) = prepared.plan.steps.as_ref().filter(|s| s.has_secrets()) {
+            let data = &mut outcome.data;
+            for text in [&mut data.raw, &mut data.error, &mut outcome.raw_html] {
+                if let Some(text) = text.as_mut() {
+                    *text = plan.scrub(text);
+                }
+            }
+        }
+        outcome
+    }
+
+    async fn check_fetched(
+        &self,
+        prepared: &PreparedMonitor,
+        #[cfg(feature = "chrome")] steps: Option<crate::render::StepRun>,
+        #[cfg(not(feature = "chrome"))] steps: Option<()>,
+    ) -> CheckOutcome {
+        let fetcher = self.fetcher_with_steps(prepared, steps);
         let monitor = &prepared.monitor;
         let started = Instant::now();
         let at = Utc::now();

@@ -82,6 +82,7 @@ mod outcome;
 mod pattern;
 #[cfg(feature = "chrome")]
 pub mod render;
+pub mod steps;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod validate;

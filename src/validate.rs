@@ -78,6 +78,8 @@ pub(crate) struct Plan {
     pub proxy: Option<String>,
     pub crawling_depth: u8,
     pub url_filter: UrlFilterSet,
+    /// Browser steps and login ([`crate::steps`]); they make the check a rendered one.
+    pub steps: Option<std::sync::Arc<crate::steps::Steps>>,
 }
 
 /// Collects field errors while compiling.
@@ -138,6 +140,11 @@ pub(crate) fn compile(
     }
     let url_filter = compile_filters(monitor, &mut errors);
     let proxy = choose_proxy(monitor, proxy_locations, here, &mut errors);
+    let mut step_problems = Vec::new();
+    let steps = crate::steps::compile(monitor, &mut step_problems).map(std::sync::Arc::new);
+    for (field, message) in step_problems {
+        errors.add(field, message);
+    }
 
     match (url, method, xpath, exclude, regex) {
         (Some(url), Some(method), Some(xpath), Some(exclude), Some(regex))
@@ -153,6 +160,7 @@ pub(crate) fn compile(
                 proxy,
                 crawling_depth: u8::try_from(depth).unwrap_or(2),
                 url_filter,
+                steps,
             })
         }
         _ => Err(InvalidMonitor { errors: errors.0 }),

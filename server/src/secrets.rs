@@ -164,6 +164,46 @@ impl Sealer {
     }
 }
 
+/// What a browser step's stored secret value starts with, before the sealed text.
+const STEP_SEALED: &str = "sealed~";
+
+/// What a step's secret is sealed for: its owner, so a row copied to another user opens not.
+fn step_context(user: &str) -> String {
+    format!("{user}\nstep secret")
+}
+
+/// A browser step's secret `value`, sealed for `user` as it is stored.
+pub fn seal_step(sealer: &Sealer, user: &str, value: &str) -> Result<String, String> {
+    Ok(format!(
+        "{STEP_SEALED}{}",
+        sealer.seal(value, &step_context(user))?
+    ))
+}
+
+/// Whether a step's value is sealed already.
+pub fn is_sealed_step(value: &str) -> bool {
+    value.starts_with(STEP_SEALED)
+}
+
+/// The secret a stored step value holds, if it opens for `user` with this key.
+pub fn open_step(sealer: &Sealer, user: &str, stored: &str) -> Option<String> {
+    sealer.open(stored.strip_prefix(STEP_SEALED)?, &step_context(user))
+}
+
+/// `monitor` with the values of its secret steps opened, for the check that types them; a
+/// value that does not open (the key changed) is left out, so the step fails naming itself.
+pub fn open_steps(sealer: &Sealer, user: &str, monitor: &mut wachet::Monitor) {
+    let login = monitor.login.as_mut().map(|l| &mut l.steps);
+    for list in [monitor.steps.as_mut(), login].into_iter().flatten() {
+        for step in list.iter_mut().filter(|s| s.secret) {
+            step.value = step
+                .value
+                .as_deref()
+                .and_then(|v| open_step(sealer, user, v));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

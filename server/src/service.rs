@@ -380,10 +380,19 @@ pub async fn start(
         .clone()
         .map(|worker| (worker.clone(), tokio::spawn(worker.run(stop.subscribe()))));
     if let Some(worker) = worker.clone().filter(|_| settings.parts.checks) {
+        // The key the API seals step secrets with; the scheduler opens them and seals the
+        // sessions logins leave.
+        let secret = store
+            .paging_secret()
+            .await
+            .map_err(|err| StartError::Sealing(err.to_string()))?;
+        let sealer = crate::secrets::Sealer::new(&secret).map_err(StartError::Sealing)?;
+        let mut schedule_settings = settings.schedule;
+        schedule_settings.sealer = Some(Arc::new(sealer));
         let scheduler = schedule::run(
             store.clone(),
             checker,
-            settings.schedule,
+            schedule_settings,
             worker,
             stop.subscribe(),
             checks,

@@ -23,6 +23,9 @@ pub struct ClientData {
     /// Change against the previous value (history endpoint with `returnDiff`).
     #[serde(default)]
     pub diff: Option<Vec<DiffElement>>,
+    /// Extension: true when the check had to sign in again (its `login` steps ran).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub logged_in: bool,
 }
 
 /// Seconds from the Unix epoch back to `0001-01-01T00:00:00Z`.
@@ -46,6 +49,7 @@ impl ClientData {
             raw: None,
             error: None,
             diff: None,
+            logged_in: false,
         }
     }
 
@@ -57,6 +61,7 @@ impl ClientData {
             raw: Some(raw),
             error: None,
             diff: None,
+            logged_in: false,
         }
     }
 
@@ -68,6 +73,7 @@ impl ClientData {
             raw: None,
             error: Some(error),
             diff: None,
+            logged_in: false,
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod data;
 pub mod enums;
 pub mod folder;
 pub mod notification;
+pub mod steps;
 pub mod task;
 
 pub use auth::{ApiLoginRequest, ClientLoginRequest, ClientLoginResponse};
@@ -23,6 +24,7 @@ pub use enums::{
 };
 pub use folder::{ClientFolderContent, Folder, MoveRequest};
 pub use notification::{ClientAlertContentResponse, ClientNotification, ClientNotificationRange};
+pub use steps::{Login, Step, StepAction};
 pub use task::{
     Alert, AlertParameters, HeaderPair, LineOrder, Monitor, NoiseMask, NotificationEndpoint, Proxy,
     UrlFilter, UrlFilterValue,

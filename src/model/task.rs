@@ -115,6 +115,15 @@ pub struct Monitor {
     /// does; null otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location_notice: Option<String>,
+    /// Extension: browser steps run on the page after it loads and before the value is taken
+    /// (accept a cookie wall, choose a region, open a tab). Steps make the check a rendered
+    /// one. See `wachet::steps`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Vec<super::steps::Step>>,
+    /// Extension: how to sign in when the page needs it; the browser's session is kept
+    /// between checks when the checker has a session store. See `wachet::steps`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub login: Option<super::steps::Login>,
 }
 
 /// One span of noise: a regular expression whose matches are masked when values are compared

@@ -16,10 +16,12 @@ mod pending;
 mod profile;
 mod scripts;
 mod session;
+mod steps;
 mod tab;
 
 pub(crate) use session::Gated;
 pub use session::{RenderSession, SessionOptions};
+pub use steps::StepRun;
 
 #[cfg(feature = "testing")]
 pub(crate) use browser::find_chrome;

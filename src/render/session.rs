@@ -27,6 +27,8 @@ pub struct SessionOptions {
     /// ([`Gated`]), so a render waiting at its gate holds no slot another's render of the host
     /// could use.
     pub tabs: Option<Arc<dyn crate::TabGate>>,
+    /// The monitor's browser steps and login, run after each page loads.
+    pub steps: Option<super::StepRun>,
 }
 
 /// A fetcher whose every request first enters `gate` ([`crate::TabGate`]) and holds what it
@@ -207,6 +209,9 @@ impl RenderSession {
                 }
                 Err(TabError::Crashed) => continue,
                 Err(TabError::Page { error, .. }) => return Err(error),
+                Err(TabError::Step(failure)) => {
+                    return Err(FetchError::Render(failure.head));
+                }
             };
             let Some(mut sizes) = self
                 .with_egress(|e| {
@@ -227,6 +232,7 @@ impl RenderSession {
                     &self.renderer.settings,
                     &self.renderer.long_polls,
                     self.options.scroll,
+                    self.options.steps.as_ref().filter(|run| !run.done()),
                 );
                 tokio::pin!(render);
                 loop {
@@ -278,6 +284,20 @@ impl RenderSession {
                     live.mark_dead();
                     self.renderer.forget_browser().await;
                     last = FetchError::Render(format!("the browser failed: {reason}"));
+                }
+                Err(TabError::Step(failure)) => {
+                    if failure.discard {
+                        tab.close().await;
+                    } else {
+                        self.give_back(tab, &live).await;
+                    }
+                    let slot = self.context.lock().await;
+                    let refused = self.refusal(&slot);
+                    let message = match &self.options.steps {
+                        Some(run) => failure.message(&run.steps, refused),
+                        None => failure.head,
+                    };
+                    return Err(FetchError::Render(message));
                 }
                 Err(TabError::Page { error, discard }) => {
                     if discard {

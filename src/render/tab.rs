@@ -4,6 +4,7 @@
 //! tab; JavaScript dialogs are dismissed; a crash is noticed.
 
 use super::pending::{InFlight, LongPolls, Waits, waited_for};
+use super::steps::{StepFailure, StepRun};
 use super::{RenderSettings, scripts};
 use crate::fetch::{FetchError, FetchRequest, FetchedPage};
 use base64::Engine as _;
@@ -19,8 +20,8 @@ use chromiumoxide::cdp::browser_protocol::network::{
     EventResponseReceived, ResourceType,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
-    AddScriptToEvaluateOnNewDocumentParams, EventFrameNavigated, EventJavascriptDialogOpening,
-    HandleJavaScriptDialogParams, NavigateParams,
+    AddScriptToEvaluateOnNewDocumentParams, EventFrameNavigated, EventFrameStartedLoading,
+    EventJavascriptDialogOpening, HandleJavaScriptDialogParams, NavigateParams, ScriptIdentifier,
 };
 use chromiumoxide::cdp::browser_protocol::target::CreateTargetParams;
 use chromiumoxide::cdp::js_protocol::heap_profiler::CollectGarbageParams;
@@ -43,6 +44,8 @@ pub(crate) enum TabError {
     BrowserGone(String),
     /// The page failed; the tab may be wedged (`discard`), the error is the check's.
     Page { error: FetchError, discard: bool },
+    /// A browser step failed (the error is the check's, said with the step's name).
+    Step(StepFailure),
 }
 
 /// The monitor's request, applied to the first main-frame document request.
@@ -68,6 +71,8 @@ struct TabState {
     crash_signal: tokio::sync::watch::Sender<bool>,
     /// The URL of the document the main frame last committed to.
     committed: tokio::sync::watch::Sender<Option<String>>,
+    /// Navigations the main frame started, counted (a step's click may start one).
+    started: tokio::sync::watch::Sender<u64>,
 }
 
 impl Default for TabState {
@@ -80,6 +85,7 @@ impl Default for TabState {
             crashed: AtomicBool::new(false),
             crash_signal: tokio::sync::watch::Sender::new(false),
             committed: tokio::sync::watch::Sender::new(None),
+            started: tokio::sync::watch::Sender::new(0),
         }
     }
 }
@@ -117,6 +123,8 @@ pub(crate) struct Tab {
     blocked: Vec<ResourceType>,
     /// Whether documents are paused too, for a request that changes its main document.
     documents_paused: bool,
+    /// Scripts restoring a kept session's local storage, removed once the page loaded.
+    pub(super) storage_scripts: Vec<ScriptIdentifier>,
 }
 
 impl Drop for Tab {
@@ -297,6 +305,14 @@ impl Tab {
         };
         listeners.push(listen(&page, "navigations", on_navigated).await?);
 
+        let (main_frame, s) = (page.target_id().as_ref().to_string(), state.clone());
+        let on_loading = move |event: &EventFrameStartedLoading| {
+            if event.frame_id.as_ref() == main_frame {
+                s.started.send_modify(|n| *n += 1);
+            }
+        };
+        listeners.push(listen(&page, "loads", on_loading).await?);
+
         let s = state.clone();
         let on_crash = move |_: &EventTargetCrashed| {
             s.crashed.store(true, Ordering::Release);
@@ -329,6 +345,7 @@ impl Tab {
             navigation: None,
             blocked,
             documents_paused: false,
+            storage_scripts: Vec::new(),
         })
     }
 
@@ -347,10 +364,11 @@ impl Tab {
         settings: &RenderSettings,
         long_polls: &LongPolls,
         scroll: bool,
+        steps: Option<&StepRun>,
     ) -> Result<FetchedPage, TabError> {
         let mut waits = Waits::default();
         let rendered = self
-            .render_page(request, settings, long_polls, &mut waits, scroll)
+            .render_page(request, settings, long_polls, &mut waits, scroll, steps)
             .await;
         if !waits.hanging.is_empty() {
             tracing::debug!(target: "wachet::render", hanging = ?waits.hanging, "requests still open at the maximum wait");
@@ -366,8 +384,101 @@ impl Tab {
         long_polls: &LongPolls,
         waits: &mut Waits,
         scroll: bool,
+        steps: Option<&StepRun>,
     ) -> Result<FetchedPage, TabError> {
         let started = Instant::now();
+        if let Some(run) = steps {
+            self.restore_session(run).await?;
+        }
+        let (navigation_began, committed_at) = self.navigate(request, settings).await?;
+        let quiet = ms(settings.quiet);
+        let max = ms(settings.max_settle);
+        let idle_quiet = ms(settings.idle_quiet.min(settings.quiet));
+        let limit = settings.max_html_bytes;
+        if let Some(run) = steps {
+            self.eval(&scripts::settle(quiet, idle_quiet, max), settings)
+                .await?;
+            let deadline = Instant::now() + settings.max_settle;
+            self.settle_after_requests(long_polls, waits, deadline, quiet, settings)
+                .await?;
+            self.run_steps(request, settings, long_polls, waits, run)
+                .await?;
+        }
+        // Settling and serializing in one evaluation saves a round trip to the tab.
+        if !scroll && steps.is_none() {
+            let script = scripts::settle_and_serialize(quiet, idle_quiet, max, limit);
+            let settle_began = Instant::now();
+            let mut serialized = self.eval(&script, settings).await?;
+            let deadline = settle_began + settings.max_settle;
+            // Each round waits for something that ended or for the deadline, and the requests
+            // of one address are waited for a bounded number of times: the loop ends.
+            for _ in 0..MAX_ROUNDS {
+                if Instant::now() >= deadline
+                    || !self.await_requests(long_polls, waits, deadline).await?
+                {
+                    break;
+                }
+                let left = ms(deadline.saturating_duration_since(Instant::now()));
+                let again = scripts::settle_again_and_serialize(quiet, left, limit);
+                serialized = self.eval(&again, settings).await?;
+            }
+            tracing::debug!(
+                target: "wachet::render",
+                url = %request.url,
+                navigate_ms = (settle_began - navigation_began).as_millis(),
+                settle_ms = settle_began.elapsed().as_millis(),
+                settled_in_page_ms = serialized.get("waited").and_then(|v| v.as_u64()),
+                commit_ms = committed_at.as_millis(),
+                total_ms = started.elapsed().as_millis(),
+                "rendered"
+            );
+            return self.finish(request, serialized, limit, started);
+        }
+        let deadline = Instant::now() + settings.max_settle;
+        self.eval(&scripts::settle(quiet, idle_quiet, max), settings)
+            .await?;
+        self.settle_after_requests(long_polls, waits, deadline, quiet, settings)
+            .await?;
+        let scrolling_ends = Instant::now() + settings.max_scroll_wait;
+        for _ in 0..settings.max_scrolls {
+            if !scroll {
+                break;
+            }
+            let now = Instant::now();
+            if now >= scrolling_ends {
+                break;
+            }
+            let deadline = (now + settings.max_settle).min(scrolling_ends);
+            let left = ms(deadline - now);
+            let sizes = self
+                .eval(&scripts::scroll_once(quiet, left), settings)
+                .await?;
+            let before = Size::at(&sizes, 0);
+            let after = match self
+                .settle_after_requests(long_polls, waits, deadline, quiet, settings)
+                .await?
+            {
+                Some(again) => Some(again),
+                None => Size::at(&sizes, 1),
+            };
+            let grew = matches!((before, after), (Some(b), Some(a)) if a.grew_from(b));
+            let too_tall = after.is_some_and(|a| a.height >= settings.max_scroll_height);
+            if !grew || too_tall {
+                break;
+            }
+        }
+        let serialized = self.eval(&scripts::serialize(limit), settings).await?;
+        self.finish(request, serialized, limit, started)
+    }
+
+    /// Navigates to `request` (its method, headers and body applied to the main document) and
+    /// waits for the document to be parsed; when the navigation began, and how long the main
+    /// frame took to commit.
+    pub(super) async fn navigate(
+        &mut self,
+        request: &FetchRequest,
+        settings: &RenderSettings,
+    ) -> Result<(Instant, Duration), TabError> {
         self.renders += 1;
         if let Some(previous) = self.navigation.take() {
             previous.abort();
@@ -519,73 +630,7 @@ impl Tab {
             Err(e) => return Err(e),
         }
         self.check_crash()?;
-
-        let quiet = ms(settings.quiet);
-        let max = ms(settings.max_settle);
-        let idle_quiet = ms(settings.idle_quiet.min(settings.quiet));
-        let limit = settings.max_html_bytes;
-        // Settling and serializing in one evaluation saves a round trip to the tab.
-        if !scroll {
-            let script = scripts::settle_and_serialize(quiet, idle_quiet, max, limit);
-            let settle_began = Instant::now();
-            let mut serialized = self.eval(&script, settings).await?;
-            let deadline = settle_began + settings.max_settle;
-            // Each round waits for something that ended or for the deadline, and the requests
-            // of one address are waited for a bounded number of times: the loop ends.
-            for _ in 0..MAX_ROUNDS {
-                if Instant::now() >= deadline
-                    || !self.await_requests(long_polls, waits, deadline).await?
-                {
-                    break;
-                }
-                let left = ms(deadline.saturating_duration_since(Instant::now()));
-                let again = scripts::settle_again_and_serialize(quiet, left, limit);
-                serialized = self.eval(&again, settings).await?;
-            }
-            tracing::debug!(
-                target: "wachet::render",
-                url = %request.url,
-                navigate_ms = (settle_began - navigation_began).as_millis(),
-                settle_ms = settle_began.elapsed().as_millis(),
-                settled_in_page_ms = serialized.get("waited").and_then(|v| v.as_u64()),
-                commit_ms = committed_at.as_millis(),
-                total_ms = started.elapsed().as_millis(),
-                "rendered"
-            );
-            return self.finish(request, serialized, limit, started);
-        }
-        let deadline = Instant::now() + settings.max_settle;
-        self.eval(&scripts::settle(quiet, idle_quiet, max), settings)
-            .await?;
-        self.settle_after_requests(long_polls, waits, deadline, quiet, settings)
-            .await?;
-        let scrolling_ends = Instant::now() + settings.max_scroll_wait;
-        for _ in 0..settings.max_scrolls {
-            let now = Instant::now();
-            if now >= scrolling_ends {
-                break;
-            }
-            let deadline = (now + settings.max_settle).min(scrolling_ends);
-            let left = ms(deadline - now);
-            let sizes = self
-                .eval(&scripts::scroll_once(quiet, left), settings)
-                .await?;
-            let before = Size::at(&sizes, 0);
-            let after = match self
-                .settle_after_requests(long_polls, waits, deadline, quiet, settings)
-                .await?
-            {
-                Some(again) => Some(again),
-                None => Size::at(&sizes, 1),
-            };
-            let grew = matches!((before, after), (Some(b), Some(a)) if a.grew_from(b));
-            let too_tall = after.is_some_and(|a| a.height >= settings.max_scroll_height);
-            if !grew || too_tall {
-                break;
-            }
-        }
-        let serialized = self.eval(&scripts::serialize(limit), settings).await?;
-        self.finish(request, serialized, limit, started)
+        Ok((navigation_began, committed_at))
     }
 
     /// The page from its serialized DOM and the main document's response.
@@ -669,7 +714,7 @@ impl Tab {
     /// After a settle (or a scroll): as long as requests are still loading, waits for them and
     /// settles again, up to `deadline`. The page's size after the last settle, `None` when
     /// there was nothing to wait for.
-    async fn settle_after_requests(
+    pub(super) async fn settle_after_requests(
         &self,
         long_polls: &LongPolls,
         waits: &mut Waits,
@@ -720,7 +765,7 @@ impl Tab {
     }
 
     /// Evaluates `expr` (awaiting a promise) within the settle bound.
-    async fn eval(
+    pub(super) async fn eval(
         &self,
         expr: &str,
         settings: &RenderSettings,
@@ -730,7 +775,7 @@ impl Tab {
     }
 
     /// Evaluates `expr` (awaiting a promise) within `limit`.
-    async fn eval_within(
+    pub(super) async fn eval_within(
         &self,
         expr: &str,
         limit: Duration,
@@ -778,6 +823,35 @@ impl Tab {
         }
     }
 
+    /// The HTTP status of the main document now shown (0 before any).
+    pub(super) fn status(&self) -> u16 {
+        self.state
+            .response
+            .lock()
+            .ok()
+            .and_then(|r| r.as_ref().map(|(status, _, _)| *status))
+            .unwrap_or(0)
+    }
+
+    /// A watch on the navigations the main frame starts.
+    pub(super) fn loading_starts(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.state.started.subscribe()
+    }
+
+    /// A watch on the documents the main frame commits to.
+    pub(super) fn commits(&self) -> tokio::sync::watch::Receiver<Option<String>> {
+        self.state.committed.subscribe()
+    }
+
+    /// Runs one DevTools command on the tab within [`COMMAND_TIMEOUT`].
+    pub(super) async fn command<C>(&self, what: &str, command: C) -> Result<C::Response, TabError>
+    where
+        C: chromiumoxide::types::Command,
+    {
+        let answer = within(what, COMMAND_TIMEOUT, self.page.execute(command)).await?;
+        Ok(answer.result)
+    }
+
     /// Closes the tab (its renderer goes with it).
     pub async fn close(self) {
         let page = self.page.clone();
@@ -802,7 +876,7 @@ const MAX_ROUNDS: usize = 32;
 /// How big a page is, to tell whether a scroll made it grow: its height and its number of
 /// elements (a list may grow inside a box of fixed height).
 #[derive(Debug, Clone, Copy)]
-struct Size {
+pub(super) struct Size {
     height: f64,
     elements: f64,
 }
@@ -822,7 +896,7 @@ impl Size {
     }
 }
 
-fn ms(d: Duration) -> u64 {
+pub(super) fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 

@@ -30,11 +30,13 @@ pub mod hostile;
 #[cfg(feature = "chrome")]
 pub mod memory;
 pub mod proxy;
+mod signin;
 pub mod socks;
 pub mod suite;
 #[cfg(feature = "chrome")]
 pub mod tls;
 
+pub use signin::SignInSite;
 pub use suite::{
     CASE_FILE, Case, CaseError, CaseReport, CaseResult, DEFAULT_PAGE, EXPECTED_FILE,
     EngineSettings, Expected, ResponseSpec, Suite, SuiteBuilder, SuiteError, SuiteReport,

@@ -19,6 +19,7 @@ mod render;
 mod render_hostile;
 mod render_inside;
 mod render_tls;
+mod steps;
 mod validate;
 mod xpath_conformance;
 mod xpath_tree;

@@ -101,6 +101,11 @@ impl Serialize for Entry<'_> {
         entry.serialize_field("raw", &data.raw)?;
         entry.serialize_field("error", &data.error)?;
         entry.serialize_field("diff", &data.diff)?;
+        if data.logged_in {
+            entry.serialize_field("loggedIn", &true)?;
+        } else {
+            entry.skip_field("loggedIn")?;
+        }
         entry.end()
     }
 }
@@ -203,6 +208,7 @@ mod tests {
                         text: Some("x".into()),
                     }]
                 }),
+                logged_in: i % 11 == 0,
             })
             .collect();
         for range in [

@@ -32,7 +32,13 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        `errorAfterFailures`; `noise` (noise masks: learned ones are kept when \
                        a PUT leaves them out, switch one off with `active: false`; `learned` \
                        and `example` are read-only), `compareLines` and the read-only \
-                       `noiseNotice` (what wachet found about a value's noise). Requests are \
+                       `noiseNotice` (what wachet found about a value's noise); `steps` (browser steps run \
+                       on the rendered page before its value is taken) and `login` \
+                       (`{\"steps\": [...], \"loggedInWhen\": SELECTOR}`, run only when the \
+                       kept session no longer signs in); a step marked `secret` reads back \
+                       without its `value`, and a PUT without it keeps the stored one; a \
+                       history entry of a check that signed in again has `loggedIn: true`. \
+                       Requests are \
                        JSON sent as application/json, application/json-patch+json, text/json \
                        or any application/*+json; answers are application/json, or text/json \
                        or text/plain when the Accept header prefers them. Query date-times \

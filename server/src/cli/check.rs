@@ -22,6 +22,24 @@ pub struct CheckArgs {
     /// Print one ClientData JSON object instead of the value.
     #[arg(long)]
     json: bool,
+    /// Browser steps to run on the page before its value is taken (the check is then
+    /// rendered): a JSON file holding a list of steps, or an object with `steps` and `login`
+    /// as a monitor has them.
+    #[arg(long, value_name = "FILE")]
+    steps: Option<std::path::PathBuf>,
+}
+
+/// A `--steps` file: a list of steps, or a monitor's `steps` and `login`.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum StepsFile {
+    List(Vec<wachet::model::Step>),
+    Monitor {
+        #[serde(default)]
+        steps: Option<Vec<wachet::model::Step>>,
+        #[serde(default)]
+        login: Option<wachet::model::Login>,
+    },
 }
 
 pub async fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -30,6 +48,25 @@ pub async fn run(args: CheckArgs) -> anyhow::Result<ExitCode> {
     args.page.apply(&mut monitor)?;
     monitor.method = Some(args.method);
     monitor.body = args.body;
+    if let Some(path) = &args.steps {
+        let text = std::fs::read(path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        match wachet::model::from_json::<StepsFile>(&text) {
+            Ok(StepsFile::List(steps)) => monitor.steps = Some(steps),
+            Ok(StepsFile::Monitor { steps, login }) => {
+                monitor.steps = steps;
+                monitor.login = login;
+            }
+            Err(e) => {
+                eprintln!(
+                    "error: {}: not a list of steps nor an object with steps and login ({})",
+                    path.display(),
+                    e.message
+                );
+                return Ok(ExitCode::from(2));
+            }
+        }
+    }
     let outcome = match engine.check(&monitor).await {
         Ok(outcome) => outcome,
         Err(invalid) => return Ok(report_invalid(&invalid)),

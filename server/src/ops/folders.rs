@@ -2,7 +2,7 @@
 //! from the root), create or rename and re-parent, move monitors and folders, delete with
 //! everything inside.
 
-use super::{Ctx, OpError, UserId, endpoints, locations, rules};
+use super::{Ctx, OpError, UserId, endpoints, locations, rules, steps};
 use crate::store::cache::SharedMonitor;
 use crate::store::{FolderKey, FolderListing};
 use serde::Serialize;
@@ -33,7 +33,9 @@ pub async fn list(
     // (`locationNotice`) is told more than the store keeps; every other one is written as kept.
     let checker = ctx.checker();
     let annotated = |monitor: &Monitor| {
-        !checker.serves(monitor.location)
+        // A secret step's sealed value is never written out: such a monitor is written anew.
+        steps::has_secrets(monitor)
+            || !checker.serves(monitor.location)
             || monitor
                 .notification_endpoints
                 .iter()
@@ -48,6 +50,7 @@ pub async fn list(
         .collect();
     endpoints::mark_confirmed(ctx, user, endpoints::of_monitors(&mut fresh)).await?;
     locations::annotate(ctx, &mut fresh).await?;
+    fresh.iter_mut().for_each(steps::hide);
     let mut fresh = fresh.into_iter();
     let tasks = listing
         .tasks

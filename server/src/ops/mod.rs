@@ -23,6 +23,7 @@ pub mod paging;
 pub mod query;
 pub mod rules;
 pub mod settings;
+pub mod steps;
 pub mod transfer;
 
 use crate::store::{Store, StoreError};

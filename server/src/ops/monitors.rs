@@ -2,7 +2,7 @@
 //! pages a Portal monitor crawled. Every monitor answered carries what the store does not keep:
 //! whether each e-mail endpoint is confirmed, and a notice when nobody serves its location.
 
-use super::{Ctx, OpError, UserId, endpoints, locations, rules};
+use super::{Ctx, OpError, UserId, endpoints, locations, rules, steps};
 use crate::store::{StoreError, TimeKey, TimePage};
 use std::collections::BTreeMap;
 use wachet::model::{ClientJobType, ClientPage, LocationCode, Monitor};
@@ -62,8 +62,8 @@ pub async fn validate(ctx: &Ctx, monitor: Monitor) -> Result<Monitor, OpError> {
         .map_err(|_| busy())?
 }
 
-/// `monitor` with the secrets of its notification URLs sealed for `user`
-/// ([`endpoints::seal`]).
+/// `monitor` with the secrets of its notification URLs ([`endpoints::seal`]) and of its
+/// browser steps ([`steps::seal`]) sealed for `user`.
 fn sealed(ctx: &Ctx, user: &UserId, mut monitor: Monitor) -> Result<Monitor, OpError> {
     endpoints::seal(
         ctx,
@@ -71,6 +71,26 @@ fn sealed(ctx: &Ctx, user: &UserId, mut monitor: Monitor) -> Result<Monitor, OpE
         "notificationEndpoints",
         monitor.notification_endpoints.iter_mut().flatten(),
     )?;
+    steps::seal(ctx.sealer(), user, &mut monitor)?;
+    Ok(monitor)
+}
+
+/// `monitor` with the secret step values it came without taken from the user's stored
+/// monitor of its id ([`steps::keep_secrets`]).
+async fn with_kept_secrets(
+    ctx: &Ctx,
+    user: &UserId,
+    mut monitor: Monitor,
+) -> Result<Monitor, OpError> {
+    let stored = match &monitor.id {
+        Some(id) if steps::has_secrets(&monitor) => match ctx.store().task(user, id).await {
+            Ok(stored) => Some(stored),
+            Err(StoreError::NotFound) => None,
+            Err(e) => return Err(e.into()),
+        },
+        _ => None,
+    };
+    steps::keep_secrets(ctx.sealer(), user, &mut monitor, stored.as_ref())?;
     Ok(monitor)
 }
 
@@ -78,6 +98,7 @@ fn sealed(ctx: &Ctx, user: &UserId, mut monitor: Monitor) -> Result<Monitor, OpE
 /// secrets of its notification URLs sealed; the stored monitor. An update with no folder keeps
 /// the monitor's folder.
 pub async fn save(ctx: &Ctx, user: &UserId, monitor: Monitor) -> Result<Monitor, OpError> {
+    let monitor = with_kept_secrets(ctx, user, monitor).await?;
     let monitor = sealed(ctx, user, validate(ctx, monitor).await?)?;
     let stored = match monitor.id {
         None => ctx.store().create_task(user, &monitor).await?,
@@ -109,6 +130,16 @@ pub async fn create_many(
             );
             continue;
         }
+        let monitor = match with_kept_secrets(ctx, user, monitor).await {
+            Ok(monitor) => monitor,
+            Err(OpError::Invalid { errors: found, .. }) => {
+                for (field, messages) in found {
+                    errors.insert(format!("[{i}].{field}"), messages);
+                }
+                continue;
+            }
+            Err(other) => return Err(other),
+        };
         match validate(ctx, monitor)
             .await
             .and_then(|monitor| sealed(ctx, user, monitor))
@@ -141,7 +172,9 @@ pub async fn get(ctx: &Ctx, user: &UserId, id: &str) -> Result<Monitor, OpError>
 /// The user's monitor `id` as stored, without what is added for showing it (confirmed
 /// addresses, the location notice): for a form that edits it.
 pub async fn stored(ctx: &Ctx, user: &UserId, id: &str) -> Result<Monitor, OpError> {
-    Ok(ctx.store().task(user, id).await?)
+    let mut monitor = ctx.store().task(user, id).await?;
+    steps::hide(&mut monitor);
+    Ok(monitor)
 }
 
 /// Sets the location notice on `monitors` whose location nobody serves (what a page shows).
@@ -313,6 +346,7 @@ async fn annotated(
 ) -> Result<Vec<Monitor>, OpError> {
     endpoints::mark_confirmed(ctx, user, endpoints::of_monitors(&mut monitors)).await?;
     locations::annotate(ctx, &mut monitors).await?;
+    monitors.iter_mut().for_each(steps::hide);
     Ok(monitors)
 }
 

@@ -5,7 +5,7 @@
 //! user's export as a stream of chunks. The command line's `wachet import` takes the same
 //! rules ([`import_context`]).
 
-use super::{Ctx, OpError, UserId, endpoints, rules};
+use super::{Ctx, OpError, UserId, endpoints, rules, steps};
 use crate::secrets::Sealer;
 use crate::transfer::{self, ImportContext, ImportError, export};
 use std::collections::BTreeMap;
@@ -40,13 +40,22 @@ impl transfer::Rules for SaveRules {
     }
 
     fn seal(&self, user: &str, monitor: &mut Monitor) -> Vec<(String, String)> {
-        problems(endpoints::seal_with(
+        let mut found = problems(endpoints::seal_with(
             &self.sealer,
             self.checker.as_ref(),
             user,
             "notificationEndpoints",
             monitor.notification_endpoints.iter_mut().flatten(),
-        ))
+        ));
+        // Steps imply rendering, as a save through the API says.
+        found.extend(problems(steps::keep_secrets(
+            &self.sealer,
+            user,
+            monitor,
+            None,
+        )));
+        found.extend(problems(steps::seal(&self.sealer, user, monitor)));
+        found
     }
 }
 

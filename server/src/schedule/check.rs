@@ -11,6 +11,7 @@ use super::portal::{self, PageResult};
 use super::prepared::PreparedCache;
 use super::record::{check_and_store, next_check};
 use super::samples::{SampleSlots, Sampling};
+use super::sessions;
 use super::{ScheduleSettings, group};
 use crate::metrics::METRICS;
 use crate::schedule::events::{CheckEvents, CheckFinished};
@@ -63,6 +64,8 @@ pub(super) struct Held {
 /// One claimed check, as [`check_and_store`] runs it.
 pub(super) struct Job {
     pub(super) task: String,
+    /// The monitor's owner, whom its step secrets are sealed for.
+    pub(super) user: String,
     pub(super) monitor: Monitor,
     /// What the claim read besides the definition.
     pub(super) known: Option<Known>,
@@ -128,6 +131,7 @@ pub(super) async fn run_check(parts: &Arc<Parts>, check: DueCheck, held: Held) {
     let slot_given_back = samplers.slot_given_back.clone();
     let job = Job {
         task: task.clone(),
+        user: user.clone(),
         sampling: (check.sample_noise && settings.noise_samples > 0).then_some(Sampling {
             samples: settings.noise_samples,
             spacing: settings.noise_spacing,
@@ -267,14 +271,22 @@ pub(super) async fn fetch(
     job: &Job,
     previous: Option<&str>,
 ) -> (Result<PreparedMonitor, wachet::InvalidMonitor>, Fetched) {
+    let sealer = parts.settings.sealer.as_ref();
+    let opened = sessions::opened(sealer.map(|s| s.as_ref()), &job.user, &job.monitor);
     let prepared = parts
         .cache
-        .get_off_thread(&parts.checker, &job.task, job.version, &job.monitor)
+        .get_off_thread(
+            &parts.checker,
+            &job.task,
+            job.version,
+            opened.as_ref().unwrap_or(&job.monitor),
+        )
         .await
         .map(|prepared| match &job.tabs {
             Some(gate) => prepared.with_tabs(gate.clone()),
             None => prepared,
-        });
+        })
+        .map(|prepared| sessions::with_sessions(prepared, &parts.store, sealer, &job.task));
     let checker = parts.checker.as_ref();
     let portal = job.monitor.job_type == wachet::model::ClientJobType::Portal;
     let fetched = match &prepared {

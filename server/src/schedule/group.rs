@@ -101,6 +101,15 @@ mod tests {
         async fn name_after_page(&self, _: &str, _: &str) -> Result<bool, StoreError> {
             Ok(false)
         }
+        async fn task_session(&self, _: &str) -> Result<Option<String>, StoreError> {
+            Ok(None)
+        }
+        async fn keep_task_session(&self, _: &str, _: &str) -> Result<(), StoreError> {
+            Ok(())
+        }
+        async fn forget_task_session(&self, _: &str) -> Result<(), StoreError> {
+            Ok(())
+        }
         async fn claim_due(
             &self,
             _: Millis,

@@ -32,6 +32,7 @@ mod portal;
 pub mod prepared;
 mod record;
 mod samples;
+mod sessions;
 pub mod slots;
 
 pub use claim::run;
@@ -76,6 +77,10 @@ pub struct ScheduleSettings {
     /// by then are skipped, so a slow page holds its check's slot no longer than one more
     /// check's timeout.
     pub noise_sample_budget: Duration,
+    /// The service's key, which opens the secret values of browser steps and seals the
+    /// sessions their logins leave ([`sessions`]); without it secret steps fail and sessions
+    /// are not kept.
+    pub sealer: Option<std::sync::Arc<crate::secrets::Sealer>>,
 }
 
 impl Default for ScheduleSettings {
@@ -98,6 +103,7 @@ impl Default for ScheduleSettings {
             browser: true,
             // The engine's default timeout of a whole fetch.
             noise_sample_budget: Duration::from_secs(30),
+            sealer: None,
         }
     }
 }

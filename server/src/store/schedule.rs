@@ -274,4 +274,12 @@ pub trait ScheduleStore: Send + Sync + 'static {
     /// never touched. Its definition's version is left alone: a name changes nothing a check
     /// does. Whether it was renamed; a monitor deleted meanwhile is no error.
     async fn name_after_page(&self, task: &str, name: &str) -> Result<bool, StoreError>;
+    /// The browser session kept for monitor `task` (sealed text), if any
+    /// ([`wachet::steps::SessionStore`]).
+    async fn task_session(&self, task: &str) -> Result<Option<String>, StoreError>;
+    /// Keeps `sealed` as the browser session of monitor `task`, replacing the one kept; a
+    /// monitor deleted meanwhile is no error.
+    async fn keep_task_session(&self, task: &str, sealed: &str) -> Result<(), StoreError>;
+    /// Forgets the browser session kept for monitor `task`.
+    async fn forget_task_session(&self, task: &str) -> Result<(), StoreError>;
 }

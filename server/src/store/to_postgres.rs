@@ -222,9 +222,10 @@ const TABLES: &[Table] = &[
             ("changed_at", BigInt),
             ("content_hash", Bytes),
             ("error", Text),
+            ("logged_in", Bool),
         ],
-        select: "SELECT id, task_id, page_id, checked_at, changed_at, content_hash, error \
-                 FROM entries ORDER BY id",
+        select: "SELECT id, task_id, page_id, checked_at, changed_at, content_hash, error, \
+                 logged_in FROM entries ORDER BY id",
         source_count: "SELECT count(*) FROM entries",
     },
     Table {
@@ -294,6 +295,12 @@ const TABLES: &[Table] = &[
                  secret_sealed FROM feeds ORDER BY id",
         source_count: "SELECT count(*) FROM feeds",
     },
+    Table {
+        name: "task_sessions",
+        columns: &[("task_id", Text), ("sealed", Text), ("updated_at", BigInt)],
+        select: "SELECT task_id, sealed, updated_at FROM task_sessions ORDER BY task_id",
+        source_count: "SELECT count(*) FROM task_sessions",
+    },
 ];
 
 /// The tables of the target that must be empty before a copy: every one the copy fills, and
@@ -314,6 +321,7 @@ const MUST_BE_EMPTY: &[&str] = &[
     "notifications",
     "deliveries",
     "feeds",
+    "task_sessions",
 ];
 
 /// Tables of the target the copy leaves alone: filled by [`FINISH`] from the copied rows, or

@@ -480,6 +480,7 @@ fn snapshots(
             raw: Some(String::from_utf8_lossy(&text).into_owned()),
             error: None,
             diff: None,
+            logged_in: false,
         });
     }
     if compressed > 0 {

@@ -150,6 +150,8 @@ fn exported_monitor(monitor: &Monitor) -> Monitor {
         }
     }
     monitor.location_notice = None;
+    // A secret step's value (sealed with this server's key) stays here.
+    monitor.hide_secret_steps();
     monitor
 }
 

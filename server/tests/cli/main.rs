@@ -17,6 +17,8 @@ mod logs;
 mod migrate;
 // The Containerfile, compose.yaml and systemd units against `wachet serve --help`.
 mod packaging;
+// Browser steps from a file.
+mod steps;
 // The private PostgreSQL cluster of the API tests.
 #[allow(dead_code)]
 #[path = "../service/support/pg.rs"]

@@ -286,8 +286,8 @@ pub(super) async fn append_in(
         checked_at,
     );
     let (id,): (i64,) = sqlx::query_as(
-        "INSERT INTO entries (task_id, page_id, checked_at, changed_at, content_hash, error) \
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+        "INSERT INTO entries (task_id, page_id, checked_at, changed_at, content_hash, error, \
+         logged_in) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
     )
     .bind(task)
     .bind(page)
@@ -295,6 +295,7 @@ pub(super) async fn append_in(
     .bind(changed_at)
     .bind(&hash)
     .bind(super::storable(error.as_deref()))
+    .bind(data.logged_in)
     .fetch_one(&mut **tx)
     .await?;
     charged += ENTRY_BYTES + error.as_ref().map_or(0, |e| e.len() as i64);
@@ -740,6 +741,8 @@ struct EntryRow {
     body: Option<Vec<u8>>,
     base_hash: Option<Vec<u8>>,
     error: Option<String>,
+    /// The check had to sign in again.
+    logged_in: bool,
 }
 
 /// The entries of a monitor's own series (`$1`) when the monitor is the user's (`$6`).
@@ -761,7 +764,7 @@ impl PgStore {
         let (before_at, before_id) = before_key(page);
         Ok(sqlx::query_as(AssertSqlSafe(format!(
             "SELECT le.id, le.checked_at, le.changed_at, lc.codec, lc.body, lc.base_hash, \
-             le.error FROM entries le LEFT JOIN contents lc ON lc.hash = le.content_hash \
+             le.error, le.logged_in FROM entries le LEFT JOIN contents lc ON lc.hash = le.content_hash \
              WHERE {filter} AND le.checked_at >= $2 AND (le.checked_at, le.id) < ($3, $4) \
              ORDER BY le.checked_at DESC, le.id DESC LIMIT $5"
         )))
@@ -844,6 +847,7 @@ impl PgStore {
                     raw,
                     error: row.error,
                     diff: None,
+                    logged_in: row.logged_in,
                 };
                 Ok((key, data))
             })

@@ -427,6 +427,38 @@ impl ScheduleStore for PgStore {
     async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
         history::usage(self, task).await
     }
+
+    async fn task_session(&self, task: &str) -> Result<Option<String>, StoreError> {
+        let found: Option<(String,)> =
+            sqlx::query_as("SELECT sealed FROM task_sessions WHERE task_id = $1")
+                .bind(task)
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(found.map(|(sealed,)| sealed))
+    }
+
+    async fn keep_task_session(&self, task: &str, sealed: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO task_sessions (task_id, sealed, updated_at) \
+             SELECT id, $1, $2 FROM tasks WHERE id = $3 \
+             ON CONFLICT (task_id) DO UPDATE SET sealed = excluded.sealed, \
+             updated_at = excluded.updated_at",
+        )
+        .bind(sealed)
+        .bind(crate::store::now_millis())
+        .bind(task)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn forget_task_session(&self, task: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM task_sessions WHERE task_id = $1")
+            .bind(task)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
 }
 
 impl PgStore {

@@ -35,6 +35,7 @@ pub(crate) fn data_of<C: Into<i64>>(row: DataColumns<C>) -> Result<Option<Client
         raw,
         error: row.error,
         diff: None,
+        logged_in: false,
     }))
 }
 

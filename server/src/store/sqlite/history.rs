@@ -345,8 +345,8 @@ async fn append_entry_in(
     };
     // Entries are numbered by the database (see migration 0004): a later entry, a higher id.
     let (id,): (i64,) = sqlx::query_as(
-        "INSERT INTO entries (task_id, page_id, checked_at, changed_at, content_hash, error) \
-         VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO entries (task_id, page_id, checked_at, changed_at, content_hash, error, \
+         logged_in) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
     )
     .bind(task_id)
     .bind(page_id)
@@ -354,6 +354,7 @@ async fn append_entry_in(
     .bind(changed_at)
     .bind(&hash)
     .bind(&error)
+    .bind(data.logged_in)
     .fetch_one(&mut **tx)
     .await?;
     if let Some((prev, text, size)) = replaced.filter(|(_, _, size)| *size >= codec::DELTA_FROM) {
@@ -623,6 +624,8 @@ struct EntryRow {
     body: Option<Vec<u8>>,
     base_hash: Option<Vec<u8>>,
     error: Option<String>,
+    /// The check had to sign in again.
+    logged_in: bool,
 }
 
 /// Deletes the oldest entries of each series of `task` (its own, each crawled page's) beyond the
@@ -784,7 +787,8 @@ impl HistoryStore for SqliteStore {
 }
 
 /// One entry of a page as the page's JSON holds it: id, check time, change time, codec, the
-/// body as text (plain) or in hex (packed), the base's hash in hex, the error.
+/// body as text (plain) or in hex (packed), the base's hash in hex, the error, whether the
+/// check signed in again.
 type PageRow = (
     i64,
     i64,
@@ -794,6 +798,7 @@ type PageRow = (
     Option<String>,
     Option<String>,
     Option<String>,
+    i64,
 );
 
 /// The bytes `hex` spells (SQLite's `hex()`: upper case, two digits a byte).
@@ -832,9 +837,9 @@ impl SqliteStore {
             "SELECT json_group_array(json_array(id, checked_at, changed_at, codec, \
              CASE WHEN codec = {plain} THEN CAST(body AS TEXT) END, \
              CASE WHEN codec <> {plain} THEN hex(body) END, \
-             CASE WHEN base_hash IS NOT NULL THEN hex(base_hash) END, error)) \
+             CASE WHEN base_hash IS NOT NULL THEN hex(base_hash) END, error, logged_in)) \
              FROM (SELECT e.id, e.checked_at, e.changed_at, c.codec, c.body, c.base_hash, \
-             e.error FROM entries e LEFT JOIN contents c ON c.hash = e.content_hash \
+             e.error, e.logged_in FROM entries e LEFT JOIN contents c ON c.hash = e.content_hash \
              WHERE {filter} AND e.checked_at >= ?2 AND (e.checked_at, e.id) < (?3, ?4) \
              ORDER BY e.checked_at DESC, e.id DESC LIMIT ?5)",
             plain = codec::PLAIN
@@ -857,7 +862,7 @@ impl SqliteStore {
         let mut rows = found
             .into_iter()
             .map(
-                |(id, checked_at, changed_at, codec, text, packed, base, error)| {
+                |(id, checked_at, changed_at, codec, text, packed, base, error, logged_in)| {
                     let body = match (text, packed) {
                         (Some(text), _) => Some(text.into_bytes()),
                         (None, Some(packed)) => Some(
@@ -879,6 +884,7 @@ impl SqliteStore {
                         body,
                         base_hash,
                         error,
+                        logged_in: logged_in != 0,
                     })
                 },
             )
@@ -957,6 +963,7 @@ impl SqliteStore {
                     raw,
                     error: row.error,
                     diff: None,
+                    logged_in: row.logged_in,
                 };
                 Ok((key, data))
             })

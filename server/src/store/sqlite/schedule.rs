@@ -454,6 +454,39 @@ impl ScheduleStore for SqliteStore {
         }
         Ok(states)
     }
+
+    async fn task_session(&self, task: &str) -> Result<Option<String>, StoreError> {
+        let mut reader = self.lent_readers.get().await?;
+        let found: Option<(String,)> =
+            sqlx::query_as("SELECT sealed FROM task_sessions WHERE task_id = ?")
+                .bind(task)
+                .fetch_optional(reader.conn()?)
+                .await?;
+        Ok(found.map(|(sealed,)| sealed))
+    }
+
+    async fn keep_task_session(&self, task: &str, sealed: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO task_sessions (task_id, sealed, updated_at) \
+             SELECT id, ?, ? FROM tasks WHERE id = ? \
+             ON CONFLICT (task_id) DO UPDATE SET sealed = excluded.sealed, \
+             updated_at = excluded.updated_at",
+        )
+        .bind(sealed)
+        .bind(crate::store::now_millis())
+        .bind(task)
+        .execute(&self.writer)
+        .await?;
+        Ok(())
+    }
+
+    async fn forget_task_session(&self, task: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM task_sessions WHERE task_id = ?")
+            .bind(task)
+            .execute(&self.writer)
+            .await?;
+        Ok(())
+    }
 }
 
 /// What writing one record in a group did: how it ended, and whether a series of its monitor

@@ -106,6 +106,8 @@ pub struct Fields {
     pub watch_links: String,
     /// What wachet found about the value's noise (read-only, shown in the Noise section).
     pub noise_notice: Option<String>,
+    /// The browser steps and sign-in.
+    pub steps: super::steps_form::StepFields,
 }
 
 /// What the posted form carried besides the fields.
@@ -264,6 +266,7 @@ impl Fields {
             compare_lines: line_order_name(monitor.compare_lines.unwrap_or_default()).into(),
             watch_links: links_name(monitor.watch_links).into(),
             noise_notice: monitor.noise_notice.clone(),
+            steps: super::steps_form::StepFields::of(monitor),
         }
     }
 
@@ -283,6 +286,7 @@ impl Fields {
         // An emptied pattern removes its row, as an emptied header does; the pattern typed in
         // the add field becomes the last row, so its errors land on a row like the others'.
         self.noise.retain(|m| !m.pattern.trim().is_empty());
+        self.steps.compact();
         if !self.noise_add.trim().is_empty() {
             self.noise.push(NoiseRow {
                 pattern: std::mem::take(&mut self.noise_add),
@@ -295,6 +299,9 @@ impl Fields {
 
     /// Drops the row a "Remove" button names (`noise[2]`); nothing for another name.
     pub fn remove_row(&mut self, row: &str) {
+        if self.steps.remove_row(row) {
+            return;
+        }
         let index = row
             .strip_prefix("noise[")
             .and_then(|rest| rest.strip_suffix(']'))
@@ -319,7 +326,9 @@ impl Fields {
             }),
             "urlFilter.include" => self.include.push(Pair::default()),
             "urlFilter.exclude" => self.exclude.push(Pair::default()),
-            _ => {}
+            other => {
+                self.steps.add_row(other);
+            }
         }
     }
 
@@ -458,6 +467,8 @@ impl Fields {
                 location: Some(p.to_string()),
             })
             .collect();
+        let mut stepped = Monitor::default();
+        self.steps.apply(&mut stepped, &mut problems);
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -519,6 +530,8 @@ impl Fields {
             watch_links,
             noise_notice: None,
             location_notice: None,
+            steps: stepped.steps,
+            login: stepped.login,
         })
     }
 }
@@ -596,6 +609,7 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
             "noiseAdd" => f.noise_add = value,
             "compareLines" => f.compare_lines = value,
             "watchLinks" => f.watch_links = value,
+            "loggedInWhen" => f.steps.logged_in_when = value,
             "id" => f.id = Some(value).filter(|v| !v.is_empty()),
             "name" => f.name = value,
             "url" => f.url = value,
@@ -620,6 +634,16 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
             "ignoreInvalidPages" => f.ignore_invalid_pages = true,
             "crawlBinaryContent" => f.binary = true,
             _ => {
+                let mut step = None;
+                for list in super::steps_form::LISTS {
+                    if let Some((index, part)) = row_of(&name, list)? {
+                        step = Some((list, index, part.to_string()));
+                    }
+                }
+                if let Some((list, index, part)) = step {
+                    f.steps.read(list, index, &part, value);
+                    continue;
+                }
                 if let Some((index, part)) = row_of(&name, "alerts")? {
                     let row = alerts.entry(index).or_default();
                     match part {
@@ -778,6 +802,9 @@ fn slots(fields: &Fields) -> Vec<String> {
             rows.push(format!("urlFilter.{list}[{i}].filter"));
         }
     }
+    if let Some(at) = all.iter().position(|s| s == "watchLinks") {
+        all.splice(at + 1..at + 1, fields.steps.slots());
+    }
     for row in rows {
         let group = row.split(['[', '.']).next().unwrap_or_default().to_string();
         let at = all
@@ -817,6 +844,8 @@ fn label_of(slot: &str) -> String {
         "regex" => "Regex",
         "alerts" => "Alerts",
         "noise" | "noiseAdd" => "Noise",
+        "steps" => "Browser steps",
+        "login" => "Sign-in",
         "compareLines" => "Compare lines",
         "recurrenceInSeconds" => "Checked",
         "notificationEndpoints" => "Notifications",
@@ -906,6 +935,7 @@ pub fn render(fields: &Fields, problems: &Problems, ctx: &Context<'_>) -> Markup
             }
             (alerts_group(fields, problems))
             (noise_group(fields, problems))
+            (fields.steps.render(problems))
             fieldset.group {
                 legend { "Schedule" }
                 div.field {

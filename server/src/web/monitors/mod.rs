@@ -15,3 +15,4 @@ pub(crate) mod picker_page;
 pub(crate) mod portal;
 pub(crate) mod preview;
 pub(crate) mod show;
+pub(crate) mod steps_form;

@@ -36,6 +36,8 @@ mod openapi;
 mod probes;
 // The scheduler beside the API: monitors checked on their schedule against fixture sites.
 mod schedule;
+// Browser steps, logins, their secrets and kept sessions.
+mod steps;
 // Storage of history: retention, shared values, the quota's count.
 mod storage;
 // Monitors: create, read, update, delete, search, pages, validation.

@@ -23,3 +23,5 @@ mod pages;
 mod picker;
 // What a person still missed: a growing history, the keyboard alone, 375 px, no scripts.
 mod polish;
+// Browser steps on the monitor form, secrets never shown.
+mod steps;
