@@ -282,7 +282,7 @@ fn news_wire(ctx: &Ctx) -> Reply {
             items.push((ctx.time_at(at) - 30, slug, text));
         }
     }
-    items.sort_by(|a, b| b.0.cmp(&a.0));
+    items.sort_by_key(|item| std::cmp::Reverse(item.0));
     let mut list = String::new();
     for (published, slug, text) in items.iter().take(10) {
         list.push_str(&format!(
