@@ -28,7 +28,7 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        `GET /notification/{alertId}/deliveries`, \
                        `POST /notification/{alertId}/deliveries/{deliveryId}/retry`, \
                        `GET`/`POST /user/notificationEndpoints/test`, `GET`/`POST /user/feeds`, \
-                       `DELETE /user/feeds/{feedId}`, `POST /import`, `GET /export`. Extension fields of a monitor: \
+                       `DELETE /user/feeds/{feedId}`, `GET`/`PUT /user/settings` (the time zone), `POST /import`, `GET /export`. Extension fields of a monitor: \
                        `errorAfterFailures`; `noise` (noise masks: learned ones are kept when \
                        a PUT leaves them out, switch one off with `active: false`; `learned` \
                        and `example` are read-only), `compareLines` and the read-only \
@@ -82,6 +82,7 @@ pub fn routes() -> OpenApiRouter<Ctx> {
         .routes(routes!(auth::rotate_api_key))
         .routes(routes!(auth::change_password))
         .routes(routes!(user::get_endpoints, user::put_endpoints))
+        .routes(routes!(user::get_settings, user::put_settings))
         .routes(routes!(user::confirm_address))
         .routes(routes!(user::rotate_webhook_secret))
         .routes(routes!(user::test_endpoint, user::test_deliveries))

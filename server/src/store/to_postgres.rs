@@ -70,9 +70,10 @@ const TABLES: &[Table] = &[
             ("notification_endpoints", Text),
             ("created_at", BigInt),
             ("login_base", Text),
+            ("time_zone", Text),
         ],
         select: "SELECT id, email, password_hash, api_key_hash, webhook_secret, \
-                 notification_endpoints, created_at, login_base FROM users ORDER BY id",
+                 notification_endpoints, created_at, login_base, time_zone FROM users ORDER BY id",
         source_count: "SELECT count(*) FROM users",
     },
     Table {

@@ -12,6 +12,7 @@
 //! ([`Diffs`]): two pages per user at once, CPU work on half the cores in all, and a page of a
 //! pair of entries already computed comes from a bounded cache (entries never change).
 
+use super::clock::Now;
 use super::history::{EntryKey, Subject, bad_entry, bad_request, value_before};
 use super::layout::page;
 use super::monitor::own_monitor;
@@ -414,8 +415,8 @@ fn page_of(
         }
         div.card.diff-head {
             p.sides {
-                span { span.legend.legend-del { "Before" } " " (side_label(from)) }
-                span { span.legend.legend-ins { "After" } " " (side_label(to)) }
+                span { span.legend.legend-del { "Before" } " " (side_label(from, Now::of(session))) }
+                span { span.legend.legend-ins { "After" } " " (side_label(to, Now::of(session))) }
             }
             @if from.key.is_none() {
                 p.hint { "This is the first value of the monitor: all of it is new." }
@@ -474,7 +475,7 @@ fn breadcrumbs(base: &str, name: &str) -> Markup {
     }
 }
 
-fn side_label(side: &Side) -> Markup {
+fn side_label(side: &Side, now: Now) -> Markup {
     let at = side
         .data
         .as_ref()
@@ -486,7 +487,7 @@ fn side_label(side: &Side) -> Markup {
         });
     match at {
         Some(at) => html! {
-            time datetime=(at.to_rfc3339()) { (at.format("%Y-%m-%d %H:%M:%S UTC").to_string()) }
+            (now.exact_time(at))
         },
         None => html! { "(nothing)" },
     }

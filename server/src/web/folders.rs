@@ -7,6 +7,7 @@
 //! (`?q=tea&state=failed&scope=all`). The monitors sit in the bulk actions' form
 //! ([`super::bulk`]). Another user's folder is the same 404 page as an unknown id.
 
+use super::clock::Now;
 use super::form::Form;
 use super::monitor::signed_in_form;
 use super::once;
@@ -20,7 +21,6 @@ use crate::store::{FeedScope, TimePage};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 use serde::Deserialize;
 use wachet::model::{Alert, AlertType, ClientData, Monitor};
@@ -351,7 +351,7 @@ async fn listing(state: &Ctx, session: &Session, view: View<'_>, status: StatusC
         .last()
         .map(|f| name_of(f).to_string())
         .unwrap_or_else(|| "All monitors".to_string());
-    let now = Utc::now();
+    let now = Now::of(session);
     let here = folder.map_or_else(|| "/".to_string(), |id| format!("/folders/{id}"));
     let back = match filters.query() {
         q if q.is_empty() => here.clone(),
@@ -592,7 +592,7 @@ fn mark(data: &ClientData) -> (&'static str, &'static str) {
 }
 
 /// The last checks as marks, oldest first, each with its words for those who do not see it.
-fn strip(checks: &[ClientData]) -> Markup {
+fn strip(checks: &[ClientData], now: Now) -> Markup {
     html! {
         @if checks.is_empty() {
             span.strip.strip-empty { span.visually-hidden { "No checks yet" } }
@@ -600,7 +600,7 @@ fn strip(checks: &[ClientData]) -> Markup {
             ol.strip aria-label={ "Last " (checks.len()) " checks, oldest first" } {
                 @for data in checks {
                     @let (class, words) = mark(data);
-                    @let at = data.last_check_timestamp.format("%Y-%m-%d %H:%M:%S UTC").to_string();
+                    @let at = now.exact(data.last_check_timestamp);
                     li class=(class) title={ (at) ": " (words) } {
                         span.visually-hidden { (words) }
                     }
@@ -616,7 +616,7 @@ fn strip(checks: &[ClientData]) -> Markup {
 pub(super) fn monitor_row(
     monitor: &Monitor,
     checks: &[ClientData],
-    now: DateTime<Utc>,
+    now: Now,
     place: Option<&str>,
 ) -> Markup {
     let url = monitor.url.as_deref().unwrap_or("");
@@ -651,11 +651,11 @@ pub(super) fn monitor_row(
                     p.monitor-error { (error) }
                 }
             }
-            (strip(checks))
+            (strip(checks, now))
             span class=(class) { (label) }
             dl.times {
-                div.last-check { dt { "Last check" } dd { (when(monitor.data.as_ref().map(|d| d.last_check_timestamp), now)) } }
-                div.last-change { dt { "Last change" } dd { (when(monitor.data.as_ref().and_then(|d| d.value_changed_timestamp), now)) } }
+                div.last-check { dt { "Last check" } dd { (now.when(monitor.data.as_ref().map(|d| d.last_check_timestamp))) } }
+                div.last-change { dt { "Last change" } dd { (now.when(monitor.data.as_ref().and_then(|d| d.value_changed_timestamp))) } }
             }
         }
     }
@@ -664,23 +664,6 @@ pub(super) fn monitor_row(
 /// Whether a stored URL may become a link: only web addresses, never `javascript:`.
 pub(super) fn linkable(url: &str) -> bool {
     url.starts_with("http://") || url.starts_with("https://")
-}
-
-/// A time as "5 min ago", with the exact time for hovering and machines.
-pub(super) fn when(at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Markup {
-    let Some(at) = at else {
-        return html! { "never" };
-    };
-    let seconds = (now - at).num_seconds().max(0);
-    let relative = match seconds {
-        0..60 => "just now".to_string(),
-        60..3600 => format!("{} min ago", seconds / 60),
-        3600..86_400 => format!("{} h ago", seconds / 3600),
-        _ => format!("{} d ago", seconds / 86_400),
-    };
-    html! {
-        time datetime=(at.to_rfc3339()) title=(at.format("%Y-%m-%d %H:%M:%S UTC").to_string()) { (relative) }
-    }
 }
 
 /// The fields of the form.

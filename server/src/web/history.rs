@@ -5,7 +5,7 @@
 //! (`{millis}-{id}`, see [`EntryKey`]), which the difference page reads back.
 
 use super::assets::LIVE_JS;
-use super::folders::when;
+use super::clock::Now;
 use super::layout::page_with_scripts;
 use super::monitor::{display_name, own_monitor};
 use super::pages;
@@ -16,7 +16,6 @@ use crate::store::{TimeKey, TimePage};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse, Response};
-use chrono::Utc;
 use maud::html;
 use serde::Deserialize;
 use wachet::model::ClientData;
@@ -198,7 +197,7 @@ pub(super) async fn show(
     let changed = changes(&rows, previous);
     let name = subject.name.as_str();
     let base = subject.base.as_str();
-    let now = Utc::now();
+    let now = Now::of(session);
     // Only the newest page grows as checks finish; older pages stay as they were.
     let live = query.continuation_token.is_none();
     let main = html! {
@@ -247,15 +246,14 @@ fn entries(
     base: &str,
     rows: &[(TimeKey, ClientData)],
     changed: &[(bool, usize)],
-    now: chrono::DateTime<Utc>,
+    now: Now,
 ) -> maud::Markup {
     html! {
         @for ((key, data), changed) in rows.iter().zip(changed) {
             li.entry id={ "check-" (EntryKey(key.clone()).to_param()) } {
                 div.entry-time {
-                    time datetime=(data.last_check_timestamp.to_rfc3339())
-                        { (data.last_check_timestamp.format("%Y-%m-%d %H:%M:%S UTC").to_string()) }
-                    span.muted { (when(Some(data.last_check_timestamp), now)) }
+                    (now.exact_time(data.last_check_timestamp))
+                    span.muted { (now.when(Some(data.last_check_timestamp))) }
                 }
                 div.entry-body {
                     @if let Some(error) = &data.error {
@@ -349,7 +347,7 @@ pub(super) async fn latest_of(
     };
     let fragment = html! {
         ol.history data-monitor=(subject.monitor_id()) {
-            (entries(&subject.base, &rows[..shown], &changed[..shown], Utc::now()))
+            (entries(&subject.base, &rows[..shown], &changed[..shown], Now::of(session)))
         }
     };
     Html(fragment.into_string()).into_response()

@@ -7,6 +7,7 @@
 //! seconds), when the service stops, or when the browser stops reading (every send has a
 //! timeout). Without scripts none of this is used: every page is complete on reload.
 
+use super::clock::Now;
 use super::folders::{monitor_row, strip_of};
 use super::monitor::{live_part, own_monitor};
 use super::session;
@@ -16,7 +17,6 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, Sse};
 use axum::response::{Html, IntoResponse, Response};
-use chrono::Utc;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -201,7 +201,7 @@ pub async fn row(State(state): State<Ctx>, headers: HeaderMap, Path(id): Path<St
         Err(response) => return response,
     };
     let checks = strip_of(&state, &session.user, &id).await;
-    Html(monitor_row(&monitor, &checks, Utc::now(), None).into_string()).into_response()
+    Html(monitor_row(&monitor, &checks, Now::of(&session), None).into_string()).into_response()
 }
 
 /// `GET /monitors/{id}/status`: the state and value part of the monitor's page.
@@ -210,9 +210,9 @@ pub async fn status(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let (_, monitor) = match own_monitor(&state, &headers, &id).await {
+    let (session, monitor) = match own_monitor(&state, &headers, &id).await {
         Ok(found) => found,
         Err(response) => return response,
     };
-    Html(live_part(&id, &monitor, Utc::now()).into_string()).into_response()
+    Html(live_part(&id, &monitor, Now::of(&session)).into_string()).into_response()
 }

@@ -6,6 +6,7 @@
 
 mod assets;
 mod bulk;
+mod clock;
 mod delete;
 mod diff;
 mod edit;
@@ -151,6 +152,7 @@ pub fn routes(state: Ctx) -> Router {
         .route("/settings/endpoints/test", post(settings::test_endpoint))
         .route("/settings/webhook-secret", post(settings::webhook_secret))
         .route("/settings/api-key", post(settings::api_key))
+        .route("/settings/time-zone", post(settings::time_zone))
         .route("/settings/password", post(settings::password))
         .route(
             "/settings/sign-out-everywhere",

@@ -5,7 +5,8 @@
 //! Another user's monitor is the same 404 page as an unknown id.
 
 use super::assets::LIVE_JS;
-use super::folders::{linkable, state_of, when};
+use super::clock::Now;
+use super::folders::{linkable, state_of};
 use super::form::Form;
 use super::pages;
 use super::pages::PageError;
@@ -14,7 +15,6 @@ use crate::ops::Ctx;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
-use chrono::Utc;
 use maud::{Markup, html};
 use serde::Deserialize;
 use wachet::model::{Alert, AlertType, CompareType, Monitor};
@@ -102,7 +102,7 @@ pub async fn show(
     let name = display_name(&monitor);
     let url = monitor.url.as_deref().unwrap_or("");
     let paused = monitor.recurrence_in_seconds.unwrap_or(0) == 0;
-    let now = Utc::now();
+    let now = Now::of(&session);
     let base = format!("/monitors/{id}");
     let scope = crate::store::FeedScope::Monitor(id.clone());
     let feed = super::feeds::feed_parts(&state, &headers, &session, &scope, name, &base).await;
@@ -150,7 +150,7 @@ pub async fn show(
 
 /// The state, last check and change, error and current value of monitor `id`: the part of its
 /// page that live updates redraw ([`super::live`]).
-pub(super) fn live_part(id: &str, monitor: &Monitor, now: chrono::DateTime<Utc>) -> Markup {
+pub(super) fn live_part(id: &str, monitor: &Monitor, now: Now) -> Markup {
     let (class, label) = state_of(monitor);
     let data = monitor.data.as_ref();
     html! {
@@ -160,8 +160,8 @@ pub(super) fn live_part(id: &str, monitor: &Monitor, now: chrono::DateTime<Utc>)
                 div.status-row {
                     span class=(class) { (label) }
                     dl.times {
-                        div.last-check { dt { "Last check" } dd { (when(data.map(|d| d.last_check_timestamp), now)) } }
-                        div.last-change { dt { "Last change" } dd { (when(data.and_then(|d| d.value_changed_timestamp), now)) } }
+                        div.last-check { dt { "Last check" } dd { (now.when(data.map(|d| d.last_check_timestamp))) } }
+                        div.last-change { dt { "Last change" } dd { (now.when(data.and_then(|d| d.value_changed_timestamp))) } }
                     }
                 }
                 @if let Some(error) = data.and_then(|d| d.error.as_deref()) {

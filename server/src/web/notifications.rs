@@ -8,7 +8,7 @@
 //! classes of our own content), never raw. Its change shows removed and added text marked and
 //! the monitor's noise dimmed, with the legend the content carries.
 
-use super::folders::when;
+use super::clock::Now;
 use super::form::Form;
 use super::layout::page;
 use super::monitor::{ActionForm, signed_in, signed_in_form};
@@ -22,7 +22,6 @@ use crate::ops::paging::PageQuery;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use chrono::Utc;
 use maud::{Markup, PreEscaped, html};
 use serde::Deserialize;
 use wachet::model::ClientNotification;
@@ -155,7 +154,7 @@ pub async fn show(
             p.notification-meta {
                 span.alert-type { (content.synthetic_expression.as_deref().unwrap_or("")) }
                 " · "
-                (when(Some(content.timestamp_utc), Utc::now()))
+                (Now::of(&session).when(Some(content.timestamp_utc)))
             }
             // Sanitised above by ammonia: only inert markup and web links remain.
             div.notification-content { (PreEscaped(clean)) }
@@ -201,7 +200,7 @@ fn item(
         .filter(|n| !n.is_empty())
         .or(notification.url.as_deref())
         .unwrap_or("(unnamed monitor)");
-    let now = Utc::now();
+    let now = Now::of(session);
     html! {
         li.card.notification id={ "n-" (id) } {
             div.notification-head {
@@ -214,7 +213,7 @@ fn item(
                     p.notification-meta {
                         span.alert-type { (notification.kind.to_string()) }
                         " · "
-                        (when(Some(notification.timestamp), now))
+                        (now.when(Some(notification.timestamp)))
                     }
                 }
             }

@@ -6,8 +6,9 @@
 //! [`super::history`] and [`super::diff`] over the page's entries. A page id that is not one
 //! of the monitor's is the same 404 page as an unknown one.
 
+use super::clock::Now;
 use super::diff;
-use super::folders::{linkable, when};
+use super::folders::linkable;
 use super::history::{self, Subject};
 use super::monitor::{display_name, own_monitor};
 use super::pages;
@@ -16,7 +17,6 @@ use crate::ops::Ctx;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
-use chrono::Utc;
 use maud::{Markup, html};
 use wachet::Monitor;
 use wachet::model::{ClientJobType, ClientPage};
@@ -76,7 +76,7 @@ pub(super) async fn pages_section(
     }
     let pages = pages_of(state, session, monitor).await?;
     let id = monitor.id.as_deref().unwrap_or("");
-    let now = Utc::now();
+    let now = Now::of(session);
     Ok(Some(html! {
         section aria-labelledby="pages-title" {
             h2 #pages-title { "Pages (" (pages.len()) ")" }
@@ -126,8 +126,8 @@ pub(super) async fn pages_section(
                             }
                             span class=(class) { (label) }
                             dl.times {
-                                div { dt { "Last check" } dd { (when(data.map(|d| d.last_check_timestamp), now)) } }
-                                div { dt { "Last change" } dd { (when(data.and_then(|d| d.value_changed_timestamp), now)) } }
+                                div { dt { "Last check" } dd { (now.when(data.map(|d| d.last_check_timestamp))) } }
+                                div { dt { "Last change" } dd { (now.when(data.and_then(|d| d.value_changed_timestamp))) } }
                             }
                         }
                     }

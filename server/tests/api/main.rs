@@ -92,6 +92,8 @@ mod store_contract_checks;
 // Values stored as deltas read back after many changes, pruning, deletes and failed checks.
 mod store_contract_delta;
 mod tasks;
+// The user's time zone, and the times the pages show in it.
+mod time_zone;
 // Moving in (imports of other tools' files) and out (the export).
 mod transfer;
 mod web;
