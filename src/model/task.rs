@@ -221,6 +221,11 @@ pub struct Alert {
     #[serde(default, serialize_with = "write_parameters")]
     #[cfg_attr(feature = "openapi", schema(value_type = AlertParameters))]
     pub parameters: Option<AlertParameters>,
+    /// Extension: Error alerts only. While the monitor keeps failing, a reminder every this
+    /// many seconds after the Error notification (none when absent, the default). Left out
+    /// of the JSON when absent, so a monitor without it reads as the specification's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remind_every_seconds: Option<i64>,
 }
 
 /// AlertParameters (2.6).

@@ -29,7 +29,9 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        `POST /notification/{alertId}/deliveries/{deliveryId}/retry`, \
                        `GET`/`POST /user/notificationEndpoints/test`, `GET`/`POST /user/feeds`, \
                        `DELETE /user/feeds/{feedId}`, `GET`/`PUT /user/settings` (the time zone), `POST /import`, `GET /export`. Extension fields of a monitor: \
-                       `errorAfterFailures`; `noise` (noise masks: learned ones are kept when \
+                       `errorAfterFailures`; an alert's `remindEverySeconds` (Error alerts: a \
+                       reminder that often while the monitor keeps failing) and the alert type \
+                       `Unchanged` (11: the value has not changed for `value` seconds); `noise` (noise masks: learned ones are kept when \
                        a PUT leaves them out, switch one off with `active: false`; `learned` \
                        and `example` are read-only), `compareLines` and the read-only \
                        `noiseNotice` (what wachet found about a value's noise). Requests are \

@@ -106,6 +106,9 @@ pub fn monitor(
             parameter,
             MAX_OPERAND_CHARS,
         );
+        for (field, message) in wachet::alerts::lasting::problems(alert) {
+            problems.add(format!("alerts[{i}].{field}"), message);
+        }
     }
     endpoints(
         "notificationEndpoints",

@@ -703,6 +703,7 @@ pub async fn quick_add(
             kind: AlertType::NotEq,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         }]),
         folder_id: folder.clone(),
         ..Monitor::new(url.clone())

@@ -8,6 +8,7 @@
 use super::session::Session;
 use maud::{Markup, html};
 use std::collections::BTreeMap;
+use wachet::alerts::lasting;
 use wachet::model::{
     Alert, AlertParameters, AlertType, ClientJobType, CompareType, HeaderPair, LineOrder,
     LocationCode, MessagingServiceType, Monitor, NoiseMask, NotificationEndpoint, Proxy, UrlFilter,
@@ -33,8 +34,11 @@ pub struct AlertRow {
     pub kind: String,
     /// The compare type's name.
     pub compare: String,
-    /// The operand.
+    /// The operand; for Unchanged, how long in words (`30 d`) or seconds.
     pub value: String,
+    /// How often an Error alert reminds while the failure lasts, in words (`6 h`) or seconds;
+    /// empty for never.
+    pub remind: String,
 }
 
 /// A row of two texts: a header (name, value), an endpoint (type, value) or a URL filter
@@ -151,6 +155,7 @@ impl Fields {
                 kind: AlertType::NotEq.name().into(),
                 compare: CompareType::All.name().into(),
                 value: String::new(),
+                remind: String::new(),
             }],
             recurrence: preset_or_custom(hourly).0,
             recurrence_custom: preset_or_custom(hourly).1,
@@ -195,11 +200,13 @@ impl Fields {
                         .map_or(CompareType::All, |p| p.compare)
                         .name()
                         .into(),
-                    value: a
-                        .value
-                        .clone()
-                        .filter(|v| !v.is_empty())
-                        .or_else(|| a.parameters.as_ref().and_then(|p| p.value.clone()))
+                    value: match (a.kind, lasting::unchanged_seconds(a)) {
+                        (AlertType::Unchanged, Some(seconds)) => lasting::exact_words(seconds),
+                        _ => wachet::alerts::operand(a).to_string(),
+                    },
+                    remind: a
+                        .remind_every_seconds
+                        .map(lasting::exact_words)
                         .unwrap_or_default(),
                 })
                 .collect(),
@@ -310,6 +317,7 @@ impl Fields {
                 kind: String::new(),
                 compare: CompareType::All.name().into(),
                 value: String::new(),
+                remind: String::new(),
             }),
             "headers" => self.headers.push(Pair::default()),
             "notificationEndpoints" => self.endpoints.push(Pair {
@@ -407,13 +415,33 @@ impl Fields {
                 );
                 CompareType::All
             });
+            // Durations are written in words here; the API takes seconds, and a text that is
+            // none is passed on for the API's rules to name.
+            let value = match (kind, lasting::seconds_in_words(&row.value)) {
+                (AlertType::Unchanged, Some(seconds)) => Some(seconds.to_string()),
+                _ => text(&row.value).map(|_| row.value.clone()),
+            };
+            let remind_every_seconds = match row.remind.trim() {
+                "" => None,
+                words => match lasting::seconds_in_words(words) {
+                    Some(seconds) => Some(seconds),
+                    None => {
+                        problems.add(
+                            format!("alerts[{i}].remindEverySeconds"),
+                            "write how often, such as 6 h or 30 min",
+                        );
+                        continue;
+                    }
+                },
+            };
             alerts.push(Alert {
                 kind,
-                value: text(&row.value).map(|_| row.value.clone()),
+                value,
                 parameters: (compare != CompareType::All).then_some(AlertParameters {
                     compare,
                     value: None,
                 }),
+                remind_every_seconds,
             });
         }
         let mut endpoints = Vec::new();
@@ -625,6 +653,7 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
                         "type" => row.kind = value,
                         "parameters.compare" => row.compare = value,
                         "value" => row.value = value,
+                        "remindEverySeconds" => row.remind = value,
                         _ => {}
                     }
                     continue;
@@ -759,6 +788,7 @@ fn slots(fields: &Fields) -> Vec<String> {
         rows.push(format!("alerts[{i}].type"));
         rows.push(format!("alerts[{i}].parameters.compare"));
         rows.push(format!("alerts[{i}].value"));
+        rows.push(format!("alerts[{i}].remindEverySeconds"));
     }
     for i in 0..fields.noise.len() {
         rows.push(format!("noise[{i}].pattern"));
@@ -1032,6 +1062,7 @@ fn alert_words(kind: AlertType) -> &'static str {
         AlertType::Decreased => "The number falls by more than …",
         AlertType::Added => "Text is added (containing …)",
         AlertType::Removed => "Text is removed (containing …)",
+        AlertType::Unchanged => "The value stays the same for …",
     }
 }
 
@@ -1048,12 +1079,13 @@ fn alerts_group(fields: &Fields, problems: &Problems) -> Markup {
     html! {
         fieldset.group id=(id_of("alerts")) aria-describedby=[describedby_opt("alerts", problems)] {
             legend { "Alerts" }
-            p.hint { "Tell me when… (choose “No alert” to remove a row)." }
+            p.hint { "Tell me when… (choose “No alert” to remove a row). “Stays the same for” takes a time such as 30 d or 12 h." }
             (message("alerts", problems))
             @for (i, row) in fields.alerts.iter().enumerate() {
                 @let kind = format!("alerts[{i}].type");
                 @let compare = format!("alerts[{i}].parameters.compare");
                 @let value = format!("alerts[{i}].value");
+                @let remind = format!("alerts[{i}].remindEverySeconds");
                 div.row {
                     div.field {
                         label for=(id_of(&kind)) { "Alert " (i + 1) }
@@ -1079,6 +1111,7 @@ fn alerts_group(fields: &Fields, problems: &Problems) -> Markup {
                         (message(&compare, problems))
                     }
                     (text_field(&value, "Value", &row.value, "text", problems, None))
+                    (text_field(&remind, "Remind while failing", &row.remind, "text", problems, Some("Error alerts: every 6 h, say. Empty: never.")))
                 }
             }
             button.button.quiet type="submit" name="add" value="alerts" { "Add another alert" }
@@ -1401,7 +1434,23 @@ mod tests {
                 compare: CompareType::Added,
                 value: None,
             }),
+            remind_every_seconds: None,
         }]);
+        // Durations are shown in words and read back as seconds.
+        monitor.alerts.get_or_insert_default().extend([
+            Alert {
+                kind: AlertType::Error,
+                value: None,
+                parameters: None,
+                remind_every_seconds: Some(6 * 3600),
+            },
+            Alert {
+                kind: AlertType::Unchanged,
+                value: Some("2592000".into()),
+                parameters: None,
+                remind_every_seconds: None,
+            },
+        ]);
         monitor.recurrence_in_seconds = Some(120);
         monitor.headers = Some(vec![HeaderPair::new("X-A", "b")]);
         monitor.job_type = ClientJobType::Portal;
@@ -1433,6 +1482,13 @@ mod tests {
         monitor.compare_lines = Some(LineOrder::Set);
         let fields = Fields::from_monitor(&monitor);
         assert_eq!(fields.recurrence, "custom");
+        assert_eq!(
+            (
+                fields.alerts[1].remind.as_str(),
+                fields.alerts[2].value.as_str()
+            ),
+            ("6 h", "30 d")
+        );
         assert_eq!(fields.to_monitor().unwrap(), monitor);
     }
 

@@ -74,6 +74,8 @@ mod http;
 // What clients written for Wachete's API send and read.
 mod interop;
 mod isolation;
+// Reminders while a page fails, and alerts on a page that stopped changing.
+mod lasting;
 // One start for every test: the parts chosen by the settings, a shutdown in order.
 mod lifecycle;
 // Noise masks, learned and a person's, and the line order deciding what raises.

@@ -94,6 +94,7 @@ fn notification(task: &str, value: &str) -> NewNotification {
             kind: AlertType::NotEq,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         },
         created_at: now_millis(),
         current: Some(value.to_string()),

@@ -439,6 +439,7 @@ delta!(
                     kind: wachet::model::AlertType::NotEq,
                     value: None,
                     parameters: None,
+                    remind_every_seconds: None,
                 },
                 created_at: now_millis(),
                 current: None,
