@@ -129,9 +129,8 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
     use std::path::Path;
 
-    /// Which top-level modules each top-level module of this crate names (`crate::x`), read
-    /// from the code before each file's tests (comments dropped).
-    fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
+    /// Every `.rs` file below `dir`.
+    fn files_below(dir: &Path) -> Vec<std::path::PathBuf> {
         fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
             for entry in std::fs::read_dir(dir).unwrap().flatten() {
                 let path = entry.path();
@@ -142,30 +141,89 @@ mod tests {
                 }
             }
         }
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut files = Vec::new();
-        walk(&src, &mut files);
+        walk(dir, &mut files);
+        files
+    }
+
+    /// The paths a file names after `prefix` (`crate::` or `crate::web::`), each as the words
+    /// joined by `::` that follow it, read from the code before the file's tests (comments
+    /// dropped).
+    fn named_after(path: &Path, prefix: &str) -> Vec<String> {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut named = Vec::new();
+        for line in text.lines().take_while(|l| !l.starts_with("#[cfg(test)]")) {
+            let code = line.split("//").next().unwrap_or("");
+            for (at, _) in code.match_indices(prefix) {
+                let rest = &code[at + prefix.len()..];
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                    .unwrap_or(rest.len());
+                named.push(rest[..end].trim_end_matches(':').to_string());
+            }
+        }
+        named
+    }
+
+    /// Which top-level modules each top-level module of this crate names (`crate::x`).
+    fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        for path in files {
+        for path in files_below(&src) {
             let relative = path.strip_prefix(&src).unwrap();
             let first = relative.components().next().unwrap().as_os_str();
             let module = first.to_string_lossy().trim_end_matches(".rs").to_string();
             if matches!(module.as_str(), "lib" | "main") {
                 continue;
             }
-            let text = std::fs::read_to_string(&path).unwrap();
             let named = graph.entry(module.clone()).or_default();
-            for line in text.lines().take_while(|l| !l.starts_with("#[cfg(test)]")) {
-                let code = line.split("//").next().unwrap_or("");
-                for (at, _) in code.match_indices("crate::") {
-                    let rest = &code[at + "crate::".len()..];
-                    let end = rest
-                        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                        .unwrap_or(rest.len());
-                    let other = &rest[..end];
-                    if !other.is_empty() && other != module {
-                        named.insert(other.to_string());
-                    }
+            for other in named_after(&path, "crate::") {
+                let other = other.split("::").next().unwrap_or("");
+                if !other.is_empty() && other != module {
+                    named.insert(other.to_string());
+                }
+            }
+        }
+        graph
+    }
+
+    /// Which page modules of the web interface (`monitors::show`, `shared::layout`, ...) each
+    /// one names through `crate::web::`.
+    fn web_graph() -> BTreeMap<String, BTreeSet<String>> {
+        let web = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/web");
+        let module_of = |path: &Path| {
+            let relative = path.strip_prefix(&web).unwrap().with_extension("");
+            let words: Vec<String> = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .filter(|w| w != "mod")
+                .collect();
+            words.join("::")
+        };
+        let files = files_below(&web);
+        let modules: BTreeSet<String> = files.iter().map(|p| module_of(p)).collect();
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for path in &files {
+            let module = module_of(path);
+            if module.is_empty() {
+                continue; // the router: it names every page
+            }
+            let named = graph.entry(module.clone()).or_default();
+            for other in named_after(path, "crate::web::") {
+                // The longest leading path that is a module: `shared::pages::bad_input` is
+                // `shared::pages`.
+                let words: Vec<&str> = other.split("::").collect();
+                if let Some(found) = (1..=words.len())
+                    .rev()
+                    .map(|n| words[..n].join("::"))
+                    .find(|candidate| modules.contains(candidate))
+                    && found != module
+                    && !matches!(
+                        found.as_str(),
+                        "account" | "folders" | "monitors" | "shared"
+                    )
+                {
+                    named.insert(found);
                 }
             }
         }
@@ -217,6 +275,30 @@ mod tests {
         assert!(
             circles.is_empty(),
             "modules that import themselves back: {circles:?}"
+        );
+    }
+
+    /// The web interface's pages import one way too: no page module reaches itself through
+    /// others, so each can be read, tested and changed alone.
+    #[test]
+    fn web_pages_import_one_way() {
+        let graph = web_graph();
+        assert!(
+            graph
+                .get("monitors::show")
+                .is_some_and(|named| named.contains("shared::layout")),
+            "the imports were not read: a monitor's page uses the layout"
+        );
+        let circles: Vec<String> = graph
+            .keys()
+            .filter_map(|module| {
+                let through = cycle_through(&graph, module);
+                (!through.is_empty()).then(|| format!("{module} through {through:?}"))
+            })
+            .collect();
+        assert!(
+            circles.is_empty(),
+            "page modules that import themselves back: {circles:?}"
         );
     }
 }

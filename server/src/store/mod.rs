@@ -9,7 +9,7 @@
 //! traits are the only way the rest of the service reaches the database, so two backends stand
 //! behind them without their callers knowing which: [`sqlite::SqliteStore`] (one file, the
 //! default) and [`postgres::PgStore`] (a database shared by any number of processes); the
-//! contract tests (`tests/api/store_contract`) run every store test on both.
+//! contract tests (`tests/service/store/`) run every store test on both.
 //! A backend keeps its hot reads in a [`cache::Caches`] of its own, invalidated by its own
 //! writes, so no layer wraps it; what only tests write (history and notifications put straight
 //! in) is [`testing::Seed`], outside these traits.
@@ -38,9 +38,9 @@
 //! 2. An opening function taking [`StoreSettings`] and returning [`OpenError`], which runs
 //!    the embedded migrations of a folder of its own (`server/migrations/<backend>/`, one
 //!    schema equal to the others') through [`settings::migrate`].
-//! 3. An arm for it in the test macros (`both!` in `tests/api/main.rs`, `contract!` in
-//!    `tests/api/store_contract.rs`) and in the test support's `Database::open`, so every
-//!    contract and API test runs on it too, and in `wachet serve`'s choice of store by `--db`.
+//! 3. An arm for it in the tests' `both!` macro (`tests/service/main.rs`), in the test
+//!    support's `Database::open` and in the store tests' `store::on`, so every contract and
+//!    API test runs on it too, and in `wachet serve`'s choice of store by `--db`.
 
 pub mod cache;
 pub mod codec;

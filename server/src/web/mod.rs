@@ -4,35 +4,11 @@
 //! the operations the API calls too ([`crate::ops`]: the same logins, limits, validation and
 //! store calls), so a browser can do nothing the API would refuse.
 
+mod account;
 mod assets;
-mod bulk;
-mod clock;
-mod delete;
-mod diff;
-mod edit;
-mod feeds;
-mod folder_edit;
 mod folders;
-mod form;
-mod history;
-mod layout;
-mod live;
-mod monitor;
-mod monitor_form;
-mod notifications;
-mod once;
-mod pages;
-mod pick_store;
-mod picker;
-mod picker_page;
-mod portal;
-mod preview;
-mod session;
-mod settings;
-mod signin;
-mod transfer;
-mod tree;
-mod turns;
+mod monitors;
+mod shared;
 
 use crate::ops::Ctx;
 use axum::Router;
@@ -41,8 +17,8 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use tower_http::catch_panic::CatchPanicLayer;
 
-pub use live::LiveStreams;
-pub use session::{DEFAULT_IDLE_SECONDS, DEFAULT_LIFETIME_SECONDS, SESSION_COOKIE};
+pub use monitors::live::LiveStreams;
+pub use shared::session::{DEFAULT_IDLE_SECONDS, DEFAULT_LIFETIME_SECONDS, SESSION_COOKIE};
 
 /// Largest form body read (a URL and a few short fields).
 const MAX_FORM_BYTES: usize = 16 * 1024;
@@ -57,125 +33,153 @@ pub use crate::ops::WebSettings;
 pub fn routes(state: Ctx) -> Router {
     let settings = std::sync::Arc::new(state.settings().web.clone());
     Router::new()
-        .route("/", get(folders::root))
-        .route("/folders/{id}", get(folders::folder))
+        .route("/", get(folders::list::root))
+        .route("/folders/{id}", get(folders::list::folder))
         .route(
             "/folders/new",
-            get(folder_edit::new_folder).post(folder_edit::create),
+            get(folders::edit::new_folder).post(folders::edit::create),
         )
         .route(
             "/folders/{id}/rename",
-            get(folder_edit::rename_page).post(folder_edit::rename),
+            get(folders::edit::rename_page).post(folders::edit::rename),
         )
         .route(
             "/folders/{id}/move",
-            get(folder_edit::move_page).post(folder_edit::move_folder),
+            get(folders::edit::move_page).post(folders::edit::move_folder),
         )
         .route(
             "/folders/{id}/delete",
-            get(folder_edit::delete_page).post(folder_edit::delete),
+            get(folders::edit::delete_page).post(folders::edit::delete),
         )
-        .route("/monitors/bulk", post(bulk::act).layer(bulk_limit()))
+        .route(
+            "/monitors/bulk",
+            post(folders::bulk::act).layer(bulk_limit()),
+        )
         .route(
             "/monitors/bulk/move",
-            post(bulk::move_to).layer(bulk_limit()),
+            post(folders::bulk::move_to).layer(bulk_limit()),
         )
         .route(
             "/monitors/bulk/delete",
-            post(bulk::delete).layer(bulk_limit()),
+            post(folders::bulk::delete).layer(bulk_limit()),
         )
-        .route("/monitors/{id}/row", get(live::row))
-        .route("/monitors/{id}/status", get(live::status))
-        .route("/live", get(live::stream))
-        .route("/monitors/quick-add", post(folders::quick_add))
+        .route("/monitors/{id}/row", get(monitors::live::row))
+        .route("/monitors/{id}/status", get(monitors::live::status))
+        .route("/live", get(monitors::live::stream))
+        .route("/monitors/quick-add", post(folders::list::quick_add))
         .route(
             "/monitors/new",
-            get(edit::new_monitor)
-                .post(edit::create)
-                .layer(form::larger_limit(MAX_MONITOR_FORM_BYTES)),
+            get(monitors::edit::new_monitor)
+                .post(monitors::edit::create)
+                .layer(shared::form::larger_limit(MAX_MONITOR_FORM_BYTES)),
         )
         .route(
             "/monitors/{id}/edit",
-            get(edit::edit)
-                .post(edit::update)
-                .layer(form::larger_limit(MAX_MONITOR_FORM_BYTES)),
+            get(monitors::edit::edit)
+                .post(monitors::edit::update)
+                .layer(shared::form::larger_limit(MAX_MONITOR_FORM_BYTES)),
         )
         .route(
             "/monitors/preview",
-            post(preview::preview).layer(form::larger_limit(MAX_MONITOR_FORM_BYTES)),
+            post(monitors::preview::preview)
+                .layer(shared::form::larger_limit(MAX_MONITOR_FORM_BYTES)),
         )
-        .route("/monitors/pick", get(picker::pick))
-        .route("/monitors/pick/value", get(picker::value))
-        .route("/monitors/pick/frame/{token}", get(picker::frame))
-        .route("/monitors/{id}/pick", get(picker::pick_monitor))
-        .route("/monitors/{id}/pages/{page}", get(portal::page))
+        .route("/monitors/pick", get(monitors::picker::pick))
+        .route("/monitors/pick/value", get(monitors::picker::value))
+        .route("/monitors/pick/frame/{token}", get(monitors::picker::frame))
+        .route("/monitors/{id}/pick", get(monitors::picker::pick_monitor))
+        .route("/monitors/{id}/pages/{page}", get(monitors::portal::page))
         .route(
             "/monitors/{id}/pages/{page}/history",
-            get(portal::page_history),
+            get(monitors::portal::page_history),
         )
-        .route("/monitors/{id}/pages/{page}/diff", get(portal::page_diff))
+        .route(
+            "/monitors/{id}/pages/{page}/diff",
+            get(monitors::portal::page_diff),
+        )
         .route(
             "/monitors/{id}/pages/{page}/history/latest",
-            get(portal::page_history_latest),
+            get(monitors::portal::page_history_latest),
         )
-        .route("/monitors/{id}", get(monitor::show))
-        .route("/monitors/{id}/pause", post(monitor::pause))
-        .route("/monitors/{id}/resume", post(monitor::resume))
+        .route("/monitors/{id}", get(monitors::show::show))
+        .route("/monitors/{id}/pause", post(monitors::show::pause))
+        .route("/monitors/{id}/resume", post(monitors::show::resume))
         .route(
             "/monitors/{id}/delete",
-            get(delete::confirm).post(delete::delete),
+            get(monitors::delete::confirm).post(monitors::delete::delete),
         )
-        .route("/monitors/{id}/history", get(history::history))
-        .route("/monitors/{id}/history/latest", get(history::latest))
-        .route("/monitors/{id}/diff", get(diff::show))
-        .route("/notifications", get(notifications::list))
-        .route("/notifications/{id}", get(notifications::show))
+        .route("/monitors/{id}/history", get(monitors::history::history))
+        .route(
+            "/monitors/{id}/history/latest",
+            get(monitors::history::latest),
+        )
+        .route("/monitors/{id}/diff", get(monitors::diff::show))
+        .route("/notifications", get(account::notifications::list))
+        .route("/notifications/{id}", get(account::notifications::show))
         .route(
             "/notifications/{id}/deliveries/{delivery}/retry",
-            post(notifications::retry),
+            post(account::notifications::retry),
         )
-        .route("/settings", get(settings::show))
+        .route("/settings", get(account::settings::show))
         .route(
             "/settings/import",
-            post(transfer::upload).layer(form::larger_limit(transfer::MAX_WEB_FORM_BYTES)),
+            post(account::transfer::upload).layer(shared::form::larger_limit(
+                account::transfer::MAX_WEB_FORM_BYTES,
+            )),
         )
         .route(
             "/settings/import/confirm",
-            post(transfer::confirm).layer(form::larger_limit(transfer::MAX_WEB_FORM_BYTES)),
+            post(account::transfer::confirm).layer(shared::form::larger_limit(
+                account::transfer::MAX_WEB_FORM_BYTES,
+            )),
         )
-        .route("/settings/export", get(transfer::download))
-        .route("/settings/endpoints", post(settings::add_endpoint))
+        .route("/settings/export", get(account::transfer::download))
+        .route("/settings/endpoints", post(account::settings::add_endpoint))
         .route(
             "/settings/endpoints/remove",
-            post(settings::remove_endpoint),
+            post(account::settings::remove_endpoint),
         )
-        .route("/settings/endpoints/test", post(settings::test_endpoint))
-        .route("/settings/webhook-secret", post(settings::webhook_secret))
-        .route("/settings/api-key", post(settings::api_key))
-        .route("/settings/time-zone", post(settings::time_zone))
-        .route("/settings/password", post(settings::password))
+        .route(
+            "/settings/endpoints/test",
+            post(account::settings::test_endpoint),
+        )
+        .route(
+            "/settings/webhook-secret",
+            post(account::settings::webhook_secret),
+        )
+        .route("/settings/api-key", post(account::settings::api_key))
+        .route("/settings/time-zone", post(account::settings::time_zone))
+        .route("/settings/password", post(account::settings::password))
         .route(
             "/settings/sign-out-everywhere",
-            post(settings::sign_out_everywhere),
+            post(account::settings::sign_out_everywhere),
         )
-        .route("/settings/feeds", post(settings::create_feed))
-        .route("/settings/feeds/{id}/delete", post(settings::delete_feed))
-        .route("/feeds/renew", post(feeds::renew))
-        .route("/feeds/all.atom", get(feeds::all))
-        .route("/feeds/folders/{file}", get(feeds::folder))
-        .route("/feeds/monitors/{file}", get(feeds::monitor))
-        .route("/signin", get(signin::form).post(signin::submit))
-        .route("/signout", post(signin::sign_out))
+        .route("/settings/feeds", post(account::settings::create_feed))
+        .route(
+            "/settings/feeds/{id}/delete",
+            post(account::settings::delete_feed),
+        )
+        .route("/feeds/renew", post(account::feeds::renew))
+        .route("/feeds/all.atom", get(account::feeds::all))
+        .route("/feeds/folders/{file}", get(account::feeds::folder))
+        .route("/feeds/monitors/{file}", get(account::feeds::monitor))
+        .route(
+            "/signin",
+            get(account::signin::form).post(account::signin::submit),
+        )
+        .route("/signout", post(account::signin::sign_out))
         .route("/assets/{name}", get(assets::serve))
         .route("/favicon.ico", get(assets::favicon))
         .with_state(state)
         .layer(axum::Extension(std::sync::Arc::new(
-            pick_store::PickStore::default(),
+            monitors::pick_store::PickStore::default(),
         )))
-        .layer(axum::Extension(std::sync::Arc::new(diff::Diffs::default())))
+        .layer(axum::Extension(std::sync::Arc::new(
+            monitors::diff::Diffs::default(),
+        )))
         .layer(axum::Extension(std::sync::Arc::new(LiveStreams::default())))
         .layer(axum::Extension(std::sync::Arc::new(
-            feeds::FeedWork::default(),
+            account::feeds::FeedWork::default(),
         )))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_FORM_BYTES))
         .layer(axum::middleware::from_fn_with_state(
@@ -183,12 +187,12 @@ pub fn routes(state: Ctx) -> Router {
             sign_in_returns,
         ))
         .layer(axum::middleware::from_fn(security_headers))
-        .layer(CatchPanicLayer::custom(|_| pages::internal_error()))
+        .layer(CatchPanicLayer::custom(|_| shared::pages::internal_error()))
 }
 
-/// The body limit of the bulk forms, which carry up to [`bulk::MAX_SELECTED`] ids.
+/// The body limit of the bulk forms, which carry up to [`folders::bulk::MAX_SELECTED`] ids.
 fn bulk_limit() -> axum::extract::DefaultBodyLimit {
-    axum::extract::DefaultBodyLimit::max(bulk::MAX_BULK_BYTES)
+    axum::extract::DefaultBodyLimit::max(folders::bulk::MAX_BULK_BYTES)
 }
 
 /// The Content-Security-Policy of every page: scripts and styles only from the binary's own
@@ -208,8 +212,8 @@ async fn sign_in_returns(
     next: axum::middleware::Next,
 ) -> Response {
     let is_read = request.method() == axum::http::Method::GET;
-    let ended = session::has_cookie(request.headers());
-    let twice = session::several_cookies(request.headers(), &settings);
+    let ended = shared::session::has_cookie(request.headers());
+    let twice = shared::session::several_cookies(request.headers(), &settings);
     let going = request
         .uri()
         .path_and_query()
@@ -226,7 +230,7 @@ async fn sign_in_returns(
     }
     let mut location = String::from("/signin");
     let mut separator = '?';
-    if let Some(path) = session::local_path(&going).filter(|path| *path != "/") {
+    if let Some(path) = shared::session::local_path(&going).filter(|path| *path != "/") {
         location.push_str("?next=");
         location.extend(form_urlencoded::byte_serialize(path.as_bytes()));
         separator = '&';

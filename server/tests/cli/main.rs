@@ -7,6 +7,9 @@ use std::process::{Command, Output};
 // Backups taken while the service runs, and restores.
 mod backup;
 mod check;
+// A small disk that fills, shared with the service's tests.
+#[path = "../service/support/disk.rs"]
+mod disk;
 mod fixtures;
 // What the service logs of a failed request.
 mod logs;
@@ -14,7 +17,7 @@ mod logs;
 mod migrate;
 // The private PostgreSQL cluster of the API tests.
 #[allow(dead_code)]
-#[path = "../api/pg.rs"]
+#[path = "../service/support/pg.rs"]
 mod pg;
 // Moving in from other tools and out again.
 mod transfer;

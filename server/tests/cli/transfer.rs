@@ -303,3 +303,65 @@ fn bad_files_are_refused_whole() {
         "{document}"
     );
 }
+
+/// An import onto a disk that fills while it writes: a clear error naming the full disk,
+/// nothing half-written (no monitor, no folder), the database still whole; once there is room,
+/// the same file comes in complete.
+#[test]
+fn an_import_on_a_disk_that_fills_writes_nothing_and_comes_in_once_there_is_room() {
+    let Some(disk) = crate::disk::SmallDisk::mount(32 << 20) else {
+        return;
+    };
+    let db = database(disk.path());
+    // 4,000 jobs of urlwatch, each in a folder of ten, with long names: a few megabytes stored.
+    let outside = tempfile::tempdir().unwrap();
+    let jobs: Vec<String> = (0..4_000)
+        .map(|i| {
+            format!(
+                "name: Product page number {i} of the spring catalogue, watched for its price and stock\n\
+                 url: https://shop{}.example.com/catalogue/spring/product-{i}?colour=blue&size=large\n",
+                i / 10
+            )
+        })
+        .collect();
+    let file = outside.path().join("urls.yaml");
+    std::fs::write(&file, jobs.join("---\n")).unwrap();
+    let file = file.display().to_string();
+    let me = ["--db", db.as_str(), "--user", "me@example.com"];
+
+    // Leave about 200 KB free: room to begin, not to finish.
+    let headroom = disk.path().join("headroom");
+    std::fs::write(&headroom, vec![0u8; 200 << 10]).unwrap();
+    let filler = disk.path().join("filler");
+    crate::disk::fill(&mut std::fs::File::create(&filler).unwrap());
+    std::fs::remove_file(&headroom).unwrap();
+
+    let out = wachet(&[&["import", file.as_str()][..], &me[..]].concat());
+    // 2: the database failed, not the file (that is 1).
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains("disk is full"),
+        "no word of the full disk: {said}"
+    );
+    assert!(!said.contains("panicked"), "{said}");
+    assert!(
+        said.contains("nothing was imported"),
+        "not said that nothing came in: {said}"
+    );
+
+    // Room again: the database reads back with nothing of the failed import, then takes it all.
+    std::fs::remove_file(&filler).unwrap();
+    let document = export(&db, "me@example.com", disk.path());
+    assert_eq!(document["monitors"].as_array().unwrap().len(), 0);
+    assert_eq!(document["folders"].as_array().unwrap().len(), 0);
+    let out = wachet(&[&["import", file.as_str()][..], &me[..]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("imported 4000 monitor(s)"),
+        "{}",
+        stdout(&out)
+    );
+    let document = export(&db, "me@example.com", disk.path());
+    assert_eq!(document["monitors"].as_array().unwrap().len(), 4_000);
+}

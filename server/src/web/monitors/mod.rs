@@ -1,0 +1,17 @@
+//! A monitor's pages: its own page with pausing and resuming, the form that creates and edits
+//! it with its preview and point-and-click picker, its history and differences, a Portal
+//! monitor's crawled pages, deleting it, and the live updates of its state.
+
+pub(crate) mod delete;
+pub(crate) mod diff;
+pub(crate) mod edit;
+pub(crate) mod form;
+pub(crate) mod history;
+pub(crate) mod live;
+pub(crate) mod pages;
+pub(crate) mod pick_store;
+pub(crate) mod picker;
+pub(crate) mod picker_page;
+pub(crate) mod portal;
+pub(crate) mod preview;
+pub(crate) mod show;
