@@ -29,12 +29,14 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        `POST /notification/{alertId}/deliveries/{deliveryId}/retry`, \
                        `GET`/`POST /user/notificationEndpoints/test`, `GET`/`POST /user/feeds`, \
                        `DELETE /user/feeds/{feedId}`, `GET`/`PUT /user/settings` (the time zone), `POST /import`, `GET /export`. Extension fields of a monitor: \
-                       `errorAfterFailures`; an alert's `remindEverySeconds` (Error alerts: a \
+                       `errorAfterFailures`; `muted` (notifications kept, sent nowhere); an alert's `remindEverySeconds` (Error alerts: a \
                        reminder that often while the monitor keeps failing) and the alert type \
                        `Unchanged` (11: the value has not changed for `value` seconds); `noise` (noise masks: learned ones are kept when \
                        a PUT leaves them out, switch one off with `active: false`; `learned` \
                        and `example` are read-only), `compareLines` and the read-only \
-                       `noiseNotice` (what wachet found about a value's noise). Requests are \
+                       `noiseNotice` (what wachet found about a value's noise). Extension field of a \
+                       folder: `notificationEndpoints` (inherited by the monitors inside that \
+                       name none of their own). Requests are \
                        JSON sent as application/json, application/json-patch+json, text/json \
                        or any application/*+json; answers are application/json, or text/json \
                        or text/plain when the Accept header prefers them. Query date-times \

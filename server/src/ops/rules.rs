@@ -160,6 +160,9 @@ fn noise(monitor: &Monitor, problems: &mut Problems) {
 pub fn folder(folder: &Folder) -> Result<(), OpError> {
     let mut problems = Problems(Vec::new());
     problems.too_long("name", folder.name.as_deref(), MAX_NAME_CHARS);
+    if let Some(list) = &folder.notification_endpoints {
+        endpoints("notificationEndpoints", list, &mut problems);
+    }
     problems.finish()
 }
 

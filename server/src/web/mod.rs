@@ -40,6 +40,10 @@ pub fn routes(state: Ctx) -> Router {
             get(folders::edit::new_folder).post(folders::edit::create),
         )
         .route(
+            "/folders/{id}/notifications",
+            get(folders::notify::page_of).post(folders::notify::save),
+        )
+        .route(
             "/folders/{id}/rename",
             get(folders::edit::rename_page).post(folders::edit::rename),
         )

@@ -357,6 +357,7 @@ async fn listing(state: &Ctx, session: &Session, view: View<'_>, status: StatusC
                 a.button.primary href=(new_link) { "New monitor" }
                 a.button href=(new_folder) { "New folder" }
                 @if let Some(id) = folder {
+                    a.button href={ "/folders/" (id) "/notifications" } { "Notifications" }
                     a.button href={ "/folders/" (id) "/rename" } { "Rename" }
                     a.button href={ "/folders/" (id) "/move" } { "Move" }
                     a.button.danger-quiet href={ "/folders/" (id) "/delete" } { "Delete" }

@@ -85,6 +85,8 @@ pub struct Fields {
     pub proxies: String,
     pub dynamic_content: bool,
     pub scroll_page: bool,
+    /// Notifications kept on the list and sent nowhere.
+    pub muted: bool,
     pub headers: Vec<Pair>,
     pub method: String,
     pub body: String,
@@ -232,6 +234,7 @@ impl Fields {
                 .join(", "),
             dynamic_content: monitor.dynamic_content,
             scroll_page: monitor.scroll_page,
+            muted: monitor.muted == Some(true),
             headers: monitor
                 .headers
                 .iter()
@@ -514,6 +517,7 @@ impl Fields {
             location,
             dynamic_content: self.dynamic_content,
             scroll_page: self.scroll_page,
+            muted: self.muted.then_some(true),
             ignore_invalid_pages: self.ignore_invalid_pages,
             collect_raw_html: self.collect_raw_html,
             job_type,
@@ -642,6 +646,7 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
             "crawlingDepth" => f.crawling_depth = value,
             "errorAfterFailures" => f.error_after_failures = value,
             "dynamicContent" => f.dynamic_content = true,
+            "muted" => f.muted = true,
             "scrollPage" => f.scroll_page = true,
             "collectRawHtml" => f.collect_raw_html = true,
             "crawlPagesFromAllDomains" => f.all_domains = true,
@@ -874,8 +879,11 @@ pub struct Context<'a> {
     pub token: Option<&'a str>,
     /// The user's folders: id and path in words.
     pub folders: &'a [(String, String)],
-    /// The user's own notification endpoints, in words, used when the monitor has none.
+    /// Where notifications go when the monitor names no endpoints, in words: the endpoints
+    /// of the nearest folder up the tree naming some (with its name), else the user's own.
     pub default_endpoints: &'a [String],
+    /// The folder `default_endpoints` come from; `None`: they are the user's own.
+    pub inherited_from: Option<&'a str>,
     /// The service's shortest recurrence.
     pub min_recurrence: i32,
 }
@@ -1176,11 +1184,13 @@ fn endpoints_group(fields: &Fields, problems: &Problems, ctx: &Context<'_>) -> M
         fieldset.group id=(id_of("notificationEndpoints")) aria-describedby=[describedby_opt("notificationEndpoints", problems)] {
             legend { "Notifications" }
             p.hint {
-                "Where alerts go. Without any here, they go to your own endpoints"
-                @if ctx.default_endpoints.is_empty() {
-                    " (you have none yet: the settings page sets them)."
+                "Where alerts go. Without any here, they go to "
+                @if let Some(folder) = ctx.inherited_from {
+                    "the endpoints of the folder “" (folder) "”: " (ctx.default_endpoints.join(", ")) "."
+                } @else if ctx.default_endpoints.is_empty() {
+                    "your own endpoints (you have none yet: the settings page sets them)."
                 } @else {
-                    ": " (ctx.default_endpoints.join(", ")) "."
+                    "your own endpoints: " (ctx.default_endpoints.join(", ")) "."
                 }
                 " An address other than your account's is sent a confirmation code first."
             }
@@ -1204,6 +1214,7 @@ fn endpoints_group(fields: &Fields, problems: &Problems, ctx: &Context<'_>) -> M
                 }
             }
             button.button.quiet type="submit" name="add" value="notificationEndpoints" { "Add an endpoint" }
+            (checkbox("muted", "Muted: keep this monitor's notifications on the Notifications page and send them nowhere", fields.muted))
         }
     }
 }

@@ -36,6 +36,8 @@ mod noise;
 mod openapi;
 // Health probes, request ids, and what a failing request logs.
 mod probes;
+// Notification endpoints named by folders, inherited down the tree; muted monitors.
+mod routing;
 // The scheduler beside the API: monitors checked on their schedule against fixture sites.
 mod schedule;
 // Storage of history: retention, shared values, the quota's count.
