@@ -107,6 +107,7 @@
 pub mod api;
 pub mod cli;
 pub mod connections;
+pub mod download;
 pub mod hosts;
 pub mod http;
 pub mod metrics;

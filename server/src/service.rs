@@ -157,6 +157,8 @@ pub struct Running {
     parts: Vec<(&'static str, JoinHandle<()>)>,
     /// This process as a worker, when it checks or delivers: it leaves once the parts stopped.
     worker: Option<(Arc<Worker>, JoinHandle<()>)>,
+    /// The probes' own listener (`--health-listen`) and what stops it, once all else ended.
+    health: Option<(watch::Sender<bool>, JoinHandle<()>)>,
 }
 
 impl Running {
@@ -188,13 +190,16 @@ impl Running {
             api,
             parts,
             worker,
+            health,
             ..
         } = self;
         stop_parts(&stop, parts, worker, deadline).await;
-        match api {
+        let ended = match api {
             Some(mut api) => finish("api", &mut api, deadline).await.unwrap_or(Ok(())),
             None => Ok(()),
-        }
+        };
+        stop_health(health).await;
+        ended
     }
 
     /// Serves until `signal` resolves, then shuts down ([`Running::shutdown`]); should the API
@@ -212,6 +217,7 @@ impl Running {
             ended = &mut api => {
                 let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
                 stop_parts(&self.stop, self.parts, self.worker, deadline).await;
+                stop_health(self.health).await;
                 ended.map_err(std::io::Error::other)?
             }
         }
@@ -238,6 +244,15 @@ async fn stop_parts(
             Ok(Err(err)) => tracing::error!(%err, "cannot hand back the claims still held"),
             Err(_) => tracing::error!("handing back the claims still held took too long"),
         }
+    }
+}
+
+/// Stops the probes' own listener, the last part to end, and waits for it a bounded time.
+async fn stop_health(health: Option<(watch::Sender<bool>, JoinHandle<()>)>) {
+    if let Some((stop, mut served)) = health {
+        let _ = stop.send(true);
+        let deadline = tokio::time::Instant::now() + SHUTDOWN_GRACE;
+        finish("health probes", &mut served, deadline).await;
     }
 }
 
@@ -293,6 +308,7 @@ pub async fn start(
         worker: worker.clone(),
     };
     let mut parts = Vec::new();
+    let mut health = None;
     let health_addr = match settings.health_listen {
         Some(listen) => {
             let listener =
@@ -305,18 +321,21 @@ pub async fn start(
             let addr = listener
                 .local_addr()
                 .map_err(|err| crate::http::SetupError::io(err.to_string()))?;
+            // The probes' own listener stops last, after everything else: while the process
+            // drains its checks and deliveries it still answers, `/readyz` with 503.
+            let (health_stop, health_stopped) = watch::channel(false);
             let served = crate::connections::serve(
                 listener,
                 crate::http::probes(probes.clone()),
                 settings.api.connections.clone(),
-                stop.subscribe(),
+                health_stopped,
             );
-            let health = async move {
+            let serving = async move {
                 if let Err(err) = served.await {
                     tracing::error!(%err, "the health probes' listener failed");
                 }
             };
-            parts.push(("health probes", tokio::spawn(health)));
+            health = Some((health_stop, tokio::spawn(serving)));
             Some(addr)
         }
         None => None,
@@ -407,6 +426,7 @@ pub async fn start(
         api,
         parts,
         worker: beats,
+        health,
     })
 }
 

@@ -11,8 +11,8 @@ use crate::ops::Ctx;
 use crate::ops::transfer::{self, ImportRequest, Report};
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, header};
+use axum::response::Response;
 use serde::Deserialize;
 
 /// The import's query.
@@ -88,22 +88,11 @@ pub async fn import(
 
 /// The user's export as an attachment, streamed.
 fn export_response(state: &Ctx, user: &str, history: bool) -> Response {
-    let disposition = format!("attachment; filename=\"{}\"", transfer::EXPORT_FILE_NAME);
-    (
-        [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            ),
-            (
-                header::CONTENT_DISPOSITION,
-                HeaderValue::from_str(&disposition)
-                    .unwrap_or(HeaderValue::from_static("attachment")),
-            ),
-        ],
-        Body::from_stream(transfer::export(state, user, history)),
+    crate::download::attachment(
+        "application/json",
+        transfer::EXPORT_FILE_NAME,
+        transfer::export(state, user, history),
     )
-        .into_response()
 }
 
 /// Exports the user's folders, monitors and endpoints (extension).

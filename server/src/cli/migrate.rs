@@ -53,6 +53,14 @@ pub async fn run(args: MigrateArgs) -> anyhow::Result<ExitCode> {
     }
     let shown = postgres::redact(&args.to);
     backup::check(&file).await?;
+    // What a running service stores after the copy would be left behind in the old database.
+    if backup::Lock::in_use(&file)? {
+        bail!(
+            "{} is in use by a running wachet (a service or a command): stop it first, so that \
+             nothing it stores after the copy is left behind",
+            file.display()
+        );
+    }
     let settings = StoreSettings::default();
     let from = SqliteStore::open_with(&file, &settings).await?;
     let to = PgStore::connect(&args.to, &settings).await?;

@@ -15,6 +15,8 @@ mod fixtures;
 mod logs;
 // Moving a service from SQLite to PostgreSQL.
 mod migrate;
+// The Containerfile, compose.yaml and systemd units against `wachet serve --help`.
+mod packaging;
 // The private PostgreSQL cluster of the API tests.
 #[allow(dead_code)]
 #[path = "../service/support/pg.rs"]

@@ -242,6 +242,17 @@ async fn a_service_moved_from_sqlite_to_postgresql_goes_on_where_it_stopped() {
     );
 
     let from = format!("sqlite:{}", db.display());
+    // While a service still runs on the file: refused before the target is touched.
+    let (running, _) = Serve::start(&db, Some(login.clone()), &api_only).await;
+    let refused = wachet(&["migrate", "--from", &from, "--to", &url]).await;
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("in use by a running wachet"),
+        "{}",
+        stderr(&refused)
+    );
+    running.stop().await;
+
     let out = wachet(&["migrate", "--from", &from, "--to", &url]).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let said = stdout(&out);

@@ -365,3 +365,45 @@ fn an_import_on_a_disk_that_fills_writes_nothing_and_comes_in_once_there_is_room
     let document = export(&db, "me@example.com", disk.path());
     assert_eq!(document["monitors"].as_array().unwrap().len(), 4_000);
 }
+
+/// 50,000 jobs with one invalid in the middle: none comes in, and the one at fault is named
+/// with its number and name.
+#[test]
+fn fifty_thousand_jobs_with_one_invalid_in_the_middle_import_none_and_name_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path());
+    let mut jobs: Vec<String> = (0..50_000)
+        .map(|i| {
+            format!(
+                "name: Page {i}\nurl: https://site{}.example.com/page/{i}\nfilter:\n  - xpath: //div[@id='main']\n",
+                i % 500
+            )
+        })
+        .collect();
+    jobs[25_000] =
+        "name: Broken\nurl: https://example.com/broken\nfilter:\n  - xpath: '//div['\n".into();
+    let file = dir.path().join("urls.yaml");
+    std::fs::write(&file, jobs.join("---\n")).unwrap();
+    let file = file.display().to_string();
+    let me = ["--db", db.as_str(), "--user", "me@example.com"];
+    let out = wachet(
+        &[
+            &["import", file.as_str(), "--max-monitors-per-user", "100000"][..],
+            &me[..],
+        ]
+        .concat(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("job 25001 \"Broken\": xPath:"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("nothing was imported"),
+        "{}",
+        stderr(&out)
+    );
+    let document = export(&db, "me@example.com", dir.path());
+    assert_eq!(document["monitors"].as_array().unwrap().len(), 0);
+}

@@ -574,3 +574,87 @@ async fn user_password_gives_a_new_password_and_ends_the_sessions() {
     }
     assert_eq!(server.terminate().await, Some(0));
 }
+
+/// The container's promise, run without a container: a root filesystem mounted read-only with
+/// only the data directory and TMPDIR writable (two small tmpfs in a mount namespace of its
+/// own) is enough to start, sign a user in, and check a monitor rendered in Chromium. Needs
+/// root for the namespace, as CI runs; elsewhere it is skipped, saying so, unless `CI` is set.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_root_with_only_data_and_tmp_writable_is_enough() {
+    let Some(_browser) = wachet::testing::browser_test().await else {
+        return;
+    };
+    if !nix::unistd::Uid::effective().is_root() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run as root to build a mount namespace"
+        );
+        eprintln!("skipped: a read-only root needs root for its mount namespace");
+        return;
+    }
+    let site = wachet::testing::FixtureServer::builder()
+        .reply(
+            "/price",
+            wachet::testing::Reply::html(
+                "<p id='price'></p><script>document.getElementById('price').textContent = '4.20 EUR'</script>",
+            ),
+        )
+        .start()
+        .await
+        .unwrap();
+    // Below the read-only root: mounted over by the namespace's own tmpfs, so nothing of the
+    // run is left here and the test cannot see inside it (it talks HTTP, as a user would).
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        "set -e\n\
+         mount -o remount,bind,ro /\n\
+         mount -t tmpfs -o size=256m tmpfs {dir}\n\
+         mkdir {dir}/data {dir}/tmp\n\
+         cd {dir}/data\n\
+         export HOME={dir}/data TMPDIR={dir}/tmp\n\
+         touch /probe-of-the-read-only-root 2>/dev/null && {{ echo 'the root is writable'; exit 3; }}\n\
+         exec {wachet} serve --listen 127.0.0.1:0 --db {dir}/data/wachet.db --allow-private-networks",
+        dir = dir.path().display(),
+        wachet = env!("CARGO_BIN_EXE_wachet"),
+    );
+    let child = Command::new("unshare")
+        .args(["--mount", "sh", "-c", &script])
+        .kill_on_drop(true)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("unshare (util-linux)");
+    let server = listening(child).await;
+    let admin = account(&server.printed);
+    let token = server.login(&admin).await;
+    let (status, created) = server
+        .call(
+            reqwest::Method::PUT,
+            "/thirdparty/v1/task",
+            Some(&token),
+            Some(json!({
+                "name": "Rendered price", "url": site.url("/price"), "recurrenceInSeconds": 3600,
+                "dynamicContent": true, "xPath": "//p[@id='price']"
+            })),
+        )
+        .await;
+    assert_eq!(status, 200, "{created}");
+    let id = created["id"].as_str().unwrap().to_string();
+    let started = std::time::Instant::now();
+    let data = loop {
+        let (_, monitor) = server
+            .get(&format!("/thirdparty/v1/task/{id}"), Some(&token))
+            .await;
+        // Not checked yet reads as the year 1 (the specification's placeholder).
+        let checked = monitor["data"]["lastCheckTimestamp"]
+            .as_str()
+            .is_some_and(|at| !at.starts_with("0001-"));
+        if checked {
+            break monitor["data"].clone();
+        }
+        assert!(started.elapsed() < WAIT * 2, "never checked: {monitor}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(data["error"].is_null(), "{data}");
+    assert_eq!(data["raw"], "4.20 EUR", "{data}");
+}

@@ -116,6 +116,12 @@ impl Lock {
         }
     }
 
+    /// Whether a process (a service or a command) holds `db` open now. The answer may be old
+    /// by the time it is read: for a command that asks before it opens the database itself.
+    pub fn in_use(db: &Path) -> std::io::Result<bool> {
+        Lock::exclusive(db).map(|lock| lock.is_none())
+    }
+
     /// The exclusive lock on `db`; `None` while any process holds it.
     fn exclusive(db: &Path) -> std::io::Result<Option<Lock>> {
         let file = open_lock(db)?;

@@ -169,13 +169,14 @@ fn urlencode(text: &str) -> String {
 }
 
 /// The notification's HTML with everything that could run, restyle or leave the page removed.
-/// Only the classes our content uses survive (dimmed noise, folded context, the legend), so the
-/// page's own styles show them; inline styles (for mail readers) are dropped.
+/// Only the classes our content uses survive (dimmed noise, folded context, the legend, the
+/// rules' doubt), so the page's own styles show them; inline styles (for mail readers) are
+/// dropped.
 fn sanitise(html: &str) -> String {
     ammonia::Builder::default()
         .url_schemes(["http", "https", "mailto"].into_iter().collect())
         .add_allowed_classes("span", &["noise", "folded"])
-        .add_allowed_classes("p", &["noise-legend", "first-seen", "error"])
+        .add_allowed_classes("p", &["noise-legend", "first-seen", "error", "doubt"])
         .add_allowed_classes("pre", &["change"])
         .link_rel(Some("noopener noreferrer nofollow"))
         .clean(html)

@@ -12,9 +12,8 @@ use crate::web::shared::extract::signed_in_form;
 use crate::web::shared::layout::page;
 use crate::web::shared::pages;
 use crate::web::shared::session::Session;
-use axum::body::Body;
 use axum::extract::{Multipart, Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use maud::{Markup, html};
@@ -170,22 +169,11 @@ pub async fn download(
     Query(query): Query<ExportQuery>,
 ) -> Response {
     let history = query.history.as_deref() == Some("true");
-    let disposition = format!("attachment; filename=\"{}\"", transfer::EXPORT_FILE_NAME);
-    (
-        [
-            (
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            ),
-            (
-                header::CONTENT_DISPOSITION,
-                HeaderValue::from_str(&disposition)
-                    .unwrap_or(HeaderValue::from_static("attachment")),
-            ),
-        ],
-        Body::from_stream(transfer::export(&state, &session.user, history)),
+    crate::download::attachment(
+        "application/json",
+        transfer::EXPORT_FILE_NAME,
+        transfer::export(&state, &session.user, history),
     )
-        .into_response()
 }
 
 fn report_page(session: &Session, report: &Report, confirm: Option<&Confirm>) -> Markup {

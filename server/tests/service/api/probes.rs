@@ -4,7 +4,9 @@
 
 use crate::{Api, Backend, Setup};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use wachet_server::service::{self, Parts};
+use wachet_server::store::TaskStore;
 
 /// A fresh request id replaces the client's: a UUID.
 fn is_fresh(id: &str) -> bool {
@@ -118,4 +120,73 @@ async fn a_worker_without_the_api_is_probed_on_its_own_address() {
         "the probes' listener serves nothing else"
     );
     running.shutdown().await.unwrap();
+}
+
+/// A worker that is shutting down keeps answering its probes until everything else has
+/// stopped: `/readyz` says 503 while the check in flight finishes, `/healthz` still 200; then
+/// the listener closes.
+#[tokio::test]
+async fn a_worker_shutting_down_is_not_ready_until_it_has_stopped() {
+    use wachet::testing::{FixtureServer, Reply};
+    let site = FixtureServer::builder()
+        .reply(
+            "/slow",
+            Reply::html("<p>slow</p>").delay(Duration::from_secs(3)),
+        )
+        .start()
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(
+        wachet_server::store::sqlite::SqliteStore::open(&dir.path().join("wachet.db"))
+            .await
+            .unwrap(),
+    );
+    let user = crate::store::add_user(store.as_ref(), "worker@example.com").await;
+    store
+        .create_task(&user, &crate::store::monitor("Slow", &site.url("/slow")))
+        .await
+        .unwrap();
+    let mut setup = Setup::checking();
+    setup.backend = Backend::Sqlite;
+    setup.service.parts = Parts {
+        api: false,
+        ..Parts::ALL
+    };
+    setup.service.health_listen = Some(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
+    let engine = setup.engine.build().unwrap();
+    let running = service::start(setup.service, store, &engine).await.unwrap();
+    let base = format!("http://{}", running.health_addr().unwrap());
+    let client = reqwest::Client::new();
+
+    // Once the check is on its way, the worker is told to stop.
+    let begun = Instant::now();
+    while site.hits("/slow") == 0 {
+        assert!(begun.elapsed() < Duration::from_secs(30), "never checked");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let stopping = tokio::spawn(running.shutdown());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let ready = client.get(format!("{base}/readyz")).send().await.unwrap();
+    assert_eq!(ready.status(), 503);
+    assert!(
+        ready.text().await.unwrap().contains("shutting down"),
+        "the reason is given"
+    );
+    let alive = client.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(alive.status(), 200);
+    assert!(
+        !stopping.is_finished(),
+        "the check in flight was not waited for"
+    );
+
+    tokio::time::timeout(Duration::from_secs(40), stopping)
+        .await
+        .expect("stopped within the grace")
+        .unwrap()
+        .unwrap();
+    assert!(
+        client.get(format!("{base}/healthz")).send().await.is_err(),
+        "the probes' listener closes once all else has stopped"
+    );
 }

@@ -920,3 +920,73 @@ async fn bad_input_to_the_account_pages_is_a_clear_page_and_changes_nothing() {
         assert_eq!(get_feed(&api.url(path)).await.0, 404, "{path}");
     }
 }
+
+in_browser!(a_change_the_rules_were_in_doubt_about_says_so_on_its_notification_in_a_real_browser);
+/// A change raised although the monitor's learned masks would have hidden it (some of its lines
+/// were news) says so on its notification's page, set apart from the change, light and dark, at
+/// 1440 and 375 px.
+async fn a_change_the_rules_were_in_doubt_about_says_so_on_its_notification_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let api = Api::start().await;
+    let user = api.user("doubt@example.com").await;
+    let created = api
+        .put(
+            &user,
+            "/thirdparty/v1/task",
+            json!({"name": "Coast news", "url": "https://news.example/coast", "recurrenceInSeconds": 3600}),
+        )
+        .await;
+    let id = created.ok()["id"].as_str().unwrap().to_string();
+    let monitor: wachet::model::Monitor = serde_json::from_value(json!({
+        "id": id, "name": "Coast news", "url": "https://news.example/coast",
+        "noise": [{"pattern": "Storm warning", "learned": true}]
+    }))
+    .unwrap();
+    let previous = "Headlines\nFerry timetable for the winter\n";
+    let current = "Headlines\nStorm warning for the north coast\nFerry timetable for the winter\n";
+    let doubt = "This part of the page changed often before: 1 line never shown before: \
+                 \u{201c}Storm warning for the north coast\u{201d}.";
+    let raised: wachet::alerts::Raised = serde_json::from_value(json!({
+        "alert": {"type": "NotEq"},
+        "jobType": "SinglePage",
+        "current": current,
+        "comparand": previous,
+        "syntheticExpression": "content changed",
+        "matches": [],
+        "doubt": doubt,
+    }))
+    .unwrap();
+    let note =
+        wachet_server::notify::notification(&monitor, &raised, chrono::Utc::now(), Some(previous))
+            .expect("the news is visible");
+    let note_id = api.store.insert_notification(&note).await.unwrap();
+
+    let (_driver, page, mut dialogs) = signed_in_browser(&api, &user).await;
+    page.goto(api.url(&format!("/notifications/{note_id}")))
+        .await
+        .unwrap();
+    crate::support::web::until(
+        &page,
+        "!!document.querySelector('.notification-content .doubt')",
+    )
+    .await;
+    assert_eq!(text_of(&page, ".notification-content .doubt").await, doubt);
+    assert!(
+        text_of(&page, ".notification-content ins")
+            .await
+            .contains("Storm warning"),
+        "the news itself is marked as added"
+    );
+    // Set apart from the text around it by the page's own style.
+    let looks: Vec<String> = eval(
+        &page,
+        "[document.querySelector('.notification-content .doubt'), document.querySelector('.notification-content p')]\
+         .map(e => getComputedStyle(e).backgroundColor)",
+    )
+    .await;
+    assert_ne!(looks[0], looks[1], "{looks:?}");
+    no_dialog(&mut dialogs).await;
+    web::screenshots(&page, "notification-doubt", 375).await;
+}
