@@ -32,6 +32,8 @@
 //!   that direction.
 //! - **Added, Removed**: the change added (removed) text containing the operand; an empty operand
 //!   means any text. For a Portal monitor: pages that appeared (disappeared).
+//! - **Unchanged** (an extension) and an Error alert's reminders are about how long a value or
+//!   a failure lasted: [`confirm::decide`] raises them ([`lasting`]); this function never does.
 //!
 //! The operand is `alert.value`, or `parameters.value` when `alert.value` is empty. `parameters.
 //! compare` ([`CompareType`]) chooses what the condition looks at: All the whole current value,
@@ -50,7 +52,8 @@
 //!   replaced, wherever it stands in the value).
 //! - Added and Removed always look at added (removed) text; CaseInsensitive folds case when
 //!   matching the operand, the other compare types change nothing for them.
-//! - A Portal monitor's own value (a list of URLs) takes Error, NotEq, Added and Removed. Its
+//! - A Portal monitor's own value (a list of URLs) takes Error, NotEq, Added, Removed and
+//!   Unchanged. Its
 //!   pages take NotEq and the content conditions (Eq, Contains, NotContains, Gt, Lt, Increased,
 //!   Decreased), each page judged on its own; a page's failure raises nothing (the crawl's
 //!   failure is the monitor's Error). See [`Subject::applies`].
@@ -88,8 +91,8 @@
 //! use wachet::model::{Alert, AlertType};
 //!
 //! let alerts = [
-//!     Alert { kind: AlertType::Error, value: None, parameters: None },
-//!     Alert { kind: AlertType::Contains, value: Some("in stock".into()), parameters: None },
+//!     Alert { kind: AlertType::Error, value: None, parameters: None, remind_every_seconds: None },
+//!     Alert { kind: AlertType::Contains, value: Some("in stock".into()), parameters: None, remind_every_seconds: None },
 //! ];
 //! let mut state = AlertState::default();
 //! let mut run = |check| state.observe(check, &alerts, Subject::SinglePage);
@@ -105,6 +108,7 @@
 
 pub mod compare;
 pub mod confirm;
+pub mod lasting;
 pub mod noise;
 
 use crate::model::{Alert, AlertType, ClientData, CompareType, DiffOperation, JobType};
@@ -189,13 +193,13 @@ impl Subject<'_> {
     /// Whether alerts of type `kind` are judged on this subject.
     ///
     /// A SinglePage monitor takes every type. A Portal monitor's own value takes Error, NotEq,
-    /// Added and Removed (pages that appeared or disappeared); its pages take NotEq and the
+    /// Added, Removed (pages that appeared or disappeared) and Unchanged; its pages take NotEq and the
     /// content conditions Eq, Contains, NotContains, Gt, Lt, Increased and Decreased.
     pub fn applies(&self, kind: AlertType) -> bool {
         use AlertType::*;
         match self {
             Subject::SinglePage => true,
-            Subject::Portal => matches!(kind, Error | NotEq | Added | Removed),
+            Subject::Portal => matches!(kind, Error | NotEq | Added | Removed | Unchanged),
             Subject::PortalPage { .. } => matches!(
                 kind,
                 NotEq | Eq | Contains | NotContains | Gt | Lt | Increased | Decreased
@@ -512,7 +516,8 @@ impl Judge<'_> {
             .unwrap_or_default();
         let operand = operand(alert);
         match alert.kind {
-            AlertType::Error => None,
+            // Judged on how long something lasted, never on one check ([`lasting`]).
+            AlertType::Error | AlertType::Unchanged => None,
             AlertType::NotEq => self.not_eq(compare),
             AlertType::Eq
             | AlertType::Contains

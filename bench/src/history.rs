@@ -127,6 +127,7 @@ async fn measure_in(dir: &std::path::Path, options: &HistoryOptions) -> Result<(
         webhook_secret: "-".into(),
         notification_endpoints: Vec::new(),
         created_at: now_millis(),
+        time_zone: "UTC".into(),
     };
     store.create_user(&user).await.map_err(|e| err(&e))?;
     let monitor = Monitor {

@@ -95,7 +95,7 @@
 //! use wachet::alerts::{Check, Subject};
 //! use wachet::model::{Alert, AlertType};
 //!
-//! let alerts = [Alert { kind: AlertType::NotEq, value: None, parameters: None }];
+//! let alerts = [Alert { kind: AlertType::NotEq, value: None, parameters: None, remind_every_seconds: None }];
 //! let policy = Confirmation::default();
 //! let mut state = ConfirmState::default();
 //! let mut run = |second: i64, value: &str| {
@@ -116,6 +116,7 @@
 pub mod variants;
 
 use super::compare::Comparator;
+use super::lasting;
 use super::noise::LearnState;
 use super::noise::lines::{Evidence, LineMemory};
 use super::{AlertState, Check, LastCheck, Raised, Subject, error_alerts, evaluate};
@@ -225,6 +226,18 @@ pub struct ConfirmState {
     /// The lines the accepted values showed, so no mask hides a new line or a move of lines
     /// whose order never changed ([`LineMemory`]).
     pub lines: LineMemory,
+    /// When the Error notification of the current failure, or its last reminder, was raised
+    /// ([`lasting`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reminded_at: Option<DateTime<Utc>>,
+    /// When the confirmed value last changed (a change first seen then and confirmed, or the
+    /// baseline), for Unchanged alerts ([`lasting`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed_at: Option<DateTime<Utc>>,
+    /// The staleness (seconds) of each Unchanged alert raised since the value last changed,
+    /// so each raises once per stale period.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stale_raised: Vec<i64>,
 }
 
 /// The most noise masks a [`ConfirmState`] keeps ([`Confirmation::keep_learned`]): the state is
@@ -232,6 +245,13 @@ pub struct ConfirmState {
 pub const MAX_KEPT_MASKS: usize = 16;
 
 impl ConfirmState {
+    /// Records that the confirmed value changed, first seen at `at`: a new stale period
+    /// begins ([`lasting`]).
+    fn changed(&mut self, at: DateTime<Utc>) {
+        self.changed_at = Some(at);
+        self.stale_raised.clear();
+    }
+
     /// Records `value`, fetched seconds apart from a check outside the checks (a new
     /// monitor's quick samples, [`super::noise::QUICK_SAMPLES`]), as a variant of the current
     /// content: values that close together show the same content, so when the page serves
@@ -402,22 +422,28 @@ pub fn decide(
                 recheck = true;
             } else if !state.error_raised {
                 next.error_raised = true;
+                next.reminded_at = Some(at);
                 raised = error_alerts(alerts, subject, &state.alerts, Some(error), None);
                 if since < at {
                     stamp(&mut raised, since);
                 }
+            } else {
+                raised = lasting::reminders(state, &mut next, alerts, subject, error, at);
             }
         }
         Check::Value(value) => {
             if state.error_raised {
                 raised = error_alerts(alerts, subject, &state.alerts, None, Some(value));
+                lasting::say_how_long(&mut raised, state.failing_since, at);
             }
             next.failures = 0;
             next.failing_since = None;
             next.error_raised = false;
+            next.reminded_at = None;
             next.alerts.last_check = Some(LastCheck::Succeeded);
             let judged = judge_value(state, value, at, alerts, subject, policy, &mut next);
             raised.extend(judged.raised);
+            raised.extend(lasting::stale(&mut next, alerts, subject, at));
             recheck = judged.recheck;
             learned = judged.learned;
         }
@@ -480,6 +506,7 @@ fn judge_value(
         next.lines.accept(&comparator.line_form(value));
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
+        next.changed(at);
         return Judged {
             raised,
             ..Judged::default()
@@ -585,6 +612,7 @@ fn judge_value(
         next.lines.accept_after(&confirmed_form, &form);
         next.alerts.last_value = Some(value.to_string());
         next.pending.clear();
+        next.changed(at);
         return Judged {
             learned,
             ..Judged::default()
@@ -643,6 +671,7 @@ fn judge_value(
             next.lines.accept_after(&confirmed_form, &form);
             next.alerts.last_value = Some(value.to_string());
             next.pending.clear();
+            next.changed(candidate.first_seen);
             return Judged {
                 raised,
                 recheck: false,
@@ -687,6 +716,7 @@ fn judge_value(
     next.lines.accept_after(&confirmed_form, &form);
     next.alerts.last_value = Some(value.to_string());
     next.pending.clear();
+    next.changed(first_seen);
     Judged {
         raised,
         recheck: false,
@@ -734,11 +764,13 @@ mod tests {
                 kind: AlertType::Error,
                 value: None,
                 parameters: None,
+                remind_every_seconds: None,
             },
             Alert {
                 kind: AlertType::NotEq,
                 value: None,
                 parameters: None,
+                remind_every_seconds: None,
             },
         ]
     }

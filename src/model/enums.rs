@@ -214,6 +214,9 @@ api_enum! {
         Added = 9,
         /// The change removed matching text (Portal: pages disappeared).
         Removed = 10,
+        /// Extension: the value has not changed for the operand's number of seconds (a
+        /// dead-man alert for a page that should change), once each time it goes stale.
+        Unchanged = 11,
     }
 }
 

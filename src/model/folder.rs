@@ -20,6 +20,12 @@ pub struct Folder {
     pub failed_count: i32,
     /// Paused monitors in the folder and its subfolders.
     pub paused_count: i32,
+    /// Extension: where notifications of the monitors in this folder and its subfolders go
+    /// when a monitor names none of its own (the nearest folder up the tree that names some
+    /// wins; none: the user's own endpoints). Left out when creating or renaming keeps them;
+    /// `[]` clears them. Left out of the JSON when the folder names none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notification_endpoints: Option<Vec<super::task::NotificationEndpoint>>,
 }
 
 /// A folder listing (ClientFolderContent, 2.9).

@@ -87,6 +87,10 @@ pub struct Monitor {
     /// check. See `wachet::alerts::confirm`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error_after_failures: Option<i32>,
+    /// Extension: `true` keeps the monitor's notifications on its notifications list and
+    /// sends them nowhere (its alerts stay as they are). Left out when not muted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub muted: Option<bool>,
     /// Extension: the spans of the value that change without meaning, masked when values are
     /// compared. wachet learns them (`learned` true) from quick checks when the monitor is
     /// created or its selection changes and from later checks; a person may add patterns of
@@ -230,6 +234,11 @@ pub struct Alert {
     #[serde(default, serialize_with = "write_parameters")]
     #[cfg_attr(feature = "openapi", schema(value_type = AlertParameters))]
     pub parameters: Option<AlertParameters>,
+    /// Extension: Error alerts only. While the monitor keeps failing, a reminder every this
+    /// many seconds after the Error notification (none when absent, the default). Left out
+    /// of the JSON when absent, so a monitor without it reads as the specification's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remind_every_seconds: Option<i64>,
 }
 
 /// AlertParameters (2.6).

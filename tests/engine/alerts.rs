@@ -21,6 +21,7 @@ fn alert(kind: AlertType, value: &str) -> Alert {
         kind,
         value: (!value.is_empty()).then(|| value.to_string()),
         parameters: None,
+        remind_every_seconds: None,
     }
 }
 
@@ -32,6 +33,7 @@ fn compared(kind: AlertType, value: &str, compare: CompareType) -> Alert {
             compare,
             value: None,
         }),
+        remind_every_seconds: None,
     }
 }
 
@@ -101,7 +103,7 @@ fn the_first_check_is_the_baseline_for_every_alert_type() {
             alert(AlertType::Lt, "50"),
         ])
         .collect();
-    assert_eq!(AlertType::ALL.len(), 11);
+    assert_eq!(AlertType::ALL.len(), 12);
     for subject in [
         Subject::SinglePage,
         Subject::Portal,
@@ -971,7 +973,10 @@ fn subjects_apply_the_documented_types() {
             .collect()
     };
     assert_eq!(on(Subject::SinglePage), AlertType::ALL);
-    assert_eq!(on(Subject::Portal), [Error, NotEq, Added, Removed]);
+    assert_eq!(
+        on(Subject::Portal),
+        [Error, NotEq, Added, Removed, Unchanged]
+    );
     assert_eq!(
         on(page),
         [
@@ -1002,6 +1007,7 @@ fn the_operand_is_alert_value_else_parameters_value() {
             compare: CompareType::All,
             value: parameter.map(str::to_string),
         }),
+        remind_every_seconds: None,
     };
     assert_eq!(operand(&with(Some("a"), Some("b"))), "a");
     assert_eq!(operand(&with(Some(""), Some("b"))), "b");
@@ -1556,6 +1562,7 @@ mod flapping {
             kind: AlertType::NotEq,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         }]
     }
 
@@ -1930,6 +1937,7 @@ mod comparison {
             kind: AlertType::NotEq,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         }];
         let mut monitor = Monitor::new("https://api.example/status");
         monitor.noise = Some(vec![NoiseMask {

@@ -46,11 +46,13 @@ fn watch(page: &dyn Fn(u32) -> String, requests: u32) -> Run {
             kind: AlertType::Error,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         },
         Alert {
             kind: AlertType::NotEq,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         },
     ];
     let start = Utc.with_ymd_and_hms(2027, 3, 1, 9, 0, 0).unwrap();
@@ -571,6 +573,7 @@ fn masks_that_cover_everything_are_said_and_a_new_line_still_raises() {
         kind: AlertType::NotEq,
         value: None,
         parameters: None,
+        remind_every_seconds: None,
     }];
     let policy = Confirmation::of(&monitor);
     let at = Utc.with_ymd_and_hms(2027, 3, 1, 9, 0, 0).unwrap();
@@ -618,6 +621,7 @@ fn a_large_json_document_is_judged_in_bounded_time() {
         kind: AlertType::NotEq,
         value: None,
         parameters: None,
+        remind_every_seconds: None,
     }];
     let policy = Confirmation::default();
     let at = Utc.with_ymd_and_hms(2027, 3, 1, 9, 0, 0).unwrap();

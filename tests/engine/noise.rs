@@ -682,6 +682,7 @@ fn not_eq() -> Vec<Alert> {
         kind: AlertType::NotEq,
         value: None,
         parameters: None,
+        remind_every_seconds: None,
     }]
 }
 

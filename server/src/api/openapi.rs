@@ -28,8 +28,10 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        `GET /notification/{alertId}/deliveries`, \
                        `POST /notification/{alertId}/deliveries/{deliveryId}/retry`, \
                        `GET`/`POST /user/notificationEndpoints/test`, `GET`/`POST /user/feeds`, \
-                       `DELETE /user/feeds/{feedId}`, `POST /import`, `GET /export`. Extension fields of a monitor: \
-                       `errorAfterFailures`; `noise` (noise masks: learned ones are kept when \
+                       `DELETE /user/feeds/{feedId}`, `GET`/`PUT /user/settings` (the time zone), `POST /import`, `GET /export`. Extension fields of a monitor: \
+                       `errorAfterFailures`; `muted` (notifications kept, sent nowhere); an alert's `remindEverySeconds` (Error alerts: a \
+                       reminder that often while the monitor keeps failing) and the alert type \
+                       `Unchanged` (11: the value has not changed for `value` seconds); `noise` (noise masks: learned ones are kept when \
                        a PUT leaves them out, switch one off with `active: false`; `learned` \
                        and `example` are read-only), `compareLines` and the read-only \
                        `noiseNotice` (what wachet found about a value's noise); `steps` (browser steps run \
@@ -38,7 +40,8 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        kept session no longer signs in); a step marked `secret` reads back \
                        without its `value`, and a PUT without it keeps the stored one; a \
                        history entry of a check that signed in again has `loggedIn: true`. \
-                       Requests are \
+                       Extension field of a folder: `notificationEndpoints` (inherited by the \
+                       monitors inside that name none of their own). Requests are \
                        JSON sent as application/json, application/json-patch+json, text/json \
                        or any application/*+json; answers are application/json, or text/json \
                        or text/plain when the Accept header prefers them. Query date-times \
@@ -88,6 +91,7 @@ pub fn routes() -> OpenApiRouter<Ctx> {
         .routes(routes!(auth::rotate_api_key))
         .routes(routes!(auth::change_password))
         .routes(routes!(user::get_endpoints, user::put_endpoints))
+        .routes(routes!(user::get_settings, user::put_settings))
         .routes(routes!(user::confirm_address))
         .routes(routes!(user::rotate_webhook_secret))
         .routes(routes!(user::test_endpoint, user::test_deliveries))

@@ -3,14 +3,15 @@
 //! that signs webhook deliveries; the confirmation of e-mail addresses other than the
 //! account's own (`POST /user/notificationEndpoints/confirm`), the rotation of the webhook
 //! secret (`POST /user/webhookSecret`), test notifications to an endpoint
-//! (`/user/notificationEndpoints/test`), and the Atom feeds with their secrets (`/user/feeds`).
-//! All extensions, over [`crate::ops::endpoints`] and [`crate::ops::feeds`].
+//! (`/user/notificationEndpoints/test`), the Atom feeds with their secrets (`/user/feeds`), and
+//! the user's own settings (`/user/settings`: the time zone). All extensions, over
+//! [`crate::ops::endpoints`], [`crate::ops::feeds`] and [`crate::ops::user_settings`].
 
 use super::auth::CurrentUser;
 use super::body::ApiJson;
 use super::problem::{ApiError, Problem};
 use crate::ops::endpoints::{self, Confirm, Endpoints};
-use crate::ops::{Ctx, feeds};
+use crate::ops::{Ctx, feeds, user_settings};
 use crate::store::{FeedRecord, FeedScope};
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -335,4 +336,59 @@ pub async fn delete_feed(
 ) -> Result<axum::http::StatusCode, ApiError> {
     feeds::delete(&state, &user, &id).await?;
     Ok(axum::http::StatusCode::OK)
+}
+
+/// The user's own settings (extension).
+#[derive(Debug, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserSettingsBody {
+    /// The IANA name of the time zone the user's times are shown in (`Europe/Berlin`; `UTC`
+    /// until set).
+    #[serde(default)]
+    pub(crate) time_zone: Option<String>,
+}
+
+impl From<user_settings::UserSettings> for UserSettingsBody {
+    fn from(settings: user_settings::UserSettings) -> Self {
+        UserSettingsBody {
+            time_zone: Some(settings.time_zone.name().to_string()),
+        }
+    }
+}
+
+/// The user's own settings (extension).
+#[utoipa::path(get, path = "/thirdparty/v1/user/settings", tag = "user",
+    description = "Extension: the user's own settings: `timeZone`, the IANA name of the time \
+                   zone the web interface shows the user's times in (`UTC` until set).",
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "The settings", body = UserSettingsBody),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn get_settings(
+    State(state): State<Ctx>,
+    CurrentUser(user): CurrentUser,
+) -> Result<ApiJson<UserSettingsBody>, ApiError> {
+    Ok(ApiJson(user_settings::get(&state, &user).await?.into()))
+}
+
+/// Replaces the user's own settings (extension).
+#[utoipa::path(put, path = "/thirdparty/v1/user/settings", tag = "user",
+    description = "Extension: replaces the user's own settings. `timeZone` is an IANA time zone \
+                   name as the time zone database spells it (`Europe/Berlin`, `UTC`); another \
+                   is a 400 naming the field.",
+    security(("bearer" = [])),
+    request_body(content = UserSettingsBody, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The settings", body = UserSettingsBody),
+        (status = 400, description = "`timeZone` is missing or names no time zone", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn put_settings(
+    State(state): State<Ctx>,
+    CurrentUser(user): CurrentUser,
+    ApiJson(update): ApiJson<UserSettingsBody>,
+) -> Result<ApiJson<UserSettingsBody>, ApiError> {
+    let settings = user_settings::set_time_zone(&state, &user, update.time_zone.as_deref()).await?;
+    Ok(ApiJson(settings.into()))
 }

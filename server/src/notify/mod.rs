@@ -154,6 +154,7 @@ mod tests {
                 kind,
                 value: None,
                 parameters: None,
+                remind_every_seconds: None,
             },
             job_type: JobType::SinglePage,
             page_url: None,

@@ -70,6 +70,8 @@ pub struct BrowserSession {
     pub user: String,
     /// The user's e-mail address.
     pub email: String,
+    /// The time zone the user's times are shown in.
+    pub time_zone: chrono_tz::Tz,
 }
 
 /// The live browser session of the token hashing to `token_hash`, if any: ended once it went
@@ -98,6 +100,7 @@ pub async fn session(ctx: &Ctx, token_hash: &str) -> Result<Option<BrowserSessio
     };
     Ok(Some(BrowserSession {
         user,
+        time_zone: super::user_settings::stored_time_zone(&record.time_zone),
         email: record.email,
     }))
 }
@@ -446,6 +449,7 @@ pub async fn create_account(
         webhook_secret: secrets::new_webhook_secret(),
         notification_endpoints: Vec::new(),
         created_at: now_millis(),
+        time_zone: "UTC".into(),
     };
     store.create_user(&user).await?;
     Ok(Account {

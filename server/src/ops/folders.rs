@@ -1,6 +1,9 @@
 //! Folders: a page of a folder (subfolders with their counts, then monitors, with the path
 //! from the root), create or rename and re-parent, move monitors and folders, delete with
-//! everything inside.
+//! everything inside, and the notification endpoints a folder names for its monitors (an
+//! extension: the monitors and subfolders inside inherit them; the outbox follows the tree as
+//! it is when a notification is raised, so a folder moved passes its endpoints on from its
+//! new place, and one deleted takes its monitors with it).
 
 use super::{Ctx, OpError, UserId, endpoints, locations, rules, steps};
 use crate::store::cache::SharedMonitor;
@@ -62,10 +65,13 @@ pub async fn list(
             false => Listed::Kept(shared),
         })
         .collect();
+    let (mut subfolders, mut path) = (listing.subfolders, listing.path);
+    with_endpoints(ctx, user, &mut subfolders).await?;
+    with_endpoints(ctx, user, &mut path).await?;
     Ok(Listing {
-        subfolders: listing.subfolders,
+        subfolders,
         tasks,
-        path: listing.path,
+        path,
         continuation_token: listing.next.map(|key| ctx.cursors().seal(&scope, &key)),
     })
 }
@@ -91,9 +97,59 @@ pub async fn delete(ctx: &Ctx, user: &UserId, id: &str) -> Result<(), OpError> {
 
 /// Creates `folder` (no `id`) or renames and re-parents the user's folder of its `id`, once
 /// valid; the stored folder with its counts.
+///
+/// Its `notificationEndpoints` (an extension), when given, replace those it names for its
+/// monitors and subfolders (checked and sealed as a monitor's are; `[]` names none); left
+/// out, they stay as they were, so a client that only renames keeps them.
 pub async fn save(ctx: &Ctx, user: &UserId, folder: &Folder) -> Result<Folder, OpError> {
     rules::folder(folder)?;
-    Ok(ctx.store().save_folder(user, folder).await?)
+    let mut named = folder.notification_endpoints.clone();
+    if let Some(list) = named.as_mut() {
+        endpoints::seal(ctx, user, "notificationEndpoints", list.iter_mut())?;
+    }
+    let mut saved = ctx.store().save_folder(user, folder).await?;
+    let id = saved.id.clone().unwrap_or_default();
+    if let Some(list) = &named {
+        ctx.store().set_folder_endpoints(user, &id, list).await?;
+    }
+    with_endpoints(ctx, user, std::slice::from_mut(&mut saved)).await?;
+    Ok(saved)
+}
+
+/// Fills in the endpoints each of `folders` names for its monitors (none: left out).
+async fn with_endpoints(ctx: &Ctx, user: &UserId, folders: &mut [Folder]) -> Result<(), OpError> {
+    let ids: Vec<String> = folders.iter().filter_map(|f| f.id.clone()).collect();
+    let named = ctx.store().folder_endpoints(user, &ids).await?;
+    for folder in folders.iter_mut() {
+        folder.notification_endpoints = named
+            .iter()
+            .find(|(id, _)| folder.id.as_ref() == Some(id))
+            .map(|(_, list)| list.clone());
+    }
+    Ok(())
+}
+
+/// Where notifications of a monitor in the user's folder `folder` go when it names no
+/// endpoints of its own: the nearest folder up the tree naming some, with its name; `None`
+/// for the user's own endpoints.
+pub async fn inherited_endpoints(
+    ctx: &Ctx,
+    user: &UserId,
+    folder: Option<&str>,
+) -> Result<Option<(String, Vec<wachet::model::NotificationEndpoint>)>, OpError> {
+    let Some(folder) = folder.filter(|f| !f.is_empty()) else {
+        return Ok(None);
+    };
+    let mut path = ctx
+        .store()
+        .list_folder(user, Some(folder), None, 1)
+        .await?
+        .path;
+    with_endpoints(ctx, user, &mut path).await?;
+    Ok(path.into_iter().rev().find_map(|f| {
+        let list = f.notification_endpoints.filter(|l| !l.is_empty())?;
+        Some((f.name.unwrap_or_default(), list))
+    }))
 }
 
 /// Moves the user's monitors and folders of `request` into its folder (the root when null),

@@ -7,7 +7,7 @@
 //! its own answer (problem+json, a page, a message and an exit code).
 //!
 //! One module a resource: [`monitors`], [`folders`], [`account`], [`endpoints`], [`feeds`],
-//! [`notifications`], [`history`], and moving a user's monitors in and out ([`transfer`]). The rule the layering test below checks: the frontends never
+//! [`notifications`], [`history`], the user's own settings ([`user_settings`]), and moving a user's monitors in and out ([`transfer`]). The rule the layering test below checks: the frontends never
 //! import each other and never call the store; only these operations do.
 
 pub mod account;
@@ -25,6 +25,7 @@ pub mod rules;
 pub mod settings;
 pub mod steps;
 pub mod transfer;
+pub mod user_settings;
 
 use crate::store::{Store, StoreError};
 use std::collections::BTreeMap;

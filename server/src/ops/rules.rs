@@ -106,6 +106,9 @@ pub fn monitor(
             parameter,
             MAX_OPERAND_CHARS,
         );
+        for (field, message) in wachet::alerts::lasting::problems(alert) {
+            problems.add(format!("alerts[{i}].{field}"), message);
+        }
     }
     endpoints(
         "notificationEndpoints",
@@ -157,6 +160,9 @@ fn noise(monitor: &Monitor, problems: &mut Problems) {
 pub fn folder(folder: &Folder) -> Result<(), OpError> {
     let mut problems = Problems(Vec::new());
     problems.too_long("name", folder.name.as_deref(), MAX_NAME_CHARS);
+    if let Some(list) = &folder.notification_endpoints {
+        endpoints("notificationEndpoints", list, &mut problems);
+    }
     problems.finish()
 }
 

@@ -3,7 +3,7 @@
 use super::StoreError;
 use super::cache::SharedMonitor;
 use async_trait::async_trait;
-use wachet::model::{Folder, MoveRequest};
+use wachet::model::{Folder, MoveRequest, NotificationEndpoint};
 
 /// The position in a folder listing: subfolders by name, then monitors by name.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -56,4 +56,18 @@ pub trait FolderStore: Send + Sync + 'static {
     /// `NotFound` when the target or a moved id is not the user's; `Invalid { field:
     /// "folderIds" }` when a folder would move into itself or its own subtree.
     async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError>;
+    /// Replaces the notification endpoints the folder names for its monitors (`[]`: none, so
+    /// the folder above it decides). `NotFound` when it is not the user's.
+    async fn set_folder_endpoints(
+        &self,
+        user: &str,
+        id: &str,
+        endpoints: &[NotificationEndpoint],
+    ) -> Result<(), StoreError>;
+    /// The endpoints each of the user's folders among `ids` names, for those naming some.
+    async fn folder_endpoints(
+        &self,
+        user: &str,
+        ids: &[String],
+    ) -> Result<Vec<(String, Vec<NotificationEndpoint>)>, StoreError>;
 }

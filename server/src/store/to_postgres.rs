@@ -70,9 +70,10 @@ const TABLES: &[Table] = &[
             ("notification_endpoints", Text),
             ("created_at", BigInt),
             ("login_base", Text),
+            ("time_zone", Text),
         ],
         select: "SELECT id, email, password_hash, api_key_hash, webhook_secret, \
-                 notification_endpoints, created_at, login_base FROM users ORDER BY id",
+                 notification_endpoints, created_at, login_base, time_zone FROM users ORDER BY id",
         source_count: "SELECT count(*) FROM users",
     },
     Table {
@@ -115,11 +116,13 @@ const TABLES: &[Table] = &[
             ("name", Text),
             ("sort_key", Text),
             ("created_at", BigInt),
+            ("notification_endpoints", Text),
         ],
         select: "WITH RECURSIVE tree (id, depth) AS ( \
                    SELECT id, 0 FROM folders WHERE parent_id IS NULL \
                    UNION ALL SELECT f.id, t.depth + 1 FROM folders f JOIN tree t ON f.parent_id = t.id) \
-                 SELECT f.id, f.user_id, f.parent_id, f.name, f.sort_key, f.created_at \
+                 SELECT f.id, f.user_id, f.parent_id, f.name, f.sort_key, f.created_at, \
+                 f.notification_endpoints \
                  FROM folders f JOIN tree t ON t.id = f.id ORDER BY t.depth, f.id",
         source_count: "SELECT count(*) FROM folders",
     },

@@ -24,6 +24,8 @@ pub struct UserRecord {
     pub notification_endpoints: Vec<NotificationEndpoint>,
     /// When the user was created.
     pub created_at: Millis,
+    /// The IANA name of the time zone the user's times are shown in (`UTC` by default).
+    pub time_zone: String,
 }
 
 impl std::fmt::Debug for UserRecord {
@@ -106,6 +108,8 @@ pub trait UserStore: Send + Sync + 'static {
         user: &str,
         endpoints: &[NotificationEndpoint],
     ) -> Result<(), StoreError>;
+    /// Replaces the user's time zone (an IANA name the caller validated).
+    async fn set_time_zone(&self, user: &str, time_zone: &str) -> Result<(), StoreError>;
     /// Replaces the SHA-256 of the user's API key; the old key stops working at once.
     async fn set_api_key(&self, user: &str, api_key_hash: &str) -> Result<(), StoreError>;
     /// Replaces the key of the user's webhook signatures (pending deliveries are signed with

@@ -464,6 +464,7 @@ fn watch_of(url: &str) -> Monitor {
             kind: AlertType::NotEq,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         }]),
         ..Monitor::new(url.trim())
     }

@@ -40,6 +40,10 @@ pub fn routes(state: Ctx) -> Router {
             get(folders::edit::new_folder).post(folders::edit::create),
         )
         .route(
+            "/folders/{id}/notifications",
+            get(folders::notify::page_of).post(folders::notify::save),
+        )
+        .route(
             "/folders/{id}/rename",
             get(folders::edit::rename_page).post(folders::edit::rename),
         )
@@ -148,6 +152,7 @@ pub fn routes(state: Ctx) -> Router {
             post(account::settings::webhook_secret),
         )
         .route("/settings/api-key", post(account::settings::api_key))
+        .route("/settings/time-zone", post(account::settings::time_zone))
         .route("/settings/password", post(account::settings::password))
         .route(
             "/settings/sign-out-everywhere",

@@ -115,6 +115,7 @@ async fn notify(db: &Path, task: &str, hook: String) {
                 kind: AlertType::NotEq,
                 value: None,
                 parameters: None,
+                remind_every_seconds: None,
             },
             created_at: chrono_now(),
             current: Some("the winter edition".into()),

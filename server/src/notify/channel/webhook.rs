@@ -1,6 +1,7 @@
 //! Webhooks: the notification's JSON with `alertDefinition`, an absolute `alertUrl`
 //! ([`Links`]), the names a receiver written for Wachete reads (`alertId`, `name`, `previous`,
-//! `userId`), every time in milliseconds, and, when known, `firstSeen` and `change` (what was
+//! `userId`), what fired in words (`syntheticExpression`), every time in milliseconds, and, when
+//! known, `firstSeen` and `change` (what was
 //! removed and added, noise masked), signed (`X-Wachet-Signature: sha256=<hex HMAC-SHA256 of the
 //! body>`, keyed with the user's webhook secret as the API shows it, its UTF-8 bytes) and named
 //! (`X-Wachet-Delivery: <id>`, so receivers can drop the duplicates a crash may cause).
@@ -84,7 +85,8 @@ fn millis(time: &chrono::DateTime<chrono::Utc>) -> String {
 /// A webhook's JSON: the notification's fields (ClientNotification) with `alertDefinition`
 /// (the alert that fired) and an absolute `alertUrl`; the names a receiver written for
 /// Wachete reads beside them (`alertId` = `id`, `name` = `taskName`, `previous` =
-/// `comparand`, `userId`); when known, `firstSeen` and `change`. Every time in milliseconds.
+/// `comparand`, `userId`); `syntheticExpression`; when known, `firstSeen` and `change`. Every
+/// time in milliseconds.
 fn webhook(delivery: &Delivery, links: &Links) -> Result<serde_json::Value, String> {
     let n = &delivery.notification;
     let mut value = serde_json::to_value(n).map_err(|e| e.to_string())?;
@@ -102,8 +104,13 @@ fn webhook(delivery: &Delivery, links: &Links) -> Result<serde_json::Value, Stri
     object.insert("name".into(), n.task_name.clone().into());
     object.insert("previous".into(), n.comparand.clone().into());
     object.insert("userId".into(), delivery.user.clone().into());
-    // Extensions: when what it reports was first seen, and the change in key form with noise
-    // masked (`{"removed": [...], "added": [...]}`).
+    // Extensions: what fired in words (a reminder reads "still failing after 3 h" where its
+    // other fields equal the Error notification's), when what it reports was first seen, and
+    // the change in key form with noise masked (`{"removed": [...], "added": [...]}`).
+    object.insert(
+        "syntheticExpression".into(),
+        delivery.synthetic_expression.clone().into(),
+    );
     if let Some(explanation) = &delivery.explanation {
         if let Some(first_seen) = &explanation.first_seen {
             object.insert("firstSeen".into(), millis(first_seen).into());
@@ -157,6 +164,7 @@ mod tests {
                 kind: AlertType::NotEq,
                 value: None,
                 parameters: None,
+                remind_every_seconds: None,
             },
             secret: "s".into(),
             user: "u1".into(),

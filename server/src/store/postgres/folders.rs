@@ -10,7 +10,7 @@ use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id, new
 use async_trait::async_trait;
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
 use std::collections::HashMap;
-use wachet::model::{Folder, MoveRequest};
+use wachet::model::{Folder, MoveRequest, NotificationEndpoint};
 
 #[derive(sqlx::FromRow)]
 struct FolderRow {
@@ -364,5 +364,50 @@ impl FolderStore for PgStore {
 
     async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError> {
         super::retrying(|| self.try_move_items(user, request)).await
+    }
+
+    async fn set_folder_endpoints(
+        &self,
+        user: &str,
+        id: &str,
+        endpoints: &[NotificationEndpoint],
+    ) -> Result<(), StoreError> {
+        let stored = match endpoints.is_empty() {
+            true => None,
+            false => Some(crate::store::shape::users::endpoints_json(endpoints)?),
+        };
+        let updated = sqlx::query(
+            "UPDATE folders SET notification_endpoints = $1 WHERE id = $2 AND user_id = $3",
+        )
+        .bind(stored)
+        .bind(id)
+        .bind(user)
+        .execute(&self.pool)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn folder_endpoints(
+        &self,
+        user: &str,
+        ids: &[String],
+    ) -> Result<Vec<(String, Vec<NotificationEndpoint>)>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT id, notification_endpoints FROM folders \
+             WHERE id = ANY($1) AND user_id = $2 AND notification_endpoints IS NOT NULL",
+        )
+        .bind(ids)
+        .bind(user)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.into_iter()
+            .map(|(id, json)| Ok((id, crate::store::shape::outbox::parse_endpoints(&json)?)))
+            .collect()
     }
 }

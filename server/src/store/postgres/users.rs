@@ -105,7 +105,7 @@ impl UserStore for PgStore {
     async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError> {
         let endpoints = new_user_endpoints(user)?;
         let inserted = sqlx::query(AssertSqlSafe(format!(
-            "INSERT INTO users ({USER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+            "INSERT INTO users ({USER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
              ON CONFLICT (email) DO NOTHING"
         )))
         .bind(&user.id)
@@ -115,6 +115,7 @@ impl UserStore for PgStore {
         .bind(&user.webhook_secret)
         .bind(endpoints)
         .bind(user.created_at)
+        .bind(&user.time_zone)
         .execute(&self.pool)
         .await?;
         if inserted.rows_affected() == 0 {
@@ -237,6 +238,10 @@ impl UserStore for PgStore {
             &endpoints_json(endpoints)?,
         )
         .await
+    }
+
+    async fn set_time_zone(&self, user: &str, time_zone: &str) -> Result<(), StoreError> {
+        set_column(self, "time_zone", user, time_zone).await
     }
 
     async fn set_api_key(&self, user: &str, api_key_hash: &str) -> Result<(), StoreError> {

@@ -126,6 +126,7 @@ pub(crate) fn test(row: DueRow, kind: MessagingServiceType, now: Millis) -> Deli
             kind: AlertType::NotEq,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         },
         secret: row.webhook_secret,
         user: row.owner,
@@ -200,17 +201,33 @@ pub(crate) fn free_at(nth: Option<Millis>, now: Millis) -> Option<Millis> {
     nth.map(|at| at + HOUR).filter(|free_at| *free_at > now)
 }
 
-/// The endpoints a notification goes to: those it names, or (none named) every endpoint of
-/// the monitor's owner, stored as `stored` (JSON).
+/// The endpoints a notification goes to: none when its monitor is `muted` (the notification
+/// is kept, only not sent); else those the monitor names; else those of the nearest folder up
+/// its tree that names some (`inherited`, JSON); else every endpoint of the monitor's owner
+/// (`stored`, JSON), as the specification says of a monitor without endpoints.
 pub(crate) fn endpoints_to_notify<'a>(
     named: &'a [NotificationEndpoint],
+    inherited: Option<&str>,
     stored: &str,
+    muted: bool,
 ) -> Result<Cow<'a, [NotificationEndpoint]>, StoreError> {
+    if muted {
+        return Ok(Cow::Owned(Vec::new()));
+    }
     if !named.is_empty() {
         return Ok(Cow::Borrowed(named));
     }
-    serde_json::from_str::<Vec<NotificationEndpoint>>(stored)
-        .map(Cow::Owned)
+    if let Some(list) = inherited.map(parse_endpoints).transpose()?
+        && !list.is_empty()
+    {
+        return Ok(Cow::Owned(list));
+    }
+    parse_endpoints(stored).map(Cow::Owned)
+}
+
+/// Endpoints stored as JSON.
+pub(crate) fn parse_endpoints(stored: &str) -> Result<Vec<NotificationEndpoint>, StoreError> {
+    serde_json::from_str(stored)
         .map_err(|err| StoreError::Backend(format!("stored endpoints: {err}")))
 }
 

@@ -6,15 +6,16 @@ use crate::store::{EmailAddress, Millis, StoreError, UserRecord};
 use wachet::model::NotificationEndpoint;
 
 /// A user's row as [`USER_COLUMNS`] reads it.
-pub(crate) type UserRow = (String, String, String, String, String, String, i64);
+pub(crate) type UserRow = (String, String, String, String, String, String, i64, String);
 
 /// The columns of [`UserRow`], in its order.
 pub(crate) const USER_COLUMNS: &str = "id, email, password_hash, api_key_hash, webhook_secret, \
-                                       notification_endpoints, created_at";
+                                       notification_endpoints, created_at, time_zone";
 
 /// The user of `row`.
 pub(crate) fn user(row: UserRow) -> Result<UserRecord, StoreError> {
-    let (id, email, password_hash, api_key_hash, webhook_secret, endpoints, created_at) = row;
+    let (id, email, password_hash, api_key_hash, webhook_secret, endpoints, created_at, time_zone) =
+        row;
     let notification_endpoints = serde_json::from_str(&endpoints)
         .map_err(|err| StoreError::Backend(format!("stored endpoints of user {id}: {err}")))?;
     Ok(UserRecord {
@@ -25,6 +26,7 @@ pub(crate) fn user(row: UserRow) -> Result<UserRecord, StoreError> {
         webhook_secret,
         notification_endpoints,
         created_at,
+        time_zone,
     })
 }
 

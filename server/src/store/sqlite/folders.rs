@@ -9,7 +9,7 @@ use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id, new
 use async_trait::async_trait;
 use sqlx::{Sqlite, Transaction};
 use std::sync::Arc;
-use wachet::model::{Folder, MoveRequest};
+use wachet::model::{Folder, MoveRequest, NotificationEndpoint};
 
 /// Whether `folder` is `ancestor` or lies below it.
 async fn is_within(
@@ -116,6 +116,7 @@ impl ListedFolder {
             count: clamp(count.unwrap_or(0)),
             failed_count: clamp(failed.unwrap_or(0)),
             paused_count: clamp(paused.unwrap_or(0)),
+            notification_endpoints: None,
         }
     }
 }
@@ -383,5 +384,50 @@ impl FolderStore for SqliteStore {
             request.task_ids.iter().flatten().map(String::as_str),
         );
         Ok(())
+    }
+
+    async fn set_folder_endpoints(
+        &self,
+        user: &str,
+        id: &str,
+        endpoints: &[NotificationEndpoint],
+    ) -> Result<(), StoreError> {
+        let stored = match endpoints.is_empty() {
+            true => None,
+            false => Some(crate::store::shape::users::endpoints_json(endpoints)?),
+        };
+        let updated = sqlx::query(
+            "UPDATE folders SET notification_endpoints = ? WHERE id = ? AND user_id = ?",
+        )
+        .bind(stored)
+        .bind(id)
+        .bind(user)
+        .execute(&self.writer)
+        .await?;
+        if updated.rows_affected() == 0 {
+            return Err(StoreError::NotFound);
+        }
+        Ok(())
+    }
+
+    async fn folder_endpoints(
+        &self,
+        user: &str,
+        ids: &[String],
+    ) -> Result<Vec<(String, Vec<NotificationEndpoint>)>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<(String, String)> = sqlx::query_as(
+            "SELECT f.id, f.notification_endpoints FROM folders f, json_each(?) j \
+             WHERE f.id = j.value AND f.user_id = ? AND f.notification_endpoints IS NOT NULL",
+        )
+        .bind(serde_json::to_string(ids).map_err(|err| StoreError::Backend(err.to_string()))?)
+        .bind(user)
+        .fetch_all(&self.reader)
+        .await?;
+        rows.into_iter()
+            .map(|(id, json)| Ok((id, crate::store::shape::outbox::parse_endpoints(&json)?)))
+            .collect()
     }
 }

@@ -28,14 +28,26 @@ pub(super) async fn create_in(
     endpoints: &[NotificationEndpoint],
     now: Millis,
 ) -> Result<(), StoreError> {
-    let (user, email, json): (String, String, String) = sqlx::query_as(
-        "SELECT u.id, u.email, u.notification_endpoints FROM users u \
-         JOIN tasks t ON t.user_id = u.id WHERE t.id = ?",
-    )
-    .bind(task)
-    .fetch_one(&mut **tx)
-    .await?;
-    for endpoint in endpoints_to_notify(endpoints, &json)?.iter() {
+    // The nearest folder up the monitor's tree that names endpoints, as the tree is now (a
+    // folder moved since the monitor was saved passes its own on from its new place).
+    let (user, email, json, inherited, muted): (String, String, String, Option<String>, bool) =
+        sqlx::query_as(
+            "WITH RECURSIVE up (id, parent_id, endpoints, depth) AS ( \
+               SELECT f.id, f.parent_id, f.notification_endpoints, 0 FROM folders f \
+               JOIN tasks t ON t.folder_id = f.id WHERE t.id = ?1 \
+               UNION ALL SELECT f.id, f.parent_id, f.notification_endpoints, up.depth + 1 \
+               FROM folders f JOIN up ON f.id = up.parent_id) \
+             SELECT u.id, u.email, u.notification_endpoints, \
+               (SELECT endpoints FROM up WHERE endpoints IS NOT NULL AND endpoints <> '[]' \
+                ORDER BY depth LIMIT 1), \
+               coalesce(json_extract(t.definition, '$.muted'), 0) = 1 \
+             FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = ?1",
+        )
+        .bind(task)
+        .fetch_one(&mut **tx)
+        .await?;
+    let to_notify = endpoints_to_notify(endpoints, inherited.as_deref(), &json, muted)?;
+    for endpoint in to_notify.iter() {
         let target = endpoint.value.as_deref().unwrap_or("");
         let unconfirmed = endpoint.kind == MessagingServiceType::Email
             && !confirmed(tx, &user, &email, target).await?;

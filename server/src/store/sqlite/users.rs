@@ -104,7 +104,7 @@ impl UserStore for SqliteStore {
     async fn create_user(&self, user: &UserRecord) -> Result<(), StoreError> {
         let endpoints = new_user_endpoints(user)?;
         let inserted = sqlx::query(AssertSqlSafe(format!(
-            "INSERT INTO users ({USER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) \
+            "INSERT INTO users ({USER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) \
              ON CONFLICT (email) DO NOTHING"
         )))
         .bind(&user.id)
@@ -114,6 +114,7 @@ impl UserStore for SqliteStore {
         .bind(&user.webhook_secret)
         .bind(endpoints)
         .bind(user.created_at)
+        .bind(&user.time_zone)
         .execute(&self.writer)
         .await?;
         if inserted.rows_affected() == 0 {
@@ -236,6 +237,10 @@ impl UserStore for SqliteStore {
             &endpoints_json(endpoints)?,
         )
         .await
+    }
+
+    async fn set_time_zone(&self, user: &str, time_zone: &str) -> Result<(), StoreError> {
+        set_column(self, "time_zone", user, time_zone).await
     }
 
     async fn set_api_key(&self, user: &str, api_key_hash: &str) -> Result<(), StoreError> {

@@ -12,11 +12,11 @@ use crate::ops::Ctx;
 use crate::ops::OpError;
 use crate::ops::notifications::{self as ops, DeliveryState};
 use crate::ops::paging::PageQuery;
+use crate::web::shared::clock::Now;
 use crate::web::shared::error::PageError;
 use crate::web::shared::extract::ActionForm;
 use crate::web::shared::extract::SignedIn;
 use crate::web::shared::extract::SignedInForm;
-use crate::web::shared::format::when;
 use crate::web::shared::layout::page;
 use crate::web::shared::pages;
 use crate::web::shared::session::Session;
@@ -25,7 +25,6 @@ use crate::web::shared::words::tries;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
-use chrono::Utc;
 use maud::{Markup, PreEscaped, html};
 use serde::Deserialize;
 use wachet::model::ClientNotification;
@@ -150,7 +149,7 @@ pub async fn show(
             p.notification-meta {
                 span.alert-type { (content.synthetic_expression.as_deref().unwrap_or("")) }
                 " · "
-                (when(Some(content.timestamp_utc), Utc::now()))
+                (Now::of(&session).when(Some(content.timestamp_utc)))
             }
             // Sanitised above by ammonia: only inert markup and web links remain.
             div.notification-content { (PreEscaped(clean)) }
@@ -197,7 +196,7 @@ fn item(
         .filter(|n| !n.is_empty())
         .or(notification.url.as_deref())
         .unwrap_or("(unnamed monitor)");
-    let now = Utc::now();
+    let now = Now::of(session);
     html! {
         li.card.notification id={ "n-" (id) } {
             div.notification-head {
@@ -210,7 +209,7 @@ fn item(
                     p.notification-meta {
                         span.alert-type { (notification.kind.to_string()) }
                         " · "
-                        (when(Some(notification.timestamp), now))
+                        (now.when(Some(notification.timestamp)))
                     }
                 }
             }

@@ -3,17 +3,18 @@
 //! a test notification to each (through the outbox, under the hourly bound), the webhook
 //! secret and the API key (regenerated and shown once, on the page answering the form), the
 //! password change (`PUT /user/password`: the current password, checked as a login), "sign
-//! out everywhere" (`invalidateTokens`: every session ends, this one too), and the Atom feeds
-//! (created or renewed with their URL shown once, removed). Secrets shown once are answered
+//! out everywhere" (`invalidateTokens`: every session ends, this one too), the Atom feeds
+//! (created or renewed with their URL shown once, removed), and the time zone times are shown
+//! in (`PUT /user/settings`). Secrets shown once are answered
 //! directly (no redirect), under the interface's `Cache-Control: no-store`.
 
 use crate::ops::notifications::DeliveryState;
-use crate::ops::{Ctx, account, endpoints, feeds, monitors};
+use crate::ops::{Ctx, account, endpoints, feeds, monitors, user_settings};
 use crate::store::{FeedRecord, FeedScope};
+use crate::web::shared::clock::Now;
 use crate::web::shared::error::{PageError, first_message};
 use crate::web::shared::extract::SignedIn;
 use crate::web::shared::extract::SignedInForm;
-use crate::web::shared::format::when;
 use crate::web::shared::layout::page;
 use crate::web::shared::pages;
 use crate::web::shared::session::{self, Session};
@@ -22,7 +23,6 @@ use crate::web::shared::words::{delivery_badge, tries};
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use chrono::Utc;
 use maud::{Markup, html};
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -59,6 +59,7 @@ struct FieldErrors {
     /// What the add form had, shown again with its error.
     endpoint_kind: Option<i64>,
     endpoint_value: String,
+    time_zone: Option<String>,
 }
 
 /// `GET /settings`.
@@ -117,6 +118,7 @@ async fn render(
         (endpoints_section(session, &settings, &tests, &errors))
         (feeds_section(session, &feeds, &targets))
         (crate::web::account::transfer::section(session))
+        (time_zone_section(session, &errors))
         (api_key_section(session))
         (password_section(session, &errors))
         (sessions_section(session))
@@ -301,7 +303,7 @@ fn feed_label(feed: &FeedRecord) -> String {
 }
 
 fn feeds_section(session: &Session, feeds: &[FeedRecord], targets: &[(String, String)]) -> Markup {
-    let now = Utc::now();
+    let now = Now::of(session);
     html! {
         section #feeds aria-labelledby="feeds-title" {
             h2 #feeds-title { "Feeds" }
@@ -314,7 +316,7 @@ fn feeds_section(session: &Session, feeds: &[FeedRecord], targets: &[(String, St
                         li.feed {
                             div.feed-main {
                                 span.feed-name { (feed_label(feed)) }
-                                span.hint { code { (crate::ops::feeds::path(&feed.scope)) "?key=…" } " · made " (when(chrono::DateTime::from_timestamp_millis(feed.created_at), now)) }
+                                span.hint { code { (crate::ops::feeds::path(&feed.scope)) "?key=…" } " · made " (now.when(chrono::DateTime::from_timestamp_millis(feed.created_at))) }
                             }
                             div.actions {
                                 form method="post" action="/settings/feeds" {
@@ -342,6 +344,41 @@ fn feeds_section(session: &Session, feeds: &[FeedRecord], targets: &[(String, St
                         }
                     }
                     button.button.primary type="submit" { "Create feed" }
+                }
+            }
+        }
+    }
+}
+
+fn time_zone_section(session: &Session, errors: &FieldErrors) -> Markup {
+    let current = session.zone.name();
+    let invalid = errors.time_zone.is_some();
+    html! {
+        section #time-zone aria-labelledby="time-zone-title" {
+            h2 #time-zone-title { "Time zone" }
+            form.card method="post" action="/settings/time-zone" {
+                input type="hidden" name="csrf" value=(session.csrf);
+                div.add-row {
+                div.field.grow {
+                    label for="time-zone-name" { "Times are shown in" }
+                    select #time-zone-name name="timeZone"
+                        aria-invalid=[invalid.then_some("true")]
+                        aria-describedby=(if invalid { "time-zone-error" } else { "time-zone-hint" }) {
+                        @for name in user_settings::offered_time_zones() {
+                            option value=(name) selected[name == current] { (name) }
+                        }
+                        // A zone set through the API by one of its other names stays chosen.
+                        @if !user_settings::offered_time_zones().any(|name| name == current) {
+                            option value=(current) selected { (current) }
+                        }
+                    }
+                }
+                button.button.primary type="submit" { "Save" }
+                }
+                @if let Some(error) = &errors.time_zone {
+                    p.field-error #time-zone-error { (error) }
+                } @else {
+                    p.hint #time-zone-hint { "It is now " (Now::of(session).exact(chrono::Utc::now())) " there." }
                 }
             }
         }
@@ -432,6 +469,7 @@ pub struct SettingsForm {
     target: Option<String>,
     current_password: Option<String>,
     new_password: Option<String>,
+    time_zone: Option<String>,
 }
 
 /// The user's endpoints as stored (without the output-only `confirmed`).
@@ -571,6 +609,33 @@ pub async fn webhook_secret(
             .into(),
     });
     answer(&state, &session, flash).await
+}
+
+/// `POST /settings/time-zone`: the zone the user's times are shown in, through
+/// `PUT /user/settings`'s code; the page answering it already shows times in the new zone.
+pub async fn time_zone(
+    State(state): State<Ctx>,
+    SignedInForm { session, form }: SignedInForm<SettingsForm>,
+) -> Response {
+    let mut session = session;
+    match user_settings::set_time_zone(&state, &session.user, form.time_zone.as_deref()).await {
+        Ok(settings) => {
+            session.zone = settings.time_zone;
+            let flash = Flash::Done(format!(
+                "Times are now shown in {}.",
+                settings.time_zone.name()
+            ));
+            answer(&state, &session, Ok(flash)).await
+        }
+        Err(err @ crate::ops::OpError::Invalid { .. }) => {
+            let errors = FieldErrors {
+                time_zone: Some(format!("The time zone {}.", err.first_message())),
+                ..FieldErrors::default()
+            };
+            refused(&state, &session, errors).await
+        }
+        Err(err) => pages::from_op(err, Some(&session)),
+    }
 }
 
 /// `POST /settings/api-key`: a new API key (the old one stops working), shown once.

@@ -1,8 +1,8 @@
 /* The monitor form's enhancements. Without this script the form is complete: the Portal
    fieldset is always shown (its legend says when it applies), the custom interval is always
    offered, and "Add another" posts the form back with an empty row. With it, the Portal
-   fieldset shows only for Portal monitors, the custom interval only when chosen, and a form
-   with problems puts the focus on their summary. */
+   fieldset shows only for Portal monitors, the custom interval only when chosen, an alert's
+   reminder only on Error alerts, and a form with problems puts the focus on their summary. */
 "use strict";
 (function () {
   var form = document.getElementById("monitor-form");
@@ -26,6 +26,17 @@
   }
   if (preset) { preset.addEventListener("change", syncCustom); }
   syncCustom();
+
+  /* A reminder belongs to an Error alert: its field shows on those rows only (or when it
+     holds something, so nothing typed is hidden). */
+  form.querySelectorAll("select[name$='].type'][name^='alerts[']").forEach(function (kind) {
+    var remind = form.querySelector("[name='" + kind.name.replace(".type", ".remindEverySeconds") + "']");
+    var field = remind && remind.closest(".field");
+    if (!field) { return; }
+    function syncRemind() { field.hidden = kind.value !== "Error" && remind.value === ""; }
+    kind.addEventListener("change", syncRemind);
+    syncRemind();
+  });
 
   var problems = document.getElementById("problems");
   if (problems) { problems.focus(); }

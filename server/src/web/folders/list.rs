@@ -11,10 +11,10 @@ use crate::ops::Ctx;
 use crate::ops::{OpError, folders as folder_ops, history, monitors};
 use crate::store::{FeedScope, TimePage};
 use crate::web::folders::bulk::Done;
+use crate::web::shared::clock::Now;
 use crate::web::shared::error::PageError;
 use crate::web::shared::extract::SignedInForm;
 use crate::web::shared::format::linkable;
-use crate::web::shared::format::when;
 use crate::web::shared::once;
 use crate::web::shared::pages;
 use crate::web::shared::session::{self, Session};
@@ -23,7 +23,6 @@ use crate::web::shared::words::state_of;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 use serde::Deserialize;
 use wachet::model::{Alert, AlertType, ClientData, Monitor};
@@ -309,7 +308,7 @@ async fn listing(state: &Ctx, session: &Session, view: View<'_>, status: StatusC
         .last()
         .map(|f| name_of(f).to_string())
         .unwrap_or_else(|| "All monitors".to_string());
-    let now = Utc::now();
+    let now = Now::of(session);
     let here = folder.map_or_else(|| "/".to_string(), |id| format!("/folders/{id}"));
     let back = match filters.query() {
         q if q.is_empty() => here.clone(),
@@ -358,6 +357,7 @@ async fn listing(state: &Ctx, session: &Session, view: View<'_>, status: StatusC
                 a.button.primary href=(new_link) { "New monitor" }
                 a.button href=(new_folder) { "New folder" }
                 @if let Some(id) = folder {
+                    a.button href={ "/folders/" (id) "/notifications" } { "Notifications" }
                     a.button href={ "/folders/" (id) "/rename" } { "Rename" }
                     a.button href={ "/folders/" (id) "/move" } { "Move" }
                     a.button.danger-quiet href={ "/folders/" (id) "/delete" } { "Delete" }
@@ -540,7 +540,7 @@ fn mark(data: &ClientData) -> (&'static str, &'static str) {
 }
 
 /// The last checks as marks, oldest first, each with its words for those who do not see it.
-fn strip(checks: &[ClientData]) -> Markup {
+fn strip(checks: &[ClientData], now: Now) -> Markup {
     html! {
         @if checks.is_empty() {
             span.strip.strip-empty { span.visually-hidden { "No checks yet" } }
@@ -548,7 +548,7 @@ fn strip(checks: &[ClientData]) -> Markup {
             ol.strip aria-label={ "Last " (checks.len()) " checks, oldest first" } {
                 @for data in checks {
                     @let (class, words) = mark(data);
-                    @let at = data.last_check_timestamp.format("%Y-%m-%d %H:%M:%S UTC").to_string();
+                    @let at = now.exact(data.last_check_timestamp);
                     li class=(class) title={ (at) ": " (words) } {
                         span.visually-hidden { (words) }
                     }
@@ -564,7 +564,7 @@ fn strip(checks: &[ClientData]) -> Markup {
 pub(crate) fn monitor_row(
     monitor: &Monitor,
     checks: &[ClientData],
-    now: DateTime<Utc>,
+    now: Now,
     place: Option<&str>,
 ) -> Markup {
     let url = monitor.url.as_deref().unwrap_or("");
@@ -599,11 +599,11 @@ pub(crate) fn monitor_row(
                     p.monitor-error { (error) }
                 }
             }
-            (strip(checks))
+            (strip(checks, now))
             span class=(class) { (label) }
             dl.times {
-                div.last-check { dt { "Last check" } dd { (when(monitor.data.as_ref().map(|d| d.last_check_timestamp), now)) } }
-                div.last-change { dt { "Last change" } dd { (when(monitor.data.as_ref().and_then(|d| d.value_changed_timestamp), now)) } }
+                div.last-check { dt { "Last check" } dd { (now.when(monitor.data.as_ref().map(|d| d.last_check_timestamp))) } }
+                div.last-change { dt { "Last change" } dd { (now.when(monitor.data.as_ref().and_then(|d| d.value_changed_timestamp))) } }
             }
         }
     }
@@ -641,6 +641,7 @@ pub async fn quick_add(
             kind: AlertType::NotEq,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         }]),
         folder_id: folder.clone(),
         ..Monitor::new(url.clone())

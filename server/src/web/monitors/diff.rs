@@ -15,6 +15,7 @@
 use crate::ops::Ctx;
 use crate::store::{TimeKey, TimePage};
 use crate::web::monitors::history::{EntryKey, Subject, value_before};
+use crate::web::shared::clock::Now;
 use crate::web::shared::difference::bounded_diff;
 use crate::web::shared::error::PageError;
 use crate::web::shared::extract::own_monitor;
@@ -405,8 +406,8 @@ fn page_of(
         }
         div.card.diff-head {
             p.sides {
-                span { span.legend.legend-del { "Before" } " " (side_label(from)) }
-                span { span.legend.legend-ins { "After" } " " (side_label(to)) }
+                span { span.legend.legend-del { "Before" } " " (side_label(from, Now::of(session))) }
+                span { span.legend.legend-ins { "After" } " " (side_label(to, Now::of(session))) }
             }
             @if from.key.is_none() {
                 p.hint { "This is the first value of the monitor: all of it is new." }
@@ -465,7 +466,7 @@ fn breadcrumbs(base: &str, name: &str) -> Markup {
     }
 }
 
-fn side_label(side: &Side) -> Markup {
+fn side_label(side: &Side, now: Now) -> Markup {
     let at = side
         .data
         .as_ref()
@@ -477,7 +478,7 @@ fn side_label(side: &Side) -> Markup {
         });
     match at {
         Some(at) => html! {
-            time datetime=(at.to_rfc3339()) { (at.format("%Y-%m-%d %H:%M:%S UTC").to_string()) }
+            (now.exact_time(at))
         },
         None => html! { "(nothing)" },
     }

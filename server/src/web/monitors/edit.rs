@@ -63,11 +63,19 @@ impl Prefill {
 pub(crate) struct Choices {
     folders: Vec<(String, String)>,
     default_endpoints: Vec<String>,
+    /// The folder `default_endpoints` come from, when a folder names them.
+    inherited_from: Option<String>,
 }
 
 impl Choices {
-    /// The user's folders (their paths in words, in order) and own endpoints.
-    pub(crate) async fn load(state: &Ctx, session: &Session) -> Result<Choices, PageError> {
+    /// The user's folders (their paths in words, in order), and where notifications of a
+    /// monitor in `folder` go when it names no endpoints: the nearest folder up the tree
+    /// naming some, else the user's own endpoints.
+    pub(crate) async fn load(
+        state: &Ctx,
+        session: &Session,
+        folder: &str,
+    ) -> Result<Choices, PageError> {
         let tree = tree::walk(state, &session.user, None, false).await?;
         let mut folders: Vec<(String, String)> = tree
             .folders
@@ -76,15 +84,30 @@ impl Choices {
             .map(|folder| (folder.id, folder.path))
             .collect();
         folders.sort_by(|a, b| a.1.cmp(&b.1));
-        let default_endpoints = crate::ops::endpoints::get(state, &session.user)
-            .await?
-            .notification_endpoints
-            .iter()
-            .map(|e| format!("{} {}", e.kind, e.value.as_deref().unwrap_or("")))
-            .collect();
+        let in_words = |list: &[wachet::model::NotificationEndpoint]| {
+            list.iter()
+                .map(|e| format!("{} {}", e.kind, e.value.as_deref().unwrap_or("")))
+                .collect()
+        };
+        let inherited =
+            crate::ops::folders::inherited_endpoints(state, &session.user, Some(folder)).await;
+        // A folder deleted meanwhile leaves the user's own endpoints to show.
+        let (inherited_from, default_endpoints) = match inherited {
+            Ok(Some((name, list))) => (Some(name), in_words(&list)),
+            Ok(None) | Err(crate::ops::OpError::NotFound) => (
+                None,
+                in_words(
+                    &crate::ops::endpoints::get(state, &session.user)
+                        .await?
+                        .notification_endpoints,
+                ),
+            ),
+            Err(err) => return Err(err.into()),
+        };
         Ok(Choices {
             folders,
             default_endpoints,
+            inherited_from,
         })
     }
 }
@@ -109,6 +132,7 @@ pub(crate) fn form_page(
         token,
         folders: &choices.folders,
         default_endpoints: &choices.default_endpoints,
+        inherited_from: choices.inherited_from.as_deref(),
         min_recurrence: state.settings().min_recurrence,
     };
     let main = html! {
@@ -136,7 +160,7 @@ async fn respond(
     token: Option<&str>,
     status: StatusCode,
 ) -> Response {
-    match Choices::load(state, session).await {
+    match Choices::load(state, session, &fields.folder).await {
         Ok(choices) => (
             status,
             form_page(state, session, &choices, fields, problems, token, html! {}),

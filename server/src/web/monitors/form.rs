@@ -9,6 +9,7 @@ use crate::web::shared::session::Session;
 use crate::web::shared::words::{alert_words, compare_words, location_words};
 use maud::{Markup, html};
 use std::collections::BTreeMap;
+use wachet::alerts::lasting;
 use wachet::model::{
     Alert, AlertParameters, AlertType, ClientJobType, CompareType, HeaderPair, LineOrder,
     LocationCode, MessagingServiceType, Monitor, NoiseMask, NotificationEndpoint, Proxy, UrlFilter,
@@ -34,8 +35,11 @@ pub struct AlertRow {
     pub kind: String,
     /// The compare type's name.
     pub compare: String,
-    /// The operand.
+    /// The operand; for Unchanged, how long in words (`30 d`) or seconds.
     pub value: String,
+    /// How often an Error alert reminds while the failure lasts, in words (`6 h`) or seconds;
+    /// empty for never.
+    pub remind: String,
 }
 
 /// A row of two texts: a header (name, value), an endpoint (type, value) or a URL filter
@@ -81,6 +85,8 @@ pub struct Fields {
     pub proxies: String,
     pub dynamic_content: bool,
     pub scroll_page: bool,
+    /// Notifications kept on the list and sent nowhere.
+    pub muted: bool,
     pub headers: Vec<Pair>,
     pub method: String,
     pub body: String,
@@ -154,6 +160,7 @@ impl Fields {
                 kind: AlertType::NotEq.name().into(),
                 compare: CompareType::All.name().into(),
                 value: String::new(),
+                remind: String::new(),
             }],
             recurrence: preset_or_custom(hourly).0,
             recurrence_custom: preset_or_custom(hourly).1,
@@ -198,11 +205,13 @@ impl Fields {
                         .map_or(CompareType::All, |p| p.compare)
                         .name()
                         .into(),
-                    value: a
-                        .value
-                        .clone()
-                        .filter(|v| !v.is_empty())
-                        .or_else(|| a.parameters.as_ref().and_then(|p| p.value.clone()))
+                    value: match (a.kind, lasting::unchanged_seconds(a)) {
+                        (AlertType::Unchanged, Some(seconds)) => lasting::exact_words(seconds),
+                        _ => wachet::alerts::operand(a).to_string(),
+                    },
+                    remind: a
+                        .remind_every_seconds
+                        .map(lasting::exact_words)
                         .unwrap_or_default(),
                 })
                 .collect(),
@@ -227,6 +236,7 @@ impl Fields {
                 .join(", "),
             dynamic_content: monitor.dynamic_content,
             scroll_page: monitor.scroll_page,
+            muted: monitor.muted == Some(true),
             headers: monitor
                 .headers
                 .iter()
@@ -318,6 +328,7 @@ impl Fields {
                 kind: String::new(),
                 compare: CompareType::All.name().into(),
                 value: String::new(),
+                remind: String::new(),
             }),
             "headers" => self.headers.push(Pair::default()),
             "notificationEndpoints" => self.endpoints.push(Pair {
@@ -417,13 +428,33 @@ impl Fields {
                 );
                 CompareType::All
             });
+            // Durations are written in words here; the API takes seconds, and a text that is
+            // none is passed on for the API's rules to name.
+            let value = match (kind, lasting::seconds_in_words(&row.value)) {
+                (AlertType::Unchanged, Some(seconds)) => Some(seconds.to_string()),
+                _ => text(&row.value).map(|_| row.value.clone()),
+            };
+            let remind_every_seconds = match row.remind.trim() {
+                "" => None,
+                words => match lasting::seconds_in_words(words) {
+                    Some(seconds) => Some(seconds),
+                    None => {
+                        problems.add(
+                            format!("alerts[{i}].remindEverySeconds"),
+                            "write how often, such as 6 h or 30 min",
+                        );
+                        continue;
+                    }
+                },
+            };
             alerts.push(Alert {
                 kind,
-                value: text(&row.value).map(|_| row.value.clone()),
+                value,
                 parameters: (compare != CompareType::All).then_some(AlertParameters {
                     compare,
                     value: None,
                 }),
+                remind_every_seconds,
             });
         }
         let mut endpoints = Vec::new();
@@ -497,6 +528,7 @@ impl Fields {
             location,
             dynamic_content: self.dynamic_content,
             scroll_page: self.scroll_page,
+            muted: self.muted.then_some(true),
             ignore_invalid_pages: self.ignore_invalid_pages,
             collect_raw_html: self.collect_raw_html,
             job_type,
@@ -628,6 +660,7 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
             "crawlingDepth" => f.crawling_depth = value,
             "errorAfterFailures" => f.error_after_failures = value,
             "dynamicContent" => f.dynamic_content = true,
+            "muted" => f.muted = true,
             "scrollPage" => f.scroll_page = true,
             "collectRawHtml" => f.collect_raw_html = true,
             "crawlPagesFromAllDomains" => f.all_domains = true,
@@ -650,6 +683,7 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
                         "type" => row.kind = value,
                         "parameters.compare" => row.compare = value,
                         "value" => row.value = value,
+                        "remindEverySeconds" => row.remind = value,
                         _ => {}
                     }
                     continue;
@@ -784,6 +818,7 @@ fn slots(fields: &Fields) -> Vec<String> {
         rows.push(format!("alerts[{i}].type"));
         rows.push(format!("alerts[{i}].parameters.compare"));
         rows.push(format!("alerts[{i}].value"));
+        rows.push(format!("alerts[{i}].remindEverySeconds"));
     }
     for i in 0..fields.noise.len() {
         rows.push(format!("noise[{i}].pattern"));
@@ -873,8 +908,11 @@ pub struct Context<'a> {
     pub token: Option<&'a str>,
     /// The user's folders: id and path in words.
     pub folders: &'a [(String, String)],
-    /// The user's own notification endpoints, in words, used when the monitor has none.
+    /// Where notifications go when the monitor names no endpoints, in words: the endpoints
+    /// of the nearest folder up the tree naming some (with its name), else the user's own.
     pub default_endpoints: &'a [String],
+    /// The folder `default_endpoints` come from; `None`: they are the user's own.
+    pub inherited_from: Option<&'a str>,
     /// The service's shortest recurrence.
     pub min_recurrence: i32,
 }
@@ -1043,12 +1081,13 @@ fn alerts_group(fields: &Fields, problems: &Problems) -> Markup {
     html! {
         fieldset.group id=(id_of("alerts")) aria-describedby=[describedby_opt("alerts", problems)] {
             legend { "Alerts" }
-            p.hint { "Tell me when… (choose “No alert” to remove a row)." }
+            p.hint { "Tell me when… (choose “No alert” to remove a row). “Stays the same for” takes a time such as 30 d or 12 h." }
             (message("alerts", problems))
             @for (i, row) in fields.alerts.iter().enumerate() {
                 @let kind = format!("alerts[{i}].type");
                 @let compare = format!("alerts[{i}].parameters.compare");
                 @let value = format!("alerts[{i}].value");
+                @let remind = format!("alerts[{i}].remindEverySeconds");
                 div.row {
                     div.field {
                         label for=(id_of(&kind)) { "Alert " (i + 1) }
@@ -1074,6 +1113,7 @@ fn alerts_group(fields: &Fields, problems: &Problems) -> Markup {
                         (message(&compare, problems))
                     }
                     (text_field(&value, "Value", &row.value, "text", problems, None))
+                    (text_field(&remind, "Remind while failing", &row.remind, "text", problems, Some("Error alerts: every 6 h, say. Empty: never.")))
                 }
             }
             button.button.quiet type="submit" name="add" value="alerts" { "Add another alert" }
@@ -1174,11 +1214,13 @@ fn endpoints_group(fields: &Fields, problems: &Problems, ctx: &Context<'_>) -> M
         fieldset.group id=(id_of("notificationEndpoints")) aria-describedby=[describedby_opt("notificationEndpoints", problems)] {
             legend { "Notifications" }
             p.hint {
-                "Where alerts go. Without any here, they go to your own endpoints"
-                @if ctx.default_endpoints.is_empty() {
-                    " (you have none yet: the settings page sets them)."
+                "Where alerts go. Without any here, they go to "
+                @if let Some(folder) = ctx.inherited_from {
+                    "the endpoints of the folder “" (folder) "”: " (ctx.default_endpoints.join(", ")) "."
+                } @else if ctx.default_endpoints.is_empty() {
+                    "your own endpoints (you have none yet: the settings page sets them)."
                 } @else {
-                    ": " (ctx.default_endpoints.join(", ")) "."
+                    "your own endpoints: " (ctx.default_endpoints.join(", ")) "."
                 }
                 " An address other than your account's is sent a confirmation code first."
             }
@@ -1202,6 +1244,7 @@ fn endpoints_group(fields: &Fields, problems: &Problems, ctx: &Context<'_>) -> M
                 }
             }
             button.button.quiet type="submit" name="add" value="notificationEndpoints" { "Add an endpoint" }
+            (checkbox("muted", "Muted: keep this monitor's notifications on the Notifications page and send them nowhere", fields.muted))
         }
     }
 }
@@ -1396,7 +1439,23 @@ mod tests {
                 compare: CompareType::Added,
                 value: None,
             }),
+            remind_every_seconds: None,
         }]);
+        // Durations are shown in words and read back as seconds.
+        monitor.alerts.get_or_insert_default().extend([
+            Alert {
+                kind: AlertType::Error,
+                value: None,
+                parameters: None,
+                remind_every_seconds: Some(6 * 3600),
+            },
+            Alert {
+                kind: AlertType::Unchanged,
+                value: Some("2592000".into()),
+                parameters: None,
+                remind_every_seconds: None,
+            },
+        ]);
         monitor.recurrence_in_seconds = Some(120);
         monitor.headers = Some(vec![HeaderPair::new("X-A", "b")]);
         monitor.job_type = ClientJobType::Portal;
@@ -1428,6 +1487,13 @@ mod tests {
         monitor.compare_lines = Some(LineOrder::Set);
         let fields = Fields::from_monitor(&monitor);
         assert_eq!(fields.recurrence, "custom");
+        assert_eq!(
+            (
+                fields.alerts[1].remind.as_str(),
+                fields.alerts[2].value.as_str()
+            ),
+            ("6 h", "30 d")
+        );
         assert_eq!(fields.to_monitor().unwrap(), monitor);
     }
 

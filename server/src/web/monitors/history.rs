@@ -7,10 +7,10 @@
 use crate::ops::Ctx;
 use crate::store::{TimeKey, TimePage};
 use crate::web::assets::LIVE_JS;
+use crate::web::shared::clock::Now;
 use crate::web::shared::error::PageError;
 use crate::web::shared::extract::own_monitor;
 use crate::web::shared::format::display_name;
-use crate::web::shared::format::when;
 use crate::web::shared::layout::page_with_scripts;
 use crate::web::shared::pages;
 use crate::web::shared::pages::bad_entry;
@@ -19,7 +19,6 @@ use crate::web::shared::session::Session;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse, Response};
-use chrono::Utc;
 use maud::html;
 use serde::Deserialize;
 use wachet::model::ClientData;
@@ -190,7 +189,7 @@ pub(crate) async fn show(
     let changed = changes(&rows, previous);
     let name = subject.name.as_str();
     let base = subject.base.as_str();
-    let now = Utc::now();
+    let now = Now::of(session);
     // Only the newest page grows as checks finish; older pages stay as they were.
     let live = query.continuation_token.is_none();
     let main = html! {
@@ -239,15 +238,14 @@ fn entries(
     base: &str,
     rows: &[(TimeKey, ClientData)],
     changed: &[(bool, usize)],
-    now: chrono::DateTime<Utc>,
+    now: Now,
 ) -> maud::Markup {
     html! {
         @for ((key, data), changed) in rows.iter().zip(changed) {
             li.entry id={ "check-" (EntryKey(key.clone()).to_param()) } {
                 div.entry-time {
-                    time datetime=(data.last_check_timestamp.to_rfc3339())
-                        { (data.last_check_timestamp.format("%Y-%m-%d %H:%M:%S UTC").to_string()) }
-                    span.muted { (when(Some(data.last_check_timestamp), now)) }
+                    (now.exact_time(data.last_check_timestamp))
+                    span.muted { (now.when(Some(data.last_check_timestamp))) }
                 }
                 div.entry-body {
                     @if let Some(error) = &data.error {
@@ -341,7 +339,7 @@ pub(crate) async fn latest_of(
     };
     let fragment = html! {
         ol.history data-monitor=(subject.monitor_id()) {
-            (entries(&subject.base, &rows[..shown], &changed[..shown], Utc::now()))
+            (entries(&subject.base, &rows[..shown], &changed[..shown], Now::of(session)))
         }
     };
     Html(fragment.into_string()).into_response()

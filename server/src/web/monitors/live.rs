@@ -11,13 +11,13 @@ use crate::ops::Ctx;
 use crate::schedule::events::CheckFinished;
 use crate::web::folders::list::{monitor_row, strip_of};
 use crate::web::monitors::show::live_part;
+use crate::web::shared::clock::Now;
 use crate::web::shared::extract::own_monitor;
 use crate::web::shared::session;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, Sse};
 use axum::response::{Html, IntoResponse, Response};
-use chrono::Utc;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -202,7 +202,7 @@ pub async fn row(State(state): State<Ctx>, headers: HeaderMap, Path(id): Path<St
         Err(response) => return response,
     };
     let checks = strip_of(&state, &session.user, &id).await;
-    Html(monitor_row(&monitor, &checks, Utc::now(), None).into_string()).into_response()
+    Html(monitor_row(&monitor, &checks, Now::of(&session), None).into_string()).into_response()
 }
 
 /// `GET /monitors/{id}/status`: the state and value part of the monitor's page.
@@ -211,9 +211,9 @@ pub async fn status(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let (_, monitor) = match own_monitor(&state, &headers, &id).await {
+    let (session, monitor) = match own_monitor(&state, &headers, &id).await {
         Ok(found) => found,
         Err(response) => return response,
     };
-    Html(live_part(&id, &monitor, Utc::now()).into_string()).into_response()
+    Html(live_part(&id, &monitor, Now::of(&session)).into_string()).into_response()
 }

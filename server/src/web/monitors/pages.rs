@@ -2,11 +2,11 @@
 //! page with its state and latest check.
 
 use crate::ops::Ctx;
-use crate::web::shared::format::{linkable, when};
+use crate::web::shared::clock::Now;
+use crate::web::shared::format::linkable;
 use crate::web::shared::pages;
 use crate::web::shared::session::Session;
 use axum::response::Response;
-use chrono::Utc;
 use maud::{Markup, html};
 use wachet::Monitor;
 use wachet::model::{ClientJobType, ClientPage};
@@ -66,7 +66,7 @@ pub(crate) async fn pages_section(
     }
     let pages = pages_of(state, session, monitor).await?;
     let id = monitor.id.as_deref().unwrap_or("");
-    let now = Utc::now();
+    let now = Now::of(session);
     Ok(Some(html! {
         section aria-labelledby="pages-title" {
             h2 #pages-title { "Pages (" (pages.len()) ")" }
@@ -116,8 +116,8 @@ pub(crate) async fn pages_section(
                             }
                             span class=(class) { (label) }
                             dl.times {
-                                div { dt { "Last check" } dd { (when(data.map(|d| d.last_check_timestamp), now)) } }
-                                div { dt { "Last change" } dd { (when(data.and_then(|d| d.value_changed_timestamp), now)) } }
+                                div { dt { "Last check" } dd { (now.when(data.map(|d| d.last_check_timestamp))) } }
+                                div { dt { "Last change" } dd { (now.when(data.and_then(|d| d.value_changed_timestamp))) } }
                             }
                         }
                     }

@@ -62,7 +62,7 @@ pub async fn preview(
     {
         return pages::from_error(err.into(), Some(&session));
     }
-    let choices = match Choices::load(&state, &session).await {
+    let choices = match Choices::load(&state, &session, &fields.folder).await {
         Ok(choices) => choices,
         Err(err) => return pages::from_error(err, Some(&session)),
     };

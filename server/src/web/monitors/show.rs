@@ -6,13 +6,14 @@
 
 use crate::ops::Ctx;
 use crate::web::assets::LIVE_JS;
+use crate::web::shared::clock::Now;
 use crate::web::shared::error::PageError;
 use crate::web::shared::extract::ActionForm;
 use crate::web::shared::extract::own_monitor;
 use crate::web::shared::extract::signed_in_form;
 use crate::web::shared::form::Form;
 use crate::web::shared::format::display_name;
-use crate::web::shared::format::{linkable, when};
+use crate::web::shared::format::linkable;
 use crate::web::shared::pages;
 use crate::web::shared::words::alert_in_words;
 use crate::web::shared::words::recurrence_in_words;
@@ -20,7 +21,6 @@ use crate::web::shared::words::state_of;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Redirect, Response};
-use chrono::Utc;
 use maud::{Markup, html};
 use wachet::model::Monitor;
 
@@ -59,7 +59,7 @@ pub async fn show(
     let name = display_name(&monitor);
     let url = monitor.url.as_deref().unwrap_or("");
     let paused = monitor.recurrence_in_seconds.unwrap_or(0) == 0;
-    let now = Utc::now();
+    let now = Now::of(&session);
     let base = format!("/monitors/{id}");
     let scope = crate::store::FeedScope::Monitor(id.clone());
     let feed =
@@ -109,7 +109,7 @@ pub async fn show(
 
 /// The state, last check and change, error and current value of monitor `id`: the part of its
 /// page that live updates redraw ([`crate::web::monitors::live`]).
-pub(crate) fn live_part(id: &str, monitor: &Monitor, now: chrono::DateTime<Utc>) -> Markup {
+pub(crate) fn live_part(id: &str, monitor: &Monitor, now: Now) -> Markup {
     let (class, label) = state_of(monitor);
     let data = monitor.data.as_ref();
     html! {
@@ -119,8 +119,8 @@ pub(crate) fn live_part(id: &str, monitor: &Monitor, now: chrono::DateTime<Utc>)
                 div.status-row {
                     span class=(class) { (label) }
                     dl.times {
-                        div.last-check { dt { "Last check" } dd { (when(data.map(|d| d.last_check_timestamp), now)) } }
-                        div.last-change { dt { "Last change" } dd { (when(data.and_then(|d| d.value_changed_timestamp), now)) } }
+                        div.last-check { dt { "Last check" } dd { (now.when(data.map(|d| d.last_check_timestamp))) } }
+                        div.last-change { dt { "Last change" } dd { (now.when(data.and_then(|d| d.value_changed_timestamp))) } }
                     }
                 }
                 @if let Some(error) = data.and_then(|d| d.error.as_deref()) {

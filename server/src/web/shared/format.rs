@@ -1,9 +1,7 @@
-//! How the pages write what they show: a monitor's name, a time beside "ago", whether an
+//! How the pages write what they show: a monitor's name (times are [`super::clock`]'s), whether an
 //! address may be a link, byte sizes in words, the head of a long text, and a difference
 //! bounded in size for a page.
 
-use chrono::{DateTime, Utc};
-use maud::{Markup, html};
 use wachet::model::Monitor;
 
 /// The monitor's name as shown: its name, else its URL.
@@ -14,23 +12,6 @@ pub(crate) fn display_name(monitor: &Monitor) -> &str {
         .filter(|n| !n.is_empty())
         .or(monitor.url.as_deref())
         .unwrap_or("(unnamed)")
-}
-
-/// A time as "5 min ago", with the exact time for hovering and machines.
-pub(crate) fn when(at: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Markup {
-    let Some(at) = at else {
-        return html! { "never" };
-    };
-    let seconds = (now - at).num_seconds().max(0);
-    let relative = match seconds {
-        0..60 => "just now".to_string(),
-        60..3600 => format!("{} min ago", seconds / 60),
-        3600..86_400 => format!("{} h ago", seconds / 3600),
-        _ => format!("{} d ago", seconds / 86_400),
-    };
-    html! {
-        time datetime=(at.to_rfc3339()) title=(at.format("%Y-%m-%d %H:%M:%S UTC").to_string()) { (relative) }
-    }
 }
 
 /// Whether a stored URL may become a link: only web addresses, never `javascript:`.

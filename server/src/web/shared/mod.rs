@@ -2,6 +2,7 @@
 //! sign-in session and the extractors that read it once, form reading, the one-use tokens and
 //! turns, the folder tree walked once, and the words and formats the pages write.
 
+pub(crate) mod clock;
 pub(crate) mod difference;
 pub(crate) mod error;
 pub(crate) mod extract;

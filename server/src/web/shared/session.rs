@@ -40,6 +40,8 @@ pub struct Session {
     pub token_hash: String,
     /// The token every form of this session carries.
     pub csrf: String,
+    /// The time zone the user's times are shown in.
+    pub zone: chrono_tz::Tz,
 }
 
 /// The session cookie's name: `__Host-` prefixed whenever the cookie is `Secure`.
@@ -96,6 +98,7 @@ pub async fn current(state: &Ctx, headers: &HeaderMap) -> Result<Option<Session>
         email: found.email,
         token_hash,
         csrf: csrf_token(token),
+        zone: found.time_zone,
     }))
 }
 

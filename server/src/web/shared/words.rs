@@ -41,6 +41,20 @@ pub(crate) fn alert_in_words(alert: &Alert) -> String {
         AlertType::Decreased => format!("when the number falls by more than {operand}"),
         AlertType::Added => format!("when “{operand}” is added"),
         AlertType::Removed => format!("when “{operand}” is removed"),
+        AlertType::Unchanged => match wachet::alerts::lasting::unchanged_seconds(alert) {
+            Some(seconds) => format!(
+                "when the value stays the same for {}",
+                wachet::alerts::lasting::exact_words(seconds)
+            ),
+            None => format!("when the value stays the same for {operand} s"),
+        },
+    };
+    let what = match (alert.kind, alert.remind_every_seconds) {
+        (AlertType::Error, Some(every)) => format!(
+            "{what}, reminding every {} while it fails",
+            wachet::alerts::lasting::exact_words(every)
+        ),
+        _ => what,
     };
     let compare = alert
         .parameters
@@ -109,6 +123,7 @@ pub(crate) fn alert_words(kind: AlertType) -> &'static str {
         AlertType::Decreased => "The number falls by more than …",
         AlertType::Added => "Text is added (containing …)",
         AlertType::Removed => "Text is removed (containing …)",
+        AlertType::Unchanged => "The value stays the same for …",
     }
 }
 

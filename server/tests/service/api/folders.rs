@@ -251,6 +251,7 @@ async fn deleting_a_folder_deletes_its_subtree_with_history_and_notifications() 
                     kind: AlertType::NotEq,
                     value: None,
                     parameters: None,
+                    remind_every_seconds: None,
                 },
                 created_at: now.timestamp_millis(),
                 current: Some("v".into()),

@@ -21,6 +21,7 @@ pub(super) fn notification(task: &str, created: DateTime<Utc>, n: usize) -> NewN
             kind: AlertType::NotEq,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         },
         created_at: created.timestamp_millis(),
         current: Some(format!("value {n}")),

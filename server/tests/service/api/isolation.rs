@@ -44,6 +44,7 @@ async fn another_users_ids_are_404_everywhere_and_lists_leave_them_out() {
                 kind: AlertType::NotEq,
                 value: None,
                 parameters: None,
+                remind_every_seconds: None,
             },
             created_at: now.timestamp_millis(),
             current: Some("page value".into()),

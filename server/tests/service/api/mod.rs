@@ -26,6 +26,8 @@ mod http;
 mod interop;
 // One user never sees or changes another's data.
 mod isolation;
+// Reminders while a page fails, and alerts on a page that stopped changing.
+mod lasting;
 // One start for every test: the parts chosen by the settings, a shutdown in order.
 mod lifecycle;
 // Noise masks, learned and a person's, and the line order deciding what raises.
@@ -34,6 +36,8 @@ mod noise;
 mod openapi;
 // Health probes, request ids, and what a failing request logs.
 mod probes;
+// Notification endpoints named by folders, inherited down the tree; muted monitors.
+mod routing;
 // The scheduler beside the API: monitors checked on their schedule against fixture sites.
 mod schedule;
 // Browser steps, logins, their secrets and kept sessions.
@@ -42,5 +46,7 @@ mod steps;
 mod storage;
 // Monitors: create, read, update, delete, search, pages, validation.
 mod tasks;
+// The user's time zone, and the times the pages show in it.
+mod time_zone;
 // Moving in (imports of other tools' files) and out (the export).
 mod transfer;

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 /// The 15 endpoints of the specification and the extensions (DECISIONS.md's, and the account
 /// ones: confirmation of e-mail addresses and rotation of secrets).
-const ENDPOINTS: [(&str, &str); 31] = [
+const ENDPOINTS: [(&str, &str); 33] = [
     ("post", "/thirdparty/v1/user/login"),
     ("post", "/thirdparty/v1/user/apilogin"),
     ("post", "/thirdparty/v1/user/invalidateTokens"),
@@ -36,6 +36,8 @@ const ENDPOINTS: [(&str, &str); 31] = [
     ("post", "/thirdparty/v1/user/apiKey"),
     ("post", "/thirdparty/v1/user/webhookSecret"),
     ("put", "/thirdparty/v1/user/password"),
+    ("get", "/thirdparty/v1/user/settings"),
+    ("put", "/thirdparty/v1/user/settings"),
     ("get", "/thirdparty/v1/user/notificationEndpoints/test"),
     ("post", "/thirdparty/v1/user/notificationEndpoints/test"),
     ("get", "/thirdparty/v1/user/feeds"),
@@ -46,7 +48,7 @@ const ENDPOINTS: [(&str, &str); 31] = [
 ];
 
 /// The extensions among them: each says so first in its description.
-const EXTENSIONS: [&str; 13] = [
+const EXTENSIONS: [&str; 14] = [
     "/thirdparty/v1/import",
     "/thirdparty/v1/export",
     "/thirdparty/v1/tasks",
@@ -60,6 +62,7 @@ const EXTENSIONS: [&str; 13] = [
     "/thirdparty/v1/user/apiKey",
     "/thirdparty/v1/user/webhookSecret",
     "/thirdparty/v1/user/password",
+    "/thirdparty/v1/user/settings",
 ];
 
 const METHODS: [&str; 5] = ["get", "put", "post", "delete", "patch"];

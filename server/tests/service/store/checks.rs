@@ -86,6 +86,7 @@ pub(super) fn notification(task: &str, value: &str) -> NewNotification {
             kind: AlertType::NotEq,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         },
         created_at: now_millis(),
         current: Some(value.to_string()),

@@ -382,6 +382,7 @@ both!(
                     kind: wachet::model::AlertType::NotEq,
                     value: None,
                     parameters: None,
+                    remind_every_seconds: None,
                 },
                 created_at: now_millis(),
                 current: None,

@@ -81,6 +81,7 @@ pub fn user_record(email: &str) -> UserRecord {
         webhook_secret: "whsec".into(),
         notification_endpoints: Vec::new(),
         created_at: now_millis(),
+        time_zone: "UTC".into(),
     }
 }
 

@@ -14,6 +14,7 @@ fn raised(task: &str, at: Millis, text: &str) -> NewNotification {
             kind: AlertType::NotEq,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         },
         created_at: at,
         current: Some(text.to_string()),

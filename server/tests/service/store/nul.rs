@@ -92,6 +92,7 @@ both!(a_pages_nul_still_raises_its_notification, |store: Arc<
                 kind: AlertType::NotEq,
                 value: None,
                 parameters: None,
+                remind_every_seconds: None,
             },
             created_at: 1_700_000_000_000,
             current: Some("before\0after".into()),

@@ -1134,3 +1134,38 @@ async fn a_bulk_action_the_api_refuses_for_one_monitor_says_what_was_done_and_wh
     assert!(page.contains("were left as they were"), "{page}");
     assert_eq!(recurrence(&api, &user, &old).await, 10, "unchanged");
 }
+
+in_browser!(a_folders_notifications_page_says_where_its_monitors_notify_in_a_real_browser);
+async fn a_folders_notifications_page_says_where_its_monitors_notify_in_a_real_browser() {
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
+    let api = Api::start().await;
+    let user = api.user("routes@example.com").await;
+    let hook = json!({"type": "Webhook", "value": "https://shops.example/hook"});
+    let shops = api
+        .post(
+            &user,
+            "/thirdparty/v1/folder",
+            json!({"name": "Shops", "notificationEndpoints": [hook]}),
+        )
+        .await;
+    let shops = id(shops.ok());
+    let tea = api.folder(&user, "Tea", Some(&shops)).await;
+    let (driver, page, _) = signed_in_browser(&api, &user).await;
+    page.goto(api.url(&format!("/folders/{tea}/notifications")))
+        .await
+        .unwrap();
+    let text: String = page
+        .evaluate("document.querySelector('.folder-form').innerText")
+        .await
+        .unwrap()
+        .into_value()
+        .unwrap();
+    assert!(
+        text.contains("the endpoints of the folder “Shops”: Webhook https://shops.example/hook"),
+        "{text}"
+    );
+    screenshots(&page, "folder-notifications", 375).await;
+    driver.close().await;
+}

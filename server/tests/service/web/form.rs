@@ -187,6 +187,24 @@ async fn create_with_a_preview_fix_errors_edit_and_preview_a_portal_in_a_real_br
         "86400",
         "the change typed before adding a row is kept"
     );
+    // A reminder belongs to Error alerts: its field shows on those rows only.
+    let remind_shown = |row: usize| {
+        format!(
+            "!document.getElementById('f-alerts-{row}--remindEverySeconds').closest('.field').hidden"
+        )
+    };
+    assert!(
+        !eval::<bool>(&page, &remind_shown(0)).await,
+        "hidden on NotEq"
+    );
+    set(&page, "f-alerts-1--type", "Error").await;
+    assert!(
+        eval::<bool>(&page, &remind_shown(1)).await,
+        "shown on Error"
+    );
+    screenshot(&page, "monitor-form-reminder", 1440).await;
+    screenshot(&page, "monitor-form-reminder", 375).await;
+    width(&page, 1440).await;
     set(&page, "f-alerts-1--type", "Gt").await;
     set(&page, "f-alerts-1--value", "20").await;
     click(&page, ".form-actions button.primary").await;

@@ -350,6 +350,7 @@ fn notification(task: &str, n: usize) -> NewNotification {
             kind: AlertType::NotEq,
             value: None,
             parameters: None,
+            remind_every_seconds: None,
         },
         created_at: chrono::Utc::now().timestamp_millis(),
         current: Some(format!("ann-secret value {n}")),
