@@ -245,6 +245,17 @@ mod tests {
         seen
     }
 
+    /// Each module that reaches itself back, named with the modules its circle runs through.
+    fn circles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+        graph
+            .keys()
+            .filter_map(|module| {
+                let through = cycle_through(graph, module);
+                (!through.is_empty()).then(|| format!("{module} through {through:?}"))
+            })
+            .collect()
+    }
+
     /// The modules of the circles through `from` (empty when `from` is in none).
     fn cycle_through(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> Vec<String> {
         reach(graph, from)
@@ -266,13 +277,7 @@ mod tests {
             graph["notify"].contains("store"),
             "the imports were not read: notify uses the store's types"
         );
-        let circles: Vec<String> = graph
-            .keys()
-            .filter_map(|module| {
-                let through = cycle_through(&graph, module);
-                (!through.is_empty()).then(|| format!("{module} through {through:?}"))
-            })
-            .collect();
+        let circles = circles(&graph);
         assert!(
             circles.is_empty(),
             "modules that import themselves back: {circles:?}"
@@ -290,13 +295,7 @@ mod tests {
                 .is_some_and(|named| named.contains("shared::layout")),
             "the imports were not read: a monitor's page uses the layout"
         );
-        let circles: Vec<String> = graph
-            .keys()
-            .filter_map(|module| {
-                let through = cycle_through(&graph, module);
-                (!through.is_empty()).then(|| format!("{module} through {through:?}"))
-            })
-            .collect();
+        let circles = circles(&graph);
         assert!(
             circles.is_empty(),
             "page modules that import themselves back: {circles:?}"
