@@ -54,7 +54,20 @@ fn tells(raised: &Raised, change: &VisibleChange) -> bool {
             change.removed_visible()
         }
         (AlertType::NotEq, _) => change.is_visible(),
-        _ => true,
+        // Their verdict is on the value itself (or on its failing or staying the same), not on a
+        // difference that masks could leave empty.
+        (
+            AlertType::Error
+            | AlertType::Eq
+            | AlertType::Contains
+            | AlertType::NotContains
+            | AlertType::Gt
+            | AlertType::Lt
+            | AlertType::Increased
+            | AlertType::Decreased
+            | AlertType::Unchanged,
+            _,
+        ) => true,
     }
 }
 
