@@ -119,9 +119,9 @@ async fn invalid_monitors_are_400_naming_each_field_and_store_nothing() {
             "unknown AlertType",
         ),
         (
-            json!({"url": "https://e.com/", "alerts": [{"type": 11}]}),
+            json!({"url": "https://e.com/", "alerts": [{"type": 12}]}),
             "alerts[0].type",
-            "Removed (10)",
+            "Unchanged (11)",
         ),
         (
             json!({"url": "https://e.com/", "alerts": [{"type": 0, "parameters": {"compare": 4}}]}),

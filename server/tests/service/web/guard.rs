@@ -53,6 +53,7 @@ const WITHOUT_IDS: &[&str] = &[
     "/settings/api-key",
     "/settings/password",
     "/settings/sign-out-everywhere",
+    "/settings/time-zone",
     // Import and export act on the signed-in user's own monitors: no id to guess.
     "/settings/export",
     "/settings/import",
@@ -111,6 +112,15 @@ const CASES: &[Case] = &[
         "/folders/{id}/rename",
         "/folders/{folder}/rename",
         &[("name", "Taken over")],
+    ),
+    get(
+        "/folders/{id}/notifications",
+        "/folders/{folder}/notifications",
+    ),
+    post(
+        "/folders/{id}/notifications",
+        "/folders/{folder}/notifications",
+        &[("endpoints", "Webhook https://taken.example/hook")],
     ),
     get("/folders/{id}/move", "/folders/{folder}/move"),
     post(
