@@ -15,6 +15,7 @@ use crate::web::shared::clock::Now;
 use crate::web::shared::error::{PageError, first_message};
 use crate::web::shared::extract::SignedIn;
 use crate::web::shared::extract::SignedInForm;
+use crate::web::shared::format::display_name;
 use crate::web::shared::layout::page;
 use crate::web::shared::pages;
 use crate::web::shared::session::{self, Session};
@@ -274,12 +275,7 @@ async fn feed_targets(state: &Ctx, user: &str) -> Result<Vec<(String, String)>, 
         let Some(id) = monitor.id.as_deref() else {
             continue;
         };
-        let name = monitor
-            .name
-            .as_deref()
-            .filter(|n| !n.is_empty())
-            .or(monitor.url.as_deref())
-            .unwrap_or("(unnamed)");
+        let name = display_name(&monitor);
         targets.push((format!("monitor:{id}"), format!("Monitor: {name}")));
     }
     Ok(targets)

@@ -11,6 +11,7 @@ use crate::web::shared::layout::page;
 use crate::web::shared::pages;
 use crate::web::shared::session::Session;
 use crate::web::shared::tree::name_of;
+use crate::web::shared::words::endpoint_words;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
@@ -21,7 +22,7 @@ use wachet::model::{Folder, MessagingServiceType, NotificationEndpoint};
 /// The endpoints in the form's words: one a line, its type and its value.
 fn lines(list: &[NotificationEndpoint]) -> String {
     list.iter()
-        .map(|e| format!("{} {}", e.kind, e.value.as_deref().unwrap_or("")))
+        .map(endpoint_words)
         .collect::<Vec<_>>()
         .join("\n")
 }

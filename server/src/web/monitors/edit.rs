@@ -21,6 +21,7 @@ use crate::web::shared::once;
 use crate::web::shared::pages;
 use crate::web::shared::session::{self, Session};
 use crate::web::shared::tree;
+use crate::web::shared::words::endpoint_words;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -85,9 +86,7 @@ impl Choices {
             .collect();
         folders.sort_by(|a, b| a.1.cmp(&b.1));
         let in_words = |list: &[wachet::model::NotificationEndpoint]| {
-            list.iter()
-                .map(|e| format!("{} {}", e.kind, e.value.as_deref().unwrap_or("")))
-                .collect()
+            list.iter().map(endpoint_words).collect()
         };
         let inherited =
             crate::ops::folders::inherited_endpoints(state, &session.user, Some(folder)).await;

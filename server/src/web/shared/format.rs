@@ -1,6 +1,5 @@
 //! How the pages write what they show: a monitor's name (times are [`super::clock`]'s), whether an
-//! address may be a link, byte sizes in words, the head of a long text, and a difference
-//! bounded in size for a page.
+//! address may be a link, byte sizes in words, and the head of a long text.
 
 use wachet::model::Monitor;
 

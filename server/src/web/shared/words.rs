@@ -2,7 +2,7 @@
 //! its recurrence and alerts, the alert types, comparisons and locations the monitor form
 //! offers, a delivery's state and tries.
 
-use wachet::model::{Alert, AlertType, CompareType, LocationCode, Monitor};
+use wachet::model::{Alert, AlertType, CompareType, LocationCode, Monitor, NotificationEndpoint};
 
 /// "every hour", "every 5 minutes", "paused".
 pub(crate) fn recurrence_in_words(seconds: i32) -> String {
@@ -135,4 +135,13 @@ pub(crate) fn compare_words(compare: CompareType) -> &'static str {
         CompareType::Removed => "only removed text",
         CompareType::CaseInsensitive => "the value, ignoring case",
     }
+}
+
+/// An endpoint as the forms write it, one a line: its type and its value (`Webhook https://…`).
+pub(crate) fn endpoint_words(endpoint: &NotificationEndpoint) -> String {
+    format!(
+        "{} {}",
+        endpoint.kind,
+        endpoint.value.as_deref().unwrap_or("")
+    )
 }
