@@ -193,9 +193,8 @@ pub fn open_step(sealer: &Sealer, user: &str, stored: &str) -> Option<String> {
 /// `monitor` with the values of its secret steps opened, for the check that types them; a
 /// value that does not open (the key changed) is left out, so the step fails naming itself.
 pub fn open_steps(sealer: &Sealer, user: &str, monitor: &mut wachet::Monitor) {
-    let login = monitor.login.as_mut().map(|l| &mut l.steps);
-    for list in [monitor.steps.as_mut(), login].into_iter().flatten() {
-        for step in list.iter_mut().filter(|s| s.secret) {
+    for (_, list) in monitor.step_lists_mut() {
+        for step in list.into_iter().flatten().filter(|s| s.secret) {
             step.value = step
                 .value
                 .as_deref()

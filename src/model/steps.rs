@@ -111,11 +111,19 @@ impl super::Monitor {
             .any(|s| s.secret)
     }
 
+    /// The monitor's step lists, each with the field it is under: its own steps, then its
+    /// login's.
+    pub fn step_lists_mut(&mut self) -> [(&'static str, Option<&mut Vec<Step>>); 2] {
+        [
+            ("steps", self.steps.as_mut()),
+            ("login.steps", self.login.as_mut().map(|l| &mut l.steps)),
+        ]
+    }
+
     /// Drops the values of the secret steps: how a monitor is shown and exported.
     pub fn hide_secret_steps(&mut self) {
-        let login = self.login.as_mut().map(|l| &mut l.steps);
-        for list in [self.steps.as_mut(), login].into_iter().flatten() {
-            for step in list.iter_mut().filter(|s| s.secret) {
+        for (_, list) in self.step_lists_mut() {
+            for step in list.into_iter().flatten().filter(|s| s.secret) {
                 step.value = None;
             }
         }

@@ -7,15 +7,7 @@
 
 use super::{OpError, UserId};
 use crate::secrets::Sealer;
-use wachet::model::{Monitor, Step};
-
-/// Every step of `monitor`, its login's after its own, with the list's field name.
-fn lists(monitor: &mut Monitor) -> [(&'static str, Option<&mut Vec<Step>>); 2] {
-    [
-        ("steps", monitor.steps.as_mut()),
-        ("login.steps", monitor.login.as_mut().map(|l| &mut l.steps)),
-    ]
-}
+use wachet::model::Monitor;
 
 /// Whether `monitor` holds a step value marked secret.
 pub fn has_secrets(monitor: &Monitor) -> bool {
@@ -35,8 +27,8 @@ pub fn keep_secrets(
         monitor.dynamic_content = true;
     }
     let mut stored = stored.cloned().unwrap_or_default();
-    let before = lists(&mut stored);
-    for ((field, list), (_, old)) in lists(monitor).into_iter().zip(before) {
+    let before = stored.step_lists_mut();
+    for ((field, list), (_, old)) in monitor.step_lists_mut().into_iter().zip(before) {
         let old = old.map(|o| o.as_slice()).unwrap_or_default();
         for (i, step) in list.into_iter().flatten().enumerate() {
             if !step.secret || step.value.is_some() {
@@ -62,7 +54,7 @@ pub fn keep_secrets(
 
 /// Seals every secret value of `monitor` for `user`, as it is stored.
 pub fn seal(sealer: &Sealer, user: &UserId, monitor: &mut Monitor) -> Result<(), OpError> {
-    for (field, list) in lists(monitor) {
+    for (field, list) in monitor.step_lists_mut() {
         for (i, step) in list.into_iter().flatten().enumerate() {
             let Some(value) = step.value.as_mut().filter(|_| step.secret) else {
                 continue;
@@ -91,7 +83,7 @@ pub fn open(sealer: &Sealer, user: &UserId, monitor: &mut Monitor) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wachet::model::{Login, StepAction};
+    use wachet::model::{Login, Step, StepAction};
 
     #[test]
     fn a_secret_is_sealed_hidden_kept_and_opened() {
