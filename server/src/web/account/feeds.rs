@@ -262,7 +262,6 @@ pub async fn feed_parts(
 /// The form renewing a feed from its folder's or monitor's page.
 #[derive(Debug, Default, Deserialize)]
 pub struct RenewForm {
-    csrf: Option<String>,
     target: Option<String>,
     back: Option<String>,
 }
@@ -274,15 +273,8 @@ pub struct RenewForm {
 pub async fn renew(
     State(state): State<Ctx>,
     headers: HeaderMap,
-    crate::web::shared::form::Form(form): crate::web::shared::form::Form<RenewForm>,
+    crate::web::shared::extract::SignedInForm { session, form }: crate::web::shared::extract::SignedInForm<RenewForm>,
 ) -> Response {
-    let session =
-        match crate::web::shared::extract::signed_in_form(&state, &headers, form.csrf.as_deref())
-            .await
-        {
-            Ok(session) => session,
-            Err(response) => return response,
-        };
     let target = form.target.as_deref().unwrap_or("");
     let (kind, id) = target.split_once(':').unwrap_or((target, ""));
     let Ok(scope) = feeds::scope(Some(kind), Some(id.to_string())) else {

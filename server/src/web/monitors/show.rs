@@ -9,12 +9,12 @@ use crate::web::assets::LIVE_JS;
 use crate::web::shared::clock::Now;
 use crate::web::shared::error::PageError;
 use crate::web::shared::extract::ActionForm;
+use crate::web::shared::extract::SignedInForm;
 use crate::web::shared::extract::own_monitor;
-use crate::web::shared::extract::signed_in_form;
-use crate::web::shared::form::Form;
 use crate::web::shared::format::display_name;
 use crate::web::shared::format::linkable;
 use crate::web::shared::pages;
+use crate::web::shared::session::Session;
 use crate::web::shared::words::alert_in_words;
 use crate::web::shared::words::recurrence_in_words;
 use crate::web::shared::words::state_of;
@@ -220,39 +220,27 @@ fn code_or_none(value: Option<&str>, none: &str) -> Markup {
 /// `POST /monitors/{id}/pause`.
 pub async fn pause(
     State(state): State<Ctx>,
-    headers: HeaderMap,
     Path(id): Path<String>,
-    Form(form): Form<ActionForm>,
+    SignedInForm { session, .. }: SignedInForm<ActionForm>,
 ) -> Response {
-    set_recurrence(&state, &headers, &id, form, false).await
+    set_recurrence(&state, &session, &id, false).await
 }
 
 /// `POST /monitors/{id}/resume`.
 pub async fn resume(
     State(state): State<Ctx>,
-    headers: HeaderMap,
     Path(id): Path<String>,
-    Form(form): Form<ActionForm>,
+    SignedInForm { session, .. }: SignedInForm<ActionForm>,
 ) -> Response {
-    set_recurrence(&state, &headers, &id, form, true).await
+    set_recurrence(&state, &session, &id, true).await
 }
 
 /// Stores the monitor with its recurrence set (through [`crate::ops::monitors::save`], so
 /// with the API's validation), then back to its page (post, redirect, get).
-async fn set_recurrence(
-    state: &Ctx,
-    headers: &HeaderMap,
-    id: &str,
-    form: ActionForm,
-    resume: bool,
-) -> Response {
-    let session = match signed_in_form(state, headers, form.csrf.as_deref()).await {
-        Ok(session) => session,
-        Err(response) => return response,
-    };
+async fn set_recurrence(state: &Ctx, session: &Session, id: &str, resume: bool) -> Response {
     let mut monitor = match crate::ops::monitors::stored(state, &session.user, id).await {
         Ok(monitor) => monitor,
-        Err(err) => return pages::from_error(err.into(), Some(&session)),
+        Err(err) => return pages::from_error(err.into(), Some(session)),
     };
     let running = monitor.recurrence_in_seconds.unwrap_or(0) > 0;
     // A double submit, or a second tab: already as asked, nothing to store.
@@ -267,7 +255,7 @@ async fn set_recurrence(
             .await
             .map_err(PageError::from);
         if let Err(err) = stored {
-            return pages::from_error(err, Some(&session));
+            return pages::from_error(err, Some(session));
         }
     }
     Redirect::to(&format!("/monitors/{id}")).into_response()

@@ -95,8 +95,7 @@ pub(crate) async fn signed_in_form(
     Ok(session)
 }
 
-/// The fields of the pause and resume forms.
+/// A form that carries nothing but its CSRF token (pause, resume, delete, retry), which
+/// [`SignedInForm`] reads.
 #[derive(Debug, Default, Deserialize)]
-pub struct ActionForm {
-    pub(crate) csrf: Option<String>,
-}
+pub struct ActionForm {}
