@@ -77,9 +77,10 @@ pub async fn router(
     ))
 }
 
-/// The health probes alone, for a listener of their own (`--health-listen`).
+/// The health probes and the process's metrics, for a listener of their own
+/// (`--health-listen`).
 pub fn probes(probes: crate::probes::Probes) -> Router {
-    traced(crate::probes::routes(probes))
+    traced(crate::probes::routes_with_metrics(probes))
 }
 
 /// `router` with every request's id and span ([`crate::trace`]): the route that matched is

@@ -4,8 +4,9 @@
 //! `GET /readyz` answers 200 only when the process can do its work: the database answers, its
 //! migrations are this binary's, this process's last heartbeat could write it (when it checks
 //! or delivers), and it is not shutting down; 503 with the reason otherwise. A process without
-//! the `api` role answers them on its `--health-listen` address. They answer any `Host`, take
-//! no login and show no data: a probe reaches a container by its address, not by the service's
+//! the `api` role answers them on its `--health-listen` address, with the process's
+//! `/metrics` beside them (the API's listener has its own). They answer any `Host`, take no
+//! login and show no data: a probe reaches a container by its address, not by the service's
 //! name.
 
 use crate::store::Store;
@@ -42,6 +43,40 @@ pub fn routes(probes: Probes) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .with_state(probes)
+}
+
+/// The probes and `GET /metrics`, for the probes' own listener (`--health-listen`): a process
+/// without the API counts its checks, their lateness and its claims in its own memory, and this
+/// is where Prometheus reads them. The API's listener has its own `/metrics`, the same text.
+pub fn routes_with_metrics(probes: Probes) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(probes)
+}
+
+/// `GET /metrics` on the probes' listener: counts only, as on the API's.
+async fn metrics(State(probes): State<Probes>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match crate::ops::notifications::metrics_of(probes.store.as_ref()).await {
+        Ok(text) => (
+            [(
+                axum::http::header::CONTENT_TYPE,
+                "text/plain; version=0.0.4",
+            )],
+            text,
+        )
+            .into_response(),
+        Err(err) => {
+            tracing::warn!(%err, "metrics: the database does not answer");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the database does not answer",
+            )
+                .into_response()
+        }
+    }
 }
 
 /// `GET /healthz`: the process runs and answers.

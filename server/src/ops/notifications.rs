@@ -89,7 +89,13 @@ pub async fn retry(ctx: &Ctx, user: &UserId, id: &str, delivery: &str) -> Result
 /// ([`crate::metrics`]), the deliveries of every user by state, and the database's failing
 /// writes, which the store keeps ([`crate::store::health`]).
 pub async fn metrics(ctx: &Ctx) -> Result<String, OpError> {
-    let deliveries = ctx.store().delivery_counts().await?;
+    metrics_of(ctx.store()).await
+}
+
+/// [`metrics`] of a process that has the database but no API (a worker's or a deliverer's
+/// `--health-listen`).
+pub async fn metrics_of(store: &dyn crate::store::Store) -> Result<String, OpError> {
+    let deliveries = store.delivery_counts().await?;
     let mut text = crate::metrics::METRICS.render(&deliveries);
     crate::store::health::render_metrics(&mut text);
     Ok(text)

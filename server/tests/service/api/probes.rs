@@ -109,6 +109,14 @@ async fn a_worker_without_the_api_is_probed_on_its_own_address() {
         assert_eq!(reply.status(), 200, "{path}");
         assert!(reply.headers().contains_key("x-request-id"));
     }
+    // The worker's own counts, which no other process has.
+    let metrics = client.get(format!("{base}/metrics")).send().await.unwrap();
+    assert_eq!(metrics.status(), 200);
+    let text = metrics.text().await.unwrap();
+    assert!(
+        text.contains("wachet_check_lateness_seconds_bucket"),
+        "{text}"
+    );
     let api = client
         .get(format!("{base}/thirdparty/v1/task"))
         .send()
