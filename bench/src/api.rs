@@ -160,6 +160,43 @@ impl Service {
         log: &Path,
         extra: &[&str],
     ) -> Result<Service, String> {
+        Service::spawn(exe, db, log, extra, None)
+    }
+
+    /// `wachet serve` again on the database `earlier` made (it prints no key on a database
+    /// with users), logging to `log`.
+    pub(crate) fn start_again(
+        exe: &Path,
+        db: &Path,
+        log: &Path,
+        extra: &[&str],
+        earlier: &Service,
+    ) -> Result<Service, String> {
+        let known = (earlier.user_id.clone(), earlier.api_key.clone());
+        Service::spawn(exe, db, log, extra, Some(known))
+    }
+
+    /// `wachet serve` without the API (`extra` names its roles and a `--health-listen`): its
+    /// address is that of its probes and metrics.
+    pub(crate) fn start_worker(
+        exe: &Path,
+        db: &Path,
+        log: &Path,
+        extra: &[&str],
+    ) -> Result<Service, String> {
+        Service::spawn(exe, db, log, extra, Some((String::new(), String::new())))
+    }
+
+    /// Starts the process; `known` is the user id and API key of a database that has them
+    /// (empty for a process without the API).
+    fn spawn(
+        exe: &Path,
+        db: &Path,
+        log: &Path,
+        extra: &[&str],
+        known: Option<(String, String)>,
+    ) -> Result<Service, String> {
+        let worker = known.as_ref().is_some_and(|(user, _)| user.is_empty());
         let log_file = std::fs::File::create(log).map_err(|e| e.to_string())?;
         let mut child = Command::new(exe)
             .args(["serve", "--listen", "127.0.0.1:0", "--rate-limit", "0"])
@@ -182,11 +219,12 @@ impl Service {
                 let _ = lines.send(line);
             }
         });
+        let (user_id, api_key) = known.unwrap_or_default();
         let mut service = Service {
             child,
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-            user_id: String::new(),
-            api_key: String::new(),
+            user_id,
+            api_key,
             log: log.to_path_buf(),
         };
         let deadline = Instant::now() + START_TIMEOUT;
@@ -205,7 +243,10 @@ impl Service {
                 service.user_id = v.trim().to_string();
             } else if let Some(v) = line.strip_prefix("api key: ") {
                 service.api_key = v.trim().to_string();
-            } else if let Some(v) = line.strip_prefix("listening on http://") {
+            } else if let Some(v) = line.strip_prefix("listening on http://").or_else(|| {
+                line.strip_prefix("health probes on http://")
+                    .filter(|_| worker)
+            }) {
                 service.addr = v
                     .trim()
                     .parse()
@@ -213,7 +254,7 @@ impl Service {
                 break;
             }
         }
-        if service.user_id.is_empty() || service.api_key.is_empty() {
+        if !worker && (service.user_id.is_empty() || service.api_key.is_empty()) {
             return Err("wachet serve printed no user id or API key (was the db empty?)".into());
         }
         Ok(service)
@@ -221,6 +262,13 @@ impl Service {
 
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Kills the process with SIGKILL (no shutdown of any kind) and reaps it.
+    pub(crate) fn kill_hard(&mut self) -> Result<(), String> {
+        self.child.kill().map_err(|e| format!("kill -9: {e}"))?;
+        self.child.wait().map_err(|e| format!("kill -9: {e}"))?;
+        Ok(())
     }
 
     pub(crate) fn log_tail(&self) -> String {
@@ -232,9 +280,11 @@ impl Service {
 
 impl Drop for Service {
     fn drop(&mut self) {
+        // Quietly: a process killed before (`kill_hard`) is gone already.
         let _ = Command::new("kill")
             .arg("-TERM")
             .arg(self.child.id().to_string())
+            .stderr(Stdio::null())
             .status();
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {

@@ -4,7 +4,9 @@
 //! [`api`] loads the REST service (`wachet serve`) beside a static-file ceiling; [`schedule`]
 //! runs its scheduler over thousands of monitors; [`noise`] scores false and missed alerts of
 //! wachet and changedetection.io on a corpus of noisy pages; [`history`] weighs delta history
-//! against the same history stored whole.
+//! against the same history stored whole; [`soak`] runs the service for minutes under faulty
+//! hosts, API clients and a `kill -9`, and watches its memory, descriptors and database; [`scale`]
+//! checks 10,000 monitors on SQLite and on PostgreSQL with one to three worker processes.
 
 pub mod api;
 pub mod harness;
@@ -13,5 +15,7 @@ pub mod noise;
 pub mod parse_cost;
 pub mod proc;
 pub mod render;
+pub mod scale;
 pub mod schedule;
 pub mod site;
+pub mod soak;

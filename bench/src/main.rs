@@ -19,6 +19,10 @@
 //! wachet-bench noise [--checks N] [--seed S] [--corpus first|second|both] [--window W]
 //!                    [--cdio-recheck S] [--no-cdio 1] [--keep DIR] [--no-wachet 1] [--wachet PATH]
 //!                    [--timeout-minutes M]
+//! wachet-bench soak [--minutes N] [--monitors N] [--rendered N] [--api-clients N]
+//!                   [--wachet PATH] [--plot PATH]
+//! wachet-bench scale [--monitors N] [--recurrence S] [--hosts H] [--warmup S] [--duration S]
+//!                    [--workers 1,2,3] [--sqlite 0|1] [--wachet PATH] [--server nginx|rust|auto]
 //! ```
 //!
 //! `history` writes a ~100 KB page and `--changes` (1,000) one-word changes of it through the
@@ -30,6 +34,17 @@
 //! or with `--corpus second` 15 pages written apart from it and from wachet's alert rules),
 //! watches them with the release `wachet serve` and changedetection.io 0.60.10 at once, and
 //! prints the false, missed and true alerts of each page side by side.
+//!
+//! `soak` runs the release `wachet serve` for `--minutes` (10) with 2,000 monitors against
+//! hosts that hang, reset, answer slowly, flap, bomb and loop, webhooks that fail, hang and
+//! redirect, API clients writing all the while and a `kill -9` half way; it prints RSS,
+//! descriptors, database size per check, Chromium processes, check rate and lateness a minute,
+//! draws them as a PNG and asserts no panic, no 5xx, no lost notification, flat RSS and
+//! descriptors.
+//!
+//! `scale` checks 10,000 monitors a minute with the release `wachet serve` on SQLite (one
+//! process), then on a private PostgreSQL with 1, 2 and 3 worker processes, and prints checks/s,
+//! lateness p50/p99, CPU a check of the workers and of PostgreSQL, and database growth.
 //!
 //! `schedule` runs the release `wachet serve` checking `--monitors` (10,000) SinglePage
 //! monitors every 60 s against pages this process serves on 127.0.0.1..=127.0.0.`H`, and
@@ -76,7 +91,12 @@ fn usage() -> ExitCode {
          wachet-bench history [--changes N] [--reads R]\n  \
          wachet-bench noise [--checks N] [--seed S] [--corpus first|second|both] [--window W] \
          [--cdio-recheck S] \
-         [--no-cdio 1] [--no-wachet 1] [--wachet PATH] [--timeout-minutes M] [--keep DIR]"
+         [--no-cdio 1] [--no-wachet 1] [--wachet PATH] [--timeout-minutes M] [--keep DIR]\n  \
+         wachet-bench soak [--minutes N] [--monitors N] [--rendered N] [--api-clients N] \
+         [--wachet PATH] [--plot PATH]\n  \
+         wachet-bench scale [--monitors N] [--recurrence S] [--hosts H] [--warmup S] \
+         [--duration S] [--workers 1,2,3] [--sqlite 0|1] [--wachet PATH] \
+         [--server nginx|rust|auto]"
     );
     ExitCode::from(2)
 }
@@ -139,6 +159,14 @@ fn main() -> ExitCode {
         },
         ("noise", opts) => match wachet_bench::noise::NoiseOptions::parse(opts) {
             Some(options) => wachet_bench::noise::run(&options),
+            None => return usage(),
+        },
+        ("soak", opts) => match wachet_bench::soak::SoakOptions::parse(opts) {
+            Some(options) => wachet_bench::soak::run(&options),
+            None => return usage(),
+        },
+        ("scale", opts) => match wachet_bench::scale::ScaleOptions::parse(opts) {
+            Some(options) => wachet_bench::scale::run(&options),
             None => return usage(),
         },
         ("compare", opts) => match harness::CompareOptions::parse(opts) {

@@ -173,7 +173,7 @@ async fn serve_pages(
 }
 
 /// What serves the pages of the hosts that are not slow.
-enum Pages {
+pub(crate) enum Pages {
     /// nginx, from files written here; the changing ones are rewritten each minute (by a
     /// rename, so nginx never serves half a file).
     Nginx {
@@ -188,7 +188,7 @@ enum Pages {
 impl Pages {
     /// Serves the pages of monitors `0..monitors` on 127.0.0.1..=127.0.0.`hosts`; their
     /// addresses.
-    async fn start(
+    pub(crate) async fn start(
         kind: ServerKind,
         hosts: u8,
         monitors: usize,
@@ -264,14 +264,14 @@ impl Pages {
     }
 
     /// Pages served so far.
-    async fn served(&self) -> Result<u64, String> {
+    pub(crate) async fn served(&self) -> Result<u64, String> {
         match self {
             Pages::Nginx { server, .. } => server.requests_served().await,
             Pages::InProcess(hits) => Ok(hits.load(Ordering::Relaxed)),
         }
     }
 
-    fn description(&self) -> String {
+    pub(crate) fn description(&self) -> String {
         match self {
             Pages::Nginx { server, .. } => server.description.clone(),
             Pages::InProcess(_) => "this process (axum)".into(),
@@ -279,7 +279,7 @@ impl Pages {
     }
 
     /// The process serving them, when it is not this one.
-    fn pid(&self) -> Option<u32> {
+    pub(crate) fn pid(&self) -> Option<u32> {
         match self {
             Pages::Nginx { server, .. } => Some(server.pid()),
             Pages::InProcess(_) => None,
@@ -298,10 +298,10 @@ fn write_page(dir: &Path, n: usize, minute: u64) -> std::io::Result<()> {
 /// What `/metrics` says now: checks run, and the lateness histogram's cumulative buckets
 /// (upper bound in seconds, count), `+Inf` last.
 #[derive(Debug, Clone, Default)]
-struct Scrape {
-    checks: u64,
-    failed: u64,
-    lateness: Vec<(f64, u64)>,
+pub(crate) struct Scrape {
+    pub(crate) checks: u64,
+    pub(crate) failed: u64,
+    pub(crate) lateness: Vec<(f64, u64)>,
     /// Transactions that stored checks, and the checks they stored.
     groups: u64,
     grouped: u64,
@@ -323,7 +323,7 @@ impl Scrape {
     }
 }
 
-async fn scrape(endpoint: &Endpoint) -> Result<Scrape, String> {
+pub(crate) async fn scrape(endpoint: &Endpoint) -> Result<Scrape, String> {
     let mut conn = Conn::connect(endpoint.addr).await?;
     let uri: hyper::Uri = "/metrics".parse().map_err(|e| format!("{e}"))?;
     let (status, body) = conn.send(endpoint.request(Method::GET, uri, None)).await?;
@@ -368,7 +368,7 @@ async fn scrape(endpoint: &Endpoint) -> Result<Scrape, String> {
 /// The `q` quantile of the observations between two scrapes of a cumulative histogram,
 /// interpolated linearly within its bucket (the lowest bucket from 0). `None` without
 /// observations; the highest finite bound when it falls in `+Inf`.
-fn quantile(before: &[(f64, u64)], after: &[(f64, u64)], q: f64) -> Option<f64> {
+pub(crate) fn quantile(before: &[(f64, u64)], after: &[(f64, u64)], q: f64) -> Option<f64> {
     let counts: Vec<(f64, u64)> = after
         .iter()
         .map(|(bound, n)| {
@@ -399,7 +399,7 @@ fn quantile(before: &[(f64, u64)], after: &[(f64, u64)], q: f64) -> Option<f64> 
 }
 
 /// The database file and its WAL, in bytes.
-fn db_bytes(db: &Path) -> u64 {
+pub(crate) fn db_bytes(db: &Path) -> u64 {
     let size = |p: PathBuf| std::fs::metadata(p).map_or(0, |m| m.len());
     size(db.to_path_buf()) + size(db.with_extension("db-wal"))
 }
@@ -411,7 +411,7 @@ const BULK: usize = 500;
 
 /// Creates the monitors through the API's bulk form (`PUT /tasks`, [`BULK`] a request) with 4
 /// connections, so 100,000 monitors are made in seconds rather than minutes.
-async fn create_monitors(
+pub(crate) async fn create_monitors(
     endpoint: &Endpoint,
     addrs: &[SocketAddr],
     options: &ScheduleOptions,
