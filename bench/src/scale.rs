@@ -30,16 +30,23 @@ use std::time::{Duration, Instant};
 /// Options of `scale`.
 #[derive(Debug, Clone)]
 pub struct ScaleOptions {
+    /// Monitors checked in each configuration.
     pub monitors: usize,
+    /// Seconds between two checks of a monitor.
     pub recurrence: u32,
+    /// Loopback hosts serving the pages.
     pub hosts: u8,
+    /// Run before measuring, each configuration.
     pub warmup: Duration,
+    /// Measured run, each configuration.
     pub duration: Duration,
     /// Worker processes of each PostgreSQL configuration.
     pub workers: Vec<usize>,
     /// Whether SQLite with one process runs first.
     pub sqlite: bool,
+    /// The `wachet` binary (default: the one beside this binary).
     pub wachet: Option<PathBuf>,
+    /// What serves the pages: nginx, or this process.
     pub server: ServerKind,
 }
 
@@ -48,7 +55,8 @@ impl Default for ScaleOptions {
         ScaleOptions {
             monitors: 10_000,
             recurrence: 60,
-            hosts: 10,
+            // The engine's 10 requests a second per host: 17 hosts at the least for 166.7/s.
+            hosts: 20,
             warmup: Duration::from_secs(60),
             duration: Duration::from_secs(150),
             workers: vec![1, 2, 3],
