@@ -14,6 +14,7 @@ use super::SendError;
 use super::channel::{self, Context, Verdict};
 pub use super::channel::{Links, signature};
 use super::email::{Mailer, SmtpSettings};
+use super::template;
 use crate::store::{Delivery, DeliveryOutcome, OutboxStore, now_millis};
 use crate::worker::Worker;
 use std::sync::Arc;
@@ -219,7 +220,12 @@ async fn attempt(
     };
     let sending = async {
         match channel::of(delivery.kind) {
-            Some(channel) => channel.send(delivery, &context).await,
+            Some(channel) => {
+                let templated = templated(channel, delivery, &settings.links);
+                channel
+                    .send(templated.as_ref().unwrap_or(delivery), &context)
+                    .await
+            }
             None => Verdict::Failed(format!("{} is not delivered by this server", delivery.kind)),
         }
     };
@@ -234,6 +240,35 @@ async fn attempt(
         },
     };
     outcome(verdict, delivery.attempts, settings)
+}
+
+/// `delivery` with what its endpoint's templates make of it, when it has templates. The
+/// templates were checked when the endpoint was saved; one that still fails here (a value far
+/// larger than the sample's) leaves the channel's own message, logged, and never fails the
+/// delivery.
+fn templated(
+    channel: &dyn channel::Channel,
+    delivery: &Delivery,
+    links: &channel::Links,
+) -> Option<Delivery> {
+    let template = delivery.template.as_ref()?;
+    let facts = delivery
+        .explanation
+        .as_ref()
+        .and_then(|e| e.facts.clone())
+        .unwrap_or_default();
+    let subject = template::subject(delivery, links, &facts);
+    match template::render(template, channel.format(&delivery.target), &subject) {
+        Ok(rendered) => Some(Delivery {
+            rendered: Some(rendered),
+            ..delivery.clone()
+        }),
+        Err(err) => {
+            tracing::warn!(delivery = %delivery.id, field = err.field, error = %err.message,
+                "the endpoint's template failed: the channel's own message goes instead");
+            None
+        }
+    }
 }
 
 /// How a try judged `verdict` leaves its delivery, after `attempts` earlier tries: the retry

@@ -186,6 +186,9 @@ fn endpoints(field: &str, list: &[NotificationEndpoint], problems: &mut Problems
             Err(Refusal::Kind(message)) => problems.add(format!("{at}.type"), message),
             Err(Refusal::Value(message)) => problems.add(format!("{at}.value"), message),
         }
+        if let Err(err) = crate::notify::template::check(endpoint) {
+            problems.add(format!("{at}.{}", err.field), err.message);
+        }
     }
 }
 

@@ -8,8 +8,8 @@
 use super::PgStore;
 use super::schedule::{DB_NOW, db_now};
 use crate::store::shape::outbox::{
-    DueRow, RECORD_COLUMNS, RecordRow, asked, counted, delivery, endpoints_to_notify, first_state,
-    free_at, mail_address, nth_offset, record,
+    DUE_EXTRA_COLUMNS, DueRow, RECORD_COLUMNS, RecordRow, asked, counted, delivery,
+    endpoints_to_notify, first_state, free_at, mail_address, nth_offset, record, template_column,
 };
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
@@ -60,7 +60,8 @@ pub(super) async fn create_in(
         let (state, error) = first_state(unconfirmed);
         sqlx::query(
             "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
-             updated_at, user_id, last_error) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+             updated_at, user_id, last_error, template) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, \
+             $10)",
         )
         .bind(new_id())
         .bind(notification)
@@ -71,6 +72,7 @@ pub(super) async fn create_in(
         .bind(now)
         .bind(&user)
         .bind(error)
+        .bind(template_column(endpoint))
         .execute(&mut **tx)
         .await?;
     }
@@ -148,7 +150,7 @@ impl OutboxStore for PgStore {
         let db_now = db_now(&mut tx).await?;
         let until = db_now.saturating_add(lease_until.saturating_sub(now));
         let rows: Vec<DueRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {DUE_COLUMNS} FROM deliveries d \
+            "SELECT {DUE_COLUMNS}, {DUE_EXTRA_COLUMNS} FROM deliveries d \
              LEFT JOIN notifications n ON n.id = d.notification_id \
              JOIN users u ON u.id = d.user_id \
              WHERE d.state = 'pending' AND d.next_attempt_at <= $1 \

@@ -48,6 +48,23 @@ pub(crate) struct DueRow {
     owner: String,
     /// Where the user last logged in to the API from.
     login_base: Option<String>,
+    /// The endpoint's templates (JSON).
+    template: Option<String>,
+    /// The user's time zone.
+    time_zone: String,
+    /// The name of the monitor's folder.
+    folder: Option<String>,
+}
+
+/// The columns of [`DueRow`] this module adds to the claims' own: the delivery's templates,
+/// the user's time zone and the monitor's folder's name.
+pub(crate) const DUE_EXTRA_COLUMNS: &str = "d.template, u.time_zone, \
+     (SELECT f.name FROM tasks t JOIN folders f ON f.id = t.folder_id WHERE t.id = n.task_id) \
+     AS folder";
+
+/// The templates of `endpoint` as a delivery row keeps them (JSON), none when it has none.
+pub(crate) fn template_column(endpoint: &NotificationEndpoint) -> Option<String> {
+    crate::store::Template::of(endpoint).and_then(|t| serde_json::to_string(&t).ok())
 }
 
 /// The delivery of a raised notification.
@@ -98,6 +115,14 @@ pub(crate) fn notified(
         html: row.html.unwrap_or_default(),
         synthetic_expression: row.synthetic_expression.unwrap_or_default(),
         explanation,
+        // An unreadable template is left out: the channel's own message goes instead.
+        template: row
+            .template
+            .as_deref()
+            .and_then(|json| serde_json::from_str(json).ok()),
+        time_zone: row.time_zone,
+        folder: row.folder,
+        rendered: None,
     })
 }
 
@@ -134,6 +159,10 @@ pub(crate) fn test(row: DueRow, kind: MessagingServiceType, now: Millis) -> Deli
         html: format!("<p>{TEST_TEXT}</p>"),
         synthetic_expression: TEST_NAME.to_string(),
         explanation: None,
+        template: None,
+        time_zone: row.time_zone,
+        folder: None,
+        rendered: None,
     }
 }
 

@@ -5,8 +5,8 @@
 
 use super::SqliteStore;
 use crate::store::shape::outbox::{
-    DueRow, RECORD_COLUMNS, RecordRow, asked, counted, delivery, endpoints_to_notify, first_state,
-    free_at, mail_address, nth_offset, record,
+    DUE_EXTRA_COLUMNS, DueRow, RECORD_COLUMNS, RecordRow, asked, counted, delivery,
+    endpoints_to_notify, first_state, free_at, mail_address, nth_offset, record, template_column,
 };
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
@@ -58,7 +58,7 @@ pub(super) async fn create_in(
         let (state, error) = first_state(unconfirmed);
         sqlx::query(
             "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
-             updated_at, user_id, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             updated_at, user_id, last_error, template) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(new_id())
         .bind(notification)
@@ -69,6 +69,7 @@ pub(super) async fn create_in(
         .bind(now)
         .bind(&user)
         .bind(error)
+        .bind(template_column(endpoint))
         .execute(&mut **tx)
         .await?;
     }
@@ -125,18 +126,18 @@ impl OutboxStore for SqliteStore {
         limit: u32,
     ) -> Result<Vec<Delivery>, StoreError> {
         let mut tx = self.write().await?;
-        let rows: Vec<DueRow> = sqlx::query_as(
+        let rows: Vec<DueRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT d.id, d.kind, d.target, d.attempts, n.id AS notification_id, n.alert_type, \
              n.alert, n.current_value, n.comparand, n.error, n.created_at, n.task_id, n.task_name, \
              n.url, u.webhook_secret, n.html, n.synthetic_expression, d.user_id, d.released_at, \
-             n.explanation, d.lease_token, u.id AS owner, u.login_base \
+             n.explanation, d.lease_token, u.id AS owner, u.login_base, {DUE_EXTRA_COLUMNS} \
              FROM deliveries d \
              LEFT JOIN notifications n ON n.id = d.notification_id \
              JOIN users u ON u.id = d.user_id \
              WHERE d.state = 'pending' AND d.next_attempt_at <= ? \
              AND (d.lease_until IS NULL OR d.lease_until < ?) \
-             ORDER BY d.next_attempt_at LIMIT ?",
-        )
+             ORDER BY d.next_attempt_at LIMIT ?"
+        )))
         .bind(now)
         .bind(now)
         .bind(i64::from(limit))

@@ -525,11 +525,7 @@ pub async fn add_endpoint(
         let errors = refuse("This endpoint is in the list already.".to_string());
         return refused(&state, &session, errors).await;
     }
-    endpoints.push(NotificationEndpoint {
-        kind,
-        value: Some(value.clone()),
-        confirmed: None,
-    });
+    endpoints.push(NotificationEndpoint::new(kind, Some(value.clone())));
     match store_endpoints(&state, &session.user, endpoints).await {
         Ok(()) => Redirect::to("/settings#endpoints").into_response(),
         Err(PageError::BadRequest { detail, errors }) => {

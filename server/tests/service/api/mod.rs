@@ -46,6 +46,8 @@ mod steps;
 mod storage;
 // Monitors: create, read, update, delete, search, pages, validation.
 mod tasks;
+// Endpoint templates: refused at save, rendered on delivery, previewed.
+mod templates;
 // The user's time zone, and the times the pages show in it.
 mod time_zone;
 // Moving in (imports of other tools' files) and out (the export).
