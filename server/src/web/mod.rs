@@ -144,6 +144,10 @@ pub fn routes(state: Ctx) -> Router {
             post(account::settings::remove_endpoint),
         )
         .route(
+            "/settings/endpoints/preview",
+            post(account::settings::preview_endpoint),
+        )
+        .route(
             "/settings/endpoints/test",
             post(account::settings::test_endpoint),
         )

@@ -25,3 +25,5 @@ mod picker;
 mod polish;
 // Browser steps on the monitor form, secrets never shown.
 mod steps;
+// An endpoint's own message on the settings page: its templates previewed and refused.
+mod templates;
