@@ -251,6 +251,9 @@ fn templated(
     delivery: &Delivery,
     links: &channel::Links,
 ) -> Option<Delivery> {
+    if delivery.digest.len() > 1 {
+        return Some(digest(delivery, links));
+    }
     let template = delivery.template.as_ref()?;
     let facts = delivery
         .explanation
@@ -268,6 +271,43 @@ fn templated(
                 "the endpoint's template failed: the channel's own message goes instead");
             None
         }
+    }
+}
+
+/// Characters of each notification's change a digest shows; the notification's page has it
+/// whole.
+const DIGEST_ITEM_CHARS: usize = 1_000;
+
+/// `delivery` as the digest of the notifications it carries: a title counting them, and each
+/// in order with what fired, when (in the user's time zone), its change cut to
+/// [`DIGEST_ITEM_CHARS`] and its link; a channel cuts the whole to its limit with a link to the
+/// notifications page, so nothing is lost.
+fn digest(delivery: &Delivery, links: &channel::Links) -> Delivery {
+    use std::fmt::Write;
+    let zone = crate::ops::user_settings::stored_time_zone(&delivery.time_zone);
+    let mut body = String::new();
+    for item in &delivery.digest {
+        let at = chrono::DateTime::from_timestamp_millis(item.at)
+            .map(|at| {
+                at.with_timezone(&zone)
+                    .format("%Y-%m-%d %H:%M %Z")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        let _ = writeln!(body, "{}: {} ({at})", item.name, item.expression);
+        let text = channel::message::cut(item.text.trim(), DIGEST_ITEM_CHARS, None);
+        if !text.is_empty() {
+            let _ = writeln!(body, "{text}");
+        }
+        let _ = writeln!(body, "{}\n", links.alert_url(delivery, &item.notification));
+    }
+    Delivery {
+        rendered: Some(crate::store::Rendered {
+            title: Some(format!("{} notifications", delivery.digest.len())),
+            body: Some(body.trim_end().to_string()),
+            format: Some(wachet::model::MessageFormat::Text),
+        }),
+        ..delivery.clone()
     }
 }
 

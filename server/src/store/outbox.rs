@@ -47,6 +47,24 @@ pub struct Delivery {
     /// The title and body the templates made of this delivery, set by
     /// [`crate::notify::deliver`] before it is sent; a channel shows them instead of its own.
     pub rendered: Option<Rendered>,
+    /// When the delivery is a digest: every notification it carries (this one among them),
+    /// oldest first; empty otherwise.
+    pub digest: Vec<DigestItem>,
+}
+
+/// One notification of a digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DigestItem {
+    /// The notification's id.
+    pub notification: String,
+    /// The monitor's name.
+    pub name: String,
+    /// What fired, in words.
+    pub expression: String,
+    /// When.
+    pub at: Millis,
+    /// The change as text (or the notification's text).
+    pub text: String,
 }
 
 /// An endpoint's templates as a delivery keeps them (extension fields of the endpoint).

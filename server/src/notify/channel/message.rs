@@ -77,7 +77,10 @@ impl Message {
             templated: rendered.and_then(|r| r.body.clone()),
             text: text.trim_end().to_string(),
             page: n.url.clone().filter(|u| !u.is_empty()),
-            link: n.id.as_deref().map(|id| links.alert_url(delivery, id)),
+            link: match delivery.digest.is_empty() {
+                true => n.id.as_deref().map(|id| links.alert_url(delivery, id)),
+                false => Some(links.list_url(delivery)),
+            },
         }
     }
 

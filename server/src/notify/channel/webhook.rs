@@ -67,6 +67,22 @@ impl Links {
 }
 
 impl Links {
+    /// The absolute URL of the user's notifications (a digest's link to them all).
+    pub fn list_url(&self, delivery: &Delivery) -> String {
+        if let Some(public) = &self.public_url {
+            return format!("{}/notifications", public.trim_end_matches('/'));
+        }
+        let base = delivery
+            .login_base
+            .as_deref()
+            .or(self.listen.as_deref())
+            .unwrap_or("");
+        format!(
+            "{}/thirdparty/v1/notification/list",
+            base.trim_end_matches('/')
+        )
+    }
+
     /// The absolute URL of the monitor `id` for the user of `delivery`: its web page at the
     /// public address, else the API's URL of the monitor.
     pub fn monitor_url(&self, delivery: &Delivery, id: &str) -> String {
@@ -138,6 +154,24 @@ fn webhook(delivery: &Delivery, links: &Links) -> Result<serde_json::Value, Stri
             );
         }
     }
+    // Extension: the notifications a digest carries, oldest first.
+    if !delivery.digest.is_empty() {
+        let items: Vec<serde_json::Value> = delivery
+            .digest
+            .iter()
+            .map(|item| {
+                serde_json::json!({
+                    "id": item.notification,
+                    "taskName": item.name,
+                    "syntheticExpression": item.expression,
+                    "timestamp": chrono::DateTime::from_timestamp_millis(item.at)
+                        .map(|at| millis(&at)),
+                    "alertUrl": links.alert_url(delivery, &item.notification),
+                })
+            })
+            .collect();
+        object.insert("digest".into(), items.into());
+    }
     // Extension: what the endpoint's templates made of it.
     if let Some(rendered) = &delivery.rendered {
         if let Some(title) = &rendered.title {
@@ -201,6 +235,7 @@ mod tests {
             time_zone: "UTC".into(),
             folder: None,
             rendered: None,
+            digest: Vec::new(),
         }
     }
 

@@ -8,6 +8,8 @@ mod auth;
 mod channels;
 // Changes and failures raise only once confirmed by the scheduler's early checks.
 mod confirm;
+// Digests and quiet hours: messages held in the outbox, grouped, surviving a crash.
+mod digests;
 // Delivery of notifications to webhooks and e-mail, retried, signed, bounded.
 pub(crate) mod delivery;
 // Notifications that explain themselves: noise dimmed, never an empty alert.
