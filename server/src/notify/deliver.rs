@@ -284,7 +284,10 @@ const DIGEST_ITEM_CHARS: usize = 1_000;
 /// notifications page, so nothing is lost.
 fn digest(delivery: &Delivery, links: &channel::Links) -> Delivery {
     use std::fmt::Write;
-    let zone = crate::ops::user_settings::stored_time_zone(&delivery.time_zone);
+    let zone = delivery
+        .time_zone
+        .parse::<chrono_tz::Tz>()
+        .unwrap_or(chrono_tz::Tz::UTC);
     let mut body = String::new();
     for item in &delivery.digest {
         let at = chrono::DateTime::from_timestamp_millis(item.at)

@@ -134,7 +134,10 @@ pub fn subject<'a>(delivery: &'a Delivery, links: &Links, facts: &'a Facts) -> S
         facts,
         change_link: n.id.as_deref().map(|id| links.alert_url(delivery, id)),
         monitor_link: (!monitor_id.is_empty()).then(|| links.monitor_url(delivery, monitor_id)),
-        time_zone: crate::ops::user_settings::stored_time_zone(&delivery.time_zone),
+        time_zone: delivery
+            .time_zone
+            .parse::<chrono_tz::Tz>()
+            .unwrap_or(chrono_tz::Tz::UTC),
     }
 }
 

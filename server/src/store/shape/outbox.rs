@@ -300,7 +300,7 @@ pub(crate) fn held_until(
     user: &str,
     now: Millis,
 ) -> Option<(Millis, String)> {
-    let zone = crate::ops::user_settings::stored_time_zone(zone);
+    let zone = zone.parse::<chrono_tz::Tz>().unwrap_or(chrono_tz::Tz::UTC);
     let digest = endpoint.digest.as_ref();
     let mut until = match (
         digest.and_then(|d| d.every_minutes),
