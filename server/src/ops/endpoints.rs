@@ -309,3 +309,49 @@ pub async fn preview(
         format: rendered.format.unwrap_or(format),
     })
 }
+
+/// Gives each endpoint of `list` the template, digest and quiet hours of the endpoint of
+/// `stored` with its kind and value, when it has none of its own: for the web forms, which edit
+/// an endpoint's kind and value only and must not lose what the API set.
+pub fn keep_extensions(list: &mut [NotificationEndpoint], stored: &[NotificationEndpoint]) {
+    for endpoint in list.iter_mut() {
+        let unset = endpoint.title.is_none()
+            && endpoint.body.is_none()
+            && endpoint.format.is_none()
+            && endpoint.digest.is_none()
+            && endpoint.quiet_hours.is_none();
+        let Some(old) = stored
+            .iter()
+            .find(|old| old.kind == endpoint.kind && old.value == endpoint.value)
+        else {
+            continue;
+        };
+        if unset {
+            endpoint.title = old.title.clone();
+            endpoint.body = old.body.clone();
+            endpoint.format = old.format;
+            endpoint.digest = old.digest.clone();
+            endpoint.quiet_hours = old.quiet_hours.clone();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_form_that_edits_kind_and_value_keeps_what_the_api_set() {
+        let hook = |value: &str| {
+            NotificationEndpoint::new(MessagingServiceType::Webhook, Some(value.to_string()))
+        };
+        let stored = vec![NotificationEndpoint {
+            body: Some("{{ change.diff }}".into()),
+            ..hook("https://a.example/")
+        }];
+        let mut list = vec![hook("https://a.example/"), hook("https://b.example/")];
+        keep_extensions(&mut list, &stored);
+        assert_eq!(list[0].body.as_deref(), Some("{{ change.diff }}"));
+        assert_eq!(list[1], hook("https://b.example/"));
+    }
+}

@@ -362,9 +362,20 @@ async fn save(
         Ok(turn) => turn,
         Err(response) => return response,
     };
-    let existing_folder = match &monitor.id {
-        Some(id) => match crate::ops::monitors::stored(state, &session.user, id).await {
-            Ok(current) => current.folder_id,
+    let mut monitor = monitor;
+    let existing_folder = match monitor.id.clone() {
+        Some(id) => match crate::ops::monitors::stored(state, &session.user, &id).await {
+            Ok(current) => {
+                // The form edits an endpoint's kind and value; what the API set beside them
+                // (templates, digests, quiet hours) stays.
+                if let (Some(list), Some(old)) = (
+                    monitor.notification_endpoints.as_mut(),
+                    current.notification_endpoints.as_deref(),
+                ) {
+                    crate::ops::endpoints::keep_extensions(list, old);
+                }
+                current.folder_id
+            }
             Err(err) => return pages::from_error(err.into(), Some(session)),
         },
         None => None,
