@@ -653,6 +653,27 @@ impl Checker for Engine {
         Engine::crawl_prepared(self, prepared)
     }
 
+    #[cfg(feature = "chrome")]
+    async fn record(
+        &self,
+        prepared: &PreparedMonitor,
+    ) -> Result<crate::render::Recording, SourceError> {
+        let options = crate::render::SessionOptions {
+            proxy: prepared.plan.proxy.clone(),
+            scroll: false,
+            tabs: prepared.tabs.clone(),
+            steps: None,
+        };
+        self.inner
+            .renderer
+            .record(&prepared.plan.request(), options)
+            .await
+            .map_err(|err| SourceError {
+                kind: ErrorKind::of_fetch(&err),
+                message: err.to_string(),
+            })
+    }
+
     async fn page_source(&self, prepared: &PreparedMonitor) -> Result<PageSource, SourceError> {
         let fetcher = self.fetcher_for(prepared);
         let fetched = fetcher.fetch(&prepared.plan.request()).await;
