@@ -16,14 +16,14 @@ use maud::html;
 pub(crate) fn gone(session: &Session) -> Response {
     let main = html! {
         section.card.message {
-            h1 { "This recording is closed" }
-            p { "Recordings of steps close after " (IDLE.as_secs() / 60) " minutes without use. Open the monitor's form and record again." }
+            h1 { "Not found" }
+            p { "No such recording of steps is open: recordings close after " (IDLE.as_secs() / 60) " minutes without use. Open the monitor's form and record again." }
             p { a.button href="/" { "All monitors" } }
         }
     };
     (
         StatusCode::NOT_FOUND,
-        page_with_scripts("Recording closed", Some(session), &[], main),
+        page_with_scripts("Not found", Some(session), &[], main),
     )
         .into_response()
 }
