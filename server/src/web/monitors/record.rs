@@ -564,3 +564,50 @@ pub(crate) fn recorded_secrets(
         .filter_map(|s| Some((s.selector.clone()?, s.value.clone()?)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn rows_are_edited_and_a_secret_left_empty_is_kept() {
+        let mut password = Step::new(StepAction::Type).on("#password").with("hunter2");
+        password.secret = true;
+        let mut steps = vec![Step::new(StepAction::Click).on("#a"), password];
+        edit_rows(
+            &mut steps,
+            &pairs(&[
+                ("rows[0].action", "click"),
+                ("rows[0].selector", "#b"),
+                ("rows[0].optional", "true"),
+                ("rows[1].action", "type"),
+                ("rows[1].selector", "#password"),
+                ("rows[1].value", ""),
+                ("rows[9].selector", "#nowhere"),
+            ]),
+        );
+        assert_eq!(steps[0].selector.as_deref(), Some("#b"));
+        assert!(steps[0].optional && !steps[1].optional);
+        assert_eq!(steps[1].value.as_deref(), Some("hunter2"));
+        // A form without rows (a click on the picture) changes no mark.
+        edit_rows(&mut steps, &pairs(&[("x", "3")]));
+        assert!(steps[0].optional);
+    }
+
+    #[test]
+    fn actions_are_read_from_their_buttons() {
+        assert_eq!(Action::named("up:2"), Action::Move(2, true));
+        assert_eq!(Action::named("down:0"), Action::Move(0, false));
+        assert_eq!(Action::named("remove:1"), Action::Remove(1));
+        assert_eq!(Action::named("use-login"), Action::Use("login.steps"));
+        assert_eq!(Action::named("up:x"), Action::Edit);
+        assert_eq!(failed_row("step 3 of 5 (click `#go`): no element"), Some(2));
+        assert_eq!(failed_row("the browser failed"), None);
+    }
+}
