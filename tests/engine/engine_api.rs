@@ -294,6 +294,33 @@ async fn failures_carry_their_kind() {
         .unwrap();
     assert_eq!(outcome.error_kind, Some(ErrorKind::TooLarge));
 
+    // A JSON document of 50 MB at the default limit: read up to 10 MiB, then a failure that
+    // says the size, never a value cut short and compared as if it were the document.
+    let items: Vec<String> = (0..1_100_000)
+        .map(|i| format!(r#"{{"id":{i},"price":{}.50,"sku":"A-{i:08}"}}"#, i % 97))
+        .collect();
+    let document = format!("[{}]", items.join(","));
+    assert!(document.len() > 50_000_000, "{}", document.len());
+    let api = FixtureServer::builder()
+        .page("/catalogue.json", document)
+        .start()
+        .await
+        .unwrap();
+    let outcome = engine
+        .check(&Monitor::new(api.url("/catalogue.json")))
+        .await
+        .unwrap();
+    assert_eq!(outcome.error_kind, Some(ErrorKind::TooLarge));
+    assert_eq!(
+        outcome.error(),
+        Some("the response is larger than 10485760 bytes")
+    );
+    assert!(
+        outcome.data.raw.is_none(),
+        "{:?}",
+        outcome.data.raw.as_ref().map(String::len)
+    );
+
     // A crawled page's own failure.
     let outcome = engine.check(&portal(server.url("/"), 1)).await.unwrap();
     let pages = &outcome.crawl.as_ref().unwrap().pages;

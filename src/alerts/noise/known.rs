@@ -52,8 +52,9 @@ pub(crate) const PAYWALL_METER: &str = concat!(
 static METER: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(PAYWALL_METER).ok());
 
 /// An audience counter: how many people visit, read, view, like, follow, share,
-/// download or lately bought the page or one of its items ("1,350 reading", "12 people are
-/// viewing this page", "♥ 4,213", "Sie sind Besucher Nr. 48.213", "viewed 3.4k times"). Such a
+/// download, apply to or lately bought the page or one of its items ("1,350 reading", "12
+/// people are viewing this page", "♥ 4,213", "Sie sind Besucher Nr. 48.213", "viewed 3.4k
+/// times", "47 applicants"). Such a
 /// count is the page's audience, not its subject: it moves whenever people come by, at any
 /// pace, and a person watching the page never acts on it. Only the number is the audience's,
 /// so the words around it (an exhibition's closing date in the same line) are compared as
@@ -68,6 +69,8 @@ static AUDIENCE: LazyLock<Option<Regex>> = LazyLock::new(|| {
         r"(?:(?:people|persons|users|others|visitors|viewers|readers|shoppers|customers|members|guests|personen|benutzer|nutzer|besucher|personnes|membres) )?".to_string(),
         r"(?:(?:are|were|is|have|sind|ist|sont) )?".to_string(),
         r"(?:visitors?|views?|viewers?|likes?|followers?|subscribers?|shares?|reactions?|readers?|reading|watching|viewing|looking|online|plays?|listens?|downloads?".to_string(),
+        // Who answered a listing: "47 applicants", "12 people applied", "38 Bewerbungen".
+        r"|applicants?|applications?|applied|bewerber(?:innen)?|bewerbungen|candidatures|candidats".to_string(),
         r"|aufrufe|besucher(?:innen)?|leser(?:innen)?|zugriffe|vues|visiteurs|lecteurs|abonnés".to_string(),
         r"|(?:bought|sold|booked|purchased|ordered)(?: in the (?:last|past)| today| this (?:week|month)| recently))\b".to_string(),
         // A sign or a word, then the count: "♥ 4,213", "Views: 1,204", "Besucher Nr. 48.213".
@@ -393,6 +396,14 @@ mod tests {
                 "ingot 2.4.0\nViewed 3.4k times · 12,400 downloads",
                 "ingot 2.4.0\nViewed 3.5k times · 12,402 downloads",
             ),
+            (
+                "Data Analyst\nKestrel · €62,000–€70,000 · posted 5 h ago · 41 applicants",
+                "Data Analyst\nKestrel · €62,000–€70,000 · posted 5 h ago · 44 applicants",
+            ),
+            (
+                "Sachbearbeiter (m/w/d)\nStadt Kassel · 38 Bewerbungen · 12 people applied",
+                "Sachbearbeiter (m/w/d)\nStadt Kassel · 41 Bewerbungen · 15 people applied",
+            ),
         ];
         for (first, later) in cases {
             // Masking the counts found makes the two visits one.
@@ -409,6 +420,7 @@ mod tests {
                 .replace("14 February", "28 February")
                 .replace("Comments (56)", "Comments (57)")
                 .replace("34.90", "36.90")
+                .replace("€62,000", "€65,000")
                 .replace("2.4.0", "2.4.1");
             if edited != first {
                 assert_ne!(masked(first), masked(&edited), "{first:?}");

@@ -940,6 +940,16 @@ mod tests {
         let m = memory(&[&first]);
         assert!(m.evidence(&first, &line("1,311", "14")).is_empty());
         assert_eq!(m.evidence(&first, &line("1,311", "16")).shifted.len(), 1);
+        // A job's applicants are its audience; its salary beside them is what it offers.
+        let job = |applicants: u32, salary: &str| {
+            format!(
+                "Data Analyst\nKestrel · €{salary}–€70,000 · posted 5 h ago · {applicants} applicants"
+            )
+        };
+        let first = job(41, "62,000");
+        let m = memory(&[&first]);
+        assert!(m.evidence(&first, &job(44, "62,000")).is_empty());
+        assert_eq!(m.evidence(&first, &job(44, "65,000")).shifted.len(), 1);
     }
 
     #[test]
