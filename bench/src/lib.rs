@@ -4,7 +4,8 @@
 //! [`api`] loads the REST service (`wachet serve`) beside a static-file ceiling; [`schedule`]
 //! runs its scheduler over thousands of monitors; [`noise`] scores false and missed alerts of
 //! wachet and changedetection.io on a corpus of noisy pages; [`history`] weighs delta history
-//! against the same history stored whole.
+//! against the same history stored whole; [`steps`] weighs a check with a login and browser
+//! steps, its session kept or not, against the same page rendered without.
 
 pub mod api;
 pub mod harness;
@@ -15,3 +16,4 @@ pub mod proc;
 pub mod render;
 pub mod schedule;
 pub mod site;
+pub mod steps;
