@@ -122,6 +122,23 @@ pub trait Checker: Send + Sync {
     ///   failure, or an error status ("HTTP 404 Not Found", [`ErrorKind::HttpStatus`] or
     ///   [`ErrorKind::Unavailable`]).
     async fn page_source(&self, monitor: &PreparedMonitor) -> Result<PageSource, SourceError>;
+
+    /// Opens the monitor's page in the browser for recording browser steps on it
+    /// ([`crate::render::Recording`]): the same request, proxy location, network policy and
+    /// limits as its rendered check, its renders entering the monitor's
+    /// [`PreparedMonitor::with_tabs`] gate. Its steps and login are not run. A checker without
+    /// a browser refuses with a [`ErrorKind::Render`] error, as one that does not say.
+    #[cfg(feature = "chrome")]
+    async fn record(
+        &self,
+        monitor: &PreparedMonitor,
+    ) -> Result<crate::render::Recording, SourceError> {
+        let _ = monitor;
+        Err(SourceError {
+            message: "this checker records no browser steps".into(),
+            kind: ErrorKind::Render,
+        })
+    }
 }
 
 /// A frontend's count of the browser tabs its renders hold, for a frontend rendering pages for

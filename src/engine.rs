@@ -349,15 +349,33 @@ impl Engine {
 
     /// [`Checker::crawl_prepared`].
     pub fn crawl_prepared(&self, prepared: &PreparedMonitor) -> CrawlStream {
-        let fetcher = self.fetcher_for(prepared);
-        crawl::start(
+        #[cfg(feature = "chrome")]
+        let steps = prepared.plan.steps.clone().map(|s| {
+            crate::render::StepRun::new(s, prepared.sessions.clone(), self.inner.policy.clone())
+        });
+        #[cfg(not(feature = "chrome"))]
+        let steps: Option<()> = None;
+        // Its login runs once, at the start page: that page's entry says whether it did.
+        #[cfg(feature = "chrome")]
+        let logged_in = steps
+            .as_ref()
+            .filter(|_| prepared.renders())
+            .map(|run| run.logged_in.clone());
+        let fetcher = self.fetcher_with_steps(prepared, steps);
+        #[allow(unused_mut)] // without the browser nothing signs in
+        let mut stream = crawl::start(
             prepared.plan.clone(),
             &prepared.monitor,
             fetcher,
             &self.inner.crawl,
             self.inner.hosts.limits(),
             self.inner.total_timeout,
-        )
+        );
+        #[cfg(feature = "chrome")]
+        {
+            stream.logged_in = logged_in;
+        }
+        stream
     }
 
     /// The engine's plain HTTP downloader, under its network policy (private networks refused
@@ -455,7 +473,8 @@ impl Engine {
         let (status, final_url, content_type) = start.map_or((None, None, None), |p| {
             (p.status, p.final_url.clone(), p.content_type.clone())
         });
-        let (data, error_kind) = fold.finish(at);
+        let (mut data, error_kind) = fold.finish(at);
+        data.logged_in = start.is_some_and(|p| p.data.logged_in);
         let total = started.elapsed();
         let (budget_reached, stats) =
             summary.map_or((false, Default::default()), |s| (s.budget_reached, s.stats));
@@ -651,6 +670,27 @@ impl Checker for Engine {
 
     fn crawl_prepared(&self, prepared: &PreparedMonitor) -> CrawlStream {
         Engine::crawl_prepared(self, prepared)
+    }
+
+    #[cfg(feature = "chrome")]
+    async fn record(
+        &self,
+        prepared: &PreparedMonitor,
+    ) -> Result<crate::render::Recording, SourceError> {
+        let options = crate::render::SessionOptions {
+            proxy: prepared.plan.proxy.clone(),
+            scroll: false,
+            tabs: prepared.tabs.clone(),
+            steps: None,
+        };
+        self.inner
+            .renderer
+            .record(&prepared.plan.request(), options)
+            .await
+            .map_err(|err| SourceError {
+                kind: ErrorKind::of_fetch(&err),
+                message: err.to_string(),
+            })
     }
 
     async fn page_source(&self, prepared: &PreparedMonitor) -> Result<PageSource, SourceError> {

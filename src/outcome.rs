@@ -363,12 +363,22 @@ pub enum CrawlEvent {
 /// Pages of a crawl as they finish. Dropping the stream stops the crawl.
 pub struct CrawlStream {
     pub(crate) receiver: mpsc::Receiver<CrawlEvent>,
+    /// Set when the crawl signed in (its login steps ran, at its start page): the start page's
+    /// entry says so (`loggedIn`).
+    pub(crate) logged_in: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl Stream for CrawlStream {
     type Item = CrawlEvent;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<CrawlEvent>> {
-        Pin::new(&mut self.receiver).poll_next(cx)
+        let mut polled = Pin::new(&mut self.receiver).poll_next(cx);
+        if let Poll::Ready(Some(CrawlEvent::Page { page, .. })) = &mut polled
+            && page.depth == 0
+            && let Some(flag) = &self.logged_in
+        {
+            page.data.logged_in = flag.load(std::sync::atomic::Ordering::Acquire);
+        }
+        polled
     }
 }

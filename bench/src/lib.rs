@@ -4,9 +4,11 @@
 //! [`api`] loads the REST service (`wachet serve`) beside a static-file ceiling; [`schedule`]
 //! runs its scheduler over thousands of monitors; [`noise`] scores false and missed alerts of
 //! wachet and changedetection.io on a corpus of noisy pages; [`history`] weighs delta history
-//! against the same history stored whole; [`soak`] runs the service for minutes under faulty
-//! hosts, API clients and a `kill -9`, and watches its memory, descriptors and database; [`scale`]
-//! checks 10,000 monitors on SQLite and on PostgreSQL with one to three worker processes.
+//! against the same history stored whole; [`steps`] weighs a check with a login and browser
+//! steps, its session kept or not, against the same page rendered without; [`soak`] runs the
+//! service for minutes under faulty hosts, API clients and a `kill -9`, and watches its memory,
+//! descriptors and database; [`scale`] checks 10,000 monitors on SQLite and on PostgreSQL with
+//! one to three worker processes.
 
 pub mod api;
 pub mod harness;
@@ -18,4 +20,8 @@ pub mod render;
 pub mod scale;
 pub mod schedule;
 pub mod site;
+<<<<<<< HEAD
 pub mod soak;
+=======
+pub mod steps;
+>>>>>>> main

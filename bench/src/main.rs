@@ -16,6 +16,7 @@
 //! wachet-bench schedule [--monitors N] [--hosts H] [--recurrence S] [--warmup S] [--duration S]
 //!                       [--checks-in-flight N] [--wachet PATH] [--slow-monitors N] [--slow-ms MS]
 //! wachet-bench history [--changes N] [--reads R]
+//! wachet-bench steps [--checks N] [--slots S]
 //! wachet-bench noise [--checks N] [--seed S] [--corpus first|second|both] [--window W]
 //!                    [--cdio-recheck S] [--no-cdio 1] [--keep DIR] [--no-wachet 1] [--wachet PATH]
 //!                    [--timeout-minutes M]
@@ -29,6 +30,11 @@
 //! service's SQLite store, reads each entry back alone, then rewrites the same values whole
 //! (the codec before delta history) and reads them again: bytes a change, read time per entry
 //! (median, max) and the ratios.
+//!
+//! `steps` checks a local site behind a sign-in with a login and three browser steps, its
+//! session kept and not, beside the same page rendered without steps: time a check, peak
+//! Chromium PSS, sign-ins, and checks a minute at the service's default browser checks in
+//! flight.
 //!
 //! `noise` serves noisy pages with real changes at known requests (the first corpus's 17 pages,
 //! or with `--corpus second` 15 pages written apart from it and from wachet's alert rules),
@@ -89,6 +95,7 @@ fn usage() -> ExitCode {
          [--duration S] [--checks-in-flight N] [--wachet PATH] [--slow-monitors N] \
          [--slow-ms MS]\n  \
          wachet-bench history [--changes N] [--reads R]\n  \
+         wachet-bench steps [--checks N] [--slots S]\n  \
          wachet-bench noise [--checks N] [--seed S] [--corpus first|second|both] [--window W] \
          [--cdio-recheck S] \
          [--no-cdio 1] [--no-wachet 1] [--wachet PATH] [--timeout-minutes M] [--keep DIR]\n  \
@@ -155,6 +162,10 @@ fn main() -> ExitCode {
         },
         ("history", opts) => match wachet_bench::history::HistoryOptions::parse(opts) {
             Some(options) => wachet_bench::history::run(&options),
+            None => return usage(),
+        },
+        ("steps", opts) => match wachet_bench::steps::StepsOptions::parse(opts) {
+            Some(options) => wachet_bench::steps::run(&options),
             None => return usage(),
         },
         ("noise", opts) => match wachet_bench::noise::NoiseOptions::parse(opts) {

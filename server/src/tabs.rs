@@ -59,6 +59,8 @@ pub enum Use {
     Preview,
     /// A picker's fetch of a page: as a preview.
     Pick,
+    /// An action of a recording of browser steps: as a preview, one tab per action.
+    Record,
 }
 
 impl Use {
@@ -66,7 +68,7 @@ impl Use {
     fn first_wait(self) -> Option<Duration> {
         match self {
             Use::Check => None,
-            Use::Preview | Use::Pick => Some(INTERFACE_WAIT),
+            Use::Preview | Use::Pick | Use::Record => Some(INTERFACE_WAIT),
         }
     }
 }

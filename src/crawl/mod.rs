@@ -115,7 +115,10 @@ pub(crate) fn start(
         request: Some(Box::new(start_request)),
     };
     tokio::spawn(coordinator.run(start));
-    CrawlStream { receiver }
+    CrawlStream {
+        receiver,
+        logged_in: None,
+    }
 }
 
 struct Coordinator {

@@ -26,8 +26,8 @@ pub use folder::{ClientFolderContent, Folder, MoveRequest};
 pub use notification::{ClientAlertContentResponse, ClientNotification, ClientNotificationRange};
 pub use steps::{Login, Step, StepAction};
 pub use task::{
-    Alert, AlertParameters, HeaderPair, LineOrder, Monitor, NoiseMask, NotificationEndpoint, Proxy,
-    UrlFilter, UrlFilterValue,
+    Alert, AlertParameters, Digest, HeaderPair, LineOrder, MessageFormat, Monitor, NoiseMask,
+    NotificationEndpoint, Proxy, QuietHours, UrlFilter, UrlFilterValue,
 };
 
 /// A JSON document that does not fit the expected resource.

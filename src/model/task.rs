@@ -320,4 +320,83 @@ pub struct NotificationEndpoint {
     /// the account's own gets none until it did). Ignored on input.
     #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub confirmed: Option<bool>,
+    /// Extension: the message's title as a template (minijinja), instead of the monitor's name
+    /// and what fired.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Extension: the message's body as a template (minijinja), instead of the change as the
+    /// channel shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// Extension: the format the templates write (and the `change.diff` token is given in);
+    /// by default the channel's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<MessageFormat>,
+    /// Extension: notifications grouped in one message every so many minutes, or once a day;
+    /// none sends each at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<Digest>,
+    /// Extension: hours (in the user's time zone) during which messages are held, then sent
+    /// as one digest.
+    #[serde(
+        default,
+        rename = "quietHours",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub quiet_hours: Option<QuietHours>,
+}
+
+impl NotificationEndpoint {
+    /// An endpoint of `kind` to `value`, with no template, digest or quiet hours.
+    pub fn new(kind: MessagingServiceType, value: Option<String>) -> Self {
+        NotificationEndpoint {
+            kind,
+            value,
+            confirmed: None,
+            title: None,
+            body: None,
+            format: None,
+            digest: None,
+            quiet_hours: None,
+        }
+    }
+}
+
+/// The markup a message is written in (extension).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum MessageFormat {
+    /// Plain text.
+    Text,
+    /// Markdown.
+    Markdown,
+    /// HTML.
+    Html,
+}
+
+/// When an endpoint's notifications are grouped in one message (extension): `everyMinutes`
+/// (at most one message every N minutes) or `dailyAt` (`HH:MM` in the user's time zone).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Digest {
+    /// At most one message every so many minutes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every_minutes: Option<u32>,
+    /// One message a day at this time (`HH:MM`), in the user's time zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daily_at: Option<String>,
+}
+
+/// Hours during which an endpoint's messages are held (extension), `HH:MM` to `HH:MM` in the
+/// user's time zone; `from` after `to` spans midnight.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct QuietHours {
+    /// When they begin.
+    pub from: String,
+    /// When they end.
+    pub to: String,
 }

@@ -14,11 +14,13 @@ mod egress;
 mod intercept;
 mod pending;
 mod profile;
+mod record;
 mod scripts;
 mod session;
 mod steps;
 mod tab;
 
+pub use record::{MAX_SHOT_HEIGHT, Recording, Screenshot};
 pub(crate) use session::Gated;
 pub use session::{RenderSession, SessionOptions};
 pub use steps::StepRun;
@@ -26,7 +28,7 @@ pub use steps::StepRun;
 #[cfg(feature = "testing")]
 pub(crate) use browser::find_chrome;
 
-use crate::fetch::{FetchError, NetworkPolicy};
+use crate::fetch::{FetchError, FetchRequest, NetworkPolicy};
 use browser::Live;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -196,6 +198,17 @@ impl Renderer {
     /// A new render session (its browser context is created on first use).
     pub fn session(&self, options: SessionOptions) -> RenderSession {
         RenderSession::new(self.inner.clone(), options)
+    }
+
+    /// Opens `request`'s page in a tab of a session of its own, for recording browser steps
+    /// ([`Recording`]).
+    pub async fn record(
+        &self,
+        request: &FetchRequest,
+        options: SessionOptions,
+    ) -> Result<Recording, FetchError> {
+        let session = self.session(options);
+        Recording::open(self.inner.clone(), session, request.clone()).await
     }
 
     /// How many pages render at once ([`RenderSettings::tabs`]).

@@ -147,8 +147,19 @@ impl RenderSession {
         Ok(())
     }
 
+    /// What the session renders with.
+    pub(super) fn options(&self) -> &SessionOptions {
+        &self.options
+    }
+
+    /// Why the egress refused the session's latest request, if it did.
+    pub(super) async fn last_refusal(&self) -> Option<FetchError> {
+        let slot = self.context.lock().await;
+        self.refusal(&slot)
+    }
+
     /// An idle tab of this session, or a new one.
-    async fn take_tab(&self) -> Result<(Tab, Arc<Live>), TabError> {
+    pub(super) async fn take_tab(&self) -> Result<(Tab, Arc<Live>), TabError> {
         let mut slot = self.context.lock().await;
         self.ensure_context(&mut slot)
             .await
@@ -321,6 +332,15 @@ impl RenderSession {
     async fn with_egress<T>(&self, f: impl FnOnce(&Egress) -> T) -> Option<T> {
         let slot = self.context.lock().await;
         slot.as_ref().map(|c| f(&c.egress))
+    }
+
+    /// Releases the session's browser context (its cookies, storage and cache with it); the
+    /// next render makes a new one.
+    pub(super) async fn reset(&self) {
+        let context = self.context.lock().await.take();
+        if let Some(context) = context {
+            dispose(context).await;
+        }
     }
 
     /// Releases the session's browser context, closing its tabs.

@@ -103,12 +103,12 @@ impl StepFailure {
 
 /// What a list of steps runs with.
 #[derive(Clone, Copy)]
-struct Pace<'a> {
-    run: &'a StepRun,
-    settings: &'a RenderSettings,
-    long_polls: &'a LongPolls,
+pub(super) struct Pace<'a> {
+    pub(super) run: &'a StepRun,
+    pub(super) settings: &'a RenderSettings,
+    pub(super) long_polls: &'a LongPolls,
     /// When every step must have ended.
-    budget: Instant,
+    pub(super) budget: Instant,
 }
 
 /// How long a step is given to start the navigation it causes.
@@ -275,7 +275,7 @@ impl Tab {
     }
 
     /// Runs `list` in order; `kind` names its steps in errors ("step", "login step").
-    async fn run_list(
+    pub(super) async fn run_list(
         &mut self,
         kind: &str,
         list: &[Step],
@@ -450,7 +450,7 @@ impl Tab {
     }
 
     /// Waits for the page to settle, the requests it makes included.
-    async fn settle(
+    pub(super) async fn settle(
         &self,
         settings: &RenderSettings,
         long_polls: &LongPolls,

@@ -223,6 +223,11 @@ async fn a_portal_signs_in_once_and_crawls_with_the_session() {
         detail.data.error
     );
     assert_eq!(site.sign_ins(), 1);
+    // The start page's entry says the crawl signed in there; the pages after did not.
+    let start = pages.iter().find(|p| p.depth == 0).expect("the start page");
+    assert!(start.data.logged_in);
+    assert!(!detail.data.logged_in);
+    assert!(outcome.data.logged_in);
 
     m.steps = Some(vec![Step::new(StepAction::Scroll)]);
     let refused = engine().validate(&m).unwrap_err();

@@ -27,7 +27,8 @@ pub const DOCS_PATH: &str = "/thirdparty/v1/docs";
                        `POST /user/webhookSecret`, `PUT /user/password`, \
                        `GET /notification/{alertId}/deliveries`, \
                        `POST /notification/{alertId}/deliveries/{deliveryId}/retry`, \
-                       `GET`/`POST /user/notificationEndpoints/test`, `GET`/`POST /user/feeds`, \
+                       `GET`/`POST /user/notificationEndpoints/test`, \
+                       `POST /user/notificationEndpoints/preview`, `GET`/`POST /user/feeds`, \
                        `DELETE /user/feeds/{feedId}`, `GET`/`PUT /user/settings` (the time zone), `POST /import`, `GET /export`. Extension fields of a monitor: \
                        `errorAfterFailures`; `muted` (notifications kept, sent nowhere); an alert's `remindEverySeconds` (Error alerts: a \
                        reminder that often while the monitor keeps failing) and the alert type \
@@ -93,6 +94,7 @@ pub fn routes() -> OpenApiRouter<Ctx> {
         .routes(routes!(user::get_endpoints, user::put_endpoints))
         .routes(routes!(user::get_settings, user::put_settings))
         .routes(routes!(user::confirm_address))
+        .routes(routes!(user::preview_endpoint))
         .routes(routes!(user::rotate_webhook_secret))
         .routes(routes!(user::test_endpoint, user::test_deliveries))
         .routes(routes!(user::list_feeds, user::create_feed))
@@ -216,12 +218,19 @@ fn delivered_kinds(document: &mut utoipa::openapi::OpenApi) {
             "{said} This server delivers to: {}; other kinds are refused. A Url endpoint's \
              value is a notification URL in Apprise's syntax with one of the schemes {}; its \
              secret parts are sealed when it is saved (shown as sealed~...; give the value \
-             back as shown to keep them).",
+             back as shown to keep them). Extension fields: `title` and `body`, templates \
+             (minijinja, at most {} characters each) with the tokens the guide lists (`monitor.name`, \
+             `change.diff`, `links.change`, `alert.type`, `time`, ...), checked when saved (400 \
+             at the field, naming the line); `format` (`text`, `markdown`, `html`: what the \
+             templates write, by default the channel's own); `digest` (`{{\"everyMinutes\": \
+             N}}` or `{{\"dailyAt\": \"HH:MM\"}}`) and `quietHours` (`{{\"from\": \"HH:MM\", \
+             \"to\": \"HH:MM\"}}`), in the user's time zone.",
             crate::notify::channel::offered_list(),
             crate::notify::channel::url::schemes()
                 .map(|s| format!("{s}://"))
                 .collect::<Vec<_>>()
                 .join(", "),
+            crate::notify::template::MAX_TEMPLATE_CHARS,
         ));
     }
 }

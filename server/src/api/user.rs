@@ -165,6 +165,56 @@ pub struct TestRequest {
     value: Option<String>,
 }
 
+/// The body of `POST /user/notificationEndpoints/preview`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewRequest {
+    /// The endpoint with its templates (`title`, `body`, `format`); it need not be saved.
+    endpoint: NotificationEndpoint,
+    /// The monitor whose last change the templates are rendered against.
+    monitor_id: String,
+}
+
+/// The answer of `POST /user/notificationEndpoints/preview`.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewAnswer {
+    /// The rendered title (the channel's own when the endpoint has no title template).
+    title: String,
+    /// The rendered body (the change as text when the endpoint has no body template).
+    body: String,
+    /// The format the body is written in: `text`, `markdown` or `html`.
+    format: wachet::model::MessageFormat,
+}
+
+/// Renders an endpoint's templates against a monitor's last change (extension).
+#[utoipa::path(post, path = "/thirdparty/v1/user/notificationEndpoints/preview", tag = "user",
+    description = "Extension: renders the `title` and `body` templates of an endpoint (saved or \
+                   not) against the last change of one of the user's monitors, in the user's \
+                   time zone, as a delivery to that endpoint would. A template that saving \
+                   would refuse is refused here alike (400 at `endpoint.title` or \
+                   `endpoint.body`, naming the line).",
+    security(("bearer" = [])),
+    request_body(content = PreviewRequest, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The rendered title and body", body = PreviewAnswer),
+        (status = 400, description = "A template error, or the monitor has no change yet (`monitorId`)", body = Problem, content_type = "application/problem+json"),
+        (status = 401, description = "No valid token", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No such monitor of the user", body = Problem, content_type = "application/problem+json"),
+    ))]
+pub async fn preview_endpoint(
+    State(state): State<Ctx>,
+    CurrentUser(user): CurrentUser,
+    ApiJson(request): ApiJson<PreviewRequest>,
+) -> Result<ApiJson<PreviewAnswer>, ApiError> {
+    let preview = endpoints::preview(&state, &user, &request.endpoint, &request.monitor_id).await?;
+    Ok(ApiJson(PreviewAnswer {
+        title: preview.title,
+        body: preview.body,
+        format: preview.format,
+    }))
+}
+
 /// The answer of `POST /user/notificationEndpoints/test`.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -186,6 +186,48 @@ impl VisibleChange {
         out
     }
 
+    /// The change as Markdown: removed text struck through (`~~`), added text in bold, noise
+    /// in italics, the markers' own characters escaped.
+    pub fn markdown(&self) -> String {
+        let escape = |text: &str| {
+            let mut out = String::with_capacity(text.len());
+            for c in text.chars() {
+                if matches!(c, '*' | '_' | '~' | '`' | '\\' | '[' | ']') {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            out
+        };
+        // Markers hug the words: white space at a marked run's edges stays outside it.
+        let mark = |out: &mut String, marker: &str, text: &str| {
+            let trimmed = text.trim();
+            if trimmed.is_empty() {
+                out.push_str(text);
+                return;
+            }
+            let start = text.len() - text.trim_start().len();
+            let end = text.trim_end().len();
+            let _ = write!(
+                out,
+                "{}{marker}{}{marker}{}",
+                &text[..start],
+                escape(trimmed),
+                &text[end..]
+            );
+        };
+        let mut out = String::new();
+        for (kind, text) in &self.parts {
+            match kind {
+                Kind::Same | Kind::Folded => out.push_str(&escape(text)),
+                Kind::Removed => mark(&mut out, "~~", text),
+                Kind::Added => mark(&mut out, "**", text),
+                Kind::Noise => mark(&mut out, "_", text),
+            }
+        }
+        out
+    }
+
     /// Adds `text` of `kind` to what is shown.
     fn show(&mut self, kind: Kind, text: &str) {
         if text.is_empty() {

@@ -14,6 +14,7 @@ use super::SendError;
 use super::channel::{self, Context, Verdict};
 pub use super::channel::{Links, signature};
 use super::email::{Mailer, SmtpSettings};
+use super::template;
 use crate::store::{Delivery, DeliveryOutcome, OutboxStore, now_millis};
 use crate::worker::Worker;
 use std::sync::Arc;
@@ -219,7 +220,12 @@ async fn attempt(
     };
     let sending = async {
         match channel::of(delivery.kind) {
-            Some(channel) => channel.send(delivery, &context).await,
+            Some(channel) => {
+                let templated = templated(channel, delivery, &settings.links);
+                channel
+                    .send(templated.as_ref().unwrap_or(delivery), &context)
+                    .await
+            }
             None => Verdict::Failed(format!("{} is not delivered by this server", delivery.kind)),
         }
     };
@@ -234,6 +240,78 @@ async fn attempt(
         },
     };
     outcome(verdict, delivery.attempts, settings)
+}
+
+/// `delivery` with what its endpoint's templates make of it, when it has templates. The
+/// templates were checked when the endpoint was saved; one that still fails here (a value far
+/// larger than the sample's) leaves the channel's own message, logged, and never fails the
+/// delivery.
+fn templated(
+    channel: &dyn channel::Channel,
+    delivery: &Delivery,
+    links: &channel::Links,
+) -> Option<Delivery> {
+    if delivery.digest.len() > 1 {
+        return Some(digest(delivery, links));
+    }
+    let template = delivery.template.as_ref()?;
+    let facts = delivery
+        .explanation
+        .as_ref()
+        .and_then(|e| e.facts.clone())
+        .unwrap_or_default();
+    let subject = template::subject(delivery, links, &facts);
+    match template::render(template, channel.format(&delivery.target), &subject) {
+        Ok(rendered) => Some(Delivery {
+            rendered: Some(rendered),
+            ..delivery.clone()
+        }),
+        Err(err) => {
+            tracing::warn!(delivery = %delivery.id, field = err.field, error = %err.message,
+                "the endpoint's template failed: the channel's own message goes instead");
+            None
+        }
+    }
+}
+
+/// Characters of each notification's change a digest shows; the notification's page has it
+/// whole.
+const DIGEST_ITEM_CHARS: usize = 1_000;
+
+/// `delivery` as the digest of the notifications it carries: a title counting them, and each
+/// in order with what fired, when (in the user's time zone), its change cut to
+/// [`DIGEST_ITEM_CHARS`] and its link; a channel cuts the whole to its limit with a link to the
+/// notifications page, so nothing is lost.
+fn digest(delivery: &Delivery, links: &channel::Links) -> Delivery {
+    use std::fmt::Write;
+    let zone = delivery
+        .time_zone
+        .parse::<chrono_tz::Tz>()
+        .unwrap_or(chrono_tz::Tz::UTC);
+    let mut body = String::new();
+    for item in &delivery.digest {
+        let at = chrono::DateTime::from_timestamp_millis(item.at)
+            .map(|at| {
+                at.with_timezone(&zone)
+                    .format("%Y-%m-%d %H:%M %Z")
+                    .to_string()
+            })
+            .unwrap_or_default();
+        let _ = writeln!(body, "{}: {} ({at})", item.name, item.expression);
+        let text = channel::message::cut(item.text.trim(), DIGEST_ITEM_CHARS, None);
+        if !text.is_empty() {
+            let _ = writeln!(body, "{text}");
+        }
+        let _ = writeln!(body, "{}\n", links.alert_url(delivery, &item.notification));
+    }
+    Delivery {
+        rendered: Some(crate::store::Rendered {
+            title: Some(format!("{} notifications", delivery.digest.len())),
+            body: Some(body.trim_end().to_string()),
+            format: Some(wachet::model::MessageFormat::Text),
+        }),
+        ..delivery.clone()
+    }
 }
 
 /// How a try judged `verdict` leaves its delivery, after `attempts` earlier tries: the retry

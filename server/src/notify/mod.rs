@@ -8,6 +8,7 @@ pub mod channel;
 pub mod content;
 pub mod deliver;
 pub mod email;
+pub mod template;
 
 use crate::store::{Explanation, NewNotification};
 use change::VisibleChange;
@@ -138,6 +139,12 @@ pub fn notification(
         first_seen: raised.first_seen,
         change: change.as_ref().map(|c| c.data().clone()),
         text: content::plain(&content),
+        facts: Some(template::facts(
+            previous,
+            raised.current.as_deref(),
+            change.as_ref(),
+            raised.doubt.as_deref(),
+        )),
     };
     Some(NewNotification {
         task_id: monitor.id.clone().unwrap_or_default(),

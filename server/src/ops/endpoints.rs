@@ -202,3 +202,156 @@ fn normalized(endpoint: &NotificationEndpoint) -> String {
         .trim()
         .to_lowercase()
 }
+
+/// How many of a monitor's newest checks a preview looks through for its last change.
+const PREVIEW_LOOKBACK: u32 = 100;
+
+/// What an endpoint's templates make of a monitor's last change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preview {
+    /// The title: the title template's, else the channel's own (the monitor's name and what
+    /// fired).
+    pub title: String,
+    /// The body: the body template's, else the change as text.
+    pub body: String,
+    /// The format the body is written in.
+    pub format: wachet::model::MessageFormat,
+}
+
+/// Renders `endpoint`'s templates against the last change of the user's monitor `monitor`
+/// (the newest check whose value differs from the one before), as a delivery would, in the
+/// user's time zone. A template that cannot be saved is refused as saving refuses it, at
+/// `endpoint.title` or `endpoint.body`; a monitor that is not the user's is `NotFound`; one
+/// without a change yet is refused at `monitorId`.
+pub async fn preview(
+    ctx: &Ctx,
+    user: &UserId,
+    endpoint: &NotificationEndpoint,
+    monitor: &str,
+) -> Result<Preview, OpError> {
+    use crate::notify::{change::VisibleChange, channel, template};
+    use wachet::alerts::compare::Comparator;
+    if let Err(err) = template::check(endpoint) {
+        return Err(OpError::field(
+            format!("endpoint.{}", err.field),
+            err.message,
+        ));
+    }
+    let stored = super::monitors::stored(ctx, user, monitor).await?;
+    let page = crate::store::TimePage {
+        limit: PREVIEW_LOOKBACK,
+        ..crate::store::TimePage::default()
+    };
+    let entries = ctx.store().entries(user, monitor, &page).await?;
+    let values: Vec<_> = entries
+        .iter()
+        .filter_map(|(_, data)| data.raw.as_deref().map(|raw| (data, raw)))
+        .collect();
+    let change = values
+        .windows(2)
+        .find(|pair| pair[0].1 != pair[1].1)
+        .map(|pair| (pair[0].0, pair[0].1, Some(pair[1].1)))
+        .or(match values.as_slice() {
+            // One value only: its first check is the change.
+            [(data, raw)] => Some((*data, *raw, None)),
+            _ => None,
+        });
+    let Some((data, current, previous)) = change else {
+        return Err(OpError::field(
+            "monitorId",
+            "has no change to preview yet: it needs a check with a value",
+        ));
+    };
+    let order = stored.compare_lines.unwrap_or_default();
+    let shown = VisibleChange::with_order(&Comparator::lenient(&stored), order, previous, current);
+    let facts = template::facts(previous, Some(current), Some(&shown), None);
+    let settings = super::user_settings::get(ctx, user).await?;
+    let public = ctx.settings().web.public_url.as_deref().unwrap_or("");
+    let public = public.trim_end_matches('/');
+    let name = stored
+        .name
+        .clone()
+        .or_else(|| stored.url.clone())
+        .unwrap_or_else(|| monitor.to_string());
+    let url = stored.url.clone().unwrap_or_default();
+    let folder = match stored.folder_id.as_deref() {
+        Some(id) => super::folders::name_of(ctx, user, id).await?,
+        None => None,
+    };
+    let subject = template::Subject {
+        monitor_id: monitor,
+        name: &name,
+        url: &url,
+        folder: folder.as_deref(),
+        alert: wachet::model::AlertType::NotEq,
+        expression: "content changed",
+        current: Some(current),
+        error: None,
+        first_seen: None,
+        at: data.last_check_timestamp,
+        facts: &facts,
+        change_link: Some(format!("{public}/monitors/{monitor}/history")),
+        monitor_link: Some(format!("{public}/monitors/{monitor}")),
+        time_zone: settings.time_zone,
+    };
+    let value = endpoint.value.as_deref().unwrap_or("");
+    let format = channel::of(endpoint.kind)
+        .map(|c| c.format(value))
+        .unwrap_or(wachet::model::MessageFormat::Text);
+    let template = crate::store::Template::of(endpoint).unwrap_or_default();
+    let rendered = template::render(&template, format, &subject)
+        .map_err(|err| OpError::field(format!("endpoint.{}", err.field), err.message))?;
+    Ok(Preview {
+        title: rendered
+            .title
+            .unwrap_or_else(|| format!("{name}: content changed")),
+        body: rendered.body.unwrap_or(facts.diff_text),
+        format: rendered.format.unwrap_or(format),
+    })
+}
+
+/// Gives each endpoint of `list` the template, digest and quiet hours of the endpoint of
+/// `stored` with its kind and value, when it has none of its own: for the web forms, which edit
+/// an endpoint's kind and value only and must not lose what the API set.
+pub fn keep_extensions(list: &mut [NotificationEndpoint], stored: &[NotificationEndpoint]) {
+    for endpoint in list.iter_mut() {
+        let unset = endpoint.title.is_none()
+            && endpoint.body.is_none()
+            && endpoint.format.is_none()
+            && endpoint.digest.is_none()
+            && endpoint.quiet_hours.is_none();
+        let Some(old) = stored
+            .iter()
+            .find(|old| old.kind == endpoint.kind && old.value == endpoint.value)
+        else {
+            continue;
+        };
+        if unset {
+            endpoint.title = old.title.clone();
+            endpoint.body = old.body.clone();
+            endpoint.format = old.format;
+            endpoint.digest = old.digest.clone();
+            endpoint.quiet_hours = old.quiet_hours.clone();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_form_that_edits_kind_and_value_keeps_what_the_api_set() {
+        let hook = |value: &str| {
+            NotificationEndpoint::new(MessagingServiceType::Webhook, Some(value.to_string()))
+        };
+        let stored = vec![NotificationEndpoint {
+            body: Some("{{ change.diff }}".into()),
+            ..hook("https://a.example/")
+        }];
+        let mut list = vec![hook("https://a.example/"), hook("https://b.example/")];
+        keep_extensions(&mut list, &stored);
+        assert_eq!(list[0].body.as_deref(), Some("{{ change.diff }}"));
+        assert_eq!(list[1], hook("https://b.example/"));
+    }
+}

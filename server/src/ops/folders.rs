@@ -199,6 +199,15 @@ impl Serialize for Listed {
     }
 }
 
+/// The name of the user's folder `id`, none when it has none or is gone.
+pub async fn name_of(ctx: &Ctx, user: &UserId, id: &str) -> Result<Option<String>, OpError> {
+    match ctx.store().list_folder(user, Some(id), None, 0).await {
+        Ok(listing) => Ok(listing.path.last().and_then(|folder| folder.name.clone())),
+        Err(crate::store::StoreError::NotFound) => Ok(None),
+        Err(err) => Err(err.into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,9 +228,11 @@ mod tests {
             }),
             notification_endpoints: i.is_multiple_of(3).then(|| {
                 vec![NotificationEndpoint {
-                    kind: MessagingServiceType::Email,
-                    value: Some(format!("u{i}@example.com")),
                     confirmed: Some(i.is_multiple_of(2)),
+                    ..NotificationEndpoint::new(
+                        MessagingServiceType::Email,
+                        Some(format!("u{i}@example.com")),
+                    )
                 }]
             }),
             location_notice: i

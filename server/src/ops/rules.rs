@@ -173,6 +173,9 @@ pub fn endpoint_list(list: &[NotificationEndpoint]) -> Result<(), OpError> {
     problems.finish()
 }
 
+/// The longest digest window: a week.
+const MAX_DIGEST_MINUTES: u32 = 7 * 24 * 60;
+
 fn endpoints(field: &str, list: &[NotificationEndpoint], problems: &mut Problems) {
     if list.len() > MAX_ENDPOINTS {
         problems.add(field, format!("at most {MAX_ENDPOINTS} endpoints"));
@@ -185,6 +188,35 @@ fn endpoints(field: &str, list: &[NotificationEndpoint], problems: &mut Problems
             Ok(()) => {}
             Err(Refusal::Kind(message)) => problems.add(format!("{at}.type"), message),
             Err(Refusal::Value(message)) => problems.add(format!("{at}.value"), message),
+        }
+        if let Err(err) = crate::notify::template::check(endpoint) {
+            problems.add(format!("{at}.{}", err.field), err.message);
+        }
+        let clock = crate::store::shape_clock;
+        if let Some(digest) = &endpoint.digest {
+            match (digest.every_minutes, digest.daily_at.as_deref()) {
+                (Some(minutes), None) if (1..=MAX_DIGEST_MINUTES).contains(&minutes) => {}
+                (Some(_), None) => problems.add(
+                    format!("{at}.digest.everyMinutes"),
+                    format!("must be 1 to {MAX_DIGEST_MINUTES} minutes"),
+                ),
+                (None, Some(time)) if clock(time).is_some() => {}
+                (None, Some(_)) => problems.add(format!("{at}.digest.dailyAt"), "must be HH:MM"),
+                _ => problems.add(
+                    format!("{at}.digest"),
+                    "give everyMinutes or dailyAt (one of them)",
+                ),
+            }
+        }
+        if let Some(quiet) = &endpoint.quiet_hours {
+            for (name, time) in [("from", &quiet.from), ("to", &quiet.to)] {
+                if clock(time).is_none() {
+                    problems.add(format!("{at}.quietHours.{name}"), "must be HH:MM");
+                }
+            }
+            if clock(&quiet.from).is_some() && clock(&quiet.from) == clock(&quiet.to) {
+                problems.add(format!("{at}.quietHours.to"), "must differ from from");
+            }
         }
     }
 }

@@ -68,8 +68,16 @@ pub use feeds::{FeedChange, FeedRecord, FeedScope, FeedSecret, FeedStore};
 pub use folders::{FolderKey, FolderListing, FolderStore};
 pub use health::{HealthStore, NotReady};
 pub use history::{HistoryStore, Series};
-pub use notifications::{ChangeData, Explanation, NewNotification, NotificationStore};
-pub use outbox::{ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, OutboxStore};
+pub use notifications::{ChangeData, Explanation, Facts, NewNotification, NotificationStore};
+/// `HH:MM` as a time of day, as digests and quiet hours read it.
+pub fn shape_clock(text: &str) -> Option<chrono::NaiveTime> {
+    shape::outbox::clock(text)
+}
+
+pub use outbox::{
+    ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, DigestItem, OutboxStore, Rendered,
+    Template,
+};
 pub use schedule::{
     AlertStates, BusyHosts, CheckRecord, Claim, DueCheck, Known, Locations, Recorded,
     ScheduleStore, StorageUse,

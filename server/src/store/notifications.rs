@@ -56,6 +56,38 @@ pub struct Explanation {
     /// The content as plain text (the e-mail's alternative to the HTML).
     #[serde(default)]
     pub text: String,
+    /// What the endpoints' templates may say beside the notification's own fields; none for
+    /// notifications stored before templates existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<Facts>,
+}
+
+/// What a notification's templates may say that the notification does not hold itself: the
+/// change in each format, its added and removed lines, the previous value and the numbers
+/// before and after, why the rules doubted, each bounded as the change is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Facts {
+    /// The change as plain text (`[-removed-]`, `{+added+}`).
+    pub diff_text: String,
+    /// The change as Markdown (removed struck through, added in bold).
+    pub diff_markdown: String,
+    /// The change as HTML (`<del>`, `<ins>`).
+    pub diff_html: String,
+    /// The lines the current value has and the previous one had not.
+    pub added_lines: Vec<String>,
+    /// The lines the previous value had and the current one has not.
+    pub removed_lines: Vec<String>,
+    /// The previous value, cut as the change is.
+    pub previous: Option<String>,
+    /// The first number of the previous value, when it has one.
+    pub before: Option<f64>,
+    /// The first number of the current value, when it has one.
+    pub after: Option<f64>,
+    /// Why the rules doubted the change, when they did.
+    pub doubt: Option<String>,
+    /// Whether some of the change is masked noise.
+    pub noise: bool,
 }
 
 /// The change as data, for the webhook payload: the removed and added pieces in key form, each

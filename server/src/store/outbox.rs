@@ -38,6 +38,71 @@ pub struct Delivery {
     /// What the notification carries beside it: the webhook's `firstSeen` and `change`, the
     /// e-mail's plain text. `None` for test notifications and those stored before it existed.
     pub explanation: Option<Explanation>,
+    /// The endpoint's templates, when it has some.
+    pub template: Option<Template>,
+    /// The user's time zone (an IANA name), for the times a template writes.
+    pub time_zone: String,
+    /// The name of the monitor's folder, when it is in one.
+    pub folder: Option<String>,
+    /// The title and body the templates made of this delivery, set by
+    /// [`crate::notify::deliver`] before it is sent; a channel shows them instead of its own.
+    pub rendered: Option<Rendered>,
+    /// When the delivery is a digest: every notification it carries (this one among them),
+    /// oldest first; empty otherwise.
+    pub digest: Vec<DigestItem>,
+}
+
+/// One notification of a digest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DigestItem {
+    /// The notification's id.
+    pub notification: String,
+    /// The monitor's name.
+    pub name: String,
+    /// What fired, in words.
+    pub expression: String,
+    /// When.
+    pub at: Millis,
+    /// The change as text (or the notification's text).
+    pub text: String,
+}
+
+/// An endpoint's templates as a delivery keeps them (extension fields of the endpoint).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Template {
+    /// The title's template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// The body's template.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The format they write; none: the channel's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format: Option<wachet::model::MessageFormat>,
+}
+
+impl Template {
+    /// The templates of `endpoint`, when it has any.
+    pub fn of(endpoint: &wachet::model::NotificationEndpoint) -> Option<Template> {
+        let template = Template {
+            title: endpoint.title.clone().filter(|t| !t.trim().is_empty()),
+            body: endpoint.body.clone().filter(|t| !t.trim().is_empty()),
+            format: endpoint.format,
+        };
+        (template != Template::default()).then_some(template)
+    }
+}
+
+/// What an endpoint's templates made of a delivery.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rendered {
+    /// The title, when the endpoint has a title template.
+    pub title: Option<String>,
+    /// The body, when it has a body template.
+    pub body: Option<String>,
+    /// The format the body is written in.
+    pub format: Option<wachet::model::MessageFormat>,
 }
 
 /// How a delivery attempt ended.

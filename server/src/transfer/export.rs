@@ -129,16 +129,17 @@ impl Out<'_> {
     }
 }
 
-/// An endpoint without its secret: a URL endpoint keeps its type only.
+/// An endpoint without its secret: a URL endpoint keeps its type (and its templates) only.
 pub fn without_secret(endpoint: &NotificationEndpoint) -> NotificationEndpoint {
     let value = match endpoint.kind {
         MessagingServiceType::Email => endpoint.value.clone(),
         _ => None,
     };
+    // Templates, digests and quiet hours are no secret: they travel with the endpoint.
     NotificationEndpoint {
-        kind: endpoint.kind,
         value,
         confirmed: None,
+        ..endpoint.clone()
     }
 }
 

@@ -44,6 +44,7 @@ pub static STYLE: LazyLock<Asset> = LazyLock::new(|| {
             include_str!("assets/css/folders.css"),
             include_str!("assets/css/form.css"),
             include_str!("assets/css/picker.css"),
+            include_str!("assets/css/record.css"),
             include_str!("assets/css/account.css"),
         )
         .as_bytes(),
@@ -54,9 +55,24 @@ pub static STYLE: LazyLock<Asset> = LazyLock::new(|| {
 pub static FORM_JS: LazyLock<Asset> =
     LazyLock::new(|| script("form", include_bytes!("assets/form.js")));
 
-/// Point-and-click selection.
-pub static PICKER_JS: LazyLock<Asset> =
-    LazyLock::new(|| script("picker", include_bytes!("assets/picker.js")));
+/// The proposer of an XPath for an element, shared by the picker and the step recorder.
+pub const PROPOSE_JS: &str = include_str!("assets/propose.js");
+
+/// Point-and-click selection (with the proposer).
+pub static PICKER_JS: LazyLock<Asset> = LazyLock::new(|| {
+    script(
+        "picker",
+        concat!(
+            include_str!("assets/propose.js"),
+            include_str!("assets/picker.js")
+        )
+        .as_bytes(),
+    )
+});
+
+/// The step recorder's clicks on its screenshot, at the picture's own scale.
+pub static RECORD_JS: LazyLock<Asset> =
+    LazyLock::new(|| script("record", include_bytes!("assets/record.js")));
 
 /// Live updates.
 pub static LIVE_JS: LazyLock<Asset> =
@@ -80,8 +96,10 @@ pub static ICON: LazyLock<Asset> = LazyLock::new(|| {
     )
 });
 
-fn all() -> [&'static Asset; 6] {
-    [&STYLE, &ICON, &FORM_JS, &PICKER_JS, &LIVE_JS, &DIFF_JS]
+fn all() -> [&'static Asset; 7] {
+    [
+        &STYLE, &ICON, &FORM_JS, &PICKER_JS, &LIVE_JS, &DIFF_JS, &RECORD_JS,
+    ]
 }
 
 fn reply(asset: &Asset) -> Response {

@@ -92,6 +92,11 @@ pub fn routes(state: Ctx) -> Router {
         .route("/monitors/pick/value", get(monitors::picker::value))
         .route("/monitors/pick/frame/{token}", get(monitors::picker::frame))
         .route("/monitors/{id}/pick", get(monitors::picker::pick_monitor))
+        .route(
+            "/monitors/record/{token}",
+            get(monitors::record::show).post(monitors::record::act),
+        )
+        .route("/monitors/record/{token}/shot", get(monitors::record::shot))
         .route("/monitors/{id}/pages/{page}", get(monitors::portal::page))
         .route(
             "/monitors/{id}/pages/{page}/history",
@@ -144,6 +149,10 @@ pub fn routes(state: Ctx) -> Router {
             post(account::settings::remove_endpoint),
         )
         .route(
+            "/settings/endpoints/preview",
+            post(account::settings::preview_endpoint),
+        )
+        .route(
             "/settings/endpoints/test",
             post(account::settings::test_endpoint),
         )
@@ -180,6 +189,9 @@ pub fn routes(state: Ctx) -> Router {
         )))
         .layer(axum::Extension(std::sync::Arc::new(
             monitors::diff::Diffs::default(),
+        )))
+        .layer(axum::Extension(std::sync::Arc::new(
+            monitors::record_store::RecordStore::default(),
         )))
         .layer(axum::Extension(std::sync::Arc::new(LiveStreams::default())))
         .layer(axum::Extension(std::sync::Arc::new(

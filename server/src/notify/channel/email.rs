@@ -6,8 +6,9 @@
 use super::message::{monitor_name, title};
 use super::{Channel, Context, Outgoing};
 use crate::notify::SendError;
+use crate::notify::content::escape;
 use crate::store::Delivery;
-use wachet::model::MessagingServiceType;
+use wachet::model::{MessageFormat, MessagingServiceType};
 
 /// An e-mail to the endpoint's address.
 pub struct Email;
@@ -46,12 +47,30 @@ impl MailParts {
                     .unwrap_or_default(),
             ),
         };
-        MailParts {
+        let mut parts = MailParts {
             to: to.to_string(),
             subject,
             plain,
             html: delivery.html.clone(),
+        };
+        // The endpoint's templates: the title is the subject; a body written in HTML is the
+        // HTML part (its values escaped by the template), any other is the plain part and shown
+        // preformatted in the HTML one.
+        if let Some(rendered) = &delivery.rendered {
+            if let Some(title) = &rendered.title {
+                parts.subject = title.clone();
+            }
+            if let Some(body) = &rendered.body {
+                match rendered.format {
+                    Some(MessageFormat::Html) => parts.html = body.clone(),
+                    _ => {
+                        parts.plain = body.clone();
+                        parts.html = format!("<pre>{}</pre>", escape(body));
+                    }
+                }
+            }
         }
+        parts
     }
 }
 
@@ -65,6 +84,10 @@ impl Channel for Email {
             true => Ok(()),
             false => Err("must be an e-mail address".into()),
         }
+    }
+
+    fn format(&self, _: &str) -> MessageFormat {
+        MessageFormat::Html
     }
 
     fn prepare(&self, delivery: &Delivery, context: &Context<'_>) -> Result<Outgoing, SendError> {

@@ -37,6 +37,9 @@ pub struct Message {
     pub page: Option<String>,
     /// The notification's page (the whole change), none for a test notification.
     pub link: Option<String>,
+    /// The body the endpoint's template wrote, in the format it writes: shown as it is, in
+    /// place of the text the channel would format.
+    pub templated: Option<String>,
 }
 
 impl Message {
@@ -68,16 +71,24 @@ impl Message {
                 text
             }
         };
+        let rendered = delivery.rendered.as_ref();
         Message {
-            title,
+            title: rendered.and_then(|r| r.title.clone()).unwrap_or(title),
+            templated: rendered.and_then(|r| r.body.clone()),
             text: text.trim_end().to_string(),
             page: n.url.clone().filter(|u| !u.is_empty()),
-            link: n.id.as_deref().map(|id| links.alert_url(delivery, id)),
+            link: match delivery.digest.is_empty() {
+                true => n.id.as_deref().map(|id| links.alert_url(delivery, id)),
+                false => Some(links.list_url(delivery)),
+            },
         }
     }
 
     /// The one line the simple hooks post: the monitor, what fired and the page.
     pub fn line(delivery: &Delivery) -> String {
+        if let Some(body) = delivery.rendered.as_ref().and_then(|r| r.body.clone()) {
+            return body;
+        }
         let n = &delivery.notification;
         format!(
             "{}: {} {}",
@@ -92,11 +103,17 @@ impl Message {
 
     /// The text cut to `limit` characters, with the link to the whole change when cut.
     pub fn text_within(&self, limit: usize) -> String {
+        if let Some(body) = &self.templated {
+            return cut(body, limit, self.link.as_deref());
+        }
         cut(&self.text, limit, self.link.as_deref())
     }
 
     /// The text and the link as plain text, within `limit` characters.
     pub fn plain(&self, limit: usize) -> String {
+        if let Some(body) = &self.templated {
+            return cut(body, limit, self.link.as_deref());
+        }
         let tail = self
             .link
             .as_deref()
@@ -109,6 +126,9 @@ impl Message {
     /// The title in bold, the text as a code block and the link, in Markdown, within `limit`
     /// characters.
     pub fn markdown(&self, limit: usize) -> String {
+        if let Some(body) = &self.templated {
+            return cut(body, limit, self.link.as_deref());
+        }
         let head = format!("**{}**\n", self.title.replace('*', "\\*"));
         let tail = self
             .link
@@ -124,6 +144,9 @@ impl Message {
     /// The title in bold, the text preformatted and the link, in HTML (escaped), within `limit`
     /// characters of the HTML.
     pub fn html(&self, limit: usize) -> String {
+        if let Some(body) = &self.templated {
+            return cut(body, limit, self.link.as_deref());
+        }
         let head = format!("<b>{}</b>\n", escape(&self.title));
         let tail = self
             .link
@@ -179,6 +202,7 @@ mod tests {
             text: "a & b ".repeat(2000),
             page: None,
             link: Some("https://w.example/n".into()),
+            templated: None,
         };
         for limit in [100, 1024, 4096] {
             assert!(message.html(limit).chars().count() <= limit);

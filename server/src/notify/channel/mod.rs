@@ -23,7 +23,7 @@ use crate::store::Delivery;
 use async_trait::async_trait;
 use std::time::Duration;
 use wachet::fetch::{FetchError, FetchRequest, FetchedPage, Fetcher};
-use wachet::model::MessagingServiceType;
+use wachet::model::{MessageFormat, MessagingServiceType};
 
 /// Every channel this server delivers to, in the order the forms offer them.
 pub static CHANNELS: &[&dyn Channel] = &[
@@ -187,6 +187,12 @@ pub trait Channel: Send + Sync {
     /// Checks a target given for this kind: the message for the `value` field when it cannot be
     /// one.
     fn validate(&self, value: &str) -> Result<(), String>;
+
+    /// The format a message to `target` is written in by default: the format of the
+    /// `change.diff` token and of an endpoint's templates that name none.
+    fn format(&self, _target: &str) -> MessageFormat {
+        MessageFormat::Text
+    }
 
     /// What `delivery` becomes; an error that no retry can change is permanent.
     fn prepare(&self, delivery: &Delivery, context: &Context<'_>) -> Result<Outgoing, SendError>;

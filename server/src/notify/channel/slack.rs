@@ -15,6 +15,10 @@ impl Channel for Slack {
         MessagingServiceType::Slack
     }
 
+    fn format(&self, _: &str) -> wachet::model::MessageFormat {
+        wachet::model::MessageFormat::Markdown
+    }
+
     fn validate(&self, value: &str) -> Result<(), String> {
         http_url(value)
     }

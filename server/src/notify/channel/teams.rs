@@ -20,6 +20,10 @@ impl Channel for Teams {
         MessagingServiceType::Teams
     }
 
+    fn format(&self, _: &str) -> wachet::model::MessageFormat {
+        wachet::model::MessageFormat::Markdown
+    }
+
     fn validate(&self, value: &str) -> Result<(), String> {
         http_url(value)
     }

@@ -17,6 +17,10 @@ impl Channel for Telegram {
         MessagingServiceType::Telegram
     }
 
+    fn format(&self, _: &str) -> wachet::model::MessageFormat {
+        wachet::model::MessageFormat::Html
+    }
+
     fn validate(&self, value: &str) -> Result<(), String> {
         if !value
             .trim_start()

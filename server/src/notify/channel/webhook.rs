@@ -66,6 +66,38 @@ impl Links {
     }
 }
 
+impl Links {
+    /// The absolute URL of the user's notifications (a digest's link to them all).
+    pub fn list_url(&self, delivery: &Delivery) -> String {
+        if let Some(public) = &self.public_url {
+            return format!("{}/notifications", public.trim_end_matches('/'));
+        }
+        let base = delivery
+            .login_base
+            .as_deref()
+            .or(self.listen.as_deref())
+            .unwrap_or("");
+        format!(
+            "{}/thirdparty/v1/notification/list",
+            base.trim_end_matches('/')
+        )
+    }
+
+    /// The absolute URL of the monitor `id` for the user of `delivery`: its web page at the
+    /// public address, else the API's URL of the monitor.
+    pub fn monitor_url(&self, delivery: &Delivery, id: &str) -> String {
+        if let Some(public) = &self.public_url {
+            return format!("{}/monitors/{id}", public.trim_end_matches('/'));
+        }
+        let base = delivery
+            .login_base
+            .as_deref()
+            .or(self.listen.as_deref())
+            .unwrap_or("");
+        format!("{}/thirdparty/v1/task/{id}", base.trim_end_matches('/'))
+    }
+}
+
 /// `sha256=<hex HMAC-SHA256 of body>`, keyed with the secret's UTF-8 bytes (as GitHub does).
 pub fn signature(secret: &str, body: &str) -> Result<String, String> {
     let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret.as_bytes())
@@ -122,6 +154,33 @@ fn webhook(delivery: &Delivery, links: &Links) -> Result<serde_json::Value, Stri
             );
         }
     }
+    // Extension: the notifications a digest carries, oldest first.
+    if !delivery.digest.is_empty() {
+        let items: Vec<serde_json::Value> = delivery
+            .digest
+            .iter()
+            .map(|item| {
+                serde_json::json!({
+                    "id": item.notification,
+                    "taskName": item.name,
+                    "syntheticExpression": item.expression,
+                    "timestamp": chrono::DateTime::from_timestamp_millis(item.at)
+                        .map(|at| millis(&at)),
+                    "alertUrl": links.alert_url(delivery, &item.notification),
+                })
+            })
+            .collect();
+        object.insert("digest".into(), items.into());
+    }
+    // Extension: what the endpoint's templates made of it.
+    if let Some(rendered) = &delivery.rendered {
+        if let Some(title) = &rendered.title {
+            object.insert("title".into(), title.clone().into());
+        }
+        if let Some(body) = &rendered.body {
+            object.insert("body".into(), body.clone().into());
+        }
+    }
     match n.id.as_deref() {
         Some(id) => {
             object.insert("alertUrl".into(), links.alert_url(delivery, id).into());
@@ -172,6 +231,11 @@ mod tests {
             html: String::new(),
             synthetic_expression: "content changed".into(),
             explanation: None,
+            template: None,
+            time_zone: "UTC".into(),
+            folder: None,
+            rendered: None,
+            digest: Vec::new(),
         }
     }
 

@@ -48,6 +48,25 @@ pub(crate) struct DueRow {
     owner: String,
     /// Where the user last logged in to the API from.
     login_base: Option<String>,
+    /// The endpoint's templates (JSON).
+    template: Option<String>,
+    /// The user's time zone.
+    time_zone: String,
+    /// The name of the monitor's folder.
+    folder: Option<String>,
+    /// The digest the delivery is held for.
+    pub(crate) digest_key: Option<String>,
+}
+
+/// The columns of [`DueRow`] this module adds to the claims' own: the delivery's templates,
+/// the user's time zone and the monitor's folder's name.
+pub(crate) const DUE_EXTRA_COLUMNS: &str = "d.template, u.time_zone, d.digest_key, \
+     (SELECT f.name FROM tasks t JOIN folders f ON f.id = t.folder_id WHERE t.id = n.task_id) \
+     AS folder";
+
+/// The templates of `endpoint` as a delivery row keeps them (JSON), none when it has none.
+pub(crate) fn template_column(endpoint: &NotificationEndpoint) -> Option<String> {
+    crate::store::Template::of(endpoint).and_then(|t| serde_json::to_string(&t).ok())
 }
 
 /// The delivery of a raised notification.
@@ -98,6 +117,15 @@ pub(crate) fn notified(
         html: row.html.unwrap_or_default(),
         synthetic_expression: row.synthetic_expression.unwrap_or_default(),
         explanation,
+        // An unreadable template is left out: the channel's own message goes instead.
+        template: row
+            .template
+            .as_deref()
+            .and_then(|json| serde_json::from_str(json).ok()),
+        time_zone: row.time_zone,
+        folder: row.folder,
+        rendered: None,
+        digest: Vec::new(),
     })
 }
 
@@ -134,6 +162,11 @@ pub(crate) fn test(row: DueRow, kind: MessagingServiceType, now: Millis) -> Deli
         html: format!("<p>{TEST_TEXT}</p>"),
         synthetic_expression: TEST_NAME.to_string(),
         explanation: None,
+        template: None,
+        time_zone: row.time_zone,
+        folder: None,
+        rendered: None,
+        digest: Vec::new(),
     }
 }
 
@@ -252,5 +285,192 @@ pub(crate) fn asked(result: Result<(), StoreError>) -> Result<(), StoreError> {
     match result {
         Ok(()) | Err(StoreError::Invalid { .. }) => Ok(()),
         Err(err) => Err(err),
+    }
+}
+
+/// When a new delivery to `endpoint` goes, if not at once, and the key of the digest it joins:
+/// the end of the current window of `digest.everyMinutes` (windows counted from the epoch, so
+/// every delivery of a window shares its end), the next `digest.dailyAt` in the user's time
+/// zone `zone`, or the end of the quiet hours it falls in, whichever is latest; a digest due
+/// inside quiet hours waits for their end. The key names the endpoint and that time, so the
+/// deliveries held for the same message find each other after a restart.
+pub(crate) fn held_until(
+    endpoint: &NotificationEndpoint,
+    zone: &str,
+    user: &str,
+    now: Millis,
+) -> Option<(Millis, String)> {
+    let zone = zone.parse::<chrono_tz::Tz>().unwrap_or(chrono_tz::Tz::UTC);
+    let digest = endpoint.digest.as_ref();
+    let mut until = match (
+        digest.and_then(|d| d.every_minutes),
+        digest.and_then(|d| d.daily_at.as_deref()).and_then(clock),
+    ) {
+        (Some(minutes), _) if minutes > 0 => {
+            let window = i64::from(minutes) * 60_000;
+            Some((now / window + 1) * window)
+        }
+        (_, Some(at)) => Some(next_local(zone, at, now)),
+        _ => None,
+    };
+    if let Some(quiet) = &endpoint.quiet_hours
+        && let (Some(from), Some(to)) = (clock(&quiet.from), clock(&quiet.to))
+    {
+        let at = until.unwrap_or(now);
+        if quiet_at(zone, from, to, at) {
+            until = Some(next_local(zone, to, at));
+        }
+    }
+    let until = until?;
+    let key = format!(
+        "{user}|{}|{}|{until}",
+        endpoint.kind.code(),
+        endpoint.value.as_deref().unwrap_or("")
+    );
+    Some((until, key))
+}
+
+/// `HH:MM` as a time of day.
+pub(crate) fn clock(text: &str) -> Option<chrono::NaiveTime> {
+    let (h, m) = text.trim().split_once(':')?;
+    if h.len() != 2 || m.len() != 2 {
+        return None;
+    }
+    chrono::NaiveTime::from_hms_opt(h.parse().ok()?, m.parse().ok()?, 0)
+}
+
+/// Whether `at` is within the quiet hours `from` to `to` in `zone` (spanning midnight when
+/// `from` is later than `to`).
+fn quiet_at(
+    zone: chrono_tz::Tz,
+    from: chrono::NaiveTime,
+    to: chrono::NaiveTime,
+    at: Millis,
+) -> bool {
+    let Some(local) = chrono::DateTime::from_timestamp_millis(at) else {
+        return false;
+    };
+    let time = local.with_timezone(&zone).time();
+    if from <= to {
+        from <= time && time < to
+    } else {
+        time >= from || time < to
+    }
+}
+
+/// The first moment after `now` when the clock in `zone` reads `at` (a time a daylight-saving
+/// change skips is taken an hour later; one it repeats, the first time).
+fn next_local(zone: chrono_tz::Tz, at: chrono::NaiveTime, now: Millis) -> Millis {
+    use chrono::TimeZone;
+    let Some(now_utc) = chrono::DateTime::from_timestamp_millis(now) else {
+        return now;
+    };
+    let today = now_utc.with_timezone(&zone).date_naive();
+    for day in 0..3 {
+        let date = today + chrono::Days::new(day);
+        let wall = date.and_time(at);
+        let found = zone.from_local_datetime(&wall).earliest().or_else(|| {
+            zone.from_local_datetime(&(wall + chrono::Duration::hours(1)))
+                .earliest()
+        });
+        if let Some(moment) = found
+            && moment.timestamp_millis() > now
+        {
+            return moment.timestamp_millis();
+        }
+    }
+    now + 86_400_000
+}
+
+/// One notification of a digest, as both backends read it.
+#[derive(sqlx::FromRow)]
+pub(crate) struct DigestRow {
+    notification_id: String,
+    task_name: Option<String>,
+    url: Option<String>,
+    synthetic_expression: Option<String>,
+    created_at: i64,
+    explanation: Option<String>,
+}
+
+/// A row of a digest as delivery shows it.
+pub(crate) fn digest_item(row: DigestRow) -> crate::store::DigestItem {
+    let text = row
+        .explanation
+        .as_deref()
+        .and_then(|json| serde_json::from_str::<crate::store::Explanation>(json).ok())
+        .map(|e| e.facts.map(|f| f.diff_text).unwrap_or(e.text))
+        .unwrap_or_default();
+    crate::store::DigestItem {
+        notification: row.notification_id,
+        name: row.task_name.or(row.url).unwrap_or_default(),
+        expression: row.synthetic_expression.unwrap_or_default(),
+        at: row.created_at,
+        text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wachet::model::{Digest, MessagingServiceType, QuietHours};
+
+    fn at(text: &str) -> Millis {
+        chrono::DateTime::parse_from_rfc3339(text)
+            .unwrap()
+            .timestamp_millis()
+    }
+
+    #[test]
+    fn held_deliveries_wait_for_their_window_the_daily_time_or_the_end_of_quiet_hours() {
+        let mut endpoint = NotificationEndpoint::new(MessagingServiceType::Webhook, None);
+        assert!(held_until(&endpoint, "UTC", "u", at("2026-12-06T22:00:00Z")).is_none());
+        endpoint.digest = Some(Digest {
+            every_minutes: Some(15),
+            daily_at: None,
+        });
+        let (until, key) = held_until(&endpoint, "UTC", "u", at("2026-12-06T22:07:00Z")).unwrap();
+        assert_eq!(until, at("2026-12-06T22:15:00Z"));
+        let (same, same_key) =
+            held_until(&endpoint, "UTC", "u", at("2026-12-06T22:14:59Z")).unwrap();
+        assert_eq!((same, same_key), (until, key));
+        // Daily at 08:00 in Berlin; quiet hours over midnight push a digest due inside them.
+        endpoint.digest = Some(Digest {
+            every_minutes: None,
+            daily_at: Some("08:00".into()),
+        });
+        let daily = held_until(&endpoint, "Europe/Berlin", "u", at("2026-12-06T22:00:00Z"));
+        assert_eq!(daily.unwrap().0, at("2026-12-07T07:00:00Z"));
+        endpoint.digest = None;
+        endpoint.quiet_hours = Some(QuietHours {
+            from: "22:00".into(),
+            to: "07:00".into(),
+        });
+        let quiet = |endpoint: &NotificationEndpoint, now| {
+            held_until(endpoint, "Europe/Berlin", "u", at(now)).map(|h| h.0)
+        };
+        assert_eq!(
+            quiet(&endpoint, "2026-12-06T22:30:00Z"),
+            Some(at("2026-12-07T06:00:00Z"))
+        );
+        assert_eq!(
+            quiet(&endpoint, "2026-12-07T05:59:00Z"),
+            Some(at("2026-12-07T06:00:00Z"))
+        );
+        assert_eq!(
+            quiet(&endpoint, "2026-12-07T06:00:00Z"),
+            None,
+            "the quiet hours are over"
+        );
+        assert_eq!(quiet(&endpoint, "2026-12-06T12:00:00Z"), None);
+        // Over the spring change (Berlin, 29 March 2026: 02:00 becomes 03:00).
+        endpoint.quiet_hours = Some(QuietHours {
+            from: "01:00".into(),
+            to: "02:30".into(),
+        });
+        assert_eq!(
+            quiet(&endpoint, "2026-03-29T00:30:00Z"),
+            Some(at("2026-03-29T01:30:00Z"))
+        );
     }
 }

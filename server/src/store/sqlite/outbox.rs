@@ -5,8 +5,9 @@
 
 use super::SqliteStore;
 use crate::store::shape::outbox::{
-    DueRow, RECORD_COLUMNS, RecordRow, asked, counted, delivery, endpoints_to_notify, first_state,
-    free_at, mail_address, nth_offset, record,
+    DUE_EXTRA_COLUMNS, DigestRow, DueRow, RECORD_COLUMNS, RecordRow, asked, counted, delivery,
+    digest_item, endpoints_to_notify, first_state, free_at, held_until, mail_address, nth_offset,
+    record, template_column,
 };
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
@@ -30,9 +31,16 @@ pub(super) async fn create_in(
 ) -> Result<(), StoreError> {
     // The nearest folder up the monitor's tree that names endpoints, as the tree is now (a
     // folder moved since the monitor was saved passes its own on from its new place).
-    let (user, email, json, inherited, muted): (String, String, String, Option<String>, bool) =
-        sqlx::query_as(
-            "WITH RECURSIVE up (id, parent_id, endpoints, depth) AS ( \
+    #[allow(clippy::type_complexity)]
+    let (user, email, json, inherited, muted, zone): (
+        String,
+        String,
+        String,
+        Option<String>,
+        bool,
+        String,
+    ) = sqlx::query_as(
+        "WITH RECURSIVE up (id, parent_id, endpoints, depth) AS ( \
                SELECT f.id, f.parent_id, f.notification_endpoints, 0 FROM folders f \
                JOIN tasks t ON t.folder_id = f.id WHERE t.id = ?1 \
                UNION ALL SELECT f.id, f.parent_id, f.notification_endpoints, up.depth + 1 \
@@ -40,12 +48,12 @@ pub(super) async fn create_in(
              SELECT u.id, u.email, u.notification_endpoints, \
                (SELECT endpoints FROM up WHERE endpoints IS NOT NULL AND endpoints <> '[]' \
                 ORDER BY depth LIMIT 1), \
-               coalesce(json_extract(t.definition, '$.muted'), 0) = 1 \
+               coalesce(json_extract(t.definition, '$.muted'), 0) = 1, u.time_zone \
              FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = ?1",
-        )
-        .bind(task)
-        .fetch_one(&mut **tx)
-        .await?;
+    )
+    .bind(task)
+    .fetch_one(&mut **tx)
+    .await?;
     let to_notify = endpoints_to_notify(endpoints, inherited.as_deref(), &json, muted)?;
     for endpoint in to_notify.iter() {
         let target = endpoint.value.as_deref().unwrap_or("");
@@ -56,19 +64,25 @@ pub(super) async fn create_in(
             asked(super::users::request_in(tx, &user, &address, now, false).await)?;
         }
         let (state, error) = first_state(unconfirmed);
+        // Held for a digest or quiet hours: pending until then, with the others of its message.
+        let held = held_until(endpoint, &zone, &user, now);
+        let due = held.as_ref().map_or(now, |(until, _)| *until);
         sqlx::query(
             "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
-             updated_at, user_id, last_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             updated_at, user_id, last_error, template, digest_key) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(new_id())
         .bind(notification)
         .bind(endpoint.kind.code())
         .bind(target)
         .bind(state)
-        .bind(now)
+        .bind(due)
         .bind(now)
         .bind(&user)
         .bind(error)
+        .bind(template_column(endpoint))
+        .bind(held.map(|(_, key)| key))
         .execute(&mut **tx)
         .await?;
     }
@@ -125,25 +139,31 @@ impl OutboxStore for SqliteStore {
         limit: u32,
     ) -> Result<Vec<Delivery>, StoreError> {
         let mut tx = self.write().await?;
-        let rows: Vec<DueRow> = sqlx::query_as(
+        let rows: Vec<DueRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
             "SELECT d.id, d.kind, d.target, d.attempts, n.id AS notification_id, n.alert_type, \
              n.alert, n.current_value, n.comparand, n.error, n.created_at, n.task_id, n.task_name, \
              n.url, u.webhook_secret, n.html, n.synthetic_expression, d.user_id, d.released_at, \
-             n.explanation, d.lease_token, u.id AS owner, u.login_base \
+             n.explanation, d.lease_token, u.id AS owner, u.login_base, {DUE_EXTRA_COLUMNS} \
              FROM deliveries d \
              LEFT JOIN notifications n ON n.id = d.notification_id \
              JOIN users u ON u.id = d.user_id \
              WHERE d.state = 'pending' AND d.next_attempt_at <= ? \
              AND (d.lease_until IS NULL OR d.lease_until < ?) \
-             ORDER BY d.next_attempt_at LIMIT ?",
-        )
+             ORDER BY d.next_attempt_at LIMIT ?"
+        )))
         .bind(now)
         .bind(now)
         .bind(i64::from(limit))
         .fetch_all(&mut *tx)
         .await?;
         let mut claimed = Vec::with_capacity(rows.len());
+        // The digests led by a delivery of this claim: their other rows, read before, wait
+        // grouped under it now.
+        let mut led: Vec<String> = Vec::new();
         for row in rows {
+            if row.digest_key.as_ref().is_some_and(|key| led.contains(key)) {
+                continue;
+            }
             // A first try is released only when the user's deliveries of the last hour leave room;
             // otherwise it waits (pending, its time moved) until they do. Retries were counted.
             let held = match counted(&row, self.deliveries_per_hour) {
@@ -167,7 +187,14 @@ impl OutboxStore for SqliteStore {
             .bind(&row.id)
             .execute(&mut *tx)
             .await?;
-            claimed.push(delivery(row, now)?);
+            let key = row.digest_key.clone();
+            let lead = row.id.clone();
+            let mut claimed_delivery = delivery(row, now)?;
+            if let Some(key) = key {
+                claimed_delivery.digest = digest_in(&mut tx, &lead, &key).await?;
+                led.push(key);
+            }
+            claimed.push(claimed_delivery);
         }
         tx.commit().await?;
         Ok(claimed)
@@ -197,6 +224,19 @@ impl OutboxStore for SqliteStore {
         .bind(token)
         .execute(&self.writer)
         .await?;
+        if done.rows_affected() == 1 && !matches!(outcome, DeliveryOutcome::Retry { .. }) {
+            // The deliveries a digest carried end as it ended.
+            sqlx::query(
+                "UPDATE deliveries SET state = ?, last_error = ?, updated_at = ? \
+                 WHERE digest_of = ? AND state = 'grouped'",
+            )
+            .bind(state)
+            .bind(error)
+            .bind(now_millis())
+            .bind(id)
+            .execute(&self.writer)
+            .await?;
+        }
         Ok(done.rows_affected() == 1)
     }
 
@@ -404,4 +444,32 @@ impl OutboxStore for SqliteStore {
         .await?;
         Ok(())
     }
+}
+
+/// The notifications of the digest `key` whose delivery `lead` was just claimed, oldest first:
+/// the others held for it become `grouped` under `lead` (kept so, should this claim's process
+/// die, for the next claim of `lead`).
+async fn digest_in(
+    tx: &mut Transaction<'_, Sqlite>,
+    lead: &str,
+    key: &str,
+) -> Result<Vec<crate::store::DigestItem>, StoreError> {
+    sqlx::query(
+        "UPDATE deliveries SET state = 'grouped', digest_of = ?1 \
+         WHERE digest_key = ?2 AND id <> ?1 AND state = 'pending'",
+    )
+    .bind(lead)
+    .bind(key)
+    .execute(&mut **tx)
+    .await?;
+    let rows: Vec<DigestRow> = sqlx::query_as(
+        "SELECT n.id AS notification_id, n.task_name, n.url, n.synthetic_expression, \
+         n.created_at, n.explanation FROM deliveries d JOIN notifications n \
+         ON n.id = d.notification_id WHERE d.id = ?1 OR d.digest_of = ?1 \
+         ORDER BY n.created_at, n.id",
+    )
+    .bind(lead)
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(rows.into_iter().map(digest_item).collect())
 }

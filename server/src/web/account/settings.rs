@@ -27,7 +27,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
 use std::net::SocketAddr;
-use wachet::model::{MessagingServiceType, NotificationEndpoint};
+use wachet::model::{MessageFormat, MessagingServiceType, NotificationEndpoint};
 
 /// Most folders offered for a feed (in tree order).
 const FEED_FOLDERS: usize = 200;
@@ -60,6 +60,16 @@ struct FieldErrors {
     /// What the add form had, shown again with its error.
     endpoint_kind: Option<i64>,
     endpoint_value: String,
+    /// The templates the add form had, shown again with their error or their preview.
+    endpoint_title: String,
+    endpoint_body: String,
+    endpoint_format: String,
+    /// The monitor the preview was asked for.
+    preview_monitor: String,
+    /// A template's refusal (naming the field and the line), or the preview's.
+    template: Option<String>,
+    /// What the templates made of the monitor's last change.
+    preview: Option<endpoints::Preview>,
     time_zone: Option<String>,
 }
 
@@ -116,7 +126,7 @@ async fn render(
     let main = html! {
         div.page-head { h1 { "Settings" } }
         (flash_panel(&flash))
-        (endpoints_section(session, &settings, &tests, &errors))
+        (endpoints_section(session, &settings, &tests, &errors, &targets))
         (feeds_section(session, &feeds, &targets))
         (crate::web::account::transfer::section(session))
         (time_zone_section(session, &errors))
@@ -158,7 +168,17 @@ fn endpoints_section(
     settings: &endpoints::Endpoints,
     tests: &[DeliveryState],
     errors: &FieldErrors,
+    targets: &[(String, String)],
 ) -> Markup {
+    let monitors: Vec<(&str, &str)> = targets
+        .iter()
+        .filter_map(|(value, label)| {
+            Some((
+                value.strip_prefix("monitor:")?,
+                label.strip_prefix("Monitor: ")?,
+            ))
+        })
+        .collect();
     let invalid = errors.endpoint.is_some();
     let chosen = errors
         .endpoint_kind
@@ -181,6 +201,9 @@ fn endpoints_section(
                                     Some(true) => span.badge.ok { "Confirmed" },
                                     Some(false) => span.badge.pending { "Waiting for confirmation" },
                                     None => {},
+                                }
+                                @if endpoint.title.is_some() || endpoint.body.is_some() {
+                                    span.badge { "Own message" }
                                 }
                             }
                             div.actions {
@@ -226,6 +249,7 @@ fn endpoints_section(
                 } @else {
                     p.hint #endpoint-value-hint { "An e-mail address other than yours is sent a code first, and gets notifications once it is confirmed." }
                 }
+                (template_fields(errors, &monitors))
             }
             @if !tests.is_empty() {
                 section #tests aria-labelledby="tests-title" {
@@ -255,6 +279,153 @@ fn endpoints_section(
                 }
                 }
             }
+        }
+    }
+}
+
+/// The add form's optional templates (open when they hold something), with the preview
+/// against a monitor's last change.
+fn template_fields(errors: &FieldErrors, monitors: &[(&str, &str)]) -> Markup {
+    let open = !errors.endpoint_title.is_empty()
+        || !errors.endpoint_body.is_empty()
+        || errors.template.is_some()
+        || errors.preview.is_some();
+    let invalid = errors.template.is_some();
+    let described = if invalid {
+        "template-error"
+    } else {
+        "template-hint"
+    };
+    html! {
+        details.templates open[open] {
+            summary { "Own message (optional template)" }
+            div.field {
+                label for="endpoint-title" { "Title" }
+                input #endpoint-title type="text" name="title" value=(errors.endpoint_title)
+                    placeholder="{{ monitor.name }}: {{ alert.expression }}"
+                    aria-invalid=[invalid.then_some("true")] aria-describedby=(described);
+            }
+            div.field {
+                label for="endpoint-body" { "Body" }
+                textarea #endpoint-body name="body" rows="5"
+                    placeholder="{{ change.diff }}\n{{ links.change }}"
+                    aria-invalid=[invalid.then_some("true")] aria-describedby=(described) { (errors.endpoint_body) }
+            }
+            div.add-row {
+                div.field {
+                    label for="endpoint-format" { "Format" }
+                    select #endpoint-format name="format" {
+                        @for (value, label) in [("", "The channel's own"), ("text", "Text"), ("markdown", "Markdown"), ("html", "HTML")] {
+                            option value=(value) selected[errors.endpoint_format == value] { (label) }
+                        }
+                    }
+                }
+                div.field.grow {
+                    label for="preview-monitor" { "Preview with the last change of" }
+                    select #preview-monitor name="monitor" {
+                        @for (id, name) in monitors {
+                            option value=(id) selected[errors.preview_monitor == *id] { (name) }
+                        }
+                    }
+                }
+                button.button type="submit" formaction="/settings/endpoints/preview" formnovalidate { "Preview" }
+            }
+            @if let Some(error) = &errors.template {
+                p.field-error #template-error role="alert" { (error) }
+            } @else {
+                p.hint #template-hint {
+                    "Tokens such as " code { "{{ monitor.name }}" } ", " code { "{{ change.diff }}" } ", "
+                    code { "{{ change.added }}" } ", " code { "{{ links.change }}" } ", " code { "{{ time }}" }
+                    " (the guide lists them all). Checked when you add the endpoint."
+                }
+            }
+            @if let Some(preview) = &errors.preview {
+                section.preview.card aria-labelledby="preview-title" role="status" {
+                    h4 #preview-title { "Preview" }
+                    p.preview-subject { strong { (preview.title) } }
+                    @match preview.format {
+                        MessageFormat::Html => iframe.preview-html title="The body as HTML" sandbox="" srcdoc=(preview.body) {},
+                        MessageFormat::Text | MessageFormat::Markdown => pre.preview-body { (preview.body) },
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The templates of the add form as an endpoint's fields (empty ones left out).
+fn form_templates(form: &SettingsForm) -> (Option<String>, Option<String>, Option<MessageFormat>) {
+    let text = |field: &Option<String>| field.clone().filter(|t| !t.trim().is_empty());
+    let format = match form.format.as_deref() {
+        Some("text") => Some(MessageFormat::Text),
+        Some("markdown") => Some(MessageFormat::Markdown),
+        Some("html") => Some(MessageFormat::Html),
+        _ => None,
+    };
+    (text(&form.title), text(&form.body), format)
+}
+
+/// The add form as it was sent, shown again.
+fn form_again(form: &SettingsForm) -> FieldErrors {
+    FieldErrors {
+        endpoint_kind: form.kind.as_deref().and_then(|k| k.parse::<i64>().ok()),
+        endpoint_value: form.value.clone().unwrap_or_default(),
+        endpoint_title: form.title.clone().unwrap_or_default(),
+        endpoint_body: form.body.clone().unwrap_or_default(),
+        endpoint_format: form.format.clone().unwrap_or_default(),
+        preview_monitor: form.monitor.clone().unwrap_or_default(),
+        ..FieldErrors::default()
+    }
+}
+
+/// A refusal at a template's field, said with the field's name; none for other fields.
+fn template_refusal(errors: &std::collections::BTreeMap<String, Vec<String>>) -> Option<String> {
+    errors.iter().find_map(|(field, messages)| {
+        let name = if field.ends_with(".title") {
+            "The title"
+        } else if field.ends_with(".body") {
+            "The body"
+        } else {
+            return None;
+        };
+        let message = messages.first()?;
+        Some(format!("{name} template cannot be used: {message}."))
+    })
+}
+
+/// `POST /settings/endpoints/preview`: renders the add form's templates against the chosen
+/// monitor's last change (`POST /user/notificationEndpoints/preview`'s code) and shows the
+/// page again with the form as it was and the preview, or the refusal at the templates.
+pub async fn preview_endpoint(
+    State(state): State<Ctx>,
+    SignedInForm { session, form }: SignedInForm<SettingsForm>,
+) -> Response {
+    let mut again = form_again(&form);
+    let kind = again
+        .endpoint_kind
+        .and_then(MessagingServiceType::from_code)
+        .unwrap_or(MessagingServiceType::Webhook);
+    let (title, body, format) = form_templates(&form);
+    let endpoint = NotificationEndpoint {
+        title,
+        body,
+        format,
+        ..NotificationEndpoint::new(kind, form.value.clone())
+    };
+    let monitor = form.monitor.clone().unwrap_or_default();
+    match endpoints::preview(&state, &session.user, &endpoint, &monitor).await {
+        Ok(preview) => {
+            again.preview = Some(preview);
+            render(&state, &session, Flash::None, again, StatusCode::OK).await
+        }
+        Err(err) => {
+            again.template = Some(match PageError::from(err) {
+                PageError::BadRequest { detail, errors } => template_refusal(&errors)
+                    .unwrap_or_else(|| format!("No preview: {}.", first_message(detail, &errors))),
+                PageError::NotFound => "No preview: choose one of your monitors.".to_string(),
+                other => return pages::from_error(other, Some(&session)),
+            });
+            refused(&state, &session, again).await
         }
     }
 }
@@ -466,6 +637,10 @@ pub struct SettingsForm {
     current_password: Option<String>,
     new_password: Option<String>,
     time_zone: Option<String>,
+    title: Option<String>,
+    body: Option<String>,
+    format: Option<String>,
+    monitor: Option<String>,
 }
 
 /// The user's endpoints as stored (without the output-only `confirmed`).
@@ -505,7 +680,7 @@ pub async fn add_endpoint(
         endpoint: Some(message),
         endpoint_kind: code,
         endpoint_value: value.clone(),
-        ..FieldErrors::default()
+        ..form_again(&form)
     };
     let Some(kind) = code
         .and_then(MessagingServiceType::from_code)
@@ -525,13 +700,22 @@ pub async fn add_endpoint(
         let errors = refuse("This endpoint is in the list already.".to_string());
         return refused(&state, &session, errors).await;
     }
+    let (title, body, format) = form_templates(&form);
     endpoints.push(NotificationEndpoint {
-        kind,
-        value: Some(value.clone()),
-        confirmed: None,
+        title,
+        body,
+        format,
+        ..NotificationEndpoint::new(kind, Some(value.clone()))
     });
     match store_endpoints(&state, &session.user, endpoints).await {
         Ok(()) => Redirect::to("/settings#endpoints").into_response(),
+        Err(PageError::BadRequest { errors, .. }) if template_refusal(&errors).is_some() => {
+            let errors = FieldErrors {
+                template: template_refusal(&errors),
+                ..form_again(&form)
+            };
+            refused(&state, &session, errors).await
+        }
         Err(PageError::BadRequest { detail, errors }) => {
             let message = first_message(detail, &errors);
             let errors = refuse(format!("This endpoint cannot be used: {message}."));

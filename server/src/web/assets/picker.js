@@ -1,11 +1,12 @@
 /* Point-and-click selection. The fetched page is in a frame sandboxed without scripts but of
    this origin, so this script (running in the interface, never in the page) works on the
-   frame's document: it proposes an XPath for a clicked element (an id or a stable class where
-   there is one, else the element's position), highlights everything the XPaths match, and
-   asks the server for the value a check would store, which is always the engine's. Without
-   this script the page still works: the fields and the Try button. */
-"use strict";
+   frame's document: it proposes an XPath for a clicked element (propose.js, loaded before
+   it: an id or a stable class where there is one, else the element's position), highlights
+   everything the XPaths match, and asks the server for the value a check would store, which
+   is always the engine's. Without this script the page still works: the fields and the Try
+   button. */
 (function () {
+  "use strict";
   var frame = document.getElementById("pick-frame");
   var form = document.getElementById("pick-form");
   if (!frame || !form) return;
@@ -23,7 +24,6 @@
     "." + IGNORED + "{outline:3px dashed #b91c1c!important;outline-offset:1px;background-color:rgba(185,28,28,.12)!important;text-decoration:line-through!important}" +
     "." + HOVER + "{outline:2px solid #2563eb!important;cursor:crosshair!important}" +
     "html{cursor:crosshair}";
-  var HTML_NS = "http://www.w3.org/1999/xhtml";
   var attached = null;
   var asked = 0;
   var timer = null;
@@ -32,75 +32,6 @@
   function mode() {
     var checked = modes.querySelector("input:checked");
     return checked ? checked.value : "watch";
-  }
-
-  function quote(text) {
-    if (text.indexOf('"') < 0) return '"' + text + '"';
-    if (text.indexOf("'") < 0) return "'" + text + "'";
-    return null;
-  }
-
-  /* Names that build tools generate (css-1x2y3z, sc-bdVaJa, Button_root__3xYz1, a8f3c2d1)
-     change with every release of the site: an XPath on them would break. */
-  function generated(name) {
-    if (!name || /[^A-Za-z0-9_-]/.test(name) || /^\d/.test(name)) return true;
-    if (/^(css|sc|jsx|emotion|styled|svelte|chakra|mui|tw)-/i.test(name)) return true;
-    return name.split(/[-_]+/).some(function (part) {
-      var digits = /\d/.test(part);
-      return (part.length >= 4 && digits && /[a-z]/i.test(part)) ||
-        (part.length >= 6 && digits && /^[0-9a-f]+$/i.test(part));
-    });
-  }
-
-  function countOf(doc, xpath) {
-    try {
-      return doc.evaluate("count(" + xpath + ")", doc, null, XPathResult.NUMBER_TYPE, null).numberValue;
-    } catch (e) {
-      return 0;
-    }
-  }
-
-  function positional(el) {
-    var parts = [];
-    for (var node = el; node && node.nodeType === 1; node = node.parentElement) {
-      var name = node.localName;
-      if (name === "html" || name === "body" || name === "head") {
-        parts.unshift(name);
-        continue;
-      }
-      var index = 1;
-      for (var s = node.previousElementSibling; s; s = s.previousElementSibling) {
-        if (s.localName === name) index++;
-      }
-      parts.unshift(name + "[" + index + "]");
-    }
-    return "/" + parts.join("/");
-  }
-
-  function propose(el, doc) {
-    // XPath names of SVG or MathML elements need namespaces: pick their HTML container.
-    while (el.parentElement && el.namespaceURI !== HTML_NS) el = el.parentElement;
-    var tag = el.localName;
-    var id = el.getAttribute("id");
-    if (id && !generated(id)) {
-      var byId = "//*[@id=" + quote(id) + "]";
-      if (countOf(doc, byId) === 1) return byId;
-    }
-    var best = null, fewest = Infinity;
-    var whole = (el.getAttribute("class") || "").trim();
-    Array.prototype.forEach.call(el.classList, function (name) {
-      if (generated(name)) return;
-      var xpath = "//" + tag + "[contains(concat(' ', normalize-space(@class), ' '), ' " + name + " ')]";
-      var n = countOf(doc, xpath);
-      // The short form reads better where it selects the same elements.
-      var short = "//" + tag + "[@class=" + quote(name) + "]";
-      if (whole === name && countOf(doc, short) === n) xpath = short;
-      if (n > 0 && n < fewest) {
-        best = xpath;
-        fewest = n;
-      }
-    });
-    return best || positional(el);
   }
 
   /* The marks are classes in the page's own document: every evaluation (the proposal's and
@@ -210,7 +141,7 @@
     if (!target || !attached) return;
     var wasIgnored = target.classList.contains(IGNORED);
     unmark(attached);
-    var xpath = propose(target, attached);
+    var xpath = wachetPropose(target, attached);
     if (mode() === "ignore") {
       var current = exInput.value.trim();
       // Each click adds to what is ignored; a click on something already ignored keeps it.

@@ -38,11 +38,10 @@ fn parse(text: &str) -> Result<Vec<NotificationEndpoint>, String> {
             let kind = MessagingServiceType::parse(kind).ok_or_else(|| {
                 format!("“{line}” starts with no endpoint type (such as Webhook, Email or Url).")
             })?;
-            Ok(NotificationEndpoint {
+            Ok(NotificationEndpoint::new(
                 kind,
-                value: Some(value.trim().to_string()),
-                confirmed: None,
-            })
+                Some(value.trim().to_string()),
+            ))
         })
         .collect()
 }

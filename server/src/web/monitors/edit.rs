@@ -12,6 +12,8 @@
 use crate::ops::Ctx;
 use crate::web::assets::FORM_JS;
 use crate::web::monitors::form::{self as monitor_form, Context, Fields, Posted, Problems};
+use crate::web::monitors::record::RECORD_BUTTON;
+use crate::web::monitors::record_store::RecordStore;
 use crate::web::shared::error::PageError;
 use crate::web::shared::extract::SignedIn;
 use crate::web::shared::extract::{own_monitor, signed_in};
@@ -22,11 +24,13 @@ use crate::web::shared::pages;
 use crate::web::shared::session::{self, Session};
 use crate::web::shared::tree;
 use crate::web::shared::words::endpoint_words;
+use axum::Extension;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use maud::{Markup, html};
 use serde::Deserialize;
+use std::sync::Arc;
 use wachet::model::{Monitor, MoveRequest};
 
 /// Most folders offered in the folder choice.
@@ -250,10 +254,12 @@ fn capitalized(text: &str) -> String {
 /// `POST /monitors/new`: stores a new monitor, or shows the form again with its problems.
 pub async fn create(
     State(state): State<Ctx>,
+    Extension(records): Extension<Arc<RecordStore>>,
     headers: HeaderMap,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
     let pick = wants_pick(&pairs);
+    let record = wants(&pairs, RECORD_BUTTON);
     let (session, posted) = match posted(&state, &headers, pairs).await {
         Ok(found) => found,
         Err(response) => return response,
@@ -266,17 +272,23 @@ pub async fn create(
     let token = posted
         .token
         .filter(|t| t.len() == 32 && t.bytes().all(|b| b.is_ascii_hexdigit()));
+    if record {
+        return to_recorder(&state, &records, &session, fields, token).await;
+    }
+    fill_secrets(&records, &session, &mut fields);
     save(&state, &session, fields, (posted.add, posted.remove), token).await
 }
 
 /// `POST /monitors/{id}/edit`: stores the user's monitor, or shows the form again.
 pub async fn update(
     State(state): State<Ctx>,
+    Extension(records): Extension<Arc<RecordStore>>,
     headers: HeaderMap,
     Path(id): Path<String>,
     Form(pairs): Form<Vec<(String, String)>>,
 ) -> Response {
     let pick = wants_pick(&pairs);
+    let record = wants(&pairs, RECORD_BUTTON);
     let (session, posted) = match posted(&state, &headers, pairs).await {
         Ok(found) => found,
         Err(response) => return response,
@@ -292,14 +304,58 @@ pub async fn update(
     }
     let mut fields = posted.fields;
     fields.id = Some(id);
+    if record {
+        return to_recorder(&state, &records, &session, fields, None).await;
+    }
+    fill_secrets(&records, &session, &mut fields);
     save(&state, &session, fields, (posted.add, posted.remove), None).await
 }
 
 /// Whether the form was posted with its "Pick with the mouse" button.
 fn wants_pick(pairs: &[(String, String)]) -> bool {
-    pairs
-        .iter()
-        .any(|(name, _)| name == monitor_form::PICK_BUTTON)
+    wants(pairs, monitor_form::PICK_BUTTON)
+}
+
+/// Whether the form was posted with the button named `button`.
+fn wants(pairs: &[(String, String)], button: &str) -> bool {
+    pairs.iter().any(|(name, _)| name == button)
+}
+
+/// Opens a recording of the form's page and leads to it; or the form again, saying why not.
+async fn to_recorder(
+    state: &Ctx,
+    records: &Arc<RecordStore>,
+    session: &Session,
+    mut fields: Fields,
+    token: Option<String>,
+) -> Response {
+    fields.compact();
+    match crate::web::monitors::record::open(state, records, session, &fields).await {
+        Ok(recording) => Redirect::to(&format!("/monitors/record/{recording}")).into_response(),
+        Err(problems) => {
+            respond(
+                state,
+                session,
+                &fields,
+                &problems,
+                token.as_deref(),
+                StatusCode::BAD_REQUEST,
+            )
+            .await
+        }
+    }
+}
+
+/// Secret rows left empty in a form that came from a recording take the values typed while
+/// recording (which never went back to the browser).
+fn fill_secrets(records: &RecordStore, session: &Session, fields: &mut Fields) {
+    let recording = std::mem::take(&mut fields.steps.recording);
+    if !recording.is_empty() {
+        let secrets = crate::web::monitors::record::recorded_secrets(records, session, &recording);
+        fields.steps.fill_secrets(&secrets);
+        // Kept for a form shown again with problems: the secrets are still to be filled.
+        fields.steps.recording = recording;
+    }
 }
 
 /// The point-and-click page for the URL typed in a new monitor's form, with its XPaths.
@@ -362,9 +418,20 @@ async fn save(
         Ok(turn) => turn,
         Err(response) => return response,
     };
-    let existing_folder = match &monitor.id {
-        Some(id) => match crate::ops::monitors::stored(state, &session.user, id).await {
-            Ok(current) => current.folder_id,
+    let mut monitor = monitor;
+    let existing_folder = match monitor.id.clone() {
+        Some(id) => match crate::ops::monitors::stored(state, &session.user, &id).await {
+            Ok(current) => {
+                // The form edits an endpoint's kind and value; what the API set beside them
+                // (templates, digests, quiet hours) stays.
+                if let (Some(list), Some(old)) = (
+                    monitor.notification_endpoints.as_mut(),
+                    current.notification_endpoints.as_deref(),
+                ) {
+                    crate::ops::endpoints::keep_extensions(list, old);
+                }
+                current.folder_id
+            }
             Err(err) => return pages::from_error(err.into(), Some(session)),
         },
         None => None,

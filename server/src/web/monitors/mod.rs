@@ -1,5 +1,5 @@
 //! A monitor's pages: its own page with pausing and resuming, the form that creates and edits
-//! it with its preview and point-and-click picker, its history and differences, a Portal
+//! it with its preview, point-and-click picker and step recorder, its history and differences, a Portal
 //! monitor's crawled pages, deleting it, and the live updates of its state.
 
 pub(crate) mod delete;
@@ -14,5 +14,8 @@ pub(crate) mod picker;
 pub(crate) mod picker_page;
 pub(crate) mod portal;
 pub(crate) mod preview;
+pub(crate) mod record;
+pub(crate) mod record_page;
+pub(crate) mod record_store;
 pub(crate) mod show;
 pub(crate) mod steps_form;

@@ -30,6 +30,8 @@ pub struct StepFields {
     pub logged_in_when: String,
     /// The row the latest check failed at: the list's name and the row's index.
     pub failed: Option<(&'static str, usize)>,
+    /// The recording the rows came from: its secret values fill the secret rows left empty.
+    pub recording: String,
 }
 
 fn rows(steps: Option<&[Step]>) -> Vec<StepRow> {
@@ -73,6 +75,7 @@ impl StepFields {
                 .and_then(|l| l.logged_in_when.clone())
                 .unwrap_or_default(),
             failed: error.and_then(failed_row),
+            recording: String::new(),
         }
     }
 
@@ -141,6 +144,18 @@ impl StepFields {
         false
     }
 
+    /// Gives the secret rows left empty the value typed while recording (by selector).
+    pub fn fill_secrets(&mut self, recorded: &[(String, String)]) {
+        for row in self.steps.iter_mut().chain(self.login.iter_mut()) {
+            if row.secret
+                && row.value.is_empty()
+                && let Some((_, value)) = recorded.iter().find(|(s, _)| *s == row.selector.trim())
+            {
+                row.value = value.clone();
+            }
+        }
+    }
+
     /// Sets the monitor's `steps` and `login` from the rows; an unknown action is a problem at
     /// its row.
     pub fn apply(&self, monitor: &mut Monitor, problems: &mut Problems) {
@@ -201,8 +216,16 @@ impl StepFields {
                 legend { "Browser steps" }
                 p.hint { "Run in the browser after the page loads, before the value is taken: accept a cookie wall, choose a region, open a tab. A selector starting with / or ( is XPath, any other CSS. Steps make the check a rendered one." }
                 (message("steps", problems))
+                @if !self.recording.is_empty() {
+                    input type="hidden" name="recording" value=(self.recording);
+                    p.notice role="status" { "Recorded steps: save the form to keep them." }
+                }
                 (self.list("steps", &self.steps, problems))
-                button.button.quiet type="submit" name="add" value="steps" formnovalidate { "Add a step" }
+                div.step-actions {
+                    button.button.quiet type="submit" name="add" value="steps" formnovalidate { "Add a step" }
+                    button.button #record-steps type="submit" name=(crate::web::monitors::record::RECORD_BUTTON) value="1" formnovalidate { "Record steps" }
+                }
+                p.hint { "Record steps opens the page in a browser on the server: click in it as a person would, and each click, text and choice becomes a step." }
             }
             fieldset.group.steps id=(id_of("login")) {
                 legend { "Sign-in" }

@@ -8,6 +8,8 @@ mod auth;
 mod channels;
 // Changes and failures raise only once confirmed by the scheduler's early checks.
 mod confirm;
+// Digests and quiet hours: messages held in the outbox, grouped, surviving a crash.
+mod digests;
 // Delivery of notifications to webhooks and e-mail, retried, signed, bounded.
 pub(crate) mod delivery;
 // Notifications that explain themselves: noise dimmed, never an empty alert.
@@ -46,6 +48,8 @@ mod steps;
 mod storage;
 // Monitors: create, read, update, delete, search, pages, validation.
 mod tasks;
+// Endpoint templates: refused at save, rendered on delivery, previewed.
+mod templates;
 // The user's time zone, and the times the pages show in it.
 mod time_zone;
 // Moving in (imports of other tools' files) and out (the export).

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 /// The 15 endpoints of the specification and the extensions (DECISIONS.md's, and the account
 /// ones: confirmation of e-mail addresses and rotation of secrets).
-const ENDPOINTS: [(&str, &str); 33] = [
+const ENDPOINTS: [(&str, &str); 34] = [
     ("post", "/thirdparty/v1/user/login"),
     ("post", "/thirdparty/v1/user/apilogin"),
     ("post", "/thirdparty/v1/user/invalidateTokens"),
@@ -40,6 +40,7 @@ const ENDPOINTS: [(&str, &str); 33] = [
     ("put", "/thirdparty/v1/user/settings"),
     ("get", "/thirdparty/v1/user/notificationEndpoints/test"),
     ("post", "/thirdparty/v1/user/notificationEndpoints/test"),
+    ("post", "/thirdparty/v1/user/notificationEndpoints/preview"),
     ("get", "/thirdparty/v1/user/feeds"),
     ("post", "/thirdparty/v1/user/feeds"),
     ("delete", "/thirdparty/v1/user/feeds/{feedId}"),
@@ -48,13 +49,14 @@ const ENDPOINTS: [(&str, &str); 33] = [
 ];
 
 /// The extensions among them: each says so first in its description.
-const EXTENSIONS: [&str; 14] = [
+const EXTENSIONS: [&str; 15] = [
     "/thirdparty/v1/import",
     "/thirdparty/v1/export",
     "/thirdparty/v1/tasks",
     "/thirdparty/v1/notification/{alertId}/deliveries",
     "/thirdparty/v1/notification/{alertId}/deliveries/{deliveryId}/retry",
     "/thirdparty/v1/user/notificationEndpoints/test",
+    "/thirdparty/v1/user/notificationEndpoints/preview",
     "/thirdparty/v1/user/feeds",
     "/thirdparty/v1/user/feeds/{feedId}",
     "/thirdparty/v1/user/notificationEndpoints",

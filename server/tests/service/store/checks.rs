@@ -95,11 +95,10 @@ pub(super) fn notification(task: &str, value: &str) -> NewNotification {
         url: Some("https://example.com/".into()),
         synthetic_expression: "content changed".into(),
         html: format!("<p>{value}</p>"),
-        endpoints: vec![NotificationEndpoint {
-            kind: MessagingServiceType::Webhook,
-            value: Some("https://hooks.example/in".into()),
-            confirmed: None,
-        }],
+        endpoints: vec![NotificationEndpoint::new(
+            MessagingServiceType::Webhook,
+            Some("https://hooks.example/in".into()),
+        )],
         explanation: None,
     }
 }

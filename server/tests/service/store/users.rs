@@ -193,11 +193,10 @@ both!(secrets_and_endpoints_are_replaced, |store: Arc<
     dyn TestStore,
 >| async move {
     let ada = add_user(&*store, "ada@example.com").await;
-    let endpoints = vec![NotificationEndpoint {
-        kind: MessagingServiceType::Webhook,
-        value: Some("https://hooks.example/a".into()),
-        confirmed: None,
-    }];
+    let endpoints = vec![NotificationEndpoint::new(
+        MessagingServiceType::Webhook,
+        Some("https://hooks.example/a".into()),
+    )];
     store
         .set_notification_endpoints(&ada, &endpoints)
         .await

@@ -5,7 +5,7 @@
 //! clear answer and change nothing more.
 
 use crate::support::web::{
-    PASSWORD, client, csrf_of, page_text, session_cookie, set_cookie, sign_in,
+    PASSWORD, client, csrf_of, page_text, post_form, session_cookie, set_cookie, sign_in,
 };
 use crate::{Api, User, id};
 use serde_json::{Value, json};
@@ -194,6 +194,16 @@ const CASES: &[Case] = &[
         "/monitors/pick/frame/{token}",
     )),
     get("/monitors/{id}/pick", "/monitors/{monitor}/pick"),
+    get("/monitors/record/{token}", "/monitors/record/{recording}"),
+    get(
+        "/monitors/record/{token}/shot",
+        "/monitors/record/{recording}/shot",
+    ),
+    post(
+        "/monitors/record/{token}",
+        "/monitors/record/{recording}",
+        &[("do", "close")],
+    ),
     get(
         "/monitors/{id}/pages/{page}",
         "/monitors/{portal}/pages/{page}",
@@ -508,6 +518,26 @@ async fn a_second_user_gets_for_every_route_with_the_first_users_ids_what_unknow
         .next()
         .unwrap()
         .to_string();
+    // A recording of Ann's: her page open in the browser on the server.
+    let (_, form) = page_text(&api, &ann_cookie, "/monitors/new").await;
+    let url = site.url("/");
+    let opened = post_form(
+        &api,
+        &ann_cookie,
+        "/monitors/new",
+        &[
+            ("csrf", csrf_of(&form).as_str()),
+            ("url", url.as_str()),
+            ("jobType", "SinglePage"),
+            ("recurrence", "3600"),
+            ("record", "1"),
+        ],
+    )
+    .await;
+    let recording = crate::support::web::location(&opened)
+        .strip_prefix("/monitors/record/")
+        .unwrap_or_else(|| panic!("no recording opened: {}", opened.status()))
+        .to_string();
     let (_, history) = page_text(&api, &ann_cookie, &format!("/monitors/{monitor}/history")).await;
     let diff_at = history
         .find(&format!("/monitors/{monitor}/diff?"))
@@ -561,6 +591,11 @@ async fn a_second_user_gets_for_every_route_with_the_first_users_ids_what_unknow
             ("{feed}", feed_id.clone(), UNKNOWN[5].to_string()),
             ("{page}", page.clone(), "999999999".to_string()),
             ("{token}", token.clone(), "A".repeat(token.len())),
+            (
+                "{recording}",
+                recording.clone(),
+                "0".repeat(recording.len()),
+            ),
             ("{hook}", hook.clone(), site.url("/no-such-hook")),
             (
                 "{diff}",

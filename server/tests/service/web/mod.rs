@@ -23,5 +23,9 @@ mod pages;
 mod picker;
 // What a person still missed: a growing history, the keyboard alone, 375 px, no scripts.
 mod polish;
+// The step recorder: steps recorded by clicking a live page.
+mod record;
 // Browser steps on the monitor form, secrets never shown.
 mod steps;
+// An endpoint's own message on the settings page: its templates previewed and refused.
+mod templates;

@@ -37,7 +37,7 @@ use crate::store::Delivery;
 use async_trait::async_trait;
 use std::collections::BTreeMap;
 use wachet::fetch::FetchedPage;
-use wachet::model::MessagingServiceType;
+use wachet::model::{MessageFormat, MessagingServiceType};
 
 /// Every service a notification URL may name, in the order the guide lists them.
 static SERVICES: &[&dyn Service] = &[
@@ -640,6 +640,22 @@ impl Channel for NotificationUrl {
 
     fn validate(&self, value: &str) -> Result<(), String> {
         check(value)
+    }
+
+    /// By the URL's scheme: HTML where the service reads HTML (Telegram, Matrix, e-mail),
+    /// Markdown where it reads Markdown (the chat services, Home Assistant), else text.
+    fn format(&self, target: &str) -> MessageFormat {
+        let scheme = target
+            .split_once("://")
+            .map(|(scheme, _)| scheme.trim().to_ascii_lowercase())
+            .unwrap_or_default();
+        match scheme.trim_end_matches('s') {
+            "tgram" | "matrix" | "mailto" => MessageFormat::Html,
+            "slack" | "discord" | "mmost" | "rocket" | "gchat" | "workflow" | "hassio" => {
+                MessageFormat::Markdown
+            }
+            _ => MessageFormat::Text,
+        }
     }
 
     fn prepare(&self, _: &Delivery, _: &Context<'_>) -> Result<Outgoing, SendError> {

@@ -448,11 +448,10 @@ impl Fields {
         let mut endpoints = Vec::new();
         for (i, row) in self.endpoints.iter().enumerate() {
             match MessagingServiceType::parse(&row.first) {
-                Some(kind) => endpoints.push(NotificationEndpoint {
+                Some(kind) => endpoints.push(NotificationEndpoint::new(
                     kind,
-                    value: Some(row.second.trim().to_string()),
-                    confirmed: None,
-                }),
+                    Some(row.second.trim().to_string()),
+                )),
                 None => problems.add(
                     format!("notificationEndpoints[{i}].type"),
                     "choose an endpoint type",

@@ -35,6 +35,7 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
             "compareLines" => f.compare_lines = value,
             "watchLinks" => f.watch_links = value,
             "loggedInWhen" => f.steps.logged_in_when = value,
+            "recording" => f.steps.recording = value,
             "id" => f.id = Some(value).filter(|v| !v.is_empty()),
             "name" => f.name = value,
             "url" => f.url = value,
