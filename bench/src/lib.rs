@@ -20,8 +20,5 @@ pub mod render;
 pub mod scale;
 pub mod schedule;
 pub mod site;
-<<<<<<< HEAD
 pub mod soak;
-=======
 pub mod steps;
->>>>>>> main
