@@ -173,10 +173,15 @@ pub async fn save(
             form(&session, &id, &loaded, &text, Some(message)),
         )
     };
-    let list = match parse(&text) {
+    let mut list = match parse(&text) {
         Ok(list) => list,
         Err(message) => return refused(&message),
     };
+    // The form edits an endpoint's kind and value; what the API set beside them (templates,
+    // digests, quiet hours) stays.
+    if let Some(stored) = loaded.0.notification_endpoints.as_deref() {
+        crate::ops::endpoints::keep_extensions(&mut list, stored);
+    }
     let folder = Folder {
         id: Some(id.clone()),
         name: loaded.0.name.clone(),

@@ -216,6 +216,44 @@ async fn folder_endpoints_reach_the_monitors_inside_unless_they_name_their_own()
         303
     );
     assert_eq!(targets(&api, &user, &inherits).await, [url("web")]);
+    // The form edits an endpoint's kind and value: a message the API gave it stays when the
+    // form is saved again with another endpoint beside it.
+    let templated = json!({"type": "Webhook", "value": "https://web.example/hook",
+        "body": "{{ monitor.name }} changed"});
+    api.post(
+        &user,
+        "/thirdparty/v1/folder",
+        json!({"id": other, "name": "Other", "notificationEndpoints": [templated]}),
+    )
+    .await
+    .ok();
+    let (_, html) = page_text(&api, &cookie, &page).await;
+    let saved = client()
+        .post(api.url(&page))
+        .header("cookie", &cookie)
+        .form(&[
+            ("csrf", csrf_of(&html)),
+            (
+                "endpoints",
+                "Webhook https://web.example/hook\nWebhook https://two.example/hook".to_string(),
+            ),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(saved.status(), 303);
+    let listed = api.get(&user, "/thirdparty/v1/folder/list").await;
+    let folder = listed.ok()["subfolders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == json!(other))
+        .cloned()
+        .unwrap();
+    let kept = &folder["notificationEndpoints"];
+    assert_eq!(kept[0]["body"], "{{ monitor.name }} changed", "{folder}");
+    assert_eq!(kept[1]["value"], "https://two.example/hook", "{folder}");
+    assert!(kept[1]["body"].is_null(), "{folder}");
     let (_, form) = page_text(&api, &cookie, &format!("/monitors/{inherits}/edit")).await;
     assert!(
         form.contains("the endpoints of the folder “Other”: Webhook https://web.example/hook"),
