@@ -10,31 +10,25 @@
 //! the point-and-click page for the URL typed.
 
 use crate::ops::Ctx;
-use crate::web::assets::FORM_JS;
-use crate::web::monitors::form::{self as monitor_form, Context, Fields, Posted, Problems};
-use crate::web::monitors::record::RECORD_BUTTON;
+use crate::web::monitors::form::{self as monitor_form, Fields, Posted, Problems};
+use crate::web::monitors::page::{Choices, form_page};
 use crate::web::monitors::record_store::RecordStore;
+use crate::web::monitors::steps_form::RECORD_BUTTON;
 use crate::web::shared::error::PageError;
 use crate::web::shared::extract::SignedIn;
 use crate::web::shared::extract::{own_monitor, signed_in};
 use crate::web::shared::form::Form;
-use crate::web::shared::layout::page_with_scripts;
 use crate::web::shared::once;
 use crate::web::shared::pages;
 use crate::web::shared::session::{self, Session};
-use crate::web::shared::tree;
-use crate::web::shared::words::endpoint_words;
 use axum::Extension;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use maud::{Markup, html};
+use maud::html;
 use serde::Deserialize;
 use std::sync::Arc;
 use wachet::model::{Monitor, MoveRequest};
-
-/// Most folders offered in the folder choice.
-const MAX_FOLDERS: usize = 200;
 
 /// The query of `/monitors/new` and `/monitors/{id}/edit`: values to prefill.
 #[derive(Debug, Default, Deserialize)]
@@ -62,97 +56,6 @@ impl Prefill {
             fields.folder = folder;
         }
     }
-}
-
-/// What the form shows beside the fields, read for the signed-in user.
-pub(crate) struct Choices {
-    folders: Vec<(String, String)>,
-    default_endpoints: Vec<String>,
-    /// The folder `default_endpoints` come from, when a folder names them.
-    inherited_from: Option<String>,
-}
-
-impl Choices {
-    /// The user's folders (their paths in words, in order), and where notifications of a
-    /// monitor in `folder` go when it names no endpoints: the nearest folder up the tree
-    /// naming some, else the user's own endpoints.
-    pub(crate) async fn load(
-        state: &Ctx,
-        session: &Session,
-        folder: &str,
-    ) -> Result<Choices, PageError> {
-        let tree = tree::walk(state, &session.user, None, false).await?;
-        let mut folders: Vec<(String, String)> = tree
-            .folders
-            .into_iter()
-            .take(MAX_FOLDERS)
-            .map(|folder| (folder.id, folder.path))
-            .collect();
-        folders.sort_by(|a, b| a.1.cmp(&b.1));
-        let in_words = |list: &[wachet::model::NotificationEndpoint]| {
-            list.iter().map(endpoint_words).collect()
-        };
-        let inherited =
-            crate::ops::folders::inherited_endpoints(state, &session.user, Some(folder)).await;
-        // A folder deleted meanwhile leaves the user's own endpoints to show.
-        let (inherited_from, default_endpoints) = match inherited {
-            Ok(Some((name, list))) => (Some(name), in_words(&list)),
-            Ok(None) | Err(crate::ops::OpError::NotFound) => (
-                None,
-                in_words(
-                    &crate::ops::endpoints::get(state, &session.user)
-                        .await?
-                        .notification_endpoints,
-                ),
-            ),
-            Err(err) => return Err(err.into()),
-        };
-        Ok(Choices {
-            folders,
-            default_endpoints,
-            inherited_from,
-        })
-    }
-}
-
-/// The form page: the form with its problems, and `below` it (a preview).
-pub(crate) fn form_page(
-    state: &Ctx,
-    session: &Session,
-    choices: &Choices,
-    fields: &Fields,
-    problems: &Problems,
-    token: Option<&str>,
-    below: Markup,
-) -> Markup {
-    let (title, action) = match &fields.id {
-        Some(id) => ("Edit monitor".to_string(), format!("/monitors/{id}/edit")),
-        None => ("New monitor".to_string(), "/monitors/new".to_string()),
-    };
-    let ctx = Context {
-        session,
-        action,
-        token,
-        folders: &choices.folders,
-        default_endpoints: &choices.default_endpoints,
-        inherited_from: choices.inherited_from.as_deref(),
-        min_recurrence: state.settings().min_recurrence,
-    };
-    let main = html! {
-        nav.breadcrumbs aria-label="Breadcrumbs" {
-            ol {
-                li { a href="/" { "All monitors" } }
-                @if let Some(id) = &fields.id {
-                    li { a href={ "/monitors/" (id) } { (if fields.name.is_empty() { &fields.url } else { &fields.name }) } }
-                }
-                li { a href=(ctx.action) aria-current="page" { (title) } }
-            }
-        }
-        div.page-head { h1 { (title) } }
-        (monitor_form::render(fields, problems, &ctx))
-        (below)
-    };
-    page_with_scripts(&title, Some(session), &[&FORM_JS], main)
 }
 
 async fn respond(

@@ -8,6 +8,7 @@ pub(crate) mod edit;
 pub(crate) mod form;
 pub(crate) mod history;
 pub(crate) mod live;
+pub(crate) mod page;
 pub(crate) mod pages;
 pub(crate) mod pick_store;
 pub(crate) mod picker;

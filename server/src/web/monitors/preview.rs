@@ -9,8 +9,9 @@
 
 use crate::ops::Ctx;
 use crate::tabs::Use;
-use crate::web::monitors::edit::{Choices, form_page, posted};
+use crate::web::monitors::edit::posted;
 use crate::web::monitors::form::{self as monitor_form, Problems};
+use crate::web::monitors::page::{Choices, form_page};
 use crate::web::shared::error::PageError;
 use crate::web::shared::form::Form;
 use crate::web::shared::pages;

@@ -16,8 +16,8 @@
 use crate::ops::Ctx;
 use crate::tabs::Use;
 use crate::web::assets::PROPOSE_JS;
-use crate::web::monitors::edit::{Choices, form_page};
 use crate::web::monitors::form::{Fields, Problems};
+use crate::web::monitors::page::{Choices, form_page};
 use crate::web::monitors::record_page::{gone, record_page};
 use crate::web::monitors::record_store::{MAX_STEPS, Pending, Record, RecordStore, Recorded};
 use crate::web::shared::extract::{signed_in, signed_in_form};
@@ -31,9 +31,6 @@ use axum::response::{IntoResponse, Redirect, Response};
 use maud::html;
 use std::sync::Arc;
 use wachet::model::{ClientJobType, Step, StepAction};
-
-/// The name of the monitor form's button that opens a recording.
-pub const RECORD_BUTTON: &str = "record";
 
 /// Finds the element at a point of the page (scrolled into view first, since the screenshot
 /// shows more than the window), and says what a person's click on it means: the proposed

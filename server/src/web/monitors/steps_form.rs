@@ -5,6 +5,9 @@
 //! (the operations layer's rule).
 
 use super::form::{Problems, id_of};
+
+/// The name of the monitor form's button that opens a recording.
+pub const RECORD_BUTTON: &str = "record";
 use maud::{Markup, html};
 use wachet::model::{Login, Monitor, Step, StepAction};
 
@@ -223,7 +226,7 @@ impl StepFields {
                 (self.list("steps", &self.steps, problems))
                 div.step-actions {
                     button.button.quiet type="submit" name="add" value="steps" formnovalidate { "Add a step" }
-                    button.button #record-steps type="submit" name=(crate::web::monitors::record::RECORD_BUTTON) value="1" formnovalidate { "Record steps" }
+                    button.button #record-steps type="submit" name=(RECORD_BUTTON) value="1" formnovalidate { "Record steps" }
                 }
                 p.hint { "Record steps opens the page in a browser on the server: click in it as a person would, and each click, text and choice becomes a step." }
             }
