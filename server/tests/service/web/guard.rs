@@ -255,6 +255,18 @@ const CASES: &[Case] = &[
         "/settings/endpoints/test",
         &[("value", "{hook}")],
     )),
+    // A template previewed against another user's monitor says "choose one of your monitors",
+    // as for a made-up id.
+    same(post(
+        "/settings/endpoints/preview",
+        "/settings/endpoints/preview",
+        &[
+            ("kind", "1"),
+            ("value", "{hook}"),
+            ("body", "{{ monitor.name }}"),
+            ("monitor", "{monitor}"),
+        ],
+    )),
     same(post(
         "/settings/feeds",
         "/settings/feeds",
