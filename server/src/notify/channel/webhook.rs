@@ -51,50 +51,44 @@ pub struct Links {
 impl Links {
     /// The absolute URL of the notification `id` for the user of `delivery`.
     pub fn alert_url(&self, delivery: &Delivery, id: &str) -> String {
-        if let Some(public) = &self.public_url {
-            return format!("{}/notifications/{id}", public.trim_end_matches('/'));
-        }
-        let base = delivery
-            .login_base
-            .as_deref()
-            .or(self.listen.as_deref())
-            .unwrap_or("");
-        format!(
-            "{}/thirdparty/v1/notification/{id}",
-            base.trim_end_matches('/')
+        self.at(
+            delivery,
+            &format!("/notifications/{id}"),
+            &format!("/thirdparty/v1/notification/{id}"),
         )
     }
-}
 
-impl Links {
     /// The absolute URL of the user's notifications (a digest's link to them all).
     pub fn list_url(&self, delivery: &Delivery) -> String {
-        if let Some(public) = &self.public_url {
-            return format!("{}/notifications", public.trim_end_matches('/'));
-        }
-        let base = delivery
-            .login_base
-            .as_deref()
-            .or(self.listen.as_deref())
-            .unwrap_or("");
-        format!(
-            "{}/thirdparty/v1/notification/list",
-            base.trim_end_matches('/')
+        self.at(
+            delivery,
+            "/notifications",
+            "/thirdparty/v1/notification/list",
         )
     }
 
     /// The absolute URL of the monitor `id` for the user of `delivery`: its web page at the
     /// public address, else the API's URL of the monitor.
     pub fn monitor_url(&self, delivery: &Delivery, id: &str) -> String {
+        self.at(
+            delivery,
+            &format!("/monitors/{id}"),
+            &format!("/thirdparty/v1/task/{id}"),
+        )
+    }
+
+    /// `web` at the public address when there is one, else `api` at the address the user last
+    /// logged in to or the service listens on.
+    fn at(&self, delivery: &Delivery, web: &str, api: &str) -> String {
         if let Some(public) = &self.public_url {
-            return format!("{}/monitors/{id}", public.trim_end_matches('/'));
+            return format!("{}{web}", public.trim_end_matches('/'));
         }
         let base = delivery
             .login_base
             .as_deref()
             .or(self.listen.as_deref())
             .unwrap_or("");
-        format!("{}/thirdparty/v1/task/{id}", base.trim_end_matches('/'))
+        format!("{}{api}", base.trim_end_matches('/'))
     }
 }
 
