@@ -284,18 +284,11 @@ const DIGEST_ITEM_CHARS: usize = 1_000;
 /// notifications page, so nothing is lost.
 fn digest(delivery: &Delivery, links: &channel::Links) -> Delivery {
     use std::fmt::Write;
-    let zone = delivery
-        .time_zone
-        .parse::<chrono_tz::Tz>()
-        .unwrap_or(chrono_tz::Tz::UTC);
+    let zone = template::zone_of(delivery);
     let mut body = String::new();
     for item in &delivery.digest {
         let at = chrono::DateTime::from_timestamp_millis(item.at)
-            .map(|at| {
-                at.with_timezone(&zone)
-                    .format("%Y-%m-%d %H:%M %Z")
-                    .to_string()
-            })
+            .map(|at| template::minute(at, zone))
             .unwrap_or_default();
         let _ = writeln!(body, "{}: {} ({at})", item.name, item.expression);
         let text = channel::message::cut(item.text.trim(), DIGEST_ITEM_CHARS, None);

@@ -134,11 +134,23 @@ pub fn subject<'a>(delivery: &'a Delivery, links: &Links, facts: &'a Facts) -> S
         facts,
         change_link: n.id.as_deref().map(|id| links.alert_url(delivery, id)),
         monitor_link: (!monitor_id.is_empty()).then(|| links.monitor_url(delivery, monitor_id)),
-        time_zone: delivery
-            .time_zone
-            .parse::<chrono_tz::Tz>()
-            .unwrap_or(chrono_tz::Tz::UTC),
+        time_zone: zone_of(delivery),
     }
+}
+
+/// The time zone of the user `delivery` goes to (UTC for a name no longer known).
+pub(super) fn zone_of(delivery: &Delivery) -> chrono_tz::Tz {
+    delivery
+        .time_zone
+        .parse::<chrono_tz::Tz>()
+        .unwrap_or(chrono_tz::Tz::UTC)
+}
+
+/// `at` to the minute in `zone`, as messages show times: `2026-03-29 03:30 CEST`.
+pub(super) fn minute(at: DateTime<Utc>, zone: chrono_tz::Tz) -> String {
+    at.with_timezone(&zone)
+        .format("%Y-%m-%d %H:%M %Z")
+        .to_string()
 }
 
 /// Renders one template: compiled in the sandbox, run on the fuel budget, written into a
@@ -297,14 +309,14 @@ fn context(subject: &Subject<'_>, format: MessageFormat) -> Context {
             confirmation: subject.first_seen.map(|at| {
                 format!(
                     "first seen at {}, confirmed by the checks since",
-                    local(at).format("%Y-%m-%d %H:%M %Z")
+                    minute(at, subject.time_zone)
                 )
             }),
             doubt: facts.doubt.clone(),
             noise: facts.noise,
             error: subject.error.map(str::to_string),
         },
-        time: local(subject.at).format("%Y-%m-%d %H:%M %Z").to_string(),
+        time: minute(subject.at, subject.time_zone),
         time_iso: local(subject.at).to_rfc3339(),
         time_zone: subject.time_zone.name().to_string(),
         format: match format {
