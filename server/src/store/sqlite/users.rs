@@ -3,13 +3,16 @@
 //! sent from the outbox: `outbox.rs`), and the paging secret.
 
 use super::SqliteStore;
+use crate::store::feeds::{FEED_SELECT, FeedRow, record};
 use crate::store::shape::invalidate;
 use crate::store::shape::users::{
     USER_COLUMNS, UserRow, cache_owner, cached_owner, email_address, email_taken, endpoints_json,
     new_user_endpoints, room_to_wait, to_ask, user, waiting_since,
 };
+use crate::store::users::{SEALED_TEXTS, secret_changed};
 use crate::store::{
-    EmailAddress, Millis, StoreError, TokenRecord, UserRecord, UserStore, now_millis,
+    EmailAddress, Millis, ROTATION_PAGE, Reseal, Rotation, SealedIn, StoreError, TokenRecord,
+    UserRecord, UserStore, now_millis,
 };
 use async_trait::async_trait;
 use sqlx::AssertSqlSafe;
@@ -92,6 +95,121 @@ impl UserStore for SqliteStore {
                 .fetch_one(&self.writer)
                 .await?;
         Ok(value.into_bytes())
+    }
+
+    async fn rotate_secret(
+        &self,
+        old_secret: &[u8],
+        new_secret: &str,
+        reseal: &dyn Reseal,
+    ) -> Result<Rotation, StoreError> {
+        let mut tx = self.write().await?;
+        let current: Option<(String,)> =
+            sqlx::query_as("SELECT value FROM settings WHERE name = 'paging_secret'")
+                .fetch_optional(&mut *tx)
+                .await?;
+        if current.map(|(v,)| v.into_bytes()).as_deref() != Some(old_secret) {
+            return Err(secret_changed());
+        }
+        let mut done = Rotation::default();
+        for (table, key, owner, column) in SEALED_TEXTS {
+            let select = format!(
+                "SELECT {key}, {owner}, {column} FROM {table} WHERE {key} > ? \
+                 AND {owner} IS NOT NULL AND {column} LIKE '%sealed~%' ORDER BY {key} LIMIT ?"
+            );
+            let update = format!("UPDATE {table} SET {column} = ? WHERE {key} = ?");
+            let mut after = String::new();
+            loop {
+                let rows: Vec<(String, String, String)> =
+                    sqlx::query_as(AssertSqlSafe(select.clone()))
+                        .bind(&after)
+                        .bind(ROTATION_PAGE)
+                        .fetch_all(&mut *tx)
+                        .await?;
+                for (id, user, text) in &rows {
+                    let again = reseal.reseal(SealedIn::Text { user }, text);
+                    done.add(&again);
+                    if again.resealed > 0 {
+                        sqlx::query(AssertSqlSafe(update.clone()))
+                            .bind(&again.text)
+                            .bind(id)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
+                }
+                match rows.last() {
+                    Some((id, _, _)) if rows.len() as i64 == ROTATION_PAGE => after = id.clone(),
+                    _ => break,
+                }
+            }
+        }
+        let mut after = String::new();
+        loop {
+            let rows: Vec<FeedRow> = sqlx::query_as(AssertSqlSafe(format!(
+                "{FEED_SELECT} WHERE f.id > ? AND f.secret_sealed IS NOT NULL ORDER BY f.id LIMIT ?"
+            )))
+            .bind(&after)
+            .bind(ROTATION_PAGE)
+            .fetch_all(&mut *tx)
+            .await?;
+            let full = rows.len() as i64 == ROTATION_PAGE;
+            for row in rows {
+                let feed = record(row)?;
+                after = feed.id.clone();
+                let Some(sealed) = &feed.sealed_secret else {
+                    continue;
+                };
+                let place = SealedIn::Feed {
+                    user: &feed.user_id,
+                    scope: &feed.scope,
+                };
+                let again = reseal.reseal(place, sealed);
+                done.add(&again);
+                if again.resealed > 0 {
+                    sqlx::query("UPDATE feeds SET secret_sealed = ? WHERE id = ?")
+                        .bind(&again.text)
+                        .bind(&feed.id)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+            }
+            if !full {
+                break;
+            }
+        }
+        let mut after = String::new();
+        loop {
+            let rows: Vec<(String, String)> = sqlx::query_as(
+                "SELECT task_id, sealed FROM task_sessions WHERE task_id > ? \
+                 ORDER BY task_id LIMIT ?",
+            )
+            .bind(&after)
+            .bind(ROTATION_PAGE)
+            .fetch_all(&mut *tx)
+            .await?;
+            for (task, sealed) in &rows {
+                let again = reseal.reseal(SealedIn::Session { task }, sealed);
+                done.add(&again);
+                if again.resealed > 0 {
+                    sqlx::query("UPDATE task_sessions SET sealed = ? WHERE task_id = ?")
+                        .bind(&again.text)
+                        .bind(task)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+            }
+            match rows.last() {
+                Some((task, _)) if rows.len() as i64 == ROTATION_PAGE => after = task.clone(),
+                _ => break,
+            }
+        }
+        sqlx::query("UPDATE settings SET value = ? WHERE name = 'paging_secret'")
+            .bind(new_secret)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        invalidate::secret_rotated(&self.cache);
+        Ok(done)
     }
 
     async fn user_count(&self) -> Result<u64, StoreError> {
