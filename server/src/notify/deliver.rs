@@ -4,11 +4,22 @@
 //! tried again after the time the endpoint asked for (Retry-After) or after 30 s, doubling,
 //! 8 tries in all, then failed; what no retry can change (an address the private-network policy
 //! refuses, a recipient the SMTP server rejects for good, a token the service refuses) fails at
-//! once. Every delivery runs in its own task under a time limit, so one dead or hanging
-//! endpoint never delays the others. The same loop mails the confirmation codes of e-mail
-//! addresses (an address other than the account's own gets notifications only once confirmed;
-//! the outbox fails its deliveries until then), retried alike; and the store releases at most
-//! so many first tries per user and hour, holding the rest pending.
+//! once.
+//!
+//! The deliverer has [`DeliverySettings::in_flight`] slots, and every delivery runs in one of
+//! them, in its own task, under a time limit ([`DeliverySettings::attempt_timeout`]). A slot is
+//! held from the claim to the end of the try, waits included (the engine's per-host limits, a
+//! receiver that never answers, redirects), so the claim itself shares them out: it leaves at
+//! most [`DeliverySettings::per_host`] deliveries in flight to one receiving host (host and
+//! port, as the engine's per-host limits count; one endpoint where the target names no host)
+//! and skips the hosts at that cap for the due deliveries of others. Endpoints that hang or
+//! redirect in a loop then hold a few slots each until their time limit, and the others'
+//! deliveries go on in the rest; nothing is dropped, a skipped delivery is only taken later.
+//!
+//! The same loop mails the confirmation codes of e-mail addresses (an address other than the
+//! account's own gets notifications only once confirmed; the outbox fails its deliveries until
+//! then), retried alike; and the store releases at most so many first tries per user and hour,
+//! holding the rest pending.
 
 use super::SendError;
 use super::channel::{self, Context, Verdict};
@@ -37,6 +48,11 @@ pub struct DeliverySettings {
     pub tries: u32,
     /// Deliveries in flight at once.
     pub in_flight: usize,
+    /// Deliveries in flight at once to one receiving host (or one endpoint where the target
+    /// names no host), at most `in_flight`; 0: no cap but `in_flight`. `wachet serve` sets the
+    /// engine's per-host concurrency, so a delivery never holds a slot waiting for one of the
+    /// engine's host slots that its own host's other deliveries hold.
+    pub per_host: usize,
     /// How long one try may take (connecting, redirects, the answer) before it counts as
     /// failed and is retried.
     pub attempt_timeout: Duration,
@@ -61,6 +77,7 @@ impl Default for DeliverySettings {
             first_retry: Duration::from_secs(30),
             tries: 8,
             in_flight: 16,
+            per_host: 4,
             attempt_timeout: Duration::from_secs(60),
             smtp: None,
             links: Links::default(),
@@ -84,6 +101,11 @@ pub async fn run(
     mut stop: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(settings.in_flight.max(1)));
+    let per_host = match settings.per_host {
+        0 => settings.in_flight.max(1),
+        n => n.min(settings.in_flight.max(1)),
+    };
+    let per_host = u32::try_from(per_host).unwrap_or(u32::MAX);
     let mailer = match settings.smtp.as_ref().map(Mailer::new).transpose() {
         Ok(mailer) => mailer.map(Arc::new),
         Err(err) => {
@@ -96,7 +118,9 @@ pub async fn run(
         if free > 0 {
             let now = now_millis();
             let until = now + worker.lease().as_millis() as i64;
-            match store.claim_deliveries(now, until, free as u32).await {
+            match store
+                .claim_deliveries(now, until, free as u32, per_host)
+                .await {
                 Ok(due) => {
                     for delivery in due {
                         let Ok(slot) = slots.clone().try_acquire_owned() else {

@@ -186,14 +186,21 @@ impl std::fmt::Debug for ConfirmationMail {
 #[async_trait]
 pub trait OutboxStore: Send + Sync + 'static {
     /// Claims up to `limit` pending deliveries due at `now` under a lease until `lease_until`
-    /// (a delivery in flight when the process dies is tried again after restart). On PostgreSQL
+    /// (a delivery in flight when the process dies is tried again after restart), oldest due
+    /// first, leaving at most `per_lane` (at least one) in flight in any one lane: to one
+    /// receiving host, or one endpoint where the target names no host (see
+    /// `store/shape/outbox.rs`). A lane already at its cap, through this process's claims or
+    /// another's, is skipped and the due deliveries of other lanes are taken instead, so a
+    /// receiver that hangs never holds more than `per_lane` of the caller's slots. On PostgreSQL
     /// the lease is `lease_until - now` long on the database's clock, and concurrent claims skip
-    /// each other's rows, as in [`super::ScheduleStore::claim_due`].
+    /// each other's rows, as in [`super::ScheduleStore::claim_due`], and each other's lanes
+    /// while one of them counts a lane.
     async fn claim_deliveries(
         &self,
         now: Millis,
         lease_until: Millis,
         limit: u32,
+        per_lane: u32,
     ) -> Result<Vec<Delivery>, StoreError>;
     /// Stores how an attempt ended and frees the delivery, when the claim holding `token` still
     /// holds it; a delivery claimed again since (this try outlived its lease) is left to that

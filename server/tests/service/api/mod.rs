@@ -42,6 +42,8 @@ mod probes;
 mod routing;
 // The scheduler beside the API: monitors checked on their schedule against fixture sites.
 mod schedule;
+// The deliverer's slots shared by receiving host: a hanging receiver never holds them all.
+mod slots;
 // Browser steps, logins, their secrets and kept sessions.
 mod steps;
 // Storage of history: retention, shared values, the quota's count.
