@@ -120,7 +120,8 @@ pub async fn run(
             let until = now + worker.lease().as_millis() as i64;
             match store
                 .claim_deliveries(now, until, free as u32, per_host)
-                .await {
+                .await
+            {
                 Ok(due) => {
                     for delivery in due {
                         let Ok(slot) = slots.clone().try_acquire_owned() else {

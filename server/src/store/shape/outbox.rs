@@ -88,9 +88,15 @@ pub(crate) fn lane(kind: MessagingServiceType, target: &str) -> String {
     }
     if let Some((scheme, rest)) = target.split_once("://") {
         let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-        let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+        let host = authority
+            .rsplit_once('@')
+            .map_or(authority, |(_, host)| host);
         if !host.is_empty() {
-            return format!("{}://{}", scheme.to_ascii_lowercase(), host.to_ascii_lowercase());
+            return format!(
+                "{}://{}",
+                scheme.to_ascii_lowercase(),
+                host.to_ascii_lowercase()
+            );
         }
     }
     format!("{}:{target}", kind.code())
@@ -524,8 +530,14 @@ mod tests {
     #[test]
     fn a_delivery_counts_against_its_receiving_host_or_else_its_endpoint() {
         use MessagingServiceType::{Email, Url, Webhook};
-        assert_eq!(lane(Webhook, "https://Hooks.Example/a?b"), "hooks.example:443");
-        assert_eq!(lane(Webhook, "http://u:p@127.0.0.1:8080/x"), "127.0.0.1:8080");
+        assert_eq!(
+            lane(Webhook, "https://Hooks.Example/a?b"),
+            "hooks.example:443"
+        );
+        assert_eq!(
+            lane(Webhook, "http://u:p@127.0.0.1:8080/x"),
+            "127.0.0.1:8080"
+        );
         assert_eq!(
             lane(Url, "jsons://user:secret@ntfy.example:8443/topic"),
             "jsons://ntfy.example:8443",

@@ -198,9 +198,7 @@ impl OutboxStore for SqliteStore {
                 // leave room; otherwise it waits (pending, its time moved) until they do.
                 // Retries were counted.
                 let held = match counted(&row, self.deliveries_per_hour) {
-                    Some((user, per_hour)) => {
-                        hour_full_until(&mut tx, user, per_hour, now).await?
-                    }
+                    Some((user, per_hour)) => hour_full_until(&mut tx, user, per_hour, now).await?,
                     _ => None,
                 };
                 if let Some(free_at) = held {

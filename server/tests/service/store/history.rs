@@ -54,7 +54,10 @@ both!(
                 .is_empty()
         );
         // Its delivery waits in the outbox, and is claimed once.
-        let deliveries = store.claim_deliveries(now, now + 60_000, 10, 10).await.unwrap();
+        let deliveries = store
+            .claim_deliveries(now, now + 60_000, 10, 10)
+            .await
+            .unwrap();
         assert_eq!(deliveries.len(), 1);
         let delivery = &deliveries[0];
         assert_eq!(delivery.target, "https://hooks.example/in");
@@ -664,7 +667,10 @@ both!(
             .collect();
         assert_eq!(store.record_check(&record).await.unwrap(), Recorded::Stored);
         let now = now_millis();
-        let sent = store.claim_deliveries(now, now + 60_000, 10, 10).await.unwrap();
+        let sent = store
+            .claim_deliveries(now, now + 60_000, 10, 10)
+            .await
+            .unwrap();
         let mut said: Vec<String> = sent
             .iter()
             .map(|d| d.synthetic_expression.clone())

@@ -21,11 +21,17 @@ both!(
         record.notifications = vec![notification(&task, "Tea 3.50")];
         assert_eq!(store.record_check(&record).await.unwrap(), Recorded::Stored);
         let now = now_millis();
-        let paused = store.claim_deliveries(now, now + 200, 10, 10).await.unwrap();
+        let paused = store
+            .claim_deliveries(now, now + 200, 10, 10)
+            .await
+            .unwrap();
         assert_eq!(paused.len(), 1);
         tokio::time::sleep(Duration::from_millis(500)).await;
         let now = now_millis();
-        let taken = store.claim_deliveries(now, now + 60_000, 10, 10).await.unwrap();
+        let taken = store
+            .claim_deliveries(now, now + 60_000, 10, 10)
+            .await
+            .unwrap();
         assert_eq!(taken.len(), 1, "the lapsed delivery is taken over");
         let failed = DeliveryOutcome::Failed {
             error: "stale".into(),
@@ -78,7 +84,10 @@ both!(
             matches!(refused, Err(StoreError::Invalid { .. })),
             "{refused:?}"
         );
-        let claimed = store.claim_deliveries(now, now + 60_000, 10, 10).await.unwrap();
+        let claimed = store
+            .claim_deliveries(now, now + 60_000, 10, 10)
+            .await
+            .unwrap();
         assert_eq!(ids_of(&claimed), vec![id.clone()]);
         assert!(
             claimed[0].notification.id.is_none(),
@@ -128,7 +137,10 @@ both!(
             "{stranger:?}"
         );
         store.retry_delivery(&user, None, &id, now).await.unwrap();
-        let again = store.claim_deliveries(now, now + 60_000, 10, 10).await.unwrap();
+        let again = store
+            .claim_deliveries(now, now + 60_000, 10, 10)
+            .await
+            .unwrap();
         assert_eq!(ids_of(&again), vec![id.clone()]);
         assert_eq!(again[0].attempts, 1);
         store
@@ -169,7 +181,10 @@ both!(
                 .await
                 .unwrap();
         }
-        let claimed = store.claim_deliveries(now, now + 60_000, 10, 10).await.unwrap();
+        let claimed = store
+            .claim_deliveries(now, now + 60_000, 10, 10)
+            .await
+            .unwrap();
         assert_eq!(claimed.len(), 1, "one released this hour");
         store
             .finish_delivery(
@@ -381,7 +396,10 @@ both!(an_expired_delivery_lease_is_claimed_again, |store: Arc<
         )
         .await
         .unwrap();
-    let first = store.claim_deliveries(now, now + 300, 10, 10).await.unwrap();
+    let first = store
+        .claim_deliveries(now, now + 300, 10, 10)
+        .await
+        .unwrap();
     assert_eq!(ids_of(&first), vec![id.clone()]);
     let now = now_millis();
     assert!(
@@ -393,6 +411,9 @@ both!(an_expired_delivery_lease_is_claimed_again, |store: Arc<
     );
     tokio::time::sleep(Duration::from_millis(700)).await;
     let now = now_millis();
-    let again = store.claim_deliveries(now, now + 60_000, 10, 10).await.unwrap();
+    let again = store
+        .claim_deliveries(now, now + 60_000, 10, 10)
+        .await
+        .unwrap();
     assert_eq!(ids_of(&again), vec![id], "the sender died: tried again");
 });
