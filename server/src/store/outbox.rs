@@ -47,17 +47,28 @@ pub struct Delivery {
     /// The title and body the templates made of this delivery, set by
     /// [`crate::notify::deliver`] before it is sent; a channel shows them instead of its own.
     pub rendered: Option<Rendered>,
-    /// When the delivery is a digest: every notification it carries (this one among them),
-    /// oldest first; empty otherwise.
+    /// When the delivery is a digest: the first of the notifications it carries (this one
+    /// among them), oldest first, at most [`DIGEST_ITEMS`]; empty otherwise.
     pub digest: Vec<DigestItem>,
+    /// When the delivery is a digest: how many notifications it carries in all, those beyond
+    /// [`Delivery::digest`] included (they end as it ends, and the notifications page lists
+    /// them); 0 otherwise.
+    pub digest_total: u64,
 }
 
-/// One notification of a digest.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Notifications of a digest read for its message, at most: a digest of 10,000 changes costs
+/// the same to send as one of 50, and names how many more there are with a link to them all.
+pub const DIGEST_ITEMS: usize = 50;
+
+/// Characters of a notification's current value and error a digest reads.
+pub const DIGEST_VALUE_CHARS: usize = 5_000;
+
+/// One notification of a digest, with what the endpoint's templates say of it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct DigestItem {
     /// The notification's id.
     pub notification: String,
-    /// The monitor's name.
+    /// The monitor's name, else its page's address.
     pub name: String,
     /// What fired, in words.
     pub expression: String,
@@ -65,6 +76,20 @@ pub struct DigestItem {
     pub at: Millis,
     /// The change as text (or the notification's text).
     pub text: String,
+    /// The monitor's id.
+    pub monitor: Option<String>,
+    /// The page's address.
+    pub url: Option<String>,
+    /// The type of alert that fired.
+    pub alert: wachet::model::AlertType,
+    /// The current value, cut to [`DIGEST_VALUE_CHARS`].
+    pub current: Option<String>,
+    /// The check's error, cut alike.
+    pub error: Option<String>,
+    /// What the notification carries beside it (the change's facts for templates).
+    pub explanation: Option<Explanation>,
+    /// The name of the monitor's folder.
+    pub folder: Option<String>,
 }
 
 /// An endpoint's templates as a delivery keeps them (extension fields of the endpoint).

@@ -232,6 +232,7 @@ pub(crate) fn notified(
         folder: row.folder,
         rendered: None,
         digest: Vec::new(),
+        digest_total: 0,
     })
 }
 
@@ -273,6 +274,7 @@ pub(crate) fn test(row: DueRow, kind: MessagingServiceType, now: Millis) -> Deli
         folder: None,
         rendered: None,
         digest: Vec::new(),
+        digest_total: 0,
     }
 }
 
@@ -488,31 +490,70 @@ fn next_local(zone: chrono_tz::Tz, at: chrono::NaiveTime, now: Millis) -> Millis
     now + 86_400_000
 }
 
-/// One notification of a digest, as both backends read it.
+/// One notification of a digest, as both backends read it ([`digest_columns`]).
 #[derive(sqlx::FromRow)]
 pub(crate) struct DigestRow {
     notification_id: String,
+    task_id: Option<String>,
     task_name: Option<String>,
     url: Option<String>,
     synthetic_expression: Option<String>,
     created_at: i64,
     explanation: Option<String>,
+    alert_type: i64,
+    current_value: Option<String>,
+    error: Option<String>,
+    folder: Option<String>,
+}
+
+/// The columns of [`DigestRow`], of notifications `n`: the value and the error cut to
+/// [`DIGEST_VALUE_CHARS`](crate::store::DIGEST_VALUE_CHARS), so a digest reads a bounded amount
+/// of each.
+pub(crate) fn digest_columns() -> String {
+    let chars = crate::store::DIGEST_VALUE_CHARS;
+    format!(
+        "n.id AS notification_id, n.task_id, n.task_name, n.url, n.synthetic_expression, \
+         n.created_at, n.explanation, CAST(n.alert_type AS BIGINT) AS alert_type, \
+         substr(n.current_value, 1, {chars}) AS current_value, \
+         substr(n.error, 1, {chars}) AS error, \
+         (SELECT f.name FROM tasks t JOIN folders f ON f.id = t.folder_id \
+          WHERE t.id = n.task_id) AS folder"
+    )
+}
+
+/// How many notifications of a digest its message reads (the rest are counted).
+pub(crate) fn digest_items() -> i64 {
+    i64::try_from(crate::store::DIGEST_ITEMS).unwrap_or(i64::MAX)
 }
 
 /// A row of a digest as delivery shows it.
 pub(crate) fn digest_item(row: DigestRow) -> crate::store::DigestItem {
-    let text = row
+    let explanation = row
         .explanation
         .as_deref()
-        .and_then(|json| serde_json::from_str::<crate::store::Explanation>(json).ok())
-        .map(|e| e.facts.map(|f| f.diff_text).unwrap_or(e.text))
+        .and_then(|json| serde_json::from_str::<crate::store::Explanation>(json).ok());
+    let text = explanation
+        .as_ref()
+        .map(|e| {
+            e.facts
+                .as_ref()
+                .map(|f| f.diff_text.clone())
+                .unwrap_or_else(|| e.text.clone())
+        })
         .unwrap_or_default();
     crate::store::DigestItem {
         notification: row.notification_id,
-        name: row.task_name.or(row.url).unwrap_or_default(),
+        name: row.task_name.or(row.url.clone()).unwrap_or_default(),
         expression: row.synthetic_expression.unwrap_or_default(),
         at: row.created_at,
         text,
+        monitor: row.task_id,
+        url: row.url,
+        alert: AlertType::from_code(row.alert_type).unwrap_or(AlertType::NotEq),
+        current: row.current_value,
+        error: row.error,
+        explanation,
+        folder: row.folder,
     }
 }
 

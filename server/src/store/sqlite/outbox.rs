@@ -6,8 +6,8 @@
 use super::SqliteStore;
 use crate::store::shape::outbox::{
     CLAIM_PAGES, DUE_EXTRA_COLUMNS, DigestRow, DueRow, Lanes, RECORD_COLUMNS, RecordRow, asked,
-    counted, delivery, digest_item, endpoints_to_notify, first_state, free_at, held_until, lane,
-    mail_address, nth_offset, record, template_column,
+    counted, delivery, digest_columns, digest_item, digest_items, endpoints_to_notify, first_state,
+    free_at, held_until, lane, mail_address, nth_offset, record, template_column,
 };
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
@@ -224,7 +224,9 @@ impl OutboxStore for SqliteStore {
                 let lead = row.id.clone();
                 let mut claimed_delivery = delivery(row, now)?;
                 if let Some(key) = key {
-                    claimed_delivery.digest = digest_in(&mut tx, &lead, &key).await?;
+                    let (items, total) = digest_in(&mut tx, &lead, &key).await?;
+                    claimed_delivery.digest = items;
+                    claimed_delivery.digest_total = total;
                     led.push(key);
                 }
                 claimed.push(claimed_delivery);
@@ -481,14 +483,15 @@ impl OutboxStore for SqliteStore {
     }
 }
 
-/// The notifications of the digest `key` whose delivery `lead` was just claimed, oldest first:
-/// the others held for it become `grouped` under `lead` (kept so, should this claim's process
-/// die, for the next claim of `lead`).
+/// The digest `key` whose delivery `lead` was just claimed: the others held for it become
+/// `grouped` under `lead` (kept so, should this claim's process die, for the next claim of
+/// `lead`); its first [`DIGEST_ITEMS`](crate::store::DIGEST_ITEMS) notifications, oldest
+/// first, and how many it carries in all.
 async fn digest_in(
     tx: &mut Transaction<'_, Sqlite>,
     lead: &str,
     key: &str,
-) -> Result<Vec<crate::store::DigestItem>, StoreError> {
+) -> Result<(Vec<crate::store::DigestItem>, u64), StoreError> {
     sqlx::query(
         "UPDATE deliveries SET state = 'grouped', digest_of = ?1 \
          WHERE digest_key = ?2 AND id <> ?1 AND state = 'pending'",
@@ -497,14 +500,20 @@ async fn digest_in(
     .bind(key)
     .execute(&mut **tx)
     .await?;
-    let rows: Vec<DigestRow> = sqlx::query_as(
-        "SELECT n.id AS notification_id, n.task_name, n.url, n.synthetic_expression, \
-         n.created_at, n.explanation FROM deliveries d JOIN notifications n \
-         ON n.id = d.notification_id WHERE d.id = ?1 OR d.digest_of = ?1 \
-         ORDER BY n.created_at, n.id",
-    )
+    let rows: Vec<DigestRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+        "SELECT {} FROM deliveries d JOIN notifications n ON n.id = d.notification_id \
+         WHERE d.id = ?1 OR d.digest_of = ?1 ORDER BY n.created_at, n.id LIMIT ?2",
+        digest_columns()
+    )))
     .bind(lead)
+    .bind(digest_items())
     .fetch_all(&mut **tx)
     .await?;
-    Ok(rows.into_iter().map(digest_item).collect())
+    let (total,): (i64,) =
+        sqlx::query_as("SELECT COUNT(*) FROM deliveries WHERE id = ?1 OR digest_of = ?1")
+            .bind(lead)
+            .fetch_one(&mut **tx)
+            .await?;
+    let items = rows.into_iter().map(digest_item).collect();
+    Ok((items, u64::try_from(total).unwrap_or(0)))
 }
