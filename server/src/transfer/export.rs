@@ -4,14 +4,16 @@
 //!
 //! ```json
 //! {"format":"wachet-export","version":1,"exportedAt":"2026-01-01T00:00:00Z",
-//!  "folders":[{"id":"…","name":"News","parentId":null}],
+//!  "folders":[{"id":"…","name":"News","parentId":null,
+//!              "notificationEndpoints":[{"type":"Email","value":"news@example.com"}]}],
 //!  "monitors":[{…the API's monitor…}],
 //!  "notificationEndpoints":[{"type":"Email","value":"me@example.com"}],
 //!  "history":[{"monitorId":"…","entries":[{…the API's history entry…}]}],
 //!  "complete":true}
 //! ```
 //!
-//! Folders come parents first; monitors are in the API's monitor shape (`GET /task/{id}`);
+//! Folders come parents first, with the endpoints a folder names for its monitors (as
+//! `GET /folder/list` shows them); monitors are in the API's monitor shape (`GET /task/{id}`);
 //! `history` (only when asked for) holds each monitor's own entries, newest first, as
 //! `GET /data` gives them (a Portal monitor's crawled pages are left out). Secrets stay out:
 //! no password, API key or webhook secret, and a notification endpoint that is a URL (a
@@ -82,6 +84,10 @@ pub struct ExportedFolder {
     pub name: String,
     /// Its parent's id (root when null).
     pub parent_id: Option<String>,
+    /// The endpoints it names for its monitors and subfolders, without their secrets
+    /// ([`without_secret`]); absent when it names none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notification_endpoints: Vec<NotificationEndpoint>,
 }
 
 /// The document being written, with what waits to go to the sink.
@@ -188,14 +194,26 @@ pub async fn export(
             let page = store
                 .list_folder(user, parent.as_deref(), after.as_ref(), PAGE)
                 .await?;
+            let ids: Vec<String> = page
+                .subfolders
+                .iter()
+                .filter_map(|f| f.id.clone())
+                .collect();
+            let named = store.folder_endpoints(user, &ids).await?;
             for folder in &page.subfolders {
                 let Some(id) = folder.id.clone() else {
                     continue;
                 };
+                let endpoints = named
+                    .iter()
+                    .find(|(of, _)| *of == id)
+                    .map(|(_, list)| list.iter().map(without_secret).collect())
+                    .unwrap_or_default();
                 out.item(&ExportedFolder {
                     id: id.clone(),
                     name: folder.name.clone().unwrap_or_default(),
                     parent_id: parent.clone(),
+                    notification_endpoints: endpoints,
                 })
                 .await?;
                 written.folders += 1;

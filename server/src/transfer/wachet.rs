@@ -2,8 +2,9 @@
 //! monitors as the API shapes them, and with the history asked for, their entries. A document
 //! of a newer version than [`super::export::VERSION`] is refused; one without `complete` was
 //! cut short and is refused too. The user's own notification endpoints are not imported (they
-//! are the account's settings, and URL endpoints come without their value); a monitor's
-//! endpoint without its value is named as not carried over.
+//! are the account's settings, and URL endpoints come without their value); a folder's and a
+//! monitor's endpoints come with their templates, digests and quiet hours, and one without its
+//! value is named as not carried over.
 
 use super::export::{ExportedFolder, FORMAT, VERSION};
 use super::{Format, Plan, PlannedMonitor, ReadError, ReadOptions};
@@ -75,6 +76,8 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<Plan, ReadError> {
     // Parents first: the export writes them so, but a document edited by hand may not.
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut waiting: Vec<&ExportedFolder> = document.folders.iter().collect();
+    // Folders whose URL endpoints came without their value (a secret): how many.
+    let mut dropped: Vec<(usize, usize)> = Vec::new();
     while !waiting.is_empty() {
         let before = waiting.len();
         waiting.retain(|folder| {
@@ -87,6 +90,13 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<Plan, ReadError> {
             };
             let at = plan.folder(&folder.name, parent);
             index.insert(folder.id.clone(), at);
+            let mut endpoints = folder.notification_endpoints.clone();
+            let before = endpoints.len();
+            endpoints.retain(|e| e.value.as_deref().is_some_and(|v| !v.is_empty()));
+            if before > endpoints.len() {
+                dropped.push((at, before - endpoints.len()));
+            }
+            plan.folders[at].notification_endpoints.extend(endpoints);
             false
         });
         if waiting.len() == before {
@@ -95,6 +105,14 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<Plan, ReadError> {
                 waiting[0].name
             )));
         }
+    }
+    for (at, count) in dropped {
+        let item = format!("folder \"{}\"", plan.folder_path(at));
+        plan.leave_out(
+            &item,
+            format!("{count} notification endpoint(s)"),
+            "an export leaves the URL of a webhook or chat out (it is a secret): add it again",
+        );
     }
     let mut history: HashMap<String, Vec<ClientData>> = match options.history {
         true => document
