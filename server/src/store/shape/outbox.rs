@@ -647,5 +647,26 @@ mod tests {
             quiet(&endpoint, "2026-03-29T00:30:00Z"),
             Some(at("2026-03-29T01:30:00Z"))
         );
+        // Over the autumn change (Berlin, 25 October 2026: 03:00 becomes 02:00 again): the
+        // quiet hours end at the first 02:30.
+        assert_eq!(
+            quiet(&endpoint, "2026-10-24T23:30:00Z"),
+            Some(at("2026-10-25T00:30:00Z"))
+        );
+        // A daily digest at 08:00 in Berlin goes at 07:00 UTC after the change, 06:00 before.
+        endpoint.quiet_hours = None;
+        endpoint.digest = Some(Digest {
+            every_minutes: None,
+            daily_at: Some("08:00".into()),
+        });
+        let daily = |now| held_until(&endpoint, "Europe/Berlin", "u", at(now)).map(|h| h.0);
+        assert_eq!(
+            daily("2026-10-24T12:00:00Z"),
+            Some(at("2026-10-25T07:00:00Z"))
+        );
+        assert_eq!(
+            daily("2026-10-24T05:00:00Z"),
+            Some(at("2026-10-24T06:00:00Z"))
+        );
     }
 }
