@@ -127,19 +127,21 @@ static END_CHECK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
 });
 
 /// A check that found its monitor's value as the previous check left it, recorded in one round
-/// trip to the writer's thread (most checks: the general path takes three). The entry is written
-/// only when the claim still holds (`?3`: lease token, `?4`: version) and the series' previous
-/// value (before check time `?2`) is the one hashed `?5`, stored whole; the update that ends the
-/// check (as [`END_CHECK`]) runs only when that entry was written (`changes()` counts the
-/// insert alone, not its triggers), making it the latest data when it is the newest, and
-/// returns whether a series of the monitor may now hold more than the `?11` entries the
-/// retention keeps. No row: nothing was written, and the general path decides.
+/// trip to the writer's thread (most checks: the general path takes three). The entry is the
+/// one the general path would write, whether the check signed in again (`?12`) included. It
+/// is written only when the claim still holds (`?3`: lease token, `?4`: version) and the
+/// series' previous value (before check time `?2`) is the one hashed `?5`, stored whole; the
+/// update that ends the check (as [`END_CHECK`]) runs only when that entry was written
+/// (`changes()` counts the insert alone, not its triggers), making it the latest data when it
+/// is the newest, and returns whether a series of the monitor may now hold more than the
+/// `?11` entries the retention keeps. No row: nothing was written, and the general path decides.
 static UNCHANGED_CHECK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     let newest = history::NEWEST.replace('?', "?2");
     let delta = crate::store::codec::DELTA;
     format!(
-        "INSERT INTO entries (task_id, page_id, checked_at, changed_at, content_hash, error) \
-         SELECT t.id, NULL, ?2, p.changed_at, p.content_hash, NULL \
+        "INSERT INTO entries (task_id, page_id, checked_at, changed_at, content_hash, error, \
+             logged_in) \
+         SELECT t.id, NULL, ?2, p.changed_at, p.content_hash, NULL, ?12 \
          FROM tasks t JOIN entries p ON p.id = (SELECT id FROM entries \
              WHERE task_id = ?1 AND page_id IS NULL AND content_hash IS NOT NULL \
              AND (checked_at, id) < (?2, '~') ORDER BY checked_at DESC, id DESC LIMIT 1) \
@@ -197,6 +199,7 @@ async fn record_unchanged_in(
         .bind(own_state.is_some())
         .bind(own_state.flatten())
         .bind(keep)
+        .bind(record.own.logged_in)
         .fetch_all(&mut **tx)
         .await?;
     Ok(full.first().map(|&(full,)| Written {

@@ -153,3 +153,29 @@ async fn the_scheduler_signs_in_once_and_keeps_the_session() {
     );
     assert!(!error.contains("wrong horse"));
 }
+
+// SQLite only, a real browser being slow: its store records a check that found the value
+// unchanged by a shorter path, which must say too whether the check signed in again (the
+// store test of unchanged values covers both backends).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_check_that_signed_in_again_says_so_in_its_entry() {
+    if !wachet::testing::chromium_or_skip() {
+        return;
+    }
+    // A session lasts 3 page loads: the checks sign in again now and then.
+    let site = SignInSite::start(3).await.unwrap();
+    let api = Api::start_checking().await;
+    let user = api.user("joe@example.com").await;
+    let mut body = signing_in(&site.url("/"), SignInSite::PASSWORD);
+    body["recurrenceInSeconds"] = json!(1);
+    let task = id(&api.task(&user, body).await);
+    let history = entries(&api, &user, &task, 12).await;
+    // Sign-ins counted now can only be ahead of the entries read before.
+    let sign_ins = site.sign_ins();
+    let said = history.iter().filter(|e| e["loggedIn"] == true).count();
+    assert!(sign_ins >= 2, "the session ran out: {sign_ins}");
+    assert!(
+        said >= 2 && said <= sign_ins,
+        "{said} entries say they signed in, of {sign_ins} sign-ins: {history:?}"
+    );
+}

@@ -104,9 +104,11 @@ both!(
         tokio::time::sleep(Duration::from_millis(5)).await;
 
         // The same value again, with an alert state to keep: stored, counted and charged, the
-        // newest check the latest data, the value's change time the first check's.
+        // newest check the latest data, the value's change time the first check's, and its
+        // entry saying it signed in again.
         let due = claimed(&*store, &task).await;
         let mut again = check(&task, due.claim(), "Tea 3.50");
+        again.own.logged_in = true;
         let mut kept = store.alert_states(&task).await.unwrap().own;
         kept.failures = 2;
         again.alert_states = vec![(None, Some(kept))];
@@ -127,6 +129,20 @@ both!(
         assert_eq!(store.alert_states(&task).await.unwrap().own.failures, 2);
         let two = vec![Some("Tea 3.50".to_string()); 2];
         assert_eq!(values(&*store, &user, &task).await, two);
+        let newest_first = TimePage {
+            from: None,
+            to: None,
+            after: None,
+            limit: 10,
+        };
+        let signed_in: Vec<bool> = store
+            .entries(&user, &task, &newest_first)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|(_, data)| data.logged_in)
+            .collect();
+        assert_eq!(signed_in, [true, false], "only the second check signed in");
 
         // A check whose claim was taken over stores nothing, nor one of an edited monitor.
         tokio::time::sleep(Duration::from_millis(5)).await;
