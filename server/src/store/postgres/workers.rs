@@ -1,21 +1,20 @@
 //! [`WorkerStore`] on PostgreSQL: a beat writes the worker's row and renews every lease it holds
 //! (each still under its claim's token) in one transaction, one statement a kind whatever it
 //! holds; leases and beats are on the database's clock, so workers on machines whose clocks
-//! differ agree on who is live and whose lease ran out.
+//! differ agree on who is live and whose lease ran out. The beat and leaving are written once for
+//! both backends in [`crate::store::both::workers`]; here is how each kind of lease is renewed
+//! and freed, and how the host buckets are balanced.
 
 use super::PgStore;
 use super::schedule::DB_NOW;
+use crate::store::shape::workers::{WORKER_COLUMNS, WorkerRow, live};
 use crate::store::{
     Beat, HOST_BUCKETS, Held, Holdings, HostBuckets, LiveWorker, Lost, StoreError, WorkerInfo,
     WorkerStore,
 };
-use async_trait::async_trait;
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
 use std::collections::HashSet;
 use std::time::Duration;
-
-/// How long a worker that stopped beating stays in the table, in milliseconds.
-const FORGET_AFTER: i64 = 3_600_000;
 
 /// A kind of lease: its table, id column and token column.
 struct Leases {
@@ -209,102 +208,21 @@ async fn balance(
     Ok(HostBuckets::of(owned.into_iter().map(|(b,)| b)))
 }
 
-#[derive(sqlx::FromRow)]
-struct WorkerRow {
-    id: String,
-    roles: String,
-    location: Option<String>,
-    kinds: String,
-    host: String,
-    pid: i32,
-    started_at: i64,
-    heartbeat_at: i64,
+/// Now, on the leases' clock: the database's, which every process shares.
+async fn clock_in(tx: &mut Transaction<'_, Postgres>) -> Result<i64, StoreError> {
+    super::schedule::db_now(tx).await
 }
 
-#[async_trait]
-impl WorkerStore for PgStore {
-    async fn beat(
-        &self,
-        worker: &WorkerInfo,
-        held: &Holdings,
-        lease: Duration,
-    ) -> Result<Beat, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let now = super::schedule::db_now(&mut tx).await?;
-        let lease = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
-        let until = now.saturating_add(lease);
-        sqlx::query(
-            "INSERT INTO workers (id, roles, location, kinds, host, pid, started_at, heartbeat_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO UPDATE SET \
-             heartbeat_at = EXCLUDED.heartbeat_at",
-        )
-        .bind(&worker.id)
-        .bind(super::storable(Some(&worker.roles)))
-        .bind(super::storable(worker.location.as_deref()))
-        .bind(super::storable(Some(&worker.kinds)))
-        .bind(super::storable(Some(&worker.host)))
-        .bind(i32::try_from(worker.pid).unwrap_or(i32::MAX))
-        .bind(worker.started_at)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        let lost = Lost {
-            checks: renew(&mut tx, &CHECKS, &held.checks, until).await?,
-            deliveries: renew(&mut tx, &DELIVERIES, &held.deliveries, until).await?,
-            mails: renew(&mut tx, &MAILS, &held.mails, until).await?,
-        };
-        let buckets = balance(&mut tx, worker, now, until, lease).await?;
-        sqlx::query("DELETE FROM workers WHERE heartbeat_at < $1")
-            .bind(now - FORGET_AFTER)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(Beat { lost, buckets })
-    }
-
-    async fn leave(&self, worker: &str, held: &Holdings) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
-        free(&mut tx, &CHECKS, &held.checks).await?;
-        free(&mut tx, &DELIVERIES, &held.deliveries).await?;
-        free(&mut tx, &MAILS, &held.mails).await?;
-        sqlx::query(
-            "UPDATE host_buckets SET worker_id = NULL, lease_until = NULL, draining = FALSE \
-             WHERE worker_id = $1",
-        )
-        .bind(worker)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM workers WHERE id = $1")
-            .bind(worker)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
+crate::store::both::workers::worker_store!(PgStore, Postgres, pid: i32, {
     async fn live_workers(&self, within: Duration) -> Result<Vec<LiveWorker>, StoreError> {
         let within = i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
-        let rows: Vec<WorkerRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT id, roles, location, kinds, host, pid, started_at, heartbeat_at FROM workers \
+        let rows: Vec<WorkerRow<i32>> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {WORKER_COLUMNS} FROM workers \
              WHERE heartbeat_at >= {DB_NOW} - $1 ORDER BY started_at, id"
         )))
         .bind(within)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|row| LiveWorker {
-                info: WorkerInfo {
-                    id: row.id,
-                    roles: row.roles,
-                    location: row.location,
-                    kinds: row.kinds,
-                    host: row.host,
-                    pid: u32::try_from(row.pid).unwrap_or(0),
-                    started_at: row.started_at,
-                },
-                heartbeat_at: row.heartbeat_at,
-            })
-            .collect())
+        Ok(rows.into_iter().map(live).collect())
     }
-}
+});

@@ -14,6 +14,7 @@ pub(crate) mod outbox;
 pub(crate) mod schedule;
 pub(crate) mod tasks;
 pub(crate) mod users;
+pub(crate) mod workers;
 
 use super::{Millis, StoreError, TimePage};
 use std::borrow::Cow;
