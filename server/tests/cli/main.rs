@@ -11,6 +11,8 @@ mod check;
 #[path = "../service/support/disk.rs"]
 mod disk;
 mod fixtures;
+// The container image built with podman and run with a read-only root.
+mod image;
 // What the service logs of a failed request.
 mod logs;
 // Moving a service from SQLite to PostgreSQL.

@@ -306,3 +306,96 @@ async fn a_service_moved_from_sqlite_to_postgresql_goes_on_where_it_stopped() {
     new.stop().await;
     assert!(pg_rows(&url).await[2] > moved[2], "the history grows on");
 }
+
+/// Whether another connection to `url` is inserting history entries: the copy under way.
+async fn copying(url: &str) -> bool {
+    use sqlx::Connection;
+    let mut conn = sqlx::PgConnection::connect(url).await.unwrap();
+    let busy: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+         AND pid <> pg_backend_pid() AND query ILIKE 'INSERT INTO entries%'",
+    )
+    .fetch_one(&mut conn)
+    .await
+    .unwrap();
+    conn.close().await.unwrap();
+    busy > 0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migrate_killed_half_way_leaves_nothing_and_runs_again_to_the_end() {
+    let Some(url) = pg::database().await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("wachet.db");
+    let (serve, _) = Serve::start(&db, None, &["--roles", "api"]).await;
+    let monitor = json!({"name": "long history", "url": "https://example.org/",
+                         "recurrenceInSeconds": 86400});
+    let (status, task) = serve
+        .call(Method::PUT, "/thirdparty/v1/task", Some(monitor))
+        .await;
+    assert_eq!(status, 200, "{task}");
+    serve.stop().await;
+    // A history long enough that the copy takes a while: 100,000 failed checks, written
+    // straight into the file.
+    let entries = 100_000;
+    {
+        use sqlx::{ConnectOptions, Connection};
+        let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&db)
+            .connect()
+            .await
+            .unwrap();
+        sqlx::query(
+            "WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?) \
+             INSERT INTO entries (task_id, checked_at, error) SELECT ?, i, 'timed out' FROM n",
+        )
+        .bind(entries)
+        .bind(task["id"].as_str().unwrap())
+        .execute(&mut conn)
+        .await
+        .unwrap();
+        conn.close().await.unwrap();
+    }
+    let from = format!("sqlite:{}", db.display());
+
+    // Unreachable: a clear error, at once.
+    let out = wachet(&[
+        "migrate",
+        "--from",
+        &from,
+        "--to",
+        "postgres://wachet@127.0.0.1:9/none",
+    ])
+    .await;
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("127.0.0.1:9"), "{}", stderr(&out));
+
+    // Killed while it copies the history: nothing is in the target.
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_wachet"))
+        .args(["migrate", "--from", &from, "--to", &url])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !copying(&url).await {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the copy ended before it was seen"
+        );
+        assert!(started.elapsed() < Duration::from_secs(60), "copy started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    assert_eq!(pg_rows(&url).await, [0, 0, 0, 0, 0], "nothing half-written");
+
+    // Run again: it finishes, with every entry.
+    let out = wachet(&["migrate", "--from", &from, "--to", &url]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let moved = pg_rows(&url).await;
+    assert_eq!((moved[0], moved[1]), (1, 1), "{moved:?}");
+    assert!(moved[2] >= entries, "{moved:?}");
+}

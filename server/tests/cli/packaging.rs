@@ -3,7 +3,7 @@
 //! that `wachet serve --help` lists, and keep what the install chapter promises (a second
 //! stage that runs as an unprivileged user, `/data` as the volume, a health check on
 //! `/healthz`, the API on 0.0.0.0:8080; workers and the deliverer probed on `--health-listen`).
-//! The image itself is not built here: no registry image can be pulled (the guide says so).
+//! The image itself is built and run in [`super::image`].
 
 use super::{stdout, wachet};
 use std::collections::BTreeSet;
@@ -104,13 +104,10 @@ fn the_packaging_files_name_only_what_wachet_serve_knows_and_keep_the_guides_pro
         }
     }
 
-    // The image: a build stage, then a runtime that runs as `wachet`, keeps /data, listens on
-    // every address at 8080 and checks /healthz.
-    let stages = containerfile
-        .lines()
-        .filter(|l| l.starts_with("FROM "))
-        .count();
-    assert_eq!(stages, 2, "a build stage and a runtime stage");
+    // The image: a stage that compiles the binary (the default), then a runtime that runs as
+    // `wachet`, keeps /data, listens on every address at 8080 and checks /healthz.
+    assert!(containerfile.contains("\nARG BINARY_FROM=build\n"));
+    assert!(containerfile.contains("cargo build --release --locked"));
     let runtime = containerfile.rsplit("\nFROM ").next().unwrap();
     assert!(runtime.contains("\nUSER wachet\n"), "runs unprivileged");
     assert!(runtime.contains("VOLUME [\"/data\"]"));
