@@ -26,6 +26,7 @@ pub(crate) mod feeds;
 pub(crate) mod folders;
 pub(crate) mod history;
 pub(crate) mod notifications;
+pub(crate) mod outbox;
 pub(crate) mod schedule;
 pub(crate) mod tasks;
 #[cfg(any(test, feature = "testing"))]

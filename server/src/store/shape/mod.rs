@@ -73,3 +73,8 @@ pub(crate) fn before_key(page: &TimePage) -> (Millis, String) {
         _ => to,
     }
 }
+
+/// An integer column of either schema's width, as the service's `i64`.
+pub(crate) fn wide<C: Into<i64>>(column: C) -> i64 {
+    column.into()
+}
