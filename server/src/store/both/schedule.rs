@@ -7,7 +7,9 @@
 
 /// Defines `learn_in` and `hourly_limited` in the calling module and implements
 /// `ScheduleStore` for `$store` on `$db` with the methods given in braces (`claim_due`,
-/// `finish_check`, `record_checks`, `stored_bytes`, `task_session`). By name:
+/// `finish_check`, `stored_bytes`, `task_session`); it records a group of checks with the
+/// calling module's `record_group` (each record's outcome as a `Written` or a `Recorded`).
+/// By name:
 ///
 /// - `lock_row`: what a read adds to lock the row it reads until the commit;
 /// - `own_state`: for a monitor's alert state, where its own series is (`FROM ...`, with its
@@ -143,6 +145,61 @@ macro_rules! schedule_store {
                     }
                 }
                 Ok(states)
+            }
+
+            async fn record_checks(
+                &self,
+                records: &[$crate::store::CheckRecord],
+            ) -> Vec<Result<$crate::store::Recorded, StoreError>> {
+                use $crate::store::shape::schedule::{Written, written};
+                let outcomes = match self.record_group(records).await {
+                    Ok(outcomes) => outcomes,
+                    // One record the group could not write (an error aborts a PostgreSQL
+                    // transaction), a deadlock with another process's group, or a commit that
+                    // failed must not cost the others: each is written alone, as it would have
+                    // been without the group.
+                    Err(err) if records.len() > 1 => {
+                        tracing::warn!(
+                            %err,
+                            checks = records.len(),
+                            "a group of checks failed; each is stored alone"
+                        );
+                        let mut alone = Vec::with_capacity(records.len());
+                        for record in records {
+                            alone.push(
+                                match self.record_group(std::slice::from_ref(record)).await {
+                                    Ok(mut one) => {
+                                        one.pop().unwrap_or(Err(StoreError::NotFound))
+                                    }
+                                    Err(err) => Err(err),
+                                },
+                            );
+                        }
+                        alone
+                    }
+                    Err(err) => vec![Err(err)],
+                };
+                let mut replies = Vec::with_capacity(outcomes.len());
+                for (record, outcome) in records.iter().zip(outcomes) {
+                    replies.push(match outcome.map(written) {
+                        Ok(Written { recorded, prune }) => {
+                            if recorded == $crate::store::Recorded::Stored {
+                                // The monitor's latest data, noise notice and masks are the
+                                // check's now.
+                                $crate::store::shape::invalidate::checked(&self.cache, &record.task);
+                            }
+                            if prune {
+                                self.prune(&record.task).await;
+                            }
+                            Ok(recorded)
+                        }
+                        Err(err) => Err(err),
+                    });
+                }
+                // A check that failed after a success, or succeeded after a failure, changed
+                // its folders' counts of failing monitors.
+                self.listings_changed_if_folders_were();
+                replies
             }
 
             async fn keep_task_session(&self, task: &str, sealed: &str) -> Result<(), StoreError> {

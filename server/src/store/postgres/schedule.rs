@@ -279,39 +279,6 @@ crate::store::both::schedule::schedule_store!(
             Ok(())
         }
 
-        async fn record_checks(&self, records: &[CheckRecord]) -> Vec<Result<Recorded, StoreError>> {
-            let outcomes = match self.record_group(records).await {
-                Ok(outcomes) => outcomes,
-                // One record the group could not write (an error aborts a PostgreSQL transaction),
-                // a deadlock with another process's group, or a commit that failed must not cost
-                // the others: each is written alone, as it would have been without the group.
-                Err(err) if records.len() > 1 => {
-                    tracing::warn!(%err, checks = records.len(), "a group of checks failed; each is stored alone");
-                    let mut alone = Vec::with_capacity(records.len());
-                    for record in records {
-                        alone.push(
-                            match self.record_group(std::slice::from_ref(record)).await {
-                                Ok(mut one) => one.pop().unwrap_or(Err(StoreError::NotFound)),
-                                Err(err) => Err(err),
-                            },
-                        );
-                    }
-                    alone
-                }
-                Err(err) => vec![Err(err)],
-            };
-            let mut replies = Vec::with_capacity(outcomes.len());
-            for (record, outcome) in records.iter().zip(outcomes) {
-                if let Ok(Recorded::Stored) = outcome {
-                    // The monitor's latest data, noise notice and masks are the check's now.
-                    crate::store::shape::invalidate::checked(&self.cache, &record.task);
-                    self.prune(&record.task).await;
-                }
-                replies.push(outcome);
-            }
-            replies
-        }
-
         async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
             history::usage(self, task).await
         }

@@ -124,21 +124,10 @@ async fn free(
     Ok(())
 }
 
-/// Balances the host buckets of `worker`'s pool at a beat ([`WorkerStore::beat`]); the buckets
-/// it holds after. Workers of one pool beating at once balance one after the other (a lock of
-/// the pool's for the transaction), so two never take the same free bucket nor count each
-/// other's half-done share.
-async fn balance(
-    tx: &mut Transaction<'_, Postgres>,
-    worker: &WorkerInfo,
-    now: i64,
-    until: i64,
-    lease: i64,
-) -> Result<HostBuckets, StoreError> {
-    if !worker.checks() {
-        return Ok(HostBuckets::NONE);
-    }
-    let pool = worker.location.as_deref().unwrap_or("");
+/// Makes the rows of `pool`'s host buckets, under a lock of the pool's for the transaction:
+/// workers of one pool beating at once balance one after the other, so two never take the same
+/// free bucket nor count each other's half-done share.
+async fn pool_in(tx: &mut Transaction<'_, Postgres>, pool: &str) -> Result<(), StoreError> {
     sqlx::query("SELECT pg_advisory_xact_lock(hashtext('wachet.buckets:' || $1))")
         .bind(pool)
         .execute(&mut **tx)
@@ -151,61 +140,26 @@ async fn balance(
     .bind(i32::try_from(HOST_BUCKETS).unwrap_or(64))
     .execute(&mut **tx)
     .await?;
-    let (live,): (i64,) = sqlx::query_as(
-        "SELECT count(*) FROM workers WHERE coalesce(location, '') = $1 \
-         AND ',' || roles || ',' LIKE '%,worker,%' AND heartbeat_at >= $2",
+    Ok(())
+}
+
+/// Drains `buckets` of `pool` until `until`, in one statement.
+async fn drain_in(
+    tx: &mut Transaction<'_, Postgres>,
+    pool: &str,
+    buckets: &[i16],
+    until: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE host_buckets SET draining = TRUE, lease_until = $3 \
+         WHERE pool = $1 AND bucket = ANY($2)",
     )
     .bind(pool)
-    .bind(now - lease)
-    .fetch_one(&mut **tx)
-    .await?;
-    let share = crate::store::workers::bucket_share(live);
-    let mut owned: Vec<(i16,)> = sqlx::query_as(
-        "UPDATE host_buckets SET lease_until = $1 WHERE pool = $2 AND worker_id = $3 \
-         AND NOT draining RETURNING bucket",
-    )
+    .bind(buckets)
     .bind(until)
-    .bind(pool)
-    .bind(&worker.id)
-    .fetch_all(&mut **tx)
+    .execute(&mut **tx)
     .await?;
-    owned.sort_unstable();
-    let have = i64::try_from(owned.len()).unwrap_or(i64::MAX);
-    if have > share {
-        // A worker joined: the highest buckets go back for it to take, once this worker's
-        // checks of their hosts had a lease's time to end (so two workers never check one host
-        // at once while the buckets move).
-        let extra: Vec<i16> = owned
-            .split_off(usize::try_from(share).unwrap_or(0))
-            .into_iter()
-            .map(|(b,)| b)
-            .collect();
-        sqlx::query(
-            "UPDATE host_buckets SET draining = TRUE, lease_until = $3 \
-             WHERE pool = $1 AND bucket = ANY($2)",
-        )
-        .bind(pool)
-        .bind(&extra)
-        .bind(until)
-        .execute(&mut **tx)
-        .await?;
-    } else if have < share {
-        let taken: Vec<(i16,)> = sqlx::query_as(
-            "UPDATE host_buckets SET worker_id = $1, lease_until = $2, draining = FALSE \
-             WHERE pool = $3 AND bucket IN (SELECT bucket FROM host_buckets WHERE pool = $3 \
-             AND coalesce(lease_until, 0) < $4 ORDER BY bucket LIMIT $5) \
-             RETURNING bucket",
-        )
-        .bind(&worker.id)
-        .bind(until)
-        .bind(pool)
-        .bind(now)
-        .bind(share - have)
-        .fetch_all(&mut **tx)
-        .await?;
-        owned.extend(taken);
-    }
-    Ok(HostBuckets::of(owned.into_iter().map(|(b,)| b)))
+    Ok(())
 }
 
 /// Now, on the leases' clock: the database's, which every process shares.
@@ -213,7 +167,7 @@ async fn clock_in(tx: &mut Transaction<'_, Postgres>) -> Result<i64, StoreError>
     super::schedule::db_now(tx).await
 }
 
-crate::store::both::workers::worker_store!(PgStore, Postgres, pid: i32, {
+crate::store::both::workers::worker_store!(PgStore, Postgres, pid: i32, bucket: i16, {
     async fn live_workers(&self, within: Duration) -> Result<Vec<LiveWorker>, StoreError> {
         let within = i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
         let rows: Vec<WorkerRow<i32>> = sqlx::query_as(AssertSqlSafe(format!(

@@ -43,3 +43,8 @@ where
 pub(crate) fn pid_column<P: TryFrom<u32>>(pid: u32, max: P) -> P {
     P::try_from(pid).unwrap_or(max)
 }
+
+/// A host bucket as its column holds it, in either schema's width (0 if it cannot be one).
+pub(crate) fn bucket<B: TryInto<i16>>(column: B) -> i16 {
+    column.try_into().unwrap_or(0)
+}

@@ -6,7 +6,7 @@
 
 use super::history::OwnAppend;
 use super::{SqliteStore, history, notifications};
-use crate::store::shape::schedule::{claimed_monitor, retry_unreadable};
+use crate::store::shape::schedule::{Written, claimed_monitor, retry_unreadable};
 use crate::store::{
     AlertStates, CheckRecord, Claim, DueCheck, Known, Millis, NewNotification, Recorded,
     ScheduleStore, Series, StorageUse, StoreError,
@@ -296,48 +296,6 @@ crate::store::both::schedule::schedule_store!(
             Ok(())
         }
 
-        async fn record_checks(&self, records: &[CheckRecord]) -> Vec<Result<Recorded, StoreError>> {
-            let outcomes = match self.record_group(records).await {
-                Ok(outcomes) => outcomes,
-                // One record the group could not write (or the commit failing) must not cost the
-                // others: each is written alone, as it would have been without the group.
-                Err(err) if records.len() > 1 => {
-                    tracing::warn!(%err, checks = records.len(), "a group of checks failed; each is stored alone");
-                    let mut alone = Vec::with_capacity(records.len());
-                    for record in records {
-                        alone.push(
-                            match self.record_group(std::slice::from_ref(record)).await {
-                                Ok(mut one) => one.pop().unwrap_or(Err(StoreError::NotFound)),
-                                Err(err) => Err(err),
-                            },
-                        );
-                    }
-                    alone
-                }
-                Err(err) => vec![Err(err)],
-            };
-            let mut replies = Vec::with_capacity(outcomes.len());
-            for (record, outcome) in records.iter().zip(outcomes) {
-                replies.push(match outcome {
-                    Ok(Written { recorded, prune }) => {
-                        if recorded == Recorded::Stored {
-                            // The monitor's latest data, noise notice and masks are the check's now.
-                            crate::store::shape::invalidate::checked(&self.cache, &record.task);
-                        }
-                        if prune {
-                            self.prune(&record.task).await;
-                        }
-                        Ok(recorded)
-                    }
-                    Err(err) => Err(err),
-                });
-            }
-            // A check that failed after a success, or succeeded after a failure, changed its
-            // folders' counts of failing monitors.
-            self.listings_changed_if_folders_were();
-            replies
-        }
-
         async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
             let (used,): (i64,) = sqlx::query_as(
                 "SELECT u.stored_bytes FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = ?",
@@ -363,13 +321,6 @@ crate::store::both::schedule::schedule_store!(
         }
     }
 );
-
-/// What writing one record in a group did: how it ended, and whether a series of its monitor
-/// may now hold more entries than the retention keeps (so the group prunes it once committed).
-struct Written {
-    recorded: Recorded,
-    prune: bool,
-}
 
 impl SqliteStore {
     /// Writes `records` in one transaction (one `BEGIN IMMEDIATE` and one commit for the

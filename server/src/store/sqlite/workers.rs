@@ -91,19 +91,9 @@ async fn free(
     Ok(())
 }
 
-/// Balances the host buckets of `worker`'s pool at a beat ([`WorkerStore::beat`]); the buckets
-/// it holds after.
-async fn balance(
-    tx: &mut Transaction<'_, Sqlite>,
-    worker: &WorkerInfo,
-    now: Millis,
-    until: Millis,
-    lease: Millis,
-) -> Result<HostBuckets, StoreError> {
-    if !worker.checks() {
-        return Ok(HostBuckets::NONE);
-    }
-    let pool = worker.location.as_deref().unwrap_or("");
+/// Makes the rows of `pool`'s host buckets if they are not all there: the single writer
+/// balances one pool at a time already.
+async fn pool_in(tx: &mut Transaction<'_, Sqlite>, pool: &str) -> Result<(), StoreError> {
     let (rows,): (i64,) = sqlx::query_as("SELECT count(*) FROM host_buckets WHERE pool = ?")
         .bind(pool)
         .fetch_one(&mut **tx)
@@ -117,64 +107,31 @@ async fn balance(
                 .await?;
         }
     }
-    let (live,): (i64,) = sqlx::query_as(
-        "SELECT count(*) FROM workers WHERE coalesce(location, '') = ? \
-         AND ',' || roles || ',' LIKE '%,worker,%' AND heartbeat_at >= ?",
-    )
-    .bind(pool)
-    .bind(now - lease)
-    .fetch_one(&mut **tx)
-    .await?;
-    let share = crate::store::workers::bucket_share(live);
-    let mut owned: Vec<(i64,)> = sqlx::query_as(
-        "UPDATE host_buckets SET lease_until = ? WHERE pool = ? AND worker_id = ? \
-         AND NOT draining RETURNING bucket",
-    )
-    .bind(until)
-    .bind(pool)
-    .bind(&worker.id)
-    .fetch_all(&mut **tx)
-    .await?;
-    owned.sort_unstable();
-    let have = i64::try_from(owned.len()).unwrap_or(i64::MAX);
-    if have > share {
-        // A worker joined: the highest buckets go back for it to take, once this worker's
-        // checks of their hosts had a lease's time to end (so two workers never check one host
-        // at once while the buckets move).
-        let keep = usize::try_from(share).unwrap_or(0);
-        for (bucket,) in owned.split_off(keep) {
-            sqlx::query(
-                "UPDATE host_buckets SET draining = TRUE, lease_until = ? \
-                 WHERE pool = ? AND bucket = ?",
-            )
-            .bind(until)
-            .bind(pool)
-            .bind(bucket)
-            .execute(&mut **tx)
-            .await?;
-        }
-    } else if have < share {
-        let taken: Vec<(i64,)> = sqlx::query_as(
-            "UPDATE host_buckets SET worker_id = ?1, lease_until = ?2, draining = FALSE \
-             WHERE pool = ?3 AND bucket IN (SELECT bucket FROM host_buckets WHERE pool = ?3 \
-             AND coalesce(lease_until, 0) < ?4 ORDER BY bucket LIMIT ?5) \
-             RETURNING bucket",
-        )
-        .bind(&worker.id)
-        .bind(until)
-        .bind(pool)
-        .bind(now)
-        .bind(share - have)
-        .fetch_all(&mut **tx)
-        .await?;
-        owned.extend(taken);
-    }
-    Ok(HostBuckets::of(
-        owned.into_iter().map(|(b,)| i16::try_from(b).unwrap_or(0)),
-    ))
+    Ok(())
 }
 
-crate::store::both::workers::worker_store!(SqliteStore, Sqlite, pid: i64, {
+/// Drains `buckets` of `pool` until `until`, one at a time.
+async fn drain_in(
+    tx: &mut Transaction<'_, Sqlite>,
+    pool: &str,
+    buckets: &[i64],
+    until: Millis,
+) -> Result<(), StoreError> {
+    for bucket in buckets {
+        sqlx::query(
+            "UPDATE host_buckets SET draining = TRUE, lease_until = ? \
+             WHERE pool = ? AND bucket = ?",
+        )
+        .bind(until)
+        .bind(pool)
+        .bind(bucket)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+crate::store::both::workers::worker_store!(SqliteStore, Sqlite, pid: i64, bucket: i64, {
     async fn live_workers(&self, within: Duration) -> Result<Vec<LiveWorker>, StoreError> {
         let since = now_millis().saturating_sub(i64::try_from(within.as_millis()).unwrap_or(0));
         let rows: Vec<WorkerRow<i64>> = sqlx::query_as(AssertSqlSafe(format!(
