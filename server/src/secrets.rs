@@ -120,8 +120,30 @@ impl Sealer {
         let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(service_secret)
             .map_err(|err| format!("sealing key: {err}"))?;
         mac.update(SEAL_KEY_LABEL);
-        let derived = mac.finalize().into_bytes();
-        let unbound = aws_lc_rs::aead::UnboundKey::new(&aws_lc_rs::aead::AES_256_GCM, &derived)
+        Sealer::with_key(&mac.finalize().into_bytes())
+    }
+
+    /// A sealer whose key is derived from a passphrase a person chose (an export's secrets):
+    /// argon2id with `params` over `salt` (random, kept beside what is sealed), so a guess
+    /// costs what a password check costs. CPU-heavy: call it off the async threads.
+    pub fn from_passphrase(
+        passphrase: &[u8],
+        salt: &[u8],
+        params: &PassphraseParams,
+    ) -> Result<Self, String> {
+        let params =
+            argon2::Params::new(params.memory_kib, params.iterations, params.lanes, Some(32))
+                .map_err(|err| format!("passphrase key: {err}"))?;
+        let argon = Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
+        let mut key = [0u8; 32];
+        argon
+            .hash_password_into(passphrase, salt, &mut key)
+            .map_err(|err| format!("passphrase key: {err}"))?;
+        Sealer::with_key(&key)
+    }
+
+    fn with_key(key: &[u8]) -> Result<Self, String> {
+        let unbound = aws_lc_rs::aead::UnboundKey::new(&aws_lc_rs::aead::AES_256_GCM, key)
             .map_err(|_| "sealing key: not an AES-256 key".to_string())?;
         Ok(Sealer {
             key: aws_lc_rs::aead::LessSafeKey::new(unbound),
@@ -164,12 +186,111 @@ impl Sealer {
     }
 }
 
-/// What a browser step's stored secret value starts with, before the sealed text.
+/// The cost of the argon2id key [`Sealer::from_passphrase`] derives, as a file keeps it
+/// beside its salt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PassphraseParams {
+    /// Memory, in KiB.
+    pub memory_kib: u32,
+    /// Passes over it.
+    pub iterations: u32,
+    /// Lanes.
+    pub lanes: u32,
+}
+
+impl PassphraseParams {
+    /// What this wachet derives a new key with: argon2's recommended 64 MiB and three passes
+    /// (a fraction of a second, once an export).
+    pub const NEW: PassphraseParams = PassphraseParams {
+        memory_kib: 64 * 1024,
+        iterations: 3,
+        lanes: 1,
+    };
+
+    /// Whether a file's parameters are within what a reader spends on one key (256 MiB, ten
+    /// passes, four lanes): a file cannot make an import take the machine.
+    pub fn bounded(&self) -> bool {
+        (8..=256 * 1024).contains(&self.memory_kib)
+            && (1..=10).contains(&self.iterations)
+            && (1..=4).contains(&self.lanes)
+    }
+}
+
+/// A new salt: 128 random bits, base64.
+pub fn random_salt() -> String {
+    random_base64(16)
+}
+
+/// A salt as a file keeps it, read back (`None` when it is not base64 of 8 to 64 bytes).
+pub fn read_salt(text: &str) -> Option<Vec<u8>> {
+    URL_SAFE_NO_PAD
+        .decode(text)
+        .ok()
+        .filter(|salt| (8..=64).contains(&salt.len()))
+}
+
+/// What a browser step's stored secret value starts with, before the sealed text (a
+/// notification URL's sealed parts start so too).
 const STEP_SEALED: &str = "sealed~";
 
+/// What [`reseal_text`] did to one text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resealed {
+    /// The text with its sealed parts sealed again.
+    pub text: String,
+    /// Parts sealed again.
+    pub resealed: u64,
+    /// Parts that opened under none of the contexts (left as they were: they opened before
+    /// with no key either).
+    pub unopened: u64,
+}
+
+/// `text` (a monitor's definition, endpoints as JSON, a delivery's URL) with each `sealed~`
+/// part that `old` opens under one of `contexts` sealed again by `new` under the same
+/// context. Sealed text is unpadded URL-safe base64, so a part ends at the first character
+/// outside that alphabet (a quote, a slash, `@`).
+pub fn reseal_text(old: &Sealer, new: &Sealer, text: &str, contexts: &[String]) -> Resealed {
+    let mut out = Resealed::default();
+    let mut rest = text;
+    let mut written = String::with_capacity(text.len());
+    while let Some(at) = rest.find(STEP_SEALED) {
+        let (before, from) = rest.split_at(at + STEP_SEALED.len());
+        written.push_str(before);
+        let end = from
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .unwrap_or(from.len());
+        let (sealed, after) = from.split_at(end);
+        let again = contexts.iter().find_map(|context| {
+            let opened = old.open(sealed, context)?;
+            new.seal(&opened, context).ok()
+        });
+        match again {
+            Some(again) => {
+                written.push_str(&again);
+                out.resealed += 1;
+            }
+            None => {
+                written.push_str(sealed);
+                out.unopened += 1;
+            }
+        }
+        rest = after;
+    }
+    written.push_str(rest);
+    out.text = written;
+    out
+}
+
 /// What a step's secret is sealed for: its owner, so a row copied to another user opens not.
-fn step_context(user: &str) -> String {
+pub(crate) fn step_context(user: &str) -> String {
     format!("{user}\nstep secret")
+}
+
+/// What a monitor's kept browser session is sealed for: the monitor, so a row copied to another
+/// opens not.
+pub fn session_context(task: &str) -> String {
+    format!("{task}\nbrowser session")
 }
 
 /// A browser step's secret `value`, sealed for `user` as it is stored.
@@ -239,5 +360,27 @@ mod tests {
         assert_eq!(other.open(&sealed, "u1\n/feeds/all.atom"), None);
         assert_eq!(sealer.open("not sealed", "u1\n/feeds/all.atom"), None);
         assert_eq!(sealer.open("", "u1\n/feeds/all.atom"), None);
+    }
+
+    #[test]
+    fn a_text_is_sealed_again_part_by_part_under_the_context_each_opened_with() {
+        let (old, new) = (Sealer::new(b"old").unwrap(), Sealer::new(b"new").unwrap());
+        let step = seal_step(&old, "u1", "hunter2").unwrap();
+        let url = format!(
+            "tgram://sealed~{}/42",
+            old.seal("123:TOKEN", "u1\nurl").unwrap()
+        );
+        let foreign = seal_step(&Sealer::new(b"other").unwrap(), "u1", "x").unwrap();
+        let text = serde_json::json!([step, url, foreign]).to_string();
+        let contexts = [step_context("u1"), "u1\nurl".to_string()];
+        let done = reseal_text(&old, &new, &text, &contexts);
+        assert_eq!((done.resealed, done.unopened), (2, 1));
+        let list: Vec<String> = serde_json::from_str(&done.text).unwrap();
+        assert_eq!(open_step(&new, "u1", &list[0]).as_deref(), Some("hunter2"));
+        assert_eq!(open_step(&old, "u1", &list[0]), None);
+        let part = list[1].strip_prefix("tgram://sealed~").unwrap();
+        let part = part.strip_suffix("/42").unwrap();
+        assert_eq!(new.open(part, "u1\nurl").as_deref(), Some("123:TOKEN"));
+        assert_eq!(list[2], foreign);
     }
 }

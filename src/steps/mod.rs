@@ -24,9 +24,15 @@ pub const MAX_WAIT: Duration = Duration::from_secs(10);
 pub const MAX_WAIT_FOR: Duration = Duration::from_secs(30);
 /// How long a step waits for its element unless it says otherwise.
 pub const ELEMENT_WAIT: Duration = Duration::from_secs(10);
-/// How long an `optional` step waits for its element before it is skipped: the page has
-/// settled already, so a banner that is coming is there by then.
+/// How long an `optional` step waits for its element at most before it is skipped: the page
+/// has settled already, so a banner that is coming is there by then.
 pub const OPTIONAL_WAIT: Duration = Duration::from_secs(2);
+/// How long an `optional` step goes on waiting for its element once the page has loaded, has
+/// nothing pending (no short timer, request or inserted script the renderer counts) and its
+/// document stopped changing: it is skipped then, before [`OPTIONAL_WAIT`]. A banner a script
+/// adds late comes with pending work or changes to the document, each of which starts this
+/// wait again.
+pub const OPTIONAL_QUIET: Duration = Duration::from_millis(300);
 /// How long the page is given to show `loggedInWhen` once it has settled.
 pub const SIGNED_IN_WAIT: Duration = Duration::from_secs(3);
 /// Longest `script` run.
@@ -447,7 +453,9 @@ impl Answer {
 
 /// Finding elements and waiting for them, shared by the step scripts: `all(selector)` (XPath
 /// when it starts with `/` or `(`, else CSS) and `wait(find)`, which polls `find` until it
-/// gives something or the wait `T` (ms) ends.
+/// gives something or the wait `T` (ms) ends; with `Q` (ms, an optional step's) above zero,
+/// also once the page has loaded, has nothing pending and nothing in its document changed for
+/// `Q` (the renderer's counts; without them only `T` ends the wait).
 const PRELUDE: &str = r#"
   const all = (s) => {
     if (s[0] === '/' || s[0] === '(') {
@@ -463,14 +471,27 @@ const PRELUDE: &str = r#"
   };
   const pause = (ms) => new Promise((r) => (window.__wachetSetTimeout || setTimeout)(r, ms));
   const wait = async (find) => {
-    const end = performance.now() + T;
-    for (;;) {
-      let found;
-      try { found = find(); } catch (e) { return { fail: 'the selector is not valid here: ' + e.message }; }
-      if (found) return { el: found };
-      if (performance.now() >= end) return { missing: true };
-      await pause(100);
+    const begun = performance.now(), end = begun + T;
+    let changed = begun, seen = null;
+    if (Q > 0) {
+      try {
+        seen = new MutationObserver(() => { changed = performance.now(); });
+        seen.observe(document, { childList: true, subtree: true, attributes: true, characterData: true });
+      } catch (e) { seen = null; }
     }
+    try {
+      for (;;) {
+        let found;
+        try { found = find(); } catch (e) { return { fail: 'the selector is not valid here: ' + e.message }; }
+        if (found) return { el: found };
+        const now = performance.now();
+        if (now >= end) return { missing: true };
+        if (seen && document.readyState === 'complete' && window.__wachetBusy && window.__wachetBusy() === 0
+            && now - Math.max(changed, window.__wachetLastEnd ? window.__wachetLastEnd() : 0) >= Q)
+          return { missing: true };
+        await pause(100);
+      }
+    } finally { if (seen) seen.disconnect(); }
   };
   const first = () => wait(() => all(S)[0]);
   const fire = (el) => {
@@ -542,10 +563,14 @@ pub fn script(step: &Step) -> Option<String> {
     };
     let json = |v: Option<&str>| serde_json::to_string(&v).unwrap_or_else(|_| "null".into());
     Some(format!(
-        "(async () => {{ const S = {}, V = {}, T = {}, WANT = {};{PRELUDE}{body} }})()",
+        "(async () => {{ const S = {}, V = {}, T = {}, Q = {}, WANT = {};{PRELUDE}{body} }})()",
         json(step.selector.as_deref().map(str::trim)),
         json(step.value.as_deref()),
         element_wait(step).as_millis(),
+        match step.optional {
+            true => OPTIONAL_QUIET.as_millis(),
+            false => 0,
+        },
         step.action == StepAction::Check,
     ))
 }
@@ -555,7 +580,7 @@ pub fn script(step: &Step) -> Option<String> {
 pub fn present(selector: &str, wait: Duration) -> String {
     let json = serde_json::to_string(selector.trim()).unwrap_or_else(|_| "null".into());
     format!(
-        "(async () => {{ const S = {json}, V = null, T = {}, WANT = false;{PRELUDE}
+        "(async () => {{ const S = {json}, V = null, T = {}, Q = 0, WANT = false;{PRELUDE}
           const f = await first(); return !!f.el; }})()",
         wait.as_millis()
     )

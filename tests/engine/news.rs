@@ -398,6 +398,34 @@ fn corrected(n: u32, corrected: u32) -> String {
     )
 }
 
+/// A job board: each listing's age grows, its applicants rise now and then once the first
+/// samples are over (slower than they can see), and one listing's salary is raised at `raised`.
+fn jobs(n: u32, raised: u32) -> String {
+    const LISTINGS: [(&str, &str); 5] = [
+        ("Data Analyst", "Kestrel Insurance · Hamburg"),
+        ("Frontend Developer", "Lumen Health · Remote (EU)"),
+        ("DevOps Engineer", "Northgate Freight · Munich"),
+        ("QA Engineer", "Pebble Games · Leipzig"),
+        ("Engineering Manager", "Orchard Bank · Frankfurt"),
+    ];
+    let mut out = String::from("Open positions\n");
+    for (k, (title, company)) in LISTINGS.iter().enumerate() {
+        let k = k as u32;
+        let salary = if k == 1 && n >= raised {
+            "62,000"
+        } else {
+            "58,000"
+        };
+        let applicants = 12 + 9 * k + n.saturating_sub(15 + 2 * k) / 6;
+        let hours = 2 + k + n / 20;
+        out.push_str(&format!(
+            "{title}\n{company} · {salary} EUR-70,000 EUR · posted {hours} h ago · {applicants} applicants\n"
+        ));
+    }
+    out.push_str("Post a job");
+    out
+}
+
 #[test]
 fn every_real_change_on_noisy_pages_raises() {
     type Page = (&'static str, Box<dyn Fn(u32) -> String>, Vec<u32>, usize);
@@ -459,6 +487,12 @@ fn every_real_change_on_noisy_pages_raises() {
             Box::new(|n| corrected(n, 40)),
             vec![40],
             3,
+        ),
+        (
+            "a salary raised on a job board whose applicants keep coming",
+            Box::new(|n| jobs(n, 50)),
+            vec![50],
+            0,
         ),
     ];
     let mut report = String::new();

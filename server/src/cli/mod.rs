@@ -4,6 +4,7 @@ mod backup;
 mod check;
 mod crawl;
 mod fixtures;
+mod keys;
 mod migrate;
 mod page;
 mod restore;
@@ -69,6 +70,9 @@ enum Command {
     Migrate(migrate::MigrateArgs),
     /// Puts a backup in place of a SQLite database no wachet process is using.
     Restore(restore::RestoreArgs),
+    /// Replaces the service's secret key with a new one, sealing every stored secret again
+    /// with it (stop the service first).
+    RotateKey(keys::RotateKeyArgs),
     /// Runs the REST service (API under /thirdparty/v1) on a SQLite file.
     Serve(Box<serve::ServeArgs>),
     /// Manages the service's users.
@@ -88,6 +92,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::User(args) => user::run(args).await,
         Command::Backup(args) => backup::run(args).await,
         Command::Restore(args) => restore::run(args).await,
+        Command::RotateKey(args) => keys::run(args).await,
         Command::Migrate(args) => migrate::run(args).await,
     }
 }

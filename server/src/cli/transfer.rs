@@ -4,6 +4,9 @@
 //! webchanges jobs file or a Wachete XLSX export, prints what comes in and what is not carried
 //! over, and stores it all or nothing (`--dry-run`: nothing). Both work while the service runs
 //! on the same database (the service sees imported monitors within its cache's few seconds).
+//! `wachet export --secrets` writes the monitors' secrets encrypted to a passphrase, which both
+//! commands read from `--passphrase-file` or the `WACHET_PASSPHRASE` environment variable (never
+//! from an argument, which other users of the machine see, and never echoed).
 //! Exit codes: 0 done, 1 the file was refused (nothing stored), 2 any other failure.
 
 use super::serve::DbArg;
@@ -52,6 +55,49 @@ pub struct ExportArgs {
     /// The file to write (stdout when omitted or `-`).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<std::path::PathBuf>,
+    /// Write the monitors' secrets too (secret step values, notification endpoints' values),
+    /// encrypted to the passphrase of --passphrase-file or WACHET_PASSPHRASE.
+    #[arg(long)]
+    secrets: bool,
+    #[command(flatten)]
+    passphrase: PassphraseArg,
+}
+
+/// Where the passphrase of an export's secrets comes from.
+#[derive(Debug, Args)]
+pub struct PassphraseArg {
+    /// A file whose first line is the passphrase of the export's secrets (else the
+    /// WACHET_PASSPHRASE environment variable).
+    #[arg(long, value_name = "FILE")]
+    passphrase_file: Option<std::path::PathBuf>,
+}
+
+/// The environment variable a passphrase may come from.
+const PASSPHRASE_ENV: &str = "WACHET_PASSPHRASE";
+/// The largest passphrase file read.
+const MAX_PASSPHRASE_FILE: u64 = 4096;
+
+impl PassphraseArg {
+    /// The passphrase: the file's first line (without its line end), else the environment's;
+    /// `None` when neither gives one. Errors name the file, never what it holds.
+    fn read(&self) -> anyhow::Result<Option<String>> {
+        let Some(path) = &self.passphrase_file else {
+            return Ok(std::env::var(PASSPHRASE_ENV).ok().filter(|p| !p.is_empty()));
+        };
+        let size = std::fs::metadata(path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .len();
+        anyhow::ensure!(
+            size <= MAX_PASSPHRASE_FILE,
+            "{} is larger than a passphrase file ({MAX_PASSPHRASE_FILE} bytes at most)",
+            path.display()
+        );
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {} as text", path.display()))?;
+        let line = text.lines().next().unwrap_or_default();
+        anyhow::ensure!(!line.is_empty(), "{} holds no passphrase", path.display());
+        Ok(Some(line.to_string()))
+    }
 }
 
 /// Settings of `wachet import`.
@@ -71,6 +117,8 @@ pub struct ImportArgs {
     /// Bring the history too (changedetection.io's snapshots, an export's entries).
     #[arg(long)]
     history: bool,
+    #[command(flatten)]
+    passphrase: PassphraseArg,
     /// Shortest interval of an active monitor, in seconds, as `wachet serve` has it.
     #[arg(long, env = "WACHET_MIN_RECURRENCE", default_value_t = 60,
           value_parser = clap::value_parser!(i32).range(1..))]
@@ -92,20 +140,50 @@ impl export::Sink for WriteSink {
 }
 
 pub async fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
+    let passphrase = match args.secrets {
+        true => Some(args.passphrase.read()?.with_context(|| {
+            format!("--secrets needs a passphrase: --passphrase-file FILE or {PASSPHRASE_ENV}")
+        })?),
+        false => None,
+    };
     let store = args.db.open().await?;
     let result = async {
         let user = args.user.id(store.store()).await?;
+        let secrets = match passphrase {
+            Some(passphrase) => {
+                // The key of the stored secrets, made from the store's secret as the service's.
+                let secret = store.store().paging_secret().await?;
+                let sealer = crate::secrets::Sealer::new(&secret).map_err(anyhow::Error::msg)?;
+                let made = crate::ops::transfer::with_secrets(Arc::new(sealer), &passphrase);
+                Some(Arc::new(made.map_err(anyhow::Error::msg)?))
+            }
+            None => None,
+        };
         let to_file = args.output.as_ref().filter(|p| p.as_os_str() != "-");
         let writer: Box<dyn Write + Send> = match to_file {
-            Some(path) => Box::new(std::io::BufWriter::new(
-                std::fs::File::create(path)
-                    .with_context(|| format!("cannot create {}", path.display()))?,
-            )),
+            Some(path) => {
+                let mut options = std::fs::OpenOptions::new();
+                options.write(true).create(true).truncate(true);
+                // A file that carries secrets is its owner's alone, however well encrypted.
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::OpenOptionsExt;
+                    if args.secrets {
+                        options.mode(0o600);
+                    }
+                }
+                Box::new(std::io::BufWriter::new(
+                    options
+                        .open(path)
+                        .with_context(|| format!("cannot create {}", path.display()))?,
+                ))
+            }
             None => Box::new(std::io::stdout()),
         };
         let mut sink = WriteSink(writer);
         let options = export::ExportOptions {
             history: args.history,
+            secrets,
         };
         let written = export::export(store.store(), &user, options, &mut sink).await?;
         sink.0.flush().context("writing the export")?;
@@ -117,6 +195,15 @@ pub async fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
             "exported {} folder(s), {} monitor(s), {} history entries",
             written.folders, written.monitors, written.entries
         );
+        if args.secrets {
+            eprintln!("{} secret(s) encrypted to the passphrase", written.secrets);
+        }
+        if written.unopened > 0 {
+            eprintln!(
+                "warning: {} secret(s) did not open with the service's key and were left out",
+                written.unopened
+            );
+        }
         anyhow::Ok(())
     }
     .await;
@@ -126,6 +213,7 @@ pub async fn run_export(args: ExportArgs) -> anyhow::Result<ExitCode> {
 
 pub async fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
     let bytes = read_file(&args.file)?;
+    let passphrase = args.passphrase.read()?;
     let store = args
         .db
         .open_with(&StoreSettings {
@@ -149,6 +237,7 @@ pub async fn run_import(args: ImportArgs) -> anyhow::Result<ExitCode> {
             media_type: None,
             history: args.history,
             dry_run: args.dry_run,
+            passphrase: passphrase.as_deref(),
         };
         anyhow::Ok(transfer::import(store.store(), &context, &user, request).await)
     }

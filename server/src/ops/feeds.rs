@@ -144,6 +144,6 @@ pub async fn changes(
 
 /// What the context of a feed's sealed secret is: its owner and address, so a sealed copy
 /// opens only for the feed it was made for.
-fn seal_context(user: &UserId, scope: &FeedScope) -> String {
+pub(super) fn seal_context(user: &UserId, scope: &FeedScope) -> String {
     format!("{user}\n{}", path(scope))
 }

@@ -15,6 +15,7 @@ pub mod endpoints;
 pub mod feeds;
 pub mod folders;
 pub mod history;
+pub mod keys;
 pub mod limits;
 pub(crate) mod locations;
 pub mod monitors;

@@ -1,7 +1,9 @@
 //! The secrets of a monitor's browser steps (a password typed at sign-in): sealed with the
 //! service's key when the monitor is saved, never written back out (the API, the web
-//! interface and exports show `"secret": true` without a value), kept when a monitor is saved
-//! without the value, and opened only for the check that types them. Steps imply a rendered
+//! interface and exports show `"secret": true` without a value; an export that asks for
+//! secrets carries them encrypted to a passphrase, [`super::transfer::export_secrets`]), kept
+//! when a monitor is saved without the value, and opened only for the check that types them
+//! (and sealed again when the service's key is rotated, [`super::keys`]). Steps imply a rendered
 //! check, so a monitor with steps is saved with `dynamicContent` on (it is then claimed by the
 //! browser checks and counted on its owner's tabs).
 

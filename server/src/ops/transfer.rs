@@ -2,16 +2,21 @@
 //! page's import and export ask for it: an import of a file ([`crate::transfer::import`]) with
 //! every folder and monitor checked by the rules a save of one passes, and the secrets of its
 //! notification URLs sealed as a save seals them ([`SaveRules`]), and the
-//! user's export as a stream of chunks. The command line's `wachet import` takes the same
-//! rules ([`import_context`]).
+//! user's export as a stream of chunks, with the monitors' secrets encrypted to a passphrase
+//! when asked ([`export_secrets`]: opened with the service's key, which only the operations
+//! hold). The command line's `wachet import` and `wachet export` take the same rules
+//! ([`import_context`], [`with_secrets`]).
 
 use super::{Ctx, OpError, UserId, endpoints, rules, steps};
+use crate::notify::channel::url;
 use crate::secrets::Sealer;
+use crate::transfer::export::{Reveal, WithSecrets};
+use crate::transfer::passphrase::ExportKey;
 use crate::transfer::{self, ImportContext, ImportError, export};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use wachet::Checker;
-use wachet::model::{Folder, Monitor};
+use wachet::model::{Folder, Monitor, NotificationEndpoint};
 
 pub use crate::transfer::{ImportRequest, MAX_FILE_BYTES, Report};
 
@@ -129,6 +134,60 @@ fn refused(err: ImportError) -> OpError {
     }
 }
 
+/// Opens the secrets the service sealed, for an export that carries them.
+struct ServiceReveal {
+    sealer: Arc<Sealer>,
+}
+
+impl Reveal for ServiceReveal {
+    fn step(&self, user: &str, stored: &str) -> Option<String> {
+        crate::secrets::open_step(&self.sealer, user, stored)
+    }
+
+    fn endpoint(&self, user: &str, endpoint: &NotificationEndpoint) -> Option<String> {
+        let value = endpoint.value.as_deref()?;
+        match url::is_url_kind(endpoint.kind) {
+            true => url::open(Some(&self.sealer), user, value)
+                .ok()
+                .map(|opened| opened.write()),
+            // Kept as given (a webhook's address): a credential all the same.
+            false => Some(value.to_string()),
+        }
+    }
+}
+
+/// How an export carries secrets: opened with `sealer` (the service's key), encrypted to a key
+/// derived from `passphrase`. CPU-heavy (argon2id): call it off the async threads. The message
+/// says what is wrong with the passphrase, never what it is.
+pub fn with_secrets(sealer: Arc<Sealer>, passphrase: &str) -> Result<WithSecrets, String> {
+    Ok(WithSecrets {
+        key: ExportKey::new(passphrase)?,
+        reveal: Box::new(ServiceReveal { sealer }),
+    })
+}
+
+/// [`with_secrets`] with the service's key, on the blocking pool in the turns validations take
+/// (64 MiB and a fraction of a second of a core each, so never more at once than half the
+/// cores); a passphrase that will not do is an invalid `passphrase`.
+pub async fn export_secrets(ctx: &Ctx, passphrase: String) -> Result<Arc<WithSecrets>, OpError> {
+    let sealer = ctx.sealer().clone();
+    let permit = ctx
+        .validations()
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| OpError::Internal("the validation queue is closed".into()))?;
+    tokio::task::spawn_blocking(move || {
+        let made = with_secrets(sealer, &passphrase);
+        drop(permit);
+        made
+    })
+    .await
+    .map_err(|err| OpError::Internal(format!("deriving the export's key: {err}")))?
+    .map(Arc::new)
+    .map_err(|message| OpError::field("passphrase", message))
+}
+
 /// Sends the export's chunks down a channel.
 struct ChannelSink(tokio::sync::mpsc::Sender<Result<Vec<u8>, std::io::Error>>);
 
@@ -142,20 +201,22 @@ impl export::Sink for ChannelSink {
     }
 }
 
-/// The user's export (with each monitor's history when `history`), written as it is read: a
-/// stream of chunks that ends with an error when the export stops (the document then lacks its
-/// `complete`, so a reader knows it was cut). The writing stops when the stream is dropped.
+/// The user's export (with each monitor's history when `history`, and its secrets encrypted
+/// when `secrets` says how: [`export_secrets`]), written as it is read: a stream of chunks
+/// that ends with an error when the export stops (the document then lacks its `complete`, so a
+/// reader knows it was cut). The writing stops when the stream is dropped.
 pub fn export(
     ctx: &Ctx,
     user: &UserId,
     history: bool,
+    secrets: Option<Arc<WithSecrets>>,
 ) -> impl futures::Stream<Item = Result<Vec<u8>, std::io::Error>> + Send + 'static {
     let (sender, receiver) = tokio::sync::mpsc::channel(4);
     let ctx = ctx.clone();
     let user = user.to_string();
     tokio::spawn(async move {
         let mut sink = ChannelSink(sender.clone());
-        let options = export::ExportOptions { history };
+        let options = export::ExportOptions { history, secrets };
         if let Err(err) = export::export(ctx.store(), &user, options, &mut sink).await {
             tracing::warn!("an export stopped: {err}");
             let _ = sender

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use wachet::steps::{SavedSession, SessionError, SessionStore};
 use wachet::{Monitor, PreparedMonitor};
 
-/// What a monitor's session is sealed for: the monitor, so a row copied to another opens not.
+/// What a monitor's session is sealed for ([`crate::secrets::session_context`]).
 fn context(task: &str) -> String {
-    format!("{task}\nbrowser session")
+    crate::secrets::session_context(task)
 }
 
 /// One monitor's kept session in the store, sealed.

@@ -88,7 +88,9 @@ pub use schedule::{
 };
 pub use settings::{OpenError, StoreSettings};
 pub use tasks::TaskStore;
-pub use users::{EmailAddress, TokenRecord, UserRecord, UserStore};
+pub use users::{
+    EmailAddress, ROTATION_PAGE, Reseal, Rotation, SealedIn, TokenRecord, UserRecord, UserStore,
+};
 pub use workers::{
     Beat, HOST_BUCKETS, Held, Holdings, HostBuckets, LiveWorker, Lost, WorkerInfo, WorkerStore,
     host_bucket, host_hash,

@@ -62,6 +62,75 @@ pub struct TokenRecord {
     pub expires_at: Millis,
 }
 
+/// Where a sealed value of the store is kept, for a rotation of the service's secret to seal it
+/// again under the context it was sealed for.
+#[derive(Debug, Clone, Copy)]
+pub enum SealedIn<'a> {
+    /// Text of `user`'s holding `sealed~` parts: a monitor's definition (its steps' secrets,
+    /// its notification URLs), a folder's or the account's endpoints, a delivery's URL.
+    Text {
+        /// The owner.
+        user: &'a str,
+    },
+    /// A feed's sealed key.
+    Feed {
+        /// The owner.
+        user: &'a str,
+        /// Which feed.
+        scope: &'a super::FeedScope,
+    },
+    /// The browser session kept for monitor `task`.
+    Session {
+        /// The monitor.
+        task: &'a str,
+    },
+}
+
+/// Seals a stored value again under a new key: what a rotation of the service's secret asks of
+/// each value ([`UserStore::rotate_secret`]), given by the operations, which know the keys.
+pub trait Reseal: Send + Sync {
+    /// `text`, kept as `place` says, sealed again.
+    fn reseal(&self, place: SealedIn<'_>, text: &str) -> crate::secrets::Resealed;
+}
+
+/// What a rotation of the service's secret did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rotation {
+    /// Sealed values sealed again with the new key.
+    pub resealed: u64,
+    /// Sealed values that did not open with the old key either, left as they were.
+    pub unopened: u64,
+}
+
+impl Rotation {
+    /// Counts what `done` did to one value.
+    pub fn add(&mut self, done: &crate::secrets::Resealed) {
+        self.resealed += done.resealed;
+        self.unopened += done.unopened;
+    }
+}
+
+/// Rows read at a time while a rotation walks a table.
+pub const ROTATION_PAGE: i64 = 500;
+
+/// The text columns that hold `sealed~` parts, as a rotation walks them: (table, key column,
+/// owner column, text column). The feeds' keys and the monitors' sessions are sealed whole and
+/// walked apart.
+pub(in crate::store) const SEALED_TEXTS: [(&str, &str, &str, &str); 4] = [
+    ("tasks", "id", "user_id", "definition"),
+    ("folders", "id", "user_id", "notification_endpoints"),
+    ("users", "id", "id", "notification_endpoints"),
+    ("deliveries", "id", "user_id", "target"),
+];
+
+/// What a rotation says when the secret it was asked to replace is no longer the stored one.
+pub(in crate::store) fn secret_changed() -> StoreError {
+    StoreError::Conflict(
+        "the service's secret changed while the rotation ran (another rotation?): run it again"
+            .into(),
+    )
+}
+
 /// Users, their tokens and sessions, their secrets and endpoints, and the confirmation of
 /// their e-mail addresses.
 ///
@@ -72,6 +141,17 @@ pub trait UserStore: Send + Sync + 'static {
     /// The secret that signs continuation tokens, made on first use and kept in the database so
     /// every process of the service signs alike.
     async fn paging_secret(&self) -> Result<Vec<u8>, StoreError>;
+    /// Replaces the service's secret (the paging secret, which the sealing key is made from)
+    /// with `new_secret` and every sealed value with what `reseal` makes of it, in one
+    /// transaction: a crash or a failure half way leaves the old secret and every value as
+    /// sealed with it. `Conflict` (nothing changed) when the secret is no longer `old_secret`
+    /// (another rotation ran meanwhile). The values are read a page at a time.
+    async fn rotate_secret(
+        &self,
+        old_secret: &[u8],
+        new_secret: &str,
+        reseal: &dyn Reseal,
+    ) -> Result<Rotation, StoreError>;
     /// How many users exist (the first start creates one when none does).
     async fn user_count(&self) -> Result<u64, StoreError>;
     /// Adds a user. `Invalid { field: "email" }` when the address is taken.

@@ -16,12 +16,18 @@
 //! `GET /data` gives them (a Portal monitor's crawled pages are left out). Secrets stay out:
 //! no password, API key or webhook secret, and a notification endpoint that is a URL (a
 //! webhook, a chat's incoming hook, an ntfy topic) keeps its type but not its value, which is
-//! itself a credential. `complete` comes last, so a reader can tell a cut document from a whole
-//! one.
+//! itself a credential, as a secret browser step keeps `"secret": true` without its value.
+//! Asked for explicitly ([`ExportOptions::secrets`]), a monitor's secret step values and its
+//! endpoints' values are written encrypted to a passphrase instead ([`super::passphrase`]), and
+//! the document says how in its `secrets`, written before the lists; the account's own
+//! endpoints stay without their values (an import leaves them out either way). `complete`
+//! comes last, so a reader can tell a cut document from a whole one.
 
+use super::passphrase::ExportKey;
 use crate::store::{FolderKey, Store, StoreError, TimeKey, TimePage};
 use async_trait::async_trait;
 use serde::Serialize;
+use std::sync::Arc;
 use wachet::model::{MessagingServiceType, Monitor, NotificationEndpoint};
 
 /// What the document's `format` says.
@@ -41,10 +47,35 @@ pub trait Sink: Send {
 }
 
 /// What an export asks for.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ExportOptions {
     /// Write each monitor's history too.
     pub history: bool,
+    /// Write the monitors' secrets, encrypted to a passphrase; left out when `None`.
+    pub secrets: Option<Arc<WithSecrets>>,
+}
+
+/// Opens what the service sealed with its own key, for an export that carries secrets: given
+/// by the operations, which hold the key ([`crate::ops::transfer`]).
+pub trait Reveal: Send + Sync {
+    /// A secret step's value as stored for `user`, opened.
+    fn step(&self, user: &str, stored: &str) -> Option<String>;
+    /// The value of `user`'s notification endpoint as stored, whole (its sealed parts opened).
+    fn endpoint(&self, user: &str, endpoint: &NotificationEndpoint) -> Option<String>;
+}
+
+/// How an export carries secrets: opened with the service's key, encrypted to the passphrase's.
+pub struct WithSecrets {
+    /// The passphrase's key.
+    pub key: ExportKey,
+    /// What opens the stored values.
+    pub reveal: Box<dyn Reveal>,
+}
+
+impl std::fmt::Debug for WithSecrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WithSecrets").finish_non_exhaustive()
+    }
 }
 
 /// What was written.
@@ -56,6 +87,10 @@ pub struct Written {
     pub monitors: usize,
     /// History entries.
     pub entries: usize,
+    /// Secrets written encrypted to the passphrase.
+    pub secrets: usize,
+    /// Secrets that did not open with the service's key (written without their value).
+    pub unopened: usize,
 }
 
 /// Why an export stopped (what was written so far lacks its `complete`).
@@ -70,6 +105,9 @@ pub enum ExportError {
     /// A value could not be written as JSON.
     #[error("writing the export: {0}")]
     Json(#[from] serde_json::Error),
+    /// A secret could not be encrypted.
+    #[error("encrypting the export's secrets: {0}")]
+    Seal(String),
 }
 
 /// A folder as exported.
@@ -143,17 +181,62 @@ pub fn without_secret(endpoint: &NotificationEndpoint) -> NotificationEndpoint {
     }
 }
 
-fn exported_monitor(monitor: &Monitor) -> Monitor {
+/// `monitor` as exported: without its secrets, or with them encrypted to the passphrase.
+fn exported_monitor(
+    monitor: &Monitor,
+    user: &str,
+    secrets: Option<&WithSecrets>,
+    written: &mut Written,
+) -> Result<Monitor, ExportError> {
     let mut monitor = monitor.clone();
+    monitor.location_notice = None;
+    let Some(secrets) = secrets else {
+        if let Some(endpoints) = monitor.notification_endpoints.as_mut() {
+            for endpoint in endpoints.iter_mut() {
+                *endpoint = without_secret(endpoint);
+            }
+        }
+        // A secret step's value (sealed with this server's key) stays here.
+        monitor.hide_secret_steps();
+        return Ok(monitor);
+    };
+    let mut encrypt = |opened: Option<String>| -> Result<Option<String>, ExportError> {
+        match opened {
+            Some(value) => {
+                written.secrets += 1;
+                secrets
+                    .key
+                    .seal(&value)
+                    .map(Some)
+                    .map_err(ExportError::Seal)
+            }
+            None => {
+                written.unopened += 1;
+                Ok(None)
+            }
+        }
+    };
     if let Some(endpoints) = monitor.notification_endpoints.as_mut() {
         for endpoint in endpoints.iter_mut() {
-            *endpoint = without_secret(endpoint);
+            if endpoint.kind == MessagingServiceType::Email || endpoint.value.is_none() {
+                *endpoint = without_secret(endpoint);
+                continue;
+            }
+            let value = encrypt(secrets.reveal.endpoint(user, endpoint))?;
+            *endpoint = NotificationEndpoint {
+                value,
+                ..without_secret(endpoint)
+            };
         }
     }
-    monitor.location_notice = None;
-    // A secret step's value (sealed with this server's key) stays here.
-    monitor.hide_secret_steps();
-    monitor
+    for (_, list) in monitor.step_lists_mut() {
+        for step in list.into_iter().flatten().filter(|s| s.secret) {
+            if let Some(stored) = step.value.take() {
+                step.value = encrypt(secrets.reveal.step(user, &stored))?;
+            }
+        }
+    }
+    Ok(monitor)
 }
 
 /// Writes `user`'s export to `sink` ([the module's document](self)).
@@ -176,6 +259,10 @@ pub async fn export(
         "{{\"format\":\"{FORMAT}\",\"version\":{VERSION},\"exportedAt\":\"{exported_at}\""
     ))
     .await?;
+    if let Some(secrets) = &options.secrets {
+        let header = serde_json::to_string(secrets.key.header())?;
+        out.raw(&format!(",\"secrets\":{header}")).await?;
+    }
 
     // Folders, breadth first so parents come before their children.
     out.open_list("folders").await?;
@@ -222,7 +309,9 @@ pub async fn export(
                 .await?;
             for shared in &page.tasks {
                 let monitor = shared.monitor();
-                out.item(&exported_monitor(monitor)).await?;
+                let secrets = options.secrets.as_deref();
+                out.item(&exported_monitor(monitor, user, secrets, &mut written)?)
+                    .await?;
                 written.monitors += 1;
                 if options.history
                     && let Some(id) = &monitor.id

@@ -14,6 +14,7 @@ mod archive;
 mod changedetection;
 mod css;
 pub mod export;
+pub mod passphrase;
 mod urlwatch;
 mod wachet;
 mod wachete_xlsx;
@@ -100,10 +101,21 @@ impl Format {
 }
 
 /// What a reader is asked for.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ReadOptions {
+#[derive(Clone, Copy, Default)]
+pub struct ReadOptions<'a> {
     /// Bring the history too (changedetection.io's snapshots, a wachet export's entries).
     pub history: bool,
+    /// The passphrase a wachet export's secrets are encrypted to ([`passphrase`]).
+    pub passphrase: Option<&'a str>,
+}
+
+impl std::fmt::Debug for ReadOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReadOptions")
+            .field("history", &self.history)
+            .field("passphrase", &self.passphrase.map(|_| "(given)"))
+            .finish()
+    }
 }
 
 /// A folder to have: found by name under its parent, or created.
@@ -322,7 +334,7 @@ pub fn read(
 }
 
 /// One import, as every frontend asks for it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct ImportRequest<'a> {
     /// The file.
     pub bytes: &'a [u8],
@@ -332,6 +344,20 @@ pub struct ImportRequest<'a> {
     pub history: bool,
     /// Only say what would be stored.
     pub dry_run: bool,
+    /// The passphrase a wachet export's secrets are encrypted to, when it carries them.
+    pub passphrase: Option<&'a str>,
+}
+
+impl std::fmt::Debug for ImportRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImportRequest")
+            .field("bytes", &self.bytes.len())
+            .field("media_type", &self.media_type)
+            .field("history", &self.history)
+            .field("dry_run", &self.dry_run)
+            .field("passphrase", &self.passphrase.map(|_| "(given)"))
+            .finish()
+    }
 }
 
 /// The rules each folder and monitor of a file must pass before anything is stored: the
@@ -426,6 +452,7 @@ pub async fn import(
 ) -> Result<Report, ImportError> {
     let options = ReadOptions {
         history: request.history,
+        passphrase: request.passphrase,
     };
     let mut plan = read(request.bytes, request.media_type, &options)?;
     apply::prepare(store, user, &mut plan, context.min_recurrence).await?;

@@ -3,9 +3,13 @@
 //! of a newer version than [`super::export::VERSION`] is refused; one without `complete` was
 //! cut short and is refused too. The user's own notification endpoints are not imported (they
 //! are the account's settings, and URL endpoints come without their value); a monitor's
-//! endpoint without its value is named as not carried over.
+//! endpoint without its value is named as not carried over. A document whose secrets are
+//! encrypted to a passphrase ([`super::passphrase`]) is read only with that passphrase, every
+//! secret opened: without it, or with another, the whole file is refused (a monitor never
+//! comes in without the secrets its file carried).
 
 use super::export::{ExportedFolder, FORMAT, VERSION};
+use super::passphrase::{self, ExportKey};
 use super::{Format, Plan, PlannedMonitor, ReadError, ReadOptions};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -36,6 +40,8 @@ struct Document {
     history: Vec<Series>,
     #[serde(default)]
     complete: bool,
+    #[serde(default)]
+    secrets: Option<passphrase::Header>,
 }
 
 #[derive(Deserialize)]
@@ -71,6 +77,18 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<Plan, ReadError> {
             "the export was cut short (it does not end with \"complete\": true)".into(),
         ));
     }
+    let key = match (&document.secrets, options.passphrase) {
+        (None, _) => None,
+        (Some(header), Some(given)) => Some(ExportKey::open(header, given)?),
+        (Some(_), None) => {
+            return Err(ReadError::Refused(
+                "the export carries secrets encrypted to a passphrase: import it with its \
+                 passphrase (wachet import --passphrase-file, or the X-Wachet-Passphrase header \
+                 of POST /thirdparty/v1/import); nothing was imported"
+                    .into(),
+            ));
+        }
+    };
     let mut plan = Plan::new(Format::Wachet);
     // Parents first: the export writes them so, but a document edited by hand may not.
     let mut index: HashMap<String, usize> = HashMap::new();
@@ -111,6 +129,7 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<Plan, ReadError> {
             Some(name) => format!("monitor {} \"{name}\"", i + 1),
             None => format!("monitor {}", i + 1),
         };
+        open_secrets(&mut monitor, key.as_ref(), &item)?;
         let folder = match monitor.folder_id.take() {
             None => None,
             Some(id) => match index.get(&id) {
@@ -161,4 +180,36 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<Plan, ReadError> {
         );
     }
     Ok(plan)
+}
+
+/// Opens the values of `monitor` that the export encrypted to its passphrase (its secret
+/// steps' and its endpoints'), with `key`; a value that does not open (or one encrypted in a
+/// document that says of no passphrase) refuses the file.
+fn open_secrets(
+    monitor: &mut Monitor,
+    key: Option<&ExportKey>,
+    item: &str,
+) -> Result<(), ReadError> {
+    let open = |value: &mut Option<String>| -> Result<(), ReadError> {
+        let Some(sealed) = value.as_deref().filter(|v| passphrase::is_sealed(v)) else {
+            return Ok(());
+        };
+        let opened = key.and_then(|key| key.open_value(sealed)).ok_or_else(|| {
+            ReadError::Invalid(format!(
+                "{item}: a secret of the export does not open with its passphrase (the file \
+                 was altered); nothing was imported"
+            ))
+        })?;
+        *value = Some(opened);
+        Ok(())
+    };
+    for endpoint in monitor.notification_endpoints.iter_mut().flatten() {
+        open(&mut endpoint.value)?;
+    }
+    for (_, list) in monitor.step_lists_mut() {
+        for step in list.into_iter().flatten().filter(|s| s.secret) {
+            open(&mut step.value)?;
+        }
+    }
+    Ok(())
 }

@@ -407,3 +407,116 @@ fn fifty_thousand_jobs_with_one_invalid_in_the_middle_import_none_and_name_it() 
     let document = export(&db, "me@example.com", dir.path());
     assert_eq!(document["monitors"].as_array().unwrap().len(), 0);
 }
+
+/// `export --secrets` writes the secrets encrypted to a passphrase from a file, `import` opens
+/// them only with it (another refuses the whole file), and they come in sealed with the new
+/// database's key, which `rotate-key` then replaces.
+#[test]
+fn secrets_move_encrypted_to_a_passphrase_and_survive_a_key_rotation() {
+    let dir = tempfile::tempdir().unwrap();
+    let here = dir.path().join("a");
+    let there = dir.path().join("b");
+    std::fs::create_dir_all(&here).unwrap();
+    std::fs::create_dir_all(&there).unwrap();
+    let (db, db2) = (database(&here), database(&there));
+    let me = |db: &str| {
+        [
+            "--db".to_string(),
+            db.to_string(),
+            "--user".into(),
+            "me@example.com".into(),
+        ]
+    };
+    let run = |args: &[&str], db: &str, passphrase: Option<&str>| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_wachet"));
+        command
+            .args(args)
+            .args(me(db))
+            .env_remove("WACHET_PASSPHRASE");
+        if let Some(p) = passphrase {
+            command.env("WACHET_PASSPHRASE", p);
+        }
+        command.output().unwrap()
+    };
+    let plain = dir.path().join("plain.json");
+    let document = serde_json::json!({
+        "format": "wachet-export", "version": 1, "exportedAt": "2026-01-01T00:00:00Z",
+        "folders": [], "notificationEndpoints": [], "complete": true,
+        "monitors": [{
+            "name": "orders", "url": "https://example.com/orders", "recurrenceInSeconds": 3600,
+            "login": {"steps": [{"action": "type", "selector": "#password",
+                                 "value": "hunter2 secret", "secret": true}],
+                      "loggedInWhen": "#account"},
+            "notificationEndpoints": [{"type": "Url", "value": "tgram://123:BOTSECRET/42"}]
+        }]
+    });
+    std::fs::write(&plain, document.to_string()).unwrap();
+    let out = run(&["import", plain.to_str().unwrap()], &db, None);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let file = dir.path().join("secrets.json");
+    let file = file.to_str().unwrap();
+    let out = run(&["export", "--secrets", "-o", file], &db, None);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--secrets needs a passphrase"),
+        "{}",
+        stderr(&out)
+    );
+    let key = dir.path().join("passphrase.txt");
+    std::fs::write(&key, "tea at five o'clock\n").unwrap();
+    let key = key.to_str().unwrap();
+    let out = run(
+        &["export", "--secrets", "--passphrase-file", key, "-o", file],
+        &db,
+        None,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("2 secret(s) encrypted"),
+        "{}",
+        stderr(&out)
+    );
+    let written = std::fs::read_to_string(file).unwrap();
+    for secret in ["hunter2", "BOTSECRET", "sealed~", "tea at five"] {
+        assert!(!written.contains(secret), "{secret} in {written}");
+    }
+    assert!(written.contains("passphrase~"), "{written}");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+
+    let out = run(&["import", file], &db2, Some("tea at six o'clock"));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not open"), "{}", stderr(&out));
+    let out = run(&["import", file], &db2, None);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = run(&["export"], &db2, None);
+    assert!(stderr(&out).contains("0 monitor(s)"), "{}", stderr(&out));
+
+    let out = run(&["import", file, "--passphrase-file", key], &db2, None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Both secrets open with the new database's key, and again once it is rotated.
+    let again = |db: &str| {
+        let out = run(
+            &["export", "--secrets", "-o", "-"],
+            db,
+            Some("another passphrase"),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        stderr(&out)
+    };
+    assert!(again(&db2).contains("2 secret(s) encrypted"));
+    let out = wachet(&["rotate-key", "--db", &db2]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("2 sealed value(s) sealed again"),
+        "{}",
+        stdout(&out)
+    );
+    let after = again(&db2);
+    assert!(
+        after.contains("2 secret(s) encrypted") && !after.contains("warning"),
+        "{after}"
+    );
+}

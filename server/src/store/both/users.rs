@@ -5,9 +5,10 @@
 //! same on both.
 
 /// Implements `UserStore` for `$store` on the database `$db`, and defines `request_in` (a
-/// confirmation asked for within the caller's transaction) in the calling module.
+/// confirmation asked for within the caller's transaction) in the calling module. `lock_row`
+/// is what a read adds to lock the row it reads until the commit.
 macro_rules! user_store {
-    ($store:ty, $db:ty) => {
+    ($store:ty, $db:ty, lock_row: $lock_row:literal $(,)?) => {
         use ::sqlx::AssertSqlSafe;
         use ::wachet::model::NotificationEndpoint;
         use $crate::store::shape::invalidate;
@@ -101,6 +102,134 @@ macro_rules! user_store {
                         .fetch_one(self.writes())
                         .await?;
                 Ok(value.into_bytes())
+            }
+
+            async fn rotate_secret(
+                &self,
+                old_secret: &[u8],
+                new_secret: &str,
+                reseal: &dyn $crate::store::Reseal,
+            ) -> Result<$crate::store::Rotation, StoreError> {
+                use $crate::store::feeds::{FEED_SELECT, FeedRow, record};
+                use $crate::store::users::{SEALED_TEXTS, secret_changed};
+                use $crate::store::{ROTATION_PAGE, Rotation, SealedIn};
+                let mut tx = self.write().await?;
+                let current: Option<(String,)> = ::sqlx::query_as(AssertSqlSafe(format!(
+                    "SELECT value FROM settings WHERE name = 'paging_secret'{}",
+                    $lock_row
+                )))
+                .fetch_optional(&mut *tx)
+                .await?;
+                if current.map(|(v,)| v.into_bytes()).as_deref() != Some(old_secret) {
+                    return Err(secret_changed());
+                }
+                let mut done = Rotation::default();
+                for (table, key, owner, column) in SEALED_TEXTS {
+                    let select = format!(
+                        "SELECT {key}, {owner}, {column} FROM {table} WHERE {key} > $1 \
+                         AND {owner} IS NOT NULL AND {column} LIKE '%sealed~%' \
+                         ORDER BY {key} LIMIT $2"
+                    );
+                    let update = format!("UPDATE {table} SET {column} = $1 WHERE {key} = $2");
+                    let mut after = String::new();
+                    loop {
+                        let rows: Vec<(String, String, String)> =
+                            ::sqlx::query_as(AssertSqlSafe(select.clone()))
+                                .bind(&after)
+                                .bind(ROTATION_PAGE)
+                                .fetch_all(&mut *tx)
+                                .await?;
+                        for (id, user, text) in &rows {
+                            let again = reseal.reseal(SealedIn::Text { user }, text);
+                            done.add(&again);
+                            if again.resealed > 0 {
+                                ::sqlx::query(AssertSqlSafe(update.clone()))
+                                    .bind(&again.text)
+                                    .bind(id)
+                                    .execute(&mut *tx)
+                                    .await?;
+                            }
+                        }
+                        match rows.last() {
+                            Some((id, _, _)) if rows.len() as i64 == ROTATION_PAGE => {
+                                after = id.clone()
+                            }
+                            _ => break,
+                        }
+                    }
+                }
+                let mut after = String::new();
+                loop {
+                    let rows: Vec<FeedRow> = ::sqlx::query_as(AssertSqlSafe(format!(
+                        "{FEED_SELECT} WHERE f.id > $1 AND f.secret_sealed IS NOT NULL \
+                         ORDER BY f.id LIMIT $2"
+                    )))
+                    .bind(&after)
+                    .bind(ROTATION_PAGE)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                    let full = rows.len() as i64 == ROTATION_PAGE;
+                    for row in rows {
+                        let feed = record(row)?;
+                        after = feed.id.clone();
+                        let Some(sealed) = &feed.sealed_secret else {
+                            continue;
+                        };
+                        let place = SealedIn::Feed {
+                            user: &feed.user_id,
+                            scope: &feed.scope,
+                        };
+                        let again = reseal.reseal(place, sealed);
+                        done.add(&again);
+                        if again.resealed > 0 {
+                            ::sqlx::query("UPDATE feeds SET secret_sealed = $1 WHERE id = $2")
+                                .bind(&again.text)
+                                .bind(&feed.id)
+                                .execute(&mut *tx)
+                                .await?;
+                        }
+                    }
+                    if !full {
+                        break;
+                    }
+                }
+                let mut after = String::new();
+                loop {
+                    let rows: Vec<(String, String)> = ::sqlx::query_as(
+                        "SELECT task_id, sealed FROM task_sessions WHERE task_id > $1 \
+                         ORDER BY task_id LIMIT $2",
+                    )
+                    .bind(&after)
+                    .bind(ROTATION_PAGE)
+                    .fetch_all(&mut *tx)
+                    .await?;
+                    for (task, sealed) in &rows {
+                        let again = reseal.reseal(SealedIn::Session { task }, sealed);
+                        done.add(&again);
+                        if again.resealed > 0 {
+                            ::sqlx::query(
+                                "UPDATE task_sessions SET sealed = $1 WHERE task_id = $2",
+                            )
+                            .bind(&again.text)
+                            .bind(task)
+                            .execute(&mut *tx)
+                            .await?;
+                        }
+                    }
+                    match rows.last() {
+                        Some((task, _)) if rows.len() as i64 == ROTATION_PAGE => {
+                            after = task.clone()
+                        }
+                        _ => break,
+                    }
+                }
+                ::sqlx::query("UPDATE settings SET value = $1 WHERE name = 'paging_secret'")
+                    .bind(new_secret)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                invalidate::secret_rotated(&self.cache);
+                Ok(done)
             }
 
             async fn user_count(&self) -> Result<u64, StoreError> {

@@ -4,4 +4,4 @@
 
 use super::PgStore;
 
-crate::store::both::users::user_store!(PgStore, sqlx::Postgres);
+crate::store::both::users::user_store!(PgStore, sqlx::Postgres, lock_row: " FOR UPDATE");

@@ -36,6 +36,12 @@ pub(crate) fn folders_changed(caches: &Caches) {
     caches.listings.moved_on();
 }
 
+/// The service's secret was rotated: every monitor's definition may have been sealed again.
+pub(crate) fn secret_rotated(caches: &Caches) {
+    caches.tasks.clear();
+    caches.listings.moved_on();
+}
+
 /// Every token of `user` went (a sign-out everywhere).
 pub(crate) fn tokens_of(caches: &Caches, user: &str) {
     caches

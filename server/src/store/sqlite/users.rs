@@ -3,4 +3,4 @@
 
 use super::SqliteStore;
 
-crate::store::both::users::user_store!(SqliteStore, sqlx::Sqlite);
+crate::store::both::users::user_store!(SqliteStore, sqlx::Sqlite, lock_row: "");

@@ -114,6 +114,9 @@ pub async fn upload(
         media_type: None,
         history: upload.history,
         dry_run: true,
+        // The page takes no passphrase: a file carrying secrets is refused, saying where to
+        // bring it in.
+        passphrase: None,
     };
     match transfer::import(&state, &session.user, request).await {
         Ok(report) => {
@@ -149,6 +152,7 @@ pub async fn confirm(
         media_type: None,
         history: form.history.as_deref() == Some("true"),
         dry_run: false,
+        passphrase: None,
     };
     match transfer::import(&state, &session.user, request).await {
         Ok(report) => report_page(&session, &report, None).into_response(),
@@ -172,7 +176,7 @@ pub async fn download(
     crate::download::attachment(
         "application/json",
         transfer::EXPORT_FILE_NAME,
-        transfer::export(&state, &session.user, history),
+        transfer::export(&state, &session.user, history, None),
     )
 }
 

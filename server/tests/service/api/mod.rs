@@ -42,6 +42,8 @@ mod probes;
 mod routing;
 // The scheduler beside the API: monitors checked on their schedule against fixture sites.
 mod schedule;
+// Secrets carried out in an export encrypted to a passphrase, and the service's key rotated.
+mod secrets;
 // Browser steps, logins, their secrets and kept sessions.
 mod steps;
 // Storage of history: retention, shared values, the quota's count.

@@ -70,6 +70,24 @@ impl Database {
         }
     }
 
+    /// The store over this database with the default settings, as a command opens it while
+    /// no service runs.
+    pub async fn store(&self) -> Arc<dyn TestStore> {
+        self.open(&StoreSettings::default()).await
+    }
+
+    /// A connection of its own to this database ([`Sql`]).
+    pub async fn sql(&self) -> Sql {
+        match self {
+            Database::Sqlite(dir) => {
+                let options = sqlx::sqlite::SqliteConnectOptions::new()
+                    .filename(dir.path().join("wachet.db"));
+                Sql::Sqlite(sqlx::SqlitePool::connect_with(options).await.unwrap())
+            }
+            Database::Postgres(url) => Sql::Postgres(sqlx::PgPool::connect(url).await.unwrap()),
+        }
+    }
+
     /// Opens the store over this database, migrating it.
     async fn open(&self, settings: &StoreSettings) -> Arc<dyn TestStore> {
         match self {
@@ -101,6 +119,16 @@ impl Sql {
         }
         .unwrap();
         n.unwrap_or(0)
+    }
+
+    /// The one text `sql` selects.
+    pub async fn text(&self, sql: &str) -> String {
+        let sql = sqlx::AssertSqlSafe(sql.to_string());
+        match self {
+            Sql::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
+            Sql::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await,
+        }
+        .unwrap()
     }
 
     /// Runs `sql`, a write.
@@ -304,13 +332,7 @@ impl Api {
 
     /// A connection of its own to the service's database ([`Sql`]).
     pub async fn sql(&self) -> Sql {
-        match &self.database {
-            Database::Sqlite(_) => {
-                let options = sqlx::sqlite::SqliteConnectOptions::new().filename(self.db_path());
-                Sql::Sqlite(sqlx::SqlitePool::connect_with(options).await.unwrap())
-            }
-            Database::Postgres(url) => Sql::Postgres(sqlx::PgPool::connect(url).await.unwrap()),
-        }
+        self.database.sql().await
     }
 
     /// Stops the service as a crash would (no shutdown, no wait for anything) and keeps its

@@ -407,7 +407,7 @@ fn encode(text: &str) -> String {
 }
 
 /// What the sealed parts of a user's URLs are bound to.
-fn seal_context(user: &str) -> String {
+pub(crate) fn seal_context(user: &str) -> String {
     format!("{user}\nnotification-url")
 }
 
