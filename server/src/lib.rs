@@ -67,7 +67,7 @@
 //! 1. A raised alert becomes a notification ([`notify::notification`]) with its HTML content
 //!    and one delivery per endpoint, stored with the check (step 4 above).
 //! 2. [`notify::deliver::run`] claims due deliveries under a lease (`claim_deliveries`), at
-//!    most so many first tries per user and hour.
+//!    most so many first tries per user and hour and a few in flight per receiving host.
 //! 3. Each is sent through the engine's fetcher (the checks' network policy applies) or over
 //!    SMTP, and its outcome stored (`finish_delivery`): delivered, retried later (doubling
 //!    waits), or failed.

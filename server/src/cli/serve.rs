@@ -133,8 +133,9 @@ pub struct ServeArgs {
     #[arg(long, env = "WACHET_PASSWORD_CHECKS", default_value_t = LimitSettings::default().password_checks)]
     password_checks: usize,
     /// Requests in flight at once to one host (host and port), across every check, crawl and
-    /// webhook delivery of this process, and checks of one host's monitors running at once, so a
-    /// slow host's monitors never hold the slots of others (0: no limit).
+    /// webhook delivery of this process, checks of one host's monitors running at once, and
+    /// deliveries in flight to one host, so a slow or hanging host's monitors or endpoints never
+    /// hold the slots of others (0: no limit).
     #[arg(long, env = "WACHET_PER_HOST_CONCURRENCY", default_value_t = wachet::fetch::hosts::HostLimits::default().concurrency)]
     per_host_concurrency: usize,
     /// Requests started per second to one host, across every check, crawl and webhook
@@ -470,6 +471,7 @@ fn settings(args: &ServeArgs) -> service::Settings {
         smtp,
         bases,
         attempt_timeout: Duration::from_secs(args.delivery_timeout),
+        per_host: args.per_host_concurrency,
         ..DeliverySettings::default()
     };
     let has = |role| args.roles.contains(&role);

@@ -4,11 +4,22 @@
 //! tried again after the time the endpoint asked for (Retry-After) or after 30 s, doubling,
 //! 8 tries in all, then failed; what no retry can change (an address the private-network policy
 //! refuses, a recipient the SMTP server rejects for good, a token the service refuses) fails at
-//! once. Every delivery runs in its own task under a time limit, so one dead or hanging
-//! endpoint never delays the others. The same loop mails the confirmation codes of e-mail
-//! addresses (an address other than the account's own gets notifications only once confirmed;
-//! the outbox fails its deliveries until then), retried alike; and the store releases at most
-//! so many first tries per user and hour, holding the rest pending.
+//! once.
+//!
+//! The deliverer has [`DeliverySettings::in_flight`] slots, and every delivery runs in one of
+//! them, in its own task, under a time limit ([`DeliverySettings::attempt_timeout`]). A slot is
+//! held from the claim to the end of the try, waits included (the engine's per-host limits, a
+//! receiver that never answers, redirects), so the claim itself shares them out: it leaves at
+//! most [`DeliverySettings::per_host`] deliveries in flight to one receiving host (host and
+//! port, as the engine's per-host limits count; one endpoint where the target names no host)
+//! and skips the hosts at that cap for the due deliveries of others. Endpoints that hang or
+//! redirect in a loop then hold a few slots each until their time limit, and the others'
+//! deliveries go on in the rest; nothing is dropped, a skipped delivery is only taken later.
+//!
+//! The same loop mails the confirmation codes of e-mail addresses (an address other than the
+//! account's own gets notifications only once confirmed; the outbox fails its deliveries until
+//! then), retried alike; and the store releases at most so many first tries per user and hour,
+//! holding the rest pending.
 
 use super::SendError;
 use super::channel::{self, Context, Verdict};
@@ -37,6 +48,11 @@ pub struct DeliverySettings {
     pub tries: u32,
     /// Deliveries in flight at once.
     pub in_flight: usize,
+    /// Deliveries in flight at once to one receiving host (or one endpoint where the target
+    /// names no host), at most `in_flight`; 0: no cap but `in_flight`. `wachet serve` sets the
+    /// engine's per-host concurrency, so a delivery never holds a slot waiting for one of the
+    /// engine's host slots that its own host's other deliveries hold.
+    pub per_host: usize,
     /// How long one try may take (connecting, redirects, the answer) before it counts as
     /// failed and is retried.
     pub attempt_timeout: Duration,
@@ -61,6 +77,7 @@ impl Default for DeliverySettings {
             first_retry: Duration::from_secs(30),
             tries: 8,
             in_flight: 16,
+            per_host: 4,
             attempt_timeout: Duration::from_secs(60),
             smtp: None,
             links: Links::default(),
@@ -84,6 +101,11 @@ pub async fn run(
     mut stop: watch::Receiver<bool>,
 ) {
     let slots = Arc::new(Semaphore::new(settings.in_flight.max(1)));
+    let per_host = match settings.per_host {
+        0 => settings.in_flight.max(1),
+        n => n.min(settings.in_flight.max(1)),
+    };
+    let per_host = u32::try_from(per_host).unwrap_or(u32::MAX);
     let mailer = match settings.smtp.as_ref().map(Mailer::new).transpose() {
         Ok(mailer) => mailer.map(Arc::new),
         Err(err) => {
@@ -96,7 +118,10 @@ pub async fn run(
         if free > 0 {
             let now = now_millis();
             let until = now + worker.lease().as_millis() as i64;
-            match store.claim_deliveries(now, until, free as u32).await {
+            match store
+                .claim_deliveries(now, until, free as u32, per_host)
+                .await
+            {
                 Ok(due) => {
                     for delivery in due {
                         let Ok(slot) = slots.clone().try_acquire_owned() else {
@@ -251,8 +276,8 @@ fn templated(
     delivery: &Delivery,
     links: &channel::Links,
 ) -> Option<Delivery> {
-    if delivery.digest.len() > 1 {
-        return Some(digest(delivery, links));
+    if delivery.digest_total > 1 {
+        return Some(digest(channel, delivery, links));
     }
     let template = delivery.template.as_ref()?;
     let facts = delivery
@@ -274,36 +299,149 @@ fn templated(
     }
 }
 
-/// Characters of each notification's change a digest shows; the notification's page has it
-/// whole.
+/// Characters of each notification's change (or templated text) a digest shows; the
+/// notification's page has it whole.
 const DIGEST_ITEM_CHARS: usize = 1_000;
 
-/// `delivery` as the digest of the notifications it carries: a title counting them, and each
-/// in order with what fired, when (in the user's time zone), its change cut to
-/// [`DIGEST_ITEM_CHARS`] and its link; a channel cuts the whole to its limit with a link to the
-/// notifications page, so nothing is lost.
-fn digest(delivery: &Delivery, links: &channel::Links) -> Delivery {
-    use std::fmt::Write;
+/// `delivery` as the digest of the notifications it carries, titled "N notifications": each
+/// listed one in order (at most [`crate::store::DIGEST_ITEMS`]), written as the endpoint's
+/// templates write a message when it has some (its title template as the item's heading, its
+/// body template as the item's text, each rendered with that notification's tokens, in the
+/// templates' format), else as what fired, when (in the user's time zone) and its change; each
+/// item's text cut to [`DIGEST_ITEM_CHARS`], with its link. When it carries more than it lists,
+/// it says how many more with a link to the notifications page; a channel cuts the whole to its
+/// limit with the same link. So the work and the message are bounded and nothing is lost.
+fn digest(channel: &dyn channel::Channel, delivery: &Delivery, links: &channel::Links) -> Delivery {
+    use wachet::model::MessageFormat;
     let zone = template::zone_of(delivery);
+    // A digest without templates is plain text, as it always was; with them, the templates'
+    // format (the channel's own by default), so the items' rendered bodies show as written.
+    let format = match &delivery.template {
+        Some(t) => t.format.unwrap_or_else(|| channel.format(&delivery.target)),
+        None => MessageFormat::Text,
+    };
     let mut body = String::new();
     for item in &delivery.digest {
-        let at = chrono::DateTime::from_timestamp_millis(item.at)
-            .map(|at| template::minute(at, zone))
-            .unwrap_or_default();
-        let _ = writeln!(body, "{}: {} ({at})", item.name, item.expression);
-        let text = channel::message::cut(item.text.trim(), DIGEST_ITEM_CHARS, None);
-        if !text.is_empty() {
-            let _ = writeln!(body, "{text}");
-        }
-        let _ = writeln!(body, "{}\n", links.alert_url(delivery, &item.notification));
+        let link = links.alert_url(delivery, &item.notification);
+        let rendered = delivery
+            .template
+            .as_ref()
+            .and_then(|t| item_rendered(t, format, delivery, item, links));
+        let heading = rendered
+            .as_ref()
+            .and_then(|r| r.title.clone())
+            .unwrap_or_else(|| {
+                let at = chrono::DateTime::from_timestamp_millis(item.at)
+                    .map(|at| template::minute(at, zone))
+                    .unwrap_or_default();
+                format!("{}: {} ({at})", item.name, item.expression)
+            });
+        let templated = rendered
+            .and_then(|r| r.body)
+            // An HTML body cut anywhere could end inside a tag: one too long shows the change
+            // as text instead.
+            .filter(|b| format != MessageFormat::Html || b.chars().count() <= DIGEST_ITEM_CHARS);
+        let text = match &templated {
+            Some(body) => channel::message::cut(body, DIGEST_ITEM_CHARS, Some(&link)),
+            None => channel::message::cut(item.text.trim(), DIGEST_ITEM_CHARS, None),
+        };
+        body.push_str(&digest_item(
+            format,
+            &heading,
+            &text,
+            templated.is_some(),
+            &link,
+        ));
+    }
+    let listed = delivery.digest.len() as u64;
+    if delivery.digest_total > listed {
+        let more = delivery.digest_total - listed;
+        let list = links.list_url(delivery);
+        body.push_str(&match format {
+            MessageFormat::Html => format!(
+                "<p>{more} more notifications in this digest: <a href=\"{0}\">{0}</a></p>",
+                crate::notify::content::escape(&list)
+            ),
+            _ => format!("{more} more notifications in this digest: {list}\n"),
+        });
     }
     Delivery {
         rendered: Some(crate::store::Rendered {
-            title: Some(format!("{} notifications", delivery.digest.len())),
+            title: Some(format!("{} notifications", delivery.digest_total)),
             body: Some(body.trim_end().to_string()),
-            format: Some(wachet::model::MessageFormat::Text),
+            format: Some(format),
         }),
         ..delivery.clone()
+    }
+}
+
+/// What the endpoint's `template` makes of one notification of a digest, in `format`; one
+/// that fails here is logged and the item is written as without templates.
+fn item_rendered(
+    template: &crate::store::Template,
+    format: wachet::model::MessageFormat,
+    delivery: &Delivery,
+    item: &crate::store::DigestItem,
+    links: &channel::Links,
+) -> Option<crate::store::Rendered> {
+    let facts = item
+        .explanation
+        .as_ref()
+        .and_then(|e| e.facts.clone())
+        .unwrap_or_default();
+    let subject = template::item_subject(delivery, item, links, &facts);
+    match template::render(template, format, &subject) {
+        Ok(rendered) => Some(rendered),
+        Err(err) => {
+            tracing::warn!(delivery = %delivery.id, notification = %item.notification,
+                field = err.field, error = %err.message,
+                "the endpoint's template failed on a notification of a digest: it is listed as without templates");
+            None
+        }
+    }
+}
+
+/// One item of a digest in `format`: its heading, its text (`templated`: as the template wrote
+/// it in that format; else plain text) and its link.
+fn digest_item(
+    format: wachet::model::MessageFormat,
+    heading: &str,
+    text: &str,
+    templated: bool,
+    link: &str,
+) -> String {
+    use crate::notify::content::escape;
+    use wachet::model::MessageFormat;
+    let text = text.trim();
+    match format {
+        MessageFormat::Text => {
+            let text = if text.is_empty() {
+                String::new()
+            } else {
+                format!("{text}\n")
+            };
+            format!("{heading}\n{text}{link}\n\n")
+        }
+        MessageFormat::Markdown => {
+            let text = if text.is_empty() {
+                String::new()
+            } else {
+                format!("{text}\n")
+            };
+            format!("**{}**\n{text}{link}\n\n", heading.replace('*', "\\*"))
+        }
+        MessageFormat::Html => {
+            let text = match (templated, text.is_empty()) {
+                (_, true) => String::new(),
+                (true, false) => format!("{text}\n"),
+                (false, false) => format!("<pre>{}</pre>\n", escape(text)),
+            };
+            format!(
+                "<h3>{}</h3>\n{text}<p><a href=\"{1}\">{1}</a></p>\n",
+                escape(heading),
+                escape(link)
+            )
+        }
     }
 }
 

@@ -9,7 +9,7 @@
 //! an error at save time rather than an empty string at delivery.
 
 use super::channel::Links;
-use crate::store::{Delivery, Facts, Rendered, Template};
+use crate::store::{Delivery, DigestItem, Facts, Rendered, Template};
 use chrono::{DateTime, Utc};
 use minijinja::value::Value;
 use minijinja::{AutoEscape, Environment, ErrorKind, UndefinedBehavior};
@@ -133,6 +133,33 @@ pub fn subject<'a>(delivery: &'a Delivery, links: &Links, facts: &'a Facts) -> S
         at: n.timestamp,
         facts,
         change_link: n.id.as_deref().map(|id| links.alert_url(delivery, id)),
+        monitor_link: (!monitor_id.is_empty()).then(|| links.monitor_url(delivery, monitor_id)),
+        time_zone: zone_of(delivery),
+    }
+}
+
+/// The subject of `item`, one notification of the digest `delivery`, its links on `links`: a
+/// digest renders the endpoint's templates once for each notification it lists.
+pub fn item_subject<'a>(
+    delivery: &Delivery,
+    item: &'a DigestItem,
+    links: &Links,
+    facts: &'a Facts,
+) -> Subject<'a> {
+    let monitor_id = item.monitor.as_deref().unwrap_or("");
+    Subject {
+        monitor_id,
+        name: &item.name,
+        url: item.url.as_deref().unwrap_or(""),
+        folder: item.folder.as_deref(),
+        alert: item.alert,
+        expression: &item.expression,
+        current: item.current.as_deref(),
+        error: item.error.as_deref(),
+        first_seen: item.explanation.as_ref().and_then(|e| e.first_seen),
+        at: DateTime::from_timestamp_millis(item.at).unwrap_or_default(),
+        facts,
+        change_link: Some(links.alert_url(delivery, &item.notification)),
         monitor_link: (!monitor_id.is_empty()).then(|| links.monitor_url(delivery, monitor_id)),
         time_zone: zone_of(delivery),
     }

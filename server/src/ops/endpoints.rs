@@ -310,16 +310,14 @@ pub async fn preview(
     })
 }
 
-/// Gives each endpoint of `list` the template, digest and quiet hours of the endpoint of
-/// `stored` with its kind and value, when it has none of its own: for the web forms, which edit
-/// an endpoint's kind and value only and must not lose what the API set.
+/// Gives each endpoint of `list` the templates (title, body, format) of the endpoint of
+/// `stored` with its kind and value, when it has none of its own: for the web forms, which
+/// edit an endpoint's kind, value and schedule (digest, quiet hours) but not its templates,
+/// and must not lose what the API set.
 pub fn keep_extensions(list: &mut [NotificationEndpoint], stored: &[NotificationEndpoint]) {
     for endpoint in list.iter_mut() {
-        let unset = endpoint.title.is_none()
-            && endpoint.body.is_none()
-            && endpoint.format.is_none()
-            && endpoint.digest.is_none()
-            && endpoint.quiet_hours.is_none();
+        let unset =
+            endpoint.title.is_none() && endpoint.body.is_none() && endpoint.format.is_none();
         let Some(old) = stored
             .iter()
             .find(|old| old.kind == endpoint.kind && old.value == endpoint.value)
@@ -330,8 +328,6 @@ pub fn keep_extensions(list: &mut [NotificationEndpoint], stored: &[Notification
             endpoint.title = old.title.clone();
             endpoint.body = old.body.clone();
             endpoint.format = old.format;
-            endpoint.digest = old.digest.clone();
-            endpoint.quiet_hours = old.quiet_hours.clone();
         }
     }
 }
@@ -347,11 +343,17 @@ mod tests {
         };
         let stored = vec![NotificationEndpoint {
             body: Some("{{ change.diff }}".into()),
+            digest: Some(wachet::model::Digest {
+                every_minutes: Some(30),
+                daily_at: None,
+            }),
             ..hook("https://a.example/")
         }];
         let mut list = vec![hook("https://a.example/"), hook("https://b.example/")];
         keep_extensions(&mut list, &stored);
         assert_eq!(list[0].body.as_deref(), Some("{{ change.diff }}"));
+        // The forms show the schedule: one they send at once is the person's choice.
+        assert_eq!(list[0].digest, None);
         assert_eq!(list[1], hook("https://b.example/"));
     }
 }

@@ -44,6 +44,20 @@ impl transfer::Rules for SaveRules {
         ))
     }
 
+    fn seal_folder(
+        &self,
+        user: &str,
+        endpoints: &mut [wachet::model::NotificationEndpoint],
+    ) -> Vec<(String, String)> {
+        problems(endpoints::seal_with(
+            &self.sealer,
+            self.checker.as_ref(),
+            user,
+            "notificationEndpoints",
+            endpoints.iter_mut(),
+        ))
+    }
+
     fn seal(&self, user: &str, monitor: &mut Monitor) -> Vec<(String, String)> {
         let mut found = problems(endpoints::seal_with(
             &self.sealer,

@@ -79,8 +79,8 @@ pub fn shape_clock(text: &str) -> Option<chrono::NaiveTime> {
 }
 
 pub use outbox::{
-    ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, DigestItem, OutboxStore, Rendered,
-    Template,
+    ConfirmationMail, DIGEST_ITEMS, DIGEST_VALUE_CHARS, Delivery, DeliveryOutcome, DeliveryRecord,
+    DigestItem, OutboxStore, Rendered, Template,
 };
 pub use schedule::{
     AlertStates, BusyHosts, CheckRecord, Claim, DueCheck, Known, Locations, Recorded,

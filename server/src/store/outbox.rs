@@ -47,17 +47,28 @@ pub struct Delivery {
     /// The title and body the templates made of this delivery, set by
     /// [`crate::notify::deliver`] before it is sent; a channel shows them instead of its own.
     pub rendered: Option<Rendered>,
-    /// When the delivery is a digest: every notification it carries (this one among them),
-    /// oldest first; empty otherwise.
+    /// When the delivery is a digest: the first of the notifications it carries (this one
+    /// among them), oldest first, at most [`DIGEST_ITEMS`]; empty otherwise.
     pub digest: Vec<DigestItem>,
+    /// When the delivery is a digest: how many notifications it carries in all, those beyond
+    /// [`Delivery::digest`] included (they end as it ends, and the notifications page lists
+    /// them); 0 otherwise.
+    pub digest_total: u64,
 }
 
-/// One notification of a digest.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Notifications of a digest read for its message, at most: a digest of 10,000 changes costs
+/// the same to send as one of 50, and names how many more there are with a link to them all.
+pub const DIGEST_ITEMS: usize = 50;
+
+/// Characters of a notification's current value and error a digest reads.
+pub const DIGEST_VALUE_CHARS: usize = 5_000;
+
+/// One notification of a digest, with what the endpoint's templates say of it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct DigestItem {
     /// The notification's id.
     pub notification: String,
-    /// The monitor's name.
+    /// The monitor's name, else its page's address.
     pub name: String,
     /// What fired, in words.
     pub expression: String,
@@ -65,6 +76,20 @@ pub struct DigestItem {
     pub at: Millis,
     /// The change as text (or the notification's text).
     pub text: String,
+    /// The monitor's id.
+    pub monitor: Option<String>,
+    /// The page's address.
+    pub url: Option<String>,
+    /// The type of alert that fired.
+    pub alert: wachet::model::AlertType,
+    /// The current value, cut to [`DIGEST_VALUE_CHARS`].
+    pub current: Option<String>,
+    /// The check's error, cut alike.
+    pub error: Option<String>,
+    /// What the notification carries beside it (the change's facts for templates).
+    pub explanation: Option<Explanation>,
+    /// The name of the monitor's folder.
+    pub folder: Option<String>,
 }
 
 /// An endpoint's templates as a delivery keeps them (extension fields of the endpoint).
@@ -186,14 +211,21 @@ impl std::fmt::Debug for ConfirmationMail {
 #[async_trait]
 pub trait OutboxStore: Send + Sync + 'static {
     /// Claims up to `limit` pending deliveries due at `now` under a lease until `lease_until`
-    /// (a delivery in flight when the process dies is tried again after restart). On PostgreSQL
+    /// (a delivery in flight when the process dies is tried again after restart), oldest due
+    /// first, leaving at most `per_lane` (at least one) in flight in any one lane: to one
+    /// receiving host, or one endpoint where the target names no host (see
+    /// `store/shape/outbox.rs`). A lane already at its cap, through this process's claims or
+    /// another's, is skipped and the due deliveries of other lanes are taken instead, so a
+    /// receiver that hangs never holds more than `per_lane` of the caller's slots. On PostgreSQL
     /// the lease is `lease_until - now` long on the database's clock, and concurrent claims skip
-    /// each other's rows, as in [`super::ScheduleStore::claim_due`].
+    /// each other's rows, as in [`super::ScheduleStore::claim_due`], and each other's lanes
+    /// while one of them counts a lane.
     async fn claim_deliveries(
         &self,
         now: Millis,
         lease_until: Millis,
         limit: u32,
+        per_lane: u32,
     ) -> Result<Vec<Delivery>, StoreError>;
     /// Stores how an attempt ended and frees the delivery, when the claim holding `token` still
     /// holds it; a delivery claimed again since (this try outlived its lease) is left to that

@@ -276,13 +276,14 @@ const TABLES: &[Table] = &[
             ("template", Text),
             ("digest_key", Text),
             ("digest_of", Text),
+            ("lane", Text),
         ],
         select: "SELECT d.id, d.notification_id, \
                  coalesce(d.user_id, (SELECT n.user_id FROM notifications n \
                                       WHERE n.id = d.notification_id)), \
                  d.kind, d.target, d.state, d.attempts, d.next_attempt_at, d.lease_until, \
                  d.last_error, d.updated_at, d.released_at, d.lease_token, d.template, \
-                 d.digest_key, d.digest_of \
+                 d.digest_key, d.digest_of, d.lane \
                  FROM deliveries d ORDER BY d.id",
         source_count: "SELECT count(*) FROM deliveries",
     },

@@ -97,6 +97,7 @@ pub fn validate(plan: &Plan, rules: &dyn Rules) -> Vec<Problem> {
     for (i, folder) in plan.folders.iter().enumerate() {
         let candidate = Folder {
             name: Some(folder.name.clone()),
+            notification_endpoints: Some(folder.notification_endpoints.clone()),
             ..Folder::default()
         };
         if folder.name.trim().is_empty() {
@@ -140,11 +141,26 @@ pub fn validate(plan: &Plan, rules: &dyn Rules) -> Vec<Problem> {
     problems
 }
 
-/// Seals the secrets of the notification URLs of every monitor of the plan for `user`
-/// ([`Rules::seal`]); the problems of those that cannot be sealed.
+/// Seals the secrets of the notification URLs of every folder and monitor of the plan for
+/// `user` ([`Rules::seal_folder`], [`Rules::seal`]); the problems of those that cannot be
+/// sealed.
 pub fn seal(plan: &mut Plan, rules: &dyn Rules, user: &str) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut more = 0usize;
+    for i in 0..plan.folders.len() {
+        let item = format!("folder \"{}\"", plan.folder_path(i));
+        let endpoints = &mut plan.folders[i].notification_endpoints;
+        for (field, message) in rules.seal_folder(user, endpoints) {
+            match problems.len() < MAX_PROBLEMS {
+                true => problems.push(Problem {
+                    item: item.clone(),
+                    field,
+                    message,
+                }),
+                false => more += 1,
+            }
+        }
+    }
     for planned in &mut plan.monitors {
         for (field, message) in rules.seal(user, &mut planned.monitor) {
             match problems.len() < MAX_PROBLEMS {
@@ -165,6 +181,24 @@ pub fn seal(plan: &mut Plan, rules: &dyn Rules, user: &str) -> Vec<Problem> {
         });
     }
     problems
+}
+
+/// A folder of the plan the user has already keeps the endpoints it names: those the file
+/// gives it are named as not carried over.
+pub fn keep_existing_endpoints(plan: &mut Plan, existing: &[Option<String>]) {
+    for i in 0..plan.folders.len() {
+        if existing.get(i).is_some_and(Option::is_some)
+            && !plan.folders[i].notification_endpoints.is_empty()
+        {
+            let gone = std::mem::take(&mut plan.folders[i].notification_endpoints);
+            let item = format!("folder \"{}\"", plan.folder_path(i));
+            plan.leave_out(
+                &item,
+                format!("{} notification endpoint(s)", gone.len()),
+                "you have this folder already: it keeps the endpoints it names",
+            );
+        }
+    }
 }
 
 /// For each folder of the plan, the id of the user's folder of that name under the same
@@ -250,7 +284,15 @@ pub async fn store(
         match saved.map(|f| f.id) {
             Ok(Some(id)) => {
                 created.push(id.clone());
-                ids.push(id);
+                ids.push(id.clone());
+                if !folder.notification_endpoints.is_empty()
+                    && let Err(err) = store
+                        .set_folder_endpoints(user, &id, &folder.notification_endpoints)
+                        .await
+                {
+                    undo(store, user, &created).await;
+                    return Err(err);
+                }
             }
             Ok(None) => {
                 undo(store, user, &created).await;

@@ -4,14 +4,16 @@
 //!
 //! ```json
 //! {"format":"wachet-export","version":1,"exportedAt":"2026-01-01T00:00:00Z",
-//!  "folders":[{"id":"…","name":"News","parentId":null}],
+//!  "folders":[{"id":"…","name":"News","parentId":null,
+//!              "notificationEndpoints":[{"type":"Email","value":"news@example.com"}]}],
 //!  "monitors":[{…the API's monitor…}],
 //!  "notificationEndpoints":[{"type":"Email","value":"me@example.com"}],
 //!  "history":[{"monitorId":"…","entries":[{…the API's history entry…}]}],
 //!  "complete":true}
 //! ```
 //!
-//! Folders come parents first; monitors are in the API's monitor shape (`GET /task/{id}`);
+//! Folders come parents first, with the endpoints a folder names for its monitors (as
+//! `GET /folder/list` shows them); monitors are in the API's monitor shape (`GET /task/{id}`);
 //! `history` (only when asked for) holds each monitor's own entries, newest first, as
 //! `GET /data` gives them (a Portal monitor's crawled pages are left out). Secrets stay out:
 //! no password, API key or webhook secret, and a notification endpoint that is a URL (a
@@ -120,6 +122,10 @@ pub struct ExportedFolder {
     pub name: String,
     /// Its parent's id (root when null).
     pub parent_id: Option<String>,
+    /// The endpoints it names for its monitors and subfolders, without their secrets
+    /// ([`without_secret`]); absent when it names none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notification_endpoints: Vec<NotificationEndpoint>,
 }
 
 /// The document being written, with what waits to go to the sink.
@@ -190,53 +196,67 @@ fn exported_monitor(
 ) -> Result<Monitor, ExportError> {
     let mut monitor = monitor.clone();
     monitor.location_notice = None;
-    let Some(secrets) = secrets else {
-        if let Some(endpoints) = monitor.notification_endpoints.as_mut() {
-            for endpoint in endpoints.iter_mut() {
-                *endpoint = without_secret(endpoint);
-            }
+    if let Some(endpoints) = monitor.notification_endpoints.as_mut() {
+        for endpoint in endpoints.iter_mut() {
+            *endpoint = exported_endpoint(endpoint, user, secrets, written)?;
         }
+    }
+    let Some(secrets) = secrets else {
         // A secret step's value (sealed with this server's key) stays here.
         monitor.hide_secret_steps();
         return Ok(monitor);
     };
-    let mut encrypt = |opened: Option<String>| -> Result<Option<String>, ExportError> {
-        match opened {
-            Some(value) => {
-                written.secrets += 1;
-                secrets
-                    .key
-                    .seal(&value)
-                    .map(Some)
-                    .map_err(ExportError::Seal)
-            }
-            None => {
-                written.unopened += 1;
-                Ok(None)
-            }
-        }
-    };
-    if let Some(endpoints) = monitor.notification_endpoints.as_mut() {
-        for endpoint in endpoints.iter_mut() {
-            if endpoint.kind == MessagingServiceType::Email || endpoint.value.is_none() {
-                *endpoint = without_secret(endpoint);
-                continue;
-            }
-            let value = encrypt(secrets.reveal.endpoint(user, endpoint))?;
-            *endpoint = NotificationEndpoint {
-                value,
-                ..without_secret(endpoint)
-            };
-        }
-    }
     for (_, list) in monitor.step_lists_mut() {
         for step in list.into_iter().flatten().filter(|s| s.secret) {
             if let Some(stored) = step.value.take() {
-                step.value = encrypt(secrets.reveal.step(user, &stored))?;
+                step.value = encrypted(secrets, secrets.reveal.step(user, &stored), written)?;
             }
         }
     }
     Ok(monitor)
+}
+
+/// An endpoint (a monitor's or a folder's) as exported: without its secret, or with its value
+/// encrypted to the passphrase.
+fn exported_endpoint(
+    endpoint: &NotificationEndpoint,
+    user: &str,
+    secrets: Option<&WithSecrets>,
+    written: &mut Written,
+) -> Result<NotificationEndpoint, ExportError> {
+    let Some(secrets) = secrets
+        .filter(|_| endpoint.kind != MessagingServiceType::Email && endpoint.value.is_some())
+    else {
+        return Ok(without_secret(endpoint));
+    };
+    let value = encrypted(secrets, secrets.reveal.endpoint(user, endpoint), written)?;
+    Ok(NotificationEndpoint {
+        value,
+        ..without_secret(endpoint)
+    })
+}
+
+/// A secret `opened` with the service's key, encrypted to the passphrase; `None` (counted as
+/// not opened) when the service's key did not open it.
+fn encrypted(
+    secrets: &WithSecrets,
+    opened: Option<String>,
+    written: &mut Written,
+) -> Result<Option<String>, ExportError> {
+    match opened {
+        Some(value) => {
+            written.secrets += 1;
+            secrets
+                .key
+                .seal(&value)
+                .map(Some)
+                .map_err(ExportError::Seal)
+        }
+        None => {
+            written.unopened += 1;
+            Ok(None)
+        }
+    }
 }
 
 /// Writes `user`'s export to `sink` ([the module's document](self)).
@@ -264,6 +284,8 @@ pub async fn export(
         out.raw(&format!(",\"secrets\":{header}")).await?;
     }
 
+    let secrets = options.secrets.as_deref();
+
     // Folders, breadth first so parents come before their children.
     out.open_list("folders").await?;
     let mut folders: Vec<Option<String>> = vec![None];
@@ -275,14 +297,31 @@ pub async fn export(
             let page = store
                 .list_folder(user, parent.as_deref(), after.as_ref(), PAGE)
                 .await?;
+            let ids: Vec<String> = page
+                .subfolders
+                .iter()
+                .filter_map(|f| f.id.clone())
+                .collect();
+            let named = store.folder_endpoints(user, &ids).await?;
             for folder in &page.subfolders {
                 let Some(id) = folder.id.clone() else {
                     continue;
                 };
+                let endpoints = named
+                    .iter()
+                    .find(|(of, _)| *of == id)
+                    .map(|(_, list)| {
+                        list.iter()
+                            .map(|e| exported_endpoint(e, user, secrets, &mut written))
+                            .collect::<Result<Vec<_>, _>>()
+                    })
+                    .transpose()?
+                    .unwrap_or_default();
                 out.item(&ExportedFolder {
                     id: id.clone(),
                     name: folder.name.clone().unwrap_or_default(),
                     parent_id: parent.clone(),
+                    notification_endpoints: endpoints,
                 })
                 .await?;
                 written.folders += 1;
@@ -309,7 +348,6 @@ pub async fn export(
                 .await?;
             for shared in &page.tasks {
                 let monitor = shared.monitor();
-                let secrets = options.secrets.as_deref();
                 out.item(&exported_monitor(monitor, user, secrets, &mut written)?)
                     .await?;
                 written.monitors += 1;

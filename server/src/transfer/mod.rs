@@ -125,6 +125,9 @@ pub struct PlannedFolder {
     pub name: String,
     /// Its parent, an index into [`Plan::folders`] that comes before it (root when `None`).
     pub parent: Option<usize>,
+    /// The endpoints it names for its monitors, when the file gives some (a wachet export):
+    /// set on the folder when the import creates it.
+    pub notification_endpoints: Vec<::wachet::model::NotificationEndpoint>,
 }
 
 /// A monitor to create.
@@ -202,6 +205,7 @@ impl Plan {
                 self.folders.push(PlannedFolder {
                     name: name.to_string(),
                     parent,
+                    notification_endpoints: Vec::new(),
                 });
                 self.folders.len() - 1
             }
@@ -371,6 +375,13 @@ pub trait Rules: Send + Sync {
     /// Seals the secrets of `monitor`'s notification URLs for `user` as saving it seals them;
     /// what cannot be sealed, as [`Rules::monitor`] names it.
     fn seal(&self, user: &str, monitor: &mut Monitor) -> Vec<(String, String)>;
+    /// Seals the secrets of a folder's notification URLs for `user` as saving the folder seals
+    /// them; what cannot be sealed, as [`Rules::folder`] names it.
+    fn seal_folder(
+        &self,
+        user: &str,
+        endpoints: &mut [::wachet::model::NotificationEndpoint],
+    ) -> Vec<(String, String)>;
 }
 
 /// What the service's settings give an import.
@@ -473,6 +484,7 @@ pub async fn import(
         return Err(ImportError::Invalid(problems));
     }
     let existing = apply::existing_folders(store, user, &plan).await?;
+    apply::keep_existing_endpoints(&mut plan, &existing);
     if request.dry_run {
         return Ok(apply::report(&plan, &existing, None, true));
     }

@@ -2,11 +2,12 @@
 //! monitors as the API shapes them, and with the history asked for, their entries. A document
 //! of a newer version than [`super::export::VERSION`] is refused; one without `complete` was
 //! cut short and is refused too. The user's own notification endpoints are not imported (they
-//! are the account's settings, and URL endpoints come without their value); a monitor's
-//! endpoint without its value is named as not carried over. A document whose secrets are
-//! encrypted to a passphrase ([`super::passphrase`]) is read only with that passphrase, every
-//! secret opened: without it, or with another, the whole file is refused (a monitor never
-//! comes in without the secrets its file carried).
+//! are the account's settings, and URL endpoints come without their value); a folder's and a
+//! monitor's endpoints come with their templates, digests and quiet hours, and one without its
+//! value is named as not carried over. A document whose secrets are encrypted to a passphrase
+//! ([`super::passphrase`]) is read only with that passphrase, every secret opened: without it,
+//! or with another, the whole file is refused (a monitor never comes in without the secrets its
+//! file carried).
 
 use super::export::{ExportedFolder, FORMAT, VERSION};
 use super::passphrase::{self, ExportKey};
@@ -93,6 +94,18 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<Plan, ReadError> {
     // Parents first: the export writes them so, but a document edited by hand may not.
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut waiting: Vec<&ExportedFolder> = document.folders.iter().collect();
+    // The folders' endpoints, their values opened where the export encrypted them.
+    let mut named: HashMap<&str, Vec<NotificationEndpoint>> = HashMap::new();
+    for folder in &document.folders {
+        let mut endpoints = folder.notification_endpoints.clone();
+        let item = format!("folder \"{}\"", folder.name);
+        for endpoint in &mut endpoints {
+            open_value(&mut endpoint.value, key.as_ref(), &item)?;
+        }
+        named.insert(folder.id.as_str(), endpoints);
+    }
+    // Folders whose URL endpoints came without their value (a secret): how many.
+    let mut dropped: Vec<(usize, usize)> = Vec::new();
     while !waiting.is_empty() {
         let before = waiting.len();
         waiting.retain(|folder| {
@@ -105,6 +118,13 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<Plan, ReadError> {
             };
             let at = plan.folder(&folder.name, parent);
             index.insert(folder.id.clone(), at);
+            let mut endpoints = named.remove(folder.id.as_str()).unwrap_or_default();
+            let before = endpoints.len();
+            endpoints.retain(|e| e.value.as_deref().is_some_and(|v| !v.is_empty()));
+            if before > endpoints.len() {
+                dropped.push((at, before - endpoints.len()));
+            }
+            plan.folders[at].notification_endpoints.extend(endpoints);
             false
         });
         if waiting.len() == before {
@@ -113,6 +133,14 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<Plan, ReadError> {
                 waiting[0].name
             )));
         }
+    }
+    for (at, count) in dropped {
+        let item = format!("folder \"{}\"", plan.folder_path(at));
+        plan.leave_out(
+            &item,
+            format!("{count} notification endpoint(s)"),
+            "an export leaves the URL of a webhook or chat out (it is a secret): add it again",
+        );
     }
     let mut history: HashMap<String, Vec<ClientData>> = match options.history {
         true => document
@@ -183,33 +211,39 @@ pub fn read(bytes: &[u8], options: &ReadOptions) -> Result<Plan, ReadError> {
 }
 
 /// Opens the values of `monitor` that the export encrypted to its passphrase (its secret
-/// steps' and its endpoints'), with `key`; a value that does not open (or one encrypted in a
-/// document that says of no passphrase) refuses the file.
+/// steps' and its endpoints'), with `key` ([`open_value`]).
 fn open_secrets(
     monitor: &mut Monitor,
     key: Option<&ExportKey>,
     item: &str,
 ) -> Result<(), ReadError> {
-    let open = |value: &mut Option<String>| -> Result<(), ReadError> {
-        let Some(sealed) = value.as_deref().filter(|v| passphrase::is_sealed(v)) else {
-            return Ok(());
-        };
-        let opened = key.and_then(|key| key.open_value(sealed)).ok_or_else(|| {
-            ReadError::Invalid(format!(
-                "{item}: a secret of the export does not open with its passphrase (the file \
-                 was altered); nothing was imported"
-            ))
-        })?;
-        *value = Some(opened);
-        Ok(())
-    };
     for endpoint in monitor.notification_endpoints.iter_mut().flatten() {
-        open(&mut endpoint.value)?;
+        open_value(&mut endpoint.value, key, item)?;
     }
     for (_, list) in monitor.step_lists_mut() {
         for step in list.into_iter().flatten().filter(|s| s.secret) {
-            open(&mut step.value)?;
+            open_value(&mut step.value, key, item)?;
         }
     }
+    Ok(())
+}
+
+/// Opens `value` where the export encrypted it to its passphrase, with `key`; a value that
+/// does not open (or one encrypted in a document that says of no passphrase) refuses the file.
+fn open_value(
+    value: &mut Option<String>,
+    key: Option<&ExportKey>,
+    item: &str,
+) -> Result<(), ReadError> {
+    let Some(sealed) = value.as_deref().filter(|v| passphrase::is_sealed(v)) else {
+        return Ok(());
+    };
+    let opened = key.and_then(|key| key.open_value(sealed)).ok_or_else(|| {
+        ReadError::Invalid(format!(
+            "{item}: a secret of the export does not open with its passphrase (the file \
+             was altered); nothing was imported"
+        ))
+    })?;
+    *value = Some(opened);
     Ok(())
 }

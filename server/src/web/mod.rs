@@ -145,6 +145,10 @@ pub fn routes(state: Ctx) -> Router {
         .route("/settings/export", get(account::transfer::download))
         .route("/settings/endpoints", post(account::settings::add_endpoint))
         .route(
+            "/settings/endpoints/schedule",
+            post(account::settings::schedule_endpoint),
+        )
+        .route(
             "/settings/endpoints/remove",
             post(account::settings::remove_endpoint),
         )

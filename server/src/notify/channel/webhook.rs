@@ -148,8 +148,10 @@ fn webhook(delivery: &Delivery, links: &Links) -> Result<serde_json::Value, Stri
             );
         }
     }
-    // Extension: the notifications a digest carries, oldest first.
+    // Extension: the notifications a digest lists, oldest first, and how many it carries in
+    // all (more than it lists past the first ones; the notifications page has them all).
     if !delivery.digest.is_empty() {
+        object.insert("digestTotal".into(), delivery.digest_total.into());
         let items: Vec<serde_json::Value> = delivery
             .digest
             .iter()
@@ -230,6 +232,7 @@ mod tests {
             folder: None,
             rendered: None,
             digest: Vec::new(),
+            digest_total: 0,
         }
     }
 

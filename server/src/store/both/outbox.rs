@@ -7,7 +7,8 @@
 /// Defines `confirmed`, `hour_full_until` and `digest_in` in the calling module and implements
 /// `OutboxStore` for `$store` on `$db` with the methods given in braces (`claim_deliveries`,
 /// `queue_test_delivery`). It reads the names its module imports from `shape::outbox` and
-/// `store` (`RecordRow`, `record`, `DigestRow`, `digest_item`, `mail_address`, `nth_offset`,
+/// `store` (`RecordRow`, `record`, `DigestRow`, `digest_columns`, `digest_item`, `digest_items`,
+/// `mail_address`, `nth_offset`,
 /// `free_at`, `DeliveryOutcome`, ...). By name:
 ///
 /// - `conn`: the database's connection type;
@@ -73,14 +74,15 @@ macro_rules! outbox_store {
             Ok(free_at(nth.map(|(at,)| at), now))
         }
 
-        /// The notifications of the digest `key` whose delivery `lead` was just claimed,
-        /// oldest first: the others held for it become `grouped` under `lead` (kept so, should
-        /// this claim's process die, for the next claim of `lead`).
+        /// The digest `key` whose delivery `lead` was just claimed: the others held for it
+        /// become `grouped` under `lead` (kept so, should this claim's process die, for the
+        /// next claim of `lead`); its first [`DIGEST_ITEMS`](crate::store::DIGEST_ITEMS)
+        /// notifications, oldest first, and how many it carries in all.
         async fn digest_in(
             tx: &mut ::sqlx::Transaction<'_, $db>,
             lead: &str,
             key: &str,
-        ) -> Result<Vec<$crate::store::DigestItem>, StoreError> {
+        ) -> Result<(Vec<$crate::store::DigestItem>, u64), StoreError> {
             ::sqlx::query(
                 "UPDATE deliveries SET state = 'grouped', digest_of = $1 \
                  WHERE digest_key = $2 AND id <> $1 AND state = 'pending'",
@@ -89,16 +91,22 @@ macro_rules! outbox_store {
             .bind(key)
             .execute(&mut **tx)
             .await?;
-            let rows: Vec<DigestRow> = ::sqlx::query_as(
-                "SELECT n.id AS notification_id, n.task_name, n.url, n.synthetic_expression, \
-                 n.created_at, n.explanation FROM deliveries d JOIN notifications n \
-                 ON n.id = d.notification_id WHERE d.id = $1 OR d.digest_of = $1 \
-                 ORDER BY n.created_at, n.id",
-            )
+            let rows: Vec<DigestRow> = ::sqlx::query_as(::sqlx::AssertSqlSafe(format!(
+                "SELECT {} FROM deliveries d JOIN notifications n ON n.id = d.notification_id \
+                 WHERE d.id = $1 OR d.digest_of = $1 ORDER BY n.created_at, n.id LIMIT $2",
+                digest_columns()
+            )))
             .bind(lead)
+            .bind(digest_items())
             .fetch_all(&mut **tx)
             .await?;
-            Ok(rows.into_iter().map(digest_item).collect())
+            let (total,): (i64,) =
+                ::sqlx::query_as("SELECT COUNT(*) FROM deliveries WHERE id = $1 OR digest_of = $1")
+                    .bind(lead)
+                    .fetch_one(&mut **tx)
+                    .await?;
+            let items = rows.into_iter().map(digest_item).collect();
+            Ok((items, u64::try_from(total).unwrap_or(0)))
         }
 
         #[::async_trait::async_trait]

@@ -8,9 +8,9 @@
 use super::PgStore;
 use super::schedule::{DB_NOW, db_now};
 use crate::store::shape::outbox::{
-    DUE_EXTRA_COLUMNS, DigestRow, DueRow, RECORD_COLUMNS, RecordRow, asked, counted, delivery,
-    digest_item, endpoints_to_notify, first_state, free_at, held_until, mail_address, nth_offset,
-    record, template_column,
+    CLAIM_PAGES, DUE_EXTRA_COLUMNS, DigestRow, DueRow, Lanes, RECORD_COLUMNS, RecordRow, asked,
+    counted, delivery, digest_columns, digest_item, digest_items, endpoints_to_notify, first_state,
+    free_at, held_until, lane, mail_address, nth_offset, record, template_column,
 };
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
@@ -70,8 +70,8 @@ pub(super) async fn create_in(
         let due = held.as_ref().map_or(now, |(until, _)| *until);
         sqlx::query(
             "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
-             updated_at, user_id, last_error, template, digest_key) VALUES ($1, $2, $3, $4, $5, \
-             $6, $7, $8, $9, $10, $11)",
+             updated_at, user_id, last_error, template, digest_key, lane) VALUES ($1, $2, $3, $4, \
+             $5, $6, $7, $8, $9, $10, $11, $12)",
         )
         .bind(new_id())
         .bind(notification)
@@ -84,6 +84,7 @@ pub(super) async fn create_in(
         .bind(error)
         .bind(template_column(endpoint))
         .bind(held.map(|(_, key)| key))
+        .bind(lane(endpoint.kind, target))
         .execute(&mut **tx)
         .await?;
     }
@@ -124,76 +125,128 @@ crate::store::both::outbox::outbox_store!(PgStore, Postgres, conn: PgConnection,
     small_int: i32, {
     /// On PostgreSQL `now` decides which deliveries are due and the lease is `lease_until -
     /// now` long on the database's clock, as is the test whether another claim's lease ran out.
-    /// Two processes claiming at once skip each other's rows (`FOR UPDATE SKIP LOCKED`), and a
-    /// user's hourly bound is counted under a lock of that user's, so it holds across them.
+    /// Two processes claiming at once skip each other's rows (`FOR UPDATE SKIP LOCKED`); a
+    /// lane is counted under a lock of that lane's, taken without waiting (a lane another claim
+    /// holds is passed over, so claims never wait on each other's lanes), so its cap holds
+    /// across them; a user's hourly bound is counted under a lock of that user's, so it holds
+    /// across them too.
     async fn claim_deliveries(
         &self,
         now: Millis,
         lease_until: Millis,
         limit: u32,
+        per_lane: u32,
     ) -> Result<Vec<Delivery>, StoreError> {
         let mut tx = self.pool.begin().await?;
         let db_now = db_now(&mut tx).await?;
         let until = db_now.saturating_add(lease_until.saturating_sub(now));
-        let rows: Vec<DueRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT {DUE_COLUMNS}, {DUE_EXTRA_COLUMNS} FROM deliveries d \
-             LEFT JOIN notifications n ON n.id = d.notification_id \
-             JOIN users u ON u.id = d.user_id \
-             WHERE d.state = 'pending' AND d.next_attempt_at <= $1 \
-             AND (d.lease_until IS NULL OR d.lease_until < $2) \
-             ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE OF d SKIP LOCKED"
-        )))
-        .bind(now)
-        .bind(db_now)
-        .bind(i64::from(limit))
-        .fetch_all(&mut *tx)
-        .await?;
-        let mut claimed = Vec::with_capacity(rows.len());
+        let limit = limit as usize;
+        let mut lanes = Lanes::new(per_lane);
+        let mut claimed = Vec::with_capacity(limit);
         // The digests led by a delivery of this claim: their other rows, read before, wait
         // grouped under it now.
         let mut led: Vec<String> = Vec::new();
-        for row in rows {
-            if row.digest_key.as_ref().is_some_and(|key| led.contains(key)) {
-                continue;
+        for _ in 0..CLAIM_PAGES {
+            let want = limit.saturating_sub(claimed.len());
+            if want == 0 {
+                break;
             }
-            // A first try is released only when the user's deliveries of the last hour leave
-            // room; otherwise it waits (pending, its time moved) until they do. Retries were
-            // counted.
-            let held = match counted(&row, self.deliveries_per_hour) {
-                Some((user, per_hour)) => {
-                    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('wachet.release:' || $1))")
+            // Due rows of the lanes below their cap (counting this claim's own, leased above)
+            // and not passed over.
+            let rows: Vec<DueRow> = sqlx::query_as(AssertSqlSafe(format!(
+                "SELECT {DUE_COLUMNS}, {DUE_EXTRA_COLUMNS} FROM deliveries d \
+                 LEFT JOIN notifications n ON n.id = d.notification_id \
+                 JOIN users u ON u.id = d.user_id \
+                 WHERE d.state = 'pending' AND d.next_attempt_at <= $1 \
+                 AND (d.lease_until IS NULL OR d.lease_until < $2) \
+                 AND d.lane <> ALL($4) \
+                 AND d.lane NOT IN (SELECT lane FROM deliveries WHERE lease_until >= $2 \
+                   AND state = 'pending' GROUP BY lane HAVING count(*) >= $5) \
+                 ORDER BY d.next_attempt_at LIMIT $3 FOR UPDATE OF d SKIP LOCKED"
+            )))
+            .bind(now)
+            .bind(db_now)
+            .bind(want as i64)
+            .bind(lanes.passed())
+            .bind(lanes.cap())
+            .fetch_all(&mut *tx)
+            .await?;
+            if rows.is_empty() {
+                break;
+            }
+            for row in rows {
+                if row.digest_key.as_ref().is_some_and(|key| led.contains(key)) {
+                    continue;
+                }
+                if !lanes.counted(&row.lane) {
+                    let (mine,): (bool,) = sqlx::query_as(
+                        "SELECT pg_try_advisory_xact_lock(hashtext('wachet.lane:' || $1))",
+                    )
+                    .bind(&row.lane)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    if mine {
+                        let (busy,): (i64,) = sqlx::query_as(
+                            "SELECT count(*) FROM deliveries WHERE lane = $1 \
+                             AND lease_until >= $2 AND state = 'pending'",
+                        )
+                        .bind(&row.lane)
+                        .bind(db_now)
+                        .fetch_one(&mut *tx)
+                        .await?;
+                        lanes.count(&row.lane, busy);
+                    } else {
+                        lanes.pass(&row.lane);
+                    }
+                }
+                if !lanes.has_room(&row.lane) {
+                    continue;
+                }
+                // A first try is released only when the user's deliveries of the last hour
+                // leave room; otherwise it waits (pending, its time moved) until they do.
+                // Retries were counted.
+                let held = match counted(&row, self.deliveries_per_hour) {
+                    Some((user, per_hour)) => {
+                        sqlx::query(
+                            "SELECT pg_advisory_xact_lock(hashtext('wachet.release:' || $1))",
+                        )
                         .bind(user)
                         .execute(&mut *tx)
                         .await?;
-                    hour_full_until(&mut tx, user, per_hour, now).await?
+                        hour_full_until(&mut tx, user, per_hour, now).await?
+                    }
+                    _ => None,
+                };
+                if let Some(free_at) = held {
+                    sqlx::query("UPDATE deliveries SET next_attempt_at = $2 WHERE id = $1")
+                        .bind(&row.id)
+                        .bind(free_at)
+                        .execute(&mut *tx)
+                        .await?;
+                    continue;
                 }
-                _ => None,
-            };
-            if let Some(free_at) = held {
-                sqlx::query("UPDATE deliveries SET next_attempt_at = $2 WHERE id = $1")
-                    .bind(&row.id)
-                    .bind(free_at)
-                    .execute(&mut *tx)
-                    .await?;
-                continue;
+                sqlx::query(
+                    "UPDATE deliveries SET lease_until = $2, \
+                     released_at = COALESCE(released_at, $3), lease_token = lease_token + 1 \
+                     WHERE id = $1",
+                )
+                .bind(&row.id)
+                .bind(until)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                lanes.take(&row.lane);
+                let key = row.digest_key.clone();
+                let lead = row.id.clone();
+                let mut claimed_delivery = delivery(row, now)?;
+                if let Some(key) = key {
+                    let (items, total) = digest_in(&mut tx, &lead, &key).await?;
+                    claimed_delivery.digest = items;
+                    claimed_delivery.digest_total = total;
+                    led.push(key);
+                }
+                claimed.push(claimed_delivery);
             }
-            sqlx::query(
-                "UPDATE deliveries SET lease_until = $2, released_at = COALESCE(released_at, $3), \
-                 lease_token = lease_token + 1 WHERE id = $1",
-            )
-            .bind(&row.id)
-            .bind(until)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-            let key = row.digest_key.clone();
-            let lead = row.id.clone();
-            let mut claimed_delivery = delivery(row, now)?;
-            if let Some(key) = key {
-                claimed_delivery.digest = digest_in(&mut tx, &lead, &key).await?;
-                led.push(key);
-            }
-            claimed.push(claimed_delivery);
         }
         tx.commit().await?;
         Ok(claimed)
@@ -232,13 +285,14 @@ crate::store::both::outbox::outbox_store!(PgStore, Postgres, conn: PgConnection,
         let id = new_id();
         sqlx::query(
             "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
-             updated_at, user_id) VALUES ($1, NULL, $2, $3, 'pending', $4, $4, $5)",
+             updated_at, user_id, lane) VALUES ($1, NULL, $2, $3, 'pending', $4, $4, $5, $6)",
         )
         .bind(&id)
         .bind(kind.code() as i32)
         .bind(target)
         .bind(now)
         .bind(user)
+        .bind(lane(kind, target))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -1,9 +1,12 @@
 //! The outbox as stored: the texts of test notifications and of unconfirmed addresses, a due
-//! delivery's row read back as what delivery sends, and a delivery as its owner sees it.
+//! delivery's row read back as what delivery sends, a delivery as its owner sees it, and the
+//! policy of a claim: the lanes the deliverer's slots are shared by ([`lane`], [`Lanes`]), the
+//! hourly bound, and when a digest or quiet hours hold a delivery.
 
 use super::time;
 use crate::store::{Delivery, DeliveryRecord, Millis, StoreError};
 use std::borrow::Cow;
+use std::collections::HashMap;
 use wachet::model::{
     Alert, AlertType, ClientNotification, MessagingServiceType, NotificationEndpoint,
 };
@@ -56,13 +59,116 @@ pub(crate) struct DueRow {
     folder: Option<String>,
     /// The digest the delivery is held for.
     pub(crate) digest_key: Option<String>,
+    /// The lane it counts against ([`lane`]).
+    pub(crate) lane: String,
 }
 
 /// The columns of [`DueRow`] this module adds to the claims' own: the delivery's templates,
 /// the user's time zone and the monitor's folder's name.
-pub(crate) const DUE_EXTRA_COLUMNS: &str = "d.template, u.time_zone, d.digest_key, \
+pub(crate) const DUE_EXTRA_COLUMNS: &str = "d.template, u.time_zone, d.digest_key, d.lane, \
      (SELECT f.name FROM tasks t JOIN folders f ON f.id = t.folder_id WHERE t.id = n.task_id) \
      AS folder";
+
+/// The lane of a delivery to `target` (of `kind`): what the deliverer's cap on deliveries in
+/// flight counts them by, so that a receiver that hangs, redirects in a loop or waits for the
+/// engine's per-host limit holds only a few of the deliverer's slots. The receiving host and
+/// port of an http(s) target (a webhook; Slack's, Discord's and Teams' incoming webhooks; an
+/// ntfy topic), as the engine's per-host limits count them; a notification URL's scheme and
+/// host part, its user and password left out (a service that names no host, such as Telegram,
+/// counts by its first part, the bot or the webhook); else the endpoint itself (an e-mail
+/// address: the SMTP server is the operator's own).
+pub(crate) fn lane(kind: MessagingServiceType, target: &str) -> String {
+    let target = target.trim();
+    if let Ok(url) = url::Url::parse(target)
+        && matches!(url.scheme(), "http" | "https")
+        && let Some(host) = url.host_str()
+    {
+        let port = url.port_or_known_default().unwrap_or(0);
+        return format!("{}:{port}", host.to_ascii_lowercase());
+    }
+    if let Some((scheme, rest)) = target.split_once("://") {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+        let host = authority
+            .rsplit_once('@')
+            .map_or(authority, |(_, host)| host);
+        if !host.is_empty() {
+            return format!(
+                "{}://{}",
+                scheme.to_ascii_lowercase(),
+                host.to_ascii_lowercase()
+            );
+        }
+    }
+    format!("{}:{target}", kind.code())
+}
+
+/// How many deliveries a claim may still put in flight in each lane: at most `cap` in flight
+/// per lane, those of earlier claims (of any process) counted when a lane is first met. A
+/// backend's claim reads due rows from lanes below their cap ([`Lanes::cap`]), counts each new
+/// lane's deliveries in flight ([`Lanes::count`]), or passes over a lane another claim is
+/// taking from at this moment ([`Lanes::pass`]), and takes a row only while its lane has room
+/// ([`Lanes::has_room`], [`Lanes::take`]).
+pub(crate) struct Lanes {
+    cap: u32,
+    room: HashMap<String, u32>,
+    passed: Vec<String>,
+}
+
+impl Lanes {
+    /// Lanes of at most `cap` deliveries in flight (at least one).
+    pub(crate) fn new(cap: u32) -> Lanes {
+        Lanes {
+            cap: cap.max(1),
+            room: HashMap::new(),
+            passed: Vec::new(),
+        }
+    }
+
+    /// The cap, as a bind.
+    pub(crate) fn cap(&self) -> i64 {
+        i64::from(self.cap)
+    }
+
+    /// Whether `lane`'s deliveries in flight were counted in this claim.
+    pub(crate) fn counted(&self, lane: &str) -> bool {
+        self.room.contains_key(lane)
+    }
+
+    /// `lane` has `in_flight` deliveries in flight besides this claim's.
+    pub(crate) fn count(&mut self, lane: &str, in_flight: i64) {
+        let in_flight = u32::try_from(in_flight.max(0)).unwrap_or(u32::MAX);
+        self.room
+            .insert(lane.to_string(), self.cap.saturating_sub(in_flight));
+    }
+
+    /// Another claim is taking from `lane` at this moment: this one leaves it alone.
+    pub(crate) fn pass(&mut self, lane: &str) {
+        self.room.insert(lane.to_string(), 0);
+        self.passed.push(lane.to_string());
+    }
+
+    /// The lanes passed over, which this claim reads no more rows of.
+    pub(crate) fn passed(&self) -> &[String] {
+        &self.passed
+    }
+
+    /// Whether one more delivery of `lane` may go in flight.
+    pub(crate) fn has_room(&self, lane: &str) -> bool {
+        self.room.get(lane).is_some_and(|room| *room > 0)
+    }
+
+    /// One more delivery of `lane` goes in flight.
+    pub(crate) fn take(&mut self, lane: &str) {
+        if let Some(room) = self.room.get_mut(lane) {
+            *room = room.saturating_sub(1);
+        }
+    }
+}
+
+/// Pages of due rows one claim reads at most. Each page's rows leave the due set or the lanes
+/// below their cap (claimed, held for the hourly bound, grouped into a digest, or of a lane
+/// that is full), so a page is never read twice; the bound only caps a claim's work.
+pub(crate) const CLAIM_PAGES: usize = 8;
 
 /// The templates of `endpoint` as a delivery row keeps them (JSON), none when it has none.
 pub(crate) fn template_column(endpoint: &NotificationEndpoint) -> Option<String> {
@@ -126,6 +232,7 @@ pub(crate) fn notified(
         folder: row.folder,
         rendered: None,
         digest: Vec::new(),
+        digest_total: 0,
     })
 }
 
@@ -167,6 +274,7 @@ pub(crate) fn test(row: DueRow, kind: MessagingServiceType, now: Millis) -> Deli
         folder: None,
         rendered: None,
         digest: Vec::new(),
+        digest_total: 0,
     }
 }
 
@@ -382,31 +490,70 @@ fn next_local(zone: chrono_tz::Tz, at: chrono::NaiveTime, now: Millis) -> Millis
     now + 86_400_000
 }
 
-/// One notification of a digest, as both backends read it.
+/// One notification of a digest, as both backends read it ([`digest_columns`]).
 #[derive(sqlx::FromRow)]
 pub(crate) struct DigestRow {
     notification_id: String,
+    task_id: Option<String>,
     task_name: Option<String>,
     url: Option<String>,
     synthetic_expression: Option<String>,
     created_at: i64,
     explanation: Option<String>,
+    alert_type: i64,
+    current_value: Option<String>,
+    error: Option<String>,
+    folder: Option<String>,
+}
+
+/// The columns of [`DigestRow`], of notifications `n`: the value and the error cut to
+/// [`DIGEST_VALUE_CHARS`](crate::store::DIGEST_VALUE_CHARS), so a digest reads a bounded amount
+/// of each.
+pub(crate) fn digest_columns() -> String {
+    let chars = crate::store::DIGEST_VALUE_CHARS;
+    format!(
+        "n.id AS notification_id, n.task_id, n.task_name, n.url, n.synthetic_expression, \
+         n.created_at, n.explanation, CAST(n.alert_type AS BIGINT) AS alert_type, \
+         substr(n.current_value, 1, {chars}) AS current_value, \
+         substr(n.error, 1, {chars}) AS error, \
+         (SELECT f.name FROM tasks t JOIN folders f ON f.id = t.folder_id \
+          WHERE t.id = n.task_id) AS folder"
+    )
+}
+
+/// How many notifications of a digest its message reads (the rest are counted).
+pub(crate) fn digest_items() -> i64 {
+    i64::try_from(crate::store::DIGEST_ITEMS).unwrap_or(i64::MAX)
 }
 
 /// A row of a digest as delivery shows it.
 pub(crate) fn digest_item(row: DigestRow) -> crate::store::DigestItem {
-    let text = row
+    let explanation = row
         .explanation
         .as_deref()
-        .and_then(|json| serde_json::from_str::<crate::store::Explanation>(json).ok())
-        .map(|e| e.facts.map(|f| f.diff_text).unwrap_or(e.text))
+        .and_then(|json| serde_json::from_str::<crate::store::Explanation>(json).ok());
+    let text = explanation
+        .as_ref()
+        .map(|e| {
+            e.facts
+                .as_ref()
+                .map(|f| f.diff_text.clone())
+                .unwrap_or_else(|| e.text.clone())
+        })
         .unwrap_or_default();
     crate::store::DigestItem {
         notification: row.notification_id,
-        name: row.task_name.or(row.url).unwrap_or_default(),
+        name: row.task_name.or(row.url.clone()).unwrap_or_default(),
         expression: row.synthetic_expression.unwrap_or_default(),
         at: row.created_at,
         text,
+        monitor: row.task_id,
+        url: row.url,
+        alert: AlertType::from_code(row.alert_type).unwrap_or(AlertType::NotEq),
+        current: row.current_value,
+        error: row.error,
+        explanation,
+        folder: row.folder,
     }
 }
 
@@ -419,6 +566,34 @@ mod tests {
         chrono::DateTime::parse_from_rfc3339(text)
             .unwrap()
             .timestamp_millis()
+    }
+
+    #[test]
+    fn a_delivery_counts_against_its_receiving_host_or_else_its_endpoint() {
+        use MessagingServiceType::{Email, Url, Webhook};
+        assert_eq!(
+            lane(Webhook, "https://Hooks.Example/a?b"),
+            "hooks.example:443"
+        );
+        assert_eq!(
+            lane(Webhook, "http://u:p@127.0.0.1:8080/x"),
+            "127.0.0.1:8080"
+        );
+        assert_eq!(
+            lane(Url, "jsons://user:secret@ntfy.example:8443/topic"),
+            "jsons://ntfy.example:8443",
+            "no password in a lane"
+        );
+        assert_eq!(lane(Url, "tgram://sealed~abc/42"), "tgram://sealed~abc");
+        assert_eq!(lane(Email, "ada@example.com"), "0:ada@example.com");
+        let mut lanes = Lanes::new(2);
+        lanes.count("a", 1);
+        assert!(lanes.has_room("a"));
+        lanes.take("a");
+        assert!(!lanes.has_room("a"), "one in flight before, one taken now");
+        lanes.pass("b");
+        assert!(!lanes.has_room("b") && lanes.passed() == ["b".to_string()]);
+        assert!(!lanes.has_room("c"), "a lane not yet counted has no room");
     }
 
     #[test]
@@ -471,6 +646,27 @@ mod tests {
         assert_eq!(
             quiet(&endpoint, "2026-03-29T00:30:00Z"),
             Some(at("2026-03-29T01:30:00Z"))
+        );
+        // Over the autumn change (Berlin, 25 October 2026: 03:00 becomes 02:00 again): the
+        // quiet hours end at the first 02:30.
+        assert_eq!(
+            quiet(&endpoint, "2026-10-24T23:30:00Z"),
+            Some(at("2026-10-25T00:30:00Z"))
+        );
+        // A daily digest at 08:00 in Berlin goes at 07:00 UTC after the change, 06:00 before.
+        endpoint.quiet_hours = None;
+        endpoint.digest = Some(Digest {
+            every_minutes: None,
+            daily_at: Some("08:00".into()),
+        });
+        let daily = |now| held_until(&endpoint, "Europe/Berlin", "u", at(now)).map(|h| h.0);
+        assert_eq!(
+            daily("2026-10-24T12:00:00Z"),
+            Some(at("2026-10-25T07:00:00Z"))
+        );
+        assert_eq!(
+            daily("2026-10-24T05:00:00Z"),
+            Some(at("2026-10-24T06:00:00Z"))
         );
     }
 }

@@ -5,9 +5,9 @@
 
 use super::SqliteStore;
 use crate::store::shape::outbox::{
-    DUE_EXTRA_COLUMNS, DigestRow, DueRow, RECORD_COLUMNS, RecordRow, asked, counted, delivery,
-    digest_item, endpoints_to_notify, first_state, free_at, held_until, mail_address, nth_offset,
-    record, template_column,
+    CLAIM_PAGES, DUE_EXTRA_COLUMNS, DigestRow, DueRow, Lanes, RECORD_COLUMNS, RecordRow, asked,
+    counted, delivery, digest_columns, digest_item, digest_items, endpoints_to_notify, first_state,
+    free_at, held_until, lane, mail_address, nth_offset, record, template_column,
 };
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
@@ -68,8 +68,8 @@ pub(super) async fn create_in(
         let due = held.as_ref().map_or(now, |(until, _)| *until);
         sqlx::query(
             "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
-             updated_at, user_id, last_error, template, digest_key) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             updated_at, user_id, last_error, template, digest_key, lane) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(new_id())
         .bind(notification)
@@ -82,6 +82,7 @@ pub(super) async fn create_in(
         .bind(error)
         .bind(template_column(endpoint))
         .bind(held.map(|(_, key)| key))
+        .bind(lane(endpoint.kind, target))
         .execute(&mut **tx)
         .await?;
     }
@@ -106,64 +107,99 @@ crate::store::both::outbox::outbox_store!(SqliteStore, Sqlite, conn: sqlx::Sqlit
         now: Millis,
         lease_until: Millis,
         limit: u32,
+        per_lane: u32,
     ) -> Result<Vec<Delivery>, StoreError> {
         let mut tx = self.write().await?;
-        let rows: Vec<DueRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT d.id, d.kind, d.target, d.attempts, n.id AS notification_id, n.alert_type, \
-             n.alert, n.current_value, n.comparand, n.error, n.created_at, n.task_id, n.task_name, \
-             n.url, u.webhook_secret, n.html, n.synthetic_expression, d.user_id, d.released_at, \
-             n.explanation, d.lease_token, u.id AS owner, u.login_base, {DUE_EXTRA_COLUMNS} \
-             FROM deliveries d \
-             LEFT JOIN notifications n ON n.id = d.notification_id \
-             JOIN users u ON u.id = d.user_id \
-             WHERE d.state = 'pending' AND d.next_attempt_at <= ? \
-             AND (d.lease_until IS NULL OR d.lease_until < ?) \
-             ORDER BY d.next_attempt_at LIMIT ?"
-        )))
-        .bind(now)
-        .bind(now)
-        .bind(i64::from(limit))
-        .fetch_all(&mut *tx)
-        .await?;
-        let mut claimed = Vec::with_capacity(rows.len());
+        let limit = limit as usize;
+        let mut lanes = Lanes::new(per_lane);
+        let mut claimed = Vec::with_capacity(limit);
         // The digests led by a delivery of this claim: their other rows, read before, wait
         // grouped under it now.
         let mut led: Vec<String> = Vec::new();
-        for row in rows {
-            if row.digest_key.as_ref().is_some_and(|key| led.contains(key)) {
-                continue;
+        for _ in 0..CLAIM_PAGES {
+            let want = limit.saturating_sub(claimed.len());
+            if want == 0 {
+                break;
             }
-            // A first try is released only when the user's deliveries of the last hour leave room;
-            // otherwise it waits (pending, its time moved) until they do. Retries were counted.
-            let held = match counted(&row, self.deliveries_per_hour) {
-                Some((user, per_hour)) => hour_full_until(&mut tx, user, per_hour, now).await?,
-                _ => None,
-            };
-            if let Some(free_at) = held {
-                sqlx::query("UPDATE deliveries SET next_attempt_at = ? WHERE id = ?")
-                    .bind(free_at)
-                    .bind(&row.id)
-                    .execute(&mut *tx)
-                    .await?;
-                continue;
-            }
-            sqlx::query(
-                "UPDATE deliveries SET lease_until = ?, released_at = COALESCE(released_at, ?), \
-                 lease_token = lease_token + 1 WHERE id = ?",
-            )
-            .bind(lease_until)
+            // Due rows of the lanes below their cap (counting this claim's own, leased above).
+            let rows: Vec<DueRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "SELECT d.id, d.kind, d.target, d.attempts, n.id AS notification_id, \
+                 n.alert_type, n.alert, n.current_value, n.comparand, n.error, n.created_at, \
+                 n.task_id, n.task_name, n.url, u.webhook_secret, n.html, \
+                 n.synthetic_expression, d.user_id, d.released_at, n.explanation, \
+                 d.lease_token, u.id AS owner, u.login_base, {DUE_EXTRA_COLUMNS} \
+                 FROM deliveries d \
+                 LEFT JOIN notifications n ON n.id = d.notification_id \
+                 JOIN users u ON u.id = d.user_id \
+                 WHERE d.state = 'pending' AND d.next_attempt_at <= ?1 \
+                 AND (d.lease_until IS NULL OR d.lease_until < ?1) \
+                 AND d.lane NOT IN (SELECT lane FROM deliveries WHERE lease_until >= ?1 \
+                   AND state = 'pending' GROUP BY lane HAVING COUNT(*) >= ?2) \
+                 ORDER BY d.next_attempt_at LIMIT ?3"
+            )))
             .bind(now)
-            .bind(&row.id)
-            .execute(&mut *tx)
+            .bind(lanes.cap())
+            .bind(want as i64)
+            .fetch_all(&mut *tx)
             .await?;
-            let key = row.digest_key.clone();
-            let lead = row.id.clone();
-            let mut claimed_delivery = delivery(row, now)?;
-            if let Some(key) = key {
-                claimed_delivery.digest = digest_in(&mut tx, &lead, &key).await?;
-                led.push(key);
+            if rows.is_empty() {
+                break;
             }
-            claimed.push(claimed_delivery);
+            for row in rows {
+                if row.digest_key.as_ref().is_some_and(|key| led.contains(key)) {
+                    continue;
+                }
+                if !lanes.counted(&row.lane) {
+                    let (busy,): (i64,) = sqlx::query_as(
+                        "SELECT COUNT(*) FROM deliveries WHERE lane = ? AND lease_until >= ? \
+                         AND state = 'pending'",
+                    )
+                    .bind(&row.lane)
+                    .bind(now)
+                    .fetch_one(&mut *tx)
+                    .await?;
+                    lanes.count(&row.lane, busy);
+                }
+                if !lanes.has_room(&row.lane) {
+                    continue;
+                }
+                // A first try is released only when the user's deliveries of the last hour
+                // leave room; otherwise it waits (pending, its time moved) until they do.
+                // Retries were counted.
+                let held = match counted(&row, self.deliveries_per_hour) {
+                    Some((user, per_hour)) => hour_full_until(&mut tx, user, per_hour, now).await?,
+                    _ => None,
+                };
+                if let Some(free_at) = held {
+                    sqlx::query("UPDATE deliveries SET next_attempt_at = ? WHERE id = ?")
+                        .bind(free_at)
+                        .bind(&row.id)
+                        .execute(&mut *tx)
+                        .await?;
+                    continue;
+                }
+                sqlx::query(
+                    "UPDATE deliveries SET lease_until = ?, \
+                     released_at = COALESCE(released_at, ?), lease_token = lease_token + 1 \
+                     WHERE id = ?",
+                )
+                .bind(lease_until)
+                .bind(now)
+                .bind(&row.id)
+                .execute(&mut *tx)
+                .await?;
+                lanes.take(&row.lane);
+                let key = row.digest_key.clone();
+                let lead = row.id.clone();
+                let mut claimed_delivery = delivery(row, now)?;
+                if let Some(key) = key {
+                    let (items, total) = digest_in(&mut tx, &lead, &key).await?;
+                    claimed_delivery.digest = items;
+                    claimed_delivery.digest_total = total;
+                    led.push(key);
+                }
+                claimed.push(claimed_delivery);
+            }
         }
         tx.commit().await?;
         Ok(claimed)
@@ -197,7 +233,7 @@ crate::store::both::outbox::outbox_store!(SqliteStore, Sqlite, conn: sqlx::Sqlit
         let id = new_id();
         sqlx::query(
             "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
-             updated_at, user_id) VALUES (?, NULL, ?, ?, 'pending', ?, ?, ?)",
+             updated_at, user_id, lane) VALUES (?, NULL, ?, ?, 'pending', ?, ?, ?, ?)",
         )
         .bind(&id)
         .bind(kind.code())
@@ -205,6 +241,7 @@ crate::store::both::outbox::outbox_store!(SqliteStore, Sqlite, conn: sqlx::Sqlit
         .bind(now)
         .bind(now)
         .bind(user)
+        .bind(lane(kind, target))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -1,5 +1,6 @@
 //! The settings page (`/settings`) and its forms, each through the operations the API calls: the user's
-//! notification endpoints with their confirmation state (`PUT /user/notificationEndpoints`),
+//! notification endpoints with their confirmation state and when their messages go (at once,
+//! a digest, quiet hours: `PUT /user/notificationEndpoints`, what the API set beside kept),
 //! a test notification to each (through the outbox, under the hourly bound), the webhook
 //! secret and the API key (regenerated and shown once, on the page answering the form), the
 //! password change (`PUT /user/password`: the current password, checked as a login), "sign
@@ -18,6 +19,7 @@ use crate::web::shared::extract::SignedInForm;
 use crate::web::shared::format::display_name;
 use crate::web::shared::layout::page;
 use crate::web::shared::pages;
+use crate::web::shared::schedule::{self, Schedule};
 use crate::web::shared::session::{self, Session};
 use crate::web::shared::tree;
 use crate::web::shared::words::{delivery_badge, tries};
@@ -70,6 +72,10 @@ struct FieldErrors {
     template: Option<String>,
     /// What the templates made of the monitor's last change.
     preview: Option<endpoints::Preview>,
+    /// When the add form's endpoint sends, as typed.
+    endpoint_schedule: Schedule,
+    /// The API's refusals of that schedule, by field (`digest.everyMinutes`, `quietHours.to`).
+    schedule: std::collections::BTreeMap<String, String>,
     time_zone: Option<String>,
 }
 
@@ -191,7 +197,7 @@ fn endpoints_section(
                 p.empty { "No endpoints yet: notifications are only listed on the Notifications page." }
             } @else {
                 ul.endpoints {
-                    @for endpoint in &settings.notification_endpoints {
+                    @for (i, endpoint) in settings.notification_endpoints.iter().enumerate() {
                         @let value = endpoint.value.as_deref().unwrap_or("");
                         li.endpoint {
                             div.endpoint-main {
@@ -205,6 +211,10 @@ fn endpoints_section(
                                 @if endpoint.title.is_some() || endpoint.body.is_some() {
                                     span.badge { "Own message" }
                                 }
+                                @let when = schedule::words(endpoint);
+                                @if !when.is_empty() {
+                                    span.badge.schedule-badge { (when) }
+                                }
                             }
                             div.actions {
                                 form method="post" action="/settings/endpoints/test" {
@@ -217,6 +227,16 @@ fn endpoints_section(
                                     input type="hidden" name="value" value=(value);
                                     input type="hidden" name="kind" value=(endpoint.kind.code());
                                     button.button.quiet.danger-quiet type="submit" aria-label={ "Remove " (value) } { "Remove" }
+                                }
+                            }
+                            details.endpoint-schedule {
+                                summary aria-label={ "When messages go to " (value) } { "When messages go" }
+                                form method="post" action="/settings/endpoints/schedule" {
+                                    input type="hidden" name="csrf" value=(session.csrf);
+                                    input type="hidden" name="value" value=(value);
+                                    input type="hidden" name="kind" value=(endpoint.kind.code());
+                                    (schedule::fields("", &format!("endpoint-{i}"), &Schedule::of(endpoint), &|_: &str| None))
+                                    button.button type="submit" aria-label={ "Save when messages go to " (value) } { "Save" }
                                 }
                             }
                         }
@@ -249,6 +269,7 @@ fn endpoints_section(
                 } @else {
                     p.hint #endpoint-value-hint { "An e-mail address other than yours is sent a code first, and gets notifications once it is confirmed." }
                 }
+                (schedule::fields("", "endpoint", &errors.endpoint_schedule, &|part: &str| errors.schedule.get(part).cloned()))
                 (template_fields(errors, &monitors))
             }
             @if !tests.is_empty() {
@@ -374,6 +395,7 @@ fn form_again(form: &SettingsForm) -> FieldErrors {
         endpoint_body: form.body.clone().unwrap_or_default(),
         endpoint_format: form.format.clone().unwrap_or_default(),
         preview_monitor: form.monitor.clone().unwrap_or_default(),
+        endpoint_schedule: form.schedule(),
         ..FieldErrors::default()
     }
 }
@@ -641,6 +663,60 @@ pub struct SettingsForm {
     body: Option<String>,
     format: Option<String>,
     monitor: Option<String>,
+    when: Option<String>,
+    #[serde(rename = "digest.everyMinutes")]
+    every_minutes: Option<String>,
+    #[serde(rename = "digest.dailyAt")]
+    daily_at: Option<String>,
+    #[serde(rename = "quietHours.from")]
+    quiet_from: Option<String>,
+    #[serde(rename = "quietHours.to")]
+    quiet_to: Option<String>,
+}
+
+impl SettingsForm {
+    /// When the endpoint the form names sends, as typed.
+    fn schedule(&self) -> Schedule {
+        let text = |field: &Option<String>| field.clone().unwrap_or_default();
+        Schedule {
+            when: text(&self.when),
+            every: text(&self.every_minutes),
+            daily: text(&self.daily_at),
+            quiet_from: text(&self.quiet_from),
+            quiet_to: text(&self.quiet_to),
+        }
+    }
+}
+
+/// The API's refusals of an endpoint's schedule (`notificationEndpoints[2].digest.dailyAt`), by
+/// the field of the schedule (`digest.dailyAt`).
+fn schedule_refusals(
+    errors: &std::collections::BTreeMap<String, Vec<String>>,
+) -> std::collections::BTreeMap<String, String> {
+    errors
+        .iter()
+        .filter_map(|(field, messages)| {
+            let (_, part) = field.split_once("].")?;
+            let message = messages.first()?;
+            (part.starts_with("digest") || part.starts_with("quietHours")).then(|| {
+                (
+                    part.to_string(),
+                    format!("{}: {message}.", schedule_field(part)),
+                )
+            })
+        })
+        .collect()
+}
+
+/// What a person calls a schedule's field.
+fn schedule_field(part: &str) -> &'static str {
+    match part {
+        "digest.everyMinutes" => "The minutes between messages",
+        "digest.dailyAt" => "The time of the daily message",
+        "quietHours.from" => "The start of the quiet hours",
+        "quietHours.to" => "The end of the quiet hours",
+        _ => "The digest",
+    }
 }
 
 /// The user's endpoints as stored (without the output-only `confirmed`).
@@ -701,14 +777,23 @@ pub async fn add_endpoint(
         return refused(&state, &session, errors).await;
     }
     let (title, body, format) = form_templates(&form);
-    endpoints.push(NotificationEndpoint {
+    let mut endpoint = NotificationEndpoint {
         title,
         body,
         format,
         ..NotificationEndpoint::new(kind, Some(value.clone()))
-    });
+    };
+    form.schedule().apply(&mut endpoint);
+    endpoints.push(endpoint);
     match store_endpoints(&state, &session.user, endpoints).await {
         Ok(()) => Redirect::to("/settings#endpoints").into_response(),
+        Err(PageError::BadRequest { errors, .. }) if !schedule_refusals(&errors).is_empty() => {
+            let errors = FieldErrors {
+                schedule: schedule_refusals(&errors),
+                ..form_again(&form)
+            };
+            refused(&state, &session, errors).await
+        }
         Err(PageError::BadRequest { errors, .. }) if template_refusal(&errors).is_some() => {
             let errors = FieldErrors {
                 template: template_refusal(&errors),
@@ -745,6 +830,51 @@ pub async fn remove_endpoint(
         return pages::from_error(err, Some(&session));
     }
     Redirect::to("/settings#endpoints").into_response()
+}
+
+/// `POST /settings/endpoints/schedule`: sets when messages go to the endpoint of that type and
+/// value (at once, a digest, quiet hours), keeping its templates; what the API refuses is said
+/// on the page.
+pub async fn schedule_endpoint(
+    State(state): State<Ctx>,
+    SignedInForm { session, form }: SignedInForm<SettingsForm>,
+) -> Response {
+    let value = form.value.as_deref().unwrap_or("");
+    let kind = form.kind.as_deref().and_then(|k| k.parse::<i64>().ok());
+    let mut endpoints = match current_endpoints(&state, &session.user).await {
+        Ok(endpoints) => endpoints,
+        Err(err) => return pages::from_error(err, Some(&session)),
+    };
+    let Some(endpoint) = endpoints
+        .iter_mut()
+        .find(|e| Some(e.kind.code()) == kind && e.value.as_deref() == Some(value))
+    else {
+        // Removed meanwhile: nothing to set.
+        return Redirect::to("/settings#endpoints").into_response();
+    };
+    form.schedule().apply(endpoint);
+    match store_endpoints(&state, &session.user, endpoints).await {
+        Ok(()) => Redirect::to("/settings#endpoints").into_response(),
+        Err(PageError::BadRequest { detail, errors }) => {
+            let said: Vec<String> = schedule_refusals(&errors).into_values().collect();
+            let message = match said.is_empty() {
+                true => format!("{}.", first_message(detail, &errors)),
+                false => said.join(" "),
+            };
+            let flash = Flash::Done(format!(
+                "When messages go to {value} was not changed: {message}"
+            ));
+            render(
+                &state,
+                &session,
+                flash,
+                FieldErrors::default(),
+                StatusCode::BAD_REQUEST,
+            )
+            .await
+        }
+        Err(err) => pages::from_error(err, Some(&session)),
+    }
 }
 
 /// `POST /settings/endpoints/test`: a test notification to that endpoint, into the outbox.

@@ -1,14 +1,17 @@
 //! Where a folder's notifications go (`/folders/{id}/notifications`): the endpoints the folder
 //! names for the monitors inside it and in its subfolders that name none of their own, and,
 //! when it names none, where they go instead (the folder above that names some, or the user's
-//! own endpoints), so a person sees where an endpoint comes from. Stored through the API's own
-//! folder code (`POST /folder` with `notificationEndpoints`): the same validation and sealing.
+//! own endpoints), so a person sees where an endpoint comes from. One endpoint a line, its
+//! schedule after it (`Webhook https://… | every 30 min | quiet 22:00-07:00`). Stored through
+//! the API's own folder code (`POST /folder` with `notificationEndpoints`): the same validation
+//! and sealing; the templates the API gave an endpoint stay.
 
 use crate::ops::Ctx;
 use crate::web::shared::error::PageError;
 use crate::web::shared::extract::{SignedIn, SignedInForm};
 use crate::web::shared::layout::page;
 use crate::web::shared::pages;
+use crate::web::shared::schedule;
 use crate::web::shared::session::Session;
 use crate::web::shared::tree::name_of;
 use crate::web::shared::words::endpoint_words;
@@ -19,29 +22,40 @@ use maud::{Markup, html};
 use serde::Deserialize;
 use wachet::model::{Folder, MessagingServiceType, NotificationEndpoint};
 
-/// The endpoints in the form's words: one a line, its type and its value.
+/// The endpoints in the form's words: one a line, its type, its value and when its messages
+/// go when not at once.
 fn lines(list: &[NotificationEndpoint]) -> String {
     list.iter()
-        .map(endpoint_words)
+        .map(|endpoint| {
+            let when = schedule::words(endpoint);
+            match when.is_empty() {
+                true => endpoint_words(endpoint),
+                false => format!("{} | {when}", endpoint_words(endpoint)),
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-/// The endpoints of the form's lines (`Webhook https://…`, `Email a@b.example`, `Url tgram://…`),
-/// or the line that names no endpoint type.
+/// The endpoints of the form's lines (`Webhook https://…`, `Email a@b.example`, `Url tgram://…`,
+/// each maybe followed by ` | every 30 min`, ` | daily at 08:00`, ` | quiet 22:00-07:00`), or
+/// what a line says wrong.
 fn parse(text: &str) -> Result<Vec<NotificationEndpoint>, String> {
     text.lines()
         .map(str::trim)
         .filter(|line| !line.is_empty())
         .map(|line| {
-            let (kind, value) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+            let mut parts = line.split(" | ");
+            let endpoint = parts.next().unwrap_or(line).trim();
+            let (kind, value) = endpoint
+                .split_once(char::is_whitespace)
+                .unwrap_or((endpoint, ""));
             let kind = MessagingServiceType::parse(kind).ok_or_else(|| {
                 format!("“{line}” starts with no endpoint type (such as Webhook, Email or Url).")
             })?;
-            Ok(NotificationEndpoint::new(
-                kind,
-                Some(value.trim().to_string()),
-            ))
+            let mut endpoint = NotificationEndpoint::new(kind, Some(value.trim().to_string()));
+            schedule::from_words(&mut endpoint, parts)?;
+            Ok(endpoint)
         })
         .collect()
 }
@@ -103,7 +117,9 @@ fn form(
                         p.hint #folder-endpoints-hint {
                             "Types: "
                             (crate::notify::channel::offered().map(|kind| kind.name()).collect::<Vec<_>>().join(", "))
-                            " (Url: a notification URL such as tgram://…). Empty: none here."
+                            " (Url: a notification URL such as tgram://…). After an endpoint, when its messages go if not at once: "
+                            code { "| every 30 min" } ", " code { "| daily at 08:00" } ", " code { "| quiet 22:00-07:00" }
+                            " (in your time zone). Empty: none here."
                         }
                     }
                 }
@@ -177,8 +193,8 @@ pub async fn save(
         Ok(list) => list,
         Err(message) => return refused(&message),
     };
-    // The form edits an endpoint's kind and value; what the API set beside them (templates,
-    // digests, quiet hours) stays.
+    // The form edits an endpoint's kind, value and schedule; the templates the API gave it
+    // stay.
     if let Some(stored) = loaded.0.notification_endpoints.as_deref() {
         crate::ops::endpoints::keep_extensions(&mut list, stored);
     }
@@ -229,6 +245,16 @@ mod tests {
             parse("https://a.example/h")
                 .unwrap_err()
                 .contains("no endpoint type")
+        );
+        let held = parse("Webhook https://a.example/h | every 30 min | quiet 22:00-07:00").unwrap();
+        assert_eq!(
+            lines(&held),
+            "Webhook https://a.example/h | every 30 min | quiet 22:00-07:00"
+        );
+        assert!(
+            parse("Webhook https://a.example/h | weekly")
+                .unwrap_err()
+                .contains("weekly")
         );
     }
 }

@@ -325,8 +325,8 @@ async fn save(
     let existing_folder = match monitor.id.clone() {
         Some(id) => match crate::ops::monitors::stored(state, &session.user, &id).await {
             Ok(current) => {
-                // The form edits an endpoint's kind and value; what the API set beside them
-                // (templates, digests, quiet hours) stays.
+                // The form edits an endpoint's kind, value and schedule; the templates the API
+                // gave it stay.
                 if let (Some(list), Some(old)) = (
                     monitor.notification_endpoints.as_mut(),
                     current.notification_endpoints.as_deref(),

@@ -590,3 +590,72 @@ async fn the_settings_form_and_an_import_seal_a_notification_url_as_the_api_does
     let monitors = api.get(&ann, "/thirdparty/v1/task/search").await;
     sealed(&monitors.ok()[0]["notificationEndpoints"][0]["value"]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_service_asking_to_wait_is_tried_after_its_retry_after_and_a_message_too_large_fails() {
+    // SQLite only: the answers are judged before anything is stored.
+    let site = FixtureServer::builder()
+        .page("/tea", "<p>3.50 EUR</p>")
+        .start()
+        .await
+        .unwrap();
+    let hits = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = hits.clone();
+    let app = axum::Router::new().fallback(move |uri: Uri| {
+        let seen = seen.clone();
+        async move {
+            seen.lock().unwrap().push(uri.path().to_string());
+            match uri.path() {
+                "/limited" => (
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [("retry-after", "120")],
+                    "slow down",
+                ),
+                _ => (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    [("retry-after", "1")],
+                    "message too large",
+                ),
+            }
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let host = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let api = Api::start_checking().await;
+    let user = api.user("ann@example.com").await;
+    let endpoints = json!([{"type": "Url", "value": format!("json://{host}/limited")},
+                           {"type": "Url", "value": format!("json://{host}/large")}]);
+    let task = changing_monitor(&api, &user, &site, endpoints).await;
+    let note = first_notification(&api, &user, &task).await;
+    let states = deliveries_when(&api, &note, |s| {
+        s.len() == 2 && s.iter().all(|(_, _, attempts, _)| *attempts == 1)
+    })
+    .await;
+    let of = |path: &str| states.iter().find(|s| s.0.ends_with(path)).unwrap().clone();
+    // 413: no retry makes a message smaller; failed at once, saying what the service said.
+    let (_, state, _, error) = of("/large");
+    let error = error.unwrap_or_default();
+    assert_eq!(state, "failed");
+    assert!(
+        error.contains("413") && error.contains("message too large"),
+        "{error}"
+    );
+    // 429: kept, and tried again when the service asked (120 s), not after the 30 s policy.
+    let (_, state, _, error) = of("/limited");
+    assert_eq!(state, "pending");
+    assert!(error.unwrap_or_default().contains("429"));
+    let wait = api
+        .sql()
+        .await
+        .count(&format!(
+            "SELECT next_attempt_at - updated_at FROM deliveries \
+             WHERE notification_id = '{note}' AND target LIKE '%/limited'"
+        ))
+        .await;
+    assert!((119_000..=120_000).contains(&wait), "waits {wait} ms");
+    // One request each: neither was tried again meanwhile.
+    let mut hit = hits.lock().unwrap().clone();
+    hit.sort();
+    assert_eq!(hit, ["/large", "/limited"]);
+}

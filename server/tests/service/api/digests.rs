@@ -151,3 +151,158 @@ async fn a_digest_is_held_through_a_crash_then_sent_as_one_message_in_order() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(receiver.count(), 1);
 }
+
+/// Notifications a digest carries in the test of a long digest.
+const MANY: i64 = 10_000;
+
+both!(
+    a_digest_of_ten_thousand_changes_lists_the_first_and_links_to_the_rest,
+    multi_thread
+);
+async fn a_digest_of_ten_thousand_changes_lists_the_first_and_links_to_the_rest() {
+    let (receiver, hook) = Receiver::start(0).await;
+    let api = Api::start_checking().await;
+    let user = api.user("many@example.com").await;
+    api.put(
+        &user,
+        ENDPOINTS,
+        json!({"notificationEndpoints": [{"type": "Webhook", "value": hook,
+            "digest": {"everyMinutes": 60}}]}),
+    )
+    .await
+    .ok();
+    let task = id(&api
+        .task(
+            &user,
+            json!({"name": "Tea", "url": "https://shop.example/", "paused": true}),
+        )
+        .await);
+    api.store
+        .insert_notification(&raised(&task, 0))
+        .await
+        .unwrap();
+    // The other 9,999 notifications of the window, each held with its delivery, written at
+    // once as the scheduler would write them one by one.
+    let sql = api.sql().await;
+    let numbers = format!(
+        "WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < {})",
+        MANY - 1
+    );
+    sql.execute(&format!(
+        "{numbers} INSERT INTO notifications (id, user_id, task_id, job_type, alert_type, alert, \
+         created_at, current_value, task_name, url, synthetic_expression, html, explanation) \
+         SELECT n.id || '-' || k.i, n.user_id, n.task_id, n.job_type, n.alert_type, n.alert, \
+         n.created_at + k.i, 'price ' || k.i, n.task_name, n.url, 'change number ' || k.i, \
+         n.html, n.explanation FROM notifications n, k"
+    ))
+    .await;
+    sql.execute(&format!(
+        "{numbers} INSERT INTO deliveries (id, notification_id, kind, target, state, \
+         next_attempt_at, updated_at, user_id, template, digest_key, lane) \
+         SELECT d.id || '-' || k.i, d.notification_id || '-' || k.i, d.kind, d.target, \
+         d.state, d.next_attempt_at, d.updated_at, d.user_id, d.template, d.digest_key, d.lane \
+         FROM deliveries d, k"
+    ))
+    .await;
+    let held = "SELECT COUNT(*) FROM deliveries WHERE state = 'pending' AND digest_key IS NOT NULL";
+    assert_eq!(sql.count(held).await, MANY);
+
+    // The window ends: one message, the first 50 in order, the rest counted with a link.
+    sql.execute("UPDATE deliveries SET next_attempt_at = 0 WHERE digest_key IS NOT NULL")
+        .await;
+    let seen = receiver.wait_for(1).await;
+    let payload: Value = serde_json::from_str(&seen[0].1).unwrap();
+    assert_eq!(payload["title"], format!("{MANY} notifications"));
+    assert_eq!(payload["digestTotal"], MANY);
+    let listed = payload["digest"].as_array().unwrap();
+    assert_eq!(listed.len(), 50);
+    assert_eq!(listed[49]["syntheticExpression"], "change number 49");
+    let body = payload["body"].as_str().unwrap();
+    assert!(body.contains("change number 49 ("), "{body}");
+    assert!(
+        !body.contains("change number 50 ("),
+        "only the first are listed"
+    );
+    assert!(
+        body.ends_with(&format!(
+            "{} more notifications in this digest: {}",
+            MANY - 50,
+            api.url("/thirdparty/v1/notification/list")
+        )),
+        "{}",
+        &body[body.len().saturating_sub(300)..]
+    );
+    assert!(body.len() < 64 * 1024, "bounded: {} bytes", body.len());
+    // Nothing lost: every delivery of the digest ends delivered with the one message.
+    let delivered = "SELECT COUNT(*) FROM deliveries WHERE state = 'delivered'";
+    for _ in 0..100 {
+        if sql.count(delivered).await == MANY {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(sql.count(delivered).await, MANY);
+    assert_eq!(receiver.count(), 1);
+}
+
+both!(
+    a_digest_writes_each_change_with_the_endpoints_templates,
+    multi_thread
+);
+async fn a_digest_writes_each_change_with_the_endpoints_templates() {
+    let (receiver, hook) = Receiver::start(0).await;
+    let api = Api::start_checking().await;
+    let user = api.user("templated@example.com").await;
+    api.put(
+        &user,
+        ENDPOINTS,
+        json!({"notificationEndpoints": [{"type": "Webhook", "value": hook,
+            "digest": {"everyMinutes": 60}, "format": "markdown",
+            "title": "{{ monitor.folder }}/{{ monitor.name }} is {{ change.current }}",
+            "body": "{{ alert.type }}: {{ change.text }}"}]}),
+    )
+    .await
+    .ok();
+    let shop = api.folder(&user, "Shop", None).await;
+    let task = id(&api
+        .task(
+            &user,
+            json!({"name": "Tea", "url": "https://shop.example/", "paused": true,
+                   "folderId": shop}),
+        )
+        .await);
+    let mut notes = Vec::new();
+    for n in 0..3 {
+        let mut note = raised(&task, n);
+        note.explanation = Some(Explanation {
+            text: format!("price went to {n}"),
+            facts: Some(wachet_server::store::Facts {
+                diff_text: format!("[-{}-]{{+{n}+}}", n + 10),
+                ..Default::default()
+            }),
+            ..Explanation::default()
+        });
+        notes.push(api.store.insert_notification(&note).await.unwrap());
+    }
+    api.sql()
+        .await
+        .execute("UPDATE deliveries SET next_attempt_at = 0 WHERE digest_key IS NOT NULL")
+        .await;
+    let seen = receiver.wait_for(1).await;
+    let payload: Value = serde_json::from_str(&seen[0].1).unwrap();
+    // The digest's own title; each change under the heading its title template writes, its
+    // text as its body template writes it, in Markdown, in order, each with its link.
+    assert_eq!(payload["title"], "3 notifications", "{payload}");
+    let body = payload["body"].as_str().unwrap();
+    let items: Vec<String> = (0..3)
+        .map(|n| {
+            format!(
+                "**Shop/Tea is price {n}**\nNotEq: [-{}-]{{+{n}+}}\n{}",
+                n + 10,
+                payload["digest"][n]["alertUrl"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(body, items.join("\n\n"), "{body}");
+    assert_eq!(payload["digest"][2]["id"].as_str(), Some(notes[2].as_str()));
+}

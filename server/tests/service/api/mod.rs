@@ -44,6 +44,8 @@ mod routing;
 mod schedule;
 // Secrets carried out in an export encrypted to a passphrase, and the service's key rotated.
 mod secrets;
+// The deliverer's slots shared by receiving host: a hanging receiver never holds them all.
+mod slots;
 // Browser steps, logins, their secrets and kept sessions.
 mod steps;
 // Storage of history: retention, shared values, the quota's count.

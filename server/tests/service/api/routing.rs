@@ -273,4 +273,30 @@ async fn folder_endpoints_reach_the_monitors_inside_unless_they_name_their_own()
     )
     .await
     .problem(404);
+
+    // The folder deleted: its monitors go with their notifications, and the deliveries
+    // waiting for its endpoints with them (none left pointing nowhere); its page is a 404.
+    let sql = api.sql().await;
+    let waiting = format!(
+        "SELECT COUNT(*) FROM deliveries d JOIN notifications n ON n.id = d.notification_id \
+         WHERE n.task_id = '{inherits}'"
+    );
+    assert!(sql.count(&waiting).await > 0);
+    api.delete(&user, &format!("/thirdparty/v1/folder/{other}"))
+        .await
+        .ok();
+    assert_eq!(sql.count(&waiting).await, 0);
+    assert_eq!(
+        sql.count(
+            "SELECT COUNT(*) FROM deliveries WHERE notification_id IS NOT NULL \
+             AND notification_id NOT IN (SELECT id FROM notifications)"
+        )
+        .await,
+        0
+    );
+    api.get(&user, &format!("/thirdparty/v1/task/{inherits}"))
+        .await
+        .problem(404);
+    let (status, _) = page_text(&api, &cookie, &page).await;
+    assert_eq!(status, 404);
 }

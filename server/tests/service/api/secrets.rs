@@ -92,6 +92,13 @@ async fn exported_secrets_come_back_only_with_their_passphrase() {
     let source = Api::start().await;
     let ann = source.user("ann@example.com").await;
     source.task(&ann, signing_in(&site.url("/"))).await;
+    // A folder whose endpoint's URL is a secret too.
+    let folder = json!({"name": "Shop", "notificationEndpoints":
+                        [{"type": "Url", "value": "tgram://456:FOLDERSECRET/7"}]});
+    source
+        .post(&ann, "/thirdparty/v1/folder", folder)
+        .await
+        .ok();
 
     let export = |query: &'static str, passphrase: Option<&'static str>| {
         let (source, ann) = (&source, &ann);
@@ -112,7 +119,7 @@ async fn exported_secrets_come_back_only_with_their_passphrase() {
         .field_error("passphrase", "shorter than 8");
     let file = export("?secrets=true", Some("tea at five o'clock")).await;
     assert_eq!(file.status, 200, "{}", file.text);
-    for secret in [SignInSite::PASSWORD, "BOTSECRET", "sealed~"] {
+    for secret in [SignInSite::PASSWORD, "BOTSECRET", "FOLDERSECRET", "sealed~"] {
         assert!(!file.text.contains(secret), "{secret} in {}", file.text);
     }
     assert_eq!(file.body["secrets"]["kdf"], "argon2id", "{}", file.text);
@@ -167,6 +174,21 @@ async fn exported_secrets_come_back_only_with_their_passphrase() {
     let report = import(Some("tea at five o'clock")).await;
     assert_eq!(report.status, 200, "{}", report.text);
     assert!(!report.text.contains("URL of a webhook"), "{}", report.text);
+    assert!(!report.text.contains("not carried over"), "{}", report.text);
+    // The folder names its endpoint again, its URL sealed with the target's key.
+    let folders = target.get(&bob, "/thirdparty/v1/folder/list").await;
+    let shop = folders.ok()["subfolders"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|f| f["name"] == "Shop")
+        .cloned()
+        .unwrap_or_else(|| panic!("no folder Shop: {}", folders.ok()));
+    assert_eq!(shop["notificationEndpoints"][0]["type"], "Url", "{shop}");
+    let clear = "SELECT count(*) FROM folders WHERE notification_endpoints LIKE '%FOLDERSECRET%'";
+    assert_eq!(sql.count(clear).await, 0);
+    let sealed = "SELECT count(*) FROM folders WHERE notification_endpoints LIKE '%sealed~%'";
+    assert_eq!(sql.count(sealed).await, 1);
     let task = report.body["monitors"][0]["id"]
         .as_str()
         .unwrap()

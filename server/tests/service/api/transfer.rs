@@ -153,6 +153,125 @@ async fn a_backup_is_imported_all_or_nothing_and_exported_again() {
     assert!(ids(&bobs.body).iter().all(|id| !anns.contains(id)));
 }
 
+/// The folder named `name` among the subfolders `path` lists.
+async fn subfolder(api: &Api, user: &User, path: &str, name: &str) -> Value {
+    let listed = api.get(user, path).await;
+    listed.ok()["subfolders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("no folder {name} in {}", listed.text))
+}
+
+both!(a_folders_endpoints_travel_through_export_and_import_with_their_schedules);
+async fn a_folders_endpoints_travel_through_export_and_import_with_their_schedules() {
+    let api = Api::start().await;
+    let (ann, bob) = (
+        api.user("ann@example.com").await,
+        api.user("bob@example.com").await,
+    );
+    let mail = json!({"type": "Email", "value": "news@example.com",
+        "title": "{{ monitor.name }}", "format": "text",
+        "digest": {"everyMinutes": 30}, "quietHours": {"from": "22:00", "to": "07:00"}});
+    let news = api
+        .post(
+            &ann,
+            "/thirdparty/v1/folder",
+            json!({"name": "News", "notificationEndpoints": [mail,
+                {"type": "Webhook", "value": "https://hooks.example/secret-news",
+                 "digest": {"dailyAt": "08:00"}}]}),
+        )
+        .await
+        .ok()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    api.post(
+        &ann,
+        "/thirdparty/v1/folder",
+        json!({"name": "Local", "parentId": news,
+               "notificationEndpoints": [{"type": "Email", "value": "local@example.com"}]}),
+    )
+    .await
+    .ok();
+
+    // Exported with the folder, the webhook's URL (a secret) left out.
+    let exported = export(&api, &ann).await;
+    assert!(!exported.text.contains("secret-news"), "{}", exported.text);
+    let folders = exported.body["folders"].as_array().unwrap();
+    assert_eq!(
+        folders[0]["notificationEndpoints"][0], mail,
+        "{}",
+        exported.text
+    );
+    assert_eq!(
+        folders[0]["notificationEndpoints"][1],
+        json!({"type": "Webhook", "value": null, "digest": {"dailyAt": "08:00"}})
+    );
+
+    // Another account imports it: the folders name their endpoints again, with their
+    // templates, digests and quiet hours; the webhook without its URL is said to be left out.
+    let reply = import(
+        &api,
+        &bob,
+        "",
+        "application/json",
+        exported.text.clone().into(),
+    )
+    .await;
+    let report = reply.ok().clone();
+    assert!(
+        report["leftOut"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["item"] == "folder \"News\"" && l["what"] == "1 notification endpoint(s)"),
+        "{report}"
+    );
+    let imported = subfolder(&api, &bob, "/thirdparty/v1/folder/list", "News").await;
+    assert_eq!(
+        imported["notificationEndpoints"],
+        json!([mail]),
+        "{imported}"
+    );
+    let inner = format!(
+        "/thirdparty/v1/folder/list?parentId={}",
+        imported["id"].as_str().unwrap()
+    );
+    let local = subfolder(&api, &bob, &inner, "Local").await;
+    assert_eq!(
+        local["notificationEndpoints"],
+        json!([{"type": "Email", "value": "local@example.com"}])
+    );
+
+    // Imported again: the folders exist and keep what they name, saying so.
+    api.post(
+        &bob,
+        "/thirdparty/v1/folder",
+        json!({"id": imported["id"], "name": "News", "notificationEndpoints": []}),
+    )
+    .await
+    .ok();
+    let again = import(&api, &bob, "", "application/json", exported.text.into()).await;
+    let report = again.ok().clone();
+    assert!(
+        report["leftOut"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["item"] == "folder \"News\""
+                && l["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("keeps the endpoints it names")),
+        "{report}"
+    );
+    let kept = subfolder(&api, &bob, "/thirdparty/v1/folder/list", "News").await;
+    assert!(kept["notificationEndpoints"].is_null(), "{kept}");
+}
+
 /// The settings page in real Chromium: a backup uploaded, its report read (what comes in,
 /// what does not) and confirmed, the export downloaded. On SQLite only: the storage behind it
 /// is the same operation the API test runs on both backends.

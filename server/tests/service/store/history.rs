@@ -54,14 +54,17 @@ both!(
                 .is_empty()
         );
         // Its delivery waits in the outbox, and is claimed once.
-        let deliveries = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        let deliveries = store
+            .claim_deliveries(now, now + 60_000, 10, 10)
+            .await
+            .unwrap();
         assert_eq!(deliveries.len(), 1);
         let delivery = &deliveries[0];
         assert_eq!(delivery.target, "https://hooks.example/in");
         assert_eq!(delivery.notification.current.as_deref(), Some("Tea 3.50"));
         assert!(
             store
-                .claim_deliveries(now, now + 60_000, 10)
+                .claim_deliveries(now, now + 60_000, 10, 10)
                 .await
                 .unwrap()
                 .is_empty()
@@ -166,7 +169,7 @@ both!(a_check_that_fails_in_part_stores_nothing, |store: Arc<
     let now = now_millis();
     assert!(
         store
-            .claim_deliveries(now, now + 60_000, 10)
+            .claim_deliveries(now, now + 60_000, 10, 10)
             .await
             .unwrap()
             .is_empty()
@@ -239,7 +242,7 @@ both!(
         // The stored check's notification went with it, into the outbox.
         let later = now_millis();
         let deliveries = store
-            .claim_deliveries(later, later + 60_000, 10)
+            .claim_deliveries(later, later + 60_000, 10, 10)
             .await
             .unwrap();
         assert_eq!(deliveries.len(), 1, "one delivery, of the stored check");
@@ -664,7 +667,10 @@ both!(
             .collect();
         assert_eq!(store.record_check(&record).await.unwrap(), Recorded::Stored);
         let now = now_millis();
-        let sent = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        let sent = store
+            .claim_deliveries(now, now + 60_000, 10, 10)
+            .await
+            .unwrap();
         let mut said: Vec<String> = sent
             .iter()
             .map(|d| d.synthetic_expression.clone())
@@ -682,7 +688,7 @@ both!(
         assert_eq!(store.record_check(&more).await.unwrap(), Recorded::Stored);
         assert!(
             store
-                .claim_deliveries(now, now + 60_000, 10)
+                .claim_deliveries(now, now + 60_000, 10, 10)
                 .await
                 .unwrap()
                 .is_empty()

@@ -21,11 +21,17 @@ both!(
         record.notifications = vec![notification(&task, "Tea 3.50")];
         assert_eq!(store.record_check(&record).await.unwrap(), Recorded::Stored);
         let now = now_millis();
-        let paused = store.claim_deliveries(now, now + 200, 10).await.unwrap();
+        let paused = store
+            .claim_deliveries(now, now + 200, 10, 10)
+            .await
+            .unwrap();
         assert_eq!(paused.len(), 1);
         tokio::time::sleep(Duration::from_millis(500)).await;
         let now = now_millis();
-        let taken = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        let taken = store
+            .claim_deliveries(now, now + 60_000, 10, 10)
+            .await
+            .unwrap();
         assert_eq!(taken.len(), 1, "the lapsed delivery is taken over");
         let failed = DeliveryOutcome::Failed {
             error: "stale".into(),
@@ -78,7 +84,10 @@ both!(
             matches!(refused, Err(StoreError::Invalid { .. })),
             "{refused:?}"
         );
-        let claimed = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        let claimed = store
+            .claim_deliveries(now, now + 60_000, 10, 10)
+            .await
+            .unwrap();
         assert_eq!(ids_of(&claimed), vec![id.clone()]);
         assert!(
             claimed[0].notification.id.is_none(),
@@ -114,7 +123,7 @@ both!(
         let now = now_millis();
         assert!(
             store
-                .claim_deliveries(now, now + 60_000, 10)
+                .claim_deliveries(now, now + 60_000, 10, 10)
                 .await
                 .unwrap()
                 .is_empty(),
@@ -128,7 +137,10 @@ both!(
             "{stranger:?}"
         );
         store.retry_delivery(&user, None, &id, now).await.unwrap();
-        let again = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        let again = store
+            .claim_deliveries(now, now + 60_000, 10, 10)
+            .await
+            .unwrap();
         assert_eq!(ids_of(&again), vec![id.clone()]);
         assert_eq!(again[0].attempts, 1);
         store
@@ -169,7 +181,10 @@ both!(
                 .await
                 .unwrap();
         }
-        let claimed = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+        let claimed = store
+            .claim_deliveries(now, now + 60_000, 10, 10)
+            .await
+            .unwrap();
         assert_eq!(claimed.len(), 1, "one released this hour");
         store
             .finish_delivery(
@@ -182,14 +197,14 @@ both!(
         let later = now + 30 * 60_000;
         assert!(
             store
-                .claim_deliveries(later, later + 60_000, 10)
+                .claim_deliveries(later, later + 60_000, 10, 10)
                 .await
                 .unwrap()
                 .is_empty()
         );
         let next_hour = now + 3_600_000 + 1;
         let held = store
-            .claim_deliveries(next_hour, next_hour + 60_000, 10)
+            .claim_deliveries(next_hour, next_hour + 60_000, 10, 10)
             .await
             .unwrap();
         assert_eq!(held.len(), 1, "released an hour later");
@@ -329,7 +344,7 @@ async fn concurrent_delivery_claims_never_overlap(postgres: bool) {
         loop {
             let now = now_millis();
             let due = store
-                .claim_deliveries(now, now + 60_000, 3)
+                .claim_deliveries(now, now + 60_000, 3, 100)
                 .await
                 .expect("claim");
             if due.is_empty() {
@@ -381,18 +396,24 @@ both!(an_expired_delivery_lease_is_claimed_again, |store: Arc<
         )
         .await
         .unwrap();
-    let first = store.claim_deliveries(now, now + 300, 10).await.unwrap();
+    let first = store
+        .claim_deliveries(now, now + 300, 10, 10)
+        .await
+        .unwrap();
     assert_eq!(ids_of(&first), vec![id.clone()]);
     let now = now_millis();
     assert!(
         store
-            .claim_deliveries(now, now + 60_000, 10)
+            .claim_deliveries(now, now + 60_000, 10, 10)
             .await
             .unwrap()
             .is_empty()
     );
     tokio::time::sleep(Duration::from_millis(700)).await;
     let now = now_millis();
-    let again = store.claim_deliveries(now, now + 60_000, 10).await.unwrap();
+    let again = store
+        .claim_deliveries(now, now + 60_000, 10, 10)
+        .await
+        .unwrap();
     assert_eq!(ids_of(&again), vec![id], "the sender died: tried again");
 });

@@ -255,6 +255,17 @@ const CASES: &[Case] = &[
         "/settings/endpoints/test",
         &[("value", "{hook}")],
     )),
+    // Another user's endpoint is not in this user's list: nothing changes, as for a made-up one.
+    same(post(
+        "/settings/endpoints/schedule",
+        "/settings/endpoints/schedule",
+        &[
+            ("kind", "1"),
+            ("value", "{hook}"),
+            ("when", "every"),
+            ("digest.everyMinutes", "5"),
+        ],
+    )),
     // A template previewed against another user's monitor says "choose one of your monitors",
     // as for a made-up id.
     same(post(

@@ -5,6 +5,9 @@
 
 // Notifications with their deliveries, settings and feeds.
 mod account;
+// When an endpoint's messages go (digests, quiet hours), set on the settings page and the
+// monitor form.
+mod digests;
 // Defences against browsers led by other sites and users crowding others out.
 mod defences;
 // A new user's first day: names from page titles, feeds on their pages.

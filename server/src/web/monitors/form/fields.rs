@@ -30,14 +30,24 @@ pub struct AlertRow {
     pub remind: String,
 }
 
-/// A row of two texts: a header (name, value), an endpoint (type, value) or a URL filter
-/// (type, filter).
+/// A row of two texts: a header (name, value) or a URL filter (type, filter).
 #[derive(Debug, Clone, Default)]
 pub struct Pair {
-    /// Header name, endpoint type or filter type.
+    /// Header name or filter type.
     pub first: String,
-    /// Header value, endpoint value or filter text.
+    /// Header value or filter text.
     pub second: String,
+}
+
+/// An endpoint row: its type, its address and when its messages go.
+#[derive(Debug, Clone, Default)]
+pub struct EndpointRow {
+    /// The endpoint type's name.
+    pub kind: String,
+    /// Its URL or address.
+    pub value: String,
+    /// At once, a digest, quiet hours.
+    pub schedule: Schedule,
 }
 
 /// One noise mask row: a pattern, whether wachet learned it (then its pattern is shown, not
@@ -67,7 +77,7 @@ pub struct Fields {
     pub recurrence: String,
     /// The seconds when `recurrence` is `custom`.
     pub recurrence_custom: String,
-    pub endpoints: Vec<Pair>,
+    pub endpoints: Vec<EndpointRow>,
     pub location: String,
     /// Proxy locations, separated by commas.
     pub proxies: String,
@@ -209,9 +219,10 @@ impl Fields {
                 .notification_endpoints
                 .iter()
                 .flatten()
-                .map(|e| Pair {
-                    first: e.kind.name().into(),
-                    second: e.value.clone().unwrap_or_default(),
+                .map(|e| EndpointRow {
+                    kind: e.kind.name().into(),
+                    value: e.value.clone().unwrap_or_default(),
+                    schedule: Schedule::of(e),
                 })
                 .collect(),
             location: monitor.location.name().into(),
@@ -276,7 +287,7 @@ impl Fields {
     /// Drops the rows left empty, so the rows shown are the monitor's, index for index.
     pub fn compact(&mut self) {
         self.alerts.retain(|a| !a.kind.trim().is_empty());
-        self.endpoints.retain(|e| !e.second.trim().is_empty());
+        self.endpoints.retain(|e| !e.value.trim().is_empty());
         self.headers
             .retain(|h| !h.first.trim().is_empty() || !h.second.trim().is_empty());
         self.include.retain(|f| !f.second.is_empty());
@@ -319,9 +330,9 @@ impl Fields {
                 remind: String::new(),
             }),
             "headers" => self.headers.push(Pair::default()),
-            "notificationEndpoints" => self.endpoints.push(Pair {
-                first: MessagingServiceType::Email.name().into(),
-                second: String::new(),
+            "notificationEndpoints" => self.endpoints.push(EndpointRow {
+                kind: MessagingServiceType::Email.name().into(),
+                ..EndpointRow::default()
             }),
             "urlFilter.include" => self.include.push(Pair::default()),
             "urlFilter.exclude" => self.exclude.push(Pair::default()),
@@ -447,11 +458,13 @@ impl Fields {
         }
         let mut endpoints = Vec::new();
         for (i, row) in self.endpoints.iter().enumerate() {
-            match MessagingServiceType::parse(&row.first) {
-                Some(kind) => endpoints.push(NotificationEndpoint::new(
-                    kind,
-                    Some(row.second.trim().to_string()),
-                )),
+            match MessagingServiceType::parse(&row.kind) {
+                Some(kind) => {
+                    let mut endpoint =
+                        NotificationEndpoint::new(kind, Some(row.value.trim().to_string()));
+                    row.schedule.apply(&mut endpoint);
+                    endpoints.push(endpoint);
+                }
                 None => problems.add(
                     format!("notificationEndpoints[{i}].type"),
                     "choose an endpoint type",

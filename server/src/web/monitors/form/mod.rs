@@ -10,6 +10,7 @@ mod fields;
 mod parse;
 mod render;
 
+use crate::web::shared::schedule::Schedule;
 use crate::web::shared::session::Session;
 use crate::web::shared::words::{alert_words, compare_words, location_words};
 use maud::{Markup, html};

@@ -17,13 +17,9 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
     let mut posted = Posted::default();
     let mut alerts: BTreeMap<usize, AlertRow> = BTreeMap::new();
     let mut noise: BTreeMap<usize, NoiseRow> = BTreeMap::new();
-    let mut lists: [BTreeMap<usize, Pair>; 4] = Default::default();
-    const LISTS: [&str; 4] = [
-        "headers",
-        "notificationEndpoints",
-        "urlFilter.include",
-        "urlFilter.exclude",
-    ];
+    let mut endpoints: BTreeMap<usize, EndpointRow> = BTreeMap::new();
+    let mut lists: [BTreeMap<usize, Pair>; 3] = Default::default();
+    const LISTS: [&str; 3] = ["headers", "urlFilter.include", "urlFilter.exclude"];
     for (name, value) in pairs {
         let f = &mut posted.fields;
         match name.as_str() {
@@ -82,6 +78,17 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
                     }
                     continue;
                 }
+                if let Some((index, part)) = row_of(&name, "notificationEndpoints")? {
+                    let row = endpoints.entry(index).or_default();
+                    match part {
+                        "type" => row.kind = value,
+                        "value" => row.value = value,
+                        other => {
+                            row.schedule.read(other, value);
+                        }
+                    }
+                    continue;
+                }
                 if let Some((index, part)) = row_of(&name, "noise")? {
                     let row = noise.entry(index).or_default();
                     match part {
@@ -107,7 +114,7 @@ pub fn parse(pairs: Vec<(String, String)>) -> Result<Posted, FormError> {
             }
         }
     }
-    let [headers, endpoints, include, exclude] = lists;
+    let [headers, include, exclude] = lists;
     let f = &mut posted.fields;
     f.alerts = alerts.into_values().collect();
     f.noise = noise.into_values().collect();
@@ -227,6 +234,15 @@ pub(super) fn slots(fields: &Fields) -> Vec<String> {
     for i in 0..fields.endpoints.len() {
         rows.push(format!("notificationEndpoints[{i}].type"));
         rows.push(format!("notificationEndpoints[{i}].value"));
+        for part in [
+            "digest",
+            "digest.everyMinutes",
+            "digest.dailyAt",
+            "quietHours.from",
+            "quietHours.to",
+        ] {
+            rows.push(format!("notificationEndpoints[{i}].{part}"));
+        }
     }
     for (list, filters) in [("include", &fields.include), ("exclude", &fields.exclude)] {
         for i in 0..filters.len() {

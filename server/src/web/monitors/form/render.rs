@@ -339,13 +339,16 @@ pub(super) fn endpoints_group(fields: &Fields, problems: &Problems, ctx: &Contex
                             aria-invalid=[invalid(&kind, problems)]
                             aria-describedby=[describedby_opt(&kind, problems)] {
                             @for t in crate::notify::channel::offered() {
-                                option value=(t.name()) selected[MessagingServiceType::parse(&row.first) == Some(t)] { (t.name()) }
+                                option value=(t.name()) selected[MessagingServiceType::parse(&row.kind) == Some(t)] { (t.name()) }
                             }
                         }
                         (message(&kind, problems))
                     }
-                    (text_field(&value, "Address or URL", &row.second, "text", problems, None))
+                    (text_field(&value, "Address or URL", &row.value, "text", problems, None))
                 }
+                @let prefix = format!("notificationEndpoints[{i}].");
+                (crate::web::shared::schedule::fields(&prefix, &id_of(&format!("notificationEndpoints[{i}]")), &row.schedule,
+                    &|part: &str| problems.at(&format!("{prefix}{part}")).map(|m| m.join(" "))))
             }
             button.button.quiet type="submit" name="add" value="notificationEndpoints" { "Add an endpoint" }
             (checkbox("muted", "Muted: keep this monitor's notifications on the Notifications page and send them nowhere", fields.muted))
