@@ -24,17 +24,20 @@
 //! What both backends share that is not SQL lives once, outside them: the settings they open
 //! with and how opening fails ([`settings`]); the columns derived from a request, the mapping
 //! of rows to the API's types, quotas and hourly limits, refusals and what each write
-//! invalidates in the cache (`shape`). A backend's own module holds its statements, binds and
-//! transactions only.
+//! invalidates in the cache (`shape`); and the Rust around the statements, each trait's
+//! implementation written once as a macro both backends instantiate (`both`). A backend's own
+//! module holds its connections, transactions and the statements it spells its own way.
 //!
 //! ## A new backend
 //!
 //! 1. A module beside `sqlite/` and `postgres/` whose store type implements each resource's
 //!    trait ([`UserStore`], [`TaskStore`], [`FolderStore`], [`HistoryStore`],
 //!    [`NotificationStore`], [`ScheduleStore`], [`OutboxStore`], [`FeedStore`],
-//!    [`WorkerStore`]; [`Store`] then follows), and [`testing::Seed`] for the tests, each
-//!    method calling `shape` for its derived columns, row mapping, limits, refusals and cache
-//!    invalidation, so only the SQL is new.
+//!    [`WorkerStore`]; [`Store`] then follows), and [`testing::Seed`] for the tests. A SQL
+//!    database sqlx speaks instantiates `both`'s macros (its store type offering `reads`,
+//!    `writes` and `write`, as `both` says) with the statements it spells its own way; any
+//!    other calls `shape` for its derived columns, row mapping, limits, refusals and cache
+//!    invalidation, so only the queries are new.
 //! 2. An opening function taking [`StoreSettings`] and returning [`OpenError`], which runs
 //!    the embedded migrations of a folder of its own (`server/migrations/<backend>/`, one
 //!    schema equal to the others') through [`settings::migrate`].
@@ -42,6 +45,7 @@
 //!    support's `Database::open` and in the store tests' `store::on`, so every contract and
 //!    API test runs on it too, and in `wachet serve`'s choice of store by `--db`.
 
+pub(crate) mod both;
 pub mod cache;
 pub mod codec;
 pub mod feeds;

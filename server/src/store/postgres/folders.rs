@@ -1,16 +1,17 @@
-//! [`FolderStore`] on PostgreSQL: the tree, its listings with recursive counts, and moves (which
-//! invalidate the cached monitors they touch). "No parent" is matched with `IS NOT DISTINCT
-//! FROM`, PostgreSQL's null-safe equality.
+//! [`FolderStore`] on PostgreSQL: the writes are written once for both backends in
+//! [`crate::store::both::folders`]; here are a folder page read with its counts, a saved folder
+//! read back with its counts, and the endpoints of folders. "No parent" is matched with `IS
+//! NOT DISTINCT FROM`, the null-safe equality.
 
-use super::tasks::{TaskRow, check_folder, monitor, select};
+use super::tasks::{TaskRow, check_folder, select};
 use super::{PgStore, sort_key};
 use crate::store::cache::SharedMonitor;
 use crate::store::shape::invalidate;
-use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id, new_id, now_millis};
-use async_trait::async_trait;
+use crate::store::shape::tasks::monitor;
+use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id};
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
 use std::collections::HashMap;
-use wachet::model::{Folder, MoveRequest, NotificationEndpoint};
+use wachet::model::{Folder, NotificationEndpoint};
 
 #[derive(sqlx::FromRow)]
 struct FolderRow {
@@ -29,26 +30,6 @@ impl FolderRow {
             ..Folder::default()
         }
     }
-}
-
-/// Whether `folder` is `ancestor` or lies below it.
-async fn is_within(
-    tx: &mut Transaction<'_, Postgres>,
-    folder: &str,
-    ancestor: &str,
-) -> Result<bool, StoreError> {
-    let found: Option<(i32,)> = sqlx::query_as(
-        "WITH RECURSIVE up (id, parent_id) AS ( \
-             SELECT id, parent_id FROM folders WHERE id = $1 \
-             UNION ALL \
-             SELECT f.id, f.parent_id FROM folders f JOIN up ON f.id = up.parent_id) \
-         SELECT 1 FROM up WHERE id = $2 LIMIT 1",
-    )
-    .bind(folder)
-    .bind(ancestor)
-    .fetch_optional(&mut **tx)
-    .await?;
-    Ok(found.is_some())
 }
 
 /// Fills count, failedCount and pausedCount of each folder, over its whole subtree.
@@ -119,155 +100,19 @@ async fn path(
     Ok(rows.into_iter().map(FolderRow::folder).collect())
 }
 
-impl PgStore {
-    /// [`FolderStore::save_folder`] once; run again on a conflict.
-    async fn try_save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
-        super::refuse_nul("name", folder.name.as_deref())?;
-        let mut tx = self.pool.begin().await?;
-        super::lock_owner(&mut tx, user).await?;
-        if let Some(parent) = folder.parent_id.as_deref() {
-            check_folder(&mut tx, user, parent, "parentId").await?;
-        }
-        let key = sort_key(folder.name.as_deref());
-        let id = match folder.id.as_deref() {
-            None => {
-                let id = new_id();
-                sqlx::query(
-                    "INSERT INTO folders (id, user_id, parent_id, name, sort_key, created_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6)",
-                )
-                .bind(&id)
-                .bind(user)
-                .bind(&folder.parent_id)
-                .bind(&folder.name)
-                .bind(&key)
-                .bind(now_millis())
-                .execute(&mut *tx)
-                .await?;
-                id
-            }
-            Some(id) => {
-                if !is_id(id) {
-                    return Err(StoreError::NotFound);
-                }
-                if let Some(parent) = folder.parent_id.as_deref()
-                    && is_within(&mut tx, parent, id).await?
-                {
-                    return Err(StoreError::invalid(
-                        "parentId",
-                        "a folder cannot move into itself or its own subfolders",
-                    ));
-                }
-                // As for monitors, a null parent keeps the folder where it is; moves are explicit.
-                let updated = sqlx::query(
-                    "UPDATE folders SET parent_id = COALESCE($1, parent_id), name = $2, sort_key = $3 \
-                     WHERE id = $4 AND user_id = $5",
-                )
-                .bind(&folder.parent_id)
-                .bind(&folder.name)
-                .bind(&key)
-                .bind(id)
-                .bind(user)
-                .execute(&mut *tx)
-                .await?;
-                if updated.rows_affected() == 0 {
-                    return Err(StoreError::NotFound);
-                }
-                id.to_string()
-            }
-        };
-        let row: FolderRow =
-            sqlx::query_as("SELECT id, name, parent_id, sort_key FROM folders WHERE id = $1")
-                .bind(&id)
-                .fetch_one(&mut *tx)
-                .await?;
-        let mut saved = vec![row.folder()];
-        fill_counts(&mut *tx, &mut saved).await?;
-        tx.commit().await?;
-        Ok(saved.remove(0))
-    }
-
-    /// [`FolderStore::move_items`] once; run again on a conflict.
-    async fn try_move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
-        super::lock_owner(&mut tx, user).await?;
-        let target = request.folder_id.as_deref();
-        if let Some(target) = target {
-            check_folder(&mut tx, user, target, "folderId")
-                .await
-                .map_err(|err| match err {
-                    StoreError::Invalid { .. } => StoreError::NotFound,
-                    other => other,
-                })?;
-        }
-        for id in request.task_ids.iter().flatten() {
-            if !is_id(id) {
-                return Err(StoreError::NotFound);
-            }
-            let moved =
-                sqlx::query("UPDATE tasks SET folder_id = $1 WHERE id = $2 AND user_id = $3")
-                    .bind(target)
-                    .bind(id)
-                    .bind(user)
-                    .execute(&mut *tx)
-                    .await?;
-            if moved.rows_affected() == 0 {
-                return Err(StoreError::NotFound);
-            }
-        }
-        for id in request.folder_ids.iter().flatten() {
-            if !is_id(id) {
-                return Err(StoreError::NotFound);
-            }
-            let owned: Option<(i32,)> =
-                sqlx::query_as("SELECT 1 FROM folders WHERE id = $1 AND user_id = $2")
-                    .bind(id)
-                    .bind(user)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if owned.is_none() {
-                return Err(StoreError::NotFound);
-            }
-            if let Some(target) = target
-                && is_within(&mut tx, target, id).await?
-            {
-                return Err(StoreError::invalid(
-                    "folderIds",
-                    format!("folder {id} cannot move into itself or its own subfolders"),
-                ));
-            }
-            sqlx::query("UPDATE folders SET parent_id = $1 WHERE id = $2")
-                .bind(target)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        // Moved monitors have another folderId.
-        invalidate::tasks_moved(
-            &self.cache,
-            request.task_ids.iter().flatten().map(String::as_str),
-        );
-        Ok(())
-    }
+/// The folder `id` as written in `tx`, with its subtree's counts.
+async fn saved_folder(tx: &mut Transaction<'_, Postgres>, id: &str) -> Result<Folder, StoreError> {
+    let row: FolderRow =
+        sqlx::query_as("SELECT id, name, parent_id, sort_key FROM folders WHERE id = $1")
+            .bind(id)
+            .fetch_one(&mut **tx)
+            .await?;
+    let mut saved = vec![row.folder()];
+    fill_counts(&mut **tx, &mut saved).await?;
+    Ok(saved.remove(0))
 }
 
-#[async_trait]
-impl FolderStore for PgStore {
-    async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
-        let saved = super::retrying(|| self.try_save_folder(user, folder)).await?;
-        invalidate::folders_changed(&self.cache);
-        Ok(saved)
-    }
-
-    async fn delete_folder(&self, user: &str, id: &str) -> Result<(), StoreError> {
-        // Subfolders, their monitors, pages, history and notifications cascade from this row.
-        super::delete_owned(self, "folders", user, id).await?;
-        // Any cached monitor may have gone with it; folder deletes are rare.
-        invalidate::folder_deleted(&self.cache);
-        Ok(())
-    }
-
+crate::store::both::folders::folder_store!(PgStore, Postgres, {
     async fn list_folder(
         &self,
         user: &str,
@@ -362,34 +207,6 @@ impl FolderStore for PgStore {
         Ok(listing)
     }
 
-    async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError> {
-        super::retrying(|| self.try_move_items(user, request)).await
-    }
-
-    async fn set_folder_endpoints(
-        &self,
-        user: &str,
-        id: &str,
-        endpoints: &[NotificationEndpoint],
-    ) -> Result<(), StoreError> {
-        let stored = match endpoints.is_empty() {
-            true => None,
-            false => Some(crate::store::shape::users::endpoints_json(endpoints)?),
-        };
-        let updated = sqlx::query(
-            "UPDATE folders SET notification_endpoints = $1 WHERE id = $2 AND user_id = $3",
-        )
-        .bind(stored)
-        .bind(id)
-        .bind(user)
-        .execute(&self.pool)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Err(StoreError::NotFound);
-        }
-        Ok(())
-    }
-
     async fn folder_endpoints(
         &self,
         user: &str,
@@ -410,4 +227,4 @@ impl FolderStore for PgStore {
             .map(|(id, json)| Ok((id, crate::store::shape::outbox::parse_endpoints(&json)?)))
             .collect()
     }
-}
+});

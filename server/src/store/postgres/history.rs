@@ -6,22 +6,21 @@
 //! monitors: a series' count and latest entry live in its own row (`task_series`, `pages`), and
 //! a value that lost entries becomes a candidate (`contents_unnamed`, filled by a statement
 //! trigger and by collected deltas) that [`HistoryStore::collect_garbage`] checks with an
-//! anti-join. Other modules read a monitor's latest data and its pages only through
-//! [`DATA_COLUMNS`], [`DATA_JOIN`], [`data_of`] and [`pages_of`]; a check's entries are written
-//! by `schedule.rs` with [`append_in`].
+//! anti-join. Other modules read a monitor's latest data only through [`DATA_COLUMNS`],
+//! [`DATA_JOIN`] and [`data_of`]; a check's entries are written by `schedule.rs` with
+//! [`append_in`]. Reading a stored value and a page of a series is written once for both
+//! backends in [`crate::store::both::history`].
 
 use super::PgStore;
-use crate::store::shape::history::changed_at;
-use crate::store::shape::history::{PageRow, page};
+use crate::store::shape::history::{changed_at, keyframe_run};
 pub(super) use crate::store::shape::history::{decode_layers, encode};
 use crate::store::{
     HistoryStore, Millis, Series, StorageUse, StoreError, TimeKey, TimePage, codec, is_id, new_id,
 };
-use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
 use std::collections::HashMap;
-use wachet::model::{ClientData, ClientPage};
+use wachet::model::ClientData;
 
 /// Most entries one prune deletes from one series, so a lowered retention is reached over a
 /// few checks instead of in one large transaction.
@@ -42,51 +41,6 @@ pub(super) const DATA_COLUMNS: &str = "le.checked_at, le.changed_at, lc.codec, l
 pub(super) const DATA_JOIN: &str = "LEFT JOIN task_series ts ON ts.task_id = t.id \
      LEFT JOIN entries le ON le.id = ts.latest_entry_id \
      LEFT JOIN contents lc ON lc.hash = le.content_hash";
-
-/// A keyframe's codec, body and base, with its base's codec and body (a root's).
-type KeyframeRow = (i32, Vec<u8>, Option<Vec<u8>>, Option<i32>, Option<Vec<u8>>);
-/// A stored value's codec, body and base.
-type Stored = (i32, Vec<u8>, Option<Vec<u8>>);
-/// A stored value's hash, codec, body and base.
-type StoredRow = (Vec<u8>, i32, Vec<u8>, Option<Vec<u8>>);
-
-/// A stored value with the layers it is read with.
-#[derive(sqlx::FromRow)]
-struct Layered {
-    codec: Option<i32>,
-    body: Option<Vec<u8>>,
-    base_codec: Option<i32>,
-    base_body: Option<Vec<u8>>,
-    root_codec: Option<i32>,
-    root_body: Option<Vec<u8>>,
-}
-
-/// The text of the stored value `hash` and the size of its body; `None` when no such value
-/// is stored.
-async fn text_in(
-    tx: &mut Transaction<'_, Postgres>,
-    hash: &[u8],
-) -> Result<Option<(String, usize)>, StoreError> {
-    let row: Option<Layered> = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT c.codec, c.body, cb.codec AS base_codec, cb.body AS base_body, \
-         cr.codec AS root_codec, cr.body AS root_body FROM contents c {} \
-         WHERE c.hash = $1",
-        codec::LAYERS
-    )))
-    .bind(hash)
-    .fetch_optional(&mut **tx)
-    .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let size = row.body.as_ref().map_or(0, Vec::len);
-    let text = decode_layers([
-        (row.codec, row.body),
-        (row.base_codec, row.base_body),
-        (row.root_codec, row.root_body),
-    ])?;
-    Ok(text.map(|text| (text, size)))
-}
 
 /// Adds `bytes` (negative: takes them off) to the count of each monitor whose history names
 /// the value `hash`, whose body was just rewritten.
@@ -436,21 +390,8 @@ async fn retire_in(
         .bind(DELTA)
         .fetch_optional(&mut **tx)
         .await?;
-        if let Some((codec, body, root, root_codec, root_body)) = run {
-            let keyframe_size = body.len();
-            let (keyframe_text, root) = match (root, root_codec, root_body) {
-                (Some(root), Some(root_codec), Some(root_body)) => {
-                    let root_text =
-                        codec::unpack(codec::codec_of(root_codec.into())?, root_body, None)?;
-                    let keyframe_text =
-                        codec::unpack(codec::codec_of(codec.into())?, body, Some(&root_text))?;
-                    (keyframe_text, Some((root, root_text)))
-                }
-                _ => (
-                    codec::unpack(codec::codec_of(codec.into())?, body, None)?,
-                    None,
-                ),
-            };
+        if let Some(run) = run {
+            let (keyframe_size, keyframe_text, root) = keyframe_run(run)?;
             let (deltas, delta_bytes) = deltas_of(tx, &keyframe).await?;
             if deltas < codec::MAX_DELTAS
                 && let Some(delta) = codec::delta(&keyframe_text, text)
@@ -487,37 +428,6 @@ async fn retire_in(
         .execute(&mut **tx)
         .await?;
     Ok(0)
-}
-
-/// How many deltas are stored against `base`, and their bytes.
-async fn deltas_of(
-    tx: &mut Transaction<'_, Postgres>,
-    base: &[u8],
-) -> Result<(i64, i64), StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT count(*), coalesce(sum(length(body)), 0)::BIGINT FROM contents \
-         WHERE base_hash = $1",
-    )
-    .bind(base)
-    .fetch_one(&mut **tx)
-    .await?)
-}
-
-/// Rewrites the whole value `hash` as `delta` against `base`.
-async fn stored_as_delta(
-    tx: &mut Transaction<'_, Postgres>,
-    hash: &[u8],
-    delta: &[u8],
-    base: &[u8],
-) -> Result<(), StoreError> {
-    sqlx::query("UPDATE contents SET codec = $2, body = $3, base_hash = $4 WHERE hash = $1")
-        .bind(hash)
-        .bind(DELTA)
-        .bind(delta)
-        .bind(base)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
 }
 
 /// Adds `bytes` (negative: takes them off) to the count of the owner of `task`, in the shard
@@ -614,22 +524,6 @@ async fn resolve_for_write(
         task: task.clone(),
         page,
     })
-}
-
-/// The pages a Portal monitor crawled, by URL, with their latest data. The caller has checked
-/// that `task` is the user's.
-pub(super) async fn pages_of(store: &PgStore, task: &str) -> Result<Vec<ClientPage>, StoreError> {
-    let rows: Vec<PageRow<i32>> = sqlx::query_as(
-        "SELECT p.id, p.url, p.name, p.alert_state, le.checked_at, le.changed_at, lc.codec, lc.body, le.error \
-         FROM pages p \
-         LEFT JOIN entries le ON le.id = p.latest_entry_id \
-         LEFT JOIN contents lc ON lc.hash = le.content_hash \
-         WHERE p.task_id = $1 ORDER BY p.url COLLATE \"C\"",
-    )
-    .bind(task)
-    .fetch_all(&store.pool)
-    .await?;
-    rows.into_iter().map(page).collect()
 }
 
 /// Deletes the oldest entries of each series of `task` (its own, each crawled page's) beyond
@@ -731,20 +625,6 @@ fn before_key(page: &TimePage) -> (Millis, i64) {
     }
 }
 
-/// One entry of a page of history, with its value's codec, body and base as stored.
-#[derive(sqlx::FromRow)]
-struct EntryRow {
-    id: i64,
-    checked_at: i64,
-    changed_at: Option<i64>,
-    codec: Option<i32>,
-    body: Option<Vec<u8>>,
-    base_hash: Option<Vec<u8>>,
-    error: Option<String>,
-    /// The check had to sign in again.
-    logged_in: bool,
-}
-
 /// The entries of a monitor's own series (`$1`) when the monitor is the user's (`$6`).
 const OWN_SERIES: &str = "le.task_id = $1 AND le.page_id IS NULL \
      AND EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND user_id = $6)";
@@ -778,155 +658,23 @@ impl PgStore {
         .await?)
     }
 
-    /// The entries of `rows` with their values, each delta read against its base (each base
-    /// unpacked once); `None` when a base is missing (it went since `rows` were read).
-    async fn unpack_entries(
-        &self,
-        rows: Vec<EntryRow>,
-    ) -> Result<Option<Vec<(TimeKey, ClientData)>>, StoreError> {
-        let mut wanted: Vec<Vec<u8>> = rows.iter().filter_map(|r| r.base_hash.clone()).collect();
-        let mut layers: Vec<HashMap<Vec<u8>, Stored>> = Vec::new();
-        // Keyframes first, then the roots of those that are deltas: two layers at most.
-        while !wanted.is_empty() && layers.len() < 2 {
-            wanted.sort();
-            wanted.dedup();
-            let found: Vec<StoredRow> = sqlx::query_as(
+    /// The stored values `hashes`, each with its codec, body and base.
+    async fn contents_in(&self, hashes: &[Vec<u8>]) -> Result<Vec<StoredRow>, StoreError> {
+        Ok(
+            sqlx::query_as(
                 "SELECT hash, codec, body, base_hash FROM contents WHERE hash = ANY($1)",
             )
-            .bind(&wanted)
+            .bind(hashes)
             .fetch_all(&self.pool)
-            .await?;
-            let found: HashMap<_, _> = found
-                .into_iter()
-                .map(|(hash, codec, body, base)| (hash, (codec, body, base)))
-                .collect();
-            if found.len() < wanted.len() {
-                return Ok(None);
-            }
-            wanted = found
-                .values()
-                .filter_map(|(_, _, base)| base.clone())
-                .collect();
-            layers.push(found);
-        }
-        let mut bases: HashMap<Vec<u8>, String> = HashMap::new();
-        for layer in layers.into_iter().rev() {
-            for (hash, (codec, body, base)) in layer {
-                if bases.contains_key(&hash) {
-                    continue;
-                }
-                let base = base.as_ref().and_then(|base| bases.get(base));
-                let text = codec::unpack(
-                    codec::codec_of(codec.into())?,
-                    body,
-                    base.map(String::as_str),
-                )?;
-                bases.insert(hash, text);
-            }
-        }
-        rows.into_iter()
-            .map(|row| {
-                let raw = match (row.codec, row.body) {
-                    (Some(codec), Some(body)) => {
-                        let base = row.base_hash.as_ref().and_then(|hash| bases.get(hash));
-                        Some(codec::unpack(
-                            codec::codec_of(codec.into())?,
-                            body,
-                            base.map(String::as_str),
-                        )?)
-                    }
-                    _ => None,
-                };
-                let key = TimeKey {
-                    at: row.checked_at,
-                    id: row.id.to_string(),
-                };
-                let data = ClientData {
-                    last_check_timestamp: super::time(row.checked_at),
-                    value_changed_timestamp: row.changed_at.map(super::time),
-                    raw,
-                    error: row.error,
-                    diff: None,
-                    logged_in: row.logged_in,
-                };
-                Ok((key, data))
-            })
-            .collect::<Result<Vec<_>, StoreError>>()
-            .map(Some)
+            .await?,
+        )
     }
+
+    /// PostgreSQL keeps no folder pages in its cache: a check leaves nothing there to forget.
+    pub(super) fn listings_changed_if_folders_were(&self) {}
 }
 
-#[async_trait]
-impl HistoryStore for PgStore {
-    async fn import_entries(
-        &self,
-        user: &str,
-        series: &[(String, Vec<ClientData>)],
-    ) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
-        for (task, entries) in series {
-            let owned: Option<(i32,)> =
-                sqlx::query_as("SELECT 1 FROM tasks WHERE id = $1 AND user_id = $2")
-                    .bind(task)
-                    .bind(user)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if !is_id(task) || owned.is_none() {
-                return Err(StoreError::NotFound);
-            }
-            let own = Series::Task(task.clone());
-            for data in entries {
-                append_in(&mut tx, &own, data, self.quotas.stored_bytes).await?;
-            }
-        }
-        tx.commit().await?;
-        for (task, _) in series {
-            crate::store::shape::invalidate::checked(&self.cache, task);
-            self.prune(task).await;
-        }
-        Ok(())
-    }
-
-    async fn entries(
-        &self,
-        user: &str,
-        id: &str,
-        page: &TimePage,
-    ) -> Result<Vec<(TimeKey, ClientData)>, StoreError> {
-        if !is_id(id) {
-            return Err(StoreError::NotFound);
-        }
-        // A delta and its base are read by two statements; a base that went between them (its
-        // delta was made whole again and the base collected) is read again.
-        for _ in 0..3 {
-            // Most pages are of a monitor's own history: its owner is checked in the same
-            // statement, and only an empty answer asks what `id` is.
-            let mut rows = self.page_rows(OWN_SERIES, user, id, page).await?;
-            if rows.is_empty() {
-                let (is_task, is_page): (bool, bool) = sqlx::query_as(
-                    "SELECT EXISTS (SELECT 1 FROM tasks WHERE id = $1 AND user_id = $2), \
-                     EXISTS (SELECT 1 FROM pages p JOIN tasks t ON t.id = p.task_id \
-                             WHERE p.id = $1 AND t.user_id = $2)",
-                )
-                .bind(id)
-                .bind(user)
-                .fetch_one(&self.pool)
-                .await?;
-                match (is_task, is_page) {
-                    (true, _) => {}
-                    (false, true) => rows = self.page_rows(PAGE_SERIES, user, id, page).await?,
-                    (false, false) => return Err(StoreError::NotFound),
-                }
-            }
-            if let Some(entries) = self.unpack_entries(rows).await? {
-                return Ok(entries);
-            }
-        }
-        Err(StoreError::Backend(
-            "the base of a stored delta kept changing while it was read".into(),
-        ))
-    }
-
+crate::store::both::history::history_store!(PgStore, Postgres, small_int: i32, {
     /// Takes candidates (values whose entries went) that no other collector holds, deletes
     /// those of them no entry names, and drops the candidates, in one transaction, until
     /// `limit` values went or no candidate is left: a candidate still named (a value another
@@ -992,4 +740,4 @@ impl HistoryStore for PgStore {
         tx.commit().await?;
         Ok(deleted)
     }
-}
+});

@@ -24,7 +24,7 @@ mod workers;
 
 use super::cache::Caches;
 use super::settings::{OpenError, StoreSettings, migrate};
-use super::shape::{before_key, refuse_nul, sort_key, storable, time};
+use super::shape::{sort_key, storable};
 use super::{Quotas, StoreError};
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use std::str::FromStr;
@@ -75,6 +75,32 @@ impl PgStore {
             deliveries_per_hour: settings.delivery_limit(),
             quotas: settings.quotas,
         })
+    }
+
+    /// Where a read runs: the pool.
+    fn reads(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// Where a write of one statement runs: the pool.
+    fn writes(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// A write transaction.
+    async fn write(&self) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error> {
+        self.pool.begin().await
+    }
+
+    /// A write transaction of `user`'s monitors and folders, the owner's row taken first
+    /// ([`lock_owner`]).
+    async fn write_for(
+        &self,
+        user: &str,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>, StoreError> {
+        let mut tx = self.pool.begin().await?;
+        lock_owner(&mut tx, user).await?;
+        Ok(tx)
     }
 
     /// The pool, for a command that writes every table as it is (`wachet migrate`).
@@ -136,36 +162,12 @@ async fn bucket_hosts(pool: &PgPool) -> Result<(), sqlx::Error> {
     }
 }
 
-/// How many times a write that met a concurrent one ([`StoreError::Conflict`]) is run again.
-const CONFLICT_RETRIES: u32 = 4;
-
-/// Runs `write`, one transaction, again when PostgreSQL ended it to break a deadlock or a
-/// serialization failure with a concurrent write (it stored nothing), after a short wait that
-/// grows with each try; [`StoreError::Conflict`] once the tries are spent.
-async fn retrying<T, F, Fut>(mut write: F) -> Result<T, StoreError>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, StoreError>>,
-{
-    let mut tries = 0;
-    loop {
-        match write().await {
-            Err(StoreError::Conflict(detail)) if tries < CONFLICT_RETRIES => {
-                tries += 1;
-                tracing::debug!(%detail, tries, "a write met a concurrent one; running it again");
-                tokio::time::sleep(Duration::from_millis(5 << tries)).await;
-            }
-            outcome => return outcome,
-        }
-    }
-}
-
 /// Takes the owner's row for the rest of the transaction. Every write a user makes to their
 /// monitors and folders takes it first, so two of them never lock the rows below it (monitors,
 /// the folders' counts, the user's count of monitors) in opposite orders and deadlock: a user's
 /// writes to the tree run one after another, as SQLite's single writer runs them. A stored
 /// check does not take it (it locks its monitor, then its folder's counts), so a move can still
-/// meet one: [`retrying`] runs the loser again.
+/// meet one: [`retrying`](super::both::retrying) runs the loser again.
 async fn lock_owner(tx: &mut sqlx::PgConnection, user: &str) -> Result<(), StoreError> {
     sqlx::query("SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE")
         .bind(user)
@@ -174,49 +176,12 @@ async fn lock_owner(tx: &mut sqlx::PgConnection, user: &str) -> Result<(), Store
     Ok(())
 }
 
-/// Deletes the row `id` of `table` if it is the user's (what hangs on it cascades, in this one
-/// statement); `NotFound` otherwise.
-async fn delete_owned(
-    store: &PgStore,
-    table: &'static str,
-    user: &str,
-    id: &str,
-) -> Result<(), StoreError> {
-    if !super::is_id(id) {
-        return Err(StoreError::NotFound);
-    }
-    retrying(|| async {
-        let mut tx = store.pool.begin().await?;
-        lock_owner(&mut tx, user).await?;
-        let deleted = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "DELETE FROM {table} WHERE id = $1 AND user_id = $2"
-        )))
-        .bind(id)
-        .bind(user)
-        .execute(&mut *tx)
-        .await?;
-        if deleted.rows_affected() == 0 {
-            return Err(StoreError::NotFound);
-        }
-        tx.commit().await?;
-        Ok(())
-    })
-    .await
-}
-
-#[async_trait::async_trait]
-impl super::HealthStore for PgStore {
-    async fn readiness(&self) -> Result<(), super::NotReady> {
-        let row = sqlx::query_as(super::health::MIGRATIONS_APPLIED)
-            .fetch_one(&self.pool)
-            .await;
-        super::health::judge(row, &MIGRATOR)
-    }
-}
+super::both::store_basics!(PgStore);
 
 #[cfg(test)]
 mod tests {
-    use super::{CONFLICT_RETRIES, StoreError, redact, retrying};
+    use super::{StoreError, redact};
+    use crate::store::both::{CONFLICT_RETRIES, retrying};
     use std::cell::Cell;
 
     #[tokio::test]

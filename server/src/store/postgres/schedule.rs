@@ -5,20 +5,16 @@
 //! processes whose clocks differ agree on when a lease ran out; due times stay the caller's, as
 //! they were written by a check's own clock. Each claim also raises the row's `token` (the
 //! fencing token). The monitors' own module tells it of a new or changed definition through
-//! [`schedule_in`] and [`forget_learning_in`].
+//! [`schedule_in`] and [`forget_learning_in`]. What a check learned, the hourly limit and the
+//! alert states are written once for both backends in [`crate::store::both::schedule`].
 
 use super::{PgStore, history};
-use crate::store::shape::notifications::{counted_up_to, hour_before, within_hourly_limit};
 use crate::store::shape::schedule::{claimed_monitor, retry_unreadable};
 use crate::store::{
     AlertStates, CheckRecord, Claim, DueCheck, Millis, NewNotification, Recorded, ScheduleStore,
-    Series, StorageUse, StoreError, now_millis,
+    Series, StorageUse, StoreError,
 };
-use async_trait::async_trait;
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
-use std::borrow::Cow;
-use wachet::Monitor;
-use wachet::alerts::confirm::ConfirmState;
 
 /// The database's clock in UTC milliseconds, the clock of every lease.
 pub(super) const DB_NOW: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::BIGINT";
@@ -75,10 +71,7 @@ pub(super) async fn forget_learning_in(
     let Some((Some(json),)) = stored else {
         return Ok(());
     };
-    let mut state: ConfirmState =
-        serde_json::from_str(&json).map_err(|err| StoreError::Backend(err.to_string()))?;
-    state.noise = Default::default();
-    let json = serde_json::to_string(&state).map_err(|err| StoreError::Backend(err.to_string()))?;
+    let json = crate::store::shape::tasks::forget_learning(json)?;
     sqlx::query("UPDATE task_series SET alert_state = $2 WHERE task_id = $1")
         .bind(task)
         .bind(json)
@@ -154,77 +147,6 @@ const CLAIM: &str = "\
     ORDER BY p.place, p.next_check_at, p.task_id \
     FOR UPDATE OF s SKIP LOCKED";
 
-/// Appends masks a check learned (and a line order its samples taught, where the monitor has
-/// none) to the monitor's definition as it is now, locked in the check's transaction (a
-/// person's edit since the check was claimed is kept: [`crate::store::noise::with_learned`]).
-/// The definition's version is left alone: the masks change how values compare, not what is
-/// fetched, and an edit's version means "check at once". The only write of a check to the
-/// definition's row, and a rare one.
-async fn learn_in(
-    tx: &mut Transaction<'_, Postgres>,
-    task: &str,
-    learned: &[wachet::model::NoiseMask],
-    order: Option<wachet::model::LineOrder>,
-) -> Result<(), StoreError> {
-    let (definition,): (String,) =
-        sqlx::query_as("SELECT definition FROM tasks WHERE id = $1 FOR UPDATE")
-            .bind(task)
-            .fetch_one(&mut **tx)
-            .await?;
-    let mut monitor: Monitor = serde_json::from_str(&definition)
-        .map_err(|err| StoreError::Backend(format!("stored monitor {task}: {err}")))?;
-    let noise = crate::store::noise::with_learned(monitor.noise.as_deref(), learned);
-    let order = order.filter(|_| monitor.compare_lines.is_none());
-    if noise.is_none() && order.is_none() {
-        return Ok(());
-    }
-    if let Some(noise) = noise {
-        monitor.noise = Some(noise);
-    }
-    if let Some(order) = order {
-        monitor.compare_lines = Some(order);
-    }
-    let definition =
-        serde_json::to_string(&monitor).map_err(|err| StoreError::Backend(err.to_string()))?;
-    sqlx::query("UPDATE tasks SET definition = $2 WHERE id = $1")
-        .bind(task)
-        .bind(definition)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
-}
-
-/// The notifications of a check to store within the user's hourly limit
-/// ([`within_hourly_limit`]), counted over the user's notifications of the last hour (an index
-/// range of at most `limit` rows) in the check's transaction.
-async fn hourly_limited<'a>(
-    tx: &mut Transaction<'_, Postgres>,
-    task: &str,
-    user: &str,
-    limit: u32,
-    raised: &'a [NewNotification],
-) -> Result<Vec<Cow<'a, NewNotification>>, StoreError> {
-    let (recent,): (i64,) = sqlx::query_as(
-        "SELECT count(*) FROM (SELECT 1 FROM notifications \
-         WHERE user_id = $1 AND created_at > $2 LIMIT $3) AS recent",
-    )
-    .bind(user)
-    .bind(hour_before(now_millis()))
-    .bind(counted_up_to(limit))
-    .fetch_one(&mut **tx)
-    .await?;
-    Ok(within_hourly_limit(task, recent, limit, raised))
-}
-
-/// The latest successful value of a series, as columns `codec` and `body`, when no alert state
-/// was stored (`{state}`: the column that would hold it): only then is it needed.
-const LAST_VALUE: &str = "LEFT JOIN contents c ON {state} IS NULL AND c.hash = (SELECT \
-                          v.content_hash FROM entries v WHERE {series} AND v.content_hash IS \
-                          NOT NULL ORDER BY v.checked_at DESC, v.id DESC LIMIT 1)";
-
-/// A monitor's or page's state in this schema's types.
-type StateRow = crate::store::shape::schedule::StateRow<bool, i32>;
-
 impl PgStore {
     /// Applies the retention to the series of `task` after a check. A failure is logged, not
     /// returned: the check itself is stored, and the next one prunes again. Also called by the
@@ -236,230 +158,141 @@ impl PgStore {
     }
 }
 
-#[async_trait]
-impl ScheduleStore for PgStore {
-    async fn name_after_page(&self, task: &str, name: &str) -> Result<bool, StoreError> {
-        self.rename_automatic(task, name).await
-    }
-
-    /// On PostgreSQL `now` decides which monitors are due (their due times are on the callers'
-    /// clocks) and the lease is `lease_until - now` long on the database's clock, as is the test
-    /// whether another claim's lease ran out.
-    async fn claim_due(
-        &self,
-        now: Millis,
-        lease_until: Millis,
-        claim: &Claim,
-    ) -> Result<Vec<DueCheck>, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let db_now = db_now(&mut tx).await?;
-        let until = db_now.saturating_add(lease_until.saturating_sub(now));
-        let rows: Vec<DueRow> = sqlx::query_as(CLAIM)
-            .bind(claim.browser)
-            .bind(now)
-            .bind(i64::from(claim.share))
-            .bind(i64::from(claim.limit))
-            .bind(db_now)
-            .bind(claim.locations.bits())
-            .bind(claim.buckets.bits())
-            .bind(
-                claim
-                    .hosts
-                    .in_flight
-                    .iter()
-                    .map(|(host, _)| *host)
-                    .collect::<Vec<i64>>(),
-            )
-            .bind(
-                claim
-                    .hosts
-                    .in_flight
-                    .iter()
-                    .map(|(_, n)| i64::from(*n))
-                    .collect::<Vec<i64>>(),
-            )
-            .bind(claim.hosts.limit())
-            .fetch_all(&mut *tx)
-            .await?;
-        let mut claimed = Vec::with_capacity(rows.len());
-        let mut held = Vec::with_capacity(rows.len());
-        for row in rows {
-            let Some(monitor) = claimed_monitor(&row.id, row.folder_id.clone(), &row.definition)
-            else {
-                sqlx::query("UPDATE schedules SET next_check_at = $2 WHERE task_id = $1")
-                    .bind(&row.id)
-                    .bind(retry_unreadable(now))
-                    .execute(&mut *tx)
-                    .await?;
-                continue;
-            };
-            held.push(row.id.clone());
-            claimed.push(DueCheck {
-                monitor,
-                user: row.user_id,
-                due_at: row.next_check_at,
-                version: row.updated_at,
-                sample_noise: row.sample_noise,
-                token: row.token + 1,
-                host: row.host,
-                known: None,
-            });
+crate::store::both::schedule::schedule_store!(
+    PgStore,
+    Postgres,
+    lock_row: " FOR UPDATE",
+    own_state: (
+        "task_series ts LEFT JOIN entries le ON le.id = ts.latest_entry_id",
+        "ts.task_id = $1",
+        "v.task_id = ts.task_id AND v.page_id IS NULL",
+        "ts.alert_state"
+    ),
+    small_int: i32,
+    {
+        /// On PostgreSQL `now` decides which monitors are due (their due times are on the callers'
+        /// clocks) and the lease is `lease_until - now` long on the database's clock, as is the test
+        /// whether another claim's lease ran out.
+        async fn claim_due(
+            &self,
+            now: Millis,
+            lease_until: Millis,
+            claim: &Claim,
+        ) -> Result<Vec<DueCheck>, StoreError> {
+            let mut tx = self.pool.begin().await?;
+            let db_now = db_now(&mut tx).await?;
+            let until = db_now.saturating_add(lease_until.saturating_sub(now));
+            let rows: Vec<DueRow> = sqlx::query_as(CLAIM)
+                .bind(claim.browser)
+                .bind(now)
+                .bind(i64::from(claim.share))
+                .bind(i64::from(claim.limit))
+                .bind(db_now)
+                .bind(claim.locations.bits())
+                .bind(claim.buckets.bits())
+                .bind(
+                    claim
+                        .hosts
+                        .in_flight
+                        .iter()
+                        .map(|(host, _)| *host)
+                        .collect::<Vec<i64>>(),
+                )
+                .bind(
+                    claim
+                        .hosts
+                        .in_flight
+                        .iter()
+                        .map(|(_, n)| i64::from(*n))
+                        .collect::<Vec<i64>>(),
+                )
+                .bind(claim.hosts.limit())
+                .fetch_all(&mut *tx)
+                .await?;
+            let mut claimed = Vec::with_capacity(rows.len());
+            let mut held = Vec::with_capacity(rows.len());
+            for row in rows {
+                let Some(monitor) = claimed_monitor(&row.id, row.folder_id.clone(), &row.definition)
+                else {
+                    sqlx::query("UPDATE schedules SET next_check_at = $2 WHERE task_id = $1")
+                        .bind(&row.id)
+                        .bind(retry_unreadable(now))
+                        .execute(&mut *tx)
+                        .await?;
+                    continue;
+                };
+                held.push(row.id.clone());
+                claimed.push(DueCheck {
+                    monitor,
+                    user: row.user_id,
+                    due_at: row.next_check_at,
+                    version: row.updated_at,
+                    sample_noise: row.sample_noise,
+                    token: row.token + 1,
+                    host: row.host,
+                    known: None,
+                });
+            }
+            if !held.is_empty() {
+                sqlx::query(
+                    "UPDATE schedules SET lease_until = $2, token = token + 1 WHERE task_id = ANY($1)",
+                )
+                .bind(&held)
+                .bind(until)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+            Ok(claimed)
         }
-        if !held.is_empty() {
+
+        async fn finish_check(
+            &self,
+            task: &str,
+            version: Millis,
+            token: i64,
+            next_check_at: Millis,
+        ) -> Result<(), StoreError> {
+            // An update during the check set its own next check (at once) and version; keep it.
+            // The definition is read locked, in the order an edit takes its rows, so an edit being
+            // saved is waited for and its version seen. (Read in the UPDATE's join, the version
+            // would be the one from before the edit, compared again after the edit's schedule:
+            // the edited monitor would be parked for its old samples.)
+            let mut tx = self.pool.begin().await?;
+            let stored: Option<(i64,)> =
+                sqlx::query_as("SELECT updated_at FROM tasks WHERE id = $1 FOR SHARE")
+                    .bind(task)
+                    .fetch_optional(&mut *tx)
+                    .await?;
             sqlx::query(
-                "UPDATE schedules SET lease_until = $2, token = token + 1 WHERE task_id = ANY($1)",
+                "UPDATE schedules SET lease_until = NULL, \
+                 next_check_at = CASE WHEN $2 THEN $3 ELSE next_check_at END \
+                 WHERE task_id = $1 AND token = $4",
             )
-            .bind(&held)
-            .bind(until)
+            .bind(task)
+            .bind(stored == Some((version,)))
+            .bind(next_check_at)
+            .bind(token)
             .execute(&mut *tx)
             .await?;
+            tx.commit().await?;
+            Ok(())
         }
-        tx.commit().await?;
-        Ok(claimed)
-    }
 
-    async fn finish_check(
-        &self,
-        task: &str,
-        version: Millis,
-        token: i64,
-        next_check_at: Millis,
-    ) -> Result<(), StoreError> {
-        // An update during the check set its own next check (at once) and version; keep it.
-        // The definition is read locked, in the order an edit takes its rows, so an edit being
-        // saved is waited for and its version seen. (Read in the UPDATE's join, the version
-        // would be the one from before the edit, compared again after the edit's schedule:
-        // the edited monitor would be parked for its old samples.)
-        let mut tx = self.pool.begin().await?;
-        let stored: Option<(i64,)> =
-            sqlx::query_as("SELECT updated_at FROM tasks WHERE id = $1 FOR SHARE")
-                .bind(task)
-                .fetch_optional(&mut *tx)
-                .await?;
-        sqlx::query(
-            "UPDATE schedules SET lease_until = NULL, \
-             next_check_at = CASE WHEN $2 THEN $3 ELSE next_check_at END \
-             WHERE task_id = $1 AND token = $4",
-        )
-        .bind(task)
-        .bind(stored == Some((version,)))
-        .bind(next_check_at)
-        .bind(token)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
-    async fn record_checks(&self, records: &[CheckRecord]) -> Vec<Result<Recorded, StoreError>> {
-        let outcomes = match self.record_group(records).await {
-            Ok(outcomes) => outcomes,
-            // One record the group could not write (an error aborts a PostgreSQL transaction),
-            // a deadlock with another process's group, or a commit that failed must not cost
-            // the others: each is written alone, as it would have been without the group.
-            Err(err) if records.len() > 1 => {
-                tracing::warn!(%err, checks = records.len(), "a group of checks failed; each is stored alone");
-                let mut alone = Vec::with_capacity(records.len());
-                for record in records {
-                    alone.push(
-                        match self.record_group(std::slice::from_ref(record)).await {
-                            Ok(mut one) => one.pop().unwrap_or(Err(StoreError::NotFound)),
-                            Err(err) => Err(err),
-                        },
-                    );
-                }
-                alone
-            }
-            Err(err) => vec![Err(err)],
-        };
-        let mut replies = Vec::with_capacity(outcomes.len());
-        for (record, outcome) in records.iter().zip(outcomes) {
-            if let Ok(Recorded::Stored) = outcome {
-                // The monitor's latest data, noise notice and masks are the check's now.
-                crate::store::shape::invalidate::checked(&self.cache, &record.task);
-                self.prune(&record.task).await;
-            }
-            replies.push(outcome);
+        async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
+            history::usage(self, task).await
         }
-        replies
-    }
 
-    async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {
-        let own: Option<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT NULL::TEXT AS url, ts.latest_entry_id IS NOT NULL AS checked, le.error, \
-             c.codec, c.body, ts.alert_state \
-             FROM task_series ts LEFT JOIN entries le ON le.id = ts.latest_entry_id {} \
-             WHERE ts.task_id = $1",
-            LAST_VALUE
-                .replace("{series}", "v.task_id = ts.task_id AND v.page_id IS NULL")
-                .replace("{state}", "ts.alert_state")
-        )))
-        .bind(task)
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(own) = own else {
-            return Err(StoreError::NotFound);
-        };
-        let pages: Vec<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT p.url, p.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body, \
-             p.alert_state \
-             FROM pages p LEFT JOIN entries le ON le.id = p.latest_entry_id {} \
-             WHERE p.task_id = $1",
-            LAST_VALUE
-                .replace("{series}", "v.page_id = p.id")
-                .replace("{state}", "p.alert_state")
-        )))
-        .bind(task)
-        .fetch_all(&self.pool)
-        .await?;
-        let mut states = AlertStates {
-            own: own.state()?.1,
-            ..AlertStates::default()
-        };
-        for row in pages {
-            if let (Some(url), state) = row.state()? {
-                states.pages.insert(url, state);
-            }
+        async fn task_session(&self, task: &str) -> Result<Option<String>, StoreError> {
+            let found: Option<(String,)> =
+                sqlx::query_as("SELECT sealed FROM task_sessions WHERE task_id = $1")
+                    .bind(task)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            Ok(found.map(|(sealed,)| sealed))
         }
-        Ok(states)
     }
-
-    async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
-        history::usage(self, task).await
-    }
-
-    async fn task_session(&self, task: &str) -> Result<Option<String>, StoreError> {
-        let found: Option<(String,)> =
-            sqlx::query_as("SELECT sealed FROM task_sessions WHERE task_id = $1")
-                .bind(task)
-                .fetch_optional(&self.pool)
-                .await?;
-        Ok(found.map(|(sealed,)| sealed))
-    }
-
-    async fn keep_task_session(&self, task: &str, sealed: &str) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO task_sessions (task_id, sealed, updated_at) \
-             SELECT id, $1, $2 FROM tasks WHERE id = $3 \
-             ON CONFLICT (task_id) DO UPDATE SET sealed = excluded.sealed, \
-             updated_at = excluded.updated_at",
-        )
-        .bind(sealed)
-        .bind(crate::store::now_millis())
-        .bind(task)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
-    }
-
-    async fn forget_task_session(&self, task: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM task_sessions WHERE task_id = $1")
-            .bind(task)
-            .execute(&self.pool)
-            .await?;
-        Ok(())
-    }
-}
+);
 
 impl PgStore {
     /// Writes `records` in one transaction: each record's outcome, or the error that rolled

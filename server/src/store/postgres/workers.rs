@@ -1,21 +1,20 @@
 //! [`WorkerStore`] on PostgreSQL: a beat writes the worker's row and renews every lease it holds
 //! (each still under its claim's token) in one transaction, one statement a kind whatever it
 //! holds; leases and beats are on the database's clock, so workers on machines whose clocks
-//! differ agree on who is live and whose lease ran out.
+//! differ agree on who is live and whose lease ran out. The beat and leaving are written once for
+//! both backends in [`crate::store::both::workers`]; here is how each kind of lease is renewed
+//! and freed, and how the host buckets are balanced.
 
 use super::PgStore;
 use super::schedule::DB_NOW;
+use crate::store::shape::workers::{WORKER_COLUMNS, WorkerRow, live};
 use crate::store::{
     Beat, HOST_BUCKETS, Held, Holdings, HostBuckets, LiveWorker, Lost, StoreError, WorkerInfo,
     WorkerStore,
 };
-use async_trait::async_trait;
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
 use std::collections::HashSet;
 use std::time::Duration;
-
-/// How long a worker that stopped beating stays in the table, in milliseconds.
-const FORGET_AFTER: i64 = 3_600_000;
 
 /// A kind of lease: its table, id column and token column.
 struct Leases {
@@ -125,21 +124,10 @@ async fn free(
     Ok(())
 }
 
-/// Balances the host buckets of `worker`'s pool at a beat ([`WorkerStore::beat`]); the buckets
-/// it holds after. Workers of one pool beating at once balance one after the other (a lock of
-/// the pool's for the transaction), so two never take the same free bucket nor count each
-/// other's half-done share.
-async fn balance(
-    tx: &mut Transaction<'_, Postgres>,
-    worker: &WorkerInfo,
-    now: i64,
-    until: i64,
-    lease: i64,
-) -> Result<HostBuckets, StoreError> {
-    if !worker.checks() {
-        return Ok(HostBuckets::NONE);
-    }
-    let pool = worker.location.as_deref().unwrap_or("");
+/// Makes the rows of `pool`'s host buckets, under a lock of the pool's for the transaction:
+/// workers of one pool beating at once balance one after the other, so two never take the same
+/// free bucket nor count each other's half-done share.
+async fn pool_in(tx: &mut Transaction<'_, Postgres>, pool: &str) -> Result<(), StoreError> {
     sqlx::query("SELECT pg_advisory_xact_lock(hashtext('wachet.buckets:' || $1))")
         .bind(pool)
         .execute(&mut **tx)
@@ -152,159 +140,43 @@ async fn balance(
     .bind(i32::try_from(HOST_BUCKETS).unwrap_or(64))
     .execute(&mut **tx)
     .await?;
-    let (live,): (i64,) = sqlx::query_as(
-        "SELECT count(*) FROM workers WHERE coalesce(location, '') = $1 \
-         AND ',' || roles || ',' LIKE '%,worker,%' AND heartbeat_at >= $2",
+    Ok(())
+}
+
+/// Drains `buckets` of `pool` until `until`, in one statement.
+async fn drain_in(
+    tx: &mut Transaction<'_, Postgres>,
+    pool: &str,
+    buckets: &[i16],
+    until: i64,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE host_buckets SET draining = TRUE, lease_until = $3 \
+         WHERE pool = $1 AND bucket = ANY($2)",
     )
     .bind(pool)
-    .bind(now - lease)
-    .fetch_one(&mut **tx)
-    .await?;
-    let share = crate::store::workers::bucket_share(live);
-    let mut owned: Vec<(i16,)> = sqlx::query_as(
-        "UPDATE host_buckets SET lease_until = $1 WHERE pool = $2 AND worker_id = $3 \
-         AND NOT draining RETURNING bucket",
-    )
+    .bind(buckets)
     .bind(until)
-    .bind(pool)
-    .bind(&worker.id)
-    .fetch_all(&mut **tx)
+    .execute(&mut **tx)
     .await?;
-    owned.sort_unstable();
-    let have = i64::try_from(owned.len()).unwrap_or(i64::MAX);
-    if have > share {
-        // A worker joined: the highest buckets go back for it to take, once this worker's
-        // checks of their hosts had a lease's time to end (so two workers never check one host
-        // at once while the buckets move).
-        let extra: Vec<i16> = owned
-            .split_off(usize::try_from(share).unwrap_or(0))
-            .into_iter()
-            .map(|(b,)| b)
-            .collect();
-        sqlx::query(
-            "UPDATE host_buckets SET draining = TRUE, lease_until = $3 \
-             WHERE pool = $1 AND bucket = ANY($2)",
-        )
-        .bind(pool)
-        .bind(&extra)
-        .bind(until)
-        .execute(&mut **tx)
-        .await?;
-    } else if have < share {
-        let taken: Vec<(i16,)> = sqlx::query_as(
-            "UPDATE host_buckets SET worker_id = $1, lease_until = $2, draining = FALSE \
-             WHERE pool = $3 AND bucket IN (SELECT bucket FROM host_buckets WHERE pool = $3 \
-             AND coalesce(lease_until, 0) < $4 ORDER BY bucket LIMIT $5) \
-             RETURNING bucket",
-        )
-        .bind(&worker.id)
-        .bind(until)
-        .bind(pool)
-        .bind(now)
-        .bind(share - have)
-        .fetch_all(&mut **tx)
-        .await?;
-        owned.extend(taken);
-    }
-    Ok(HostBuckets::of(owned.into_iter().map(|(b,)| b)))
+    Ok(())
 }
 
-#[derive(sqlx::FromRow)]
-struct WorkerRow {
-    id: String,
-    roles: String,
-    location: Option<String>,
-    kinds: String,
-    host: String,
-    pid: i32,
-    started_at: i64,
-    heartbeat_at: i64,
+/// Now, on the leases' clock: the database's, which every process shares.
+async fn clock_in(tx: &mut Transaction<'_, Postgres>) -> Result<i64, StoreError> {
+    super::schedule::db_now(tx).await
 }
 
-#[async_trait]
-impl WorkerStore for PgStore {
-    async fn beat(
-        &self,
-        worker: &WorkerInfo,
-        held: &Holdings,
-        lease: Duration,
-    ) -> Result<Beat, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        let now = super::schedule::db_now(&mut tx).await?;
-        let lease = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
-        let until = now.saturating_add(lease);
-        sqlx::query(
-            "INSERT INTO workers (id, roles, location, kinds, host, pid, started_at, heartbeat_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO UPDATE SET \
-             heartbeat_at = EXCLUDED.heartbeat_at",
-        )
-        .bind(&worker.id)
-        .bind(super::storable(Some(&worker.roles)))
-        .bind(super::storable(worker.location.as_deref()))
-        .bind(super::storable(Some(&worker.kinds)))
-        .bind(super::storable(Some(&worker.host)))
-        .bind(i32::try_from(worker.pid).unwrap_or(i32::MAX))
-        .bind(worker.started_at)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        let lost = Lost {
-            checks: renew(&mut tx, &CHECKS, &held.checks, until).await?,
-            deliveries: renew(&mut tx, &DELIVERIES, &held.deliveries, until).await?,
-            mails: renew(&mut tx, &MAILS, &held.mails, until).await?,
-        };
-        let buckets = balance(&mut tx, worker, now, until, lease).await?;
-        sqlx::query("DELETE FROM workers WHERE heartbeat_at < $1")
-            .bind(now - FORGET_AFTER)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(Beat { lost, buckets })
-    }
-
-    async fn leave(&self, worker: &str, held: &Holdings) -> Result<(), StoreError> {
-        let mut tx = self.pool.begin().await?;
-        free(&mut tx, &CHECKS, &held.checks).await?;
-        free(&mut tx, &DELIVERIES, &held.deliveries).await?;
-        free(&mut tx, &MAILS, &held.mails).await?;
-        sqlx::query(
-            "UPDATE host_buckets SET worker_id = NULL, lease_until = NULL, draining = FALSE \
-             WHERE worker_id = $1",
-        )
-        .bind(worker)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM workers WHERE id = $1")
-            .bind(worker)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
+crate::store::both::workers::worker_store!(PgStore, Postgres, pid: i32, bucket: i16, {
     async fn live_workers(&self, within: Duration) -> Result<Vec<LiveWorker>, StoreError> {
         let within = i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
-        let rows: Vec<WorkerRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT id, roles, location, kinds, host, pid, started_at, heartbeat_at FROM workers \
+        let rows: Vec<WorkerRow<i32>> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {WORKER_COLUMNS} FROM workers \
              WHERE heartbeat_at >= {DB_NOW} - $1 ORDER BY started_at, id"
         )))
         .bind(within)
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|row| LiveWorker {
-                info: WorkerInfo {
-                    id: row.id,
-                    roles: row.roles,
-                    location: row.location,
-                    kinds: row.kinds,
-                    host: row.host,
-                    pid: u32::try_from(row.pid).unwrap_or(0),
-                    started_at: row.started_at,
-                },
-                heartbeat_at: row.heartbeat_at,
-            })
-            .collect())
+        Ok(rows.into_iter().map(live).collect())
     }
-}
+});

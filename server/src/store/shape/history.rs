@@ -117,3 +117,29 @@ pub(crate) fn changed_at(
         (None, None) => None,
     }
 }
+
+/// The codec of a stored value as its column holds it, in either schema's width.
+pub(crate) fn codec_of<C: Into<i64>>(column: C) -> Result<i16, StoreError> {
+    codec::codec_of(column.into())
+}
+
+/// A keyframe's size and text, and its root's hash and text when it is a delta against one.
+pub(crate) type KeyframeRun = (usize, String, Option<(Vec<u8>, String)>);
+
+/// A keyframe's row: its codec, body and base, with its base's codec and body (a root's).
+pub(crate) type KeyframeRow<C> = (C, Vec<u8>, Option<Vec<u8>>, Option<C>, Option<Vec<u8>>);
+
+/// The keyframe of `row` unpacked, for the next value of its run to be compared with.
+pub(crate) fn keyframe_run<C: Into<i64>>(
+    (codec, body, root, root_codec, root_body): KeyframeRow<C>,
+) -> Result<KeyframeRun, StoreError> {
+    let size = body.len();
+    Ok(match (root, root_codec, root_body) {
+        (Some(root), Some(root_codec), Some(root_body)) => {
+            let root_text = codec::unpack(codec_of(root_codec)?, root_body, None)?;
+            let text = codec::unpack(codec_of(codec)?, body, Some(&root_text))?;
+            (size, text, Some((root, root_text)))
+        }
+        _ => (size, codec::unpack(codec_of(codec)?, body, None)?, None),
+    })
+}

@@ -14,6 +14,7 @@ pub(crate) mod outbox;
 pub(crate) mod schedule;
 pub(crate) mod tasks;
 pub(crate) mod users;
+pub(crate) mod workers;
 
 use super::{Millis, StoreError, TimePage};
 use std::borrow::Cow;
@@ -71,4 +72,9 @@ pub(crate) fn before_key(page: &TimePage) -> (Millis, String) {
         Some(key) if (key.at, key.id.as_str()) < (to.0, to.1.as_str()) => (key.at, key.id.clone()),
         _ => to,
     }
+}
+
+/// An integer column of either schema's width, as the service's `i64`.
+pub(crate) fn wide<C: Into<i64>>(column: C) -> i64 {
+    column.into()
 }

@@ -93,3 +93,27 @@ impl<F: Flag, C: Into<i64>> StateRow<F, C> {
         Ok((self.url, ConfirmState::from(state)))
     }
 }
+
+/// What writing one record of a group of checks did: how it ended, and whether a series of its
+/// monitor may now hold more entries than the retention keeps (so it is pruned once the group
+/// committed). A backend that does not tell prunes after every stored check.
+pub(crate) struct Written {
+    /// How the record ended.
+    pub recorded: crate::store::Recorded,
+    /// Whether its monitor's history is to be pruned.
+    pub prune: bool,
+}
+
+impl From<crate::store::Recorded> for Written {
+    fn from(recorded: crate::store::Recorded) -> Self {
+        Written {
+            recorded,
+            prune: recorded == crate::store::Recorded::Stored,
+        }
+    }
+}
+
+/// `outcome` of a record as a [`Written`], whichever a backend's group reports.
+pub(crate) fn written<W: Into<Written>>(outcome: W) -> Written {
+    outcome.into()
+}

@@ -1,35 +1,15 @@
-//! [`FolderStore`] on SQLite: the tree, its listings with recursive counts, and moves (which
-//! invalidate the cached monitors they touch).
+//! [`FolderStore`] on SQLite: the writes are written once for both backends in
+//! [`crate::store::both::folders`]; here are a folder page read in one statement (and cached),
+//! a saved folder read back with its counts, and the endpoints of folders.
 
+use super::SqliteStore;
 use super::tasks::check_folder;
-use super::{SqliteStore, sort_key};
 use crate::store::cache::ListedPage;
-use crate::store::shape::{invalidate, refuse_nul};
-use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id, new_id, now_millis};
-use async_trait::async_trait;
+use crate::store::shape::invalidate;
+use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id};
 use sqlx::{Sqlite, Transaction};
 use std::sync::Arc;
-use wachet::model::{Folder, MoveRequest, NotificationEndpoint};
-
-/// Whether `folder` is `ancestor` or lies below it.
-async fn is_within(
-    tx: &mut Transaction<'_, Sqlite>,
-    folder: &str,
-    ancestor: &str,
-) -> Result<bool, StoreError> {
-    let found: Option<(i64,)> = sqlx::query_as(
-        "WITH RECURSIVE up (id, parent_id) AS ( \
-             SELECT id, parent_id FROM folders WHERE id = ? \
-             UNION ALL \
-             SELECT f.id, f.parent_id FROM folders f JOIN up ON f.id = up.parent_id) \
-         SELECT 1 FROM up WHERE id = ? LIMIT 1",
-    )
-    .bind(folder)
-    .bind(ancestor)
-    .fetch_optional(&mut **tx)
-    .await?;
-    Ok(found.is_some())
-}
+use wachet::model::{Folder, NotificationEndpoint};
 
 /// The common table expressions `sub` and `counts` of a statement that has `roots (id)`: for
 /// each root folder, the folders' own counts (kept by the writes: SQLite migration 0013,
@@ -224,77 +204,14 @@ impl SqliteStore {
     }
 }
 
-#[async_trait]
-impl FolderStore for SqliteStore {
-    async fn save_folder(&self, user: &str, folder: &Folder) -> Result<Folder, StoreError> {
-        refuse_nul("name", folder.name.as_deref())?;
-        let mut tx = self.write().await?;
-        if let Some(parent) = folder.parent_id.as_deref() {
-            check_folder(&mut tx, user, parent, "parentId").await?;
-        }
-        let key = sort_key(folder.name.as_deref());
-        let id = match folder.id.as_deref() {
-            None => {
-                let id = new_id();
-                sqlx::query(
-                    "INSERT INTO folders (id, user_id, parent_id, name, sort_key, created_at) \
-                     VALUES (?, ?, ?, ?, ?, ?)",
-                )
-                .bind(&id)
-                .bind(user)
-                .bind(&folder.parent_id)
-                .bind(&folder.name)
-                .bind(&key)
-                .bind(now_millis())
-                .execute(&mut *tx)
-                .await?;
-                id
-            }
-            Some(id) => {
-                if !is_id(id) {
-                    return Err(StoreError::NotFound);
-                }
-                if let Some(parent) = folder.parent_id.as_deref()
-                    && is_within(&mut tx, parent, id).await?
-                {
-                    return Err(StoreError::invalid(
-                        "parentId",
-                        "a folder cannot move into itself or its own subfolders",
-                    ));
-                }
-                // As for monitors, a null parent keeps the folder where it is; moves are explicit.
-                let updated = sqlx::query(
-                    "UPDATE folders SET parent_id = COALESCE(?, parent_id), name = ?, sort_key = ? \
-                     WHERE id = ? AND user_id = ?",
-                )
-                .bind(&folder.parent_id)
-                .bind(&folder.name)
-                .bind(&key)
-                .bind(id)
-                .bind(user)
-                .execute(&mut *tx)
-                .await?;
-                if updated.rows_affected() == 0 {
-                    return Err(StoreError::NotFound);
-                }
-                id.to_string()
-            }
-        };
-        let (id, name, parent_id, sort_key, count, failed, paused) =
-            sqlx::query_as(SAVED).bind(&id).fetch_one(&mut *tx).await?;
-        tx.commit().await?;
-        invalidate::folders_changed(&self.cache);
-        Ok(ListedFolder(id, name, parent_id, sort_key, count, failed, paused).folder())
-    }
+/// The folder `id` as written in `tx`, with its subtree's counts.
+async fn saved_folder(tx: &mut Transaction<'_, Sqlite>, id: &str) -> Result<Folder, StoreError> {
+    let (id, name, parent_id, sort_key, count, failed, paused) =
+        sqlx::query_as(SAVED).bind(id).fetch_one(&mut **tx).await?;
+    Ok(ListedFolder(id, name, parent_id, sort_key, count, failed, paused).folder())
+}
 
-    async fn delete_folder(&self, user: &str, id: &str) -> Result<(), StoreError> {
-        // Subfolders, their monitors, pages, history and notifications cascade from this row.
-        super::delete_owned(self, "folders", user, id).await?;
-        // Any cached monitor may have gone with it; folder deletes are rare.
-        invalidate::folder_deleted(&self.cache);
-        Ok(())
-    }
-
+crate::store::both::folders::folder_store!(SqliteStore, Sqlite, {
     async fn list_folder(
         &self,
         user: &str,
@@ -325,91 +242,6 @@ impl FolderStore for SqliteStore {
         })
     }
 
-    async fn move_items(&self, user: &str, request: &MoveRequest) -> Result<(), StoreError> {
-        let mut tx = self.write().await?;
-        let target = request.folder_id.as_deref();
-        if let Some(target) = target {
-            check_folder(&mut tx, user, target, "folderId")
-                .await
-                .map_err(|err| match err {
-                    StoreError::Invalid { .. } => StoreError::NotFound,
-                    other => other,
-                })?;
-        }
-        for id in request.task_ids.iter().flatten() {
-            if !is_id(id) {
-                return Err(StoreError::NotFound);
-            }
-            let moved = sqlx::query("UPDATE tasks SET folder_id = ? WHERE id = ? AND user_id = ?")
-                .bind(target)
-                .bind(id)
-                .bind(user)
-                .execute(&mut *tx)
-                .await?;
-            if moved.rows_affected() == 0 {
-                return Err(StoreError::NotFound);
-            }
-        }
-        for id in request.folder_ids.iter().flatten() {
-            if !is_id(id) {
-                return Err(StoreError::NotFound);
-            }
-            let owned: Option<(i64,)> =
-                sqlx::query_as("SELECT 1 FROM folders WHERE id = ? AND user_id = ?")
-                    .bind(id)
-                    .bind(user)
-                    .fetch_optional(&mut *tx)
-                    .await?;
-            if owned.is_none() {
-                return Err(StoreError::NotFound);
-            }
-            if let Some(target) = target
-                && is_within(&mut tx, target, id).await?
-            {
-                return Err(StoreError::invalid(
-                    "folderIds",
-                    format!("folder {id} cannot move into itself or its own subfolders"),
-                ));
-            }
-            sqlx::query("UPDATE folders SET parent_id = ? WHERE id = ?")
-                .bind(target)
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-        // Moved monitors have another folderId.
-        invalidate::tasks_moved(
-            &self.cache,
-            request.task_ids.iter().flatten().map(String::as_str),
-        );
-        Ok(())
-    }
-
-    async fn set_folder_endpoints(
-        &self,
-        user: &str,
-        id: &str,
-        endpoints: &[NotificationEndpoint],
-    ) -> Result<(), StoreError> {
-        let stored = match endpoints.is_empty() {
-            true => None,
-            false => Some(crate::store::shape::users::endpoints_json(endpoints)?),
-        };
-        let updated = sqlx::query(
-            "UPDATE folders SET notification_endpoints = ? WHERE id = ? AND user_id = ?",
-        )
-        .bind(stored)
-        .bind(id)
-        .bind(user)
-        .execute(&self.writer)
-        .await?;
-        if updated.rows_affected() == 0 {
-            return Err(StoreError::NotFound);
-        }
-        Ok(())
-    }
-
     async fn folder_endpoints(
         &self,
         user: &str,
@@ -430,4 +262,4 @@ impl FolderStore for SqliteStore {
             .map(|(id, json)| Ok((id, crate::store::shape::outbox::parse_endpoints(&json)?)))
             .collect()
     }
-}
+});

@@ -3,15 +3,15 @@
 //! series' latest, a delta against the series' keyframe once replaced when that pays; the
 //! retention that keeps the newest entries of each series; and the collection of values no
 //! entry (and no delta) names any more. A check's entries are written by `schedule.rs` with
-//! [`append_in`].
+//! [`append_in`]. Reading a stored value and a page of a series is written once for both
+//! backends in [`crate::store::both::history`].
 
-use super::{SqliteStore, before_key, time};
-use crate::store::shape::history::changed_at;
+use super::{SqliteStore, before_key};
+use crate::store::shape::history::{changed_at, keyframe_run};
 pub(super) use crate::store::shape::history::{decode_layers, encode};
 use crate::store::{
     HistoryStore, Millis, Series, StoreError, TimeKey, TimePage, codec, is_id, new_id,
 };
-use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
@@ -21,50 +21,6 @@ use wachet::model::ClientData;
 /// Most entries one prune deletes from one series, so a lowered retention is reached over a few
 /// checks instead of in one large transaction.
 const PRUNE_BATCH: i64 = 500;
-
-/// A keyframe's codec, body and base, with its base's codec and body (a root's).
-type KeyframeRow = (i64, Vec<u8>, Option<Vec<u8>>, Option<i64>, Option<Vec<u8>>);
-/// A stored value's codec, body and base.
-type Stored = (i64, Vec<u8>, Option<Vec<u8>>);
-/// A stored value's hash, codec, body and base.
-type StoredRow = (Vec<u8>, i64, Vec<u8>, Option<Vec<u8>>);
-
-/// A stored value with the layers it is read with.
-#[derive(sqlx::FromRow)]
-struct Layered {
-    codec: Option<i64>,
-    body: Option<Vec<u8>>,
-    base_codec: Option<i64>,
-    base_body: Option<Vec<u8>>,
-    root_codec: Option<i64>,
-    root_body: Option<Vec<u8>>,
-}
-
-/// The text of the stored value `hash` and the size of its body; `None` when no such value
-/// is stored.
-async fn text_in(
-    tx: &mut Transaction<'_, Sqlite>,
-    hash: &[u8],
-) -> Result<Option<(String, usize)>, StoreError> {
-    let row: Option<Layered> = sqlx::query_as(AssertSqlSafe(format!(
-        "SELECT c.codec, c.body, cb.codec AS base_codec, cb.body AS base_body, \
-         cr.codec AS root_codec, cr.body AS root_body FROM contents c {} WHERE c.hash = ?",
-        codec::LAYERS
-    )))
-    .bind(hash)
-    .fetch_optional(&mut **tx)
-    .await?;
-    let Some(row) = row else {
-        return Ok(None);
-    };
-    let size = row.body.as_ref().map_or(0, Vec::len);
-    let text = decode_layers([
-        (row.codec, row.body),
-        (row.base_codec, row.base_body),
-        (row.root_codec, row.root_body),
-    ])?;
-    Ok(text.map(|text| (text, size)))
-}
 
 /// Which rows make up a series, and the row that holds its latest entry.
 enum Owner {
@@ -438,17 +394,8 @@ async fn retire_in(
         .bind(i64::from(codec::DELTA))
         .fetch_optional(&mut **tx)
         .await?;
-        if let Some((codec, body, root, root_codec, root_body)) = run {
-            let keyframe_size = body.len();
-            let (keyframe_text, root) = match (root, root_codec, root_body) {
-                (Some(root), Some(root_codec), Some(root_body)) => {
-                    let root_text = codec::unpack(codec::codec_of(root_codec)?, root_body, None)?;
-                    let keyframe_text =
-                        codec::unpack(codec::codec_of(codec)?, body, Some(&root_text))?;
-                    (keyframe_text, Some((root, root_text)))
-                }
-                _ => (codec::unpack(codec::codec_of(codec)?, body, None)?, None),
-            };
+        if let Some(run) = run {
+            let (keyframe_size, keyframe_text, root) = keyframe_run(run)?;
             let (deltas, delta_bytes) = deltas_of(tx, &keyframe).await?;
             if deltas < codec::MAX_DELTAS
                 && let Some(delta) = codec::delta(&keyframe_text, text)
@@ -478,36 +425,6 @@ async fn retire_in(
     .bind(series_id)
     .execute(&mut **tx)
     .await?;
-    Ok(())
-}
-
-/// How many deltas are stored against `base`, and their bytes.
-async fn deltas_of(
-    tx: &mut Transaction<'_, Sqlite>,
-    base: &[u8],
-) -> Result<(i64, i64), StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT count(*), coalesce(sum(length(body)), 0) FROM contents WHERE base_hash = ?",
-    )
-    .bind(base)
-    .fetch_one(&mut **tx)
-    .await?)
-}
-
-/// Rewrites the whole value `hash` as `delta` against `base` (the quota follows by trigger).
-async fn stored_as_delta(
-    tx: &mut Transaction<'_, Sqlite>,
-    hash: &[u8],
-    delta: &[u8],
-    base: &[u8],
-) -> Result<(), StoreError> {
-    sqlx::query("UPDATE contents SET codec = ?, body = ?, base_hash = ? WHERE hash = ?")
-        .bind(i64::from(codec::DELTA))
-        .bind(delta)
-        .bind(base)
-        .bind(hash)
-        .execute(&mut **tx)
-        .await?;
     Ok(())
 }
 
@@ -614,20 +531,6 @@ async fn resolve_for_write(
     })
 }
 
-/// One entry of a page of history, with its value's codec, body and base as stored.
-#[derive(sqlx::FromRow)]
-struct EntryRow {
-    id: i64,
-    checked_at: i64,
-    changed_at: Option<i64>,
-    codec: Option<i64>,
-    body: Option<Vec<u8>>,
-    base_hash: Option<Vec<u8>>,
-    error: Option<String>,
-    /// The check had to sign in again.
-    logged_in: bool,
-}
-
 /// Deletes the oldest entries of each series of `task` (its own, each crawled page's) beyond the
 /// newest `keep`, at most [`PRUNE_BATCH`] a series; returns how many went. The counts are read
 /// first from a reader, so a check that leaves every series within bounds takes no write lock.
@@ -692,73 +595,7 @@ pub(super) async fn prune(store: &SqliteStore, task: &str, keep: u32) -> Result<
     Ok(deleted)
 }
 
-#[async_trait]
-impl HistoryStore for SqliteStore {
-    async fn import_entries(
-        &self,
-        user: &str,
-        series: &[(String, Vec<ClientData>)],
-    ) -> Result<(), StoreError> {
-        for (task, _) in series {
-            if !is_id(task) || !super::tasks::owns(self, user, task).await? {
-                return Err(StoreError::NotFound);
-            }
-        }
-        let mut tx = self.write().await?;
-        for (task, entries) in series {
-            let own = Series::Task(task.clone());
-            for data in entries {
-                append_in(&mut tx, &own, data, self.quotas.stored_bytes).await?;
-            }
-        }
-        tx.commit().await?;
-        for (task, _) in series {
-            crate::store::shape::invalidate::checked(&self.cache, task);
-            self.prune(task).await;
-        }
-        self.listings_changed_if_folders_were();
-        Ok(())
-    }
-
-    async fn entries(
-        &self,
-        user: &str,
-        id: &str,
-        page: &TimePage,
-    ) -> Result<Vec<(TimeKey, ClientData)>, StoreError> {
-        if !is_id(id) {
-            return Err(StoreError::NotFound);
-        }
-        // A delta and its base are read by two statements; a base that went between them (its
-        // delta was made whole again and the base collected) is read again.
-        for _ in 0..3 {
-            // Most pages are of a monitor's own history: its owner is checked in the same
-            // statement (a round trip to the database's thread is much of a page's cost), and
-            // only an empty answer asks what `id` is.
-            let mut rows = self.page_rows(OWN_SERIES, user, id, page).await?;
-            if rows.is_empty() && !super::tasks::owns(self, user, id).await? {
-                let owned_page: Option<(i64,)> = sqlx::query_as(
-                    "SELECT 1 FROM pages p JOIN tasks t ON t.id = p.task_id \
-                     WHERE p.id = ? AND t.user_id = ?",
-                )
-                .bind(id)
-                .bind(user)
-                .fetch_optional(&self.reader)
-                .await?;
-                if owned_page.is_none() {
-                    return Err(StoreError::NotFound);
-                }
-                rows = self.page_rows(PAGE_SERIES, user, id, page).await?;
-            }
-            if let Some(entries) = self.unpack_entries(rows).await? {
-                return Ok(entries);
-            }
-        }
-        Err(StoreError::Backend(
-            "the base of a stored delta kept changing while it was read".into(),
-        ))
-    }
-
+crate::store::both::history::history_store!(SqliteStore, Sqlite, small_int: i64, {
     /// Deletes up to `limit` values that no entry names any more (their entries were pruned, or
     /// their monitor deleted) in one transaction; returns how many went.
     async fn collect_garbage(&self, limit: u32) -> Result<u64, StoreError> {
@@ -784,7 +621,7 @@ impl HistoryStore for SqliteStore {
         tx.commit().await?;
         Ok(deleted)
     }
-}
+});
 
 /// One entry of a page as the page's JSON holds it: id, check time, change time, codec, the
 /// body as text (plain) or in hex (packed), the base's hash in hex, the error, whether the
@@ -894,80 +731,15 @@ impl SqliteStore {
         Ok(rows)
     }
 
-    /// The entries of `rows` with their values, each delta read against its base (each base
-    /// unpacked once); `None` when a base is missing (it went since `rows` were read).
-    async fn unpack_entries(
-        &self,
-        rows: Vec<EntryRow>,
-    ) -> Result<Option<Vec<(TimeKey, ClientData)>>, StoreError> {
-        let mut wanted: Vec<Vec<u8>> = rows.iter().filter_map(|r| r.base_hash.clone()).collect();
-        let mut layers: Vec<HashMap<Vec<u8>, Stored>> = Vec::new();
-        // Keyframes first, then the roots of those that are deltas: two layers at most.
-        while !wanted.is_empty() && layers.len() < 2 {
-            wanted.sort();
-            wanted.dedup();
-            let marks = vec!["?"; wanted.len()].join(", ");
-            let sql = format!(
-                "SELECT hash, codec, body, base_hash FROM contents WHERE hash IN ({marks})"
-            );
-            let mut query = sqlx::query_as::<_, StoredRow>(AssertSqlSafe(sql));
-            for hash in &wanted {
-                query = query.bind(hash);
-            }
-            let found: HashMap<_, _> = query
-                .fetch_all(&self.reader)
-                .await?
-                .into_iter()
-                .map(|(hash, codec, body, base)| (hash, (codec, body, base)))
-                .collect();
-            if found.len() < wanted.len() {
-                return Ok(None);
-            }
-            wanted = found
-                .values()
-                .filter_map(|(_, _, base)| base.clone())
-                .collect();
-            layers.push(found);
+    /// The stored values `hashes`, each with its codec, body and base.
+    async fn contents_in(&self, hashes: &[Vec<u8>]) -> Result<Vec<StoredRow>, StoreError> {
+        let marks = vec!["?"; hashes.len()].join(", ");
+        let sql =
+            format!("SELECT hash, codec, body, base_hash FROM contents WHERE hash IN ({marks})");
+        let mut query = sqlx::query_as::<_, StoredRow>(AssertSqlSafe(sql));
+        for hash in hashes {
+            query = query.bind(hash);
         }
-        let mut bases: HashMap<Vec<u8>, String> = HashMap::new();
-        for layer in layers.into_iter().rev() {
-            for (hash, (codec, body, base)) in layer {
-                if bases.contains_key(&hash) {
-                    continue;
-                }
-                let base = base.as_ref().and_then(|base| bases.get(base));
-                let text = codec::unpack(codec::codec_of(codec)?, body, base.map(String::as_str))?;
-                bases.insert(hash, text);
-            }
-        }
-        rows.into_iter()
-            .map(|row| {
-                let raw = match (row.codec, row.body) {
-                    (Some(codec), Some(body)) => {
-                        let base = row.base_hash.as_ref().and_then(|hash| bases.get(hash));
-                        Some(codec::unpack(
-                            codec::codec_of(codec)?,
-                            body,
-                            base.map(String::as_str),
-                        )?)
-                    }
-                    _ => None,
-                };
-                let key = TimeKey {
-                    at: row.checked_at,
-                    id: row.id.to_string(),
-                };
-                let data = ClientData {
-                    last_check_timestamp: time(row.checked_at),
-                    value_changed_timestamp: row.changed_at.map(time),
-                    raw,
-                    error: row.error,
-                    diff: None,
-                    logged_in: row.logged_in,
-                };
-                Ok((key, data))
-            })
-            .collect::<Result<Vec<_>, StoreError>>()
-            .map(Some)
+        Ok(query.fetch_all(&self.reader).await?)
     }
 }

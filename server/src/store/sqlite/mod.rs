@@ -8,8 +8,9 @@
 //! The SQL is standard where it can be (row-value keyset comparisons, recursive common table
 //! expressions, `ON CONFLICT`), so a PostgreSQL store can follow it closely. Each resource's
 //! trait is implemented in the module that holds its SQL (`users`, `tasks`, `folders`,
-//! `history`, `notifications`, `schedule`, `outbox`, `feeds`); the cache is used, and
-//! invalidated, by those same methods.
+//! `history`, `notifications`, `schedule`, `outbox`, `feeds`), most of it by instantiating the
+//! implementation both backends share (`super::both`) with the statements SQLite spells its own
+//! way; the cache is used, and invalidated, by those same methods.
 
 pub mod backup;
 mod checkpoints;
@@ -32,7 +33,7 @@ use super::settings::migrate;
 pub use super::settings::{
     DEFAULT_DELIVERIES_PER_HOUR, DEFAULT_HISTORY_RETENTION, OpenError, StoreSettings,
 };
-use super::shape::{before_key, sort_key, time};
+use super::shape::before_key;
 use super::{Quotas, StoreError};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -162,11 +163,30 @@ impl SqliteStore {
         })
     }
 
+    /// Where a read runs: the pool of readers, which never wait for the writer.
+    fn reads(&self) -> &SqlitePool {
+        &self.reader
+    }
+
+    /// Where a write of one statement runs: the single writer.
+    fn writes(&self) -> &SqlitePool {
+        &self.writer
+    }
+
     /// A write transaction that takes the write lock at once (`BEGIN IMMEDIATE`): a deferred
     /// one that reads first can find its snapshot stale when another process (`wachet user
     /// add`) wrote meanwhile, and SQLite fails it instead of waiting.
     async fn write(&self) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
         self.writer.begin_with("BEGIN IMMEDIATE").await
+    }
+
+    /// A write transaction of `user`'s monitors and folders: the single writer runs them one
+    /// after another already.
+    async fn write_for(
+        &self,
+        _user: &str,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, StoreError> {
+        Ok(self.write().await?)
     }
 
     /// A committed write may have changed a folder's counts: when it did (or any write since
@@ -283,43 +303,9 @@ async fn bucket_hosts(pool: &SqlitePool) -> Result<(), sqlx::Error> {
     }
 }
 
-/// Deletes the row `id` of `table` if it is the user's (what hangs on it cascades, in this one
-/// statement); `NotFound` otherwise.
-async fn delete_owned(
-    store: &SqliteStore,
-    table: &'static str,
-    user: &str,
-    id: &str,
-) -> Result<(), StoreError> {
-    if !super::is_id(id) {
-        return Err(StoreError::NotFound);
-    }
-    let deleted = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "DELETE FROM {table} WHERE id = ? AND user_id = ?"
-    )))
-    .bind(id)
-    .bind(user)
-    .execute(&store.writer)
-    .await?;
-    if deleted.rows_affected() == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
-}
+super::both::store_basics!(SqliteStore);
 
 /// `true`/`false` as stored.
 fn flag(value: bool) -> i64 {
     i64::from(value)
-}
-
-#[async_trait::async_trait]
-impl super::HealthStore for SqliteStore {
-    async fn readiness(&self) -> Result<(), super::NotReady> {
-        // A reader: the probe must not queue behind the writer, and reads go on when the
-        // disk is full.
-        let row = sqlx::query_as(super::health::MIGRATIONS_APPLIED)
-            .fetch_one(&self.reader)
-            .await;
-        super::health::judge(row, &MIGRATOR)
-    }
 }

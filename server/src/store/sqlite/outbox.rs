@@ -13,7 +13,6 @@ use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
     is_id, new_id, now_millis,
 };
-use async_trait::async_trait;
 use sqlx::{Sqlite, Transaction};
 use wachet::model::{MessagingServiceType, NotificationEndpoint};
 
@@ -90,49 +89,19 @@ pub(super) async fn create_in(
     Ok(())
 }
 
-/// Whether `user` (whose own address is `own`) may get e-mail at `address`.
-async fn confirmed(
-    tx: &mut Transaction<'_, Sqlite>,
-    user: &str,
-    own: &str,
-    address: &str,
-) -> Result<bool, StoreError> {
-    let address = mail_address(address);
-    if address == own {
-        return Ok(true);
-    }
-    let found: Option<(i64,)> = sqlx::query_as(
-        "SELECT 1 FROM email_addresses WHERE user_id = ? AND address = ? \
-         AND confirmed_at IS NOT NULL",
-    )
-    .bind(user)
-    .bind(&address)
-    .fetch_optional(&mut **tx)
-    .await?;
-    Ok(found.is_some())
-}
-
-/// When `user` may have another delivery released, if the last hour already holds `per_hour`
-/// of theirs: an hour after the `per_hour`-th newest.
-async fn hour_full_until(
-    tx: &mut Transaction<'_, Sqlite>,
-    user: &str,
-    per_hour: std::num::NonZeroU32,
+/// Due mails are compared with the caller's `now` and a claimed one is leased until
+/// `lease_until`: every process on the file shares the machine's clock.
+async fn mail_clock_in(
+    _tx: &mut Transaction<'_, Sqlite>,
     now: Millis,
-) -> Result<Option<Millis>, StoreError> {
-    let nth: Option<(Millis,)> = sqlx::query_as(
-        "SELECT released_at FROM deliveries WHERE user_id = ? AND released_at IS NOT NULL \
-         ORDER BY released_at DESC LIMIT 1 OFFSET ?",
-    )
-    .bind(user)
-    .bind(nth_offset(per_hour))
-    .fetch_optional(&mut **tx)
-    .await?;
-    Ok(free_at(nth.map(|(at,)| at), now))
+    lease_until: Millis,
+) -> Result<(Millis, Millis), StoreError> {
+    Ok((now, lease_until))
 }
 
-#[async_trait]
-impl OutboxStore for SqliteStore {
+crate::store::both::outbox::outbox_store!(SqliteStore, Sqlite, conn: sqlx::SqliteConnection,
+    records: (RECORD_COLUMNS, "target, id"), lease_now: "$4", lock_delivery: "", claim_mails: "",
+    small_int: i64, {
     async fn claim_deliveries(
         &self,
         now: Millis,
@@ -236,124 +205,6 @@ impl OutboxStore for SqliteStore {
         Ok(claimed)
     }
 
-    async fn finish_delivery(
-        &self,
-        id: &str,
-        token: i64,
-        outcome: &DeliveryOutcome,
-    ) -> Result<bool, StoreError> {
-        let (state, next, error) = match outcome {
-            DeliveryOutcome::Delivered => ("delivered", None, None),
-            DeliveryOutcome::Retry { at, error } => ("pending", Some(*at), Some(error.as_str())),
-            DeliveryOutcome::Failed { error } => ("failed", None, Some(error.as_str())),
-        };
-        let done = sqlx::query(
-            "UPDATE deliveries SET state = ?, attempts = attempts + 1, \
-             next_attempt_at = COALESCE(?, next_attempt_at), last_error = ?, lease_until = NULL, \
-             updated_at = ? WHERE id = ? AND lease_token = ?",
-        )
-        .bind(state)
-        .bind(next)
-        .bind(error)
-        .bind(now_millis())
-        .bind(id)
-        .bind(token)
-        .execute(&self.writer)
-        .await?;
-        if done.rows_affected() == 1 && !matches!(outcome, DeliveryOutcome::Retry { .. }) {
-            // The deliveries a digest carried end as it ended.
-            sqlx::query(
-                "UPDATE deliveries SET state = ?, last_error = ?, updated_at = ? \
-                 WHERE digest_of = ? AND state = 'grouped'",
-            )
-            .bind(state)
-            .bind(error)
-            .bind(now_millis())
-            .bind(id)
-            .execute(&self.writer)
-            .await?;
-        }
-        Ok(done.rows_affected() == 1)
-    }
-
-    async fn delivery_counts(&self) -> Result<Vec<(String, u64)>, StoreError> {
-        let rows: Vec<(String, i64)> =
-            sqlx::query_as("SELECT state, COUNT(*) FROM deliveries GROUP BY state")
-                .fetch_all(&self.reader)
-                .await?;
-        Ok(rows
-            .into_iter()
-            .map(|(state, n)| (state, u64::try_from(n).unwrap_or(0)))
-            .collect())
-    }
-
-    async fn delivery_records(
-        &self,
-        notification: &str,
-    ) -> Result<Vec<DeliveryRecord>, StoreError> {
-        let rows: Vec<RecordRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {RECORD_COLUMNS} FROM deliveries WHERE notification_id = ? ORDER BY target, id"
-        )))
-        .bind(notification)
-        .fetch_all(&self.reader)
-        .await?;
-        rows.into_iter().map(record).collect()
-    }
-
-    async fn retry_delivery(
-        &self,
-        user: &str,
-        notification: Option<&str>,
-        delivery: &str,
-        now: Millis,
-    ) -> Result<(), StoreError> {
-        if !is_id(delivery) || notification.is_some_and(|n| !is_id(n)) {
-            return Err(StoreError::NotFound);
-        }
-        let mut tx = self.write().await?;
-        // The owner is the notification's (a delivery row's own user_id may predate it), or the
-        // test delivery's.
-        let row: Option<(i64, String, String, Option<Millis>, String)> = sqlx::query_as(
-            "SELECT d.kind, d.target, d.state, d.lease_until, u.email FROM deliveries d \
-             LEFT JOIN notifications n ON n.id = d.notification_id \
-             JOIN users u ON u.id = COALESCE(n.user_id, d.user_id) \
-             WHERE d.id = ? AND u.id = ? AND d.notification_id IS ?",
-        )
-        .bind(delivery)
-        .bind(user)
-        .bind(notification)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let (kind, target, state, lease, own) = row.ok_or(StoreError::NotFound)?;
-        let refuse = |message: &str| Err(StoreError::invalid("deliveryId", message));
-        if state == "delivered" {
-            return refuse("was delivered already");
-        }
-        if lease.is_some_and(|until| until >= now) {
-            return refuse("is being tried right now");
-        }
-        // A retry must not become a way around the confirmation of an e-mail address.
-        if kind == MessagingServiceType::Email.code()
-            && !confirmed(&mut tx, user, &own, &target).await?
-        {
-            return refuse(
-                "goes to an e-mail address that has not confirmed it wants notifications; enter \
-                 the code mailed to it first",
-            );
-        }
-        sqlx::query(
-            "UPDATE deliveries SET state = 'pending', next_attempt_at = ?, updated_at = ? \
-             WHERE id = ?",
-        )
-        .bind(now)
-        .bind(now)
-        .bind(delivery)
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
     async fn queue_test_delivery(
         &self,
         user: &str,
@@ -396,124 +247,4 @@ impl OutboxStore for SqliteStore {
         tx.commit().await?;
         Ok(id)
     }
-
-    async fn test_deliveries(
-        &self,
-        user: &str,
-        limit: u32,
-    ) -> Result<Vec<DeliveryRecord>, StoreError> {
-        let rows: Vec<RecordRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-            "SELECT {RECORD_COLUMNS} FROM deliveries WHERE user_id = ? AND notification_id IS NULL \
-             ORDER BY updated_at DESC, id DESC LIMIT ?"
-        )))
-        .bind(user)
-        .bind(i64::from(limit))
-        .fetch_all(&self.reader)
-        .await?;
-        rows.into_iter().map(record).collect()
-    }
-
-    async fn claim_confirmation_mails(
-        &self,
-        now: Millis,
-        lease_until: Millis,
-        limit: u32,
-    ) -> Result<Vec<ConfirmationMail>, StoreError> {
-        let mut tx = self.write().await?;
-        let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
-            "SELECT a.user_id, u.email, a.address, a.mail_attempts FROM email_addresses a \
-             JOIN users u ON u.id = a.user_id \
-             WHERE a.mail_due_at IS NOT NULL AND a.mail_due_at <= ? \
-             AND (a.lease_until IS NULL OR a.lease_until < ?) ORDER BY a.mail_due_at LIMIT ?",
-        )
-        .bind(now)
-        .bind(now)
-        .bind(i64::from(limit))
-        .fetch_all(&mut *tx)
-        .await?;
-        let mut claimed = Vec::with_capacity(rows.len());
-        for (user_id, account_email, address, attempts) in rows {
-            // A new code for each message: only the last one mailed confirms.
-            let code = crate::secrets::new_token();
-            sqlx::query(
-                "UPDATE email_addresses SET lease_until = ?, token_hash = ? \
-                 WHERE user_id = ? AND address = ?",
-            )
-            .bind(lease_until)
-            .bind(crate::secrets::sha256_hex(&code))
-            .bind(&user_id)
-            .bind(&address)
-            .execute(&mut *tx)
-            .await?;
-            claimed.push(ConfirmationMail {
-                user_id,
-                account_email,
-                address,
-                code,
-                attempts: u32::try_from(attempts).unwrap_or(0),
-            });
-        }
-        tx.commit().await?;
-        Ok(claimed)
-    }
-
-    async fn finish_confirmation_mail(
-        &self,
-        mail: &ConfirmationMail,
-        outcome: &DeliveryOutcome,
-    ) -> Result<(), StoreError> {
-        let (next, error) = match outcome {
-            DeliveryOutcome::Delivered => (None, None),
-            DeliveryOutcome::Retry { at, error } => (Some(*at), Some(error.as_str())),
-            DeliveryOutcome::Failed { error } => (None, Some(error.as_str())),
-        };
-        sqlx::query(
-            "UPDATE email_addresses SET mail_due_at = ?, mail_attempts = mail_attempts + 1, \
-             last_error = ?, lease_until = NULL WHERE user_id = ? AND address = ? \
-             AND token_hash = ?",
-        )
-        .bind(next)
-        .bind(error)
-        .bind(&mail.user_id)
-        .bind(&mail.address)
-        .bind(mail.claim())
-        .execute(&self.writer)
-        .await?;
-        Ok(())
-    }
-}
-
-/// The digest `key` whose delivery `lead` was just claimed: the others held for it become
-/// `grouped` under `lead` (kept so, should this claim's process die, for the next claim of
-/// `lead`); its first [`DIGEST_ITEMS`](crate::store::DIGEST_ITEMS) notifications, oldest
-/// first, and how many it carries in all.
-async fn digest_in(
-    tx: &mut Transaction<'_, Sqlite>,
-    lead: &str,
-    key: &str,
-) -> Result<(Vec<crate::store::DigestItem>, u64), StoreError> {
-    sqlx::query(
-        "UPDATE deliveries SET state = 'grouped', digest_of = ?1 \
-         WHERE digest_key = ?2 AND id <> ?1 AND state = 'pending'",
-    )
-    .bind(lead)
-    .bind(key)
-    .execute(&mut **tx)
-    .await?;
-    let rows: Vec<DigestRow> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-        "SELECT {} FROM deliveries d JOIN notifications n ON n.id = d.notification_id \
-         WHERE d.id = ?1 OR d.digest_of = ?1 ORDER BY n.created_at, n.id LIMIT ?2",
-        digest_columns()
-    )))
-    .bind(lead)
-    .bind(digest_items())
-    .fetch_all(&mut **tx)
-    .await?;
-    let (total,): (i64,) =
-        sqlx::query_as("SELECT COUNT(*) FROM deliveries WHERE id = ?1 OR digest_of = ?1")
-            .bind(lead)
-            .fetch_one(&mut **tx)
-            .await?;
-    let items = rows.into_iter().map(digest_item).collect();
-    Ok((items, u64::try_from(total).unwrap_or(0)))
-}
+});

@@ -1,20 +1,18 @@
 //! [`ScheduleStore`] on SQLite: claiming due monitors under a lease, recording a check (its
 //! entries, notifications and deliveries in one transaction) and setting the next check, and
-//! what a check reads first: the alert states and the owner's storage.
+//! what a check reads first: the alert states and the owner's storage. What a check learned,
+//! the hourly limit and the alert states are written once for both backends in
+//! [`crate::store::both::schedule`].
 
 use super::history::OwnAppend;
 use super::{SqliteStore, history, notifications};
-use crate::store::shape::notifications::{counted_up_to, hour_before, within_hourly_limit};
-use crate::store::shape::schedule::{claimed_monitor, retry_unreadable};
+use crate::store::shape::schedule::{Written, claimed_monitor, retry_unreadable};
 use crate::store::{
     AlertStates, CheckRecord, Claim, DueCheck, Known, Millis, NewNotification, Recorded,
     ScheduleStore, Series, StorageUse, StoreError,
 };
-use async_trait::async_trait;
 use sha2::{Digest, Sha256};
 use sqlx::AssertSqlSafe;
-use std::borrow::Cow;
-use wachet::Monitor;
 
 #[derive(sqlx::FromRow)]
 struct DueRow {
@@ -208,296 +206,124 @@ async fn record_unchanged_in(
     }))
 }
 
-/// Appends masks a check learned (and a line order its samples taught, where the monitor has
-/// none) to the monitor's definition as it is now in the writer's
-/// transaction (a person's edit since the check was claimed is kept:
-/// [`crate::store::noise::with_learned`]). The definition's version is left alone: the masks
-/// change how values compare, not what is fetched, and an edit's version means "check at once".
-async fn learn_in(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
-    task: &str,
-    learned: &[wachet::model::NoiseMask],
-    order: Option<wachet::model::LineOrder>,
-) -> Result<(), StoreError> {
-    let (definition,): (String,) = sqlx::query_as("SELECT definition FROM tasks WHERE id = ?")
-        .bind(task)
-        .fetch_one(&mut **tx)
-        .await?;
-    let mut monitor: Monitor = serde_json::from_str(&definition)
-        .map_err(|err| StoreError::Backend(format!("stored monitor {task}: {err}")))?;
-    let noise = crate::store::noise::with_learned(monitor.noise.as_deref(), learned);
-    let order = order.filter(|_| monitor.compare_lines.is_none());
-    if noise.is_none() && order.is_none() {
-        return Ok(());
-    }
-    if let Some(noise) = noise {
-        monitor.noise = Some(noise);
-    }
-    if let Some(order) = order {
-        monitor.compare_lines = Some(order);
-    }
-    let definition =
-        serde_json::to_string(&monitor).map_err(|err| StoreError::Backend(err.to_string()))?;
-    sqlx::query("UPDATE tasks SET definition = ? WHERE id = ?")
-        .bind(definition)
-        .bind(task)
-        .execute(&mut **tx)
-        .await?;
-    Ok(())
-}
-
-/// The notifications of a check to store within the user's hourly limit
-/// ([`within_hourly_limit`]), counted over the user's notifications of the last hour (an index
-/// range of at most `limit` rows) in the check's transaction.
-async fn hourly_limited<'a>(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
-    task: &str,
-    user: &str,
-    limit: u32,
-    raised: &'a [NewNotification],
-) -> Result<Vec<Cow<'a, NewNotification>>, StoreError> {
-    let (recent,): (i64,) = sqlx::query_as(
-        "SELECT count(*) FROM (SELECT 1 FROM notifications \
-         WHERE user_id = ? AND created_at > ? LIMIT ?) AS recent",
-    )
-    .bind(user)
-    .bind(hour_before(crate::store::now_millis()))
-    .bind(counted_up_to(limit))
-    .fetch_one(&mut **tx)
-    .await?;
-    Ok(within_hourly_limit(task, recent, limit, raised))
-}
-
-/// The latest successful value of a series, as columns `codec` and `body`, when no alert state
-/// was stored (`{state}`: the column that would hold it): only then is it needed.
-const LAST_VALUE: &str = "LEFT JOIN contents c ON {state} IS NULL AND c.hash = (SELECT v.content_hash \
-                          FROM entries v WHERE {series} AND v.content_hash IS NOT NULL \
-                          ORDER BY v.checked_at DESC, v.id DESC LIMIT 1)";
-
-/// A monitor's or page's state in this schema's types.
-type StateRow = crate::store::shape::schedule::StateRow<i64, i64>;
-
-#[async_trait]
-impl ScheduleStore for SqliteStore {
-    async fn name_after_page(&self, task: &str, name: &str) -> Result<bool, StoreError> {
-        self.rename_automatic(task, name).await
-    }
-
-    async fn claim_due(
-        &self,
-        now: Millis,
-        lease_until: Millis,
-        claim: &Claim,
-    ) -> Result<Vec<DueCheck>, StoreError> {
-        let mut tx = self.write().await?;
-        let held = std::time::Instant::now();
-        // The definition only: a check needs no latest data, and this runs in the writer's lock.
-        let mut rows: Vec<DueRow> = sqlx::query_as(CLAIM)
-            .bind(super::flag(claim.browser))
-            .bind(now)
-            .bind(i64::from(claim.share))
-            .bind(i64::from(claim.limit))
-            .bind(claim.locations.bits())
-            .bind(claim.buckets.bits())
-            .bind(claim.hosts.counts_json())
-            .bind(claim.hosts.limit())
-            .bind(lease_until)
-            .fetch_all(&mut *tx)
-            .await?;
-        // Earliest due first, as the checks were planned.
-        rows.sort_unstable_by(|a, b| (a.next_check_at, &a.id).cmp(&(b.next_check_at, &b.id)));
-        let mut claimed = Vec::with_capacity(rows.len());
-        for row in rows {
-            let Some(monitor) = claimed_monitor(&row.id, row.folder_id.clone(), &row.definition)
-            else {
-                sqlx::query("UPDATE tasks SET next_check_at = ?, lease_until = NULL WHERE id = ?")
-                    .bind(retry_unreadable(now))
-                    .bind(&row.id)
-                    .execute(&mut *tx)
-                    .await?;
-                continue;
-            };
-            claimed.push(DueCheck {
-                monitor,
-                user: row.user_id,
-                due_at: row.next_check_at,
-                version: row.updated_at,
-                sample_noise: row.sample_noise != 0,
-                token: row.lease_token,
-                host: row.host,
-                known: Some(Known {
-                    // Unreadable, it is read again (and reported) by the check's own look.
-                    own_state: row
-                        .alert_state
-                        .and_then(|stored| serde_json::from_str(&stored).ok()),
-                    storage: StorageUse {
-                        used: row.stored_bytes.max(0).unsigned_abs(),
-                        max: self.quotas.stored_bytes,
-                    },
-                }),
-            });
-        }
-        tx.commit().await?;
-        crate::metrics::METRICS.claim_held.observe(held.elapsed());
-        Ok(claimed)
-    }
-
-    async fn finish_check(
-        &self,
-        task: &str,
-        version: Millis,
-        token: i64,
-        next_check_at: Millis,
-    ) -> Result<(), StoreError> {
-        // An update during the check set its own next check (at once) and version; keep it.
-        sqlx::query(
-            "UPDATE tasks SET lease_until = NULL, \
-             next_check_at = CASE WHEN updated_at = ? THEN ? ELSE next_check_at END \
-             WHERE id = ? AND lease_token = ?",
-        )
-        .bind(version)
-        .bind(next_check_at)
-        .bind(task)
-        .bind(token)
-        .execute(&self.writer)
-        .await?;
-        Ok(())
-    }
-
-    async fn record_checks(&self, records: &[CheckRecord]) -> Vec<Result<Recorded, StoreError>> {
-        let outcomes = match self.record_group(records).await {
-            Ok(outcomes) => outcomes,
-            // One record the group could not write (or the commit failing) must not cost the
-            // others: each is written alone, as it would have been without the group.
-            Err(err) if records.len() > 1 => {
-                tracing::warn!(%err, checks = records.len(), "a group of checks failed; each is stored alone");
-                let mut alone = Vec::with_capacity(records.len());
-                for record in records {
-                    alone.push(
-                        match self.record_group(std::slice::from_ref(record)).await {
-                            Ok(mut one) => one.pop().unwrap_or(Err(StoreError::NotFound)),
-                            Err(err) => Err(err),
-                        },
-                    );
-                }
-                alone
-            }
-            Err(err) => vec![Err(err)],
-        };
-        let mut replies = Vec::with_capacity(outcomes.len());
-        for (record, outcome) in records.iter().zip(outcomes) {
-            replies.push(match outcome {
-                Ok(Written { recorded, prune }) => {
-                    if recorded == Recorded::Stored {
-                        // The monitor's latest data, noise notice and masks are the check's now.
-                        crate::store::shape::invalidate::checked(&self.cache, &record.task);
-                    }
-                    if prune {
-                        self.prune(&record.task).await;
-                    }
-                    Ok(recorded)
-                }
-                Err(err) => Err(err),
-            });
-        }
-        // A check that failed after a success, or succeeded after a failure, changed its
-        // folders' counts of failing monitors.
-        self.listings_changed_if_folders_were();
-        replies
-    }
-
-    async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
-        let (used,): (i64,) = sqlx::query_as(
-            "SELECT u.stored_bytes FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = ?",
-        )
-        .bind(task)
-        .fetch_optional(&self.reader)
-        .await?
-        .ok_or(StoreError::NotFound)?;
-        Ok(StorageUse {
-            used: used.max(0).unsigned_abs(),
-            max: self.quotas.stored_bytes,
-        })
-    }
-
-    async fn alert_states(&self, task: &str) -> Result<AlertStates, StoreError> {
-        let own: Option<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT NULL AS url, t.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body, \
-             t.alert_state \
-             FROM tasks t LEFT JOIN entries le ON le.id = t.latest_entry_id {} WHERE t.id = ?",
-            LAST_VALUE
-                .replace("{series}", "v.task_id = t.id AND v.page_id IS NULL")
-                .replace("{state}", "t.alert_state")
-        )))
-        .bind(task)
-        .fetch_optional(&self.reader)
-        .await?;
-        let Some(own) = own else {
-            return Err(StoreError::NotFound);
-        };
-        let pages: Vec<StateRow> = sqlx::query_as(AssertSqlSafe(format!(
-            "SELECT p.url, p.latest_entry_id IS NOT NULL AS checked, le.error, c.codec, c.body, \
-             p.alert_state \
-             FROM pages p LEFT JOIN entries le ON le.id = p.latest_entry_id {} WHERE p.task_id = ?",
-            LAST_VALUE
-                .replace("{series}", "v.page_id = p.id")
-                .replace("{state}", "p.alert_state")
-        )))
-        .bind(task)
-        .fetch_all(&self.reader)
-        .await?;
-        let mut states = AlertStates {
-            own: own.state()?.1,
-            ..AlertStates::default()
-        };
-        for row in pages {
-            if let (Some(url), state) = row.state()? {
-                states.pages.insert(url, state);
-            }
-        }
-        Ok(states)
-    }
-
-    async fn task_session(&self, task: &str) -> Result<Option<String>, StoreError> {
-        let mut reader = self.lent_readers.get().await?;
-        let found: Option<(String,)> =
-            sqlx::query_as("SELECT sealed FROM task_sessions WHERE task_id = ?")
-                .bind(task)
-                .fetch_optional(reader.conn()?)
+crate::store::both::schedule::schedule_store!(
+    SqliteStore,
+    sqlx::Sqlite,
+    lock_row: "",
+    own_state: (
+        "tasks t LEFT JOIN entries le ON le.id = t.latest_entry_id",
+        "t.id = $1",
+        "v.task_id = t.id AND v.page_id IS NULL",
+        "t.alert_state"
+    ),
+    small_int: i64,
+    {
+        async fn claim_due(
+            &self,
+            now: Millis,
+            lease_until: Millis,
+            claim: &Claim,
+        ) -> Result<Vec<DueCheck>, StoreError> {
+            let mut tx = self.write().await?;
+            let held = std::time::Instant::now();
+            // The definition only: a check needs no latest data, and this runs in the writer's lock.
+            let mut rows: Vec<DueRow> = sqlx::query_as(CLAIM)
+                .bind(super::flag(claim.browser))
+                .bind(now)
+                .bind(i64::from(claim.share))
+                .bind(i64::from(claim.limit))
+                .bind(claim.locations.bits())
+                .bind(claim.buckets.bits())
+                .bind(claim.hosts.counts_json())
+                .bind(claim.hosts.limit())
+                .bind(lease_until)
+                .fetch_all(&mut *tx)
                 .await?;
-        Ok(found.map(|(sealed,)| sealed))
-    }
+            // Earliest due first, as the checks were planned.
+            rows.sort_unstable_by(|a, b| (a.next_check_at, &a.id).cmp(&(b.next_check_at, &b.id)));
+            let mut claimed = Vec::with_capacity(rows.len());
+            for row in rows {
+                let Some(monitor) = claimed_monitor(&row.id, row.folder_id.clone(), &row.definition)
+                else {
+                    sqlx::query("UPDATE tasks SET next_check_at = ?, lease_until = NULL WHERE id = ?")
+                        .bind(retry_unreadable(now))
+                        .bind(&row.id)
+                        .execute(&mut *tx)
+                        .await?;
+                    continue;
+                };
+                claimed.push(DueCheck {
+                    monitor,
+                    user: row.user_id,
+                    due_at: row.next_check_at,
+                    version: row.updated_at,
+                    sample_noise: row.sample_noise != 0,
+                    token: row.lease_token,
+                    host: row.host,
+                    known: Some(Known {
+                        // Unreadable, it is read again (and reported) by the check's own look.
+                        own_state: row
+                            .alert_state
+                            .and_then(|stored| serde_json::from_str(&stored).ok()),
+                        storage: StorageUse {
+                            used: row.stored_bytes.max(0).unsigned_abs(),
+                            max: self.quotas.stored_bytes,
+                        },
+                    }),
+                });
+            }
+            tx.commit().await?;
+            crate::metrics::METRICS.claim_held.observe(held.elapsed());
+            Ok(claimed)
+        }
 
-    async fn keep_task_session(&self, task: &str, sealed: &str) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO task_sessions (task_id, sealed, updated_at) \
-             SELECT id, ?, ? FROM tasks WHERE id = ? \
-             ON CONFLICT (task_id) DO UPDATE SET sealed = excluded.sealed, \
-             updated_at = excluded.updated_at",
-        )
-        .bind(sealed)
-        .bind(crate::store::now_millis())
-        .bind(task)
-        .execute(&self.writer)
-        .await?;
-        Ok(())
-    }
-
-    async fn forget_task_session(&self, task: &str) -> Result<(), StoreError> {
-        sqlx::query("DELETE FROM task_sessions WHERE task_id = ?")
+        async fn finish_check(
+            &self,
+            task: &str,
+            version: Millis,
+            token: i64,
+            next_check_at: Millis,
+        ) -> Result<(), StoreError> {
+            // An update during the check set its own next check (at once) and version; keep it.
+            sqlx::query(
+                "UPDATE tasks SET lease_until = NULL, \
+                 next_check_at = CASE WHEN updated_at = ? THEN ? ELSE next_check_at END \
+                 WHERE id = ? AND lease_token = ?",
+            )
+            .bind(version)
+            .bind(next_check_at)
             .bind(task)
+            .bind(token)
             .execute(&self.writer)
             .await?;
-        Ok(())
-    }
-}
+            Ok(())
+        }
 
-/// What writing one record in a group did: how it ended, and whether a series of its monitor
-/// may now hold more entries than the retention keeps (so the group prunes it once committed).
-struct Written {
-    recorded: Recorded,
-    prune: bool,
-}
+        async fn stored_bytes(&self, task: &str) -> Result<StorageUse, StoreError> {
+            let (used,): (i64,) = sqlx::query_as(
+                "SELECT u.stored_bytes FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = ?",
+            )
+            .bind(task)
+            .fetch_optional(&self.reader)
+            .await?
+            .ok_or(StoreError::NotFound)?;
+            Ok(StorageUse {
+                used: used.max(0).unsigned_abs(),
+                max: self.quotas.stored_bytes,
+            })
+        }
+
+        async fn task_session(&self, task: &str) -> Result<Option<String>, StoreError> {
+            let mut reader = self.lent_readers.get().await?;
+            let found: Option<(String,)> =
+                sqlx::query_as("SELECT sealed FROM task_sessions WHERE task_id = ?")
+                    .bind(task)
+                    .fetch_optional(reader.conn()?)
+                    .await?;
+            Ok(found.map(|(sealed,)| sealed))
+        }
+    }
+);
 
 impl SqliteStore {
     /// Writes `records` in one transaction (one `BEGIN IMMEDIATE` and one commit for the

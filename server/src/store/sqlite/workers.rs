@@ -1,18 +1,17 @@
 //! [`WorkerStore`] on SQLite: a beat writes the worker's row and renews the leases it holds
 //! (each still under its claim's token) in the writer's one transaction; leaving frees them.
-//! Every process on the file shares its clock, the machine's.
+//! Every process on the file shares its clock, the machine's. The beat and leaving are written
+//! once for both backends in [`crate::store::both::workers`]; here is how each lease is
+//! renewed and freed, and how the host buckets are balanced.
 
 use super::SqliteStore;
+use crate::store::shape::workers::{WORKER_COLUMNS, WorkerRow, live};
 use crate::store::{
     Beat, HOST_BUCKETS, Held, Holdings, HostBuckets, LiveWorker, Lost, Millis, StoreError,
     WorkerInfo, WorkerStore, now_millis,
 };
-use async_trait::async_trait;
-use sqlx::{Sqlite, Transaction};
+use sqlx::{AssertSqlSafe, Sqlite, Transaction};
 use std::time::Duration;
-
-/// How long a worker that stopped beating stays in the table.
-const FORGET_AFTER: Millis = 3_600_000;
 
 /// The statements that renew and free a lease of each kind, by id and token.
 const CHECK_RENEW: &str = "UPDATE tasks SET lease_until = ?1 \
@@ -30,16 +29,40 @@ const CHECK_FREE: &str = "UPDATE tasks SET lease_until = NULL, lease_token = lea
 const DELIVERY_FREE: &str = "UPDATE deliveries SET lease_until = NULL, \
                              lease_token = lease_token + 1 WHERE id = ?1 AND lease_token = ?2";
 
-/// Renews each of `held` until `until` with `statement`; those no longer held.
+/// A kind of lease: the statements that renew and free one, by id and token.
+struct Leases {
+    renew: &'static str,
+    free: &'static str,
+}
+
+const CHECKS: Leases = Leases {
+    renew: CHECK_RENEW,
+    free: CHECK_FREE,
+};
+const DELIVERIES: Leases = Leases {
+    renew: DELIVERY_RENEW,
+    free: DELIVERY_FREE,
+};
+const MAILS: Leases = Leases {
+    renew: MAIL_RENEW,
+    free: MAIL_FREE,
+};
+
+/// Now, on the leases' clock: the machine's, which every process on the file shares.
+async fn clock_in(_tx: &mut Transaction<'_, Sqlite>) -> Result<Millis, StoreError> {
+    Ok(now_millis())
+}
+
+/// Renews each of `held` until `until`; those no longer held.
 async fn renew(
     tx: &mut Transaction<'_, Sqlite>,
-    statement: &'static str,
+    leases: &Leases,
     held: &[Held],
     until: Millis,
 ) -> Result<Vec<Held>, StoreError> {
     let mut lost = Vec::new();
     for claim in held {
-        let done = sqlx::query(statement)
+        let done = sqlx::query(leases.renew)
             .bind(until)
             .bind(&claim.id)
             .bind(claim.token)
@@ -52,14 +75,14 @@ async fn renew(
     Ok(lost)
 }
 
-/// Frees each of `held` with `statement`.
+/// Frees each of `held`.
 async fn free(
     tx: &mut Transaction<'_, Sqlite>,
-    statement: &'static str,
+    leases: &Leases,
     held: &[Held],
 ) -> Result<(), StoreError> {
     for claim in held {
-        sqlx::query(statement)
+        sqlx::query(leases.free)
             .bind(&claim.id)
             .bind(claim.token)
             .execute(&mut **tx)
@@ -68,19 +91,9 @@ async fn free(
     Ok(())
 }
 
-/// Balances the host buckets of `worker`'s pool at a beat ([`WorkerStore::beat`]); the buckets
-/// it holds after.
-async fn balance(
-    tx: &mut Transaction<'_, Sqlite>,
-    worker: &WorkerInfo,
-    now: Millis,
-    until: Millis,
-    lease: Millis,
-) -> Result<HostBuckets, StoreError> {
-    if !worker.checks() {
-        return Ok(HostBuckets::NONE);
-    }
-    let pool = worker.location.as_deref().unwrap_or("");
+/// Makes the rows of `pool`'s host buckets if they are not all there: the single writer
+/// balances one pool at a time already.
+async fn pool_in(tx: &mut Transaction<'_, Sqlite>, pool: &str) -> Result<(), StoreError> {
     let (rows,): (i64,) = sqlx::query_as("SELECT count(*) FROM host_buckets WHERE pool = ?")
         .bind(pool)
         .fetch_one(&mut **tx)
@@ -94,160 +107,39 @@ async fn balance(
                 .await?;
         }
     }
-    let (live,): (i64,) = sqlx::query_as(
-        "SELECT count(*) FROM workers WHERE coalesce(location, '') = ? \
-         AND ',' || roles || ',' LIKE '%,worker,%' AND heartbeat_at >= ?",
-    )
-    .bind(pool)
-    .bind(now - lease)
-    .fetch_one(&mut **tx)
-    .await?;
-    let share = crate::store::workers::bucket_share(live);
-    let mut owned: Vec<(i64,)> = sqlx::query_as(
-        "UPDATE host_buckets SET lease_until = ? WHERE pool = ? AND worker_id = ? \
-         AND NOT draining RETURNING bucket",
-    )
-    .bind(until)
-    .bind(pool)
-    .bind(&worker.id)
-    .fetch_all(&mut **tx)
-    .await?;
-    owned.sort_unstable();
-    let have = i64::try_from(owned.len()).unwrap_or(i64::MAX);
-    if have > share {
-        // A worker joined: the highest buckets go back for it to take, once this worker's
-        // checks of their hosts had a lease's time to end (so two workers never check one host
-        // at once while the buckets move).
-        let keep = usize::try_from(share).unwrap_or(0);
-        for (bucket,) in owned.split_off(keep) {
-            sqlx::query(
-                "UPDATE host_buckets SET draining = TRUE, lease_until = ? \
-                 WHERE pool = ? AND bucket = ?",
-            )
-            .bind(until)
-            .bind(pool)
-            .bind(bucket)
-            .execute(&mut **tx)
-            .await?;
-        }
-    } else if have < share {
-        let taken: Vec<(i64,)> = sqlx::query_as(
-            "UPDATE host_buckets SET worker_id = ?1, lease_until = ?2, draining = FALSE \
-             WHERE pool = ?3 AND bucket IN (SELECT bucket FROM host_buckets WHERE pool = ?3 \
-             AND coalesce(lease_until, 0) < ?4 ORDER BY bucket LIMIT ?5) \
-             RETURNING bucket",
+    Ok(())
+}
+
+/// Drains `buckets` of `pool` until `until`, one at a time.
+async fn drain_in(
+    tx: &mut Transaction<'_, Sqlite>,
+    pool: &str,
+    buckets: &[i64],
+    until: Millis,
+) -> Result<(), StoreError> {
+    for bucket in buckets {
+        sqlx::query(
+            "UPDATE host_buckets SET draining = TRUE, lease_until = ? \
+             WHERE pool = ? AND bucket = ?",
         )
-        .bind(&worker.id)
         .bind(until)
         .bind(pool)
-        .bind(now)
-        .bind(share - have)
-        .fetch_all(&mut **tx)
+        .bind(bucket)
+        .execute(&mut **tx)
         .await?;
-        owned.extend(taken);
     }
-    Ok(HostBuckets::of(
-        owned.into_iter().map(|(b,)| i16::try_from(b).unwrap_or(0)),
-    ))
+    Ok(())
 }
 
-#[derive(sqlx::FromRow)]
-struct WorkerRow {
-    id: String,
-    roles: String,
-    location: Option<String>,
-    kinds: String,
-    host: String,
-    pid: i64,
-    started_at: i64,
-    heartbeat_at: i64,
-}
-
-#[async_trait]
-impl WorkerStore for SqliteStore {
-    async fn beat(
-        &self,
-        worker: &WorkerInfo,
-        held: &Holdings,
-        lease: Duration,
-    ) -> Result<Beat, StoreError> {
-        let now = now_millis();
-        let lease = i64::try_from(lease.as_millis()).unwrap_or(i64::MAX);
-        let until = now.saturating_add(lease);
-        let mut tx = self.write().await?;
-        sqlx::query(
-            "INSERT INTO workers (id, roles, location, kinds, host, pid, started_at, heartbeat_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET \
-             heartbeat_at = excluded.heartbeat_at",
-        )
-        .bind(&worker.id)
-        .bind(&worker.roles)
-        .bind(&worker.location)
-        .bind(&worker.kinds)
-        .bind(&worker.host)
-        .bind(i64::from(worker.pid))
-        .bind(worker.started_at)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
-        let lost = Lost {
-            checks: renew(&mut tx, CHECK_RENEW, &held.checks, until).await?,
-            deliveries: renew(&mut tx, DELIVERY_RENEW, &held.deliveries, until).await?,
-            mails: renew(&mut tx, MAIL_RENEW, &held.mails, until).await?,
-        };
-        let buckets = balance(&mut tx, worker, now, until, lease).await?;
-        sqlx::query("DELETE FROM workers WHERE heartbeat_at < ?")
-            .bind(now - FORGET_AFTER)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(Beat { lost, buckets })
-    }
-
-    async fn leave(&self, worker: &str, held: &Holdings) -> Result<(), StoreError> {
-        let mut tx = self.write().await?;
-        free(&mut tx, CHECK_FREE, &held.checks).await?;
-        free(&mut tx, DELIVERY_FREE, &held.deliveries).await?;
-        free(&mut tx, MAIL_FREE, &held.mails).await?;
-        sqlx::query(
-            "UPDATE host_buckets SET worker_id = NULL, lease_until = NULL, draining = FALSE \
-             WHERE worker_id = ?",
-        )
-        .bind(worker)
-        .execute(&mut *tx)
-        .await?;
-        sqlx::query("DELETE FROM workers WHERE id = ?")
-            .bind(worker)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(())
-    }
-
+crate::store::both::workers::worker_store!(SqliteStore, Sqlite, pid: i64, bucket: i64, {
     async fn live_workers(&self, within: Duration) -> Result<Vec<LiveWorker>, StoreError> {
         let since = now_millis().saturating_sub(i64::try_from(within.as_millis()).unwrap_or(0));
-        let rows: Vec<WorkerRow> = sqlx::query_as(
-            "SELECT id, roles, location, kinds, host, pid, started_at, heartbeat_at FROM workers \
-             WHERE heartbeat_at >= ? ORDER BY started_at, id",
-        )
+        let rows: Vec<WorkerRow<i64>> = sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT {WORKER_COLUMNS} FROM workers WHERE heartbeat_at >= $1 ORDER BY started_at, id"
+        )))
         .bind(since)
         .fetch_all(&self.reader)
         .await?;
         Ok(rows.into_iter().map(live).collect())
     }
-}
-
-fn live(row: WorkerRow) -> LiveWorker {
-    LiveWorker {
-        info: WorkerInfo {
-            id: row.id,
-            roles: row.roles,
-            location: row.location,
-            kinds: row.kinds,
-            host: row.host,
-            pid: u32::try_from(row.pid).unwrap_or(0),
-            started_at: row.started_at,
-        },
-        heartbeat_at: row.heartbeat_at,
-    }
-}
+});
