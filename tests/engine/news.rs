@@ -492,7 +492,8 @@ fn every_real_change_on_noisy_pages_raises() {
             "a salary raised on a job board whose applicants keep coming",
             Box::new(|n| jobs(n, 50)),
             vec![50],
-            0,
+            // Applicants that first move after the samples are notified until learned.
+            3,
         ),
     ];
     let mut report = String::new();
