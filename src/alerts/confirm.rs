@@ -718,7 +718,7 @@ fn judge_value(
             next.variants.raised(print);
             next.noise.confirmed();
             next.lines.notified(&evidence);
-            next.lines.accept_after(&confirmed_form, &form);
+            next.lines.accept_notified(&confirmed_form, &form);
             next.alerts.last_value = Some(value.to_string());
             next.pending.clear();
             next.changed(candidate.first_seen);
@@ -772,7 +772,7 @@ fn judge_value(
     next.variants.raised(print);
     next.noise.confirmed();
     next.lines.notified(&waiting.evidence);
-    next.lines.accept_after(&confirmed_form, &form);
+    next.lines.accept_notified(&confirmed_form, &form);
     next.alerts.last_value = Some(value.to_string());
     next.pending.clear();
     next.changed(first_seen);

@@ -433,6 +433,20 @@ fn jobs(n: u32, raised: u32) -> String {
     out
 }
 
+/// A kettle's page whose stock goes out and comes back at each of `changes`, beside a render
+/// time that moves on every request.
+fn stock(n: u32, changes: &[u32]) -> String {
+    let out = changes.iter().filter(|&&at| n >= at).count() % 2 == 1;
+    let stock = match out {
+        true => "Out of stock: we will e-mail you when it is back",
+        false => "In stock, ships tomorrow",
+    };
+    format!(
+        "Aurora Kettle 1.7 l\n49.00 EUR\n{stock}\nRendered in {} ms\nReviews: 4.6 of 5",
+        7 + (n * 37) % 90
+    )
+}
+
 #[test]
 fn every_real_change_on_noisy_pages_raises() {
     type Page = (&'static str, Box<dyn Fn(u32) -> String>, Vec<u32>, usize);
@@ -499,6 +513,12 @@ fn every_real_change_on_noisy_pages_raises() {
             "a salary raised on a job board whose applicants keep coming",
             Box::new(|n| jobs(n, 50)),
             vec![50],
+            0,
+        ),
+        (
+            "an item out of stock and back again, twice",
+            Box::new(|n| stock(n, &[12, 30, 48, 66])),
+            vec![12, 30, 48, 66],
             0,
         ),
     ];

@@ -520,6 +520,30 @@ impl LineMemory {
         self.keep_comer_texts(&[before, form]);
     }
 
+    /// Remembers `form`, a change notified after the value `before`, as [`accept_after`]
+    /// does; the lines that came or went with it are news, so what was known of their texts
+    /// as comers is forgotten: an item back in stock and out again is told each time, until
+    /// its lines are seen to come and go with nothing told.
+    ///
+    /// [`accept_after`]: LineMemory::accept_after
+    pub fn accept_notified(&mut self, before: &str, form: &str) {
+        self.accept_after(before, form);
+        if self.comer_texts.is_empty() {
+            return;
+        }
+        let had: HashSet<u32> = identities(before).iter().map(|l| l.0).collect();
+        let has: HashSet<u32> = identities(form).iter().map(|l| l.0).collect();
+        let moved: HashSet<u32> = had.symmetric_difference(&has).copied().collect();
+        let kept: Vec<u32> = self
+            .comer_texts
+            .chunks_exact(2)
+            .filter(|pair| !moved.contains(&pair[0]))
+            .flatten()
+            .copied()
+            .collect();
+        self.comer_texts = kept;
+    }
+
     /// `form` without the lines known to come and go (comers: a promoted listing, a rotating
     /// banner) shown as they were before, for a comparison of the rest: two values alike
     /// without them differ only in lines proven to come and go. Empty and known lines stay,

@@ -850,10 +850,10 @@ async fn a_portal_pages_learned_noise_is_shown_under_it_in_a_real_browser() {
         .start()
         .await
         .unwrap();
-    // A view counter that moves on every other request: the page learns it from its checks.
+    // A render time that moves on every other request: the page learns it from its checks.
     site.set_counted("/a", |n| {
         wachet::testing::Reply::html(format!(
-            "<title>Page A</title><p>Read 3 minutes</p><p>Viewed {} times</p>",
+            "<title>Page A</title><p>Read 3 minutes</p><p>Rendered in {} ms</p>",
             100 + n / 2
         ))
     });
@@ -907,7 +907,7 @@ async fn a_portal_pages_learned_noise_is_shown_under_it_in_a_real_browser() {
         .unwrap();
     until(&page, "document.querySelector('.page-noise').open").await;
     let shown: String = eval(&page, "document.querySelector('.page-noise').textContent").await;
-    assert!(shown.contains("Viewed"), "{shown}");
+    assert!(shown.contains("Rendered"), "{shown}");
     assert!(shown.contains("It masked"), "{shown}");
     for px in [1440, 375] {
         screenshot(&page, "portal-pages-noise", px).await;
