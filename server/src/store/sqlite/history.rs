@@ -7,7 +7,7 @@
 //! backends in [`crate::store::both::history`].
 
 use super::{SqliteStore, before_key};
-use crate::store::shape::history::{changed_at, keyframe_run};
+use crate::store::shape::history::{PRUNE_BATCH, changed_at, keyframe_run};
 pub(super) use crate::store::shape::history::{decode_layers, encode};
 use crate::store::shape::storable;
 use crate::store::{
@@ -18,10 +18,6 @@ use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
 use std::collections::HashMap;
 use wachet::model::ClientData;
-
-/// Most entries one prune deletes from one series, so a lowered retention is reached over a few
-/// checks instead of in one large transaction.
-const PRUNE_BATCH: i64 = 500;
 
 /// Which rows make up a series, and the row that holds its latest entry.
 enum Owner {
