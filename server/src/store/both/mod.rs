@@ -62,10 +62,38 @@ where
     }
 }
 
-/// Defines `delete_owned` in the calling module (a backend's `mod.rs`) and implements
-/// [`HealthStore`](crate::store::HealthStore) for `$store` against its embedded `MIGRATOR`.
+/// Defines `delete_owned` and `bucket_hosts` in the calling module (a backend's `mod.rs`) and
+/// implements [`HealthStore`](crate::store::HealthStore) for `$store` against its embedded
+/// `MIGRATOR`. By name, where the schema keeps a monitor's host bucket:
+///
+/// - `unbucketed`: the id and URL of at most 1,000 monitors whose bucket is not set yet;
+/// - `bucket`: sets monitor `$3`'s bucket (`$1`) and host hash (`$2`).
 macro_rules! store_basics {
-    ($store:ty) => {
+    ($store:ty, $db:ty, unbucketed: $unbucketed:literal, bucket: $bucket:literal $(,)?) => {
+        /// Puts each monitor stored before host buckets (or host hashes) existed in its host's
+        /// bucket ([`crate::store::host_bucket`], [`crate::store::host_hash`]): SQL cannot hash
+        /// the host as the service does.
+        async fn bucket_hosts(pool: &::sqlx::Pool<$db>) -> Result<(), ::sqlx::Error> {
+            loop {
+                let rows: Vec<(String, String)> =
+                    ::sqlx::query_as($unbucketed).fetch_all(pool).await?;
+                if rows.is_empty() {
+                    return Ok(());
+                }
+                // A transaction a batch: one commit for 1,000 rows, not one each.
+                let mut tx = pool.begin().await?;
+                for (id, url) in rows {
+                    ::sqlx::query($bucket)
+                        .bind($crate::store::host_bucket(&url))
+                        .bind($crate::store::host_hash(&url))
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await?;
+            }
+        }
+
         /// Deletes the row `id` of `table` if it is the user's (what hangs on it cascades, in
         /// this one statement, within a write of the user's tree); `NotFound` otherwise.
         async fn delete_owned(

@@ -1,21 +1,24 @@
-//! [`OutboxStore`](crate::store::OutboxStore)'s parts both backends share: a delivery finished
-//! (and the deliveries its digest carried with it), retried by its owner, counted and listed;
-//! the confirmation mails claimed and finished; a digest's notifications gathered; whether an
-//! address may get mail, and when a user's hourly bound has room again. Writing a
-//! notification's deliveries, claiming them and queueing a test are each backend's own.
+//! [`OutboxStore`](crate::store::OutboxStore)'s parts both backends share: a notification's
+//! deliveries written, a test queued, a delivery finished (and the deliveries its digest
+//! carried with it), retried by its owner, counted and listed; the confirmation mails claimed
+//! and finished; a digest's notifications gathered; whether an address may get mail, and when
+//! a user's hourly bound has room again. Claiming deliveries (which rows, under which locks, on
+//! whose clock) is each backend's own.
 
-/// Defines `confirmed`, `hour_full_until` and `digest_in` in the calling module and implements
-/// `OutboxStore` for `$store` on `$db` with the methods given in braces (`claim_deliveries`,
-/// `queue_test_delivery`). It reads the names its module imports from `shape::outbox` and
+/// Defines `create_in`, `confirmed`, `hour_full_until` and `digest_in` in the calling module
+/// and implements `OutboxStore` for `$store` on `$db` with the methods given in braces
+/// (`claim_deliveries`). It reads the names its module imports from `shape::outbox` and
 /// `store` (`RecordRow`, `record`, `DigestRow`, `digest_columns`, `digest_item`, `digest_items`,
-/// `mail_address`, `nth_offset`,
-/// `free_at`, `DeliveryOutcome`, ...). By name:
+/// `mail_address`, `nth_offset`, `free_at`, `DeliveryOutcome`, ...). By name:
 ///
 /// - `conn`: the database's connection type;
 /// - `records`: the columns of `RecordRow` and the order of a notification's deliveries;
 /// - `lease_now`: the time a lease is compared with (`$4` is the caller's `now`);
 /// - `lock_delivery`, `claim_mails`: what a read adds to lock the delivery a retry changes, and
 ///   the mails a claim takes;
+/// - `muted`: whether the monitor `t` is muted, read from its definition (JSON);
+/// - `lock_tests` (where writes may run side by side): a statement that makes a user's
+///   queueing of a test the only one until the commit (the user is `$1`);
 /// - `small_int`: the width of the schema's small integer columns.
 ///
 /// The calling module also brings `mail_clock_in(tx, now, lease_until)`: the time due mails
@@ -29,9 +32,90 @@ macro_rules! outbox_store {
         lease_now: $lease_now:expr,
         lock_delivery: $lock_delivery:literal,
         claim_mails: $claim_mails:literal,
+        muted: $muted:literal,
+        $(lock_tests: $lock_tests:literal,)?
         small_int: $int:ty,
         { $($own:tt)* }
     ) => {
+        /// Queues the deliveries of the new notification `notification` of monitor `task` in
+        /// `tx`, the transaction that stores it: one for each of `endpoints`, or (when empty)
+        /// for each endpoint the monitor's folders or its owner name. An e-mail address other
+        /// than the owner's own that is not confirmed gets no message: its delivery is failed
+        /// at once with [`UNCONFIRMED`]($crate::store::shape::outbox::UNCONFIRMED), and a
+        /// confirmation message is asked for (when the owner may have one more address
+        /// waiting).
+        pub(super) async fn create_in(
+            tx: &mut ::sqlx::Transaction<'_, $db>,
+            notification: &str,
+            task: &str,
+            endpoints: &[::wachet::model::NotificationEndpoint],
+            now: Millis,
+        ) -> Result<(), StoreError> {
+            use $crate::store::shape::outbox::{
+                asked, endpoints_to_notify, first_state, held_until, lane, template_column,
+            };
+            // The nearest folder up the monitor's tree that names endpoints, as the tree is now
+            // (a folder moved since the monitor was saved passes its own on from its new place).
+            #[allow(clippy::type_complexity)]
+            let (user, email, json, inherited, muted, zone): (
+                String,
+                String,
+                String,
+                Option<String>,
+                bool,
+                String,
+            ) = ::sqlx::query_as(concat!(
+                "WITH RECURSIVE up (id, parent_id, endpoints, depth) AS ( \
+                   SELECT f.id, f.parent_id, f.notification_endpoints, 0 FROM folders f \
+                   JOIN tasks t ON t.folder_id = f.id WHERE t.id = $1 \
+                   UNION ALL SELECT f.id, f.parent_id, f.notification_endpoints, up.depth + 1 \
+                   FROM folders f JOIN up ON f.id = up.parent_id) \
+                 SELECT u.id, u.email, u.notification_endpoints, \
+                   (SELECT endpoints FROM up WHERE endpoints IS NOT NULL AND endpoints <> '[]' \
+                    ORDER BY depth LIMIT 1), ",
+                $muted,
+                ", u.time_zone FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = $1"
+            ))
+            .bind(task)
+            .fetch_one(&mut **tx)
+            .await?;
+            let to_notify = endpoints_to_notify(endpoints, inherited.as_deref(), &json, muted)?;
+            for endpoint in to_notify.iter() {
+                let target = endpoint.value.as_deref().unwrap_or("");
+                let unconfirmed = endpoint.kind == ::wachet::model::MessagingServiceType::Email
+                    && !confirmed(tx, &user, &email, target).await?;
+                if unconfirmed {
+                    let address = mail_address(target);
+                    asked(super::users::request_in(tx, &user, &address, now, false).await)?;
+                }
+                let (state, error) = first_state(unconfirmed);
+                // Held for a digest or quiet hours: pending until then, with the others of its
+                // message.
+                let held = held_until(endpoint, &zone, &user, now);
+                let due = held.as_ref().map_or(now, |(until, _)| *until);
+                ::sqlx::query(
+                    "INSERT INTO deliveries (id, notification_id, kind, target, state, \
+                     next_attempt_at, updated_at, user_id, last_error, template, digest_key, \
+                     lane) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                )
+                .bind($crate::store::new_id())
+                .bind(notification)
+                .bind(endpoint.kind.code() as $int)
+                .bind(target)
+                .bind(state)
+                .bind(due)
+                .bind(now)
+                .bind(&user)
+                .bind(error)
+                .bind(template_column(endpoint))
+                .bind(held.map(|(_, key)| key))
+                .bind(lane(endpoint.kind, target))
+                .execute(&mut **tx)
+                .await?;
+            }
+            Ok(())
+        }
+
         /// Whether `user` (whose own address is `own`) may get e-mail at `address`.
         async fn confirmed(
             conn: &mut $conn,
@@ -217,7 +301,7 @@ macro_rules! outbox_store {
                     return refuse("is being tried right now");
                 }
                 // A retry must not become a way around the confirmation of an e-mail address.
-                if $crate::store::shape::wide(kind) == MessagingServiceType::Email.code()
+                if $crate::store::shape::wide(kind) == ::wachet::model::MessagingServiceType::Email.code()
                     && !confirmed(&mut tx, user, &own, &target).await?
                 {
                     return refuse(
@@ -325,6 +409,57 @@ macro_rules! outbox_store {
                 .execute(self.writes())
                 .await?;
                 Ok(())
+            }
+
+            async fn queue_test_delivery(
+                &self,
+                user: &str,
+                kind: ::wachet::model::MessagingServiceType,
+                target: &str,
+                now: Millis,
+                waiting: u32,
+            ) -> Result<String, StoreError> {
+                let mut tx = self.write().await?;
+                // Two requests at once must not both pass the count (SQLite's single writer
+                // runs them one after the other already).
+                $(
+                    ::sqlx::query($lock_tests)
+                        .bind(user)
+                        .execute(&mut *tx)
+                        .await?;
+                )?
+                let (pending,): (i64,) = ::sqlx::query_as(
+                    "SELECT count(*) FROM deliveries WHERE user_id = $1 \
+                     AND notification_id IS NULL AND state = 'pending'",
+                )
+                .bind(user)
+                .fetch_one(&mut *tx)
+                .await?;
+                if pending >= i64::from(waiting) {
+                    return Err(StoreError::invalid(
+                        "endpoint",
+                        format!(
+                            "{pending} test notifications are still waiting to be delivered; \
+                             send another once they are"
+                        ),
+                    ));
+                }
+                let id = $crate::store::new_id();
+                ::sqlx::query(
+                    "INSERT INTO deliveries (id, notification_id, kind, target, state, \
+                     next_attempt_at, updated_at, user_id, lane) \
+                     VALUES ($1, NULL, $2, $3, 'pending', $4, $4, $5, $6)",
+                )
+                .bind(&id)
+                .bind(kind.code() as $int)
+                .bind(target)
+                .bind(now)
+                .bind(user)
+                .bind($crate::store::shape::outbox::lane(kind, target))
+                .execute(&mut *tx)
+                .await?;
+                tx.commit().await?;
+                Ok(id)
             }
 
             $($own)*

@@ -17,8 +17,11 @@
 /// and `rename_automatic` (for `ScheduleStore::name_after_page`) beside it. By name:
 ///
 /// - `select`: a monitor row with its latest data (`TaskRow`), for `{select} WHERE ...`;
-/// - `insert`: a new monitor, `$1..$14` as bound here, and the schedule's four after them;
-/// - `update`: a changed monitor, `$1..$12` as bound here, and the schedule's four after them;
+/// - `insert`: a new monitor, `$1..$14` as bound here (the id, the owner, `bind_columns`'
+///   nine, the creation and update times, whether it samples noise), and the schedule's four
+///   after them;
+/// - `update`: a changed monitor, `$1..$12` as bound here (`bind_columns`' nine, the update
+///   time, the id, the owner), and the schedule's four after them;
 /// - `lock_row`: what a read adds to lock the row it reads until the commit;
 /// - `forget_pages_learning`: drop what each page of the monitor `$1` learned;
 /// - `pages_order`: the order of a Portal monitor's pages (by URL, byte-wise);
@@ -47,6 +50,40 @@ macro_rules! task_store {
 
         /// A monitor's row in this schema's integer width.
         pub(super) type TaskRow = $crate::store::shape::tasks::TaskRow<$int>;
+
+        /// Binds what a monitor's definition fills in its row (but for the schedule), in the
+        /// order `insert` and `update` both take it: the folder, name, sort key, URL, note,
+        /// search text, definition, whether paused and whether dynamic.
+        fn bind_columns<'q>(
+            query: ::sqlx::query::Query<'q, $db, <$db as ::sqlx::Database>::Arguments>,
+            monitor: &Monitor,
+            c: &$crate::store::shape::tasks::Columns,
+        ) -> ::sqlx::query::Query<'q, $db, <$db as ::sqlx::Database>::Arguments> {
+            query
+                .bind(monitor.folder_id.as_deref())
+                .bind(c.name.as_deref())
+                .bind(&c.sort_key)
+                .bind(&c.url)
+                .bind(c.note.as_deref())
+                .bind(&c.search_text)
+                .bind(&c.definition)
+                .bind(c.paused)
+                .bind(c.dynamic)
+        }
+
+        /// Binds the schedule's four, which `insert` and `update` both take last (`scheduled_in`
+        /// writes them where a schema keeps the schedule elsewhere).
+        fn bind_schedule<'q>(
+            query: ::sqlx::query::Query<'q, $db, <$db as ::sqlx::Database>::Arguments>,
+            c: &$crate::store::shape::tasks::Columns,
+            now: $crate::store::Millis,
+        ) -> ::sqlx::query::Query<'q, $db, <$db as ::sqlx::Database>::Arguments> {
+            query
+                .bind(c.first_check(now))
+                .bind(c.location)
+                .bind(c.host_bucket)
+                .bind(c.host)
+        }
 
         /// Checks that `folder` is one of the user's folders.
         pub(super) async fn check_folder(
@@ -134,27 +171,12 @@ macro_rules! task_store {
                     };
                     let c = columns(monitor)?;
                     let id = new_id();
-                    ::sqlx::query($insert)
-                        .bind(&id)
-                        .bind(user)
-                        .bind(&monitor.folder_id)
-                        .bind(&c.name)
-                        .bind(&c.sort_key)
-                        .bind(&c.url)
-                        .bind(&c.note)
-                        .bind(&c.search_text)
-                        .bind(&c.definition)
-                        .bind(c.paused)
+                    let insert = ::sqlx::query($insert).bind(&id).bind(user);
+                    let insert = bind_columns(insert, monitor, &c)
                         .bind(now)
                         .bind(now)
-                        .bind(c.dynamic)
-                        .bind(samples_noise(monitor))
-                        .bind(c.first_check(now))
-                        .bind(c.location)
-                        .bind(c.host_bucket)
-                        .bind(c.host)
-                        .execute(&mut *tx)
-                        .await?;
+                        .bind(samples_noise(monitor));
+                    bind_schedule(insert, &c, now).execute(&mut *tx).await?;
                     scheduled_in(&mut tx, &id, user, &c, now).await?;
                     created.push(fetch(&mut tx, user, &id).await?);
                 }
@@ -218,25 +240,11 @@ macro_rules! task_store {
                 }
                 // A name the person changed is theirs from now on; the same name kept is not a
                 // choice.
-                let updated = ::sqlx::query($update)
-                    .bind(&monitor.folder_id)
-                    .bind(&c.name)
-                    .bind(&c.sort_key)
-                    .bind(&c.url)
-                    .bind(&c.note)
-                    .bind(&c.search_text)
-                    .bind(&c.definition)
-                    .bind(c.paused)
+                let update = bind_columns(::sqlx::query($update), monitor, &c)
                     .bind(now)
-                    .bind(c.dynamic)
                     .bind(id)
-                    .bind(user)
-                    .bind(c.first_check(now))
-                    .bind(c.location)
-                    .bind(c.host_bucket)
-                    .bind(c.host)
-                    .execute(&mut *tx)
-                    .await?;
+                    .bind(user);
+                let updated = bind_schedule(update, &c, now).execute(&mut *tx).await?;
                 if updated.rows_affected() == 0 {
                     return Err(StoreError::NotFound);
                 }

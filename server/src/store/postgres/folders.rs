@@ -6,8 +6,8 @@
 use super::tasks::{TaskRow, check_folder, select};
 use super::{PgStore, sort_key};
 use crate::store::cache::SharedMonitor;
-use crate::store::shape::invalidate;
 use crate::store::shape::tasks::monitor;
+use crate::store::shape::{folder_count, invalidate};
 use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id};
 use sqlx::{AssertSqlSafe, Postgres, Transaction};
 use std::collections::HashMap;
@@ -61,16 +61,12 @@ where
         .collect();
     for folder in folders {
         if let Some(&(count, failed, paused)) = folder.id.as_ref().and_then(|id| counts.get(id)) {
-            folder.count = clamp(count);
-            folder.failed_count = clamp(failed);
-            folder.paused_count = clamp(paused);
+            folder.count = folder_count(count);
+            folder.failed_count = folder_count(failed);
+            folder.paused_count = folder_count(paused);
         }
     }
     Ok(())
-}
-
-fn clamp(n: i64) -> i32 {
-    i32::try_from(n).unwrap_or(i32::MAX)
 }
 
 /// The folders from the root's child down to `folder`. `NotFound` when it is not the user's.

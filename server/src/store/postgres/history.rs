@@ -12,7 +12,7 @@
 //! backends in [`crate::store::both::history`].
 
 use super::PgStore;
-use crate::store::shape::history::{changed_at, keyframe_run};
+use crate::store::shape::history::{ENTRY_BYTES, PRUNE_BATCH, changed_at, keyframe_run};
 pub(super) use crate::store::shape::history::{decode_layers, encode};
 use crate::store::{
     HistoryStore, Millis, Series, StorageUse, StoreError, TimeKey, TimePage, codec, is_id, new_id,
@@ -22,12 +22,6 @@ use sqlx::{AssertSqlSafe, Postgres, Transaction};
 use std::collections::HashMap;
 use wachet::model::ClientData;
 
-/// Most entries one prune deletes from one series, so a lowered retention is reached over a
-/// few checks instead of in one large transaction.
-const PRUNE_BATCH: i64 = 500;
-/// What an entry costs against the quota beside its value and error (its row and indexes), as
-/// on SQLite.
-const ENTRY_BYTES: i64 = 160;
 /// Shards of a user's stored-bytes count (`user_storage`).
 const SHARDS: i32 = 16;
 /// The codec of a delta, as the column holds it.

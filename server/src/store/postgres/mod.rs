@@ -135,33 +135,6 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// Puts each monitor stored before host buckets (or host hashes) existed in its host's bucket
-/// ([`crate::store::host_bucket`], [`crate::store::host_hash`]): SQL cannot hash the host as
-/// the service does.
-async fn bucket_hosts(pool: &PgPool) -> Result<(), sqlx::Error> {
-    loop {
-        let rows: Vec<(String, String)> = sqlx::query_as(
-            "SELECT s.task_id, t.url FROM schedules s JOIN tasks t ON t.id = s.task_id WHERE s.host_bucket < 0 LIMIT 1000",
-        )
-        .fetch_all(pool)
-        .await?;
-        if rows.is_empty() {
-            return Ok(());
-        }
-        // A transaction a batch: one commit for 1,000 rows, not one each.
-        let mut tx = pool.begin().await?;
-        for (id, url) in rows {
-            sqlx::query("UPDATE schedules SET host_bucket = $1, host = $2 WHERE task_id = $3")
-                .bind(crate::store::host_bucket(&url))
-                .bind(crate::store::host_hash(&url))
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-    }
-}
-
 /// Takes the owner's row for the rest of the transaction. Every write a user makes to their
 /// monitors and folders takes it first, so two of them never lock the rows below it (monitors,
 /// the folders' counts, the user's count of monitors) in opposite orders and deadlock: a user's
@@ -176,7 +149,13 @@ async fn lock_owner(tx: &mut sqlx::PgConnection, user: &str) -> Result<(), Store
     Ok(())
 }
 
-super::both::store_basics!(PgStore);
+super::both::store_basics!(
+    PgStore,
+    sqlx::Postgres,
+    unbucketed: "SELECT s.task_id, t.url FROM schedules s JOIN tasks t ON t.id = s.task_id \
+                 WHERE s.host_bucket < 0 LIMIT 1000",
+    bucket: "UPDATE schedules SET host_bucket = $1, host = $2 WHERE task_id = $3",
+);
 
 #[cfg(test)]
 mod tests {

@@ -1,95 +1,21 @@
 //! [`OutboxStore`] on PostgreSQL: deliveries of notifications and tests, claimed with `FOR UPDATE
-//! SKIP LOCKED` under leases on the database's clock, and the confirmation mails of e-mail
-//! addresses (rows of `email_addresses`, asked for in `users.rs`), claimed alike. A
-//! notification's deliveries are written by [`create_in`] in the transaction that stores it.
-//! The rows and texts are the shared ones of `store/shape/outbox.rs`, so both backends
-//! deliver the same message.
+//! SKIP LOCKED` under leases on the database's clock. The rest (a notification's deliveries
+//! written, tests queued, retries, the confirmation mails of e-mail addresses) is written once
+//! for both backends in [`crate::store::both::outbox`], with the statements PostgreSQL spells
+//! its own way given here; the rows and texts are the shared ones of `store/shape/outbox.rs`,
+//! so both backends deliver the same message.
 
 use super::PgStore;
 use super::schedule::{DB_NOW, db_now};
 use crate::store::shape::outbox::{
-    CLAIM_PAGES, DUE_EXTRA_COLUMNS, DigestRow, DueRow, Lanes, RECORD_COLUMNS, RecordRow, asked,
-    counted, delivery, digest_columns, digest_item, digest_items, endpoints_to_notify, first_state,
-    free_at, held_until, lane, mail_address, nth_offset, record, template_column,
+    CLAIM_PAGES, DUE_EXTRA_COLUMNS, DigestRow, DueRow, Lanes, RECORD_COLUMNS, RecordRow, counted,
+    delivery, digest_columns, digest_item, digest_items, free_at, mail_address, nth_offset, record,
 };
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
-    is_id, new_id, now_millis,
+    is_id, now_millis,
 };
 use sqlx::{AssertSqlSafe, PgConnection, Postgres, Transaction};
-use wachet::model::{MessagingServiceType, NotificationEndpoint};
-
-/// Queues the deliveries of the new notification `notification` of monitor `task` in `tx`: one
-/// for each of `endpoints`, or of the owner's endpoints when it is empty. An e-mail address
-/// other than the owner's own that is not confirmed gets no message: its delivery is failed at
-/// once with [`UNCONFIRMED`], and a confirmation message is asked for.
-pub(super) async fn create_in(
-    tx: &mut Transaction<'_, Postgres>,
-    notification: &str,
-    task: &str,
-    endpoints: &[NotificationEndpoint],
-    now: Millis,
-) -> Result<(), StoreError> {
-    // The nearest folder up the monitor's tree that names endpoints, as the tree is now (a
-    // folder moved since the monitor was saved passes its own on from its new place).
-    #[allow(clippy::type_complexity)]
-    let (user, email, json, inherited, muted, zone): (
-        String,
-        String,
-        String,
-        Option<String>,
-        bool,
-        String,
-    ) = sqlx::query_as(
-        "WITH RECURSIVE up (id, parent_id, endpoints, depth) AS ( \
-               SELECT f.id, f.parent_id, f.notification_endpoints, 0 FROM folders f \
-               JOIN tasks t ON t.folder_id = f.id WHERE t.id = $1 \
-               UNION ALL SELECT f.id, f.parent_id, f.notification_endpoints, up.depth + 1 \
-               FROM folders f JOIN up ON f.id = up.parent_id) \
-             SELECT u.id, u.email, u.notification_endpoints, \
-               (SELECT endpoints FROM up WHERE endpoints IS NOT NULL AND endpoints <> '[]' \
-                ORDER BY depth LIMIT 1), \
-               coalesce((t.definition::jsonb ->> 'muted') = 'true', false), u.time_zone \
-             FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = $1",
-    )
-    .bind(task)
-    .fetch_one(&mut **tx)
-    .await?;
-    let to_notify = endpoints_to_notify(endpoints, inherited.as_deref(), &json, muted)?;
-    for endpoint in to_notify.iter() {
-        let target = endpoint.value.as_deref().unwrap_or("");
-        let unconfirmed = endpoint.kind == MessagingServiceType::Email
-            && !confirmed(tx, &user, &email, target).await?;
-        if unconfirmed {
-            let address = mail_address(target);
-            asked(super::users::request_in(tx, &user, &address, now, false).await)?;
-        }
-        let (state, error) = first_state(unconfirmed);
-        // Held for a digest or quiet hours: pending until then, with the others of its message.
-        let held = held_until(endpoint, &zone, &user, now);
-        let due = held.as_ref().map_or(now, |(until, _)| *until);
-        sqlx::query(
-            "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
-             updated_at, user_id, last_error, template, digest_key, lane) VALUES ($1, $2, $3, $4, \
-             $5, $6, $7, $8, $9, $10, $11, $12)",
-        )
-        .bind(new_id())
-        .bind(notification)
-        .bind(endpoint.kind.code() as i32)
-        .bind(target)
-        .bind(state)
-        .bind(due)
-        .bind(now)
-        .bind(&user)
-        .bind(error)
-        .bind(template_column(endpoint))
-        .bind(held.map(|(_, key)| key))
-        .bind(lane(endpoint.kind, target))
-        .execute(&mut **tx)
-        .await?;
-    }
-    Ok(())
-}
 
 /// The columns of [`DueRow`], PostgreSQL's integers widened to SQLite's.
 const DUE_COLUMNS: &str = "d.id, d.kind::BIGINT AS kind, d.target, d.attempts::BIGINT AS attempts, \
@@ -122,6 +48,8 @@ async fn mail_clock_in(
 crate::store::both::outbox::outbox_store!(PgStore, Postgres, conn: PgConnection,
     records: (record_columns(), "target COLLATE \"C\", id"), lease_now: DB_NOW,
     lock_delivery: " FOR UPDATE OF d", claim_mails: " FOR UPDATE OF a SKIP LOCKED",
+    muted: "coalesce((t.definition::jsonb ->> 'muted') = 'true', false)",
+    lock_tests: "SELECT pg_advisory_xact_lock(hashtext('wachet.tests:' || $1))",
     small_int: i32, {
     /// On PostgreSQL `now` decides which deliveries are due and the lease is `lease_until -
     /// now` long on the database's clock, as is the test whether another claim's lease ran out.
@@ -250,52 +178,5 @@ crate::store::both::outbox::outbox_store!(PgStore, Postgres, conn: PgConnection,
         }
         tx.commit().await?;
         Ok(claimed)
-    }
-
-    async fn queue_test_delivery(
-        &self,
-        user: &str,
-        kind: MessagingServiceType,
-        target: &str,
-        now: Millis,
-        waiting: u32,
-    ) -> Result<String, StoreError> {
-        let mut tx = self.pool.begin().await?;
-        // Two requests at once must not both pass the count.
-        sqlx::query("SELECT pg_advisory_xact_lock(hashtext('wachet.tests:' || $1))")
-            .bind(user)
-            .execute(&mut *tx)
-            .await?;
-        let (pending,): (i64,) = sqlx::query_as(
-            "SELECT count(*) FROM deliveries WHERE user_id = $1 AND notification_id IS NULL \
-             AND state = 'pending'",
-        )
-        .bind(user)
-        .fetch_one(&mut *tx)
-        .await?;
-        if pending >= i64::from(waiting) {
-            return Err(StoreError::invalid(
-                "endpoint",
-                format!(
-                    "{pending} test notifications are still waiting to be delivered; send another \
-                     once they are"
-                ),
-            ));
-        }
-        let id = new_id();
-        sqlx::query(
-            "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
-             updated_at, user_id, lane) VALUES ($1, NULL, $2, $3, 'pending', $4, $4, $5, $6)",
-        )
-        .bind(&id)
-        .bind(kind.code() as i32)
-        .bind(target)
-        .bind(now)
-        .bind(user)
-        .bind(lane(kind, target))
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(id)
     }
 });

@@ -23,11 +23,11 @@ crate::store::both::tasks::task_store!(
     Postgres,
     select: select(),
     insert: "INSERT INTO tasks (id, user_id, folder_id, name, sort_key, url, note, search_text, \
-             definition, paused, created_at, updated_at, dynamic, sample_noise) \
+             definition, paused, dynamic, created_at, updated_at, sample_noise) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
     update: "UPDATE tasks SET folder_id = COALESCE($1, folder_id), name = $2, sort_key = $3, \
              url = $4, note = $5, search_text = $6, definition = $7, paused = $8, \
-             updated_at = $9, dynamic = $10, name_auto = name_auto AND name IS NOT DISTINCT FROM $2 \
+             dynamic = $9, updated_at = $10, name_auto = name_auto AND name IS NOT DISTINCT FROM $2 \
              WHERE id = $11 AND user_id = $12",
     lock_row: " FOR UPDATE",
     forget_pages_learning: "UPDATE pages SET alert_state = ((alert_state::jsonb - 'noise') - 'masks')::text \

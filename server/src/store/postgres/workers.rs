@@ -7,7 +7,7 @@
 
 use super::PgStore;
 use super::schedule::DB_NOW;
-use crate::store::shape::workers::{WORKER_COLUMNS, WorkerRow, live};
+use crate::store::shape::workers::{WORKER_COLUMNS, WorkerRow, live, window};
 use crate::store::{
     Beat, HOST_BUCKETS, Held, Holdings, HostBuckets, LiveWorker, Lost, StoreError, WorkerInfo,
     WorkerStore,
@@ -169,7 +169,7 @@ async fn clock_in(tx: &mut Transaction<'_, Postgres>) -> Result<i64, StoreError>
 
 crate::store::both::workers::worker_store!(PgStore, Postgres, pid: i32, bucket: i16, {
     async fn live_workers(&self, within: Duration) -> Result<Vec<LiveWorker>, StoreError> {
-        let within = i64::try_from(within.as_millis()).unwrap_or(i64::MAX);
+        let within = window(within);
         let rows: Vec<WorkerRow<i32>> = sqlx::query_as(AssertSqlSafe(format!(
             "SELECT {WORKER_COLUMNS} FROM workers \
              WHERE heartbeat_at >= {DB_NOW} - $1 ORDER BY started_at, id"

@@ -6,6 +6,14 @@ use crate::store::{StoreError, codec};
 use std::borrow::Cow;
 use wachet::model::{ClientData, ClientPage};
 
+/// Most entries one prune deletes from one series, so a lowered retention is reached over a
+/// few checks instead of in one large transaction.
+pub(crate) const PRUNE_BATCH: i64 = 500;
+
+/// What an entry costs against the quota beside its value and error (its row and indexes).
+/// SQLite's triggers (its migration 0005) count the same figure.
+pub(crate) const ENTRY_BYTES: i64 = 160;
+
 /// A value as stored whole: its codec (in the codec column's width) and body.
 pub(crate) fn encode<C: From<i16>>(raw: &str) -> (C, Cow<'_, [u8]>) {
     let (codec, body) = codec::encode(raw);

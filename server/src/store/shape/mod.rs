@@ -50,6 +50,11 @@ pub(crate) fn storable(value: Option<&str>) -> Option<Cow<'_, str>> {
     })
 }
 
+/// A folder's count of monitors in the API's 32-bit field: a larger one shows as the largest.
+pub(crate) fn folder_count(n: i64) -> i32 {
+    i32::try_from(n).unwrap_or(i32::MAX)
+}
+
 /// Lower-cased name for sorting by name; unnamed items sort first, by id (creation order).
 pub(crate) fn sort_key(name: Option<&str>) -> String {
     name.unwrap_or("").to_lowercase()

@@ -2,6 +2,13 @@
 //! in the width a schema keeps it.
 
 use crate::store::{LiveWorker, WorkerInfo};
+use std::time::Duration;
+
+/// How far back the window `within` of [`WorkerStore::live_workers`](crate::store::WorkerStore)
+/// reaches, in milliseconds: one too long to count reaches back to the start, never to now.
+pub(crate) fn window(within: Duration) -> i64 {
+    i64::try_from(within.as_millis()).unwrap_or(i64::MAX)
+}
 
 /// A worker's row, its process id `P` in the schema's width.
 #[derive(sqlx::FromRow)]

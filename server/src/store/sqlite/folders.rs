@@ -5,7 +5,7 @@
 use super::SqliteStore;
 use super::tasks::check_folder;
 use crate::store::cache::ListedPage;
-use crate::store::shape::invalidate;
+use crate::store::shape::{folder_count, invalidate};
 use crate::store::{FolderKey, FolderListing, FolderStore, StoreError, is_id};
 use sqlx::{Sqlite, Transaction};
 use std::sync::Arc;
@@ -34,10 +34,6 @@ const SAVED: &str = concat!(
     " SELECT f.id, f.name, f.parent_id, f.sort_key, c.n, c.failed, c.paused \
     FROM folders f LEFT JOIN counts c ON c.id = f.id WHERE f.id = ?1"
 );
-
-fn clamp(n: i64) -> i32 {
-    i32::try_from(n).unwrap_or(i32::MAX)
-}
 
 /// A page of a folder in one statement, one row of three JSON arrays: the path from the root's
 /// child down to the folder (`?1`; NULL for the root) and the page's subfolders (when `?3`:
@@ -93,9 +89,9 @@ impl ListedFolder {
             id: Some(id),
             name,
             parent_id,
-            count: clamp(count.unwrap_or(0)),
-            failed_count: clamp(failed.unwrap_or(0)),
-            paused_count: clamp(paused.unwrap_or(0)),
+            count: folder_count(count.unwrap_or(0)),
+            failed_count: folder_count(failed.unwrap_or(0)),
+            paused_count: folder_count(paused.unwrap_or(0)),
             notification_endpoints: None,
         }
     }

@@ -7,8 +7,9 @@
 //! backends in [`crate::store::both::history`].
 
 use super::{SqliteStore, before_key};
-use crate::store::shape::history::{changed_at, keyframe_run};
+use crate::store::shape::history::{PRUNE_BATCH, changed_at, keyframe_run};
 pub(super) use crate::store::shape::history::{decode_layers, encode};
+use crate::store::shape::storable;
 use crate::store::{
     HistoryStore, Millis, Series, StoreError, TimeKey, TimePage, codec, is_id, new_id,
 };
@@ -17,10 +18,6 @@ use sqlx::AssertSqlSafe;
 use sqlx::{Sqlite, Transaction};
 use std::collections::HashMap;
 use wachet::model::ClientData;
-
-/// Most entries one prune deletes from one series, so a lowered retention is reached over a few
-/// checks instead of in one large transaction.
-const PRUNE_BATCH: i64 = 500;
 
 /// Which rows make up a series, and the row that holds its latest entry.
 enum Owner {
@@ -309,7 +306,7 @@ async fn append_entry_in(
     .bind(checked_at)
     .bind(changed_at)
     .bind(&hash)
-    .bind(&error)
+    .bind(storable(error.as_deref()))
     .bind(data.logged_in)
     .fetch_one(&mut **tx)
     .await?;
@@ -496,17 +493,20 @@ async fn resolve_for_write(
     let Series::Page { url, name, .. } = series else {
         return Ok(Owner::Task(task.clone()));
     };
+    // A page's NUL characters are stored as PostgreSQL stores them: the same page has the same
+    // URL and name on both backends, and a notification of it finds it by that URL.
+    let (url, name) = (storable(Some(url)), storable(name.as_deref()));
     let found: Option<(String,)> =
         sqlx::query_as("SELECT id FROM pages WHERE task_id = ? AND url = ?")
             .bind(task)
-            .bind(url)
+            .bind(&url)
             .fetch_optional(&mut **tx)
             .await?;
     let page = match found {
         Some((page,)) => {
             if name.is_some() {
                 sqlx::query("UPDATE pages SET name = ? WHERE id = ?")
-                    .bind(name)
+                    .bind(&name)
                     .bind(&page)
                     .execute(&mut **tx)
                     .await?;
@@ -518,8 +518,8 @@ async fn resolve_for_write(
             sqlx::query("INSERT INTO pages (id, task_id, url, name) VALUES (?, ?, ?, ?)")
                 .bind(&page)
                 .bind(task)
-                .bind(url)
-                .bind(name)
+                .bind(&url)
+                .bind(&name)
                 .execute(&mut **tx)
                 .await?;
             page

@@ -277,33 +277,12 @@ fn private_file(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Puts each monitor stored before host buckets (or host hashes) existed in its host's bucket
-/// ([`crate::store::host_bucket`], [`crate::store::host_hash`]): SQL cannot hash the host as
-/// the service does.
-async fn bucket_hosts(pool: &SqlitePool) -> Result<(), sqlx::Error> {
-    loop {
-        let rows: Vec<(String, String)> =
-            sqlx::query_as("SELECT id, url FROM tasks WHERE host_bucket < 0 LIMIT 1000")
-                .fetch_all(pool)
-                .await?;
-        if rows.is_empty() {
-            return Ok(());
-        }
-        // A transaction a batch: one commit for 1,000 rows, not one each.
-        let mut tx = pool.begin().await?;
-        for (id, url) in rows {
-            sqlx::query("UPDATE tasks SET host_bucket = ?, host = ? WHERE id = ?")
-                .bind(crate::store::host_bucket(&url))
-                .bind(crate::store::host_hash(&url))
-                .bind(id)
-                .execute(&mut *tx)
-                .await?;
-        }
-        tx.commit().await?;
-    }
-}
-
-super::both::store_basics!(SqliteStore);
+super::both::store_basics!(
+    SqliteStore,
+    sqlx::Sqlite,
+    unbucketed: "SELECT id, url FROM tasks WHERE host_bucket < 0 LIMIT 1000",
+    bucket: "UPDATE tasks SET host_bucket = $1, host = $2 WHERE id = $3",
+);
 
 /// `true`/`false` as stored.
 fn flag(value: bool) -> i64 {

@@ -1,93 +1,19 @@
-//! [`OutboxStore`] on SQLite: deliveries of notifications to endpoints, claimed under a lease
-//! and retried; test notifications (deliveries without a notification), a retry asked for by
-//! the owner; and the confirmation mails of e-mail addresses (rows of `email_addresses`, asked
-//! for in `users.rs`), claimed and retried alike.
+//! [`OutboxStore`] on SQLite: deliveries of notifications and tests claimed under a lease, on
+//! the machine's clock, which every process on the file shares; the single writer makes each
+//! claim the only one. The rest (a notification's deliveries written, tests queued, retries,
+//! the confirmation mails of e-mail addresses) is written once for both backends in
+//! [`crate::store::both::outbox`].
 
 use super::SqliteStore;
 use crate::store::shape::outbox::{
-    CLAIM_PAGES, DUE_EXTRA_COLUMNS, DigestRow, DueRow, Lanes, RECORD_COLUMNS, RecordRow, asked,
-    counted, delivery, digest_columns, digest_item, digest_items, endpoints_to_notify, first_state,
-    free_at, held_until, lane, mail_address, nth_offset, record, template_column,
+    CLAIM_PAGES, DUE_EXTRA_COLUMNS, DigestRow, DueRow, Lanes, RECORD_COLUMNS, RecordRow, counted,
+    delivery, digest_columns, digest_item, digest_items, free_at, mail_address, nth_offset, record,
 };
 use crate::store::{
     ConfirmationMail, Delivery, DeliveryOutcome, DeliveryRecord, Millis, OutboxStore, StoreError,
-    is_id, new_id, now_millis,
+    is_id, now_millis,
 };
 use sqlx::{Sqlite, Transaction};
-use wachet::model::{MessagingServiceType, NotificationEndpoint};
-
-/// Writes a notification's deliveries, in the transaction that stores it: to `endpoints`, or
-/// (when empty) to every endpoint of the monitor's owner. An e-mail address other than the
-/// owner's own that is not confirmed gets no message: its delivery is failed at once with
-/// [`UNCONFIRMED`], and a confirmation message is asked for (when the owner may have one more
-/// address waiting).
-pub(super) async fn create_in(
-    tx: &mut Transaction<'_, Sqlite>,
-    notification: &str,
-    task: &str,
-    endpoints: &[NotificationEndpoint],
-    now: Millis,
-) -> Result<(), StoreError> {
-    // The nearest folder up the monitor's tree that names endpoints, as the tree is now (a
-    // folder moved since the monitor was saved passes its own on from its new place).
-    #[allow(clippy::type_complexity)]
-    let (user, email, json, inherited, muted, zone): (
-        String,
-        String,
-        String,
-        Option<String>,
-        bool,
-        String,
-    ) = sqlx::query_as(
-        "WITH RECURSIVE up (id, parent_id, endpoints, depth) AS ( \
-               SELECT f.id, f.parent_id, f.notification_endpoints, 0 FROM folders f \
-               JOIN tasks t ON t.folder_id = f.id WHERE t.id = ?1 \
-               UNION ALL SELECT f.id, f.parent_id, f.notification_endpoints, up.depth + 1 \
-               FROM folders f JOIN up ON f.id = up.parent_id) \
-             SELECT u.id, u.email, u.notification_endpoints, \
-               (SELECT endpoints FROM up WHERE endpoints IS NOT NULL AND endpoints <> '[]' \
-                ORDER BY depth LIMIT 1), \
-               coalesce(json_extract(t.definition, '$.muted'), 0) = 1, u.time_zone \
-             FROM users u JOIN tasks t ON t.user_id = u.id WHERE t.id = ?1",
-    )
-    .bind(task)
-    .fetch_one(&mut **tx)
-    .await?;
-    let to_notify = endpoints_to_notify(endpoints, inherited.as_deref(), &json, muted)?;
-    for endpoint in to_notify.iter() {
-        let target = endpoint.value.as_deref().unwrap_or("");
-        let unconfirmed = endpoint.kind == MessagingServiceType::Email
-            && !confirmed(tx, &user, &email, target).await?;
-        if unconfirmed {
-            let address = mail_address(target);
-            asked(super::users::request_in(tx, &user, &address, now, false).await)?;
-        }
-        let (state, error) = first_state(unconfirmed);
-        // Held for a digest or quiet hours: pending until then, with the others of its message.
-        let held = held_until(endpoint, &zone, &user, now);
-        let due = held.as_ref().map_or(now, |(until, _)| *until);
-        sqlx::query(
-            "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
-             updated_at, user_id, last_error, template, digest_key, lane) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(new_id())
-        .bind(notification)
-        .bind(endpoint.kind.code())
-        .bind(target)
-        .bind(state)
-        .bind(due)
-        .bind(now)
-        .bind(&user)
-        .bind(error)
-        .bind(template_column(endpoint))
-        .bind(held.map(|(_, key)| key))
-        .bind(lane(endpoint.kind, target))
-        .execute(&mut **tx)
-        .await?;
-    }
-    Ok(())
-}
 
 /// Due mails are compared with the caller's `now` and a claimed one is leased until
 /// `lease_until`: every process on the file shares the machine's clock.
@@ -101,7 +27,7 @@ async fn mail_clock_in(
 
 crate::store::both::outbox::outbox_store!(SqliteStore, Sqlite, conn: sqlx::SqliteConnection,
     records: (RECORD_COLUMNS, "target, id"), lease_now: "$4", lock_delivery: "", claim_mails: "",
-    small_int: i64, {
+    muted: "coalesce(json_extract(t.definition, '$.muted'), 0) = 1", small_int: i64, {
     async fn claim_deliveries(
         &self,
         now: Millis,
@@ -203,48 +129,5 @@ crate::store::both::outbox::outbox_store!(SqliteStore, Sqlite, conn: sqlx::Sqlit
         }
         tx.commit().await?;
         Ok(claimed)
-    }
-
-    async fn queue_test_delivery(
-        &self,
-        user: &str,
-        kind: MessagingServiceType,
-        target: &str,
-        now: Millis,
-        waiting: u32,
-    ) -> Result<String, StoreError> {
-        let mut tx = self.write().await?;
-        let (pending,): (i64,) = sqlx::query_as(
-            "SELECT COUNT(*) FROM deliveries WHERE user_id = ? AND notification_id IS NULL \
-             AND state = 'pending'",
-        )
-        .bind(user)
-        .fetch_one(&mut *tx)
-        .await?;
-        if pending >= i64::from(waiting) {
-            return Err(StoreError::invalid(
-                "endpoint",
-                format!(
-                    "{pending} test notifications are still waiting to be delivered; send another \
-                     once they are"
-                ),
-            ));
-        }
-        let id = new_id();
-        sqlx::query(
-            "INSERT INTO deliveries (id, notification_id, kind, target, state, next_attempt_at, \
-             updated_at, user_id, lane) VALUES (?, NULL, ?, ?, 'pending', ?, ?, ?, ?)",
-        )
-        .bind(&id)
-        .bind(kind.code())
-        .bind(target)
-        .bind(now)
-        .bind(now)
-        .bind(user)
-        .bind(lane(kind, target))
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(id)
     }
 });

@@ -7,6 +7,7 @@
 use super::history::OwnAppend;
 use super::{SqliteStore, history, notifications};
 use crate::store::shape::schedule::{Written, claimed_monitor, retry_unreadable};
+use crate::store::shape::storable;
 use crate::store::{
     AlertStates, CheckRecord, Claim, DueCheck, Known, Millis, NewNotification, Recorded,
     ScheduleStore, Series, StorageUse, StoreError,
@@ -191,7 +192,7 @@ async fn record_unchanged_in(
         .bind(record.token)
         .bind(record.version)
         .bind(hash)
-        .bind(&record.noise_notice)
+        .bind(storable(record.noise_notice.as_deref()))
         .bind(record.sampled)
         .bind(record.next_check_at)
         .bind(own_state.is_some())
@@ -444,7 +445,7 @@ impl SqliteStore {
             )))
             .bind(json)
             .bind(&record.task)
-            .bind(url)
+            .bind(storable(Some(url)))
             .execute(&mut **tx)
             .await?;
         }
@@ -455,7 +456,7 @@ impl SqliteStore {
         // the entry is the newest, its alert state when the check changed it, its next check):
         // each round trip to the writer's thread costs more than the write itself.
         sqlx::query(AssertSqlSafe(END_CHECK.as_str()))
-            .bind(&record.noise_notice)
+            .bind(storable(record.noise_notice.as_deref()))
             .bind(record.sampled)
             .bind(record.next_check_at)
             .bind(&record.task)

@@ -5,7 +5,7 @@
 //! renewed and freed, and how the host buckets are balanced.
 
 use super::SqliteStore;
-use crate::store::shape::workers::{WORKER_COLUMNS, WorkerRow, live};
+use crate::store::shape::workers::{WORKER_COLUMNS, WorkerRow, live, window};
 use crate::store::{
     Beat, HOST_BUCKETS, Held, Holdings, HostBuckets, LiveWorker, Lost, Millis, StoreError,
     WorkerInfo, WorkerStore, now_millis,
@@ -133,7 +133,7 @@ async fn drain_in(
 
 crate::store::both::workers::worker_store!(SqliteStore, Sqlite, pid: i64, bucket: i64, {
     async fn live_workers(&self, within: Duration) -> Result<Vec<LiveWorker>, StoreError> {
-        let since = now_millis().saturating_sub(i64::try_from(within.as_millis()).unwrap_or(0));
+        let since = now_millis().saturating_sub(window(within));
         let rows: Vec<WorkerRow<i64>> = sqlx::query_as(AssertSqlSafe(format!(
             "SELECT {WORKER_COLUMNS} FROM workers WHERE heartbeat_at >= $1 ORDER BY started_at, id"
         )))

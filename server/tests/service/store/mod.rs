@@ -22,7 +22,7 @@ mod folders;
 mod history;
 // [`NotificationStore`]: notifications of a user and of a monitor, newest first, paged.
 mod notifications;
-// NUL characters, refused alike by both backends.
+// NUL characters, refused (or, from a page, replaced) alike by both backends.
 mod nul;
 // Opening a PostgreSQL store: migrations, a newer schema, a database that is not there.
 mod open;

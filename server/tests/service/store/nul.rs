@@ -1,10 +1,12 @@
 //! NUL characters, which SQLite's text holds and PostgreSQL's cannot: whatever the backend, a
 //! NUL in what a user sends is the user's fault (`Invalid`, naming the field) or matches
-//! nothing, never a database failure (a 500), and a page's NUL never stops a notification.
+//! nothing, never a database failure (a 500), and a page's NUL never stops a notification and
+//! is kept as U+FFFD on both.
 
+use super::checks::{Claimed, check, claimed, monitors};
 use super::{TestStore, add_user, monitor, user_record};
 use std::sync::Arc;
-use wachet::model::{Alert, AlertType, Folder, JobType};
+use wachet::model::{Alert, AlertType, ClientData, Folder, JobType};
 use wachet_server::store::*;
 
 /// Stored as given, or refused as `field`'s fault; anything else fails the test.
@@ -163,4 +165,50 @@ both!(a_nul_in_what_a_user_sends_is_refused_alike, |store: Arc<
     );
     assert!(store.search_tasks(&ada, &[], 10).await.unwrap().is_empty());
     assert!(store.email_addresses(&ada).await.unwrap().is_empty());
+});
+
+both!(a_checks_nul_is_kept_alike_on_both_backends, |store: Arc<
+    dyn TestStore,
+>| async move {
+    // What a check brings from a page (its URL and title, an error, a noise notice) keeps a
+    // NUL as PostgreSQL must: as U+FFFD, on SQLite too, so the same check reads the same on
+    // either backend and after a move from one to the other.
+    let ada = add_user(&*store, "ada@example.com").await;
+    let task = monitors(&*store, &ada, 1).await.remove(0);
+    let claim = claimed(&*store, &task).await.claim();
+    let mut record = check(&task, claim, "a");
+    record.pages = vec![(
+        "https://example.com/\0".into(),
+        Some("title\0".into()),
+        ClientData::failure(chrono::Utc::now(), "bad\0byte".into()),
+    )];
+    record.noise_notice = Some("noise\0".into());
+    assert_eq!(store.record_check(&record).await.unwrap(), Recorded::Stored);
+    let pages = store.task_pages(&ada, &task).await.unwrap();
+    let shown: Vec<_> = pages
+        .iter()
+        .map(|p| {
+            (
+                p.url.as_deref(),
+                p.name.as_deref(),
+                p.data.as_ref().and_then(|d| d.error.as_deref()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        vec![(
+            Some("https://example.com/\u{FFFD}"),
+            Some("title\u{FFFD}"),
+            Some("bad\u{FFFD}byte")
+        )]
+    );
+    let notice = store.task(&ada, &task).await.unwrap().noise_notice;
+    assert_eq!(notice.as_deref(), Some("noise\u{FFFD}"));
+    // A check that finds the value unchanged (SQLite's short way) keeps its notice alike.
+    let mut again = check(&task, claim, "a");
+    again.noise_notice = Some("again\0".into());
+    assert_eq!(store.record_check(&again).await.unwrap(), Recorded::Stored);
+    let notice = store.task(&ada, &task).await.unwrap().noise_notice;
+    assert_eq!(notice.as_deref(), Some("again\u{FFFD}"));
 });

@@ -196,6 +196,25 @@ both!(
 );
 
 both!(
+    a_window_longer_than_the_clock_counts_lists_every_worker_heard_of,
+    |store: Arc<dyn TestStore>| async move {
+        let me = worker("a");
+        store
+            .beat(&me, &Holdings::default(), Duration::from_secs(60))
+            .await
+            .unwrap();
+        // A beat of a moment ago, not of this very millisecond.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let live = store.live_workers(Duration::MAX).await.unwrap();
+        assert_eq!(
+            live.iter().map(|w| w.info.clone()).collect::<Vec<_>>(),
+            vec![me],
+            "a window too long to count in milliseconds reaches back to the start"
+        );
+    }
+);
+
+both!(
     a_check_that_outlived_its_lease_stores_nothing_and_its_beat_says_so,
     |store: Arc<dyn TestStore>| async move {
         let user = add_user(&*store, "ada@example.com").await;
