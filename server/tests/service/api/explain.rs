@@ -270,7 +270,7 @@ async fn an_email_shows_the_real_change_marked_and_the_noise_dimmed() {
     assert!(notifications(&api, &user, &tasks[0]).await.is_empty());
 }
 
-both!(
+in_browser!(
     the_notification_page_shows_the_change_marked_and_the_noise_dimmed_in_a_real_browser,
     multi_thread
 );
