@@ -174,6 +174,11 @@ impl Comparator {
         }
     }
 
+    /// How this comparator orders lines: as the page shows them, or as a set.
+    pub(crate) fn line_order(&self) -> LineOrder {
+        self.lines
+    }
+
     /// The lines of `value` that comparison starts from: a JSON document's canonical lines, or
     /// any other value's [`line_key`]. [`Comparator::mask_spans`] of it are the spans a
     /// notification shows dimmed.
@@ -264,6 +269,11 @@ fn text_form(value: &str) -> String {
         std::borrow::Cow::Borrowed(_) => key,
         std::borrow::Cow::Owned(canonical) => canonical,
     }
+}
+
+/// Whether `value` is a JSON document, compared by its canonical lines.
+pub(crate) fn is_document(value: &str) -> bool {
+    maybe_json(value) && Document::parse(value).is_some()
 }
 
 /// Whether `value` may be a JSON document: a cheap test before parsing it.

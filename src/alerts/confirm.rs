@@ -49,10 +49,14 @@
 //!
 //! - an A/B page raises nothing on its flips, and a real change raises once (its other
 //!   template following silently), its revert once more;
-//! - a stale replica serving the old value for a few checks after a change raises nothing;
+//! - a stale replica serving the old value for a few checks after a change raises nothing:
+//!   a value the masks and lines take for a flip switches silently, and one whose numbers,
+//!   dates or order differ from the confirmed value ("last edited 1 January" back to "31
+//!   December") must last [`STALE_CONFIRMATIONS`] checks more than a change before it raises,
+//!   saying that the page shows its older content again (a lagging replica answers a run of a
+//!   few requests; a real revert lasts);
 //! - a revert to a value that was last seen more than 16 checks ago (the page was stable
-//!   since) is a change and raises, while a revert within 16 checks of a raised change is
-//!   taken for a flip and raises nothing;
+//!   since) is a change and raises as any other;
 //! - a value seen once and gone again is no variant: a real change whose confirming check met
 //!   a stale replica is a candidate again when it comes back, and raises once it lasts.
 //!
@@ -67,9 +71,12 @@
 //! # Learned noise
 //!
 //! A check teaches noise masks ([`Decision::learned`], rules in [`super::noise`]); when they
-//! explain the whole difference, it raises nothing, unless some of its lines are news
-//! ([`LineMemory`]): a line no accepted value ever showed, or lines whose order never changed
-//! that moved. Masks never hide news: such a value is a candidate like any change, confirmed
+//! explain the whole difference, it raises nothing. So does a difference, through the masks,
+//! only in lines proven to come and go (a promoted listing seen to go and come back) and in
+//! counts of the page's audience (readers, applicants): no mask is learned for those, so the
+//! masks the rest of the page teaches stay as they would be. Neither holds when some lines
+//! are news ([`LineMemory`]): a line no accepted value ever showed, or lines whose order
+//! never changed that moved. Masks never hide news: such a value is a candidate like any change, confirmed
 //! when a later check shows the same news again, and its notification says the rules were in
 //! doubt ([`Raised::doubt`]). A new line that does not last (a rotating wording) is not taken
 //! for seen, so a real change whose confirming check met a stale replica is news again when it
@@ -115,10 +122,10 @@
 
 pub mod variants;
 
-use super::compare::Comparator;
+use super::compare::{Comparator, is_document};
 use super::lasting;
-use super::noise::LearnState;
-use super::noise::lines::{Evidence, LineMemory};
+use super::noise::lines::{Evidence, LineMemory, MAX_FORM_BYTES};
+use super::noise::{LearnState, audience_blind};
 use super::{AlertState, Check, LastCheck, Raised, Subject, error_alerts, evaluate};
 use crate::model::{Alert, AlertType, Monitor, NoiseMask};
 use chrono::{DateTime, Utc};
@@ -316,6 +323,7 @@ impl ConfirmState {
                 evidence,
                 doubt,
                 confirmations: 1,
+                stale: false,
             });
         }
     }
@@ -341,7 +349,29 @@ pub struct Candidate {
     /// far more often than three times.
     #[serde(default, skip_serializing_if = "super::noise::state::is_zero")]
     pub confirmations: u8,
+    /// Whether it shows again a value that lasted lately (the content before the last change,
+    /// as a replica lagging behind serves it): it must last longer than a change to be
+    /// believed ([`STALE_CONFIRMATIONS`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
+
+impl Candidate {
+    /// How many checks must show it again, after the one that confirms a plain change, before
+    /// it raises.
+    fn confirmations_needed(&self) -> u8 {
+        match (self.stale, self.doubt.is_some()) {
+            (true, _) => STALE_CONFIRMATIONS,
+            (false, true) => 1,
+            (false, false) => 0,
+        }
+    }
+}
+
+/// The checks beyond the confirming one that a value the page showed lately before its last
+/// change must last: a replica lagging behind answers a run of a few requests, and the page
+/// comes back to the new content after it; a real revert lasts and raises three checks later.
+const STALE_CONFIRMATIONS: u8 = 2;
 
 impl From<AlertState> for ConfirmState {
     /// The state of a monitor known only by its history ([`AlertState::from_history`]): its
@@ -381,6 +411,10 @@ fn in_doubt(news: &Evidence) -> Option<String> {
     news.describe()
         .map(|news| format!("This part of the page changed often before: {news}."))
 }
+
+/// What a notification of a value the page showed lately says.
+const STALE_DOUBT: &str = "The page shows again what it showed before its last change, and kept \
+     showing it: the change was undone, or an older copy of the page is served.";
 
 /// The most values kept waiting: the candidate and one value that disagreed with it.
 const MAX_PENDING: usize = 2;
@@ -548,6 +582,22 @@ fn judge_value(
             evidence = next.lines.evidence(&confirmed_form, &form);
         }
     }
+    if !masked_same
+        && evidence.is_empty()
+        && only_noise_moved(comparator, &next.lines, confirmed, &confirmed_form, &form)
+    {
+        // Only lines proven to come and go (a promoted listing) and audience counts (readers,
+        // applicants, "bought today") differ: no news at any pace. No mask is learned for
+        // them, so the masks the page's other noise teaches stay what they would be.
+        return unchanged(
+            next,
+            value,
+            print,
+            policy,
+            at,
+            Some((&confirmed_form, &form)),
+        );
+    }
     if masked_same && evidence.is_empty() {
         // No change, or a revert while a change waited: nothing to raise. The spelling seen
         // last is kept, as the history shows it.
@@ -639,9 +689,9 @@ fn judge_value(
         let same_key = comparator.key(&candidate.value) == key;
         let lasted = (same_key && !masked_same)
             || (!candidate.evidence.is_empty() && candidate.evidence.lasts_in(&evidence));
-        if lasted && candidate.doubt.is_some() && candidate.confirmations == 0 {
+        if lasted && candidate.confirmations < candidate.confirmations_needed() {
             next.pending = vec![Candidate {
-                confirmations: 1,
+                confirmations: candidate.confirmations.saturating_add(1),
                 ..candidate.clone()
             }];
             return Judged {
@@ -679,12 +729,21 @@ fn judge_value(
             };
         }
     }
+    // A value that lasted lately and is no flip (it differs from the confirmed one in more
+    // than lines gone): the content before the last change, as a lagging replica serves it,
+    // or a real revert. Only a revert that lasts is told, with the doubt said.
+    let stale = !masked_same && next.variants.is_recent(print);
+    let doubt = match stale {
+        true => Some(STALE_DOUBT.to_string()),
+        false => doubt,
+    };
     let waiting = Candidate {
         value: value.to_string(),
         first_seen: at,
         evidence,
         doubt,
         confirmations: 0,
+        stale,
     };
     if state.pending.len() < MAX_PENDING {
         next.pending.push(waiting);
@@ -744,6 +803,33 @@ fn unchanged(
     next.alerts.last_value = Some(value.to_string());
     next.pending.clear();
     Judged::default()
+}
+
+/// Whether the confirmed value and a new one (their line forms `before` and `form`) differ,
+/// through the masks, only in lines known to come and go ([`LineMemory::without_comers`])
+/// and in audience counts ([`audience_blind`]). A JSON document's keys and values are
+/// compared as they are.
+fn only_noise_moved(
+    comparator: &Comparator,
+    lines: &LineMemory,
+    confirmed: &str,
+    before: &str,
+    form: &str,
+) -> bool {
+    if before.len() > MAX_FORM_BYTES || form.len() > MAX_FORM_BYTES || is_document(confirmed) {
+        return false;
+    }
+    let (before, form) = (lines.without_comers(before), lines.without_comers(form));
+    if comparator.key(&before) == comparator.key(&form) {
+        return true;
+    }
+    match (
+        audience_blind(comparator, &before),
+        audience_blind(comparator, &form),
+    ) {
+        (Some(before), Some(after)) => before == after,
+        _ => false,
+    }
 }
 
 fn stamp(raised: &mut [Raised], first_seen: DateTime<Utc>) {
@@ -813,7 +899,8 @@ mod tests {
                 first_seen: Utc.timestamp_opt(5, 0).unwrap(),
                 evidence: Evidence::default(),
                 doubt: None,
-                confirmations: 0,
+                confirmations: 2,
+                stale: true,
             }],
             failures: 1,
             ..ConfirmState::default()
@@ -843,6 +930,52 @@ mod tests {
             policy.comparator = policy.comparator.with(&d.learned);
         }
         (raised, policy.comparator)
+    }
+
+    #[test]
+    fn older_content_served_for_a_few_checks_raises_nothing_and_a_revert_that_lasts_says_so() {
+        let docs = |edited: &str, deprecated: bool| {
+            format!(
+                "Payments API reference\nAPI version 3.2.2 · last edited {edited}\n\
+                 POST /v3/charges\nCreates a charge.\n{}GET /v3/balances\nReturns the balances.",
+                if deprecated {
+                    "GET /v3/balance\nDeprecated: use GET /v3/balances.\n"
+                } else {
+                    ""
+                }
+            )
+        };
+        let (old, new) = (
+            docs("31 December 2026", true),
+            docs("1 January 2027", false),
+        );
+        // The change, a replica serving the older content for three checks, the new content
+        // again, then the change undone for good.
+        let values: Vec<&String> = [(&old, 10), (&new, 6), (&old, 3), (&new, 3), (&old, 8)]
+            .iter()
+            .flat_map(|(value, times)| std::iter::repeat_n(*value, *times))
+            .collect();
+        let policy = Confirmation::default();
+        let mut state = ConfirmState::default();
+        let mut said = Vec::new();
+        for (i, value) in values.iter().enumerate() {
+            let at = Utc.timestamp_opt(i as i64 * 60, 0).unwrap();
+            let d = decide(
+                &state,
+                Check::Value(value),
+                at,
+                &not_eq(),
+                Subject::SinglePage,
+                &policy,
+            );
+            said.extend(d.raised.iter().map(|r| (i, r.doubt.clone())));
+            state = d.state;
+        }
+        assert_eq!(
+            said,
+            vec![(11, None), (25, Some(STALE_DOUBT.to_string()))],
+            "the change confirmed at once; the revert three checks after it was confirmed"
+        );
     }
 
     #[test]

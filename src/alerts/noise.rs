@@ -64,7 +64,7 @@ pub use state::{LearnState, SpanCandidate, UNSTABLE};
 
 use super::compare::{Comparator, MAX_MASKS, PLACEHOLDER};
 use crate::model::{LineOrder, NoiseMask};
-use known::COPYRIGHT_YEAR;
+use known::{COPYRIGHT_YEAR, without_audience};
 use regex::Regex;
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -362,4 +362,38 @@ fn sorted_lines(key: &str) -> Vec<&str> {
     let mut lines: Vec<&str> = key.split('\n').collect();
     lines.sort_unstable();
     lines
+}
+
+/// `value` as `comparator`'s masks leave it with every audience count blanked too (readers,
+/// applicants, "12 bought today": [`known`]), in the comparator's line order: two values equal
+/// this way differ only in counts of the page's audience. `None` for a JSON document, and for a
+/// value with no line beside its counts: a monitor that watches a count alone wants to hear of
+/// it.
+pub(crate) fn audience_blind(comparator: &Comparator, value: &str) -> Option<String> {
+    if super::compare::is_document(value) {
+        return None;
+    }
+    let masked = comparator.masked_line_key(value);
+    let mut counts = false;
+    let mut other = false;
+    let mut lines: Vec<String> = masked
+        .lines()
+        .map(|line| match without_audience(line, PLACEHOLDER) {
+            Some(blind) => {
+                counts = true;
+                blind
+            }
+            None => {
+                other |= !line.trim().is_empty();
+                line.to_string()
+            }
+        })
+        .collect();
+    if !counts || !other {
+        return None;
+    }
+    if comparator.line_order() == LineOrder::Set {
+        lines.sort_unstable();
+    }
+    Some(lines.join("\n"))
 }

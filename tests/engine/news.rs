@@ -399,7 +399,8 @@ fn corrected(n: u32, corrected: u32) -> String {
 }
 
 /// A job board: each listing's age grows, its applicants rise now and then once the first
-/// samples are over (slower than they can see), and one listing's salary is raised at `raised`.
+/// samples are over (slower than they can see), two promoted listings come and go, and one
+/// listing's salary is raised at `raised`.
 fn jobs(n: u32, raised: u32) -> String {
     const LISTINGS: [(&str, &str); 5] = [
         ("Data Analyst", "Kestrel Insurance · Hamburg"),
@@ -421,6 +422,12 @@ fn jobs(n: u32, raised: u32) -> String {
         out.push_str(&format!(
             "{title}\n{company} · {salary} EUR-70,000 EUR · posted {hours} h ago · {applicants} applicants\n"
         ));
+        if k == 1 && !n.is_multiple_of(2) {
+            out.push_str("Sales Engineer\nQuartz Cloud · 70,000 EUR + bonus · Promoted\n");
+        }
+    }
+    if !n.is_multiple_of(3) {
+        out.push_str("Security Engineer\nBastion Labs · 80,000 EUR-95,000 EUR · Promoted\n");
     }
     out.push_str("Post a job");
     out
@@ -492,8 +499,7 @@ fn every_real_change_on_noisy_pages_raises() {
             "a salary raised on a job board whose applicants keep coming",
             Box::new(|n| jobs(n, 50)),
             vec![50],
-            // Applicants that first move after the samples are notified until learned.
-            3,
+            0,
         ),
     ];
     let mut report = String::new();

@@ -1293,9 +1293,9 @@ fn a_rotating_ad_the_first_two_samples_missed_is_learned_from_the_extra_ones() {
     ));
 }
 
-fn article(views: u32, minutes: u32) -> String {
+fn article(render_ms: u32, minutes: u32) -> String {
     format!(
-        "Growing sweet peas\nRead {minutes} minutes\nViewed {views} times\nSow indoors before the last frost."
+        "Growing sweet peas\nRead {minutes} minutes\nRendered in {render_ms} ms\nSow indoors before the last frost."
     )
 }
 
@@ -1333,9 +1333,42 @@ fn run_with(values: &[String], policy: &Confirmation) -> (Vec<usize>, ConfirmSta
 }
 
 #[test]
+fn an_audience_count_raises_nothing_at_any_pace_unless_it_is_all_that_is_watched() {
+    // Views that move every seventh check, slower than learning sees, and the article's
+    // advice changed at check 30.
+    let page = |i: u32| {
+        let advice = match i >= 30 {
+            true => "Sow outdoors after the last frost.",
+            false => "Sow indoors before the last frost.",
+        };
+        format!("Growing sweet peas\nViewed {} times\n{advice}", 100 + i / 7)
+    };
+    let values: Vec<String> = (0..40).map(page).collect();
+    let (raised, state) = run_page(&values, true);
+    assert_eq!(
+        raised.iter().sum::<usize>(),
+        1,
+        "only the advice raises: {raised:?}"
+    );
+    assert_eq!(raised[31], 1, "{raised:?}");
+    assert!(
+        state.masks.is_empty(),
+        "no mask is learned: {:?}",
+        state.masks
+    );
+    // A monitor that watches the count alone is told when it moves.
+    let counts: Vec<String> = (0..40)
+        .map(|i| format!("Viewed {} times", 100 + i / 7))
+        .collect();
+    let (raised, _) = run_page(&counts, true);
+    assert!(raised[7..9].iter().sum::<usize>() == 1, "{raised:?}");
+}
+
+#[test]
 fn a_crawled_page_keeps_the_masks_it_learns_in_its_state_and_its_real_change_still_raises() {
-    // A view counter that moves on every other check (a confirmation sees it again, so it
-    // raises until learned), then a real change at check 40, kept.
+    // A render time that moves on every other check (a confirmation sees it again, so it
+    // raises until learned), then a real change at check 40, kept. (An audience count, such
+    // as "Viewed N times", is no news by its words and teaches no mask.)
     let values: Vec<String> = (0..50u32)
         .map(|i| article(100 + i / 2, if i >= 40 { 4 } else { 3 }))
         .collect();
@@ -1345,7 +1378,7 @@ fn a_crawled_page_keeps_the_masks_it_learns_in_its_state_and_its_real_change_sti
         state
             .masks
             .iter()
-            .all(|m| m.learned && m.pattern.contains("Viewed"))
+            .all(|m| m.learned && m.pattern.contains("Rendered"))
     );
     assert_eq!(
         kept[20..].iter().sum::<usize>(),

@@ -99,6 +99,27 @@ pub(crate) fn audience_counts(line: &str) -> Vec<Range<usize>> {
         .collect()
 }
 
+/// `line` with each audience count ([`audience_counts`]) replaced by `placeholder`, or `None`
+/// when it holds none.
+pub(crate) fn without_audience(line: &str, placeholder: &str) -> Option<String> {
+    let counts = audience_counts(line);
+    if counts.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut at = 0;
+    for range in counts {
+        if range.start < at {
+            continue;
+        }
+        out.push_str(&line[at..range.start]);
+        out.push_str(placeholder);
+        at = range.end;
+    }
+    out.push_str(&line[at..]);
+    Some(out)
+}
+
 /// The most bytes a line of a consent banner has: a banner's sentence is short; a paragraph
 /// of a privacy policy is not one.
 const MAX_BANNER_LINE: usize = 400;

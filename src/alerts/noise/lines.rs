@@ -81,6 +81,12 @@ pub struct LineMemory {
     /// Identities of the lines seen to go and come back, oldest first.
     #[serde(with = "packed", skip_serializing_if = "Vec::is_empty")]
     comers: Vec<u32>,
+    /// Each comer's identity with its text (hashed whole, numbers and all) as an accepted
+    /// value last showed it, in pairs: a comer that comes back with another number (an A/B
+    /// template's price line after the price changed, or changed back) is not the line that
+    /// came and went.
+    #[serde(with = "packed", skip_serializing_if = "Vec::is_empty")]
+    comer_texts: Vec<u32>,
     /// Slots (a line's identity with a span's place in it) seen changing on their own.
     #[serde(with = "packed", skip_serializing_if = "Vec::is_empty")]
     churn: Vec<u32>,
@@ -466,6 +472,36 @@ impl LineMemory {
     pub fn accept(&mut self, form: &str) {
         let lines: Vec<u32> = identities(form).iter().map(|l| l.0).collect();
         add_new(&mut self.seen, &lines, MAX_SEEN);
+        self.keep_comer_texts(&[form]);
+    }
+
+    /// Remembers the text each comer shows in `forms` (line forms of accepted values, the
+    /// latest last).
+    fn keep_comer_texts(&mut self, forms: &[&str]) {
+        if self.comers.is_empty() {
+            return;
+        }
+        let comers: HashSet<u32> = self.comers.iter().copied().collect();
+        let mut at: HashMap<u32, usize> = self
+            .comer_texts
+            .chunks_exact(2)
+            .enumerate()
+            .map(|(i, pair)| (pair[0], i))
+            .collect();
+        for (identity, line) in forms.iter().flat_map(|form| identities(form)) {
+            if !comers.contains(&identity) {
+                continue;
+            }
+            match at.get(&identity) {
+                Some(&i) => self.comer_texts[2 * i + 1] = hash(line),
+                None => {
+                    at.insert(identity, self.comer_texts.len() / 2);
+                    self.comer_texts.extend([identity, hash(line)]);
+                }
+            }
+        }
+        let extra = (self.comer_texts.len() / 2).saturating_sub(MAX_MOVERS);
+        self.comer_texts.drain(..2 * extra);
     }
 
     /// Remembers every line of `form`, accepted after the value `before`, as seen, and the
@@ -481,6 +517,37 @@ impl LineMemory {
             .collect();
         add_new(&mut self.comers, &back, MAX_MOVERS);
         add_new(&mut self.seen, &lines, MAX_SEEN);
+        self.keep_comer_texts(&[before, form]);
+    }
+
+    /// `form` without the lines known to come and go (comers: a promoted listing, a rotating
+    /// banner) shown as they were before, for a comparison of the rest: two values alike
+    /// without them differ only in lines proven to come and go. Empty and known lines stay,
+    /// as they are not remembered.
+    pub fn without_comers(&self, form: &str) -> String {
+        if self.comers.is_empty() || self.comer_texts.is_empty() {
+            return form.to_string();
+        }
+        let texts: HashMap<u32, u32> = self
+            .comer_texts
+            .chunks_exact(2)
+            .map(|pair| (pair[0], pair[1]))
+            .collect();
+        let lines: Vec<&str> = form.split('\n').collect();
+        let trimmed: Vec<&str> = lines.iter().map(|line| line.trim()).collect();
+        let known = known_lines(&trimmed);
+        lines
+            .iter()
+            .zip(trimmed)
+            .zip(known)
+            .filter(|((_, line), known)| {
+                *known
+                    || line.is_empty()
+                    || texts.get(&hash(&without_spans(line))) != Some(&hash(line))
+            })
+            .map(|((line, _), _)| *line)
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// Remembers the lines `returned` as comers: they went and came back.
@@ -685,6 +752,10 @@ impl LineMemory {
                 add_new(&mut self.seen, &went, MAX_SEEN);
             }
         }
+        let forms: Vec<&str> = std::iter::once(first)
+            .chain(samples.iter().copied())
+            .collect();
+        self.keep_comer_texts(&forms);
     }
 }
 
