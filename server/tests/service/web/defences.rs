@@ -345,19 +345,17 @@ async fn picked_copy(api: &Api, cookie: &str, url: &str) -> Option<String> {
     Some(copy)
 }
 
+/// How many tabs open the picker's copies at once: each copy is still given its own tab for
+/// as long as before, while the others wait on their own copies' load events and timers.
+const COPY_TABS: usize = 4;
+
 // SQLite only: the store plays no part in what a browser makes of the copy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pickers_copy_runs_loads_and_navigates_nothing_in_chromium_without_sandbox_or_policy() {
-    use chromiumoxide::cdp::browser_protocol::network::EventRequestWillBeSent;
-    use chromiumoxide::cdp::browser_protocol::page::{
-        EventJavascriptDialogOpening, HandleJavaScriptDialogParams,
-    };
-    use futures::StreamExt;
-    use std::time::Duration;
     use wachet::testing::{FixtureServer, Reply};
-    let Some(_guard) = wachet::testing::browser_test().await else {
+    if !wachet::testing::chromium_or_skip() {
         return;
-    };
+    }
     // Whatever a copy loads or navigates to lands here.
     let canary = FixtureServer::builder().start().await.unwrap();
     // Ours, then DOMPurify's whole corpus.
@@ -371,146 +369,221 @@ async fn the_pickers_copy_runs_loads_and_navigates_nothing_in_chromium_without_s
         site = site.page(format!("/v{i}"), vector.clone());
     }
     let site = site.start().await.unwrap();
-    // The copies are served from here with no policy and no sandbox: only the copy itself
-    // stands between the vector and the browser.
-    let copies = FixtureServer::builder().start().await.unwrap();
     let api = Api::start().await;
     let user = api.user("picker@example.com").await;
     let cookie = session_cookie(&api, &user).await;
-    let mut shown = Vec::new();
+    // Each tab's copies are served from a server of its own, with no policy and no sandbox:
+    // only the copy itself stands between the vector and the browser.
+    let mut tabs: Vec<CopyTab> = Vec::new();
+    for _ in 0..COPY_TABS {
+        tabs.push(CopyTab {
+            copies: FixtureServer::builder().start().await.unwrap(),
+            shown: Vec::new(),
+        });
+    }
+    let mut shown = 0;
     for (i, vector) in vectors.iter().enumerate() {
         match picked_copy(&api, &cookie, &site.url(&format!("/v{i}"))).await {
             Some(copy) => {
-                copies.set(format!("/copy{i}"), Reply::html(copy));
-                shown.push((i, vector));
+                let tab = &mut tabs[shown % COPY_TABS];
+                tab.copies.set(format!("/copy{i}"), Reply::html(copy));
+                tab.shown.push((i, vector.as_str()));
+                shown += 1;
             }
             None => eprintln!("refused as unsafe to show: {vector}"),
         }
     }
     // Refusing is inert too, but a sanitiser that refuses most pages is no picker.
     assert!(
-        shown.len() + 2 >= vectors.len(),
-        "{} of {} shown",
-        shown.len(),
+        shown + 2 >= vectors.len(),
+        "{shown} of {} shown",
         vectors.len()
     );
 
+    // The browser only now: the copies above were made without one.
+    let Some(_guard) = wachet::testing::browser_test().await else {
+        return;
+    };
     let driver = crate::support::web::Driver::launch().await;
-    let page = driver.browser.new_page("about:blank").await.unwrap();
-    let mut dialogs = page
-        .event_listener::<EventJavascriptDialogOpening>()
-        .await
-        .unwrap();
-    // Every request the page makes, to any host (a vector may name one the canary is not).
-    let requested = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-    let mut requests = page
-        .event_listener::<EventRequestWillBeSent>()
-        .await
-        .unwrap();
-    let log = requested.clone();
-    let listening = tokio::spawn(async move {
-        while let Some(event) = requests.next().await {
-            log.lock().unwrap().push(event.request.url.clone());
-        }
-    });
-    // The harness sees what a page does: the same kind of markup, not made inert, runs and loads.
-    let control = FixtureServer::builder().start().await.unwrap();
-    copies.set(
-        "/control",
-        Reply::html(format!(
-            "<img src=x onerror=\"document.title='ran'\"><img src=\"{}\">",
-            control.url("/loaded.png")
-        )),
-    );
-    page.goto(copies.url("/control").as_str()).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(
-        crate::support::web::eval::<String>(&page, "document.title").await,
-        "ran"
-    );
-    assert_eq!(control.hits("/loaded.png"), 1);
-    assert!(
-        requested
-            .lock()
-            .unwrap()
-            .iter()
-            .any(|url| url.ends_with("/loaded.png")),
-        "the request listener sees loads"
-    );
-    let residue: Vec<String> = crate::support::web::eval(&page, RESIDUE).await;
-    assert_eq!(residue, ["img onerror"], "the residue check sees handlers");
-    let mut failures = Vec::new();
-    let (mut canary_seen, mut own_seen) = (0, 0);
-    for (i, vector) in shown {
-        let address = copies.url(&format!("/copy{i}"));
-        requested.lock().unwrap().clear();
-        page.goto(address.as_str()).await.unwrap();
-        // Long enough for load events, animations' begin, focus and a refresh of 0 s.
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        // A dialog open would hold every evaluation: each is noted and dismissed first.
-        let mut ran = 0;
-        while let Ok(Some(_)) =
-            tokio::time::timeout(Duration::from_millis(10), dialogs.next()).await
-        {
-            ran += 1;
-            let _ = page.execute(HandleJavaScriptDialogParams::new(false)).await;
-        }
-        if ran > 0 {
-            failures.push(format!("a script ran: {vector}"));
-        }
-        let at: String = crate::support::web::eval(&page, "location.href").await;
-        if at != address {
-            failures.push(format!("navigated to {at}: {vector}"));
-        }
-        // Only what this copy made the servers see is its own.
-        let loaded: Vec<String> = canary.requests().into_iter().map(|r| r.path).collect();
-        if loaded.len() > canary_seen {
-            failures.push(format!("loaded {:?}: {vector}", &loaded[canary_seen..]));
-            canary_seen = loaded.len();
-        }
-        let own: Vec<String> = copies
-            .requests()
-            .into_iter()
-            .map(|r| r.path)
-            .filter(|path| {
-                !path.starts_with("/copy")
-                    && !matches!(path.as_str(), "/favicon.ico" | "/control" | "/x")
-            })
-            .collect();
-        if own.len() > own_seen {
-            failures.push(format!("loaded {:?}: {vector}", &own[own_seen..]));
-            own_seen = own.len();
-        }
-        let copy_hits = copies.hits(&format!("/copy{i}"));
-        if copy_hits != 1 {
-            failures.push(format!("reloaded {copy_hits} times: {vector}"));
-        }
-        // Nothing but the copy itself (and data: images) was asked for, from any host.
-        let elsewhere: Vec<String> = requested
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|url| **url != address && !url.starts_with("data:image/"))
-            .filter(|url| !url.ends_with("/favicon.ico"))
-            .cloned()
-            .collect();
-        if !elsewhere.is_empty() {
-            failures.push(format!("requested {elsewhere:?}: {vector}"));
-        }
-        // And nothing left in the parsed page could act on a click, a focus or a timer.
-        let residue: Vec<String> = crate::support::web::eval(&page, RESIDUE).await;
-        if !residue.is_empty() {
-            failures.push(format!("left {residue:?}: {vector}"));
-        }
-    }
+    // What the canary saw so far, shared by the tabs: a load there is named with the copy of
+    // the tab that saw it first (and each tab's own listener names the copy exactly).
+    let canary_seen = std::sync::Mutex::new(0);
+    let failures: Vec<String> = futures::future::join_all(
+        tabs.iter()
+            .enumerate()
+            .map(|(n, tab)| tab.opens_inert(&driver.browser, n, &canary, &canary_seen)),
+    )
+    .await
+    .concat();
     assert!(
         failures.is_empty(),
         "{} of the copies are not inert:\n{}",
         failures.len(),
         failures.join("\n")
     );
-    listening.abort();
     driver.close().await;
+}
+
+/// A tab of the picker's copy test: the server of its copies and the vectors they were made of.
+struct CopyTab<'a> {
+    copies: wachet::testing::FixtureServer,
+    shown: Vec<(usize, &'a str)>,
+}
+
+impl CopyTab<'_> {
+    /// Opens each copy in a tab of its own `browser` (the `n`th), one after the other; what
+    /// any copy ran, loaded, navigated to or left able to act, naming its vector.
+    async fn opens_inert(
+        &self,
+        browser: &chromiumoxide::Browser,
+        n: usize,
+        canary: &wachet::testing::FixtureServer,
+        canary_seen: &std::sync::Mutex<usize>,
+    ) -> Vec<String> {
+        use chromiumoxide::cdp::browser_protocol::emulation::SetFocusEmulationEnabledParams;
+        use chromiumoxide::cdp::browser_protocol::network::EventRequestWillBeSent;
+        use chromiumoxide::cdp::browser_protocol::page::{
+            EventJavascriptDialogOpening, HandleJavaScriptDialogParams,
+        };
+        use futures::StreamExt;
+        use std::time::Duration;
+        use wachet::testing::{FixtureServer, Reply};
+        let copies = &self.copies;
+        let page = browser.new_page("about:blank").await.unwrap();
+        // Every tab acts as the focused one, as a single tab would: autofocus and focus
+        // events happen in each.
+        page.execute(SetFocusEmulationEnabledParams::new(true))
+            .await
+            .unwrap();
+        let mut dialogs = page
+            .event_listener::<EventJavascriptDialogOpening>()
+            .await
+            .unwrap();
+        // Every request the page makes, to any host (a vector may name one the canary is not).
+        let requested = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let mut requests = page
+            .event_listener::<EventRequestWillBeSent>()
+            .await
+            .unwrap();
+        let log = requested.clone();
+        let listening = tokio::spawn(async move {
+            while let Some(event) = requests.next().await {
+                log.lock().unwrap().push(event.request.url.clone());
+            }
+        });
+        // The harness sees what a page does in this tab: the same kind of markup, not made
+        // inert, runs, loads and is focused, in a page that is visible.
+        let control = FixtureServer::builder().start().await.unwrap();
+        copies.set(
+            "/control",
+            Reply::html(format!(
+                "<img src=x onerror=\"document.title+=' ran'\"><img src=\"{}\">\
+                 <input aria-label=control autofocus onfocus=\"document.title+=' focused'\">",
+                control.url("/loaded.png")
+            )),
+        );
+        page.goto(copies.url("/control").as_str()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(
+            crate::support::web::eval::<String>(
+                &page,
+                "[...document.title.split(' ').filter(Boolean).sort(), document.visibilityState, \
+                 document.hasFocus()].join(' ')"
+            )
+            .await,
+            "focused ran visible true",
+            "tab {n}"
+        );
+        assert_eq!(control.hits("/loaded.png"), 1, "tab {n}");
+        assert!(
+            requested
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|url| url.ends_with("/loaded.png")),
+            "the request listener of tab {n} sees loads"
+        );
+        let residue: Vec<String> = crate::support::web::eval(&page, RESIDUE).await;
+        assert_eq!(
+            residue,
+            ["img onerror", "input onfocus"],
+            "the residue check sees handlers in tab {n}"
+        );
+        let mut failures = Vec::new();
+        let mut own_seen = 0;
+        for &(i, vector) in &self.shown {
+            let address = copies.url(&format!("/copy{i}"));
+            requested.lock().unwrap().clear();
+            page.goto(address.as_str()).await.unwrap();
+            // Long enough for load events, animations' begin, focus and a refresh of 0 s.
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            // A dialog open would hold every evaluation: each is noted and dismissed first.
+            let mut ran = 0;
+            while let Ok(Some(_)) =
+                tokio::time::timeout(Duration::from_millis(10), dialogs.next()).await
+            {
+                ran += 1;
+                let _ = page.execute(HandleJavaScriptDialogParams::new(false)).await;
+            }
+            if ran > 0 {
+                failures.push(format!("a script ran: {vector}"));
+            }
+            let at: String = crate::support::web::eval(&page, "location.href").await;
+            if at != address {
+                failures.push(format!("navigated to {at}: {vector}"));
+            }
+            // What the canary saw since any tab last looked: this copy's, or one open in
+            // another tab at the same time.
+            let loaded: Vec<String> = canary.requests().into_iter().map(|r| r.path).collect();
+            {
+                let mut seen = canary_seen.lock().unwrap();
+                if loaded.len() > *seen {
+                    failures.push(format!(
+                        "loaded {:?} (this or a copy in another tab): {vector}",
+                        &loaded[*seen..]
+                    ));
+                    *seen = loaded.len();
+                }
+            }
+            // Only what this copy made its own server see is its own.
+            let own: Vec<String> = copies
+                .requests()
+                .into_iter()
+                .map(|r| r.path)
+                .filter(|path| {
+                    !path.starts_with("/copy")
+                        && !matches!(path.as_str(), "/favicon.ico" | "/control" | "/x")
+                })
+                .collect();
+            if own.len() > own_seen {
+                failures.push(format!("loaded {:?}: {vector}", &own[own_seen..]));
+                own_seen = own.len();
+            }
+            let copy_hits = copies.hits(&format!("/copy{i}"));
+            if copy_hits != 1 {
+                failures.push(format!("reloaded {copy_hits} times: {vector}"));
+            }
+            // Nothing but the copy itself (and data: images) was asked for, from any host.
+            let elsewhere: Vec<String> = requested
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|url| **url != address && !url.starts_with("data:image/"))
+                .filter(|url| !url.ends_with("/favicon.ico"))
+                .cloned()
+                .collect();
+            if !elsewhere.is_empty() {
+                failures.push(format!("requested {elsewhere:?}: {vector}"));
+            }
+            // And nothing left in the parsed page could act on a click, a focus or a timer.
+            let residue: Vec<String> = crate::support::web::eval(&page, RESIDUE).await;
+            if !residue.is_empty() {
+                failures.push(format!("left {residue:?}: {vector}"));
+            }
+        }
+        listening.abort();
+        failures
+    }
 }
 
 /// The picker's value of `x_path` on the kept page `token`: the JSON answer and how long it took.

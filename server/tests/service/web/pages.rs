@@ -1024,7 +1024,7 @@ async fn history_pages_by_50_with_the_apis_tokens_and_links_each_change() {
     assert_eq!(failed.0, 400, "{}", failed.1);
 }
 
-both!(
+in_browser!(
     axe_core_finds_an_unlabelled_control_and_faint_text,
     multi_thread
 );

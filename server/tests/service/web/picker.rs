@@ -787,7 +787,7 @@ async fn a_portal_monitors_pages_with_their_state_and_each_pages_history_in_a_re
     assert!(!theirs.1.contains("Page A") && !unknown.1.contains("Alpha"));
 }
 
-both!(
+in_browser!(
     a_monitor_with_dynamic_content_is_picked_on_its_rendered_page,
     multi_thread
 );

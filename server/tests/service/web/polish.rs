@@ -240,7 +240,7 @@ async fn enter_and_wait(page: &Page, marker: &str) {
     until(page, &format!("!window.beforeEnter && ({marker})")).await;
 }
 
-both!(
+in_browser!(
     sign_in_to_the_second_change_with_the_keyboard_alone_the_focus_always_outlined,
     multi_thread
 );
