@@ -912,9 +912,15 @@ mod tests {
     /// Runs `values` through [`decide`] a minute apart, learning as a service does: how many
     /// notifications raised, and the comparator with what was learned.
     fn run(values: &[String]) -> (usize, Comparator) {
+        let (said, comparator) = run_saying(values);
+        (said.len(), comparator)
+    }
+
+    /// As [`run`]: each notification's check and doubt, and the comparator.
+    fn run_saying(values: &[String]) -> (Vec<(usize, Option<String>)>, Comparator) {
         let mut policy = Confirmation::default();
         let mut state = ConfirmState::default();
-        let mut raised = 0;
+        let mut said = Vec::new();
         for (i, value) in values.iter().enumerate() {
             let at = Utc.timestamp_opt(i as i64 * 60, 0).unwrap();
             let d = decide(
@@ -925,11 +931,11 @@ mod tests {
                 Subject::SinglePage,
                 &policy,
             );
-            raised += d.raised.len();
+            said.extend(d.raised.iter().map(|r| (i, r.doubt.clone())));
             state = d.state;
             policy.comparator = policy.comparator.with(&d.learned);
         }
-        (raised, policy.comparator)
+        (said, policy.comparator)
     }
 
     #[test]
@@ -951,26 +957,11 @@ mod tests {
         );
         // The change, a replica serving the older content for three checks, the new content
         // again, then the change undone for good.
-        let values: Vec<&String> = [(&old, 10), (&new, 6), (&old, 3), (&new, 3), (&old, 8)]
+        let values: Vec<String> = [(&old, 10), (&new, 6), (&old, 3), (&new, 3), (&old, 8)]
             .iter()
-            .flat_map(|(value, times)| std::iter::repeat_n(*value, *times))
+            .flat_map(|(value, times)| std::iter::repeat_n((*value).clone(), *times))
             .collect();
-        let policy = Confirmation::default();
-        let mut state = ConfirmState::default();
-        let mut said = Vec::new();
-        for (i, value) in values.iter().enumerate() {
-            let at = Utc.timestamp_opt(i as i64 * 60, 0).unwrap();
-            let d = decide(
-                &state,
-                Check::Value(value),
-                at,
-                &not_eq(),
-                Subject::SinglePage,
-                &policy,
-            );
-            said.extend(d.raised.iter().map(|r| (i, r.doubt.clone())));
-            state = d.state;
-        }
+        let (said, _) = run_saying(&values);
         assert_eq!(
             said,
             vec![(11, None), (25, Some(STALE_DOUBT.to_string()))],
