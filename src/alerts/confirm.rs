@@ -71,17 +71,17 @@
 //! # Learned noise
 //!
 //! A check teaches noise masks ([`Decision::learned`], rules in [`super::noise`]); when they
-//! explain the whole difference, it raises nothing. So does a difference, through the masks,
-//! only in lines proven to come and go (a promoted listing seen to go and come back) and in
-//! counts of the page's audience (readers, applicants): no mask is learned for those, so the
-//! masks the rest of the page teaches stay as they would be. Neither holds when some lines
-//! are news ([`LineMemory`]): a line no accepted value ever showed, or lines whose order
-//! never changed that moved. Masks never hide news: such a value is a candidate like any change, confirmed
-//! when a later check shows the same news again, and its notification says the rules were in
-//! doubt ([`Raised::doubt`]). A new line that does not last (a rotating wording) is not taken
-//! for seen, so a real change whose confirming check met a stale replica is news again when it
-//! comes back; a move that does not last teaches that those lines are shuffled. The caller keeps them where the next
-//! [`Confirmation`] will find them: on the monitor, or, for a subject whose masks have no home
+//! explain the whole difference, it raises nothing. So does a difference, through the masks, only
+//! in lines proven to come and go (a promoted listing seen to go and come back) and in counts of
+//! the page's audience (readers, applicants): no mask is learned for those, so the masks the rest
+//! of the page teaches stay as they would be. Neither holds when some lines are news
+//! ([`LineMemory`]): a line no accepted value ever showed, or lines whose order never changed that
+//! moved. Masks never hide news: such a value is a candidate like any change, confirmed when a
+//! later check shows the same news again, and its notification says the rules were in doubt
+//! ([`Raised::doubt`]). A new line that does not last (a rotating wording) is not taken for seen,
+//! so a real change whose confirming check met a stale replica is news again when it comes back; a
+//! move that does not last teaches that those lines are shuffled. The caller keeps them where the
+//! next [`Confirmation`] will find them: on the monitor, or, for a subject whose masks have no home
 //! of their own (each page of a crawl), in its state ([`Confirmation::keep_learned`]).
 //!
 //! # Failures
