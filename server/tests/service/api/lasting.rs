@@ -44,11 +44,28 @@ async fn year_later(api: &Api, user: &User, task: &str, fields: &[&str], words: 
     let before = year.parse::<i32>().unwrap() - 1;
     for _ in 0..100 {
         for field in fields {
+            // The time as stored now, set back only while it is still that time: a check that
+            // raised meanwhile wrote a new one, which must stay (on PostgreSQL the statement's
+            // own test for the notification may not see that check's commit yet).
+            let state = sql
+                .text(&format!(
+                    "SELECT COALESCE((SELECT CAST(alert_state AS TEXT) FROM {table} \
+                     WHERE {key} = '{task}'), '')"
+                ))
+                .await;
+            let marker = format!("\"{field}\":\"{year}-");
+            let Some(at) = state.find(&marker) else {
+                continue;
+            };
+            let now = &state[at..];
+            let now = &now[..now[marker.len()..]
+                .find('"')
+                .map_or(now.len(), |end| end + marker.len() + 1)];
+            let then = now.replacen(&format!("\"{year}-"), &format!("\"{before}-"), 1);
             sql.execute(&format!(
-                "UPDATE {table} SET alert_state = replace(alert_state, \
-                 '\"{field}\":\"{year}-', '\"{field}\":\"{before}-') WHERE {key} = '{task}' \
-                 AND NOT EXISTS (SELECT 1 FROM notifications WHERE task_id = '{task}' \
-                 AND synthetic_expression LIKE '{words}%')"
+                "UPDATE {table} SET alert_state = replace(alert_state, '{now}', '{then}') \
+                 WHERE {key} = '{task}' AND NOT EXISTS (SELECT 1 FROM notifications \
+                 WHERE task_id = '{task}' AND synthetic_expression LIKE '{words}%')"
             ))
             .await;
         }
