@@ -582,25 +582,15 @@ fn judge_value(
             evidence = next.lines.evidence(&confirmed_form, &form);
         }
     }
-    if !masked_same
-        && evidence.is_empty()
-        && only_noise_moved(comparator, &next.lines, confirmed, &confirmed_form, &form)
+    // No change, or a revert while a change waited; or only lines proven to come and go (a
+    // promoted listing) and audience counts (readers, applicants, "bought today") differ: no
+    // news at any pace, and no mask is learned for them, so the masks the page's other noise
+    // teaches stay what they would be. Nothing to raise; the spelling seen last is kept, as
+    // the history shows it.
+    if evidence.is_empty()
+        && (masked_same
+            || only_noise_moved(comparator, &next.lines, confirmed, &confirmed_form, &form))
     {
-        // Only lines proven to come and go (a promoted listing) and audience counts (readers,
-        // applicants, "bought today") differ: no news at any pace. No mask is learned for
-        // them, so the masks the page's other noise teaches stay what they would be.
-        return unchanged(
-            next,
-            value,
-            print,
-            policy,
-            at,
-            Some((&confirmed_form, &form)),
-        );
-    }
-    if masked_same && evidence.is_empty() {
-        // No change, or a revert while a change waited: nothing to raise. The spelling seen
-        // last is kept, as the history shows it.
         return unchanged(
             next,
             value,

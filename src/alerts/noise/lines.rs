@@ -470,14 +470,15 @@ impl LineMemory {
 
     /// Remembers every line of `form` (a line form of an accepted value) as seen.
     pub fn accept(&mut self, form: &str) {
-        let lines: Vec<u32> = identities(form).iter().map(|l| l.0).collect();
+        let now = identities(form);
+        let lines: Vec<u32> = now.iter().map(|l| l.0).collect();
         add_new(&mut self.seen, &lines, MAX_SEEN);
-        self.keep_comer_texts(&[form]);
+        self.keep_comer_texts(&now);
     }
 
-    /// Remembers the text each comer shows in `forms` (line forms of accepted values, the
-    /// latest last).
-    fn keep_comer_texts(&mut self, forms: &[&str]) {
+    /// Remembers the text each comer shows in `lines` (the identities of accepted values'
+    /// lines, the latest last).
+    fn keep_comer_texts(&mut self, lines: &[(u32, &str)]) {
         if self.comers.is_empty() {
             return;
         }
@@ -488,7 +489,7 @@ impl LineMemory {
             .enumerate()
             .map(|(i, pair)| (pair[0], i))
             .collect();
-        for (identity, line) in forms.iter().flat_map(|form| identities(form)) {
+        for &(identity, line) in lines {
             if !comers.contains(&identity) {
                 continue;
             }
@@ -507,8 +508,9 @@ impl LineMemory {
     /// Remembers every line of `form`, accepted after the value `before`, as seen, and the
     /// lines it shows again (seen before, not in `before`) as comers: they went and came back.
     pub fn accept_after(&mut self, before: &str, form: &str) {
-        let lines: Vec<u32> = identities(form).iter().map(|l| l.0).collect();
-        let had: HashSet<u32> = identities(before).iter().map(|l| l.0).collect();
+        let (was, now) = (identities(before), identities(form));
+        let lines: Vec<u32> = now.iter().map(|l| l.0).collect();
+        let had: HashSet<u32> = was.iter().map(|l| l.0).collect();
         let seen: HashSet<u32> = self.seen.iter().copied().collect();
         let back: Vec<u32> = lines
             .iter()
@@ -517,7 +519,7 @@ impl LineMemory {
             .collect();
         add_new(&mut self.comers, &back, MAX_MOVERS);
         add_new(&mut self.seen, &lines, MAX_SEEN);
-        self.keep_comer_texts(&[before, form]);
+        self.keep_comer_texts(&[was, now].concat());
     }
 
     /// Remembers `form`, a change notified after the value `before`, as [`accept_after`]
@@ -776,10 +778,7 @@ impl LineMemory {
                 add_new(&mut self.seen, &went, MAX_SEEN);
             }
         }
-        let forms: Vec<&str> = std::iter::once(first)
-            .chain(samples.iter().copied())
-            .collect();
-        self.keep_comer_texts(&forms);
+        self.keep_comer_texts(&values.concat());
     }
 }
 
