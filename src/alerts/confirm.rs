@@ -575,7 +575,7 @@ fn judge_value(
         // Lines a waiting change no longer showed are back: they come and go. Numbers or dates
         // it changed that changed again (or back) change on their own.
         next.lines
-            .learn_comers(&candidate.evidence.returned_in(&evidence));
+            .learn_comers(&candidate.evidence.returned_in(&evidence), &form);
         let churn = candidate.evidence.unlasting_slots(&evidence);
         if !churn.is_empty() {
             next.lines.learn_churn(&churn);

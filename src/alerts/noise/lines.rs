@@ -81,10 +81,11 @@ pub struct LineMemory {
     /// Identities of the lines seen to go and come back, oldest first.
     #[serde(with = "packed", skip_serializing_if = "Vec::is_empty")]
     comers: Vec<u32>,
-    /// Each comer's identity with its text (hashed whole, numbers and all) as an accepted
-    /// value last showed it, in pairs: a comer that comes back with another number (an A/B
-    /// template's price line after the price changed, or changed back) is not the line that
-    /// came and went.
+    /// Each comer's identity with its text (hashed whole, numbers and all) as a value accepted
+    /// with nothing told last showed it, in pairs, for the comers seen to come or go with
+    /// nothing told: a comer that comes back with another number (an A/B template's price line
+    /// after the price changed, or changed back) is not the line that came and went, and one
+    /// that only came and went with notified changes is news each time.
     #[serde(with = "packed", skip_serializing_if = "Vec::is_empty")]
     comer_texts: Vec<u32>,
     /// Slots (a line's identity with a span's place in it) seen changing on their own.
@@ -473,12 +474,15 @@ impl LineMemory {
         let now = identities(form);
         let lines: Vec<u32> = now.iter().map(|l| l.0).collect();
         add_new(&mut self.seen, &lines, MAX_SEEN);
-        self.keep_comer_texts(&now);
+        self.keep_comer_texts(&now, &HashSet::new());
     }
 
-    /// Remembers the text each comer shows in `lines` (the identities of accepted values'
-    /// lines, the latest last).
-    fn keep_comer_texts(&mut self, lines: &[(u32, &str)]) {
+    /// Remembers the text each comer shows in `lines` (the identities of values accepted with
+    /// nothing told, the latest last): a comer among `came_or_went` is proven to come and go
+    /// silently, and any comer proven before keeps its latest text. A comer that only ever came
+    /// or went with a notified change (an item out of stock and back again) is never proven,
+    /// so its coming and going is told each time.
+    fn keep_comer_texts(&mut self, lines: &[(u32, &str)], came_or_went: &HashSet<u32>) {
         if self.comers.is_empty() {
             return;
         }
@@ -495,22 +499,41 @@ impl LineMemory {
             }
             match at.get(&identity) {
                 Some(&i) => self.comer_texts[2 * i + 1] = hash(line),
-                None => {
+                None if came_or_went.contains(&identity) => {
                     at.insert(identity, self.comer_texts.len() / 2);
                     self.comer_texts.extend([identity, hash(line)]);
                 }
+                None => {}
             }
         }
         let extra = (self.comer_texts.len() / 2).saturating_sub(MAX_MOVERS);
         self.comer_texts.drain(..2 * extra);
     }
 
-    /// Remembers every line of `form`, accepted after the value `before`, as seen, and the
-    /// lines it shows again (seen before, not in `before`) as comers: they went and came back.
+    /// Remembers every line of `form`, accepted after the value `before` with nothing told, as
+    /// seen, and the lines it shows again (seen before, not in `before`) as comers: they went
+    /// and came back. The comers that came or went here did so silently.
     pub fn accept_after(&mut self, before: &str, form: &str) {
         let (was, now) = (identities(before), identities(form));
+        let moved = self.accept_lines(&was, &now);
+        self.keep_comer_texts(&[was, now].concat(), &moved);
+    }
+
+    /// Remembers `form`, a change notified after the value `before`, as [`accept_after`]
+    /// does, but proves no comer and keeps no comer's text: the lines that came or went with
+    /// it were news.
+    ///
+    /// [`accept_after`]: LineMemory::accept_after
+    pub fn accept_notified(&mut self, before: &str, form: &str) {
+        self.accept_lines(&identities(before), &identities(form));
+    }
+
+    /// Remembers the lines of `now` as seen and those it shows again (seen before, not in
+    /// `was`) as comers; returns the identities in one of the two values only.
+    fn accept_lines(&mut self, was: &[(u32, &str)], now: &[(u32, &str)]) -> HashSet<u32> {
         let lines: Vec<u32> = now.iter().map(|l| l.0).collect();
         let had: HashSet<u32> = was.iter().map(|l| l.0).collect();
+        let has: HashSet<u32> = lines.iter().copied().collect();
         let seen: HashSet<u32> = self.seen.iter().copied().collect();
         let back: Vec<u32> = lines
             .iter()
@@ -519,31 +542,7 @@ impl LineMemory {
             .collect();
         add_new(&mut self.comers, &back, MAX_MOVERS);
         add_new(&mut self.seen, &lines, MAX_SEEN);
-        self.keep_comer_texts(&[was, now].concat());
-    }
-
-    /// Remembers `form`, a change notified after the value `before`, as [`accept_after`]
-    /// does; the lines that came or went with it are news, so what was known of their texts
-    /// as comers is forgotten: an item back in stock and out again is told each time, until
-    /// its lines are seen to come and go with nothing told.
-    ///
-    /// [`accept_after`]: LineMemory::accept_after
-    pub fn accept_notified(&mut self, before: &str, form: &str) {
-        self.accept_after(before, form);
-        if self.comer_texts.is_empty() {
-            return;
-        }
-        let had: HashSet<u32> = identities(before).iter().map(|l| l.0).collect();
-        let has: HashSet<u32> = identities(form).iter().map(|l| l.0).collect();
-        let moved: HashSet<u32> = had.symmetric_difference(&has).copied().collect();
-        let kept: Vec<u32> = self
-            .comer_texts
-            .chunks_exact(2)
-            .filter(|pair| !moved.contains(&pair[0]))
-            .flatten()
-            .copied()
-            .collect();
-        self.comer_texts = kept;
+        had.symmetric_difference(&has).copied().collect()
     }
 
     /// `form` without the lines known to come and go (comers: a promoted listing, a rotating
@@ -576,9 +575,15 @@ impl LineMemory {
             .join("\n")
     }
 
-    /// Remembers the lines `returned` as comers: they went and came back.
-    pub fn learn_comers(&mut self, returned: &[u32]) {
+    /// Remembers the lines `returned` as comers, proven to come and go silently: a waiting
+    /// change no longer showed them and `form` (a line form) shows them again.
+    pub fn learn_comers(&mut self, returned: &[u32], form: &str) {
+        if returned.is_empty() {
+            return;
+        }
         add_new(&mut self.comers, returned, MAX_MOVERS);
+        let proven: HashSet<u32> = returned.iter().copied().collect();
+        self.keep_comer_texts(&identities(form), &proven);
     }
 
     /// Remembers the lines `moving` as movers: they moved and the move did not last.
@@ -778,7 +783,8 @@ impl LineMemory {
                 add_new(&mut self.seen, &went, MAX_SEEN);
             }
         }
-        self.keep_comer_texts(&values.concat());
+        let all: HashSet<u32> = self.comers.iter().copied().collect();
+        self.keep_comer_texts(&values.concat(), &all);
     }
 }
 
@@ -927,7 +933,7 @@ mod tests {
         // Back again: the line comes and goes, and its next absence is no news.
         let back = m.evidence(promoted, promoted);
         assert!(!e.lasts_in(&back));
-        m.learn_comers(&e.returned_in(&back));
+        m.learn_comers(&e.returned_in(&back), promoted);
         assert!(m.evidence(promoted, taken_down).is_empty());
     }
 
@@ -1088,6 +1094,32 @@ mod tests {
         let c = "News\nBanner: free shipping\nStory";
         let m = memory(&[a, c]);
         assert!(m.evidence(a, c).gone.is_empty());
+    }
+
+    #[test]
+    fn a_comer_is_left_out_only_once_it_came_or_went_with_nothing_told() {
+        let stocked = "Kettle\nIn stock, ships tomorrow\nReviews";
+        let sold_out = "Kettle\nOut of stock\nReviews";
+        let mut m = memory(&[stocked]);
+        // Out of stock and back, each told: the stock line came back, a comer, but only with
+        // notified changes, and checks that show it as it is prove nothing.
+        m.accept_notified(stocked, sold_out);
+        m.accept_notified(sold_out, stocked);
+        m.accept_after(stocked, stocked);
+        assert_eq!(m.without_comers(stocked), stocked);
+        // A promoted line seen to come back with nothing told is left out, as it shows now.
+        let promoted = "Kettle\nIn stock, ships tomorrow\nPromoted: Mug · 4.99\nReviews";
+        m.accept_after(stocked, promoted);
+        m.accept_after(promoted, stocked);
+        m.accept_after(stocked, promoted);
+        assert_eq!(m.without_comers(promoted), stocked);
+        assert_eq!(m.without_comers(stocked), stocked);
+        // Told later together with a change, it stays known; with another price it is not the
+        // line that came and went.
+        m.accept_notified(promoted, sold_out);
+        assert_eq!(m.without_comers(promoted), stocked);
+        let dearer = promoted.replace("4.99", "5.49");
+        assert_eq!(m.without_comers(&dearer), dearer);
     }
 
     #[test]
